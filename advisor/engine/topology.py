@@ -1,0 +1,312 @@
+"""Switch-fabric sizing: single switch, two-tier leaf-spine, three-tier fat tree.
+
+Sizing follows Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture"
+(SIGCOMM'08) and the NVIDIA DGX SuperPOD reference architectures:
+
+* radix-k switches, 1:1 -> a leaf uses k/2 ports down and k/2 up;
+  two tiers serve up to k^2/2 endpoints, three tiers up to k^3/4;
+* r:1 oversubscription at the leaf -> d = floor(k*r/(r+1)) ports down, k-d up;
+* spine (and core) switches are never oversubscribed;
+* rail-optimized layout: NIC i of every server lands on leaf group i (one rail per NIC),
+  so same-rail traffic crosses a single switch.
+
+Link counts are physical cables: one per endpoint on the first tier, one per used leaf
+uplink on the second, one per spine uplink on the third.  Which medium each tier uses
+(copper inside a rack, optics beyond) is decided by :func:`plan_cabling`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+# Layout constants (sources in docs/MODEL.md, section "Topology").
+SERVERS_PER_RACK = 4
+"""HGX/DGX-class 8-GPU servers per rack (~40 kW racks; NVIDIA DGX H100 SuperPOD RA)."""
+DAC_MAX_REACH_M = 3.0
+"""Passive copper (DAC) reach at 100-400 Gb/s per lane group (IEEE 802.3ck / vendor specs)."""
+IN_RACK_LINK_M = 2.0
+"""Typical server-to-top-of-rack cable length."""
+ROW_LINK_M = 30.0
+"""Typical server-to-leaf length when leaves sit in a row's network rack (rail-optimized)."""
+SPINE_LINK_M = 100.0
+"""Typical leaf-to-spine / spine-to-core length across a data hall (SuperPOD RA)."""
+
+_EPS = 1e-9
+
+
+class TopologyError(ValueError):
+    """The requested endpoint count does not fit three tiers of this switch radix."""
+
+
+@dataclass(frozen=True)
+class TopologySize:
+    """Switch and link counts of a folded-Clos fabric.
+
+    ``tiers`` is 1 (one switch), 2 (leaf-spine) or 3 (leaf-spine-core fat tree).
+    ``oversubscription`` is the requested r of r:1 at the leaf;
+    ``achieved_oversubscription`` is down/up ports of a full leaf after rounding to ports.
+    """
+
+    endpoints: int
+    radix: int
+    oversubscription: float
+    rails: int
+    tiers: int
+    kind: str
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    endpoint_leaf_links: int
+    leaf_spine_links: int
+    spine_core_links: int
+    leaf_down_ports: int
+    leaf_up_ports: int
+    achieved_oversubscription: float
+    max_endpoints: int
+    rail_optimized: bool
+
+    @property
+    def total_switches(self) -> int:
+        return self.leaf_switches + self.spine_switches + self.core_switches
+
+    @property
+    def switch_links(self) -> int:
+        """Links between switches (both ends on a switch port)."""
+        return self.leaf_spine_links + self.spine_core_links
+
+    @property
+    def switch_ports_used(self) -> int:
+        return self.endpoint_leaf_links + 2 * self.switch_links
+
+    @property
+    def hops_worst_case(self) -> int:
+        """Switches crossed by the longest path (1, 3 or 5)."""
+        return 2 * self.tiers - 1
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["total_switches"] = self.total_switches
+        d["switch_ports_used"] = self.switch_ports_used
+        d["hops_worst_case"] = self.hops_worst_case
+        return d
+
+
+def leaf_ports(radix: int, oversubscription: float) -> tuple[int, int]:
+    """(down, up) ports of a leaf for r:1 oversubscription: d = floor(k*r/(r+1))."""
+    _check(radix, oversubscription)
+    if oversubscription <= 1.0 + _EPS:
+        down = radix // 2
+    else:
+        down = math.floor(radix * oversubscription / (oversubscription + 1.0) + _EPS)
+    down = max(1, min(radix - 1, down))
+    return down, radix - down
+
+
+def max_endpoints(radix: int, tiers: int, oversubscription: float = 1.0) -> int:
+    """Largest endpoint count that ``tiers`` tiers of radix-``radix`` switches serve.
+
+    1 tier: k; 2 tiers: k*d (k^2/2 at 1:1); 3 tiers: k * (k/2) * d (k^3/4 at 1:1).
+    """
+    down, _ = leaf_ports(radix, oversubscription)
+    if tiers == 1:
+        return radix
+    if tiers == 2:
+        return radix * down
+    if tiers == 3:
+        return radix * (radix // 2) * down
+    raise ValueError("tiers must be 1, 2 or 3")
+
+
+def size_topology(
+    endpoints: int, radix: int, oversubscription: float = 1.0, *, rails: int = 1
+) -> TopologySize:
+    """Size the smallest folded-Clos fabric that connects ``endpoints`` NIC ports.
+
+    ``radix`` is the switch port count at the fabric's link speed (e.g. 64 for a
+    Quantum-2 at 400G).  ``rails`` > 1 asks for a rail-optimized layout: endpoints are
+    ``rails`` NICs on each of ceil(endpoints/rails) servers and every leaf serves one rail.
+    Raises :class:`TopologyError` beyond three tiers.  Results are cached.
+    """
+    if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
+        raise ValueError("endpoints must be a positive integer")
+    if rails < 1:
+        raise ValueError("rails must be a positive integer")
+    _check(radix, oversubscription)
+    return _size_cached(endpoints, radix, float(oversubscription), rails)
+
+
+@lru_cache(maxsize=4096)
+def _size_cached(endpoints: int, radix: int, oversubscription: float, rails: int) -> TopologySize:
+    down, up = leaf_ports(radix, oversubscription)
+    achieved = down / up
+    rails = min(rails, endpoints)
+    rail_optimized = rails > 1
+
+    if endpoints <= radix:
+        return TopologySize(
+            endpoints=endpoints,
+            radix=radix,
+            oversubscription=oversubscription,
+            rails=rails,
+            tiers=1,
+            kind="single-switch",
+            leaf_switches=1,
+            spine_switches=0,
+            core_switches=0,
+            endpoint_leaf_links=endpoints,
+            leaf_spine_links=0,
+            spine_core_links=0,
+            leaf_down_ports=radix,
+            leaf_up_ports=0,
+            achieved_oversubscription=1.0,
+            max_endpoints=radix,
+            rail_optimized=rail_optimized,
+        )
+
+    # Endpoints per leaf: a leaf serves one rail of up to `down` servers.
+    per_leaf = _leaf_loads(endpoints, rails, down)
+    leaves = len(per_leaf)
+    uplinks = sum(min(up, math.ceil(load / oversubscription - _EPS)) for load in per_leaf)
+
+    if leaves <= radix:
+        # Two tiers: every leaf reaches every spine; a spine has k ports down.
+        spines = math.ceil(uplinks / radix)
+        return TopologySize(
+            endpoints=endpoints,
+            radix=radix,
+            oversubscription=oversubscription,
+            rails=rails,
+            tiers=2,
+            kind="leaf-spine",
+            leaf_switches=leaves,
+            spine_switches=spines,
+            core_switches=0,
+            endpoint_leaf_links=endpoints,
+            leaf_spine_links=uplinks,
+            spine_core_links=0,
+            leaf_down_ports=down,
+            leaf_up_ports=up,
+            achieved_oversubscription=achieved,
+            max_endpoints=max_endpoints(radix, 2, oversubscription),
+            rail_optimized=rail_optimized,
+        )
+
+    # Three tiers: pods of up to k/2 leaves; pod spines use k/2 ports down, k/2 up (1:1).
+    half = radix // 2
+    limit = max_endpoints(radix, 3, oversubscription)
+    if endpoints > limit or leaves > radix * half:
+        raise TopologyError(
+            f"{endpoints} endpoints exceed a three-tier fat tree of radix-{radix} switches "
+            f"at {oversubscription:g}:1 (max {limit})"
+        )
+    spines = math.ceil(uplinks / half)
+    spine_core_links = uplinks
+    cores = math.ceil(spine_core_links / radix)
+    return TopologySize(
+        endpoints=endpoints,
+        radix=radix,
+        oversubscription=oversubscription,
+        rails=rails,
+        tiers=3,
+        kind="fat-tree",
+        leaf_switches=leaves,
+        spine_switches=spines,
+        core_switches=cores,
+        endpoint_leaf_links=endpoints,
+        leaf_spine_links=uplinks,
+        spine_core_links=spine_core_links,
+        leaf_down_ports=down,
+        leaf_up_ports=up,
+        achieved_oversubscription=achieved,
+        max_endpoints=limit,
+        rail_optimized=rail_optimized,
+    )
+
+
+def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:
+    """Endpoints on each leaf; each rail fills its own leaves in turn."""
+    servers = math.ceil(endpoints / rails)
+    loads: list[int] = []
+    remaining = endpoints
+    for _ in range(rails):
+        rail_endpoints = min(servers, remaining)
+        remaining -= rail_endpoints
+        while rail_endpoints > 0:
+            load = min(down, rail_endpoints)
+            loads.append(load)
+            rail_endpoints -= load
+    return loads
+
+
+def _check(radix: int, oversubscription: float) -> None:
+    if isinstance(radix, bool) or not isinstance(radix, int) or radix < 4 or radix % 2:
+        raise ValueError("radix must be an even integer >= 4")
+    if not math.isfinite(oversubscription) or oversubscription < 1.0:
+        raise ValueError("oversubscription must be a finite number >= 1")
+
+
+# --------------------------------------------------------------------------- cabling
+
+
+@dataclass(frozen=True)
+class TierLinks:
+    """Cables of one tier: ``medium`` is "dac" (passive copper) or "optical"."""
+
+    tier: str
+    links: int
+    medium: str
+    length_m: float
+    transceivers: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_cabling(
+    topo: TopologySize, *, servers: int, servers_per_rack: int = SERVERS_PER_RACK
+) -> tuple[TierLinks, ...]:
+    """Choose copper or optics per tier: DAC inside a rack, optics beyond.
+
+    Endpoint links are copper only when the switch can sit in the servers' own rack
+    (not rail-optimized, and all servers fit one rack); otherwise AOC/optics.
+    Switch-to-switch links always leave the rack.  Each optical link needs two
+    transceivers (one per end); DAC and AOC carry their own ends.
+    """
+    tiers: list[TierLinks] = []
+    in_rack = (not topo.rail_optimized) and servers <= servers_per_rack
+    if in_rack:
+        tiers.append(TierLinks("endpoint-leaf", topo.endpoint_leaf_links, "dac", IN_RACK_LINK_M, 0))
+    else:
+        tiers.append(
+            TierLinks(
+                "endpoint-leaf",
+                topo.endpoint_leaf_links,
+                "optical",
+                ROW_LINK_M,
+                2 * topo.endpoint_leaf_links,
+            )
+        )
+    if topo.leaf_spine_links:
+        tiers.append(
+            TierLinks(
+                "leaf-spine",
+                topo.leaf_spine_links,
+                "optical",
+                SPINE_LINK_M,
+                2 * topo.leaf_spine_links,
+            )
+        )
+    if topo.spine_core_links:
+        tiers.append(
+            TierLinks(
+                "spine-core",
+                topo.spine_core_links,
+                "optical",
+                SPINE_LINK_M,
+                2 * topo.spine_core_links,
+            )
+        )
+    return tuple(tiers)

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.topology import (
+    TopologyError,
+    leaf_ports,
+    max_endpoints,
+    plan_cabling,
+    size_topology,
+)
+
+
+@pytest.mark.parametrize(
+    ("endpoints", "leaves", "spines"),
+    [(512, 16, 8), (2048, 64, 32)],
+)
+def test_superpod_scalable_units_match_the_reference_architecture(
+    endpoints: int, leaves: int, spines: int
+) -> None:
+    topo = size_topology(endpoints, 64)
+    assert topo.tiers == 2
+    assert topo.leaf_switches == leaves
+    assert topo.spine_switches == spines
+    assert topo.core_switches == 0
+    assert topo.endpoint_leaf_links == endpoints
+    assert topo.leaf_spine_links == endpoints
+
+
+def test_rail_optimized_superpod_keeps_the_same_counts() -> None:
+    topo = size_topology(2048, 64, rails=8)
+    assert (topo.leaf_switches, topo.spine_switches) == (64, 32)
+    assert topo.rail_optimized
+
+
+def test_small_cluster_fits_one_switch() -> None:
+    topo = size_topology(40, 64)
+    assert topo.tiers == 1
+    assert topo.total_switches == 1
+    assert topo.leaf_spine_links == 0
+
+
+def test_two_tier_limit_is_k_squared_over_two() -> None:
+    assert max_endpoints(64, 2) == 2048
+    assert size_topology(2048, 64).tiers == 2
+    assert size_topology(2049, 64).tiers == 3
+
+
+def test_three_tier_fat_tree_at_full_size() -> None:
+    k = 16
+    topo = size_topology(k**3 // 4, k)
+    assert topo.tiers == 3
+    assert topo.leaf_switches == k * k // 2
+    assert topo.spine_switches == k * k // 2
+    assert topo.core_switches == k * k // 4
+
+
+def test_beyond_three_tiers_is_an_error() -> None:
+    with pytest.raises(TopologyError):
+        size_topology(16**3 // 4 + 1, 16)
+
+
+def test_oversubscription_moves_ports_down() -> None:
+    assert leaf_ports(64, 1.0) == (32, 32)
+    assert leaf_ports(64, 3.0) == (48, 16)
+    down, up = leaf_ports(64, 2.0)
+    assert down / up <= 2.0
+    assert down == 42
+
+
+def test_three_to_one_needs_fewer_switches() -> None:
+    full = size_topology(2048, 64)
+    over = size_topology(2048, 64, 3.0)
+    assert over.leaf_switches == 43
+    assert over.leaf_spine_links < full.leaf_spine_links
+    assert over.total_switches < full.total_switches
+
+
+def test_to_dict_has_the_cli_keys() -> None:
+    d = size_topology(512, 64).to_dict()
+    for key in (
+        "tiers",
+        "leaf_switches",
+        "spine_switches",
+        "core_switches",
+        "endpoint_leaf_links",
+        "leaf_spine_links",
+        "spine_core_links",
+    ):
+        assert key in d
+
+
+def test_cabling_uses_copper_inside_a_rack_and_optics_beyond() -> None:
+    small = size_topology(4, 32)
+    assert [t.medium for t in plan_cabling(small, servers=4)] == ["dac"]
+    pod = size_topology(512, 64, rails=8)
+    tiers = plan_cabling(pod, servers=64)
+    assert [t.medium for t in tiers] == ["optical", "optical"]
+    assert tiers[0].transceivers == 2 * 512
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_bad_endpoints_are_refused(bad: int) -> None:
+    with pytest.raises(ValueError):
+        size_topology(bad, 64)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(
+    endpoints=st.integers(min_value=1, max_value=20000),
+    radix=st.sampled_from([32, 40, 64, 128, 144]),
+    over=st.sampled_from([1.0, 2.0, 3.0]),
+    rails=st.sampled_from([1, 2, 4, 8]),
+)
+def test_more_endpoints_never_need_fewer_switches(
+    endpoints: int, radix: int, over: float, rails: int
+) -> None:
+    try:
+        a = size_topology(endpoints, radix, over, rails=rails)
+        b = size_topology(endpoints + rails, radix, over, rails=rails)
+    except TopologyError:
+        return
+    assert b.total_switches >= a.total_switches
+    assert b.leaf_switches >= a.leaf_switches
+    assert a.leaf_down_ports * a.leaf_switches >= endpoints or a.tiers == 1
