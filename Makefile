@@ -1,0 +1,56 @@
+# Fabric Advisor. `make run` serves the app; `make test` runs everything CI runs.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: help venv run worker test check lint fmt typecheck bench load validate clean
+
+help:
+	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
+	@echo "make test       lint, types, import contracts and the whole suite on real PostgreSQL, Redis, Celery and Chromium"
+	@echo "make bench      engine figures -> bench/results.json"
+	@echo "make load       60 s load test on loopback -> bench/load.json"
+	@echo "make validate   the engine's predictions against published measurements"
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+run: venv
+	@bash scripts/run.sh
+
+worker: venv
+	$(VENV)/bin/celery -A advisor.celery worker --loglevel=INFO --concurrency=2
+
+check: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy advisor api frontend
+	$(VENV)/bin/lint-imports
+
+test: venv check
+	@bash scripts/with_services.sh bash scripts/test.sh
+
+fmt: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: venv
+	$(PY) bench/engine_bench.py
+
+validate: venv
+	$(PY) -m advisor.engine validate
+
+load: venv
+	@bash scripts/with_services.sh bash scripts/load.sh
+
+clean:
+	rm -rf $(VENV) staticfiles .mypy_cache .ruff_cache .pytest_cache test-output

@@ -1,0 +1,50 @@
+"""The seam between Django and the pure engine: the only module here that calls it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from advisor import engine
+from advisor.engine.catalog import Catalog, default_catalog
+
+
+class InvalidScenario(Exception):
+    """The inputs break a rule of scenario v1; `field_errors` names each field and rule."""
+
+    def __init__(self, field_errors: dict[str, list[str]]) -> None:
+        self.field_errors = field_errors
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in field_errors.items()))
+
+
+def current_catalog() -> Catalog:
+    """The hardware catalog new runs use (the built-in one, or staff edits of it)."""
+    from advisor.scenarios.catalog_store import catalog_current  # noqa: PLC0415
+
+    return catalog_current()
+
+
+def evaluate_inputs(
+    inputs: dict[str, Any],
+    *,
+    catalog: Catalog | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the engine on scenario v1 inputs; bad inputs raise InvalidScenario."""
+    try:
+        return engine.evaluate(inputs, catalog=catalog or default_catalog(), progress=progress)
+    except engine.ScenarioError as exc:
+        raise InvalidScenario(exc.field_errors) from exc
+
+
+def validate_inputs(inputs: Any, *, catalog: Catalog | None = None) -> None:
+    """Check inputs without the full evaluation: parse and plan the workload."""
+    from advisor.engine.scenario import parse_scenario  # noqa: PLC0415
+    from advisor.engine.workload import plan_workload  # noqa: PLC0415
+
+    if not isinstance(inputs, dict):
+        raise InvalidScenario({"inputs": ["must be a JSON object (scenario v1)"]})
+    try:
+        plan_workload(parse_scenario(inputs, catalog or default_catalog()))
+    except engine.ScenarioError as exc:
+        raise InvalidScenario(exc.field_errors) from exc

@@ -1,0 +1,81 @@
+"""Scenarios (what a person asked) and runs (one evaluation of it by the engine)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Scenario(models.Model):
+    """A questionnaire's answers: the engine's scenario v1 in `inputs`.
+
+    The UUID primary key doubles as the unguessable link for anonymous customers.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="scenarios",
+    )
+    customer = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    inputs = models.JSONField()
+    notes = models.TextField(blank=True, default="")
+    cloned_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="clones"
+    )
+    callback_url = models.URLField(max_length=2000, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class ScenarioRun(models.Model):
+    """One evaluation of a scenario. Claimed atomically; finished only by its claimant."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    progress = models.PositiveSmallIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    error_fields = models.JSONField(null=True, blank=True)
+    engine_version = models.CharField(max_length=32, blank=True, default="")
+    catalog_version = models.CharField(max_length=64, blank=True, default="")
+    claim_token = models.UUIDField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.scenario_id} run {self.id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
