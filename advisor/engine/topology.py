@@ -140,12 +140,81 @@ def size_topology(
 
 @lru_cache(maxsize=4096)
 def _size_cached(endpoints: int, radix: int, oversubscription: float, rails: int) -> TopologySize:
+    down, _ = leaf_ports(radix, oversubscription)
+    rails = min(rails, endpoints)
+    return _size_from_loads(
+        endpoints,
+        radix,
+        oversubscription,
+        rails=rails,
+        rail_optimized=rails > 1,
+        loads=tuple(_leaf_loads(endpoints, rails, down)),
+        single_switch=endpoints <= radix,
+    )
+
+
+def size_tor_fabric(
+    servers: int,
+    ports_per_server: int,
+    radix: int,
+    oversubscription: float = 1.0,
+    *,
+    servers_per_rack: int = SERVERS_PER_RACK,
+) -> TopologySize:
+    """Size a top-of-rack network (storage, front-end): one or more leaves in every rack.
+
+    Each rack's ``servers_per_rack * ports_per_server`` ports land on that rack's own
+    leaves (so server links are in-rack copper); leaves uplink to spines as in
+    :func:`size_topology`.  A single rack whose ports fit one switch needs no spine.
+    """
+    if servers < 1 or ports_per_server < 1 or servers_per_rack < 1:
+        raise ValueError("servers, ports_per_server and servers_per_rack must be positive")
+    _check(radix, oversubscription)
+    return _size_tor_cached(
+        servers, ports_per_server, radix, float(oversubscription), servers_per_rack
+    )
+
+
+@lru_cache(maxsize=1024)
+def _size_tor_cached(
+    servers: int, ports_per_server: int, radix: int, oversubscription: float, servers_per_rack: int
+) -> TopologySize:
+    endpoints = servers * ports_per_server
+    down, _ = leaf_ports(radix, oversubscription)
+    loads: list[int] = []
+    remaining = servers
+    while remaining > 0:
+        rack_ports = min(servers_per_rack, remaining) * ports_per_server
+        remaining -= servers_per_rack
+        while rack_ports > 0:
+            load = min(down, rack_ports)
+            loads.append(load)
+            rack_ports -= load
+    return _size_from_loads(
+        endpoints,
+        radix,
+        oversubscription,
+        rails=1,
+        rail_optimized=False,
+        loads=tuple(loads),
+        single_switch=servers <= servers_per_rack and endpoints <= radix,
+    )
+
+
+def _size_from_loads(
+    endpoints: int,
+    radix: int,
+    oversubscription: float,
+    *,
+    rails: int,
+    rail_optimized: bool,
+    loads: tuple[int, ...],
+    single_switch: bool,
+) -> TopologySize:
     down, up = leaf_ports(radix, oversubscription)
     achieved = down / up
-    rails = min(rails, endpoints)
-    rail_optimized = rails > 1
 
-    if endpoints <= radix:
+    if single_switch:
         return TopologySize(
             endpoints=endpoints,
             radix=radix,
@@ -166,10 +235,8 @@ def _size_cached(endpoints: int, radix: int, oversubscription: float, rails: int
             rail_optimized=rail_optimized,
         )
 
-    # Endpoints per leaf: a leaf serves one rail of up to `down` servers.
-    per_leaf = _leaf_loads(endpoints, rails, down)
-    leaves = len(per_leaf)
-    uplinks = sum(min(up, math.ceil(load / oversubscription - _EPS)) for load in per_leaf)
+    leaves = len(loads)
+    uplinks = sum(min(up, math.ceil(load / oversubscription - _EPS)) for load in loads)
 
     if leaves <= radix:
         # Two tiers: every leaf reaches every spine; a spine has k ports down.
@@ -266,17 +333,22 @@ class TierLinks:
 
 
 def plan_cabling(
-    topo: TopologySize, *, servers: int, servers_per_rack: int = SERVERS_PER_RACK
+    topo: TopologySize,
+    *,
+    servers: int,
+    servers_per_rack: int = SERVERS_PER_RACK,
+    top_of_rack: bool = False,
 ) -> tuple[TierLinks, ...]:
     """Choose copper or optics per tier: DAC inside a rack, optics beyond.
 
-    Endpoint links are copper only when the switch can sit in the servers' own rack
-    (not rail-optimized, and all servers fit one rack); otherwise AOC/optics.
+    Endpoint links are copper when the leaf sits in the servers' own rack: a top-of-rack
+    layout (``top_of_rack=True``), or a single switch serving servers that fit one rack.
+    Rail-optimized leaves sit in a row's network rack and need AOC/optics.
     Switch-to-switch links always leave the rack.  Each optical link needs two
     transceivers (one per end); DAC and AOC carry their own ends.
     """
     tiers: list[TierLinks] = []
-    in_rack = (not topo.rail_optimized) and servers <= servers_per_rack
+    in_rack = top_of_rack or (topo.tiers == 1 and servers <= servers_per_rack)
     if in_rack:
         tiers.append(TierLinks("endpoint-leaf", topo.endpoint_leaf_links, "dac", IN_RACK_LINK_M, 0))
     else:

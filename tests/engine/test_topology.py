@@ -126,3 +126,16 @@ def test_more_endpoints_never_need_fewer_switches(
     assert b.total_switches >= a.total_switches
     assert b.leaf_switches >= a.leaf_switches
     assert a.leaf_down_ports * a.leaf_switches >= endpoints or a.tiers == 1
+
+
+def test_top_of_rack_fabric_puts_a_leaf_in_every_rack() -> None:
+    from advisor.engine.topology import size_tor_fabric
+
+    one = size_tor_fabric(1, 2, 32, 2.0)
+    assert (one.tiers, one.total_switches) == (1, 1)
+    many = size_tor_fabric(64, 2, 32, 2.0, servers_per_rack=4)
+    assert many.leaf_switches == 16
+    assert many.tiers == 2
+    tiers = plan_cabling(many, servers=64, top_of_rack=True)
+    assert tiers[0].medium == "dac"
+    assert tiers[1].medium == "optical"
