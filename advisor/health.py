@@ -23,10 +23,12 @@ def _database_ok() -> tuple[bool, str]:
 def _broker_ok() -> tuple[bool, str]:
     if not settings.REDIS_URL:
         return True, "in-process (eager)"
-    import redis  # noqa: PLC0415
+    import redis
 
     try:
-        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+        client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1
+        )
         client.ping()
     except redis.RedisError as exc:
         return False, type(exc).__name__

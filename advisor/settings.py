@@ -12,9 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from advisor.env import env_bool, env_choice, env_int, env_list, env_str, env_url
+
+# Lets admin classes be written as ModelAdmin[Model] at run time, as django-stubs types them.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

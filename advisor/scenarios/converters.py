@@ -19,7 +19,7 @@ class InvalidScenario(Exception):
 
 def current_catalog() -> Catalog:
     """The hardware catalog new runs use (the built-in one, or staff edits of it)."""
-    from advisor.scenarios.catalog_store import catalog_current  # noqa: PLC0415
+    from advisor.scenarios.catalog_store import catalog_current
 
     return catalog_current()
 
@@ -32,15 +32,18 @@ def evaluate_inputs(
 ) -> dict[str, Any]:
     """Run the engine on scenario v1 inputs; bad inputs raise InvalidScenario."""
     try:
-        return engine.evaluate(inputs, catalog=catalog or default_catalog(), progress=progress)
+        result: dict[str, Any] = engine.evaluate(
+            inputs, catalog=catalog or default_catalog(), progress=progress
+        )
     except engine.ScenarioError as exc:
         raise InvalidScenario(exc.field_errors) from exc
+    return result
 
 
 def validate_inputs(inputs: Any, *, catalog: Catalog | None = None) -> None:
     """Check inputs without the full evaluation: parse and plan the workload."""
-    from advisor.engine.scenario import parse_scenario  # noqa: PLC0415
-    from advisor.engine.workload import plan_workload  # noqa: PLC0415
+    from advisor.engine.scenario import parse_scenario
+    from advisor.engine.workload import plan_workload
 
     if not isinstance(inputs, dict):
         raise InvalidScenario({"inputs": ["must be a JSON object (scenario v1)"]})

@@ -87,7 +87,7 @@ def scenario_clone(
 @transaction.atomic
 def run_enqueue(*, scenario: Scenario) -> ScenarioRun:
     """Create a QUEUED run; its task is sent only once this transaction commits."""
-    from advisor.scenarios.tasks import run_scenario  # noqa: PLC0415 (tasks import services)
+    from advisor.scenarios.tasks import run_scenario  # tasks import services: import late
 
     run = ScenarioRun.objects.create(scenario=scenario, enqueued_at=timezone.now())
     run_scenario.delay_on_commit(str(run.id))
@@ -121,16 +121,13 @@ def run_claim(*, run_id: uuid.UUID) -> uuid.UUID | None:
     claimable = Q(status=RunStatus.QUEUED) | Q(
         status=RunStatus.RUNNING, heartbeat_at__lt=now - RUN_STALE_AFTER
     )
-    claimed = (
-        ScenarioRun.objects.filter(claimable, pk=run_id)
-        .update(
-            status=RunStatus.RUNNING,
-            claim_token=token,
-            started_at=now,
-            heartbeat_at=now,
-            progress=0,
-            attempts=F("attempts") + 1,
-        )
+    claimed = ScenarioRun.objects.filter(claimable, pk=run_id).update(
+        status=RunStatus.RUNNING,
+        claim_token=token,
+        started_at=now,
+        heartbeat_at=now,
+        progress=0,
+        attempts=F("attempts") + 1,
     )
     return token if claimed else None
 
@@ -143,9 +140,7 @@ def run_heartbeat(*, run_id: uuid.UUID, token: uuid.UUID, progress: int) -> bool
     return bool(updated)
 
 
-def _run_finish(
-    *, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fields: Any
-) -> bool:
+def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fields: Any) -> bool:
     with transaction.atomic():
         finished = ScenarioRun.objects.filter(
             pk=run_id, claim_token=token, status=RunStatus.RUNNING

@@ -58,8 +58,7 @@ def test_a_redelivered_message_for_a_finished_run_changes_nothing(
 
     run_scenario.delay(str(run.pk))
     assert wait_until(
-        lambda: sum(f"{run.pk}" in line and "succeeded" in line for line in celery_worker.log)
-        >= 2,
+        lambda: sum(f"{run.pk}" in line and "succeeded" in line for line in celery_worker.log) >= 2,
         timeout_s=60,
     )
 
