@@ -31,8 +31,9 @@ IN_RACK_LINK_M = 2.0
 """Typical server-to-top-of-rack cable length."""
 ROW_LINK_M = 30.0
 """Typical server-to-leaf length when leaves sit in a row's network rack (rail-optimized)."""
-SPINE_LINK_M = 100.0
-"""Typical leaf-to-spine / spine-to-core length across a data hall (SuperPOD RA)."""
+SPINE_LINK_M = 50.0
+"""Leaf-to-spine / spine-to-core length budget: SuperPOD RA places spines centrally so
+multimode SR optics (50 m on OM4) reach; longer halls need single-mode DR optics."""
 
 _EPS = 1e-9
 
