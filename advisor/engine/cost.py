@@ -1,0 +1,146 @@
+"""Money: network capex and power, GPU cost of the work, idle cost, total cost.
+
+The decision metric is the total cost to finish the work (a training run of
+``total_tokens``, or 30 days of serving).  GPUs and network are both long-lived assets, so
+the work is charged its time share of the network capex over the same amortization life
+as the GPUs (``network_capex_share_usd``); the full ``network_capex_usd`` is what the
+customer must find up front and is what ``network_budget_usd`` limits.
+
+Sources and defaults are listed in docs/MODEL.md, section "Cost".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+HOURS_PER_YEAR = 8766.0
+"""365.25 days x 24 h."""
+SERVING_DAYS = 30.0
+"""A month of serving is the unit of work for inference."""
+SERVER_PRICE_FACTOR = 1.35
+"""Owned GPU price x this = the GPU's share of a whole server (CPUs, memory, chassis,
+local NVMe): an 8-GPU HGX H100 server lists near 8 x $25-30k GPUs x ~1.3-1.4 (estimate)."""
+SERVER_POWER_FACTOR = 1.8
+"""Server power per GPU / GPU TDP: DGX H100 draws 10.2 kW max with 8 x 700 W GPUs
+(NVIDIA DGX H100 user guide), i.e. ~1.8x."""
+PRICE_UNCERTAINTY = 0.2
+"""Indicative prices are +-20 % (street prices vary with volume and vendor)."""
+
+
+@dataclass(frozen=True)
+class CostInputs:
+    """Prices and operating assumptions (the scenario's ``constraints`` plus the GPU)."""
+
+    gpu_pricing: str = "cloud"
+    gpu_hour_usd: float = 2.5
+    electricity_usd_per_kwh: float = 0.1
+    pue: float = 1.3
+    amortization_years: float = 4.0
+    gpu_price_usd: float = 30000.0
+    gpu_power_w: float = 700.0
+
+
+def gpu_hour_cost_usd(c: CostInputs) -> float:
+    """Cost of one GPU-hour: the cloud rate, or (owned) amortized server share plus power.
+
+    Owned: gpu_price x SERVER_PRICE_FACTOR / (years x 8766 h)
+    + gpu_power x SERVER_POWER_FACTOR x PUE x $/kWh.
+    """
+    if c.gpu_pricing == "cloud":
+        return max(0.0, c.gpu_hour_usd)
+    capex_per_hour = (
+        c.gpu_price_usd * SERVER_PRICE_FACTOR / (max(c.amortization_years, 1e-9) * HOURS_PER_YEAR)
+    )
+    power_per_hour = (
+        c.gpu_power_w / 1000.0 * SERVER_POWER_FACTOR * c.pue * c.electricity_usd_per_kwh
+    )
+    return max(0.0, capex_per_hour + power_per_hour)
+
+
+@dataclass(frozen=True)
+class WorkCost:
+    """Cost of finishing the work with one design (USD, W, hours)."""
+
+    network_capex_usd: float
+    network_capex_share_usd: float
+    network_power_w: float
+    network_power_cost_usd: float
+    gpu_cost_usd: float
+    idle_cost_usd: float
+    total_cost_usd: float
+    work: str
+    gpu_hours: float
+    work_hours: float
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key, value in d.items():
+            if isinstance(value, float):
+                d[key] = round(value, 2)
+        return d
+
+
+def network_share_usd(c: CostInputs, capex_usd: float, work_hours: float) -> float:
+    """The work's time share of the network capex over the amortization life (<= capex)."""
+    life_h = max(c.amortization_years, 1e-9) * HOURS_PER_YEAR
+    return capex_usd * min(1.0, work_hours / life_h)
+
+
+def network_power_cost_usd(c: CostInputs, power_w: float, work_hours: float) -> float:
+    return power_w / 1000.0 * c.pue * c.electricity_usd_per_kwh * work_hours
+
+
+def work_cost(
+    c: CostInputs,
+    *,
+    gpus: int,
+    work_hours: float,
+    idle_fraction: float,
+    network_capex_usd: float,
+    network_power_w: float,
+    work: str,
+) -> WorkCost:
+    """Total cost of keeping ``gpus`` GPUs and the network busy for ``work_hours``.
+
+    ``idle_fraction`` is the share of GPU time spent waiting on the network; its money is
+    ``idle_cost_usd`` (already inside ``gpu_cost_usd``, shown separately).
+    """
+    work_hours = _finite(work_hours)
+    idle = min(1.0, max(0.0, _finite(idle_fraction)))
+    gpu_hours = gpus * work_hours
+    gpu_cost = gpu_hours * gpu_hour_cost_usd(c)
+    share = network_share_usd(c, network_capex_usd, work_hours)
+    power_cost = network_power_cost_usd(c, network_power_w, work_hours)
+    return WorkCost(
+        network_capex_usd=network_capex_usd,
+        network_capex_share_usd=share,
+        network_power_w=network_power_w,
+        network_power_cost_usd=power_cost,
+        gpu_cost_usd=gpu_cost,
+        idle_cost_usd=gpu_cost * idle,
+        total_cost_usd=share + power_cost + gpu_cost,
+        work=work,
+        gpu_hours=gpu_hours,
+        work_hours=work_hours,
+    )
+
+
+def training_work(total_tokens: float) -> str:
+    return f"training run of {_tokens(total_tokens)} tokens"
+
+
+def serving_work(days: float = SERVING_DAYS) -> str:
+    return f"{days:g} days serving"
+
+
+def _tokens(n: float) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return f"{n:.0f}"
+
+
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) and x > 0 else 0.0
