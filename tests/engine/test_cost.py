@@ -59,7 +59,7 @@ def test_training_work_names_the_tokens() -> None:
 
 
 @given(
-    hours=st.floats(min_value=0, max_value=1e7, allow_nan=True),
+    hours=st.floats(min_value=0, max_value=1e7) | st.just(math.nan),
     idle=st.floats(allow_nan=True, allow_infinity=True),
     capex=st.floats(min_value=0, max_value=1e9),
     power=st.floats(min_value=0, max_value=1e7),
