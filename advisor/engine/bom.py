@@ -200,14 +200,10 @@ def _cheapest_fiber(
     return min(fibers, key=lambda c: c.unit_price_usd) if fibers else None
 
 
-def cabling_lines(
-    parts: NetworkParts,
-    fabric: str,
-    gbps: int,
-    tiers: Sequence[TierLinks],
-    network: str,
-) -> list[BomLine]:
-    """Cables and transceivers of every tier, merged per SKU."""
+def cabling_items(
+    parts: NetworkParts, fabric: str, gbps: int, tiers: Sequence[TierLinks]
+) -> list[tuple[ItemT, int]]:
+    """Cables and transceivers of every tier, merged per SKU: (item, quantity)."""
     quantities: dict[str, float] = {}
     items: dict[str, ItemT] = {}
     for tier in tiers:
@@ -219,12 +215,47 @@ def cabling_lines(
             items[item.sku] = item
             quantities[item.sku] = quantities.get(item.sku, 0.0) + per_link * tier.links
     return [
-        line(items[sku], math.ceil(qty - 1e-9), network)
+        (items[sku], math.ceil(qty - 1e-9))
         for sku, qty in sorted(quantities.items(), key=lambda kv: items[kv[0]].category)
     ]
 
 
+def cabling_lines(
+    parts: NetworkParts,
+    fabric: str,
+    gbps: int,
+    tiers: Sequence[TierLinks],
+    network: str,
+) -> list[BomLine]:
+    """Cables and transceivers of every tier as BOM lines."""
+    return [line(item, qty, network) for item, qty in cabling_items(parts, fabric, gbps, tiers)]
+
+
 # ---------------------------------------------------------------------------- networks
+
+
+def compute_fabric_items(
+    parts: NetworkParts,
+    *,
+    fabric: str,
+    nic: Nic,
+    nics_per_node: int,
+    nodes: int,
+    switch: Switch,
+    topo: TopologySize,
+) -> list[tuple[ItemT, int, str]]:
+    """(item, quantity, role) of the GPU compute fabric: NICs, switches per tier, cabling."""
+    out: list[tuple[ItemT, int, str]] = [(nic, nodes * nics_per_node, "compute")]
+    for role, count in (
+        ("leaf", topo.leaf_switches),
+        ("spine", topo.spine_switches),
+        ("core", topo.core_switches),
+    ):
+        if count:
+            out.append((switch, count, role))
+    tiers = plan_cabling(topo, servers=nodes)
+    out.extend((item, qty, "") for item, qty in cabling_items(parts, fabric, nic.port_gbps, tiers))
+    return out
 
 
 def compute_fabric_lines(
@@ -238,18 +269,47 @@ def compute_fabric_lines(
     topo: TopologySize,
 ) -> list[BomLine]:
     """NICs, leaf/spine/core switches and per-tier cabling of the GPU compute fabric."""
-    gbps = nic.port_gbps
-    lines = [line(nic, nodes * nics_per_node, "compute", f"{nic.description} (compute)")]
-    for role, count in (
-        ("leaf", topo.leaf_switches),
-        ("spine", topo.spine_switches),
-        ("core", topo.core_switches),
-    ):
-        if count:
-            lines.append(line(switch, count, "compute", f"{switch.description} ({role})"))
-    tiers = plan_cabling(topo, servers=nodes)
-    lines.extend(cabling_lines(parts, fabric, gbps, tiers, "compute"))
-    return lines
+    items = compute_fabric_items(
+        parts,
+        fabric=fabric,
+        nic=nic,
+        nics_per_node=nics_per_node,
+        nodes=nodes,
+        switch=switch,
+        topo=topo,
+    )
+    return [
+        line(item, qty, "compute", f"{item.description} ({role})" if role else None)
+        for item, qty, role in items
+    ]
+
+
+def compute_fabric_totals(
+    parts: NetworkParts,
+    *,
+    fabric: str,
+    nic: Nic,
+    nics_per_node: int,
+    nodes: int,
+    switch: Switch,
+    topo: TopologySize,
+) -> tuple[float, float]:
+    """(capex USD, power W) of the compute fabric; equals :func:`totals` of its lines."""
+    items = compute_fabric_items(
+        parts,
+        fabric=fabric,
+        nic=nic,
+        nics_per_node=nics_per_node,
+        nodes=nodes,
+        switch=switch,
+        topo=topo,
+    )
+    price = 0.0
+    power = 0.0
+    for item, qty, _ in items:
+        price += round(qty * item.unit_price_usd, 2)
+        power += round(qty * item.power_w, 2)
+    return price, power
 
 
 def storage_lines(parts: NetworkParts, *, nodes: int) -> list[BomLine]:
@@ -338,9 +398,12 @@ __all__ = [
     "BomLine",
     "LinkKit",
     "NetworkParts",
+    "cabling_items",
     "cabling_lines",
     "choose_link_kit",
+    "compute_fabric_items",
     "compute_fabric_lines",
+    "compute_fabric_totals",
     "line",
     "management_lines",
     "storage_lines",

@@ -12,7 +12,7 @@ Sources and defaults are listed in docs/MODEL.md, section "Cost".
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 HOURS_PER_YEAR = 8766.0
@@ -73,13 +73,22 @@ class WorkCost:
     work: str
     gpu_hours: float
     work_hours: float
+    operations_cost_usd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key, value in d.items():
-            if isinstance(value, float):
-                d[key] = round(value, 2)
-        return d
+        return {
+            "network_capex_usd": round(self.network_capex_usd, 2),
+            "network_capex_share_usd": round(self.network_capex_share_usd, 2),
+            "network_power_w": round(self.network_power_w, 2),
+            "network_power_cost_usd": round(self.network_power_cost_usd, 2),
+            "gpu_cost_usd": round(self.gpu_cost_usd, 2),
+            "idle_cost_usd": round(self.idle_cost_usd, 2),
+            "operations_cost_usd": round(self.operations_cost_usd, 2),
+            "total_cost_usd": round(self.total_cost_usd, 2),
+            "work": self.work,
+            "gpu_hours": round(self.gpu_hours, 2),
+            "work_hours": round(self.work_hours, 2),
+        }
 
 
 def network_share_usd(c: CostInputs, capex_usd: float, work_hours: float) -> float:
@@ -101,11 +110,13 @@ def work_cost(
     network_capex_usd: float,
     network_power_w: float,
     work: str,
+    operations_usd: float = 0.0,
 ) -> WorkCost:
     """Total cost of keeping ``gpus`` GPUs and the network busy for ``work_hours``.
 
     ``idle_fraction`` is the share of GPU time spent waiting on the network; its money is
     ``idle_cost_usd`` (already inside ``gpu_cost_usd``, shown separately).
+    ``operations_usd`` (team ramp-up and risk) is added to the total.
     """
     work_hours = _finite(work_hours)
     idle = min(1.0, max(0.0, _finite(idle_fraction)))
@@ -120,10 +131,11 @@ def work_cost(
         network_power_cost_usd=power_cost,
         gpu_cost_usd=gpu_cost,
         idle_cost_usd=gpu_cost * idle,
-        total_cost_usd=share + power_cost + gpu_cost,
+        total_cost_usd=share + power_cost + gpu_cost + max(0.0, _finite(operations_usd)),
         work=work,
         gpu_hours=gpu_hours,
         work_hours=work_hours,
+        operations_cost_usd=max(0.0, _finite(operations_usd)),
     )
 
 

@@ -28,6 +28,7 @@ from advisor.engine.bom import (
     BomLine,
     NetworkParts,
     compute_fabric_lines,
+    compute_fabric_totals,
     management_lines,
     storage_lines,
     storage_topology,
@@ -386,10 +387,16 @@ def _price(
     metrics: Mapping[str, Any],
     capex_usd: float,
     power_w: float,
-) -> tuple[WorkCost, float, float]:
+) -> tuple[WorkCost, float]:
+    """The work's cost with this design, and the decision cost used to rank designs.
+
+    Training: the total cost.  Inference (a fixed fleet for a month): the total plus the
+    money of GPU time idling on the network, i.e. serving capacity lost to it.
+    """
     hours = _work_hours(facts, metrics)
     idle = _num(metrics.get("gpu_idle_fraction"))
-    base = work_cost(
+    gpu_cost = facts.gpus * hours * gpu_hour_cost_usd(facts.costs)
+    cost = work_cost(
         facts.costs,
         gpus=facts.gpus,
         work_hours=hours,
@@ -397,11 +404,10 @@ def _price(
         network_capex_usd=capex_usd,
         network_power_w=power_w,
         work=_work_label(facts),
+        operations_usd=_ops_cost(facts, cand.fabric, gpu_cost, hours),
     )
-    ops = _ops_cost(facts, cand.fabric, base.gpu_cost_usd, hours)
-    cost = dataclasses.replace(base, total_cost_usd=base.total_cost_usd + ops)
     decision = cost.total_cost_usd + (cost.idle_cost_usd if facts.inference else 0.0)
-    return cost, ops, decision
+    return cost, decision
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -436,6 +442,7 @@ def recommend(
     ns_capex, ns_power = totals(north_south)
     ns_switches = ns_topo.total_switches
     metrics_cache: dict[tuple[str, int, int, float, bool | None, bool], dict[str, Any]] = {}
+    mgmt_cache: dict[int, tuple[float, float]] = {}
     scored: list[Scored] = []
     seen_single: set[tuple[str, str, str, int]] = set()
     step = max(1, len(candidates) // 20)
@@ -463,7 +470,7 @@ def recommend(
             seen_single.add(key)
             cand = dataclasses.replace(cand, oversubscription=1.0)
         try:
-            lines = compute_fabric_lines(
+            capex, power = compute_fabric_totals(
                 parts,
                 fabric=cand.fabric,
                 nic=cand.nic,
@@ -472,21 +479,24 @@ def recommend(
                 switch=cand.switch,
                 topo=topo,
             )
-            mgmt = management_lines(
-                parts, nodes=facts.nodes, managed_switches=topo.total_switches + ns_switches
-            )
+            managed = topo.total_switches + ns_switches
+            mgmt_totals = mgmt_cache.get(managed)
+            if mgmt_totals is None:
+                mgmt_totals = totals(
+                    management_lines(parts, nodes=facts.nodes, managed_switches=managed)
+                )
+                mgmt_cache[managed] = mgmt_totals
         except BomError as exc:
             pruned.append({"design": cand.design_dict(), "reason": str(exc)})
             continue
-        capex, power = totals(lines)
-        m_capex, m_power = totals(mgmt)
-        capex += ns_capex + m_capex
-        power += ns_power + m_power
+        capex += ns_capex + mgmt_totals[0]
+        power += ns_power + mgmt_totals[1]
         metrics = metrics_cache.get(cand.design_key)
         if metrics is None:
             metrics = _clean(dict(evaluate(cand)))
             metrics_cache[cand.design_key] = metrics
-        cost, ops, decision = _price(facts, cand, metrics, capex, power)
+        cost, decision = _price(facts, cand, metrics, capex, power)
+        ops = cost.operations_cost_usd
         perf = _num(metrics.get(facts.perf_key), math.inf)
         scored.append(Scored(cand, topo, metrics, perf, capex, power, ops, cost, decision, []))
     _report(progress, 90)
@@ -679,9 +689,7 @@ def _topo_phrase(topo: TopologySize) -> str:
 
 
 def _cost_dict(sc: Scored) -> dict[str, Any]:
-    d = sc.cost.to_dict()
-    d["operations_cost_usd"] = round(sc.ops_usd, 2)
-    return d
+    return sc.cost.to_dict()
 
 
 def _option(facts: JobFacts, rank: int, sc: Scored, best: Scored) -> dict[str, Any]:
@@ -818,28 +826,45 @@ def _compare_sentence(facts: JobFacts, best: Scored, alt: Scored) -> str:
             f"{_pct(alt.metrics.get('gpu_idle_fraction'))} of the time; the month costs "
             f"{_usd(best.decision_usd)} vs {_usd(alt.decision_usd)} including idle GPUs."
         )
-    hours_saved = alt.cost.gpu_hours - best.cost.gpu_hours
-    if best.perf < alt.perf:
-        verb = f"cuts step time from {alt.perf:.2f} s to {best.perf:.2f} s"
-        gain = (
-            f"saving {hours_saved:,.0f} GPU-hours "
-            f"({_usd(alt.cost.gpu_cost_usd - best.cost.gpu_cost_usd)})"
-        )
-    else:
-        verb = f"runs a step in {best.perf:.2f} s vs {alt.perf:.2f} s"
-        gain = f"using {-hours_saved:,.0f} more GPU-hours"
+    hours_diff = alt.cost.gpu_hours - best.cost.gpu_hours
+    money_diff = alt.cost.gpu_cost_usd - best.cost.gpu_cost_usd
     net = (
-        f"its network costs {_usd(abs(capex_diff))} {'more' if capex_diff > 0 else 'less'} "
-        f"({_usd(best.capex_usd)} vs {_usd(alt.capex_usd)})"
+        f"{'its' if capex_diff >= 0 else 'but its'} network costs {_usd(abs(capex_diff))} "
+        f"{'more' if capex_diff >= 0 else 'less'} ({_usd(best.capex_usd)} vs "
+        f"{_usd(alt.capex_usd)})"
     )
     verdict = (
-        f"so the whole {best.cost.work} costs {_usd(abs(cost_diff))} "
-        f"{'less' if cost_diff >= 0 else 'more'} than with {aname}"
+        f"the {best.cost.work} costs {_usd(abs(cost_diff))} "
+        f"{'less' if cost_diff >= 0 else 'more'} in total with {bname}"
     )
+    alt_desc = f"{aname} ({a.nics_per_node} x {a.nic_gbps}G)"
+    if _same(best.perf, alt.perf):
+        return (
+            f"{bname} and {alt_desc} run a step in the same {best.perf:.2f} s; {bname}'s "
+            f"{net.replace('but its ', '').replace('its ', '')}, so {verdict}."
+        )
+    if best.perf < alt.perf:
+        return (
+            f"{bname} cuts step time from {alt.perf:.2f} s to {best.perf:.2f} s compared "
+            f"with {alt_desc}, saving {hours_diff:,.0f} GPU-hours ({_usd(money_diff)}); "
+            f"{net}, so {verdict}."
+        )
     return (
-        f"{bname} {verb} compared with {aname} ({a.nics_per_node} x {a.nic_gbps}G), "
-        f"{gain}; {net}, {verdict}."
+        f"{alt_desc} would run a step in {alt.perf:.2f} s instead of {best.perf:.2f} s, "
+        f"saving {-hours_diff:,.0f} GPU-hours ({_usd(-money_diff)}), but {bname}'s "
+        f"{net.replace('but its ', '').replace('its ', '')}, so {verdict}."
     )
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.005 * max(abs(a), abs(b), 1e-12)
+
+
+def _delta(x: float, *, plural: bool = False) -> str:
+    """'saves $X' or 'costs $X more' for a saving x (positive = saving)."""
+    if plural:
+        return f"save {_usd(x)}" if x >= 0 else f"cost {_usd(-x)} more"
+    return f"saves {_usd(x)}" if x >= 0 else f"costs {_usd(-x)} more"
 
 
 def _nic_count_sentence(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[str]:
@@ -864,16 +889,16 @@ def _nic_count_sentence(facts: JobFacts, best: Scored, scored: list[Scored]) -> 
         out.append(
             f"{c.nics_per_node} NICs per server rather than {alt.cand.nics_per_node}: "
             f"{_perf_str(facts, best.perf)} instead of {_perf_str(facts, alt.perf)}; the "
-            f"extra NICs and optics cost {_usd(best.capex_usd - alt.capex_usd)} and save "
-            f"{_usd(alt.decision_usd - best.decision_usd)} overall."
+            f"extra NICs and optics cost {_usd(best.capex_usd - alt.capex_usd)} and the "
+            f"choice {_delta(alt.decision_usd - best.decision_usd)} overall."
         )
     if more:
         alt = min(more, key=lambda sc: sc.cand.nics_per_node)
         out.append(
             f"{alt.cand.nics_per_node} NICs per server would give "
             f"{_perf_str(facts, alt.perf)} but add {_usd(alt.capex_usd - best.capex_usd)} of "
-            f"network for {_usd(best.decision_usd - alt.decision_usd)} of savings, "
-            f"so {c.nics_per_node} is the better buy."
+            f"network and {_delta(best.decision_usd - alt.decision_usd, plural=True)}"
+            f" overall, so {c.nics_per_node} is the better buy."
         )
     return out
 
@@ -1115,7 +1140,8 @@ def _no_fabric(
     mgmt = management_lines(parts, nodes=facts.nodes, managed_switches=ns_topo.total_switches)
     lines = [*north_south, *mgmt]
     capex, power = totals(lines)
-    cost, ops, decision = _price(facts, cand, metrics, capex, power)
+    cost, decision = _price(facts, cand, metrics, capex, power)
+    ops = cost.operations_cost_usd
     perf = _num(metrics.get(facts.perf_key), 0.0)
     sc = Scored(cand, ns_topo, metrics, perf, capex, power, ops, cost, decision, [])
     if facts.network_budget_usd is not None and capex > facts.network_budget_usd:
@@ -1202,6 +1228,7 @@ def _scaling_points(
     s: Any, facts: JobFacts, per_fabric: dict[str, Scored] | None
 ) -> list[dict[str, Any]]:
     from advisor.engine.performance import Design, evaluate_design
+
     from advisor.engine.workload import plan_workload
 
     if per_fabric is None:
