@@ -173,19 +173,22 @@ def job_facts(s: Any, w: Any) -> JobFacts:
     ep = int(_get(plan, "ep", 1) or 1)
     replica_gpus = tp * pp * (ep if ep > 1 else 1)
 
-    needs = spans and nodes > 1
+    domain = int(_get(w, "domain_gpus", gpus_per_node) or gpus_per_node)
+    replicas_fit = workload == "inference" and independent and replica_gpus <= domain
+    needs = bool(_get(w, "needs_compute_fabric", spans and nodes > 1 and not replicas_fit))
     why = ""
-    if nodes <= 1:
-        why = f"the job runs inside one server ({gpus} GPUs over NVLink/PCIe)"
-        needs = False
-    elif workload == "inference" and independent and replica_gpus <= gpus_per_node:
-        why = (
-            f"each inference replica fits one server ({replica_gpus} of {gpus_per_node} "
-            f"GPUs), so the {nodes} servers serve requests independently"
-        )
-        needs = False
-    elif not needs:
-        why = "no traffic of the job crosses servers"
+    if not needs:
+        if nodes <= 1:
+            why = f"the job runs inside one server ({gpus} GPUs over NVLink/PCIe)"
+        elif workload == "inference":
+            why = (
+                f"each inference replica fits one server or NVLink domain ({replica_gpus} of "
+                f"{domain} GPUs), so the {nodes} servers serve requests independently"
+            )
+        elif gpus <= domain:
+            why = f"all {gpus} GPUs share one NVLink domain of {domain} GPUs"
+        else:
+            why = "no traffic of the job crosses servers"
 
     training = _get(s, "training", None)
     total_tokens = float(_get(training, "total_tokens", 0.0) or 0.0) if training else 0.0
