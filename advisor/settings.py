@@ -199,3 +199,110 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
 }
+
+# --- Reliability ----------------------------------------------------------------------------
+# Run lifecycle, reconciler and sweeps (issue 7). Every threshold is read from the environment
+# so the fault tests can shrink them for a worker they start; defaults suit production.
+# https://docs.celeryq.dev/en/stable/userguide/tasks.html#retrying
+# https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#caveats
+
+# A RUNNING run (or sweep chunk) whose heartbeat is older than this is presumed orphaned:
+# its worker died. It must be well above the heartbeat interval and any database blip.
+RUN_STALE_AFTER_S = env_int("RUN_STALE_AFTER_S", 120, minimum=2)
+# How often a worker touches heartbeat_at while it evaluates (a thread, independent of progress).
+RUN_HEARTBEAT_EVERY_S = env_int("RUN_HEARTBEAT_EVERY_S", max(1, RUN_STALE_AFTER_S // 4), minimum=1)
+if RUN_HEARTBEAT_EVERY_S * 2 > RUN_STALE_AFTER_S:
+    raise ImproperlyConfigured("RUN_HEARTBEAT_EVERY_S must be at most half of RUN_STALE_AFTER_S")
+# A QUEUED run whose message was sent longer ago than this is presumed lost (Redis lost it, or
+# the publish failed after the commit) and is sent again. Duplicates are harmless: the claim
+# lets one delivery in. Keep it above the time a healthy queue needs to drain a busy minute.
+RUN_QUEUED_LOST_AFTER_S = env_int("RUN_QUEUED_LOST_AFTER_S", 300, minimum=1)
+# How often celery beat runs the reconciler.
+RUN_RECONCILE_EVERY_S = env_int("RUN_RECONCILE_EVERY_S", 30, minimum=1)
+# A run whose worker died this many times is failed with a reason instead of retried forever
+# (a scenario that kills its worker, e.g. by exhausting memory, must not loop).
+RUN_MAX_ATTEMPTS = env_int("RUN_MAX_ATTEMPTS", 5, minimum=1)
+# Retries of one delivery after a transient database/broker error (exponential backoff, capped).
+RUN_TRANSIENT_RETRIES = env_int("RUN_TRANSIENT_RETRIES", 8, minimum=0)
+RUN_RETRY_BACKOFF_MAX_S = env_int("RUN_RETRY_BACKOFF_MAX_S", 60, minimum=1)
+
+# Sweeps: design points per chunk (one Celery task) and the largest sweep accepted.
+SWEEP_CHUNK_POINTS = env_int("SWEEP_CHUNK_POINTS", 250, minimum=1)
+SWEEP_MAX_POINTS = env_int("SWEEP_MAX_POINTS", 20_000, minimum=1)
+
+# Interactive runs and sweep chunks go to separate queues. Workers started without -Q consume
+# every queue listed here, and kombu's Redis transport polls them round-robin, so a 10,000-point
+# sweep never makes a customer's scenario wait behind all of its chunks.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = {"celery": {}, "sweeps": {}}
+CELERY_TASK_ROUTES = {"advisor.scenarios.tasks.sweep_chunk": {"queue": "sweeps"}}
+
+# kombu scans for unacknowledged messages of dead workers every interval * throttle seconds
+# (default 10 * 10); scan at most every visibility timeout so a short test timeout means
+# something. The reconciler below remains the backstop.
+CELERY_BROKER_TRANSPORT_OPTIONS.update(
+    {
+        "unacked_restore_interval": min(10, CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]),
+        "unacked_restore_throttle": 1,
+        "socket_connect_timeout": 5,
+    }
+)
+# Publishing while Redis restarts: retry for a few seconds, then leave it to the reconciler.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 5,
+    "interval_start": 0.2,
+    "interval_step": 0.5,
+    "interval_max": 1.0,
+}
+
+CELERY_BEAT_SCHEDULE = {
+    "reconcile-runs-and-sweeps": {
+        "task": "advisor.scenarios.tasks.reconcile",
+        "schedule": float(RUN_RECONCILE_EVERY_S),
+        # A tick that waited in the queue longer than one interval is superseded by the next.
+        "options": {"expires": float(RUN_RECONCILE_EVERY_S)},
+    },
+}
+
+# Test-only: pause this many seconds (heartbeating) before each evaluation, so the fault tests
+# can kill a worker or stop PostgreSQL while a run is certainly in flight. Refused in production.
+FABRIC_TEST_EVAL_DELAY_S = env_int("FABRIC_TEST_EVAL_DELAY_S", 0, minimum=0)
+if PRODUCTION and FABRIC_TEST_EVAL_DELAY_S:
+    raise ImproperlyConfigured("FABRIC_TEST_EVAL_DELAY_S is a test hook; unset it in production")
+
+# --- API (api/) -------------------------------------------------------------------------------
+# Absolute links in webhook payloads (a worker has no request to build them from).
+API_PUBLIC_BASE_URL = env_str("API_PUBLIC_BASE_URL", "http://localhost:8000").rstrip("/")
+# POST /api/v1/evaluate/ answers in the request; larger clusters go through POST scenarios/.
+API_SYNC_EVALUATE_MAX_GPUS = env_int("API_SYNC_EVALUATE_MAX_GPUS", 512, minimum=1)
+for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():  # type: ignore[attr-defined]
+    _num, _, _period = _rate.partition("/")
+    if not (_num.isdigit() and _period[:1] in {"s", "m", "h", "d"}):
+        raise ImproperlyConfigured(
+            f"throttle rate for {_scope!r} must look like '60/minute', got {_rate!r}"
+        )
+# Throttle counters must be shared by every web process (Redis when it is there); a
+# per-process memory cache would multiply the allowed rate by the number of processes.
+API_THROTTLE_CACHE = "api-throttle"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    **globals().get("CACHES", {}),
+    API_THROTTLE_CACHE: (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "api-throttle",
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "api"}
+    ),
+}
+# Webhooks: https://docs.celeryq.dev/en/stable/userguide/tasks.html#retrying
+# Loopback and private addresses are refused unless allowed (tests deliver to 127.0.0.1);
+# link-local and cloud metadata addresses are refused always.
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", default=False)
+WEBHOOK_TIMEOUT_S = env_int("WEBHOOK_TIMEOUT_S", 10, minimum=1)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
+# Attempt n waits BASE * 2**(n-1) seconds (30 s, 1 min, 2 min, ...), at most MAX.
+WEBHOOK_BACKOFF_BASE_S = env_int("WEBHOOK_BACKOFF_BASE_S", 30, minimum=0)
+WEBHOOK_BACKOFF_MAX_S = env_int("WEBHOOK_BACKOFF_MAX_S", 3600, minimum=0)

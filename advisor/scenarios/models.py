@@ -79,3 +79,92 @@ class ScenarioRun(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
+
+
+class SweepStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class Sweep(models.Model):
+    """A sensitivity sweep: one scenario evaluated over a grid of network designs.
+
+    `axes` holds the values of each swept dimension (servers, fabric, nic_gbps, nics_per_node,
+    oversubscription); the design points are their cartesian product, numbered in that order.
+    The work is split into SweepChunk rows, one Celery task each. Progress counters are only
+    ever changed with F() increments by the chunk that finished, inside its finishing
+    transaction, so they are exact however the chunks interleave or get redelivered.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="sweeps")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="sweeps",
+    )
+    axes = models.JSONField()
+    status = models.CharField(
+        max_length=16, choices=SweepStatus.choices, default=SweepStatus.QUEUED, db_index=True
+    )
+    total_points = models.PositiveIntegerField()
+    done_points = models.PositiveIntegerField(default=0)
+    infeasible_points = models.PositiveIntegerField(default=0)
+    total_chunks = models.PositiveIntegerField()
+    done_chunks = models.PositiveIntegerField(default=0)
+    failed_chunks = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    engine_version = models.CharField(max_length=32, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"sweep {self.id} of {self.scenario_id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (SweepStatus.SUCCEEDED, SweepStatus.FAILED)
+
+    @property
+    def progress_pct(self) -> int:
+        if not self.total_points:
+            return 100
+        return min(100, (100 * self.done_points) // self.total_points)
+
+
+class SweepChunk(models.Model):
+    """Design points [start, stop) of a sweep: claimed, heartbeated and finished like a run."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    stop = models.PositiveIntegerField()
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    claim_token = models.UUIDField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sweep", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["sweep", "index"], name="scenarios_sweepchunk_index"),
+        ]
+        indexes = [models.Index(fields=["status", "heartbeat_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.sweep_id} chunk {self.index} ({self.status})"

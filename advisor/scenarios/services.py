@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from advisor.scenarios.converters import (
     InvalidScenario,
@@ -19,13 +24,12 @@ from advisor.scenarios.converters import (
     evaluate_inputs,
     validate_inputs,
 )
+from advisor.scenarios.heartbeat import Heartbeat
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.signals import run_finished
 
 logger = logging.getLogger(__name__)
 
-# A RUNNING run whose heartbeat is older than this is presumed orphaned (its worker died).
-RUN_STALE_AFTER = timedelta(seconds=getattr(settings, "RUN_STALE_AFTER_S", 120))
 # Progress writes are throttled to steps of this many percent.
 PROGRESS_STEP_PCT = 5
 
@@ -87,10 +91,10 @@ def scenario_clone(
 @transaction.atomic
 def run_enqueue(*, scenario: Scenario) -> ScenarioRun:
     """Create a QUEUED run; its task is sent only once this transaction commits."""
-    from advisor.scenarios.tasks import run_scenario  # tasks import services: import late
-
     run = ScenarioRun.objects.create(scenario=scenario, enqueued_at=timezone.now())
-    run_scenario.delay_on_commit(str(run.id))
+    # delay_on_commit, made robust: a broker that is down at commit time must not turn a saved
+    # submission into an error; the run stays QUEUED and the reconciler sends it again.
+    transaction.on_commit(partial(_run_publish, run.id))
     return run
 
 
@@ -110,16 +114,77 @@ def scenario_submit(
     return run_enqueue(scenario=scenario)
 
 
-def run_claim(*, run_id: uuid.UUID) -> uuid.UUID | None:
+# --- Run lifecycle ---------------------------------------------------------------------------
+# QUEUED -> RUNNING (claimed: claim_token, heartbeat_at) -> SUCCEEDED | FAILED.
+# Only the holder of the current claim_token can finish a run, so however often a message is
+# delivered (redelivery after a crash, a retry, the reconciler resending it), a run completes
+# at most once. The reconciler (runs_reconcile) resends QUEUED runs whose message was lost and
+# takes RUNNING runs whose heartbeat stopped back to QUEUED.
+
+# The database going away is worth a retry; bad input and engine bugs never are.
+TRANSIENT_DB_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+# What publishing raises when Redis is unreachable (after kombu's own publish retries).
+BROKER_ERRORS: tuple[type[Exception], ...] = (
+    KombuOperationalError,
+    RedisConnectionError,
+    ConnectionError,
+)
+
+
+class RunInterrupted(Exception):
+    """The database went away after this worker claimed the run: retry, holding `token`."""
+
+    def __init__(self, *, run_id: uuid.UUID, token: uuid.UUID) -> None:
+        self.run_id = run_id
+        self.token = token
+        super().__init__(f"run {run_id} interrupted by a database error; retry with its claim")
+
+
+class ClaimLost(Exception):
+    """Another worker took the run over (this one was presumed dead): stop, finish nothing."""
+
+
+# Raised inside an evaluation but not the engine's fault: never turned into a FAILED run.
+NOT_ENGINE_ERRORS: tuple[type[Exception], ...] = (ClaimLost, *TRANSIENT_DB_ERRORS)
+
+
+def _stale_after() -> timedelta:
+    return timedelta(seconds=settings.RUN_STALE_AFTER_S)
+
+
+def _run_publish(run_id: uuid.UUID) -> bool:
+    """Send the run's message; a broker outage is logged and left to the reconciler."""
+    from advisor.scenarios.tasks import run_scenario  # tasks import services: import late
+
+    try:
+        run_scenario.delay(str(run_id))
+    except BROKER_ERRORS:
+        logger.warning(
+            "run %s not sent (broker unreachable); the reconciler will resend it", run_id
+        )
+        return False
+    return True
+
+
+def run_claim(*, run_id: uuid.UUID, resume_token: uuid.UUID | None = None) -> uuid.UUID | None:
     """Atomically take a run: QUEUED, or RUNNING with an expired heartbeat.
 
-    Returns the claim token, or None when another worker holds it or it has finished
-    (a redelivered message then does nothing).
+    `resume_token` lets a retry after a database blip continue its own claim (nobody else has
+    taken the run meanwhile). Returns the claim token, or None when another worker holds the
+    run or it has finished (a redelivered message then does nothing).
     """
     now = timezone.now()
+    if resume_token is not None:
+        resumed = ScenarioRun.objects.filter(
+            pk=run_id, status=RunStatus.RUNNING, claim_token=resume_token
+        ).update(heartbeat_at=now)
+        if resumed:
+            return resume_token
     token = uuid.uuid4()
     claimable = Q(status=RunStatus.QUEUED) | Q(
-        status=RunStatus.RUNNING, heartbeat_at__lt=now - RUN_STALE_AFTER
+        status=RunStatus.RUNNING,
+        heartbeat_at__lt=now - _stale_after(),
+        attempts__lt=settings.RUN_MAX_ATTEMPTS,
     )
     claimed = ScenarioRun.objects.filter(claimable, pk=run_id).update(
         status=RunStatus.RUNNING,
@@ -132,11 +197,14 @@ def run_claim(*, run_id: uuid.UUID) -> uuid.UUID | None:
     return token if claimed else None
 
 
-def run_heartbeat(*, run_id: uuid.UUID, token: uuid.UUID, progress: int) -> bool:
-    """Record progress and liveness; False when the claim was lost to another worker."""
+def run_heartbeat(*, run_id: uuid.UUID, token: uuid.UUID, progress: int | None = None) -> bool:
+    """Record liveness (and progress); False when the claim was lost to another worker."""
+    fields: dict[str, Any] = {"heartbeat_at": timezone.now()}
+    if progress is not None:
+        fields["progress"] = max(0, min(99, progress))
     updated = ScenarioRun.objects.filter(
         pk=run_id, claim_token=token, status=RunStatus.RUNNING
-    ).update(progress=max(0, min(99, progress)), heartbeat_at=timezone.now())
+    ).update(**fields)
     return bool(updated)
 
 
@@ -150,54 +218,211 @@ def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fie
     return bool(finished)
 
 
-def run_execute(*, run_id: uuid.UUID) -> RunStatus | None:
+def _test_pause(heartbeat: Heartbeat) -> None:
+    """Test hook FABRIC_TEST_EVAL_DELAY_S (refused in production, see settings): hold the run
+    in flight, heartbeating, so a fault test can kill its worker or stop the database."""
+    deadline = time.monotonic() + settings.FABRIC_TEST_EVAL_DELAY_S
+    while (left := deadline - time.monotonic()) > 0:
+        if heartbeat.lost:
+            raise ClaimLost
+        time.sleep(min(0.25, left))
+
+
+def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
+    """Evaluate a claimed run; return the fields that finish it (SUCCEEDED or FAILED)."""
+    run = ScenarioRun.objects.select_related("scenario").get(pk=run_id)
+    last_pct = 0
+
+    def report(pct: int) -> None:
+        nonlocal last_pct
+        if heartbeat.lost:
+            raise ClaimLost
+        if pct - last_pct < PROGRESS_STEP_PCT:
+            return
+        last_pct = pct
+        try:
+            alive = run_heartbeat(run_id=run_id, token=token, progress=pct)
+        except TRANSIENT_DB_ERRORS:
+            # A progress write is not worth abandoning the evaluation for; finishing retries.
+            logger.warning("run %s: progress not recorded (database error)", run_id)
+            return
+        if not alive:
+            raise ClaimLost
+
+    with Heartbeat(
+        partial(run_heartbeat, run_id=run_id, token=token),
+        every_s=settings.RUN_HEARTBEAT_EVERY_S,
+    ) as heartbeat:
+        if settings.FABRIC_TEST_EVAL_DELAY_S:
+            _test_pause(heartbeat)
+        try:
+            result = evaluate_inputs(
+                run.scenario.inputs, catalog=current_catalog(), progress=report
+            )
+        except InvalidScenario as exc:
+            return {
+                "status": RunStatus.FAILED,
+                "error": str(exc),
+                "error_fields": exc.field_errors,
+                "progress": 100,
+            }
+        except SoftTimeLimitExceeded:
+            limit_s = settings.CELERY_TASK_SOFT_TIME_LIMIT
+            return {
+                "status": RunStatus.FAILED,
+                "error": f"The evaluation took longer than the {limit_s} s allowed.",
+                "progress": 100,
+            }
+        except NOT_ENGINE_ERRORS:
+            raise
+        except Exception as exc:  # an engine bug must end the run with a reason, not leave it stuck
+            logger.exception("run %s failed in the engine", run_id)
+            return {
+                "status": RunStatus.FAILED,
+                "error": f"Engine error: {type(exc).__name__}: {exc}",
+                "progress": 100,
+            }
+    if heartbeat.lost:
+        raise ClaimLost
+    return {
+        "status": RunStatus.SUCCEEDED,
+        "result": result,
+        "progress": 100,
+        "error": "",
+        "error_fields": None,
+        "engine_version": str(result.get("engine_version", "")),
+        "catalog_version": str(result.get("catalog_version", "")),
+    }
+
+
+def run_execute(*, run_id: uuid.UUID, resume_token: uuid.UUID | None = None) -> RunStatus | None:
     """Claim a run, evaluate its scenario with the engine, and store the outcome.
 
     Idempotent: a second delivery of the same message finds the run claimed or finished
     and returns None. Only the claimant can finish a run, so it completes at most once.
+    A database error after the claim raises RunInterrupted carrying the claim token, so the
+    task's retry resumes this claim instead of waiting for it to go stale.
     """
-    token = run_claim(run_id=run_id)
+    token = run_claim(run_id=run_id, resume_token=resume_token)
     if token is None:
-        logger.info("run %s not claimable (finished or held by a live worker)", run_id)
+        status = ScenarioRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
+        logger.info("run %s not claimed: it is %s", run_id, status or "gone")
         return None
-    run = ScenarioRun.objects.select_related("scenario").get(pk=run_id)
-    last_pct = [0]
-
-    def report(pct: int) -> None:
-        if pct - last_pct[0] >= PROGRESS_STEP_PCT:
-            last_pct[0] = pct
-            run_heartbeat(run_id=run_id, token=token, progress=pct)
-
-    catalog = current_catalog()
     try:
-        result = evaluate_inputs(run.scenario.inputs, catalog=catalog, progress=report)
-    except InvalidScenario as exc:
-        _run_finish(
-            run_id=run_id,
-            token=token,
-            status=RunStatus.FAILED,
-            error=str(exc),
-            error_fields=exc.field_errors,
-            progress=100,
-        )
-        return RunStatus.FAILED
-    _run_finish(
-        run_id=run_id,
-        token=token,
-        status=RunStatus.SUCCEEDED,
-        result=result,
-        progress=100,
-        engine_version=str(result.get("engine_version", "")),
-        catalog_version=str(result.get("catalog_version", "")),
-    )
-    return RunStatus.SUCCEEDED
+        outcome = _run_evaluate(run_id=run_id, token=token)
+        finished = _run_finish(run_id=run_id, token=token, **outcome)
+    except TRANSIENT_DB_ERRORS as exc:
+        raise RunInterrupted(run_id=run_id, token=token) from exc
+    except ClaimLost:
+        finished = False
+    if not finished:
+        logger.warning("run %s: claim lost to another worker; this result is discarded", run_id)
+        return None
+    status = RunStatus(outcome["status"])
+    logger.info("run %s %s", run_id, status.value)
+    return status
 
 
-def run_fail(*, run_id: uuid.UUID, reason: str) -> bool:
-    """Mark an unfinished run FAILED with a reason (engine bug, time limit)."""
-    updated = ScenarioRun.objects.filter(
+def run_fail(*, run_id: uuid.UUID, reason: str, token: uuid.UUID | None = None) -> bool:
+    """Mark an unfinished run FAILED with a reason (engine bug, time limit, gave up).
+
+    With `token`, only while that claim still holds it (a worker failing its own run).
+    """
+    unfinished = ScenarioRun.objects.filter(
         pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    ).update(status=RunStatus.FAILED, error=reason, finished_at=timezone.now(), progress=100)
-    if updated:
-        transaction.on_commit(lambda: run_finished.send(sender=ScenarioRun, run_id=run_id))
-    return bool(updated)
+    )
+    if token is not None:
+        unfinished = unfinished.filter(claim_token=token)
+    return _runs_fail(unfinished, reason=reason) > 0
+
+
+def _runs_fail(runs: QuerySet[ScenarioRun], *, reason: str) -> int:
+    failed = 0
+    for run_id in list(runs.values_list("pk", flat=True)):
+        with transaction.atomic():
+            # Re-filter per row: the row may have finished since it was listed.
+            updated = runs.filter(pk=run_id).update(
+                status=RunStatus.FAILED, error=reason, finished_at=timezone.now(), progress=100
+            )
+            if updated:
+                transaction.on_commit(partial(run_finished.send, sender=ScenarioRun, run_id=run_id))
+        failed += updated
+    return failed
+
+
+def runs_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
+    """The backstop behind the broker: nothing stays QUEUED or RUNNING forever.
+
+    - RUNNING runs whose heartbeat expired (their worker died) go back to QUEUED with their
+      claim revoked (a worker that was only slow can no longer finish) and are sent again;
+      after RUN_MAX_ATTEMPTS such losses the run is FAILED with the reason instead.
+    - QUEUED runs sent longer than RUN_QUEUED_LOST_AFTER_S ago are sent again (the message was
+      lost, or never left because the broker was down at commit time).
+    Every change is a conditional UPDATE, so two reconcilers running at once are harmless,
+    and a duplicate message is harmless because the claim lets one delivery in.
+    """
+    now = now or timezone.now()
+    stale_cutoff = now - _stale_after()
+    lost_cutoff = now - timedelta(seconds=settings.RUN_QUEUED_LOST_AFTER_S)
+    orphaned = ScenarioRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=stale_cutoff)
+
+    exhausted = orphaned.filter(attempts__gte=settings.RUN_MAX_ATTEMPTS)
+    given_up = _runs_fail(
+        exhausted,
+        reason=(
+            f"Gave up after {settings.RUN_MAX_ATTEMPTS} attempts: the worker evaluating this "
+            "scenario stopped responding each time."
+        ),
+    )
+
+    requeued = 0
+    for run_id in list(
+        orphaned.filter(attempts__lt=settings.RUN_MAX_ATTEMPTS).values_list("pk", flat=True)[:limit]
+    ):
+        with transaction.atomic():
+            updated = orphaned.filter(pk=run_id).update(
+                status=RunStatus.QUEUED, claim_token=None, enqueued_at=now, progress=0
+            )
+            if updated:
+                transaction.on_commit(partial(_run_publish, run_id))
+        requeued += updated
+
+    lost = ScenarioRun.objects.filter(status=RunStatus.QUEUED).filter(
+        Q(enqueued_at__lt=lost_cutoff) | Q(enqueued_at__isnull=True, created_at__lt=lost_cutoff)
+    )
+    resent = 0
+    for run_id in list(lost.values_list("pk", flat=True)[:limit]):
+        with transaction.atomic():
+            updated = lost.filter(pk=run_id).update(enqueued_at=now)
+            if updated:
+                transaction.on_commit(partial(_run_publish, run_id))
+        resent += updated
+
+    if given_up or requeued or resent:
+        logger.warning(
+            "reconciler: %d orphaned runs requeued, %d lost messages resent, %d runs given up",
+            requeued,
+            resent,
+            given_up,
+        )
+    return {"requeued": requeued, "resent": resent, "given_up": given_up}
+
+
+@transaction.atomic
+def scenario_claim_anonymous(
+    *, user: AbstractBaseUser, scenario_ids: list[str] | list[uuid.UUID]
+) -> int:
+    """Give a newly signed-up (or signed-in) person the anonymous scenarios they made.
+
+    Only scenarios without an owner are taken, so nobody can claim someone else's work;
+    the ids come from the person's own session. Returns how many were claimed.
+    """
+    valid: list[uuid.UUID] = []
+    for raw in scenario_ids:
+        try:
+            valid.append(raw if isinstance(raw, uuid.UUID) else uuid.UUID(str(raw)))
+        except ValueError:
+            continue
+    if not valid or not user.is_authenticated:
+        return 0
+    return Scenario.objects.filter(pk__in=valid, owner__isnull=True).update(owner=user)
