@@ -1,0 +1,89 @@
+"""Fabric Advisor's analytical engine: pure Python, dataclasses in, dataclasses out.
+
+Public entry points (docs/ENGINE_API.md)::
+
+    from advisor.engine import evaluate, ScenarioError, ENGINE_VERSION
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+from collections.abc import Callable
+from typing import Any
+
+from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.constants import CONSTANTS_VERSION
+from advisor.engine.errors import ScenarioError
+from advisor.engine.performance import evaluate_design, model_assumptions
+from advisor.engine.scenario import parse_scenario
+from advisor.engine.workload import plan_workload
+
+ENGINE_VERSION = "1.0.0"
+
+__all__ = ["ENGINE_VERSION", "ScenarioError", "evaluate"]
+
+_RECOMMEND_MODULE = "advisor.engine.recommend"
+
+
+def evaluate(
+    scenario: dict[str, Any],
+    *,
+    catalog: Catalog | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity).
+
+    parse -> plan the workload -> price the given ``design`` (if any) -> recommendation
+    (when ``advisor.engine.recommend`` is installed).  Bad input raises
+    :class:`ScenarioError` with per-field messages.
+    """
+    cat = catalog or default_catalog()
+    s = parse_scenario(scenario, cat)
+    w = plan_workload(s)
+    result: dict[str, Any] = {
+        "engine_version": ENGINE_VERSION,
+        "constants_version": CONSTANTS_VERSION,
+        "catalog_version": cat.version,
+        "scenario": s.to_dict(),
+        "workload": w.to_dict(s),
+    }
+    if s.design is not None:
+        metrics = evaluate_design(s, w, s.design)
+        result["design_evaluation"] = {
+            "design": s.design.to_dict(),
+            "metrics": metrics.to_dict(),
+        }
+    assumptions = model_assumptions(s, w)
+    if importlib.util.find_spec(_RECOMMEND_MODULE) is not None:
+        recommend_module = importlib.import_module(_RECOMMEND_MODULE)
+        extra = recommend_module.recommend(s, w, cat, progress)
+        extra_assumptions = extra.pop("assumptions", None) if isinstance(extra, dict) else None
+        result.update(extra)
+        if extra_assumptions:
+            assumptions = assumptions + list(extra_assumptions)
+    elif progress is not None:
+        progress(100)
+    result["assumptions"] = assumptions
+    return json_safe(result)
+
+
+def json_safe(value: Any, path: str = "result") -> Any:
+    """Copy ``value`` as plain JSON types; raise ValueError on NaN or infinity."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"engine produced a non-finite number at {path}")
+        return value
+    if isinstance(value, dict):
+        return {str(k): json_safe(v, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return json_safe(to_dict(), path)
+    raise TypeError(f"engine produced a non-JSON value of type {type(value).__name__} at {path}")

@@ -1,0 +1,421 @@
+"""GPU catalog: compute, memory, scale-up bandwidth, power and indicative price.
+
+Every figure carries a public source.  TFLOP/s are *dense* (no 2:4 sparsity) tensor-core
+peaks; ``0`` means the precision has no tensor-core support on that GPU.  Scale-up bandwidth is
+per GPU and per direction (NVLink 4 "900 GB/s" is 450 GB/s each way).  Prices are indicative,
+editable estimates (``price_is_estimate``); they are not quotes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+_NV_A100 = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/a100)"
+_NV_V100 = "NVIDIA V100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/v100)"
+_NV_H100 = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100)"
+_NV_H200 = "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200)"
+_NV_H800 = (
+    "NVIDIA H800 product brief; DeepSeek-V3 technical report arXiv 2412.19437 section 3.1 "
+    "(H800 NVLink 400 GB/s bidirectional, ~160 GB/s achieved)"
+)
+_NV_H20 = "NVIDIA HGX H20 product brief (public listings of the China-market Hopper part)"
+_NV_B200 = "NVIDIA DGX B200 datasheet (72 PF FP8 / 8 GPUs; 1,440 GB HBM3e; 64 TB/s)"
+_NV_GB200 = "NVIDIA GB200 NVL72 datasheet (nvidia.com/en-us/data-center/gb200-nvl72)"
+_NV_L40S = "NVIDIA L40S datasheet (nvidia.com/en-us/data-center/l40s)"
+_AMD_MI300X = "AMD Instinct MI300X datasheet (amd.com/en/products/accelerators/instinct/mi300)"
+_AMD_MI325X = "AMD Instinct MI325X datasheet (amd.com/en/products/accelerators/instinct/mi300)"
+_INTEL_GAUDI3 = "Intel Gaudi 3 AI accelerator white paper (intel.com, 2024)"
+_PRICE = "indicative street price per GPU, estimate (public reseller listings, 2024-2025)"
+_CLOUD = "indicative on-demand/committed cloud price per GPU-hour, estimate (2024-2025)"
+_EFF = (
+    "achievable fraction of dense peak inside transformer layers at large size, before "
+    "communication and pipeline bubbles; see docs/MODEL.md 'Compute efficiency'"
+)
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One accelerator model.  Units are in the field names."""
+
+    id: str
+    name: str
+    vendor: str
+    bf16_dense_tflops: float
+    fp16_dense_tflops: float
+    fp8_dense_tflops: float
+    memory_gb: float
+    memory_bw_gbytes_per_s: float
+    scaleup_kind: str
+    """``nvlink`` (NVSwitch), ``nvlink-mesh`` (V100 hybrid cube), ``xgmi`` (AMD Infinity
+    Fabric mesh), ``roce-mesh`` (Gaudi on-die Ethernet), ``pcie``."""
+    scaleup_gbytes_per_s: float
+    """Per GPU, per direction."""
+    scaleup_domain_gpus: int
+    """GPUs reachable over the scale-up fabric (8 in an HGX server, 72 in an NVL72 rack)."""
+    gpus_per_server: int
+    nvlink_sharp: bool
+    """NVSwitch in-switch reduction (NCCL NVLS) available."""
+    power_w: float
+    price_usd: float
+    cloud_usd_per_hour: float
+    achievable_compute_fraction: float
+    price_is_estimate: bool
+    sources: tuple[tuple[str, str], ...]
+    """(field name, public source) pairs."""
+
+    def peak_tflops(self, precision: str) -> float:
+        """Dense tensor-core peak for ``bf16`` | ``fp16`` | ``fp8``; 0 when unsupported."""
+        if precision == "fp8":
+            return self.fp8_dense_tflops
+        if precision == "fp16":
+            return self.fp16_dense_tflops
+        return self.bf16_dense_tflops
+
+    def supports(self, precision: str) -> bool:
+        return self.peak_tflops(precision) > 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["sources"] = {name: src for name, src in self.sources}
+        return d
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> GpuSpec:
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in raw:
+                continue
+            value = raw[f.name]
+            if f.name == "sources":
+                if isinstance(value, dict):
+                    value = tuple((str(k), str(v)) for k, v in value.items())
+                else:
+                    value = tuple((str(k), str(v)) for k, v in value)
+            kwargs[f.name] = value
+        return cls(**kwargs)
+
+
+def _sources(
+    compute: str, memory: str, scaleup: str, extra: str = ""
+) -> tuple[tuple[str, str], ...]:
+    items = [
+        ("bf16_dense_tflops", compute),
+        ("fp16_dense_tflops", compute),
+        ("fp8_dense_tflops", compute),
+        ("memory_gb", memory),
+        ("memory_bw_gbytes_per_s", memory),
+        ("scaleup_gbytes_per_s", scaleup),
+        ("power_w", compute),
+        ("price_usd", _PRICE),
+        ("cloud_usd_per_hour", _CLOUD),
+        ("achievable_compute_fraction", _EFF),
+    ]
+    if extra:
+        items.append(("notes", extra))
+    return tuple(items)
+
+
+GPUS: tuple[GpuSpec, ...] = (
+    GpuSpec(
+        id="a100-80gb-sxm",
+        name="NVIDIA A100 80GB SXM4",
+        vendor="NVIDIA",
+        bf16_dense_tflops=312.0,
+        fp16_dense_tflops=312.0,
+        fp8_dense_tflops=0.0,
+        memory_gb=80.0,
+        memory_bw_gbytes_per_s=2039.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=300.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=400.0,
+        price_usd=15000.0,
+        cloud_usd_per_hour=1.6,
+        achievable_compute_fraction=0.62,
+        price_is_estimate=True,
+        sources=_sources(_NV_A100, _NV_A100, _NV_A100 + ": NVLink 3, 600 GB/s total"),
+    ),
+    GpuSpec(
+        id="v100-sxm2-32gb",
+        name="NVIDIA V100 SXM2 32GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=0.0,
+        fp16_dense_tflops=125.0,
+        fp8_dense_tflops=0.0,
+        memory_gb=32.0,
+        memory_bw_gbytes_per_s=900.0,
+        scaleup_kind="nvlink-mesh",
+        scaleup_gbytes_per_s=150.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=300.0,
+        price_usd=2500.0,
+        cloud_usd_per_hour=0.8,
+        achievable_compute_fraction=0.45,
+        price_is_estimate=True,
+        sources=_sources(
+            _NV_V100,
+            _NV_V100,
+            _NV_V100 + ": NVLink 2, 300 GB/s total, hybrid cube mesh (DGX-1)",
+            "no bf16 or fp8 tensor cores: train in fp16",
+        ),
+    ),
+    GpuSpec(
+        id="h100-sxm",
+        name="NVIDIA H100 SXM5 80GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=989.0,
+        fp16_dense_tflops=989.0,
+        fp8_dense_tflops=1979.0,
+        memory_gb=80.0,
+        memory_bw_gbytes_per_s=3350.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=450.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=True,
+        power_w=700.0,
+        price_usd=27000.0,
+        cloud_usd_per_hour=2.5,
+        achievable_compute_fraction=0.55,
+        price_is_estimate=True,
+        sources=_sources(_NV_H100, _NV_H100, _NV_H100 + ": NVLink 4, 900 GB/s total"),
+    ),
+    GpuSpec(
+        id="h100-pcie",
+        name="NVIDIA H100 PCIe 80GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=756.0,
+        fp16_dense_tflops=756.0,
+        fp8_dense_tflops=1513.0,
+        memory_gb=80.0,
+        memory_bw_gbytes_per_s=2000.0,
+        scaleup_kind="pcie",
+        scaleup_gbytes_per_s=64.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=350.0,
+        price_usd=25000.0,
+        cloud_usd_per_hour=2.0,
+        achievable_compute_fraction=0.55,
+        price_is_estimate=True,
+        sources=_sources(
+            _NV_H100,
+            _NV_H100,
+            "PCIe Gen5 x16, 64 GB/s per direction (NVLink bridges join pairs only)",
+        ),
+    ),
+    GpuSpec(
+        id="h200-sxm",
+        name="NVIDIA H200 SXM 141GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=989.0,
+        fp16_dense_tflops=989.0,
+        fp8_dense_tflops=1979.0,
+        memory_gb=141.0,
+        memory_bw_gbytes_per_s=4800.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=450.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=True,
+        power_w=700.0,
+        price_usd=32000.0,
+        cloud_usd_per_hour=3.2,
+        achievable_compute_fraction=0.55,
+        price_is_estimate=True,
+        sources=_sources(_NV_H200, _NV_H200, _NV_H200 + ": NVLink 4, 900 GB/s total"),
+    ),
+    GpuSpec(
+        id="h800-sxm",
+        name="NVIDIA H800 SXM5 80GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=989.0,
+        fp16_dense_tflops=989.0,
+        fp8_dense_tflops=1979.0,
+        memory_gb=80.0,
+        memory_bw_gbytes_per_s=3350.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=200.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=True,
+        power_w=700.0,
+        price_usd=30000.0,
+        cloud_usd_per_hour=2.5,
+        achievable_compute_fraction=0.55,
+        price_is_estimate=True,
+        sources=_sources(_NV_H800, _NV_H800, _NV_H800),
+    ),
+    GpuSpec(
+        id="h20",
+        name="NVIDIA H20 96GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=148.0,
+        fp16_dense_tflops=148.0,
+        fp8_dense_tflops=296.0,
+        memory_gb=96.0,
+        memory_bw_gbytes_per_s=4000.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=450.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=True,
+        power_w=400.0,
+        price_usd=12000.0,
+        cloud_usd_per_hour=1.2,
+        achievable_compute_fraction=0.60,
+        price_is_estimate=True,
+        sources=_sources(_NV_H20, _NV_H20, _NV_H20 + ": NVLink 900 GB/s total"),
+    ),
+    GpuSpec(
+        id="b200",
+        name="NVIDIA B200 (HGX/DGX B200)",
+        vendor="NVIDIA",
+        bf16_dense_tflops=2250.0,
+        fp16_dense_tflops=2250.0,
+        fp8_dense_tflops=4500.0,
+        memory_gb=180.0,
+        memory_bw_gbytes_per_s=8000.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=900.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=True,
+        power_w=1000.0,
+        price_usd=37000.0,
+        cloud_usd_per_hour=4.5,
+        achievable_compute_fraction=0.50,
+        price_is_estimate=True,
+        sources=_sources(_NV_B200, _NV_B200, _NV_B200 + ": NVLink 5, 1.8 TB/s total"),
+    ),
+    GpuSpec(
+        id="gb200-nvl72",
+        name="NVIDIA GB200 NVL72 (per Blackwell GPU)",
+        vendor="NVIDIA",
+        bf16_dense_tflops=2500.0,
+        fp16_dense_tflops=2500.0,
+        fp8_dense_tflops=5000.0,
+        memory_gb=186.0,
+        memory_bw_gbytes_per_s=8000.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=900.0,
+        scaleup_domain_gpus=72,
+        gpus_per_server=4,
+        nvlink_sharp=True,
+        power_w=1200.0,
+        price_usd=45000.0,
+        cloud_usd_per_hour=6.0,
+        achievable_compute_fraction=0.50,
+        price_is_estimate=True,
+        sources=_sources(
+            _NV_GB200,
+            _NV_GB200 + ": 13.4 TB HBM3e and 576 TB/s per 72 GPUs",
+            _NV_GB200 + ": NVLink 5, 1.8 TB/s per GPU, 72-GPU NVLink domain; 4 GPUs per tray",
+        ),
+    ),
+    GpuSpec(
+        id="l40s",
+        name="NVIDIA L40S 48GB",
+        vendor="NVIDIA",
+        bf16_dense_tflops=362.0,
+        fp16_dense_tflops=362.0,
+        fp8_dense_tflops=733.0,
+        memory_gb=48.0,
+        memory_bw_gbytes_per_s=864.0,
+        scaleup_kind="pcie",
+        scaleup_gbytes_per_s=32.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=350.0,
+        price_usd=8000.0,
+        cloud_usd_per_hour=1.0,
+        achievable_compute_fraction=0.50,
+        price_is_estimate=True,
+        sources=_sources(_NV_L40S, _NV_L40S, "PCIe Gen4 x16, 32 GB/s per direction, no NVLink"),
+    ),
+    GpuSpec(
+        id="mi300x",
+        name="AMD Instinct MI300X 192GB",
+        vendor="AMD",
+        bf16_dense_tflops=1307.0,
+        fp16_dense_tflops=1307.0,
+        fp8_dense_tflops=2615.0,
+        memory_gb=192.0,
+        memory_bw_gbytes_per_s=5300.0,
+        scaleup_kind="xgmi",
+        scaleup_gbytes_per_s=448.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=750.0,
+        price_usd=15000.0,
+        cloud_usd_per_hour=2.0,
+        achievable_compute_fraction=0.40,
+        price_is_estimate=True,
+        sources=_sources(
+            _AMD_MI300X,
+            _AMD_MI300X,
+            _AMD_MI300X + ": 7 Infinity Fabric links x 64 GB/s per direction, full mesh of 8",
+        ),
+    ),
+    GpuSpec(
+        id="mi325x",
+        name="AMD Instinct MI325X 256GB",
+        vendor="AMD",
+        bf16_dense_tflops=1307.0,
+        fp16_dense_tflops=1307.0,
+        fp8_dense_tflops=2615.0,
+        memory_gb=256.0,
+        memory_bw_gbytes_per_s=6000.0,
+        scaleup_kind="xgmi",
+        scaleup_gbytes_per_s=448.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=1000.0,
+        price_usd=20000.0,
+        cloud_usd_per_hour=2.5,
+        achievable_compute_fraction=0.40,
+        price_is_estimate=True,
+        sources=_sources(
+            _AMD_MI325X,
+            _AMD_MI325X,
+            _AMD_MI325X + ": 7 Infinity Fabric links x 64 GB/s per direction",
+        ),
+    ),
+    GpuSpec(
+        id="gaudi3",
+        name="Intel Gaudi 3 (OAM HL-325L)",
+        vendor="Intel",
+        bf16_dense_tflops=1835.0,
+        fp16_dense_tflops=1835.0,
+        fp8_dense_tflops=1835.0,
+        memory_gb=128.0,
+        memory_bw_gbytes_per_s=3700.0,
+        scaleup_kind="roce-mesh",
+        scaleup_gbytes_per_s=525.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        nvlink_sharp=False,
+        power_w=900.0,
+        price_usd=15600.0,
+        cloud_usd_per_hour=1.5,
+        achievable_compute_fraction=0.45,
+        price_is_estimate=True,
+        sources=_sources(
+            _INTEL_GAUDI3,
+            _INTEL_GAUDI3,
+            _INTEL_GAUDI3 + ": 24 x 200 GbE on die, 21 for the in-server mesh (21 x 25 GB/s)",
+            "price: Intel's published 8-accelerator kit price of about $125,000 / 8",
+        ),
+    ),
+)
+
+GPU_IDS: tuple[str, ...] = tuple(g.id for g in GPUS)

@@ -1,0 +1,405 @@
+"""Performance of one network design for a planned workload.
+
+:func:`evaluate_design` is the hot path of the recommendation (called for every candidate),
+so everything that does not depend on the design is precomputed in the
+:class:`~advisor.engine.workload.WorkloadPlan`; this module only prices the network parts.
+
+Training step (seconds, per GPU, synchronous):
+    step = compute + optimizer + exposed_comm + bubble + straggler
+    exposed_comm = TP + EP + PP (on the critical path) + DP not hidden behind backward
+    bubble = (pp - 1) / virtual_stages x time of one micro-batch
+    straggler = sigma x sqrt(2 ln domains), sigma^2 = (cv_c compute)^2 + (cv_net comm)^2
+Inference (per output token):
+    ms_per_token = decode step (max(memory, compute)) + TP/PP/EP communication per token
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.engine.collectives import (
+    CommDomain,
+    collective_time_s,
+    make_domain,
+    moe_dispatch,
+    p2p_time_s,
+)
+from advisor.engine import constants as c
+from advisor.engine.constants import (
+    COMPUTE_JITTER_CV,
+    DDP_BUCKET_BYTES,
+    DP_OVERLAP_EFFICIENCY,
+    EP_COMM_OVERLAP,
+    FABRICS,
+    TP_COMM_OVERLAP,
+    WEIGHT_BYTES,
+)
+from advisor.engine.scenario import Design, Scenario
+from advisor.engine.workload import (
+    GroupLayout,
+    InferencePlan,
+    TrainingPlan,
+    WorkloadPlan,
+    compute_efficiency,
+)
+
+__all__ = ["Design", "DesignMetrics", "evaluate_design", "model_assumptions"]
+
+_BOUNDS = ("point", "low", "high")
+
+
+@dataclass(frozen=True)
+class DesignMetrics:
+    """Metrics of one design; ``values`` holds the ENGINE_API metric keys (SI units)."""
+
+    kind: str
+    """``training`` or ``inference``."""
+    values: tuple[tuple[str, float], ...]
+
+    def get(self, key: str) -> float:
+        for k, v in self.values:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(self.values)
+
+
+# ----------------------------------------------------------------------------- domains
+
+
+class _Net:
+    """Builds communicator domains for one design and bound (cached per layout)."""
+
+    def __init__(self, s: Scenario, w: WorkloadPlan, d: Design, bound: str) -> None:
+        self.s = s
+        self.d = d
+        self.bound = bound
+        servers_per_domain = max(1, w.domain_gpus // s.gpus_per_node)
+        self.nics_per_domain = d.nics_per_node * servers_per_domain
+        self.cache: dict[tuple[int, int, int], CommDomain] = {}
+
+    def domain(self, layout: GroupLayout, *, share_all: int | None = None) -> CommDomain:
+        share = share_all if share_all is not None else layout.concurrent_groups
+        key = (layout.nodes, layout.ranks_per_node, share)
+        dom = self.cache.get(key)
+        if dom is None:
+            g = self.s.gpu
+            dom = make_domain(
+                nodes=layout.nodes,
+                ranks_per_node=layout.ranks_per_node,
+                scaleup_kind=g.scaleup_kind,
+                scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
+                nvls=g.nvlink_sharp,
+                fabric_id=self.d.fabric,
+                nic_gbps=self.d.nic_gbps,
+                nics_per_node=self.nics_per_domain,
+                oversubscription=self.d.oversubscription,
+                adaptive_routing=self.d.adaptive_routing,
+                in_network_reduction=self.d.in_network_reduction,
+                bound=self.bound,
+                net_share=1.0 / max(1, share),
+            )
+            self.cache[key] = dom
+        return dom
+
+
+def _ops_time(net: _Net, layout: GroupLayout, ops: tuple[tuple[str, float, int], ...]) -> float:
+    if layout.size <= 1 or not ops:
+        return 0.0
+    dom = net.domain(layout)
+    return sum(count * collective_time_s(op, nbytes, dom)[0] for op, nbytes, count in ops)
+
+
+# ----------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class _TrainingTimes:
+    step_s: float
+    exposed_comm_s: float
+    exposed_network_s: float
+    network_comm_s: float
+    bubble_s: float
+    straggler_s: float
+
+
+def _training_times(
+    s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design, bound: str
+) -> _TrainingTimes:
+    net = _Net(s, w, d, bound)
+    fabric = FABRICS[d.fabric]
+    m = t.microbatches
+    plan = w.plan
+
+    # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
+    tp_net = 0.0
+    if t.tp_layout.crosses_network and t.tp_collectives_per_step:
+        dom = net.domain(t.tp_layout)
+        tp_net = t.tp_collectives_per_step * collective_time_s(
+            "all_reduce", t.tp_bytes_per_collective, dom
+        )[0]
+    tp_exposed = (t.tp_comm_s + tp_net) * (1.0 - TP_COMM_OVERLAP)
+
+    # expert parallel all-to-all
+    ep_net = 0.0
+    if t.ep_layout.crosses_network and t.ep_all_to_all_per_step:
+        dom = net.domain(t.ep_layout)
+        ep_net = t.ep_all_to_all_per_step * collective_time_s(
+            "all_to_all", t.ep_bytes_per_all_to_all, dom
+        )[0]
+    ep_exposed = (t.ep_intra_s + ep_net) * (1.0 - EP_COMM_OVERLAP)
+
+    # pipeline point-to-point: every GPU of a domain sends its activations at once
+    pp_s = 0.0
+    pp_net = 0.0
+    if t.pp_p2p_per_step:
+        if t.pp_crosses_network:
+            pair = GroupLayout(size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus,
+                               concurrent_groups=1)
+            dom = net.domain(pair)
+            per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=w.domain_gpus)
+            pp_net = t.pp_p2p_per_step * per
+            pp_s = pp_net
+        else:
+            local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
+            pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
+
+    # data parallel gradients, overlapped with the last micro-batch's backward pass
+    dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes)
+    edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes)
+    dp_total = dp_s + edp_s
+    per_mb = t.compute_s / m
+    if plan.sharding == "zero3":
+        window = t.compute_s * DP_OVERLAP_EFFICIENCY
+    else:
+        window = per_mb * DP_OVERLAP_EFFICIENCY
+    grad_bytes = max(t.dp_bytes, 1.0)
+    min_exposed = dp_total * min(1.0, DDP_BUCKET_BYTES / grad_bytes)
+    dp_exposed = max(dp_total - window, min_exposed) if dp_total > 0 else 0.0
+    dp_net = dp_s if t.dp_layout.crosses_network else 0.0
+    dp_net += edp_s if t.expert_dp_layout.crosses_network else 0.0
+    dp_net_exposed = dp_exposed * (dp_net / dp_total) if dp_total > 0 else 0.0
+
+    bubble = 0.0
+    if plan.pp > 1:
+        bubble = (plan.pp - 1) / plan.virtual_stages * (t.compute_s + tp_exposed + ep_exposed) / m
+
+    network_comm = tp_net + ep_net + pp_net + dp_net
+    exposed = tp_exposed + ep_exposed + pp_s + dp_exposed
+    exposed_network = tp_net + ep_net * (1.0 - EP_COMM_OVERLAP) + pp_net + dp_net_exposed
+
+    straggler = 0.0
+    if w.domains > 1 and bound != "low":
+        sigma = math.hypot(COMPUTE_JITTER_CV * t.compute_s, fabric.jitter_cv * network_comm)
+        straggler = sigma * math.sqrt(2.0 * math.log(w.domains))
+        if bound == "high":
+            straggler *= 2.0
+    step = t.compute_s + t.optimizer_s + exposed + bubble + straggler
+    return _TrainingTimes(
+        step_s=step,
+        exposed_comm_s=exposed,
+        exposed_network_s=exposed_network,
+        network_comm_s=network_comm,
+        bubble_s=bubble,
+        straggler_s=straggler,
+    )
+
+
+def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) -> DesignMetrics:
+    point = _training_times(s, w, t, d, "point")
+    low = _training_times(s, w, t, d, "low")
+    high = _training_times(s, w, t, d, "high")
+    step = point.step_s
+    run_s = t.steps * step
+    peak = s.gpu.peak_tflops(s.precision) * 1e12
+    tflops = t.hardware_flops_per_gpu / step / 1e12
+    values = (
+        ("step_time_s", step),
+        ("step_time_s_low", low.step_s),
+        ("step_time_s_high", high.step_s),
+        ("compute_s", t.compute_s + t.optimizer_s),
+        ("exposed_comm_s", point.exposed_comm_s),
+        ("exposed_network_s", point.exposed_network_s),
+        ("network_comm_s", point.network_comm_s),
+        ("bubble_s", point.bubble_s),
+        ("straggler_s", point.straggler_s),
+        ("tflops_per_gpu", tflops),
+        ("model_tflops_per_gpu", t.model_flops_per_gpu / step / 1e12),
+        ("mfu", t.model_flops_per_gpu / step / peak if peak > 0 else 0.0),
+        ("scaling_efficiency", min(1.0, (t.compute_s + t.optimizer_s) / step)),
+        ("gpu_idle_fraction", min(1.0, (point.exposed_network_s + point.straggler_s) / step)),
+        ("tokens_per_s", t.tokens_per_step / step),
+        ("run_time_s", run_s),
+        ("run_time_s_low", t.steps * low.step_s),
+        ("run_time_s_high", t.steps * high.step_s),
+        ("gpu_hours", run_s * s.gpus / 3600.0),
+    )
+    return DesignMetrics(kind="training", values=values)
+
+
+# ----------------------------------------------------------------------------- inference
+
+
+@dataclass(frozen=True)
+class _InferenceTimes:
+    token_s: float
+    comm_s: float
+    network_s: float
+    ttft_s: float
+
+
+def _inference_times(
+    s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design, bound: str
+) -> _InferenceTimes:
+    net = _Net(s, w, d, bound)
+    fabric = FABRICS[d.fabric]
+    comm = i.tp_decode_intra_s
+    prefill_comm = i.tp_prefill_intra_s
+    network = 0.0
+    if i.tp_layout.crosses_network and i.tp_collectives_per_token:
+        dom = net.domain(i.tp_layout)
+        decode_tp = i.tp_collectives_per_token * collective_time_s(
+            "all_reduce", i.tp_bytes_per_decode_collective, dom
+        )[0]
+        comm += decode_tp
+        network += decode_tp
+        prefill_comm += i.tp_collectives_per_token * collective_time_s(
+            "all_reduce", i.tp_bytes_per_prefill_collective, dom
+        )[0]
+    if i.pp_hops:
+        if i.pp_crosses_network:
+            pair = GroupLayout(size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus,
+                               concurrent_groups=1)
+            dom = net.domain(pair)
+            hop = p2p_time_s(i.pp_bytes_per_token, dom, concurrent_per_node=w.domain_gpus)
+            network += i.pp_hops * hop
+            prompt_bytes = i.pp_bytes_per_token / max(1, i.batch_per_replica)
+            prefill_comm += i.pp_hops * p2p_time_s(
+                prompt_bytes * (s.inference.prompt_tokens if s.inference else 1), dom,
+                concurrent_per_node=w.domain_gpus,
+            )
+        else:
+            local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
+            hop = p2p_time_s(i.pp_bytes_per_token, net.domain(local))
+        comm += i.pp_hops * hop
+    if i.moe_layers and w.plan.ep > 1:
+        dom = net.domain(i.ep_layout)
+        disp = moe_dispatch(
+            tokens_per_rank=max(1, i.ep_tokens_per_gpu),
+            hidden=s.model.hidden,
+            top_k=s.model.moe_top_k,
+            bytes_per_element=WEIGHT_BYTES[s.precision],
+            d=dom,
+        )
+        comb = moe_dispatch(
+            tokens_per_rank=max(1, i.ep_tokens_per_gpu),
+            hidden=s.model.hidden,
+            top_k=s.model.moe_top_k,
+            bytes_per_element=2.0,
+            d=dom,
+        )
+        ep_s = i.moe_layers * (disp.time_s + comb.time_s)
+        comm += ep_s
+        if i.ep_layout.crosses_network:
+            network += ep_s
+    tail = 0.0
+    if network > 0 and bound != "low":
+        ranks = max(2, w.plan.tp * w.plan.pp * max(1, w.plan.ep))
+        tail = fabric.jitter_cv * network * math.sqrt(2.0 * math.log(ranks))
+        if bound == "high":
+            tail *= 2.0
+    token = i.decode_compute_s + comm + tail
+    ttft = i.prefill_compute_s + prefill_comm + token
+    return _InferenceTimes(token_s=token, comm_s=comm + tail, network_s=network + tail, ttft_s=ttft)
+
+
+def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design) -> DesignMetrics:
+    point = _inference_times(s, w, i, d, "point")
+    low = _inference_times(s, w, i, d, "low")
+    high = _inference_times(s, w, i, d, "high")
+    servers = max(1, s.gpus // s.gpus_per_node)
+    tokens_per_s = i.replicas * i.batch_per_replica / point.token_s
+    target = s.inference.target_ms_per_token if s.inference else 0.0
+    values = (
+        ("ms_per_token", point.token_s * 1e3),
+        ("ms_per_token_low", low.token_s * 1e3),
+        ("ms_per_token_high", high.token_s * 1e3),
+        ("ttft_ms", point.ttft_s * 1e3),
+        ("tokens_per_s_per_server", tokens_per_s / servers),
+        ("tokens_per_s", tokens_per_s),
+        ("comm_ms_per_token", point.comm_s * 1e3),
+        ("network_ms_per_token", point.network_s * 1e3),
+        ("compute_ms_per_token", i.decode_compute_s * 1e3),
+        ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
+        ("meets_target", 1.0 if point.token_s * 1e3 <= target else 0.0),
+    )
+    return DesignMetrics(kind="inference", values=values)
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
+    """Metrics of ``w`` on design ``d`` (see module docstring for the composition).
+
+    Cheap by construction: only the network-dependent collectives are priced here.
+    """
+    if w.training is not None:
+        return _training_metrics(s, w, w.training, d)
+    assert w.inference is not None
+    return _inference_metrics(s, w, w.inference, d)
+
+
+# ----------------------------------------------------------------------------- assumptions
+
+
+def _row(name: str, value: Any, unit: str, source: str) -> dict[str, Any]:
+    return {"name": name, "value": value, "unit": unit, "source": source}
+
+
+def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
+    """The performance-model constants that shaped this result."""
+    g = s.gpu
+    rows = [
+        _row(
+            "compute efficiency",
+            round(compute_efficiency(g, s.precision, w.plan.tp, s.model.hidden), 4),
+            "fraction of dense peak",
+            "catalog achievable_compute_fraction x width factor (docs/MODEL.md)",
+        ),
+        _row("peak", g.peak_tflops(s.precision), f"TFLOP/s dense {s.precision}", g.name),
+        _row(
+            "scale-up bandwidth",
+            g.scaleup_gbytes_per_s,
+            "GB/s per GPU per direction",
+            dict(g.sources).get("scaleup_gbytes_per_s", ""),
+        ),
+        _row(
+            "scale-up ring efficiency",
+            c.SCALEUP_EFFICIENCY.get(g.scaleup_kind, 0.75),
+            "fraction",
+            c.SCALEUP_EFFICIENCY_SOURCE,
+        ),
+    ]
+    for fabric in c.FABRICS.values():
+        rows.append(
+            _row(
+                f"{fabric.id} wire efficiency",
+                fabric.wire_efficiency,
+                "fraction of NIC line rate",
+                fabric.source,
+            )
+        )
+    rows += [
+        _row("ECMP collision loss", c.ECMP_COLLISION_LOSS, "fraction of cross-leaf bandwidth",
+             "Meta SIGCOMM'24 (up to 0.40)"),
+        _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
+        _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
+        _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),
+        _row("constants version", c.CONSTANTS_VERSION, "", "advisor/engine/constants.py"),
+    ]
+    return rows

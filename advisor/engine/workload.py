@@ -1,0 +1,923 @@
+"""Workload model: FLOPs, memory fit, the parallelism plan and traffic volumes.
+
+Everything here depends on the scenario only, never on the network design, so
+:func:`plan_workload` runs once per scenario and :func:`advisor.engine.performance.
+evaluate_design` reuses its numbers for every candidate network (precomputed in the plan).
+
+Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from advisor.engine.catalog import GpuSpec, ModelSpec
+from advisor.engine.collectives import (
+    busbw_factor,
+    collective_time_s,
+    make_domain,
+)
+from advisor.engine.constants import (
+    ACTIVATION_BYTES_PER_TOKEN_HIDDEN,
+    FP8_EFFICIENCY_FACTOR,
+    GEMM_HALF_EFFICIENCY_WIDTH,
+    GRAD_BYTES_PER_PARAM,
+    HBM_EFFICIENCY,
+    MASTER_AND_ADAM_BYTES_PER_PARAM,
+    MEMORY_USABLE_FRACTION,
+    OPTIMIZER_BYTES_PER_PARAM,
+    RECOMPUTE_BYTES_PER_TOKEN_HIDDEN,
+    TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM,
+    WEIGHT_BYTES,
+)
+from advisor.engine.errors import ScenarioError
+from advisor.engine.scenario import Scenario
+
+GB = 1e9
+
+
+# ----------------------------------------------------------------------------- FLOPs
+
+
+def forward_flops_per_token(model: ModelSpec, sequence_length: int) -> float:
+    """Forward FLOPs per token: 2 x matmul parameters + attention score/context matmuls.
+
+    Matmul parameters are the active parameters minus the input embedding lookup (tied
+    embeddings double as the output head, so nothing is removed).  Attention adds
+    4 * s * hidden per layer (QK^T and AV), counted over the full sequence as Megatron-LM
+    does (Narayanan et al. SC'21 eq. 3: 24 h^2 (1 + s/6h) + 2 h V per token per layer).
+    """
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
+    matmul_params = max(0.0, model.active_params - lookup)
+    attention = 4.0 * sequence_length * model.heads * model.head_dim * model.layers
+    return 2.0 * matmul_params + attention
+
+
+def compute_efficiency(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
+    """Achieved fraction of the dense peak for transformer layers on one GPU.
+
+    ``achievable_compute_fraction`` (catalog) x width factor w/(w + 128) with w = hidden/tp
+    (small GEMMs underfill the GPU) x 0.7 for FP8.
+    """
+    width = hidden / max(1, tp)
+    eff = gpu.achievable_compute_fraction * width / (width + GEMM_HALF_EFFICIENCY_WIDTH)
+    if precision == "fp8":
+        eff *= FP8_EFFICIENCY_FACTOR
+    return eff
+
+
+def achievable_flops_per_s(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
+    return gpu.peak_tflops(precision) * 1e12 * compute_efficiency(gpu, precision, tp, hidden)
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Per-GPU memory in GB."""
+
+    weights_gb: float
+    gradients_gb: float
+    optimizer_gb: float
+    activations_gb: float
+    kv_cache_gb: float
+    total_gb: float
+    capacity_gb: float
+    usable_gb: float
+
+    @property
+    def fits(self) -> bool:
+        return self.total_gb <= self.usable_gb
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["fits"] = self.fits
+        return d
+
+
+@dataclass(frozen=True)
+class Plan:
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    micro_batch: int
+    virtual_stages: int
+    sharding: str
+    recompute: str
+    source: str
+    """``planner`` or ``explicit``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """How one communicator maps onto scale-up domains (servers or NVL72 racks).
+
+    ``concurrent_groups`` communicators of this kind share each domain's NICs.
+    """
+
+    size: int
+    nodes: int
+    ranks_per_node: int
+    concurrent_groups: int
+
+    @property
+    def crosses_network(self) -> bool:
+        return self.nodes > 1
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """Per-step quantities of a training plan (all per GPU unless noted)."""
+
+    microbatches: int
+    global_batch_sequences: int
+    tokens_per_step: int
+    steps: float
+    hardware_flops_per_gpu: float
+    model_flops_per_gpu: float
+    compute_s: float
+    optimizer_s: float
+    forward_fraction: float
+    tp_comm_s: float
+    """Tensor-parallel collectives per step inside the scale-up domain (0 if TP crosses it)."""
+    tp_bytes_per_collective: float
+    tp_collectives_per_step: int
+    pp_bytes_per_p2p: float
+    pp_p2p_per_step: int
+    dp_bytes: float
+    """Dense-parameter gradient bytes per GPU reduced over the data-parallel group per step."""
+    dp_op_bytes: tuple[tuple[str, float, int], ...]
+    """(op, bytes per rank, count) for the dense data-parallel group per step."""
+    expert_dp_op_bytes: tuple[tuple[str, float, int], ...]
+    ep_bytes_per_all_to_all: float
+    ep_all_to_all_per_step: int
+    ep_intra_s: float
+    """All-to-all time per step when the expert group stays inside one domain."""
+    dp_layout: GroupLayout
+    expert_dp_layout: GroupLayout
+    tp_layout: GroupLayout
+    ep_layout: GroupLayout
+    pp_crosses_network: bool
+
+
+@dataclass(frozen=True)
+class InferencePlan:
+    """Per-token quantities of an inference plan."""
+
+    replicas: int
+    gpus_per_replica: int
+    batch_per_replica: int
+    independent_replicas: bool
+    decode_compute_s: float
+    """One decode step of the whole replica (all pipeline stages), compute/memory bound."""
+    prefill_compute_s: float
+    tp_bytes_per_decode_collective: float
+    tp_collectives_per_token: int
+    tp_bytes_per_prefill_collective: float
+    tp_decode_intra_s: float
+    tp_prefill_intra_s: float
+    pp_bytes_per_token: float
+    pp_hops: int
+    ep_dispatch_bytes_per_gpu: float
+    """Per MoE layer per decode step: tokens x top_k x hidden bytes each GPU dispatches."""
+    ep_tokens_per_gpu: int
+    moe_layers: int
+    tp_layout: GroupLayout
+    ep_layout: GroupLayout
+    pp_crosses_network: bool
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    """Everything about the workload that does not depend on the network design."""
+
+    plan: Plan
+    memory: MemoryEstimate
+    nodes: int
+    gpus_per_node: int
+    domain_gpus: int
+    """GPUs per scale-up domain (8 for HGX, 72 for NVL72)."""
+    domains: int
+    spans_servers: bool
+    needs_compute_fabric: bool
+    training: TrainingPlan | None
+    inference: InferencePlan | None
+    notes: tuple[str, ...]
+
+    def to_dict(self, scenario: Scenario) -> dict[str, Any]:
+        return {
+            "model": scenario.model.to_dict(),
+            "memory": self.memory.to_dict(),
+            "plan": self.plan.to_dict(),
+            "nodes": self.nodes,
+            "gpus_per_node": self.gpus_per_node,
+            "scaleup_domain_gpus": self.domain_gpus,
+            "spans_servers": self.spans_servers,
+            "needs_compute_fabric": self.needs_compute_fabric,
+            "traffic": traffic_dict(self),
+            "notes": list(self.notes),
+        }
+
+
+def traffic_dict(w: WorkloadPlan) -> dict[str, Any]:
+    """Traffic volumes per step (training) or per output token (inference), in bytes."""
+    if w.training is not None:
+        t = w.training
+        dp_total = sum(b * c for _, b, c in t.dp_op_bytes)
+        edp_total = sum(b * c for _, b, c in t.expert_dp_op_bytes)
+        return {
+            "unit": "bytes per GPU per training step",
+            "tokens_per_step": t.tokens_per_step,
+            "microbatches": t.microbatches,
+            "tensor_parallel_bytes": t.tp_bytes_per_collective * t.tp_collectives_per_step,
+            "tensor_parallel_collectives": t.tp_collectives_per_step,
+            "tensor_parallel_crosses_network": t.tp_layout.crosses_network,
+            "pipeline_bytes": t.pp_bytes_per_p2p * t.pp_p2p_per_step,
+            "pipeline_crosses_network": t.pp_crosses_network,
+            "data_parallel_bytes": dp_total + edp_total,
+            "data_parallel_crosses_network": t.dp_layout.crosses_network,
+            "expert_all_to_all_bytes": t.ep_bytes_per_all_to_all * t.ep_all_to_all_per_step,
+            "expert_crosses_network": t.ep_layout.crosses_network,
+        }
+    assert w.inference is not None
+    i = w.inference
+    return {
+        "unit": "bytes per GPU per output token (decode step)",
+        "tensor_parallel_bytes": i.tp_bytes_per_decode_collective * i.tp_collectives_per_token,
+        "tensor_parallel_collectives": i.tp_collectives_per_token,
+        "tensor_parallel_crosses_network": i.tp_layout.crosses_network,
+        "pipeline_bytes": i.pp_bytes_per_token,
+        "pipeline_crosses_network": i.pp_crosses_network,
+        "expert_all_to_all_bytes": 2.0 * i.ep_dispatch_bytes_per_gpu * i.moe_layers,
+        "expert_crosses_network": i.ep_layout.crosses_network,
+    }
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _powers_of_two_up_to(limit: int) -> list[int]:
+    out, v = [], 1
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def domain_gpus(s: Scenario) -> int:
+    """GPUs per scale-up domain used by this job (a server, or an NVL72 rack)."""
+    if s.gpu.scaleup_domain_gpus > s.gpus_per_node:
+        dom = min(s.gpu.scaleup_domain_gpus, s.gpus)
+        # a domain holds whole servers
+        return max(s.gpus_per_node, dom - dom % s.gpus_per_node)
+    return s.gpus_per_node
+
+
+def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout:
+    """Place a communicator of ``size`` ranks spaced ``stride`` apart on domains of ``domain``.
+
+    Megatron orders ranks tp (stride 1), then dp/ep, then pp, so a group's members that fall
+    in one domain are ``domain // stride`` of them (at least 1).
+    """
+    if size <= 1:
+        return GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
+    span = size * stride
+    if span <= domain:
+        return GroupLayout(size=size, nodes=1, ranks_per_node=size, concurrent_groups=1)
+    per_node = max(1, domain // stride) if stride < domain else 1
+    per_node = min(per_node, size)
+    nodes = max(1, size // per_node)
+    concurrent = max(1, domain // per_node) if stride < domain else 1
+    concurrent = min(concurrent, domain)
+    return GroupLayout(size=size, nodes=nodes, ranks_per_node=per_node, concurrent_groups=concurrent)
+
+
+def _intra_time_s(
+    s: Scenario, op: str, nbytes: float, ranks: int, nvls: bool | None = None
+) -> float:
+    """Collective time inside one scale-up domain (no network)."""
+    if ranks <= 1 or nbytes <= 0:
+        return 0.0
+    d = make_domain(
+        nodes=1,
+        ranks_per_node=ranks,
+        scaleup_kind=s.gpu.scaleup_kind,
+        scaleup_gbytes_per_s=s.gpu.scaleup_gbytes_per_s,
+        nvls=s.gpu.nvlink_sharp if nvls is None else nvls,
+        fabric_id=None,
+        nic_gbps=0.0,
+        nics_per_node=0,
+    )
+    return collective_time_s(op, nbytes, d)[0]
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def training_memory(
+    s: Scenario, tp: int, pp: int, dp: int, ep: int, mb: int, sharding: str, recompute: str,
+    microbatches: int,
+) -> MemoryEstimate:
+    """Per-GPU memory of a training plan (GB).
+
+    Dense parameters are split over tp x pp, routed experts over ep x pp.  Weights+gradients
+    take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by dp under
+    zero1 (distributed optimizer); zero3 also shards weights and gradients over dp.
+    Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):
+    34 B x s x b x h / tp per layer, or 2 B x s x b x h with full recomputation plus one
+    layer's working set; the first 1F1B stage holds min(pp, microbatches) microbatches of its
+    layers/pp layers.
+    """
+    m = s.model
+    dense = m.dense_params / (tp * pp)
+    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
+    params_per_gpu = dense + experts
+    edp = max(1, dp // ep) if m.is_moe else dp
+    dense_shard = dp if sharding == "zero3" else 1
+    expert_shard = edp if sharding == "zero3" else 1
+    wg = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM * (dense / dense_shard + experts / expert_shard)
+    opt_div_dense = dp if sharding in ("zero1", "zero3") else 1
+    opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
+    opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
+    tokens = s.sequence_length * mb
+    per_layer_full = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
+    layers_per_stage = math.ceil(m.layers / pp)
+    in_flight = min(pp, microbatches)
+    if recompute == "full":
+        kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
+        act = layers_per_stage * in_flight * kept + per_layer_full
+    else:
+        act = layers_per_stage * in_flight * per_layer_full
+    # logits of the last stage (fp32 for the loss) when vocab is large
+    act += 4.0 * tokens * m.vocab / tp if pp == 1 else 0.0
+    weights_b = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (
+        dense / dense_shard + experts / expert_shard
+    )
+    total = wg + opt + act
+    cap = s.gpu.memory_gb
+    return MemoryEstimate(
+        weights_gb=weights_b / GB,
+        gradients_gb=(wg - weights_b) / GB,
+        optimizer_gb=opt / GB,
+        activations_gb=act / GB,
+        kv_cache_gb=0.0,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    ) if params_per_gpu >= 0 else _never()
+
+
+def _never() -> MemoryEstimate:  # pragma: no cover - keeps mypy's conditional typed
+    raise AssertionError
+
+
+def inference_memory(
+    s: Scenario, gpus_per_replica: int, batch: int, kv_split: int
+) -> MemoryEstimate:
+    """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_split (GB)."""
+    assert s.inference is not None
+    m = s.model
+    wbytes = WEIGHT_BYTES[s.precision]
+    weights = m.params * wbytes / gpus_per_replica
+    context = s.inference.prompt_tokens + s.inference.output_tokens
+    kv = batch * context * m.layers * m.kv_dim_per_layer * wbytes / max(1, kv_split)
+    act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
+    total = weights + kv + act
+    cap = s.gpu.memory_gb
+    return MemoryEstimate(
+        weights_gb=weights / GB,
+        gradients_gb=0.0,
+        optimizer_gb=0.0,
+        activations_gb=act / GB,
+        kv_cache_gb=kv / GB,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )
+
+
+# ----------------------------------------------------------------------------- planner
+
+
+def plan_workload(s: Scenario) -> WorkloadPlan:
+    """Choose (or check) the parallelism plan and precompute its design-independent costs.
+
+    Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
+    cannot fit even at maximum parallelism.
+    """
+    if s.is_training:
+        return _plan_training(s)
+    return _plan_inference(s)
+
+
+def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int]:
+    p = s.parallelism
+    errors: dict[str, list[str]] = {}
+    tp = p.tp or 1
+    pp = p.pp or 1
+    ep = p.ep or 1
+    if p.dp is not None:
+        dp = p.dp
+        if tp * pp * dp != s.gpus:
+            errors["parallelism"] = [
+                f"tp x pp x dp = {tp} x {pp} x {dp} = {tp * pp * dp} must equal gpus ({s.gpus})"
+            ]
+    else:
+        if s.gpus % (tp * pp) != 0:
+            errors["parallelism"] = [f"tp x pp = {tp * pp} must divide gpus ({s.gpus})"]
+        dp = max(1, s.gpus // (tp * pp))
+    m = s.model
+    if m.heads % tp != 0:
+        errors.setdefault("parallelism.tp", []).append(f"must divide the model's heads ({m.heads})")
+    if pp > m.layers:
+        errors.setdefault("parallelism.pp", []).append(
+            f"must be <= the model's layers ({m.layers})"
+        )
+    if ep > 1:
+        if not m.is_moe:
+            errors.setdefault("parallelism.ep", []).append("must be 1 for a dense model")
+        elif m.moe_experts % ep != 0:
+            errors.setdefault("parallelism.ep", []).append(
+                f"must divide the number of experts ({m.moe_experts})"
+            )
+        elif dp % ep != 0:
+            errors.setdefault("parallelism.ep", []).append(f"must divide dp ({dp})")
+    if errors:
+        raise ScenarioError(errors)
+    return tp, pp, dp, ep
+
+
+def _training_candidates(s: Scenario) -> list[tuple[int, int, int]]:
+    """(tp, pp, ep) in planner preference order: TP inside the server first, then PP, EP."""
+    m = s.model
+    tps = [t for t in _powers_of_two_up_to(s.gpus_per_node) if m.heads % t == 0 and s.gpus % t == 0]
+    cands: list[tuple[int, int, int]] = []
+    for tp in tps:
+        for pp in _divisors(s.gpus // tp):
+            if pp > m.layers:
+                continue
+            dp = s.gpus // (tp * pp)
+            eps = [1]
+            if m.is_moe:
+                eps = [e for e in _divisors(dp) if m.moe_experts % e == 0]
+            for ep in eps:
+                cands.append((tp, pp, ep))
+    # prefer little model parallelism, TP before PP, and (for MoE) EP as small as fits
+    cands.sort(key=lambda c: (c[0] * c[1] * (1 if c[2] <= s.gpus_per_node else 2), c[1], -c[0], c[2]))
+    return cands
+
+
+def _microbatches(batch_sequences: int, dp: int, mb: int) -> int:
+    return max(1, round(batch_sequences / (dp * mb)))
+
+
+def _plan_training(s: Scenario) -> WorkloadPlan:
+    assert s.training is not None
+    p = s.parallelism
+    mb = p.micro_batch or 1
+    batch = s.training.global_batch_sequences
+    sharding_options = (
+        (s.training.sharding,) if s.training.sharding_given else (s.training.sharding, "zero3")
+    )
+    recompute_options = (p.recompute,) if p.recompute else ("none", "full")
+    notes: list[str] = []
+    chosen: tuple[int, int, int, int, str, str, MemoryEstimate] | None = None
+    if p.given:
+        tp, pp, dp, ep = _check_explicit_training(s)
+        m_count = _microbatches(batch, dp, mb)
+        best_mem: MemoryEstimate | None = None
+        for sharding in sharding_options:
+            for rc in recompute_options:
+                mem = training_memory(s, tp, pp, dp, ep, mb, sharding, rc, m_count)
+                best_mem = best_mem or mem
+                if mem.fits:
+                    chosen = (tp, pp, dp, ep, sharding, rc, mem)
+                    break
+            if chosen:
+                break
+        if chosen is None:
+            assert best_mem is not None
+            raise ScenarioError.single(
+                "parallelism",
+                f"the plan needs {best_mem.total_gb:.0f} GB per GPU but {s.gpu.id} has "
+                f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp or ep, or shard (zero3)",
+            )
+        source = "explicit"
+    else:
+        for sharding in sharding_options:
+            for tp, pp, ep in _training_candidates(s):
+                dp = s.gpus // (tp * pp)
+                m_count = _microbatches(batch, dp, mb)
+                for rc in recompute_options:
+                    mem = training_memory(s, tp, pp, dp, ep, mb, sharding, rc, m_count)
+                    if mem.fits:
+                        chosen = (tp, pp, dp, ep, sharding, rc, mem)
+                        break
+                if chosen:
+                    break
+            if chosen:
+                break
+        if chosen is None:
+            raise ScenarioError.single(
+                "gpus",
+                f"{s.model.name} does not fit on {s.gpus} x {s.gpu.id} even with maximum "
+                "tensor, pipeline and expert parallelism and zero3 sharding; add GPUs or "
+                "pick a GPU with more memory",
+            )
+        source = "planner"
+    tp, pp, dp, ep, sharding, recompute, mem = chosen
+    if batch < dp * mb:
+        notes.append(
+            f"global batch raised from {batch} to {dp * mb} sequences "
+            f"(at least one micro-batch per data-parallel rank)"
+        )
+    elif batch % (dp * mb) != 0:
+        notes.append(
+            f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb} sequences "
+            f"(a multiple of dp x micro_batch = {dp * mb})"
+        )
+    vpp = p.virtual_stages or 1
+    plan = Plan(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        ep=ep,
+        micro_batch=mb,
+        virtual_stages=vpp,
+        sharding=sharding,
+        recompute=recompute,
+        source=source,
+    )
+    training = _training_costs(s, plan)
+    dom = domain_gpus(s)
+    return WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=s.nodes,
+        gpus_per_node=s.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, s.gpus // dom),
+        spans_servers=s.nodes > 1,
+        needs_compute_fabric=s.gpus > dom,
+        training=training,
+        inference=None,
+        notes=tuple(notes),
+    )
+
+
+def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
+    assert s.training is not None
+    m = s.model
+    tp, pp, dp, ep, mb = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch
+    microbatches = _microbatches(s.training.global_batch_sequences, dp, mb)
+    batch = microbatches * dp * mb
+    seq = s.sequence_length
+    tokens = batch * seq
+    fwd = forward_flops_per_token(m, seq)
+    passes = 4.0 if plan.recompute == "full" else 3.0
+    hardware_flops = tokens * fwd * passes / s.gpus
+    model_flops = tokens * fwd * 3.0 / s.gpus
+    flops_per_s = achievable_flops_per_s(s.gpu, s.precision, tp, m.hidden)
+    compute_s = hardware_flops / flops_per_s
+    # optimizer: memory-bound Adam over this GPU's shard of parameters
+    dense = m.dense_params / (tp * pp)
+    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
+    edp = max(1, dp // ep) if m.is_moe else dp
+    opt_div = dp if plan.sharding != "none" else 1
+    opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
+    optimizer_s = opt_params * OPTIMIZER_BYTES_PER_PARAM / (
+        s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    )
+    act_bytes = WEIGHT_BYTES.get(s.precision, 2.0) if s.precision != "fp8" else 2.0
+    dom = domain_gpus(s)
+
+    # tensor parallel: 2 all-reduces forward + 2 backward per layer per micro-batch
+    # (+2 with recomputation), of b x s x h activations (Megatron-LM, Shoeybi et al. 2019)
+    tp_bytes = mb * seq * m.hidden * act_bytes
+    per_layer = 6 if plan.recompute == "full" else 4
+    layers_per_stage = math.ceil(m.layers / pp)
+    tp_count = per_layer * layers_per_stage * microbatches if tp > 1 else 0
+    tp_layout = group_layout(tp, 1, dom, s.gpus)
+    tp_comm_s = 0.0
+    if tp > 1 and not tp_layout.crosses_network:
+        tp_comm_s = tp_count * _intra_time_s(s, "all_reduce", tp_bytes, tp)
+
+    # pipeline: activations of one micro-batch forward, their gradients backward, per edge
+    pp_bytes = mb * seq * m.hidden * act_bytes / tp
+    pp_count = 2 * microbatches * plan.virtual_stages if pp > 1 else 0
+    pp_crosses = pp > 1 and tp * dp >= dom
+
+    # data parallel: dense gradients over dp ranks, expert gradients over dp/ep ranks
+    grad = GRAD_BYTES_PER_PARAM
+    dp_ops: list[tuple[str, float, int]] = []
+    edp_ops: list[tuple[str, float, int]] = []
+    dense_bytes = dense * grad
+    expert_bytes = experts * grad
+    if plan.sharding == "zero3":
+        if dp > 1:
+            dp_ops = [("all_gather", dense_bytes, 2 * microbatches), ("reduce_scatter", dense_bytes, 1)]
+        if edp > 1 and expert_bytes > 0:
+            edp_ops = [
+                ("all_gather", expert_bytes, 2 * microbatches),
+                ("reduce_scatter", expert_bytes, 1),
+            ]
+    elif plan.sharding == "zero1":
+        if dp > 1:
+            dp_ops = [("reduce_scatter", dense_bytes, 1), ("all_gather", dense_bytes, 1)]
+        if edp > 1 and expert_bytes > 0:
+            edp_ops = [("reduce_scatter", expert_bytes, 1), ("all_gather", expert_bytes, 1)]
+    else:
+        if dp > 1:
+            dp_ops = [("all_reduce", dense_bytes, 1)]
+        if edp > 1 and expert_bytes > 0:
+            edp_ops = [("all_reduce", expert_bytes, 1)]
+    dp_layout = group_layout(dp, tp, dom, s.gpus)
+    ep_layout = group_layout(ep, tp, dom, s.gpus)
+    edp_layout = group_layout(edp, tp * ep, dom, s.gpus)
+
+    # expert parallel: dispatch + combine per MoE layer, forward and backward (+1 fwd w/ recompute)
+    ep_bytes = 0.0
+    ep_count = 0
+    ep_intra_s = 0.0
+    if m.is_moe and ep > 1:
+        tokens_per_gpu = mb * seq / tp
+        ep_bytes = tokens_per_gpu * m.moe_top_k * m.hidden * act_bytes
+        moe_layers_stage = math.ceil(m.moe_layers / pp)
+        passes_a2a = 6 if plan.recompute == "full" else 4
+        ep_count = passes_a2a * moe_layers_stage * microbatches
+        if not ep_layout.crosses_network:
+            ep_intra_s = ep_count * _intra_time_s(s, "all_to_all", ep_bytes, ep, nvls=False)
+
+    return TrainingPlan(
+        microbatches=microbatches,
+        global_batch_sequences=batch,
+        tokens_per_step=tokens,
+        steps=s.training.total_tokens / tokens,
+        hardware_flops_per_gpu=hardware_flops,
+        model_flops_per_gpu=model_flops,
+        compute_s=compute_s,
+        optimizer_s=optimizer_s,
+        forward_fraction=1.0 / passes,
+        tp_comm_s=tp_comm_s,
+        tp_bytes_per_collective=tp_bytes,
+        tp_collectives_per_step=tp_count,
+        pp_bytes_per_p2p=pp_bytes,
+        pp_p2p_per_step=pp_count,
+        dp_bytes=dense_bytes,
+        dp_op_bytes=tuple(dp_ops),
+        expert_dp_op_bytes=tuple(edp_ops),
+        ep_bytes_per_all_to_all=ep_bytes,
+        ep_all_to_all_per_step=ep_count,
+        ep_intra_s=ep_intra_s,
+        dp_layout=dp_layout,
+        expert_dp_layout=edp_layout,
+        tp_layout=tp_layout,
+        ep_layout=ep_layout,
+        pp_crosses_network=pp_crosses,
+    )
+
+
+# ----------------------------------------------------------------------------- inference
+
+
+def _plan_inference(s: Scenario) -> WorkloadPlan:
+    assert s.inference is not None
+    inf = s.inference
+    m = s.model
+    p = s.parallelism
+    dom = domain_gpus(s)
+    notes: list[str] = []
+
+    def kv_split(tp: int, ep_like: int) -> int:
+        return min(tp, m.kv_heads) if ep_like <= 1 else 1
+
+    chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
+    if p.given:
+        tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
+        r = tp * pp if ep <= 1 else max(ep, tp * pp)
+        errors: dict[str, list[str]] = {}
+        if p.dp is not None and p.dp * r != s.gpus:
+            errors["parallelism"] = [
+                f"replicas (dp={p.dp}) x GPUs per replica ({r}) must equal gpus ({s.gpus})"
+            ]
+        elif s.gpus % r != 0:
+            errors["parallelism"] = [f"GPUs per replica ({r}) must divide gpus ({s.gpus})"]
+        if m.heads % tp != 0:
+            errors["parallelism.tp"] = [f"must divide the model's heads ({m.heads})"]
+        if ep > 1 and (not m.is_moe or m.moe_experts % ep != 0):
+            errors["parallelism.ep"] = ["must divide the number of experts of a MoE model"]
+        if errors:
+            raise ScenarioError(errors)
+        replicas = s.gpus // r
+        batch = math.ceil(inf.concurrent_requests / replicas)
+        mem = inference_memory(s, r, batch, kv_split(tp, ep))
+        if not mem.fits:
+            raise ScenarioError.single(
+                "parallelism",
+                f"the plan needs {mem.total_gb:.0f} GB per GPU but {s.gpu.id} has "
+                f"{mem.usable_gb:.0f} GB usable",
+            )
+        chosen = (tp, pp, ep, r, mem)
+        source = "explicit"
+    else:
+        sizes = [r for r in _powers_of_two_up_to(s.gpus_per_node) if s.gpus % r == 0]
+        sizes += [k * dom for k in range(1, s.gpus // dom + 1) if s.gpus % (k * dom) == 0 and k * dom > s.gpus_per_node]
+        sizes += [k * s.gpus_per_node for k in range(2, s.gpus // s.gpus_per_node + 1) if s.gpus % (k * s.gpus_per_node) == 0 and k * s.gpus_per_node > dom]
+        if inf.independent_replicas:
+            sizes = [r for r in sizes if r <= dom]
+        for r in sorted(set(sizes)):
+            replicas = s.gpus // r
+            batch = math.ceil(inf.concurrent_requests / replicas)
+            if r <= dom:
+                tp_c = min(r, _largest_pow2_dividing(m.heads, r))
+                tp, pp, ep = tp_c, r // tp_c, 1
+                if m.is_moe and r > 1 and m.moe_experts % r == 0 and r > dom:
+                    ep = r
+            elif m.is_moe:
+                tp, pp, ep = 1, 1, _largest_divisor_at_most(m.moe_experts, r)
+                if ep < r:
+                    tp, pp, ep = min(dom, _largest_pow2_dividing(m.heads, dom)), r // dom, 1
+            else:
+                tp = min(dom, _largest_pow2_dividing(m.heads, dom))
+                pp = r // tp
+                ep = 1
+            ks = kv_split(tp, ep) if ep <= 1 else 1
+            mem = inference_memory(s, r, batch if ep <= 1 else math.ceil(batch / 1), ks)
+            if ep > 1:
+                # attention is data-parallel over the expert group: each GPU holds the
+                # dense weights and its share of requests' KV cache
+                mem = _moe_ep_memory(s, r, batch)
+            if mem.fits:
+                chosen = (tp, pp, ep, r, mem)
+                break
+        if chosen is None:
+            field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
+            raise ScenarioError.single(
+                field,
+                f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
+                f"{s.gpus} x {s.gpu.id}" + (" inside one server" if inf.independent_replicas else ""),
+            )
+        source = "planner"
+    tp, pp, ep, r, mem = chosen
+    replicas = s.gpus // r
+    batch = math.ceil(inf.concurrent_requests / replicas)
+    independent = r <= dom
+    if inf.independent_replicas is False and independent:
+        notes.append("each replica fits one server, so replicas are independent anyway")
+    plan = Plan(
+        tp=tp,
+        pp=pp,
+        dp=replicas,
+        ep=ep,
+        micro_batch=batch,
+        virtual_stages=1,
+        sharding="none",
+        recompute="none",
+        source=source,
+    )
+    inference = _inference_costs(s, plan, r, batch, dom)
+    return WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=s.nodes,
+        gpus_per_node=s.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, s.gpus // dom),
+        spans_servers=s.nodes > 1,
+        needs_compute_fabric=not independent,
+        training=None,
+        inference=inference,
+        notes=tuple(notes),
+    )
+
+
+def _moe_ep_memory(s: Scenario, r: int, batch: int) -> MemoryEstimate:
+    assert s.inference is not None
+    m = s.model
+    wbytes = WEIGHT_BYTES[s.precision]
+    weights = (m.dense_params + m.expert_params / r) * wbytes
+    context = s.inference.prompt_tokens + s.inference.output_tokens
+    per_gpu_requests = math.ceil(batch / r)
+    kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes
+    total = weights + kv
+    cap = s.gpu.memory_gb
+    return MemoryEstimate(
+        weights_gb=weights / GB,
+        gradients_gb=0.0,
+        optimizer_gb=0.0,
+        activations_gb=0.0,
+        kv_cache_gb=kv / GB,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )
+
+
+def _largest_pow2_dividing(n: int, limit: int) -> int:
+    v = 1
+    while v * 2 <= limit and n % (v * 2) == 0:
+        v *= 2
+    return v
+
+
+def _largest_divisor_at_most(n: int, limit: int) -> int:
+    return max(d for d in _divisors(n) if d <= limit)
+
+
+def _inference_costs(
+    s: Scenario, plan: Plan, gpus_per_replica: int, batch: int, dom: int
+) -> InferencePlan:
+    assert s.inference is not None
+    inf = s.inference
+    m = s.model
+    tp, pp, ep = plan.tp, plan.pp, plan.ep
+    wbytes = WEIGHT_BYTES[s.precision]
+    act_bytes = 2.0
+    hbm = s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    context = inf.prompt_tokens + inf.output_tokens / 2.0
+    fwd_token = forward_flops_per_token(m, int(context))
+    flops_per_s = achievable_flops_per_s(s.gpu, s.precision, tp, m.hidden)
+
+    if ep > 1:
+        # expert-parallel serving: attention data-parallel, experts spread over r GPUs
+        requests_per_gpu = math.ceil(batch / gpus_per_replica)
+        weight_read = (m.dense_params + m.expert_params / gpus_per_replica) * wbytes
+        kv_read = requests_per_gpu * context * m.layers * m.kv_dim_per_layer * wbytes
+        flops = requests_per_gpu * fwd_token
+        decode = max((weight_read + kv_read) / hbm, flops / flops_per_s)
+        prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / flops_per_s
+        tokens_per_gpu = requests_per_gpu
+        dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
+        ep_layout = group_layout(ep, 1, dom, s.gpus)
+        tp_layout = group_layout(1, 1, dom, s.gpus)
+        tp_bytes = 0.0
+        tp_count = 0
+        tp_prefill_bytes = 0.0
+    else:
+        # per pipeline stage: read its weights + its KV, or compute, whichever is slower
+        weight_read = m.params * wbytes / (tp * pp)
+        kv_split = min(tp, m.kv_heads)
+        kv_read = batch * context * m.layers * m.kv_dim_per_layer * wbytes / (kv_split * pp)
+        flops_stage = batch * fwd_token / (tp * pp)
+        stage = max((weight_read + kv_read) / hbm, flops_stage / flops_per_s)
+        decode = stage * pp
+        prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / (
+            tp * flops_per_s
+        )
+        dispatch = 0.0
+        tokens_per_gpu = 0
+        ep_layout = group_layout(1, 1, dom, s.gpus)
+        tp_layout = group_layout(tp, 1, dom, s.gpus)
+        tp_bytes = batch * m.hidden * act_bytes
+        tp_count = 2 * m.layers if tp > 1 else 0
+        tp_prefill_bytes = inf.prompt_tokens * m.hidden * act_bytes
+
+    from advisor.engine.constants import DECODE_KERNEL_OVERHEAD_S_PER_LAYER
+
+    decode += DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
+    tp_decode_intra = 0.0
+    tp_prefill_intra = 0.0
+    if tp > 1 and not tp_layout.crosses_network:
+        tp_decode_intra = tp_count * _intra_time_s(s, "all_reduce", tp_bytes, tp)
+        tp_prefill_intra = tp_count * _intra_time_s(s, "all_reduce", tp_prefill_bytes, tp)
+    pp_crosses = pp > 1 and tp >= dom
+    return InferencePlan(
+        replicas=s.gpus // gpus_per_replica,
+        gpus_per_replica=gpus_per_replica,
+        batch_per_replica=batch,
+        independent_replicas=gpus_per_replica <= dom,
+        decode_compute_s=decode,
+        prefill_compute_s=prefill,
+        tp_bytes_per_decode_collective=tp_bytes,
+        tp_collectives_per_token=tp_count,
+        tp_bytes_per_prefill_collective=tp_prefill_bytes,
+        tp_decode_intra_s=tp_decode_intra,
+        tp_prefill_intra_s=tp_prefill_intra,
+        pp_bytes_per_token=batch * m.hidden * act_bytes if pp > 1 else 0.0,
+        pp_hops=pp - 1,
+        ep_dispatch_bytes_per_gpu=dispatch,
+        ep_tokens_per_gpu=tokens_per_gpu,
+        moe_layers=m.moe_layers,
+        tp_layout=tp_layout,
+        ep_layout=ep_layout,
+        pp_crosses_network=pp_crosses,
+    )
+
+
+def busbw_of(op: str, nbytes: float, time_s: float, ranks: int) -> float:
+    """nccl-tests bus bandwidth (bytes/s) of a measured or predicted collective."""
+    if time_s <= 0:
+        return 0.0
+    return nbytes / time_s * busbw_factor(op, ranks)
