@@ -448,6 +448,7 @@ def recommend(
     mgmt_cache: dict[int, tuple[float, float]] = {}
     scored: list[Scored] = []
     seen_single: set[tuple[str, str, str, int]] = set()
+    single_dupes = 0
     step = max(1, len(candidates) // 20)
     for i, cand in enumerate(candidates):
         if i % step == 0:
@@ -462,13 +463,7 @@ def recommend(
         if topo.tiers == 1:
             key = (cand.fabric, cand.nic.sku, cand.switch.sku, cand.nics_per_node)
             if key in seen_single:
-                pruned.append(
-                    {
-                        "design": cand.design_dict(),
-                        "reason": f"{endpoints} NIC ports fit one {cand.switch.sku} switch, "
-                        "which is non-blocking: oversubscription does not apply",
-                    }
-                )
+                single_dupes += 1
                 continue
             seen_single.add(key)
             cand = dataclasses.replace(cand, oversubscription=1.0)
@@ -503,6 +498,14 @@ def recommend(
         perf = _num(metrics.get(facts.perf_key), math.inf)
         scored.append(Scored(cand, topo, metrics, perf, capex, power, ops, cost, decision, []))
     _report(progress, 90)
+    if single_dupes:
+        pruned.append(
+            {
+                "design": {"oversubscription": [r for r in OVERSUBSCRIPTIONS if r > 1.0]},
+                "reason": f"{single_dupes} designs whose NIC ports fit one switch: a single "
+                "switch is non-blocking, so oversubscription does not apply (kept at 1:1)",
+            }
+        )
     if not scored:
         result = _no_fabric(facts, parts, evaluate, north_south, ns_topo, ns_switch)
         result["pruned"] = pruned + result["pruned"]
@@ -510,8 +513,8 @@ def recommend(
         _report(progress, 100)
         return result
 
-    _check_constraints(facts, scored)
-    best, notes = _choose(facts, scored)
+    notes = _check_constraints(facts, scored)
+    best = _choose(facts, scored)
     result = _build(facts, parts, best, scored, pruned, north_south, notes)
     result["scaling"] = _scaling(s, w, facts, _best_per_fabric(scored))
     _report(progress, 100)
@@ -544,55 +547,67 @@ def _performance_evaluator(s: Any, w: Any) -> Evaluator:
 # ------------------------------------------------------------------------- constraints
 
 
-def _check_constraints(facts: JobFacts, scored: list[Scored]) -> None:
+def _check_constraints(facts: JobFacts, scored: list[Scored]) -> list[str]:
+    """Mark hard-constraint violations; return notes for constraints nothing can meet.
+
+    A latency target that no design reaches (the GPUs' own decode time is above it) cannot
+    tell designs apart, so it is reported instead of ruling everything out.
+    """
+    notes: list[str] = []
     budget = facts.network_budget_usd
     target = facts.target_ms_per_token
+    latency_applies = facts.inference and target is not None
+    if latency_applies and target is not None and all(sc.perf > target for sc in scored):
+        fastest = min(scored, key=lambda sc: sc.perf)
+        compute_ms = _num(fastest.metrics.get("compute_ms_per_token"))
+        notes.append(
+            f"No network design reaches the {target:g} ms per token target: the fastest "
+            f"decodes at {fastest.perf:.1f} ms, of which {compute_ms:.1f} ms is GPU compute "
+            "and memory time, so the target needs more or faster GPUs per replica rather "
+            "than a faster network."
+        )
+        latency_applies = False
     for sc in scored:
+        if not math.isfinite(sc.perf):
+            sc.violations.append("the performance model found no valid timing for it")
         if budget is not None and sc.capex_usd > budget:
             sc.violations.append(
                 f"its network costs {_usd(sc.capex_usd)}, over the {_usd(budget)} budget"
             )
-        if facts.inference and target is not None and sc.perf > target:
+        if latency_applies and target is not None and sc.perf > target:
             sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
-        if not math.isfinite(sc.perf):
-            sc.violations.append("the performance model found no valid timing for it")
+    if budget is not None and not any(sc.feasible for sc in scored):
+        cheapest = min(scored, key=lambda sc: sc.capex_usd)
+        notes.append(
+            f"No design fits the {_usd(budget)} network budget; the least expensive network "
+            f"that can run the job costs {_usd(cheapest.capex_usd)}."
+        )
+    return notes
 
 
-def _choose(facts: JobFacts, scored: list[Scored]) -> tuple[Scored, list[str]]:
-    """Pick the design; hard constraints first, then the customer's preference."""
-    notes: list[str] = []
+def _choose(facts: JobFacts, scored: list[Scored]) -> Scored:
+    """Pick the design: hard constraints first, then the customer's preference.
+
+    When nothing meets every hard constraint, the designs that break the fewest are kept,
+    and among them the least network capex (an unmeetable budget) decides.
+    """
     pool = [sc for sc in scored if sc.feasible]
     if not pool:
-        budget = facts.network_budget_usd
-        target = facts.target_ms_per_token
-        finite = [sc for sc in scored if math.isfinite(sc.perf)] or scored
-        if facts.inference and target is not None and all(sc.perf > target for sc in finite):
-            fastest = min(finite, key=lambda sc: (sc.perf, sc.decision_usd))
-            notes.append(
-                f"No design reaches the {target:g} ms per token target; the fastest, "
-                f"{fastest.perf:.1f} ms, is recommended (consider more GPUs per server or a "
-                "smaller model split)."
-            )
-            pool = [sc for sc in finite if sc.perf <= fastest.perf * (1 + PERFORMANCE_TIE_BAND)]
-        if budget is not None:
-            cheapest = min(pool or finite, key=lambda sc: sc.capex_usd)
-            if cheapest.capex_usd > budget:
-                notes.append(
-                    f"No design fits the {_usd(budget)} network budget; the least expensive "
-                    f"network that can run the job costs {_usd(cheapest.capex_usd)}."
-                )
-                pool = [cheapest]
-        pool = pool or finite
+        fewest = min(len(sc.violations) for sc in scored)
+        pool = [sc for sc in scored if len(sc.violations) == fewest]
+        if facts.network_budget_usd is not None:
+            least = min(sc.capex_usd for sc in pool)
+            pool = [sc for sc in pool if sc.capex_usd <= least * (1 + 1e-9)]
     if facts.prefer == "performance":
         fastest_perf = min(sc.perf for sc in pool)
         band = [sc for sc in pool if sc.perf <= fastest_perf * (1 + PERFORMANCE_TIE_BAND)]
-        return min(band, key=lambda sc: (sc.decision_usd, sc.perf)), notes
+        return min(band, key=lambda sc: (sc.decision_usd, sc.perf))
     cheapest_usd = min(sc.decision_usd for sc in pool)
     if facts.prefer == "cost":
         band = [sc for sc in pool if sc.decision_usd <= cheapest_usd * (1 + 1e-9)]
     else:
         band = [sc for sc in pool if sc.decision_usd <= cheapest_usd * (1 + BALANCED_COST_BAND)]
-    return min(band, key=lambda sc: (sc.perf, sc.decision_usd)), notes
+    return min(band, key=lambda sc: (sc.perf, sc.decision_usd))
 
 
 def _best_per_fabric(scored: list[Scored]) -> dict[str, Scored]:
@@ -676,7 +691,7 @@ def _topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
         "leaf_switches": topo.leaf_switches,
         "spine_switches": topo.spine_switches,
         "core_switches": topo.core_switches,
-        "oversubscription": topo.oversubscription,
+        "oversubscription": topo.oversubscription if topo.tiers > 1 else 1.0,
         "rail_optimized": topo.rail_optimized,
         "switch_model": switch_sku,
     }
@@ -1231,7 +1246,6 @@ def _scaling_points(
     s: Any, facts: JobFacts, per_fabric: dict[str, Scored] | None
 ) -> list[dict[str, Any]]:
     from advisor.engine.performance import Design, evaluate_design
-
     from advisor.engine.workload import plan_workload
 
     if per_fabric is None:
