@@ -126,6 +126,7 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
             ranks_per_node=domain,
             scaleup_kind=gpu.scaleup_kind,
             scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+            scaleup_efficiency=gpu.scaleup_efficiency,
             nvls=gpu.nvlink_sharp,
             fabric_id=args.fabric if domains > 1 else None,
             nic_gbps=args.nic_gbps or 0.0,

@@ -121,9 +121,12 @@ def busbw_factor(op: str, ranks: int) -> float:
     return 1.0
 
 
-def scaleup_bytes_per_s(scaleup_kind: str, scaleup_gbytes_per_s: float) -> float:
+def scaleup_bytes_per_s(
+    scaleup_kind: str, scaleup_gbytes_per_s: float, efficiency: float | None = None
+) -> float:
     """Effective NCCL ring bus bandwidth inside a scale-up domain, bytes/s."""
-    return scaleup_gbytes_per_s * 1e9 * SCALEUP_EFFICIENCY.get(scaleup_kind, 0.75)
+    eff = efficiency if efficiency is not None else SCALEUP_EFFICIENCY.get(scaleup_kind, 0.75)
+    return scaleup_gbytes_per_s * 1e9 * eff
 
 
 def scaleup_latency_class(scaleup_kind: str) -> str:
@@ -184,6 +187,7 @@ def make_domain(
     in_network_reduction: bool = False,
     bound: str = "point",
     net_share: float = 1.0,
+    scaleup_efficiency: float | None = None,
 ) -> CommDomain:
     """Build a :class:`CommDomain` from hardware figures.
 
@@ -209,7 +213,9 @@ def make_domain(
     return CommDomain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,
-        scaleup_bytes_per_s=scaleup_bytes_per_s(scaleup_kind, scaleup_gbytes_per_s),
+        scaleup_bytes_per_s=scaleup_bytes_per_s(
+            scaleup_kind, scaleup_gbytes_per_s, scaleup_efficiency
+        ),
         scaleup_latency_class=scaleup_latency_class(scaleup_kind),
         nvls=nvls and ranks_per_node > 1,
         net_bytes_per_s=net,

@@ -93,6 +93,7 @@ class _Net:
                 ranks_per_node=layout.ranks_per_node,
                 scaleup_kind=g.scaleup_kind,
                 scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
+                scaleup_efficiency=g.scaleup_efficiency,
                 nvls=g.nvlink_sharp,
                 fabric_id=self.d.fabric,
                 nic_gbps=self.d.nic_gbps,
@@ -380,7 +381,7 @@ def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
         ),
         _row(
             "scale-up ring efficiency",
-            c.SCALEUP_EFFICIENCY.get(g.scaleup_kind, 0.75),
+            g.scaleup_efficiency,
             "fraction",
             c.SCALEUP_EFFICIENCY_SOURCE,
         ),

@@ -315,6 +315,7 @@ def _intra_time_s(
         ranks_per_node=ranks,
         scaleup_kind=s.gpu.scaleup_kind,
         scaleup_gbytes_per_s=s.gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=s.gpu.scaleup_efficiency,
         nvls=s.gpu.nvlink_sharp if nvls is None else nvls,
         fabric_id=None,
         nic_gbps=0.0,

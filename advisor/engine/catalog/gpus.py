@@ -28,6 +28,11 @@ _AMD_MI325X = "AMD Instinct MI325X datasheet (amd.com/en/products/accelerators/i
 _INTEL_GAUDI3 = "Intel Gaudi 3 AI accelerator white paper (intel.com, 2024)"
 _PRICE = "indicative street price per GPU, estimate (public reseller listings, 2024-2025)"
 _CLOUD = "indicative on-demand/committed cloud price per GPU-hour, estimate (2024-2025)"
+_SCALEUP_EFF = (
+    "NCCL ring busbw / per-direction link rate: H100 ~370 of 450 GB/s (NVIDIA/nccl-tests #212, "
+    "maintainer); A100 200-235 of 300 (nccl-tests #149, #178; NCCL caps A100 at 235 in "
+    "tuning.cc); mesh/PCIe parts: engineering estimate 0.75"
+)
 _EFF = (
     "achievable fraction of dense peak inside transformer layers at large size, before "
     "communication and pipeline bubbles; see docs/MODEL.md 'Compute efficiency'"
@@ -56,6 +61,8 @@ class GpuSpec:
     gpus_per_server: int
     nvlink_sharp: bool
     """NVSwitch in-switch reduction (NCCL NVLS) available."""
+    scaleup_efficiency: float
+    """Fraction of ``scaleup_gbytes_per_s`` that NCCL ring bus bandwidth reaches."""
     power_w: float
     price_usd: float
     cloud_usd_per_hour: float
@@ -106,6 +113,7 @@ def _sources(
         ("memory_gb", memory),
         ("memory_bw_gbytes_per_s", memory),
         ("scaleup_gbytes_per_s", scaleup),
+        ("scaleup_efficiency", _SCALEUP_EFF),
         ("power_w", compute),
         ("price_usd", _PRICE),
         ("cloud_usd_per_hour", _CLOUD),
@@ -131,6 +139,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.75,
         power_w=400.0,
         price_usd=15000.0,
         cloud_usd_per_hour=1.6,
@@ -152,6 +161,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.8,
         power_w=300.0,
         price_usd=2500.0,
         cloud_usd_per_hour=0.8,
@@ -178,6 +188,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=True,
+        scaleup_efficiency=0.82,
         power_w=700.0,
         price_usd=27000.0,
         cloud_usd_per_hour=2.5,
@@ -199,6 +210,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.75,
         power_w=350.0,
         price_usd=25000.0,
         cloud_usd_per_hour=2.0,
@@ -224,6 +236,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=True,
+        scaleup_efficiency=0.82,
         power_w=700.0,
         price_usd=32000.0,
         cloud_usd_per_hour=3.2,
@@ -245,6 +258,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=True,
+        scaleup_efficiency=0.82,
         power_w=700.0,
         price_usd=30000.0,
         cloud_usd_per_hour=2.5,
@@ -266,6 +280,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=True,
+        scaleup_efficiency=0.82,
         power_w=400.0,
         price_usd=12000.0,
         cloud_usd_per_hour=1.2,
@@ -287,6 +302,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=True,
+        scaleup_efficiency=0.82,
         power_w=1000.0,
         price_usd=37000.0,
         cloud_usd_per_hour=4.5,
@@ -308,6 +324,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=72,
         gpus_per_server=4,
         nvlink_sharp=True,
+        scaleup_efficiency=0.82,
         power_w=1200.0,
         price_usd=45000.0,
         cloud_usd_per_hour=6.0,
@@ -333,6 +350,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.75,
         power_w=350.0,
         price_usd=8000.0,
         cloud_usd_per_hour=1.0,
@@ -354,6 +372,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.75,
         power_w=750.0,
         price_usd=15000.0,
         cloud_usd_per_hour=2.0,
@@ -379,6 +398,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.75,
         power_w=1000.0,
         price_usd=20000.0,
         cloud_usd_per_hour=2.5,
@@ -404,6 +424,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_domain_gpus=8,
         gpus_per_server=8,
         nvlink_sharp=False,
+        scaleup_efficiency=0.75,
         power_w=900.0,
         price_usd=15600.0,
         cloud_usd_per_hour=1.5,

@@ -1,0 +1,215 @@
+"""Predicted vs measured for the published calibration rows in ``data/calibration.json``.
+
+Row kinds: ``collective`` (nccl-tests busbw), ``training`` (Megatron-LM TFLOP/s per GPU),
+``all_to_all`` (DeepEP dispatch/combine latency and bandwidth) and ``topology`` (switch and
+link counts).  Tolerances: bandwidth and throughput 15 %, latency 35 %, topology exact.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from advisor.engine.catalog import default_catalog
+from advisor.engine.collectives import collective, make_domain, moe_dispatch, nic_bytes_per_s
+
+BANDWIDTH_TOLERANCE_PCT = 15.0
+LATENCY_TOLERANCE_PCT = 35.0
+TOPOLOGY_TOLERANCE_PCT = 0.0
+_SKIP_METRICS = frozenset({"range"})
+
+
+@lru_cache(maxsize=1)
+def calibration_rows() -> tuple[dict[str, Any], ...]:
+    """The calibration rows shipped with the engine (never read from ../shared)."""
+    text = resources.files("advisor.engine").joinpath("data/calibration.json").read_text("utf-8")
+    return tuple(json.loads(text)["rows"])
+
+
+def tolerance_pct(kind: str, metric: str) -> float:
+    if kind == "topology":
+        return TOPOLOGY_TOLERANCE_PCT
+    if "latency" in metric or metric.endswith("_us") or metric.endswith("_ms"):
+        return LATENCY_TOLERANCE_PCT
+    return BANDWIDTH_TOLERANCE_PCT
+
+
+def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
+    gpu = default_catalog().gpu(config["gpu"])
+    if gpu is None:
+        raise ValueError(f"unknown gpu {config['gpu']!r}")
+    g = int(config.get("gpus_per_node") or gpu.gpus_per_server)
+    nodes = int(config.get("nodes") or max(1, int(config.get("gpus", g)) // g))
+    multi = nodes > 1
+    return gpu, make_domain(
+        nodes=nodes,
+        ranks_per_node=g,
+        scaleup_kind=gpu.scaleup_kind,
+        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=gpu.scaleup_efficiency,
+        nvls=gpu.nvlink_sharp,
+        fabric_id=config.get("fabric") if multi else None,
+        nic_gbps=float(config.get("nic_gbps") or 0.0),
+        nics_per_node=int(config.get("nics_per_node") or 0),
+        oversubscription=float(config.get("oversubscription", 1.0)),
+        in_network_reduction=bool(config.get("in_network_reduction", False)),
+        bound=bound,
+    )
+
+
+def predict_collective(row: dict[str, Any]) -> dict[str, float]:
+    config = row["config"]
+    _, d = _domain_for(config)
+    result = collective(
+        config["op"], float(config["bytes"]), d, config.get("algorithm", "auto") or "auto"
+    )
+    busbw = result.busbw_bytes_per_s
+    wire = nic_bytes_per_s(float(config.get("nic_gbps") or 0.0)) * int(
+        config.get("nics_per_node") or 1
+    )
+    return {
+        "busbw_GBps": busbw / 1e9,
+        "algbw_GBps": result.algbw_bytes_per_s / 1e9,
+        "time_us": result.time_s * 1e6,
+        "wire_fraction_max": busbw / wire if wire > 0 else 0.0,
+        "wire_fraction": busbw / wire if wire > 0 else 0.0,
+    }
+
+
+def _text(row: dict[str, Any]) -> str:
+    return f"{row.get('source', '')} {row.get('note', '')}".lower()
+
+
+def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
+    """Scenario v1 for a published training run (recomputation/interleaving from its text)."""
+    c = row["config"]
+    text = _text(row)
+    par = dict(c.get("parallelism", {}))
+    if "recompute" not in par and "recomput" in text:
+        par["recompute"] = "full"
+    model = c["model"]
+    if "virtual_stages" not in par and "interleav" in text:
+        layers_per_stage = int(model["layers"]) // int(par.get("pp", 1))
+        par["virtual_stages"] = 2 if layers_per_stage % 2 == 0 and par.get("pp", 1) > 1 else 1
+    scenario: dict[str, Any] = {
+        "workload": "training",
+        "model": model,
+        "gpu": c["gpu"],
+        "gpus": c["gpus"],
+        "gpus_per_node": c.get("gpus_per_node"),
+        "precision": c.get("precision", "bf16"),
+        "sequence_length": c["sequence_length"],
+        "training": {"global_batch_sequences": c["global_batch_sequences"]},
+        "parallelism": par,
+    }
+    if c.get("fabric"):
+        scenario["design"] = {
+            "fabric": c["fabric"],
+            "nic_gbps": c["nic_gbps"],
+            "nics_per_node": c["nics_per_node"],
+        }
+    return scenario
+
+
+def predict_training(row: dict[str, Any]) -> dict[str, float]:
+    from advisor.engine import evaluate  # noqa: PLC0415
+
+    result = evaluate(training_scenario(row))
+    metrics = result["design_evaluation"]["metrics"]
+    gpu = default_catalog().gpu(row["config"]["gpu"])
+    assert gpu is not None
+    peak = gpu.peak_tflops(row["config"].get("precision", "bf16"))
+    return {
+        "tflops_per_gpu": metrics["tflops_per_gpu"],
+        "fraction_of_peak": metrics["tflops_per_gpu"] / peak,
+        "step_time_s": metrics["step_time_s"],
+    }
+
+
+def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
+    c = row["config"]
+    _, d = _domain_for(c)
+    mode = c.get("mode") or ("normal" if "normal kernels" in _text(row) else "low_latency")
+    r = moe_dispatch(
+        tokens_per_rank=int(c["tokens_per_rank"]),
+        hidden=int(c["hidden"]),
+        top_k=int(c["top_k"]),
+        bytes_per_element=float(c.get("bytes_per_element", 1)),
+        d=d,
+        mode=mode,
+    )
+    # DeepEP's low-latency benchmark divides all dispatched bytes by the time; the normal
+    # kernels report the RDMA bytes each GPU moves.
+    return {
+        "latency_us": r.time_s * 1e6,
+        "rdma_GBps": (r.total_bytes_per_s if mode == "low_latency" else r.rdma_bytes_per_s) / 1e9,
+        "rdma_GBps_per_gpu": r.rdma_bytes_per_s / 1e9,
+    }
+
+
+def predict_topology(row: dict[str, Any]) -> dict[str, float]:
+    from advisor.engine.topology import size_topology  # noqa: PLC0415
+
+    c = row["config"]
+    size = size_topology(
+        int(c["endpoints"]), int(c["switch_radix"]), float(c.get("oversubscription", 1.0))
+    )
+    return {k: float(v) for k, v in size.to_dict().items() if isinstance(v, (int, float))}
+
+
+_PREDICTORS = {
+    "collective": predict_collective,
+    "training": predict_training,
+    "all_to_all": predict_all_to_all,
+    "topology": predict_topology,
+}
+
+
+def _error_pct(predicted: float, measured: float) -> float:
+    if measured == 0:
+        return 0.0 if predicted == 0 else 100.0
+    return (predicted - measured) / measured * 100.0
+
+
+def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """One report line per measured metric of ``row``."""
+    kind = row["kind"]
+    predicted = _PREDICTORS[kind](row)
+    lines = []
+    for metric, measured in row["measured"].items():
+        if metric in _SKIP_METRICS or not isinstance(measured, (int, float)):
+            continue
+        if metric not in predicted:
+            continue
+        tol = float(row.get("tolerance_pct", tolerance_pct(kind, metric)))
+        value = predicted[metric]
+        err = _error_pct(value, float(measured))
+        passed = abs(err) <= tol + 1e-9
+        if metric.endswith("_max"):
+            # an upper bound: the model must not exceed it by more than the tolerance
+            passed = err <= tol + 1e-9
+        lines.append(
+            {
+                "id": row["id"],
+                "kind": kind,
+                "source": row.get("source", ""),
+                "confidence": row.get("confidence", ""),
+                "metric": metric,
+                "predicted": value,
+                "measured": float(measured),
+                "error_pct": err,
+                "tolerance_pct": tol,
+                "passed": passed,
+            }
+        )
+    return lines
+
+
+def validation_report() -> dict[str, Any]:
+    """``{"rows": [...], "passed": bool}`` (docs/ENGINE_API.md)."""
+    lines: list[dict[str, Any]] = []
+    for row in calibration_rows():
+        lines.extend(validate_row(row))
+    return {"rows": lines, "passed": all(line["passed"] for line in lines)}
