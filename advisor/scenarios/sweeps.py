@@ -34,6 +34,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
@@ -605,3 +606,35 @@ def sweeps_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[s
             resent,
         )
     return {"requeued": requeued, "resent": resent, "given_up": given_up}
+
+
+# --- Reads -------------------------------------------------------------------------------------
+
+
+def sweep_get(*, sweep_id: uuid.UUID | str, user: Any) -> Sweep | None:
+    """A sweep `user` may see: the rule of its scenario (advisor.scenarios.selectors)."""
+    from advisor.scenarios.selectors import scenario_get
+
+    try:
+        sweep = Sweep.objects.select_related("scenario").get(pk=sweep_id)
+    except (Sweep.DoesNotExist, ValueError, TypeError, ValidationError):
+        return None
+    if scenario_get(scenario_id=sweep.scenario_id, user=user) is None:
+        return None
+    return sweep
+
+
+def sweep_list(*, scenario: Scenario) -> QuerySet[Sweep]:
+    return scenario.sweeps.order_by("-created_at")
+
+
+def sweep_results(sweep: Sweep) -> list[dict[str, Any]]:
+    """Every evaluated design point, in point order (the chunks that succeeded so far)."""
+    rows: list[dict[str, Any]] = []
+    for results in (
+        sweep.chunks.filter(status=RunStatus.SUCCEEDED)
+        .order_by("index")
+        .values_list("results", flat=True)
+    ):
+        rows.extend(results or [])
+    return rows
