@@ -253,9 +253,19 @@ def compute_fabric_items(
     ):
         if count:
             out.append((switch, count, role))
-    tiers = plan_cabling(topo, servers=nodes)
-    out.extend((item, qty, "") for item, qty in cabling_items(parts, fabric, nic.port_gbps, tiers))
+    out.extend(
+        (item, qty, "") for item, qty in _fabric_cabling(parts, topo, nodes, fabric, nic.port_gbps)
+    )
     return out
+
+
+@lru_cache(maxsize=4096)
+def _fabric_cabling(
+    parts: NetworkParts, topo: TopologySize, nodes: int, fabric: str, gbps: int
+) -> tuple[tuple[ItemT, int], ...]:
+    """Cabling of a compute fabric; cached because many candidates share a topology."""
+    tiers = plan_cabling(topo, servers=nodes)
+    return tuple(cabling_items(parts, fabric, gbps, tiers))
 
 
 def compute_fabric_lines(

@@ -18,6 +18,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from advisor.engine.bom import (
@@ -380,6 +381,7 @@ def _work_hours(facts: JobFacts, metrics: Mapping[str, Any]) -> float:
     return _num(metrics.get("run_time_s")) / 3600.0
 
 
+@lru_cache(maxsize=64)
 def _work_label(facts: JobFacts) -> str:
     return serving_work() if facts.inference else training_work(facts.total_tokens)
 
@@ -491,7 +493,7 @@ def recommend(
         power += ns_power + mgmt_totals[1]
         metrics = metrics_cache.get(cand.design_key)
         if metrics is None:
-            metrics = _clean(dict(evaluate(cand)))
+            metrics = _clean(evaluate(cand))
             metrics_cache[cand.design_key] = metrics
         cost, decision = _price(facts, cand, metrics, capex, power)
         ops = cost.operations_cost_usd
@@ -739,9 +741,15 @@ def _why_not(facts: JobFacts, sc: Scored, best: Scored) -> str:
             f"{_usd(best.decision_usd)}){speed}."
         )
     if diff < -0.5:
+        if facts.prefer == "performance" or sc.perf > best.perf * (1 + 0.005):
+            return (
+                f"{_usd(-diff)} cheaper {what} but {speed.lstrip(', ')}; "
+                f"prefer={facts.prefer} favours the faster design."
+            )
         return (
-            f"{_usd(-diff)} cheaper {what} but {speed.lstrip(', ')}; "
-            f"prefer={facts.prefer} favours the faster design."
+            f"{_usd(-diff)} cheaper {what}{speed}; within the "
+            f"{BALANCED_COST_BAND * 100:.0f}% cost band of prefer=balanced the design "
+            "with the shortest time wins."
         )
     return f"Same cost as the recommended design within a dollar{speed}."
 
@@ -982,6 +990,29 @@ def _break_even(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[dic
                 f"cost less overall than the recommendation."
             )
         out.append({"statement": stmt, "parameter": "gpu_hour_usd", "value": round(price, 4)})
+    if (
+        facts.inference
+        and facts.target_ms_per_token is not None
+        and best.perf <= facts.target_ms_per_token
+    ):
+        slower_cheaper = [
+            sc
+            for sc in scored
+            if sc.perf > best.perf
+            and sc.decision_usd < best.decision_usd
+            and not any("budget" in v for v in sc.violations)
+        ]
+        if slower_cheaper:
+            alt = min(slower_cheaper, key=lambda sc: sc.decision_usd)
+            out.append(
+                {
+                    "statement": f"With a latency target of {alt.perf:.1f} ms per token or "
+                    f"more (now {facts.target_ms_per_token:g} ms), {alt.cand.label()} would "
+                    f"do and save {_usd(best.decision_usd - alt.decision_usd)} per month.",
+                    "parameter": "target_ms_per_token",
+                    "value": round(alt.perf, 3),
+                }
+            )
     feasible = [sc for sc in scored if sc.feasible and sc is not best]
     runner = min(feasible, key=lambda sc: sc.decision_usd, default=None)
     share = best.cost.network_capex_share_usd
@@ -1154,7 +1185,7 @@ def _no_fabric(
         adaptive_routing=None,
         in_network_reduction=False,
     )
-    metrics = _clean(dict(evaluate(cand)))
+    metrics = _clean(evaluate(cand))
     mgmt = management_lines(parts, nodes=facts.nodes, managed_switches=ns_topo.total_switches)
     lines = [*north_south, *mgmt]
     capex, power = totals(lines)
@@ -1314,16 +1345,15 @@ def _r(x: float) -> float:
     return round(x, 6) if math.isfinite(x) else 0.0
 
 
-def _clean(m: dict[str, Any]) -> dict[str, Any]:
-    """Metrics without NaN/inf (JSON-safe)."""
-    out: dict[str, Any] = {}
-    for k, v in m.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            out[k] = None
-        elif isinstance(v, dict):
+def _clean(m: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the metrics without NaN/inf (JSON-safe)."""
+    out = dict(m)
+    for k, v in out.items():
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                out[k] = None
+        elif isinstance(v, Mapping):
             out[k] = _clean(v)
-        else:
-            out[k] = v
     return out
 
 
