@@ -152,21 +152,45 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = True
 
 # --- Django REST Framework ------------------------------------------------------------------
+# https://www.django-rest-framework.org/api-guide/settings/ ; the API's conventions live in
+# api/ (one error shape: api.errors; tokens: api.authentication; throttles: api.throttling).
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser"],
+    # Token first: its WWW-Authenticate header is what makes DRF answer 401, not 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.IsApiClientOrStaff"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "api.throttling.AnonymousThrottle",
+        "api.throttling.ClientThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("API_THROTTLE_ANON", "60/minute"),
+        "client": env_str("API_THROTTLE_CLIENT", "600/minute"),
+    },
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+# https://drf-spectacular.readthedocs.io/en/latest/settings.html
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fabric Advisor API",
-    "DESCRIPTION": "What network does this GPU workload need? Scenarios, runs, bill of materials.",
+    "DESCRIPTION": (
+        "What network does this GPU workload need? Scenarios, runs, bill of materials.\n\n"
+        "Authenticate with `Authorization: Token <key>` (keys come from "
+        "`manage.py create_api_client`). Every error has one shape: "
+        '`{"error": {"code", "message", "fields"}}`.'
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "advisor.scenarios.models.RunStatus"},
 }
 
 # --- Celery (https://docs.celeryq.dev/en/stable/userguide/configuration.html) -------------

@@ -1,11 +1,46 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, re_path
+from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from api.apis.quotes import CatalogApi, EvaluateApi
+from api.apis.runs import RunDetailApi
+from api.apis.scenarios import (
+    ScenarioBomApi,
+    ScenarioCollectionApi,
+    ScenarioDetailApi,
+    ScenarioRunCreateApi,
+)
+from api.errors import not_found
 
 app_name = "api"
 
+
+@extend_schema(exclude=True)
+class SchemaApi(SpectacularAPIView):
+    pass
+
+
+@extend_schema(exclude=True)
+class DocsApi(SpectacularSwaggerView):
+    pass
+
+
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("scenarios/", ScenarioCollectionApi.as_view(), name="scenario-list"),
+    path("scenarios/<uuid:scenario_id>/", ScenarioDetailApi.as_view(), name="scenario-detail"),
+    path("scenarios/<uuid:scenario_id>/bom/", ScenarioBomApi.as_view(), name="scenario-bom"),
+    path(
+        "scenarios/<uuid:scenario_id>/runs/",
+        ScenarioRunCreateApi.as_view(),
+        name="scenario-runs",
+    ),
+    path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
+    path("evaluate/", EvaluateApi.as_view(), name="evaluate"),
+    path("catalog/", CatalogApi.as_view(), name="catalog"),
+    path("schema/", SchemaApi.as_view(), name="schema"),
+    path("docs/", DocsApi.as_view(url_name="api:schema"), name="docs"),
+    # Anything else under /api/v1/ is a 404 in the API's error shape, not an HTML page.
+    re_path(r"^.*$", not_found, name="not-found"),
 ]

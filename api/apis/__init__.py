@@ -1,0 +1,1 @@
+"""API classes: one per operation, each with nested InputSerializer / OutputSerializer."""

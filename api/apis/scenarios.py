@@ -1,0 +1,373 @@
+"""Scenarios: submit, list, read, bill of materials, re-run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from advisor.scenarios.converters import current_catalog
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from api import webhooks
+from api.apis.base import ApiView
+from api.bom import BomUnavailable, bom_for
+from api.errors import ApplicationError
+from api.pagination import ApiPagination, page_of
+from api.permissions import api_client_of
+from api.schema import error_responses
+from api.selectors import (
+    run_latest,
+    scenario_get_visible,
+    scenario_list_visible,
+)
+from api.serializers import (
+    AbsoluteUrlField,
+    EngineResultField,
+    RunSummarySerializer,
+    ScenarioInputsField,
+)
+from api.services import scenario_rerun, scenario_submit_api
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_KEY_MAX = 255
+
+
+def visible_scenario_or_404(request: Request, scenario_id: Any) -> Scenario:
+    scenario = scenario_get_visible(user=request.user, scenario_id=scenario_id)
+    if scenario is None:
+        raise ApplicationError("No such scenario.", code="not_found", status_code=404)
+    return scenario
+
+
+def idempotency_key_of(request: Request) -> str:
+    key = request.headers.get(IDEMPOTENCY_HEADER, "").strip()
+    if len(key) > IDEMPOTENCY_KEY_MAX or not key.isprintable():
+        raise ApplicationError(
+            "The Idempotency-Key header is invalid.",
+            code="validation_error",
+            fields={IDEMPOTENCY_HEADER: [f"must be 1-{IDEMPOTENCY_KEY_MAX} printable characters"]},
+        )
+    return key
+
+
+class ScenarioCreateApi(ApiView):
+    """POST /api/v1/scenarios/: save a scenario and queue its evaluation."""
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        inputs = ScenarioInputsField()
+        customer = serializers.CharField(
+            max_length=200, required=False, allow_blank=True, default=""
+        )
+        callback_url = serializers.URLField(
+            max_length=2000,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="POSTed the outcome when a run finishes, signed with X-Fabric-Signature.",
+        )
+
+        def validate_callback_url(self, value: str) -> str:
+            if not value:
+                return value
+            try:
+                webhooks.check_url_syntax(value)
+            except webhooks.UnsafeWebhookUrl as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+            if api_client_of(self.context["request"]) is None:
+                raise serializers.ValidationError(
+                    "needs an API client: webhooks are signed with the client's secret"
+                )
+            return value
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField(source="scenario.pk")
+        status = serializers.ChoiceField(choices=RunStatus.choices, source="run.status")
+        run = RunSummarySerializer()
+        url = serializers.SerializerMethodField()
+
+        def get_url(self, submission: Any) -> str:
+            path = reverse("api:scenario-detail", args=[submission.scenario.pk])
+            return str(self.context["request"].build_absolute_uri(path))
+
+    @extend_schema(
+        operation_id="scenarios_create",
+        summary="Submit a scenario",
+        description=(
+            "Saves the scenario and queues its evaluation; poll `url` until `status` is "
+            "`succeeded` or `failed`. With an `Idempotency-Key` header the same key and body "
+            "return the same scenario (never a second one); the same key with another body "
+            "is a 409."
+        ),
+        tags=["scenarios"],
+        request=InputSerializer,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="Any unique string (e.g. a UUID) per intended scenario.",
+            )
+        ],
+        responses={202: OutputSerializer, **error_responses(409)},
+    )
+    def post(self, request: Request) -> Response:
+        key = idempotency_key_of(request)
+        serializer = ScenarioCreateApi.InputSerializer(
+            data=request.data, context={"request": request}
+        )
+        serializer.is_valid(raise_exception=True)
+        submission = scenario_submit_api(
+            owner=request.user, idempotency_key=key, **serializer.validated_data
+        )
+        submission.run.refresh_from_db()  # eager mode may already have run it
+        body = ScenarioCreateApi.OutputSerializer(submission, context={"request": request}).data
+        response = Response(body, status=status.HTTP_202_ACCEPTED)
+        response["Location"] = body["url"]
+        if submission.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+
+class ScenarioListApi(ApiView):
+    """GET /api/v1/scenarios/: the caller's scenarios, newest first, a page at a time."""
+
+    class FilterSerializer(serializers.Serializer):
+        customer = serializers.CharField(required=False, max_length=200)
+        status = serializers.ChoiceField(
+            choices=RunStatus.choices, required=False, help_text="Status of the latest run."
+        )
+        created_after = serializers.DateTimeField(required=False, help_text="Inclusive.")
+        created_before = serializers.DateTimeField(required=False, help_text="Exclusive.")
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField()
+        name = serializers.CharField()
+        customer = serializers.CharField()
+        created_at = serializers.DateTimeField()
+        status = serializers.ChoiceField(
+            choices=RunStatus.choices,
+            source="latest_run_status",
+            allow_null=True,
+            help_text="Status of the latest run.",
+        )
+        progress = serializers.IntegerField(source="latest_run_progress", allow_null=True)
+        url = AbsoluteUrlField("api:scenario-detail")
+
+    @extend_schema(
+        operation_id="scenarios_list",
+        summary="List scenarios",
+        description=(
+            "The caller's scenarios (staff: everyone's), newest first, with the status and "
+            "progress of each one's latest run. Filter by customer, latest run status and "
+            "creation time."
+        ),
+        tags=["scenarios"],
+        parameters=[
+            FilterSerializer,
+            OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (1-100)."),
+            OpenApiParameter("offset", OpenApiTypes.INT, description="Items to skip."),
+        ],
+        responses={200: page_of(OutputSerializer), **error_responses(400)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = ScenarioListApi.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        qs = scenario_list_visible(user=request.user, **filters.validated_data)
+        paginator = ApiPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        data = ScenarioListApi.OutputSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(data)
+
+
+class ScenarioCollectionApi(ScenarioListApi, ScenarioCreateApi):
+    """/api/v1/scenarios/ answers two operations; each keeps its own API class above."""
+
+
+class RunOutputSerializer(serializers.Serializer):
+    """A run as the scenario and run endpoints show it."""
+
+    id = serializers.UUIDField()
+    scenario_id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    progress = serializers.IntegerField(min_value=0, max_value=100)
+    attempts = serializers.IntegerField(min_value=0)
+    engine_version = serializers.CharField()
+    catalog_version = serializers.CharField()
+    error = serializers.CharField(help_text="Why the run failed (empty otherwise).")
+    error_fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        allow_null=True,
+        help_text="Per-field messages when the inputs were refused by the engine.",
+    )
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = AbsoluteUrlField("api:run-detail")
+
+
+def result_of(run: ScenarioRun | None) -> dict[str, Any] | None:
+    if run is None or run.status != RunStatus.SUCCEEDED:
+        return None
+    return run.result
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class _ObjectField(serializers.JSONField):
+    pass
+
+
+class ScenarioDetailApi(ApiView):
+    """GET /api/v1/scenarios/{id}/: inputs, the latest run and, once it succeeded, its result."""
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField()
+        name = serializers.CharField()
+        customer = serializers.CharField()
+        callback_url = serializers.CharField()
+        inputs = _ObjectField(help_text="The scenario v1 inputs as submitted.")
+        created_at = serializers.DateTimeField()
+        updated_at = serializers.DateTimeField()
+        status = serializers.SerializerMethodField(help_text="Status of the latest run.")
+        progress = serializers.SerializerMethodField()
+        run = serializers.SerializerMethodField(help_text="The latest run.")
+        result = serializers.SerializerMethodField(
+            help_text="The latest run's result; null until it succeeded."
+        )
+        url = AbsoluteUrlField("api:scenario-detail")
+        bom_url = AbsoluteUrlField("api:scenario-bom")
+
+        def _run(self, scenario: Scenario) -> ScenarioRun | None:
+            return self.context["latest_run"]
+
+        @extend_schema_field(serializers.ChoiceField(choices=RunStatus.choices, allow_null=True))
+        def get_status(self, scenario: Scenario) -> str | None:
+            run = self._run(scenario)
+            return run.status if run else None
+
+        @extend_schema_field(serializers.IntegerField(allow_null=True))
+        def get_progress(self, scenario: Scenario) -> int | None:
+            run = self._run(scenario)
+            return run.progress if run else None
+
+        @extend_schema_field(RunOutputSerializer(allow_null=True))
+        def get_run(self, scenario: Scenario) -> dict[str, Any] | None:
+            run = self._run(scenario)
+            return RunOutputSerializer(run, context=self.context).data if run else None
+
+        @extend_schema_field(EngineResultField(allow_null=True))
+        def get_result(self, scenario: Scenario) -> dict[str, Any] | None:
+            return result_of(self._run(scenario))
+
+    @extend_schema(
+        operation_id="scenarios_retrieve",
+        summary="Read a scenario and its latest run",
+        tags=["scenarios"],
+        responses={200: OutputSerializer, **error_responses(404)},
+    )
+    def get(self, request: Request, scenario_id: Any) -> Response:
+        scenario = visible_scenario_or_404(request, scenario_id)
+        context = {"request": request, "latest_run": run_latest(scenario=scenario)}
+        return Response(ScenarioDetailApi.OutputSerializer(scenario, context=context).data)
+
+
+class ScenarioBomApi(ApiView):
+    """GET /api/v1/scenarios/{id}/bom/: the bill of materials of the latest successful run."""
+
+    class FilterSerializer(serializers.Serializer):
+        option = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            help_text="Rank of an alternative in result.options (1 = the recommended design).",
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        class LineSerializer(serializers.Serializer):
+            sku = serializers.CharField()
+            description = serializers.CharField()
+            category = serializers.CharField()
+            quantity = serializers.IntegerField(min_value=0)
+            unit_price_usd = serializers.FloatField()
+            extended_price_usd = serializers.FloatField()
+            network = serializers.CharField(help_text="compute, storage, management or frontend.")
+            source = serializers.CharField()
+
+        scenario_id = serializers.UUIDField()
+        run_id = serializers.UUIDField()
+        option = serializers.IntegerField(help_text="Rank of the design in result.options.")
+        design = serializers.DictField(
+            help_text="fabric, nic_gbps, nics_per_node, oversubscription, switch_model, nic_sku."
+        )
+        currency = serializers.ChoiceField(choices=["USD"])
+        lines = LineSerializer(many=True)
+        total_usd = serializers.FloatField()
+
+    @extend_schema(
+        operation_id="scenarios_bom_retrieve",
+        summary="Bill of materials",
+        description=(
+            "The recommended design's bill of materials, or with `?option=N` the "
+            "alternative ranked N in `result.options`. 409 while the latest run has not "
+            "succeeded."
+        ),
+        tags=["scenarios"],
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer, **error_responses(400, 404, 409)},
+    )
+    def get(self, request: Request, scenario_id: Any) -> Response:
+        filters = ScenarioBomApi.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        scenario = visible_scenario_or_404(request, scenario_id)
+        run = run_latest(scenario=scenario)
+        if run is None or run.status != RunStatus.SUCCEEDED or not run.result:
+            state = run.status if run else "missing"
+            raise ApplicationError(
+                f"The latest run is {state}; the bill of materials exists once it succeeded.",
+                code="result_not_ready",
+                status_code=409,
+            )
+        try:
+            bom = bom_for(
+                result=run.result,
+                option=filters.validated_data.get("option"),
+                catalog=current_catalog(),
+            )
+        except BomUnavailable as exc:
+            raise ApplicationError(
+                str(exc), code="validation_error", fields={"option": [str(exc)]}
+            ) from exc
+        body = {"scenario_id": scenario.pk, "run_id": run.pk, **bom}
+        return Response(ScenarioBomApi.OutputSerializer(body).data)
+
+
+class ScenarioRunCreateApi(ApiView):
+    """POST /api/v1/scenarios/{id}/runs/: evaluate again with the current catalog."""
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.UUIDField()
+        scenario_id = serializers.UUIDField()
+        status = serializers.ChoiceField(choices=RunStatus.choices)
+        progress = serializers.IntegerField(min_value=0, max_value=100)
+        url = AbsoluteUrlField("api:run-detail")
+
+    @extend_schema(
+        operation_id="scenarios_runs_create",
+        summary="Re-run a scenario with the current catalog",
+        tags=["scenarios"],
+        request=None,
+        responses={202: OutputSerializer, **error_responses(404, 409)},
+    )
+    def post(self, request: Request, scenario_id: Any) -> Response:
+        scenario = visible_scenario_or_404(request, scenario_id)
+        run = scenario_rerun(scenario=scenario)
+        run.refresh_from_db()
+        body = ScenarioRunCreateApi.OutputSerializer(run, context={"request": request}).data
+        response = Response(body, status=status.HTTP_202_ACCEPTED)
+        response["Location"] = body["url"]
+        return response

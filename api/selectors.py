@@ -1,0 +1,96 @@
+"""Reads for the API: clients by key, and the scenarios and runs a caller may see.
+
+Visibility is the web's rule (advisor.scenarios.selectors.scenario_list): staff and sales see
+every scenario, everyone else only their own. Unlike the web, an ownerless scenario (an
+anonymous questionnaire) is never reachable through the API by its id alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from advisor.scenarios.models import Scenario, ScenarioRun
+from advisor.scenarios.selectors import scenario_list
+from api.models import ApiClient
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def key_prefix_of(key: str) -> str:
+    return key.partition(".")[0]
+
+
+def api_client_for_key(*, key: str) -> ApiClient | None:
+    """The active client holding `key`, or None (unknown, malformed or revoked)."""
+    prefix = key_prefix_of(key)
+    if not prefix or len(prefix) > 16:
+        return None
+    client = (
+        ApiClient.objects.select_related("user")
+        .filter(key_prefix=prefix, revoked_at__isnull=True)
+        .first()
+    )
+    if client is None or not hmac.compare_digest(client.key_hash, key_hash(key)):
+        return None
+    return client
+
+
+def _with_latest_run(qs: QuerySet[Scenario]) -> QuerySet[Scenario]:
+    latest = ScenarioRun.objects.filter(scenario=OuterRef("pk")).order_by("-created_at")
+    return qs.annotate(
+        latest_run_id=Subquery(latest.values("id")[:1]),
+        latest_run_status=Subquery(latest.values("status")[:1]),
+        latest_run_progress=Subquery(latest.values("progress")[:1]),
+    )
+
+
+def scenario_list_visible(
+    *,
+    user: Any,
+    customer: str | None = None,
+    status: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+) -> QuerySet[Scenario]:
+    """Scenarios `user` may see, newest first, each annotated with its latest run."""
+    qs = _with_latest_run(scenario_list(user=user))
+    if customer:
+        qs = qs.filter(customer=customer)
+    if status:
+        qs = qs.filter(latest_run_status=status)
+    if created_after is not None:
+        qs = qs.filter(created_at__gte=created_after)
+    if created_before is not None:
+        qs = qs.filter(created_at__lt=created_before)
+    return qs.order_by("-created_at", "-pk")
+
+
+def scenario_get_visible(*, user: Any, scenario_id: uuid.UUID | str) -> Scenario | None:
+    try:
+        return scenario_list(user=user).filter(pk=scenario_id).first()
+    except (ValueError, TypeError):
+        return None
+
+
+def run_get_visible(*, user: Any, run_id: uuid.UUID | str) -> ScenarioRun | None:
+    visible = scenario_list(user=user).values("pk")
+    try:
+        return (
+            ScenarioRun.objects.select_related("scenario")
+            .filter(pk=run_id, scenario__in=visible)
+            .first()
+        )
+    except (ValueError, TypeError):
+        return None
+
+
+def run_latest(*, scenario: Scenario) -> ScenarioRun | None:
+    return scenario.runs.order_by("-created_at").first()

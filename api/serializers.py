@@ -1,0 +1,201 @@
+"""Serializers shared by several API classes: errors, scenario v1 inputs, runs, results.
+
+The scenario v1 serializers below only *document* the engine's input (docs/ENGINE_API.md);
+the engine validates it (advisor.scenarios.converters.validate_inputs), so there is one
+source of truth for the rules and their messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from advisor.scenarios.converters import InvalidScenario, current_catalog, validate_inputs
+from advisor.scenarios.models import RunStatus
+
+# --- Errors ---------------------------------------------------------------------------------
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. validation_error.")
+    message = serializers.CharField(help_text="What went wrong, for a person.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text='Per-field messages keyed by dotted path, e.g. "inputs.gpus".',
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+# --- Scenario v1 (documentation of the engine's input) ---------------------------------------
+
+
+_INT = {"type": "integer", "minimum": 1}
+_CUSTOM_MODEL_SCHEMA = {
+    "type": "object",
+    "description": "A custom model (no preset).",
+    "required": ["params_b", "layers", "hidden", "heads"],
+    "properties": {
+        "params_b": {"type": "number", "description": "Parameters, billions."},
+        "layers": _INT,
+        "hidden": _INT,
+        "heads": _INT,
+        "kv_heads": {**_INT, "nullable": True},
+        "vocab": {**_INT, "nullable": True},
+        "ffn_hidden": {**_INT, "nullable": True},
+        "moe_experts": {"type": "integer", "minimum": 0},
+        "moe_top_k": {"type": "integer", "minimum": 0},
+        "active_params_b": {"type": "number", "nullable": True},
+        "name": {"type": "string"},
+        "tied_embeddings": {"type": "boolean"},
+    },
+}
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "description": "A model preset id, e.g. llama3-70b."},
+            _CUSTOM_MODEL_SCHEMA,
+        ]
+    }
+)
+class ModelField(serializers.JSONField):
+    pass
+
+
+class TrainingSerializer(serializers.Serializer):
+    global_batch_sequences = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    global_batch_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    total_tokens = serializers.FloatField(required=False, allow_null=True)
+    sharding = serializers.ChoiceField(
+        choices=["none", "zero1", "zero3"], required=False, allow_null=True
+    )
+
+
+class InferenceSerializer(serializers.Serializer):
+    independent_replicas = serializers.BooleanField(required=False, allow_null=True)
+    concurrent_requests = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    prompt_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    output_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    target_ms_per_token = serializers.FloatField(required=False, allow_null=True)
+
+
+class ParallelismSerializer(serializers.Serializer):
+    tp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    pp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    dp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    ep = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    micro_batch = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    virtual_stages = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    recompute = serializers.ChoiceField(choices=["none", "full"], required=False, allow_null=True)
+
+
+class DesignSerializer(serializers.Serializer):
+    fabric = serializers.ChoiceField(choices=["ethernet", "roce", "infiniband"])
+    nic_gbps = serializers.FloatField(required=False, allow_null=True)
+    nics_per_node = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    oversubscription = serializers.FloatField(required=False, allow_null=True)
+    adaptive_routing = serializers.BooleanField(required=False, allow_null=True)
+    in_network_reduction = serializers.BooleanField(required=False)
+
+
+class ConstraintsSerializer(serializers.Serializer):
+    gpu_pricing = serializers.ChoiceField(
+        choices=["owned", "cloud"], required=False, allow_null=True
+    )
+    gpu_hour_usd = serializers.FloatField(required=False, allow_null=True)
+    electricity_usd_per_kwh = serializers.FloatField(required=False, allow_null=True)
+    pue = serializers.FloatField(required=False, allow_null=True)
+    amortization_years = serializers.FloatField(required=False, allow_null=True)
+    network_budget_usd = serializers.FloatField(required=False, allow_null=True)
+    team_skills = serializers.ChoiceField(
+        choices=["ethernet", "infiniband", "both", "none"], required=False, allow_null=True
+    )
+    prefer = serializers.ChoiceField(
+        choices=["cost", "balanced", "performance"], required=False, allow_null=True
+    )
+
+
+class ScenarioV1Serializer(serializers.Serializer):
+    """Scenario v1 (docs/ENGINE_API.md). Only workload, model, gpu and gpus are required."""
+
+    workload = serializers.ChoiceField(choices=["training", "fine_tuning", "inference"])
+    model = ModelField(help_text="A preset id (see GET /api/v1/catalog/) or a custom model.")
+    gpu = serializers.CharField(help_text="A GPU id from GET /api/v1/catalog/, e.g. h100-sxm.")
+    gpus = serializers.IntegerField(min_value=1, help_text="GPUs in the job (whole servers).")
+    gpus_per_node = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    precision = serializers.ChoiceField(
+        choices=["bf16", "fp8", "fp16"], required=False, allow_null=True
+    )
+    sequence_length = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    training = TrainingSerializer(required=False, allow_null=True)
+    inference = InferenceSerializer(required=False, allow_null=True)
+    parallelism = ParallelismSerializer(required=False, allow_null=True)
+    design = DesignSerializer(required=False, allow_null=True)
+    constraints = ConstraintsSerializer(required=False, allow_null=True)
+    name = serializers.CharField(required=False)
+    description = serializers.CharField(required=False)
+    version = serializers.IntegerField(required=False)
+
+
+@extend_schema_field(ScenarioV1Serializer)
+class ScenarioInputsField(serializers.JSONField):
+    """Scenario v1 inputs, checked by the engine; its messages come back per dotted path."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        try:
+            validate_inputs(value, catalog=current_catalog())
+        except InvalidScenario as exc:
+            own = exc.field_errors.pop("inputs", None)
+            if own and not exc.field_errors:
+                raise serializers.ValidationError(own) from exc
+            raise serializers.ValidationError(exc.field_errors) from exc
+        return value
+
+
+# --- Runs and results -----------------------------------------------------------------------
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "description": (
+            "The engine's result (docs/ENGINE_API.md, 'Result'): recommendation, metrics, "
+            "bom, cost, options, break_even, uncertainty, monitoring, assumptions, scaling."
+        ),
+    }
+)
+class EngineResultField(serializers.JSONField):
+    pass
+
+
+class RunSummarySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    progress = serializers.IntegerField(min_value=0, max_value=100)
+
+
+@extend_schema_field(OpenApiTypes.URI)
+class AbsoluteUrlField(serializers.Field):
+    """An absolute URL of the object, built from the request by the owning serializer."""
+
+    def __init__(self, view_name: str, **kwargs: Any) -> None:
+        self.view_name = view_name
+        kwargs["source"] = "*"
+        kwargs["read_only"] = True
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> str:
+        from django.urls import reverse
+
+        path = reverse(self.view_name, args=[value.pk])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path

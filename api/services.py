@@ -1,0 +1,379 @@
+"""Writes for the API: clients and their keys, idempotent submissions, re-runs, webhooks."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.services import run_enqueue, scenario_submit
+from api.errors import ApplicationError
+from api.models import (
+    ApiClient,
+    DeliveryStatus,
+    IdempotencyRecord,
+    WebhookAttempt,
+    WebhookDelivery,
+)
+from api.selectors import key_hash, run_latest
+
+logger = logging.getLogger(__name__)
+
+CLIENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+# last_used_at is a hint for operators, not an audit log: write it at most this often.
+TOUCH_EVERY = timedelta(minutes=1)
+
+
+# --- API clients --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IssuedClient:
+    """A new client and the secrets shown once (only the key's hash is stored)."""
+
+    client: ApiClient
+    key: str
+    webhook_secret: str
+
+
+def _new_key() -> tuple[str, str]:
+    prefix = secrets.token_hex(6)
+    return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
+
+
+@transaction.atomic
+def api_client_create(*, name: str) -> IssuedClient:
+    """Create a client, its user (owner of its scenarios) and a key; raises ValueError."""
+    if not CLIENT_NAME_RE.match(name):
+        raise ValueError(
+            "name must be 1-100 letters, digits, '.', '-' or '_', starting with a letter or digit"
+        )
+    if ApiClient.objects.filter(name=name).exists():
+        raise ValueError(f"an API client named {name!r} already exists")
+    user_model = get_user_model()
+    username = f"api-client.{name}"[:150]
+    if user_model.objects.filter(username=username).exists():
+        raise ValueError(f"a user named {username!r} already exists")
+    user = user_model.objects.create_user(username=username)  # type: ignore[attr-defined]
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    prefix, key = _new_key()
+    webhook_secret = secrets.token_urlsafe(32)
+    client = ApiClient.objects.create(
+        name=name,
+        user=user,
+        key_prefix=prefix,
+        key_hash=key_hash(key),
+        webhook_secret=webhook_secret,
+    )
+    return IssuedClient(client=client, key=key, webhook_secret=webhook_secret)
+
+
+def api_client_revoke(*, name: str) -> ApiClient:
+    """Revoke a client's key (its scenarios stay); raises ApiClient.DoesNotExist."""
+    client = ApiClient.objects.get(name=name)
+    ApiClient.objects.filter(pk=client.pk, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+    client.refresh_from_db()
+    return client
+
+
+def api_client_touch(*, client: ApiClient) -> None:
+    now = timezone.now()
+    if client.last_used_at is None or now - client.last_used_at > TOUCH_EVERY:
+        ApiClient.objects.filter(pk=client.pk).update(last_used_at=now)
+        client.last_used_at = now
+
+
+# --- Scenarios and runs ---------------------------------------------------------------------
+
+
+def request_hash(payload: dict[str, Any]) -> str:
+    """A fingerprint of a request body that ignores key order and whitespace."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Submission:
+    scenario: Scenario
+    run: ScenarioRun
+    replayed: bool
+
+
+def _replay(record: IdempotencyRecord, fingerprint: str) -> Submission:
+    if record.request_hash != fingerprint:
+        raise ApplicationError(
+            "This Idempotency-Key was already used with a different request body; "
+            "use a new key for a new scenario.",
+            code="idempotency_conflict",
+            status_code=409,
+            fields={"Idempotency-Key": ["already used with a different request body"]},
+        )
+    run = run_latest(scenario=record.scenario)
+    assert run is not None  # every submitted scenario has its first run
+    return Submission(scenario=record.scenario, run=run, replayed=True)
+
+
+def scenario_submit_api(
+    *,
+    owner: Any,
+    name: str,
+    inputs: dict[str, Any],
+    customer: str = "",
+    callback_url: str = "",
+    idempotency_key: str = "",
+) -> Submission:
+    """Save a scenario and queue its run, once per (owner, Idempotency-Key).
+
+    The same key and body return the first submission; the same key with another body is a
+    409. Two concurrent requests with one key race on the unique (owner, key) constraint:
+    the loser's scenario is rolled back (its run never enqueued) and it replays the winner's.
+    """
+    payload = {"name": name, "inputs": inputs, "customer": customer, "callback_url": callback_url}
+    fingerprint = request_hash(payload)
+    if idempotency_key:
+        existing = (
+            IdempotencyRecord.objects.select_related("scenario")
+            .filter(owner=owner, key=idempotency_key)
+            .first()
+        )
+        if existing is not None:
+            return _replay(existing, fingerprint)
+    try:
+        with transaction.atomic():
+            run = scenario_submit(
+                name=name,
+                inputs=inputs,
+                owner=owner,
+                customer=customer,
+                callback_url=callback_url,
+            )
+            if idempotency_key:
+                IdempotencyRecord.objects.create(
+                    owner=owner,
+                    key=idempotency_key,
+                    request_hash=fingerprint,
+                    scenario=run.scenario,
+                )
+    except IntegrityError:
+        if not idempotency_key:
+            raise
+        record = IdempotencyRecord.objects.select_related("scenario").get(
+            owner=owner, key=idempotency_key
+        )
+        return _replay(record, fingerprint)
+    return Submission(scenario=run.scenario, run=run, replayed=False)
+
+
+def scenario_rerun(*, scenario: Scenario) -> ScenarioRun:
+    """Queue a new run of a scenario (it evaluates with the catalog current at that time)."""
+    active = scenario.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
+    if active is not None:
+        raise ApplicationError(
+            f"Run {active.pk} of this scenario is still {active.status}; "
+            "wait for it to finish before starting another.",
+            code="run_in_progress",
+            status_code=409,
+        )
+    return run_enqueue(scenario=scenario)
+
+
+# --- Webhooks -------------------------------------------------------------------------------
+
+
+def absolute_url(path: str) -> str:
+    return f"{settings.API_PUBLIC_BASE_URL}{path}"
+
+
+def webhook_payload(*, run: ScenarioRun) -> dict[str, Any]:
+    """What a callback receives when a run finishes: the outcome and where to read more."""
+    scenario = run.scenario
+    payload: dict[str, Any] = {
+        "event": "run.finished",
+        "scenario": {
+            "id": str(scenario.pk),
+            "name": scenario.name,
+            "customer": scenario.customer,
+            "url": absolute_url(reverse("api:scenario-detail", args=[scenario.pk])),
+        },
+        "run": {
+            "id": str(run.pk),
+            "status": run.status,
+            "progress": run.progress,
+            "error": run.error,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            "url": absolute_url(reverse("api:run-detail", args=[run.pk])),
+        },
+    }
+    if run.status == RunStatus.SUCCEEDED:
+        payload["bom_url"] = absolute_url(reverse("api:scenario-bom", args=[scenario.pk]))
+        recommendation = (run.result or {}).get("recommendation") or {}
+        payload["headline"] = recommendation.get("headline", "")
+    return payload
+
+
+def webhook_delivery_create(*, run_id: Any) -> WebhookDelivery | None:
+    """Record the delivery of a finished run's outcome and enqueue it; None if no callback.
+
+    At most one delivery per run (unique constraint), so a repeated signal posts once.
+    """
+    from api.tasks import webhook_deliver  # tasks import services: import late
+
+    run = ScenarioRun.objects.select_related("scenario").filter(pk=run_id).first()
+    if run is None or not run.is_finished or not run.scenario.callback_url:
+        return None
+    try:
+        with transaction.atomic():
+            delivery = WebhookDelivery.objects.create(
+                run=run, url=run.scenario.callback_url, payload=webhook_payload(run=run)
+            )
+            webhook_deliver.delay_on_commit(str(delivery.pk))
+    except IntegrityError:
+        logger.info("webhook for run %s already recorded", run_id)
+        return None
+    return delivery
+
+
+def webhook_attempt_record(
+    *,
+    delivery: WebhookDelivery,
+    started_at: Any,
+    duration_ms: int,
+    status_code: int | None,
+    error: str,
+    delivered: bool,
+    final: bool,
+    next_attempt_in_s: int | None = None,
+) -> WebhookDelivery:
+    """Log one attempt and move the delivery on: delivered, failed for good, or pending."""
+    with transaction.atomic():
+        locked = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        locked.attempts += 1
+        WebhookAttempt.objects.create(
+            delivery=locked,
+            number=locked.attempts,
+            status_code=status_code,
+            error=error[:2000],
+            started_at=started_at,
+            duration_ms=duration_ms,
+        )
+        now = timezone.now()
+        locked.last_status_code = status_code
+        locked.last_error = error[:2000]
+        locked.last_attempt_at = now
+        if delivered:
+            locked.status = DeliveryStatus.DELIVERED
+            locked.delivered_at = now
+            locked.next_attempt_at = None
+        elif final:
+            locked.status = DeliveryStatus.FAILED
+            locked.next_attempt_at = None
+        else:
+            locked.next_attempt_at = now + timedelta(seconds=next_attempt_in_s or 0)
+        locked.save()
+    return locked
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    status: str
+    retry_in_s: int | None = None
+
+
+# Receiver answers worth another try; any other 4xx will not get better by waiting.
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+def webhook_backoff_s(attempt: int) -> int:
+    """Seconds to wait after failed attempt number `attempt` (1-based): doubling, capped."""
+    base: int = settings.WEBHOOK_BACKOFF_BASE_S
+    cap: int = settings.WEBHOOK_BACKOFF_MAX_S
+    return int(min(cap, base * 2 ** max(0, attempt - 1)))
+
+
+def webhook_secret_for(*, delivery: WebhookDelivery) -> str | None:
+    client = ApiClient.objects.filter(
+        user_id=delivery.run.scenario.owner_id, revoked_at__isnull=True
+    ).first()
+    return client.webhook_secret if client is not None else None
+
+
+def webhook_attempt_deliver(*, delivery_id: Any) -> AttemptOutcome:
+    """Make one attempt to POST a delivery, record it, and say whether to try again.
+
+    Safe to call for a delivery that is already delivered or failed: it does nothing.
+    """
+    from api import webhooks
+
+    delivery = (
+        WebhookDelivery.objects.select_related("run__scenario").filter(pk=delivery_id).first()
+    )
+    if delivery is None or delivery.status != DeliveryStatus.PENDING:
+        return AttemptOutcome(status=delivery.status if delivery else "missing")
+    started = timezone.now()
+    attempt_no = delivery.attempts + 1
+    final = attempt_no >= settings.WEBHOOK_MAX_ATTEMPTS
+
+    def record(status_code: int | None, error: str, *, delivered: bool, give_up: bool) -> str:
+        elapsed = timezone.now() - started
+        retry_in = None if (delivered or give_up) else webhook_backoff_s(attempt_no)
+        updated = webhook_attempt_record(
+            delivery=delivery,
+            started_at=started,
+            duration_ms=int(elapsed.total_seconds() * 1000),
+            status_code=status_code,
+            error=error,
+            delivered=delivered,
+            final=give_up,
+            next_attempt_in_s=retry_in,
+        )
+        return str(updated.status)
+
+    secret = webhook_secret_for(delivery=delivery)
+    if secret is None:
+        status = record(
+            None, "the scenario's owner has no active API client", delivered=False, give_up=True
+        )
+        return AttemptOutcome(status=status)
+    body = webhooks.encode_payload({**delivery.payload, "delivery_id": str(delivery.pk)})
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": webhooks.USER_AGENT,
+        "X-Fabric-Event": str(delivery.payload.get("event", "")),
+        "X-Fabric-Delivery": str(delivery.pk),
+        webhooks.SIGNATURE_HEADER: webhooks.signature(body, secret),
+    }
+    try:
+        target = webhooks.resolve_target(delivery.url)
+        status_code = webhooks.post(target, body, headers, timeout_s=settings.WEBHOOK_TIMEOUT_S)
+    except webhooks.UnsafeWebhookUrl as exc:
+        status = record(None, f"refused: callback_url {exc}", delivered=False, give_up=True)
+        return AttemptOutcome(status=status)
+    except (OSError, http.client.HTTPException) as exc:
+        give_up = final
+        status = record(None, f"{type(exc).__name__}: {exc}", delivered=False, give_up=give_up)
+        return AttemptOutcome(
+            status=status, retry_in_s=None if give_up else webhook_backoff_s(attempt_no)
+        )
+    if 200 <= status_code < 300:
+        return AttemptOutcome(status=record(status_code, "", delivered=True, give_up=False))
+    give_up = final or (400 <= status_code < 500 and status_code not in RETRYABLE_STATUS)
+    status = record(status_code, f"HTTP {status_code}", delivered=False, give_up=give_up)
+    return AttemptOutcome(
+        status=status, retry_in_s=None if give_up else webhook_backoff_s(attempt_no)
+    )

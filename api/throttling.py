@@ -1,0 +1,50 @@
+"""Rate limits: per API client (or staff user) and per address for anonymous callers.
+
+Rates are read from settings on every request (so tests and operators can change them) and
+counted in settings.API_THROTTLE_CACHE, shared by every web process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import caches
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from api.permissions import api_client_of
+
+
+class _ApiThrottle(SimpleRateThrottle):
+    def __init__(self) -> None:
+        self.cache = caches[settings.API_THROTTLE_CACHE]
+        super().__init__()
+
+    def get_rate(self) -> str | None:
+        rates: dict[str, str] = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+        return rates.get(str(self.scope))
+
+
+class AnonymousThrottle(_ApiThrottle):
+    """Callers without credentials, by address (the schema, the docs, and every 401)."""
+
+    scope = "anon"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if request.user and request.user.is_authenticated:
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class ClientThrottle(_ApiThrottle):
+    """Each API client by its id; a staff user in the browser by user id."""
+
+    scope = "client"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if not (request.user and request.user.is_authenticated):
+            return None
+        client = api_client_of(request)
+        ident = f"client-{client.pk}" if client is not None else f"user-{request.user.pk}"
+        return self.cache_format % {"scope": self.scope, "ident": ident}
