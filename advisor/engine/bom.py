@@ -13,6 +13,7 @@ its quantity (``quantity * item.power_w``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ from advisor.engine.catalog.network import (
 from advisor.engine.topology import (
     SERVERS_PER_RACK,
     TierLinks,
+    TopologyError,
     TopologySize,
     plan_cabling,
+    size_topology,
     size_tor_fabric,
 )
 
@@ -323,25 +326,46 @@ def compute_fabric_totals(
 
 
 def storage_lines(parts: NetworkParts, *, nodes: int) -> list[BomLine]:
-    """Storage / in-band front-end network: dual-port 100GbE per server, ToR, 2:1."""
+    """Storage / in-band front-end network: dual-port 100GbE per server, 2:1 oversubscribed.
+
+    Two layouts are priced and the cheaper kept: a leaf in every rack (copper to the
+    servers) or shared end-of-row leaves (fewer switches, optical server links).
+    """
+    return list(_storage_plan(parts, nodes)[2])
+
+
+def storage_topology(parts: NetworkParts, *, nodes: int) -> tuple[TopologySize, Switch]:
+    topo, switch, _ = _storage_plan(parts, nodes)
+    return topo, switch
+
+
+@lru_cache(maxsize=256)
+def _storage_plan(
+    parts: NetworkParts, nodes: int
+) -> tuple[TopologySize, Switch, tuple[BomLine, ...]]:
     nic = _storage_nic(parts)
     switch = _tor_switch(parts, STORAGE_NIC_GBPS)
     radix = switch.radix_at(STORAGE_NIC_GBPS) or 0
     ports = STORAGE_PORTS_PER_SERVER
     cards = nodes * math.ceil(ports / nic.ports)
-    topo = size_tor_fabric(nodes, ports, radix, STORAGE_OVERSUBSCRIPTION)
-    lines = [line(nic, cards, "storage", f"{nic.description} (storage / in-band)")]
-    lines.append(line(switch, topo.total_switches, "storage", f"{switch.description} (storage)"))
-    tiers = plan_cabling(topo, servers=nodes, top_of_rack=True)
-    lines.extend(cabling_lines(parts, ETHERNET, STORAGE_NIC_GBPS, tiers, "storage"))
-    return lines
-
-
-def storage_topology(parts: NetworkParts, *, nodes: int) -> tuple[TopologySize, Switch]:
-    switch = _tor_switch(parts, STORAGE_NIC_GBPS)
-    radix = switch.radix_at(STORAGE_NIC_GBPS) or 0
-    topo = size_tor_fabric(nodes, STORAGE_PORTS_PER_SERVER, radix, STORAGE_OVERSUBSCRIPTION)
-    return topo, switch
+    nic_line = line(nic, cards, "storage", f"{nic.description} (storage / in-band)")
+    best: tuple[TopologySize, Switch, tuple[BomLine, ...]] | None = None
+    layouts: list[tuple[TopologySize, bool]] = [
+        (size_tor_fabric(nodes, ports, radix, STORAGE_OVERSUBSCRIPTION), True)
+    ]
+    with contextlib.suppress(TopologyError):
+        layouts.append((size_topology(nodes * ports, radix, STORAGE_OVERSUBSCRIPTION), False))
+    for topo, tor in layouts:
+        lines = [nic_line]
+        lines.append(
+            line(switch, topo.total_switches, "storage", f"{switch.description} (storage)")
+        )
+        tiers = plan_cabling(topo, servers=nodes, top_of_rack=tor)
+        lines.extend(cabling_lines(parts, ETHERNET, STORAGE_NIC_GBPS, tiers, "storage"))
+        if best is None or totals(lines)[0] < totals(best[2])[0]:
+            best = (topo, switch, tuple(lines))
+    assert best is not None
+    return best
 
 
 def management_lines(parts: NetworkParts, *, nodes: int, managed_switches: int) -> list[BomLine]:

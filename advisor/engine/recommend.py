@@ -824,8 +824,8 @@ def _rationale(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[str]
         saving = best.cost.total_cost_usd - (alt.cost.total_cost_usd - alt.ops_usd)
         out.append(
             f"{_FABRIC_NAME[alt.cand.fabric]} would be {_usd(saving)} "
-            f"cheaper on hardware and GPU time alone, but a {facts.team_skills}-skilled team "
-            f"adds {_usd(alt.ops_usd)} of ramp-up and risk to it."
+            f"cheaper on hardware and GPU time alone, but for {_team(facts)} it carries "
+            f"{_usd(alt.ops_usd)} of ramp-up and risk."
         )
     if facts.network_budget_usd is not None:
         over = sum(1 for sc in scored if sc.capex_usd > facts.network_budget_usd)
@@ -854,20 +854,27 @@ def _compare_sentence(facts: JobFacts, best: Scored, alt: Scored) -> str:
         )
     hours_diff = alt.cost.gpu_hours - best.cost.gpu_hours
     money_diff = alt.cost.gpu_cost_usd - best.cost.gpu_cost_usd
-    net = (
-        f"{'its' if capex_diff >= 0 else 'but its'} network costs {_usd(abs(capex_diff))} "
-        f"{'more' if capex_diff >= 0 else 'less'} ({_usd(best.capex_usd)} vs "
-        f"{_usd(alt.capex_usd)})"
-    )
+    if abs(capex_diff) < 0.5:
+        net = f"its network costs the same ({_usd(best.capex_usd)})"
+    else:
+        net = (
+            f"{'its' if capex_diff >= 0 else 'but its'} network costs {_usd(abs(capex_diff))} "
+            f"{'more' if capex_diff >= 0 else 'less'} ({_usd(best.capex_usd)} vs "
+            f"{_usd(alt.capex_usd)})"
+        )
     verdict = (
         f"the {best.cost.work} costs {_usd(abs(cost_diff))} "
         f"{'less' if cost_diff >= 0 else 'more'} in total with {bname}"
     )
+    if alt.ops_usd > best.ops_usd + 0.5:
+        verdict += (
+            f", counting {_usd(alt.ops_usd)} of ramp-up and risk for {aname} with {_team(facts)}"
+        )
     alt_desc = f"{aname} ({a.nics_per_node} x {a.nic_gbps}G)"
     if _same(best.perf, alt.perf):
         return (
             f"{bname} and {alt_desc} run a step in the same {best.perf:.2f} s; {bname}'s "
-            f"{net.replace('but its ', '').replace('its ', '')}, so {verdict}."
+            f"{net.replace('but its ', '').replace('its ', '', 1)}, so {verdict}."
         )
     if best.perf < alt.perf:
         return (
@@ -878,8 +885,20 @@ def _compare_sentence(facts: JobFacts, best: Scored, alt: Scored) -> str:
     return (
         f"{alt_desc} would run a step in {alt.perf:.2f} s instead of {best.perf:.2f} s, "
         f"saving {-hours_diff:,.0f} GPU-hours ({_usd(-money_diff)}), but {bname}'s "
-        f"{net.replace('but its ', '').replace('its ', '')}, so {verdict}."
+        f"{net.replace('but its ', '').replace('its ', '', 1)}, so {verdict}."
     )
+
+
+_TEAM = {
+    "ethernet": "an Ethernet-only team",
+    "infiniband": "an InfiniBand-only team",
+    "none": "a team without RDMA experience",
+    "both": "a team that runs both",
+}
+
+
+def _team(facts: JobFacts) -> str:
+    return _TEAM.get(facts.team_skills, f"a team with {facts.team_skills} skills")
 
 
 def _same(a: float, b: float) -> bool:
@@ -950,8 +969,8 @@ def _oversub_sentence(facts: JobFacts, best: Scored, scored: list[Scored]) -> li
         return [
             f"Keeping the leaves at {c.oversubscription:g}:1: {alt.cand.oversubscription:g}:1 "
             f"would save {_usd(best.capex_usd - alt.capex_usd)} of switches and optics but "
-            f"slow the job to {_perf_str(facts, alt.perf)}, "
-            f"{_usd(alt.decision_usd - best.decision_usd)} more overall."
+            f"slow the job to {_perf_str(facts, alt.perf)} (from {_perf_str(facts, best.perf)})"
+            f"; overall it {_delta(best.decision_usd - alt.decision_usd)}."
         ]
     return [
         f"{c.oversubscription:g}:1 leaves instead of {alt.cand.oversubscription:g}:1 save "
@@ -976,17 +995,21 @@ def _break_even(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[dic
         if abs(hours_diff) < 1e-9:
             continue
         price = (fixed_best - fixed_alt) / hours_diff
-        if price <= 0 or not math.isfinite(price):
-            continue
+        if not math.isfinite(price) or not rate / 10 <= price <= rate * 10:
+            continue  # no crossover within a plausible price range
         name = fabric_title(fabric, alt.cand.nic_gbps)
-        if hours_diff > 0:
+        saving = best.decision_usd - alt.decision_usd
+        side = "above" if hours_diff > 0 else "below"
+        if saving > 0:
             stmt = (
-                f"Below {_usd2(price)} per GPU-hour (now {_usd2(rate)}), {name} would "
-                f"cost less overall than the recommendation."
+                f"At {_usd2(rate)} per GPU-hour {name} would cost {_usd(saving)} less overall "
+                f"but run slower, so prefer={facts.prefer} keeps the faster design; "
+                f"{side} {_usd2(price)} per GPU-hour the recommendation is also the cheaper."
             )
         else:
+            flip = "Below" if hours_diff > 0 else "Above"
             stmt = (
-                f"Above {_usd2(price)} per GPU-hour (now {_usd2(rate)}), {name} would "
+                f"{flip} {_usd2(price)} per GPU-hour (now {_usd2(rate)}), {name} would "
                 f"cost less overall than the recommendation."
             )
         out.append({"statement": stmt, "parameter": "gpu_hour_usd", "value": round(price, 4)})

@@ -16,7 +16,7 @@ from advisor.engine.bom import (
     totals,
 )
 from advisor.engine.catalog.network import Nic, Switch
-from advisor.engine.topology import TopologyError, size_topology
+from advisor.engine.topology import TopologyError, size_topology, size_tor_fabric
 
 PARTS = NetworkParts()
 
@@ -110,13 +110,22 @@ def test_every_bom_price_is_traceable_to_the_catalog() -> None:
         }
 
 
-def test_storage_network_is_separate_and_top_of_rack() -> None:
+def test_storage_network_is_separate_and_takes_the_cheaper_layout() -> None:
     lines = storage_lines(PARTS, nodes=64)
     topo, switch = storage_topology(PARTS, nodes=64)
     assert {ln.network for ln in lines} == {"storage"}
     assert _qty(lines, switch.sku) == topo.total_switches
-    assert topo.leaf_switches == 16  # one ToR per rack of four servers
-    assert _qty(lines, "dac-100g-3m") == 128  # two in-rack copper links per server
+    assert _qty(lines, "cx6dx-100g") == 64  # one dual-port card per server
+    # A leaf in each of the 16 racks would need 16 leaves; shared leaves are cheaper here.
+    tor = size_tor_fabric(64, 2, 32, 2.0)
+    assert tor.leaf_switches == 16
+    assert topo.total_switches <= tor.total_switches
+
+
+def test_one_rack_of_storage_uses_copper_to_a_single_switch() -> None:
+    lines = storage_lines(PARTS, nodes=2)
+    assert _qty(lines, "dac-100g-3m") == 4
+    assert _qty(lines, "tor-100g-32") == 1
 
 
 def test_management_network_counts_servers_and_switches() -> None:
