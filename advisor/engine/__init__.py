@@ -66,7 +66,8 @@ def evaluate(
     elif progress is not None:
         progress(100)
     result["assumptions"] = assumptions
-    return json_safe(result)
+    safe: dict[str, Any] = json_safe(result)
+    return safe
 
 
 def json_safe(value: Any, path: str = "result") -> Any:

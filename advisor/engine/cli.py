@@ -61,8 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("collective", help="time, algbw and busbw of one NCCL-style collective")
     c.add_argument("--op", required=True, choices=OPS)
-    c.add_argument("--bytes", required=True, type=_positive_float, dest="nbytes",
-                   help="per-rank buffer size S as in nccl-tests")
+    c.add_argument(
+        "--bytes",
+        required=True,
+        type=_positive_float,
+        dest="nbytes",
+        help="per-rank buffer size S as in nccl-tests",
+    )
     c.add_argument("--gpu", required=True)
     c.add_argument("--nodes", required=True, type=_positive_int)
     c.add_argument("--gpus-per-node", type=_positive_int, default=None)
@@ -72,8 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--algorithm", choices=ALGORITHMS, default="auto")
     c.add_argument("--oversubscription", type=_at_least_one, default=1.0)
     c.add_argument("--adaptive-routing", choices=("default", "on", "off"), default="default")
-    c.add_argument("--in-network-reduction", action="store_true",
-                   help="InfiniBand SHARP (CollNet)")
+    c.add_argument("--in-network-reduction", action="store_true", help="InfiniBand SHARP (CollNet)")
 
     t = sub.add_parser("topology", help="size a leaf-spine / fat-tree fabric")
     t.add_argument("--endpoints", required=True, type=_positive_int)
@@ -92,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
 def run_collective(args: argparse.Namespace) -> dict[str, Any]:
     gpu = default_catalog().gpu(args.gpu)
     if gpu is None:
-        raise CliError(f"--gpu: unknown GPU id {args.gpu!r}; known: {', '.join(default_catalog().gpu_ids)}")
+        raise CliError(
+            f"--gpu: unknown GPU id {args.gpu!r}; known: {', '.join(default_catalog().gpu_ids)}"
+        )
     gpus_per_node = args.gpus_per_node or gpu.gpus_per_server
     total = args.nodes * gpus_per_node
     domain = gpus_per_node
@@ -114,7 +120,9 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
             if value is None
         ]
         if missing:
-            raise CliError(f"{', '.join(missing)}: required when the GPUs span more than one server")
+            raise CliError(
+                f"{', '.join(missing)}: required when the GPUs span more than one server"
+            )
     if args.in_network_reduction and args.fabric != "infiniband":
         raise CliError("--in-network-reduction: needs --fabric infiniband (SHARP)")
     adaptive = {"default": None, "on": True, "off": False}[args.adaptive_routing]
@@ -158,12 +166,10 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_topology(args: argparse.Namespace) -> dict[str, Any]:
-    from advisor.engine.topology import size_topology  # noqa: PLC0415
+    from advisor.engine.topology import size_topology
 
     try:
-        size = size_topology(
-            args.endpoints, args.radix, args.oversubscription, rails=args.rails
-        )
+        size = size_topology(args.endpoints, args.radix, args.oversubscription, rails=args.rails)
     except ValueError as exc:
         raise CliError(f"--endpoints/--radix: {exc}") from None
     result: dict[str, Any] = size.to_dict()
@@ -171,7 +177,7 @@ def run_topology(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_evaluate(args: argparse.Namespace) -> dict[str, Any]:
-    from advisor.engine import evaluate  # noqa: PLC0415
+    from advisor.engine import evaluate
 
     try:
         if args.file == "-":
@@ -191,7 +197,7 @@ def run_evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_validate(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
-    from advisor.engine.validation import validation_report  # noqa: PLC0415
+    from advisor.engine.validation import validation_report
 
     report = validation_report()
     return report, bool(report["passed"])

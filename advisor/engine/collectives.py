@@ -511,7 +511,7 @@ def moe_dispatch(
     over NVLink.  Each GPU uses its share of the domain's NICs.  Time = fixed kernel and
     signalling overhead + one network latency + the slower of the RDMA and NVLink transfers.
     """
-    from advisor.engine.constants import (  # noqa: PLC0415 - keep module import light
+    from advisor.engine.constants import (
         MOE_LL_FIXED_OVERHEAD_S,
         MOE_NORMAL_FIXED_OVERHEAD_S,
     )

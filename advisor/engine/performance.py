@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.engine import constants as c
 from advisor.engine.collectives import (
     CommDomain,
     collective_time_s,
@@ -26,7 +27,6 @@ from advisor.engine.collectives import (
     moe_dispatch,
     p2p_time_s,
 )
-from advisor.engine import constants as c
 from advisor.engine.constants import (
     COMPUTE_JITTER_CV,
     DDP_BUCKET_BYTES,
@@ -140,18 +140,20 @@ def _training_times(
     tp_net = 0.0
     if t.tp_layout.crosses_network and t.tp_collectives_per_step:
         dom = net.domain(t.tp_layout)
-        tp_net = t.tp_collectives_per_step * collective_time_s(
-            "all_reduce", t.tp_bytes_per_collective, dom
-        )[0]
+        tp_net = (
+            t.tp_collectives_per_step
+            * collective_time_s("all_reduce", t.tp_bytes_per_collective, dom)[0]
+        )
     tp_exposed = (t.tp_comm_s + tp_net) * (1.0 - TP_COMM_OVERLAP)
 
     # expert parallel all-to-all
     ep_net = 0.0
     if t.ep_layout.crosses_network and t.ep_all_to_all_per_step:
         dom = net.domain(t.ep_layout)
-        ep_net = t.ep_all_to_all_per_step * collective_time_s(
-            "all_to_all", t.ep_bytes_per_all_to_all, dom
-        )[0]
+        ep_net = (
+            t.ep_all_to_all_per_step
+            * collective_time_s("all_to_all", t.ep_bytes_per_all_to_all, dom)[0]
+        )
     ep_exposed = (t.ep_intra_s + ep_net) * (1.0 - EP_COMM_OVERLAP)
 
     # pipeline point-to-point: every GPU of a domain sends its activations at once
@@ -159,8 +161,9 @@ def _training_times(
     pp_net = 0.0
     if t.pp_p2p_per_step:
         if t.pp_crosses_network:
-            pair = GroupLayout(size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus,
-                               concurrent_groups=1)
+            pair = GroupLayout(
+                size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus, concurrent_groups=1
+            )
             dom = net.domain(pair)
             per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=w.domain_gpus)
             pp_net = t.pp_p2p_per_step * per
@@ -263,24 +266,28 @@ def _inference_times(
     network = 0.0
     if i.tp_layout.crosses_network and i.tp_collectives_per_token:
         dom = net.domain(i.tp_layout)
-        decode_tp = i.tp_collectives_per_token * collective_time_s(
-            "all_reduce", i.tp_bytes_per_decode_collective, dom
-        )[0]
+        decode_tp = (
+            i.tp_collectives_per_token
+            * collective_time_s("all_reduce", i.tp_bytes_per_decode_collective, dom)[0]
+        )
         comm += decode_tp
         network += decode_tp
-        prefill_comm += i.tp_collectives_per_token * collective_time_s(
-            "all_reduce", i.tp_bytes_per_prefill_collective, dom
-        )[0]
+        prefill_comm += (
+            i.tp_collectives_per_token
+            * collective_time_s("all_reduce", i.tp_bytes_per_prefill_collective, dom)[0]
+        )
     if i.pp_hops:
         if i.pp_crosses_network:
-            pair = GroupLayout(size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus,
-                               concurrent_groups=1)
+            pair = GroupLayout(
+                size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus, concurrent_groups=1
+            )
             dom = net.domain(pair)
             hop = p2p_time_s(i.pp_bytes_per_token, dom, concurrent_per_node=w.domain_gpus)
             network += i.pp_hops * hop
             prompt_bytes = i.pp_bytes_per_token / max(1, i.batch_per_replica)
             prefill_comm += i.pp_hops * p2p_time_s(
-                prompt_bytes * (s.inference.prompt_tokens if s.inference else 1), dom,
+                prompt_bytes * (s.inference.prompt_tokens if s.inference else 1),
+                dom,
                 concurrent_per_node=w.domain_gpus,
             )
         else:
@@ -396,8 +403,12 @@ def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
             )
         )
     rows += [
-        _row("ECMP collision loss", c.ECMP_COLLISION_LOSS, "fraction of cross-leaf bandwidth",
-             "Meta SIGCOMM'24 (up to 0.40)"),
+        _row(
+            "ECMP collision loss",
+            c.ECMP_COLLISION_LOSS,
+            "fraction of cross-leaf bandwidth",
+            "Meta SIGCOMM'24 (up to 0.40)",
+        ),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
         _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),

@@ -114,7 +114,7 @@ def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict_training(row: dict[str, Any]) -> dict[str, float]:
-    from advisor.engine import evaluate  # noqa: PLC0415
+    from advisor.engine import evaluate
 
     result = evaluate(training_scenario(row))
     metrics = result["design_evaluation"]["metrics"]
@@ -150,7 +150,7 @@ def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
 
 
 def predict_topology(row: dict[str, Any]) -> dict[str, float]:
-    from advisor.engine.topology import size_topology  # noqa: PLC0415
+    from advisor.engine.topology import size_topology
 
     c = row["config"]
     size = size_topology(

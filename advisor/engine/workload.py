@@ -272,7 +272,7 @@ def _powers_of_two_up_to(limit: int) -> list[int]:
 
 
 def _divisors(n: int) -> list[int]:
-    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
 
 
@@ -299,9 +299,11 @@ def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout
     per_node = max(1, domain // stride) if stride < domain else 1
     per_node = min(per_node, size)
     nodes = max(1, size // per_node)
-    concurrent = max(1, domain // per_node) if stride < domain else 1
-    concurrent = min(concurrent, domain)
-    return GroupLayout(size=size, nodes=nodes, ranks_per_node=per_node, concurrent_groups=concurrent)
+    # every rank of a domain belongs to one such group: domain / per_node groups share its NICs
+    concurrent = max(1, domain // per_node)
+    return GroupLayout(
+        size=size, nodes=nodes, ranks_per_node=per_node, concurrent_groups=concurrent
+    )
 
 
 def _intra_time_s(
@@ -328,7 +330,14 @@ def _intra_time_s(
 
 
 def training_memory(
-    s: Scenario, tp: int, pp: int, dp: int, ep: int, mb: int, sharding: str, recompute: str,
+    s: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    sharding: str,
+    recompute: str,
     microbatches: int,
 ) -> MemoryEstimate:
     """Per-GPU memory of a training plan (GB).
@@ -363,21 +372,25 @@ def training_memory(
         act = layers_per_stage * in_flight * per_layer_full
     # logits of the last stage (fp32 for the loss) when vocab is large
     act += 4.0 * tokens * m.vocab / tp if pp == 1 else 0.0
-    weights_b = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (
-        dense / dense_shard + experts / expert_shard
+    weights_b = (
+        TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
     )
     total = wg + opt + act
     cap = s.gpu.memory_gb
-    return MemoryEstimate(
-        weights_gb=weights_b / GB,
-        gradients_gb=(wg - weights_b) / GB,
-        optimizer_gb=opt / GB,
-        activations_gb=act / GB,
-        kv_cache_gb=0.0,
-        total_gb=total / GB,
-        capacity_gb=cap,
-        usable_gb=cap * MEMORY_USABLE_FRACTION,
-    ) if params_per_gpu >= 0 else _never()
+    return (
+        MemoryEstimate(
+            weights_gb=weights_b / GB,
+            gradients_gb=(wg - weights_b) / GB,
+            optimizer_gb=opt / GB,
+            activations_gb=act / GB,
+            kv_cache_gb=0.0,
+            total_gb=total / GB,
+            capacity_gb=cap,
+            usable_gb=cap * MEMORY_USABLE_FRACTION,
+        )
+        if params_per_gpu >= 0
+        else _never()
+    )
 
 
 def _never() -> MemoryEstimate:  # pragma: no cover - keeps mypy's conditional typed
@@ -476,7 +489,9 @@ def _training_candidates(s: Scenario) -> list[tuple[int, int, int]]:
             for ep in eps:
                 cands.append((tp, pp, ep))
     # prefer little model parallelism, TP before PP, and (for MoE) EP as small as fits
-    cands.sort(key=lambda c: (c[0] * c[1] * (1 if c[2] <= s.gpus_per_node else 2), c[1], -c[0], c[2]))
+    cands.sort(
+        key=lambda c: (c[0] * c[1] * (1 if c[2] <= s.gpus_per_node else 2), c[1], -c[0], c[2])
+    )
     return cands
 
 
@@ -588,7 +603,9 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     tokens = batch * seq
     fwd = forward_flops_per_token(m, seq)
     passes = 4.0 if plan.recompute == "full" else 3.0
-    hardware_flops = tokens * fwd * passes / s.gpus
+    # recomputation repeats every layer's forward pass but not the output (logit) layer
+    recompute_flops = fwd - 2.0 * m.hidden * m.vocab if plan.recompute == "full" else 0.0
+    hardware_flops = tokens * (3.0 * fwd + recompute_flops) / s.gpus
     model_flops = tokens * fwd * 3.0 / s.gpus
     flops_per_s = achievable_flops_per_s(s.gpu, s.precision, tp, m.hidden)
     compute_s = hardware_flops / flops_per_s
@@ -598,8 +615,10 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     edp = max(1, dp // ep) if m.is_moe else dp
     opt_div = dp if plan.sharding != "none" else 1
     opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
-    optimizer_s = opt_params * OPTIMIZER_BYTES_PER_PARAM / (
-        s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    optimizer_s = (
+        opt_params
+        * OPTIMIZER_BYTES_PER_PARAM
+        / (s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
     )
     act_bytes = WEIGHT_BYTES.get(s.precision, 2.0) if s.precision != "fp8" else 2.0
     dom = domain_gpus(s)
@@ -628,7 +647,10 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     expert_bytes = experts * grad
     if plan.sharding == "zero3":
         if dp > 1:
-            dp_ops = [("all_gather", dense_bytes, 2 * microbatches), ("reduce_scatter", dense_bytes, 1)]
+            dp_ops = [
+                ("all_gather", dense_bytes, 2 * microbatches),
+                ("reduce_scatter", dense_bytes, 1),
+            ]
         if edp > 1 and expert_bytes > 0:
             edp_ops = [
                 ("all_gather", expert_bytes, 2 * microbatches),
@@ -734,8 +756,16 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
         source = "explicit"
     else:
         sizes = [r for r in _powers_of_two_up_to(s.gpus_per_node) if s.gpus % r == 0]
-        sizes += [k * dom for k in range(1, s.gpus // dom + 1) if s.gpus % (k * dom) == 0 and k * dom > s.gpus_per_node]
-        sizes += [k * s.gpus_per_node for k in range(2, s.gpus // s.gpus_per_node + 1) if s.gpus % (k * s.gpus_per_node) == 0 and k * s.gpus_per_node > dom]
+        sizes += [
+            k * dom
+            for k in range(1, s.gpus // dom + 1)
+            if s.gpus % (k * dom) == 0 and k * dom > s.gpus_per_node
+        ]
+        sizes += [
+            k * s.gpus_per_node
+            for k in range(2, s.gpus // s.gpus_per_node + 1)
+            if s.gpus % (k * s.gpus_per_node) == 0 and k * s.gpus_per_node > dom
+        ]
         if inf.independent_replicas:
             sizes = [r for r in sizes if r <= dom]
         for r in sorted(set(sizes)):
@@ -768,7 +798,8 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
             raise ScenarioError.single(
                 field,
                 f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
-                f"{s.gpus} x {s.gpu.id}" + (" inside one server" if inf.independent_replicas else ""),
+                f"{s.gpus} x {s.gpu.id}"
+                + (" inside one server" if inf.independent_replicas else ""),
             )
         source = "planner"
     tp, pp, ep, r, mem = chosen
@@ -874,8 +905,8 @@ def _inference_costs(
         flops_stage = batch * fwd_token / (tp * pp)
         stage = max((weight_read + kv_read) / hbm, flops_stage / flops_per_s)
         decode = stage * pp
-        prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / (
-            tp * flops_per_s
+        prefill = (
+            inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / (tp * flops_per_s)
         )
         dispatch = 0.0
         tokens_per_gpu = 0

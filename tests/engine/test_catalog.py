@@ -1,0 +1,117 @@
+"""The hardware catalog: every required GPU and model, sources, and a lossless round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor.engine.catalog import Catalog, default_catalog
+
+REQUIRED_GPUS = (
+    "a100-80gb-sxm",
+    "v100-sxm2-32gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h200-sxm",
+    "h800-sxm",
+    "h20",
+    "b200",
+    "gb200-nvl72",
+    "l40s",
+    "mi300x",
+    "mi325x",
+    "gaudi3",
+)
+REQUIRED_MODELS = (
+    "llama3-8b",
+    "llama3-70b",
+    "llama3.1-405b",
+    "mixtral-8x7b",
+    "deepseek-v3",
+    "gpt3-175b",
+)
+SOURCED_FIGURES = (
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "memory_gb",
+    "memory_bw_gbytes_per_s",
+    "scaleup_gbytes_per_s",
+    "power_w",
+    "price_usd",
+)
+
+
+@pytest.mark.parametrize("gpu_id", REQUIRED_GPUS)
+def test_every_required_gpu_is_in_the_catalog_with_a_source_per_figure(gpu_id: str) -> None:
+    gpu = default_catalog().gpu(gpu_id)
+    assert gpu is not None
+    sources = dict(gpu.sources)
+    for figure in SOURCED_FIGURES:
+        assert sources.get(figure), f"{gpu_id}.{figure} has no source"
+    assert gpu.memory_gb > 0 and gpu.memory_bw_gbytes_per_s > 0
+    assert gpu.scaleup_gbytes_per_s > 0 and gpu.power_w > 0
+    assert gpu.price_is_estimate
+
+
+def test_nvl72_is_one_72_gpu_nvlink_domain_of_4_gpu_trays() -> None:
+    gpu = default_catalog().gpu("gb200-nvl72")
+    assert gpu is not None
+    assert gpu.scaleup_domain_gpus == 72
+    assert gpu.gpus_per_server == 4
+    assert gpu.nvlink_sharp
+
+
+def test_h100_figures_match_the_datasheet() -> None:
+    gpu = default_catalog().gpu("h100-sxm")
+    assert gpu is not None
+    assert gpu.bf16_dense_tflops == 989.0
+    assert gpu.fp8_dense_tflops == 1979.0
+    assert gpu.scaleup_gbytes_per_s == 450.0  # 900 GB/s NVLink 4, per direction
+
+
+def test_precision_support_follows_tensor_cores() -> None:
+    cat = default_catalog()
+    v100, a100 = cat.gpu("v100-sxm2-32gb"), cat.gpu("a100-80gb-sxm")
+    assert v100 is not None and a100 is not None
+    assert not v100.supports("bf16") and v100.supports("fp16")
+    assert not a100.supports("fp8")
+
+
+@pytest.mark.parametrize("model_id", REQUIRED_MODELS)
+def test_model_presets_exist_with_consistent_shapes(model_id: str) -> None:
+    model = default_catalog().model(model_id)
+    assert model is not None
+    assert model.hidden % model.heads == 0
+    assert model.active_params <= model.params
+    assert model.kv_dim_per_layer > 0
+    assert model.source
+
+
+def test_moe_presets_split_expert_and_dense_parameters() -> None:
+    ds = default_catalog().model("deepseek-v3")
+    assert ds is not None and ds.is_moe
+    assert ds.moe_experts == 256 and ds.moe_top_k == 8
+    assert ds.expert_params + ds.dense_params == pytest.approx(ds.params)
+    assert 10e9 < ds.dense_params < 40e9
+
+
+def test_catalog_round_trips_through_json() -> None:
+    cat = default_catalog()
+    data = json.loads(json.dumps(cat.to_dict()))
+    again = Catalog.from_dict(data)
+    assert again == cat
+    assert again.version == cat.version
+    assert {"gpus", "models", "nics", "switches", "transceivers", "cables"} <= data.keys()
+
+
+def test_an_edited_catalog_keeps_the_edit() -> None:
+    data = default_catalog().to_dict()
+    data["version"] = "edited-1"
+    for g in data["gpus"]:
+        if g["id"] == "h100-sxm":
+            g["price_usd"] = 1.0
+    edited = Catalog.from_dict(data)
+    gpu = edited.gpu("h100-sxm")
+    assert gpu is not None and gpu.price_usd == 1.0
+    assert edited.version == "edited-1"

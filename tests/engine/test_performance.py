@@ -1,0 +1,182 @@
+"""Design evaluation: composition of the step time, inference metrics and properties."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor.engine.catalog import default_catalog
+from advisor.engine.performance import Design, evaluate_design
+from advisor.engine.scenario import Scenario, parse_scenario
+from advisor.engine.workload import WorkloadPlan, plan_workload
+
+TRAINING_KEYS = {
+    "step_time_s",
+    "compute_s",
+    "exposed_comm_s",
+    "bubble_s",
+    "straggler_s",
+    "tflops_per_gpu",
+    "scaling_efficiency",
+    "gpu_idle_fraction",
+    "run_time_s",
+    "gpu_hours",
+    "step_time_s_low",
+    "step_time_s_high",
+}
+INFERENCE_KEYS = {
+    "ms_per_token",
+    "ttft_ms",
+    "tokens_per_s_per_server",
+    "comm_ms_per_token",
+    "compute_ms_per_token",
+    "gpu_idle_fraction",
+    "ms_per_token_low",
+    "ms_per_token_high",
+}
+
+_CACHE: dict[str, tuple[Scenario, WorkloadPlan]] = {}
+
+
+def planned(name: str, **raw: Any) -> tuple[Scenario, WorkloadPlan]:
+    if name not in _CACHE:
+        scenario = {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 1024}
+        scenario.update(raw)
+        s = parse_scenario(scenario, default_catalog())
+        _CACHE[name] = (s, plan_workload(s))
+    return _CACHE[name]
+
+
+IB = Design(fabric="infiniband", nic_gbps=400, nics_per_node=8)
+ROCE = Design(fabric="roce", nic_gbps=400, nics_per_node=8)
+TCP = Design(fabric="ethernet", nic_gbps=100, nics_per_node=1)
+
+
+def test_training_metrics_have_the_contract_keys_and_add_up() -> None:
+    s, w = planned("70b")
+    m = evaluate_design(s, w, IB).to_dict()
+    assert TRAINING_KEYS <= m.keys()
+    parts = m["compute_s"] + m["exposed_comm_s"] + m["bubble_s"] + m["straggler_s"]
+    assert m["step_time_s"] == pytest.approx(parts)
+    assert m["step_time_s_low"] <= m["step_time_s"] <= m["step_time_s_high"]
+    assert 0 < m["scaling_efficiency"] <= 1
+    assert 0 <= m["gpu_idle_fraction"] < 1
+    assert m["gpu_hours"] == pytest.approx(m["run_time_s"] * 1024 / 3600)
+
+
+def test_tcp_ethernet_leaves_gpus_idle_where_rdma_does_not() -> None:
+    s, w = planned("70b")
+    ib = evaluate_design(s, w, IB).to_dict()
+    tcp = evaluate_design(s, w, TCP).to_dict()
+    assert tcp["step_time_s"] > 1.5 * ib["step_time_s"]
+    assert tcp["gpu_idle_fraction"] > 0.3 > ib["gpu_idle_fraction"]
+    assert tcp["tflops_per_gpu"] < ib["tflops_per_gpu"]
+
+
+def test_tuned_roce_and_infiniband_are_close_for_data_parallel_training() -> None:
+    s, w = planned("70b")
+    ib = evaluate_design(s, w, IB).get("step_time_s")
+    roce = evaluate_design(s, w, ROCE).get("step_time_s")
+    assert roce == pytest.approx(ib, rel=0.05)
+
+
+def test_a_single_server_job_does_not_depend_on_the_network() -> None:
+    s, w = planned("8b-one-node", model="llama3-8b", gpus=8)
+    ib = evaluate_design(s, w, IB).to_dict()
+    tcp = evaluate_design(s, w, TCP).to_dict()
+    assert ib["step_time_s"] == pytest.approx(tcp["step_time_s"])
+    assert ib["gpu_idle_fraction"] == 0.0
+
+
+def test_pipeline_bubble_follows_p_minus_one_over_m() -> None:
+    s, w = planned("70b-pp", parallelism={"tp": 8, "pp": 4, "micro_batch": 1})
+    t = w.training
+    assert t is not None
+    m = evaluate_design(s, w, IB).to_dict()
+    per_mb = (m["compute_s"] - t.optimizer_s + t.tp_comm_s) / t.microbatches
+    assert m["bubble_s"] == pytest.approx(3 * per_mb, rel=0.01)
+
+
+def test_inference_metrics_for_a_server_sized_model() -> None:
+    s, w = planned("infer-70b", workload="inference", gpus=16)
+    m = evaluate_design(s, w, TCP).to_dict()
+    assert INFERENCE_KEYS <= m.keys()
+    assert m["network_ms_per_token"] == 0.0
+    assert 5 < m["ms_per_token"] < 200
+    assert m["ttft_ms"] > m["ms_per_token"]
+    assert m["tokens_per_s_per_server"] > 0
+
+
+def test_cross_server_inference_pays_for_a_slow_network() -> None:
+    s, w = planned("infer-405b", workload="inference", model="llama3.1-405b", gpus=16)
+    ib = evaluate_design(s, w, IB).to_dict()
+    tcp = evaluate_design(s, w, TCP).to_dict()
+    assert tcp["ms_per_token"] > ib["ms_per_token"]
+    assert ib["ms_per_token_low"] <= ib["ms_per_token"] <= ib["ms_per_token_high"]
+
+
+def test_moe_expert_parallel_inference_is_latency_sensitive() -> None:
+    s, w = planned(
+        "infer-dsv3",
+        workload="inference",
+        model="deepseek-v3",
+        gpu="h800-sxm",
+        gpus=32,
+        precision="fp8",
+    )
+    assert w.plan.ep > 8
+    ib = evaluate_design(s, w, IB).to_dict()
+    tcp = evaluate_design(s, w, TCP).to_dict()
+    assert ib["network_ms_per_token"] > 0
+    assert tcp["ms_per_token"] > ib["ms_per_token"]
+
+
+designs = st.builds(
+    Design,
+    fabric=st.sampled_from(("ethernet", "roce", "infiniband")),
+    nic_gbps=st.sampled_from((25.0, 100.0, 200.0, 400.0, 800.0)),
+    nics_per_node=st.integers(1, 8),
+    oversubscription=st.sampled_from((1.0, 2.0, 3.0, 7.0)),
+    adaptive_routing=st.sampled_from((None, True, False)),
+)
+scenario_names = st.sampled_from(("70b", "70b-pp", "infer-405b", "moe"))
+
+
+def _scenario(name: str) -> tuple[Scenario, WorkloadPlan]:
+    if name == "moe":
+        return planned("moe", model="mixtral-8x7b", gpus=256)
+    if name == "70b-pp":
+        return planned("70b-pp", parallelism={"tp": 8, "pp": 4, "micro_batch": 1})
+    if name == "infer-405b":
+        return planned("infer-405b", workload="inference", model="llama3.1-405b", gpus=16)
+    return planned(name)
+
+
+def _headline(s: Scenario, metrics: dict[str, float]) -> float:
+    return metrics["step_time_s"] if s.is_training else metrics["ms_per_token"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=scenario_names, d=designs)
+def test_more_nic_bandwidth_never_makes_a_design_slower(name: str, d: Design) -> None:
+    s, w = _scenario(name)
+    base = _headline(s, evaluate_design(s, w, d).to_dict())
+    faster = Design(
+        d.fabric, d.nic_gbps * 2, d.nics_per_node, d.oversubscription, d.adaptive_routing
+    )
+    more = Design(d.fabric, d.nic_gbps, d.nics_per_node + 1, d.oversubscription, d.adaptive_routing)
+    assert _headline(s, evaluate_design(s, w, faster).to_dict()) <= base * (1 + 1e-9)
+    assert _headline(s, evaluate_design(s, w, more).to_dict()) <= base * (1 + 1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=scenario_names, d=designs)
+def test_design_metrics_are_finite_and_non_negative(name: str, d: Design) -> None:
+    s, w = _scenario(name)
+    for key, value in evaluate_design(s, w, d).values:
+        assert math.isfinite(value), key
+        assert value >= 0, key

@@ -1,0 +1,136 @@
+"""Scenario v1 parsing: defaults, and errors that name the field and the rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import ScenarioError
+from advisor.engine.catalog import default_catalog
+from advisor.engine.scenario import parse_scenario
+from advisor.engine.workload import plan_workload
+
+
+def minimal(**overrides: Any) -> dict[str, Any]:
+    raw: dict[str, Any] = {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+    }
+    raw.update(overrides)
+    return raw
+
+
+def errors_of(raw: dict[str, Any]) -> dict[str, list[str]]:
+    with pytest.raises(ScenarioError) as info:
+        plan_workload(parse_scenario(raw, default_catalog()))
+    return info.value.field_errors
+
+
+def test_only_four_fields_are_required_and_defaults_are_filled() -> None:
+    s = parse_scenario(minimal(), default_catalog())
+    assert s.gpus_per_node == 8
+    assert s.precision == "bf16"
+    assert s.sequence_length == 4096
+    assert s.training is not None
+    assert s.training.global_batch_tokens == 4096 * 1024
+    assert s.training.sharding == "zero1"
+    assert s.design is None
+    normalised = s.to_dict()
+    assert normalised["gpus_per_node"] == 8
+    assert normalised["training"]["total_tokens"] == 1e12
+
+
+def test_a_v100_defaults_to_fp16_because_it_has_no_bf16() -> None:
+    s = parse_scenario(minimal(gpu="v100-sxm2-32gb", model="llama3-8b"), default_catalog())
+    assert s.precision == "fp16"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "fragment"),
+    [
+        ({"gpu": "h999"}, "gpu", "unknown GPU id 'h999'"),
+        ({"model": "gpt-7"}, "model", "unknown model id"),
+        ({"gpus": -8}, "gpus", "positive integer"),
+        ({"gpus": 0}, "gpus", "positive integer"),
+        ({"gpus": 12}, "gpus", "multiple of gpus_per_node"),
+        ({"workload": "gaming"}, "workload", "must be one of"),
+        ({"precision": "fp8", "gpu": "a100-80gb-sxm"}, "precision", "no fp8"),
+        (
+            {"training": {"global_batch_sequences": 0}},
+            "training.global_batch_sequences",
+            "positive",
+        ),
+        ({"training": {"sharding": "zero2"}}, "training.sharding", "must be one of"),
+        ({"design": {"fabric": "token-ring"}}, "design.fabric", "must be one of"),
+        ({"design": {"fabric": "roce", "nics_per_node": 0}}, "design.nics_per_node", "positive"),
+        (
+            {"design": {"fabric": "roce", "oversubscription": 0.5}},
+            "design.oversubscription",
+            ">= 1",
+        ),
+        ({"parallelism": {"tp": 8, "pp": 2, "dp": 2}}, "parallelism", "must equal gpus"),
+        ({"parallelism": {"tp": 3}}, "parallelism.tp", "divide"),
+        ({"model": {"layers": 2, "hidden": 64, "heads": 4}}, "model.params_b", "is required"),
+        (
+            {"model": {"params_b": 1, "layers": 2, "hidden": 65, "heads": 4}},
+            "model.hidden",
+            "divisible",
+        ),
+        ({"colour": "blue"}, "colour", "unknown field"),
+    ],
+)
+def test_bad_input_names_the_field_and_the_rule(
+    overrides: dict[str, Any], field: str, fragment: str
+) -> None:
+    errors = errors_of(minimal(**overrides))
+    assert field in errors, errors
+    assert any(fragment in message for message in errors[field]), errors[field]
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    errors = errors_of({"workload": "training", "model": "nope", "gpu": "nope", "gpus": -1})
+    assert {"model", "gpu", "gpus"} <= errors.keys()
+
+
+def test_str_of_the_error_joins_the_messages() -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(minimal(gpus=-1), default_catalog())
+    assert "gpus: must be a positive integer" in str(info.value)
+
+
+def test_a_model_that_cannot_fit_even_at_maximum_parallelism_is_refused() -> None:
+    errors = errors_of(minimal(model="llama3.1-405b", gpu="l40s", gpus=8))
+    assert "gpus" in errors
+    assert "does not fit" in errors["gpus"][0]
+
+
+def test_inference_that_must_stay_in_one_server_but_cannot_is_refused() -> None:
+    raw = minimal(
+        workload="inference",
+        model="llama3.1-405b",
+        gpus=16,
+        inference={"independent_replicas": True},
+    )
+    errors = errors_of(raw)
+    assert "inference.independent_replicas" in errors
+
+
+def test_custom_moe_model_gets_an_active_parameter_estimate() -> None:
+    raw = minimal(
+        model={
+            "params_b": 47,
+            "layers": 32,
+            "hidden": 4096,
+            "heads": 32,
+            "kv_heads": 8,
+            "vocab": 32000,
+            "moe_experts": 8,
+            "moe_top_k": 2,
+        }
+    )
+    s = parse_scenario(raw, default_catalog())
+    # Mixtral 8x7B: 46.7B total, 12.9B active
+    assert 10e9 < s.model.active_params < 16e9

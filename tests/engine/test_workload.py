@@ -1,0 +1,135 @@
+"""Workload model: FLOPs, memory, the planner and explicit plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine.catalog import default_catalog
+from advisor.engine.catalog.models import ModelSpec
+from advisor.engine.scenario import parse_scenario
+from advisor.engine.workload import (
+    forward_flops_per_token,
+    group_layout,
+    plan_workload,
+)
+
+
+def plan(**raw: Any) -> Any:
+    scenario = {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 1024}
+    scenario.update(raw)
+    s = parse_scenario(scenario, default_catalog())
+    return s, plan_workload(s)
+
+
+def test_forward_flops_match_megatron_formula_for_a_gpt_model() -> None:
+    # Narayanan et al. SC'21: 96 B s l h^2 (1 + s/6h + V/16lh) per iteration with recompute,
+    # i.e. 4 passes of 24 l h^2 (1 + s/6h) + 2 h V per token.
+    l, h, s, v = 128, 25600, 2048, 51200
+    model = ModelSpec(
+        id="gpt-1t",
+        name="1T",
+        params_b=(12 * l * h * h + v * h) / 1e9,
+        layers=l,
+        hidden=h,
+        heads=160,
+        kv_heads=160,
+        vocab=v,
+        ffn_hidden=4 * h,
+        tied_embeddings=True,
+    )
+    megatron_per_token = 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+    fwd = forward_flops_per_token(model, s)
+    logits = 2 * h * v  # the output layer is not recomputed
+    assert 4 * fwd - logits == pytest.approx(megatron_per_token)
+
+
+def test_planner_keeps_tensor_parallelism_inside_the_server_for_70b() -> None:
+    _, w = plan()
+    assert w.plan.tp == 8
+    assert w.plan.tp * w.plan.pp * w.plan.dp == 1024
+    assert w.memory.fits
+    assert w.training is not None
+    assert not w.training.tp_layout.crosses_network
+    assert w.training.dp_layout.crosses_network
+
+
+def test_a_small_model_on_one_server_needs_no_compute_fabric() -> None:
+    _, w = plan(model="llama3-8b", gpus=8)
+    assert w.nodes == 1 and not w.spans_servers and not w.needs_compute_fabric
+    assert w.plan.dp * w.plan.tp * w.plan.pp == 8
+
+
+def test_405b_training_needs_pipeline_or_sharding_to_fit() -> None:
+    _, w = plan(model="llama3.1-405b", gpus=1024)
+    assert w.memory.fits
+    assert w.plan.pp > 1 or w.plan.sharding == "zero3"
+    assert w.plan.tp <= 8
+
+
+def test_moe_training_gets_expert_parallelism() -> None:
+    _, w = plan(model="mixtral-8x7b", gpus=64)
+    assert w.plan.ep >= 1
+    assert 8 % w.plan.ep == 0
+    _, w = plan(model="deepseek-v3", gpu="h800-sxm", gpus=2048)
+    assert w.plan.ep > 1
+    assert w.training is not None and w.training.ep_all_to_all_per_step > 0
+
+
+def test_explicit_plan_is_honoured() -> None:
+    _, w = plan(parallelism={"tp": 4, "pp": 4, "dp": 64, "micro_batch": 2})
+    assert (w.plan.tp, w.plan.pp, w.plan.dp, w.plan.micro_batch) == (4, 4, 64, 2)
+    assert w.plan.source == "explicit"
+
+
+def test_memory_shrinks_with_sharding() -> None:
+    _, w1 = plan(training={"sharding": "none"}, parallelism={"tp": 8, "pp": 8})
+    _, w3 = plan(training={"sharding": "zero3"}, parallelism={"tp": 8, "pp": 8})
+    assert w3.memory.optimizer_gb < w1.memory.optimizer_gb
+    assert w3.memory.weights_gb < w1.memory.weights_gb
+
+
+def test_recomputation_costs_a_fourth_forward_pass() -> None:
+    _, without = plan(parallelism={"tp": 8, "pp": 4, "recompute": "none"})
+    _, full = plan(parallelism={"tp": 8, "pp": 4, "recompute": "full"})
+    assert without.training is not None and full.training is not None
+    ratio = full.training.hardware_flops_per_gpu / without.training.hardware_flops_per_gpu
+    assert ratio == pytest.approx(4 / 3, rel=0.01)
+    assert ratio < 4 / 3
+    assert full.training.model_flops_per_gpu == pytest.approx(without.training.model_flops_per_gpu)
+
+
+def test_traffic_volumes_follow_the_textbook() -> None:
+    s, w = plan(training={"sharding": "none"}, parallelism={"tp": 8, "pp": 4})
+    t = w.training
+    assert t is not None
+    # DP all-reduce of 2 bytes per parameter held by the GPU
+    assert t.dp_op_bytes == (("all_reduce", pytest.approx(s.model.params / 32 * 2), 1),)
+    # TP: 4 all-reduces of b*s*h*2 bytes per layer per micro-batch
+    assert t.tp_bytes_per_collective == 1 * 4096 * 8192 * 2
+    assert t.tp_collectives_per_step == 4 * (80 // 4) * t.microbatches
+
+
+def test_group_layout_follows_megatron_rank_order() -> None:
+    dp = group_layout(size=128, stride=8, domain=8, total=1024)
+    assert (dp.nodes, dp.ranks_per_node, dp.concurrent_groups) == (128, 1, 8)
+    dp2 = group_layout(size=256, stride=4, domain=8, total=1024)
+    assert (dp2.nodes, dp2.ranks_per_node, dp2.concurrent_groups) == (128, 2, 4)
+    tp = group_layout(size=8, stride=1, domain=8, total=1024)
+    assert not tp.crosses_network
+
+
+def test_inference_of_a_model_that_fits_a_server_uses_independent_replicas() -> None:
+    _, w = plan(workload="inference", model="llama3-70b", gpus=16)
+    assert w.inference is not None
+    assert w.inference.independent_replicas
+    assert not w.needs_compute_fabric
+
+
+def test_inference_of_405b_on_h100_spans_servers() -> None:
+    _, w = plan(workload="inference", model="llama3.1-405b", gpus=16)
+    assert w.inference is not None
+    assert not w.inference.independent_replicas
+    assert w.needs_compute_fabric
+    assert w.memory.fits
