@@ -613,18 +613,22 @@ def _choose(facts: JobFacts, scored: list[Scored]) -> Scored:
 
 
 def _best_per_fabric(scored: list[Scored]) -> dict[str, Scored]:
+    """Each fabric class's representative: its cheapest feasible design, or, when none is
+    feasible, the one closest to feasible (least capex over a budget, else the fastest)."""
     best: dict[str, Scored] = {}
     for sc in scored:
         cur = best.get(sc.cand.fabric)
-        if sc.feasible and (cur is None or sc.decision_usd < cur.decision_usd):
-            best[sc.cand.fabric] = sc
-    for sc in scored:
-        if sc.cand.fabric not in best or (
-            not best[sc.cand.fabric].feasible
-            and sc.decision_usd < best[sc.cand.fabric].decision_usd
-        ):
+        if cur is None or _class_key(sc) < _class_key(cur):
             best[sc.cand.fabric] = sc
     return best
+
+
+def _class_key(sc: Scored) -> tuple[int, float]:
+    if sc.feasible:
+        return (0, sc.decision_usd)
+    if any("budget" in v for v in sc.violations):
+        return (len(sc.violations), sc.capex_usd)
+    return (len(sc.violations), sc.perf)
 
 
 # ------------------------------------------------------------------------------ output
@@ -1021,7 +1025,7 @@ def _break_even(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[dic
         slower_cheaper = [
             sc
             for sc in scored
-            if sc.perf > best.perf
+            if sc.perf > facts.target_ms_per_token
             and sc.decision_usd < best.decision_usd
             and not any("budget" in v for v in sc.violations)
         ]
