@@ -1,0 +1,118 @@
+"""The public entry point: evaluate(scenario) -> JSON-compatible dict."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor.engine import ENGINE_VERSION, ScenarioError, evaluate, json_safe
+from advisor.engine.catalog import default_catalog
+
+
+def scenario(**overrides: Any) -> dict[str, Any]:
+    raw: dict[str, Any] = {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
+    }
+    raw.update(overrides)
+    return raw
+
+
+def _walk_numbers(value: Any) -> list[float]:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _walk_numbers(v)]
+    assert isinstance(value, list), type(value)
+    return [n for v in value for n in _walk_numbers(v)]
+
+
+def test_result_has_the_documented_sections() -> None:
+    result = evaluate(scenario())
+    assert result["engine_version"] == ENGINE_VERSION
+    assert result["catalog_version"] == default_catalog().version
+    workload = result["workload"]
+    assert {"model", "memory", "plan", "nodes", "gpus_per_node", "spans_servers", "traffic"} <= (
+        workload.keys()
+    )
+    assert {"tp", "pp", "dp", "ep", "micro_batch", "sharding"} <= workload["plan"].keys()
+    metrics = result["design_evaluation"]["metrics"]
+    assert {"step_time_s", "tflops_per_gpu", "scaling_efficiency", "gpu_idle_fraction"} <= (
+        metrics.keys()
+    )
+    assert result["design_evaluation"]["design"]["fabric"] == "roce"
+    assert all({"name", "value", "unit", "source"} <= a.keys() for a in result["assumptions"])
+
+
+def test_result_is_plain_json_without_nan() -> None:
+    result = evaluate(scenario())
+    text = json.dumps(result, allow_nan=False)
+    assert json.loads(text) == result
+
+
+def test_inference_design_evaluation_reports_token_latency() -> None:
+    result = evaluate(scenario(workload="inference", model="llama3.1-405b", gpus=16))
+    metrics = result["design_evaluation"]["metrics"]
+    assert metrics["ms_per_token"] > 0 and metrics["ttft_ms"] > 0
+
+
+def test_without_a_design_there_is_no_design_evaluation() -> None:
+    raw = scenario()
+    del raw["design"]
+    assert "design_evaluation" not in evaluate(raw)
+
+
+def test_bad_input_raises_scenario_error_only() -> None:
+    with pytest.raises(ScenarioError) as info:
+        evaluate(scenario(gpus=-1, gpu="nope"))
+    assert set(info.value.field_errors) >= {"gpus", "gpu"}
+
+
+def test_progress_reaches_100() -> None:
+    seen: list[int] = []
+    evaluate(scenario(), progress=seen.append)
+    assert seen and seen[-1] == 100
+    assert all(0 <= p <= 100 for p in seen)
+
+
+def test_json_safe_refuses_non_finite_numbers() -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        json_safe({"a": [1.0, math.inf]})
+    with pytest.raises(ValueError, match="non-finite"):
+        json_safe({"a": math.nan})
+    assert json_safe({"t": (1, 2)}) == {"t": [1, 2]}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    model=st.sampled_from(("llama3-8b", "llama3-70b", "mixtral-8x7b", "gpt3-175b")),
+    gpu=st.sampled_from(("h100-sxm", "h200-sxm", "b200", "mi300x", "a100-80gb-sxm")),
+    nodes=st.sampled_from((1, 2, 4, 16, 64)),
+    workload=st.sampled_from(("training", "fine_tuning", "inference")),
+    fabric=st.sampled_from(("ethernet", "roce", "infiniband")),
+)
+def test_no_output_number_is_nan_or_infinite(
+    model: str, gpu: str, nodes: int, workload: str, fabric: str
+) -> None:
+    raw = scenario(
+        model=model,
+        gpu=gpu,
+        gpus=8 * nodes,
+        workload=workload,
+        design={"fabric": fabric, "nic_gbps": 200, "nics_per_node": 4},
+    )
+    try:
+        result = evaluate(raw)
+    except ScenarioError:
+        return  # does not fit: refused cleanly
+    assert all(math.isfinite(n) for n in _walk_numbers(result))
