@@ -728,10 +728,38 @@ def _option(facts: JobFacts, rank: int, sc: Scored, best: Scored) -> dict[str, A
         "nic_sku": c.nic.sku,
         "feasible": sc.feasible,
         "recommended": sc is best,
-        "metrics": sc.metrics,
+        "metrics": _option_metrics(facts, sc.metrics),
         "cost": _cost_dict(sc),
         "why_not": None if sc is best else _why_not(facts, sc, best),
     }
+
+
+OPTION_METRICS_TRAINING: tuple[str, ...] = (
+    "step_time_s",
+    "compute_s",
+    "exposed_comm_s",
+    "bubble_s",
+    "straggler_s",
+    "tflops_per_gpu",
+    "scaling_efficiency",
+    "gpu_idle_fraction",
+    "run_time_s",
+    "gpu_hours",
+)
+OPTION_METRICS_INFERENCE: tuple[str, ...] = (
+    "ms_per_token",
+    "ttft_ms",
+    "tokens_per_s_per_server",
+    "comm_ms_per_token",
+    "compute_ms_per_token",
+    "gpu_idle_fraction",
+)
+"""Options carry the ENGINE_API metric keys only (the recommendation's ``metrics`` has all)."""
+
+
+def _option_metrics(facts: JobFacts, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    keys = OPTION_METRICS_INFERENCE if facts.inference else OPTION_METRICS_TRAINING
+    return {k: metrics[k] for k in keys if k in metrics}
 
 
 def _why_not(facts: JobFacts, sc: Scored, best: Scored) -> str:
