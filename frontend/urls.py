@@ -1,9 +1,33 @@
 from __future__ import annotations
 
+from django.contrib.auth.views import LogoutView
 from django.urls import path
 
-from frontend import views
+from frontend import results, views, wizard
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # The questionnaire
+    path("start/", wizard.start, name="start"),
+    path("q/<uuid:draft_id>/", wizard.resume, name="draft_resume"),
+    path("q/<uuid:draft_id>/<slug:step>/", wizard.step_view, name="wizard_step"),
+    path("q/<uuid:draft_id>/<slug:step>/check", wizard.check_view, name="wizard_check"),
+    # A scenario: progress, answer, actions, exports
+    path("s/<uuid:scenario_id>/", results.scenario_detail, name="scenario_detail"),
+    path("s/<uuid:scenario_id>/progress", results.scenario_progress, name="scenario_progress"),
+    path("s/<uuid:scenario_id>/rerun", results.scenario_rerun, name="scenario_rerun"),
+    path("s/<uuid:scenario_id>/edit", results.scenario_edit, name="scenario_edit"),
+    path("s/<uuid:scenario_id>/clone", results.scenario_clone_view, name="scenario_clone"),
+    path("s/<uuid:scenario_id>/notes", results.scenario_notes, name="scenario_notes"),
+    path("s/<uuid:scenario_id>/report.pdf", results.export_pdf, name="export_pdf"),
+    path("s/<uuid:scenario_id>/bom.csv", results.export_bom_csv, name="export_bom_csv"),
+    path("s/<uuid:scenario_id>/result.json", results.export_json, name="export_json"),
+    # Lists, comparison, accuracy
+    path("scenarios/", views.scenario_list_view, name="scenario_list"),
+    path("compare/", views.compare, name="compare"),
+    path("accuracy/", views.accuracy, name="accuracy"),
+    # Accounts
+    path("accounts/login/", views.SignInView.as_view(), name="login"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", views.signup, name="signup"),
 ]

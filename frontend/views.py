@@ -1,9 +1,232 @@
+"""Home, scenario lists (a customer's own, the sales workspace), comparison, accuracy, accounts."""
+
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.views import LoginView
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from advisor.scenarios.models import RunStatus, Scenario
+from advisor.scenarios.selectors import scenario_get, scenario_list, user_is_sales
+from frontend import charts, presenters
+from frontend.access import remembered_draft_ids, remembered_scenario_ids
+from frontend.models import QuestionnaireDraft
+from frontend.results import result_context
+from frontend.services import account_claim_session
+
+COMPARE_MIN = 2
+COMPARE_MAX = 4
+LIST_LIMIT = 200
+
+
+def _with_latest_runs(scenarios: list[Scenario]) -> list[dict[str, Any]]:
+    rows = []
+    for scenario in scenarios:
+        runs = sorted(scenario.runs.all(), key=lambda r: r.created_at, reverse=True)
+        run = runs[0] if runs else None
+        rec = ((run.result or {}).get("recommendation") or {}) if run and run.result else {}
+        cost = ((run.result or {}).get("cost") or {}) if run and run.result else {}
+        rows.append(
+            {
+                "scenario": scenario,
+                "run": run,
+                "fabric": (
+                    charts.fabric_label(str(rec.get("fabric", "")))
+                    if rec.get("needs_compute_fabric", True)
+                    else "No compute fabric"
+                )
+                if rec
+                else "",
+                "capex": cost.get("network_capex_usd"),
+            }
+        )
+    return rows
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "frontend/home.html", {"run_mode": settings.RUN_MODE})
+    recent: list[Scenario] = []
+    if request.user.is_authenticated:
+        recent = list(scenario_list(user=request.user)[:5])
+    else:
+        ids = remembered_scenario_ids(request)[:5]
+        recent = [
+            s
+            for s in (scenario_get(scenario_id=i, user=request.user) for i in ids)
+            if s is not None
+        ]
+    drafts = _my_drafts(request)[:3]
+    return render(
+        request,
+        "frontend/home.html",
+        {"run_mode": settings.RUN_MODE, "recent": recent, "drafts": drafts, "nav": "home"},
+    )
+
+
+def _my_drafts(request: HttpRequest) -> list[QuestionnaireDraft]:
+    qs = QuestionnaireDraft.objects.filter(scenario__isnull=True).order_by("-updated_at")
+    if request.user.is_authenticated:
+        return list(qs.filter(owner=request.user)[:10])
+    ids = remembered_draft_ids(request)
+    return list(qs.filter(pk__in=ids, owner__isnull=True)[:10])
+
+
+def scenario_list_view(request: HttpRequest) -> HttpResponse:
+    """Sales: every scenario, searchable and filterable by customer. Others: their own."""
+    is_sales = user_is_sales(request.user)
+    query = request.GET.get("q", "").strip()
+    customer = request.GET.get("customer", "").strip()
+    customers: list[str] = []
+    if request.user.is_authenticated:
+        qs = scenario_list(user=request.user).prefetch_related("runs")
+        if is_sales:
+            customers = sorted(
+                {
+                    c
+                    for c in Scenario.objects.exclude(customer="").values_list(
+                        "customer", flat=True
+                    )
+                }
+            )
+        if query:
+            qs = qs.filter(
+                Q(name__icontains=query) | Q(customer__icontains=query) | Q(notes__icontains=query)
+            )
+        if customer:
+            qs = qs.filter(customer=customer)
+        scenarios = list(qs[:LIST_LIMIT])
+    else:
+        ids = remembered_scenario_ids(request)
+        found = Scenario.objects.filter(pk__in=ids, owner__isnull=True).prefetch_related("runs")
+        by_id = {str(s.pk): s for s in found}
+        scenarios = [by_id[i] for i in ids if i in by_id]
+    return render(
+        request,
+        "frontend/scenario_list.html",
+        {
+            "nav": "list",
+            "rows": _with_latest_runs(scenarios),
+            "query": query,
+            "customer": customer,
+            "customers": customers,
+            "is_sales_view": is_sales,
+            "drafts": _my_drafts(request),
+        },
+    )
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    """2 to 4 scenarios side by side: key metrics in one table, their charts in columns."""
+    ids = list(dict.fromkeys(request.GET.getlist("s")))
+    columns: list[dict[str, Any]] = []
+    for scenario_id in ids[:COMPARE_MAX]:
+        scenario = scenario_get(scenario_id=scenario_id, user=request.user)
+        if scenario is None:
+            continue
+        run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
+        if run is None or not run.result:
+            continue
+        index = len(columns)
+        ctx = result_context(run.result, prefix=f"c{index}")
+        columns.append(
+            {
+                "scenario": scenario,
+                "run": run,
+                "metrics": presenters.key_metrics(run.result),
+                **ctx,
+            }
+        )
+    if len(columns) < COMPARE_MIN:
+        messages.error(
+            request,
+            f"Pick {COMPARE_MIN} to {COMPARE_MAX} computed scenarios to compare "
+            f"({len(columns)} usable selected).",
+        )
+        return redirect("scenario_list")
+    labels = [label for label, _ in columns[0]["metrics"]]
+    table = [
+        {"label": label, "values": [dict(c["metrics"]).get(label, "—") for c in columns]}
+        for label in labels
+    ]
+    return render(
+        request,
+        "frontend/compare.html",
+        {"nav": "list", "columns": columns, "table": table, "n": len(columns)},
+    )
+
+
+def accuracy(request: HttpRequest) -> HttpResponse:
+    """The engine's predictions next to published measurements, each with its source."""
+    from advisor.engine.validation import validation_report
+
+    report = validation_report()
+    rows = list(report.get("rows") or [])
+    kinds = sorted({str(r.get("kind", "")) for r in rows})
+    passed = sum(1 for r in rows if r.get("passed"))
+    errors = [
+        abs(float(r["error_pct"])) for r in rows if isinstance(r.get("error_pct"), int | float)
+    ]
+    median = sorted(errors)[len(errors) // 2] if errors else None
+    return render(
+        request,
+        "frontend/accuracy.html",
+        {
+            "nav": "accuracy",
+            "report": report,
+            "rows": rows,
+            "kinds": kinds,
+            "passed": passed,
+            "total": len(rows),
+            "median_error": median,
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounts
+
+
+class SignInView(LoginView):
+    template_name = "registration/login.html"
+    form_class = AuthenticationForm
+    redirect_authenticated_user = True
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        ids = remembered_scenario_ids(self.request)
+        draft_ids = remembered_draft_ids(self.request)
+        response = super().form_valid(form)
+        # login() rotates the session; what this browser made anonymously moves with it.
+        claimed = account_claim_session(
+            user=self.request.user,  # type: ignore[arg-type]
+            scenario_ids=ids,
+            draft_ids=draft_ids,
+        )
+        if claimed:
+            messages.success(
+                self.request, f"{claimed} scenario(s) from this browser are now yours."
+            )
+        return response
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("scenario_list")
+    form: UserCreationForm[Any] = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        ids = remembered_scenario_ids(request)
+        draft_ids = remembered_draft_ids(request)
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        claimed = account_claim_session(user=user, scenario_ids=ids, draft_ids=draft_ids)
+        note = f" Your {claimed} scenario(s) from this browser are saved to it." if claimed else ""
+        messages.success(request, "Welcome! Your account is ready." + note)
+        return redirect("scenario_list")
+    return render(request, "registration/signup.html", {"form": form})

@@ -1,12 +1,51 @@
 """Where the current hardware catalog comes from.
 
-The built-in engine catalog, unless staff saved an edited copy (see the catalog admin).
+The built-in engine catalog, unless staff saved edits in the catalog admin
+(advisor.hardware): then the latest saved CatalogVersion. Runs record `catalog.version`, so
+every result names the catalog it was computed with.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
 from advisor.engine.catalog import Catalog, default_catalog
 
 
+@lru_cache(maxsize=16)
+def _catalog_for(version: str, created_at: datetime, data_key: int) -> Catalog:
+    # `data_key` is the row id: a version string plus its timestamp names one immutable row.
+    from advisor.hardware.models import CatalogVersion
+
+    data: dict[str, Any] = CatalogVersion.objects.values_list("data", flat=True).get(pk=data_key)
+    return Catalog.from_dict({**data, "version": version})
+
+
 def catalog_current() -> Catalog:
-    return default_catalog()
+    """The catalog new runs use: the latest staff-edited version, else the built-in one."""
+    from advisor.hardware.models import CatalogVersion
+    from advisor.hardware.services import catalog_publish
+
+    latest = CatalogVersion.objects.only("id", "version", "base_version", "created_at").first()
+    base = default_catalog()
+    if latest is None:
+        return base
+    if latest.base_version != base.version:
+        # The built-in catalog changed (an engine upgrade): re-apply staff edits on top of it.
+        latest = catalog_publish(note=f"Edits re-applied to the built-in catalog {base.version}.")
+    return _catalog_for(latest.version, latest.created_at, latest.pk)
+
+
+def catalog_by_version(version: str) -> Catalog | None:
+    """A stored catalog by its version string (the built-in one by its own), or None."""
+    from advisor.hardware.models import CatalogVersion
+
+    base = default_catalog()
+    if version == base.version:
+        return base
+    row = CatalogVersion.objects.only("id", "version", "created_at").filter(version=version).first()
+    if row is None:
+        return None
+    return _catalog_for(row.version, row.created_at, row.pk)

@@ -1,0 +1,135 @@
+"""Staff edit the hardware catalog here; each save publishes a new catalog version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest, HttpResponse
+
+from advisor.hardware.models import CatalogVersion, HardwareItem
+from advisor.hardware.services import CatalogInvalid, catalog_publish, hardware_sync_builtin
+
+_DIRTY = "_hardware_catalog_changes"
+
+
+def _changes(request: HttpRequest) -> list[str]:
+    changes: list[str] = getattr(request, _DIRTY, [])
+    setattr(request, _DIRTY, changes)
+    return changes
+
+
+def _publish(request: HttpRequest) -> None:
+    """One new version per admin request, however many rows it saved (bulk list edits)."""
+    changes = getattr(request, _DIRTY, [])
+    if not changes:
+        return
+    setattr(request, _DIRTY, [])
+    try:
+        version = catalog_publish(user=request.user, note="; ".join(changes)[:2000])
+    except CatalogInvalid as exc:
+        messages.error(request, f"Not published: {exc}. New runs keep the previous catalog.")
+        return
+    messages.success(
+        request, f"Catalog {version.version} published; new runs and re-runs will use it."
+    )
+
+
+@admin.register(HardwareItem)
+class HardwareItemAdmin(admin.ModelAdmin[HardwareItem]):
+    list_display = (
+        "sku",
+        "kind",
+        "name",
+        "unit_price_usd",
+        "cloud_usd_per_hour",
+        "power_w",
+        "price_is_estimate",
+        "enabled",
+        "updated_at",
+    )
+    list_editable = ("unit_price_usd", "cloud_usd_per_hour", "power_w", "enabled")
+    list_filter = ("kind", "enabled", "price_is_estimate")
+    search_fields = ("sku", "name", "source")
+    readonly_fields = ("updated_at", "updated_by")
+    fieldsets = (
+        (None, {"fields": ("kind", "sku", "name", "enabled")}),
+        (
+            "Price and power",
+            {
+                "fields": (
+                    "unit_price_usd",
+                    "cloud_usd_per_hour",
+                    "power_w",
+                    "price_is_estimate",
+                    "source",
+                )
+            },
+        ),
+        (
+            "Technical attributes (engine fields)",
+            {"classes": ("collapse",), "fields": ("attributes",)},
+        ),
+        ("History", {"fields": ("updated_at", "updated_by")}),
+    )
+    actions = ("publish_now",)
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        # The rows mirror the built-in catalog; new built-in items appear here automatically.
+        hardware_sync_builtin()
+        response = super().changelist_view(request, extra_context)
+        _publish(request)
+        return response
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: Any = None,
+    ) -> HttpResponse:
+        response = super().changeform_view(request, object_id, form_url, extra_context)
+        _publish(request)
+        return response
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: Any = None
+    ) -> HttpResponse:
+        response = super().delete_view(request, object_id, extra_context)
+        _publish(request)
+        return response
+
+    def save_model(
+        self, request: HttpRequest, obj: HardwareItem, form: ModelForm[HardwareItem], change: bool
+    ) -> None:
+        obj.updated_by = request.user if request.user.is_authenticated else None
+        super().save_model(request, obj, form, change)
+        what = ", ".join(form.changed_data) if change else "added"
+        _changes(request).append(f"{obj.sku}: {what} by {request.user}")
+
+    def delete_model(self, request: HttpRequest, obj: HardwareItem) -> None:
+        _changes(request).append(f"{obj.sku}: deleted by {request.user}")
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[HardwareItem]) -> None:
+        _changes(request).extend(f"{o.sku}: deleted by {request.user}" for o in queryset)
+        super().delete_queryset(request, queryset)
+
+    @admin.action(description="Publish the catalog now (a new version for new runs)")
+    def publish_now(self, request: HttpRequest, queryset: QuerySet[HardwareItem]) -> None:
+        _changes(request).append(f"published by {request.user}")
+
+
+@admin.register(CatalogVersion)
+class CatalogVersionAdmin(admin.ModelAdmin[CatalogVersion]):
+    list_display = ("version", "base_version", "created_by", "created_at", "note")
+    readonly_fields = ("version", "base_version", "data", "note", "created_by", "created_at")
+    search_fields = ("version", "note")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,645 @@
+"""Engine result -> charts.
+
+Each chart has two halves: a *series* function that pulls the numbers out of the engine's
+result (pure data, shared with the PDF's matplotlib images) and a *figure* function that
+turns them into Plotly figure JSON, drawn in the browser by Plotly.newPlot.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import plotly.graph_objects as go
+
+FABRIC_LABELS = {
+    "ethernet": "Standard Ethernet",
+    "roce": "RoCE v2",
+    "infiniband": "InfiniBand",
+}
+FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
+RAIL_COLORS = (
+    "#1f5eff",
+    "#13a37f",
+    "#e8833a",
+    "#9b51e0",
+    "#d6336c",
+    "#0ea5c6",
+    "#b58900",
+    "#5c6b80",
+)
+PART_COLORS = {"compute": "#1f5eff", "comm": "#e8833a", "idle": "#c9cfdb"}
+FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif", "size": 12}
+MAX_OPTIONS_SHOWN = 8
+
+
+def topology_name(topo: dict[str, Any]) -> str:
+    """'single switch', '2-tier leaf-spine', '3-tier fat tree' from the engine's topology."""
+    kind = str(topo.get("kind") or "").replace("_", "-")
+    tiers = int(_num(topo.get("tiers")))
+    if kind in ("single-switch", "single") or (tiers == 1 and not topo.get("spine_switches")):
+        return "single switch"
+    words = kind.replace("fat-tree", "fat tree")
+    return f"{tiers}-tier {words}" if tiers else words
+
+
+def fabric_label(fabric: str) -> str:
+    return FABRIC_LABELS.get(fabric, fabric or "?")
+
+
+def is_inference(result: dict[str, Any]) -> bool:
+    scenario = result.get("scenario") or {}
+    if scenario.get("workload") == "inference":
+        return True
+    metrics = result.get("metrics") or {}
+    return "ms_per_token" in metrics and "step_time_s" not in metrics
+
+
+def _num(value: Any, default: float = 0.0) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return number if math.isfinite(number) else default
+
+
+def option_label(option: dict[str, Any]) -> str:
+    nics = option.get("nics_per_node")
+    gbps = option.get("nic_gbps")
+    label = fabric_label(str(option.get("fabric", "")))
+    if nics and gbps:
+        label += f" {nics}×{_num(gbps):g}G"
+    over = _num(option.get("oversubscription"), 1.0)
+    if over and over != 1:
+        label += f" {over:g}:1"
+    return label
+
+
+def _unique_labels(options: list[dict[str, Any]]) -> list[str]:
+    labels = [option_label(o) for o in options]
+    seen: dict[str, int] = {}
+    out = []
+    for option, label in zip(options, labels, strict=True):
+        if labels.count(label) > 1 and option.get("switch_model"):
+            label = f"{label} ({option['switch_model']})"
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return out
+
+
+def shown_options(result: dict[str, Any], limit: int = MAX_OPTIONS_SHOWN) -> list[dict[str, Any]]:
+    """The recommended option first, then the best-ranked others."""
+    options = [o for o in (result.get("options") or []) if isinstance(o, dict)]
+    options.sort(key=lambda o: (not o.get("recommended"), _num(o.get("rank"), 1e9)))
+    return options[:limit]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Time breakdown per candidate
+
+
+@dataclass
+class Breakdown:
+    labels: list[str]
+    compute: list[float]
+    comm: list[float]
+    idle: list[float]
+    recommended: list[bool]
+    unit: str
+    title: str
+
+
+def breakdown_series(result: dict[str, Any]) -> Breakdown:
+    inference = is_inference(result)
+    options = shown_options(result)
+    if not options and result.get("metrics"):
+        rec = result.get("recommendation") or {}
+        options = [{**rec, "metrics": result["metrics"], "recommended": True}]
+    labels = _unique_labels(options)
+    compute, comm, idle = [], [], []
+    for option in options:
+        m = option.get("metrics") or {}
+        if inference:
+            total = _num(m.get("ms_per_token"))
+            c = _num(m.get("compute_ms_per_token"))
+            x = _num(m.get("comm_ms_per_token"))
+        else:
+            total = _num(m.get("step_time_s"))
+            c = _num(m.get("compute_s"))
+            x = _num(m.get("exposed_comm_s"))
+        compute.append(c)
+        comm.append(x)
+        idle.append(max(0.0, total - c - x))
+    unit = "ms per token" if inference else "seconds per step"
+    title = "Time per generated token" if inference else "Time per training step"
+    return Breakdown(
+        labels=labels,
+        compute=compute,
+        comm=comm,
+        idle=idle,
+        recommended=[bool(o.get("recommended")) for o in options],
+        unit=unit,
+        title=title,
+    )
+
+
+def _layout(**extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "font": FONT,
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        "legend": {"orientation": "h", "y": -0.18, "x": 0},
+        "hoverlabel": {"font": FONT},
+    }
+    base.update(extra)
+    return base
+
+
+def _to_json(fig: go.Figure) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(fig.to_json())
+    return out
+
+
+def breakdown_figure(result: dict[str, Any]) -> dict[str, Any]:
+    s = breakdown_series(result)
+    labels = [f"★ {lab}" if rec else lab for lab, rec in zip(s.labels, s.recommended, strict=True)]
+    fig = go.Figure()
+    parts = (
+        ("Compute", s.compute, PART_COLORS["compute"]),
+        ("Communication not hidden by compute", s.comm, PART_COLORS["comm"]),
+        ("Other idle (pipeline bubble, stragglers)", s.idle, PART_COLORS["idle"]),
+    )
+    for name, values, color in parts:
+        fig.add_trace(
+            go.Bar(
+                y=labels,
+                x=values,
+                name=name,
+                orientation="h",
+                marker={"color": color},
+                hovertemplate="%{y}<br>" + name + ": %{x:.3g} " + s.unit + "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        _layout(
+            barmode="stack",
+            xaxis={"title": {"text": s.unit}, "gridcolor": "#eef1f6", "zeroline": False},
+            yaxis={"autorange": "reversed", "automargin": True},
+            margin={"l": 10, "r": 10, "t": 10, "b": 40},
+        )
+    )
+    return _to_json(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Cost vs speed
+
+
+@dataclass
+class CostPoint:
+    label: str
+    fabric: str
+    speed: float
+    total_cost_usd: float
+    network_capex_usd: float
+    recommended: bool
+    why_not: str
+
+
+def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
+    inference = is_inference(result)
+    options = [o for o in (result.get("options") or []) if isinstance(o, dict)]
+    labels = _unique_labels(options)
+    points = []
+    for option, label in zip(options, labels, strict=True):
+        m = option.get("metrics") or {}
+        c = option.get("cost") or {}
+        speed = _num(m.get("ms_per_token") if inference else m.get("step_time_s"))
+        points.append(
+            CostPoint(
+                label=label,
+                fabric=str(option.get("fabric", "")),
+                speed=speed,
+                total_cost_usd=_num(c.get("total_cost_usd")),
+                network_capex_usd=_num(c.get("network_capex_usd")),
+                recommended=bool(option.get("recommended")),
+                why_not=str(option.get("why_not") or ""),
+            )
+        )
+    unit = "ms per token" if inference else "seconds per training step"
+    return points, unit
+
+
+def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
+    points, unit = cost_speed_points(result)
+    fig = go.Figure()
+    for fabric in FABRIC_LABELS:
+        group = [p for p in points if p.fabric == fabric and not p.recommended]
+        if not group:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[p.speed for p in group],
+                y=[p.total_cost_usd for p in group],
+                mode="markers",
+                name=fabric_label(fabric),
+                marker={"size": 10, "color": FABRIC_COLORS[fabric], "opacity": 0.8},
+                text=[p.label for p in group],
+                customdata=[[p.network_capex_usd, p.why_not] for p in group],
+                hovertemplate=(
+                    "%{text}<br>%{x:.3g} "
+                    + unit
+                    + "<br>total $%{y:,.0f}<br>network $%{customdata[0]:,.0f}"
+                    "<br>%{customdata[1]}<extra></extra>"
+                ),
+            )
+        )
+    chosen = [p for p in points if p.recommended]
+    if chosen:
+        p = chosen[0]
+        fig.add_annotation(
+            x=p.speed,
+            y=p.total_cost_usd,
+            text=f"Recommended: {p.label}",
+            showarrow=True,
+            arrowhead=0,
+            ax=60,
+            ay=-40,
+            bgcolor="rgba(255,255,255,0.85)",
+            font={"size": 11},
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[p.speed],
+                y=[p.total_cost_usd],
+                mode="markers",
+                name="Recommended",
+                marker={
+                    "size": 20,
+                    "symbol": "star",
+                    "color": "#ffb020",
+                    "line": {"color": "#17202e", "width": 1},
+                },
+                hovertemplate=(
+                    "Recommended: "
+                    + p.label
+                    + "<br>%{x:.3g} "
+                    + unit
+                    + "<br>total $%{y:,.0f}<extra></extra>"
+                ),
+            )
+        )
+    fig.update_layout(
+        _layout(
+            xaxis={"title": {"text": f"{unit} (lower is faster)"}, "gridcolor": "#eef1f6"},
+            yaxis={
+                "title": {"text": "total cost to finish the work (USD)"},
+                "gridcolor": "#eef1f6",
+                "tickprefix": "$",
+                "separatethousands": True,
+            },
+            margin={"l": 10, "r": 10, "t": 30, "b": 40},
+        )
+    )
+    return _to_json(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Scaling curve
+
+
+def scaling_series(result: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    """fabric -> [(servers, efficiency 0..1)] sorted by servers."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    for row in result.get("scaling") or []:
+        if not isinstance(row, dict):
+            continue
+        nodes = _num(row.get("nodes"))
+        if nodes <= 0:
+            continue
+        out.setdefault(str(row.get("fabric", "")), []).append(
+            (nodes, _num(row.get("scaling_efficiency")))
+        )
+    for series in out.values():
+        series.sort()
+    return out
+
+
+def scaling_figure(result: dict[str, Any]) -> dict[str, Any]:
+    series = scaling_series(result)
+    rec_fabric = (result.get("recommendation") or {}).get("fabric")
+    fig = go.Figure()
+    for fabric, points in series.items():
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in points],
+                y=[p[1] * 100 for p in points],
+                mode="lines+markers",
+                name=fabric_label(fabric) + (" (recommended)" if fabric == rec_fabric else ""),
+                line={
+                    "color": FABRIC_COLORS.get(fabric, "#5c6b80"),
+                    "width": 3 if fabric == rec_fabric else 2,
+                },
+                hovertemplate=fabric_label(fabric)
+                + "<br>%{x} servers: %{y:.1f} % efficient<extra></extra>",
+            )
+        )
+    nodes = _num((result.get("workload") or {}).get("nodes"))
+    ticks = sorted({p[0] for points in series.values() for p in points})
+    if len(ticks) > 10:
+        ticks = ticks[:: math.ceil(len(ticks) / 10)]
+    shapes = []
+    if nodes > 0 and series:
+        shapes.append(
+            {
+                "type": "line",
+                "x0": nodes,
+                "x1": nodes,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"dash": "dot", "color": "#17202e", "width": 1},
+            }
+        )
+    fig.update_layout(
+        _layout(
+            xaxis={
+                "title": {"text": "servers"},
+                "type": "log",
+                "gridcolor": "#eef1f6",
+                "tickvals": ticks,
+                "ticktext": [f"{t:g}" for t in ticks],
+            },
+            yaxis={
+                "title": {"text": "scaling efficiency (%)"},
+                "range": [0, 105],
+                "gridcolor": "#eef1f6",
+            },
+            shapes=shapes,
+            annotations=(
+                [
+                    {
+                        "x": math.log10(nodes),
+                        "y": 1,
+                        "yref": "paper",
+                        "text": f"your job: {nodes:g} servers",
+                        "showarrow": False,
+                        "yanchor": "bottom",
+                        "font": {"size": 11},
+                    }
+                ]
+                if shapes
+                else []
+            ),
+            margin={"l": 10, "r": 10, "t": 24, "b": 40},
+        )
+    )
+    return _to_json(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Topology diagram
+
+
+@dataclass
+class TopoNode:
+    x: float
+    y: float
+    kind: str  # server | leaf | spine | core | switch
+    label: str
+    rail: int | None = None
+
+
+@dataclass
+class TopoLink:
+    a: int
+    b: int
+    rail: int | None = None  # None: an uplink between switches
+
+
+@dataclass
+class Topology:
+    nodes: list[TopoNode] = field(default_factory=list)
+    links: list[TopoLink] = field(default_factory=list)
+    layer_labels: list[tuple[float, str]] = field(default_factory=list)
+    rails: int = 0
+    title: str = ""
+    note: str = ""
+
+
+SERVERS_DRAWN = 6
+SWITCHES_DRAWN = 8
+
+
+def _spread(count: int, width: float = 10.0) -> list[float]:
+    if count <= 0:
+        return []
+    if count == 1:
+        return [width / 2]
+    return [width * (i + 0.5) / count for i in range(count)]
+
+
+def topology_layout(result: dict[str, Any]) -> Topology:
+    """A representative drawing: a few servers, every switch layer, rails in colour.
+
+    Real counts are in the layer labels; large fabrics are drawn with a sample of servers
+    and switches so that the structure (who connects to whom) stays readable.
+    """
+    rec = result.get("recommendation") or {}
+    topo = rec.get("topology") or {}
+    workload = result.get("workload") or {}
+    servers = int(_num(workload.get("nodes"), 1)) or 1
+    nics = int(_num(rec.get("nics_per_node"), 1)) or 1
+    gbps = _num(rec.get("nic_gbps"))
+    leaves = int(_num(topo.get("leaf_switches")))
+    spines = int(_num(topo.get("spine_switches")))
+    cores = int(_num(topo.get("core_switches")))
+    rail_opt = bool(topo.get("rail_optimized")) and nics > 1 and leaves >= nics
+    switch = str(topo.get("switch_model") or "")
+    out = Topology()
+
+    if not rec.get("needs_compute_fabric", True) or leaves == 0:
+        out.title = "No GPU compute fabric: the GPUs talk inside the server"
+        drawn = min(servers, SERVERS_DRAWN)
+        xs = _spread(drawn)
+        for i, x in enumerate(xs):
+            out.nodes.append(TopoNode(x, 0, "server", f"server {i + 1}"))
+        sw = len(out.nodes)
+        out.nodes.append(TopoNode(5, 1, "switch", f"front-end Ethernet switch {switch}".strip()))
+        out.links.extend(TopoLink(i, sw) for i in range(drawn))
+        more = f" (showing {drawn})" if servers > drawn else ""
+        out.layer_labels = [
+            (0, f"{servers} server{'s' if servers != 1 else ''}{more}\nGPUs talk over NVLink"),
+            (1, "standard Ethernet\nusers, storage, management"),
+        ]
+        return out
+
+    out.rails = nics if rail_opt else 0
+    drawn_servers = min(servers, SERVERS_DRAWN)
+    for i, x in enumerate(_spread(drawn_servers)):
+        out.nodes.append(TopoNode(x, 0, "server", f"server {i + 1}"))
+
+    if rail_opt:
+        drawn_leaves = min(leaves, max(nics, 1), SWITCHES_DRAWN)
+        leaf_labels = [f"rail {r + 1} leaf" for r in range(drawn_leaves)]
+    else:
+        drawn_leaves = min(leaves, SWITCHES_DRAWN)
+        leaf_labels = [f"leaf {i + 1}" for i in range(drawn_leaves)]
+    leaf0 = len(out.nodes)
+    for i, x in enumerate(_spread(drawn_leaves)):
+        out.nodes.append(TopoNode(x, 1, "leaf", leaf_labels[i], rail=i if rail_opt else None))
+    servers_per_leaf = max(1, math.ceil(drawn_servers / drawn_leaves))
+    for s in range(drawn_servers):
+        if rail_opt:
+            for r in range(min(nics, drawn_leaves)):
+                out.links.append(TopoLink(s, leaf0 + r, rail=r))
+        else:
+            leaf = leaf0 + min(drawn_leaves - 1, s // servers_per_leaf)
+            out.links.append(TopoLink(s, leaf, rail=None if nics == 1 else 0))
+
+    spine0 = len(out.nodes)
+    drawn_spines = min(spines, SWITCHES_DRAWN)
+    for i, x in enumerate(_spread(drawn_spines)):
+        out.nodes.append(TopoNode(x, 2, "spine", f"spine {i + 1}"))
+    for leaf in range(drawn_leaves):
+        for sp in range(drawn_spines):
+            out.links.append(TopoLink(leaf0 + leaf, spine0 + sp))
+    core0 = len(out.nodes)
+    drawn_cores = min(cores, SWITCHES_DRAWN)
+    for i, x in enumerate(_spread(drawn_cores)):
+        out.nodes.append(TopoNode(x, 3, "core", f"core {i + 1}"))
+    for sp in range(drawn_spines):
+        for c in range(drawn_cores):
+            out.links.append(TopoLink(spine0 + sp, core0 + c))
+
+    def shown(real: int, drawn: int) -> str:
+        return f"\n(showing {drawn})" if real > drawn else ""
+
+    speed = f" × {gbps:g}G" if gbps else ""
+    plural = "s" if servers != 1 else ""
+    out.layer_labels.append(
+        (
+            0,
+            f"{servers} server{plural}\n{nics} NIC{'s' if nics != 1 else ''}{speed} each"
+            f"{shown(servers, drawn_servers)}",
+        )
+    )
+    single = leaves == 1 and not spines
+    leaf_text = ("1 switch" if single else f"{leaves} leaf switches") + (
+        f"\n{switch}" if switch else ""
+    )
+    if rail_opt:
+        leaf_text += f", {max(1, leaves // max(nics, 1))} per rail"
+    out.layer_labels.append((1, leaf_text + shown(leaves, drawn_leaves)))
+    if spines:
+        out.layer_labels.append((2, f"{spines} spine\nswitches{shown(spines, drawn_spines)}"))
+    if cores:
+        out.layer_labels.append((3, f"{cores} core\nswitches{shown(cores, drawn_cores)}"))
+    over = _num(topo.get("oversubscription"), 1.0)
+    out.title = (
+        f"{fabric_label(str(rec.get('fabric', '')))}, {topology_name(topo)}"
+        + (f", {over:g}:1" if not single else "")
+        + (", rail-optimized" if rail_opt else "")
+    )
+    if rail_opt:
+        out.note = "NIC i of every server goes to rail i's leaves: same-rail traffic is one hop."
+    return out
+
+
+def topology_figure(result: dict[str, Any]) -> dict[str, Any]:
+    topo = topology_layout(result)
+    fig = go.Figure()
+    # Links: uplinks in grey, server links coloured by rail.
+    groups: dict[int | None, list[TopoLink]] = {}
+    for link in topo.links:
+        groups.setdefault(link.rail, []).append(link)
+    for rail, links in sorted(groups.items(), key=lambda kv: (kv[0] is not None, kv[0] or 0)):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for link in links:
+            a, b = topo.nodes[link.a], topo.nodes[link.b]
+            xs += [a.x, b.x, None]
+            ys += [a.y, b.y, None]
+        if rail is None:
+            name, color, width = "switch-to-switch links", "#b7c0cf", 1
+        elif topo.rails:
+            name, color, width = f"rail {rail + 1}", RAIL_COLORS[rail % len(RAIL_COLORS)], 2
+        else:
+            name, color, width = "server links", "#5c6b80", 2
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=name,
+                line={"color": color, "width": width},
+                hoverinfo="skip",
+                showlegend=rail is not None and bool(topo.rails),
+            )
+        )
+    styles = {
+        "server": ("#17202e", "square", 22),
+        "leaf": ("#1f5eff", "diamond", 18),
+        "spine": ("#13a37f", "diamond", 18),
+        "core": ("#9b51e0", "diamond", 18),
+        "switch": ("#8a94a6", "diamond", 20),
+    }
+    for kind, (color, symbol, size) in styles.items():
+        nodes = [n for n in topo.nodes if n.kind == kind]
+        if not nodes:
+            continue
+        colors = [
+            RAIL_COLORS[n.rail % len(RAIL_COLORS)] if n.rail is not None else color for n in nodes
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=[n.x for n in nodes],
+                y=[n.y for n in nodes],
+                mode="markers",
+                name=kind,
+                marker={
+                    "symbol": symbol,
+                    "size": size,
+                    "color": colors,
+                    "line": {"color": "#fff", "width": 1},
+                },
+                text=[n.label for n in nodes],
+                hovertemplate="%{text}<extra></extra>",
+                showlegend=False,
+            )
+        )
+    annotations = [
+        {
+            "x": -6.4,
+            "y": y,
+            "xanchor": "left",
+            "text": text.replace("\n", "<br>"),
+            "showarrow": False,
+            "font": {"size": 11, "color": "#465165"},
+            "align": "left",
+        }
+        for y, text in topo.layer_labels
+    ]
+    top = max((n.y for n in topo.nodes), default=1)
+    fig.update_layout(
+        _layout(
+            xaxis={"visible": False, "range": [-6.5, 10.3]},
+            yaxis={"visible": False, "range": [-0.5, top + 0.5]},
+            annotations=annotations,
+            legend={"orientation": "h", "y": -0.05, "x": 0},
+            margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        )
+    )
+    return _to_json(fig)
+
+
+def all_figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        "breakdown": breakdown_figure(result),
+        "cost": cost_speed_figure(result),
+        "scaling": scaling_figure(result),
+        "topology": topology_figure(result),
+    }

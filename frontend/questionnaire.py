@@ -1,0 +1,896 @@
+"""The questionnaire: plain-language questions, their defaults, and the scenario v1 they build.
+
+Answers are a flat dict of strings (exactly what the HTML form posts), so a half-finished
+questionnaire can be saved as-is and resumed. `answers_to_inputs` turns them into the
+engine's scenario v1; `inputs_to_answers` goes back (editing a saved scenario);
+`errors_by_question` files the engine's dotted-path field errors under the questions that
+caused them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.engine.catalog import Catalog
+
+WORKLOADS = ("training", "fine_tuning", "inference")
+TRAINING_LIKE = ("training", "fine_tuning")
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of the wizard.
+
+    kind: "choice" (radio cards), "select", "int", "float", "text".
+    show_if: (other question, values) - asked only when the other answer is one of values.
+    workloads: asked only for these workloads.
+    """
+
+    name: str
+    label: str
+    why: str
+    kind: str
+    default: str = ""
+    required: bool = True
+    choices: tuple[Choice, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    unit: str = ""
+    placeholder: str = ""
+    show_if: tuple[str, tuple[str, ...]] | None = None
+    workloads: tuple[str, ...] = WORKLOADS
+
+
+@dataclass(frozen=True)
+class Step:
+    slug: str
+    title: str
+    intro: str
+    questions: tuple[Question, ...] = field(default_factory=tuple)
+
+
+# ---------------------------------------------------------------------------------------------
+# Choices that come from the engine's catalog (GPUs, model presets)
+
+
+def gpu_choices(catalog: Catalog) -> tuple[Choice, ...]:
+    out = []
+    for gpu in catalog.gpus:
+        tflops, fmt = (
+            (gpu.bf16_dense_tflops, "bf16")
+            if gpu.bf16_dense_tflops
+            else (gpu.fp16_dense_tflops, "fp16")
+        )
+        detail = (
+            f"{gpu.vendor} · {gpu.memory_gb:g} GB memory · {gpu.gpus_per_server} per server"
+            f" · {tflops:g} TFLOP/s {fmt}"
+        )
+        out.append(Choice(gpu.id, gpu.name, detail))
+    return tuple(out)
+
+
+def _params_label(params_b: float) -> str:
+    return f"{params_b:g} B" if params_b < 1000 else f"{params_b / 1000:g} T"
+
+
+def model_choices(catalog: Catalog) -> tuple[Choice, ...]:
+    out = []
+    for model in catalog.models:
+        detail = f"{_params_label(model.params_b)} parameters · {model.layers} layers"
+        if model.moe_experts > 1:
+            detail += (
+                f" · mixture of {model.moe_experts} experts, {model.moe_top_k} active"
+                f" ({_params_label(model.active_params_b)} active)"
+            )
+        out.append(Choice(model.id, model.name, detail))
+    out.append(Choice("custom", "My own model", "Enter its size and shape yourself"))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# The steps
+
+
+def build_steps(catalog: Catalog) -> tuple[Step, ...]:
+    """The wizard's steps; catalog-driven choices are read from the current catalog."""
+    gpus = gpu_choices(catalog)
+    default_gpu = "h100-sxm" if catalog.gpu("h100-sxm") else (gpus[0].value if gpus else "")
+    models = model_choices(catalog)
+    default_model = "llama3-70b" if catalog.model("llama3-70b") else models[0].value
+    custom = ("model_choice", ("custom",))
+    training = TRAINING_LIKE
+    inference = ("inference",)
+    return (
+        Step(
+            "job",
+            "Your job",
+            "Tell us what the GPUs will do. Everything else follows from this.",
+            (
+                Question(
+                    "workload",
+                    "What will the GPUs do?",
+                    "Training sends the whole model's gradients across the network every step; "
+                    "inference mostly sends requests and answers. This decides how much network "
+                    "you need more than anything else.",
+                    "choice",
+                    default="training",
+                    choices=(
+                        Choice("training", "Train a model", "Pre-training from scratch"),
+                        Choice("fine_tuning", "Fine-tune a model", "Adapt an existing model"),
+                        Choice("inference", "Serve a model", "Answer users' requests"),
+                    ),
+                ),
+                Question(
+                    "scale",
+                    "One server or many?",
+                    "Inside one server, GPUs talk over NVLink and need no special network. "
+                    "Once a job spans servers, their traffic crosses the network and the "
+                    "network can leave expensive GPUs waiting.",
+                    "choice",
+                    default="many",
+                    choices=(
+                        Choice("one", "One server", "Up to 8 GPUs in a single box"),
+                        Choice("many", "Several servers", "A cluster of GPU servers"),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            "model",
+            "The model",
+            "Pick a well-known model of about the same size, or describe your own.",
+            (
+                Question(
+                    "model_choice",
+                    "Which model (or one of the same size)?",
+                    "The model's size sets how many bytes move between GPUs: every step of "
+                    "training exchanges about 2 bytes per parameter.",
+                    "choice",
+                    default=default_model,
+                    choices=models,
+                ),
+                Question(
+                    "custom_params_b",
+                    "Parameters",
+                    "The total number of weights, in billions.",
+                    "float",
+                    minimum=0.001,
+                    unit="billion",
+                    placeholder="e.g. 13",
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_layers",
+                    "Layers",
+                    "Transformer blocks; each one adds network messages when split.",
+                    "int",
+                    minimum=1,
+                    placeholder="e.g. 40",
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_hidden",
+                    "Hidden size",
+                    "Width of the model; sets the size of activation messages.",
+                    "int",
+                    minimum=1,
+                    placeholder="e.g. 5120",
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_heads",
+                    "Attention heads",
+                    "Must divide the hidden size.",
+                    "int",
+                    minimum=1,
+                    placeholder="e.g. 40",
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_kv_heads",
+                    "Key/value heads",
+                    "Fewer KV heads (grouped-query attention) means a smaller cache. "
+                    "Leave empty if equal to the attention heads.",
+                    "int",
+                    required=False,
+                    minimum=1,
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_vocab",
+                    "Vocabulary size",
+                    "Leave empty for a typical 32,000.",
+                    "int",
+                    required=False,
+                    minimum=1,
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_moe_experts",
+                    "Experts (mixture of experts)",
+                    "Mixture-of-experts models send tokens to experts on other GPUs: "
+                    "the most network-hungry traffic there is. 0 for a dense model.",
+                    "int",
+                    required=False,
+                    default="0",
+                    minimum=0,
+                    show_if=custom,
+                ),
+                Question(
+                    "custom_moe_top_k",
+                    "Active experts per token",
+                    "How many experts each token visits (0 for a dense model).",
+                    "int",
+                    required=False,
+                    default="0",
+                    minimum=0,
+                    show_if=custom,
+                ),
+                Question(
+                    "precision",
+                    "Number format",
+                    "Lower precision computes faster, so the network has less time to hide "
+                    "behind the compute. bf16 is the usual choice; fp8 on recent GPUs.",
+                    "select",
+                    default="bf16",
+                    choices=(
+                        Choice("bf16", "bf16 (usual)"),
+                        Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
+                        Choice("fp16", "fp16"),
+                    ),
+                ),
+                Question(
+                    "sequence_length",
+                    "Sequence length",
+                    "Tokens per sample (training) or context window (serving). Longer "
+                    "sequences mean bigger activations and KV caches.",
+                    "int",
+                    default="8192",
+                    minimum=1,
+                    unit="tokens",
+                ),
+            ),
+        ),
+        Step(
+            "hardware",
+            "The GPUs",
+            "Which accelerators, and how many of them.",
+            (
+                Question(
+                    "gpu",
+                    "Which GPU?",
+                    "Faster GPUs finish their compute sooner, so the network must keep up "
+                    "with them; GPU memory decides whether a model fits in one server.",
+                    "choice",
+                    default=default_gpu,
+                    choices=gpus,
+                ),
+                Question(
+                    "gpus",
+                    "How many GPUs in total?",
+                    "More GPUs means more servers, more switches, and more chances that one "
+                    "slow link holds everyone up.",
+                    "int",
+                    default="64",
+                    minimum=1,
+                    maximum=1_000_000,
+                    unit="GPUs",
+                ),
+                Question(
+                    "gpus_per_node",
+                    "GPUs per server",
+                    "Leave empty to use the usual server for this GPU (8 for HGX/DGX-class).",
+                    "int",
+                    required=False,
+                    minimum=1,
+                    maximum=128,
+                    unit="per server",
+                ),
+            ),
+        ),
+        Step(
+            "work",
+            "The work",
+            "How much work, and how fast it must be. This is what the network's cost is "
+            "weighed against.",
+            (
+                Question(
+                    "total_tokens_b",
+                    "How many tokens will the run process?",
+                    "The length of the job. A longer run makes every percent of idle GPU time "
+                    "cost more, which can pay for a faster network.",
+                    "float",
+                    default="1000",
+                    minimum=0.000001,
+                    unit="billion tokens",
+                    workloads=training,
+                ),
+                Question(
+                    "global_batch_sequences",
+                    "Global batch size",
+                    "Sequences per optimizer step across all GPUs. Bigger batches mean fewer, "
+                    "larger gradient exchanges, which are easier on the network.",
+                    "int",
+                    default="512",
+                    minimum=1,
+                    unit="sequences",
+                    workloads=training,
+                ),
+                Question(
+                    "sharding",
+                    "How is the model's memory shared?",
+                    "Sharding the model across GPUs (FSDP / ZeRO-3) saves memory but moves "
+                    "about 50 % more bytes per step over the network.",
+                    "select",
+                    default="none",
+                    choices=(
+                        Choice("none", "Each GPU group keeps a full copy (plain data parallel)"),
+                        Choice("zero1", "Share the optimizer state (ZeRO-1)"),
+                        Choice("zero3", "Share everything (FSDP / ZeRO-3)"),
+                    ),
+                    workloads=training,
+                ),
+                Question(
+                    "replicas",
+                    "Does each server answer requests on its own?",
+                    "If every server holds a full copy of the model, requests never cross "
+                    "the network and standard Ethernet is enough. If the model is split "
+                    "across servers, every generated token waits on the network.",
+                    "choice",
+                    default="independent",
+                    choices=(
+                        Choice("independent", "Yes, independent copies", "Each server serves"),
+                        Choice("split", "No, one model split across servers", "Too big for one"),
+                    ),
+                    workloads=inference,
+                ),
+                Question(
+                    "concurrent_requests",
+                    "How many requests at once?",
+                    "The load: users being answered at the same moment.",
+                    "int",
+                    default="64",
+                    minimum=1,
+                    unit="requests",
+                    workloads=inference,
+                ),
+                Question(
+                    "prompt_tokens",
+                    "Prompt length",
+                    "Tokens in a typical request.",
+                    "int",
+                    default="2048",
+                    minimum=1,
+                    unit="tokens",
+                    workloads=inference,
+                ),
+                Question(
+                    "output_tokens",
+                    "Answer length",
+                    "Tokens generated per request.",
+                    "int",
+                    default="512",
+                    minimum=1,
+                    unit="tokens",
+                    workloads=inference,
+                ),
+                Question(
+                    "target_ms_per_token",
+                    "Latency target per generated token",
+                    "50 ms per token is about 20 tokens a second, faster than people read. "
+                    "A split model pays network latency on every token.",
+                    "float",
+                    default="50",
+                    minimum=0.1,
+                    unit="ms per token",
+                    workloads=inference,
+                ),
+            ),
+        ),
+        Step(
+            "priorities",
+            "Money and people",
+            "What you pay for GPUs, your budget, and who will run the network.",
+            (
+                Question(
+                    "gpu_pricing",
+                    "Are the GPUs owned or rented?",
+                    "Idle GPUs cost money either way; rented GPUs are billed by the hour, "
+                    "owned ones lose value over their life.",
+                    "choice",
+                    default="owned",
+                    choices=(
+                        Choice("owned", "We own them", "Bought, amortized over 4 years"),
+                        Choice("cloud", "We rent them", "Paid per GPU-hour"),
+                    ),
+                ),
+                Question(
+                    "gpu_hour_usd",
+                    "Price per GPU-hour",
+                    "Leave empty to use a typical market price for this GPU.",
+                    "float",
+                    required=False,
+                    minimum=0.01,
+                    unit="USD per GPU-hour",
+                    show_if=("gpu_pricing", ("cloud",)),
+                ),
+                Question(
+                    "network_budget_usd",
+                    "Network budget",
+                    "The most you can spend on NICs, switches, optics and cables. Leave "
+                    "empty if there is no hard limit.",
+                    "float",
+                    required=False,
+                    minimum=0,
+                    unit="USD",
+                    placeholder="no limit",
+                ),
+                Question(
+                    "team_skills",
+                    "What does your team already run?",
+                    "A fabric your team does not know costs time and outages. InfiniBand "
+                    "and lossless RoCE both need skills beyond ordinary Ethernet.",
+                    "choice",
+                    default="ethernet",
+                    choices=(
+                        Choice("ethernet", "Ethernet", "Routers, switches, VLANs"),
+                        Choice("infiniband", "InfiniBand", "HPC fabrics, subnet managers"),
+                        Choice("both", "Both", "Ethernet and InfiniBand"),
+                        Choice("none", "Nobody yet", "We will hire or outsource"),
+                    ),
+                ),
+                Question(
+                    "prefer",
+                    "What matters most?",
+                    "We pick the design with the lowest total cost to finish the work; this "
+                    "decides how we break ties between cheaper and faster.",
+                    "choice",
+                    default="balanced",
+                    choices=(
+                        Choice("cost", "Lowest cost", "Spend as little as possible"),
+                        Choice("balanced", "Balance", "Good value for money"),
+                        Choice("performance", "Speed", "Fastest time to result"),
+                    ),
+                ),
+            ),
+        ),
+        Step(
+            "review",
+            "Review",
+            "Check your answers, give the scenario a name, and get the recommendation.",
+            (
+                Question(
+                    "name",
+                    "Name this scenario",
+                    "So you can find it again.",
+                    "text",
+                    required=False,
+                    placeholder="e.g. 70B pre-training, 64 GPUs",
+                ),
+                Question(
+                    "customer",
+                    "Company (optional)",
+                    "Helps our engineers find your scenario if you ask them for a quote.",
+                    "text",
+                    required=False,
+                ),
+            ),
+        ),
+    )
+
+
+def step_slugs(steps: tuple[Step, ...]) -> list[str]:
+    return [s.slug for s in steps]
+
+
+def default_answers(steps: tuple[Step, ...]) -> dict[str, str]:
+    return {q.name: q.default for s in steps for q in s.questions if q.default}
+
+
+def is_asked(question: Question, answers: dict[str, str]) -> bool:
+    """Whether this question applies to these answers (its workload and show_if)."""
+    if answers.get("workload", "training") not in question.workloads:
+        return False
+    if question.show_if is not None:
+        other, values = question.show_if
+        return answers.get(other, "") in values
+    return True
+
+
+def visible_questions(step: Step, answers: dict[str, str]) -> list[Question]:
+    """Questions of a step for this workload (show_if ones are rendered and toggled client-side)."""
+    return [q for q in step.questions if answers.get("workload", "training") in q.workloads]
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation of the answers themselves (before the engine sees them)
+
+
+def _parse_number(raw: str, *, integer: bool) -> float | int | None:
+    text = raw.strip().replace(",", "").replace("_", "")
+    if not text:
+        return None
+    value = float(text)  # ValueError for text
+    if integer:
+        if value != int(value):
+            raise ValueError("not whole")
+        return int(value)
+    return value
+
+
+def check_question(question: Question, raw: str) -> str | None:
+    """A sentence naming what is wrong with this answer, or None."""
+    raw = (raw or "").strip()
+    if not raw:
+        return f"{question.label}: please answer this question." if question.required else None
+    if question.kind in ("choice", "select"):
+        allowed = [c.value for c in question.choices]
+        if raw not in allowed:
+            return f"'{raw}' is not one of the choices."
+        return None
+    if question.kind in ("int", "float"):
+        integer = question.kind == "int"
+        try:
+            value = _parse_number(raw, integer=integer)
+        except ValueError:
+            what = "a whole number" if integer else "a number"
+            return f"Enter {what}; '{raw}' is not one."
+        assert value is not None
+        if question.minimum is not None and value < question.minimum:
+            if question.minimum == 0:
+                return "Enter 0 or more."
+            low = f"{question.minimum:g}"
+            return f"Must be at least {low}; you entered {raw}."
+        if question.maximum is not None and value > question.maximum:
+            return f"Must be at most {question.maximum:g}; you entered {raw}."
+    if question.kind == "text" and len(raw) > 200:
+        return "Keep it under 200 characters."
+    return None
+
+
+def check_step(step: Step, answers: dict[str, str], catalog: Catalog) -> dict[str, list[str]]:
+    """Per-question problems for the questions of this step that apply to these answers."""
+    errors: dict[str, list[str]] = {}
+    for question in step.questions:
+        if not is_asked(question, answers):
+            continue
+        problem = check_question(question, answers.get(question.name, ""))
+        if problem:
+            errors.setdefault(question.name, []).append(problem)
+    for name, problem in _cross_checks(step, answers, catalog):
+        if name not in errors:
+            errors.setdefault(name, []).append(problem)
+    return errors
+
+
+def _cross_checks(step: Step, answers: dict[str, str], catalog: Catalog) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    if step.slug == "hardware":
+        gpu = catalog.gpu(answers.get("gpu", ""))
+        try:
+            gpus = _parse_number(answers.get("gpus", ""), integer=True)
+            per_node = _parse_number(answers.get("gpus_per_node", ""), integer=True)
+        except ValueError:
+            return problems
+        per_server = per_node or (gpu.gpus_per_server if gpu else None)
+        if gpus and per_server and answers.get("scale") == "one" and gpus > per_server:
+            problems.append(
+                (
+                    "gpus",
+                    f"One server holds {per_server} of these GPUs, but you asked for {gpus}. "
+                    "Choose 'Several servers' on the first page, or fewer GPUs.",
+                )
+            )
+        if gpus and per_server and gpus > per_server and gpus % per_server:
+            problems.append(
+                (
+                    "gpus",
+                    f"{gpus} GPUs do not fill whole servers of {per_server}; "
+                    f"try {gpus - gpus % per_server or per_server} or "
+                    f"{gpus + per_server - gpus % per_server}.",
+                )
+            )
+    if step.slug == "model" and answers.get("model_choice") == "custom":
+        try:
+            hidden = _parse_number(answers.get("custom_hidden", ""), integer=True)
+            heads = _parse_number(answers.get("custom_heads", ""), integer=True)
+            experts = _parse_number(answers.get("custom_moe_experts", "") or "0", integer=True)
+            top_k = _parse_number(answers.get("custom_moe_top_k", "") or "0", integer=True)
+        except ValueError:
+            return problems
+        if hidden and heads and hidden % heads:
+            problems.append(
+                ("custom_heads", f"{heads} heads do not divide a hidden size of {hidden}.")
+            )
+        if experts and top_k and top_k > experts:
+            problems.append(
+                (
+                    "custom_moe_top_k",
+                    f"A token cannot visit {top_k} experts when there are only {experts}.",
+                )
+            )
+        if (experts or 0) > 1 and not top_k:
+            problems.append(
+                ("custom_moe_top_k", "A mixture of experts needs at least 1 active expert.")
+            )
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers <-> scenario v1
+
+
+def _num(answers: dict[str, str], name: str, *, integer: bool = False) -> Any:
+    try:
+        return _parse_number(answers.get(name, "") or "", integer=integer)
+    except ValueError:
+        return answers.get(name)  # let the engine name the problem
+
+
+def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, Any]:
+    """The scenario v1 these answers describe (only what the person said; engine fills defaults)."""
+    workload = answers.get("workload") or "training"
+    gpu_id = answers.get("gpu") or ""
+    gpus = _num(answers, "gpus", integer=True)
+    per_node = _num(answers, "gpus_per_node", integer=True)
+    if answers.get("scale") == "one":
+        gpu = catalog.gpu(gpu_id)
+        if gpus is None and gpu is not None:
+            gpus = per_node or gpu.gpus_per_server
+    inputs: dict[str, Any] = {"workload": workload, "gpu": gpu_id, "gpus": gpus}
+    if per_node is not None:
+        inputs["gpus_per_node"] = per_node
+    elif answers.get("scale") == "one" and isinstance(gpus, int) and gpus > 0:
+        gpu = catalog.gpu(gpu_id)
+        # A single server: all the GPUs asked for sit in one box.
+        if gpu is not None and gpus <= gpu.gpus_per_server:
+            inputs["gpus_per_node"] = gpus
+
+    if answers.get("model_choice", "") == "custom":
+        model: dict[str, Any] = {
+            "params_b": _num(answers, "custom_params_b"),
+            "layers": _num(answers, "custom_layers", integer=True),
+            "hidden": _num(answers, "custom_hidden", integer=True),
+            "heads": _num(answers, "custom_heads", integer=True),
+        }
+        for key in ("kv_heads", "vocab", "moe_experts", "moe_top_k"):
+            value = _num(answers, f"custom_{key}", integer=True)
+            if value is not None:
+                model[key] = value
+        inputs["model"] = model
+    else:
+        inputs["model"] = answers.get("model_choice") or ""
+
+    if answers.get("precision"):
+        inputs["precision"] = answers["precision"]
+    seq = _num(answers, "sequence_length", integer=True)
+    if seq is not None:
+        inputs["sequence_length"] = seq
+
+    if workload in TRAINING_LIKE:
+        training: dict[str, Any] = {}
+        tokens_b = _num(answers, "total_tokens_b")
+        if isinstance(tokens_b, int | float):
+            training["total_tokens"] = float(tokens_b) * 1e9
+        elif tokens_b is not None:
+            training["total_tokens"] = tokens_b
+        batch = _num(answers, "global_batch_sequences", integer=True)
+        if batch is not None:
+            training["global_batch_sequences"] = batch
+        if answers.get("sharding"):
+            training["sharding"] = answers["sharding"]
+        if training:
+            inputs["training"] = training
+    else:
+        inference: dict[str, Any] = {
+            "independent_replicas": answers.get("replicas", "independent") != "split"
+        }
+        for key in ("concurrent_requests", "prompt_tokens", "output_tokens"):
+            value = _num(answers, key, integer=True)
+            if value is not None:
+                inference[key] = value
+        target = _num(answers, "target_ms_per_token")
+        if target is not None:
+            inference["target_ms_per_token"] = target
+        inputs["inference"] = inference
+
+    constraints: dict[str, Any] = {}
+    for key in ("gpu_pricing", "team_skills", "prefer"):
+        if answers.get(key):
+            constraints[key] = answers[key]
+    if answers.get("gpu_pricing") == "cloud":
+        price = _num(answers, "gpu_hour_usd")
+        if price is not None:
+            constraints["gpu_hour_usd"] = price
+    budget = _num(answers, "network_budget_usd")
+    if budget is not None:
+        constraints["network_budget_usd"] = budget
+    if constraints:
+        inputs["constraints"] = constraints
+    return inputs
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str]:
+    """Best-effort inverse of answers_to_inputs, to edit a saved scenario in the wizard."""
+    answers = default_answers(build_steps(catalog))
+    workload = str(inputs.get("workload") or "training")
+    answers["workload"] = workload
+    answers["gpu"] = _text(inputs.get("gpu"))
+    answers["gpus"] = _text(inputs.get("gpus"))
+    answers["gpus_per_node"] = _text(inputs.get("gpus_per_node"))
+    gpu = catalog.gpu(answers["gpu"])
+    per_server = inputs.get("gpus_per_node") or (gpu.gpus_per_server if gpu else 8)
+    try:
+        answers["scale"] = "one" if int(inputs.get("gpus") or 0) <= int(per_server) else "many"
+    except (TypeError, ValueError):
+        answers["scale"] = "many"
+    model = inputs.get("model")
+    if isinstance(model, dict):
+        answers["model_choice"] = "custom"
+        for key in ("params_b", "layers", "hidden", "heads", "kv_heads", "vocab"):
+            answers[f"custom_{key}"] = _text(model.get(key))
+        answers["custom_moe_experts"] = _text(model.get("moe_experts", 0))
+        answers["custom_moe_top_k"] = _text(model.get("moe_top_k", 0))
+    else:
+        answers["model_choice"] = _text(model)
+    for key in ("precision", "sequence_length"):
+        if inputs.get(key) is not None:
+            answers[key] = _text(inputs[key])
+    training = inputs.get("training") or {}
+    if isinstance(training, dict):
+        if training.get("total_tokens") is not None:
+            try:
+                answers["total_tokens_b"] = _text(float(training["total_tokens"]) / 1e9)
+            except (TypeError, ValueError):
+                answers["total_tokens_b"] = _text(training["total_tokens"])
+        if training.get("global_batch_sequences") is not None:
+            answers["global_batch_sequences"] = _text(training["global_batch_sequences"])
+        if training.get("sharding"):
+            answers["sharding"] = _text(training["sharding"])
+    inference = inputs.get("inference") or {}
+    if isinstance(inference, dict):
+        if "independent_replicas" in inference:
+            answers["replicas"] = "independent" if inference["independent_replicas"] else "split"
+        for key in ("concurrent_requests", "prompt_tokens", "output_tokens", "target_ms_per_token"):
+            if inference.get(key) is not None:
+                answers[key] = _text(inference[key])
+    constraints = inputs.get("constraints") or {}
+    if isinstance(constraints, dict):
+        for key in ("gpu_pricing", "team_skills", "prefer", "gpu_hour_usd", "network_budget_usd"):
+            if constraints.get(key) is not None:
+                answers[key] = _text(constraints[key])
+    return answers
+
+
+# ---------------------------------------------------------------------------------------------
+# Engine field errors -> questions
+
+_FIELD_TO_QUESTION: dict[str, str] = {
+    "workload": "workload",
+    "model": "model_choice",
+    "model.params_b": "custom_params_b",
+    "model.layers": "custom_layers",
+    "model.hidden": "custom_hidden",
+    "model.heads": "custom_heads",
+    "model.kv_heads": "custom_kv_heads",
+    "model.vocab": "custom_vocab",
+    "model.moe_experts": "custom_moe_experts",
+    "model.moe_top_k": "custom_moe_top_k",
+    "precision": "precision",
+    "sequence_length": "sequence_length",
+    "gpu": "gpu",
+    "gpus": "gpus",
+    "gpus_per_node": "gpus_per_node",
+    "training": "total_tokens_b",
+    "training.total_tokens": "total_tokens_b",
+    "training.global_batch_sequences": "global_batch_sequences",
+    "training.global_batch_tokens": "global_batch_sequences",
+    "training.sharding": "sharding",
+    "inference": "replicas",
+    "inference.independent_replicas": "replicas",
+    "inference.concurrent_requests": "concurrent_requests",
+    "inference.prompt_tokens": "prompt_tokens",
+    "inference.output_tokens": "output_tokens",
+    "inference.target_ms_per_token": "target_ms_per_token",
+    "constraints.gpu_pricing": "gpu_pricing",
+    "constraints.gpu_hour_usd": "gpu_hour_usd",
+    "constraints.network_budget_usd": "network_budget_usd",
+    "constraints.team_skills": "team_skills",
+    "constraints.prefer": "prefer",
+    "parallelism": "gpus",
+}
+# When no exact path matches: the longest known prefix decides.
+_PREFIX_TO_QUESTION: tuple[tuple[str, str], ...] = (
+    ("model.", "model_choice"),
+    ("training.", "total_tokens_b"),
+    ("inference.", "replicas"),
+    ("constraints.", "prefer"),
+    ("parallelism.", "gpus"),
+    ("design.", "gpus"),
+)
+
+
+def question_for_field(path: str) -> str | None:
+    if path in _FIELD_TO_QUESTION:
+        return _FIELD_TO_QUESTION[path]
+    for prefix, question in _PREFIX_TO_QUESTION:
+        if path.startswith(prefix):
+            return question
+    return None
+
+
+def step_of_question(steps: tuple[Step, ...], name: str) -> str | None:
+    for step in steps:
+        if any(q.name == name for q in step.questions):
+            return step.slug
+    return None
+
+
+def errors_by_question(
+    field_errors: dict[str, list[str]], steps: tuple[Step, ...], answers: dict[str, str]
+) -> dict[str, list[str]]:
+    """Engine errors filed under the question that caused them ("" for ones we cannot place)."""
+    out: dict[str, list[str]] = {}
+    for path, messages in field_errors.items():
+        name = question_for_field(path)
+        if name is not None:
+            question = next((q for s in steps for q in s.questions if q.name == name), None)
+            if question is None or not is_asked(question, answers):
+                name = None
+        key = name or ""
+        for message in messages:
+            text = message if name else f"{path}: {message}"
+            out.setdefault(key, []).append(text)
+    return out
+
+
+def first_step_with_errors(errors: dict[str, list[str]], steps: tuple[Step, ...]) -> str:
+    order = step_slugs(steps)
+    found = [step_of_question(steps, name) for name in errors if name]
+    indices = [order.index(s) for s in found if s]
+    return order[min(indices)] if indices else "review"
+
+
+AnswerCheck = Callable[[dict[str, str]], dict[str, list[str]]]
+
+
+def summary(steps: tuple[Step, ...], answers: dict[str, str]) -> list[dict[str, Any]]:
+    """The review page: each step's asked questions with the answer in words."""
+    out = []
+    for step in steps:
+        if step.slug == "review":
+            continue
+        rows = []
+        for question in step.questions:
+            if not is_asked(question, answers):
+                continue
+            raw = answers.get(question.name, "")
+            shown = raw
+            if question.choices:
+                shown = next((c.label for c in question.choices if c.value == raw), raw)
+            if not raw:
+                shown = "default"
+            elif question.unit:
+                shown = f"{raw} {question.unit}"
+            rows.append({"label": question.label, "value": shown, "name": question.name})
+        out.append({"slug": step.slug, "title": step.title, "rows": rows})
+    return out

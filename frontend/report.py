@@ -1,0 +1,433 @@
+"""The PDF report a sales engineer attaches to a quote.
+
+fpdf2 lays out the pages; matplotlib (Agg, no display, no browser) draws the same charts as
+the web page from the same series (frontend/charts.py). Text uses the PDF core font, so it is
+written as Latin-1: `_latin1` spells out the few symbols that fall outside it.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+from fpdf import FPDF
+from fpdf.fonts import FontFace
+
+from frontend import charts, presenters
+
+INK = (23, 32, 46)
+MUTED = (107, 116, 133)
+BRAND = (31, 94, 255)
+HEADER_FILL = (15, 27, 51)
+CHART_DPI = 160
+
+_REPLACEMENTS = {
+    "≈": "~",
+    "—": "-",
+    "–": "-",
+    "−": "-",
+    "→": "->",
+    "←": "<-",
+    "≤": "<=",
+    "≥": ">=",
+    "’": "'",
+    "‘": "'",
+    "“": '"',
+    "”": '"',
+    "…": "...",
+    "★": "*",
+    "•": "-",
+    "·": "-",
+    "√": "sqrt",
+    "\u2009": " ",
+    "\u202f": " ",
+    "\u00a0": " ",
+}
+
+
+def _latin1(text: Any) -> str:
+    out = str(text if text is not None else "")
+    for bad, good in _REPLACEMENTS.items():
+        out = out.replace(bad, good)
+    return out.encode("latin-1", "replace").decode("latin-1")
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts as PNG
+
+
+def _png(fig: Any) -> io.BytesIO:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=CHART_DPI, bbox_inches="tight", facecolor="white")
+    plt.close(fig)
+    buf.seek(0)
+    return buf
+
+
+def _style(ax: Any) -> None:
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(axis="x", color="#eef1f6")
+    ax.tick_params(labelsize=8)
+
+
+def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
+    s = charts.breakdown_series(result)
+    if not s.labels:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(s.labels) + 1.2))
+    labels = [
+        ("* " if r else "") + _latin1(lab) for lab, r in zip(s.labels, s.recommended, strict=True)
+    ]
+    y = list(range(len(labels)))
+    left = [0.0] * len(labels)
+    for name, values, color in (
+        ("Compute", s.compute, charts.PART_COLORS["compute"]),
+        ("Communication not hidden", s.comm, charts.PART_COLORS["comm"]),
+        ("Other idle", s.idle, charts.PART_COLORS["idle"]),
+    ):
+        ax.barh(y, values, left=left, color=color, label=name, height=0.6)
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel(s.unit, fontsize=8)
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    _style(ax)
+    return _png(fig)
+
+
+def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
+    points, unit = charts.cost_speed_points(result)
+    if not points:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    for fabric, color in charts.FABRIC_COLORS.items():
+        group = [p for p in points if p.fabric == fabric and not p.recommended]
+        if group:
+            ax.scatter(
+                [p.speed for p in group],
+                [p.total_cost_usd / 1e6 for p in group],
+                color=color,
+                label=charts.fabric_label(fabric),
+                s=30,
+                alpha=0.8,
+            )
+    for p in points:
+        if p.recommended:
+            ax.scatter(
+                [p.speed],
+                [p.total_cost_usd / 1e6],
+                marker="*",
+                s=260,
+                color="#ffb020",
+                edgecolors="#17202e",
+                linewidths=0.8,
+                label="Recommended",
+                zorder=5,
+            )
+            ax.annotate(
+                _latin1(p.label),
+                (p.speed, p.total_cost_usd / 1e6),
+                fontsize=7,
+                xytext=(8, 6),
+                textcoords="offset points",
+            )
+    ax.set_xlabel(f"{unit} (lower is faster)", fontsize=8)
+    ax.set_ylabel("total cost of the work (USD M)", fontsize=8)
+    ax.legend(fontsize=7, frameon=False)
+    _style(ax)
+    ax.grid(axis="y", color="#eef1f6")
+    return _png(fig)
+
+
+def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
+    series = charts.scaling_series(result)
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 3.0))
+    for fabric, points in series.items():
+        ax.plot(
+            [p[0] for p in points],
+            [p[1] * 100 for p in points],
+            marker="o",
+            markersize=3,
+            color=charts.FABRIC_COLORS.get(fabric, "#5c6b80"),
+            label=charts.fabric_label(fabric),
+        )
+    nodes = float((result.get("workload") or {}).get("nodes") or 0)
+    if nodes > 0:
+        ax.axvline(nodes, color="#17202e", linestyle=":", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("servers", fontsize=8)
+    ax.set_ylabel("scaling efficiency (%)", fontsize=8)
+    ax.legend(fontsize=7, frameon=False)
+    _style(ax)
+    return _png(fig)
+
+
+def topology_png(result: dict[str, Any]) -> io.BytesIO:
+    topo = charts.topology_layout(result)
+    top = max((n.y for n in topo.nodes), default=1)
+    fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.8 * (top + 1)))
+    for link in topo.links:
+        a, b = topo.nodes[link.a], topo.nodes[link.b]
+        if link.rail is None:
+            color, width = "#b7c0cf", 0.6
+        elif topo.rails:
+            color, width = charts.RAIL_COLORS[link.rail % len(charts.RAIL_COLORS)], 1.0
+        else:
+            color, width = "#5c6b80", 1.0
+        ax.plot([a.x, b.x], [a.y, b.y], color=color, linewidth=width, zorder=1)
+    shapes = {
+        "server": ("s", "#17202e"),
+        "leaf": ("D", "#1f5eff"),
+        "spine": ("D", "#13a37f"),
+        "core": ("D", "#9b51e0"),
+        "switch": ("D", "#8a94a6"),
+    }
+    for node in topo.nodes:
+        marker, color = shapes.get(node.kind, ("o", "#5c6b80"))
+        if node.rail is not None:
+            color = charts.RAIL_COLORS[node.rail % len(charts.RAIL_COLORS)]
+        ax.scatter(
+            [node.x], [node.y], marker=marker, s=90, color=color, zorder=2, edgecolors="white"
+        )
+    for y, text in topo.layer_labels:
+        ax.text(-0.4, y, _latin1(text), ha="right", va="center", fontsize=7, color="#465165")
+    ax.set_xlim(-7.5, 10.3)
+    ax.set_ylim(-0.5, top + 0.5)
+    ax.axis("off")
+    return _png(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# The document
+
+
+class _Report(FPDF):
+    title_text = ""
+
+    def header(self) -> None:
+        if self.page_no() == 1:
+            return
+        self.set_font("helvetica", "", 8)
+        self.set_text_color(*MUTED)
+        self.cell(0, 6, _latin1(f"Fabric Advisor - {self.title_text}"), align="L")
+        self.ln(8)
+
+    def footer(self) -> None:
+        self.set_y(-12)
+        self.set_font("helvetica", "", 8)
+        self.set_text_color(*MUTED)
+        self.cell(
+            0, 6, "Estimates from public data; prices are indicative, not a quote.", align="L"
+        )
+        self.cell(0, 6, f"Page {self.page_no()}/{{nb}}", align="R")
+
+
+def _h2(pdf: FPDF, text: str) -> None:
+    if pdf.get_y() > pdf.h - 50:
+        pdf.add_page()
+    pdf.ln(3)
+    pdf.set_font("helvetica", "B", 13)
+    pdf.set_text_color(*INK)
+    pdf.cell(0, 8, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_draw_color(*BRAND)
+    pdf.set_line_width(0.4)
+    pdf.line(pdf.l_margin, pdf.get_y(), pdf.l_margin + 20, pdf.get_y())
+    pdf.ln(2)
+
+
+def _para(pdf: FPDF, text: str, size: int = 10, color: tuple[int, int, int] = INK) -> None:
+    pdf.set_font("helvetica", "", size)
+    pdf.set_text_color(*color)
+    pdf.multi_cell(0, 5, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+
+
+def _image(pdf: FPDF, png: io.BytesIO | None, caption: str) -> None:
+    if png is None:
+        return
+    from PIL import Image
+
+    with Image.open(png) as img:
+        width_px, height_px = img.size
+    png.seek(0)
+    width = pdf.epw
+    height = width * height_px / width_px
+    if pdf.get_y() + height + 10 > pdf.h - pdf.b_margin:
+        pdf.add_page()
+    pdf.set_font("helvetica", "B", 10)
+    pdf.set_text_color(*INK)
+    pdf.cell(0, 6, _latin1(caption), new_x="LMARGIN", new_y="NEXT")
+    pdf.image(png, w=width, h=height)
+    pdf.ln(3)
+
+
+def _table(
+    pdf: FPDF,
+    rows: list[list[str]],
+    widths: tuple[int, ...],
+    align: tuple[str, ...] | None = None,
+    size: int = 8,
+) -> None:
+    pdf.set_font("helvetica", "", size)
+    pdf.set_text_color(*INK)
+    pdf.set_draw_color(226, 230, 238)
+    pdf.set_line_width(0.2)
+    head = FontFace(emphasis="BOLD", color=(255, 255, 255), fill_color=HEADER_FILL)
+    with pdf.table(
+        col_widths=widths,
+        text_align=align or "LEFT",
+        headings_style=head,
+        line_height=4.6,
+        borders_layout="HORIZONTAL_LINES",
+        cell_fill_color=(247, 249, 252),
+        cell_fill_mode="ROWS",
+    ) as table:
+        for row in rows:
+            cells = table.row()
+            for value in row:
+                cells.cell(_latin1(value))
+    pdf.ln(2)
+
+
+def _money_full(value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "-"
+    return f"${number:,.0f}" if math.isfinite(number) else "-"
+
+
+def build_report_pdf(
+    *, scenario_name: str, customer: str, result: dict[str, Any], run_info: dict[str, str]
+) -> bytes:
+    head = presenters.headline(result)
+    pdf = _Report(orientation="P", unit="mm", format="A4")
+    pdf.title_text = scenario_name
+    pdf.set_title(_latin1(f"Fabric Advisor report: {scenario_name}"))
+    pdf.set_author("Fabric Advisor")
+    pdf.set_creator("Fabric Advisor")
+    pdf.set_auto_page_break(auto=True, margin=16)
+    pdf.set_margins(16, 14, 16)
+    pdf.add_page()
+
+    # Cover band with the answer.
+    pdf.set_fill_color(*HEADER_FILL)
+    pdf.rect(0, 0, pdf.w, 62, style="F")
+    pdf.set_xy(16, 12)
+    pdf.set_font("helvetica", "B", 9)
+    pdf.set_text_color(159, 179, 220)
+    label = "NETWORK RECOMMENDATION" + (f" FOR {customer.upper()}" if customer else "")
+    pdf.cell(0, 5, _latin1(label), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", "B", 17)
+    pdf.set_text_color(255, 255, 255)
+    pdf.multi_cell(0, 8, _latin1(scenario_name), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", "B", 11)
+    pdf.multi_cell(0, 6, _latin1(head["title"]), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_y(66)
+
+    if head["sentence"]:
+        _para(pdf, head["sentence"], size=11)
+        pdf.ln(2)
+    _table(
+        pdf,
+        [["Key figure", "Value", "Note"]] + [[f.key, f.value, f.sub] for f in head["facts"]],
+        (50, 40, 90),
+    )
+
+    _h2(pdf, "Why this design")
+    for sentence in (result.get("recommendation") or {}).get("rationale") or []:
+        _para(pdf, f"- {sentence}")
+    for item in result.get("break_even") or []:
+        _para(pdf, f"Break-even: {item.get('statement', '')}", color=MUTED)
+    for row in presenters.uncertainty_rows(result):
+        _para(pdf, f"Range: {row['label']} between {row['low']} and {row['high']}.", color=MUTED)
+
+    _h2(pdf, "Charts")
+    _image(pdf, topology_png(result), "Topology (a representative slice; counts on the left)")
+    _image(pdf, breakdown_png(result), charts.breakdown_series(result).title + " per candidate")
+    _image(pdf, cost_speed_png(result), "Cost vs speed of every candidate")
+    _image(pdf, scaling_png(result), "Scaling efficiency vs number of servers")
+
+    _h2(pdf, "Bill of materials")
+    for group in presenters.bom_groups(result):
+        pdf.set_font("helvetica", "B", 10)
+        pdf.set_text_color(*INK)
+        pdf.cell(
+            0,
+            6,
+            _latin1(f"{group['label']}  ({_money_full(group['subtotal'])})"),
+            new_x="LMARGIN",
+            new_y="NEXT",
+        )
+        rows = [["SKU", "Description", "Qty", "Unit", "Extended"]]
+        for line in group["lines"]:
+            rows.append(
+                [
+                    str(line.get("sku", "")),
+                    str(line.get("description", "")),
+                    f"{int(float(line.get('quantity') or 0)):,}",
+                    _money_full(line.get("unit_price_usd")),
+                    _money_full(line.get("extended_price_usd")),
+                ]
+            )
+        _table(pdf, rows, (34, 76, 16, 24, 28), ("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"))
+    pdf.set_font("helvetica", "B", 10)
+    pdf.cell(
+        0,
+        6,
+        _latin1(f"Total network: {_money_full(presenters.bom_total(result))}"),
+        new_x="LMARGIN",
+        new_y="NEXT",
+    )
+
+    options = presenters.options_rows(result)
+    if options:
+        _h2(pdf, "Alternatives we weighed")
+        rows = [["#", "Design", "Speed", "Network", "Total", "Why not"]]
+        for o in options:
+            rows.append(
+                [
+                    str(o["rank"] or ""),
+                    ("* " if o["recommended"] else "") + o["label"],
+                    o["speed"],
+                    o["capex"],
+                    o["total"],
+                    "recommended" if o["recommended"] else o["why_not"],
+                ]
+            )
+        _table(pdf, rows, (8, 40, 22, 20, 20, 68), size=7)
+
+    assumptions = result.get("assumptions") or []
+    if assumptions:
+        _h2(pdf, "Assumptions")
+        rows = [["Assumption", "Value", "Source"]]
+        for a in assumptions:
+            value = f"{a.get('value', '')} {a.get('unit', '') or ''}".strip()
+            rows.append([str(a.get("name", "")), value, str(a.get("source", ""))])
+        _table(pdf, rows, (55, 35, 90), size=7)
+
+    monitoring = result.get("monitoring") or []
+    if monitoring:
+        _h2(pdf, "What to watch in production")
+        for item in monitoring:
+            _para(pdf, f"[ ] {item}")
+
+    _h2(pdf, "About these numbers")
+    _para(
+        pdf,
+        f"Engine {run_info.get('engine_version', '')}, hardware catalog "
+        f"{run_info.get('catalog_version', '')}, computed {run_info.get('finished_at', '')}. "
+        "Our predictions are checked against published measurements: see 'How accurate is "
+        "this?' in the app. Online version: " + run_info.get("link", ""),
+        size=9,
+        color=MUTED,
+    )
+    return bytes(pdf.output())

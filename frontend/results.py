@@ -1,0 +1,250 @@
+"""A scenario's page: progress while the worker computes, then the answer; and its exports."""
+
+from __future__ import annotations
+
+import csv
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_POST
+
+from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.selectors import run_latest, user_is_sales
+from advisor.scenarios.services import run_enqueue, scenario_clone, scenario_update
+from frontend import charts, presenters
+from frontend import questionnaire as qn
+from frontend.access import remember_draft, remember_scenario, scenario_or_404
+from frontend.report import build_report_pdf
+from frontend.services import draft_create
+
+OPTIONS_IN_TABLE = 25
+
+
+def _latest_succeeded(scenario: Scenario) -> ScenarioRun | None:
+    return scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
+
+
+def result_context(result: dict[str, Any], prefix: str = "chart") -> dict[str, Any]:
+    """Everything the results templates need from one engine result."""
+    figures = charts.all_figures(result)
+    return {
+        "result": result,
+        "head": presenters.headline(result),
+        "rationale": (result.get("recommendation") or {}).get("rationale") or [],
+        "charts": {
+            name: {"id": f"{prefix}-{name}", "script_id": f"fig-{prefix}-{name}", "figure": fig}
+            for name, fig in figures.items()
+        },
+        "bom_groups": presenters.bom_groups(result),
+        "bom_total": presenters.bom_total(result),
+        "options": presenters.options_rows(result, limit=OPTIONS_IN_TABLE),
+        "options_total": len(result.get("options") or []),
+        "uncertainty": presenters.uncertainty_rows(result),
+        "inference": charts.is_inference(result),
+        "topology": charts.topology_layout(result),
+    }
+
+
+def _failure_errors(run: ScenarioRun, scenario: Scenario) -> list[dict[str, str]]:
+    """A failed run's field errors next to the question each one is about."""
+    catalog = catalog_current()
+    steps = qn.build_steps(catalog)
+    answers = qn.inputs_to_answers(scenario.inputs, catalog)
+    out = []
+    for name, msgs in qn.errors_by_question(run.error_fields or {}, steps, answers).items():
+        question = next((q for s in steps for q in s.questions if q.name == name), None)
+        for message in msgs:
+            out.append({"question": question.label if question else "", "message": message})
+    return out
+
+
+def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario = scenario_or_404(request, scenario_id)
+    if not request.user.is_authenticated and scenario.owner_id is None:
+        remember_scenario(request, scenario)
+    run = run_latest(scenario=scenario)
+    is_sales = user_is_sales(request.user)
+    current_catalog = catalog_current().version
+    context: dict[str, Any] = {
+        "scenario": scenario,
+        "run": run,
+        "nav": "list",
+        "is_sales_view": is_sales,
+        "current_catalog": current_catalog,
+        "runs": list(scenario.runs.order_by("-created_at")[:10]),
+    }
+    if run is None:
+        return render(request, "frontend/scenario_pending.html", context)
+    if not run.is_finished:
+        return render(request, "frontend/scenario_progress.html", context)
+    if run.status == RunStatus.FAILED:
+        context["errors"] = _failure_errors(run, scenario)
+        context["shown_run"] = _latest_succeeded(scenario)
+        return render(request, "frontend/scenario_failed.html", context, status=200)
+    result = run.result or {}
+    context.update(result_context(result))
+    context["stale_catalog"] = bool(run.catalog_version) and run.catalog_version != current_catalog
+    return render(request, "frontend/results.html", context)
+
+
+@require_GET
+def scenario_progress(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """htmx poll target: the progress bar, or a refresh once the run has finished."""
+    scenario = scenario_or_404(request, scenario_id)
+    run = run_latest(scenario=scenario)
+    if run is None or run.is_finished:
+        response = HttpResponse(status=204 if run is None else 200)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(request, "frontend/_progress.html", {"scenario": scenario, "run": run})
+
+
+@require_POST
+def scenario_rerun(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """Compute the scenario again on the current hardware catalog."""
+    scenario = scenario_or_404(request, scenario_id)
+    run_enqueue(scenario=scenario)
+    messages.info(request, "Computing again on the current hardware catalog.")
+    return redirect("scenario_detail", scenario_id=scenario.pk)
+
+
+@require_POST
+def scenario_edit(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """Open the questionnaire on this scenario's answers; submitting changes it and recomputes."""
+    scenario = scenario_or_404(request, scenario_id)
+    catalog = catalog_current()
+    answers = qn.inputs_to_answers(scenario.inputs, catalog)
+    answers["name"] = scenario.name
+    answers["customer"] = scenario.customer
+    draft = draft_create(owner=request.user, answers=answers, step="job", scenario=scenario)
+    # Whoever may open the scenario may open its draft: an anonymous scenario's draft is
+    # anonymous too, an owned scenario's draft belongs to the same owner.
+    if scenario.owner_id is not None and draft.owner_id != scenario.owner_id:
+        draft.owner_id = scenario.owner_id
+        draft.save(update_fields=["owner"])
+    remember_draft(request, draft)
+    return redirect("wizard_step", draft_id=draft.pk, step="job")
+
+
+@require_POST
+def scenario_clone_view(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """A copy to change without touching the original (kept with a link back to it)."""
+    scenario = scenario_or_404(request, scenario_id)
+    clone = scenario_clone(scenario=scenario, owner=request.user)
+    if clone.owner_id is None:
+        remember_scenario(request, clone)
+    catalog = catalog_current()
+    answers = qn.inputs_to_answers(clone.inputs, catalog)
+    answers["name"] = clone.name
+    answers["customer"] = clone.customer
+    draft = draft_create(owner=request.user, answers=answers, step="job", scenario=clone)
+    remember_draft(request, draft)
+    messages.success(request, f"Copied to “{clone.name}”. Change what you need, then compute.")
+    return redirect("wizard_step", draft_id=draft.pk, step="job")
+
+
+@require_POST
+def scenario_notes(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """Sales engineers annotate a scenario (and set its customer); htmx or plain POST."""
+    scenario = scenario_or_404(request, scenario_id)
+    if not user_is_sales(request.user):
+        raise Http404("No such page")
+    notes = request.POST.get("notes", "")[:20000]
+    customer = request.POST.get("customer", scenario.customer)[:200].strip()
+    scenario_update(scenario=scenario, notes=notes, customer=customer)
+    if request.headers.get("HX-Request"):
+        return render(request, "frontend/_notes_saved.html", {"scenario": scenario})
+    messages.success(request, "Notes saved.")
+    return redirect("scenario_detail", scenario_id=scenario.pk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exports
+
+
+def _result_or_404(request: HttpRequest, scenario_id: uuid.UUID) -> tuple[Scenario, ScenarioRun]:
+    scenario = scenario_or_404(request, scenario_id)
+    run = _latest_succeeded(scenario)
+    if run is None or not run.result:
+        raise Http404("This scenario has no result yet")
+    return scenario, run
+
+
+def _filename(scenario: Scenario, ext: str) -> str:
+    return f"fabric-advisor-{slugify(scenario.name)[:60] or scenario.pk}.{ext}"
+
+
+@require_GET
+def export_json(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario, run = _result_or_404(request, scenario_id)
+    payload = {
+        "scenario": {"id": str(scenario.pk), "name": scenario.name, "inputs": scenario.inputs},
+        "run": {
+            "id": str(run.pk),
+            "engine_version": run.engine_version,
+            "catalog_version": run.catalog_version,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        },
+        "result": run.result,
+    }
+    response = JsonResponse(payload, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "json")}"'
+    return response
+
+
+BOM_COLUMNS = (
+    "network",
+    "category",
+    "sku",
+    "description",
+    "quantity",
+    "unit_price_usd",
+    "extended_price_usd",
+    "power_w",
+    "source",
+)
+
+
+@require_GET
+def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario, run = _result_or_404(request, scenario_id)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "bom.csv")}"'
+    writer = csv.writer(response)
+    writer.writerow(BOM_COLUMNS)
+    for line in (run.result or {}).get("bom") or []:
+        writer.writerow([_csv_safe(line.get(col, "")) for col in BOM_COLUMNS])
+    return response
+
+
+def _csv_safe(value: Any) -> Any:
+    """Neutralise spreadsheet formulas in text cells (CSV injection)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
+@require_GET
+def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario, run = _result_or_404(request, scenario_id)
+    pdf = build_report_pdf(
+        scenario_name=scenario.name,
+        customer=scenario.customer,
+        result=run.result or {},
+        run_info={
+            "engine_version": run.engine_version,
+            "catalog_version": run.catalog_version,
+            "finished_at": run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
+            if run.finished_at
+            else "",
+            "link": request.build_absolute_uri(f"/s/{scenario.pk}/"),
+        },
+    )
+    response = HttpResponse(pdf, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "pdf")}"'
+    return response

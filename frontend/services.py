@@ -1,0 +1,77 @@
+"""Writes for the web app's own state (questionnaire drafts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+
+from advisor.scenarios.models import Scenario
+from advisor.scenarios.services import scenario_claim_anonymous
+from frontend.models import QuestionnaireDraft
+
+
+def _owner(user: AbstractBaseUser | AnonymousUser | None) -> Any:
+    return user if user is not None and user.is_authenticated else None
+
+
+def draft_create(
+    *,
+    owner: AbstractBaseUser | AnonymousUser | None,
+    answers: dict[str, str],
+    step: str = "job",
+    scenario: Scenario | None = None,
+) -> QuestionnaireDraft:
+    return QuestionnaireDraft.objects.create(
+        owner=_owner(owner), answers=answers, step=step, scenario=scenario
+    )
+
+
+def draft_save(
+    *,
+    draft: QuestionnaireDraft,
+    answers: dict[str, str] | None = None,
+    step: str | None = None,
+    errors: dict[str, list[str]] | None = None,
+    scenario: Scenario | None = None,
+) -> QuestionnaireDraft:
+    fields = ["updated_at"]
+    if answers is not None:
+        draft.answers = {str(k): str(v) for k, v in answers.items()}
+        fields.append("answers")
+    if step is not None:
+        draft.step = step
+        fields.append("step")
+    if errors is not None:
+        draft.errors = errors
+        fields.append("errors")
+    if scenario is not None:
+        draft.scenario = scenario
+        fields.append("scenario")
+    draft.save(update_fields=fields)
+    return draft
+
+
+@transaction.atomic
+def account_claim_session(
+    *, user: AbstractBaseUser, scenario_ids: list[str], draft_ids: list[str]
+) -> int:
+    """Attach what this browser made anonymously to the account that just signed up/in."""
+    claimed = scenario_claim_anonymous(user=user, scenario_ids=scenario_ids)
+    QuestionnaireDraft.objects.filter(pk__in=_uuids(draft_ids), owner__isnull=True).update(
+        owner=user
+    )
+    return claimed
+
+
+def _uuids(raw: list[str]) -> list[str]:
+    import uuid
+
+    out = []
+    for item in raw:
+        try:
+            out.append(str(uuid.UUID(str(item))))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,288 @@
+"""The questionnaire wizard: one page per step, answers saved on every move."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from advisor.engine.catalog import Catalog
+from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.converters import InvalidScenario, validate_inputs
+from advisor.scenarios.services import run_enqueue, scenario_submit, scenario_update
+from frontend import questionnaire as qn
+from frontend.access import draft_or_404, remember_draft, remember_scenario
+from frontend.models import QuestionnaireDraft
+from frontend.services import draft_create, draft_save
+
+# When the person switches between one server and several, a GPU count that was only our
+# default is replaced by the other path's default.
+ONE_SERVER_FALLBACK_GPUS = 8
+MANY_SERVERS_DEFAULT_GPUS = "64"
+
+
+def _answers(draft: QuestionnaireDraft, steps: tuple[qn.Step, ...]) -> dict[str, str]:
+    answers = qn.default_answers(steps)
+    answers.update({str(k): str(v) for k, v in (draft.answers or {}).items()})
+    return answers
+
+
+def _adjust_for_scale(answers: dict[str, str], catalog: Catalog, previous: dict[str, str]) -> None:
+    """Keep the GPU count consistent with 'one server or many' when it was still a default."""
+    if answers.get("scale") == previous.get("scale"):
+        return
+    gpu = catalog.gpu(answers.get("gpu", ""))
+    per_server = gpu.gpus_per_server if gpu else ONE_SERVER_FALLBACK_GPUS
+    if answers.get("scale") == "one":
+        try:
+            current = int(answers.get("gpus") or 0)
+        except ValueError:
+            current = 0
+        if current == 0 or current > per_server:
+            answers["gpus"] = str(per_server)
+    elif answers.get("scale") == "many":
+        try:
+            current = int(answers.get("gpus") or 0)
+        except ValueError:
+            current = 0
+        if current <= per_server:
+            answers["gpus"] = MANY_SERVERS_DEFAULT_GPUS
+
+
+def _posted(step: qn.Step, request: HttpRequest, answers: dict[str, str]) -> dict[str, str]:
+    out = dict(answers)
+    for question in qn.visible_questions(step, answers):
+        if question.name in request.POST:
+            out[question.name] = request.POST.get(question.name, "").strip()
+    return out
+
+
+def _engine_errors(
+    answers: dict[str, str], catalog: Catalog, steps: tuple[qn.Step, ...], upto: str
+) -> dict[str, list[str]]:
+    """The engine's own checks, kept for the questions on this step or before it."""
+    try:
+        validate_inputs(qn.answers_to_inputs(answers, catalog), catalog=catalog)
+    except InvalidScenario as exc:
+        mapped = qn.errors_by_question(exc.field_errors, steps, answers)
+    else:
+        return {}
+    order = qn.step_slugs(steps)
+    limit = order.index(upto)
+    kept: dict[str, list[str]] = {}
+    for name, msgs in mapped.items():
+        slug = qn.step_of_question(steps, name) if name else "review"
+        if slug is not None and order.index(slug) <= limit:
+            kept[name] = msgs
+    return kept
+
+
+def _step_context(
+    request: HttpRequest,
+    draft: QuestionnaireDraft,
+    steps: tuple[qn.Step, ...],
+    step: qn.Step,
+    answers: dict[str, str],
+    errors: dict[str, list[str]],
+    *,
+    saved: bool = False,
+) -> dict[str, Any]:
+    order = qn.step_slugs(steps)
+    index = order.index(step.slug)
+    error_steps = {qn.step_of_question(steps, n) for n in errors if n} | (
+        {"review"} if "" in errors else set()
+    )
+    questions = []
+    for question in qn.visible_questions(step, answers):
+        questions.append(
+            {
+                "q": question,
+                "value": answers.get(question.name, ""),
+                "errors": errors.get(question.name, []),
+                "show_if_values": ",".join(question.show_if[1]) if question.show_if else "",
+            }
+        )
+    return {
+        "nav": "new",
+        "draft": draft,
+        "steps": steps,
+        "step": step,
+        "index": index,
+        "number": index + 1,
+        "total": len(steps),
+        "is_first": index == 0,
+        "is_last": index == len(steps) - 1,
+        "step_states": [
+            {
+                "slug": s.slug,
+                "title": s.title,
+                "state": "current" if s.slug == step.slug else ("done" if i < index else ""),
+                "has_error": s.slug in error_steps,
+            }
+            for i, s in enumerate(steps)
+        ],
+        "questions": questions,
+        "general_errors": errors.get("", []),
+        "summary": qn.summary(steps, answers) if step.slug == "review" else [],
+        "resume_url": request.build_absolute_uri(reverse("draft_resume", args=[draft.pk])),
+        "saved": saved,
+        "editing": draft.scenario,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def start(request: HttpRequest) -> HttpResponse:
+    """A fresh questionnaire with sensible defaults."""
+    steps = qn.build_steps(catalog_current())
+    draft = draft_create(owner=request.user, answers=qn.default_answers(steps))
+    remember_draft(request, draft)
+    return redirect("wizard_step", draft_id=draft.pk, step="job")
+
+
+def resume(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
+    draft = draft_or_404(request, draft_id)
+    remember_draft(request, draft)
+    return redirect("wizard_step", draft_id=draft.pk, step=draft.step or "job")
+
+
+@require_http_methods(["GET", "POST"])
+def step_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpResponse:
+    draft = draft_or_404(request, draft_id)
+    catalog = catalog_current()
+    steps = qn.build_steps(catalog)
+    order = qn.step_slugs(steps)
+    if step not in order:
+        return redirect("wizard_step", draft_id=draft.pk, step=order[0])
+    current = steps[order.index(step)]
+    stored = _answers(draft, steps)
+
+    if request.method == "GET":
+        errors = {k: v for k, v in (draft.errors or {}).items()}
+        if draft.step != step:
+            draft_save(draft=draft, step=step)
+        return render(
+            request,
+            "frontend/wizard.html",
+            _step_context(request, draft, steps, current, stored, errors),
+        )
+
+    answers = _posted(current, request, stored)
+    _adjust_for_scale(answers, catalog, stored)
+    action = request.POST.get("nav", "next")
+    # Errors already filed for other steps stay until those steps are answered again.
+    other_errors = {
+        k: v
+        for k, v in (draft.errors or {}).items()
+        if k and qn.step_of_question(steps, k) not in (None, step)
+    }
+
+    if action == "back":
+        target = order[max(0, order.index(step) - 1)]
+        draft_save(draft=draft, answers=answers, step=target, errors=other_errors)
+        return redirect("wizard_step", draft_id=draft.pk, step=target)
+    if action.startswith("goto:") and action[5:] in order:
+        target = action[5:]
+        draft_save(draft=draft, answers=answers, step=target, errors=other_errors)
+        return redirect("wizard_step", draft_id=draft.pk, step=target)
+    if action == "save":
+        draft_save(draft=draft, answers=answers, step=step, errors=other_errors)
+        remember_draft(request, draft)
+        context = _step_context(request, draft, steps, current, answers, other_errors, saved=True)
+        return render(request, "frontend/wizard.html", context)
+
+    errors = qn.check_step(current, answers, catalog)
+    if not errors:
+        errors = _engine_errors(answers, catalog, steps, step)
+    if errors:
+        draft_save(draft=draft, answers=answers, step=step, errors={**other_errors, **errors})
+        context = _step_context(request, draft, steps, current, answers, errors)
+        return render(request, "frontend/wizard.html", context, status=422)
+
+    if action == "submit" or current.slug == order[-1]:
+        return _submit(request, draft, steps, answers, catalog)
+    target = order[order.index(step) + 1]
+    draft_save(draft=draft, answers=answers, step=target, errors=other_errors)
+    return redirect("wizard_step", draft_id=draft.pk, step=target)
+
+
+def _submit(
+    request: HttpRequest,
+    draft: QuestionnaireDraft,
+    steps: tuple[qn.Step, ...],
+    answers: dict[str, str],
+    catalog: Catalog,
+) -> HttpResponse:
+    all_errors: dict[str, list[str]] = {}
+    for step in steps:
+        all_errors.update(qn.check_step(step, answers, catalog))
+    inputs = qn.answers_to_inputs(answers, catalog)
+    if not all_errors:
+        try:
+            validate_inputs(inputs, catalog=catalog)
+        except InvalidScenario as exc:
+            all_errors = qn.errors_by_question(exc.field_errors, steps, answers)
+    if all_errors:
+        target = qn.first_step_with_errors(all_errors, steps)
+        draft_save(draft=draft, answers=answers, step=target, errors=all_errors)
+        messages.error(request, "Some answers need another look before we can compute.")
+        return redirect("wizard_step", draft_id=draft.pk, step=target)
+
+    name = answers.get("name", "").strip() or _default_name(answers, catalog)
+    customer = answers.get("customer", "").strip()
+    try:
+        if draft.scenario is not None:
+            scenario = scenario_update(
+                scenario=draft.scenario, inputs=inputs, name=name, customer=customer
+            )
+            run_enqueue(scenario=scenario)
+        else:
+            run = scenario_submit(name=name, inputs=inputs, owner=request.user, customer=customer)
+            scenario = run.scenario
+    except InvalidScenario as exc:
+        errors = qn.errors_by_question(exc.field_errors, steps, answers)
+        target = qn.first_step_with_errors(errors, steps)
+        draft_save(draft=draft, answers=answers, step=target, errors=errors)
+        return redirect("wizard_step", draft_id=draft.pk, step=target)
+    draft_save(draft=draft, answers=answers, step="review", errors={}, scenario=scenario)
+    remember_scenario(request, scenario)
+    return HttpResponseRedirect(reverse("scenario_detail", args=[scenario.pk]))
+
+
+def _default_name(answers: dict[str, str], catalog: Catalog) -> str:
+    model = catalog.model(answers.get("model_choice", ""))
+    model_name = model.name if model else "Custom model"
+    gpu = catalog.gpu(answers.get("gpu", ""))
+    gpu_name = gpu.name if gpu else answers.get("gpu", "GPU")
+    work = {"training": "training", "fine_tuning": "fine-tuning", "inference": "serving"}.get(
+        answers.get("workload", ""), "job"
+    )
+    return f"{model_name} {work} on {answers.get('gpus', '?')} × {gpu_name}"
+
+
+@require_POST
+def check_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpResponse:
+    """htmx: check this step's answers as they change; save them; return errors out-of-band."""
+    draft = draft_or_404(request, draft_id)
+    catalog = catalog_current()
+    steps = qn.build_steps(catalog)
+    order = qn.step_slugs(steps)
+    if step not in order:
+        return HttpResponse(status=404)
+    current = steps[order.index(step)]
+    stored = _answers(draft, steps)
+    answers = _posted(current, request, stored)
+    errors = qn.check_step(current, answers, catalog)
+    # Only questions the person has touched are judged while typing.
+    touched = {q.name for q in qn.visible_questions(current, answers) if q.name in request.POST}
+    errors = {k: v for k, v in errors.items() if k in touched}
+    draft_save(draft=draft, answers=answers)
+    fields = [
+        {"name": q.name, "errors": errors.get(q.name, [])}
+        for q in qn.visible_questions(current, answers)
+    ]
+    return render(request, "frontend/_field_errors_oob.html", {"fields": fields})

@@ -1,0 +1,88 @@
+"""Browser tests: Playwright's sync API drives Debian's Chromium against the live server.
+
+Never downloads a browser: the executable is /usr/bin/chromium (override with
+FABRIC_CHROMIUM). Every request a page makes is recorded, and a test fails if any of them
+left the server (CDN scripts, fonts, analytics...).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
+# thread with a running loop unless told that this is fine (it is: tests are sequential).
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = os.environ.get("FABRIC_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class PageRecorder:
+    """A page plus every URL it requested, to prove nothing left the server."""
+
+    def __init__(self, page: Any, base_url: str) -> None:
+        self.page = page
+        self.base_url = base_url
+        self.requests: list[str] = []
+        page.on("request", lambda request: self.requests.append(request.url))
+
+    def outside(self) -> list[str]:
+        return [
+            url
+            for url in self.requests
+            if not url.startswith(self.base_url) and not url.startswith(("data:", "blob:"))
+        ]
+
+    def screenshot(self, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
+    """Factory: a fresh browser context (its own cookies) recording its requests."""
+    contexts: list[Any] = []
+    recorders: list[PageRecorder] = []
+
+    def make() -> PageRecorder:
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, accept_downloads=True
+        )
+        context.set_default_timeout(20_000)
+        contexts.append(context)
+        recorder = PageRecorder(context.new_page(), live_server.url)
+        recorders.append(recorder)
+        return recorder
+
+    yield make
+    for context in contexts:
+        context.close()
+    leaked = [url for r in recorders for url in r.outside()]
+    assert not leaked, f"requests left the server: {leaked}"

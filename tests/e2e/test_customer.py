@@ -1,0 +1,79 @@
+"""A customer without an account, start to finish in a real browser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def _next(page: Any) -> None:
+    page.click("#next-button")
+    page.wait_for_load_state("networkidle")
+
+
+def test_multi_server_training_gets_a_fabric_and_drawn_charts(
+    new_page: Any, live_server: Any
+) -> None:
+    customer = new_page()
+    page = customer.page
+    page.goto(live_server.url + "/")
+    customer.screenshot("01-home")
+    page.click("#start-button")
+
+    # Step 1: the job
+    page.check("input[name=workload][value=training]")
+    page.check("input[name=scale][value=many]")
+    customer.screenshot("02-wizard-job")
+    _next(page)
+    # Step 2: the model
+    page.check("input[name=model_choice][value='llama3-70b']")
+    _next(page)
+    # Step 3: the GPUs
+    page.check("input[name=gpu][value='h100-sxm']")
+    page.fill("input[name=gpus]", "512")
+    customer.screenshot("03-wizard-hardware")
+    _next(page)
+    # Step 4: the work, step 5: money and people (defaults are fine)
+    _next(page)
+    page.check("input[name=team_skills][value=ethernet]")
+    _next(page)
+    # Review
+    page.fill("input[name=name]", "Llama 70B pre-training on 512 H100")
+    page.fill("input[name=customer]", "Acme AI")
+    customer.screenshot("04-wizard-review")
+    page.click("#submit-button")
+    page.wait_for_selector("#headline")
+    page.wait_for_function(
+        "() => ['chart-cost','chart-breakdown','chart-scaling','chart-topology']"
+        ".every(id => document.getElementById(id) && document.getElementById(id)._fullData)"
+    )
+
+    headline = page.inner_text("#headline-title")
+    assert "NICs per server" in headline
+    assert "network $" in headline
+    assert page.locator("#rationale li").count() >= 2
+    for chart in ("chart-cost", "chart-breakdown", "chart-scaling", "chart-topology"):
+        traces = page.evaluate(f"document.getElementById('{chart}')._fullData.length")
+        assert traces > 0, chart
+        points = page.evaluate(
+            f"document.getElementById('{chart}')._fullData"
+            ".reduce((n, t) => n + ((t.x && t.x.length) || 0), 0)"
+        )
+        assert points > 0, chart
+    # The recommended design is marked on the cost chart.
+    names = page.evaluate("document.getElementById('chart-cost')._fullData.map(t => t.name)")
+    assert "Recommended" in names
+    # Plotly drew SVG, not just an empty div.
+    assert page.locator("#chart-cost .main-svg").count() > 0
+    customer.screenshot("05-results")
+    page.click("#bom summary")
+    assert page.locator("#bom table.data tbody tr").count() > 0
+    customer.screenshot("06-results-bom")
+
+    page.click("#accuracy-link")
+    page.wait_for_selector("#validation-table")
+    assert page.locator("#validation-table tbody tr").count() > 3
+    customer.screenshot("07-accuracy")
