@@ -81,8 +81,30 @@ BALANCED_COST_BAND = 0.02
 """prefer=balanced: among designs within 2 % of the cheapest total cost, take the fastest."""
 PERFORMANCE_TIE_BAND = 0.01
 """prefer=performance: designs within 1 % of the fastest count as equally fast; cheapest wins."""
-SCALING_MAX_POINTS = 8
+SCALING_MAX_POINTS = 7
 """Points of the scaling chart (servers 1, 2, 4, ... up to the job's size)."""
+PCIE_X16_GBPS: dict[int, float] = {3: 126.0, 4: 252.0, 5: 504.0, 6: 1008.0}
+"""Usable x16 PCIe bandwidth per direction in Gb/s by generation (PCI-SIG: 8/16/32/64 GT/s
+per lane, 128b/130b encoding; Gen6 FLIT mode).  A NIC faster than its slot cannot run at
+line rate, so such designs are pruned."""
+HOST_PCIE_GEN: dict[str, int] = {
+    "v100-sxm2-32gb": 3,
+    "a100-80gb-sxm": 4,
+    "l40s": 4,
+    "h100-sxm": 5,
+    "h100-pcie": 5,
+    "h200-sxm": 5,
+    "h800-sxm": 5,
+    "h20": 5,
+    "gb200-nvl72": 5,
+    "mi300x": 5,
+    "mi325x": 5,
+    "gaudi3": 5,
+    "b200": 6,
+}
+"""PCIe generation between a server's GPUs/NICs (vendor datasheets: A100 and L40S Gen4,
+Hopper, MI300 and Grace-attached NICs Gen5, Blackwell HGX Gen6).  Unknown GPUs: Gen5."""
+DEFAULT_PCIE_GEN = 5
 
 MONITORING_COMMON: tuple[str, ...] = (
     "NCCL collective time against step time per job: a rising communication share is the "
@@ -308,12 +330,26 @@ def enumerate_candidates(
                     f"{facts.gpus_per_node} GPUs; one NIC per GPU is the maximum",
                 }
             )
+    gen = HOST_PCIE_GEN.get(facts.gpu_id, DEFAULT_PCIE_GEN)
+    slot_gbps = PCIE_X16_GBPS[gen]
+    too_fast = sorted({n.port_gbps for n in parts.nics if n.port_gbps > slot_gbps})
+    if too_fast:
+        pruned.append(
+            {
+                "design": {"nic_gbps": too_fast},
+                "reason": f"{facts.gpu_id} servers have PCIe Gen{gen} x16 slots carrying about "
+                f"{slot_gbps:.0f} Gb/s, too little to run a "
+                f"{'/'.join(str(g) for g in too_fast)}G NIC at line rate",
+            }
+        )
     out: list[Candidate] = []
     for fabric in FABRICS:
         for switch in parts.switches:
             if not switch.serves(fabric) or switch.role == "management":
                 continue
             for gbps in switch.speeds_gbps:
+                if gbps > slot_gbps:
+                    continue
                 for nic, ar in _nic_choices(parts, fabric, gbps, switch):
                     inr = fabric == INFINIBAND and switch.in_network_reduction
                     for n in counts:
@@ -432,7 +468,7 @@ def recommend(
     is evaluated once with :func:`advisor.engine.performance.evaluate_design`.
     """
     facts = job_facts(s, w)
-    parts = NetworkParts.from_catalog(catalog)
+    parts = _parts(catalog)
     evaluate = evaluator or _performance_evaluator(s, w)
     _report(progress, 0)
     north_south = storage_lines(parts, nodes=facts.nodes)
@@ -521,6 +557,22 @@ def recommend(
     result["scaling"] = _scaling(s, w, facts, _best_per_fabric(scored))
     _report(progress, 100)
     return result
+
+
+_PARTS_CACHE: dict[int, tuple[Any, NetworkParts]] = {}
+
+
+def _parts(catalog: Any) -> NetworkParts:
+    """NetworkParts of a catalog, reused while the same catalog object is alive (keeps the
+    link-kit and cabling caches warm across evaluations)."""
+    hit = _PARTS_CACHE.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    parts = NetworkParts.from_catalog(catalog)
+    if len(_PARTS_CACHE) > 16:
+        _PARTS_CACHE.clear()
+    _PARTS_CACHE[id(catalog)] = (catalog, parts)
+    return parts
 
 
 def _report(progress: Callable[[int], None] | None, pct: int) -> None:
