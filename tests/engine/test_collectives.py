@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine.collectives import (
-    CommDomain,
     OPS,
+    CommDomain,
     busbw_factor,
     collective,
     cross_leaf_fraction,

@@ -59,7 +59,7 @@ TCP = Design(fabric="ethernet", nic_gbps=100, nics_per_node=1)
 def test_training_metrics_have_the_contract_keys_and_add_up() -> None:
     s, w = planned("70b")
     m = evaluate_design(s, w, IB).to_dict()
-    assert TRAINING_KEYS <= m.keys()
+    assert m.keys() >= TRAINING_KEYS
     parts = m["compute_s"] + m["exposed_comm_s"] + m["bubble_s"] + m["straggler_s"]
     assert m["step_time_s"] == pytest.approx(parts)
     assert m["step_time_s_low"] <= m["step_time_s"] <= m["step_time_s_high"]
@@ -104,7 +104,7 @@ def test_pipeline_bubble_follows_p_minus_one_over_m() -> None:
 def test_inference_metrics_for_a_server_sized_model() -> None:
     s, w = planned("infer-70b", workload="inference", gpus=16)
     m = evaluate_design(s, w, TCP).to_dict()
-    assert INFERENCE_KEYS <= m.keys()
+    assert m.keys() >= INFERENCE_KEYS
     assert m["network_ms_per_token"] == 0.0
     assert 5 < m["ms_per_token"] < 200
     assert m["ttft_ms"] > m["ms_per_token"]

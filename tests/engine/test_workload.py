@@ -26,12 +26,12 @@ def plan(**raw: Any) -> Any:
 def test_forward_flops_match_megatron_formula_for_a_gpt_model() -> None:
     # Narayanan et al. SC'21: 96 B s l h^2 (1 + s/6h + V/16lh) per iteration with recompute,
     # i.e. 4 passes of 24 l h^2 (1 + s/6h) + 2 h V per token.
-    l, h, s, v = 128, 25600, 2048, 51200
+    layers, h, s, v = 128, 25600, 2048, 51200
     model = ModelSpec(
         id="gpt-1t",
         name="1T",
-        params_b=(12 * l * h * h + v * h) / 1e9,
-        layers=l,
+        params_b=(12 * layers * h * h + v * h) / 1e9,
+        layers=layers,
         hidden=h,
         heads=160,
         kv_heads=160,
@@ -39,7 +39,7 @@ def test_forward_flops_match_megatron_formula_for_a_gpt_model() -> None:
         ffn_hidden=4 * h,
         tied_embeddings=True,
     )
-    megatron_per_token = 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+    megatron_per_token = 96 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
     fwd = forward_flops_per_token(model, s)
     logits = 2 * h * v  # the output layer is not recomputed
     assert 4 * fwd - logits == pytest.approx(megatron_per_token)
