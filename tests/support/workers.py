@@ -36,12 +36,13 @@ class WorkerProcess:
     process: subprocess.Popen[str]
     log: list[str] = field(default_factory=list)
     _ready: threading.Event = field(default_factory=threading.Event)
+    ready_marker: str = " ready."
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self.log.append(line.rstrip())
-            if " ready." in line:
+            if self.ready_marker in line:
                 self._ready.set()
 
     def wait_ready(self) -> None:
@@ -99,6 +100,41 @@ def start_worker(
     threading.Thread(target=worker._pump, daemon=True).start()
     worker.wait_ready()
     return worker
+
+
+def start_beat(
+    *, database_url: str, schedule_path: str, extra_env: dict[str, str] | None = None
+) -> WorkerProcess:
+    """Start `celery beat` (the reconciler's clock) as its own process, like production."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "advisor.settings",
+        "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
+    }
+    cmd = [
+        str(Path(sys.executable).parent / "celery"),
+        "-A",
+        "advisor.celery",
+        "beat",
+        "--loglevel=INFO",
+        f"--schedule={schedule_path}",
+        "--max-interval=1",
+    ]
+    process = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    beat = WorkerProcess(name="beat", process=process, ready_marker="beat: Starting")
+    threading.Thread(target=beat._pump, daemon=True).start()
+    beat.wait_ready()
+    return beat
 
 
 def wait_until(predicate: object, *, timeout_s: float, interval_s: float = 0.2) -> bool:
