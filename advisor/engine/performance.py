@@ -351,6 +351,12 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
 # ----------------------------------------------------------------------------- entry point
 
 
+def training_step_time_s(s: Scenario, w: WorkloadPlan, d: Design) -> float:
+    """Point estimate of the training step time only (used by the planner to rank plans)."""
+    assert w.training is not None
+    return _training_times(s, w, w.training, d, "point").step_s
+
+
 def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     """Metrics of ``w`` on design ``d`` (see module docstring for the composition).
 

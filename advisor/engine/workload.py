@@ -476,7 +476,8 @@ def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int]:
 def _training_candidates(s: Scenario) -> list[tuple[int, int, int]]:
     """(tp, pp, ep) in planner preference order: TP inside the server first, then PP, EP."""
     m = s.model
-    tps = [t for t in _powers_of_two_up_to(s.gpus_per_node) if m.heads % t == 0 and s.gpus % t == 0]
+    tp_limit = min(domain_gpus(s), max(s.gpus_per_node, 8))
+    tps = [t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0 and s.gpus % t == 0]
     cands: list[tuple[int, int, int]] = []
     for tp in tps:
         for pp in _divisors(s.gpus // tp):
@@ -493,6 +494,38 @@ def _training_candidates(s: Scenario) -> list[tuple[int, int, int]]:
         key=lambda c: (c[0] * c[1] * (1 if c[2] <= s.gpus_per_node else 2), c[1], -c[0], c[2])
     )
     return cands
+
+
+MOE_PLAN_CANDIDATES = 8
+"""For mixture-of-experts models the planner prices this many fitting plans (in preference
+order) on a reference fabric and keeps the fastest: expert placement decides how much
+all-to-all crosses the network, which the preference order alone cannot see."""
+
+
+def _reference_step_time_s(
+    s: Scenario, c: tuple[int, int, int, int, str, str, MemoryEstimate], mb: int
+) -> float:
+    """Step time of a candidate plan on a non-blocking 400G InfiniBand, one NIC per GPU."""
+    from advisor.engine.performance import Design, training_step_time_s
+
+    tp, pp, dp, ep, sharding, recompute, mem = c
+    plan = Plan(tp, pp, dp, ep, mb, s.parallelism.virtual_stages or 1, sharding, recompute, "")
+    dom = domain_gpus(s)
+    w = WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=s.nodes,
+        gpus_per_node=s.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, s.gpus // dom),
+        spans_servers=s.nodes > 1,
+        needs_compute_fabric=s.gpus > dom,
+        training=_training_costs(s, plan),
+        inference=None,
+        notes=(),
+    )
+    reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
+    return training_step_time_s(s, w, reference)
 
 
 def _microbatches(batch_sequences: int, dp: int, mb: int) -> int:
@@ -532,6 +565,8 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
             )
         source = "explicit"
     else:
+        fitting: list[tuple[int, int, int, int, str, str, MemoryEstimate]] = []
+        limit = MOE_PLAN_CANDIDATES if s.model.is_moe else 1
         for sharding in sharding_options:
             for tp, pp, ep in _training_candidates(s):
                 dp = s.gpus // (tp * pp)
@@ -539,12 +574,16 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
                 for rc in recompute_options:
                     mem = training_memory(s, tp, pp, dp, ep, mb, sharding, rc, m_count)
                     if mem.fits:
-                        chosen = (tp, pp, dp, ep, sharding, rc, mem)
+                        fitting.append((tp, pp, dp, ep, sharding, rc, mem))
                         break
-                if chosen:
+                if len(fitting) >= limit:
                     break
-            if chosen:
+            if fitting:
                 break
+        if len(fitting) > 1:
+            chosen = min(fitting, key=lambda c: _reference_step_time_s(s, c, mb))
+        elif fitting:
+            chosen = fitting[0]
         if chosen is None:
             raise ScenarioError.single(
                 "gpus",
@@ -868,6 +907,19 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
     return max(d for d in _divisors(n) if d <= limit)
 
 
+def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
+    """Expected share of routed experts a decode step reads: 1 - (1 - 1/E)^(tokens x top_k).
+
+    A decode step only streams the weights of experts that received at least one token
+    (uniform routing assumed), which is why small-batch MoE decode is cheaper than the total
+    parameter count suggests.
+    """
+    if not model.is_moe:
+        return 1.0
+    draws = max(1, tokens) * model.moe_top_k
+    return 1.0 - (1.0 - 1.0 / model.moe_experts) ** draws
+
+
 def _inference_costs(
     s: Scenario, plan: Plan, gpus_per_replica: int, batch: int, dom: int
 ) -> InferencePlan:
@@ -885,7 +937,8 @@ def _inference_costs(
     if ep > 1:
         # expert-parallel serving: attention data-parallel, experts spread over r GPUs
         requests_per_gpu = math.ceil(batch / gpus_per_replica)
-        weight_read = (m.dense_params + m.expert_params / gpus_per_replica) * wbytes
+        hit = experts_hit_fraction(m, batch)
+        weight_read = (m.dense_params + m.expert_params * hit / gpus_per_replica) * wbytes
         kv_read = requests_per_gpu * context * m.layers * m.kv_dim_per_layer * wbytes
         flops = requests_per_gpu * fwd_token
         decode = max((weight_read + kv_read) / hbm, flops / flops_per_s)
@@ -899,7 +952,8 @@ def _inference_costs(
         tp_prefill_bytes = 0.0
     else:
         # per pipeline stage: read its weights + its KV, or compute, whichever is slower
-        weight_read = m.params * wbytes / (tp * pp)
+        hit = experts_hit_fraction(m, batch)
+        weight_read = (m.dense_params + m.expert_params * hit) * wbytes / (tp * pp)
         kv_split = min(tp, m.kv_heads)
         kv_read = batch * context * m.layers * m.kv_dim_per_layer * wbytes / (kv_split * pp)
         flops_stage = batch * fwd_token / (tp * pp)

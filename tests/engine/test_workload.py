@@ -133,3 +133,14 @@ def test_inference_of_405b_on_h100_spans_servers() -> None:
     assert not w.inference.independent_replicas
     assert w.needs_compute_fabric
     assert w.memory.fits
+
+
+def test_small_batch_moe_decode_reads_only_the_experts_it_routes_to() -> None:
+    from advisor.engine.workload import experts_hit_fraction
+
+    ds = default_catalog().model("deepseek-v3")
+    assert ds is not None
+    assert experts_hit_fraction(ds, 1) == pytest.approx(1 - (255 / 256) ** 8)
+    assert experts_hit_fraction(ds, 10_000) == pytest.approx(1.0)
+    dense = default_catalog().model("llama3-70b")
+    assert dense is not None and experts_hit_fraction(dense, 1) == 1.0
