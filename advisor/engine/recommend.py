@@ -83,6 +83,9 @@ PERFORMANCE_TIE_BAND = 0.01
 """prefer=performance: designs within 1 % of the fastest count as equally fast; cheapest wins."""
 SCALING_MAX_POINTS = 7
 """Points of the scaling chart (servers 1, 2, 4, ... up to the job's size)."""
+SCALING_MIN_SERVERS = 8
+"""The chart reaches at least this many servers, so a one-server job shows what scaling out
+would cost in efficiency on each fabric class."""
 PCIE_X16_GBPS: dict[int, float] = {3: 126.0, 4: 252.0, 5: 504.0, 6: 1008.0}
 """Usable x16 PCIe bandwidth per direction in Gb/s by generation (PCI-SIG: 8/16/32/64 GT/s
 per lane, 128b/130b encoding; Gen6 FLIT mode).  A NIC faster than its slot cannot run at
@@ -475,7 +478,7 @@ def recommend(
     ns_topo, ns_switch = storage_topology(parts, nodes=facts.nodes)
     if not facts.needs_compute_fabric:
         result = _no_fabric(facts, parts, evaluate, north_south, ns_topo, ns_switch)
-        result["scaling"] = _scaling(s, w, facts, None)
+        result["scaling"] = _scaling(s, w, facts, _representatives(facts, parts))
         _report(progress, 100)
         return result
 
@@ -547,14 +550,15 @@ def recommend(
     if not scored:
         result = _no_fabric(facts, parts, evaluate, north_south, ns_topo, ns_switch)
         result["pruned"] = pruned + result["pruned"]
-        result["scaling"] = _scaling(s, w, facts, None)
+        result["scaling"] = _scaling(s, w, facts, _representatives(facts, parts))
         _report(progress, 100)
         return result
 
     notes = _check_constraints(facts, scored)
     best = _choose(facts, scored)
     result = _build(facts, parts, best, scored, pruned, north_south, notes)
-    result["scaling"] = _scaling(s, w, facts, _best_per_fabric(scored))
+    reps = {f: sc.cand for f, sc in _best_per_fabric(scored).items()}
+    result["scaling"] = _scaling(s, w, facts, reps)
     _report(progress, 100)
     return result
 
@@ -1371,24 +1375,42 @@ def _no_fabric(
 
 
 def _scaling(
-    s: Any, w: Any, facts: JobFacts, per_fabric: dict[str, Scored] | None
+    s: Any, w: Any, facts: JobFacts, per_fabric: dict[str, Candidate] | None
 ) -> list[dict[str, Any]]:
-    """Scaling efficiency vs servers for the best design of each fabric class."""
+    """Scaling efficiency vs servers for one design per fabric class (chart data)."""
     try:
-        return _scaling_points(s, facts, per_fabric)
+        return _scaling_points(s, facts, per_fabric or {})
     except Exception:  # the chart is optional; never fail the evaluation
         return []
 
 
+def _representatives(facts: JobFacts, parts: NetworkParts) -> dict[str, Candidate]:
+    """Per fabric class, its fastest NIC with one NIC per GPU, non-blocking (for the chart
+    when no candidate was scored, e.g. a single-server job)."""
+    candidates, _ = enumerate_candidates(facts, parts)
+    per_gpu = min(facts.gpus_per_node, max(NIC_COUNTS))
+    out: dict[str, Candidate] = {}
+    for c in candidates:
+        if c.nics_per_node != per_gpu or c.oversubscription != 1.0:
+            continue
+        cur = out.get(c.fabric)
+        if cur is None or (c.nic_gbps, bool(c.adaptive_routing)) > (
+            cur.nic_gbps,
+            bool(cur.adaptive_routing),
+        ):
+            out[c.fabric] = c
+    return out
+
+
 def _scaling_points(
-    s: Any, facts: JobFacts, per_fabric: dict[str, Scored] | None
+    s: Any, facts: JobFacts, per_fabric: dict[str, Candidate]
 ) -> list[dict[str, Any]]:
     from advisor.engine.performance import Design, evaluate_design
     from advisor.engine.workload import plan_workload
 
-    if per_fabric is None:
+    if not per_fabric:
         return []
-    max_nodes = max(2, facts.nodes)
+    max_nodes = max(SCALING_MIN_SERVERS, facts.nodes)
     node_counts: list[int] = []
     n = 1
     while n < max_nodes and len(node_counts) < SCALING_MAX_POINTS - 1:
@@ -1402,8 +1424,7 @@ def _scaling_points(
             plan = plan_workload(sized)
         except Exception:  # noqa: S112 - a size the planner cannot place is skipped
             continue
-        for fabric, sc in sorted(per_fabric.items()):
-            c = sc.cand
+        for fabric, c in sorted(per_fabric.items()):
             d = Design(
                 fabric=fabric,
                 nic_gbps=float(c.nic_gbps),
@@ -1413,7 +1434,14 @@ def _scaling_points(
                 in_network_reduction=c.in_network_reduction,
             )
             m = evaluate_design(sized, plan, d).to_dict()
-            eff = _num(m.get("scaling_efficiency"), math.nan)
+            if "scaling_efficiency" in m:
+                eff = _num(m.get("scaling_efficiency"), math.nan)
+            else:
+                # inference: share of the token time the GPUs compute (as for training,
+                # compute / total), i.e. what the network and collectives leave
+                token_ms = _num(m.get("ms_per_token"), math.nan)
+                compute_ms = _num(m.get("compute_ms_per_token"), math.nan)
+                eff = min(1.0, compute_ms / token_ms) if token_ms > 0 else math.nan
             if math.isfinite(eff):
                 out.append({"fabric": fabric, "nodes": nodes, "scaling_efficiency": _r(eff)})
     return out
