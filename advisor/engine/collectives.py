@@ -367,9 +367,9 @@ def p2p_time_s(nbytes: float, d: CommDomain, *, concurrent_per_node: int = 1) ->
     """
     base = NCCL_BASE_LATENCY_S["ring"]["Simple"]
     if d.nodes > 1:
+        # one stream uses one NIC; concurrent streams of a domain share its NICs
         per_nic = d.net_bytes_per_s / d.nic_count
-        share = d.net_bytes_per_s / max(1, concurrent_per_node)
-        bw = min(d.scaleup_bytes_per_s, max(per_nic, share) if concurrent_per_node <= 1 else share)
+        bw = min(d.scaleup_bytes_per_s, per_nic, d.net_bytes_per_s / max(1, concurrent_per_node))
         lat = base + NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s
     else:
         bw = d.scaleup_bytes_per_s

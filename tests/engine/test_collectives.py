@@ -297,3 +297,11 @@ def test_collectives_never_return_nan_or_infinity(
     for value in (r.time_s, r.algbw_bytes_per_s, r.busbw_bytes_per_s):
         assert math.isfinite(value) and value >= 0
     assert r.time_s > 0
+
+
+def test_one_point_to_point_stream_uses_one_nic() -> None:
+    d = h100_domain(nodes=2, fabric="infiniband", nic_gbps=400, nics=8)
+    r = collective("p2p", 2**30, d)
+    one_nic = 50e9 * FABRICS["infiniband"].wire_efficiency
+    assert r.busbw_bytes_per_s == pytest.approx(one_nic, rel=0.01)
+    assert r.busbw_bytes_per_s < one_nic
