@@ -378,11 +378,11 @@ def _nic_choices(
         return [(cheapest, None)]
     choices: list[tuple[Nic, bool | None]] = []
     if switch.adaptive_routing:
-        ar_nics = [n for n in nics if n.adaptive_routing]
+        ar_nics = [n for n in nics if n.adaptive_routing or n.packet_spraying]
         if ar_nics:
             choices.append((min(ar_nics, key=lambda n: n.unit_price_usd), True))
     if not (choices and choices[0][0] is cheapest):
-        choices.append((cheapest, False))
+        choices.append((cheapest, cheapest.packet_spraying))
     return choices
 
 

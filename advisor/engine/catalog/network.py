@@ -73,7 +73,10 @@ class Nic(_Item):
     ports: int = 1
     rdma: bool = True
     adaptive_routing: bool = False
-    """Supports per-packet adaptive routing / spraying (Spectrum-X SuperNIC, UEC, IB)."""
+    """Takes part in switch adaptive routing (Spectrum-X SuperNIC with Spectrum-4, IB)."""
+    packet_spraying: bool = False
+    """Sprays packets over all ECMP paths itself (UEC transport), so even a plain ECMP
+    fabric avoids hash collisions."""
     form_factor: str = "qsfp28"
 
     category: ClassVar[str] = "nic"
@@ -210,6 +213,7 @@ NICS: tuple[Nic, ...] = (
         power_w=30.0,
         unit_price_usd=2000.0,
         adaptive_routing=True,
+        packet_spraying=True,
         form_factor="qsfp112",
         source="AMD Pensando Pollara 400 product brief (400GbE, UEC 1.0 ready, "
         f"packet spraying); {_PRICE}",
