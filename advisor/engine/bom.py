@@ -416,6 +416,55 @@ def _cheapest_cable(parts: NetworkParts, *, kind: str, gbps: int) -> Cable:
     return min(cables, key=lambda c: c.unit_price_usd)
 
 
+def network_bom(
+    parts: NetworkParts,
+    *,
+    nodes: int,
+    fabric: str | None,
+    nic_sku: str | None = None,
+    nics_per_node: int = 0,
+    switch_model: str | None = None,
+    oversubscription: float = 1.0,
+) -> list[BomLine]:
+    """The whole BOM of one design (compute fabric, storage, management), e.g. for any row
+    of ``options``.  ``fabric=None`` (or no NICs) means no compute fabric.
+
+    Raises KeyError for unknown SKUs, :class:`BomError` / ``TopologyError`` when the design
+    cannot be built from the catalog.
+    """
+    lines: list[BomLine] = []
+    compute_switches = 0
+    if fabric is not None and nic_sku and nics_per_node > 0 and switch_model:
+        nic = parts.find(nic_sku)
+        switch = parts.find(switch_model)
+        if not isinstance(nic, Nic) or not isinstance(switch, Switch):
+            raise BomError(f"{nic_sku} is not a NIC or {switch_model} is not a switch")
+        radix = switch.radix_at(nic.port_gbps)
+        if not radix:
+            raise BomError(f"{switch_model} has no {nic.port_gbps}G ports")
+        topo = size_topology(nodes * nics_per_node, radix, oversubscription, rails=nics_per_node)
+        compute_switches = topo.total_switches
+        lines.extend(
+            compute_fabric_lines(
+                parts,
+                fabric=fabric,
+                nic=nic,
+                nics_per_node=nics_per_node,
+                nodes=nodes,
+                switch=switch,
+                topo=topo,
+            )
+        )
+    lines.extend(storage_lines(parts, nodes=nodes))
+    ns_topo, _ = storage_topology(parts, nodes=nodes)
+    lines.extend(
+        management_lines(
+            parts, nodes=nodes, managed_switches=compute_switches + ns_topo.total_switches
+        )
+    )
+    return lines
+
+
 def totals(lines: Iterable[BomLine]) -> tuple[float, float]:
     """(capex in USD, power in W) of some BOM lines."""
     price = 0.0
@@ -440,6 +489,7 @@ __all__ = [
     "compute_fabric_totals",
     "line",
     "management_lines",
+    "network_bom",
     "storage_lines",
     "storage_topology",
     "totals",

@@ -233,7 +233,7 @@ def _size_from_loads(
             leaf_up_ports=0,
             achieved_oversubscription=1.0,
             max_endpoints=radix,
-            rail_optimized=rail_optimized,
+            rail_optimized=False,  # one switch: every NIC is one hop from every other
         )
 
     leaves = len(loads)

@@ -160,3 +160,34 @@ def test_totals_match_lines_and_are_never_negative(
     assert power == pytest.approx(fast_power)
     assert capex > 0 and power > 0
     assert all(ln.quantity > 0 for ln in lines)
+
+
+def test_network_bom_of_an_option_matches_its_capex() -> None:
+    from advisor.engine import evaluate
+    from advisor.engine.bom import network_bom
+
+    r = evaluate({"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256})
+    for option in r["options"][:5]:
+        lines = network_bom(
+            PARTS,
+            nodes=r["workload"]["nodes"],
+            fabric=option["fabric"],
+            nic_sku=option["nic_sku"],
+            nics_per_node=option["nics_per_node"],
+            switch_model=option["switch_model"],
+            oversubscription=option["oversubscription"],
+        )
+        assert totals(lines)[0] == pytest.approx(option["cost"]["network_capex_usd"])
+    recommended = [
+        ln.to_dict()
+        for ln in network_bom(
+            PARTS,
+            nodes=r["workload"]["nodes"],
+            fabric=r["recommendation"]["fabric"],
+            nic_sku=r["recommendation"]["nic_sku"],
+            nics_per_node=r["recommendation"]["nics_per_node"],
+            switch_model=r["recommendation"]["topology"]["switch_model"],
+            oversubscription=r["recommendation"]["topology"]["oversubscription"],
+        )
+    ]
+    assert recommended == r["bom"]
