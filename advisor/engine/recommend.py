@@ -759,6 +759,17 @@ def _topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
     }
 
 
+def _switch_counts(topo: TopologySize) -> str:
+    if topo.tiers == 1:
+        return ""
+    if topo.tiers == 2:
+        return f" with {topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
+    return (
+        f" with {topo.leaf_switches} leaf, {topo.spine_switches} spine and "
+        f"{topo.core_switches} core switches"
+    )
+
+
 def _topo_phrase(topo: TopologySize) -> str:
     if topo.tiers == 1:
         return "single switch"
@@ -890,9 +901,9 @@ def _rationale(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[str]
     topo = best.topo
     out.append(
         f"{topo.endpoints} NIC ports on {c.switch.sku} switches "
-        f"({c.switch.radix_at(c.nic_gbps)} ports at {c.nic_gbps}G): {_topo_phrase(topo)} with "
-        f"{topo.leaf_switches} leaf, {topo.spine_switches} spine and {topo.core_switches} core "
-        f"switches; network capex {_usd(best.capex_usd)}, of which the {best.cost.work} "
+        f"({c.switch.radix_at(c.nic_gbps)} ports at {c.nic_gbps}G): {_topo_phrase(topo)}"
+        f"{_switch_counts(topo)}; network capex {_usd(best.capex_usd)}, of which the "
+        f"{best.cost.work} "
         f"carries {_usd(best.cost.network_capex_share_usd)} over a "
         f"{facts.costs.amortization_years:g}-year life."
     )
