@@ -719,7 +719,7 @@ def _build(
         f"{fabric_title(cand.fabric, cand.nic_gbps)} with {cand.nics_per_node} x "
         f"{cand.nic_gbps}G NIC{'s' if cand.nics_per_node > 1 else ''} per server on a "
         f"{_topo_phrase(best.topo)} of {cand.switch.description.split(' (')[0]}: "
-        f"{_usd(best.cost.total_cost_usd)} to finish the {best.cost.work}."
+        f"{_usd(best.cost.total_cost_usd)} {_for_work(facts, best.cost.work)}."
     )
     ranked = sorted(scored, key=lambda sc: (sc is not best, not sc.feasible, sc.decision_usd))
     options = [_option(facts, i + 1, sc, best) for i, sc in enumerate(ranked)]
@@ -757,6 +757,17 @@ def _topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
         "rail_optimized": topo.rail_optimized,
         "switch_model": switch_sku,
     }
+
+
+def _for_work(facts: JobFacts, work: str) -> str:
+    """'to finish the training run of 1T tokens' or 'for 30 days of serving'."""
+    if facts.inference:
+        return f"for {SERVING_DAYS:g} days of serving"
+    return f"to finish the {work}"
+
+
+def _the_work(facts: JobFacts, work: str) -> str:
+    return f"a month ({SERVING_DAYS:g} days) of serving" if facts.inference else f"the {work}"
 
 
 def _switch_counts(topo: TopologySize) -> str:
@@ -902,10 +913,10 @@ def _rationale(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[str]
     out.append(
         f"{topo.endpoints} NIC ports on {c.switch.sku} switches "
         f"({c.switch.radix_at(c.nic_gbps)} ports at {c.nic_gbps}G): {_topo_phrase(topo)}"
-        f"{_switch_counts(topo)}; network capex {_usd(best.capex_usd)}, of which the "
-        f"{best.cost.work} "
-        f"carries {_usd(best.cost.network_capex_share_usd)} over a "
-        f"{facts.costs.amortization_years:g}-year life."
+        f"{_switch_counts(topo)}; network capex {_usd(best.capex_usd)}, of which "
+        f"{_usd(best.cost.network_capex_share_usd)} is charged {_for_work(facts, best.cost.work)}"
+        f" (its time share over a "
+        f"{facts.costs.amortization_years:g}-year life)."
     )
     if best.ops_usd > 0:
         out.append(
@@ -962,7 +973,7 @@ def _compare_sentence(facts: JobFacts, best: Scored, alt: Scored) -> str:
             f"{_usd(alt.capex_usd)})"
         )
     verdict = (
-        f"the {best.cost.work} costs {_usd(abs(cost_diff))} "
+        f"{_the_work(facts, best.cost.work)} costs {_usd(abs(cost_diff))} "
         f"{'less' if cost_diff >= 0 else 'more'} in total with {bname}"
     )
     if alt.ops_usd > best.ops_usd + 0.5:
@@ -1329,7 +1340,8 @@ def _no_fabric(
         f"{ns_topo.total_switches} x {ns_switch.sku} ({_topo_phrase(ns_topo)}), plus 1 GbE "
         f"out-of-band management; network capex {_usd(capex)}.",
         f"A compute fabric would add NICs, switches and optics (e.g. 8 x 400G per server) "
-        f"without speeding up this job; the {cost.work} costs {_usd(cost.total_cost_usd)}, "
+        f"without speeding up this job; {_the_work(facts, cost.work)} costs "
+        f"{_usd(cost.total_cost_usd)}, "
         f"of which {_usd(cost.gpu_cost_usd)} is GPU time ({cost.gpu_hours:,.0f} GPU-hours).",
     ]
     if sc.violations:
