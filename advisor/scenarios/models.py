@@ -119,6 +119,9 @@ class Sweep(models.Model):
     failed_chunks = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     engine_version = models.CharField(max_length=32, blank=True, default="")
+    # Pinned when the sweep is created: every chunk evaluates with the same catalog even if
+    # staff publish an edited one while the sweep runs.
+    catalog_version = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -218,9 +218,10 @@ def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fie
     return bool(finished)
 
 
-def _test_pause(heartbeat: Heartbeat) -> None:
-    """Test hook FABRIC_TEST_EVAL_DELAY_S (refused in production, see settings): hold the run
-    in flight, heartbeating, so a fault test can kill its worker or stop the database."""
+def hold_for_fault_tests(heartbeat: Heartbeat) -> None:
+    """Test hook FABRIC_TEST_EVAL_DELAY_S (refused in production, see settings): hold a run
+    or sweep chunk in flight, heartbeating, so a fault test can kill its worker or stop the
+    database while it certainly runs. Does nothing when the setting is 0 (always in production)."""
     deadline = time.monotonic() + settings.FABRIC_TEST_EVAL_DELAY_S
     while (left := deadline - time.monotonic()) > 0:
         if heartbeat.lost:
@@ -254,7 +255,7 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
         every_s=settings.RUN_HEARTBEAT_EVERY_S,
     ) as heartbeat:
         if settings.FABRIC_TEST_EVAL_DELAY_S:
-            _test_pause(heartbeat)
+            hold_for_fault_tests(heartbeat)
         try:
             result = evaluate_inputs(
                 run.scenario.inputs, catalog=current_catalog(), progress=report

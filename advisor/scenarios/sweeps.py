@@ -27,7 +27,7 @@ import logging
 import math
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -39,6 +39,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from advisor.engine.catalog import Catalog
 from advisor.engine.errors import ScenarioError
 from advisor.engine.scenario import Scenario as EngineScenario
 from advisor.engine.scenario import parse_scenario
@@ -51,6 +52,7 @@ from advisor.scenarios.services import (
     TRANSIENT_DB_ERRORS,
     ClaimLost,
     _owner_or_none,
+    hold_for_fault_tests,
 )
 
 logger = logging.getLogger(__name__)
@@ -250,11 +252,18 @@ def points(
 # --- Creating and fanning out ----------------------------------------------------------------
 
 
-def _parse_base(inputs: dict[str, Any]) -> EngineScenario:
+def _parse_base(inputs: dict[str, Any], catalog: Catalog) -> EngineScenario:
     try:
-        return parse_scenario(inputs, current_catalog())
+        return parse_scenario(inputs, catalog)
     except ScenarioError as exc:
         raise InvalidScenario(exc.field_errors) from exc
+
+
+def _sweep_catalog(version: str) -> Catalog:
+    """The catalog the sweep was created with (the current one if it no longer exists)."""
+    from advisor.scenarios.catalog_store import catalog_by_version
+
+    return (catalog_by_version(version) if version else None) or current_catalog()
 
 
 @transaction.atomic
@@ -268,7 +277,8 @@ def sweep_create(
 
     Bad axes raise InvalidSweep; a scenario the engine refuses raises InvalidScenario.
     """
-    normalised = normalise_axes(axes, base=_parse_base(scenario.inputs))
+    catalog = current_catalog()
+    normalised = normalise_axes(axes, base=_parse_base(scenario.inputs, catalog))
     total = point_count(normalised)
     size = settings.SWEEP_CHUNK_POINTS
     starts = range(0, total, size)
@@ -276,6 +286,8 @@ def sweep_create(
         scenario=scenario,
         owner=_owner_or_none(owner),
         axes=normalised,
+        catalog_version=catalog.version,
+        engine_version=_engine_version(),
         total_points=total,
         total_chunks=len(starts),
     )
@@ -431,8 +443,8 @@ def evaluate_points(
     start: int,
     stop: int,
     *,
-    catalog: Any = None,
-    tick: Any = None,
+    catalog: Catalog | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """Evaluate design points [start, stop) with the pure engine; (rows, infeasible count).
 
@@ -507,7 +519,7 @@ def sweep_chunk_execute(
     try:
         chunk = SweepChunk.objects.select_related("sweep__scenario").get(pk=chunk_id)
         Sweep.objects.filter(pk=chunk.sweep_id, status=SweepStatus.QUEUED).update(
-            status=SweepStatus.RUNNING, started_at=timezone.now(), engine_version=_engine_version()
+            status=SweepStatus.RUNNING, started_at=timezone.now()
         )
         mine = SweepChunk.objects.filter(claim_token=token, status=RunStatus.RUNNING)
         with Heartbeat(
@@ -519,12 +531,15 @@ def sweep_chunk_execute(
                 if heartbeat.lost:
                     raise ClaimLost
 
+            if settings.FABRIC_TEST_EVAL_DELAY_S:
+                hold_for_fault_tests(heartbeat)
             try:
                 rows, infeasible = evaluate_points(
                     chunk.sweep.scenario.inputs,
                     chunk.sweep.axes,
                     chunk.start,
                     chunk.stop,
+                    catalog=_sweep_catalog(chunk.sweep.catalog_version),
                     tick=tick,
                 )
             except NOT_ENGINE_ERRORS:

@@ -18,9 +18,11 @@ from collections.abc import Callable
 
 import pytest
 from django.db import close_old_connections, connection
+from django.test import override_settings
 
-from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun, Sweep, SweepStatus
 from advisor.scenarios.services import run_enqueue, scenario_submit
+from advisor.scenarios.sweeps import sweep_create, sweep_results
 from advisor.scenarios.tasks import run_scenario
 from tests.faults.conftest import FAULT_ENV
 from tests.support.services import (
@@ -220,3 +222,34 @@ def test_the_same_message_delivered_twice_produces_one_result(
     )
     run.refresh_from_db()
     assert (run.status, run.attempts, run.finished_at) == (RunStatus.SUCCEEDED, 1, finished_at)
+
+
+def test_a_sweep_whose_worker_is_killed_completes_with_every_point_counted_once(
+    worker_factory: Factory, beat_factory: Factory, clean_broker: None
+) -> None:
+    """A chunk orphaned by kill -9 is requeued by the reconciler and evaluated again; the
+    sweep's counters, added by each chunk's finishing transaction, count it exactly once."""
+    doomed = worker_factory("doomed", **FAULT_ENV, FABRIC_TEST_EVAL_DELAY_S="300")
+    scenario = Scenario.objects.create(name="Sweep under fire", inputs=TRAINING)
+    with override_settings(SWEEP_CHUNK_POINTS=10):
+        sweep = sweep_create(
+            scenario=scenario,
+            axes={"fabric": ["roce", "infiniband"], "nic_gbps": [100, 200, 400, 800, 1600]},
+        )
+    assert sweep.total_chunks == 1
+    assert wait_until(
+        lambda: sweep.chunks.filter(status=RunStatus.RUNNING).exists(), timeout_s=60
+    ), logs(doomed)
+
+    doomed.kill()
+    rescuer = worker_factory("rescuer", **FAULT_ENV)
+    beat = beat_factory(**FAULT_ENV)
+
+    assert wait_until(
+        lambda: Sweep.objects.get(pk=sweep.pk).is_finished, timeout_s=SETTLE_TIMEOUT_S
+    ), logs(doomed, rescuer, beat)
+    sweep.refresh_from_db()
+    assert sweep.status == SweepStatus.SUCCEEDED, sweep.error
+    assert (sweep.done_points, sweep.done_chunks) == (10, 1)
+    assert sweep.chunks.get().attempts == 2
+    assert [row["i"] for row in sweep_results(sweep)] == list(range(10))
