@@ -266,7 +266,7 @@ SWEEP_MAX_POINTS = env_int("SWEEP_MAX_POINTS", 20_000, minimum=1)
 # every queue listed here, and kombu's Redis transport polls them round-robin, so a 10,000-point
 # sweep never makes a customer's scenario wait behind all of its chunks.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_QUEUES = {"celery": {}, "sweeps": {}}
+CELERY_TASK_QUEUES: dict[str, dict[str, str]] = {"celery": {}, "sweeps": {}}
 CELERY_TASK_ROUTES = {"advisor.scenarios.tasks.sweep_chunk": {"queue": "sweeps"}}
 
 # kombu scans for unacknowledged messages of dead workers every interval * throttle seconds
