@@ -180,6 +180,9 @@ REST_FRAMEWORK = {
         "anon": env_str("API_THROTTLE_ANON", "60/minute"),
         "client": env_str("API_THROTTLE_CLIENT", "600/minute"),
     },
+    # Reverse proxies in front of the web (0: trust REMOTE_ADDR, never a caller's
+    # X-Forwarded-For, which would let anonymous callers dodge their rate limit).
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 0, minimum=0),
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
@@ -198,6 +201,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Separate request components, so request-only rules (minLength of required text)
+    # are documented and generated clients send what we accept.
+    "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "advisor.scenarios.models.RunStatus"},
 }
 

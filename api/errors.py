@@ -12,8 +12,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -47,6 +49,11 @@ class PayloadTooLarge(exceptions.APIException):
     default_detail = "The request body is larger than the limit."
     default_code = "payload_too_large"
 
+    @classmethod
+    def over_limit(cls) -> PayloadTooLarge:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return cls(f"The request body is larger than the limit of {limit} bytes.")
+
 
 # DRF's codes for its own exceptions, renamed where ours say more.
 _DRF_CODES = {
@@ -63,7 +70,9 @@ _DRF_CODES = {
 }
 
 
-def error_body(code: str, message: str, fields: Mapping[str, list[str]] | None = None) -> dict:
+def error_body(
+    code: str, message: str, fields: Mapping[str, list[str]] | None = None
+) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "fields": dict(fields or {})}}
 
 
@@ -112,7 +121,9 @@ def _drf_code(exc: exceptions.APIException) -> str:
     return codes if isinstance(codes, str) else "error"
 
 
-def _response(status_code: int, body: dict, headers: Mapping[str, str] | None = None) -> Response:
+def _response(
+    status_code: int, body: dict[str, Any], headers: Mapping[str, str] | None = None
+) -> Response:
     response = Response(body, status=status_code)
     for name, value in (headers or {}).items():
         response[name] = value
@@ -131,7 +142,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, RequestDataTooBig):
-        exc = PayloadTooLarge()
+        exc = PayloadTooLarge.over_limit()
     elif isinstance(exc, SuspiciousOperation):
         exc = exceptions.ParseError("The request was refused as malformed.")
 
@@ -161,6 +172,7 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     )
 
 
+@csrf_exempt  # changes nothing; a POST to a wrong URL must get this 404, not a CSRF page
 def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Unknown URLs under /api/v1/ answer in the same shape, and hint at a missing slash."""
     from django.urls import Resolver404, resolve

@@ -1,7 +1,8 @@
 """JSON bodies, refused with 413 beyond settings.DATA_UPLOAD_MAX_MEMORY_SIZE.
 
-DRF's JSONParser reads the stream itself and so skips Django's body size check; this one
-applies it before reading a byte.
+Recent DRF reads JSON through request.body, where Django enforces the limit (RequestDataTooBig,
+mapped to 413 by api.errors); older DRF read the stream itself and skipped it. This parser
+checks the declared length before reading a byte, whichever DRF is installed.
 """
 
 from __future__ import annotations
@@ -32,5 +33,5 @@ class LimitedJSONParser(JSONParser):
         request = (parser_context or {}).get("request")
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if request is not None and limit is not None and content_length(request.META) > limit:
-            raise PayloadTooLarge(f"The request body is larger than the limit of {limit} bytes.")
+            raise PayloadTooLarge.over_limit()
         return super().parse(stream, media_type, parser_context)

@@ -65,7 +65,7 @@ def scenario_list_visible(
     if customer:
         qs = qs.filter(customer=customer)
     if status:
-        qs = qs.filter(latest_run_status=status)
+        qs = qs.filter(latest_run_status=status)  # type: ignore[misc]  # annotated above
     if created_after is not None:
         qs = qs.filter(created_at__gte=created_after)
     if created_before is not None:

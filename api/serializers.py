@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from advisor.scenarios.converters import InvalidScenario, current_catalog, validate_inputs
@@ -19,17 +19,40 @@ from advisor.scenarios.models import RunStatus
 # --- Errors ---------------------------------------------------------------------------------
 
 
-class ErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. validation_error.")
-    message = serializers.CharField(help_text="What went wrong, for a person.")
-    fields = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()),
-        help_text='Per-field messages keyed by dotted path, e.g. "inputs.gpus".',
+class ErrorSerializer(serializers.Serializer[Any]):
+    # inline_serializer: a declared field named "fields" would shadow Serializer.fields.
+    error = inline_serializer(
+        name="ErrorDetail",
+        fields={
+            "code": serializers.CharField(
+                help_text="Stable machine-readable code, e.g. validation_error."
+            ),
+            "message": serializers.CharField(help_text="What went wrong, for a person."),
+            "fields": serializers.DictField(
+                child=serializers.ListField(child=serializers.CharField()),
+                help_text='Per-field messages keyed by dotted path, e.g. "inputs.gpus".',
+            ),
+        },
     )
 
 
-class ErrorSerializer(serializers.Serializer):
-    error = ErrorDetailSerializer()
+# --- Query parameters ----------------------------------------------------------------------
+
+
+class QueryParamsSerializer(serializers.Serializer[Any]):
+    """Filters from the query string. A parameter given empty is an error, not "no filter":
+    DRF would silently ignore it, while the schema (and a client's generated code) says a
+    value is required whenever the parameter is present."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        blank: dict[str, list[str]] = {
+            name: ["may not be blank; leave the parameter out instead"]
+            for name, _field in self.fields.items()
+            if name in data and str(data.get(name, "")).strip() == ""
+        }
+        if blank:
+            raise serializers.ValidationError(blank)
+        return super().to_internal_value(data)
 
 
 # --- Scenario v1 (documentation of the engine's input) ---------------------------------------
@@ -69,7 +92,7 @@ class ModelField(serializers.JSONField):
     pass
 
 
-class TrainingSerializer(serializers.Serializer):
+class TrainingSerializer(serializers.Serializer[Any]):
     global_batch_sequences = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     global_batch_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     total_tokens = serializers.FloatField(required=False, allow_null=True)
@@ -78,7 +101,7 @@ class TrainingSerializer(serializers.Serializer):
     )
 
 
-class InferenceSerializer(serializers.Serializer):
+class InferenceSerializer(serializers.Serializer[Any]):
     independent_replicas = serializers.BooleanField(required=False, allow_null=True)
     concurrent_requests = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     prompt_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
@@ -86,7 +109,7 @@ class InferenceSerializer(serializers.Serializer):
     target_ms_per_token = serializers.FloatField(required=False, allow_null=True)
 
 
-class ParallelismSerializer(serializers.Serializer):
+class ParallelismSerializer(serializers.Serializer[Any]):
     tp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     pp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     dp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
@@ -96,7 +119,7 @@ class ParallelismSerializer(serializers.Serializer):
     recompute = serializers.ChoiceField(choices=["none", "full"], required=False, allow_null=True)
 
 
-class DesignSerializer(serializers.Serializer):
+class DesignSerializer(serializers.Serializer[Any]):
     fabric = serializers.ChoiceField(choices=["ethernet", "roce", "infiniband"])
     nic_gbps = serializers.FloatField(required=False, allow_null=True)
     nics_per_node = serializers.IntegerField(min_value=1, required=False, allow_null=True)
@@ -105,7 +128,7 @@ class DesignSerializer(serializers.Serializer):
     in_network_reduction = serializers.BooleanField(required=False)
 
 
-class ConstraintsSerializer(serializers.Serializer):
+class ConstraintsSerializer(serializers.Serializer[Any]):
     gpu_pricing = serializers.ChoiceField(
         choices=["owned", "cloud"], required=False, allow_null=True
     )
@@ -122,7 +145,7 @@ class ConstraintsSerializer(serializers.Serializer):
     )
 
 
-class ScenarioV1Serializer(serializers.Serializer):
+class ScenarioV1Serializer(serializers.Serializer[Any]):
     """Scenario v1 (docs/ENGINE_API.md). Only workload, model, gpu and gpus are required."""
 
     workload = serializers.ChoiceField(choices=["training", "fine_tuning", "inference"])
@@ -177,14 +200,14 @@ class EngineResultField(serializers.JSONField):
     pass
 
 
-class RunSummarySerializer(serializers.Serializer):
+class RunSummarySerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=RunStatus.choices)
     progress = serializers.IntegerField(min_value=0, max_value=100)
 
 
 @extend_schema_field(OpenApiTypes.URI)
-class AbsoluteUrlField(serializers.Field):
+class AbsoluteUrlField(serializers.Field[Any, Any, str, Any]):
     """An absolute URL of the object, built from the request by the owning serializer."""
 
     def __init__(self, view_name: str, **kwargs: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -67,7 +68,7 @@ def api_client_create(*, name: str) -> IssuedClient:
     username = f"api-client.{name}"[:150]
     if user_model.objects.filter(username=username).exists():
         raise ValueError(f"a user named {username!r} already exists")
-    user = user_model.objects.create_user(username=username)  # type: ignore[attr-defined]
+    user = user_model.objects.create_user(username=username)
     user.set_unusable_password()
     user.save(update_fields=["password"])
     prefix, key = _new_key()
@@ -249,9 +250,27 @@ def webhook_delivery_create(*, run_id: Any) -> WebhookDelivery | None:
     return delivery
 
 
+def webhook_attempt_claim(*, delivery_id: Any, attempt: int) -> bool:
+    """Take attempt number `attempt` of a pending delivery; False if it is not ours to make.
+
+    A redelivered or duplicated message for the same attempt finds it taken and stops, so
+    each attempt POSTs once, unless its worker died mid-attempt (taken long ago, never
+    recorded): then it may be taken again.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=2 * settings.WEBHOOK_TIMEOUT_S + 60)
+    claimable = Q(attempts=attempt - 1) | Q(attempts=attempt, last_attempt_at__lt=stale)
+    return bool(
+        WebhookDelivery.objects.filter(
+            claimable, pk=delivery_id, status=DeliveryStatus.PENDING
+        ).update(attempts=attempt, last_attempt_at=now, next_attempt_at=None)
+    )
+
+
 def webhook_attempt_record(
     *,
     delivery: WebhookDelivery,
+    attempt: int,
     started_at: Any,
     duration_ms: int,
     status_code: int | None,
@@ -261,32 +280,32 @@ def webhook_attempt_record(
     next_attempt_in_s: int | None = None,
 ) -> WebhookDelivery:
     """Log one attempt and move the delivery on: delivered, failed for good, or pending."""
+    now = timezone.now()
     with transaction.atomic():
-        locked = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
-        locked.attempts += 1
-        WebhookAttempt.objects.create(
-            delivery=locked,
-            number=locked.attempts,
-            status_code=status_code,
-            error=error[:2000],
-            started_at=started_at,
-            duration_ms=duration_ms,
+        WebhookAttempt.objects.update_or_create(
+            delivery=delivery,
+            number=attempt,
+            defaults={
+                "status_code": status_code,
+                "error": error[:2000],
+                "started_at": started_at,
+                "duration_ms": duration_ms,
+            },
         )
-        now = timezone.now()
-        locked.last_status_code = status_code
-        locked.last_error = error[:2000]
-        locked.last_attempt_at = now
+        fields: dict[str, Any] = {
+            "last_status_code": status_code,
+            "last_error": error[:2000],
+            "next_attempt_at": None,
+        }
         if delivered:
-            locked.status = DeliveryStatus.DELIVERED
-            locked.delivered_at = now
-            locked.next_attempt_at = None
+            fields.update(status=DeliveryStatus.DELIVERED, delivered_at=now)
         elif final:
-            locked.status = DeliveryStatus.FAILED
-            locked.next_attempt_at = None
+            fields.update(status=DeliveryStatus.FAILED)
         else:
-            locked.next_attempt_at = now + timedelta(seconds=next_attempt_in_s or 0)
-        locked.save()
-    return locked
+            fields.update(next_attempt_at=now + timedelta(seconds=next_attempt_in_s or 0))
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(**fields)
+    delivery.refresh_from_db()
+    return delivery
 
 
 @dataclass(frozen=True)
@@ -295,7 +314,7 @@ class AttemptOutcome:
     retry_in_s: int | None = None
 
 
-# Receiver answers worth another try; any other 4xx will not get better by waiting.
+# Receiver answers below 500 that are worth another try.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
@@ -307,49 +326,50 @@ def webhook_backoff_s(attempt: int) -> int:
 
 
 def webhook_secret_for(*, delivery: WebhookDelivery) -> str | None:
-    client = ApiClient.objects.filter(
-        user_id=delivery.run.scenario.owner_id, revoked_at__isnull=True
-    ).first()
+    owner_id = delivery.run.scenario.owner_id
+    if owner_id is None:
+        return None
+    client = ApiClient.objects.filter(user_id=owner_id, revoked_at__isnull=True).first()
     return client.webhook_secret if client is not None else None
 
 
-def webhook_attempt_deliver(*, delivery_id: Any) -> AttemptOutcome:
-    """Make one attempt to POST a delivery, record it, and say whether to try again.
+def webhook_attempt_deliver(*, delivery_id: Any, attempt: int = 1) -> AttemptOutcome:
+    """Make attempt number `attempt` to POST a delivery, record it, say whether to retry.
 
-    Safe to call for a delivery that is already delivered or failed: it does nothing.
+    Safe to call twice for one attempt, or for a delivery already delivered or failed: the
+    claim lets one caller through and the others do nothing.
     """
     from api import webhooks
 
-    delivery = (
-        WebhookDelivery.objects.select_related("run__scenario").filter(pk=delivery_id).first()
-    )
-    if delivery is None or delivery.status != DeliveryStatus.PENDING:
-        return AttemptOutcome(status=delivery.status if delivery else "missing")
+    if not webhook_attempt_claim(delivery_id=delivery_id, attempt=attempt):
+        logger.info("webhook %s attempt %s already taken or finished", delivery_id, attempt)
+        return AttemptOutcome(status="skipped")
+    delivery = WebhookDelivery.objects.select_related("run__scenario").get(pk=delivery_id)
     started = timezone.now()
-    attempt_no = delivery.attempts + 1
-    final = attempt_no >= settings.WEBHOOK_MAX_ATTEMPTS
+    last_allowed = attempt >= settings.WEBHOOK_MAX_ATTEMPTS
 
-    def record(status_code: int | None, error: str, *, delivered: bool, give_up: bool) -> str:
-        elapsed = timezone.now() - started
-        retry_in = None if (delivered or give_up) else webhook_backoff_s(attempt_no)
+    def record(
+        status_code: int | None, error: str, *, delivered: bool, give_up: bool
+    ) -> AttemptOutcome:
+        retry_in = None if (delivered or give_up) else webhook_backoff_s(attempt)
         updated = webhook_attempt_record(
             delivery=delivery,
+            attempt=attempt,
             started_at=started,
-            duration_ms=int(elapsed.total_seconds() * 1000),
+            duration_ms=int((timezone.now() - started).total_seconds() * 1000),
             status_code=status_code,
             error=error,
             delivered=delivered,
             final=give_up,
             next_attempt_in_s=retry_in,
         )
-        return str(updated.status)
+        return AttemptOutcome(status=str(updated.status), retry_in_s=retry_in)
 
     secret = webhook_secret_for(delivery=delivery)
     if secret is None:
-        status = record(
+        return record(
             None, "the scenario's owner has no active API client", delivered=False, give_up=True
         )
-        return AttemptOutcome(status=status)
     body = webhooks.encode_payload({**delivery.payload, "delivery_id": str(delivery.pk)})
     headers = {
         "Content-Type": "application/json",
@@ -362,18 +382,14 @@ def webhook_attempt_deliver(*, delivery_id: Any) -> AttemptOutcome:
         target = webhooks.resolve_target(delivery.url)
         status_code = webhooks.post(target, body, headers, timeout_s=settings.WEBHOOK_TIMEOUT_S)
     except webhooks.UnsafeWebhookUrl as exc:
-        status = record(None, f"refused: callback_url {exc}", delivered=False, give_up=True)
-        return AttemptOutcome(status=status)
+        return record(None, f"refused: callback_url {exc}", delivered=False, give_up=True)
     except (OSError, http.client.HTTPException) as exc:
-        give_up = final
-        status = record(None, f"{type(exc).__name__}: {exc}", delivered=False, give_up=give_up)
-        return AttemptOutcome(
-            status=status, retry_in_s=None if give_up else webhook_backoff_s(attempt_no)
-        )
+        return record(None, f"{type(exc).__name__}: {exc}", delivered=False, give_up=last_allowed)
     if 200 <= status_code < 300:
-        return AttemptOutcome(status=record(status_code, "", delivered=True, give_up=False))
-    give_up = final or (400 <= status_code < 500 and status_code not in RETRYABLE_STATUS)
-    status = record(status_code, f"HTTP {status_code}", delivered=False, give_up=give_up)
-    return AttemptOutcome(
-        status=status, retry_in_s=None if give_up else webhook_backoff_s(attempt_no)
+        return record(status_code, "", delivered=True, give_up=False)
+    # Server errors and a few "try later" answers may recover; redirects (never followed)
+    # and other client errors will not.
+    retryable = status_code >= 500 or status_code in RETRYABLE_STATUS
+    return record(
+        status_code, f"HTTP {status_code}", delivered=False, give_up=last_allowed or not retryable
     )

@@ -9,22 +9,24 @@ from api.services import webhook_attempt_deliver
 
 
 @shared_task(
-    bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
     # The database going away is retried by Celery; failed POSTs by the backoff below.
     autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=2,
     retry_backoff_max=60,
-    max_retries=None,
+    max_retries=8,
 )
-def webhook_deliver(self: object, delivery_id: str) -> str:
-    """One attempt to POST a run's outcome; schedules the next one with exponential backoff.
+def webhook_deliver(delivery_id: str, attempt: int = 1) -> str:
+    """Attempt `attempt` to POST a run's outcome; schedules the next one with backoff.
 
-    Attempts are counted in the database (WebhookDelivery.attempts), which also caps them at
-    settings.WEBHOOK_MAX_ATTEMPTS, so a redelivered message never exceeds the budget.
+    The next attempt is a new message with a countdown (not Celery's retry, so that it also
+    runs in eager mode). Attempts are claimed in the database by number, so a duplicated
+    or redelivered message never POSTs twice, and WEBHOOK_MAX_ATTEMPTS caps them.
     """
-    outcome = webhook_attempt_deliver(delivery_id=delivery_id)
+    outcome = webhook_attempt_deliver(delivery_id=delivery_id, attempt=attempt)
     if outcome.retry_in_s is not None:
-        raise self.retry(countdown=outcome.retry_in_s)  # type: ignore[attr-defined]
+        webhook_deliver.apply_async(
+            (delivery_id,), {"attempt": attempt + 1}, countdown=outcome.retry_in_s
+        )
     return outcome.status

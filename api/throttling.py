@@ -22,8 +22,9 @@ class _ApiThrottle(SimpleRateThrottle):
         super().__init__()
 
     def get_rate(self) -> str | None:
-        rates: dict[str, str] = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-        return rates.get(str(self.scope))
+        rest_framework: dict[str, Any] = settings.REST_FRAMEWORK
+        rate = rest_framework.get("DEFAULT_THROTTLE_RATES", {}).get(str(self.scope))
+        return str(rate) if rate else None
 
 
 class AnonymousThrottle(_ApiThrottle):

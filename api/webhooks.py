@@ -80,11 +80,10 @@ def check_address(address: IpAddress) -> None:
         raise UnsafeWebhookUrl("must not point at a cloud metadata service")
     if address.is_link_local:
         raise UnsafeWebhookUrl("must not point at a link-local address")
-    if address.is_multicast or address.is_unspecified or address.is_reserved:
+    if address.is_multicast or address.is_unspecified:
         raise UnsafeWebhookUrl("must point at a unicast address")
-    if (address.is_loopback or address.is_private or not address.is_global) and not (
-        settings.WEBHOOK_ALLOW_PRIVATE
-    ):
+    if not address.is_global and not settings.WEBHOOK_ALLOW_PRIVATE:
+        # loopback, private (10/8, 192.168/16, fc00::/7...), shared and reserved ranges
         raise UnsafeWebhookUrl("must not point at a loopback or private address")
 
 

@@ -25,10 +25,10 @@ def _too_large_for_sync(inputs: dict[str, Any]) -> bool:
 class EvaluateApi(ApiView):
     """POST /api/v1/evaluate/: evaluate in the request, for quick quotes of small clusters."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         inputs = ScenarioInputsField()
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         result = EngineResultField()
 
     @extend_schema(
@@ -63,7 +63,7 @@ class EvaluateApi(ApiView):
 class CatalogApi(ApiView):
     """GET /api/v1/catalog/: the hardware new runs use, with prices and their sources."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         version = serializers.CharField()
         gpus = serializers.ListField(child=serializers.DictField())
         models = serializers.ListField(child=serializers.DictField())

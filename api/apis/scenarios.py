@@ -28,6 +28,7 @@ from api.selectors import (
 from api.serializers import (
     AbsoluteUrlField,
     EngineResultField,
+    QueryParamsSerializer,
     RunSummarySerializer,
     ScenarioInputsField,
 )
@@ -58,7 +59,7 @@ def idempotency_key_of(request: Request) -> str:
 class ScenarioCreateApi(ApiView):
     """POST /api/v1/scenarios/: save a scenario and queue its evaluation."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(serializers.Serializer[Any]):
         name = serializers.CharField(max_length=200)
         inputs = ScenarioInputsField()
         customer = serializers.CharField(
@@ -85,7 +86,7 @@ class ScenarioCreateApi(ApiView):
                 )
             return value
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.UUIDField(source="scenario.pk")
         status = serializers.ChoiceField(choices=RunStatus.choices, source="run.status")
         run = RunSummarySerializer()
@@ -138,15 +139,19 @@ class ScenarioCreateApi(ApiView):
 class ScenarioListApi(ApiView):
     """GET /api/v1/scenarios/: the caller's scenarios, newest first, a page at a time."""
 
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(QueryParamsSerializer):
         customer = serializers.CharField(required=False, max_length=200)
         status = serializers.ChoiceField(
             choices=RunStatus.choices, required=False, help_text="Status of the latest run."
         )
         created_after = serializers.DateTimeField(required=False, help_text="Inclusive.")
         created_before = serializers.DateTimeField(required=False, help_text="Exclusive.")
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=ApiPagination.max_limit, help_text="Page size."
+        )
+        offset = serializers.IntegerField(required=False, min_value=0, help_text="Items to skip.")
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.UUIDField()
         name = serializers.CharField()
         customer = serializers.CharField()
@@ -169,28 +174,27 @@ class ScenarioListApi(ApiView):
             "creation time."
         ),
         tags=["scenarios"],
-        parameters=[
-            FilterSerializer,
-            OpenApiParameter("limit", OpenApiTypes.INT, description="Page size (1-100)."),
-            OpenApiParameter("offset", OpenApiTypes.INT, description="Items to skip."),
-        ],
+        parameters=[FilterSerializer],
         responses={200: page_of(OutputSerializer), **error_responses(400)},
     )
     def get(self, request: Request) -> Response:
         filters = ScenarioListApi.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        qs = scenario_list_visible(user=request.user, **filters.validated_data)
+        criteria = {k: v for k, v in filters.validated_data.items() if k not in ("limit", "offset")}
+        qs = scenario_list_visible(user=request.user, **criteria)
         paginator = ApiPagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         data = ScenarioListApi.OutputSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)
 
 
-class ScenarioCollectionApi(ScenarioListApi, ScenarioCreateApi):
+# Each method names its own class's serializers (ScenarioCreateApi.OutputSerializer...), so
+# the shadowed nested names of the combined class are never used.
+class ScenarioCollectionApi(ScenarioListApi, ScenarioCreateApi):  # type: ignore[misc]
     """/api/v1/scenarios/ answers two operations; each keeps its own API class above."""
 
 
-class RunOutputSerializer(serializers.Serializer):
+class RunOutputSerializer(serializers.Serializer[Any]):
     """A run as the scenario and run endpoints show it."""
 
     id = serializers.UUIDField()
@@ -226,7 +230,7 @@ class _ObjectField(serializers.JSONField):
 class ScenarioDetailApi(ApiView):
     """GET /api/v1/scenarios/{id}/: inputs, the latest run and, once it succeeded, its result."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.UUIDField()
         name = serializers.CharField()
         customer = serializers.CharField()
@@ -244,7 +248,8 @@ class ScenarioDetailApi(ApiView):
         bom_url = AbsoluteUrlField("api:scenario-bom")
 
         def _run(self, scenario: Scenario) -> ScenarioRun | None:
-            return self.context["latest_run"]
+            run: ScenarioRun | None = self.context["latest_run"]
+            return run
 
         @extend_schema_field(serializers.ChoiceField(choices=RunStatus.choices, allow_null=True))
         def get_status(self, scenario: Scenario) -> str | None:
@@ -280,15 +285,15 @@ class ScenarioDetailApi(ApiView):
 class ScenarioBomApi(ApiView):
     """GET /api/v1/scenarios/{id}/bom/: the bill of materials of the latest successful run."""
 
-    class FilterSerializer(serializers.Serializer):
+    class FilterSerializer(QueryParamsSerializer):
         option = serializers.IntegerField(
             required=False,
             min_value=1,
             help_text="Rank of an alternative in result.options (1 = the recommended design).",
         )
 
-    class OutputSerializer(serializers.Serializer):
-        class LineSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
+        class LineSerializer(serializers.Serializer[Any]):
             sku = serializers.CharField()
             description = serializers.CharField()
             category = serializers.CharField()
@@ -296,7 +301,7 @@ class ScenarioBomApi(ApiView):
             unit_price_usd = serializers.FloatField()
             extended_price_usd = serializers.FloatField()
             network = serializers.CharField(help_text="compute, storage, management or frontend.")
-            source = serializers.CharField()
+            source = serializers.CharField()  # type: ignore[assignment]  # a BOM key, not Field.source
 
         scenario_id = serializers.UUIDField()
         run_id = serializers.UUIDField()
@@ -349,7 +354,7 @@ class ScenarioBomApi(ApiView):
 class ScenarioRunCreateApi(ApiView):
     """POST /api/v1/scenarios/{id}/runs/: evaluate again with the current catalog."""
 
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.UUIDField()
         scenario_id = serializers.UUIDField()
         status = serializers.ChoiceField(choices=RunStatus.choices)

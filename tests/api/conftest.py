@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -127,9 +129,45 @@ def latest_run(scenario_id: str) -> ScenarioRun:
     return ScenarioRun.objects.filter(scenario_id=scenario_id).order_by("-created_at").first()
 
 
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    """A quoting system's webhook endpoint: an HTTP server on 127.0.0.1 in a thread."""
+
+    url: str
+    received: list[Received] = field(default_factory=list)
+    answers: list[int] = field(default_factory=list)
+
+
 @pytest.fixture
-def no_network_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Record webhook POSTs instead of making them."""
-    calls: list[Any] = []
-    monkeypatch.setattr("api.webhooks.post", lambda *a, **k: calls.append((a, k)) or 204)
-    yield calls
+def receiver(settings: Any) -> Iterator[Receiver]:
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = self.rfile.read(length)
+            state.received.append(Received(self.path, dict(self.headers.items()), body))
+            status = state.answers.pop(0) if state.answers else 204
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/fabric"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)

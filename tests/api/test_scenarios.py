@@ -104,9 +104,7 @@ def test_inputs_that_are_not_an_object_are_refused(client_a: Caller) -> None:
     )
 
     assert response.status_code == 400
-    assert response.json()["error"]["fields"] == {
-        "inputs": ["must be a JSON object (scenario v1)"]
-    }
+    assert response.json()["error"]["fields"] == {"inputs": ["must be a JSON object (scenario v1)"]}
 
 
 def test_missing_name_and_inputs_are_both_reported(client_a: Caller) -> None:
@@ -291,3 +289,25 @@ def test_a_run_shows_its_status_and_result(client_a: Caller, submitted: Any) -> 
     assert body["attempts"] == 1
     assert body["error"] == ""
     assert body["result"] == run.result
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"limit": 0}, "limit"), ({"limit": 101}, "limit"), ({"offset": -1}, "offset")],
+)
+def test_a_page_size_or_offset_out_of_range_is_a_400(
+    client_a: Caller, params: dict[str, int], field: str
+) -> None:
+    response = client_a.http.get("/api/v1/scenarios/", params)
+
+    assert response.status_code == 400
+    assert set(response.json()["error"]["fields"]) == {field}
+
+
+def test_an_empty_filter_is_refused_rather_than_ignored(client_a: Caller) -> None:
+    response = client_a.http.get("/api/v1/scenarios/", {"status": "", "customer": "ACME"})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"] == {
+        "status": ["may not be blank; leave the parameter out instead"]
+    }

@@ -1,0 +1,251 @@
+"""Webhooks: a run's outcome POSTed to the callback_url, signed, retried, every attempt kept."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+from typing import Any
+
+import pytest
+
+from advisor.scenarios.models import RunStatus
+from api.models import DeliveryStatus, WebhookAttempt, WebhookDelivery
+from api.services import webhook_backoff_s, webhook_delivery_create
+from api.webhooks import UnsafeWebhookUrl, check_address, check_url_syntax, signature
+from tests.api.conftest import TWO_SERVER_TRAINING, Caller, Receiver, latest_run
+
+pytestmark = pytest.mark.django_db
+
+
+def expected_signature(body: bytes, secret: str) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def test_a_finished_run_is_posted_signed_and_retried_after_a_failure(
+    client_a: Caller, receiver: Receiver, submitted: Any
+) -> None:
+    receiver.answers = [500]  # the first attempt fails, the retry succeeds (204)
+
+    created = submitted(callback_url=receiver.url)  # runs the evaluation and webhook eagerly
+
+    run = latest_run(created["id"])
+    assert run.status == RunStatus.SUCCEEDED
+    assert len(receiver.received) == 2
+    assert client_a.api_client is not None
+    secret = client_a.api_client.webhook_secret
+    for request in receiver.received:
+        assert request.path == "/hooks/fabric"
+        assert request.headers["Content-Type"] == "application/json"
+        assert request.headers["X-Fabric-Signature"] == expected_signature(request.body, secret)
+        assert request.headers["X-Fabric-Event"] == "run.finished"
+    assert receiver.received[0].body == receiver.received[1].body  # the same bytes, re-sent
+    payload = json.loads(receiver.received[1].body)
+    delivery = WebhookDelivery.objects.get()
+    assert payload["event"] == "run.finished"
+    assert payload["delivery_id"] == str(delivery.pk)
+    assert payload["scenario"]["id"] == created["id"]
+    assert payload["scenario"]["url"] == f"http://localhost:8000/api/v1/scenarios/{created['id']}/"
+    assert payload["run"]["id"] == str(run.pk)
+    assert payload["run"]["status"] == "succeeded"
+    assert payload["bom_url"].endswith(f"/api/v1/scenarios/{created['id']}/bom/")
+    assert payload["headline"] == run.result["recommendation"]["headline"]
+    assert delivery.status == DeliveryStatus.DELIVERED
+    assert delivery.attempts == 2
+    assert delivery.last_status_code == 204
+    assert delivery.delivered_at is not None
+    assert list(WebhookAttempt.objects.values_list("number", "status_code", "error")) == [
+        (1, 500, "HTTP 500"),
+        (2, 204, ""),
+    ]
+
+
+def test_delivery_gives_up_after_the_last_allowed_attempt(
+    receiver: Receiver, submitted: Any, settings: Any
+) -> None:
+    settings.WEBHOOK_MAX_ATTEMPTS = 3
+    receiver.answers = [503, 503, 503, 503]
+
+    submitted(callback_url=receiver.url)
+
+    delivery = WebhookDelivery.objects.get()
+    assert len(receiver.received) == 3
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.attempts == 3
+    assert delivery.last_status_code == 503
+    assert delivery.delivered_at is None
+
+
+@pytest.mark.parametrize("answer", [410, 302])
+def test_an_answer_that_will_not_change_is_not_retried(
+    receiver: Receiver, submitted: Any, answer: int
+) -> None:
+    receiver.answers = [answer]
+
+    submitted(callback_url=receiver.url)
+
+    delivery = WebhookDelivery.objects.get()
+    assert len(receiver.received) == 1
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.last_error == f"HTTP {answer}"
+
+
+def test_an_unreachable_receiver_is_retried_and_recorded(submitted: Any, settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    settings.WEBHOOK_MAX_ATTEMPTS = 2
+    submitted(callback_url="http://127.0.0.1:9/closed")  # the discard port: nothing listens
+
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.attempts == 2
+    assert delivery.last_status_code is None
+    assert "ConnectionRefusedError" in delivery.last_error
+
+
+def test_private_addresses_are_refused_at_delivery_unless_allowed(
+    receiver: Receiver, submitted: Any, settings: Any, run_tasks: Any
+) -> None:
+    created = submitted(callback_url=receiver.url)  # accepted while private addresses are allowed
+    WebhookDelivery.objects.all().delete()
+    receiver.received.clear()
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+
+    with run_tasks():
+        webhook_delivery_create(run_id=latest_run(created["id"]).pk)
+
+    delivery = WebhookDelivery.objects.get()
+    assert receiver.received == []
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.attempts == 1
+    assert delivery.last_error == (
+        "refused: callback_url must not point at a loopback or private address"
+    )
+
+
+def test_a_failed_run_is_reported_too(
+    receiver: Receiver, client_a: Caller, run_tasks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken_engine(*args: Any, **kwargs: Any) -> None:
+        raise ZeroDivisionError("bug")
+
+    monkeypatch.setattr("advisor.scenarios.services.evaluate_inputs", broken_engine)
+
+    with run_tasks():
+        client_a.http.post(
+            "/api/v1/scenarios/",
+            {"name": "Breaks", "inputs": TWO_SERVER_TRAINING, "callback_url": receiver.url},
+            format="json",
+        )
+
+    payload = json.loads(receiver.received[0].body)
+    assert payload["run"]["status"] == "failed"
+    assert payload["run"]["error"] == "Engine error: ZeroDivisionError: bug"
+    assert "bom_url" not in payload
+
+
+def test_no_callback_url_no_delivery(submitted: Any) -> None:
+    submitted()
+
+    assert WebhookDelivery.objects.count() == 0
+
+
+def test_a_second_signal_for_the_same_run_posts_nothing_more(
+    receiver: Receiver, submitted: Any
+) -> None:
+    created = submitted(callback_url=receiver.url)
+
+    again = webhook_delivery_create(run_id=latest_run(created["id"]).pk)
+
+    assert again is None
+    assert WebhookDelivery.objects.count() == 1
+    assert len(receiver.received) == 1
+
+
+def test_a_revoked_clients_webhooks_are_not_sent(
+    receiver: Receiver, client_a: Caller, submitted: Any, run_tasks: Any
+) -> None:
+    created = submitted(callback_url=receiver.url)
+    WebhookDelivery.objects.all().delete()
+    receiver.received.clear()
+    assert client_a.api_client is not None
+    client_a.api_client.revoked_at = client_a.api_client.created_at
+    client_a.api_client.save()
+
+    with run_tasks():
+        webhook_delivery_create(run_id=latest_run(created["id"]).pk)
+
+    assert receiver.received == []
+    assert WebhookDelivery.objects.get().last_error == (
+        "the scenario's owner has no active API client"
+    )
+
+
+# --- The rules, one by one --------------------------------------------------------------------
+
+
+def test_the_signature_is_an_hmac_sha256_of_the_raw_body() -> None:
+    assert signature(b'{"a":1}', "s3cret") == (
+        "sha256=" + hmac.new(b"s3cret", b'{"a":1}', hashlib.sha256).hexdigest()
+    )
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["169.254.169.254", "169.254.1.1", "fe80::1", "::ffff:169.254.169.254", "fd00:ec2::254"],
+)
+def test_link_local_and_metadata_addresses_are_refused_even_when_private_is_allowed(
+    settings: Any, address: str
+) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+
+    with pytest.raises(UnsafeWebhookUrl):
+        check_address(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "192.168.0.5", "::1", "fc00::5"])
+def test_loopback_and_private_addresses_need_the_setting(settings: Any, address: str) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    with pytest.raises(UnsafeWebhookUrl, match="loopback or private"):
+        check_address(ipaddress.ip_address(address))
+
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    check_address(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["file:///etc/passwd", "gopher://x", "https://user:pw@example.com/", "http:///nohost"],
+)
+def test_only_plain_http_and_https_urls_are_accepted(url: str) -> None:
+    with pytest.raises(UnsafeWebhookUrl):
+        check_url_syntax(url)
+
+
+def test_public_addresses_are_accepted(settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+
+    check_url_syntax("https://93.184.216.34/hook")
+    check_url_syntax("https://quotes.example.com/hook")
+
+
+def test_the_backoff_doubles_and_is_capped(settings: Any) -> None:
+    settings.WEBHOOK_BACKOFF_BASE_S = 30
+    settings.WEBHOOK_BACKOFF_MAX_S = 300
+
+    assert [webhook_backoff_s(n) for n in range(1, 7)] == [30, 60, 120, 240, 300, 300]
+
+
+def test_a_duplicated_message_for_an_attempt_posts_once(
+    receiver: Receiver, submitted: Any, run_tasks: Any
+) -> None:
+    created = submitted(callback_url=receiver.url)
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == DeliveryStatus.DELIVERED
+
+    from api.tasks import webhook_deliver
+
+    assert webhook_deliver.delay(str(delivery.pk), attempt=1).get() == "skipped"
+    assert webhook_deliver.delay(str(delivery.pk), attempt=2).get() == "skipped"
+    assert len(receiver.received) == 1
+    assert latest_run(created["id"]).webhook_deliveries.get().attempts == 1
