@@ -267,6 +267,9 @@ RUN_RETRY_BACKOFF_MAX_S = env_int("RUN_RETRY_BACKOFF_MAX_S", 60, minimum=1)
 # Sweeps: design points per chunk (one Celery task) and the largest sweep accepted.
 SWEEP_CHUNK_POINTS = env_int("SWEEP_CHUNK_POINTS", 250, minimum=1)
 SWEEP_MAX_POINTS = env_int("SWEEP_MAX_POINTS", 20_000, minimum=1)
+# Unfinished sweeps one person (or API client) may have at a time: sweeps are the only way to
+# ask for minutes of worker time with one request.
+SWEEP_MAX_ACTIVE_PER_USER = env_int("SWEEP_MAX_ACTIVE_PER_USER", 3, minimum=1)
 
 # Interactive runs and sweep chunks go to separate queues. Workers started without -Q consume
 # every queue listed here, and kombu's Redis transport polls them round-robin, so a 10,000-point

@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -93,6 +94,10 @@ class InvalidSweep(Exception):
     def __init__(self, field_errors: dict[str, list[str]]) -> None:
         self.field_errors = field_errors
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in field_errors.items()))
+
+
+class TooManySweeps(Exception):
+    """The owner already has SWEEP_MAX_ACTIVE_PER_USER sweeps queued or running."""
 
 
 class ChunkInterrupted(Exception):
@@ -275,8 +280,22 @@ def sweep_create(
 ) -> Sweep:
     """Store a sweep of `scenario` over `axes` and send its chunks once this commits.
 
-    Bad axes raise InvalidSweep; a scenario the engine refuses raises InvalidScenario.
+    Bad axes raise InvalidSweep; a scenario the engine refuses raises InvalidScenario; an
+    owner with SWEEP_MAX_ACTIVE_PER_USER unfinished sweeps gets TooManySweeps (their row is
+    locked while counting, so two concurrent requests cannot both slip under the limit).
     """
+    owner_user: Any = _owner_or_none(owner)
+    if owner_user is not None:
+        get_user_model().objects.select_for_update().filter(pk=owner_user.pk).first()
+        active = Sweep.objects.filter(
+            owner=owner_user, status__in=[SweepStatus.QUEUED, SweepStatus.RUNNING]
+        ).count()
+        limit = settings.SWEEP_MAX_ACTIVE_PER_USER
+        if active >= limit:
+            raise TooManySweeps(
+                f"{active} of your sweeps are still running; at most {limit} at a time. "
+                "Wait for one to finish."
+            )
     catalog = current_catalog()
     normalised = normalise_axes(axes, base=_parse_base(scenario.inputs, catalog))
     total = point_count(normalised)
@@ -284,7 +303,7 @@ def sweep_create(
     starts = range(0, total, size)
     sweep = Sweep.objects.create(
         scenario=scenario,
-        owner=_owner_or_none(owner),
+        owner=owner_user,
         axes=normalised,
         catalog_version=catalog.version,
         engine_version=_engine_version(),
