@@ -385,7 +385,7 @@ def scaling_figure(result: dict[str, Any]) -> dict[str, Any]:
                         "x": math.log10(nodes),
                         "y": 1,
                         "yref": "paper",
-                        "text": f"your job: {nodes:g} servers",
+                        "text": f"your job: {nodes:g} server{'s' if nodes != 1 else ''}",
                         "showarrow": False,
                         "yanchor": "bottom",
                         "font": {"size": 11},

@@ -89,17 +89,25 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         title = f"{fabric} · {nics} × {gbps:g} Gb/s NICs per server · {topo} · network {capex}"
     else:
         title = f"No compute fabric needed · standard Ethernet · network {capex}"
-    facts = [
-        Fact(
-            "NICs per server", f"{nics} × {gbps:g}G" if nics else "—", str(rec.get("nic_sku") or "")
-        ),
-        Fact(
-            "Topology",
-            topo.split(",")[0] if topo else "—",
-            ", ".join(topo.split(", ")[1:]) if needs_fabric else "",
-        ),
-        Fact("Network cost", capex, "NICs, switches, optics, cables"),
-    ]
+    if needs_fabric:
+        facts = [
+            Fact(
+                "NICs per server",
+                f"{nics} × {gbps:g}G" if nics else "—",
+                str(rec.get("nic_sku") or ""),
+            ),
+            Fact("Topology", topo.split(",")[0] if topo else "—", ", ".join(topo.split(", ")[1:])),
+        ]
+    else:
+        facts = [
+            Fact(
+                "Front-end NICs",
+                f"{nics} × {gbps:g}G" if nics else "—",
+                str(rec.get("nic_sku") or ""),
+            ),
+            Fact("Compute fabric", "None", "GPUs talk over NVLink / PCIe"),
+        ]
+    facts.append(Fact("Network cost", capex, "NICs, switches, optics, cables"))
     if is_inference(result):
         facts.append(
             Fact(

@@ -47,6 +47,8 @@ def result_context(result: dict[str, Any], prefix: str = "chart") -> dict[str, A
         "uncertainty": presenters.uncertainty_rows(result),
         "inference": charts.is_inference(result),
         "topology": charts.topology_layout(result),
+        "has_scaling": bool(charts.scaling_series(result)),
+        "has_alternatives": len(result.get("options") or []) > 1,
     }
 
 

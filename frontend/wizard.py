@@ -18,7 +18,7 @@ from advisor.scenarios.services import run_enqueue, scenario_submit, scenario_up
 from frontend import questionnaire as qn
 from frontend.access import draft_or_404, remember_draft, remember_scenario
 from frontend.models import QuestionnaireDraft
-from frontend.services import draft_create, draft_save
+from frontend.services import draft_create, draft_merge_answers, draft_save
 
 # When the person switches between one server and several, a GPU count that was only our
 # default is replaced by the other path's default.
@@ -198,6 +198,14 @@ def step_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpRespo
     errors = qn.check_step(current, answers, catalog)
     if not errors:
         errors = _engine_errors(answers, catalog, steps, step)
+    here = {k for k in errors if qn.step_of_question(steps, k) == step}
+    if errors and not here:
+        # This answer makes an earlier one impossible (e.g. a split model needs more GPUs):
+        # go back to that question, with the reason beside it.
+        target = qn.first_step_with_errors(errors, steps)
+        draft_save(draft=draft, answers=answers, step=target, errors={**other_errors, **errors})
+        messages.error(request, "With that answer, an earlier one needs another look.")
+        return redirect("wizard_step", draft_id=draft.pk, step=target)
     if errors:
         draft_save(draft=draft, answers=answers, step=step, errors={**other_errors, **errors})
         context = _step_context(request, draft, steps, current, answers, errors)
@@ -280,7 +288,7 @@ def check_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpResp
     # Only questions the person has touched are judged while typing.
     touched = {q.name for q in qn.visible_questions(current, answers) if q.name in request.POST}
     errors = {k: v for k, v in errors.items() if k in touched}
-    draft_save(draft=draft, answers=answers)
+    draft_merge_answers(draft_id=draft.pk, answers={k: answers[k] for k in touched})
     fields = [
         {"name": q.name, "errors": errors.get(q.name, [])}
         for q in qn.visible_questions(current, answers)

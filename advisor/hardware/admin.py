@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import admin, messages
@@ -10,7 +11,12 @@ from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 
 from advisor.hardware.models import CatalogVersion, HardwareItem
-from advisor.hardware.services import CatalogInvalid, catalog_publish, hardware_sync_builtin
+from advisor.hardware.services import (
+    CatalogInvalid,
+    builtin_item,
+    catalog_publish,
+    hardware_sync_builtin,
+)
 
 _DIRTY = "_hardware_catalog_changes"
 
@@ -53,7 +59,7 @@ class HardwareItemAdmin(admin.ModelAdmin[HardwareItem]):
     list_editable = ("unit_price_usd", "cloud_usd_per_hour", "power_w", "enabled")
     list_filter = ("kind", "enabled", "price_is_estimate")
     search_fields = ("sku", "name", "source")
-    readonly_fields = ("updated_at", "updated_by")
+    readonly_fields = ("updated_at", "updated_by", "builtin_reference")
     fieldsets = (
         (None, {"fields": ("kind", "sku", "name", "enabled")}),
         (
@@ -116,6 +122,11 @@ class HardwareItemAdmin(admin.ModelAdmin[HardwareItem]):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[HardwareItem]) -> None:
         _changes(request).extend(f"{o.sku}: deleted by {request.user}" for o in queryset)
         super().delete_queryset(request, queryset)
+
+    @admin.display(description="Built-in values")
+    def builtin_reference(self, obj: HardwareItem) -> str:
+        raw = builtin_item(obj.kind, obj.sku) if obj.pk else None
+        return json.dumps(raw, indent=1) if raw else "Not in the built-in catalog (added by staff)."
 
     @admin.action(description="Publish the catalog now (a new version for new runs)")
     def publish_now(self, request: HttpRequest, queryset: QuerySet[HardwareItem]) -> None:

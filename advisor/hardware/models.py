@@ -40,7 +40,10 @@ class HardwareItem(models.Model):
     attributes = models.JSONField(
         default=dict,
         blank=True,
-        help_text="Technical fields of the engine's item (ports, speeds, radix, ...).",
+        help_text=(
+            "Engine fields to override (ports, speeds, radix, ...) as JSON; empty keeps the "
+            "built-in values. An item you add needs all of its kind's fields here."
+        ),
     )
     enabled = models.BooleanField(
         default=True, help_text="Disabled items are left out of the catalog."

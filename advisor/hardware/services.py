@@ -33,8 +33,6 @@ def _row_from_item(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
     source = raw.get("source", "")
     if kind == ItemKind.GPU:
         source = (raw.get("sources") or {}).get("price_usd", "")
-    promoted = {cols["sku"], cols["name"], cols["unit_price_usd"], "power_w", "price_is_estimate"}
-    promoted |= {"source", "category"} if kind != ItemKind.GPU else {"cloud_usd_per_hour"}
     return {
         "name": str(raw.get(cols["name"], "")),
         "unit_price_usd": float(raw.get(cols["unit_price_usd"], 0) or 0),
@@ -42,8 +40,18 @@ def _row_from_item(kind: str, raw: dict[str, Any]) -> dict[str, Any]:
         "power_w": float(raw.get("power_w", 0) or 0),
         "price_is_estimate": bool(raw.get("price_is_estimate", True)),
         "source": str(source),
-        "attributes": {k: v for k, v in raw.items() if k not in promoted},
+        # Technical fields stay the built-in catalog's (so engine updates reach them); this
+        # holds only the fields staff override, or every field of an item staff added.
+        "attributes": {},
     }
+
+
+def builtin_item(kind: str, sku: str) -> dict[str, Any] | None:
+    """The built-in catalog's dict for this item, or None for items staff added."""
+    for raw in default_catalog().to_dict().get(kind) or []:
+        if _item_key(kind, raw) == sku:
+            return dict(raw)
+    return None
 
 
 def item_dict(row: HardwareItem) -> dict[str, Any]:

@@ -10,8 +10,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def _next(page: Any) -> None:
-    page.click("#next-button")
-    page.wait_for_load_state("networkidle")
+    with page.expect_navigation():
+        page.click("#next-button")
 
 
 def test_multi_server_training_gets_a_fabric_and_drawn_charts(
@@ -77,3 +77,59 @@ def test_multi_server_training_gets_a_fabric_and_drawn_charts(
     page.wait_for_selector("#validation-table")
     assert page.locator("#validation-table tbody tr").count() > 3
     customer.screenshot("07-accuracy")
+
+
+def test_single_server_fine_tuning_needs_no_compute_fabric(new_page: Any, live_server: Any) -> None:
+    customer = new_page()
+    page = customer.page
+    page.goto(live_server.url + "/start/")
+    page.check("input[name=workload][value=fine_tuning]")
+    page.check("input[name=scale][value=one]")
+    _next(page)
+    page.check("input[name=model_choice][value='llama3-8b']")
+    _next(page)
+    assert page.input_value("input[name=gpus]") == "8"  # one server's worth, filled in for us
+    _next(page)
+    page.fill("input[name=total_tokens_b]", "2")
+    _next(page)
+    _next(page)
+    page.click("#submit-button")
+    page.wait_for_selector("#headline")
+    assert "No compute fabric needed" in page.inner_text("#headline-title")
+    assert "inside one server" in page.inner_text("#rationale")
+    page.wait_for_function("() => document.getElementById('chart-topology')._fullData")
+    assert page.evaluate("document.getElementById('chart-topology')._fullData.length") > 0
+    # Scaling either does not apply (said in words) or is drawn as what-if curves.
+    assert page.locator("#no-scaling").is_visible() or page.evaluate(
+        "document.getElementById('chart-scaling')._fullData.length"
+    )
+    customer.screenshot("08-results-single-server")
+
+
+def test_invalid_input_shows_an_inline_error(new_page: Any, live_server: Any) -> None:
+    customer = new_page()
+    page = customer.page
+    page.goto(live_server.url + "/start/")
+    _next(page)
+    _next(page)
+    # While typing: htmx checks the answer and names the problem beside the question.
+    page.fill("input[name=gpus]", "lots")
+    page.locator("input[name=gpus]").dispatch_event("change")
+    page.wait_for_function(
+        "() => document.getElementById('err-gpus').textContent.includes('whole number')"
+    )
+    # Pressing Next anyway keeps the person on the page with the same message.
+    with page.expect_navigation():
+        page.click("#next-button")
+    assert page.url.endswith("/hardware/")
+    error = page.inner_text("#err-gpus")
+    assert "Enter a whole number; 'lots' is not one." in error
+    assert page.locator("#q-gpus .why").is_visible()
+    customer.screenshot("09-wizard-inline-error")
+    # Fixing it moves on, and nothing typed earlier was lost.
+    page.fill("input[name=gpus]", "128")
+    _next(page)
+    assert page.url.endswith("/work/")
+    with page.expect_navigation():
+        page.click("button[name=nav][value=back]")
+    assert page.input_value("input[name=gpus]") == "128"

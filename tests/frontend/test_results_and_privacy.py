@@ -1,0 +1,172 @@
+"""The scenario page in its three states, and who may open it (and its exports)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import zlib
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from tests.frontend.conftest import make_scenario
+from tests.frontend.sample_result import single_server_result, training_result
+
+pytestmark = pytest.mark.django_db
+
+PAGES = ("", "progress", "report.pdf", "bom.csv", "result.json")
+
+
+def _pdf_text(pdf: bytes) -> str:
+    """Text drawn by the PDF's content streams (fpdf2 deflates them; core fonts keep it plain)."""
+    out = []
+    for match in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S):
+        data = match.group(1)
+        try:
+            data = zlib.decompress(data)
+        except zlib.error:
+            continue
+        out.append(data.decode("latin-1"))
+    return "\n".join(out)
+
+
+def test_results_answer_first_then_explain_then_detail(client: Client) -> None:
+    scenario = make_scenario()
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    headline = html.index('id="headline"')
+    assert headline < html.index('id="rationale"') < html.index('id="bom"')
+    assert "RoCE v2 · 8 × 400 Gb/s NICs per server · 2-tier leaf-spine" in html
+    assert "network $2.80M" in html
+    assert "Standard Ethernet would leave GPUs idle 41 %" in html  # rationale with numbers
+    assert "InfiniBand becomes cheaper overall above 2,048 GPUs." in html  # break-even
+    assert "PFC pause frames and ECN marks per port" in html  # monitoring
+    assert "cx7-400g" in html and "$1,228,800" in html  # BOM line
+    assert 'href="/accuracy/"' in html
+    for chart in ("chart-topology", "chart-cost", "chart-breakdown", "chart-scaling"):
+        assert f'id="{chart}"' in html
+        assert f'<script id="fig-{chart}" type="application/json">' in html
+    assert "/static/vendor/plotly/plotly.min.js" in html
+    assert "https://" not in re.sub(r'href="https?://[^"]*"', "", html.split("<body")[0])
+
+
+def test_single_server_says_no_compute_fabric_is_needed(client: Client) -> None:
+    scenario = make_scenario(result=single_server_result())
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    assert "No compute fabric needed" in html
+
+
+def test_progress_is_polled_until_the_run_finishes(client: Client) -> None:
+    scenario = make_scenario(status=RunStatus.RUNNING, progress=40)
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    assert 'hx-trigger="every 1s"' in html
+    assert 'aria-valuenow="40"' in html and "width: 40%" in html
+    partial = client.get(f"/s/{scenario.pk}/progress")
+    assert b'aria-valuenow="40"' in partial.content and "HX-Refresh" not in partial
+    ScenarioRun.objects.filter(scenario=scenario).update(status=RunStatus.SUCCEEDED, progress=100)
+    done = client.get(f"/s/{scenario.pk}/progress")
+    assert done["HX-Refresh"] == "true"
+
+
+def test_a_failed_run_explains_itself_in_words(client: Client) -> None:
+    scenario = make_scenario(status=RunStatus.FAILED)
+    ScenarioRun.objects.filter(scenario=scenario).update(
+        error="gpus: does not fit", error_fields={"gpus": ["Llama does not fit on 1 GPU"]}
+    )
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    assert "How many GPUs in total?:</strong> Llama does not fit on 1 GPU" in html
+    assert "Fix my answers" in html
+
+
+def test_an_anonymous_scenario_opens_by_its_link_alone(client: Client) -> None:
+    scenario = make_scenario(owner=None)
+    for page in PAGES:
+        assert Client().get(f"/s/{scenario.pk}/{page}").status_code == 200, page
+
+
+def test_a_stranger_gets_404_everywhere_on_someone_elses_scenario(
+    customer_user: User, customer_client: Client, stranger_client: Client, sales_client: Client
+) -> None:
+    scenario = make_scenario(owner=customer_user)
+    for page in PAGES:
+        assert customer_client.get(f"/s/{scenario.pk}/{page}").status_code == 200, page
+        assert sales_client.get(f"/s/{scenario.pk}/{page}").status_code == 200, page
+        assert stranger_client.get(f"/s/{scenario.pk}/{page}").status_code == 404, page
+        assert Client().get(f"/s/{scenario.pk}/{page}").status_code == 404, page
+    for action in ("rerun", "edit", "clone", "notes"):
+        assert stranger_client.post(f"/s/{scenario.pk}/{action}").status_code == 404, action
+    assert scenario.runs.count() == 1  # the refused re-run changed nothing
+    assert Scenario.objects.count() == 1  # and the refused clone too
+
+
+def test_signing_up_claims_the_browsers_scenarios(client: Client) -> None:
+    mine = make_scenario(name="mine")
+    someone_elses = make_scenario(name="not mine")
+    client.get(f"/s/{mine.pk}/")  # visited: remembered in this session
+    response = client.post(
+        "/accounts/signup/",
+        {
+            "username": "newbie",
+            "password1": "a-long-pass-phrase-9",
+            "password2": "a-long-pass-phrase-9",
+        },
+    )
+    assert response.status_code == 302
+    mine.refresh_from_db()
+    someone_elses.refresh_from_db()
+    assert mine.owner is not None and mine.owner.username == "newbie"
+    assert someone_elses.owner is None
+    assert b"mine" in client.get("/scenarios/").content
+    # Now private: the bare link no longer opens it for others.
+    assert Client().get(f"/s/{mine.pk}/").status_code == 404
+
+
+def test_logging_in_also_claims_the_browsers_scenarios(customer_user: User) -> None:
+    client = Client()
+    scenario = make_scenario()
+    client.get(f"/s/{scenario.pk}/")
+    client.post(
+        "/accounts/login/",
+        {"username": "cora.customer", "password": "correct-horse-battery"},
+    )
+    scenario.refresh_from_db()
+    assert scenario.owner == customer_user
+
+
+def test_bom_csv_has_every_line(client: Client) -> None:
+    scenario = make_scenario()
+    response = client.get(f"/s/{scenario.pk}/bom.csv")
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["sku"] for r in rows] == [line["sku"] for line in training_result()["bom"]]
+    assert rows[0]["quantity"] == "512" and rows[0]["extended_price_usd"] == "1228800.0"
+
+
+def test_json_export_is_the_full_result(client: Client) -> None:
+    scenario = make_scenario()
+    payload = json.loads(client.get(f"/s/{scenario.pk}/result.json").content)
+    assert payload["result"] == training_result()
+    assert payload["run"]["catalog_version"] == "builtin-2025.11.1"
+
+
+def test_pdf_report_holds_headline_bom_skus_and_charts(client: Client) -> None:
+    scenario = make_scenario(customer="Acme AI")
+    response = client.get(f"/s/{scenario.pk}/report.pdf")
+    assert response["Content-Type"] == "application/pdf"
+    pdf = response.content
+    assert pdf.startswith(b"%PDF")
+    assert len(pdf) > 20_000
+    text = _pdf_text(pdf)
+    for line in training_result()["bom"]:
+        assert line["sku"] in text, line["sku"]
+    assert "RoCE v2" in text and "ACME AI" in text
+    assert "Why this design" in text and "Assumptions" in text
+    assert pdf.count(b"/Subtype /Image") >= 4  # topology, breakdown, cost vs speed, scaling
+
+
+def test_exports_need_a_result(client: Client) -> None:
+    scenario = make_scenario(status=RunStatus.QUEUED, progress=0)
+    assert client.get(f"/s/{scenario.pk}/report.pdf").status_code == 404

@@ -1,0 +1,152 @@
+"""The wizard in the browser's shoes: next, back, save and resume, inline errors, submit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from advisor.scenarios.models import RunStatus, Scenario
+from frontend.models import QuestionnaireDraft
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _start(client: Client) -> str:
+    response = client.get("/start/")
+    assert response.status_code == 302
+    return response["Location"].rsplit("/", 2)[0]  # /q/<uuid>
+
+
+def _post(client: Client, base: str, step: str, **data: Any) -> Any:
+    return client.post(f"{base}/{step}/", {"nav": "next", **data})
+
+
+def test_a_customer_walks_through_and_gets_a_computed_scenario() -> None:
+    client = Client()
+    base = _start(client)
+    assert _post(client, base, "job", workload="training", scale="many")["Location"].endswith(
+        "/model/"
+    )
+    _post(client, base, "model", model_choice="llama3-70b", precision="bf16")
+    _post(client, base, "hardware", gpu="h100-sxm", gpus="128")
+    _post(client, base, "work")
+    _post(client, base, "priorities", team_skills="both")
+    response = client.post(f"{base}/review/", {"nav": "submit", "name": "My cluster"})
+    assert response.status_code == 302
+    scenario = Scenario.objects.get()
+    assert response["Location"] == f"/s/{scenario.pk}/"
+    assert scenario.name == "My cluster"
+    assert scenario.owner is None
+    assert scenario.inputs["gpus"] == 128
+    run = scenario.runs.get()
+    assert run.status == RunStatus.SUCCEEDED  # eager task ran when the request committed
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    assert b'id="headline"' in page.content
+    # The browser remembers it; the list shows it.
+    assert str(scenario.pk) in client.session["fabric_scenarios"]
+    assert b"My cluster" in client.get("/scenarios/").content
+
+
+def test_invalid_input_is_named_next_to_its_question_and_nothing_moves_on() -> None:
+    client = Client()
+    base = _start(client)
+    response = _post(client, base, "hardware", gpu="h100-sxm", gpus="lots")
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert 'id="err-gpus"' in html
+    assert "Enter a whole number; &#x27;lots&#x27; is not one." in html
+    assert 'aria-invalid="true"' in html
+    draft = QuestionnaireDraft.objects.get()
+    assert draft.step == "hardware"
+    assert draft.answers["gpus"] == "lots"  # kept, so the person can correct it
+
+
+def test_engine_rules_are_checked_on_the_step_that_caused_them() -> None:
+    client = Client()
+    base = _start(client)
+    _post(client, base, "job", workload="inference", scale="many")
+    _post(client, base, "model", model_choice="deepseek-v3")
+    # Too big for one server when every server must serve alone: the replicas question.
+    assert _post(client, base, "hardware", gpu="h100-sxm", gpus="8").status_code == 302
+    response = _post(client, base, "work", replicas="independent")
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "does not fit on 8 x h100-sxm inside one server" in html
+    assert html.index('id="err-replicas"') < html.index("does not fit")
+    # Split across servers, it is the GPU count that is too small: back to that question.
+    response = _post(client, base, "work", replicas="split")
+    assert response["Location"].endswith("/hardware/")
+    page = client.get(response["Location"]).content.decode()
+    assert "does not fit on 8 x h100-sxm" in page
+    assert page.index('id="err-gpus"') < page.index("does not fit on 8 x h100-sxm")
+    # Submitting anyway lands on the same question; nothing is saved.
+    response = client.post(f"{base}/review/", {"nav": "submit"})
+    assert response["Location"].endswith("/hardware/")
+    assert not Scenario.objects.exists()
+
+
+def test_back_keeps_the_answers_without_judging_them() -> None:
+    client = Client()
+    base = _start(client)
+    response = client.post(f"{base}/hardware/", {"nav": "back", "gpus": "96", "gpu": "b200"})
+    assert response["Location"].endswith("/model/")
+    page = client.get(f"{base}/hardware/").content.decode()
+    assert 'value="96"' in page
+    assert 'value="b200" checked' in page
+
+
+def test_switching_to_one_server_replaces_the_default_gpu_count() -> None:
+    client = Client()
+    base = _start(client)
+    _post(client, base, "job", workload="fine_tuning", scale="one")
+    assert QuestionnaireDraft.objects.get().answers["gpus"] == "8"
+
+
+def test_save_shows_a_private_resume_link_that_works_in_another_browser() -> None:
+    client = Client()
+    base = _start(client)
+    response = client.post(f"{base}/model/", {"nav": "save", "model_choice": "mixtral-8x7b"})
+    assert response.status_code == 200
+    draft = QuestionnaireDraft.objects.get()
+    assert f"/q/{draft.pk}/" in response.content.decode()
+    other = Client()
+    resumed = other.get(f"/q/{draft.pk}/")
+    assert resumed["Location"] == f"/q/{draft.pk}/model/"
+    assert 'value="mixtral-8x7b" checked' in other.get(resumed["Location"]).content.decode()
+
+
+def test_live_check_returns_out_of_band_errors_and_saves(client: Client) -> None:
+    base = _start(client)
+    response = client.post(f"{base}/hardware/check", {"gpus": "-3", "gpu": "h100-sxm"})
+    html = response.content.decode()
+    assert 'id="err-gpus"' in html and 'hx-swap-oob="true"' in html
+    assert "Must be at least 1; you entered -3." in html
+    assert QuestionnaireDraft.objects.get().answers["gpus"] == "-3"
+
+
+def test_a_signed_in_persons_draft_is_closed_to_others(customer_client: Client) -> None:
+    base = _start(customer_client)
+    assert customer_client.get(f"{base}/job/").status_code == 200
+    assert Client().get(f"{base}/job/").status_code == 404
+    assert Client().post(f"{base}/job/check", {"gpus": "1"}).status_code == 404
+
+
+def test_an_unknown_draft_is_a_404() -> None:
+    assert Client().get("/q/6f1c3a9e-0000-4000-8000-000000000000/job/").status_code == 404
+
+
+def test_a_late_live_check_cannot_undo_what_next_saved() -> None:
+    client = Client()
+    base = _start(client)
+    draft = QuestionnaireDraft.objects.get()
+    stale = dict(draft.answers)  # what a slow check request read before Next was pressed
+    _post(client, base, "job", workload="fine_tuning", scale="one")
+    assert QuestionnaireDraft.objects.get().answers["gpus"] == "8"
+    from frontend.services import draft_merge_answers
+
+    draft_merge_answers(draft_id=draft.pk, answers={"scale": "one", "workload": "fine_tuning"})
+    answers = QuestionnaireDraft.objects.get().answers
+    assert answers["gpus"] == "8" and stale["gpus"] == "64"
