@@ -1,0 +1,235 @@
+"""Sweep pages: start one from a scenario, watch its progress, read its charts, export CSV.
+
+Who may see a sweep is who may see its scenario (advisor.scenarios.selectors.scenario_get);
+starting one needs an account, since a sweep asks for minutes of worker time.
+"""
+
+from __future__ import annotations
+
+import csv
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from advisor.scenarios import sweeps
+from advisor.scenarios.converters import InvalidScenario
+from advisor.scenarios.models import Scenario, Sweep
+from advisor.scenarios.selectors import scenario_list, user_is_sales
+from frontend.access import scenario_or_404
+from frontend.sweeps.charts import sweep_charts
+
+LIST_LIMIT = 100
+AXIS_FIELDS = ("servers", "nic_gbps", "nics_per_node", "oversubscription")
+AXIS_LABELS = {
+    "servers": "Servers",
+    "fabric": "Fabrics",
+    "nic_gbps": "NIC speeds (Gb/s)",
+    "nics_per_node": "NICs per server",
+    "oversubscription": "Leaf oversubscription (r of r:1)",
+}
+CSV_COLUMNS = (
+    "i",
+    "servers",
+    "gpus",
+    "fabric",
+    "nic_gbps",
+    "nics_per_node",
+    "oversubscription",
+    "feasible",
+    "reason",
+    "step_time_s",
+    "exposed_comm_s",
+    "scaling_efficiency",
+    "gpu_idle_fraction",
+    "tflops_per_gpu",
+    "run_time_s",
+    "gpu_hours",
+    "ms_per_token",
+    "ttft_ms",
+    "tokens_per_s_per_server",
+    "comm_ms_per_token",
+)
+
+
+def sweep_or_404(request: HttpRequest, sweep_id: uuid.UUID) -> Sweep:
+    sweep = sweeps.sweep_get(sweep_id=sweep_id, user=request.user)
+    if sweep is None:
+        raise Http404("No such sweep")
+    return sweep
+
+
+def _default_form(scenario: Scenario) -> dict[str, Any]:
+    """A useful first grid around the scenario: doubling servers up to 4x its size."""
+    nodes = 1
+    try:
+        gpus = int(scenario.inputs.get("gpus", 8))
+        per_node = int(scenario.inputs.get("gpus_per_node") or min(8, gpus))
+        nodes = max(1, gpus // max(1, per_node))
+    except (TypeError, ValueError, AttributeError):
+        pass
+    top = max(2, nodes * 4)
+    return {
+        "servers": f"1..{top} x2" if nodes > 1 else "1, 2, 4, 8",
+        "fabric": list(sweeps.FABRICS),
+        "nic_gbps": "100, 200, 400, 800",
+        "nics_per_node": "1, 2, 4, 8",
+        "oversubscription": "1, 2, 3",
+    }
+
+
+def _axes_from_post(request: HttpRequest) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    axes: dict[str, Any] = {}
+    errors: dict[str, list[str]] = {}
+    for name in AXIS_FIELDS:
+        text = request.POST.get(name, "")[:2000]
+        try:
+            values = sweeps.parse_axis_text(text)
+        except ValueError as exc:
+            errors[f"axes.{name}"] = [str(exc)]
+            continue
+        if any(isinstance(v, str) for v in values):
+            errors[f"axes.{name}"] = ["numbers only, e.g. 2, 4, 8 or 2..64 x2"]
+            continue
+        axes[name] = [
+            int(v) if name in ("servers", "nics_per_node") and v == int(v) else v for v in values
+        ]
+    fabrics = [f for f in request.POST.getlist("fabric") if f in sweeps.FABRICS]
+    if not fabrics:
+        errors["axes.fabric"] = ["pick at least one fabric"]
+    axes["fabric"] = fabrics
+    return axes, errors
+
+
+@login_required
+def sweep_index(request: HttpRequest) -> HttpResponse:
+    """The sweeps the person may see, and a way to start one from one of their scenarios."""
+    visible = scenario_list(user=request.user)
+    chosen = request.GET.get("scenario")
+    if chosen:
+        try:
+            chosen_id = uuid.UUID(chosen)
+        except ValueError:
+            raise Http404("No such scenario") from None
+        return redirect("sweep_new", scenario_id=scenario_or_404(request, chosen_id).pk)
+    rows = (
+        Sweep.objects.filter(scenario__in=visible.values("pk"))
+        .select_related("scenario")
+        .order_by("-created_at")[:LIST_LIMIT]
+    )
+    return render(
+        request,
+        "sweeps/index.html",
+        {
+            "sweeps": rows,
+            "scenarios": visible[:LIST_LIMIT],
+            "is_sales_view": user_is_sales(request.user),
+            "nav": "sweeps",
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def sweep_new(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario = scenario_or_404(request, scenario_id)
+    form: dict[str, Any] = _default_form(scenario)
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        form = {name: request.POST.get(name, "") for name in AXIS_FIELDS}
+        form["fabric"] = request.POST.getlist("fabric")
+        axes, errors = _axes_from_post(request)
+        if not errors:
+            try:
+                sweep = sweeps.sweep_create(scenario=scenario, axes=axes, owner=request.user)
+            except sweeps.InvalidSweep as exc:
+                errors = exc.field_errors
+            except InvalidScenario as exc:
+                errors = {"scenario": [f"The scenario cannot be evaluated: {exc}"]}
+            except sweeps.TooManySweeps as exc:
+                errors = {"axes": [str(exc)]}
+            else:
+                return redirect("sweep_detail", sweep_id=sweep.pk)
+    field_errors = {k.removeprefix("axes."): v for k, v in errors.items()}
+    return render(
+        request,
+        "sweeps/new.html",
+        {
+            "scenario": scenario,
+            "form": form,
+            "errors": field_errors,
+            "labels": AXIS_LABELS,
+            "fabrics": [(f, f.replace("roce", "RoCE v2").title()) for f in sweeps.FABRICS],
+            "max_points": settings.SWEEP_MAX_POINTS,
+            "nav": "sweeps",
+        },
+        status=400 if errors else 200,
+    )
+
+
+def sweep_detail(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
+    sweep = sweep_or_404(request, sweep_id)
+    context: dict[str, Any] = {"sweep": sweep, "scenario": sweep.scenario, "nav": "sweeps"}
+    if not sweep.is_finished:
+        return render(request, "sweeps/progress.html", context)
+    rows = sweeps.sweep_results(sweep)
+    scenario_servers = (sweep.axes.get("servers") or [0])[0]
+    try:
+        gpus = int(sweep.scenario.inputs.get("gpus", 0))
+        per_node = int(sweep.scenario.inputs.get("gpus_per_node") or min(8, gpus) or 1)
+        scenario_servers = gpus // per_node
+    except (TypeError, ValueError, AttributeError):
+        pass
+    charts = sweep_charts(rows, scenario_servers=scenario_servers)
+    elapsed_s = (
+        (sweep.finished_at - sweep.started_at).total_seconds()
+        if sweep.started_at and sweep.finished_at
+        else None
+    )
+    context.update(
+        {
+            "elapsed_s": elapsed_s,
+            "rows_count": len(rows),
+            "charts": charts,
+            "figures": [
+                {"id": f"sweep-{name}", "script_id": f"sweep-{name}-data", "figure": figure}
+                for name, figure in charts["figures"].items()
+            ],
+            "labels": AXIS_LABELS,
+        }
+    )
+    return render(request, "sweeps/detail.html", context)
+
+
+@require_GET
+def sweep_progress(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
+    """htmx poll target: the progress bar, or a refresh once the sweep has finished."""
+    sweep = sweep_or_404(request, sweep_id)
+    if sweep.is_finished:
+        response = HttpResponse(status=200)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(request, "sweeps/_progress.html", {"sweep": sweep})
+
+
+def _csv_safe(value: Any) -> Any:
+    # A spreadsheet runs a cell that starts with one of these as a formula.
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+@require_GET
+def sweep_results_csv(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
+    sweep = sweep_or_404(request, sweep_id)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(CSV_COLUMNS)
+    for row in sweeps.sweep_results(sweep):
+        writer.writerow([_csv_safe(row.get(column, "")) for column in CSV_COLUMNS])
+    return response
