@@ -151,7 +151,8 @@ def _layout(**extra: Any) -> dict[str, Any]:
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
         "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
-        "legend": {"orientation": "h", "y": -0.18, "x": 0},
+        # Legends above the plot: below it they collide with the x-axis title.
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         "hoverlabel": {"font": FONT},
     }
     base.update(extra)
@@ -383,11 +384,13 @@ def scaling_figure(result: dict[str, Any]) -> dict[str, Any]:
                 [
                     {
                         "x": math.log10(nodes),
-                        "y": 1,
+                        "y": 0.02,
                         "yref": "paper",
                         "text": f"your job: {nodes:g} server{'s' if nodes != 1 else ''}",
                         "showarrow": False,
                         "yanchor": "bottom",
+                        "xanchor": "right",
+                        "xshift": -4,
                         "font": {"size": 11},
                     }
                 ]

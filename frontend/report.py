@@ -1,14 +1,17 @@
 """The PDF report a sales engineer attaches to a quote.
 
 fpdf2 lays out the pages; matplotlib (Agg, no display, no browser) draws the same charts as
-the web page from the same series (frontend/charts.py). Text uses the PDF core font, so it is
-written as Latin-1: `_latin1` spells out the few symbols that fall outside it.
+the web page from the same series (frontend/charts.py). The text font is DejaVu Sans, embedded
+(a subset) from matplotlib's own data, so every viewer measures and draws the same glyphs;
+PDF core fonts are not embedded and viewers substitute wider fonts that overflow the margins.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import math
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -25,37 +28,23 @@ INK = (23, 32, 46)
 MUTED = (107, 116, 133)
 BRAND = (31, 94, 255)
 HEADER_FILL = (15, 27, 51)
+ROW_FILL = (244, 246, 250)
 CHART_DPI = 160
+# fontTools reports every subsetting step at INFO; one report is not worth 100 log lines.
+logging.getLogger("fontTools").setLevel(logging.WARNING)
+FONT = "dejavu"
+FONT_DIR = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+PDF_OPTIONS = 12
 
-_REPLACEMENTS = {
-    "≈": "~",
-    "—": "-",
-    "–": "-",
-    "−": "-",
-    "→": "->",
-    "←": "<-",
-    "≤": "<=",
-    "≥": ">=",
-    "’": "'",
-    "‘": "'",
-    "“": '"',
-    "”": '"',
-    "…": "...",
-    "★": "*",
-    "•": "-",
-    "·": "-",
-    "√": "sqrt",
-    "\u2009": " ",
-    "\u202f": " ",
-    "\u00a0": " ",
-}
+_REPLACEMENTS = {"\u2009": " ", "\u202f": " "}
 
 
-def _latin1(text: Any) -> str:
+def _text(text: Any) -> str:
+    """Text for matplotlib labels and the PDF (symbols DejaVu lacks are spelled out)."""
     out = str(text if text is not None else "")
     for bad, good in _REPLACEMENTS.items():
         out = out.replace(bad, good)
-    return out.encode("latin-1", "replace").decode("latin-1")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,7 +71,7 @@ def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(s.labels) + 1.2))
     labels = [
-        ("* " if r else "") + _latin1(lab) for lab, r in zip(s.labels, s.recommended, strict=True)
+        ("★ " if r else "") + _text(lab) for lab, r in zip(s.labels, s.recommended, strict=True)
     ]
     y = list(range(len(labels)))
     left = [0.0] * len(labels)
@@ -131,7 +120,7 @@ def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
                 zorder=5,
             )
             ax.annotate(
-                _latin1(p.label),
+                _text(p.label),
                 (p.speed, p.total_cost_usd / 1e6),
                 fontsize=7,
                 xytext=(8, 6),
@@ -199,7 +188,7 @@ def topology_png(result: dict[str, Any]) -> io.BytesIO:
             [node.x], [node.y], marker=marker, s=90, color=color, zorder=2, edgecolors="white"
         )
     for y, text in topo.layer_labels:
-        ax.text(-0.4, y, _latin1(text), ha="right", va="center", fontsize=7, color="#465165")
+        ax.text(-0.4, y, _text(text), ha="right", va="center", fontsize=7, color="#465165")
     ax.set_xlim(-7.5, 10.3)
     ax.set_ylim(-0.5, top + 0.5)
     ax.axis("off")
@@ -216,14 +205,14 @@ class _Report(FPDF):
     def header(self) -> None:
         if self.page_no() == 1:
             return
-        self.set_font("helvetica", "", 8)
+        self.set_font(FONT, "", 8)
         self.set_text_color(*MUTED)
-        self.cell(0, 6, _latin1(f"Fabric Advisor - {self.title_text}"), align="L")
+        self.cell(0, 6, _text(f"Fabric Advisor · {self.title_text}"), align="L")
         self.ln(8)
 
     def footer(self) -> None:
         self.set_y(-12)
-        self.set_font("helvetica", "", 8)
+        self.set_font(FONT, "", 8)
         self.set_text_color(*MUTED)
         self.cell(
             0, 6, "Estimates from public data; prices are indicative, not a quote.", align="L"
@@ -235,9 +224,9 @@ def _h2(pdf: FPDF, text: str) -> None:
     if pdf.get_y() > pdf.h - 50:
         pdf.add_page()
     pdf.ln(3)
-    pdf.set_font("helvetica", "B", 13)
+    pdf.set_font(FONT, "B", 13)
     pdf.set_text_color(*INK)
-    pdf.cell(0, 8, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 8, _text(text), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.set_draw_color(*BRAND)
     pdf.set_line_width(0.4)
     pdf.line(pdf.l_margin, pdf.get_y(), pdf.l_margin + 20, pdf.get_y())
@@ -245,9 +234,9 @@ def _h2(pdf: FPDF, text: str) -> None:
 
 
 def _para(pdf: FPDF, text: str, size: int = 10, color: tuple[int, int, int] = INK) -> None:
-    pdf.set_font("helvetica", "", size)
+    pdf.set_font(FONT, "", size)
     pdf.set_text_color(*color)
-    pdf.multi_cell(0, 5, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(0, 5, _text(text), new_x="LMARGIN", new_y="NEXT", align="L")
 
 
 def _image(pdf: FPDF, png: io.BytesIO | None, caption: str) -> None:
@@ -262,9 +251,9 @@ def _image(pdf: FPDF, png: io.BytesIO | None, caption: str) -> None:
     height = width * height_px / width_px
     if pdf.get_y() + height + 10 > pdf.h - pdf.b_margin:
         pdf.add_page()
-    pdf.set_font("helvetica", "B", 10)
+    pdf.set_font(FONT, "B", 10)
     pdf.set_text_color(*INK)
-    pdf.cell(0, 6, _latin1(caption), new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, _text(caption), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.image(png, w=width, h=height)
     pdf.ln(3)
 
@@ -276,8 +265,9 @@ def _table(
     align: tuple[str, ...] | None = None,
     size: int = 8,
 ) -> None:
-    pdf.set_font("helvetica", "", size)
+    pdf.set_font(FONT, "", size)
     pdf.set_text_color(*INK)
+    pdf.set_fill_color(*ROW_FILL)  # tables take their starting style from the page state
     pdf.set_draw_color(226, 230, 238)
     pdf.set_line_width(0.2)
     head = FontFace(emphasis="BOLD", color=(255, 255, 255), fill_color=HEADER_FILL)
@@ -287,13 +277,13 @@ def _table(
         headings_style=head,
         line_height=4.6,
         borders_layout="HORIZONTAL_LINES",
-        cell_fill_color=(247, 249, 252),
+        cell_fill_color=ROW_FILL,
         cell_fill_mode="ROWS",
     ) as table:
         for row in rows:
             cells = table.row()
             for value in row:
-                cells.cell(_latin1(value))
+                cells.cell(_text(value))
     pdf.ln(2)
 
 
@@ -310,8 +300,10 @@ def build_report_pdf(
 ) -> bytes:
     head = presenters.headline(result)
     pdf = _Report(orientation="P", unit="mm", format="A4")
+    pdf.add_font(FONT, "", str(FONT_DIR / "DejaVuSans.ttf"))
+    pdf.add_font(FONT, "B", str(FONT_DIR / "DejaVuSans-Bold.ttf"))
     pdf.title_text = scenario_name
-    pdf.set_title(_latin1(f"Fabric Advisor report: {scenario_name}"))
+    pdf.set_title(_text(f"Fabric Advisor report: {scenario_name}"))
     pdf.set_author("Fabric Advisor")
     pdf.set_creator("Fabric Advisor")
     pdf.set_auto_page_break(auto=True, margin=16)
@@ -322,15 +314,15 @@ def build_report_pdf(
     pdf.set_fill_color(*HEADER_FILL)
     pdf.rect(0, 0, pdf.w, 62, style="F")
     pdf.set_xy(16, 12)
-    pdf.set_font("helvetica", "B", 9)
+    pdf.set_font(FONT, "B", 9)
     pdf.set_text_color(159, 179, 220)
     label = "NETWORK RECOMMENDATION" + (f" FOR {customer.upper()}" if customer else "")
-    pdf.cell(0, 5, _latin1(label), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", "B", 17)
+    pdf.cell(0, 5, _text(label), new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.set_font(FONT, "B", 17)
     pdf.set_text_color(255, 255, 255)
-    pdf.multi_cell(0, 8, _latin1(scenario_name), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", "B", 11)
-    pdf.multi_cell(0, 6, _latin1(head["title"]), new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(0, 8, _text(scenario_name), new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.set_font(FONT, "B", 11)
+    pdf.multi_cell(0, 6, _text(head["title"]), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.set_y(66)
 
     if head["sentence"]:
@@ -344,12 +336,13 @@ def build_report_pdf(
 
     _h2(pdf, "Why this design")
     for sentence in (result.get("recommendation") or {}).get("rationale") or []:
-        _para(pdf, f"- {sentence}")
+        _para(pdf, f"•  {sentence}")
     for item in result.get("break_even") or []:
         _para(pdf, f"Break-even: {item.get('statement', '')}", color=MUTED)
     for row in presenters.uncertainty_rows(result):
         _para(pdf, f"Range: {row['label']} between {row['low']} and {row['high']}.", color=MUTED)
 
+    pdf.add_page()
     _h2(pdf, "Charts")
     _image(pdf, topology_png(result), "Topology (a representative slice; counts on the left)")
     _image(pdf, breakdown_png(result), charts.breakdown_series(result).title + " per candidate")
@@ -358,12 +351,12 @@ def build_report_pdf(
 
     _h2(pdf, "Bill of materials")
     for group in presenters.bom_groups(result):
-        pdf.set_font("helvetica", "B", 10)
+        pdf.set_font(FONT, "B", 10)
         pdf.set_text_color(*INK)
         pdf.cell(
             0,
             6,
-            _latin1(f"{group['label']}  ({_money_full(group['subtotal'])})"),
+            _text(f"{group['label']}  ({_money_full(group['subtotal'])})"),
             new_x="LMARGIN",
             new_y="NEXT",
         )
@@ -379,24 +372,25 @@ def build_report_pdf(
                 ]
             )
         _table(pdf, rows, (34, 76, 16, 24, 28), ("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"))
-    pdf.set_font("helvetica", "B", 10)
+    pdf.set_font(FONT, "B", 10)
     pdf.cell(
         0,
         6,
-        _latin1(f"Total network: {_money_full(presenters.bom_total(result))}"),
+        _text(f"Total network: {_money_full(presenters.bom_total(result))}"),
         new_x="LMARGIN",
         new_y="NEXT",
     )
 
-    options = presenters.options_rows(result)
+    options = presenters.options_rows(result, limit=PDF_OPTIONS)
     if options:
-        _h2(pdf, "Alternatives we weighed")
+        total = len(result.get("options") or [])
+        _h2(pdf, f"Alternatives we weighed (best {len(options)} of {total})")
         rows = [["#", "Design", "Speed", "Network", "Total", "Why not"]]
         for o in options:
             rows.append(
                 [
                     str(o["rank"] or ""),
-                    ("* " if o["recommended"] else "") + o["label"],
+                    ("★ " if o["recommended"] else "") + o["label"],
                     o["speed"],
                     o["capex"],
                     o["total"],
@@ -418,7 +412,7 @@ def build_report_pdf(
     if monitoring:
         _h2(pdf, "What to watch in production")
         for item in monitoring:
-            _para(pdf, f"[ ] {item}")
+            _para(pdf, f"☐  {item}")
 
     _h2(pdf, "About these numbers")
     _para(
