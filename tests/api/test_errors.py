@@ -115,3 +115,9 @@ def test_an_engine_bug_in_a_synchronous_evaluation_is_a_500_not_a_traceback(
 
     assert_error_shape(response, 500, "server_error")
     assert "topology" not in response.content.decode()
+
+
+def test_asking_for_html_is_a_406_answered_in_json(client_a: Caller) -> None:
+    response = client_a.http.get("/api/v1/catalog/", HTTP_ACCEPT="text/html")
+
+    assert_error_shape(response, 406, "not_acceptable")

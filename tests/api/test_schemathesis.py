@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import schemathesis
 from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
@@ -20,9 +22,34 @@ from tests.api.conftest import TWO_SERVER_TRAINING, Caller
 
 MAX_EXAMPLES = 20
 
+
+class TransactionSafeWSGIHandler(WSGIHandler):
+    """Django's real WSGI handler, minus the hook that closes the database connection at the
+    start and end of each request: inside a test transaction it must stay open. Django's
+    own test client does the same (django.test.client.ClientHandler)."""
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        request_started.disconnect(close_old_connections)
+        try:
+            response = super().__call__(environ, start_response)
+        finally:
+            request_started.connect(close_old_connections)
+        close = response.close
+
+        def close_keeping_the_connection() -> None:
+            request_finished.disconnect(close_old_connections)
+            try:
+                close()
+            finally:
+                request_finished.connect(close_old_connections)
+
+        response.close = close_keeping_the_connection
+        return response
+
+
 # Loaded once at import: the schema endpoint is public and needs no database. (The lazy
 # schemathesis.pytest.from_fixture loader does not work with pytest 9 in schemathesis 4.3.)
-schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", WSGIHandler())
+schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", TransactionSafeWSGIHandler())
 schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True)
 
 
