@@ -347,3 +347,12 @@ WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
 # Attempt n waits BASE * 2**(n-1) seconds (30 s, 1 min, 2 min, ...), at most MAX.
 WEBHOOK_BACKOFF_BASE_S = env_int("WEBHOOK_BACKOFF_BASE_S", 30, minimum=0)
 WEBHOOK_BACKOFF_MAX_S = env_int("WEBHOOK_BACKOFF_MAX_S", 3600, minimum=0)
+# A pending delivery whose message is overdue by this much is presumed lost (broker down when
+# it was sent, worker killed mid-attempt) and is sent again by beat; attempts are claimed by
+# number, so a duplicate never POSTs twice.
+WEBHOOK_LOST_AFTER_S = env_int("WEBHOOK_LOST_AFTER_S", 300, minimum=1)
+CELERY_BEAT_SCHEDULE["api-webhook-sweep"] = {
+    "task": "api.tasks.webhook_sweep",
+    "schedule": 60.0,
+    "options": {"expires": 60.0},
+}

@@ -393,3 +393,24 @@ def webhook_attempt_deliver(*, delivery_id: Any, attempt: int = 1) -> AttemptOut
     return record(
         status_code, f"HTTP {status_code}", delivered=False, give_up=last_allowed or not retryable
     )
+
+
+def webhook_deliveries_lost(*, now: Any = None) -> list[tuple[str, int]]:
+    """(delivery id, attempt number) of pending deliveries whose next message never came.
+
+    Three ways to be lost: never attempted (the first message was not sent), a retry overdue
+    (its message was lost), or an attempt claimed long ago and never recorded (its worker
+    died mid-POST; the claim lets it be taken again).
+    """
+    now = now or timezone.now()
+    overdue = now - timedelta(seconds=settings.WEBHOOK_LOST_AFTER_S)
+    pending = WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING)
+    never = pending.filter(attempts=0, created_at__lt=overdue)
+    retry = pending.filter(attempts__gt=0, next_attempt_at__lt=overdue)
+    stuck = pending.filter(
+        attempts__gt=0, next_attempt_at__isnull=True, last_attempt_at__lt=overdue
+    )
+    lost = [(str(pk), 1) for pk in never.values_list("pk", flat=True)]
+    lost += [(str(pk), n + 1) for pk, n in retry.values_list("pk", "attempts")]
+    lost += [(str(pk), n) for pk, n in stuck.values_list("pk", "attempts")]
+    return lost

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from api.services import webhook_attempt_deliver
+from api.services import webhook_attempt_deliver, webhook_deliveries_lost
 
 
 @shared_task(
@@ -30,3 +30,12 @@ def webhook_deliver(delivery_id: str, attempt: int = 1) -> str:
             (delivery_id,), {"attempt": attempt + 1}, countdown=outcome.retry_in_s
         )
     return outcome.status
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def webhook_sweep() -> int:
+    """Beat: send again the deliveries whose message was lost; returns how many."""
+    lost = webhook_deliveries_lost()
+    for delivery_id, attempt in lost:
+        webhook_deliver.delay(delivery_id, attempt=attempt)
+    return len(lost)

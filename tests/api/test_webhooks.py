@@ -249,3 +249,73 @@ def test_a_duplicated_message_for_an_attempt_posts_once(
     assert webhook_deliver.delay(str(delivery.pk), attempt=2).get() == "skipped"
     assert len(receiver.received) == 1
     assert latest_run(created["id"]).webhook_deliveries.get().attempts == 1
+
+
+# --- Lost messages ----------------------------------------------------------------------------
+
+
+def overdue_by(seconds: int) -> Any:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    return timezone.now() - timedelta(seconds=seconds)
+
+
+def test_a_delivery_whose_first_message_was_lost_is_sent_by_the_sweep(
+    receiver: Receiver, submitted: Any, settings: Any
+) -> None:
+    from api.tasks import webhook_sweep
+
+    created = submitted(callback_url=receiver.url)
+    WebhookDelivery.objects.all().delete()
+    receiver.received.clear()
+    lost = WebhookDelivery.objects.create(
+        run=latest_run(created["id"]), url=receiver.url, payload={"event": "run.finished"}
+    )
+    WebhookDelivery.objects.filter(pk=lost.pk).update(
+        created_at=overdue_by(settings.WEBHOOK_LOST_AFTER_S + 1)
+    )
+
+    assert webhook_sweep.delay().get() == 1
+
+    lost.refresh_from_db()
+    assert lost.status == DeliveryStatus.DELIVERED
+    assert lost.attempts == 1
+    assert len(receiver.received) == 1
+
+
+def test_a_lost_retry_is_sent_again_with_the_next_attempt_number(
+    receiver: Receiver, submitted: Any, settings: Any
+) -> None:
+    from api.tasks import webhook_sweep
+
+    settings.WEBHOOK_MAX_ATTEMPTS = 1  # the first attempt would give up, were it not lost
+    submitted(callback_url=receiver.url)
+    delivery = WebhookDelivery.objects.get()
+    receiver.received.clear()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        status=DeliveryStatus.PENDING,
+        attempts=1,
+        next_attempt_at=overdue_by(settings.WEBHOOK_LOST_AFTER_S + 1),
+    )
+    settings.WEBHOOK_MAX_ATTEMPTS = 3
+
+    assert webhook_sweep.delay().get() == 1
+
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.DELIVERED
+    assert delivery.attempts == 2
+    assert len(receiver.received) == 1
+
+
+def test_the_sweep_leaves_deliveries_on_schedule_alone(receiver: Receiver, submitted: Any) -> None:
+    from api.tasks import webhook_sweep
+
+    submitted(callback_url=receiver.url)  # delivered
+    WebhookDelivery.objects.update(
+        status=DeliveryStatus.PENDING, attempts=1, next_attempt_at=overdue_by(-60)
+    )  # a retry due in a minute
+
+    assert webhook_sweep.delay().get() == 0
+    assert len(receiver.received) == 1
