@@ -181,8 +181,14 @@ def scenario_submit_api(
     return Submission(scenario=run.scenario, run=run, replayed=False)
 
 
+@transaction.atomic
 def scenario_rerun(*, scenario: Scenario) -> ScenarioRun:
-    """Queue a new run of a scenario (it evaluates with the catalog current at that time)."""
+    """Queue a new run of a scenario (it evaluates with the catalog current at that time).
+
+    One unfinished run per scenario: the scenario row is locked so two concurrent re-runs
+    cannot both see "nothing in progress".
+    """
+    Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
     active = scenario.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
     if active is not None:
         raise ApplicationError(
