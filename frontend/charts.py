@@ -646,3 +646,73 @@ def all_figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "scaling": scaling_figure(result),
         "topology": topology_figure(result),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Accuracy: predicted vs measured
+
+KIND_LABELS = {
+    "collective": "Collective bandwidth",
+    "all_to_all": "All-to-all (MoE) latency and bandwidth",
+    "training": "Training throughput",
+    "topology": "Topology switch counts",
+}
+KIND_COLORS = {
+    "collective": "#1f5eff",
+    "all_to_all": "#e8833a",
+    "training": "#13a37f",
+    "topology": "#9b51e0",
+}
+
+
+def validation_figure(report: dict[str, Any]) -> dict[str, Any]:
+    """Each published measurement against our prediction; on the diagonal is exact."""
+    rows = [
+        r
+        for r in report.get("rows") or []
+        if _num(r.get("measured")) > 0 and _num(r.get("predicted")) > 0
+    ]
+    fig = go.Figure()
+    kinds = sorted({str(r.get("kind", "")) for r in rows})
+    for kind in kinds:
+        group = [r for r in rows if r.get("kind") == kind]
+        fig.add_trace(
+            go.Scatter(
+                x=[_num(r["measured"]) for r in group],
+                y=[_num(r["predicted"]) for r in group],
+                mode="markers",
+                name=KIND_LABELS.get(kind, kind.replace("_", " ")),
+                marker={"size": 9, "color": KIND_COLORS.get(kind, "#5c6b80"), "opacity": 0.85},
+                text=[f"{r.get('id')}: {r.get('metric')}" for r in group],
+                customdata=[[_num(r.get("error_pct"))] for r in group],
+                hovertemplate=(
+                    "%{text}<br>measured %{x:.4g}<br>predicted %{y:.4g}"
+                    "<br>error %{customdata[0]:.1f} %<extra></extra>"
+                ),
+            )
+        )
+    values = [_num(r["measured"]) for r in rows] + [_num(r["predicted"]) for r in rows]
+    if values:
+        low, high = min(values) / 1.5, max(values) * 1.5
+        fig.add_trace(
+            go.Scatter(
+                x=[low, high],
+                y=[low, high],
+                mode="lines",
+                name="prediction = measurement",
+                line={"color": "#8a94a6", "dash": "dot", "width": 1},
+                hoverinfo="skip",
+            )
+        )
+    fig.update_layout(
+        _layout(
+            xaxis={
+                "title": {"text": "published measurement"},
+                "type": "log",
+                "gridcolor": "#eef1f6",
+            },
+            yaxis={"title": {"text": "our prediction"}, "type": "log", "gridcolor": "#eef1f6"},
+            margin={"l": 10, "r": 10, "t": 30, "b": 40},
+        )
+    )
+    return _to_json(fig)

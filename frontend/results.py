@@ -19,7 +19,6 @@ from advisor.scenarios.services import run_enqueue, scenario_clone, scenario_upd
 from frontend import charts, presenters
 from frontend import questionnaire as qn
 from frontend.access import remember_draft, remember_scenario, scenario_or_404
-from frontend.report import build_report_pdf
 from frontend.services import draft_create
 
 OPTIONS_IN_TABLE = 25
@@ -234,6 +233,8 @@ def _csv_safe(value: Any) -> Any:
 @require_GET
 def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario, run = _result_or_404(request, scenario_id)
+    from frontend.report import build_report_pdf  # matplotlib loads only when a PDF is asked for
+
     pdf = build_report_pdf(
         scenario_name=scenario.name,
         customer=scenario.customer,

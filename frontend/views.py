@@ -168,25 +168,48 @@ def accuracy(request: HttpRequest) -> HttpResponse:
 
     report = validation_report()
     rows = list(report.get("rows") or [])
-    kinds = sorted({str(r.get("kind", "")) for r in rows})
-    passed = sum(1 for r in rows if r.get("passed"))
-    errors = [
-        abs(float(r["error_pct"])) for r in rows if isinstance(r.get("error_pct"), int | float)
-    ]
-    median = sorted(errors)[len(errors) // 2] if errors else None
+    groups = []
+    for kind in sorted({str(r.get("kind", "")) for r in rows}, key=_kind_order):
+        members = [r for r in rows if r.get("kind") == kind]
+        errors = sorted(abs(_float(r.get("error_pct"))) for r in members)
+        groups.append(
+            {
+                "kind": kind,
+                "label": charts.KIND_LABELS.get(kind, kind.replace("_", " ")),
+                "rows": members,
+                "passed": sum(1 for r in members if r.get("passed")),
+                "median_error": errors[len(errors) // 2] if errors else None,
+                "max_error": errors[-1] if errors else None,
+            }
+        )
+    measured = sorted(abs(_float(r.get("error_pct"))) for r in rows if r.get("kind") != "topology")
+    figure = charts.validation_figure(report)
     return render(
         request,
         "frontend/accuracy.html",
         {
             "nav": "accuracy",
             "report": report,
-            "rows": rows,
-            "kinds": kinds,
-            "passed": passed,
+            "groups": groups,
+            "passed": sum(1 for r in rows if r.get("passed")),
             "total": len(rows),
-            "median_error": median,
+            "median_error": measured[len(measured) // 2] if measured else None,
+            "measured_count": len(measured),
+            "figure": figure,
         },
     )
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    order = ("collective", "all_to_all", "training", "topology")
+    return (order.index(kind) if kind in order else len(order), kind)
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -75,7 +75,8 @@ def test_multi_server_training_gets_a_fabric_and_drawn_charts(
 
     page.click("#accuracy-link")
     page.wait_for_selector("#validation-table")
-    assert page.locator("#validation-table tbody tr").count() > 3
+    assert page.locator("#validation-table .validation-row").count() > 3
+    page.wait_for_function("() => document.getElementById('chart-validation')._fullData")
     customer.screenshot("07-accuracy")
 
 
@@ -133,3 +134,29 @@ def test_invalid_input_shows_an_inline_error(new_page: Any, live_server: Any) ->
     with page.expect_navigation():
         page.click("button[name=nav][value=back]")
     assert page.input_value("input[name=gpus]") == "128"
+
+
+def test_progress_bar_follows_the_run_and_the_answer_appears(
+    new_page: Any, live_server: Any
+) -> None:
+    from advisor.engine import evaluate
+    from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+
+    inputs = {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256}
+    scenario = Scenario.objects.create(name="Waiting for a worker", inputs=inputs)
+    run = ScenarioRun.objects.create(scenario=scenario, status=RunStatus.RUNNING, progress=30)
+    customer = new_page()
+    page = customer.page
+    page.goto(f"{live_server.url}/s/{scenario.pk}/")
+    bar = page.locator("[role=progressbar]")
+    assert bar.get_attribute("aria-valuenow") == "30"
+    customer.screenshot("12-progress")
+    # A worker reports progress: the bar moves without the person reloading.
+    ScenarioRun.objects.filter(pk=run.pk).update(progress=70)
+    page.wait_for_selector("[role=progressbar][aria-valuenow='70']")
+    # The worker finishes: the page shows the answer by itself.
+    ScenarioRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.SUCCEEDED, progress=100, result=evaluate(inputs)
+    )
+    page.wait_for_selector("#headline-title")
+    assert "NICs per server" in page.inner_text("#headline-title")

@@ -158,3 +158,33 @@ def test_pdf_report_holds_headline_bom_skus_and_charts(client: Client) -> None:
 def test_exports_need_a_result(client: Client) -> None:
     scenario = make_scenario(status=RunStatus.QUEUED, progress=0)
     assert client.get(f"/s/{scenario.pk}/report.pdf").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        {"workload": "training", "model": "deepseek-v3", "gpu": "h800-sxm", "gpus": 2048},
+        {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "a100-80gb-sxm", "gpus": 8},
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"independent_replicas": False, "target_ms_per_token": 40},
+        },
+        {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 32},
+    ],
+)
+def test_real_engine_results_render_everywhere(client: Client, scenario: dict) -> None:
+    from advisor.engine import evaluate
+
+    result = evaluate(scenario)
+    row = make_scenario(result=result)
+    html = client.get(f"/s/{row.pk}/").content.decode()
+    assert 'id="headline-title"' in html
+    if scenario["workload"] == "inference":
+        assert "Per token" in html
+    text = " ".join(pdf_text(client.get(f"/s/{row.pk}/report.pdf").content).split())
+    assert result["bom"][0]["sku"] in text
+    other = make_scenario(result=result, name="twin")
+    assert client.get("/compare/", {"s": [row.pk, other.pk]}).status_code == 200
