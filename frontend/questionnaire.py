@@ -478,7 +478,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                 ),
                 Question(
                     "customer",
-                    "Company (optional)",
+                    "Company",
                     "Helps our engineers find your scenario if you ask them for a quote.",
                     "text",
                     required=False,
@@ -888,7 +888,9 @@ def summary(steps: tuple[Step, ...], answers: dict[str, str]) -> list[dict[str, 
             if question.choices:
                 shown = next((c.label for c in question.choices if c.value == raw), raw)
             if not raw:
-                shown = "default"
+                shown = (
+                    question.placeholder if question.placeholder.startswith("no ") else "default"
+                )
             elif question.unit:
                 shown = f"{raw} {question.unit}"
             rows.append({"label": question.label, "value": shown, "name": question.name})
