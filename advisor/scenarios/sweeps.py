@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -563,14 +564,17 @@ def sweep_chunk_execute(
                 )
             except NOT_ENGINE_ERRORS:
                 raise
-            except Exception as exc:  # an engine bug fails this chunk with the reason
-                logger.exception("sweep chunk %s failed in the engine", chunk_id)
+            except Exception as exc:  # an engine bug (or the time limit) fails this chunk
+                if isinstance(exc, SoftTimeLimitExceeded):
+                    reason = (
+                        f"These design points took longer than the "
+                        f"{settings.CELERY_TASK_SOFT_TIME_LIMIT} s allowed."
+                    )
+                else:
+                    logger.exception("sweep chunk %s failed in the engine", chunk_id)
+                    reason = f"Engine error: {type(exc).__name__}: {exc}"
                 finished = _chunk_finish(
-                    mine,
-                    chunk_id=chunk_id,
-                    status=RunStatus.FAILED,
-                    results=None,
-                    error=f"Engine error: {type(exc).__name__}: {exc}",
+                    mine, chunk_id=chunk_id, status=RunStatus.FAILED, results=None, error=reason
                 )
                 return "failed" if finished else None
         finished = _chunk_finish(

@@ -279,3 +279,27 @@ def test_the_reconciler_fails_a_chunk_that_lost_its_worker_every_time_and_ends_t
     assert sweep.status == SweepStatus.FAILED
     assert (sweep.done_chunks, sweep.failed_chunks) == (1, 1)
     assert f"Gave up after {settings.RUN_MAX_ATTEMPTS} attempts" in sweep.error
+
+
+def test_a_chunk_over_the_time_limit_fails_saying_so(
+    scenario: Scenario,
+    committed: Callable[[], Any],
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+) -> None:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def too_slow(*args: Any, **kwargs: Any) -> Any:
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(sweeps, "evaluate_points", too_slow)
+
+    with committed():
+        sweep = sweep_create(scenario=scenario, axes={"nic_gbps": [100, 400]})
+
+    chunk = sweep.chunks.get()
+    assert chunk.status == RunStatus.FAILED
+    assert chunk.error == (
+        f"These design points took longer than the {settings.CELERY_TASK_SOFT_TIME_LIMIT} s "
+        "allowed."
+    )
