@@ -75,17 +75,3 @@ def _uuids(raw: list[str]) -> list[str]:
         except ValueError:
             continue
     return out
-
-
-@transaction.atomic
-def draft_merge_answers(*, draft_id: Any, answers: dict[str, str]) -> QuestionnaireDraft:
-    """Save some answers onto the freshest copy of a draft (the live check while typing).
-
-    Only the given answers change, read under a row lock, so a check that arrives after
-    the person already pressed Next cannot put back an older copy of the other answers.
-    """
-    draft = QuestionnaireDraft.objects.select_for_update().get(pk=draft_id)
-    merged = {**(draft.answers or {}), **{str(k): str(v) for k, v in answers.items()}}
-    draft.answers = merged
-    draft.save(update_fields=["answers", "updated_at"])
-    return draft

@@ -18,7 +18,7 @@ from advisor.scenarios.services import run_enqueue, scenario_submit, scenario_up
 from frontend import questionnaire as qn
 from frontend.access import draft_or_404, remember_draft, remember_scenario
 from frontend.models import QuestionnaireDraft
-from frontend.services import draft_create, draft_merge_answers, draft_save
+from frontend.services import draft_create, draft_save
 
 # When the person switches between one server and several, a GPU count that was only our
 # default is replaced by the other path's default.
@@ -274,7 +274,11 @@ def _default_name(answers: dict[str, str], catalog: Catalog) -> str:
 
 @require_POST
 def check_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpResponse:
-    """htmx: check this step's answers as they change; save them; return errors out-of-band."""
+    """htmx: check this step's answers as they change; return errors out-of-band.
+
+    Read-only on purpose: the person may press Next while a check is in flight, and two
+    writers of one draft would race (answers are saved by every Next, Back, Save and step).
+    """
     draft = draft_or_404(request, draft_id)
     catalog = catalog_current()
     steps = qn.build_steps(catalog)
@@ -288,7 +292,6 @@ def check_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpResp
     # Only questions the person has touched are judged while typing.
     touched = {q.name for q in qn.visible_questions(current, answers) if q.name in request.POST}
     errors = {k: v for k, v in errors.items() if k in touched}
-    draft_merge_answers(draft_id=draft.pk, answers={k: answers[k] for k in touched})
     fields = [
         {"name": q.name, "errors": errors.get(q.name, [])}
         for q in qn.visible_questions(current, answers)
