@@ -58,6 +58,7 @@ EXAMPLE_INPUTS: dict[str, Any] = {
     "model": "llama3-70b",
     "gpu": "h100-sxm",
     "gpus": 512,
+    "training": {"total_tokens": 1e12},
     "constraints": {"team_skills": "ethernet"},
 }
 _example_cache: dict[str, dict[str, Any] | None] = {}

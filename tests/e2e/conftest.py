@@ -52,11 +52,7 @@ class PageRecorder:
         page.on("request", lambda request: self.requests.append(request.url))
 
     def outside(self) -> list[str]:
-        return [
-            url
-            for url in self.requests
-            if not url.startswith(self.base_url) and not url.startswith(("data:", "blob:"))
-        ]
+        return [url for url in self.requests if not url.startswith(self.base_url)]
 
     def screenshot(self, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
