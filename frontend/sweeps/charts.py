@@ -143,6 +143,9 @@ def efficiency_figure(rows: list[Row]) -> dict[str, Any] | None:
 def bandwidth_figure(rows: list[Row], metric: Metric, servers: int) -> dict[str, Any]:
     """At one server count: best metric vs network bandwidth per server, one line per fabric."""
     at = [r for r in rows if r["servers"] == servers]
+    ticks = sorted({r["nic_gbps"] * r["nics_per_node"] for r in at})
+    if len(ticks) > 12:
+        ticks = ticks[:: len(ticks) // 12 + 1]
     fig = go.Figure()
     for fabric in sorted({r["fabric"] for r in at}):
         best = best_by(
@@ -167,7 +170,12 @@ def bandwidth_figure(rows: list[Row], metric: Metric, servers: int) -> dict[str,
             f"Best {metric.label.lower()} by bandwidth per server ({servers} servers)",
             "Compute-network bandwidth per server (Gb/s)",
             f"{metric.label} ({metric.unit})",
-            xaxis={"title": {"text": "Compute-network bandwidth per server (Gb/s)"}, "type": "log"},
+            xaxis={
+                "title": {"text": "Compute-network bandwidth per server (Gb/s)"},
+                "type": "log",
+                "tickvals": ticks,
+                "ticktext": [f"{t:g}" for t in ticks],
+            },
         )
     )
     return _figure(fig)
@@ -223,6 +231,6 @@ def sweep_charts(rows: list[Row], *, scenario_servers: int) -> dict[str, Any]:
     return {
         "metric": metric,
         "figures": figures,
-        "top": top_designs(good, metric),
+        "top": top_designs([r for r in good if r["servers"] == servers], metric),
         "servers": servers,
     }

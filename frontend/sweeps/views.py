@@ -200,9 +200,24 @@ def sweep_detail(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
                 for name, figure in charts["figures"].items()
             ],
             "labels": AXIS_LABELS,
+            "grid": [
+                (AXIS_LABELS.get(name, name), ", ".join(_axis_value(v) for v in values))
+                for name, values in sweep.axes.items()
+            ],
         }
     )
     return render(request, "sweeps/detail.html", context)
+
+
+def _axis_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return (
+        str(value)
+        .replace("roce", "RoCE v2")
+        .replace("infiniband", "InfiniBand")
+        .replace("ethernet", "Ethernet")
+    )
 
 
 @require_GET
