@@ -14,10 +14,6 @@ from typing import Any
 
 import pytest
 
-# Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in a
-# thread with a running loop unless told that this is fine (it is: tests are sequential).
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-
 CHROMIUM = os.environ.get("FABRIC_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -30,16 +26,25 @@ CHROMIUM_ARGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
+    """One Chromium for the browser tests, stopped when they are done.
+
+    Playwright's sync API keeps an event loop running in this thread while it is open, and
+    Django's ORM refuses to run in a thread with a running loop unless told that this is
+    fine (it is: the tests are sequential). The permission lives exactly as long as the
+    browser, so later tests and their subprocesses (manage.py check --deploy) never see it.
+    """
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Chromium not found at {CHROMIUM}")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
 
 
 class PageRecorder:
