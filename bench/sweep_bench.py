@@ -4,12 +4,15 @@ Run inside the throwaway services (PostgreSQL + Redis on loopback):
 
     bash scripts/with_services.sh .venv/bin/python bench/sweep_bench.py
 
-For each worker count it starts that many `celery worker --concurrency=1` processes, runs a
-warm-up sweep, then times sweeps of 10,000 and 20,000 design points REPEATS times from the
-sweep's creation to its last chunk's commit (both timestamps written by PostgreSQL-side
-code paths: Sweep.created_at and Sweep.finished_at). Reported: the median seconds and design
-points per second, with the machine's CPU count: on a 2-core machine two processes are the
-ceiling, and the web process, PostgreSQL and Redis share those cores too.
+Two `celery worker --concurrency=1` processes are started once; "1 process" runs have the
+second one stop consuming the sweeps queue (Celery's cancel_consumer remote control), "2
+processes" runs have it consume again. The two configurations alternate, REPEATS times for
+sweeps of 10,000 and 20,000 design points, so background load on the machine falls on both
+alike. Timed from the sweep's creation to its last chunk's commit (Sweep.created_at ->
+finished_at). Also reported per sweep: the load average when it started, and the chunks'
+parallelism (sum of chunk durations / sweep duration: how many processes were busy on
+average). On a 2-core machine, PostgreSQL, Redis and this process share the cores with the
+workers, so two processes cannot reach 2x.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 import platform
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -29,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 
-REPEATS = int(os.environ.get("SWEEP_BENCH_REPEATS", "3"))
+REPEATS = int(os.environ.get("SWEEP_BENCH_REPEATS", "5"))
 WORKER_COUNTS = (1, 2)
 SCENARIO = {
     "workload": "training",
@@ -53,29 +57,27 @@ WARM_UP = {"servers": [2, 4], "nic_gbps": [100, 200, 400, 800]}
 
 def start_workers(count: int) -> list[subprocess.Popen[bytes]]:
     celery = str(Path(sys.executable).parent / "celery")
-    workers = []
-    for i in range(count):
-        workers.append(
-            subprocess.Popen(
-                [
-                    celery,
-                    "-A",
-                    "advisor.celery",
-                    "worker",
-                    "--loglevel=WARNING",
-                    "--concurrency=1",
-                    f"--hostname=bench{i}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                ],
-                cwd=REPO,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+    return [
+        subprocess.Popen(
+            [
+                celery,
+                "-A",
+                "advisor.celery",
+                "worker",
+                "--loglevel=WARNING",
+                "--concurrency=1",
+                f"--hostname=bench{i}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
-    return workers
+        for i in range(count)
+    ]
 
 
 def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
@@ -85,10 +87,28 @@ def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
         worker.wait(timeout=60)
 
 
+def wait_for_workers(app: Any, names: list[str], timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        replies = app.control.ping(destination=names, timeout=1.0) or []
+        if {name for reply in replies for name in reply} >= set(names):
+            return
+    raise RuntimeError(f"workers {names} did not answer")
+
+
+def use_processes(app: Any, second: str, count: int) -> None:
+    """1: the second worker stops taking sweep chunks; 2: it takes them again."""
+    if count == 1:
+        app.control.cancel_consumer("sweeps", destination=[second], reply=True, timeout=5)
+    else:
+        app.control.add_consumer("sweeps", destination=[second], reply=True, timeout=5)
+
+
 def run_sweep(scenario: Any, axes: dict[str, list[Any]], timeout_s: float = 900) -> dict[str, Any]:
     from advisor.scenarios.models import Sweep, SweepStatus
     from advisor.scenarios.sweeps import sweep_create
 
+    load = os.getloadavg()[0]
     sweep = sweep_create(scenario=scenario, axes=axes)
     deadline = time.monotonic() + timeout_s
     while True:
@@ -102,11 +122,18 @@ def run_sweep(scenario: Any, axes: dict[str, list[Any]], timeout_s: float = 900)
         raise RuntimeError(f"sweep {sweep.pk} {current.status}: {current.error}")
     assert current.finished_at is not None
     seconds = (current.finished_at - current.created_at).total_seconds()
+    busy = sum(
+        (c.finished_at - c.started_at).total_seconds()
+        for c in current.chunks.all()
+        if c.finished_at and c.started_at
+    )
     return {
         "points": current.total_points,
         "chunks": current.total_chunks,
         "seconds": round(seconds, 3),
         "points_per_s": round(current.total_points / seconds, 1),
+        "chunk_parallelism": round(busy / seconds, 2),
+        "load_average_1min": round(load, 2),
     }
 
 
@@ -125,28 +152,34 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     app.control.purge()
     scenario = Scenario.objects.create(name="Sweep bench: 70B training", inputs=SCENARIO)
+    host = socket.gethostname()
+    names = [f"bench0@{host}", f"bench1@{host}"]
+
+    workers = start_workers(2)
+    runs: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    try:
+        wait_for_workers(app, names)
+        run_sweep(scenario, WARM_UP)
+        for _ in range(REPEATS):
+            for points, axes in SIZES.items():
+                for count in WORKER_COUNTS:
+                    use_processes(app, names[1], count)
+                    result = run_sweep(scenario, axes)
+                    runs.setdefault((points, count), []).append(result)
+                    print(f"{count} process(es), {points} points: {result}", flush=True)
+    finally:
+        stop_workers(workers)
 
     results: dict[str, Any] = {}
-    for count in WORKER_COUNTS:
-        workers = start_workers(count)
-        try:
-            time.sleep(5)  # let the processes connect before the clock starts
-            run_sweep(scenario, WARM_UP)
-            per_size: dict[str, Any] = {}
-            for points, axes in SIZES.items():
-                runs = [run_sweep(scenario, axes) for _ in range(REPEATS)]
-                median_s = statistics.median(r["seconds"] for r in runs)
-                per_size[str(points)] = {
-                    "chunks": runs[0]["chunks"],
-                    "median_seconds": median_s,
-                    "median_points_per_s": round(points / median_s, 1),
-                    "runs": runs,
-                }
-                print(f"{count} worker(s), {points} points: median {median_s:.2f} s", flush=True)
-            results[f"{count}_worker_processes"] = per_size
-        finally:
-            stop_workers(workers)
-
+    for (points, count), group in sorted(runs.items()):
+        median_s = statistics.median(r["seconds"] for r in group)
+        results.setdefault(f"{count}_worker_processes", {})[str(points)] = {
+            "chunks": group[0]["chunks"],
+            "median_seconds": median_s,
+            "median_points_per_s": round(points / median_s, 1),
+            "median_chunk_parallelism": statistics.median(r["chunk_parallelism"] for r in group),
+            "runs": group,
+        }
     speedup = {
         size: round(
             results["2_worker_processes"][size]["median_points_per_s"]

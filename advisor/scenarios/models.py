@@ -159,6 +159,7 @@ class SweepChunk(models.Model):
     claim_token = models.UUIDField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

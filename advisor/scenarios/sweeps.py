@@ -363,7 +363,11 @@ def chunk_claim(*, chunk_id: uuid.UUID, resume_token: uuid.UUID | None = None) -
         attempts__lt=settings.RUN_MAX_ATTEMPTS,
     )
     claimed = SweepChunk.objects.filter(claimable, pk=chunk_id).update(
-        status=RunStatus.RUNNING, claim_token=token, heartbeat_at=now, attempts=F("attempts") + 1
+        status=RunStatus.RUNNING,
+        claim_token=token,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
     )
     return token if claimed else None
 
