@@ -136,8 +136,18 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
             "Total cost of the work", money(cost.get("total_cost_usd")), str(cost.get("work") or "")
         )
     )
+    warning = ""
+    if is_inference(result) and metrics.get("meets_target") in (0, 0.0, False):
+        target = _f(
+            ((result.get("scenario") or {}).get("inference") or {}).get("target_ms_per_token")
+        )
+        warning = (
+            f"No design meets your target of {target:g} ms per token: this one decodes at "
+            f"{_f(metrics.get('ms_per_token')):.3g} ms. The reasons are below."
+        )
     return {
         "title": title,
+        "warning": warning,
         "sentence": str(rec.get("headline") or ""),
         "facts": facts,
         "needs_fabric": needs_fabric,

@@ -327,6 +327,8 @@ def build_report_pdf(
 
     if head["sentence"]:
         _para(pdf, head["sentence"], size=11)
+    if head["warning"]:
+        _para(pdf, head["warning"], size=10, color=(163, 91, 0))
         pdf.ln(2)
     _table(
         pdf,

@@ -160,3 +160,32 @@ def test_progress_bar_follows_the_run_and_the_answer_appears(
     )
     page.wait_for_selector("#headline-title")
     assert "NICs per server" in page.inner_text("#headline-title")
+
+
+def test_serving_a_model_split_across_servers(new_page: Any, live_server: Any) -> None:
+    customer = new_page()
+    page = customer.page
+    page.goto(live_server.url + "/start/")
+    page.check("input[name=workload][value=inference]")
+    page.check("input[name=scale][value=many]")
+    _next(page)
+    page.check("input[name=model_choice][value='llama3.1-405b']")
+    _next(page)
+    page.fill("input[name=gpus]", "16")
+    _next(page)
+    # The questions follow the workload: serving asks about load and latency, not tokens.
+    assert page.locator("input[name=total_tokens_b]").count() == 0
+    page.check("input[name=replicas][value=split]")
+    page.fill("input[name=target_ms_per_token]", "40")
+    _next(page)
+    page.check("input[name=gpu_pricing][value=cloud]")
+    assert page.locator("#q-gpu_hour_usd").is_visible()  # asked only for rented GPUs
+    _next(page)
+    page.click("#submit-button")
+    page.wait_for_selector("#headline")
+    page.wait_for_function("() => document.getElementById('chart-breakdown')._fullData")
+    assert "per token" in page.inner_text("#headline").lower()
+    if page.locator("#target-warning").count():  # a missed latency target is said up front
+        assert "40 ms per token" in page.inner_text("#target-warning")
+    assert page.evaluate("document.getElementById('chart-breakdown')._fullData.length") == 3
+    customer.screenshot("13-results-inference-split")

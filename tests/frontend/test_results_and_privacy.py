@@ -188,3 +188,17 @@ def test_real_engine_results_render_everywhere(client: Client, scenario: dict) -
     assert result["bom"][0]["sku"] in text
     other = make_scenario(result=result, name="twin")
     assert client.get("/compare/", {"s": [row.pk, other.pk]}).status_code == 200
+
+
+def test_a_missed_latency_target_is_said_in_the_headline(client: Client) -> None:
+    result = training_result()
+    result["scenario"] = {"workload": "inference", "inference": {"target_ms_per_token": 40}}
+    result["metrics"] = {
+        "ms_per_token": 52.5,
+        "ttft_ms": 540.0,
+        "meets_target": 0.0,
+        "compute_ms_per_token": 43.8,
+        "comm_ms_per_token": 8.7,
+    }
+    html = client.get(f"/s/{make_scenario(result=result).pk}/").content.decode()
+    assert "No design meets your target of 40 ms per token: this one decodes at 52.5 ms." in html
