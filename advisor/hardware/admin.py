@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.forms import ModelForm
@@ -14,8 +15,10 @@ from advisor.hardware.models import CatalogVersion, HardwareItem
 from advisor.hardware.services import (
     CatalogInvalid,
     builtin_item,
+    catalog_check,
     catalog_publish,
     hardware_sync_builtin,
+    merged_catalog_dict,
 )
 
 _DIRTY = "_hardware_catalog_changes"
@@ -43,8 +46,44 @@ def _publish(request: HttpRequest) -> None:
     )
 
 
+class HardwareItemForm(forms.ModelForm[HardwareItem]):
+    """Refuses an edit that would leave a catalog the engine cannot use, naming why."""
+
+    class Meta:
+        model = HardwareItem
+        fields = (
+            "kind",
+            "sku",
+            "name",
+            "enabled",
+            "unit_price_usd",
+            "cloud_usd_per_hour",
+            "power_w",
+            "price_is_estimate",
+            "source",
+            "attributes",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if self.errors:
+            return cleaned
+        candidate = self.instance
+        for name, value in cleaned.items():
+            setattr(candidate, name, value)
+        try:
+            catalog_check(merged_catalog_dict(candidate))
+        except CatalogInvalid as exc:
+            raise forms.ValidationError(
+                f"{exc}. An item that is not in the built-in catalog needs every field of "
+                "its kind in 'attributes'."
+            ) from exc
+        return cleaned
+
+
 @admin.register(HardwareItem)
 class HardwareItemAdmin(admin.ModelAdmin[HardwareItem]):
+    form = HardwareItemForm
     list_display = (
         "sku",
         "kind",

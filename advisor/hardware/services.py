@@ -90,11 +90,18 @@ def hardware_sync_builtin() -> int:
     return len(new)
 
 
-def merged_catalog_dict() -> dict[str, Any]:
-    """The built-in catalog with every row's edits applied (disabled rows removed)."""
+def merged_catalog_dict(candidate: HardwareItem | None = None) -> dict[str, Any]:
+    """The built-in catalog with every row's edits applied (disabled rows removed).
+
+    `candidate` (an unsaved edit) replaces its stored row, to check it before saving.
+    """
     base = default_catalog()
     data = base.to_dict()
     rows = list(HardwareItem.objects.all())
+    if candidate is not None:
+        rows = [r for r in rows if r.pk != candidate.pk or candidate.pk is None]
+        rows = [r for r in rows if (r.kind, r.sku) != (candidate.kind, candidate.sku)]
+        rows.append(candidate)
     for kind in ItemKind.values:
         items = {_item_key(kind, raw): raw for raw in data.get(kind) or []}
         for row in (r for r in rows if r.kind == kind):

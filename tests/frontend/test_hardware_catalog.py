@@ -114,3 +114,46 @@ def test_a_run_keeps_its_catalog_and_can_be_rerun_on_the_current_one() -> None:
     assert nic_lines and all(line["unit_price_usd"] == 99.0 for line in nic_lines)
     assert scenario.runs.order_by("created_at").first().catalog_version == BUILTIN.version
     assert 'id="stale-catalog"' not in client.get(f"/s/{scenario.pk}/").content.decode()
+
+
+def test_an_incomplete_new_item_is_refused_with_the_reason(staff_client: Client) -> None:
+    response = staff_client.post(
+        "/admin/hardware/hardwareitem/add/",
+        {
+            "kind": ItemKind.SWITCH,
+            "sku": "mystery-switch",
+            "name": "A switch we know nothing about",
+            "enabled": "on",
+            "unit_price_usd": "1000",
+            "power_w": "100",
+            "price_is_estimate": "on",
+            "source": "",
+            "attributes": "{}",
+        },
+    )
+    assert response.status_code == 200
+    assert "the catalog is not valid" in response.content.decode()
+    assert not HardwareItem.objects.filter(sku="mystery-switch").exists()
+    assert not CatalogVersion.objects.exists()
+
+
+def test_a_new_item_with_all_its_fields_joins_the_catalog(staff_client: Client) -> None:
+    raw = next(n for n in BUILTIN.to_dict()["nics"] if n["sku"] == "cx7-400g")
+    attributes = {k: v for k, v in raw.items() if k not in ("sku", "description", "category")}
+    response = staff_client.post(
+        "/admin/hardware/hardwareitem/add/",
+        {
+            "kind": ItemKind.NIC,
+            "sku": "acme-400g",
+            "name": "Acme 400G NIC",
+            "enabled": "on",
+            "unit_price_usd": "1500",
+            "power_w": "20",
+            "price_is_estimate": "on",
+            "source": "Acme price list",
+            "attributes": __import__("json").dumps(attributes),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:3000]
+    nic = next(n for n in catalog_current().nics if n.sku == "acme-400g")
+    assert (nic.unit_price_usd, nic.port_gbps) == (1500.0, 400)
