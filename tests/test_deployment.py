@@ -66,7 +66,9 @@ def test_dockerfile_default_command_serves_the_wsgi_app() -> None:
 
 
 def production_env(**overrides: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE is a test-harness switch, never deployed.
+    test_only = {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {k: v for k, v in os.environ.items() if k not in test_only}
     env.update(
         DJANGO_ENV="production",
         SECRET_KEY="x" * 20 + "-production-key-from-the-environment-0123456789",
