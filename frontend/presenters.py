@@ -170,9 +170,8 @@ def bom_groups(result: dict[str, Any]) -> list[dict[str, Any]]:
             "label": NETWORK_LABELS.get(key, key.title()),
             "lines": groups[key],
             "subtotal": sum(_f(line.get("extended_price_usd")) for line in groups[key]),
-            "power_w": sum(
-                _f(line.get("power_w")) * _f(line.get("quantity"), 1) for line in groups[key]
-            ),
+            # The engine's power_w on a BOM line is the whole line's (quantity included).
+            "power_w": sum(_f(line.get("power_w")) for line in groups[key]),
         }
         for key in order
     ]

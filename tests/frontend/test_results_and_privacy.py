@@ -202,3 +202,15 @@ def test_a_missed_latency_target_is_said_in_the_headline(client: Client) -> None
     }
     html = client.get(f"/s/{make_scenario(result=result).pk}/").content.decode()
     assert "No design meets your target of 40 ms per token: this one decodes at 52.5 ms." in html
+
+
+def test_bom_groups_add_up_the_lines_power_and_price() -> None:
+    from advisor.engine import evaluate
+    from frontend.presenters import bom_groups
+
+    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64})
+    groups = bom_groups(result)
+    assert sum(g["power_w"] for g in groups) == pytest.approx(
+        sum(line["power_w"] for line in result["bom"])
+    )
+    assert sum(g["subtotal"] for g in groups) == pytest.approx(result["cost"]["network_capex_usd"])
