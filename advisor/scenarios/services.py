@@ -49,7 +49,7 @@ def scenario_create(
     cloned_from: Scenario | None = None,
 ) -> Scenario:
     """Save a scenario after checking its inputs; bad inputs raise InvalidScenario."""
-    validate_inputs(inputs)
+    validate_inputs(inputs, catalog=current_catalog())
     return Scenario.objects.create(
         name=name,
         inputs=inputs,
@@ -67,7 +67,7 @@ def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
     if unknown:
         raise ValueError(f"cannot update {sorted(unknown)}")
     if "inputs" in fields:
-        validate_inputs(fields["inputs"])
+        validate_inputs(fields["inputs"], catalog=current_catalog())
     for key, value in fields.items():
         setattr(scenario, key, value)
     scenario.save(update_fields=[*fields, "updated_at"])
