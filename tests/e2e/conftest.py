@@ -36,7 +36,10 @@ def browser() -> Iterator[Any]:
     browser, so later tests and their subprocesses (manage.py check --deploy) never see it.
     """
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
+        # `make test` installs Debian's chromium, so there a missing browser is a failure.
+        if os.environ.get("FABRIC_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"Chromium not found at {CHROMIUM}; make test should have installed it")
+        pytest.skip(f"Chromium not found at {CHROMIUM}: apt-get install chromium")
     from playwright.sync_api import sync_playwright
 
     with pytest.MonkeyPatch.context() as env:
