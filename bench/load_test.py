@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 
-THINK_S = (0.5, 1.5)
+THINK_S = (0.5, 1.5)  # seconds between two actions of one user (uniform); --think to change
 TIMEOUT_S = 30
 WEIGHTS = {"page": 50, "api_read": 35, "submit": 15}
 MODELS = ("llama3-8b", "llama3-70b")
@@ -95,8 +95,11 @@ def scenario_bodies() -> list[dict[str, Any]]:
 
 
 class User(threading.Thread):
-    def __init__(self, index: int, shared: Shared, deadline: float, seed: int) -> None:
+    def __init__(
+        self, index: int, shared: Shared, deadline: float, seed: int, think_s: tuple[float, float]
+    ) -> None:
         super().__init__(name=f"user-{index}", daemon=True)
+        self.think_s = think_s
         self.shared = shared
         self.deadline = deadline
         self.rng = random.Random(seed)
@@ -182,7 +185,7 @@ class User(threading.Thread):
         while time.monotonic() < self.deadline:
             action = self.rng.choices(actions, weights)[0]
             getattr(self, action)()
-            time.sleep(self.rng.uniform(*THINK_S))
+            time.sleep(self.rng.uniform(*self.think_s))
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
@@ -273,7 +276,12 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--out", default=str(REPO / "bench" / "load.json"))
     parser.add_argument("--setup", default="", help="What serves the test (for the report).")
+    parser.add_argument(
+        "--think", default=f"{THINK_S[0]},{THINK_S[1]}", help="min,max seconds between actions"
+    )
     args = parser.parse_args()
+    low, high = (float(x) for x in args.think.split(","))
+    think_s = (low, high)
 
     from django.utils import timezone
 
@@ -287,7 +295,7 @@ def main() -> None:
     started_at = timezone.now()
     started = time.monotonic()
     deadline = started + args.duration
-    users = [User(i, shared, deadline, seed=i) for i in range(args.users)]
+    users = [User(i, shared, deadline, seed=i, think_s=think_s) for i in range(args.users)]
     for user in users:
         user.start()
     for user in users:
@@ -309,7 +317,7 @@ def main() -> None:
         "duration_s": round(elapsed, 1),
         "setup": args.setup,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "think_time_s": list(THINK_S),
+        "think_time_s": list(think_s),
         "mix_weights": WEIGHTS,
         "totals": {
             "requests": len(samples),

@@ -2,7 +2,8 @@
 # `make load`: inside scripts/with_services.sh (throwaway PostgreSQL and Redis on loopback),
 # serve the app as production would (gunicorn, a Celery worker, celery beat; DEBUG off) and
 # drive it with bench/load_test.py for LOAD_DURATION_S seconds (60) with LOAD_USERS (50)
-# concurrent users. Figures go to bench/load.json; logs to test-output/load/.
+# concurrent users, each pausing LOAD_THINK_S (0.5,1.5: min,max seconds) between actions.
+# Figures go to LOAD_OUT (bench/load.json); logs to test-output/load/.
 set -euo pipefail
 PY=.venv/bin/python
 USERS=${LOAD_USERS:-50}
@@ -10,6 +11,8 @@ DURATION=${LOAD_DURATION_S:-60}
 GUNICORN_WORKERS=${LOAD_GUNICORN_WORKERS:-3}
 GUNICORN_THREADS=${LOAD_GUNICORN_THREADS:-4}
 CELERY_CONCURRENCY=${LOAD_CELERY_CONCURRENCY:-2}
+THINK=${LOAD_THINK_S:-0.5,1.5}
+OUT=${LOAD_OUT:-bench/load.json}
 LOGS=test-output/load
 mkdir -p "$LOGS" bench
 
@@ -53,4 +56,4 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { echo "the web did not
 SETUP="gunicorn ${GUNICORN_WORKERS} workers x ${GUNICORN_THREADS} threads (gthread), Celery worker concurrency ${CELERY_CONCURRENCY} + beat, PostgreSQL + Redis, DJANGO_ENV=production, all on one machine"
 echo "load: $USERS users for $DURATION s against http://127.0.0.1:$PORT ($SETUP)"
 $PY bench/load_test.py --base-url "http://127.0.0.1:$PORT" --users "$USERS" --duration "$DURATION" \
-  --out bench/load.json --setup "$SETUP"
+  --think "$THINK" --out "$OUT" --setup "$SETUP"
