@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from django.contrib import messages
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
@@ -28,9 +29,27 @@ def _latest_succeeded(scenario: Scenario) -> ScenarioRun | None:
     return scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
 
 
-def result_context(result: dict[str, Any], prefix: str = "chart") -> dict[str, Any]:
+# A finished run's result never changes, so its figures are built once per run and process.
+FIGURES_CACHE_S = 24 * 3600
+
+
+def run_figures(result: dict[str, Any], run_id: uuid.UUID | None) -> dict[str, Any]:
+    """The Plotly figures of a result; cached by run id (Plotly's validation is costly)."""
+    if run_id is None:
+        return charts.all_figures(result)
+    key = f"frontend:figures:v1:{run_id}"
+    figures: dict[str, Any] | None = cache.get(key)
+    if figures is None:
+        figures = charts.all_figures(result)
+        cache.set(key, figures, FIGURES_CACHE_S)
+    return figures
+
+
+def result_context(
+    result: dict[str, Any], prefix: str = "chart", *, run_id: uuid.UUID | None = None
+) -> dict[str, Any]:
     """Everything the results templates need from one engine result."""
-    figures = charts.all_figures(result)
+    figures = run_figures(result, run_id)
     return {
         "result": result,
         "head": presenters.headline(result),
@@ -88,7 +107,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         context["shown_run"] = _latest_succeeded(scenario)
         return render(request, "frontend/scenario_failed.html", context, status=200)
     result = run.result or {}
-    context.update(result_context(result))
+    context.update(result_context(result, run_id=run.pk))
     context["stale_catalog"] = bool(run.catalog_version) and run.catalog_version != current_catalog
     return render(request, "frontend/results.html", context)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.conf import settings
@@ -186,7 +187,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         if run is None or not run.result:
             continue
         index = len(columns)
-        ctx = result_context(run.result, prefix=f"c{index}")
+        ctx = result_context(run.result, prefix=f"c{index}", run_id=run.pk)
         columns.append(
             {
                 "scenario": scenario,
@@ -216,6 +217,15 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 def accuracy(request: HttpRequest) -> HttpResponse:
     """The engine's predictions next to published measurements, each with its source."""
+    from advisor.engine import ENGINE_VERSION
+
+    # A copy: template tags may assign into the top context dict.
+    return render(request, "frontend/accuracy.html", dict(_accuracy_context(ENGINE_VERSION)))
+
+
+@functools.lru_cache(maxsize=2)
+def _accuracy_context(engine_version: str) -> dict[str, Any]:
+    """The report depends only on the engine's code and calibration data: build it once."""
     from advisor.engine.validation import validation_report
 
     report = validation_report()
@@ -236,20 +246,17 @@ def accuracy(request: HttpRequest) -> HttpResponse:
         )
     measured = sorted(abs(_float(r.get("error_pct"))) for r in rows if r.get("kind") != "topology")
     figure = charts.validation_figure(report)
-    return render(
-        request,
-        "frontend/accuracy.html",
-        {
-            "nav": "accuracy",
-            "report": report,
-            "groups": groups,
-            "passed": sum(1 for r in rows if r.get("passed")),
-            "total": len(rows),
-            "median_error": measured[len(measured) // 2] if measured else None,
-            "measured_count": len(measured),
-            "figure": figure,
-        },
-    )
+    return {
+        "nav": "accuracy",
+        "engine_version": engine_version,
+        "report": report,
+        "groups": groups,
+        "passed": sum(1 for r in rows if r.get("passed")),
+        "total": len(rows),
+        "median_error": measured[len(measured) // 2] if measured else None,
+        "measured_count": len(measured),
+        "figure": figure,
+    }
 
 
 def _kind_order(kind: str) -> tuple[int, str]:
