@@ -5,12 +5,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: help venv run worker test check lint fmt typecheck bench load validate clean
+.PHONY: help venv run worker test check fmt bench bench-sweep load validate clean
 
 help:
 	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
 	@echo "make test       lint, types, import contracts and the whole suite on real PostgreSQL, Redis, Celery and Chromium"
 	@echo "make bench      engine figures -> bench/results.json"
+	@echo "make bench-sweep sweep throughput with 1 vs 2 worker processes -> bench/sweep.json"
 	@echo "make load       60 s load test on loopback -> bench/load.json"
 	@echo "make validate   the engine's predictions against published measurements"
 
@@ -45,6 +46,9 @@ fmt: venv
 
 bench: venv
 	$(PY) bench/engine_bench.py
+
+bench-sweep: venv
+	@bash scripts/with_services.sh $(PY) bench/sweep_bench.py
 
 validate: venv
 	$(PY) -m advisor.engine validate
