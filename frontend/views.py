@@ -24,6 +24,7 @@ from frontend.access import remembered_draft_ids, remembered_scenario_ids
 from frontend.models import QuestionnaireDraft
 from frontend.results import result_context
 from frontend.services import account_claim_session
+from frontend.throttle import attempt_allowed
 
 COMPARE_MIN = 2
 COMPARE_MAX = 4
@@ -275,10 +276,21 @@ def _float(value: Any) -> float:
 # Accounts
 
 
+TOO_MANY_ATTEMPTS = "Too many attempts from your address. Please wait a few minutes and try again."
+
+
 class SignInView(LoginView):
     template_name = "registration/login.html"
     form_class = AuthenticationForm
     redirect_authenticated_user = True
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not attempt_allowed(request, "login"):
+            # An unbound form: validating this one would try the password after all.
+            context = self.get_context_data(form=AuthenticationForm(request))
+            context["throttled"] = TOO_MANY_ATTEMPTS
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         ids = remembered_scenario_ids(self.request)
@@ -302,6 +314,9 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("scenario_list")
     form: UserCreationForm[Any] = UserCreationForm(request.POST or None)
+    if request.method == "POST" and not attempt_allowed(request, "signup"):
+        context = {"form": UserCreationForm(), "throttled": TOO_MANY_ATTEMPTS}
+        return render(request, "registration/signup.html", context, status=429)
     if request.method == "POST" and form.is_valid():
         ids = remembered_scenario_ids(request)
         draft_ids = remembered_draft_ids(request)

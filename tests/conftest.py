@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -41,6 +42,22 @@ def _celery_mode(request: pytest.FixtureRequest) -> Iterator[None]:
     )
     yield
     app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counters(settings: Any) -> None:
+    """Each test starts with unused rate limits, in a memory cache of its own.
+
+    Never clear() the shared cache instead: in services mode it is Redis, where clearing
+    would flush the broker's queues too.
+    """
+    settings.CACHES = {
+        **settings.CACHES,
+        settings.API_THROTTLE_CACHE: {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"throttle-{uuid.uuid4()}",
+        },
+    }
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -83,18 +82,6 @@ def customer_user(db: None) -> Caller:
     http = APIClient()
     http.force_login(user)
     return Caller(name="customer", http=http, user=user)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counters(settings: Any) -> None:
-    """Each test starts with empty rate-limit counters (memory, never the shared Redis)."""
-    settings.CACHES = {
-        **settings.CACHES,
-        settings.API_THROTTLE_CACHE: {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"throttle-{uuid.uuid4()}",
-        },
-    }
 
 
 @pytest.fixture
