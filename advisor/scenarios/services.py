@@ -214,7 +214,7 @@ def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fie
             pk=run_id, claim_token=token, status=RunStatus.RUNNING
         ).update(status=status, finished_at=timezone.now(), **fields)
         if finished:
-            transaction.on_commit(lambda: run_finished.send(sender=ScenarioRun, run_id=run_id))
+            run_finished.send(sender=ScenarioRun, run_id=run_id)
     return bool(finished)
 
 
@@ -346,7 +346,7 @@ def _runs_fail(runs: QuerySet[ScenarioRun], *, reason: str) -> int:
                 status=RunStatus.FAILED, error=reason, finished_at=timezone.now(), progress=100
             )
             if updated:
-                transaction.on_commit(partial(run_finished.send, sender=ScenarioRun, run_id=run_id))
+                run_finished.send(sender=ScenarioRun, run_id=run_id)
         failed += updated
     return failed
 

@@ -4,5 +4,7 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# Sent once, after the transaction that finished a run commits. Kwargs: run_id (UUID).
+# Sent once, inside the transaction that finishes a run, so what receivers record commits
+# with the run's end or not at all (a worker dying between the two cannot lose it).
+# Receivers record in that transaction and enqueue work with on_commit. Kwargs: run_id (UUID).
 run_finished = Signal()

@@ -319,3 +319,21 @@ def test_the_sweep_leaves_deliveries_on_schedule_alone(receiver: Receiver, submi
 
     assert webhook_sweep.delay().get() == 0
     assert len(receiver.received) == 1
+
+
+def test_the_delivery_is_recorded_in_the_transaction_that_finishes_the_run(
+    submitted: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A worker that dies right after the run's end commits cannot lose its webhook."""
+    from advisor.scenarios.services import run_execute
+
+    created = submitted(finish=False, callback_url="https://quotes.example.com/hook")
+    run = latest_run(created["id"])
+
+    with django_capture_on_commit_callbacks(execute=False) as after_commit:
+        run_execute(run_id=run.pk)
+
+    delivery = WebhookDelivery.objects.get(run=run)  # written before any on-commit work
+    assert delivery.status == DeliveryStatus.PENDING
+    assert delivery.payload["run"]["status"] == RunStatus.SUCCEEDED
+    assert len(after_commit) == 1  # only the enqueue of the POST waits for the commit
