@@ -1,25 +1,18 @@
 """The bill of materials of one design in a stored engine result.
 
 The recommended design's BOM is in the result (`result["bom"]`). Alternatives in
-`result["options"]` carry no BOM of their own, so theirs is priced here with the engine's
-own BOM and topology functions, on the current catalog, exactly the way the engine prices the
-recommended design (compute fabric + storage/front-end + management networks).
+`result["options"]` carry no BOM of their own, so theirs is priced on the current catalog by
+the engine's `network_bom`, exactly the way the engine prices the recommended design
+(compute fabric + storage/front-end + management networks).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.bom import (
-    BomError,
-    NetworkParts,
-    compute_fabric_lines,
-    management_lines,
-    storage_lines,
-    storage_topology,
-)
-from advisor.engine.catalog import Catalog, Nic, Switch
-from advisor.engine.topology import TopologyError, size_topology
+from advisor.engine.bom import BomError, NetworkParts, network_bom
+from advisor.engine.catalog import Catalog
+from advisor.engine.topology import TopologyError
 
 LINE_KEYS = (
     "sku",
@@ -42,44 +35,24 @@ def option_bom_lines(
     *, result: dict[str, Any], option: dict[str, Any], catalog: Catalog
 ) -> list[dict[str, Any]]:
     """Price an option of a stored result as the engine prices its recommended design."""
-    parts = NetworkParts.from_catalog(catalog)
-    nodes = int(result["workload"]["nodes"])
     try:
-        nic = parts.find(str(option["nic_sku"]))
-        switch = parts.find(str(option["switch_model"]))
-    except (KeyError, BomError) as exc:
+        lines = network_bom(
+            NetworkParts.from_catalog(catalog),
+            nodes=int(result["workload"]["nodes"]),
+            fabric=str(option["fabric"]),
+            nic_sku=str(option["nic_sku"]),
+            nics_per_node=int(option["nics_per_node"]),
+            switch_model=str(option["switch_model"]),
+            oversubscription=float(option["oversubscription"]),
+        )
+    except KeyError as exc:
         raise BomUnavailable(
             f"the parts of option {option.get('rank')} are no longer in the catalog; "
             "re-run the scenario"
         ) from exc
-    if not isinstance(nic, Nic) or not isinstance(switch, Switch):
-        raise BomUnavailable(f"option {option.get('rank')} names parts of the wrong kind")
-    nics_per_node = int(option["nics_per_node"])
-    radix = switch.radix_at(nic.port_gbps) or 0
-    try:
-        topo = size_topology(
-            nodes * nics_per_node,
-            radix,
-            float(option["oversubscription"]),
-            rails=nics_per_node,
-        )
-        compute = compute_fabric_lines(
-            parts,
-            fabric=str(option["fabric"]),
-            nic=nic,
-            nics_per_node=nics_per_node,
-            nodes=nodes,
-            switch=switch,
-            topo=topo,
-        )
-        north_south = storage_lines(parts, nodes=nodes)
-        ns_topo, _ = storage_topology(parts, nodes=nodes)
-        mgmt = management_lines(
-            parts, nodes=nodes, managed_switches=topo.total_switches + ns_topo.total_switches
-        )
     except (TopologyError, BomError, ValueError) as exc:
         raise BomUnavailable(f"option {option.get('rank')} cannot be priced: {exc}") from exc
-    return [line.to_dict() for line in (*compute, *north_south, *mgmt)]
+    return [line.to_dict() for line in lines]
 
 
 def bom_for(*, result: dict[str, Any], option: int | None, catalog: Catalog) -> dict[str, Any]:
