@@ -13,11 +13,12 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from advisor.scenarios.claims import stale_after, work_claim
 from advisor.scenarios.converters import (
     InvalidScenario,
     current_catalog,
@@ -148,10 +149,6 @@ class ClaimLost(Exception):
 NOT_ENGINE_ERRORS: tuple[type[Exception], ...] = (ClaimLost, *TRANSIENT_DB_ERRORS)
 
 
-def _stale_after() -> timedelta:
-    return timedelta(seconds=settings.RUN_STALE_AFTER_S)
-
-
 def _run_publish(run_id: uuid.UUID) -> bool:
     """Send the run's message; a broker outage is logged and left to the reconciler."""
     from advisor.scenarios.tasks import run_scenario  # tasks import services: import late
@@ -173,28 +170,7 @@ def run_claim(*, run_id: uuid.UUID, resume_token: uuid.UUID | None = None) -> uu
     taken the run meanwhile). Returns the claim token, or None when another worker holds the
     run or it has finished (a redelivered message then does nothing).
     """
-    now = timezone.now()
-    if resume_token is not None:
-        resumed = ScenarioRun.objects.filter(
-            pk=run_id, status=RunStatus.RUNNING, claim_token=resume_token
-        ).update(heartbeat_at=now)
-        if resumed:
-            return resume_token
-    token = uuid.uuid4()
-    claimable = Q(status=RunStatus.QUEUED) | Q(
-        status=RunStatus.RUNNING,
-        heartbeat_at__lt=now - _stale_after(),
-        attempts__lt=settings.RUN_MAX_ATTEMPTS,
-    )
-    claimed = ScenarioRun.objects.filter(claimable, pk=run_id).update(
-        status=RunStatus.RUNNING,
-        claim_token=token,
-        started_at=now,
-        heartbeat_at=now,
-        progress=0,
-        attempts=F("attempts") + 1,
-    )
-    return token if claimed else None
+    return work_claim(ScenarioRun, pk=run_id, resume_token=resume_token, progress=0)
 
 
 def run_heartbeat(*, run_id: uuid.UUID, token: uuid.UUID, progress: int | None = None) -> bool:
@@ -363,7 +339,7 @@ def runs_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str
     and a duplicate message is harmless because the claim lets one delivery in.
     """
     now = now or timezone.now()
-    stale_cutoff = now - _stale_after()
+    stale_cutoff = now - stale_after()
     lost_cutoff = now - timedelta(seconds=settings.RUN_QUEUED_LOST_AFTER_S)
     orphaned = ScenarioRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=stale_cutoff)
 

@@ -38,13 +38,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from advisor.engine.catalog import Catalog
 from advisor.engine.errors import ScenarioError
 from advisor.engine.scenario import Scenario as EngineScenario
 from advisor.engine.scenario import parse_scenario
+from advisor.scenarios.claims import stale_after, work_claim
 from advisor.scenarios.converters import InvalidScenario, current_catalog
 from advisor.scenarios.heartbeat import Heartbeat
 from advisor.scenarios.models import RunStatus, Scenario, Sweep, SweepChunk, SweepStatus
@@ -343,33 +344,9 @@ def _chunks_publish(chunk_ids: Sequence[uuid.UUID]) -> bool:
 # --- One chunk ---------------------------------------------------------------------------------
 
 
-def _stale_after() -> timedelta:
-    return timedelta(seconds=settings.RUN_STALE_AFTER_S)
-
-
 def chunk_claim(*, chunk_id: uuid.UUID, resume_token: uuid.UUID | None = None) -> uuid.UUID | None:
     """Atomically take a chunk (as run_claim takes a run); None when it is not claimable."""
-    now = timezone.now()
-    if resume_token is not None:
-        resumed = SweepChunk.objects.filter(
-            pk=chunk_id, status=RunStatus.RUNNING, claim_token=resume_token
-        ).update(heartbeat_at=now)
-        if resumed:
-            return resume_token
-    token = uuid.uuid4()
-    claimable = Q(status=RunStatus.QUEUED) | Q(
-        status=RunStatus.RUNNING,
-        heartbeat_at__lt=now - _stale_after(),
-        attempts__lt=settings.RUN_MAX_ATTEMPTS,
-    )
-    claimed = SweepChunk.objects.filter(claimable, pk=chunk_id).update(
-        status=RunStatus.RUNNING,
-        claim_token=token,
-        started_at=now,
-        heartbeat_at=now,
-        attempts=F("attempts") + 1,
-    )
-    return token if claimed else None
+    return work_claim(SweepChunk, pk=chunk_id, resume_token=resume_token)
 
 
 def chunk_heartbeat(*, chunk_id: uuid.UUID, token: uuid.UUID) -> bool:
@@ -610,7 +587,7 @@ def _engine_version() -> str:
 def sweeps_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
     """The runs' reconciler, for sweep chunks: resend lost ones, requeue orphaned ones."""
     now = now or timezone.now()
-    stale_cutoff = now - _stale_after()
+    stale_cutoff = now - stale_after()
     lost_cutoff = now - timedelta(seconds=settings.RUN_QUEUED_LOST_AFTER_S)
     orphaned = SweepChunk.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=stale_cutoff)
 
