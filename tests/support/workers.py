@@ -65,9 +65,15 @@ class WorkerProcess:
                 self.kill()
 
 
-def start_worker(
-    *, name: str, database_url: str, concurrency: int = 1, extra_env: dict[str, str] | None = None
+def _start_celery(
+    name: str,
+    args: list[str],
+    *,
+    database_url: str,
+    extra_env: dict[str, str] | None,
+    ready_marker: str = " ready.",
 ) -> WorkerProcess:
+    """Start a `celery -A advisor.celery ...` process on `database_url`; wait until ready."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -75,10 +81,25 @@ def start_worker(
         "PYTHONUNBUFFERED": "1",
         **(extra_env or {}),
     }
-    cmd = [
-        str(Path(sys.executable).parent / "celery"),
-        "-A",
-        "advisor.celery",
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "celery"), "-A", "advisor.celery", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    celery = WorkerProcess(name=name, process=process, ready_marker=ready_marker)
+    threading.Thread(target=celery._pump, daemon=True).start()
+    celery.wait_ready()
+    return celery
+
+
+def start_worker(
+    *, name: str, database_url: str, concurrency: int = 1, extra_env: dict[str, str] | None = None
+) -> WorkerProcess:
+    args = [
         "worker",
         "--loglevel=INFO",
         f"--concurrency={concurrency}",
@@ -87,54 +108,17 @@ def start_worker(
         "--without-gossip",
         "--without-mingle",
     ]
-    process = subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    worker = WorkerProcess(name=name, process=process)
-    threading.Thread(target=worker._pump, daemon=True).start()
-    worker.wait_ready()
-    return worker
+    return _start_celery(name, args, database_url=database_url, extra_env=extra_env)
 
 
 def start_beat(
     *, database_url: str, schedule_path: str, extra_env: dict[str, str] | None = None
 ) -> WorkerProcess:
     """Start `celery beat` (the reconciler's clock) as its own process, like production."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "advisor.settings",
-        "PYTHONUNBUFFERED": "1",
-        **(extra_env or {}),
-    }
-    cmd = [
-        str(Path(sys.executable).parent / "celery"),
-        "-A",
-        "advisor.celery",
-        "beat",
-        "--loglevel=INFO",
-        f"--schedule={schedule_path}",
-        "--max-interval=1",
-    ]
-    process = subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
+    args = ["beat", "--loglevel=INFO", f"--schedule={schedule_path}", "--max-interval=1"]
+    return _start_celery(
+        "beat", args, database_url=database_url, extra_env=extra_env, ready_marker="beat: Starting"
     )
-    beat = WorkerProcess(name="beat", process=process, ready_marker="beat: Starting")
-    threading.Thread(target=beat._pump, daemon=True).start()
-    beat.wait_ready()
-    return beat
 
 
 def wait_until(predicate: object, *, timeout_s: float, interval_s: float = 0.2) -> bool:
