@@ -45,12 +45,15 @@ def _celery_mode(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttle_counters(settings: Any) -> None:
+def _fresh_throttle_counters(request: pytest.FixtureRequest) -> None:
     """Each test starts with unused rate limits, in a memory cache of its own.
 
     Never clear() the shared cache instead: in services mode it is Redis, where clearing
-    would flush the broker's queues too.
+    would flush the broker's queues too. (Engine tests may run without Django: -p no:django.)
     """
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    settings = request.getfixturevalue("settings")
     settings.CACHES = {
         **settings.CACHES,
         settings.API_THROTTLE_CACHE: {
