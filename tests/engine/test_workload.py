@@ -54,7 +54,7 @@ def step_time_s(s: Any, w: Any) -> float:
 
 
 def test_planner_keeps_tensor_parallelism_inside_the_server_for_70b() -> None:
-    s, w = plan()
+    _, w = plan()
     assert w.plan.tp in (2, 4, 8)
     assert w.plan.tp * w.plan.pp * w.plan.dp == 1024
     assert w.memory.fits
