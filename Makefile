@@ -1,6 +1,6 @@
 # Fabric Advisor. `make run` serves the app; `make test` runs everything CI runs.
 SHELL := /bin/bash
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
