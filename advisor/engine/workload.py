@@ -513,20 +513,7 @@ def _reference_step_time_s(
 
     tp, pp, dp, ep, sharding, recompute, mem = c
     plan = Plan(tp, pp, dp, ep, mb, s.parallelism.virtual_stages or 1, sharding, recompute, "")
-    dom = domain_gpus(s)
-    w = WorkloadPlan(
-        plan=plan,
-        memory=mem,
-        nodes=s.nodes,
-        gpus_per_node=s.gpus_per_node,
-        domain_gpus=dom,
-        domains=max(1, s.gpus // dom),
-        spans_servers=s.nodes > 1,
-        needs_compute_fabric=s.gpus > dom,
-        training=_training_costs(s, plan),
-        inference=None,
-        notes=(),
-    )
+    w = _training_workload(s, plan, mem, notes=())
     reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
     return training_step_time_s(s, w, reference)
 
@@ -618,7 +605,13 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
         recompute=recompute,
         source=source,
     )
-    training = _training_costs(s, plan)
+    return _training_workload(s, plan, mem, notes=tuple(notes))
+
+
+def _training_workload(
+    s: Scenario, plan: Plan, mem: MemoryEstimate, *, notes: tuple[str, ...]
+) -> WorkloadPlan:
+    """The WorkloadPlan of a training scenario under one parallelism plan."""
     dom = domain_gpus(s)
     return WorkloadPlan(
         plan=plan,
@@ -629,9 +622,9 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
         domains=max(1, s.gpus // dom),
         spans_servers=s.nodes > 1,
         needs_compute_fabric=s.gpus > dom,
-        training=training,
+        training=_training_costs(s, plan),
         inference=None,
-        notes=tuple(notes),
+        notes=notes,
     )
 
 
