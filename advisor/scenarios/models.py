@@ -26,6 +26,8 @@ class Scenario(models.Model):
     customer = models.CharField(max_length=200, blank=True, default="", db_index=True)
     inputs = models.JSONField()
     notes = models.TextField(blank=True, default="")
+    # The sales engineer's quote number, printed on the PDF's cover; never copied by a clone.
+    quote_reference = models.CharField(max_length=64, blank=True, default="")
     cloned_from = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="clones"
     )

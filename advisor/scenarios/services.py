@@ -63,7 +63,7 @@ def scenario_create(
 
 @transaction.atomic
 def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
-    allowed = {"name", "inputs", "customer", "notes", "callback_url"}
+    allowed = {"name", "inputs", "customer", "notes", "quote_reference", "callback_url"}
     unknown = set(fields) - allowed
     if unknown:
         raise ValueError(f"cannot update {sorted(unknown)}")
@@ -84,7 +84,7 @@ def scenario_clone(
         inputs=scenario.inputs,
         owner=_owner_or_none(owner),
         customer=scenario.customer,
-        notes=scenario.notes,
+        # Notes and the quote reference belong to the original's quote, not to the copy.
         cloned_from=scenario,
     )
 
