@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: help venv run worker test check fmt bench bench-sweep load validate clean
+.PHONY: help venv run worker test check fmt bench bench-sweep load validate audit clean
 
 help:
 	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench-sweep sweep throughput with 1 vs 2 worker processes -> bench/sweep.json"
 	@echo "make load       60 s load test on loopback -> bench/load.json"
 	@echo "make validate   the engine's predictions against published measurements"
+	@echo "make audit      every model x GPU x size through the engine, checked for its properties -> bench/audit.json"
 
 venv: $(STAMP)
 
@@ -52,6 +53,9 @@ bench-sweep: venv
 
 validate: venv
 	$(PY) -m advisor.engine validate
+
+audit: venv
+	$(PY) bench/audit.py
 
 load: venv
 	@bash scripts/with_services.sh bash scripts/load.sh

@@ -1,0 +1,51 @@
+"""The audit grid (``make audit``): every preset model x GPU x size through ``evaluate``.
+
+Writes ``bench/audit.json`` (counts, violations by property, examples) and exits 1 when any
+property is violated (see ``advisor/engine/audit.py`` for the properties).  Options:
+``--processes N`` (default: all cores), ``--every K`` (every K-th case only, for a quick look;
+series properties then compare the sizes that remain).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from advisor.engine import ENGINE_VERSION  # noqa: E402
+from advisor.engine.audit import audit, grid, run_case  # noqa: E402
+
+OUT = ROOT / "bench" / "audit.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--processes", type=int, default=multiprocessing.cpu_count())
+    parser.add_argument("--every", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    cases = grid()[:: max(1, args.every)]
+    started = time.perf_counter()
+    with multiprocessing.Pool(max(1, args.processes)) as pool:
+        outcomes = pool.map(run_case, cases, chunksize=16)
+    report = audit(outcomes)
+    report.seconds = time.perf_counter() - started
+    payload = {"engine_version": ENGINE_VERSION, **report.to_dict()}
+    args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(
+        f"audit: {report.cases} cases ({report.answered} answered, {report.refused} refused) "
+        f"in {report.seconds:.0f} s; {len(report.violations)} violations "
+        f"{report.counts() or ''} -> {args.out}"
+    )
+    return 1 if report.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

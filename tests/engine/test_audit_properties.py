@@ -1,0 +1,142 @@
+"""A fast random subset of the audit grid (``make audit`` runs all of it).
+
+Each example is one case of ``advisor.engine.audit.grid()`` or one short series of the same
+job at growing sizes; the properties are the audit's own, so a failure here is a violation
+``make audit`` would also report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from advisor.engine.audit import (
+    LADDER_SERVERS,
+    SIZES_SERVERS,
+    AuditCase,
+    Outcome,
+    expected_crossings,
+    grid,
+    placement_violations,
+    point_violations,
+    run_case,
+    series_violations,
+)
+from advisor.engine.catalog import default_catalog
+
+CATALOG = default_catalog()
+GRID = grid(CATALOG)
+FAST = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+
+
+@FAST
+@given(st.sampled_from(GRID))
+def test_every_sampled_case_keeps_the_single_answer_properties(case: AuditCase) -> None:
+    outcome = run_case(case, CATALOG)
+    assert point_violations(outcome) == []
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    st.sampled_from(CATALOG.model_ids),
+    st.sampled_from(CATALOG.gpu_ids),
+    st.sampled_from(("training", "fine_tuning", "inference-split")),
+)
+def test_a_growing_cluster_never_slows_the_step_or_cheapens_the_network(
+    model: str, gpu: str, workload: str
+) -> None:
+    sizes = sorted({*SIZES_SERVERS[:12], *LADDER_SERVERS[:7]})
+    outcomes = [run_case(AuditCase(model, gpu, workload, "default", n), CATALOG) for n in sizes]
+    assert series_violations(outcomes) == []
+
+
+# --- the checks themselves must be able to fail --------------------------------------------
+
+
+def _result(plan: dict[str, int], traffic: dict[str, Any], *, per_node: int = 8) -> dict[str, Any]:
+    return {
+        "scenario": {"workload": "training", "gpu": "h100-sxm", "gpus": 64},
+        "workload": {"nodes": 8, "gpus_per_node": per_node, "plan": plan, "traffic": traffic},
+        "recommendation": {"fabric": "infiniband"},
+    }
+
+
+def test_pipeline_stages_on_different_servers_must_cross_the_network() -> None:
+    # issue 10's example: tp2/pp64/dp1 puts 4 stages per server; stage edges join servers
+    result = _result(
+        {"tp": 2, "pp": 32, "dp": 1},
+        {"pipeline_bytes": 1.37e11, "pipeline_crosses_network": False},
+    )
+    assert expected_crossings(result)["pipeline"] is True
+    assert [v.prop for v in placement_violations("case", result)] == ["placement"]
+
+
+def test_tensor_parallel_inside_a_server_must_not_cross() -> None:
+    result = _result(
+        {"tp": 8, "pp": 1, "dp": 8},
+        {"tensor_parallel_bytes": 1e9, "tensor_parallel_crosses_network": True},
+    )
+    assert expected_crossings(result)["tensor_parallel"] is False
+    assert [v.prop for v in placement_violations("case", result)] == ["placement"]
+
+
+def test_a_data_parallel_group_that_straddles_servers_crosses() -> None:
+    result = _result({"tp": 4, "pp": 1, "dp": 16}, {})
+    assert expected_crossings(result) == {
+        "tensor_parallel": False,
+        "data_parallel": True,
+        "expert": False,
+        "pipeline": False,
+    }
+
+
+def _answer(servers: int, step_s: float, capex: float, fabric: str) -> Outcome:
+    case = AuditCase("m", "g", "training", "default", servers)
+    result = {
+        "metrics": {"step_time_s": step_s},
+        "cost": {"network_capex_usd": capex},
+        "recommendation": {"fabric": fabric},
+        "workload": {"nodes": servers},
+    }
+    return Outcome(case, result=result)
+
+
+def test_series_checks_catch_a_slower_step_falling_capex_and_flipping_fabrics() -> None:
+    outcomes = [
+        _answer(2, 10.0, 100.0, "roce"),
+        _answer(4, 10.5, 200.0, "infiniband"),
+        _answer(8, 9.0, 150.0, "roce"),
+        _answer(16, 8.0, 400.0, "infiniband"),
+    ]
+    props = sorted(v.prop for v in series_violations(outcomes))
+    assert props == ["capex-falls", "fabric-flips", "step-slows"]
+
+
+@pytest.mark.parametrize(
+    ("fabric", "workload", "nodes", "expected"),
+    [("ethernet", "training", 2, ["no-rdma"]), ("roce", "training", 2, []),
+     ("ethernet", "training", 1, [])],
+)  # fmt: skip
+def test_multi_server_training_needs_rdma(
+    fabric: str, workload: str, nodes: int, expected: list[str]
+) -> None:
+    case = AuditCase("llama3-70b", "a100-80gb-sxm", workload, "default", nodes)
+    result = {
+        "scenario": {"workload": workload},
+        "workload": {"nodes": nodes, "gpus_per_node": 8, "plan": {}},
+        "recommendation": {"fabric": fabric},
+    }
+    assert [v.prop for v in point_violations(Outcome(case, result=result))] == expected
+
+
+def test_an_exception_is_a_violation_and_a_named_refusal_is_not() -> None:
+    case = AuditCase("m", "g", "training", "default", 1)
+    assert [v.prop for v in point_violations(Outcome(case, error="KeyError: x"))] == ["exception"]
+    named = Outcome(case, refusal={"gpus": ["must be at most 131072"]})
+    assert point_violations(named) == []
+    assert [v.prop for v in point_violations(Outcome(case, refusal={}))] == ["refusal-unnamed"]
