@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -465,6 +465,36 @@ def network_bom(
     return lines
 
 
+def check_bom(
+    lines: Iterable[BomLine | Mapping[str, Any]], parts: NetworkParts | None = None
+) -> list[str]:
+    """Problems that would stop this bill of materials from being built; empty when buildable.
+
+    ``lines`` are :class:`BomLine` objects or their ``to_dict()`` form (a result's ``bom``).
+    Every SKU must be in the catalog (``parts``, default: the built-in one) and every
+    extended price must be quantity x unit price.
+    """
+    cat = parts or NetworkParts()
+    problems: list[str] = []
+    for i, raw in enumerate(lines):
+        ln = raw.to_dict() if isinstance(raw, BomLine) else dict(raw)
+        sku = str(ln.get("sku", ""))
+        qty = ln.get("quantity", 0)
+        where = f"line {i + 1} ({sku}, {ln.get('network', '?')})"
+        try:
+            item = cat.find(sku)
+        except KeyError:
+            problems.append(f"{where}: SKU not in the catalog")
+            continue
+        if not isinstance(qty, int) or qty < 0:
+            problems.append(f"{where}: quantity {qty!r} is not a whole number >= 0")
+            continue
+        expected = round(qty * item.unit_price_usd, 2)
+        if abs(float(ln.get("extended_price_usd", 0.0)) - expected) > 0.01:
+            problems.append(f"{where}: extended price is not {qty} x {item.unit_price_usd}")
+    return problems
+
+
 def totals(lines: Iterable[BomLine]) -> tuple[float, float]:
     """(capex in USD, power in W) of some BOM lines."""
     price = 0.0
@@ -483,6 +513,7 @@ __all__ = [
     "NetworkParts",
     "cabling_items",
     "cabling_lines",
+    "check_bom",
     "choose_link_kit",
     "compute_fabric_items",
     "compute_fabric_lines",
