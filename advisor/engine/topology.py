@@ -1,17 +1,22 @@
-"""Switch-fabric sizing: single switch, two-tier leaf-spine, three-tier fat tree.
+"""Switch-fabric sizing: single switch, leaf-spine, three-tier fat tree, four-tier super-spine.
 
 Sizing follows Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture"
 (SIGCOMM'08) and the NVIDIA DGX SuperPOD reference architectures:
 
 * radix-k switches, 1:1 -> a leaf uses k/2 ports down and k/2 up;
-  two tiers serve up to k^2/2 endpoints, three tiers up to k^3/4;
+  two tiers serve up to k^2/2 endpoints, three tiers up to k^3/4, four tiers up to k^4/8
+  (a k-ary n-tree, Petrini & Vanneschi 1997: every tier below the top uses k/2 ports down and
+  k/2 up, the top tier all k down; the fourth tier is the "super-spine" / aggregation layer
+  that joins three-tier pods, as in Meta's 24k-GPU clusters, Gangidi et al. SIGCOMM'24);
 * r:1 oversubscription at the leaf -> d = floor(k*r/(r+1)) ports down, k-d up;
 * spine (and core) switches are never oversubscribed;
 * rail-optimized layout: NIC i of every server lands on leaf group i (one rail per NIC),
   so same-rail traffic crosses a single switch.
 
 Link counts are physical cables: one per endpoint on the first tier, one per used leaf
-uplink on the second, one per spine uplink on the third.  Which medium each tier uses
+uplink on the second, one per spine uplink on the third, one per core uplink on the fourth.
+Beyond four tiers a fabric is refused (:class:`TopologyError`, saying how many leaves and
+endpoints the largest four-tier fabric of that radix holds).  Which medium each tier uses
 (copper inside a rack, optics beyond) is decided by :func:`plan_cabling`.
 """
 
@@ -34,19 +39,27 @@ ROW_LINK_M = 30.0
 SPINE_LINK_M = 50.0
 """Leaf-to-spine / spine-to-core length budget: SuperPOD RA places spines centrally so
 multimode SR optics (50 m on OM4) reach; longer halls need single-mode DR optics."""
+SUPERSPINE_LINK_M = 500.0
+"""Core-to-super-spine length: super-spines join pods in other halls/buildings, so these links
+need single-mode DR/FR optics (500 m DR reach, IEEE 802.3bs/802.3df)."""
 
 _EPS = 1e-9
+MAX_TIERS = 4
+"""Deepest fabric sized: leaf, spine, core and super-spine."""
+_KINDS = {1: "single-switch", 2: "leaf-spine", 3: "fat-tree", 4: "super-spine"}
+TIER_NAMES = {1: "one switch", 2: "leaf-spine", 3: "three-tier fat tree", 4: "four-tier fabric"}
 
 
 class TopologyError(ValueError):
-    """The requested endpoint count does not fit three tiers of this switch radix."""
+    """The requested endpoints do not fit four tiers of this switch radix."""
 
 
 @dataclass(frozen=True)
 class TopologySize:
     """Switch and link counts of a folded-Clos fabric.
 
-    ``tiers`` is 1 (one switch), 2 (leaf-spine) or 3 (leaf-spine-core fat tree).
+    ``tiers`` is 1 (one switch), 2 (leaf-spine), 3 (leaf-spine-core fat tree) or 4
+    (leaf-spine-core-super-spine).
     ``oversubscription`` is the requested r of r:1 at the leaf;
     ``achieved_oversubscription`` is down/up ports of a full leaf after rounding to ports.
     """
@@ -68,15 +81,42 @@ class TopologySize:
     achieved_oversubscription: float
     max_endpoints: int
     rail_optimized: bool
+    superspine_switches: int = 0
+    core_superspine_links: int = 0
 
     @property
     def total_switches(self) -> int:
-        return self.leaf_switches + self.spine_switches + self.core_switches
+        return (
+            self.leaf_switches + self.spine_switches + self.core_switches + self.superspine_switches
+        )
 
     @property
     def switch_links(self) -> int:
         """Links between switches (both ends on a switch port)."""
-        return self.leaf_spine_links + self.spine_core_links
+        return self.leaf_spine_links + self.spine_core_links + self.core_superspine_links
+
+    @property
+    def servers(self) -> int:
+        return math.ceil(self.endpoints / max(1, self.rails))
+
+    def placement_blocks(self) -> tuple[int, ...]:
+        """Servers under one leaf (rail group), one pod, one super-pod: the boundaries a
+        message can cross, innermost first (empty for a single switch).
+
+        A leaf serves ``leaf_down_ports`` servers (one port per server per rail); a pod is
+        k/2 leaves, i.e. (k/2)/rails scalable units of a rail-optimized fabric; a super-pod
+        (four tiers) is k/2 pods.
+        """
+        if self.tiers <= 1:
+            return ()
+        half = self.radix // 2
+        leaf = max(1, self.leaf_down_ports)
+        blocks = [leaf]
+        if self.tiers >= 3:
+            blocks.append(leaf * max(1, half // max(1, self.rails)))
+        if self.tiers >= 4:
+            blocks.append(blocks[-1] * half)
+        return tuple(blocks)
 
     @property
     def switch_ports_used(self) -> int:
@@ -84,7 +124,7 @@ class TopologySize:
 
     @property
     def hops_worst_case(self) -> int:
-        """Switches crossed by the longest path (1, 3 or 5)."""
+        """Switches crossed by the longest path (1, 3, 5 or 7)."""
         return 2 * self.tiers - 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -109,16 +149,22 @@ def leaf_ports(radix: int, oversubscription: float) -> tuple[int, int]:
 def max_endpoints(radix: int, tiers: int, oversubscription: float = 1.0) -> int:
     """Largest endpoint count that ``tiers`` tiers of radix-``radix`` switches serve.
 
-    1 tier: k; 2 tiers: k*d (k^2/2 at 1:1); 3 tiers: k * (k/2) * d (k^3/4 at 1:1).
+    1 tier: k; t >= 2 tiers: d x max_leaves(t) = d * k * (k/2)^(t-2)
+    (k^2/2, k^3/4, k^4/8 at 1:1).
     """
     down, _ = leaf_ports(radix, oversubscription)
     if tiers == 1:
         return radix
-    if tiers == 2:
-        return radix * down
-    if tiers == 3:
-        return radix * (radix // 2) * down
-    raise ValueError("tiers must be 1, 2 or 3")
+    if 2 <= tiers <= MAX_TIERS:
+        return down * max_leaves(radix, tiers)
+    raise ValueError(f"tiers must be 1 to {MAX_TIERS}")
+
+
+def max_leaves(radix: int, tiers: int) -> int:
+    """Leaves ``tiers`` tiers of radix-k switches connect: k (two tiers), then x k/2 per tier."""
+    if tiers < 2:
+        return 1
+    return radix * (radix // 2) ** (tiers - 2)
 
 
 def size_topology(
@@ -129,7 +175,7 @@ def size_topology(
     ``radix`` is the switch port count at the fabric's link speed (e.g. 64 for a
     Quantum-2 at 400G).  ``rails`` > 1 asks for a rail-optimized layout: endpoints are
     ``rails`` NICs on each of ceil(endpoints/rails) servers and every leaf serves one rail.
-    Raises :class:`TopologyError` beyond three tiers.  Results are cached.
+    Raises :class:`TopologyError` beyond four tiers.  Results are cached.
     """
     if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
         raise ValueError("endpoints must be a positive integer")
@@ -238,59 +284,40 @@ def _size_from_loads(
 
     leaves = len(loads)
     uplinks = sum(min(up, math.ceil(load / oversubscription - _EPS)) for load in loads)
-
-    if leaves <= radix:
-        # Two tiers: every leaf reaches every spine; a spine has k ports down.
-        spines = math.ceil(uplinks / radix)
-        return TopologySize(
-            endpoints=endpoints,
-            radix=radix,
-            oversubscription=oversubscription,
-            rails=rails,
-            tiers=2,
-            kind="leaf-spine",
-            leaf_switches=leaves,
-            spine_switches=spines,
-            core_switches=0,
-            endpoint_leaf_links=endpoints,
-            leaf_spine_links=uplinks,
-            spine_core_links=0,
-            leaf_down_ports=down,
-            leaf_up_ports=up,
-            achieved_oversubscription=achieved,
-            max_endpoints=max_endpoints(radix, 2, oversubscription),
-            rail_optimized=rail_optimized,
-        )
-
-    # Three tiers: pods of up to k/2 leaves; pod spines use k/2 ports down, k/2 up (1:1).
-    half = radix // 2
-    limit = max_endpoints(radix, 3, oversubscription)
-    if endpoints > limit or leaves > radix * half:
+    tiers = next((n for n in range(2, MAX_TIERS + 1) if leaves <= max_leaves(radix, n)), 0)
+    if not tiers:
+        limit_leaves = max_leaves(radix, MAX_TIERS)
         raise TopologyError(
-            f"{endpoints} endpoints exceed a three-tier fat tree of radix-{radix} switches "
-            f"at {oversubscription:g}:1 (max {limit})"
+            f"{endpoints} endpoints need {leaves} leaf switches (at most {down} ports down "
+            f"each at {oversubscription:g}:1), but four tiers of radix-{radix} switches connect "
+            f"at most {limit_leaves} leaves ({max_endpoints(radix, MAX_TIERS, oversubscription)} "
+            "endpoints on full leaves); use a higher-radix switch or split the cluster"
         )
-    spines = math.ceil(uplinks / half)
-    spine_core_links = uplinks
-    cores = math.ceil(spine_core_links / radix)
+    half = radix // 2
+    # Every tier below the top has k/2 ports down and k/2 up (1:1); the top tier k down.
+    spines = math.ceil(uplinks / (half if tiers > 2 else radix))
+    cores = math.ceil(uplinks / (half if tiers > 3 else radix)) if tiers >= 3 else 0
+    superspines = math.ceil(uplinks / radix) if tiers >= 4 else 0
     return TopologySize(
         endpoints=endpoints,
         radix=radix,
         oversubscription=oversubscription,
         rails=rails,
-        tiers=3,
-        kind="fat-tree",
+        tiers=tiers,
+        kind=_KINDS[tiers],
         leaf_switches=leaves,
         spine_switches=spines,
         core_switches=cores,
         endpoint_leaf_links=endpoints,
         leaf_spine_links=uplinks,
-        spine_core_links=spine_core_links,
+        spine_core_links=uplinks if tiers >= 3 else 0,
         leaf_down_ports=down,
         leaf_up_ports=up,
         achieved_oversubscription=achieved,
-        max_endpoints=limit,
+        max_endpoints=max_endpoints(radix, tiers, oversubscription),
         rail_optimized=rail_optimized,
+        superspine_switches=superspines,
+        core_superspine_links=uplinks if tiers >= 4 else 0,
     )
 
 
@@ -380,6 +407,16 @@ def plan_cabling(
                 "optical",
                 SPINE_LINK_M,
                 2 * topo.spine_core_links,
+            )
+        )
+    if topo.core_superspine_links:
+        tiers.append(
+            TierLinks(
+                "core-superspine",
+                topo.core_superspine_links,
+                "optical",
+                SUPERSPINE_LINK_M,
+                2 * topo.core_superspine_links,
             )
         )
     return tuple(tiers)

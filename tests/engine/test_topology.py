@@ -8,6 +8,7 @@ from advisor.engine.topology import (
     max_endpoints,
     plan_cabling,
     size_topology,
+    size_tor_fabric,
 )
 
 
@@ -55,9 +56,46 @@ def test_three_tier_fat_tree_at_full_size() -> None:
     assert topo.core_switches == k * k // 4
 
 
-def test_beyond_three_tiers_is_an_error() -> None:
-    with pytest.raises(TopologyError):
-        size_topology(16**3 // 4 + 1, 16)
+def test_beyond_three_tiers_adds_a_super_spine_tier() -> None:
+    k = 16
+    topo = size_topology(k**3 // 4 + 1, k)
+    assert topo.tiers == 4
+    assert topo.kind == "super-spine"
+    assert topo.superspine_switches >= 1
+    assert topo.core_superspine_links == topo.leaf_spine_links
+    assert topo.hops_worst_case == 7
+    full = size_topology(k**4 // 8, k)
+    assert full.tiers == 4
+    assert (full.leaf_switches, full.spine_switches) == (k**3 // 4, k**3 // 4)
+    assert (full.core_switches, full.superspine_switches) == (k**3 // 4, k**3 // 8)
+    tiers = [t.tier for t in plan_cabling(full, servers=k**4 // 8)]
+    assert tiers[-1] == "core-superspine"
+
+
+def test_beyond_four_tiers_is_refused_with_a_consistent_message() -> None:
+    k = 16
+    with pytest.raises(TopologyError) as err:
+        size_topology(k**4 // 8 + 1, k)
+    msg = str(err.value)
+    assert f"{k**4 // 8 + 1} endpoints need {k**3 // 4 + 1} leaf switches" in msg
+    assert f"at most {k**3 // 4} leaves" in msg
+
+
+def test_partly_filled_rack_leaves_get_a_fourth_tier_instead_of_a_crash() -> None:
+    # 2,049 storage servers x 2 ports on radix-32 ToR leaves at 2:1: 513 partly filled rack
+    # leaves exceed the 512 leaves of three tiers (the old self-contradicting error).
+    topo = size_tor_fabric(2049, 2, 32, 2.0)
+    assert topo.tiers == 4
+    assert topo.leaf_switches == 513
+
+
+@pytest.mark.parametrize("gpus", [32_768, 65_536, 131_072])
+@pytest.mark.parametrize("radix", [64, 128])
+def test_frontier_sizes_get_a_compute_fabric(gpus: int, radix: int) -> None:
+    topo = size_topology(gpus, radix, rails=8)
+    assert topo.endpoint_leaf_links == gpus
+    assert topo.tiers <= 4
+    assert topo.max_endpoints >= gpus
 
 
 def test_oversubscription_moves_ports_down() -> None:
