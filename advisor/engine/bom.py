@@ -253,6 +253,7 @@ def compute_fabric_items(
         ("leaf", topo.leaf_switches),
         ("spine", topo.spine_switches),
         ("core", topo.core_switches),
+        ("super-spine", topo.superspine_switches),
     ):
         if count:
             out.append((switch, count, role))
