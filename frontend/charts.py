@@ -187,7 +187,13 @@ def breakdown_figure(result: dict[str, Any]) -> dict[str, Any]:
     fig.update_layout(
         _layout(
             barmode="stack",
-            xaxis={"title": {"text": s.unit}, "gridcolor": "#eef1f6", "zeroline": False},
+            xaxis={
+                "title": {"text": s.unit},
+                "gridcolor": "#eef1f6",
+                "zeroline": False,
+                "rangemode": "tozero",
+                "automargin": True,
+            },
             yaxis={"autorange": "reversed", "automargin": True},
             margin={"l": 10, "r": 10, "t": 10, "b": 40},
         )
@@ -211,6 +217,9 @@ class CostPoint:
 
 
 def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
+    """Each candidate's speed and the cost charged to this job (presenters.job_cost)."""
+    from frontend.presenters import job_cost  # presenters imports this module
+
     inference = is_inference(result)
     options = [o for o in (result.get("options") or []) if isinstance(o, dict)]
     labels = _unique_labels(options)
@@ -224,7 +233,7 @@ def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
                 label=label,
                 fabric=str(option.get("fabric", "")),
                 speed=speed,
-                total_cost_usd=_num(c.get("total_cost_usd")),
+                total_cost_usd=job_cost(c),
                 network_capex_usd=_num(c.get("network_capex_usd")),
                 recommended=bool(option.get("recommended")),
                 why_not=str(option.get("why_not") or ""),
@@ -253,7 +262,7 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
                 hovertemplate=(
                     "%{text}<br>%{x:.3g} "
                     + unit
-                    + "<br>total $%{y:,.0f}<br>network $%{customdata[0]:,.0f}"
+                    + "<br>this job $%{y:,.0f}<br>network capex $%{customdata[0]:,.0f}"
                     "<br>%{customdata[1]}<extra></extra>"
                 ),
             )
@@ -289,18 +298,25 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
                     + p.label
                     + "<br>%{x:.3g} "
                     + unit
-                    + "<br>total $%{y:,.0f}<extra></extra>"
+                    + "<br>this job $%{y:,.0f}<extra></extra>"
                 ),
             )
         )
     fig.update_layout(
         _layout(
-            xaxis={"title": {"text": f"{unit} (lower is faster)"}, "gridcolor": "#eef1f6"},
+            xaxis={
+                "title": {"text": f"{unit} (lower is faster)"},
+                "gridcolor": "#eef1f6",
+                "rangemode": "tozero",
+                "automargin": True,
+            },
             yaxis={
-                "title": {"text": "total cost to finish the work (USD)"},
+                "title": {"text": "share charged to this job (USD)"},
                 "gridcolor": "#eef1f6",
                 "tickprefix": "$",
                 "separatethousands": True,
+                "rangemode": "tozero",
+                "automargin": True,
             },
             margin={"l": 10, "r": 10, "t": 30, "b": 40},
         )

@@ -7,6 +7,7 @@ the same thing in the same words.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +108,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
             ),
             Fact("Compute fabric", "None", "GPUs talk over NVLink / PCIe"),
         ]
-    facts.append(Fact("Network cost", capex, "NICs, switches, optics, cables"))
+    costs = cost_figures(cost)
+    facts.append(Fact(COST_LABELS["capex"], capex, "NICs, switches, optics, cables"))
     if is_inference(result):
         facts.append(
             Fact(
@@ -131,23 +133,17 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
             f"{money(cost.get('idle_cost_usd'))} of GPU time",
         )
     )
-    facts.append(
-        Fact(
-            "Total cost of the work", money(cost.get("total_cost_usd")), str(cost.get("work") or "")
-        )
-    )
-    warning = ""
-    if is_inference(result) and metrics.get("meets_target") in (0, 0.0, False):
-        target = _f(
-            ((result.get("scenario") or {}).get("inference") or {}).get("target_ms_per_token")
-        )
-        warning = (
-            f"No design meets your target of {target:g} ms per token: this one decodes at "
-            f"{_f(metrics.get('ms_per_token')):.3g} ms. The reasons are below."
-        )
+    for key in ("life", "job"):
+        row = costs["by_key"].get(key)
+        if row:
+            facts.append(Fact(row["label"], row["value"], row["note"]))
+    found = warnings(result)
+    warning = next((w["text"] for w in found if w["kind"] == "latency"), "")
     return {
         "title": title,
         "warning": warning,
+        "warnings": found,
+        "costs": costs,
         "sentence": str(rec.get("headline") or ""),
         "facts": facts,
         "needs_fabric": needs_fabric,
@@ -205,10 +201,13 @@ def options_rows(result: dict[str, Any], limit: int | None = None) -> list[dict[
                 ),
                 "idle": f"{_f(m.get('gpu_idle_fraction')) * 100:.1f} %",
                 "capex": money(c.get("network_capex_usd")),
-                "total": money(c.get("total_cost_usd")),
+                "total": money(job_cost(c)),
+                "life": money(cost_figures(c)["by_key"]["life"]["usd"])
+                if "life" in cost_figures(c)["by_key"]
+                else "",
                 "recommended": bool(option.get("recommended")),
                 "feasible": option.get("feasible", True),
-                "why_not": option.get("why_not") or "",
+                "why_not": plain_sentence(option.get("why_not") or ""),
             }
         )
     return rows
@@ -219,7 +218,7 @@ def uncertainty_rows(result: dict[str, Any]) -> list[dict[str, str]]:
     names = {
         "step_time_s": ("Step time", seconds),
         "ms_per_token": ("Time per token", lambda v: f"{_f(v):.3g} ms"),
-        "total_cost_usd": ("Total cost of the work", money),
+        "total_cost_usd": (COST_LABELS["job"], money),
     }
     for key, band in (result.get("uncertainty") or {}).items():
         if not isinstance(band, dict):
@@ -253,7 +252,7 @@ def key_metrics(result: dict[str, Any]) -> list[tuple[str, str]]:
         ),
         ("NICs per server", f"{rec.get('nics_per_node', '—')} × {_f(rec.get('nic_gbps')):g}G"),
         ("Topology", topology_text(rec)),
-        ("Network cost", money(cost.get("network_capex_usd"))),
+        (COST_LABELS["capex"], money(cost.get("network_capex_usd"))),
     ]
     if is_inference(result):
         rows.append(("Time per token", f"{_f(metrics.get('ms_per_token')):.3g} ms"))
@@ -263,6 +262,427 @@ def key_metrics(result: dict[str, Any]) -> list[tuple[str, str]]:
     rows += [
         ("GPUs idle on network", f"{_f(metrics.get('gpu_idle_fraction')) * 100:.1f} %"),
         ("Idle GPU cost", money(cost.get("idle_cost_usd"))),
-        ("Total cost of the work", money(cost.get("total_cost_usd"))),
     ]
+    for row in cost_figures(cost)["rows"][1:]:
+        rows.append((row["label"], row["value"]))
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Costs, each labelled: what the network costs to buy, what the cluster costs over its life,
+# and what this job is charged. The engine's keys are documented in docs/ENGINE_API.md; the
+# life-cost and job-share keys are looked up by name so a renamed key still shows up.
+
+COST_LABELS = {
+    "capex": "Network capex",
+    "life": "Cost over the cluster's life",
+    "job": "Share charged to this job",
+}
+_LIFE_KEYS = (
+    "life_cost_usd",
+    "cluster_life_cost_usd",
+    "lifetime_cost_usd",
+    "life_total_cost_usd",
+    "total_life_cost_usd",
+)
+_JOB_KEYS = ("job_share_usd", "job_share_cost_usd", "job_cost_usd", "total_cost_usd")
+
+
+def _cost_key(cost: dict[str, Any], names: tuple[str, ...], word: str) -> str | None:
+    for name in names:
+        if isinstance(cost.get(name), int | float):
+            return name
+    for name, value in cost.items():
+        if word in name and name.endswith("_usd") and isinstance(value, int | float):
+            return name
+    return None
+
+
+def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
+    """The three costs a reader needs, with their labels and what each one covers."""
+    cost = cost or {}
+    amort = cost.get("amortization_years")
+    life_key = _cost_key(cost, _LIFE_KEYS, "life")
+    job_key = _cost_key(cost, _JOB_KEYS, "job")
+    work = str(cost.get("work") or "this job")
+    rows = [
+        {
+            "key": "capex",
+            "label": COST_LABELS["capex"],
+            "usd": _f(cost.get("network_capex_usd")),
+            "note": "to buy the network: NICs, switches, optics and cables",
+        }
+    ]
+    if life_key is not None:
+        years = f" over {_f(amort):g} years" if amort else ""
+        rows.append(
+            {
+                "key": "life",
+                "label": COST_LABELS["life"],
+                "usd": _f(cost.get(life_key)),
+                "note": f"GPUs, network, power and operations{years}",
+            }
+        )
+    if job_key is not None:
+        share = cost.get("network_capex_share_usd")
+        note = f"the {work}: GPU time, power, ramp-up"
+        if isinstance(share, int | float):
+            note += f" and {money(share)} of the network's time share"
+        rows.append(
+            {
+                "key": "job",
+                "label": COST_LABELS["job"],
+                "usd": _f(cost.get(job_key)),
+                "note": note,
+            }
+        )
+    for row in rows:
+        row["value"] = money(row["usd"])
+    return {"rows": rows, "by_key": {r["key"]: r for r in rows}, "job_key": job_key}
+
+
+def job_cost(cost: dict[str, Any] | None) -> float:
+    """The cost charged to this job (the figure alternatives are ranked by today)."""
+    fig = cost_figures(cost)["by_key"].get("job")
+    return float(fig["usd"]) if fig else 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The inputs in plain words (the PDF's input summary and the comparison's differences)
+
+WORKLOAD_WORDS = {
+    "training": "Pre-training a model",
+    "fine_tuning": "Fine-tuning a model",
+    "inference": "Serving a model",
+}
+SHARDING_WORDS = {
+    "none": "plain data parallel (each GPU group keeps a full copy)",
+    "zero1": "optimizer state shared across GPUs (ZeRO-1)",
+    "zero3": "everything shared across GPUs (FSDP / ZeRO-3)",
+}
+SKILL_WORDS = {
+    "ethernet": "knows Ethernet",
+    "infiniband": "knows InfiniBand",
+    "both": "knows Ethernet and InfiniBand",
+    "none": "new to high-speed networks",
+}
+PREFER_WORDS = {
+    "cost": "lowest cost",
+    "balanced": "balance cost and speed",
+    "performance": "fastest",
+}
+
+
+def _tokens(value: Any) -> str:
+    n = _f(value)
+    for size, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if n >= size:
+            return f"{n / size:.3g} {unit} tokens"
+    return f"{n:,.0f} tokens"
+
+
+def _model_words(result: dict[str, Any]) -> str:
+    model = (result.get("workload") or {}).get("model") or {}
+    scenario_model = (result.get("scenario") or {}).get("model")
+    name = model.get("name") or (scenario_model if isinstance(scenario_model, str) else "")
+    custom = scenario_model if isinstance(scenario_model, dict) else {}
+    params = _f(model.get("params_b") or custom.get("params_b"))
+    experts = int(_f(model.get("moe_experts")))
+    parts = [str(name or "Custom model")]
+    if params:
+        parts.append(f"{params:.3g} billion parameters")
+    if experts:
+        parts.append(f"mixture of {experts} experts, {int(_f(model.get('moe_top_k')))} per token")
+    return ", ".join(parts)
+
+
+def _gpu_words(result: dict[str, Any], gpu_names: dict[str, str] | None) -> str:
+    scenario = result.get("scenario") or {}
+    workload = result.get("workload") or {}
+    gpu = str(scenario.get("gpu") or "")
+    name = (gpu_names or {}).get(gpu, gpu)
+    gpus = int(_f(scenario.get("gpus")))
+    per = int(_f(workload.get("gpus_per_node") or scenario.get("gpus_per_node")))
+    nodes = int(_f(workload.get("nodes")))
+    text = f"{gpus:,} × {name}"
+    if nodes:
+        text += f" in {nodes:,} server{'s' if nodes != 1 else ''}"
+        if per:
+            text += f" of {per}"
+    return text
+
+
+def _pricing_words(constraints: dict[str, Any]) -> str:
+    if constraints.get("gpu_pricing") == "owned":
+        text = "owned GPUs (bought, written off over "
+        text += f"{_f(constraints.get('amortization_years'), 4):g} years)"
+    else:
+        rate = constraints.get("gpu_hour_usd")
+        text = "rented GPUs" + (f" at ${_f(rate):.2f} per GPU-hour" if rate else "")
+    text += (
+        f"; electricity ${_f(constraints.get('electricity_usd_per_kwh')):.2f}/kWh, "
+        f"PUE {_f(constraints.get('pue'), 1):g}; "
+        f"hardware written off over {_f(constraints.get('amortization_years'), 4):g} years"
+    )
+    return text
+
+
+def input_summary(
+    result: dict[str, Any], gpu_names: dict[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """What the customer told us, in plain words, in the order they told it."""
+    scenario = result.get("scenario") or {}
+    constraints = scenario.get("constraints") or {}
+    workload = str(scenario.get("workload") or "")
+    rows: list[tuple[str, str]] = [
+        ("Workload", WORKLOAD_WORDS.get(workload, workload.replace("_", " ") or "—")),
+        ("Model", _model_words(result)),
+        ("GPUs and servers", _gpu_words(result, gpu_names)),
+        ("Number format", str(scenario.get("precision") or "bf16")),
+    ]
+    seq = scenario.get("sequence_length")
+    if seq:
+        rows.append(("Sequence length", f"{int(_f(seq)):,} tokens"))
+    training = scenario.get("training") or {}
+    inference = scenario.get("inference") or {}
+    if workload == "inference":
+        mode = (
+            "independent copies of the model, one per server group"
+            if inference.get("independent_replicas", True)
+            else "one copy of the model split across servers"
+        )
+        rows.append(("Serving", mode))
+        rows.append(
+            (
+                "Serving load",
+                f"{int(_f(inference.get('concurrent_requests'))):,} requests at once, "
+                f"{int(_f(inference.get('prompt_tokens'))):,}-token prompts, "
+                f"{int(_f(inference.get('output_tokens'))):,}-token answers",
+            )
+        )
+        target = inference.get("target_ms_per_token")
+        if target:
+            rows.append(("Latency target", f"{_f(target):g} ms per generated token"))
+    else:
+        if training.get("global_batch_sequences"):
+            rows.append(
+                (
+                    "Batch",
+                    f"{int(_f(training.get('global_batch_sequences'))):,} sequences per step",
+                )
+            )
+        if training.get("total_tokens"):
+            rows.append(("Tokens", _tokens(training.get("total_tokens"))))
+        sharding = training.get("sharding") or (
+            (result.get("workload") or {}).get("plan") or {}
+        ).get("sharding")
+        if sharding:
+            rows.append(("Memory sharing", SHARDING_WORDS.get(str(sharding), str(sharding))))
+    rows.append(("Pricing", _pricing_words(constraints)))
+    budget = constraints.get("network_budget_usd")
+    if budget:
+        rows.append(("Network budget", money(budget)))
+    skills = constraints.get("team_skills")
+    if skills:
+        rows.append(("Team", SKILL_WORDS.get(str(skills), str(skills))))
+    prefer = constraints.get("prefer")
+    if prefer:
+        rows.append(("Priority", PREFER_WORDS.get(str(prefer), str(prefer))))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Assumptions in plain words: no internal keys, field paths or file names
+
+ASSUMPTION_NAMES = {
+    "gpu_hour_cost": "GPU price per hour",
+    "gpu_pricing": "GPU pricing",
+    "amortization_years": "Hardware life",
+    "pue": "Data-centre overhead (PUE)",
+    "electricity": "Electricity price",
+    "server_price_factor": "Server price",
+    "server_power_factor": "Server power",
+    "network_prices": "Network prices",
+    "servers_per_rack": "Servers per rack",
+    "dac_reach": "Copper cable reach",
+    "server_to_leaf_length": "Server-to-leaf cable length",
+    "switch_to_switch_length": "Switch-to-switch cable length",
+    "storage_network": "Storage network",
+    "management_network": "Management network",
+    "network_cost_allocation": "How the network is charged to a job",
+    "team_skills": "Team skills",
+    "prefer": "Priority",
+    "total_tokens": "Tokens processed",
+    "serving_period": "Serving period",
+    "constants version": "Model constants version",
+    "peak": "GPU peak compute",
+    "rail group": "Rail group",
+    "usable memory": "Usable GPU memory",
+    "NCCL cost model": "Collective cost model",
+}
+YOUR_ANSWER = "your answer"
+DOCS_WORDS = "Fabric Advisor method notes"
+_DOC_RE = re.compile(r"(?:docs/)?\b[A-Z_]+\.md\b(?:\s+(?:section\s+)?(?:§\s*)?[\w.]+)?|§\s*\d+")
+_PATH_RE = re.compile(
+    r"\b[\w/-]*\.(?:py|json|txt|csv|yaml|toml|cc|h)\b|\b(?:advisor|src|api|frontend)/[\w/.-]+"
+)
+_FIELD_RE = re.compile(r"\b(?:constraints|training|inference|design|parallelism)\.[a-z_]+\b")
+_KEY_RE = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
+_WORD_FIXES = {"Infiniband": "InfiniBand", "Roce": "RoCE", "infiniband": "InfiniBand"}
+
+
+def plain_source(source: Any) -> str:
+    """A source in words: field paths become 'your answer'; file names, paths and internal
+    keys go (a reference to our method notes is named as such)."""
+    text = str(source or "")
+    text = _FIELD_RE.sub(YOUR_ANSWER, text)
+    text = _DOC_RE.sub(DOCS_WORDS, text)
+    text = _PATH_RE.sub("", text)
+    text = _KEY_RE.sub(lambda m: m.group(0).replace("_", " "), text)
+    text = re.sub(r"\(\s*[,;:]?\s*\)", "", text)
+    text = re.sub(r"\s+([,;.)])", r"\1", text)
+    text = re.sub(r"([(;,])\s*[,;]", r"\1", text)
+    text = re.sub(r"\s{2,}", " ", text).strip(" ,;:-")
+    text = text.replace(f"{DOCS_WORDS} {DOCS_WORDS}", DOCS_WORDS)
+    return text or "Fabric Advisor engine"
+
+
+def _plain_value(value: Any, unit: str) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        number = float(value)
+        if unit.startswith("USD"):
+            text = f"${number:,.2f}" if abs(number) < 100 else f"${number:,.0f}"
+            rest = unit[3:].strip().lstrip("/").strip()
+            return f"{text} per {rest}" if rest else text
+        if unit.startswith("fraction"):
+            return f"{number * 100:.3g} %" + unit[len("fraction") :]
+        if unit == "tokens":
+            return _tokens(number)
+        text = f"{number:,.0f}" if abs(number) >= 1000 else f"{number:g}"
+        return f"{text} {unit}".strip()
+    text = plain_source(value)
+    return f"{text} {unit}".strip() if unit and unit != "USD" else text
+
+
+def assumption_rows(result: dict[str, Any]) -> list[dict[str, str]]:
+    """Each assumption as name, value and source a customer can read."""
+    rows = []
+    for a in result.get("assumptions") or []:
+        if not isinstance(a, dict):
+            continue
+        raw = str(a.get("name") or "")
+        name = ASSUMPTION_NAMES.get(raw) or (raw[:1].upper() + raw[1:]).replace("_", " ")
+        for bad, good in _WORD_FIXES.items():
+            name = name.replace(bad, good)
+        value = _plain_value(a.get("value"), str(a.get("unit") or ""))
+        if raw in SKILL_WORDS or raw == "team_skills":
+            value = SKILL_WORDS.get(str(a.get("value")), value)
+        if raw == "gpu_pricing":
+            value = {"cloud": "rented by the hour", "owned": "owned"}.get(
+                str(a.get("value")), value
+            )
+        if raw == "prefer":
+            value = PREFER_WORDS.get(str(a.get("value")), value)
+        rows.append({"name": name, "value": value, "source": plain_source(a.get("source"))})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Warnings shown above the answer
+
+IDLE_WARN_FRACTION = 0.20
+
+
+def warnings(result: dict[str, Any]) -> list[dict[str, str]]:
+    """What is important and off: GPUs idle on the network, a missed latency target, a budget
+    not met, a design that departs from the reference design."""
+    out: list[dict[str, str]] = []
+    metrics = result.get("metrics") or {}
+    scenario = result.get("scenario") or {}
+    cost = result.get("cost") or {}
+    idle = _f(metrics.get("gpu_idle_fraction"))
+    if idle >= IDLE_WARN_FRACTION:
+        out.append(
+            {
+                "kind": "idle",
+                "text": (
+                    f"GPUs wait on the network {idle * 100:.0f} % of the time in this design "
+                    f"({money(cost.get('idle_cost_usd'))} of GPU time). More or faster NICs, "
+                    "a larger batch or less sharding would cut it."
+                ),
+            }
+        )
+    if is_inference(result) and metrics.get("meets_target") in (0, 0.0, False):
+        target = _f((scenario.get("inference") or {}).get("target_ms_per_token"))
+        out.append(
+            {
+                "kind": "latency",
+                "text": (
+                    f"No design meets your target of {target:g} ms per token: this one "
+                    f"generates a token every {_f(metrics.get('ms_per_token')):.3g} ms."
+                ),
+            }
+        )
+    budget = (scenario.get("constraints") or {}).get("network_budget_usd")
+    capex = _f(cost.get("network_capex_usd"))
+    if budget and capex > _f(budget) > 0:
+        out.append(
+            {
+                "kind": "budget",
+                "text": (
+                    f"Over your network budget: this design's network costs {money(capex)} "
+                    f"against a budget of {money(budget)}; no design that works fits it."
+                ),
+            }
+        )
+    rec = result.get("recommendation") or {}
+    reference = _reference_departure(result, rec)
+    if reference:
+        out.append({"kind": "reference", "text": reference})
+    for key in ("warnings", "alerts"):
+        for item in result.get(key) or []:
+            text = item.get("text") or item.get("message") if isinstance(item, dict) else item
+            if text and all(text != w["text"] for w in out):
+                out.append({"kind": "engine", "text": str(text)})
+    return out
+
+
+def _reference_departure(result: dict[str, Any], rec: dict[str, Any]) -> str:
+    """A multi-server training design that departs from the reference design for its size:
+    a rail-optimized, non-blocking fabric with one NIC per GPU (NVIDIA DGX SuperPOD RA)."""
+    if is_inference(result) or not rec.get("needs_compute_fabric", True):
+        return ""
+    workload = result.get("workload") or {}
+    if _f(workload.get("nodes")) <= 1:
+        return ""
+    topo = rec.get("topology") or {}
+    per_node = _f(workload.get("gpus_per_node"))
+    departures = []
+    nics = _f(rec.get("nics_per_node"))
+    if per_node and nics and nics < per_node:
+        departures.append(
+            f"{nics:g} NICs per server for {per_node:g} GPUs (reference: one per GPU)"
+        )
+    over = _f(topo.get("oversubscription"), 1.0)
+    if over > 1:
+        departures.append(f"{over:g}:1 oversubscribed leaves (reference: non-blocking)")
+    if not departures:
+        return ""
+    return (
+        "This design departs from the reference design for GPU training clusters: "
+        + "; ".join(departures)
+        + ". It was chosen because it costs less for this job; check the alternatives "
+        "before quoting it for other work."
+    )
+
+
+_PREFER_RE = re.compile(r"\bprefer=(\w+)")
+
+
+def plain_sentence(text: Any) -> str:
+    """An engine sentence without internal settings names (prefer=balanced -> words)."""
+    return _PREFER_RE.sub(
+        lambda m: f"your priority ({PREFER_WORDS.get(m.group(1), m.group(1))})", str(text or "")
+    )

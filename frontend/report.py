@@ -8,9 +8,11 @@ PDF core fonts are not embedded and viewers substitute wider fonts that overflow
 
 from __future__ import annotations
 
+import datetime
 import io
 import logging
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +23,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from fpdf import FPDF
 from fpdf.fonts import FontFace
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from frontend import charts, presenters
 
 INK = (23, 32, 46)
 MUTED = (107, 116, 133)
 BRAND = (31, 94, 255)
+WARN = (163, 91, 0)
 HEADER_FILL = (15, 27, 51)
 ROW_FILL = (244, 246, 250)
 CHART_DPI = 160
@@ -85,7 +89,15 @@ def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel(s.unit, fontsize=8)
-    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    # Above the bars, never on them.
+    ax.legend(
+        fontsize=7,
+        loc="lower left",
+        bbox_to_anchor=(0, 1.01),
+        ncol=3,
+        frameon=False,
+        borderaxespad=0,
+    )
     _style(ax)
     return _png(fig)
 
@@ -127,8 +139,15 @@ def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
                 textcoords="offset points",
             )
     ax.set_xlabel(f"{unit} (lower is faster)", fontsize=8)
-    ax.set_ylabel("total cost of the work (USD M)", fontsize=8)
-    ax.legend(fontsize=7, frameon=False)
+    ax.set_ylabel(f"{presenters.COST_LABELS['job'].lower()} (USD M)", fontsize=8)
+    ax.legend(
+        fontsize=7,
+        loc="lower left",
+        bbox_to_anchor=(0, 1.01),
+        ncol=4,
+        frameon=False,
+        borderaxespad=0,
+    )
     _style(ax)
     ax.grid(axis="y", color="#eef1f6")
     return _png(fig)
@@ -152,10 +171,24 @@ def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
     if nodes > 0:
         ax.axvline(nodes, color="#17202e", linestyle=":", linewidth=1)
     ax.set_xscale("log")
+    # Plain server counts on the axis (never 4x10^0).
+    ticks = sorted({p[0] for points in series.values() for p in points})
+    if len(ticks) > 8:
+        ticks = ticks[:: math.ceil(len(ticks) / 8)]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0, 105)
     ax.set_xlabel("servers", fontsize=8)
     ax.set_ylabel("scaling efficiency (%)", fontsize=8)
-    ax.legend(fontsize=7, frameon=False)
+    ax.legend(
+        fontsize=7,
+        loc="lower left",
+        bbox_to_anchor=(0, 1.01),
+        ncol=3,
+        frameon=False,
+        borderaxespad=0,
+    )
     _style(ax)
     return _png(fig)
 
@@ -198,25 +231,46 @@ def topology_png(result: dict[str, Any]) -> io.BytesIO:
 # ---------------------------------------------------------------------------------------------
 # The document
 
+INDICATIVE = (
+    "Prices are indicative street prices from public sources (about ±20 %); they are not a "
+    "binding offer. Confirm with a formal quote before ordering."
+)
+QUOTE_VALIDITY_DAYS = 30
+
+
+@dataclass
+class QuoteInfo:
+    """What the cover says about the quote (the scenario's own fields and who asked)."""
+
+    reference: str = ""
+    prepared_by: str = ""
+    contact: str = ""
+    date: datetime.date = field(default_factory=datetime.date.today)
+    valid_days: int = QUOTE_VALIDITY_DAYS
+
+    @property
+    def valid_until(self) -> datetime.date:
+        return self.date + datetime.timedelta(days=self.valid_days)
+
 
 class _Report(FPDF):
     title_text = ""
+    reference = ""
 
     def header(self) -> None:
         if self.page_no() == 1:
             return
         self.set_font(FONT, "", 8)
         self.set_text_color(*MUTED)
-        self.cell(0, 6, _text(f"Fabric Advisor · {self.title_text}"), align="L")
+        ref = f" · {self.reference}" if self.reference else ""
+        self.cell(0, 6, _text(f"Fabric Advisor · {self.title_text}{ref}"), align="L")
         self.ln(8)
 
     def footer(self) -> None:
         self.set_y(-12)
         self.set_font(FONT, "", 8)
         self.set_text_color(*MUTED)
-        self.cell(
-            0, 6, "Estimates from public data; prices are indicative, not a quote.", align="L"
-        )
+        self.cell(0, 6, _text(self.reference or "Fabric Advisor"), align="L")
         self.cell(0, 6, f"Page {self.page_no()}/{{nb}}", align="R")
 
 
@@ -264,6 +318,7 @@ def _table(
     widths: tuple[int, ...],
     align: tuple[str, ...] | None = None,
     size: int = 8,
+    heading: bool = True,
 ) -> None:
     pdf.set_font(FONT, "", size)
     pdf.set_text_color(*INK)
@@ -275,6 +330,7 @@ def _table(
         col_widths=widths,
         text_align=align or "LEFT",
         headings_style=head,
+        first_row_as_headings=heading,
         line_height=4.6,
         borders_layout="HORIZONTAL_LINES",
         cell_fill_color=ROW_FILL,
@@ -295,52 +351,98 @@ def _money_full(value: Any) -> str:
     return f"${number:,.0f}" if math.isfinite(number) else "-"
 
 
-def build_report_pdf(
-    *, scenario_name: str, customer: str, result: dict[str, Any], run_info: dict[str, str]
-) -> bytes:
-    head = presenters.headline(result)
+def _new_pdf(title: str, reference: str) -> _Report:
     pdf = _Report(orientation="P", unit="mm", format="A4")
     pdf.add_font(FONT, "", str(FONT_DIR / "DejaVuSans.ttf"))
     pdf.add_font(FONT, "B", str(FONT_DIR / "DejaVuSans-Bold.ttf"))
-    pdf.title_text = scenario_name
-    pdf.set_title(_text(f"Fabric Advisor report: {scenario_name}"))
+    pdf.title_text = title
+    pdf.reference = reference
+    pdf.set_title(_text(f"Fabric Advisor: {title}"))
     pdf.set_author("Fabric Advisor")
     pdf.set_creator("Fabric Advisor")
     pdf.set_auto_page_break(auto=True, margin=16)
     pdf.set_margins(16, 14, 16)
-    pdf.add_page()
+    return pdf
 
-    # Cover band with the answer.
+
+def _cover_band(pdf: FPDF, eyebrow: str, title: str, subtitle: str) -> None:
     pdf.set_fill_color(*HEADER_FILL)
-    pdf.rect(0, 0, pdf.w, 62, style="F")
+    pdf.rect(0, 0, pdf.w, 58, style="F")
     pdf.set_xy(16, 12)
     pdf.set_font(FONT, "B", 9)
     pdf.set_text_color(159, 179, 220)
-    label = "NETWORK RECOMMENDATION" + (f" FOR {customer.upper()}" if customer else "")
-    pdf.cell(0, 5, _text(label), new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.cell(0, 5, _text(eyebrow), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.set_font(FONT, "B", 17)
     pdf.set_text_color(255, 255, 255)
-    pdf.multi_cell(0, 8, _text(scenario_name), new_x="LMARGIN", new_y="NEXT", align="L")
-    pdf.set_font(FONT, "B", 11)
-    pdf.multi_cell(0, 6, _text(head["title"]), new_x="LMARGIN", new_y="NEXT", align="L")
-    pdf.set_y(66)
+    pdf.multi_cell(0, 8, _text(title), new_x="LMARGIN", new_y="NEXT", align="L")
+    if subtitle:
+        pdf.set_font(FONT, "B", 11)
+        pdf.multi_cell(0, 6, _text(subtitle), new_x="LMARGIN", new_y="NEXT", align="L")
+    pdf.set_y(max(pdf.get_y() + 6, 64))
 
+
+def _quote_table(pdf: FPDF, customer: str, scenario_name: str, quote: QuoteInfo) -> None:
+    rows = [
+        ["Customer", customer or "—"],
+        ["Scenario", scenario_name],
+        ["Quote reference", quote.reference or "—"],
+        ["Prepared by", quote.prepared_by or "Fabric Advisor"],
+    ]
+    if quote.contact:
+        rows.append(["Contact", quote.contact])
+    rows += [
+        ["Date", quote.date.strftime("%d %B %Y")],
+        ["Valid until", quote.valid_until.strftime("%d %B %Y")],
+    ]
+    _table(pdf, rows, (45, 135), size=9, heading=False)
+
+
+def build_report_pdf(
+    *,
+    scenario_name: str,
+    customer: str,
+    result: dict[str, Any],
+    run_info: dict[str, str],
+    quote: QuoteInfo | None = None,
+    gpu_names: dict[str, str] | None = None,
+) -> bytes:
+    """The report a sales engineer sends: cover, what was asked, the answer and why, charts,
+    the bill of materials by network, alternatives, assumptions, what to watch."""
+    quote = quote or QuoteInfo()
+    head = presenters.headline(result)
+    pdf = _new_pdf(scenario_name, quote.reference)
+    pdf.add_page()
+
+    eyebrow = "NETWORK RECOMMENDATION" + (f" FOR {customer.upper()}" if customer else "")
+    _cover_band(pdf, eyebrow, scenario_name, head["title"])
+    _quote_table(pdf, customer, scenario_name, quote)
+
+    _h2(pdf, "Our answer")
     if head["sentence"]:
-        _para(pdf, head["sentence"], size=11)
-    if head["warning"]:
-        _para(pdf, head["warning"], size=10, color=(163, 91, 0))
-        pdf.ln(2)
+        _para(pdf, presenters.plain_sentence(head["sentence"]), size=11)
+    for warning in head["warnings"]:
+        _para(pdf, f"Warning: {warning['text']}", size=10, color=WARN)
+    pdf.ln(1)
     _table(
         pdf,
-        [["Key figure", "Value", "Note"]] + [[f.key, f.value, f.sub] for f in head["facts"]],
-        (50, 40, 90),
+        [["Key figure", "Value", "What it covers"]]
+        + [[f.key, f.value, f.sub] for f in head["facts"]],
+        (52, 30, 98),
+    )
+
+    _h2(pdf, "What you asked")
+    _table(
+        pdf,
+        [["", ""]] + [[k, v] for k, v in presenters.input_summary(result, gpu_names)],
+        (45, 135),
+        heading=False,
     )
 
     _h2(pdf, "Why this design")
     for sentence in (result.get("recommendation") or {}).get("rationale") or []:
-        _para(pdf, f"•  {sentence}")
+        _para(pdf, f"•  {presenters.plain_sentence(sentence)}")
     for item in result.get("break_even") or []:
-        _para(pdf, f"Break-even: {item.get('statement', '')}", color=MUTED)
+        _para(pdf, f"When the answer would change: {item.get('statement', '')}", color=MUTED)
     for row in presenters.uncertainty_rows(result):
         _para(pdf, f"Range: {row['label']} between {row['low']} and {row['high']}.", color=MUTED)
 
@@ -352,16 +454,12 @@ def build_report_pdf(
     _image(pdf, scaling_png(result), "Scaling efficiency vs number of servers")
 
     _h2(pdf, "Bill of materials")
+    _para(pdf, INDICATIVE, size=9, color=MUTED)
+    pdf.ln(1)
     for group in presenters.bom_groups(result):
         pdf.set_font(FONT, "B", 10)
         pdf.set_text_color(*INK)
-        pdf.cell(
-            0,
-            6,
-            _text(f"{group['label']}  ({_money_full(group['subtotal'])})"),
-            new_x="LMARGIN",
-            new_y="NEXT",
-        )
+        pdf.cell(0, 6, _text(group["label"]), new_x="LMARGIN", new_y="NEXT")
         rows = [["SKU", "Description", "Qty", "Unit", "Extended"]]
         for line in group["lines"]:
             rows.append(
@@ -373,12 +471,14 @@ def build_report_pdf(
                     _money_full(line.get("extended_price_usd")),
                 ]
             )
+        rows.append(["", f"Subtotal, {group['label'].lower()}", "", "", ""])
+        rows[-1][4] = _money_full(group["subtotal"])
         _table(pdf, rows, (34, 76, 16, 24, 28), ("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"))
     pdf.set_font(FONT, "B", 10)
     pdf.cell(
         0,
         6,
-        _text(f"Total network: {_money_full(presenters.bom_total(result))}"),
+        _text(f"Network capex, all networks: {_money_full(presenters.bom_total(result))}"),
         new_x="LMARGIN",
         new_y="NEXT",
     )
@@ -387,28 +487,28 @@ def build_report_pdf(
     if options:
         total = len(result.get("options") or [])
         _h2(pdf, f"Alternatives we weighed (best {len(options)} of {total})")
-        rows = [["#", "Design", "Speed", "Network", "Total", "Why not"]]
+        job_label = presenters.COST_LABELS["job"]
+        rows = [["#", "Design", "Switch", "Speed", "Network capex", job_label, "Why not"]]
         for o in options:
             rows.append(
                 [
                     str(o["rank"] or ""),
                     ("★ " if o["recommended"] else "") + o["label"],
+                    o["switch"] or "—",
                     o["speed"],
                     o["capex"],
                     o["total"],
                     "recommended" if o["recommended"] else o["why_not"],
                 ]
             )
-        _table(pdf, rows, (8, 40, 22, 20, 20, 68), size=7)
+        _table(pdf, rows, (7, 30, 30, 17, 18, 18, 58), size=7)
 
-    assumptions = result.get("assumptions") or []
+    assumptions = presenters.assumption_rows(result)
     if assumptions:
         _h2(pdf, "Assumptions")
         rows = [["Assumption", "Value", "Source"]]
-        for a in assumptions:
-            value = f"{a.get('value', '')} {a.get('unit', '') or ''}".strip()
-            rows.append([str(a.get("name", "")), value, str(a.get("source", ""))])
-        _table(pdf, rows, (55, 35, 90), size=7)
+        rows += [[a["name"], a["value"], a["source"]] for a in assumptions]
+        _table(pdf, rows, (50, 45, 85), size=7)
 
     monitoring = result.get("monitoring") or []
     if monitoring:
@@ -426,4 +526,47 @@ def build_report_pdf(
         size=9,
         color=MUTED,
     )
+    return bytes(pdf.output())
+
+
+# ---------------------------------------------------------------------------------------------
+# The comparison as a PDF
+
+
+def build_compare_pdf(
+    *,
+    columns: list[dict[str, Any]],
+    differences: list[dict[str, Any]],
+    table: list[dict[str, Any]],
+    prepared_by: str = "",
+) -> bytes:
+    """Scenarios side by side: the inputs that differ, then the key figures."""
+    names = [str(c["name"]) for c in columns]
+    title = "Comparison of " + ", ".join(names)
+    pdf = _new_pdf("Comparison", "")
+    pdf.add_page()
+    customers = sorted({str(c.get("customer") or "") for c in columns} - {""})
+    eyebrow = "SCENARIO COMPARISON" + (f" FOR {', '.join(customers).upper()}" if customers else "")
+    _cover_band(pdf, eyebrow, title, "")
+    _para(
+        pdf,
+        f"Prepared by {prepared_by or 'Fabric Advisor'} on "
+        f"{datetime.date.today().strftime('%d %B %Y')}.",
+        size=9,
+        color=MUTED,
+    )
+    n = len(columns)
+    first = 44
+    rest = int((pdf.epw - first) // max(n, 1))
+    widths = (first, *([rest] * n))
+    _h2(pdf, "What differs in the inputs")
+    if differences:
+        rows = [["Input", *names]] + [[d["label"], *d["values"]] for d in differences]
+        _table(pdf, rows, widths, size=8)
+    else:
+        _para(pdf, "The scenarios were asked with the same inputs.")
+    _h2(pdf, "Key figures")
+    rows = [["", *names]] + [[r["label"], *r["values"]] for r in table]
+    _table(pdf, rows, widths, size=8)
+    _para(pdf, INDICATIVE, size=9, color=MUTED)
     return bytes(pdf.output())

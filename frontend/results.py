@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
@@ -176,7 +177,8 @@ def scenario_notes(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
         raise Http404("No such page")
     notes = request.POST.get("notes", "")[:20000]
     customer = request.POST.get("customer", scenario.customer)[:200].strip()
-    scenario_update(scenario=scenario, notes=notes, customer=customer)
+    reference = request.POST.get("quote_reference", scenario.quote_reference)[:64].strip()
+    scenario_update(scenario=scenario, notes=notes, customer=customer, quote_reference=reference)
     if request.headers.get("HX-Request"):
         return render(request, "frontend/_notes_saved.html", {"scenario": scenario})
     messages.success(request, "Notes saved.")
@@ -239,6 +241,10 @@ def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
     writer.writerow(BOM_COLUMNS)
     for line in (run.result or {}).get("bom") or []:
         writer.writerow([_csv_safe(line.get(col, "")) for col in BOM_COLUMNS])
+    # The costs, each labelled, after the lines (network capex is the sum of the lines).
+    writer.writerow([])
+    for row in presenters.cost_figures((run.result or {}).get("cost"))["rows"]:
+        writer.writerow(["", "cost", "", _csv_safe(row["label"]), "", "", round(row["usd"], 2)])
     return response
 
 
@@ -249,12 +255,26 @@ def _csv_safe(value: Any) -> Any:
     return value
 
 
-@require_GET
-def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
-    scenario, run = _result_or_404(request, scenario_id)
-    from frontend.report import build_report_pdf  # matplotlib loads only when a PDF is asked for
+def _person(user: Any) -> tuple[str, str]:
+    """A signed-in person's name and e-mail for the report's cover ('' when anonymous)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return "", ""
+    name = (user.get_full_name() or "").strip() or user.get_username()
+    return name, str(getattr(user, "email", "") or "")
 
-    pdf = build_report_pdf(
+
+def gpu_names() -> dict[str, str]:
+    """GPU ids to their catalog names (the report says 'NVIDIA H100 SXM', not 'h100-sxm')."""
+    return {g.id: g.name for g in catalog_current().gpus}
+
+
+def report_pdf(
+    scenario: Scenario, run: ScenarioRun, *, prepared_by: str, contact: str, link: str
+) -> bytes:
+    """The quote-ready PDF of a scenario's run: the web page's and the API's."""
+    from frontend.report import QuoteInfo, build_report_pdf  # matplotlib loads only for PDFs
+
+    return build_report_pdf(
         scenario_name=scenario.name,
         customer=scenario.customer,
         result=run.result or {},
@@ -264,9 +284,35 @@ def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
             "finished_at": run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
             if run.finished_at
             else "",
-            "link": request.build_absolute_uri(f"/s/{scenario.pk}/"),
+            "link": link,
         },
+        quote=QuoteInfo(
+            reference=scenario.quote_reference,
+            prepared_by=prepared_by,
+            contact=contact,
+            date=timezone.now().date(),
+        ),
+        gpu_names=gpu_names(),
+    )
+
+
+def pdf_filename(scenario: Scenario) -> str:
+    return _filename(scenario, "pdf")
+
+
+@require_GET
+def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario, run = _result_or_404(request, scenario_id)
+    name, email = _person(request.user)
+    if not name and scenario.owner is not None and user_is_sales(scenario.owner):
+        name, email = _person(scenario.owner)
+    pdf = report_pdf(
+        scenario,
+        run,
+        prepared_by=name or "Fabric Advisor (self-service)",
+        contact=email,
+        link=request.build_absolute_uri(f"/s/{scenario.pk}/"),
     )
     response = HttpResponse(pdf, content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "pdf")}"'
+    response["Content-Disposition"] = f'attachment; filename="{pdf_filename(scenario)}"'
     return response

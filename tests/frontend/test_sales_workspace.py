@@ -63,10 +63,14 @@ def test_clone_then_edit_leaves_the_original_alone(
     sales_client: Client, sales_user: User, customer_user: User
 ) -> None:
     original = make_scenario(name="Acme 70B", customer="Acme AI", owner=customer_user)
+    original.notes, original.quote_reference = "Quote Q-1042 sent", "Q-1042"
+    original.save()
     response = sales_client.post(f"/s/{original.pk}/clone")
     clone = Scenario.objects.exclude(pk=original.pk).get()
     assert clone.cloned_from == original and clone.owner == sales_user
     assert clone.name == "Acme 70B (copy)" and clone.customer == "Acme AI"
+    # A copy is a new quote: neither the notes nor the quote reference come along.
+    assert (clone.notes, clone.quote_reference) == ("", "")
     draft = QuestionnaireDraft.objects.get(scenario=clone)
     assert response["Location"] == f"/q/{draft.pk}/job/"
     base = f"/q/{draft.pk}"
@@ -88,7 +92,7 @@ def test_compare_two_to_four_side_by_side(sales_client: Client) -> None:
     html = response.content.decode()
     assert response.status_code == 200
     assert all(n in html for n in ("Alpha", "Beta", "Gamma"))
-    assert "Network cost" in html and "$2.80M" in html
+    assert "Network capex" in html and "$2.80M" in html
     assert "none needed (Ethernet)" in html
     for i in range(3):
         for chart in ("cost", "breakdown", "scaling", "topology"):

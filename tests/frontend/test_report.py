@@ -1,0 +1,163 @@
+"""The PDF report as the start of a quote: its cover, the input summary in plain words, the
+answer, the BOM by network, alternatives with their switch, plain assumptions; read with pypdf."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from advisor.scenarios.models import Scenario
+from tests.frontend.conftest import make_scenario
+from tests.frontend.pdfread import pdf_image_count, pdf_pages, pdf_text
+
+OUT = Path(__file__).resolve().parents[2] / "test-output"
+
+# What must never reach a customer: engine keys, field paths, file names, settings syntax.
+INTERNAL = re.compile(
+    r"gpu_hour_cost|constraints\.|training\.|inference\.|\.py\b|\.md\b|DOMAIN|prefer=|"
+    r"amortization_years|server_price_factor|network_cost_allocation|advisor/"
+)
+INDICATIVE = "Prices are indicative"
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def engine_result() -> dict[str, Any]:
+    from advisor.engine import evaluate
+
+    return evaluate(
+        {
+            "workload": "training",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 512,
+            "constraints": {"team_skills": "ethernet"},
+        }
+    )
+
+
+def _report(client: Client, scenario: Scenario, name: str) -> tuple[bytes, list[str]]:
+    response = client.get(f"/s/{scenario.pk}/report.pdf")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/pdf"
+    OUT.mkdir(exist_ok=True)
+    (OUT / name).write_bytes(response.content)
+    return response.content, pdf_pages(response.content)
+
+
+def test_cover_names_customer_scenario_quote_preparer_date_and_validity(
+    sales_client: Client, sales_user: User, engine_result: dict[str, Any]
+) -> None:
+    sales_user.first_name, sales_user.last_name = "Sam", "Sales"
+    sales_user.email = "sam@example.com"
+    sales_user.save()
+    scenario = make_scenario(
+        name="Acme 512 H100 training", customer="Acme AI", result=engine_result
+    )
+    scenario.quote_reference = "Q-2026-0042"
+    scenario.save()
+    _pdf, pages = _report(sales_client, scenario, "report-sales.pdf")
+    cover = pages[0]
+    today = datetime.date.today()
+    for expected in (
+        "Acme AI",
+        "Acme 512 H100 training",
+        "Quote reference Q-2026-0042",
+        "Prepared by Sam Sales",
+        "sam@example.com",
+        f"Date {today.strftime('%d %B %Y')}",
+        f"Valid until {(today + datetime.timedelta(days=30)).strftime('%d %B %Y')}",
+    ):
+        assert expected in cover, expected
+    # The reference stays on every page's footer, the price statement appears once.
+    assert all("Q-2026-0042" in page for page in pages)
+
+
+def test_input_summary_answer_bom_alternatives_and_assumptions_in_plain_words(
+    client: Client, engine_result: dict[str, Any]
+) -> None:
+    scenario = make_scenario(name="Plain words", result=engine_result)
+    pdf, pages = _report(client, scenario, "report-anonymous.pdf")
+    text = " ".join(pages)
+    # The input summary: workload, model, GPUs and servers, precision, sequence, batch,
+    # tokens, pricing.
+    for expected in (
+        "What you asked",
+        "Pre-training a model",
+        "Llama 3 70B",
+        "512 × NVIDIA H100",
+        "in 64 servers of 8",
+        "bf16",
+        "4,096 tokens",
+        "1,024 sequences per step",
+        "1 trillion tokens",
+        "rented GPUs at $2.50 per GPU-hour",
+        "knows Ethernet",
+    ):
+        assert expected in text, expected
+    assert "Prepared by Fabric Advisor (self-service)" in pages[0]
+    # The answer and its reasons; the three costs, each labelled.
+    assert "Our answer" in text and "Why this design" in text
+    assert "Network capex" in text and "Share charged to this job" in text
+    # BOM grouped by network with subtotals, the price statement once where the prices are.
+    assert "GPU compute fabric" in text and "Subtotal, gpu compute fabric" in text
+    assert "Storage network" in text and "Management network" in text
+    assert text.count(INDICATIVE) == 1
+    bom_page = next(p for p in pages if "Bill of materials" in p)
+    assert INDICATIVE in bom_page
+    # Alternatives show their switch, so rows do not look duplicated.
+    switches = {o["switch_model"] for o in engine_result["options"][:12]}
+    assert all(s in text for s in switches)
+    # Assumptions without internal keys, field paths or file names.
+    assert "GPU price per hour" in text and "your answer" in text
+    assert not INTERNAL.search(text), INTERNAL.search(text)
+    assert pdf_image_count(pdf) >= 4
+
+
+def test_warnings_print_on_the_first_page(client: Client) -> None:
+    from advisor.engine import evaluate
+
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"independent_replicas": False, "target_ms_per_token": 5},
+        }
+    )
+    _pdf, pages = _report(client, make_scenario(result=result), "report-inference.pdf")
+    assert "No design meets your target of 5 ms per token" in pages[0]
+    assert "Serving a model" in " ".join(pages) and "64 requests at once" in " ".join(pages)
+
+
+def test_bom_csv_labels_each_cost(client: Client, engine_result: dict[str, Any]) -> None:
+    scenario = make_scenario(result=engine_result)
+    body = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
+    rows = list(csv.reader(io.StringIO(body)))
+    costs = {r[3]: float(r[6]) for r in rows if len(r) > 6 and r[1] == "cost"}
+    assert costs["Network capex"] == pytest.approx(engine_result["cost"]["network_capex_usd"])
+    assert "Share charged to this job" in costs
+
+
+def test_pdf_text_has_no_internal_keys_for_every_workload(client: Client) -> None:
+    from advisor.engine import evaluate
+
+    for scenario in (
+        {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "a100-80gb-sxm", "gpus": 8},
+        {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 32},
+        {"workload": "training", "model": "deepseek-v3", "gpu": "h800-sxm", "gpus": 2048},
+    ):
+        result = evaluate(scenario)
+        text = pdf_text(client.get(f"/s/{make_scenario(result=result).pk}/report.pdf").content)
+        assert not INTERNAL.search(text), (scenario["workload"], INTERNAL.search(text))
+        assert text.count(INDICATIVE) == 1
