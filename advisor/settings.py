@@ -319,6 +319,10 @@ if PRODUCTION and FABRIC_TEST_EVAL_DELAY_S:
 API_PUBLIC_BASE_URL = env_str("API_PUBLIC_BASE_URL", "http://localhost:8000").rstrip("/")
 # POST /api/v1/evaluate/ answers in the request; larger clusters go through POST scenarios/.
 API_SYNC_EVALUATE_MAX_GPUS = env_int("API_SYNC_EVALUATE_MAX_GPUS", 512, minimum=1)
+# Wall time (seconds) of an engine call made inside a web request: POST /api/v1/evaluate/,
+# and runs in embedded mode (tasks run in the web process). Well under gunicorn's 30 s
+# worker timeout, so a slow evaluation fails with a reason instead of killing the worker.
+ENGINE_IN_REQUEST_TIME_LIMIT_S = env_int("ENGINE_IN_REQUEST_TIME_LIMIT_S", 20, minimum=1)
 for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():  # type: ignore[attr-defined]
     _num, _, _period = _rate.partition("/")
     if not (_num.isdigit() and _period[:1] in {"s", "m", "h", "d"}):

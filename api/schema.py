@@ -21,6 +21,7 @@ ERROR_DESCRIPTIONS = {
     413: "Too large: the body, or the work for a synchronous evaluation.",
     415: "The body is not JSON.",
     429: "Too many requests; retry after the `Retry-After` header's seconds.",
+    503: "The evaluation took longer than a request allows; submit it and poll instead.",
 }
 
 

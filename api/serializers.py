@@ -13,6 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from advisor.engine.limits import LIMITS
 from advisor.scenarios.converters import InvalidScenario, current_catalog, validate_inputs
 from advisor.scenarios.models import RunStatus
 
@@ -58,22 +59,41 @@ class QueryParamsSerializer(serializers.Serializer[Any]):
 # --- Scenario v1 (documentation of the engine's input) ---------------------------------------
 
 
-_INT = {"type": "integer", "minimum": 1}
+def _bounds(path: str) -> dict[str, Any]:
+    """JSON-schema bounds of a scenario field, from the engine's one set of limits."""
+    limit = LIMITS[path]
+    return {
+        "type": "integer" if limit.integer else "number",
+        "minimum": limit.low,
+        "maximum": limit.high,
+    }
+
+
+def _int(path: str, **kwargs: Any) -> serializers.IntegerField:
+    limit = LIMITS[path]
+    return serializers.IntegerField(min_value=int(limit.low), max_value=int(limit.high), **kwargs)
+
+
+def _float(path: str, **kwargs: Any) -> serializers.FloatField:
+    limit = LIMITS[path]
+    return serializers.FloatField(min_value=limit.low, max_value=limit.high, **kwargs)
+
+
 _CUSTOM_MODEL_SCHEMA = {
     "type": "object",
     "description": "A custom model (no preset).",
     "required": ["params_b", "layers", "hidden", "heads"],
     "properties": {
-        "params_b": {"type": "number", "description": "Parameters, billions."},
-        "layers": _INT,
-        "hidden": _INT,
-        "heads": _INT,
-        "kv_heads": {**_INT, "nullable": True},
-        "vocab": {**_INT, "nullable": True},
-        "ffn_hidden": {**_INT, "nullable": True},
-        "moe_experts": {"type": "integer", "minimum": 0},
-        "moe_top_k": {"type": "integer", "minimum": 0},
-        "active_params_b": {"type": "number", "nullable": True},
+        "params_b": {**_bounds("model.params_b"), "description": "Parameters, billions."},
+        "layers": _bounds("model.layers"),
+        "hidden": _bounds("model.hidden"),
+        "heads": _bounds("model.heads"),
+        "kv_heads": {**_bounds("model.kv_heads"), "nullable": True},
+        "vocab": {**_bounds("model.vocab"), "nullable": True},
+        "ffn_hidden": {**_bounds("model.ffn_hidden"), "nullable": True},
+        "moe_experts": _bounds("model.moe_experts"),
+        "moe_top_k": _bounds("model.moe_top_k"),
+        "active_params_b": {**_bounds("model.active_params_b"), "nullable": True},
         "name": {"type": "string"},
         "tied_embeddings": {"type": "boolean"},
     },
@@ -93,9 +113,11 @@ class ModelField(serializers.JSONField):
 
 
 class TrainingSerializer(serializers.Serializer[Any]):
-    global_batch_sequences = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    global_batch_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    total_tokens = serializers.FloatField(required=False, allow_null=True)
+    global_batch_sequences = _int(
+        "training.global_batch_sequences", required=False, allow_null=True
+    )
+    global_batch_tokens = _int("training.global_batch_tokens", required=False, allow_null=True)
+    total_tokens = _float("training.total_tokens", required=False, allow_null=True)
     sharding = serializers.ChoiceField(
         choices=["none", "zero1", "zero3"], required=False, allow_null=True
     )
@@ -103,27 +125,27 @@ class TrainingSerializer(serializers.Serializer[Any]):
 
 class InferenceSerializer(serializers.Serializer[Any]):
     independent_replicas = serializers.BooleanField(required=False, allow_null=True)
-    concurrent_requests = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    prompt_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    output_tokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    target_ms_per_token = serializers.FloatField(required=False, allow_null=True)
+    concurrent_requests = _int("inference.concurrent_requests", required=False, allow_null=True)
+    prompt_tokens = _int("inference.prompt_tokens", required=False, allow_null=True)
+    output_tokens = _int("inference.output_tokens", required=False, allow_null=True)
+    target_ms_per_token = _float("inference.target_ms_per_token", required=False, allow_null=True)
 
 
 class ParallelismSerializer(serializers.Serializer[Any]):
-    tp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    pp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    dp = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    ep = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    micro_batch = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    virtual_stages = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    tp = _int("parallelism.tp", required=False, allow_null=True)
+    pp = _int("parallelism.pp", required=False, allow_null=True)
+    dp = _int("parallelism.dp", required=False, allow_null=True)
+    ep = _int("parallelism.ep", required=False, allow_null=True)
+    micro_batch = _int("parallelism.micro_batch", required=False, allow_null=True)
+    virtual_stages = _int("parallelism.virtual_stages", required=False, allow_null=True)
     recompute = serializers.ChoiceField(choices=["none", "full"], required=False, allow_null=True)
 
 
 class DesignSerializer(serializers.Serializer[Any]):
     fabric = serializers.ChoiceField(choices=["ethernet", "roce", "infiniband"])
-    nic_gbps = serializers.FloatField(required=False, allow_null=True)
-    nics_per_node = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    oversubscription = serializers.FloatField(required=False, allow_null=True)
+    nic_gbps = _float("design.nic_gbps", required=False, allow_null=True)
+    nics_per_node = _int("design.nics_per_node", required=False, allow_null=True)
+    oversubscription = _float("design.oversubscription", required=False, allow_null=True)
     adaptive_routing = serializers.BooleanField(required=False, allow_null=True)
     in_network_reduction = serializers.BooleanField(required=False)
 
@@ -132,11 +154,13 @@ class ConstraintsSerializer(serializers.Serializer[Any]):
     gpu_pricing = serializers.ChoiceField(
         choices=["owned", "cloud"], required=False, allow_null=True
     )
-    gpu_hour_usd = serializers.FloatField(required=False, allow_null=True)
-    electricity_usd_per_kwh = serializers.FloatField(required=False, allow_null=True)
-    pue = serializers.FloatField(required=False, allow_null=True)
-    amortization_years = serializers.FloatField(required=False, allow_null=True)
-    network_budget_usd = serializers.FloatField(required=False, allow_null=True)
+    gpu_hour_usd = _float("constraints.gpu_hour_usd", required=False, allow_null=True)
+    electricity_usd_per_kwh = _float(
+        "constraints.electricity_usd_per_kwh", required=False, allow_null=True
+    )
+    pue = _float("constraints.pue", required=False, allow_null=True)
+    amortization_years = _float("constraints.amortization_years", required=False, allow_null=True)
+    network_budget_usd = _float("constraints.network_budget_usd", required=False, allow_null=True)
     team_skills = serializers.ChoiceField(
         choices=["ethernet", "infiniband", "both", "none"], required=False, allow_null=True
     )
@@ -151,12 +175,12 @@ class ScenarioV1Serializer(serializers.Serializer[Any]):
     workload = serializers.ChoiceField(choices=["training", "fine_tuning", "inference"])
     model = ModelField(help_text="A preset id (see GET /api/v1/catalog/) or a custom model.")
     gpu = serializers.CharField(help_text="A GPU id from GET /api/v1/catalog/, e.g. h100-sxm.")
-    gpus = serializers.IntegerField(min_value=1, help_text="GPUs in the job (whole servers).")
-    gpus_per_node = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    gpus = _int("gpus", help_text="GPUs in the job (whole servers).")
+    gpus_per_node = _int("gpus_per_node", required=False, allow_null=True)
     precision = serializers.ChoiceField(
         choices=["bf16", "fp8", "fp16"], required=False, allow_null=True
     )
-    sequence_length = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    sequence_length = _int("sequence_length", required=False, allow_null=True)
     training = TrainingSerializer(required=False, allow_null=True)
     inference = InferenceSerializer(required=False, allow_null=True)
     parallelism = ParallelismSerializer(required=False, allow_null=True)

@@ -17,6 +17,7 @@ from advisor.engine.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.catalog.models import with_derived_defaults
 from advisor.engine.constants import FABRIC_IDS
 from advisor.engine.errors import ScenarioError
+from advisor.engine.limits import check_limits
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
@@ -247,6 +248,8 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
     errors = _Errors()
     if not isinstance(raw, dict):
         raise ScenarioError.single("scenario", "must be a JSON object")
+    # Ranges first (advisor.engine.limits): nothing below may see an unbounded number.
+    check_limits(raw, lambda cleaned: parse_scenario(cleaned, catalog))
     for key in raw:
         if key not in _TOP_LEVEL_KEYS:
             errors.add(key, "unknown field")

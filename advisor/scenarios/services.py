@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -28,6 +30,7 @@ from advisor.scenarios.converters import (
 from advisor.scenarios.heartbeat import Heartbeat
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.signals import run_finished
+from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 
 logger = logging.getLogger(__name__)
 
@@ -205,6 +208,16 @@ def hold_for_fault_tests(heartbeat: Heartbeat) -> None:
         time.sleep(min(0.25, left))
 
 
+@contextmanager
+def _in_request_limit() -> Iterator[Callable[[Callable[[int], None]], Callable[[int], None]]]:
+    """Embedded mode evaluates inside the web request: bound its wall time there."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        yield lambda report: report
+        return
+    with wall_time_limit(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S) as deadline:
+        yield deadline.progress
+
+
 def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
     """Evaluate a claimed run; return the fields that finish it (SUCCEEDED or FAILED)."""
     run = ScenarioRun.objects.select_related("scenario").get(pk=run_id)
@@ -233,9 +246,10 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
         if settings.FABRIC_TEST_EVAL_DELAY_S:
             hold_for_fault_tests(heartbeat)
         try:
-            result = evaluate_inputs(
-                run.scenario.inputs, catalog=current_catalog(), progress=report
-            )
+            with _in_request_limit() as deadline:
+                result = evaluate_inputs(
+                    run.scenario.inputs, catalog=current_catalog(), progress=deadline(report)
+                )
         except InvalidScenario as exc:
             return {
                 "status": RunStatus.FAILED,
@@ -248,6 +262,16 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
             return {
                 "status": RunStatus.FAILED,
                 "error": f"The evaluation took longer than the {limit_s} s allowed.",
+                "progress": 100,
+            }
+        except EvaluationTimeout as exc:
+            return {
+                "status": RunStatus.FAILED,
+                "error": (
+                    f"The evaluation took longer than the {exc.limit_s:g} s a web process "
+                    "allows (embedded mode computes inside the request); run a worker "
+                    "(services mode) for scenarios this large."
+                ),
                 "progress": 100,
             }
         except NOT_ENGINE_ERRORS:

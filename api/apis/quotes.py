@@ -10,7 +10,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor.engine.errors import ScenarioError
+from advisor.engine.limits import LIMITS, is_number
+from advisor.engine.scenario import parse_scenario
 from advisor.scenarios.converters import current_catalog, evaluate_inputs
+from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 from api.apis.base import ApiView
 from api.errors import ApplicationError
 from api.schema import error_responses
@@ -19,7 +23,18 @@ from api.serializers import EngineResultField, ScenarioInputsField
 
 def _too_large_for_sync(inputs: dict[str, Any]) -> bool:
     gpus = inputs.get("gpus")
-    return isinstance(gpus, int | float) and gpus > settings.API_SYNC_EVALUATE_MAX_GPUS
+    if gpus is None or not is_number(gpus):
+        return False
+    # A number above the engine's own limit is a 400 from validation, naming that limit.
+    return bool(settings.API_SYNC_EVALUATE_MAX_GPUS < gpus <= LIMITS["gpus"].high)
+
+
+def _parses(inputs: dict[str, Any]) -> bool:
+    try:
+        parse_scenario(inputs, current_catalog())
+    except ScenarioError:
+        return False
+    return True
 
 
 class EvaluateApi(ApiView):
@@ -37,17 +52,18 @@ class EvaluateApi(ApiView):
         description=(
             "Returns the engine's result in the response, saving nothing. Scenarios with more "
             "than API_SYNC_EVALUATE_MAX_GPUS GPUs get a 413: submit those with "
-            "POST /api/v1/scenarios/ and poll."
+            "POST /api/v1/scenarios/ and poll. An evaluation that takes longer than "
+            "ENGINE_IN_REQUEST_TIME_LIMIT_S seconds gets a 503 (evaluation_timeout)."
         ),
         tags=["evaluate"],
         request=InputSerializer,
-        responses={200: OutputSerializer, **error_responses(413)},
+        responses={200: OutputSerializer, **error_responses(413, 503)},
     )
     def post(self, request: Request) -> Response:
-        serializer = EvaluateApi.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        inputs = serializer.validated_data["inputs"]
-        if _too_large_for_sync(inputs):
+        raw = request.data.get("inputs") if isinstance(request.data, dict) else None
+        # The size check comes before validation, which plans the workload (bad inputs are
+        # still a 400 first: parsing alone is cheap).
+        if isinstance(raw, dict) and _too_large_for_sync(raw) and _parses(raw):
             limit = settings.API_SYNC_EVALUATE_MAX_GPUS
             raise ApplicationError(
                 f"Scenarios with more than {limit} GPUs are evaluated asynchronously: "
@@ -56,7 +72,22 @@ class EvaluateApi(ApiView):
                 status_code=413,
                 fields={"inputs.gpus": [f"must be at most {limit} for POST /api/v1/evaluate/"]},
             )
-        result = evaluate_inputs(inputs, catalog=current_catalog())
+        serializer = EvaluateApi.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        inputs = serializer.validated_data["inputs"]
+        limit_s = settings.ENGINE_IN_REQUEST_TIME_LIMIT_S
+        try:
+            with wall_time_limit(limit_s) as deadline:
+                result = evaluate_inputs(
+                    inputs, catalog=current_catalog(), progress=deadline.progress(None)
+                )
+        except EvaluationTimeout as exc:
+            raise ApplicationError(
+                f"The evaluation took longer than the {limit_s} s allowed in a request: "
+                "submit the scenario with POST /api/v1/scenarios/ and poll the returned url.",
+                code="evaluation_timeout",
+                status_code=503,
+            ) from exc
         return Response(EvaluateApi.OutputSerializer({"result": result}).data)
 
 
