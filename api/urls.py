@@ -10,6 +10,7 @@ from api.apis.scenarios import (
     ScenarioBomApi,
     ScenarioCollectionApi,
     ScenarioDetailApi,
+    ScenarioReportApi,
     ScenarioRunCreateApi,
 )
 from api.errors import not_found
@@ -31,6 +32,11 @@ urlpatterns = [
     path("scenarios/", ScenarioCollectionApi.as_view(), name="scenario-list"),
     path("scenarios/<uuid:scenario_id>/", ScenarioDetailApi.as_view(), name="scenario-detail"),
     path("scenarios/<uuid:scenario_id>/bom/", ScenarioBomApi.as_view(), name="scenario-bom"),
+    path(
+        "scenarios/<uuid:scenario_id>/report.pdf",
+        ScenarioReportApi.as_view(),
+        name="scenario-report",
+    ),
     path(
         "scenarios/<uuid:scenario_id>/runs/",
         ScenarioRunCreateApi.as_view(),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from django.http import HttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -375,4 +378,73 @@ class ScenarioRunCreateApi(ApiView):
         body = ScenarioRunCreateApi.OutputSerializer(run, context={"request": request}).data
         response = Response(body, status=status.HTTP_202_ACCEPTED)
         response["Location"] = body["url"]
+        return response
+
+
+class PdfRenderer(BaseRenderer):
+    """application/pdf for the report; an error body is still the API's JSON error."""
+
+    media_type = "application/pdf"
+    format = "pdf"
+    charset = None
+    render_style = "binary"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        if isinstance(data, bytes):
+            return data
+        response = (renderer_context or {}).get("response")
+        if response is not None:
+            response["Content-Type"] = "application/json"
+        return JSONRenderer().render(data)
+
+
+class ScenarioReportApi(ApiView):
+    """GET /api/v1/scenarios/{id}/report.pdf: the quote-ready PDF of the latest success."""
+
+    renderer_classes = [PdfRenderer, JSONRenderer]
+
+    @extend_schema(
+        operation_id="scenarios_report_retrieve",
+        summary="PDF report",
+        description=(
+            "The same quote-ready PDF report as the web page's: a cover with customer, "
+            "scenario, quote reference, preparer, date and validity; the inputs in plain "
+            "words; the answer and its reasons; the bill of materials by network with "
+            "subtotals; alternatives; assumptions. Costs are labelled as on the page: "
+            "network capex, the cost over the cluster's life, and the share charged to this "
+            "job. 409 while the latest run has not succeeded."
+        ),
+        tags=["scenarios"],
+        responses={
+            (200, "application/pdf"): OpenApiTypes.BINARY,
+            **error_responses(404, 409),
+        },
+    )
+    def get(self, request: Request, scenario_id: Any) -> HttpResponse:
+        from frontend.results import pdf_filename, report_pdf
+
+        scenario = visible_scenario_or_404(request, scenario_id)
+        run = run_latest(scenario=scenario)
+        if run is None or run.status != RunStatus.SUCCEEDED or not run.result:
+            state = run.status if run else "missing"
+            raise ApplicationError(
+                f"The latest run is {state}; the report exists once it succeeded.",
+                code="result_not_ready",
+                status_code=409,
+            )
+        client = api_client_of(request)
+        pdf = report_pdf(
+            scenario,
+            run,
+            prepared_by=client.name if client else request.user.get_username(),
+            contact="",
+            link=request.build_absolute_uri(f"/s/{scenario.pk}/"),
+        )
+        response = HttpResponse(pdf, content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="{pdf_filename(scenario)}"'
         return response

@@ -161,3 +161,43 @@ def test_pdf_text_has_no_internal_keys_for_every_workload(client: Client) -> Non
         text = pdf_text(client.get(f"/s/{make_scenario(result=result).pk}/report.pdf").content)
         assert not INTERNAL.search(text), (scenario["workload"], INTERNAL.search(text))
         assert text.count(INDICATIVE) == 1
+
+
+def test_the_api_client_that_owns_a_scenario_gets_the_same_pdf(
+    engine_result: dict[str, Any],
+) -> None:
+    from rest_framework.test import APIClient
+
+    from api.services import api_client_create
+
+    owner = api_client_create(name="quotes-owner")
+    other = api_client_create(name="quotes-other")
+    scenario = make_scenario(name="API quote", customer="Acme AI", result=engine_result)
+    scenario.owner = owner.client.user
+    scenario.quote_reference = "Q-API-7"
+    scenario.save()
+    http = APIClient()
+    http.credentials(HTTP_AUTHORIZATION=f"Token {owner.key}")
+    response = http.get(f"/api/v1/scenarios/{scenario.pk}/report.pdf")
+    assert response.status_code == 200, response.content[:300]
+    assert response["Content-Type"] == "application/pdf"
+    pages = pdf_pages(response.content)
+    assert "Quote reference Q-API-7" in pages[0] and "Prepared by quotes-owner" in pages[0]
+    assert "What you asked" in " ".join(pages)
+    # Also when the client asks for PDF explicitly; another client sees a 404 in JSON.
+    assert (
+        http.get(
+            f"/api/v1/scenarios/{scenario.pk}/report.pdf", HTTP_ACCEPT="application/pdf"
+        ).status_code
+        == 200
+    )
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION=f"Token {other.key}")
+    refused = stranger.get(f"/api/v1/scenarios/{scenario.pk}/report.pdf")
+    assert refused.status_code == 404
+    assert refused["Content-Type"].startswith("application/json")
+    assert refused.json()["error"]["code"] == "not_found"
+    # In the OpenAPI schema.
+    schema = http.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    op = schema["paths"]["/api/v1/scenarios/{scenario_id}/report.pdf"]["get"]
+    assert "application/pdf" in op["responses"]["200"]["content"]
