@@ -291,6 +291,7 @@ class _Parser:
         self.transport: str | None = None
         self.nccl_version: str | None = None
         self.rccl = False
+        self.header_line = 0
 
     # -- runs ------------------------------------------------------------------------
 
@@ -547,6 +548,7 @@ class _Parser:
             return True
         m = _HEADER.match(s)
         if m:
+            self.header_line = self.header_line or n
             b = self.start(n)
             b.n_threads, b.n_gpus = int(m.group(1)), int(m.group(2))
             return True
@@ -617,6 +619,12 @@ def parse_text(text: str) -> ParsedText:
     p.finish()
     p.finish_link()
     if not p.runs and not p.link_runs:
+        if p.header_line:
+            raise NcclParseError(
+                "a benchmark header is here but no result row follows it (were the rows cut off?)",
+                line_number=p.header_line,
+                line=lines[p.header_line - 1],
+            )
         if first_unread is not None:
             raise NcclParseError(
                 "no nccl-tests, rccl-tests or perftest result table found; this line is not "

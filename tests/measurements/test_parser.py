@@ -173,6 +173,7 @@ def test_row_like_garbage_after_a_real_header_raises_only_the_parser_error(rows:
     try:
         parsed = parse_text(head + "\n" + "\n".join(rows))
     except NcclParseError as err:
-        assert err.line_number > 16
+        # either a garbage row (after the 16 real lines) or "header but no row" at the header
+        assert err.line_number > 16 or "no result row" in str(err)
         return
     assert all(r.time_us >= 0 for run in parsed.runs for r in run.rows)

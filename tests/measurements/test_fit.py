@@ -1,0 +1,107 @@
+"""Fitting the engine's collective model to real published nccl-tests / rccl-tests runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.engine.collectives import CommDomain
+from advisor.engine.fabric_fit import Calibration, fit_measurement, gpu_id_for_name
+from advisor.engine.nccl_tests import parse_text
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
+
+
+def fit(name: str, **kw: object):
+    return fit_measurement(parse_text((DATA / name).read_text()), **kw)  # type: ignore[arg-type]
+
+
+def test_gpu_names_map_to_catalog_ids():
+    assert gpu_id_for_name("NVIDIA H100 80GB HBM3") == "h100-sxm"
+    assert gpu_id_for_name("NVIDIA H100 PCIe") == "h100-pcie"
+    assert gpu_id_for_name("AMD Instinct MI300X") == "mi300x"
+    assert gpu_id_for_name("Tesla V100-PCIE-16GB") == "v100-sxm2-32gb"
+    assert gpu_id_for_name("NVIDIA GeForce RTX 5090") is None
+
+
+def test_single_server_mi300x_fits_the_scaleup_term_close_to_the_measured_plateau():
+    f = fit("amd_mi300x_1x8_all_reduce.txt")
+    assert f.network is None and f.scaleup is not None
+    up = f.scaleup
+    assert up.bandwidth_identified and up.latency_identified
+    # measured plateau: busbw 315.7 GB/s at 8 GB (ring bus bandwidth of the xGMI mesh)
+    assert 300e9 < up.bytes_per_s < 335e9
+    big = [p for p in up.points if p.nbytes >= 1 << 30]
+    assert all(abs(p.residual_pct) < 5 for p in big)
+    assert up.rms_residual_pct <= up.default_rms_residual_pct
+    cal = f.calibration()
+    assert cal.scaleup_bandwidth_scale == pytest.approx(up.bytes_per_s / up.default_bytes_per_s)
+    assert cal.net_bandwidth_scale == 1.0
+
+
+def test_two_server_h100_fits_network_bandwidth_and_latency_better_than_default():
+    # A3 Mega: 8 x 200G NICs per server, GPUDirect-TCPXO (a TCP transport)
+    f = fit(
+        "nvidia_h100_2x8_all_reduce_gcp_a3mega.txt",
+        fabric="ethernet",
+        nic_gbps=200,
+        nics_per_node=8,
+    )
+    net = f.network
+    assert net is not None
+    assert net.bandwidth_identified and net.latency_identified
+    # 8 x 200G at 55% TCP efficiency is the default; the log shows ~340 GB/s busbw at 8 GB
+    assert net.rms_residual_pct < net.default_rms_residual_pct
+    assert net.latency_s > 10e-6  # 123 us at 8 B across 2 servers: far above RDMA latency
+    assert f.hardware is not None and f.hardware.assumed == ()
+    largest = max(net.points, key=lambda p: p.nbytes)
+    assert abs(largest.residual_pct) < 25
+
+
+def test_two_server_mi300x_roce_reports_that_the_scaleup_limits_large_sizes():
+    f = fit("amd_mi300x_2x8_all_reduce_roce.txt")
+    net = f.network
+    assert net is not None
+    assert not net.bandwidth_identified
+    assert any("scale-up" in w and "not the network" in w for w in f.warnings)
+    assert net.latency_identified
+    assert net.rms_residual_pct < net.default_rms_residual_pct / 10
+    assert f.calibration().net_bandwidth_scale == 1.0
+    assert f.hardware is not None and "nic_gbps" in f.hardware.assumed
+
+
+def test_a_single_size_cannot_identify_latency_and_says_so():
+    f = fit("nvidia_v100_2x1_broadcast_tcp.txt")
+    assert f.network is not None
+    assert not f.network.latency_identified
+    assert not f.network.bandwidth_identified
+    assert any("only one message size" in w for w in f.warnings)
+    assert f.calibration() == Calibration(source="nothing identified: default model")
+
+
+def test_runs_without_servers_are_skipped_with_a_reason():
+    f = fit("nvidia_h100_2x1_all_reduce_ib_tree.txt")
+    assert f.network is None and f.scaleup is None
+    assert any("servers and GPUs per server unknown" in w for w in f.warnings)
+
+
+def test_perftest_summary_is_kept():
+    f = fit("perftest_ib_write_bw_roce.txt")
+    assert f.link == {"write_bw_Gbps": 0.48}
+
+
+def test_calibration_scales_only_the_terms_it_identified():
+    cal = Calibration(
+        net_bandwidth_scale=0.5, net_latency_delta_s=2e-6, scaleup_bandwidth_scale=1.0
+    )
+    d = CommDomain(nodes=4, ranks_per_node=8, scaleup_bytes_per_s=300e9, net_bytes_per_s=100e9)
+    out = cal.apply(d)
+    assert (out.net_bytes_per_s, out.net_extra_latency_s, out.scaleup_bytes_per_s) == (
+        50e9,
+        2e-6,
+        300e9,
+    )
+    single = cal.apply(CommDomain(nodes=1, ranks_per_node=8, scaleup_bytes_per_s=300e9))
+    assert single.net_extra_latency_s == 0.0
+    assert Calibration.from_dict(cal.to_dict()) == cal
