@@ -9,11 +9,13 @@ caused them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.catalog import Catalog
+from advisor.engine.limits import LIMITS, Limit
 
 WORKLOADS = ("training", "fine_tuning", "inference")
 TRAINING_LIKE = ("training", "fine_tuning")
@@ -520,11 +522,25 @@ def _parse_number(raw: str, *, integer: bool) -> float | int | None:
     if not text:
         return None
     value = float(text)  # ValueError for text
+    if not math.isfinite(value):  # "inf", "nan", "1e309": not an answer (and int() overflows)
+        raise ValueError("not finite")
     if integer:
         if value != int(value):
             raise ValueError("not whole")
         return int(value)
     return value
+
+
+# Answers given in other units than the engine's field (billions of tokens).
+_ANSWER_SCALE: dict[str, float] = {"total_tokens_b": 1e9}
+
+
+def _engine_limit(name: str) -> tuple[Limit, float] | None:
+    """The engine's range (advisor.engine.limits) for the field this question fills."""
+    for path, question in _FIELD_TO_QUESTION.items():
+        if question == name and path in LIMITS:
+            return LIMITS[path], _ANSWER_SCALE.get(name, 1.0)
+    return None
 
 
 def check_question(question: Question, raw: str) -> str | None:
@@ -552,6 +568,14 @@ def check_question(question: Question, raw: str) -> str | None:
             return f"Must be at least {low}; you entered {raw}."
         if question.maximum is not None and value > question.maximum:
             return f"Must be at most {question.maximum:g}; you entered {raw}."
+        engine_limit = _engine_limit(question.name)
+        if engine_limit is not None:
+            limit, scale = engine_limit
+            if limit.refuses(value * scale):
+                return (
+                    f"Must be between {limit.low / scale:,g} and {limit.high / scale:,g}; "
+                    f"you entered {raw}."
+                )
     if question.kind == "text" and len(raw) > 200:
         return "Keep it under 200 characters."
     return None
