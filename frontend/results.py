@@ -54,7 +54,11 @@ def result_context(
     return {
         "result": result,
         "head": presenters.headline(result),
-        "rationale": (result.get("recommendation") or {}).get("rationale") or [],
+        "rationale": [
+            presenters.plain_sentence(s)
+            for s in (result.get("recommendation") or {}).get("rationale") or []
+        ],
+        "assumptions": presenters.assumption_rows(result),
         "charts": {
             name: {"id": f"{prefix}-{name}", "script_id": f"fig-{prefix}-{name}", "figure": fig}
             for name, fig in figures.items()
@@ -165,7 +169,11 @@ def scenario_clone_view(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRes
     answers["customer"] = clone.customer
     draft = draft_create(owner=request.user, answers=answers, step="job", scenario=clone)
     remember_draft(request, draft)
-    messages.success(request, f"Copied to “{clone.name}”. Change what you need, then compute.")
+    messages.success(
+        request,
+        f"Copied to “{clone.name}”. The notes and quote reference stay with the original. "
+        "Change what you need, then compute.",
+    )
     return redirect("wizard_step", draft_id=draft.pk, step="job")
 
 

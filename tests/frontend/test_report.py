@@ -201,3 +201,39 @@ def test_the_api_client_that_owns_a_scenario_gets_the_same_pdf(
     schema = http.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
     op = schema["paths"]["/api/v1/scenarios/{scenario_id}/report.pdf"]["get"]
     assert "application/pdf" in op["responses"]["200"]["content"]
+
+
+def test_results_page_warns_at_the_top_and_labels_each_cost(client: Client) -> None:
+    from tests.frontend.sample_result import training_result
+
+    result = training_result()
+    result["metrics"]["gpu_idle_fraction"] = 0.55
+    result["scenario"] = {
+        **(result.get("scenario") or {}),
+        "constraints": {"network_budget_usd": 1000.0},
+    }
+    html = client.get(f"/s/{make_scenario(result=result).pk}/").content.decode()
+    warnings_at = html.index('id="warnings"')
+    assert warnings_at < html.index('id="headline"')
+    assert "GPUs wait on the network 55 % of the time" in html
+    assert "Over your network budget" in html
+    for label in ("Network capex", "Share charged to this job"):
+        assert label in html
+
+
+def test_sales_engineer_sets_the_quote_reference_beside_the_notes(
+    sales_client: Client,
+) -> None:
+    scenario = make_scenario(customer="Acme AI")
+    html = sales_client.get(f"/s/{scenario.pk}/").content.decode()
+    assert 'name="quote_reference"' in html and "neither the notes nor the quote reference" in html
+    sales_client.post(
+        f"/s/{scenario.pk}/notes",
+        {"notes": "Sent", "customer": "Acme AI", "quote_reference": " Q-77 "},
+    )
+    scenario.refresh_from_db()
+    assert scenario.quote_reference == "Q-77"
+    assert (
+        "Quote reference Q-77"
+        in pdf_pages(sales_client.get(f"/s/{scenario.pk}/report.pdf").content)[0]
+    )
