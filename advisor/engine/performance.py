@@ -144,7 +144,7 @@ def _training_times(
             t.tp_collectives_per_step
             * collective_time_s("all_reduce", t.tp_bytes_per_collective, dom)[0]
         )
-    tp_exposed = (t.tp_comm_s + tp_net) * (1.0 - TP_COMM_OVERLAP)
+    tp_exposed = (t.tp_comm_s + tp_net) * (1.0 - max(TP_COMM_OVERLAP, t.tp_overlap))
 
     # expert parallel all-to-all
     ep_net = 0.0
@@ -154,7 +154,23 @@ def _training_times(
             t.ep_all_to_all_per_step
             * collective_time_s("all_to_all", t.ep_bytes_per_all_to_all, dom)[0]
         )
-    ep_exposed = (t.ep_intra_s + ep_net) * (1.0 - EP_COMM_OVERLAP)
+    ep_total = t.ep_intra_s + ep_net
+    if t.ep_overlap == "dualpipe":
+        # DualPipe (DeepSeek-V3 report, section 3.2.1): one micro-batch's all-to-all runs
+        # under another's compute, so only the part longer than the compute is exposed
+        ep_exposed = max(0.0, ep_total - t.compute_s)
+    else:
+        ep_exposed = ep_total * (1.0 - EP_COMM_OVERLAP)
+
+    # context parallel: the K/V ring is hidden behind the attention kernels it feeds
+    cp_total = t.cp_intra_s
+    if t.cp_exchanges_per_step and t.cp_layout.crosses_network:
+        dom = net.domain(t.cp_layout)
+        cp_total = (
+            t.cp_exchanges_per_step
+            * collective_time_s("all_gather", t.cp_bytes_per_exchange, dom)[0]
+        )
+    cp_exposed = max(0.0, cp_total - t.attention_s)
 
     # pipeline point-to-point: every GPU of a domain sends its activations at once
     pp_s = 0.0
@@ -190,10 +206,15 @@ def _training_times(
 
     bubble = 0.0
     if plan.pp > 1:
-        bubble = (plan.pp - 1) / plan.virtual_stages * (t.compute_s + tp_exposed + ep_exposed) / m
+        bubble = (
+            (plan.pp - 1)
+            / plan.virtual_stages
+            * (t.compute_s + tp_exposed + ep_exposed + cp_exposed)
+            / m
+        )
 
     network_comm = tp_net + ep_net + pp_net + dp_net
-    exposed = tp_exposed + ep_exposed + pp_s + dp_exposed
+    exposed = tp_exposed + ep_exposed + pp_s + dp_exposed + cp_exposed
     exposed_network = tp_net + ep_net * (1.0 - EP_COMM_OVERLAP) + pp_net + dp_net_exposed
 
     straggler = 0.0

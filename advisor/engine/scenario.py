@@ -22,7 +22,9 @@ from advisor.engine.limits import check_limits
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
 SHARDINGS: tuple[str, ...] = ("none", "zero1", "zero3")
-RECOMPUTE_MODES: tuple[str, ...] = ("none", "full")
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe")
+ZERO_STAGES: dict[int, str] = {0: "none", 1: "zero1", 3: "zero3"}
 GPU_PRICING: tuple[str, ...] = ("owned", "cloud")
 TEAM_SKILLS: tuple[str, ...] = ("ethernet", "infiniband", "both", "none")
 PREFERENCES: tuple[str, ...] = ("cost", "balanced", "performance")
@@ -106,10 +108,25 @@ class ParallelismSpec:
     micro_batch: int | None = None
     virtual_stages: int | None = None
     recompute: str | None = None
+    cp: int | None = None
+    """Context parallel size (sequence split over cp ranks, ring attention)."""
+    zero: int | None = None
+    """ZeRO stage 0 | 1 | 3 (overrides training.sharding when given)."""
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
+    """Layers of the first / last pipeline stage (Megatron's uneven split); the rest are even."""
+    tp_comm_overlap: bool | None = None
+    """Tensor-parallel communication overlapped with GEMMs (Transformer Engine userbuffers)."""
+    ep_overlap: str | None = None
+    """``none`` | ``dualpipe``: expert all-to-all hidden behind another micro-batch's compute."""
+    flash_attention: bool | None = None
+    """False: attention as batched GEMMs + softmax over the full score matrix (pre-2022)."""
+    sequence_parallel: bool | None = None
+    """False: norms and residuals on the full hidden size on every TP rank (pre-2022)."""
 
     @property
     def given(self) -> bool:
-        return any(v is not None for v in (self.tp, self.pp, self.dp, self.ep))
+        return any(v is not None for v in (self.tp, self.pp, self.dp, self.ep, self.cp))
 
 
 @dataclass(frozen=True)
@@ -520,17 +537,47 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
 
 def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
     values: dict[str, Any] = {}
+    ints = (
+        "tp",
+        "pp",
+        "dp",
+        "ep",
+        "cp",
+        "micro_batch",
+        "virtual_stages",
+        "first_stage_layers",
+        "last_stage_layers",
+    )
     for key in raw:
-        if key not in ("tp", "pp", "dp", "ep", "micro_batch", "virtual_stages", "recompute"):
+        if key not in (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap"):
             errors.add(f"parallelism.{key}", "unknown field")
-    for key in ("tp", "pp", "dp", "ep", "micro_batch", "virtual_stages"):
+    for key in ints:
         if raw.get(key) is not None:
             values[key] = _positive_int(errors, f"parallelism.{key}", raw[key])
     if raw.get("recompute") is not None:
         values["recompute"] = _choice(
             errors, "parallelism.recompute", raw["recompute"], RECOMPUTE_MODES
         )
+    if raw.get("ep_overlap") is not None:
+        values["ep_overlap"] = _choice(
+            errors, "parallelism.ep_overlap", raw["ep_overlap"], EP_OVERLAP_MODES
+        )
+    if raw.get("zero") is not None:
+        z = raw["zero"]
+        if isinstance(z, bool) or not isinstance(z, int) or z not in ZERO_STAGES:
+            errors.add("parallelism.zero", "must be one of 0, 1, 3 (ZeRO stage)")
+        else:
+            values["zero"] = z
+    for key in _PARALLELISM_FLAGS:
+        if raw.get(key) is not None:
+            if not isinstance(raw[key], bool):
+                errors.add(f"parallelism.{key}", "must be true or false")
+            else:
+                values[key] = raw[key]
     return ParallelismSpec(**values)
+
+
+_PARALLELISM_FLAGS = ("tp_comm_overlap", "flash_attention", "sequence_parallel")
 
 
 def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "design") -> Design:

@@ -90,7 +90,7 @@ def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
     if "recompute" not in par and "recomput" in text:
         par["recompute"] = "full"
     model = c["model"]
-    if "virtual_stages" not in par and "interleav" in text:
+    if "virtual_stages" not in par and "interleav" in text and isinstance(model, dict):
         layers_per_stage = int(model["layers"]) // int(par.get("pp", 1))
         par["virtual_stages"] = 2 if layers_per_stage % 2 == 0 and par.get("pp", 1) > 1 else 1
     scenario: dict[str, Any] = {
@@ -114,17 +114,35 @@ def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict_training(row: dict[str, Any]) -> dict[str, float]:
-    from advisor.engine import evaluate
+    from advisor.engine.performance import evaluate_design
+    from advisor.engine.scenario import Design, parse_scenario
+    from advisor.engine.workload import forward_flops_per_token, plan_workload
 
-    result = evaluate(training_scenario(row))
-    metrics = result["design_evaluation"]["metrics"]
+    # the design the run used, priced directly (the recommendation is not needed here)
+    s = parse_scenario(training_scenario(row), default_catalog())
+    w = plan_workload(s)
+    design = s.design or Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+    metrics = evaluate_design(s, w, design).to_dict()
     gpu = default_catalog().gpu(row["config"]["gpu"])
     assert gpu is not None
     peak = gpu.peak_tflops(row["config"].get("precision", "bf16"))
+    gpus = int(row["config"]["gpus"])
+    tokens_per_gpu = metrics["tokens_per_s"] / gpus
+    model_tflops = metrics["model_tflops_per_gpu"]
+    if row["config"].get("attention_flops") == "causal":
+        # the source counts causal attention as half of the 4 s h FLOPs per token per layer
+        m = s.model
+        full = forward_flops_per_token(m, s.sequence_length)
+        half = full - 2.0 * s.sequence_length * m.heads * m.head_dim * m.layers
+        model_tflops *= half / full
     return {
         "tflops_per_gpu": metrics["tflops_per_gpu"],
         "fraction_of_peak": metrics["tflops_per_gpu"] / peak,
+        "model_tflops_per_gpu": model_tflops,
+        "mfu": model_tflops * 1e12 / (peak * 1e12) if peak else 0.0,
         "step_time_s": metrics["step_time_s"],
+        "tokens_per_s_per_gpu": tokens_per_gpu,
+        "gpu_hours_per_trillion_tokens": 1e12 / tokens_per_gpu / 3600.0 if tokens_per_gpu else 0.0,
     }
 
 

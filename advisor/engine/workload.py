@@ -110,9 +110,22 @@ class Plan:
     recompute: str
     source: str
     """``planner`` or ``explicit``."""
+    cp: int = 1
+    """Context parallel ranks (the sequence is split over them; ring attention)."""
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
+    """Layers on the first / last pipeline stage; 0 = an even split."""
+    tp_comm_overlap: bool = False
+    ep_overlap: str = "none"
+    gpus_used: int = 0
+    """GPUs the plan runs on (tp x cp x pp x dp); the rest of the cluster idles (0 = all)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tp * self.cp * self.pp
 
 
 @dataclass(frozen=True)
@@ -165,6 +178,17 @@ class TrainingPlan:
     tp_layout: GroupLayout
     ep_layout: GroupLayout
     pp_crosses_network: bool
+    tp_overlap: float = 0.0
+    """Share of TP collective time hidden behind GEMMs (0 without comm-GEMM overlap)."""
+    ep_overlap: str = "none"
+    """``dualpipe``: all-to-all hidden behind another micro-batch's compute (DeepSeek-V3)."""
+    cp_layout: GroupLayout = GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
+    cp_bytes_per_exchange: float = 0.0
+    """All-gather-equivalent bytes of one ring-attention K/V exchange (nccl-tests size)."""
+    cp_exchanges_per_step: int = 0
+    cp_intra_s: float = 0.0
+    attention_s: float = 0.0
+    """Attention kernel seconds per step (what ring-attention traffic hides behind)."""
 
 
 @dataclass(frozen=True)
@@ -339,57 +363,83 @@ def training_memory(
     sharding: str,
     recompute: str,
     microbatches: int,
+    *,
+    cp: int = 1,
+    vp: int = 1,
+    stages: tuple[int, int, int] | None = None,
 ) -> MemoryEstimate:
-    """Per-GPU memory of a training plan (GB).
+    """Per-GPU memory of a training plan (GB), for the fullest pipeline stage.
 
-    Dense parameters are split over tp x pp, routed experts over ep x pp.  Weights+gradients
-    take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by dp under
-    zero1 (distributed optimizer); zero3 also shards weights and gradients over dp.
+    Dense parameters are split over tp x pp (by the stage's layers; the first stage also holds
+    the input embedding, the last the output head), routed experts over ep x pp.  Weights +
+    gradients take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by
+    dp x cp under zero1 (distributed optimizer); zero3 also shards weights and gradients.
     Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):
-    34 B x s x b x h / tp per layer, or 2 B x s x b x h with full recomputation plus one
-    layer's working set; the first 1F1B stage holds min(pp, microbatches) microbatches of its
-    layers/pp layers.
+    34 B x s/cp x b x h / tp per layer; selective recomputation drops the activation function's
+    output (2 B x ffn); full recomputation keeps 2 B x s x b x h per layer plus one layer's
+    working set.  The first 1F1B stage holds min(pp, microbatches) micro-batches of its layers,
+    x (1 + (pp - 1) / (pp x vp)) when interleaved (Narayanan et al. SC'21, section 2.2).
     """
     m = s.model
-    dense = m.dense_params / (tp * pp)
+    first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
+    emb = float(m.vocab * m.hidden)
+    per_layer_params = max(0.0, m.dense_params - m.embedding_params) / max(1, m.layers)
+    if pp <= 1:
+        dense_stage = m.dense_params
+    else:
+        head = 0.0 if m.tied_embeddings else emb
+        dense_stage = max(
+            first * per_layer_params + emb, inner * per_layer_params, last * per_layer_params + head
+        )
+    dense = dense_stage / tp
     experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
-    params_per_gpu = dense + experts
-    edp = max(1, dp // ep) if m.is_moe else dp
-    dense_shard = dp if sharding == "zero3" else 1
+    dpg = dp * cp
+    edp = max(1, dpg // ep) if m.is_moe else dpg
+    dense_shard = dpg if sharding == "zero3" else 1
     expert_shard = edp if sharding == "zero3" else 1
     wg = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM * (dense / dense_shard + experts / expert_shard)
-    opt_div_dense = dp if sharding in ("zero1", "zero3") else 1
+    opt_div_dense = dpg if sharding in ("zero1", "zero3") else 1
     opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
     opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
-    tokens = s.sequence_length * mb
+    tokens = s.sequence_length * mb / max(1, cp)
     per_layer_full = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
-    layers_per_stage = math.ceil(m.layers / pp)
-    in_flight = min(pp, microbatches)
-    if recompute == "full":
-        kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
-        act = layers_per_stage * in_flight * kept + per_layer_full
+    ffn_act = float(m.ffn_hidden) * (m.moe_top_k if m.is_moe else 1)
+    if recompute == "selective":
+        per_layer_kept = max(
+            RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
+            per_layer_full - 2.0 * tokens * ffn_act / tp,
+        )
+    elif recompute == "full":
+        per_layer_kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
     else:
-        act = layers_per_stage * in_flight * per_layer_full
-    # logits of the last stage (fp32 for the loss) when vocab is large
-    act += 4.0 * tokens * m.vocab / tp if pp == 1 else 0.0
+        per_layer_kept = per_layer_full
+    in_flight = min(pp, microbatches)
+    interleave = 1.0 + (pp - 1) / (pp * vp) if vp > 1 and pp > 1 else 1.0
+    stage_layers = max(first, inner) if pp > 1 else m.layers
+    act = stage_layers * in_flight * interleave * per_layer_kept
+    if recompute == "full":
+        act += per_layer_full
+    # logits of the last stage (fp32 for the loss); the last stage holds one micro-batch
+    logits = 4.0 * tokens * m.vocab / tp
+    if pp == 1:
+        act += logits
+    else:
+        last_act = last * per_layer_kept * interleave + logits
+        act = max(act, last_act)
     weights_b = (
         TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
     )
     total = wg + opt + act
     cap = s.gpu.memory_gb
-    return (
-        MemoryEstimate(
-            weights_gb=weights_b / GB,
-            gradients_gb=(wg - weights_b) / GB,
-            optimizer_gb=opt / GB,
-            activations_gb=act / GB,
-            kv_cache_gb=0.0,
-            total_gb=total / GB,
-            capacity_gb=cap,
-            usable_gb=cap * MEMORY_USABLE_FRACTION,
-        )
-        if params_per_gpu >= 0
-        else _never()
+    return MemoryEstimate(
+        weights_gb=weights_b / GB,
+        gradients_gb=(wg - weights_b) / GB,
+        optimizer_gb=opt / GB,
+        activations_gb=act / GB,
+        kv_cache_gb=0.0,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
     )
 
 
@@ -436,28 +486,93 @@ def plan_workload(s: Scenario) -> WorkloadPlan:
     return _plan_inference(s)
 
 
-def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int]:
+def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, inner, last) layers per pipeline stage, Megatron's uneven split, or None.
+
+    Inner stages hold ``ceil(layers / pp)`` layers; the first and last stages share the rest
+    (at least one layer each, at most an inner stage's), as Megatron-Core's
+    ``num_layers_in_first/last_pipeline_stage`` allow (Llama 3 405B: 126 layers on 16 stages
+    as 7 + 14 x 8 + 7, arXiv 2407.21783 section 3.3.2).
+    """
+    if pp <= 1:
+        return (layers, layers, layers)
+    if pp > layers:
+        return None
+    if layers % pp == 0:
+        return (layers // pp, layers // pp, layers // pp)
+    inner = math.ceil(layers / pp)
+    rest = layers - (pp - 2) * inner
+    if pp == 2:
+        rest = layers
+    first, last = math.ceil(rest / 2), rest // 2
+    if last < 1 or first > inner:
+        return None
+    return (first, inner, last)
+
+
+def _explicit_stages(s: Scenario, pp: int) -> tuple[int, int, int]:
+    """Stage split of an explicit plan (first/last stage layers honoured)."""
+    p = s.parallelism
+    layers = s.model.layers
+    if p.first_stage_layers is None and p.last_stage_layers is None:
+        split = _stage_split(layers, pp)
+        if split is None:
+            raise ScenarioError.single(
+                "parallelism.pp", f"must be <= the model's layers ({layers})"
+            )
+        return split
+    if pp < 2:
+        raise ScenarioError.single(
+            "parallelism.first_stage_layers", "needs a pipeline of at least 2 stages (pp >= 2)"
+        )
+    first = p.first_stage_layers
+    last = p.last_stage_layers
+    given = [v for v in (first, last) if v is not None]
+    rest = layers - sum(given)
+    inner_stages = pp - len(given)
+    if (
+        rest < inner_stages
+        or (inner_stages and rest % inner_stages != 0)
+        or (not inner_stages and rest != 0)
+    ):
+        raise ScenarioError.single(
+            "parallelism.first_stage_layers",
+            f"the layers left after the first/last stages ({rest}) must split evenly over the "
+            f"other {inner_stages} stages",
+        )
+    inner = rest // inner_stages if inner_stages else max(given)
+    return (first if first is not None else inner, inner, last if last is not None else inner)
+
+
+def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int, int]:
     p = s.parallelism
     errors: dict[str, list[str]] = {}
     tp = p.tp or 1
     pp = p.pp or 1
     ep = p.ep or 1
+    cp = p.cp or 1
+    mp = tp * pp * cp
     if p.dp is not None:
         dp = p.dp
-        if tp * pp * dp != s.gpus:
+        if mp * dp != s.gpus:
             errors["parallelism"] = [
-                f"tp x pp x dp = {tp} x {pp} x {dp} = {tp * pp * dp} must equal gpus ({s.gpus})"
+                f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} = {mp * dp} must equal "
+                f"gpus ({s.gpus})"
             ]
     else:
-        if s.gpus % (tp * pp) != 0:
-            errors["parallelism"] = [f"tp x pp = {tp * pp} must divide gpus ({s.gpus})"]
-        dp = max(1, s.gpus // (tp * pp))
+        if s.gpus % mp != 0:
+            errors["parallelism"] = [f"tp x cp x pp = {mp} must divide gpus ({s.gpus})"]
+        dp = max(1, s.gpus // mp)
     m = s.model
     if m.heads % tp != 0:
         errors.setdefault("parallelism.tp", []).append(f"must divide the model's heads ({m.heads})")
     if pp > m.layers:
         errors.setdefault("parallelism.pp", []).append(
             f"must be <= the model's layers ({m.layers})"
+        )
+    if cp > 1 and s.sequence_length % (2 * cp) != 0:
+        errors.setdefault("parallelism.cp", []).append(
+            f"2 x cp must divide the sequence length ({s.sequence_length})"
         )
     if ep > 1:
         if not m.is_moe:
@@ -466,123 +581,311 @@ def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int]:
             errors.setdefault("parallelism.ep", []).append(
                 f"must divide the number of experts ({m.moe_experts})"
             )
-        elif dp % ep != 0:
-            errors.setdefault("parallelism.ep", []).append(f"must divide dp ({dp})")
+        elif (dp * cp) % ep != 0:
+            errors.setdefault("parallelism.ep", []).append(f"must divide dp x cp ({dp * cp})")
     if errors:
         raise ScenarioError(errors)
-    return tp, pp, dp, ep
+    return tp, pp, dp, ep, cp
 
 
-def _training_candidates(s: Scenario) -> list[tuple[int, int, int]]:
-    """(tp, pp, ep) in planner preference order: TP inside the server first, then PP, EP."""
-    m = s.model
-    tp_limit = min(domain_gpus(s), max(s.gpus_per_node, 8))
-    tps = [t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0 and s.gpus % t == 0]
-    cands: list[tuple[int, int, int]] = []
-    for tp in tps:
-        for pp in _divisors(s.gpus // tp):
-            if pp > m.layers:
-                continue
-            dp = s.gpus // (tp * pp)
-            eps = [1]
-            if m.is_moe:
-                eps = [e for e in _divisors(dp) if m.moe_experts % e == 0]
-            for ep in eps:
-                cands.append((tp, pp, ep))
-    # prefer little model parallelism, TP before PP, and (for MoE) EP as small as fits
-    cands.sort(
-        key=lambda c: (c[0] * c[1] * (1 if c[2] <= s.gpus_per_node else 2), c[1], -c[0], c[2])
-    )
-    return cands
+PLAN_CANDIDATES = 6
+"""The planner ranks every fitting plan with a network-free estimate (compute, bubble,
+recomputation, in-server TP collectives) and prices this many of the best on the reference
+fabric (:func:`_reference_step_time_s`), keeping the fastest."""
+
+MICRO_BATCHES: tuple[int, ...] = (1, 2, 4)
+VIRTUAL_STAGES: tuple[int, ...] = (1, 2, 4, 8)
+CONTEXT_PARALLEL: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+CP_MIN_TOKENS_PER_RANK = 4096
+"""The planner splits a sequence over cp ranks only while each keeps >= 4096 tokens (NeMo's
+long-context recipes: CP 2 at 8k-16k, CP 16 at 128k)."""
+TP_OVERLAP_HIDDEN = 0.8
+"""Share of tensor-parallel collective time hidden behind GEMMs with Transformer Engine's
+comm-GEMM overlap (userbuffers; default in NeMo recipes on Hopper and newer).  Engineering
+estimate: the first and last chunk of each pipelined exchange stay exposed."""
+TP_OVERLAP_DEFAULT_GENERATIONS = ("hopper", "blackwell")
 
 
-PLAN_CANDIDATES = 8
-"""The planner prices this many fitting plans (in preference order) on a reference fabric and
-keeps the fastest. The preference order alone cannot see what a plan costs: for mixture-of-
-experts models expert placement decides how much all-to-all crosses the network, and for
-dense models a plan with little model parallelism may fit only with full activation
-recomputation and a deep pipeline bubble (70B on 1000 H100s: TP=1 x PP=5 fits with
-recomputation at 8.3 s per step, while TP=8 inside the server runs it in 4.9 s)."""
-
-
-def _reference_step_time_s(
-    s: Scenario, c: tuple[int, int, int, int, str, str, MemoryEstimate], mb: int
-) -> float:
-    """Step time of a candidate plan on a non-blocking 400G InfiniBand, one NIC per GPU."""
-    from advisor.engine.performance import Design, training_step_time_s
-
-    tp, pp, dp, ep, sharding, recompute, mem = c
-    plan = Plan(tp, pp, dp, ep, mb, s.parallelism.virtual_stages or 1, sharding, recompute, "")
-    w = _training_workload(s, plan, mem, notes=())
-    reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
-    return training_step_time_s(s, w, reference)
+@dataclass(frozen=True)
+class _Candidate:
+    tp: int
+    pp: int
+    cp: int
+    dp: int
+    ep: int
+    mb: int
+    vp: int
+    sharding: str
+    recompute: str
+    stages: tuple[int, int, int]
+    mem: MemoryEstimate
+    estimate_s: float
 
 
 def _microbatches(batch_sequences: int, dp: int, mb: int) -> int:
-    return max(1, round(batch_sequences / (dp * mb)))
+    return max(1, math.ceil(batch_sequences / (dp * mb)))
+
+
+def _min_dp(batch: int, dp_max: int, mb: int, ep: int) -> int:
+    """Fewest data-parallel ranks (a multiple of ep, <= dp_max) with the micro-batch count of
+    dp_max: more ranks than that only add communication, so they are left idle."""
+    m = _microbatches(batch, dp_max, mb)
+    dp = math.ceil(batch / (m * mb))
+    dp = math.ceil(dp / ep) * ep
+    return max(ep, min(dp_max, dp))
+
+
+def _tp_overlap(s: Scenario) -> bool:
+    p = s.parallelism
+    if p.tp_comm_overlap is not None:
+        return p.tp_comm_overlap
+    from advisor.engine.efficiency import profile
+
+    return profile(s.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
+
+
+def _estimate_step_s(
+    s: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    vp: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    tp_overlap: bool,
+) -> float:
+    """Network-free step estimate: stage compute x (micro-batches + bubble) + exposed TP."""
+    assert s.training is not None
+    m = _microbatches(s.training.global_batch_sequences, dp, mb)
+    per_mb, tp_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, recompute, stages, pp)
+    tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
+    return (m + (pp - 1) / vp) * (per_mb + tp_exposed)
+
+
+def _sharding_options(s: Scenario) -> tuple[str, ...]:
+    assert s.training is not None
+    p = s.parallelism
+    if p.zero is not None:
+        from advisor.engine.scenario import ZERO_STAGES
+
+        return (ZERO_STAGES[p.zero],)
+    if s.training.sharding_given:
+        return (s.training.sharding,)
+    return (s.training.sharding, "zero3") if s.training.sharding != "zero3" else ("zero3",)
+
+
+def _search_training(s: Scenario) -> list[_Candidate]:
+    """Every fitting plan the planner considers, with its network-free estimate.
+
+    tp: powers of two inside the scale-up domain dividing the heads; pp: 1..layers with an
+    even or Megatron-uneven stage split; cp: while >= 4096 tokens per rank; ep: divisors of
+    the experts; vp: interleaving that divides the inner stages; micro-batch 1/2/4; ZeRO 1/3;
+    recomputation none < selective < full (the first that fits, per sharding).  dp is the
+    fewest ranks that reach the micro-batch count of all remaining GPUs, so adding servers
+    never slows a plan (monotone by construction): the extra GPUs idle instead.
+    """
+    assert s.training is not None
+    p = s.parallelism
+    m = s.model
+    batch = s.training.global_batch_sequences
+    n = s.gpus
+    tp_limit = min(domain_gpus(s), max(s.gpus_per_node, 8))
+    tps = [t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0]
+    cps = [
+        c
+        for c in CONTEXT_PARALLEL
+        if c == 1
+        or (s.sequence_length // c >= CP_MIN_TOKENS_PER_RANK and s.sequence_length % (2 * c) == 0)
+    ]
+    pps = [q for q in range(1, m.layers + 1) if _stage_split(m.layers, q) is not None]
+    eps = [1]
+    if m.is_moe:
+        eps = [e for e in _divisors(m.moe_experts) if e <= n]
+    mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
+    recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+    shardings = _sharding_options(s)
+    tp_overlap = _tp_overlap(s)
+    out: list[_Candidate] = []
+    for tp in tps:
+        for cp in cps:
+            for pp in pps:
+                mp = tp * cp * pp
+                if mp > n:
+                    break
+                stages = _stage_split(m.layers, pp)
+                assert stages is not None
+                dp_max = n // mp
+                for ep in eps:
+                    if ep > dp_max * cp or (dp_max * cp) < ep:
+                        continue
+                    ep_unit = max(1, ep // math.gcd(ep, cp))
+                    if dp_max < ep_unit:
+                        continue
+                    for mb in mbs:
+                        if mb > 1 and batch < dp_max * mb and mb != p.micro_batch:
+                            continue
+                        dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
+                        mcount = _microbatches(batch, dp, mb)
+                        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+                        if not p.virtual_stages and pp > 1:
+                            vps = tuple(
+                                v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp
+                            ) or (1,)
+                        for vp in vps:
+                            for sharding in shardings:
+                                for rc in recomputes:
+                                    mem = training_memory(
+                                        s,
+                                        tp,
+                                        pp,
+                                        dp,
+                                        ep,
+                                        mb,
+                                        sharding,
+                                        rc,
+                                        mcount,
+                                        cp=cp,
+                                        vp=vp,
+                                        stages=stages,
+                                    )
+                                    if not mem.fits:
+                                        continue
+                                    est = _estimate_step_s(
+                                        s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap
+                                    )
+                                    out.append(
+                                        _Candidate(
+                                            tp,
+                                            pp,
+                                            cp,
+                                            dp,
+                                            ep,
+                                            mb,
+                                            vp,
+                                            sharding,
+                                            rc,
+                                            stages,
+                                            mem,
+                                            est,
+                                        )
+                                    )
+                                    break
+                if not eps:
+                    continue
+    return out
+
+
+RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
+
+
+def _candidate_plan(s: Scenario, c: _Candidate, source: str) -> Plan:
+    first, _, last = c.stages
+    even = first == last == c.stages[1]
+    return Plan(
+        tp=c.tp,
+        pp=c.pp,
+        dp=c.dp,
+        ep=c.ep,
+        micro_batch=c.mb,
+        virtual_stages=c.vp,
+        sharding=c.sharding,
+        recompute=c.recompute,
+        source=source,
+        cp=c.cp,
+        first_stage_layers=0 if even else first,
+        last_stage_layers=0 if even else last,
+        tp_comm_overlap=_tp_overlap(s),
+        ep_overlap=s.parallelism.ep_overlap or "none",
+        gpus_used=c.tp * c.cp * c.pp * c.dp,
+    )
+
+
+def _reference_step_time_s(s: Scenario, c: _Candidate) -> float:
+    """Step time of a candidate plan on a non-blocking 400G InfiniBand, one NIC per GPU."""
+    from advisor.engine.performance import Design, training_step_time_s
+
+    plan = _candidate_plan(s, c, "")
+    w = _training_workload(s, plan, c.mem, notes=())
+    reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
+    return training_step_time_s(s, w, reference)
 
 
 def _plan_training(s: Scenario) -> WorkloadPlan:
     assert s.training is not None
     p = s.parallelism
-    mb = p.micro_batch or 1
     batch = s.training.global_batch_sequences
-    sharding_options = (
-        (s.training.sharding,) if s.training.sharding_given else (s.training.sharding, "zero3")
-    )
-    recompute_options = (p.recompute,) if p.recompute else ("none", "full")
     notes: list[str] = []
-    chosen: tuple[int, int, int, int, str, str, MemoryEstimate] | None = None
     if p.given:
-        tp, pp, dp, ep = _check_explicit_training(s)
+        tp, pp, dp, ep, cp = _check_explicit_training(s)
+        stages = _explicit_stages(s, pp)
+        mb = p.micro_batch or 1
         m_count = _microbatches(batch, dp, mb)
+        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+        if not p.virtual_stages and pp > 1:
+            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and m_count >= pp) or (1,)
+        recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+        tp_overlap = _tp_overlap(s)
+        options: list[_Candidate] = []
         best_mem: MemoryEstimate | None = None
-        for sharding in sharding_options:
-            for rc in recompute_options:
-                mem = training_memory(s, tp, pp, dp, ep, mb, sharding, rc, m_count)
-                best_mem = best_mem or mem
-                if mem.fits:
-                    chosen = (tp, pp, dp, ep, sharding, rc, mem)
-                    break
-            if chosen:
-                break
-        if chosen is None:
+        for vp in vps:
+            for sharding in _sharding_options(s):
+                for rc in recomputes:
+                    mem = training_memory(
+                        s, tp, pp, dp, ep, mb, sharding, rc, m_count, cp=cp, vp=vp, stages=stages
+                    )
+                    best_mem = best_mem or mem
+                    if mem.fits:
+                        est = _estimate_step_s(
+                            s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap
+                        )
+                        options.append(
+                            _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
+                        )
+                        break
+        if not options:
             assert best_mem is not None
             raise ScenarioError.single(
                 "parallelism",
                 f"the plan needs {best_mem.total_gb:.0f} GB per GPU but {s.gpu.id} has "
-                f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp or ep, or shard (zero3)",
+                f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp, cp or ep, recompute, or "
+                "shard (zero3)",
             )
+        options.sort(key=lambda c: c.estimate_s)
+        short = options[:3]
+        chosen = (
+            min(short, key=lambda c: _reference_step_time_s(s, c)) if len(short) > 1 else short[0]
+        )
         source = "explicit"
     else:
-        fitting: list[tuple[int, int, int, int, str, str, MemoryEstimate]] = []
-        limit = PLAN_CANDIDATES
-        for sharding in sharding_options:
-            for tp, pp, ep in _training_candidates(s):
-                dp = s.gpus // (tp * pp)
-                m_count = _microbatches(batch, dp, mb)
-                for rc in recompute_options:
-                    mem = training_memory(s, tp, pp, dp, ep, mb, sharding, rc, m_count)
-                    if mem.fits:
-                        fitting.append((tp, pp, dp, ep, sharding, rc, mem))
-                        break
-                if len(fitting) >= limit:
-                    break
-            if fitting:
-                break
-        if len(fitting) > 1:
-            chosen = min(fitting, key=lambda c: _reference_step_time_s(s, c, mb))
-        elif fitting:
-            chosen = fitting[0]
-        if chosen is None:
+        fitting = _search_training(s)
+        if not fitting:
             raise ScenarioError.single(
                 "gpus",
                 f"{s.model.name} does not fit on {s.gpus} x {s.gpu.id} even with maximum "
-                "tensor, pipeline and expert parallelism and zero3 sharding; add GPUs or "
-                "pick a GPU with more memory",
+                "tensor, pipeline, context and expert parallelism, full recomputation and "
+                "zero3 sharding; add GPUs or pick a GPU with more memory",
             )
+        fitting.sort(key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
+        shortlist = fitting[:PLAN_CANDIDATES]
+        if len(shortlist) > 1:
+            chosen = min(shortlist, key=lambda c: _reference_step_time_s(s, c))
+        else:
+            chosen = shortlist[0]
         source = "planner"
-    tp, pp, dp, ep, sharding, recompute, mem = chosen
+    plan = _candidate_plan(s, chosen, source)
+    used = plan.gpus_used
+    if used < s.gpus:
+        notes.append(
+            f"the plan uses {used} of {s.gpus} GPUs (tp {plan.tp} x cp {plan.cp} x pp {plan.pp} "
+            f"x dp {plan.dp}); {s.gpus - used} GPUs idle: with a global batch of {batch} "
+            f"sequences more data-parallel ranks would not shorten the step "
+            f"(it stops improving beyond {math.ceil(used / s.gpus_per_node)} servers for this "
+            "plan)"
+        )
+    dp, mb = plan.dp, plan.micro_batch
     if batch < dp * mb:
         notes.append(
             f"global batch raised from {batch} to {dp * mb} sequences "
@@ -593,19 +896,7 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
             f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb} sequences "
             f"(a multiple of dp x micro_batch = {dp * mb})"
         )
-    vpp = p.virtual_stages or 1
-    plan = Plan(
-        tp=tp,
-        pp=pp,
-        dp=dp,
-        ep=ep,
-        micro_batch=mb,
-        virtual_stages=vpp,
-        sharding=sharding,
-        recompute=recompute,
-        source=source,
-    )
-    return _training_workload(s, plan, mem, notes=tuple(notes))
+    return _training_workload(s, plan, chosen.mem, notes=tuple(notes))
 
 
 def _training_workload(
@@ -628,10 +919,84 @@ def _training_workload(
     )
 
 
+SELECTIVE_RECOMPUTE_EXTRA = 0.3
+"""Selective recomputation (Megatron-Core ``recompute_modules``: activation function and norms)
+re-runs this share of a layer's forward element-wise time."""
+
+
+def _stage_time_per_microbatch(
+    s: Scenario,
+    tp: int,
+    cp: int,
+    ep: int,
+    mb: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    pp: int,
+) -> tuple[float, float]:
+    """(compute seconds of the slowest pipeline stage for one micro-batch forward+backward,
+    in-domain TP collective seconds of that stage)."""
+    from advisor.engine.efficiency import BACKWARD_FACTOR, gemm_time_s, layer_forward
+
+    m = s.model
+    seq = s.sequence_length
+    tokens = max(1, mb * seq // max(1, cp))
+    par = s.parallelism
+    lc = layer_forward(
+        s.gpu,
+        s.precision,
+        m,
+        tokens,
+        seq,
+        tp,
+        ep,
+        par.flash_attention is not False,
+        par.sequence_parallel is not False,
+    )
+    layer = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
+    if recompute == "full":
+        layer += lc.forward_s
+    elif recompute == "selective":
+        layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
+    head = 3.0 * gemm_time_s(s.gpu, s.precision, tokens, m.vocab / tp, m.hidden)
+    first, inner, last = stages
+    if pp <= 1:
+        stage = first * layer + head
+        stage_layers = first
+    else:
+        stage = max(first * layer, inner * layer, last * layer + head)
+        stage_layers = max(first, inner, last)
+    tp_s = 0.0
+    if tp > 1:
+        tp_bytes = mb * seq / cp * m.hidden * _act_bytes(s)
+        per_layer = 6 if recompute == "full" else 4
+        tp_s = per_layer * stage_layers * _intra_time_cached(s, tp_bytes, tp)
+    return stage, tp_s
+
+
+def _act_bytes(s: Scenario) -> float:
+    return 2.0 if s.precision == "fp8" else WEIGHT_BYTES.get(s.precision, 2.0)
+
+
+_INTRA_CACHE: dict[tuple[str, float, int], float] = {}
+
+
+def _intra_time_cached(s: Scenario, nbytes: float, ranks: int) -> float:
+    key = (s.gpu.id, nbytes, ranks)
+    v = _INTRA_CACHE.get(key)
+    if v is None:
+        if len(_INTRA_CACHE) > 4096:
+            _INTRA_CACHE.clear()
+        v = _intra_time_s(s, "all_reduce", nbytes, ranks)
+        _INTRA_CACHE[key] = v
+    return v
+
+
 def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     assert s.training is not None
     m = s.model
-    tp, pp, dp, ep, mb = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch
+    tp, pp, dp, ep, mb, cp = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.cp
+    used = plan.gpus_used or s.gpus
     microbatches = _microbatches(s.training.global_batch_sequences, dp, mb)
     batch = microbatches * dp * mb
     seq = s.sequence_length
@@ -640,48 +1005,59 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     passes = 4.0 if plan.recompute == "full" else 3.0
     # recomputation repeats every layer's forward pass but not the output (logit) layer
     recompute_flops = fwd - 2.0 * m.hidden * m.vocab if plan.recompute == "full" else 0.0
-    hardware_flops = tokens * (3.0 * fwd + recompute_flops) / s.gpus
-    model_flops = tokens * fwd * 3.0 / s.gpus
-    flops_per_s = achievable_flops_per_s(s.gpu, s.precision, tp, m.hidden)
-    compute_s = hardware_flops / flops_per_s
+    hardware_flops = tokens * (3.0 * fwd + recompute_flops) / used
+    model_flops = tokens * fwd * 3.0 / used
+    stages = (
+        (plan.first_stage_layers or math.ceil(m.layers / pp)),
+        math.ceil(m.layers / pp)
+        if not plan.first_stage_layers
+        else _inner_layers(m.layers, pp, plan.first_stage_layers, plan.last_stage_layers),
+        (plan.last_stage_layers or math.ceil(m.layers / pp)),
+    )
+    if not plan.first_stage_layers and not plan.last_stage_layers:
+        split = _stage_split(m.layers, pp)
+        stages = split if split is not None else stages
+    per_mb, tp_stage_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, plan.recompute, stages, pp)
+    compute_s = microbatches * per_mb
     # optimizer: memory-bound Adam over this GPU's shard of parameters
     dense = m.dense_params / (tp * pp)
     experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
-    edp = max(1, dp // ep) if m.is_moe else dp
-    opt_div = dp if plan.sharding != "none" else 1
+    edp = max(1, dp * cp // ep) if m.is_moe else dp * cp
+    opt_div = dp * cp if plan.sharding != "none" else 1
     opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
     optimizer_s = (
         opt_params
         * OPTIMIZER_BYTES_PER_PARAM
         / (s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
     )
-    act_bytes = WEIGHT_BYTES.get(s.precision, 2.0) if s.precision != "fp8" else 2.0
+    act_bytes = _act_bytes(s)
     dom = domain_gpus(s)
+    stage_layers = max(stages) if pp > 1 else m.layers
 
     # tensor parallel: 2 all-reduces forward + 2 backward per layer per micro-batch
-    # (+2 with recomputation), of b x s x h activations (Megatron-LM, Shoeybi et al. 2019)
-    tp_bytes = mb * seq * m.hidden * act_bytes
+    # (+2 with recomputation), of b x s/cp x h activations (Megatron-LM, Shoeybi et al. 2019)
+    tp_bytes = mb * seq / cp * m.hidden * act_bytes
     per_layer = 6 if plan.recompute == "full" else 4
-    layers_per_stage = math.ceil(m.layers / pp)
-    tp_count = per_layer * layers_per_stage * microbatches if tp > 1 else 0
-    tp_layout = group_layout(tp, 1, dom, s.gpus)
+    tp_count = per_layer * stage_layers * microbatches if tp > 1 else 0
+    tp_layout = group_layout(tp, 1, dom, used)
     tp_comm_s = 0.0
     if tp > 1 and not tp_layout.crosses_network:
-        tp_comm_s = tp_count * _intra_time_s(s, "all_reduce", tp_bytes, tp)
+        tp_comm_s = microbatches * tp_stage_s
 
     # pipeline: activations of one micro-batch forward, their gradients backward, per edge
-    pp_bytes = mb * seq * m.hidden * act_bytes / tp
+    pp_bytes = mb * seq / cp * m.hidden * act_bytes / tp
     pp_count = 2 * microbatches * plan.virtual_stages if pp > 1 else 0
-    pp_crosses = pp > 1 and tp * dp >= dom
+    pp_crosses = pp > 1 and tp * cp * dp >= dom
 
-    # data parallel: dense gradients over dp ranks, expert gradients over dp/ep ranks
+    # data parallel: dense gradients over dp x cp ranks, expert gradients over dp x cp / ep
     grad = GRAD_BYTES_PER_PARAM
     dp_ops: list[tuple[str, float, int]] = []
     edp_ops: list[tuple[str, float, int]] = []
     dense_bytes = dense * grad
     expert_bytes = experts * grad
+    dpg = dp * cp
     if plan.sharding == "zero3":
-        if dp > 1:
+        if dpg > 1:
             dp_ops = [
                 ("all_gather", dense_bytes, 2 * microbatches),
                 ("reduce_scatter", dense_bytes, 1),
@@ -692,31 +1068,52 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
                 ("reduce_scatter", expert_bytes, 1),
             ]
     elif plan.sharding == "zero1":
-        if dp > 1:
+        if dpg > 1:
             dp_ops = [("reduce_scatter", dense_bytes, 1), ("all_gather", dense_bytes, 1)]
         if edp > 1 and expert_bytes > 0:
             edp_ops = [("reduce_scatter", expert_bytes, 1), ("all_gather", expert_bytes, 1)]
     else:
-        if dp > 1:
+        if dpg > 1:
             dp_ops = [("all_reduce", dense_bytes, 1)]
         if edp > 1 and expert_bytes > 0:
             edp_ops = [("all_reduce", expert_bytes, 1)]
-    dp_layout = group_layout(dp, tp, dom, s.gpus)
-    ep_layout = group_layout(ep, tp, dom, s.gpus)
-    edp_layout = group_layout(edp, tp * ep, dom, s.gpus)
+    dp_layout = group_layout(dpg, tp, dom, used)
+    ep_layout = group_layout(ep, tp, dom, used)
+    edp_layout = group_layout(edp, tp * ep, dom, used)
+    cp_layout = group_layout(cp, tp, dom, used)
 
     # expert parallel: dispatch + combine per MoE layer, forward and backward (+1 fwd w/ recompute)
     ep_bytes = 0.0
     ep_count = 0
     ep_intra_s = 0.0
     if m.is_moe and ep > 1:
-        tokens_per_gpu = mb * seq / tp
+        tokens_per_gpu = mb * seq / cp / tp
         ep_bytes = tokens_per_gpu * m.moe_top_k * m.hidden * act_bytes
-        moe_layers_stage = math.ceil(m.moe_layers / pp)
+        moe_layers_stage = math.ceil(m.moe_layers / m.layers * stage_layers)
         passes_a2a = 6 if plan.recompute == "full" else 4
         ep_count = passes_a2a * moe_layers_stage * microbatches
         if not ep_layout.crosses_network:
             ep_intra_s = ep_count * _intra_time_s(s, "all_to_all", ep_bytes, ep, nvls=False)
+
+    # context parallel: K and V of every rank's chunk travel the cp ring, forward (1x) and
+    # backward (2x: K/V again and their gradients), overlapped with the attention kernels
+    cp_bytes = 0.0
+    cp_count = 0
+    cp_intra_s = 0.0
+    attention_s = 0.0
+    if cp > 1:
+        kv = m.kv_dim_per_layer or 2 * m.kv_heads * m.head_dim
+        local = mb * seq / cp * kv * act_bytes / min(tp, max(1, m.kv_heads))
+        cp_bytes = local * cp
+        cp_count = 3 * stage_layers * microbatches
+        from advisor.engine.efficiency import layer_forward
+
+        lc = layer_forward(
+            s.gpu, s.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True
+        )
+        attention_s = 3.5 * lc.attention_s * stage_layers * microbatches
+        if not cp_layout.crosses_network:
+            cp_intra_s = cp_count * _intra_time_s(s, "all_gather", cp_bytes, cp, nvls=False)
 
     return TrainingPlan(
         microbatches=microbatches,
@@ -744,7 +1141,21 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
         tp_layout=tp_layout,
         ep_layout=ep_layout,
         pp_crosses_network=pp_crosses,
+        tp_overlap=TP_OVERLAP_HIDDEN if plan.tp_comm_overlap else 0.0,
+        ep_overlap=plan.ep_overlap,
+        cp_layout=cp_layout,
+        cp_bytes_per_exchange=cp_bytes,
+        cp_exchanges_per_step=cp_count,
+        cp_intra_s=cp_intra_s,
+        attention_s=attention_s,
     )
+
+
+def _inner_layers(layers: int, pp: int, first: int, last: int) -> int:
+    given = [v for v in (first, last) if v]
+    rest = layers - sum(given)
+    inner_stages = pp - len(given)
+    return rest // inner_stages if inner_stages > 0 else max(given)
 
 
 # ----------------------------------------------------------------------------- inference

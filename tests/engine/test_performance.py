@@ -93,12 +93,25 @@ def test_a_single_server_job_does_not_depend_on_the_network() -> None:
 
 
 def test_pipeline_bubble_follows_p_minus_one_over_m() -> None:
-    s, w = planned("70b-pp", parallelism={"tp": 8, "pp": 4, "micro_batch": 1})
+    s, w = planned(
+        "70b-pp",
+        parallelism={"tp": 8, "pp": 4, "micro_batch": 1, "virtual_stages": 1},
+    )
     t = w.training
     assert t is not None
     m = evaluate_design(s, w, IB).to_dict()
-    per_mb = (m["compute_s"] - t.optimizer_s + t.tp_comm_s) / t.microbatches
+    tp_exposed = t.tp_comm_s * (1.0 - t.tp_overlap)
+    per_mb = (m["compute_s"] - t.optimizer_s + tp_exposed) / t.microbatches
     assert m["bubble_s"] == pytest.approx(3 * per_mb, rel=0.01)
+
+
+def test_interleaving_divides_the_bubble_by_the_virtual_stages() -> None:
+    base = {"tp": 8, "pp": 4, "micro_batch": 1}
+    s1, w1 = planned("70b-vp1", parallelism={**base, "virtual_stages": 1})
+    s2, w2 = planned("70b-vp2", parallelism={**base, "virtual_stages": 2})
+    b1 = evaluate_design(s1, w1, IB).to_dict()["bubble_s"]
+    b2 = evaluate_design(s2, w2, IB).to_dict()["bubble_s"]
+    assert b2 == pytest.approx(b1 / 2, rel=0.01)
 
 
 def test_inference_metrics_for_a_server_sized_model() -> None:
