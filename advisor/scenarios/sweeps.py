@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from advisor.engine.catalog import Catalog
 from advisor.engine.errors import ScenarioError
+from advisor.engine.limits import GPUS_MAX, LIMITS
 from advisor.engine.scenario import Scenario as EngineScenario
 from advisor.engine.scenario import parse_scenario
 from advisor.scenarios.claims import stale_after, work_claim
@@ -65,10 +66,11 @@ logger = logging.getLogger(__name__)
 AXES: tuple[str, ...] = ("servers", "fabric", "nic_gbps", "nics_per_node", "oversubscription")
 FABRICS: tuple[str, ...] = ("ethernet", "roce", "infiniband")
 MAX_VALUES_PER_AXIS = 200
-MAX_SERVERS = 100_000
-MAX_NICS_PER_NODE = 32
-MAX_NIC_GBPS = 3200.0
-MAX_OVERSUBSCRIPTION = 16.0
+# The engine's input limits (advisor.engine.limits) bound every axis, as they bound a scenario.
+MAX_SERVERS = GPUS_MAX  # servers x gpus_per_node is checked against GPUS_MAX per scenario
+MAX_NICS_PER_NODE = int(LIMITS["design.nics_per_node"].high)
+MAX_NIC_GBPS = LIMITS["design.nic_gbps"].high
+MAX_OVERSUBSCRIPTION = LIMITS["design.oversubscription"].high
 
 # Metrics kept per design point (those the engine reports for the scenario's workload).
 TRAINING_METRICS: tuple[str, ...] = (
@@ -152,7 +154,12 @@ def parse_axis_text(text: str) -> list[str | float]:
 def _int_values(errors: dict[str, list[str]], name: str, raw: Sequence[Any], top: int) -> list[int]:
     out: list[int] = []
     for value in raw:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (isinstance(value, int) or math.isfinite(value))
+            or value != int(value)
+        ):
             errors.setdefault(f"axes.{name}", []).append(f"{value!r} is not a whole number")
         elif not 1 <= value <= top:
             errors.setdefault(f"axes.{name}", []).append(f"{value!r} is not between 1 and {top}")
@@ -219,7 +226,9 @@ def normalise_axes(raw: Any, *, base: EngineScenario) -> dict[str, list[Any]]:
             )
             continue
         if name == "servers":
-            axes[name] = _int_values(errors, name, values, MAX_SERVERS)
+            # Whole servers of the scenario's size, up to the engine's largest job.
+            max_servers = GPUS_MAX // max(1, base.gpus_per_node)
+            axes[name] = _int_values(errors, name, values, max_servers)
         elif name == "nics_per_node":
             axes[name] = _int_values(errors, name, values, MAX_NICS_PER_NODE)
         elif name == "nic_gbps":

@@ -293,3 +293,28 @@ def test_a_deadline_that_has_passed_refuses_the_next_report() -> None:
     deadline = Deadline(0)
     with pytest.raises(EvaluationTimeout):
         deadline.progress(None)(50)
+
+
+# --- Sweeps: the same limits on every axis ---------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("axis", "value", "message"),
+    [
+        ("servers", float("inf"), "inf is not a whole number"),
+        ("servers", 1e309, "inf is not a whole number"),
+        ("servers", 16_385, "16385 is not between 1 and 16384"),  # 8 GPUs each > GPUS_MAX
+        ("nic_gbps", 1e-300, "1e-300 is not a number between 1 and 3200"),
+        ("nics_per_node", 10**400, "is not between 1 and 32"),
+    ],
+)
+def test_a_sweep_axis_outside_the_engine_limits_is_refused(
+    axis: str, value: Any, message: str
+) -> None:
+    from advisor.scenarios.sweeps import InvalidSweep, sweep_create
+
+    run = scenario_submit(name="base", inputs={**BASE, "gpus_per_node": 8})
+    with pytest.raises(InvalidSweep) as refused:
+        sweep_create(scenario=run.scenario, axes={axis: [value]})
+    assert any(message in m for m in refused.value.field_errors[f"axes.{axis}"])

@@ -96,7 +96,7 @@ def test_bad_axes_are_refused_naming_each_axis_and_nothing_is_stored(scenario: S
         "axes.colour": [
             "unknown axis; known: servers, fabric, nic_gbps, nics_per_node, oversubscription"
         ],
-        "axes.servers": ["0 is not between 1 and 100000", "2.5 is not a whole number"],
+        "axes.servers": ["0 is not between 1 and 16384", "2.5 is not a whole number"],
         "axes.fabric": ["unknown fabric 'token-ring'; known: ethernet, roce, infiniband"],
     }
     assert Sweep.objects.count() == 0
