@@ -7,6 +7,7 @@ Public entry points (docs/ENGINE_API.md)::
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import math
@@ -16,6 +17,7 @@ from typing import Any
 from advisor.engine.catalog import Catalog, default_catalog
 from advisor.engine.constants import CONSTANTS_VERSION
 from advisor.engine.errors import ScenarioError
+from advisor.engine.fabric_fit import FabricFit, calibration_comparison
 from advisor.engine.performance import evaluate_design, model_assumptions
 from advisor.engine.scenario import parse_scenario
 from advisor.engine.workload import plan_workload
@@ -32,6 +34,7 @@ def evaluate(
     *,
     catalog: Catalog | None = None,
     progress: Callable[[int], None] | None = None,
+    calibration: FabricFit | None = None,
 ) -> dict[str, Any]:
     """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity).
 
@@ -41,6 +44,10 @@ def evaluate(
     """
     cat = catalog or default_catalog()
     s = parse_scenario(scenario, cat)
+    default_result: dict[str, Any] | None = None
+    if calibration is not None:  # the customer's nccl-tests fit (advisor.engine.fabric_fit)
+        default_result = evaluate(scenario, catalog=cat)
+        s = dataclasses.replace(s, calibration=calibration.calibration())
     w = plan_workload(s)
     result: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
@@ -66,6 +73,8 @@ def evaluate(
     elif progress is not None:
         progress(100)
     result["assumptions"] = assumptions
+    if calibration is not None and default_result is not None:
+        result["calibration"] = calibration_comparison(default_result, result, calibration)
     safe: dict[str, Any] = json_safe(result)
     return safe
 

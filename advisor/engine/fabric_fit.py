@@ -193,11 +193,15 @@ class Calibration:
     net_latency_delta_s: float = 0.0
     scaleup_bandwidth_scale: float = 1.0
     source: str = ""
+    fabric: str | None = None
+    """Fabric class the network terms were measured on; they apply to candidates of that class
+    only (a RoCE measurement says nothing about an InfiniBand fabric).  None: every class."""
 
-    def apply(self, d: CommDomain) -> CommDomain:
-        net = d.net_bytes_per_s * self.net_bandwidth_scale if d.nodes > 1 else d.net_bytes_per_s
+    def apply(self, d: CommDomain, fabric: str | None = None) -> CommDomain:
+        net_applies = d.nodes > 1 and (self.fabric is None or fabric == self.fabric)
+        net = d.net_bytes_per_s * self.net_bandwidth_scale if net_applies else d.net_bytes_per_s
         extra = d.net_extra_latency_s
-        if d.nodes > 1:
+        if net_applies:
             extra = max(0.0, extra + self.net_latency_delta_s)
         return replace(
             d,
@@ -212,6 +216,7 @@ class Calibration:
             "net_latency_delta_us": self.net_latency_delta_s * 1e6,
             "scaleup_bandwidth_scale": self.scaleup_bandwidth_scale,
             "source": self.source,
+            "fabric": self.fabric,
         }
 
     @classmethod
@@ -221,6 +226,7 @@ class Calibration:
             net_latency_delta_s=float(d.get("net_latency_delta_us", 0.0)) / 1e6,
             scaleup_bandwidth_scale=float(d.get("scaleup_bandwidth_scale", 1.0)),
             source=str(d.get("source", "")),
+            fabric=d.get("fabric"),
         )
 
 
@@ -240,12 +246,15 @@ class FabricFit:
     def calibration(self) -> Calibration:
         net_scale, lat_delta, up_scale = 1.0, 0.0, 1.0
         parts: list[str] = []
+        fabric = self.hardware.fabric if self.hardware else None
         if self.network is not None and self.network.bandwidth_identified:
-            net_scale = _clamp(self.network.bandwidth_scale)
-            parts.append(f"network bandwidth x{net_scale:.2f}")
+            # never above line rate: the default runs at wire_efficiency of it
+            line_cap = 1.0 / FABRICS[fabric].wire_efficiency if fabric else SCALE_MAX
+            net_scale = min(_clamp(self.network.bandwidth_scale), line_cap)
+            parts.append(f"{fabric or 'network'} bandwidth x{net_scale:.2f}")
         if self.network is not None and self.network.latency_identified:
             lat_delta = self.network.latency_s - self.network.default_latency_s
-            parts.append(f"network latency {lat_delta * 1e6:+.1f} us per step")
+            parts.append(f"{fabric or 'network'} latency {lat_delta * 1e6:+.1f} us per step")
         if self.scaleup is not None and self.scaleup.bandwidth_identified:
             up_scale = _clamp(self.scaleup.bandwidth_scale)
             parts.append(f"scale-up bandwidth x{up_scale:.2f}")
@@ -254,6 +263,7 @@ class FabricFit:
             net_latency_delta_s=lat_delta,
             scaleup_bandwidth_scale=up_scale,
             source="; ".join(parts) if parts else "nothing identified: default model",
+            fabric=fabric if self.network is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -673,3 +683,120 @@ def _link_summary(parsed: ParsedText) -> dict[str, float] | None:
                     row.lat_typical_us if best is None else min(best, row.lat_typical_us)
                 )
     return out or None
+
+
+# ----------------------------------------------------------------------------- comparison
+
+
+def _summary(result: dict[str, Any]) -> dict[str, Any]:
+    rec = result.get("recommendation") or {}
+    topo = rec.get("topology") or {}
+    metrics = result.get("metrics") or {}
+    design_eval = result.get("design_evaluation") or {}
+    return {
+        "fabric": rec.get("fabric"),
+        "nic_gbps": rec.get("nic_gbps"),
+        "nics_per_node": rec.get("nics_per_node"),
+        "topology": topo.get("kind"),
+        "oversubscription": topo.get("oversubscription"),
+        "headline": rec.get("headline"),
+        "step_time_s": metrics.get("step_time_s"),
+        "ms_per_token": metrics.get("ms_per_token"),
+        "total_cost_usd": (result.get("cost") or {}).get("total_cost_usd"),
+        "design_metrics": design_eval.get("metrics"),
+    }
+
+
+_DESIGN_KEYS = ("fabric", "nic_gbps", "nics_per_node", "topology", "oversubscription")
+
+
+def _pct(new: float, old: float) -> str:
+    return f"{(new / old - 1.0) * 100.0:+.1f}%" if old else "n/a"
+
+
+def _best_option(result: dict[str, Any], fabric: str) -> tuple[float, float] | None:
+    """(metric, total cost) of the cheapest feasible option of ``fabric`` in a result."""
+    best: tuple[float, float] | None = None
+    for o in result.get("options") or []:
+        if o.get("fabric") != fabric or not o.get("feasible"):
+            continue
+        m = o.get("metrics") or {}
+        metric = m.get("step_time_s", m.get("ms_per_token"))
+        total = (o.get("cost") or {}).get("total_cost_usd")
+        if not (isinstance(metric, (int, float)) and isinstance(total, (int, float))):
+            continue
+        if best is None or total < best[1]:
+            best = (float(metric), float(total))
+    return best
+
+
+def _same_option(result: dict[str, Any], design: dict[str, Any]) -> tuple[float, float] | None:
+    """(metric, total cost) of the option of ``result`` built like ``design``."""
+    for o in result.get("options") or []:
+        if all(o.get(k) == design.get(k) for k in ("fabric", "nic_gbps", "nics_per_node")) and (
+            o.get("oversubscription") == design.get("oversubscription")
+        ):
+            m = o.get("metrics") or {}
+            metric = m.get("step_time_s", m.get("ms_per_token"))
+            total = (o.get("cost") or {}).get("total_cost_usd")
+            if isinstance(metric, (int, float)) and isinstance(total, (int, float)):
+                return float(metric), float(total)
+    return None
+
+
+def calibration_comparison(
+    default: dict[str, Any], calibrated: dict[str, Any], fit: FabricFit
+) -> dict[str, Any]:
+    """Default vs calibrated result side by side, and whether and why the answer changes."""
+    before, after = _summary(default), _summary(calibrated)
+    cal = fit.calibration()
+    changed = any(before[k] != after[k] for k in _DESIGN_KEYS)
+    metric = "step_time_s" if before.get("step_time_s") is not None else "ms_per_token"
+    unit = "s per step" if metric == "step_time_s" else "ms per token"
+    old_v, new_v = before.get(metric), after.get(metric)
+    measured = f"Your measurement ({cal.source})"
+    if before.get("fabric") is None:
+        why = (
+            f"{measured} changes the job's communication time; there is no recommendation to "
+            "compare (the job fits in one server or no design was evaluated)."
+        )
+    elif changed:
+        why = (
+            f"{measured} changes the answer: {before['fabric']} {before['nics_per_node']} x "
+            f"{before['nic_gbps']}G becomes {after['fabric']} {after['nics_per_node']} x "
+            f"{after['nic_gbps']}G."
+        )
+        old_choice = _same_option(calibrated, before)
+        if old_choice and isinstance(new_v, (int, float)):
+            why += (
+                f" On the measured fabric the former choice needs {old_choice[0]:.4g} {unit} and "
+                f"${old_choice[1]:,.0f} in total; the new one {float(new_v):.4g} {unit} and "
+                f"${float(after['total_cost_usd'] or 0):,.0f}."
+            )
+    else:
+        delta = (
+            f"{float(old_v):.4g} -> {float(new_v):.4g} {unit} ({_pct(float(new_v), float(old_v))})"
+            if isinstance(old_v, (int, float)) and isinstance(new_v, (int, float))
+            else "unchanged"
+        )
+        why = (
+            f"{measured} does not change the recommendation: {before['fabric']} "
+            f"{before['nics_per_node']} x {before['nic_gbps']}G stays best ({delta})."
+        )
+    if cal.fabric and before.get("fabric") not in (None, cal.fabric):
+        old_o, new_o = _best_option(default, cal.fabric), _best_option(calibrated, cal.fabric)
+        if old_o and new_o:
+            why += (
+                f" The measurement is of {cal.fabric}, so it recalibrates the {cal.fabric} "
+                f"candidates: the best one now costs ${new_o[1]:,.0f} in total "
+                f"(was ${old_o[1]:,.0f}) at {new_o[0]:.4g} {unit} (was {old_o[0]:.4g}); the "
+                f"{before['fabric']} candidates keep the default model."
+            )
+    return {
+        "calibration": cal.to_dict(),
+        "fit_warnings": list(fit.warnings),
+        "default": before,
+        "calibrated": after,
+        "recommendation_changed": changed,
+        "why": why,
+    }

@@ -104,6 +104,8 @@ class _Net:
                 bound=self.bound,
                 net_share=1.0 / max(1, share),
             )
+            if self.s.calibration is not None:
+                dom = self.s.calibration.apply(dom, self.d.fabric)
             self.cache[key] = dom
         return dom
 

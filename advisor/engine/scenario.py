@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.engine.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.catalog.models import with_derived_defaults
 from advisor.engine.constants import FABRIC_IDS
 from advisor.engine.errors import ScenarioError
 from advisor.engine.limits import check_limits
+
+if TYPE_CHECKING:
+    from advisor.engine.fabric_fit import Calibration
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
@@ -156,6 +159,9 @@ class Scenario:
     parallelism: ParallelismSpec
     design: Design | None
     constraints: Constraints
+    calibration: Calibration | None = None
+    """Fit from the customer's own nccl-tests (advisor.engine.fabric_fit); applied to every
+    communicator domain. Not part of the scenario v1 input: ``evaluate(calibration=...)``."""
 
     @property
     def nodes(self) -> int:

@@ -77,7 +77,9 @@ def test_a_single_size_cannot_identify_latency_and_says_so():
     assert not f.network.latency_identified
     assert not f.network.bandwidth_identified
     assert any("only one message size" in w for w in f.warnings)
-    assert f.calibration() == Calibration(source="nothing identified: default model")
+    assert f.calibration() == Calibration(
+        source="nothing identified: default model", fabric="ethernet"
+    )
 
 
 def test_runs_without_servers_are_skipped_with_a_reason():
