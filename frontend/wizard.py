@@ -54,6 +54,62 @@ def _adjust_for_scale(answers: dict[str, str], catalog: Catalog, previous: dict[
             answers["gpus"] = MANY_SERVERS_DEFAULT_GPUS
 
 
+# Fine-tuning adapts a trained model on a curated set: about a billion tokens (Tülu 3's SFT mix
+# is ~0.9 M examples, arXiv 2411.15124), not the trillions of pre-training that are the
+# training default.
+FINE_TUNING_TOKENS_B = "1"
+# The model the wizard chose itself (not the person): it may be replaced when step 1 changes.
+AUTO_MODEL = "_auto_model"
+
+
+def _fitting_model(answers: dict[str, str], catalog: Catalog, preferred: str) -> str:
+    """The preferred model if it fits the hardware these answers give, else the largest that
+    does (so a default never fails two steps later)."""
+    others = sorted(
+        (m for m in catalog.models if m.id != preferred),
+        key=lambda m: -m.params_b,
+    )
+    for model_id in [preferred, *(m.id for m in others)]:
+        trial = {**answers, "model_choice": model_id}
+        try:
+            validate_inputs(qn.answers_to_inputs(trial, catalog), catalog=catalog)
+        except InvalidScenario:
+            continue
+        return model_id
+    return preferred
+
+
+def _adjust_defaults(
+    answers: dict[str, str],
+    catalog: Catalog,
+    previous: dict[str, str],
+    steps: tuple[qn.Step, ...],
+) -> None:
+    """Defaults that follow step 1: a fine-tuning-sized token count, a model that fits."""
+    if (answers.get("workload"), answers.get("scale")) == (
+        previous.get("workload"),
+        previous.get("scale"),
+    ):
+        return
+    defaults = qn.default_answers(steps)
+    training_tokens = defaults.get("total_tokens_b", "")
+    tokens = answers.get("total_tokens_b", "")
+    if answers.get("workload") == "fine_tuning" and tokens in ("", training_tokens):
+        answers["total_tokens_b"] = FINE_TUNING_TOKENS_B
+    elif (
+        answers.get("workload") == "training"
+        and previous.get("workload") == "fine_tuning"
+        and tokens == FINE_TUNING_TOKENS_B
+    ):
+        answers["total_tokens_b"] = training_tokens
+    default_model = defaults.get("model_choice", "")
+    auto = answers.get(AUTO_MODEL, default_model)
+    if answers.get("model_choice") == auto and default_model:
+        chosen = _fitting_model(answers, catalog, default_model)
+        answers["model_choice"] = chosen
+        answers[AUTO_MODEL] = chosen
+
+
 def _posted(step: qn.Step, request: HttpRequest, answers: dict[str, str]) -> dict[str, str]:
     out = dict(answers)
     for question in qn.visible_questions(step, answers):
@@ -173,6 +229,7 @@ def step_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpRespo
 
     answers = _posted(current, request, stored)
     _adjust_for_scale(answers, catalog, stored)
+    _adjust_defaults(answers, catalog, stored, steps)
     action = request.POST.get("nav", "next")
     # Errors already filed for other steps stay until those steps are answered again.
     other_errors = {
@@ -209,7 +266,9 @@ def step_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpRespo
     if errors:
         draft_save(draft=draft, answers=answers, step=step, errors={**other_errors, **errors})
         context = _step_context(request, draft, steps, current, answers, errors)
-        return render(request, "frontend/wizard.html", context, status=422)
+        # 200, not 422: the page with its errors is the normal answer to a form post, and a
+        # 4xx would be logged as a console error by the browser.
+        return render(request, "frontend/wizard.html", context)
 
     if action == "submit" or current.slug == order[-1]:
         return _submit(request, draft, steps, answers, catalog)
