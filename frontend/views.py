@@ -15,12 +15,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from advisor.scenarios.catalog_store import catalog_current
-from advisor.scenarios.converters import InvalidScenario, evaluate_inputs
 from advisor.scenarios.models import RunStatus, Scenario
 from advisor.scenarios.selectors import scenario_get, scenario_list, user_is_sales
 from frontend import charts, presenters
 from frontend.access import remembered_draft_ids, remembered_scenario_ids
+from frontend.example import home_example
 from frontend.models import QuestionnaireDraft
 from frontend.results import result_context
 from frontend.services import account_claim_session
@@ -53,50 +52,6 @@ def _with_latest_runs(scenarios: list[Scenario]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-EXAMPLE_INPUTS: dict[str, Any] = {
-    "workload": "training",
-    "model": "llama3-70b",
-    "gpu": "h100-sxm",
-    "gpus": 512,
-    "training": {"total_tokens": 1e12},
-    "constraints": {"team_skills": "ethernet"},
-}
-_example_cache: dict[str, dict[str, Any] | None] = {}
-
-
-def home_example() -> dict[str, Any] | None:
-    """A real answer for the front page, computed once per catalog version."""
-    catalog = catalog_current()
-    if catalog.version not in _example_cache:
-        try:
-            result = evaluate_inputs(EXAMPLE_INPUTS, catalog=catalog)
-        except InvalidScenario:
-            _example_cache[catalog.version] = None
-        else:
-            rec = result.get("recommendation") or {}
-            cost = result.get("cost") or {}
-            total = float(cost.get("total_cost_usd") or 0)
-            ethernet = [
-                float((o.get("cost") or {}).get("total_cost_usd") or 0)
-                for o in result.get("options") or []
-                if o.get("fabric") == "ethernet"
-            ]
-            idle = float((result.get("metrics") or {}).get("gpu_idle_fraction") or 0)
-            saving = min(ethernet) - total if ethernet and rec.get("fabric") != "ethernet" else 0
-            _example_cache[catalog.version] = {
-                "title": (
-                    f"{charts.fabric_label(str(rec.get('fabric', '')))} · "
-                    f"{rec.get('nics_per_node')} × {rec.get('nic_gbps')}G per server · "
-                    f"{presenters.topology_text(rec).split(',')[0]}"
-                ),
-                "capex": presenters.money(cost.get("network_capex_usd")),
-                "idle": f"{idle * 100:.1f} %",
-                "total": presenters.money(total),
-                "saving": presenters.money(saving) if saving > 0 else "",
-            }
-    return _example_cache[catalog.version]
 
 
 def home(request: HttpRequest) -> HttpResponse:
