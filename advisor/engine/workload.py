@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 from advisor.engine.catalog import GpuSpec, ModelSpec
@@ -353,6 +354,19 @@ def _intra_time_s(
 # ----------------------------------------------------------------------------- memory
 
 
+@lru_cache(maxsize=256)
+def _model_consts(m: ModelSpec) -> tuple[float, float, float, float]:
+    """(dense params, expert params, embedding params, per-layer dense params) of ``m``."""
+    dense = m.dense_params
+    emb = m.embedding_params
+    return (
+        dense,
+        m.expert_params if m.is_moe else 0.0,
+        emb,
+        max(0.0, dense - emb) / max(1, m.layers),
+    )
+
+
 def training_memory(
     s: Scenario,
     tp: int,
@@ -383,18 +397,19 @@ def training_memory(
     m = s.model
     first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
     emb = float(m.vocab * m.hidden)
-    per_layer_params = max(0.0, m.dense_params - m.embedding_params) / max(1, m.layers)
+    dense_params, expert_params, _, per_layer_params = _model_consts(m)
+    is_moe = expert_params > 0
     if pp <= 1:
-        dense_stage = m.dense_params
+        dense_stage = dense_params
     else:
         head = 0.0 if m.tied_embeddings else emb
         dense_stage = max(
             first * per_layer_params + emb, inner * per_layer_params, last * per_layer_params + head
         )
     dense = dense_stage / tp
-    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
+    experts = expert_params / (ep * pp)
     dpg = dp * cp
-    edp = max(1, dpg // ep) if m.is_moe else dpg
+    edp = max(1, dpg // ep) if is_moe else dpg
     dense_shard = dpg if sharding == "zero3" else 1
     expert_shard = edp if sharding == "zero3" else 1
     wg = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM * (dense / dense_shard + experts / expert_shard)
@@ -403,7 +418,7 @@ def training_memory(
     opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
     tokens = s.sequence_length * mb / max(1, cp)
     per_layer_full = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
-    ffn_act = float(m.ffn_hidden) * (m.moe_top_k if m.is_moe else 1)
+    ffn_act = float(m.ffn_hidden) * (m.moe_top_k if is_moe else 1)
     if recompute == "selective":
         per_layer_kept = max(
             RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
@@ -588,12 +603,14 @@ def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int, int]:
     return tp, pp, dp, ep, cp
 
 
-PLAN_CANDIDATES = 6
-"""The planner ranks every fitting plan with a network-free estimate (compute, bubble,
-recomputation, in-server TP collectives) and prices this many of the best on the reference
-fabric (:func:`_reference_step_time_s`), keeping the fastest."""
+PLAN_CANDIDATES = 0
+"""Kept for compatibility: the planner ranks every fitting plan with the fabric-independent
+estimate (:func:`_estimate_step_s`) and keeps the fastest."""
 
-MICRO_BATCHES: tuple[int, ...] = (1, 2, 4)
+MICRO_BATCHES: tuple[int, ...] = (1, 2)
+PP_MAX = 128
+"""Pipeline depths the planner tries: divisors of the layer count and powers of two (with
+Megatron's uneven first/last stages), up to 128 stages."""
 VIRTUAL_STAGES: tuple[int, ...] = (1, 2, 4, 8)
 CONTEXT_PARALLEL: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 CP_MIN_TOKENS_PER_RANK = 4096
@@ -644,6 +661,11 @@ def _tp_overlap(s: Scenario) -> bool:
     return profile(s.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
 
 
+REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
+"""The planner's fabric-independent reference: one 400G RDMA NIC per GPU at 90 % of line rate
+(the engine's InfiniBand/RoCE wire efficiency), non-blocking."""
+
+
 def _estimate_step_s(
     s: Scenario,
     tp: int,
@@ -656,13 +678,51 @@ def _estimate_step_s(
     recompute: str,
     stages: tuple[int, int, int],
     tp_overlap: bool,
+    sharding: str = "zero1",
 ) -> float:
-    """Network-free step estimate: stage compute x (micro-batches + bubble) + exposed TP."""
+    """Fabric-independent step estimate used to rank plans.
+
+    Stage compute x (micro-batches + bubble / vp) + exposed in-server TP collectives +
+    data-parallel traffic not hidden behind the backward pass + pipeline sends, the last two
+    on the reference fabric (:data:`REFERENCE_GPU_NET_BYTES_PER_S`).  Every term is
+    non-increasing as data-parallel ranks are added with the same global batch (ring traffic
+    is bounded by its 2x limit), which is what makes the planner monotone in servers.
+    """
+    from advisor.engine.constants import DP_OVERLAP_EFFICIENCY
+
     assert s.training is not None
-    m = _microbatches(s.training.global_batch_sequences, dp, mb)
+    m = s.model
+    mcount = _microbatches(s.training.global_batch_sequences, dp, mb)
     per_mb, tp_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, recompute, stages, pp)
     tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
-    return (m + (pp - 1) / vp) * (per_mb + tp_exposed)
+    compute = (mcount + (pp - 1) / vp) * (per_mb + tp_exposed)
+    bw = REFERENCE_GPU_NET_BYTES_PER_S
+    dense_params, expert_params, _, _ = _model_consts(m)
+    dense = dense_params / (tp * pp) * GRAD_BYTES_PER_PARAM
+    experts = expert_params / (ep * pp) * GRAD_BYTES_PER_PARAM
+    dp_bytes = 0.0
+    if dp * cp > 1:
+        # reduce-scatter + all-gather (2x the shard at the ring limit); zero3 gathers the
+        # weights again for every micro-batch's forward and backward
+        passes = 2.0 + (2.0 * mcount if sharding == "zero3" else 0.0)
+        dp_bytes = passes * (dense + experts)
+    window = per_mb * DP_OVERLAP_EFFICIENCY
+    if sharding == "zero3":
+        window = compute * DP_OVERLAP_EFFICIENCY
+    dp_exposed = max(0.0, dp_bytes / bw - window)
+    pp_send = 0.0
+    if pp > 1 and tp * cp * dp >= s.gpus_per_node:
+        pp_send = 2.0 * mcount * vp * mb * s.sequence_length / cp * m.hidden * _act_bytes(s) / tp
+        pp_send /= bw
+    ep_s = 0.0
+    if m.is_moe and ep > 1:
+        tokens = mb * s.sequence_length / cp / tp
+        a2a = tokens * m.moe_top_k * m.hidden * _act_bytes(s) * 4.0
+        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
+        ep_s = a2a * moe_layers * mcount / (bw if ep * tp * cp > s.gpus_per_node else bw * 8)
+        if s.parallelism.ep_overlap == "dualpipe":
+            ep_s = max(0.0, ep_s - compute)
+    return compute + dp_exposed + pp_send + ep_s
 
 
 def _sharding_options(s: Scenario) -> tuple[str, ...]:
@@ -678,14 +738,17 @@ def _sharding_options(s: Scenario) -> tuple[str, ...]:
 
 
 def _search_training(s: Scenario) -> list[_Candidate]:
-    """Every fitting plan the planner considers, with its network-free estimate.
+    """The fitting plans the planner considers (branch and bound on the step estimate).
 
-    tp: powers of two inside the scale-up domain dividing the heads; pp: 1..layers with an
-    even or Megatron-uneven stage split; cp: while >= 4096 tokens per rank; ep: divisors of
-    the experts; vp: interleaving that divides the inner stages; micro-batch 1/2/4; ZeRO 1/3;
-    recomputation none < selective < full (the first that fits, per sharding).  dp is the
-    fewest ranks that reach the micro-batch count of all remaining GPUs, so adding servers
-    never slows a plan (monotone by construction): the extra GPUs idle instead.
+    tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the
+    layers and powers of two (Megatron's uneven first/last stages); cp: while >= 4096 tokens
+    per rank; ep: divisors of the experts; vp: interleaving that divides the inner stages;
+    micro-batch 1/2; ZeRO 1/3; recomputation none < selective < full (the first that fits,
+    per sharding).  dp is the fewest ranks that reach the micro-batch count of all remaining
+    GPUs, so adding servers never slows a plan (monotone by construction): the extra GPUs
+    idle instead.  A plan whose compute alone (no recomputation, no communication) is slower
+    than the best fitting plan found so far is skipped without pricing its memory: the
+    minimum is exact.
     """
     assert s.training is not None
     p = s.parallelism
@@ -693,14 +756,18 @@ def _search_training(s: Scenario) -> list[_Candidate]:
     batch = s.training.global_batch_sequences
     n = s.gpus
     tp_limit = min(domain_gpus(s), max(s.gpus_per_node, 8))
-    tps = [t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0]
+    tps = sorted((t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0), reverse=True)
     cps = [
         c
         for c in CONTEXT_PARALLEL
         if c == 1
         or (s.sequence_length // c >= CP_MIN_TOKENS_PER_RANK and s.sequence_length % (2 * c) == 0)
     ]
-    pps = [q for q in range(1, m.layers + 1) if _stage_split(m.layers, q) is not None]
+    pps = sorted(
+        q
+        for q in set(_divisors(m.layers)) | set(_powers_of_two_up_to(m.layers))
+        if q <= PP_MAX and _stage_split(m.layers, q) is not None
+    )
     eps = [1]
     if m.is_moe:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
@@ -709,6 +776,7 @@ def _search_training(s: Scenario) -> list[_Candidate]:
     shardings = _sharding_options(s)
     tp_overlap = _tp_overlap(s)
     out: list[_Candidate] = []
+    best = math.inf
     for tp in tps:
         for cp in cps:
             for pp in pps:
@@ -719,8 +787,6 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                 assert stages is not None
                 dp_max = n // mp
                 for ep in eps:
-                    if ep > dp_max * cp or (dp_max * cp) < ep:
-                        continue
                     ep_unit = max(1, ep // math.gcd(ep, cp))
                     if dp_max < ep_unit:
                         continue
@@ -729,12 +795,17 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                             continue
                         dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
                         mcount = _microbatches(batch, dp, mb)
+                        floor_mb = _stage_time_per_microbatch(
+                            s, tp, cp, ep, mb, recomputes[0], stages, pp
+                        )[0]
                         vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
                         if not p.virtual_stages and pp > 1:
                             vps = tuple(
                                 v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp
                             ) or (1,)
                         for vp in vps:
+                            if (mcount + (pp - 1) / vp) * floor_mb > best:
+                                continue
                             for sharding in shardings:
                                 for rc in recomputes:
                                     mem = training_memory(
@@ -754,8 +825,20 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                                     if not mem.fits:
                                         continue
                                     est = _estimate_step_s(
-                                        s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap
+                                        s,
+                                        tp,
+                                        pp,
+                                        cp,
+                                        dp,
+                                        ep,
+                                        mb,
+                                        vp,
+                                        rc,
+                                        stages,
+                                        tp_overlap,
+                                        sharding,
                                     )
+                                    best = min(best, est)
                                     out.append(
                                         _Candidate(
                                             tp,
@@ -773,8 +856,6 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                                         )
                                     )
                                     break
-                if not eps:
-                    continue
     return out
 
 
@@ -839,7 +920,7 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
                     best_mem = best_mem or mem
                     if mem.fits:
                         est = _estimate_step_s(
-                            s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap
+                            s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap, sharding
                         )
                         options.append(
                             _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
@@ -853,11 +934,7 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
                 f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp, cp or ep, recompute, or "
                 "shard (zero3)",
             )
-        options.sort(key=lambda c: c.estimate_s)
-        short = options[:3]
-        chosen = (
-            min(short, key=lambda c: _reference_step_time_s(s, c)) if len(short) > 1 else short[0]
-        )
+        chosen = min(options, key=lambda c: c.estimate_s)
         source = "explicit"
     else:
         fitting = _search_training(s)
@@ -868,12 +945,7 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
                 "tensor, pipeline, context and expert parallelism, full recomputation and "
                 "zero3 sharding; add GPUs or pick a GPU with more memory",
             )
-        fitting.sort(key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
-        shortlist = fitting[:PLAN_CANDIDATES]
-        if len(shortlist) > 1:
-            chosen = min(shortlist, key=lambda c: _reference_step_time_s(s, c))
-        else:
-            chosen = shortlist[0]
+        chosen = min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
         source = "planner"
     plan = _candidate_plan(s, chosen, source)
     used = plan.gpus_used
@@ -910,7 +982,7 @@ def _training_workload(
         nodes=s.nodes,
         gpus_per_node=s.gpus_per_node,
         domain_gpus=dom,
-        domains=max(1, s.gpus // dom),
+        domains=max(1, (plan.gpus_used or s.gpus) // dom),
         spans_servers=s.nodes > 1,
         needs_compute_fabric=s.gpus > dom,
         training=_training_costs(s, plan),
@@ -924,7 +996,46 @@ SELECTIVE_RECOMPUTE_EXTRA = 0.3
 re-runs this share of a layer's forward element-wise time."""
 
 
+_STAGE_CACHE: dict[tuple[Any, ...], tuple[float, float]] = {}
+
+
 def _stage_time_per_microbatch(
+    s: Scenario,
+    tp: int,
+    cp: int,
+    ep: int,
+    mb: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    pp: int,
+) -> tuple[float, float]:
+    """Cached :func:`_stage_time` (the planner asks for the same stage many times)."""
+    p = s.parallelism
+    key = (
+        s.gpu,
+        s.model,
+        s.precision,
+        s.sequence_length,
+        p.flash_attention,
+        p.sequence_parallel,
+        tp,
+        cp,
+        ep,
+        mb,
+        recompute,
+        stages,
+        pp,
+    )
+    v = _STAGE_CACHE.get(key)
+    if v is None:
+        if len(_STAGE_CACHE) > 8192:
+            _STAGE_CACHE.clear()
+        v = _stage_time(s, tp, cp, ep, mb, recompute, stages, pp)
+        _STAGE_CACHE[key] = v
+    return v
+
+
+def _stage_time(
     s: Scenario,
     tp: int,
     cp: int,
@@ -1108,9 +1219,7 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
         cp_count = 3 * stage_layers * microbatches
         from advisor.engine.efficiency import layer_forward
 
-        lc = layer_forward(
-            s.gpu, s.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True
-        )
+        lc = layer_forward(s.gpu, s.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True)
         attention_s = 3.5 * lc.attention_s * stage_layers * microbatches
         if not cp_layout.crosses_network:
             cp_intra_s = cp_count * _intra_time_s(s, "all_gather", cp_bytes, cp, nvls=False)

@@ -1,0 +1,147 @@
+"""Acceptance test plans for recommended designs, and grading real measurements against them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.engine import evaluate
+from advisor.engine.acceptance import (
+    ACCEPTANCE_OPS,
+    ACCEPTANCE_SIZES,
+    acceptance_plan,
+    grade,
+    plan_markdown,
+)
+from advisor.engine.nccl_tests import parse_text
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
+
+
+@pytest.fixture(scope="module")
+def h100_roce_64():
+    return evaluate(
+        {
+            "workload": "training",
+            "model": "llama3-8b",
+            "gpu": "h100-sxm",
+            "gpus": 128,
+            "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
+        }
+    )
+
+
+def test_sizes_run_from_8_bytes_to_8_gib():
+    assert ACCEPTANCE_SIZES[0] == 8
+    assert ACCEPTANCE_SIZES[-1] == 8 << 30
+
+
+def test_plan_covers_two_servers_and_the_whole_job_for_every_op_and_size(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64)
+    scopes = [s for s, _n in plan.scopes]
+    assert scopes[0] == "2 servers"
+    assert plan.scopes[-1][1] == 16
+    for scope, nodes in plan.scopes:
+        for op in ACCEPTANCE_OPS:
+            sizes = [c.nbytes for c in plan.checks if c.scope == scope and c.op == op]
+            assert sizes == list(ACCEPTANCE_SIZES), (scope, op)
+            assert all(c.nodes == nodes for c in plan.checks if c.scope == scope)
+    for c in plan.checks:
+        assert 0 < c.threshold_busbw_gbytes_per_s <= c.expected_low_gbytes_per_s
+        assert c.expected_low_gbytes_per_s <= c.expected_high_gbytes_per_s
+        assert f"./build/{c.op}_perf -b 8 -e 8G" in c.command
+        assert f"-np {c.gpus} -N 8" in c.command
+
+
+def test_large_all_reduce_on_two_servers_expects_roughly_the_nic_bandwidth(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64)
+    big = next(
+        c
+        for c in plan.checks
+        if c.scope == "2 servers" and c.op == "all_reduce" and c.nbytes == 8 << 30
+    )
+    # 8 x 400G = 400 GB/s per server; NVLS-tree all-reduce busbw on 2 servers exceeds it
+    assert 250 < big.expected_low_gbytes_per_s <= big.expected_high_gbytes_per_s < 700
+
+
+def test_roce_plan_sets_the_roce_environment(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64, given_design=True)
+    env = {k: v for k, v, _w in plan.env}
+    assert env["NCCL_IB_GID_INDEX"] == "3"
+    assert "NCCL_IB_HCA" in env
+    assert "-x NCCL_IB_GID_INDEX=3" in plan.commands[0][1]
+    assert "srun --nodes=2 --ntasks-per-node=8" in plan.commands[0][2]
+
+
+def test_amd_plans_use_rccl_tests():
+    result = evaluate(
+        {
+            "workload": "training",
+            "model": "llama3-8b",
+            "gpu": "mi300x",
+            "gpus": 16,
+            "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
+        }
+    )
+    assert acceptance_plan(result).tool == "rccl-tests"
+
+
+def test_grading_a_real_two_server_log_matches_rows_and_explains_failures():
+    result = evaluate(
+        {
+            "workload": "training",
+            "model": "llama3-8b",
+            "gpu": "mi300x",
+            "gpus": 16,
+            "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
+        }
+    )
+    plan = acceptance_plan(result, given_design=True)
+    assert plan.fabric == "roce"
+    parsed = parse_text((DATA / "amd_mi300x_2x8_all_reduce_roce.txt").read_text())
+    grading = grade(plan, parsed)
+    measured = [g for g in grading.checks if g.passed is not None]
+    assert {(g.check.op, g.check.nodes) for g in measured} == {("all_reduce", 2)}
+    assert len(measured) == len(ACCEPTANCE_SIZES)
+    big = next(g for g in measured if g.check.nbytes == 8 << 30)
+    # the log: 45224 us for 8 GiB on 16 ranks -> busbw 356.1 GB/s
+    assert big.measured_time_us == 45224.0
+    assert big.measured_busbw_gbytes_per_s == pytest.approx(356.14, rel=2e-3)
+    assert not grading.complete
+    small = next(g for g in measured if g.check.nbytes == 8)
+    # 256.5 us for 8 B is far above any RDMA fabric's latency: it must fail, with hints
+    assert small.passed is False
+    assert any("latency" in h for h in small.look_at)
+    assert any("PFC" in h or "pause" in h for h in small.look_at)
+    assert grading.passed is False
+
+
+def test_a_measurement_of_another_shape_grades_nothing(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64)
+    parsed = parse_text((DATA / "amd_mi300x_1x8_all_reduce.txt").read_text())
+    grading = grade(plan, parsed)
+    assert grading.passed is False
+    assert all(g.passed is None for g in grading.checks)
+    assert "nothing graded" in grading.summary
+
+
+def test_markdown_has_commands_thresholds_and_results(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64)
+    md = plan_markdown(plan)
+    assert md.startswith("# Acceptance test plan: 128 x NVIDIA H100")
+    assert "`NCCL_IB_GID_INDEX`" in md
+    assert "### 2 servers: all_reduce" in md
+    assert "| 8 GiB |" in md
+    parsed = parse_text((DATA / "nvidia_h100_2x8_all_reduce_gcp_a3mega.txt").read_text())
+    graded_md = plan_markdown(plan, grade(plan, parsed))
+    assert "**Result:" in graded_md
+    assert "## What to look at" in graded_md
+
+
+def test_single_server_job_plans_the_scale_up_only():
+    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8})
+    plan = acceptance_plan(result)
+    assert plan.fabric is None
+    assert plan.scopes == (("1 server", 1),)
+    assert plan.env == ()
