@@ -732,3 +732,186 @@ def validation_figure(report: dict[str, Any]) -> dict[str, Any]:
         )
     )
     return _to_json(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. The comparison: one chart per question, every scenario in it, on one axis
+
+COMPARE_COLORS = ("#1f5eff", "#e8833a", "#13a37f", "#9b51e0")
+
+
+def _short(name: str, limit: int = 28) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def compare_figures(columns: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """(scenario name, result) pairs -> cost vs speed, time breakdown and scaling figures,
+    each scenario in its own colour on shared axes that start at zero."""
+    names = _unique_names([_short(n) for n, _ in columns])
+    return {
+        "cost": _compare_cost(columns, names),
+        "breakdown": _compare_breakdown(columns, names),
+        "scaling": _compare_scaling(columns, names),
+    }
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return out
+
+
+def _compare_cost(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -> dict[str, Any]:
+    fig = go.Figure()
+    units = set()
+    for i, ((_, result), name) in enumerate(zip(columns, names, strict=True)):
+        points, unit = cost_speed_points(result)
+        units.add(unit)
+        color = COMPARE_COLORS[i % len(COMPARE_COLORS)]
+        fig.add_trace(
+            go.Scatter(
+                x=[p.speed for p in points],
+                y=[p.total_cost_usd for p in points],
+                mode="markers",
+                name=name,
+                legendgroup=name,
+                marker={"size": 9, "color": color, "opacity": 0.55},
+                text=[p.label for p in points],
+                hovertemplate=name
+                + "<br>%{text}<br>%{x:.3g}<br>this job $%{y:,.0f}<extra></extra>",
+            )
+        )
+        chosen = [p for p in points if p.recommended]
+        if chosen:
+            fig.add_trace(
+                go.Scatter(
+                    x=[chosen[0].speed],
+                    y=[chosen[0].total_cost_usd],
+                    mode="markers",
+                    name=f"{name}: recommended",
+                    legendgroup=name,
+                    showlegend=False,
+                    marker={
+                        "size": 18,
+                        "symbol": "star",
+                        "color": color,
+                        "line": {"color": "#17202e", "width": 1},
+                    },
+                    hovertemplate=name + ": recommended<br>" + chosen[0].label + "<extra></extra>",
+                )
+            )
+    unit = units.pop() if len(units) == 1 else "time per step or per token"
+    fig.update_layout(
+        _layout(
+            xaxis={
+                "title": {"text": f"{unit} (lower is faster)"},
+                "gridcolor": "#eef1f6",
+                "rangemode": "tozero",
+                "automargin": True,
+            },
+            yaxis={
+                "title": {"text": "share charged to the job (USD)"},
+                "gridcolor": "#eef1f6",
+                "tickprefix": "$",
+                "rangemode": "tozero",
+                "automargin": True,
+            },
+            margin={"l": 10, "r": 10, "t": 30, "b": 40},
+        )
+    )
+    return _to_json(fig)
+
+
+def _compare_breakdown(
+    columns: list[tuple[str, dict[str, Any]]], names: list[str]
+) -> dict[str, Any]:
+    """Each scenario's recommended design as one bar: compute, communication, other idle."""
+    rows = []
+    for (_, result), name in zip(columns, names, strict=True):
+        s = breakdown_series(result)
+        idx = s.recommended.index(True) if True in s.recommended else 0
+        if not s.labels:
+            continue
+        rows.append((name, s.compute[idx], s.comm[idx], s.idle[idx], s.unit))
+    units = {r[4] for r in rows}
+    fig = go.Figure()
+    parts = (
+        ("Compute", 1, PART_COLORS["compute"]),
+        ("Communication not hidden by compute", 2, PART_COLORS["comm"]),
+        ("Other idle", 3, PART_COLORS["idle"]),
+    )
+    for label, k, color in parts:
+        fig.add_trace(
+            go.Bar(
+                y=[r[0] for r in rows],
+                x=[r[k] for r in rows],
+                name=label,
+                orientation="h",
+                marker={"color": color},
+                hovertemplate="%{y}<br>" + label + ": %{x:.3g}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        _layout(
+            barmode="stack",
+            xaxis={
+                "title": {"text": units.pop() if len(units) == 1 else "time"},
+                "gridcolor": "#eef1f6",
+                "rangemode": "tozero",
+                "automargin": True,
+            },
+            yaxis={"autorange": "reversed", "automargin": True},
+            margin={"l": 10, "r": 10, "t": 10, "b": 40},
+            height=140 + 60 * max(1, len(rows)),
+        )
+    )
+    return _to_json(fig)
+
+
+def _compare_scaling(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -> dict[str, Any]:
+    """Each scenario's recommended fabric: efficiency as servers are added."""
+    fig = go.Figure()
+    ticks: set[float] = set()
+    for i, ((_, result), name) in enumerate(zip(columns, names, strict=True)):
+        series = scaling_series(result)
+        fabric = str((result.get("recommendation") or {}).get("fabric", ""))
+        points = series.get(fabric) or next(iter(series.values()), [])
+        if not points:
+            continue
+        ticks.update(p[0] for p in points)
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in points],
+                y=[p[1] * 100 for p in points],
+                mode="lines+markers",
+                name=f"{name} ({fabric_label(fabric)})",
+                line={"color": COMPARE_COLORS[i % len(COMPARE_COLORS)], "width": 2},
+                hovertemplate=name + "<br>%{x} servers: %{y:.1f} %<extra></extra>",
+            )
+        )
+    tickvals = sorted(ticks)
+    if len(tickvals) > 10:
+        tickvals = tickvals[:: math.ceil(len(tickvals) / 10)]
+    fig.update_layout(
+        _layout(
+            xaxis={
+                "title": {"text": "servers"},
+                "type": "log",
+                "gridcolor": "#eef1f6",
+                "tickvals": tickvals,
+                "ticktext": [f"{t:g}" for t in tickvals],
+                "automargin": True,
+            },
+            yaxis={
+                "title": {"text": "scaling efficiency (%)"},
+                "range": [0, 105],
+                "gridcolor": "#eef1f6",
+                "automargin": True,
+            },
+            margin={"l": 10, "r": 10, "t": 24, "b": 40},
+        )
+    )
+    return _to_json(fig)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth.views import LogoutView
 from django.urls import path
 
-from frontend import results, views, wizard
+from frontend import compare, results, views, wizard
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -24,7 +24,9 @@ urlpatterns = [
     path("s/<uuid:scenario_id>/result.json", results.export_json, name="export_json"),
     # Lists, comparison, accuracy
     path("scenarios/", views.scenario_list_view, name="scenario_list"),
-    path("compare/", views.compare, name="compare"),
+    path("compare/", compare.compare_view, name="compare"),
+    path("compare/comparison.csv", compare.compare_csv, name="compare_csv"),
+    path("compare/comparison.pdf", compare.compare_pdf, name="compare_pdf"),
     path("accuracy/", views.accuracy, name="accuracy"),
     # Accounts
     path("accounts/login/", views.SignInView.as_view(), name="login"),

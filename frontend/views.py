@@ -15,18 +15,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from advisor.scenarios.models import RunStatus, Scenario
+from advisor.scenarios.models import Scenario
 from advisor.scenarios.selectors import scenario_get, scenario_list, user_is_sales
-from frontend import charts, presenters
+from frontend import charts
 from frontend.access import remembered_draft_ids, remembered_scenario_ids
 from frontend.example import home_example
 from frontend.models import QuestionnaireDraft
-from frontend.results import result_context
 from frontend.services import account_claim_session
 from frontend.throttle import attempt_allowed
 
-COMPARE_MIN = 2
-COMPARE_MAX = 4
 LIST_LIMIT = 200
 
 
@@ -128,46 +125,6 @@ def scenario_list_view(request: HttpRequest) -> HttpResponse:
             "is_sales_view": is_sales,
             "drafts": _my_drafts(request),
         },
-    )
-
-
-def compare(request: HttpRequest) -> HttpResponse:
-    """2 to 4 scenarios side by side: key metrics in one table, their charts in columns."""
-    ids = list(dict.fromkeys(request.GET.getlist("s")))
-    columns: list[dict[str, Any]] = []
-    for scenario_id in ids[:COMPARE_MAX]:
-        scenario = scenario_get(scenario_id=scenario_id, user=request.user)
-        if scenario is None:
-            continue
-        run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
-        if run is None or not run.result:
-            continue
-        index = len(columns)
-        ctx = result_context(run.result, prefix=f"c{index}", run_id=run.pk)
-        columns.append(
-            {
-                "scenario": scenario,
-                "run": run,
-                "metrics": presenters.key_metrics(run.result),
-                **ctx,
-            }
-        )
-    if len(columns) < COMPARE_MIN:
-        messages.error(
-            request,
-            f"Pick {COMPARE_MIN} to {COMPARE_MAX} computed scenarios to compare "
-            f"({len(columns)} usable selected).",
-        )
-        return redirect("scenario_list")
-    labels = [label for label, _ in columns[0]["metrics"]]
-    table = [
-        {"label": label, "values": [dict(c["metrics"]).get(label, "—") for c in columns]}
-        for label in labels
-    ]
-    return render(
-        request,
-        "frontend/compare.html",
-        {"nav": "list", "columns": columns, "table": table, "n": len(columns)},
     )
 
 

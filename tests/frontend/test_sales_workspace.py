@@ -94,9 +94,11 @@ def test_compare_two_to_four_side_by_side(sales_client: Client) -> None:
     assert all(n in html for n in ("Alpha", "Beta", "Gamma"))
     assert "Network capex" in html and "$2.80M" in html
     assert "none needed (Ethernet)" in html
+    # One chart per question with every scenario on the same axes; a topology per scenario.
+    for chart in ("cost", "breakdown", "scaling"):
+        assert f'<script id="fig-compare-{chart}" type="application/json">' in html
     for i in range(3):
-        for chart in ("cost", "breakdown", "scaling", "topology"):
-            assert f'<script id="fig-c{i}-{chart}" type="application/json">' in html
+        assert f'<script id="fig-c{i}-topology" type="application/json">' in html
 
 
 def test_compare_needs_at_least_two_it_may_open(
