@@ -1,12 +1,25 @@
 from __future__ import annotations
 
 from django.contrib.auth.views import LogoutView
+from django.templatetags.static import static
 from django.urls import path
+from django.views.generic import RedirectView
 
 from frontend import compare, results, views, wizard
 
+
+class _Favicon(RedirectView):
+    """/favicon.ico for clients that ask for it by name; pages link the SVG directly."""
+
+    permanent = False
+
+    def get_redirect_url(self, *args: object, **kwargs: object) -> str:
+        return static("frontend/favicon.svg")
+
+
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", _Favicon.as_view(), name="favicon"),
     # The questionnaire
     path("start/", wizard.start, name="start"),
     path("q/<uuid:draft_id>/", wizard.resume, name="draft_resume"),

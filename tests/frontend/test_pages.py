@@ -40,3 +40,12 @@ def test_plotly_and_htmx_are_our_own_static_files() -> None:
 def test_signup_and_login_pages_render(client: Client) -> None:
     assert b'id="signup-form"' in client.get("/accounts/signup/").content
     assert b'id="login-form"' in client.get("/accounts/login/").content
+
+
+def test_every_page_links_a_favicon_that_exists(client: Client) -> None:
+    html = client.get("/").content.decode()
+    assert '<link rel="icon" href="/static/frontend/favicon.svg"' in html
+    assert client.get("/favicon.ico")["Location"] == "/static/frontend/favicon.svg"
+    from django.contrib.staticfiles import finders
+
+    assert finders.find("frontend/favicon.svg")
