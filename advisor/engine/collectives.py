@@ -75,6 +75,9 @@ class CommDomain:
     """NIC bandwidth per domain available to this communicator (effective)."""
     nic_count: int = 1
     """NICs per domain (a single p2p stream uses one of them)."""
+    stream_bytes_per_s: float = 0.0
+    """Most one p2p stream gets (one NIC, within the transport's per-server cap); 0 = the
+    domain's network bandwidth / ``nic_count``."""
     net_extra_latency_s: float = 0.0
     ll128: bool = True
     sharp: bool = False
@@ -134,7 +137,9 @@ def scaleup_latency_class(scaleup_kind: str) -> str:
 
 
 def cross_leaf_fraction(nodes: int) -> float:
-    """Share of node pairs that sit under different leaves (rail groups of 32 servers)."""
+    """Share of cross-server traffic leaving the leaf when ``nodes`` servers sit in random
+    order on leaves of 32 (rail groups): the placement-free fallback of
+    :func:`network_efficiency` (callers without a placement, e.g. nccl-tests rows)."""
     if nodes <= RAIL_GROUP_NODES:
         return 0.0
     return 1.0 - RAIL_GROUP_NODES / nodes
@@ -147,24 +152,50 @@ def network_efficiency(
     oversubscription: float,
     adaptive_routing: bool,
     bound: str = "point",
+    uplink_load: float | None = None,
+    pod_load: float = 0.0,
 ) -> float:
     """Fraction of NIC line rate a collective spanning ``nodes`` servers gets.
 
-    wire efficiency x oversubscription factor 1/(1 + f(r-1)) x ECMP factor (1 - loss f) where
-    f is the cross-leaf share of traffic.  ``low`` (optimistic) assumes topology-aware
-    placement (no cross-leaf penalties) and the best published efficiency.
+    wire efficiency x min(1, leaf uplink capacity / leaf uplink demand, spine capacity /
+    pod demand): a leaf's uplinks carry 1/r of its servers' line rate, of which ECMP hash
+    collisions waste ``loss`` without adaptive routing; the communicator sends ``uplink_load``
+    of its bytes out of the leaf and ``pod_load`` out of the pod (placement.Crossing), so it
+    slows when uplink_load x r > 1 (fluid bottleneck), and without adaptive routing loses
+    ``loss`` x min(1, uplink_load x r) to collisions.  Without a placement the
+    uplink load is :func:`cross_leaf_fraction`.  ``low`` (optimistic) takes the best
+    published wire efficiency and no ECMP loss.
     """
     if bound == "low":
-        return fabric.wire_efficiency_high
-    wire = fabric.wire_efficiency if bound == "point" else fabric.wire_efficiency_low
-    f = cross_leaf_fraction(nodes)
-    if f <= 0.0:
-        return wire
-    factor = 1.0 / (1.0 + f * (oversubscription - 1.0))
-    if not adaptive_routing:
-        loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
-        factor *= 1.0 - loss * f
+        wire = fabric.wire_efficiency_high
+        loss = 0.0
+    else:
+        wire = fabric.wire_efficiency if bound == "point" else fabric.wire_efficiency_low
+        loss = 0.0
+        if not adaptive_routing:
+            loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
+    leaf = cross_leaf_fraction(nodes) if uplink_load is None else uplink_load
+    r = max(1.0, oversubscription)
+    factor = 1.0
+    if leaf > 0.0:
+        # uplink bottleneck, then ECMP: collisions cost in proportion to how busy the
+        # uplinks are (a ring or a pipeline is as slow as its slowest, collided flow)
+        busy = min(1.0, leaf * r)
+        factor = min(1.0, 1.0 / (leaf * r)) * (1.0 - loss * busy)
+    if pod_load > 0.0:
+        factor = min(factor, 1.0 - loss * min(1.0, pod_load))
     return wire * factor
+
+
+def node_cap_bytes_per_s(fabric: FabricClass, bound: str = "point") -> float:
+    """Per-server throughput cap of the transport in bytes/s (0 = none)."""
+    if bound == "low":
+        cap = fabric.node_cap_gbytes_per_s_high
+    elif bound == "high":
+        cap = fabric.node_cap_gbytes_per_s_low
+    else:
+        cap = fabric.node_cap_gbytes_per_s
+    return cap * 1e9
 
 
 def nic_bytes_per_s(nic_gbps: float) -> float:
@@ -188,14 +219,24 @@ def make_domain(
     bound: str = "point",
     net_share: float = 1.0,
     scaleup_efficiency: float | None = None,
+    uplink_load: float | None = None,
+    pod_load: float = 0.0,
+    hops: int = 1,
+    servers_per_node: int = 1,
 ) -> CommDomain:
     """Build a :class:`CommDomain` from hardware figures.
 
     ``net_share`` is the fraction of the node's NICs this communicator gets when several
     communicators (e.g. one data-parallel group per tensor-parallel rank) run at once.
+    ``uplink_load`` / ``pod_load`` are the shares of its network bytes that leave the leaf /
+    pod under the job's placement (None: the placement-free fallback); ``hops`` the switches
+    its farthest message crosses: each hop beyond the first adds the fabric's per-switch
+    latency to every inter-node algorithm step.  A transport with a per-server throughput cap
+    (NCCL over TCP sockets) gets at most ``servers_per_node`` x that cap per domain.
     """
     fabric = FABRICS[fabric_id] if fabric_id else None
     net = 0.0
+    stream = 0.0
     extra = 0.0
     ll128 = True
     if fabric is not None and nodes > 1:
@@ -206,9 +247,17 @@ def make_domain(
             oversubscription=oversubscription,
             adaptive_routing=routing,
             bound=bound,
+            uplink_load=uplink_load,
+            pod_load=pod_load,
         )
-        net = nics_per_node * nic_bytes_per_s(nic_gbps) * eff * net_share
-        extra = fabric.extra_step_latency_s
+        net = nics_per_node * nic_bytes_per_s(nic_gbps) * eff
+        stream = nic_bytes_per_s(nic_gbps) * eff
+        cap = node_cap_bytes_per_s(fabric, bound) * max(1, servers_per_node)
+        if cap > 0.0:
+            net = min(net, cap)
+            stream = min(stream, cap)
+        net *= net_share
+        extra = fabric.extra_step_latency_s + max(0, hops - 1) * fabric.switch_hop_latency_s
         ll128 = fabric.ll128_allowed
     return CommDomain(
         nodes=nodes,
@@ -220,6 +269,7 @@ def make_domain(
         nvls=nvls and ranks_per_node > 1,
         net_bytes_per_s=net,
         nic_count=max(1, nics_per_node),
+        stream_bytes_per_s=stream,
         net_extra_latency_s=extra,
         ll128=ll128 and scaleup_kind == "nvlink",
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
@@ -369,6 +419,8 @@ def p2p_time_s(nbytes: float, d: CommDomain, *, concurrent_per_node: int = 1) ->
     if d.nodes > 1:
         # one stream uses one NIC; concurrent streams of a domain share its NICs
         per_nic = d.net_bytes_per_s / d.nic_count
+        if d.stream_bytes_per_s > 0:
+            per_nic = max(per_nic, min(d.stream_bytes_per_s, d.net_bytes_per_s))
         bw = min(d.scaleup_bytes_per_s, per_nic, d.net_bytes_per_s / max(1, concurrent_per_node))
         lat = base + NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s
     else:

@@ -45,6 +45,13 @@ class FabricClass:
     """Coefficient of variation of a network collective's time (congestion, noise)."""
     in_network_reduction_available: bool
     source: str
+    node_cap_gbytes_per_s: float = 0.0
+    """Most a server moves over this transport whatever its NICs (0 = no limit beyond the
+    NICs): NCCL's socket transport bounces every byte through host memory and kernel TCP."""
+    node_cap_gbytes_per_s_low: float = 0.0
+    """Pessimistic end of the published spread (used by the high bound)."""
+    node_cap_gbytes_per_s_high: float = 0.0
+    """Optimistic end of the published spread (used by the low bound)."""
 
 
 FABRICS: dict[str, FabricClass] = {
@@ -88,8 +95,8 @@ FABRICS: dict[str, FabricClass] = {
     ETHERNET: FabricClass(
         id=ETHERNET,
         rdma=False,
-        wire_efficiency=0.55,
-        wire_efficiency_low=0.40,
+        wire_efficiency=0.40,
+        wire_efficiency_low=0.32,
         wire_efficiency_high=0.60,
         message_latency_s=25e-6,
         extra_step_latency_s=20e-6,
@@ -99,9 +106,15 @@ FABRICS: dict[str, FabricClass] = {
         jitter_cv=0.10,
         in_network_reduction_available=False,
         source=(
-            "NCCL over TCP sockets reaches ~40-60% of wire speed (NVIDIA/nccl #209, #450); "
-            "kernel TCP adds tens of us per message"
+            "NCCL over TCP sockets: 4-6 GB/s busbw on a 100G NIC, i.e. 32-48% of line rate "
+            "(NVIDIA/nccl #450), 'not more than 60% of wire speed' (NVIDIA/nccl #209); per "
+            "server at most ~6.5-14 GB/s whatever its NICs: InfiniBand gave 26-57x the "
+            "multi-node throughput of TCP on the same Azure H100 servers (FIELD_PRACTICE.md), "
+            "against ~370 GB/s of 8 x 400G IB; kernel TCP adds tens of us per message"
         ),
+        node_cap_gbytes_per_s=10.0,
+        node_cap_gbytes_per_s_low=6.5,
+        node_cap_gbytes_per_s_high=14.0,
     ),
 }
 
@@ -166,6 +179,16 @@ latency grows linearly with the number of peers).  Engineering estimate."""
 
 # --- Network fabric effects -----------------------------------------------------------------
 
+DEFAULT_SWITCH_RADIX = 64
+"""Ports of one compute-fabric switch at the NIC speed when a design names no switch (NVIDIA
+Quantum-2 QM9700: 64 x 400G; 51.2 Tb/s Ethernet switches: 64 x 800G).  Sizes the leaves and
+pods that placement uses (advisor/engine/placement.py)."""
+TCP_GBITS_PER_S_PER_CORE = 42.0
+"""One CPU core moves ~42 Gb/s of a long TCP flow with TSO/GRO/jumbo frames, receive side
+being the bottleneck (Cai et al., 'Understanding Host Network Stack Overheads', SIGCOMM'21).
+CPU cost of NCCL over sockets = 2 x node throughput / this (send + receive), reported as an
+assumption; NCCL's socket helper threads (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD <= 64)
+come on top."""
 RAIL_GROUP_NODES = 32
 """Servers whose same-index NICs share one leaf in a rail-optimized fabric (NVIDIA DGX SuperPOD
 reference architecture: a scalable unit of 32 nodes, one leaf per rail)."""

@@ -30,13 +30,25 @@ from advisor.engine.collectives import (
 from advisor.engine.constants import (
     COMPUTE_JITTER_CV,
     DDP_BUCKET_BYTES,
+    DEFAULT_SWITCH_RADIX,
     DP_OVERLAP_EFFICIENCY,
     EP_COMM_OVERLAP,
     FABRICS,
     TP_COMM_OVERLAP,
     WEIGHT_BYTES,
 )
+from advisor.engine.placement import (
+    Communicator,
+    Crossing,
+    Fabric,
+    boundary_bytes,
+    make_fabric,
+    place,
+    plan_traffic,
+    training_communicators,
+)
 from advisor.engine.scenario import Design, Scenario
+from advisor.engine.topology import TopologyError, TopologySize, size_topology
 from advisor.engine.workload import (
     GroupLayout,
     InferencePlan,
@@ -72,22 +84,45 @@ class DesignMetrics:
 
 
 class _Net:
-    """Builds communicator domains for one design and bound (cached per layout)."""
+    """Builds communicator domains for one design and bound (cached per layout).
+
+    The compute fabric is sized for this design (:func:`topology.size_topology` with the
+    design's switch radix), and every communicator is placed on it
+    (:mod:`advisor.engine.placement`): contiguous for the point and low bounds, scattered for
+    the high bound.
+    """
 
     def __init__(self, s: Scenario, w: WorkloadPlan, d: Design, bound: str) -> None:
         self.s = s
         self.d = d
         self.bound = bound
-        servers_per_domain = max(1, w.domain_gpus // s.gpus_per_node)
-        self.nics_per_domain = d.nics_per_node * servers_per_domain
-        self.cache: dict[tuple[int, int, int], CommDomain] = {}
+        self.servers_per_domain = max(1, w.domain_gpus // s.gpus_per_node)
+        self.nics_per_domain = d.nics_per_node * self.servers_per_domain
+        self.fabric = design_fabric(s, w, d)
+        self.placement = "scattered" if bound == "high" else "contiguous"
+        self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
 
-    def domain(self, layout: GroupLayout, *, share_all: int | None = None) -> CommDomain:
+    def crossing(self, comm: Communicator) -> Crossing:
+        return place(comm, self.fabric, self.placement)
+
+    def domain(
+        self,
+        layout: GroupLayout,
+        comm: Communicator | None = None,
+        *,
+        share_all: int | None = None,
+    ) -> CommDomain:
         share = share_all if share_all is not None else layout.concurrent_groups
-        key = (layout.nodes, layout.ranks_per_node, share)
+        key = (layout.nodes, layout.ranks_per_node, share, comm)
         dom = self.cache.get(key)
         if dom is None:
             g = self.s.gpu
+            uplink: float | None = None
+            pod = 0.0
+            hops = 1
+            if comm is not None:
+                x = self.crossing(comm)
+                uplink, pod, hops = x.uplink_load, x.pod_load, max(1, x.hops)
             dom = make_domain(
                 nodes=layout.nodes,
                 ranks_per_node=layout.ranks_per_node,
@@ -98,23 +133,86 @@ class _Net:
                 fabric_id=self.d.fabric,
                 nic_gbps=self.d.nic_gbps,
                 nics_per_node=self.nics_per_domain,
-                oversubscription=self.d.oversubscription,
+                oversubscription=self.fabric_oversubscription,
                 adaptive_routing=self.d.adaptive_routing,
                 in_network_reduction=self.d.in_network_reduction,
                 bound=self.bound,
                 net_share=1.0 / max(1, share),
+                uplink_load=uplink,
+                pod_load=pod,
+                hops=hops,
+                servers_per_node=self.servers_per_domain,
             )
             if self.s.calibration is not None:
                 dom = self.s.calibration.apply(dom, self.d.fabric)
             self.cache[key] = dom
         return dom
 
+    @property
+    def fabric_oversubscription(self) -> float:
+        return _achieved_oversubscription(self.s, self.d)
 
-def _ops_time(net: _Net, layout: GroupLayout, ops: tuple[tuple[str, float, int], ...]) -> float:
+
+def _design_topology(s: Scenario, d: Design) -> TopologySize | None:
+    radix = d.switch_radix or DEFAULT_SWITCH_RADIX
+    try:
+        return size_topology(
+            max(1, s.nodes) * max(1, d.nics_per_node),
+            max(4, radix - radix % 2),
+            max(1.0, d.oversubscription),
+            rails=max(1, d.nics_per_node),
+        )
+    except (TopologyError, ValueError):
+        return None
+
+
+def _achieved_oversubscription(s: Scenario, d: Design) -> float:
+    topo = _design_topology(s, d)
+    if topo is None:
+        return max(1.0, d.oversubscription)
+    return topo.achieved_oversubscription if topo.tiers > 1 else 1.0
+
+
+def design_fabric(s: Scenario, w: WorkloadPlan, d: Design) -> Fabric:
+    """The boundaries (domain, leaf, pod, super-pod) of the compute fabric sized for ``d``.
+
+    A fabric too large for four tiers of its switch falls back to leaves and pods of
+    ``k/2`` servers (the design itself is refused by the recommendation).
+    """
+    topo = _design_topology(s, d)
+    if topo is not None:
+        blocks = topo.placement_blocks()
+    else:
+        half = max(2, (d.switch_radix or DEFAULT_SWITCH_RADIX) // 2)
+        blocks = (half, half * max(1, half // max(1, d.nics_per_node)), half**3)
+    return make_fabric(
+        domain_gpus=w.domain_gpus,
+        gpus_per_server=s.gpus_per_node,
+        servers=max(1, s.nodes),
+        placement_blocks=blocks,
+    )
+
+
+def _comms(plan: Any) -> dict[str, Communicator]:
+    return training_communicators(
+        plan.tp, getattr(plan, "cp", 1), plan.dp, max(1, plan.ep), plan.pp
+    )
+
+
+def _ops_time(
+    net: _Net,
+    layout: GroupLayout,
+    ops: tuple[tuple[str, float, int], ...],
+    comm: Communicator | None = None,
+) -> float:
     if layout.size <= 1 or not ops:
         return 0.0
-    dom = net.domain(layout)
+    dom = net.domain(layout, comm)
     return sum(count * collective_time_s(op, nbytes, dom)[0] for op, nbytes, count in ops)
+
+
+def _pp_stride(plan: Any) -> int:
+    return int(plan.tp * getattr(plan, "cp", 1) * plan.dp)
 
 
 # ----------------------------------------------------------------------------- training
@@ -139,9 +237,10 @@ def _training_times(
     plan = w.plan
 
     # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
+    comms = _comms(plan)
     tp_net = 0.0
     if t.tp_layout.crosses_network and t.tp_collectives_per_step:
-        dom = net.domain(t.tp_layout)
+        dom = net.domain(t.tp_layout, comms["tp"])
         tp_net = (
             t.tp_collectives_per_step
             * collective_time_s("all_reduce", t.tp_bytes_per_collective, dom)[0]
@@ -151,7 +250,7 @@ def _training_times(
     # expert parallel all-to-all
     ep_net = 0.0
     if t.ep_layout.crosses_network and t.ep_all_to_all_per_step:
-        dom = net.domain(t.ep_layout)
+        dom = net.domain(t.ep_layout, comms["ep"])
         ep_net = (
             t.ep_all_to_all_per_step
             * collective_time_s("all_to_all", t.ep_bytes_per_all_to_all, dom)[0]
@@ -174,16 +273,19 @@ def _training_times(
         )
     cp_exposed = max(0.0, cp_total - t.attention_s)
 
-    # pipeline point-to-point: every GPU of a domain sends its activations at once
+    # pipeline point-to-point: the stages are synchronous, so once any edge joins two
+    # domains every step waits for the network edge; the GPUs of a domain whose peer stage
+    # sits in another domain (min(domain, stride) of them) send at once
     pp_s = 0.0
     pp_net = 0.0
     if t.pp_p2p_per_step:
         if t.pp_crosses_network:
+            senders = max(1, min(w.domain_gpus, _pp_stride(plan)))
             pair = GroupLayout(
                 size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus, concurrent_groups=1
             )
-            dom = net.domain(pair)
-            per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=w.domain_gpus)
+            dom = net.domain(pair, comms["pp"])
+            per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=senders)
             pp_net = t.pp_p2p_per_step * per
             pp_s = pp_net
         else:
@@ -191,8 +293,8 @@ def _training_times(
             pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
 
     # data parallel gradients, overlapped with the last micro-batch's backward pass
-    dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes)
-    edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes)
+    dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
+    edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
     dp_total = dp_s + edp_s
     per_mb = t.compute_s / m
     if plan.sharding == "zero3":
@@ -264,7 +366,7 @@ def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) 
         ("run_time_s_low", t.steps * low.step_s),
         ("run_time_s_high", t.steps * high.step_s),
         ("gpu_hours", run_s * s.gpus / 3600.0),
-    )
+    ) + _boundary_values(s, w, d)
     return DesignMetrics(kind="training", values=values)
 
 
@@ -287,8 +389,9 @@ def _inference_times(
     comm = i.tp_decode_intra_s
     prefill_comm = i.tp_prefill_intra_s
     network = 0.0
+    plan = w.plan
     if i.tp_layout.crosses_network and i.tp_collectives_per_token:
-        dom = net.domain(i.tp_layout)
+        dom = net.domain(i.tp_layout, Communicator("tp", "ring", plan.tp, 1))
         decode_tp = (
             i.tp_collectives_per_token
             * collective_time_s("all_reduce", i.tp_bytes_per_decode_collective, dom)[0]
@@ -304,21 +407,22 @@ def _inference_times(
             pair = GroupLayout(
                 size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus, concurrent_groups=1
             )
-            dom = net.domain(pair)
-            hop = p2p_time_s(i.pp_bytes_per_token, dom, concurrent_per_node=w.domain_gpus)
+            dom = net.domain(pair, Communicator("pp", "p2p", plan.pp, plan.tp))
+            senders = max(1, min(w.domain_gpus, plan.tp))
+            hop = p2p_time_s(i.pp_bytes_per_token, dom, concurrent_per_node=senders)
             network += i.pp_hops * hop
             prompt_bytes = i.pp_bytes_per_token / max(1, i.batch_per_replica)
             prefill_comm += i.pp_hops * p2p_time_s(
                 prompt_bytes * (s.inference.prompt_tokens if s.inference else 1),
                 dom,
-                concurrent_per_node=w.domain_gpus,
+                concurrent_per_node=senders,
             )
         else:
             local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
             hop = p2p_time_s(i.pp_bytes_per_token, net.domain(local))
         comm += i.pp_hops * hop
     if i.moe_layers and w.plan.ep > 1:
-        dom = net.domain(i.ep_layout)
+        dom = net.domain(i.ep_layout, Communicator("ep", "all_to_all", plan.ep, 1))
         disp = moe_dispatch(
             tokens_per_rank=max(1, i.ep_tokens_per_gpu),
             hidden=s.model.hidden,
@@ -367,8 +471,19 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         ("compute_ms_per_token", i.decode_compute_s * 1e3),
         ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
         ("meets_target", 1.0 if point.token_s * 1e3 <= target else 0.0),
-    )
+    ) + _boundary_values(s, w, d)
     return DesignMetrics(kind="inference", values=values)
+
+
+def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str, float], ...]:
+    """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
+    sized for ``d`` under contiguous placement (docs/ENGINE_API.md)."""
+    server, leaf, pod = boundary_bytes(plan_traffic(w), design_fabric(s, w, d))
+    return (
+        ("inter_server_bytes_per_gpu", server),
+        ("inter_leaf_bytes_per_gpu", leaf),
+        ("inter_pod_bytes_per_gpu", pod),
+    )
 
 
 # ----------------------------------------------------------------------------- entry point

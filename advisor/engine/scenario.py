@@ -68,7 +68,9 @@ class Design:
 
     ``nic_gbps`` is the line rate of one compute NIC port; ``nics_per_node`` counts compute
     NICs per server; ``oversubscription`` is r of r:1 at the leaf; ``adaptive_routing=None``
-    means the fabric default (InfiniBand yes, RoCE/Ethernet no).
+    means the fabric default (InfiniBand yes, RoCE/Ethernet no).  ``switch_radix`` is the
+    compute switch's port count at ``nic_gbps`` (None: ``constants.DEFAULT_SWITCH_RADIX``);
+    it sizes the leaves and pods that placement uses.
     """
 
     fabric: str
@@ -77,6 +79,7 @@ class Design:
     oversubscription: float = 1.0
     adaptive_routing: bool | None = None
     in_network_reduction: bool = False
+    switch_radix: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -39,9 +39,10 @@ ROW_LINK_M = 30.0
 SPINE_LINK_M = 50.0
 """Leaf-to-spine / spine-to-core length budget: SuperPOD RA places spines centrally so
 multimode SR optics (50 m on OM4) reach; longer halls need single-mode DR optics."""
-SUPERSPINE_LINK_M = 500.0
-"""Core-to-super-spine length: super-spines join pods in other halls/buildings, so these links
-need single-mode DR/FR optics (500 m DR reach, IEEE 802.3bs/802.3df)."""
+SUPERSPINE_LINK_M = SPINE_LINK_M
+"""Core-to-super-spine length budget: super-spines placed centrally like spines (SR optics).
+A fabric whose pods sit in other halls needs single-mode DR optics (500 m) on this tier,
+which the BOM does not price yet."""
 
 _EPS = 1e-9
 MAX_TIERS = 4
@@ -164,7 +165,10 @@ def max_leaves(radix: int, tiers: int) -> int:
     """Leaves ``tiers`` tiers of radix-k switches connect: k (two tiers), then x k/2 per tier."""
     if tiers < 2:
         return 1
-    return radix * (radix // 2) ** (tiers - 2)
+    leaves = radix
+    for _ in range(tiers - 2):
+        leaves *= radix // 2
+    return leaves
 
 
 def size_topology(

@@ -34,6 +34,11 @@ from advisor.engine.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.errors import ScenarioError
+from advisor.engine.placement import (
+    blocks_spanned,
+    contiguous_share,
+    pipeline_crosses_network,
+)
 from advisor.engine.scenario import Scenario
 
 GB = 1e9
@@ -313,17 +318,20 @@ def domain_gpus(s: Scenario) -> int:
 def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout:
     """Place a communicator of ``size`` ranks spaced ``stride`` apart on domains of ``domain``.
 
-    Megatron orders ranks tp (stride 1), then dp/ep, then pp, so a group's members that fall
-    in one domain are ``domain // stride`` of them (at least 1).
+    Megatron orders ranks tp (stride 1), then cp, then dp/ep, then pp; a group spans
+    :func:`advisor.engine.placement.blocks_spanned` domains (ranks 0, stride, ... fill a
+    domain before the next), ``ceil(size / nodes)`` ranks in each, and ``domain / per_node``
+    such groups share a domain's NICs; on ``total`` ranks, groups that do not tile the
+    domains straddle two of them.
     """
     if size <= 1:
         return GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
-    span = size * stride
-    if span <= domain:
+    nodes = blocks_spanned(size, stride, domain)
+    if nodes <= 1 and contiguous_share("ring", size, stride, domain, total) > 0.0:
+        nodes = 2  # groups that do not tile the domains straddle two of them
+    if nodes <= 1:
         return GroupLayout(size=size, nodes=1, ranks_per_node=size, concurrent_groups=1)
-    per_node = max(1, domain // stride) if stride < domain else 1
-    per_node = min(per_node, size)
-    nodes = max(1, size // per_node)
+    per_node = math.ceil(size / nodes)
     # every rank of a domain belongs to one such group: domain / per_node groups share its NICs
     concurrent = max(1, domain // per_node)
     return GroupLayout(
@@ -1158,7 +1166,7 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     # pipeline: activations of one micro-batch forward, their gradients backward, per edge
     pp_bytes = mb * seq / cp * m.hidden * act_bytes / tp
     pp_count = 2 * microbatches * plan.virtual_stages if pp > 1 else 0
-    pp_crosses = pp > 1 and tp * cp * dp >= dom
+    pp_crosses = pipeline_crosses_network(tp, cp, dp, pp, dom)
 
     # data parallel: dense gradients over dp x cp ranks, expert gradients over dp x cp / ep
     grad = GRAD_BYTES_PER_PARAM
@@ -1494,7 +1502,8 @@ def _inference_costs(
     if tp > 1 and not tp_layout.crosses_network:
         tp_decode_intra = tp_count * _intra_time_s(s, "all_reduce", tp_bytes, tp)
         tp_prefill_intra = tp_count * _intra_time_s(s, "all_reduce", tp_prefill_bytes, tp)
-    pp_crosses = pp > 1 and tp >= dom
+    # a replica's stages are tp apart in rank order (pipeline outermost)
+    pp_crosses = pipeline_crosses_network(tp, 1, 1, pp, dom)
     return InferencePlan(
         replicas=s.gpus // gpus_per_replica,
         gpus_per_replica=gpus_per_replica,

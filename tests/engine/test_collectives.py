@@ -115,20 +115,35 @@ def test_tree_beats_ring_for_small_messages_at_scale() -> None:
     assert collective("all_reduce", 64 * 1024, d).algorithm == "tree"
 
 
-def test_tcp_ethernet_reaches_about_half_of_wire_speed() -> None:
-    d = make_domain(
+def _tcp_domain(nic_gbps: float, nics: int, bound: str = "point") -> CommDomain:
+    return make_domain(
         nodes=4,
         ranks_per_node=8,
         scaleup_kind="nvlink",
         scaleup_gbytes_per_s=150,
         nvls=False,
         fabric_id="ethernet",
-        nic_gbps=100,
-        nics_per_node=1,
+        nic_gbps=nic_gbps,
+        nics_per_node=nics,
+        bound=bound,
     )
-    r = collective("all_reduce", 2**30, d, "ring")
-    wire_fraction = r.busbw_bytes_per_s / (100e9 / 8)
-    assert 0.4 <= wire_fraction <= 0.6
+
+
+def test_tcp_sockets_reach_4_to_6_gbytes_per_s_on_a_100g_nic() -> None:
+    # NVIDIA/nccl #450: 4-6 GB/s all-reduce busbw over a 100G socket transport
+    r = collective("all_reduce", 2**30, _tcp_domain(100, 1), "ring")
+    assert 4e9 <= r.busbw_bytes_per_s <= 6e9
+
+
+def test_tcp_is_capped_per_server_whatever_its_nics() -> None:
+    # 8 x 400G over TCP still moves ~10 GB/s per server (InfiniBand 26-57x faster on Azure H100)
+    tcp = collective("all_reduce", 2**30, _tcp_domain(400, 8), "ring")
+    assert 6e9 <= tcp.busbw_bytes_per_s <= 14e9
+    ib = collective("all_reduce", 2**30, h100_domain(nodes=4), "ring")
+    assert 26 <= ib.busbw_bytes_per_s / tcp.busbw_bytes_per_s <= 57
+    slow = collective("all_reduce", 2**30, _tcp_domain(400, 8, "high"), "ring")
+    fast = collective("all_reduce", 2**30, _tcp_domain(400, 8, "low"), "ring")
+    assert slow.time_s > tcp.time_s > fast.time_s
 
 
 def test_in_network_reduction_raises_busbw_above_the_ring_limit() -> None:
