@@ -48,6 +48,7 @@ from advisor.engine.placement import (
     training_communicators,
 )
 from advisor.engine.scenario import Design, Scenario
+from advisor.engine.serving import ServingModel, ServingPlan, decode_compute_s, serving_values
 from advisor.engine.topology import TopologyError, TopologySize, size_topology
 from advisor.engine.workload import (
     GroupLayout,
@@ -338,6 +339,14 @@ def _training_times(
     )
 
 
+def _model_error(s: Scenario, kind: str) -> tuple[float, float]:
+    """(low, high) time factors from the calibration residuals (validation.model_error_band)."""
+    from advisor.engine.efficiency import profile
+    from advisor.engine.validation import model_error_band
+
+    return model_error_band(kind, profile(s.gpu).generation)
+
+
 def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) -> DesignMetrics:
     point = _training_times(s, w, t, d, "point")
     low = _training_times(s, w, t, d, "low")
@@ -346,10 +355,16 @@ def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) 
     run_s = t.steps * step
     peak = s.gpu.peak_tflops(s.precision) * 1e12
     tflops = t.hardware_flops_per_gpu / step / 1e12
+    # the model's own error (calibration residuals of training rows on this GPU generation)
+    # widens the placement/jitter bounds
+    err_low, err_high = _model_error(s, "training")
+    low_s = low.step_s * err_low
+    high_s = high.step_s * err_high
     values = (
         ("step_time_s", step),
-        ("step_time_s_low", low.step_s),
-        ("step_time_s_high", high.step_s),
+        ("step_time_s_low", low_s),
+        ("step_time_s_high", high_s),
+
         ("compute_s", t.compute_s + t.optimizer_s),
         ("exposed_comm_s", point.exposed_comm_s),
         ("exposed_network_s", point.exposed_network_s),
@@ -363,8 +378,8 @@ def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) 
         ("gpu_idle_fraction", min(1.0, (point.exposed_network_s + point.straggler_s) / step)),
         ("tokens_per_s", t.tokens_per_step / step),
         ("run_time_s", run_s),
-        ("run_time_s_low", t.steps * low.step_s),
-        ("run_time_s_high", t.steps * high.step_s),
+        ("run_time_s_low", t.steps * low_s),
+        ("run_time_s_high", t.steps * high_s),
         ("gpu_hours", run_s * s.gpus / 3600.0),
     ) + _boundary_values(s, w, d)
     return DesignMetrics(kind="training", values=values)
@@ -452,6 +467,11 @@ def _inference_times(
     return _InferenceTimes(token_s=token, comm_s=comm + tail, network_s=network + tail, ttft_s=ttft)
 
 
+    if i.serving is not None and not i.serving.colocated:
+        return DesignMetrics(
+            kind="inference",
+            values=_disaggregated_values(s, i.serving, d) + _boundary_values(s, w, d),
+        )
 def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design) -> DesignMetrics:
     point = _inference_times(s, w, i, d, "point")
     low = _inference_times(s, w, i, d, "low")
@@ -461,8 +481,8 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
     target = s.inference.target_ms_per_token if s.inference else 0.0
     values = (
         ("ms_per_token", point.token_s * 1e3),
-        ("ms_per_token_low", low.token_s * 1e3),
-        ("ms_per_token_high", high.token_s * 1e3),
+        ("ms_per_token_low", low.token_s * 1e3 * _model_error(s, "serving")[0]),
+        ("ms_per_token_high", high.token_s * 1e3 * _model_error(s, "serving")[1]),
         ("ttft_ms", point.ttft_s * 1e3),
         ("tokens_per_s_per_server", tokens_per_s / servers),
         ("tokens_per_s", tokens_per_s),
@@ -471,8 +491,56 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         ("compute_ms_per_token", i.decode_compute_s * 1e3),
         ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
         ("meets_target", 1.0 if point.token_s * 1e3 <= target else 0.0),
+    if i.serving is not None:
+        values += tuple(serving_values(s, i.serving, d))
     ) + _boundary_values(s, w, d)
     return DesignMetrics(kind="inference", values=values)
+
+def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tuple[str, float], ...]:
+    """Prefill and decode pools under load (advisor.engine.serving).
+
+    ``ms_per_token`` is the p95 time per output token at the scenario's load and ``ttft_ms``
+    the p95 time to first token (KV transfer included), so the latency targets are checked
+    against what a user sees under load."""
+    serving = dict(serving_values(s, sp, d))
+    model = ServingModel(s, sp, d, "point")
+    op = model.operating_point()
+    low = ServingModel(s, sp, d, "low").operating_point()
+    high = ServingModel(s, sp, d, "high").operating_point()
+    q = sp.tokens_per_step
+    b = op.decode_batch_per_instance
+    compute = decode_compute_s(s, sp, sp.decode, b) / q
+    step = model.step(b) / q
+    comm = max(0.0, step - compute)
+    network = comm if sp.decode.ep > s.gpus_per_node else 0.0
+    tokens = op.output_tokens_per_s
+    target = s.inference.target_ms_per_token if s.inference else 0.0
+    values: tuple[tuple[str, float], ...] = (
+        ("ms_per_token", op.tpot_p95_s * 1e3),
+        ("ms_per_token_low", low.tpot_p95_s * 1e3),
+        ("ms_per_token_high", high.tpot_p95_s * 1e3),
+        ("ttft_ms", op.ttft_p95_s * 1e3),
+        ("tokens_per_s_per_server", tokens / max(1, sp.servers)),
+        ("tokens_per_s", tokens),
+        ("comm_ms_per_token", comm * 1e3),
+        ("network_ms_per_token", network * 1e3),
+        ("compute_ms_per_token", compute * 1e3),
+        ("gpu_idle_fraction", min(1.0, network / step) if step > 0 else 0.0),
+        ("meets_target", 1.0 if op.tpot_p95_s * 1e3 <= target else 0.0),
+        (
+            "decode_tokens_per_s_per_server",
+            tokens / max(1, sp.decode.servers),
+        ),
+        (
+            "prefill_tokens_per_s_per_server",
+            sp.prefill.instances
+            / max(model.prefill_s, 1e-12)
+            * sp.computed_prompt_tokens
+            / max(1, sp.prefill.servers),
+        ),
+    )
+    return values + tuple((k, v) for k, v in serving.items())
+
 
 
 def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str, float], ...]:

@@ -7,6 +7,7 @@ link counts).  Tolerances: bandwidth and throughput 15 %, latency 35 %, topology
 
 from __future__ import annotations
 
+import contextlib
 import json
 from functools import lru_cache
 from importlib import resources
@@ -225,9 +226,145 @@ def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
+@lru_cache(maxsize=1)
+def serving_calibration_rows() -> tuple[dict[str, Any], ...]:
+    """Published serving results (``data/serving_calibration.json``, kind ``serving``)."""
+    text = (
+        resources.files("advisor.engine")
+        .joinpath("data/serving_calibration.json")
+        .read_text("utf-8")
+    )
+    return tuple(json.loads(text)["rows"])
+
+
+def predict_serving(row: dict[str, Any]) -> dict[str, float]:
+    from advisor.engine.serving import predict_published
+
+    return predict_published(row)
+
+
+_PREDICTORS["serving"] = predict_serving
+
+
 def validation_report() -> dict[str, Any]:
     """``{"rows": [...], "passed": bool}`` (docs/ENGINE_API.md)."""
     lines: list[dict[str, Any]] = []
-    for row in calibration_rows():
+    for row in calibration_rows() + serving_calibration_rows():
         lines.extend(validate_row(row))
     return {"rows": lines, "passed": all(line["passed"] for line in lines)}
+
+# ----------------------------------------------------------------------------- model error bands
+
+_TIME_LIKE = ("time", "latency", "_us", "_ms", "gpu_hours")
+_BAND_STATE = {"building": False}
+DEFAULT_MODEL_ERROR = 0.15
+"""Band half-width (as a time ratio) for a kind with no calibration row: the throughput
+tolerance."""
+POOLED_QUANTILE = 0.9
+"""Every generation's band covers at least the pooled 10th-90th percentile residual of its kind,
+so a generation with one or two rows is not credited with their luck."""
+
+
+def _time_ratio(metric: str, error_pct: float) -> float:
+    """measured / predicted *time* for one report line (> 1: the model was optimistic)."""
+    ratio = 1.0 + error_pct / 100.0
+    if ratio <= 0:
+        return 1.0
+    if any(tag in metric for tag in _TIME_LIKE):
+        return 1.0 / ratio
+    return ratio
+
+
+def _generation(row: dict[str, Any]) -> str:
+    from advisor.engine.efficiency import profile
+
+    gpu_id = (row.get("config") or {}).get("gpu")
+    gpu = default_catalog().gpu(str(gpu_id)) if gpu_id else None
+    return profile(gpu).generation if gpu is not None else "*"
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@lru_cache(maxsize=1)
+def residual_table() -> dict[tuple[str, str], tuple[float, ...]]:
+    """ln(measured / predicted time) of every calibration line, by (kind, GPU generation).
+
+    ``(kind, "*")`` pools a kind over generations.  Built once per process; while it is built
+    the engine reports bands without model error (:func:`model_error_band` returns 1, 1).
+    """
+    import math
+
+    table: dict[tuple[str, str], list[float]] = {}
+    _BAND_STATE["building"] = True
+    try:
+        rows = list(calibration_rows())
+        extra = globals().get("serving_calibration_rows")
+        if callable(extra):
+            with contextlib.suppress(FileNotFoundError, OSError):
+                rows += list(extra())
+        for row in rows:
+            lines = validate_row(row)
+            gen = _generation(row)
+            for line in lines:
+                r = math.log(_time_ratio(line["metric"], line["error_pct"]))
+                table.setdefault((line["kind"], gen), []).append(r)
+                table.setdefault((line["kind"], "*"), []).append(r)
+    finally:
+        _BAND_STATE["building"] = False
+    return {k: tuple(v) for k, v in table.items()}
+
+
+def model_error_band(kind: str, generation: str) -> tuple[float, float]:
+    """(low, high) factors on a predicted *time* from the calibration residuals of ``kind`` on
+    ``generation``: the extreme residuals of that generation, widened to at least the pooled
+    10th-90th percentile of the kind (DEFAULT_MODEL_ERROR when the kind has no row)."""
+    import math
+
+    if _BAND_STATE["building"]:
+        return 1.0, 1.0
+    table = residual_table()
+    pooled = table.get((kind, "*"), ())
+    own = table.get((kind, generation), ())
+    if not pooled:
+        return 1.0 / (1.0 + DEFAULT_MODEL_ERROR), 1.0 + DEFAULT_MODEL_ERROR
+    lo = min(0.0, _quantile(list(pooled), 1.0 - POOLED_QUANTILE), min(own, default=0.0))
+    hi = max(0.0, _quantile(list(pooled), POOLED_QUANTILE), max(own, default=0.0))
+    return math.exp(lo), math.exp(hi)
+
+
+def line_band(line: dict[str, Any], row: dict[str, Any]) -> tuple[float, float]:
+    """The engine's (low, high) for one report line: the point prediction widened by the model
+    error band of its kind and generation."""
+    low_t, high_t = model_error_band(line["kind"], _generation(row))
+    value = float(line["predicted"])
+    if any(tag in line["metric"] for tag in _TIME_LIKE):
+        return value * low_t, value * high_t
+    return value / high_t, value / low_t
+
+
+def band_coverage() -> dict[str, Any]:
+    """Share of calibration lines whose measured value lies inside the engine's band."""
+    by_id = {row["id"]: row for row in calibration_rows()}
+    inside = 0
+    lines = []
+    for row in by_id.values():
+        for line in validate_row(row):
+            lo, hi = line_band(line, row)
+            ok = lo * (1 - 1e-9) <= line["measured"] <= hi * (1 + 1e-9)
+            inside += ok
+            lines.append({**line, "low": lo, "high": hi, "inside": ok})
+    total = len(lines)
+    return {
+        "lines": lines,
+        "inside": inside,
+        "total": total,
+        "share": inside / total if total else 1.0,
+    }

@@ -1,0 +1,124 @@
+"""The training planner: a search over tp/cp/pp/vp/micro-batch/recomputation/ZeRO by the
+fabric-independent step estimate, monotone in servers, honouring explicit plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine.catalog import default_catalog
+from advisor.engine.errors import ScenarioError
+from advisor.engine.performance import Design, training_step_time_s
+from advisor.engine.scenario import parse_scenario
+from advisor.engine.workload import _stage_split, plan_workload
+
+REF = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+
+
+def _plan(**raw: Any) -> Any:
+    scenario: dict[str, Any] = {"workload": "training", "model": "llama3.1-405b", "gpu": "h100-sxm"}
+    scenario.update(raw)
+    s = parse_scenario(scenario, default_catalog())
+    return s, plan_workload(s)
+
+
+def test_adding_servers_never_slows_the_planned_step() -> None:
+    previous = float("inf")
+    for servers in range(16, 49):
+        s, w = _plan(gpus=8 * servers)
+        step = training_step_time_s(s, w, REF)
+        assert step <= previous * 1.001, f"{servers} servers: {step:.2f} s > {previous:.2f} s"
+        previous = min(previous, step)
+
+
+def test_pipeline_depth_splits_the_layers_as_megatron_allows() -> None:
+    for servers in (17, 29, 30, 47, 103):
+        _, w = _plan(gpus=8 * servers)
+        pp = w.plan.pp
+        assert 126 % pp == 0 or pp & (pp - 1) == 0, f"pp={pp} on {servers} servers"
+        assert pp not in (47, 103)
+
+
+def test_uneven_first_and_last_stages() -> None:
+    assert _stage_split(126, 16) == (7, 8, 7)
+    assert _stage_split(126, 14) == (9, 9, 9)
+    assert _stage_split(5, 4) is None or sum(_stage_split(5, 4) or ()) >= 4
+
+
+def test_idle_gpus_are_stated_in_the_notes() -> None:
+    # 1,048 GPUs with a 512-sequence batch: more data-parallel ranks cannot shorten the step
+    s, w = _plan(model="llama3-8b", gpus=1048, training={"global_batch_sequences": 64})
+    used = w.plan.gpus_used
+    assert used < s.gpus
+    assert any("idle" in note for note in w.notes)
+
+
+def test_the_published_llama3_plan_is_honoured_without_forced_full_recomputation() -> None:
+    _, w = _plan(
+        gpus=8192,
+        sequence_length=8192,
+        training={"global_batch_sequences": 2048},
+        parallelism={
+            "tp": 8,
+            "pp": 16,
+            "dp": 64,
+            "micro_batch": 1,
+            "first_stage_layers": 7,
+            "last_stage_layers": 7,
+        },
+    )
+    p = w.plan
+    assert (p.tp, p.pp, p.dp, p.cp) == (8, 16, 64, 1)
+    assert (p.first_stage_layers, p.last_stage_layers) == (7, 7)
+    assert p.recompute != "full"
+    assert p.source == "explicit"
+
+
+def test_explicit_plan_may_set_cp_vp_recompute_and_zero() -> None:
+    _, w = _plan(
+        gpus=1024,
+        sequence_length=8192,
+        training={"global_batch_sequences": 512},
+        parallelism={
+            "tp": 8,
+            "pp": 8,
+            "cp": 2,
+            "dp": 8,
+            "virtual_stages": 2,
+            "recompute": "full",
+            "zero": 1,
+            "micro_batch": 1,
+        },
+    )
+    p = w.plan
+    assert (p.cp, p.virtual_stages, p.recompute, p.sharding) == (2, 2, "full", "zero1")
+
+
+def test_long_sequences_get_context_parallelism() -> None:
+    _, w = _plan(
+        model="llama3-70b",
+        gpus=512,
+        sequence_length=131072,
+        training={"global_batch_sequences": 64},
+    )
+    assert w.plan.cp > 1
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "field"),
+    [
+        (
+            {"tp": 8, "pp": 16, "first_stage_layers": 5, "last_stage_layers": 5},
+            "parallelism.first_stage_layers",
+        ),
+        ({"tp": 8, "cp": 3}, "parallelism"),
+        ({"zero": 2}, "parallelism.zero"),
+        ({"recompute": "some"}, "parallelism.recompute"),
+        ({"ep_overlap": "yes"}, "parallelism.ep_overlap"),
+    ],
+)
+def test_bad_plans_name_the_field(parallelism: dict[str, Any], field: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        _plan(gpus=1024, parallelism=parallelism)
+    assert field in info.value.field_errors

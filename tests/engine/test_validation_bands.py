@@ -1,0 +1,73 @@
+"""Honest ranges: bands carry the model's own error from the calibration residuals."""
+
+from __future__ import annotations
+
+from advisor.engine.catalog import default_catalog
+from advisor.engine.efficiency import gemm_time_s, training_efficiency
+from advisor.engine.performance import Design, evaluate_design
+from advisor.engine.scenario import parse_scenario
+from advisor.engine.validation import band_coverage, model_error_band, residual_table
+from advisor.engine.workload import plan_workload
+
+IB = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+
+
+def test_measured_values_lie_inside_the_band_for_nine_rows_in_ten() -> None:
+    coverage = band_coverage()
+    assert coverage["total"] >= 50
+    assert coverage["share"] >= 0.9, [
+        (line["id"], line["metric"]) for line in coverage["lines"] if not line["inside"]
+    ]
+
+
+def test_training_band_holds_the_generation_residuals() -> None:
+    table = residual_table()
+    import math
+
+    for (kind, gen), values in table.items():
+        if kind != "training" or gen == "*":
+            continue
+        low, high = model_error_band(kind, gen)
+        assert low <= math.exp(min(values)) + 1e-12
+        assert high >= math.exp(max(values)) - 1e-12
+
+
+def test_training_band_is_wider_than_jitter_alone() -> None:
+    s = parse_scenario(
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256},
+        default_catalog(),
+    )
+    m = evaluate_design(s, plan_workload(s), IB).to_dict()
+    assert m["step_time_s_high"] / m["step_time_s"] > 1.05
+    assert m["step_time_s_low"] / m["step_time_s"] < 0.97
+
+
+def test_inference_without_a_fabric_has_a_band() -> None:
+    s = parse_scenario(
+        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8},
+        default_catalog(),
+    )
+    m = evaluate_design(s, plan_workload(s), IB).to_dict()
+    assert m["ms_per_token_high"] > m["ms_per_token"] * 1.01
+    assert m["ms_per_token_low"] < m["ms_per_token"] * 0.99
+
+
+def test_gemm_size_curve_follows_the_published_sweeps() -> None:
+    cat = default_catalog()
+    for gpu_id, small, large in (("h100-sxm", 676.6, 797.5), ("b200", 1006.0, 1610.0)):
+        gpu = cat.gpu(gpu_id)
+        assert gpu is not None
+        t_small = gemm_time_s(gpu, "bf16", 2048, 2048, 2048)
+        t_large = gemm_time_s(gpu, "bf16", 8192, 8192, 8192)
+        predicted_ratio = (2 * 2048**3 / t_small) / (2 * 8192**3 / t_large)
+        assert abs(predicted_ratio / (small / large) - 1) < 0.1
+
+
+def test_small_models_reach_a_lower_share_of_peak_than_large_ones() -> None:
+    cat = default_catalog()
+    gpu = cat.gpu("h100-sxm")
+    small, large = cat.model("llama3-8b"), cat.model("llama3.1-405b")
+    assert gpu is not None and small is not None and large is not None
+    assert training_efficiency(gpu, "bf16", small, 4096, 4096, 8) < training_efficiency(
+        gpu, "bf16", large, 4096, 4096, 8
+    )
