@@ -9,7 +9,8 @@ COPY frontend ./frontend
 RUN pip install --no-cache-dir .
 COPY . .
 RUN DJANGO_ENV=production SECRET_KEY=build-only-collectstatic-key-0123456789-abcdefghijklmnop \
-    ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput -v 0
+    ALLOWED_HOSTS=localhost API_PUBLIC_BASE_URL=http://localhost \
+    python manage.py collectstatic --noinput -v 0
 RUN useradd --create-home --uid 1000 advisor
 USER advisor
 EXPOSE 8000

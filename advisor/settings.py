@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "api",
     "frontend",
     "advisor.hardware",
+    "advisor.measurements",
 ]
 
 MIDDLEWARE = [
@@ -315,8 +316,16 @@ if PRODUCTION and FABRIC_TEST_EVAL_DELAY_S:
     raise ImproperlyConfigured("FABRIC_TEST_EVAL_DELAY_S is a test hook; unset it in production")
 
 # --- API (api/) -------------------------------------------------------------------------------
-# Absolute links in webhook payloads (a worker has no request to build them from).
-API_PUBLIC_BASE_URL = env_str("API_PUBLIC_BASE_URL", "http://localhost:8000").rstrip("/")
+# Absolute links in webhook payloads (a worker has no request to build them from). Required in
+# production: a customer's webhook must never point them at localhost.
+API_PUBLIC_BASE_URL = env_url("API_PUBLIC_BASE_URL", ("http", "https")).rstrip("/")
+if not API_PUBLIC_BASE_URL:
+    if PRODUCTION:
+        raise ImproperlyConfigured(
+            "API_PUBLIC_BASE_URL must be set when DJANGO_ENV=production "
+            "(e.g. https://advisor.example.com): webhook payloads link to it"
+        )
+    API_PUBLIC_BASE_URL = "http://localhost:8000"
 # POST /api/v1/evaluate/ answers in the request; larger clusters go through POST scenarios/.
 API_SYNC_EVALUATE_MAX_GPUS = env_int("API_SYNC_EVALUATE_MAX_GPUS", 512, minimum=1)
 # Wall time (seconds) of an engine call made inside a web request: POST /api/v1/evaluate/,

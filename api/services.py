@@ -249,11 +249,49 @@ def webhook_delivery_create(*, run_id: Any) -> WebhookDelivery | None:
             delivery = WebhookDelivery.objects.create(
                 run=run, url=run.scenario.callback_url, payload=webhook_payload(run=run)
             )
-            webhook_deliver.delay_on_commit(str(delivery.pk))
+            # Embedded mode runs tasks in the web process: a POST there (and its retries,
+            # seconds apart) would hold the request that finished the run. The delivery
+            # stays pending for the embedded deliverer (manage.py deliver_webhooks).
+            if not tasks_run_in_process():
+                webhook_deliver.delay_on_commit(str(delivery.pk))
     except IntegrityError:
         logger.info("webhook for run %s already recorded", run_id)
         return None
     return delivery
+
+
+def tasks_run_in_process() -> bool:
+    """Whether Celery tasks run eagerly, in the calling process (embedded mode)."""
+    from advisor.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
+def webhook_deliveries_due(*, now: Any = None) -> list[tuple[str, int]]:
+    """(delivery id, attempt number) of pending deliveries whose next attempt is due."""
+    now = now or timezone.now()
+    pending = WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING)
+    first = pending.filter(attempts=0, last_attempt_at__isnull=True)
+    retry = pending.filter(attempts__gt=0, next_attempt_at__lte=now)
+    due = [(str(pk), 1) for pk in first.order_by("created_at").values_list("pk", flat=True)]
+    due += [
+        (str(pk), n + 1)
+        for pk, n in retry.order_by("next_attempt_at").values_list("pk", "attempts")
+    ]
+    return due
+
+
+def webhook_deliver_due(*, now: Any = None) -> int:
+    """The embedded deliverer's tick: make every attempt that is due, here; returns how many.
+
+    Runs in its own process (manage.py deliver_webhooks, started by `make run` in embedded
+    mode), never in a web request. Attempts are claimed by number, as in the Celery path.
+    """
+    made = 0
+    for delivery_id, attempt in webhook_deliveries_due(now=now):
+        outcome = webhook_attempt_deliver(delivery_id=delivery_id, attempt=attempt)
+        made += outcome.status != "skipped"
+    return made
 
 
 def webhook_attempt_claim(*, delivery_id: Any, attempt: int) -> bool:
@@ -382,7 +420,7 @@ def webhook_attempt_deliver(*, delivery_id: Any, attempt: int = 1) -> AttemptOut
         "User-Agent": webhooks.USER_AGENT,
         "X-Fabric-Event": str(delivery.payload.get("event", "")),
         "X-Fabric-Delivery": str(delivery.pk),
-        webhooks.SIGNATURE_HEADER: webhooks.signature(body, secret),
+        webhooks.SIGNATURE_HEADER: webhooks.signature(body, secret),  # t=now,v1=...
     }
     try:
         target = webhooks.resolve_target(delivery.url)

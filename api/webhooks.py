@@ -4,7 +4,9 @@ Only http(s). Link-local addresses (169.254.0.0/16, fe80::/10) and cloud metadat
 refused always; loopback, private and other non-public addresses unless
 settings.WEBHOOK_ALLOW_PRIVATE. The host is resolved once, every address is checked, and the
 connection goes to the checked address (no second lookup an attacker's DNS could change).
-Redirects are not followed.
+Redirects are not followed. IPv6 addresses that carry an IPv4 address (IPv4-mapped and
+-compatible, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4, Teredo) are judged by that IPv4
+address too. Signatures carry a timestamp (``t=...,v1=...``): see api/README.md.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ipaddress
 import json
 import socket
 import ssl
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -45,9 +48,43 @@ class UnsafeWebhookUrl(ValueError):
     """The URL may not receive webhooks; the message says which rule it breaks."""
 
 
-def signature(body: bytes, secret: str) -> str:
-    """The X-Fabric-Signature value: sha256=<hex HMAC-SHA256 of the raw body>."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+# A receiver should refuse a signature whose timestamp is further than this from its clock
+# (api/README.md): a captured request cannot be replayed later. Stripe uses the same 5 min.
+SIGNATURE_TOLERANCE_S = 300
+
+
+def signature(body: bytes, secret: str, *, timestamp: int | None = None) -> str:
+    """The X-Fabric-Signature value: ``t=<unix seconds>,v1=<hex HMAC-SHA256>``.
+
+    The HMAC covers ``f"{t}.".encode() + body``, so the time cannot be changed without the
+    secret, and a receiver can refuse an old signature (as Stripe's webhooks do).
+    """
+    t = int(time.time()) if timestamp is None else int(timestamp)
+    mac = hmac.new(secret.encode(), f"{t}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={t},v1={mac}"
+
+
+def signature_valid(
+    header: str,
+    body: bytes,
+    secret: str,
+    *,
+    tolerance_s: int = SIGNATURE_TOLERANCE_S,
+    now: float | None = None,
+) -> bool:
+    """What a receiver does (api/README.md has the same code): check the MAC and the age."""
+    fields: dict[str, list[str]] = {}
+    for item in header.split(","):
+        key, _, value = item.strip().partition("=")
+        fields.setdefault(key, []).append(value)
+    try:
+        t = int(fields["t"][0])
+    except (KeyError, ValueError):
+        return False
+    if abs((time.time() if now is None else now) - t) > tolerance_s:
+        return False
+    expected = hmac.new(secret.encode(), f"{t}.".encode() + body, hashlib.sha256).hexdigest()
+    return any(hmac.compare_digest(expected, given) for given in fields.get("v1", []))
 
 
 def encode_payload(payload: dict[str, Any]) -> bytes:
@@ -72,10 +109,56 @@ def _split(url: str) -> SplitResult:
     return parts
 
 
+NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
+NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # RFC 4291 2.5.5.1 (deprecated)
+
+
+def _rfc6052_ipv4(address: ipaddress.IPv6Address, prefix_len: int) -> ipaddress.IPv4Address:
+    """The IPv4 address embedded after a NAT64 prefix of `prefix_len` bits (RFC 6052 2.2):
+    bits 64-71 (the "u" octet) are skipped."""
+    packed = address.packed
+    if prefix_len == 96:
+        return ipaddress.IPv4Address(packed[12:16])
+    start = prefix_len // 8
+    octets = [packed[i] for i in range(start, 16) if i != 8][:4]
+    return ipaddress.IPv4Address(bytes(octets))
+
+
+def embedded_ipv4(address: IpAddress) -> list[ipaddress.IPv4Address]:
+    """IPv4 addresses an IPv6 address carries to (mapped, compatible, NAT64, 6to4, Teredo).
+
+    A packet to any of them ends up at that IPv4 address, so the IPv4 rules apply to it:
+    64:ff9b::7f00:1 is 127.0.0.1 and 2002:a9fe:a9fe:: is 169.254.169.254.
+    """
+    if not isinstance(address, ipaddress.IPv6Address):
+        return []
+    found: list[ipaddress.IPv4Address] = []
+    if address.ipv4_mapped is not None:
+        found.append(address.ipv4_mapped)
+    if address in IPV4_COMPATIBLE and int(address) > 1:  # :: and ::1 are not IPv4
+        found.append(ipaddress.IPv4Address(address.packed[12:16]))
+    if address in NAT64_WELL_KNOWN:
+        found.append(_rfc6052_ipv4(address, 96))
+    if address in NAT64_LOCAL_USE:
+        # The operator picks the prefix length (48..96); every reading must be safe.
+        found += [_rfc6052_ipv4(address, n) for n in (48, 56, 64, 96)]
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found += list(address.teredo)
+    return found
+
+
 def check_address(address: IpAddress) -> None:
     """Raise UnsafeWebhookUrl when a webhook may not be sent to `address`."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    for inner in embedded_ipv4(address):
+        check_address(inner)
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None or (address in IPV4_COMPATIBLE and int(address) > 1):
+            return  # judged by the IPv4 address it carries (above)
+        if address in NAT64_LOCAL_USE and not settings.WEBHOOK_ALLOW_PRIVATE:
+            raise UnsafeWebhookUrl("must not point at a loopback or private address")
     if address in METADATA_ADDRESSES:
         raise UnsafeWebhookUrl("must not point at a cloud metadata service")
     if address.is_link_local:

@@ -21,6 +21,7 @@ export DJANGO_ENV=production
 SECRET_KEY=$($PY -c 'import secrets; print(secrets.token_urlsafe(64))')
 export SECRET_KEY
 export ALLOWED_HOSTS=127.0.0.1,localhost
+export API_PUBLIC_BASE_URL=${API_PUBLIC_BASE_URL:-http://127.0.0.1:8000}
 export SECURE_SSL_REDIRECT=false
 export LOG_LEVEL=WARNING
 

@@ -32,6 +32,9 @@ if [ "$mode" = services ]; then
   pids+=($!)
 else
   echo "Mode: embedded (SQLite at db.sqlite3, tasks run in-process; set DATABASE_URL and REDIS_URL for services)"
+  # Webhooks are delivered by a process of their own, never inside a web request.
+  $PY manage.py deliver_webhooks --loop &
+  pids+=($!)
 fi
 echo "Serving Fabric Advisor at http://$HOST:$PORT/"
 $PY manage.py runserver "$HOST:$PORT" --noreload

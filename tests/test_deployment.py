@@ -73,6 +73,7 @@ def production_env(**overrides: str) -> dict[str, str]:
         DJANGO_ENV="production",
         SECRET_KEY="x" * 20 + "-production-key-from-the-environment-0123456789",
         ALLOWED_HOSTS="advisor.example.com",
+        API_PUBLIC_BASE_URL="https://advisor.example.com",
     )
     env.update(overrides)
     return env

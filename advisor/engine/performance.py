@@ -48,6 +48,7 @@ from advisor.engine.placement import (
     training_communicators,
 )
 from advisor.engine.scenario import Design, Scenario
+from advisor.engine.serving import ServingModel, ServingPlan, decode_compute_s, serving_values
 from advisor.engine.topology import TopologyError, TopologySize, size_topology
 from advisor.engine.workload import (
     GroupLayout,
@@ -467,6 +468,11 @@ def _inference_times(
 
 
 def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design) -> DesignMetrics:
+    if i.serving is not None and not i.serving.colocated:
+        return DesignMetrics(
+            kind="inference",
+            values=_disaggregated_values(s, i.serving, d) + _boundary_values(s, w, d),
+        )
     point = _inference_times(s, w, i, d, "point")
     low = _inference_times(s, w, i, d, "low")
     high = _inference_times(s, w, i, d, "high")
@@ -486,7 +492,70 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
         ("meets_target", 1.0 if point.token_s * 1e3 <= target else 0.0),
     ) + _boundary_values(s, w, d)
+    if i.serving is not None:
+        values += tuple(serving_values(s, i.serving, d))
     return DesignMetrics(kind="inference", values=values)
+
+
+def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tuple[str, float], ...]:
+    """Prefill and decode pools under load (advisor.engine.serving).
+
+    ``ms_per_token`` is the p95 time per output token at the scenario's load and ``ttft_ms``
+    the p95 time to first token (KV transfer included), so the latency targets are checked
+    against what a user sees under load."""
+    serving = dict(serving_values(s, sp, d))
+    model = ServingModel(s, sp, d, "point")
+    op = model.operating_point()
+    low = ServingModel(s, sp, d, "low").operating_point()
+    high = ServingModel(s, sp, d, "high").operating_point()
+    q = sp.tokens_per_step
+    b = op.decode_batch_per_instance
+    compute = decode_compute_s(s, sp, sp.decode, b) / q
+    step = model.step(b) / q
+    comm = max(0.0, step - compute)
+    network = comm if sp.decode.ep > s.gpus_per_node else 0.0
+    tokens = op.output_tokens_per_s
+    target = s.inference.target_ms_per_token if s.inference else 0.0
+    values: tuple[tuple[str, float], ...] = (
+        ("ms_per_token", op.tpot_p95_s * 1e3),
+        ("ms_per_token_low", low.tpot_p95_s * 1e3),
+        ("ms_per_token_high", high.tpot_p95_s * 1e3),
+        ("ttft_ms", op.ttft_p95_s * 1e3),
+        ("tokens_per_s_per_server", tokens / max(1, sp.servers)),
+        ("tokens_per_s", tokens),
+        ("comm_ms_per_token", comm * 1e3),
+        ("network_ms_per_token", network * 1e3),
+        ("compute_ms_per_token", compute * 1e3),
+        ("gpu_idle_fraction", min(1.0, network / step) if step > 0 else 0.0),
+        ("meets_target", 1.0 if op.tpot_p95_s * 1e3 <= target else 0.0),
+        (
+            "decode_tokens_per_s_per_server",
+            tokens / max(1, sp.decode.servers),
+        ),
+        (
+            "prefill_tokens_per_s_per_server",
+            sp.prefill.instances
+            / max(model.prefill_s, 1e-12)
+            * sp.computed_prompt_tokens
+            / max(1, sp.prefill.servers),
+        ),
+    )
+    return values + tuple((k, v) for k, v in serving.items())
+
+
+_TRAFFIC_CACHE: dict[int, tuple[WorkloadPlan, tuple[tuple[Communicator, float], ...]]] = {}
+
+
+def _plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
+    """plan_traffic(w), kept while the same plan object is alive (one per evaluation)."""
+    hit = _TRAFFIC_CACHE.get(id(w))
+    if hit is not None and hit[0] is w:
+        return hit[1]
+    traffic = plan_traffic(w)
+    if len(_TRAFFIC_CACHE) > 64:
+        _TRAFFIC_CACHE.clear()
+    _TRAFFIC_CACHE[id(w)] = (w, traffic)
+    return traffic
 
 
 def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str, float], ...]:

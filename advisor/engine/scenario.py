@@ -4,7 +4,8 @@ Defaults (also in docs/MODEL.md): ``gpus_per_node`` = the GPU's server size (or 
 smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported); ``sequence_length`` = 4096;
 training ``global_batch_tokens`` = 4,194,304 (4M tokens); ``total_tokens`` = 1e12 (training)
 or 1e9 (fine-tuning); ``sharding`` = zero1; inference 64 concurrent requests, 2048 prompt
-and 512 output tokens, 50 ms per token target.
+and 512 output tokens, 50 ms per token and 2000 ms time-to-first-token targets (both p95),
+no prefix-cache hits, no speculative decoding, deployment chosen by the engine.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ DEFAULT_CONCURRENT_REQUESTS = 64
 DEFAULT_PROMPT_TOKENS = 2048
 DEFAULT_OUTPUT_TOKENS = 512
 DEFAULT_TARGET_MS_PER_TOKEN = 50.0
+DEFAULT_TARGET_TTFT_MS = 2000.0
+DEPLOYMENTS: tuple[str, ...] = ("replicas", "split", "disaggregated")
 
 _TOP_LEVEL_KEYS = frozenset(
     {
@@ -95,12 +98,33 @@ class TrainingSpec:
 
 
 @dataclass(frozen=True)
+class PoolSpec:
+    """One serving pool of a disaggregated deployment (``None`` = left to the engine)."""
+
+    servers: int | None = None
+    tp: int | None = None
+    ep: int | None = None
+
+
+@dataclass(frozen=True)
 class InferenceSpec:
     independent_replicas: bool | None
     concurrent_requests: int
     prompt_tokens: int
     output_tokens: int
     target_ms_per_token: float
+    deployment: str | None = None
+    """``replicas`` | ``split`` | ``disaggregated``; ``None`` lets the engine choose."""
+    requests_per_s: float | None = None
+    """Open-loop arrival rate (Poisson); ``None`` means closed loop at concurrent_requests."""
+    target_ttft_ms: float = 2000.0
+    """p95 time to first token target."""
+    prefix_cache_hit_rate: float = 0.0
+    """Share of prompt tokens whose KV cache is reused (not recomputed)."""
+    mtp: float | None = None
+    """Speculative decoding with one draft token (DeepSeek MTP): its acceptance rate."""
+    prefill_pool: PoolSpec | None = None
+    decode_pool: PoolSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -192,7 +216,18 @@ class Scenario:
             t.pop("sharding_given")
             out["training"] = t
         if self.inference is not None:
-            out["inference"] = asdict(self.inference)
+            inf = asdict(self.inference)
+            pools = {
+                role: {k: v for k, v in (inf.pop(f"{role}_pool") or {}).items() if v is not None}
+                for role in ("prefill", "decode")
+            }
+            pools = {k: v for k, v in pools.items() if v}
+            if pools:
+                inf["pools"] = pools
+            for key in ("deployment", "requests_per_s", "mtp"):
+                if inf[key] is None:
+                    del inf[key]
+            out["inference"] = inf
         if self.design is not None:
             out["design"] = self.design.to_dict()
         return out
@@ -508,6 +543,32 @@ def _parse_training(
     )
 
 
+def _parse_pool(errors: _Errors, raw: Any, field: str) -> PoolSpec | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        errors.add(field, "must be an object with servers, tp, ep")
+        return None
+    values: dict[str, int | None] = {}
+    for key in raw:
+        if key not in ("servers", "tp", "ep"):
+            errors.add(f"{field}.{key}", "unknown field")
+    for key in ("servers", "tp", "ep"):
+        if raw.get(key) is not None:
+            values[key] = _positive_int(errors, f"{field}.{key}", raw[key])
+    return PoolSpec(**values)
+
+
+def _fraction(errors: _Errors, field: str, value: Any, *, below_one: bool) -> float | None:
+    if _is_number(value) and math.isfinite(value) and 0 <= value <= 1:
+        if below_one and value >= 1:
+            errors.add(field, "must be >= 0 and < 1")
+            return None
+        return float(value)
+    errors.add(field, "must be a number between 0 and 1" + (" (below 1)" if below_one else ""))
+    return None
+
+
 def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
     allowed = (
         "independent_replicas",
@@ -515,6 +576,12 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
         "prompt_tokens",
         "output_tokens",
         "target_ms_per_token",
+        "deployment",
+        "requests_per_s",
+        "target_ttft_ms",
+        "prefix_cache_hit_rate",
+        "mtp",
+        "pools",
     )
     for key in raw:
         if key not in allowed:
@@ -535,12 +602,61 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
             _positive_number(errors, "inference.target_ms_per_token", raw["target_ms_per_token"])
             or target
         )
+    deployment = None
+    if raw.get("deployment") is not None:
+        deployment = _choice(errors, "inference.deployment", raw["deployment"], DEPLOYMENTS)
+    if deployment == "replicas" and independent is False:
+        errors.add("inference.deployment", "replicas contradicts independent_replicas=false")
+    if deployment in ("split", "disaggregated") and independent is True:
+        errors.add("inference.deployment", f"{deployment} contradicts independent_replicas=true")
+    rate = None
+    if raw.get("requests_per_s") is not None:
+        rate = _positive_number(errors, "inference.requests_per_s", raw["requests_per_s"])
+    ttft = DEFAULT_TARGET_TTFT_MS
+    if raw.get("target_ttft_ms") is not None:
+        ttft = _positive_number(errors, "inference.target_ttft_ms", raw["target_ttft_ms"]) or ttft
+    hit = 0.0
+    if raw.get("prefix_cache_hit_rate") is not None:
+        hit = (
+            _fraction(
+                errors,
+                "inference.prefix_cache_hit_rate",
+                raw["prefix_cache_hit_rate"],
+                below_one=True,
+            )
+            or 0.0
+        )
+    mtp = None
+    if raw.get("mtp") is not None:
+        mtp = _fraction(errors, "inference.mtp", raw["mtp"], below_one=False)
+    pools_raw = raw.get("pools")
+    prefill_pool = decode_pool = None
+    if pools_raw is not None:
+        if not isinstance(pools_raw, dict):
+            errors.add("inference.pools", "must be an object with prefill and decode")
+        else:
+            for key in pools_raw:
+                if key not in ("prefill", "decode"):
+                    errors.add(f"inference.pools.{key}", "unknown field")
+            prefill_pool = _parse_pool(errors, pools_raw.get("prefill"), "inference.pools.prefill")
+            decode_pool = _parse_pool(errors, pools_raw.get("decode"), "inference.pools.decode")
+            if deployment not in (None, "disaggregated"):
+                errors.add("inference.pools", "only a disaggregated deployment has pools")
+            elif deployment is None:
+                deployment = "disaggregated"
     return InferenceSpec(
         independent_replicas=independent,
         concurrent_requests=int_or("concurrent_requests", DEFAULT_CONCURRENT_REQUESTS),
         prompt_tokens=int_or("prompt_tokens", DEFAULT_PROMPT_TOKENS),
         output_tokens=int_or("output_tokens", DEFAULT_OUTPUT_TOKENS),
         target_ms_per_token=target,
+        deployment=deployment,
+        requests_per_s=rate,
+        target_ttft_ms=ttft,
+        prefix_cache_hit_rate=hit,
+        mtp=mtp if mtp else None,
+        prefill_pool=prefill_pool,
+        decode_pool=decode_pool,
     )
 
 

@@ -226,10 +226,30 @@ def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     return lines
 
 
+@lru_cache(maxsize=1)
+def serving_calibration_rows() -> tuple[dict[str, Any], ...]:
+    """Published serving results (``data/serving_calibration.json``, kind ``serving``)."""
+    text = (
+        resources.files("advisor.engine")
+        .joinpath("data/serving_calibration.json")
+        .read_text("utf-8")
+    )
+    return tuple(json.loads(text)["rows"])
+
+
+def predict_serving(row: dict[str, Any]) -> dict[str, float]:
+    from advisor.engine.serving import predict_published
+
+    return predict_published(row)
+
+
+_PREDICTORS["serving"] = predict_serving
+
+
 def validation_report() -> dict[str, Any]:
     """``{"rows": [...], "passed": bool}`` (docs/ENGINE_API.md)."""
     lines: list[dict[str, Any]] = []
-    for row in calibration_rows():
+    for row in calibration_rows() + serving_calibration_rows():
         lines.extend(validate_row(row))
     return {"rows": lines, "passed": all(line["passed"] for line in lines)}
 

@@ -10,7 +10,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -40,6 +40,12 @@ from advisor.engine.placement import (
     pipeline_crosses_network,
 )
 from advisor.engine.scenario import Scenario
+from advisor.engine.serving import (
+    ServingPlan,
+    colocated_plan,
+    experts_per_gpu,
+    plan_disaggregated,
+)
 
 GB = 1e9
 
@@ -222,6 +228,8 @@ class InferencePlan:
     tp_layout: GroupLayout
     ep_layout: GroupLayout
     pp_crosses_network: bool
+    serving: ServingPlan | None = None
+    """Deployment, pools, KV transfer and load inputs (advisor.engine.serving)."""
 
 
 @dataclass(frozen=True)
@@ -253,7 +261,11 @@ class WorkloadPlan:
             "needs_compute_fabric": self.needs_compute_fabric,
             "traffic": traffic_dict(self),
             "notes": list(self.notes),
-        }
+        } | (
+            {"serving": self.inference.serving.to_dict()}
+            if self.inference is not None and self.inference.serving is not None
+            else {}
+        )
 
 
 def traffic_dict(w: WorkloadPlan) -> dict[str, Any]:
@@ -1289,6 +1301,10 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
     def kv_split(tp: int, ep_like: int) -> int:
         return min(tp, m.kv_heads) if ep_like <= 1 else 1
 
+    deployment = _choose_deployment(s, dom)
+    if deployment == "disaggregated":
+        return _plan_disaggregated(s, dom)
+
     chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
@@ -1302,13 +1318,20 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
             errors["parallelism"] = [f"GPUs per replica ({r}) must divide gpus ({s.gpus})"]
         if m.heads % tp != 0:
             errors["parallelism.tp"] = [f"must divide the model's heads ({m.heads})"]
-        if ep > 1 and (not m.is_moe or m.moe_experts % ep != 0):
-            errors["parallelism.ep"] = ["must divide the number of experts of a MoE model"]
+        if ep > 1 and not m.is_moe:
+            errors["parallelism.ep"] = ["must be 1 for a dense model"]
+        elif ep > 1 and ep > m.moe_experts:
+            errors["parallelism.ep"] = [f"must be <= the number of experts ({m.moe_experts})"]
         if errors:
             raise ScenarioError(errors)
         replicas = s.gpus // r
         batch = math.ceil(inf.concurrent_requests / replicas)
-        mem = inference_memory(s, r, batch, kv_split(tp, ep))
+        # ep need not divide the experts: redundant copies fill every GPU equally
+        mem = (
+            _moe_ep_memory(s, r, batch)
+            if ep > 1
+            else inference_memory(s, r, batch, kv_split(tp, ep))
+        )
         if not mem.fits:
             raise ScenarioError.single(
                 "parallelism",
@@ -1329,7 +1352,7 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
             for k in range(2, s.gpus // s.gpus_per_node + 1)
             if s.gpus % (k * s.gpus_per_node) == 0 and k * s.gpus_per_node > dom
         ]
-        if inf.independent_replicas:
+        if inf.independent_replicas or deployment == "replicas":
             sizes = [r for r in sizes if r <= dom]
         for r in sorted(set(sizes)):
             replicas = s.gpus // r
@@ -1358,6 +1381,8 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
                 break
         if chosen is None:
             field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
+            if deployment == "replicas":
+                field = "inference.deployment"
             raise ScenarioError.single(
                 field,
                 f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
@@ -1369,7 +1394,7 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
     replicas = s.gpus // r
     batch = math.ceil(inf.concurrent_requests / replicas)
     independent = r <= dom
-    if inf.independent_replicas is False and independent:
+    if (inf.independent_replicas is False or deployment == "split") and independent:
         notes.append("each replica fits one server, so replicas are independent anyway")
     plan = Plan(
         tp=tp,
@@ -1383,6 +1408,17 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
         source=source,
     )
     inference = _inference_costs(s, plan, r, batch, dom)
+    inference = replace(
+        inference,
+        serving=colocated_plan(
+            s,
+            "replicas" if independent else "split",
+            tp,
+            pp,
+            ep,
+            legacy_comm_s=inference.tp_decode_intra_s if independent else 0.0,
+        ),
+    )
     return WorkloadPlan(
         plan=plan,
         memory=mem,
@@ -1398,11 +1434,99 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
     )
 
 
+def _choose_deployment(s: Scenario, dom: int) -> str | None:
+    """``inference.deployment``, or ``disaggregated`` for a MoE model too big for one scale-up
+    domain on two or more servers with no explicit plan (wide-EP serving as deployed by
+    DeepSeek, SGLang, Dynamo); ``None`` leaves replicas vs split to the planner below."""
+    inf = s.inference
+    assert inf is not None
+    if inf.deployment is not None:
+        return inf.deployment
+    if s.parallelism.given or inf.independent_replicas is True or s.nodes < 2:
+        return None
+    m = s.model
+    weights = m.params * WEIGHT_BYTES[s.precision]
+    too_big = weights > dom * s.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+    return "disaggregated" if m.is_moe and too_big else None
+
+
+def _plan_disaggregated(s: Scenario, dom: int) -> WorkloadPlan:
+    """Prefill and decode pools (advisor.engine.serving); the decode pool is the plan."""
+    inf = s.inference
+    assert inf is not None
+    if s.parallelism.given:
+        raise ScenarioError.single(
+            "parallelism",
+            "a disaggregated deployment takes its parallelism from inference.pools",
+        )
+    sp = plan_disaggregated(s)
+    dec = sp.decode
+    gpus_per_replica = dec.ep if dec.ep > 1 else dec.tp * dec.pp
+    replicas = max(1, dec.gpus // gpus_per_replica)
+    batch = max(1, math.ceil(inf.concurrent_requests / replicas))
+    plan = Plan(
+        tp=dec.tp,
+        pp=dec.pp,
+        dp=replicas,
+        ep=dec.ep,
+        micro_batch=batch,
+        virtual_stages=1,
+        sharding="none",
+        recompute="none",
+        source="explicit" if inf.decode_pool or inf.prefill_pool else "planner",
+    )
+    per_gpu_requests = min(
+        float(dec.max_batch_per_instance),
+        inf.concurrent_requests / max(1, dec.instances),
+    )
+    kv_gb = per_gpu_requests * dec.kv_gb_per_request / max(1, dec.gpus_per_instance)
+    cap = s.gpu.memory_gb
+    mem = MemoryEstimate(
+        weights_gb=dec.weights_gb_per_gpu,
+        gradients_gb=0.0,
+        optimizer_gb=0.0,
+        activations_gb=0.0,
+        kv_cache_gb=kv_gb,
+        total_gb=dec.weights_gb_per_gpu + kv_gb,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )
+    costs = _inference_costs(s, plan, gpus_per_replica, batch, dom)
+    inference = replace(costs, serving=sp, independent_replicas=False)
+    notes = [
+        f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} decode "
+        f"servers; each request's KV cache ({sp.kv_bytes_per_request / 1e6:.0f} MB) crosses "
+        "the fabric from prefill to decode"
+    ]
+    if dec.redundant_experts > 0:
+        notes.append(
+            f"decode EP{dec.ep} hosts {dec.experts_per_gpu} routed experts per GPU "
+            f"({dec.redundant_experts} redundant copies)"
+        )
+    return WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=s.nodes,
+        gpus_per_node=s.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, s.gpus // dom),
+        spans_servers=True,
+        needs_compute_fabric=True,
+        training=None,
+        inference=inference,
+        notes=tuple(notes),
+    )
+
+
 def _moe_ep_memory(s: Scenario, r: int, batch: int) -> MemoryEstimate:
     assert s.inference is not None
     m = s.model
     wbytes = WEIGHT_BYTES[s.precision]
-    weights = (m.dense_params + m.expert_params / r) * wbytes
+    # routed experts: ceil(experts / r) per GPU, redundant copies fill the remainder
+    weights = (
+        m.dense_params * wbytes
+        + experts_per_gpu(m, r) * m.expert_params / max(1, m.moe_experts) * wbytes
+    )
     context = s.inference.prompt_tokens + s.inference.output_tokens
     per_gpu_requests = math.ceil(batch / r)
     kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes

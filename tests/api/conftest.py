@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from advisor.scenarios.models import ScenarioRun
 from api.models import ApiClient
-from api.services import api_client_create
+from api.services import api_client_create, webhook_deliver_due
 
 TWO_SERVER_TRAINING: dict[str, Any] = {
     "workload": "training",
@@ -84,12 +86,33 @@ def customer_user(db: None) -> Caller:
     return Caller(name="customer", http=http, user=user)
 
 
+def deliver_webhooks() -> int:
+    """What embedded mode's deliverer process (manage.py deliver_webhooks) does, until nothing
+    is due; retries are made at once instead of after their backoff."""
+    far_future = timezone.now() + timedelta(days=30)
+    made = 0
+    for _ in range(100):
+        tick = webhook_deliver_due(now=far_future)
+        if not tick:
+            break
+        made += tick
+    return made
+
+
 @pytest.fixture
 def run_tasks(
     django_capture_on_commit_callbacks: Callable[..., AbstractContextManager[Any]],
 ) -> Callable[[], AbstractContextManager[Any]]:
-    """`with run_tasks():` runs what would be enqueued on commit, in-process (eager)."""
-    return lambda: django_capture_on_commit_callbacks(execute=True)
+    """`with run_tasks():` runs what would be enqueued on commit, in-process (eager), then
+    what the embedded webhook deliverer would post (never inside the request itself)."""
+
+    @contextmanager
+    def run() -> Iterator[Any]:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            yield callbacks
+        deliver_webhooks()
+
+    return run
 
 
 @pytest.fixture

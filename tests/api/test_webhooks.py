@@ -13,14 +13,23 @@ import pytest
 from advisor.scenarios.models import RunStatus
 from api.models import DeliveryStatus, WebhookAttempt, WebhookDelivery
 from api.services import webhook_backoff_s, webhook_delivery_create
-from api.webhooks import UnsafeWebhookUrl, check_address, check_url_syntax, signature
+from api.webhooks import (
+    UnsafeWebhookUrl,
+    check_address,
+    check_url_syntax,
+    signature,
+    signature_valid,
+)
 from tests.api.conftest import TWO_SERVER_TRAINING, Caller, Receiver, latest_run
 
 pytestmark = pytest.mark.django_db
 
 
-def expected_signature(body: bytes, secret: str) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+def expected_signature(header: str, body: bytes, secret: str) -> str:
+    """What a receiver computes (api/README.md): the header's time, then the HMAC."""
+    t = header.split(",")[0].removeprefix("t=")
+    mac = hmac.new(secret.encode(), f"{t}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={t},v1={mac}"
 
 
 def test_a_finished_run_is_posted_signed_and_retried_after_a_failure(
@@ -38,7 +47,9 @@ def test_a_finished_run_is_posted_signed_and_retried_after_a_failure(
     for request in receiver.received:
         assert request.path == "/hooks/fabric"
         assert request.headers["Content-Type"] == "application/json"
-        assert request.headers["X-Fabric-Signature"] == expected_signature(request.body, secret)
+        header = request.headers["X-Fabric-Signature"]
+        assert header == expected_signature(header, request.body, secret)
+        assert signature_valid(header, request.body, secret)
         assert request.headers["X-Fabric-Event"] == "run.finished"
     assert receiver.received[0].body == receiver.received[1].body  # the same bytes, re-sent
     payload = json.loads(receiver.received[1].body)
@@ -184,9 +195,9 @@ def test_a_revoked_clients_webhooks_are_not_sent(
 # --- The rules, one by one --------------------------------------------------------------------
 
 
-def test_the_signature_is_an_hmac_sha256_of_the_raw_body() -> None:
-    assert signature(b'{"a":1}', "s3cret") == (
-        "sha256=" + hmac.new(b"s3cret", b'{"a":1}', hashlib.sha256).hexdigest()
+def test_the_signature_is_an_hmac_sha256_of_the_time_and_the_raw_body() -> None:
+    assert signature(b'{"a":1}', "s3cret", timestamp=1700000000) == (
+        "t=1700000000,v1=" + hmac.new(b"s3cret", b'1700000000.{"a":1}', hashlib.sha256).hexdigest()
     )
 
 
@@ -322,13 +333,16 @@ def test_the_sweep_leaves_deliveries_on_schedule_alone(receiver: Receiver, submi
 
 
 def test_the_delivery_is_recorded_in_the_transaction_that_finishes_the_run(
-    submitted: Any, django_capture_on_commit_callbacks: Any
+    submitted: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker that dies right after the run's end commits cannot lose its webhook."""
     from advisor.scenarios.services import run_execute
 
     created = submitted(finish=False, callback_url="https://quotes.example.com/hook")
     run = latest_run(created["id"])
+    # As in services mode: the POST goes to a worker (embedded mode leaves it to the
+    # deliverer process, tests/security/test_api_hardening.py).
+    monkeypatch.setattr("api.services.tasks_run_in_process", lambda: False)
 
     with django_capture_on_commit_callbacks(execute=False) as after_commit:
         run_execute(run_id=run.pk)

@@ -32,6 +32,7 @@ def production(**env: str) -> dict[str, str]:
         "DJANGO_ENV": "production",
         "SECRET_KEY": "x" * 20 + "-production-key-from-the-environment-0123456789",
         "ALLOWED_HOSTS": "advisor.example.com",
+        "API_PUBLIC_BASE_URL": "https://advisor.example.com",
         **env,
     }
 

@@ -408,6 +408,7 @@ def test_the_production_secret_key_is_the_one_in_the_environment() -> None:
         "DJANGO_ENV": "production",
         "SECRET_KEY": key,
         "ALLOWED_HOSTS": "advisor.example.com",
+        "API_PUBLIC_BASE_URL": "https://advisor.example.com",
     }
     env.pop("DEBUG", None)
     result = subprocess.run(

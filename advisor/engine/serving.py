@@ -1,0 +1,1081 @@
+"""Inference serving as deployed now: deployments, pools, KV-cache transfer and load.
+
+Deployments (``inference.deployment``):
+
+* ``replicas``: each replica fits one server (or NVLink domain); servers never talk.
+* ``split``: one replica spans servers (tensor/pipeline parallel, or wide expert parallel with
+  attention data-parallel), prefill and decode share the GPUs (chunked prefill).
+* ``disaggregated``: a prefill pool and a decode pool on different servers (NVIDIA Dynamo,
+  llm-d, SGLang, Mooncake); every request's KV cache crosses the fabric from prefill to decode.
+
+Load: an open arrival rate (Poisson, ``inference.requests_per_s``) or a closed loop of
+``concurrent_requests`` users.  Decode uses continuous batching: the in-flight batch follows
+Little's law (batch = arrival rate x output tokens x time per token).  The prefill queue is an
+M/G/c queue (Erlang C with the Allen-Cunneen correction for deterministic service); time to
+first token = queueing + prefill + KV transfer + first decode step.  docs/MODEL.md ("Serving")
+lists every formula and constant with its source.
+
+Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from advisor.engine.catalog import ModelSpec
+from advisor.engine.collectives import CommDomain, make_domain, moe_dispatch, nic_bytes_per_s
+from advisor.engine.constants import (
+    DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
+    FABRICS,
+    HBM_EFFICIENCY,
+    MEMORY_USABLE_FRACTION,
+    WEIGHT_BYTES,
+)
+from advisor.engine.errors import ScenarioError
+from advisor.engine.scenario import Design, PoolSpec, Scenario
+
+GB = 1e9
+
+# ----------------------------------------------------------------------------- constants
+
+KV_TCP_GBYTES_PER_S_PER_100G = 5.0
+"""KV transfer over TCP (no RDMA): NCCL/TCP sockets reach only 4-6 GB/s per 100 Gb/s of NIC
+(NVIDIA/nccl #450); KV transfer engines on TCP (Mooncake TCP transport, NIXL/UCX TCP) stage
+through host memory the same way.  Midpoint 5 GB/s per 100G = 40 % of line rate."""
+KV_TRANSFER_SETUP_S = 200e-6
+"""Per-request handshake of a KV transfer (decode pre-allocates, prefill is told where to
+write: SGLang PD design, Mooncake transfer engine); engineering estimate, two round trips plus
+bookkeeping."""
+ATTENTION_DECODE_EFFICIENCY = 0.67
+"""Decode attention reaches 660 of 989 dense bf16 TFLOP/s on H800 when compute bound
+(deepseek-ai/FlashMLA README: 660 TFLOPS, 3000 GB/s memory bound)."""
+MLA_ROPE_DIM = 64
+"""Decoupled RoPE key width of multi-head latent attention (DeepSeek-V2, arXiv 2405.04434)."""
+DECODE_TBO_OVERLAP = 0.0
+"""Share of the shorter of (compute, expert all-to-all) that two-micro-batch overlap hides in
+decode.  DeepSeek (day-6 overview) and SGLang (lmsys.org/blog/2025-05-05-large-scale-ep) split
+a decode batch in two; SGLang reports the decode gain 'varies' with batch and attention time and
+that overlapped dispatch/combine kernels busy-wait, so most of the communication stays
+visible.  Fitted to the LMSYS 9-node decode row (docs/MODEL.md)."""
+PREFILL_TBO_OVERLAP = 0.9
+"""Prefill two-micro-batch overlap hides most of the all-to-all (SGLang: +27-35 % prefill
+throughput from TBO; DeepSeek profile shows communication hidden); engineering estimate."""
+SERVING_PREFILL_EFFICIENCY = 0.50
+"""Prefill reaches this share of the training compute model's GEMM efficiency: variable-length
+batches, expert load imbalance (SGLang: default EPLB 20 % slower than perfect balance), routing,
+quantisation and sampling kernels.  Fitted between the DeepSeek production and RTP-LLM prefill
+rows (docs/MODEL.md)."""
+PREFILL_TOKENS_PER_GPU_EP = 16384
+"""Tokens per GPU per expert-parallel prefill batch (DeepSeek profile-data and SGLang's
+large-scale EP prefill runs: 16,384 tokens per device)."""
+PREFILL_TTFT_SHARE = 0.5
+"""A dense prefill instance is sized so one prompt's prefill uses at most half of the TTFT
+target (the rest is left for queueing, KV transfer and the first token); design rule."""
+CHUNKED_PREFILL_TOKENS = 2048
+"""Prefill tokens per step when prefill and decode share GPUs (vLLM chunked prefill default
+``max_num_batched_tokens`` = 2048 for online serving)."""
+MTP_DRAFT_TOKENS = 1
+"""DeepSeek-V3 multi-token prediction predicts one extra token (arXiv 2412.19437 section 5.4.3:
+85-90 % acceptance, 1.8x tokens per second)."""
+P95_Z = 1.645
+"""One-sided 95 % point of the normal approximation of a Poisson batch (M/G/inf)."""
+SATURATED_S = 3600.0
+"""Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
+ERLANG_MAX_SERVERS = 512
+"""Above this many prefill instances, Erlang C is evaluated on 512 aggregated servers of the
+same total capacity (slightly pessimistic; keeps a cluster of 100k GPUs to milliseconds)."""
+CURVE_POINTS = 10
+"""Points of the latency-vs-load curve, from 10 % to 100 % of capacity."""
+
+
+# ----------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One pool of GPUs serving one phase (``prefill``, ``decode``) or both (``serve``).
+
+    An *instance* batches requests on its own: a tensor/pipeline-parallel replica, or one
+    GPU of attention data-parallel when experts are spread over ``ep`` GPUs.
+    """
+
+    role: str
+    servers: int
+    gpus: int
+    tp: int
+    pp: int
+    ep: int
+    instances: int
+    gpus_per_instance: int
+    experts_per_gpu: int
+    redundant_experts: int
+    weights_gb_per_gpu: float
+    kv_gb_per_request: float
+    """KV cache of one request at its full context, per GPU holding it."""
+    max_batch_per_instance: int
+    """Requests an instance can hold in memory at full context."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    """Design-independent serving quantities (see module docstring)."""
+
+    deployment: str
+    prefill: PoolPlan
+    decode: PoolPlan
+    servers: int
+    kv_bytes_per_token: float
+    kv_bytes_per_request: float
+    """KV cache of one prompt, the bytes a disaggregated deployment moves per request."""
+    prompt_tokens: int
+    computed_prompt_tokens: float
+    output_tokens: int
+    tokens_per_step: float
+    """Output tokens per sequence per decode step (1 + MTP acceptance)."""
+    rows_per_step: int
+    """Tokens each sequence feeds through the model per decode step (1 + MTP drafts)."""
+    requests_per_s: float | None
+    concurrent_requests: int
+    target_ttft_s: float
+    target_tpot_s: float
+    legacy_comm_s: float = 0.0
+    """Per-step communication of a ``split`` replica from the per-token model (colocated)."""
+
+    @property
+    def colocated(self) -> bool:
+        return self.deployment != "disaggregated"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "deployment": self.deployment,
+            "servers": self.servers,
+            "pools": {"prefill": self.prefill.to_dict(), "decode": self.decode.to_dict()}
+            if not self.colocated
+            else {"serve": self.decode.to_dict()},
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_bytes_per_request": self.kv_bytes_per_request,
+            "computed_prompt_tokens": self.computed_prompt_tokens,
+            "tokens_per_step": self.tokens_per_step,
+            "requests_per_s": self.requests_per_s,
+            "concurrent_requests": self.concurrent_requests,
+        }
+
+
+def kv_element_bytes(precision: str, latent: bool = False) -> float:
+    """KV cache bytes per element: fp8 serving of GQA/MHA models keeps an fp8 KV cache
+    (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``); latent (MLA) caches stay
+    bf16 as in FlashMLA and the DeepSeek/SGLang deployments; otherwise 16-bit."""
+    return 1.0 if precision == "fp8" and not latent else 2.0
+
+
+def latent_kv(m: ModelSpec) -> bool:
+    """Multi-head latent attention: the cached vector is shared by all heads (not split by TP)."""
+    return m.kv_dim_per_layer != 2 * m.kv_heads * m.head_dim
+
+
+def kv_bytes_per_token(m: ModelSpec, precision: str) -> float:
+    """layers x cached elements per layer (2 x kv_heads x head_dim for GQA, 576 for MLA)."""
+    return float(m.layers * m.kv_dim_per_layer) * kv_element_bytes(precision, latent_kv(m))
+
+
+def decode_attention_flops_per_context_token(m: ModelSpec) -> float:
+    """Attention FLOPs per generated token per cached token per layer.
+
+    GQA/MHA: QK^T and AV, 4 x heads x head_dim.  MLA with absorbed projections (FlashMLA):
+    every head scores against the 576-wide latent and reads back the 512-wide part,
+    2 x heads x (576 + 512)."""
+    if latent_kv(m):
+        return 2.0 * m.heads * (2 * m.kv_dim_per_layer - MLA_ROPE_DIM)
+    return 4.0 * m.heads * m.head_dim
+
+
+def _expert_bytes(m: ModelSpec, wbytes: float) -> float:
+    return m.expert_params / max(1, m.moe_experts) * wbytes
+
+
+def experts_per_gpu(m: ModelSpec, ep: int, redundant: int = 0) -> int:
+    """Routed experts each GPU hosts: ceil((experts + redundant) / ep).
+
+    When ep does not divide the expert count, deployments add redundant copies of the busiest
+    experts so every GPU holds the same number (DeepSeek: 256 + 32 redundant over EP144 = 2
+    per GPU; EPLB makes EP72 possible with 288 slots)."""
+    return math.ceil((m.moe_experts + redundant) / max(1, ep))
+
+
+def _usable_bytes(s: Scenario) -> float:
+    return s.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+
+
+def _pool(
+    s: Scenario, role: str, servers: int, tp: int, pp: int, ep: int, context: int
+) -> PoolPlan | None:
+    """A pool of ``servers`` whole servers, or ``None`` when its weights leave no KV room."""
+    m = s.model
+    wb = WEIGHT_BYTES[s.precision]
+    gpus = servers * s.gpus_per_node
+    kvb = kv_bytes_per_token(m, s.precision)
+    if ep > 1:
+        per_gpu = experts_per_gpu(m, ep)
+        slots = per_gpu * ep
+        weights = m.dense_params * wb / tp + per_gpu * _expert_bytes(m, wb)
+        gpi = 1 if tp == 1 else tp
+        kv_split = 1 if latent_kv(m) else min(tp, m.kv_heads)
+        instances = gpus // gpi
+        redundant = slots - m.moe_experts
+    else:
+        per_gpu, redundant = 0, 0
+        weights = m.params * wb / (tp * pp)
+        gpi = tp * pp
+        kv_split = 1 if latent_kv(m) else min(tp, m.kv_heads)
+        instances = gpus // gpi
+    kv_req = context * kvb / (kv_split * pp)
+    # the activation working set of a decode step is small next to the KV cache
+    room = _usable_bytes(s) - weights
+    if room <= 0:
+        return None
+    max_batch = int(room / kv_req)
+    if max_batch < 1:
+        return None
+    per_instance = max_batch
+    return PoolPlan(
+        role=role,
+        servers=servers,
+        gpus=gpus,
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        instances=max(1, instances),
+        gpus_per_instance=gpi,
+        experts_per_gpu=per_gpu,
+        redundant_experts=redundant,
+        weights_gb_per_gpu=weights / GB,
+        kv_gb_per_request=kv_req / GB,
+        max_batch_per_instance=per_instance,
+    )
+
+
+def _dense_instance(s: Scenario, role: str, servers: int, context: int) -> PoolPlan | None:
+    """Smallest power-of-two tensor-parallel group inside one server that holds the model.
+
+    A prefill instance grows further (up to the server) until one prompt's prefill takes at
+    most PREFILL_TTFT_SHARE of the time-to-first-token target: long prompts need more GPUs per
+    request, not more requests per GPU."""
+    from advisor.engine.workload import forward_flops_per_token
+
+    m = s.model
+    inf = s.inference
+    assert inf is not None
+    fitting: list[PoolPlan] = []
+    tp = 1
+    while tp <= s.gpus_per_node:
+        if m.heads % tp == 0 and (servers * s.gpus_per_node) % tp == 0:
+            pool = _pool(s, role, servers, tp, 1, 1, context)
+            # keep at least a handful of requests per instance
+            if pool is not None and pool.max_batch_per_instance >= 4:
+                fitting.append(pool)
+                if role != "prefill":
+                    return pool
+                tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
+                flops = tokens * forward_flops_per_token(m, inf.prompt_tokens)
+                fps = _gemm_flops_per_s(s, tp) * SERVING_PREFILL_EFFICIENCY * tp
+                if flops / fps <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
+                    return pool
+        tp *= 2
+    return fitting[-1] if fitting else None
+
+
+def _moe_pool(
+    s: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
+) -> PoolPlan | None:
+    """Attention data-parallel + experts over the pool (or ``spec.ep`` GPUs)."""
+    gpus = servers * s.gpus_per_node
+    tp = (spec.tp if spec and spec.tp else None) or 1
+    ep = (spec.ep if spec and spec.ep else None) or gpus
+    return _pool(s, role, servers, tp, 1, ep, context)
+
+
+def _pool_for(
+    s: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
+) -> PoolPlan | None:
+    m = s.model
+    if m.is_moe and (spec is None or spec.ep is None or spec.ep > 1):
+        pool = _moe_pool(s, role, servers, context, spec)
+        if pool is not None or (spec is not None and spec.ep is not None):
+            return pool
+    if spec is not None and spec.tp is not None:
+        return _pool(s, role, servers, spec.tp, 1, 1, context)
+    return _dense_instance(s, role, servers, context)
+
+
+def plan_disaggregated(s: Scenario) -> ServingPlan:
+    """Size the prefill and decode pools (given in ``inference.pools`` or balanced here).
+
+    Balance: prefill servers / decode servers = (prompt work per request / prefill rate per
+    server) / (output tokens per request / decode rate per server at the time-per-token
+    target), both from the compute model alone (the network is priced per design later).
+    """
+    inf = s.inference
+    assert inf is not None
+    servers = s.nodes
+    if servers < 2:
+        raise ScenarioError.single(
+            "inference.deployment",
+            "disaggregated serving needs at least 2 servers (one prefill, one decode)",
+        )
+    context = inf.prompt_tokens + inf.output_tokens
+    pspec, dspec = inf.prefill_pool, inf.decode_pool
+    fixed_p = pspec.servers if pspec and pspec.servers else None
+    fixed_d = dspec.servers if dspec and dspec.servers else None
+    if fixed_p and fixed_d and fixed_p + fixed_d != servers:
+        raise ScenarioError.single(
+            "inference.pools",
+            f"prefill ({fixed_p}) + decode ({fixed_d}) servers must equal the {servers} "
+            "servers of the scenario",
+        )
+    if (fixed_p and fixed_p >= servers) or (fixed_d and fixed_d >= servers):
+        raise ScenarioError.single(
+            "inference.pools", f"each pool needs at least one of the {servers} servers"
+        )
+    if fixed_p is None and fixed_d is None:
+        fixed_p = _balanced_prefill_servers(s, context, pspec, dspec)
+    n_p = fixed_p if fixed_p is not None else servers - (fixed_d or 0)
+    n_d = servers - n_p
+    prefill = _pool_for(s, "prefill", n_p, inf.prompt_tokens, pspec)
+    decode = _pool_for(s, "decode", n_d, context, dspec)
+    for name, pool, n in (("prefill", prefill, n_p), ("decode", decode, n_d)):
+        if pool is None:
+            raise ScenarioError.single(
+                f"inference.pools.{name}",
+                f"{s.model.name} does not fit a {name} pool of {n} x {s.gpus_per_node} "
+                f"{s.gpu.id}: its weights leave no room for the KV cache",
+            )
+    assert prefill is not None and decode is not None
+    for name, pool, spec in (("prefill", prefill, pspec), ("decode", decode, dspec)):
+        if spec and spec.ep and spec.ep > pool.gpus:
+            raise ScenarioError.single(
+                f"inference.pools.{name}.ep", f"must be <= the pool's {pool.gpus} GPUs"
+            )
+        if spec and spec.tp and s.model.heads % spec.tp != 0:
+            raise ScenarioError.single(
+                f"inference.pools.{name}.tp", f"must divide the model's heads ({s.model.heads})"
+            )
+    return _serving_plan(s, "disaggregated", prefill, decode)
+
+
+def _balanced_prefill_servers(
+    s: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
+) -> int:
+    inf = s.inference
+    assert inf is not None
+    servers = s.nodes
+    best, best_gap = 1, math.inf
+    for n_p in range(1, servers):
+        n_d = servers - n_p
+        p = _pool_for(s, "prefill", n_p, inf.prompt_tokens, pspec)
+        d = _pool_for(s, "decode", n_d, context, dspec)
+        if p is None or d is None:
+            continue
+        sp = _serving_plan(s, "disaggregated", p, d)
+        prefill_rps = sp.prefill.instances / prefill_service_s(s, sp, sp.prefill, None, "point")
+        decode_rps = decode_capacity_rps(s, sp, None, "point")
+        gap = abs(math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12)))
+        if gap < best_gap:
+            best, best_gap = n_p, gap
+    return best
+
+
+def _serving_plan(
+    s: Scenario, deployment: str, prefill: PoolPlan, decode: PoolPlan, legacy_comm_s: float = 0.0
+) -> ServingPlan:
+    inf = s.inference
+    assert inf is not None
+    kvb = kv_bytes_per_token(s.model, s.precision)
+    mtp = inf.mtp or 0.0
+    return ServingPlan(
+        deployment=deployment,
+        prefill=prefill,
+        decode=decode,
+        servers=s.nodes,
+        kv_bytes_per_token=kvb,
+        kv_bytes_per_request=kvb * inf.prompt_tokens,
+        prompt_tokens=inf.prompt_tokens,
+        computed_prompt_tokens=inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate),
+        output_tokens=inf.output_tokens,
+        tokens_per_step=1.0 + (mtp * MTP_DRAFT_TOKENS if mtp else 0.0),
+        rows_per_step=1 + (MTP_DRAFT_TOKENS if mtp else 0),
+        requests_per_s=inf.requests_per_s,
+        concurrent_requests=inf.concurrent_requests,
+        target_ttft_s=inf.target_ttft_ms / 1e3,
+        target_tpot_s=inf.target_ms_per_token / 1e3,
+        legacy_comm_s=legacy_comm_s,
+    )
+
+
+def colocated_plan(
+    s: Scenario, deployment: str, tp: int, pp: int, ep: int, legacy_comm_s: float
+) -> ServingPlan:
+    """The serving view of a ``replicas`` or ``split`` plan chosen by the workload planner."""
+    inf = s.inference
+    assert inf is not None
+    context = inf.prompt_tokens + inf.output_tokens
+    servers = s.nodes
+    pool = _pool(s, "serve", servers, tp, pp, ep, context) if s.gpus >= s.gpus_per_node else None
+    if pool is None:
+        # a job smaller than a server, or whose weights fill memory: still report one instance
+        gpi = 1 if ep > 1 else tp * pp
+        pool = PoolPlan(
+            role="serve",
+            servers=servers,
+            gpus=s.gpus,
+            tp=tp,
+            pp=pp,
+            ep=ep,
+            instances=max(1, s.gpus // gpi),
+            gpus_per_instance=gpi,
+            experts_per_gpu=experts_per_gpu(s.model, ep) if ep > 1 else 0,
+            redundant_experts=experts_per_gpu(s.model, ep) * ep - s.model.moe_experts
+            if ep > 1
+            else 0,
+            weights_gb_per_gpu=0.0,
+            kv_gb_per_request=0.0,
+            max_batch_per_instance=max(1, math.ceil(inf.concurrent_requests / max(1, s.gpus))),
+        )
+    return _serving_plan(s, deployment, pool, pool, legacy_comm_s)
+
+
+# ----------------------------------------------------------------------------- step costs
+
+
+def _hbm_bytes_per_s(s: Scenario) -> float:
+    return s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+
+
+def _gemm_flops_per_s(s: Scenario, tp: int) -> float:
+    from advisor.engine.workload import achievable_flops_per_s
+
+    return achievable_flops_per_s(s.gpu, s.precision, tp, s.model.hidden)
+
+
+def _attention_flops_per_s(s: Scenario) -> float:
+    peak = s.gpu.peak_tflops("bf16") or s.gpu.peak_tflops("fp16")
+    return peak * 1e12 * ATTENTION_DECODE_EFFICIENCY
+
+
+def _matmul_active_params(m: ModelSpec) -> float:
+    lookup = 0.0 if m.tied_embeddings else float(m.vocab * m.hidden)
+    return max(0.0, m.active_params - lookup)
+
+
+def decode_compute_s(s: Scenario, sp: ServingPlan, pool: PoolPlan, batch: float) -> float:
+    """One decode step of an instance holding ``batch`` sequences, without the network.
+
+    Per GPU: GEMMs take max(weights read, GEMM FLOPs); attention takes max(KV read, attention
+    FLOPs); pipeline stages run one after another; plus a launch cost per layer and the
+    tensor-parallel all-reduces inside the server.
+    """
+    from advisor.engine.workload import _intra_time_s, experts_hit_fraction
+
+    m = s.model
+    wb = WEIGHT_BYTES[s.precision]
+    b = max(batch, 0.0)
+    rows = b * sp.rows_per_step
+    context = sp.prompt_tokens + sp.output_tokens / 2.0
+    hbm = _hbm_bytes_per_s(s)
+    tp, pp = pool.tp, pool.pp
+    kv_split = 1 if latent_kv(m) else min(tp, m.kv_heads)
+    if pool.ep > 1:
+        hit = experts_hit_fraction(m, max(1, round(rows * pool.ep / pool.gpus_per_instance)))
+        weights = m.dense_params * wb / tp + pool.experts_per_gpu * _expert_bytes(m, wb) * hit
+        gemm = rows * 2.0 * _matmul_active_params(m) / tp
+        share = tp
+        stages = 1
+    else:
+        hit = experts_hit_fraction(m, max(1, round(rows)))
+        weights = (m.dense_params + m.expert_params * hit) * wb / (tp * pp)
+        gemm = rows * 2.0 * _matmul_active_params(m) / (tp * pp)
+        share = tp * pp
+        stages = pp
+    kv_read = b * context * kv_bytes_per_token(m, s.precision) / (kv_split * pp)
+    attn = rows * context * m.layers * decode_attention_flops_per_context_token(m) / share
+    gemm_s = max(weights / hbm, gemm / _gemm_flops_per_s(s, tp))
+    attn_s = max(kv_read / hbm, attn / _attention_flops_per_s(s))
+    step = stages * (gemm_s + attn_s) + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
+    if tp > 1 and tp <= s.gpus_per_node and rows > 0:
+        step += 2 * m.layers * _intra_time_s(s, "all_reduce", rows * m.hidden * 2.0, tp)
+    return step
+
+
+def _ep_domain(
+    s: Scenario, pool: PoolPlan, d: Design | None, bound: str, net_share: float
+) -> CommDomain:
+    gpn = s.gpus_per_node
+    nodes = max(1, pool.ep // gpn)
+    per_node = min(pool.ep, gpn)
+    g = s.gpu
+    return make_domain(
+        nodes=nodes,
+        ranks_per_node=per_node,
+        scaleup_kind=g.scaleup_kind,
+        scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
+        scaleup_efficiency=g.scaleup_efficiency,
+        nvls=g.nvlink_sharp,
+        fabric_id=d.fabric if d is not None and nodes > 1 else None,
+        nic_gbps=d.nic_gbps if d is not None else 0.0,
+        nics_per_node=d.nics_per_node if d is not None else 0,
+        oversubscription=d.oversubscription if d is not None else 1.0,
+        adaptive_routing=d.adaptive_routing if d is not None else None,
+        bound=bound,
+        net_share=max(0.05, net_share),
+    )
+
+
+def ep_comm_s(
+    s: Scenario,
+    pool: PoolPlan,
+    tokens_per_gpu: float,
+    d: Design | None,
+    bound: str,
+    mode: str,
+    net_share: float = 1.0,
+) -> float:
+    """Dispatch + combine per MoE layer, all MoE layers (DeepEP model in collectives).
+
+    Without a design (planning), only the NVLink part is priced."""
+    m = s.model
+    if pool.ep <= 1 or not m.is_moe or tokens_per_gpu <= 0:
+        return 0.0
+    dom = _ep_domain(s, pool, d, bound, net_share)
+    if dom.nodes > 1 and d is None:
+        return 0.0
+    tokens = max(1, math.ceil(tokens_per_gpu))
+    disp = moe_dispatch(
+        tokens_per_rank=tokens,
+        hidden=m.hidden,
+        top_k=m.moe_top_k,
+        bytes_per_element=1.0 if s.precision == "fp8" else 2.0,
+        d=dom,
+        mode=mode,
+    )
+    comb = moe_dispatch(
+        tokens_per_rank=tokens,
+        hidden=m.hidden,
+        top_k=m.moe_top_k,
+        bytes_per_element=2.0,
+        d=dom,
+        mode=mode,
+    )
+    return m.moe_layers * (disp.time_s + comb.time_s)
+
+
+def overlapped(compute_s: float, comm_s: float, overlap: float) -> float:
+    """Two-micro-batch overlap: max(C, A) + (1 - overlap) x min(C, A)."""
+    return max(compute_s, comm_s) + (1.0 - overlap) * min(compute_s, comm_s)
+
+
+def decode_step_s(
+    s: Scenario,
+    sp: ServingPlan,
+    batch: float,
+    d: Design | None,
+    bound: str,
+    net_share: float = 1.0,
+) -> float:
+    pool = sp.decode
+    compute = decode_compute_s(s, sp, pool, batch)
+    rows = batch * sp.rows_per_step * (pool.tp if pool.ep > 1 else 1) / max(1, pool.tp)
+    comm = ep_comm_s(s, pool, rows, d, bound, "low_latency", net_share)
+    step = overlapped(compute, comm, DECODE_TBO_OVERLAP) if comm > 0 else compute
+    return step + sp.legacy_comm_s
+
+
+def prefill_service_s(
+    s: Scenario, sp: ServingPlan, pool: PoolPlan, d: Design | None, bound: str
+) -> float:
+    """Seconds one instance spends on one request's prompt at full batching efficiency."""
+    from advisor.engine.workload import _intra_time_s, forward_flops_per_token
+
+    m = s.model
+    flops_tok = forward_flops_per_token(m, sp.prompt_tokens)
+    fps = _gemm_flops_per_s(s, pool.tp) * SERVING_PREFILL_EFFICIENCY
+    tokens = sp.computed_prompt_tokens
+    if tokens <= 0:
+        return 0.0
+    if pool.ep > 1:
+        batch = max(PREFILL_TOKENS_PER_GPU_EP, tokens)
+        compute = batch * flops_tok / (pool.tp * fps)
+        comm = ep_comm_s(s, pool, batch, d, bound, "normal")
+        per_batch = overlapped(compute, comm, PREFILL_TBO_OVERLAP)
+        return per_batch * tokens / batch
+    compute = tokens * flops_tok / (pool.tp * pool.pp * fps) * pool.pp
+    comm = 0.0
+    if pool.tp > 1 and pool.tp <= s.gpus_per_node:
+        comm = 2 * m.layers * _intra_time_s(s, "all_reduce", tokens * m.hidden * 2.0, pool.tp)
+    return compute + comm
+
+
+def decode_capacity_rps(s: Scenario, sp: ServingPlan, d: Design | None, bound: str) -> float:
+    """Requests per second the decode pool finishes at the largest batch that meets the
+    time-per-token target (or fits memory)."""
+    b = max_decode_batch(s, sp, d, bound)
+    step = decode_step_s(s, sp, b, d, bound)
+    return b * sp.decode.instances * sp.tokens_per_step / (step * sp.output_tokens)
+
+
+def max_decode_batch(s: Scenario, sp: ServingPlan, d: Design | None, bound: str) -> float:
+    """Largest batch per instance with step / tokens_per_step <= target (at least 1)."""
+    cap = float(sp.decode.max_batch_per_instance)
+
+    def tpot(b: float) -> float:
+        return decode_step_s(s, sp, b, d, bound) / sp.tokens_per_step
+
+    if tpot(cap) <= sp.target_tpot_s:
+        return cap
+    lo, hi = 1.0, cap
+    if tpot(lo) > sp.target_tpot_s:
+        return lo
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if tpot(mid) <= sp.target_tpot_s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# ----------------------------------------------------------------------------- KV transfer
+
+
+@dataclass(frozen=True)
+class KvTransfer:
+    seconds: float
+    """Unloaded transfer of one request's KV cache (setup + per-layer latency + wire)."""
+    bytes_per_s_per_server: float
+    """What one server's NICs carry for KV transfer on this fabric."""
+    rdma: bool
+
+
+def kv_transfer(s: Scenario, sp: ServingPlan, d: Design, bound: str) -> KvTransfer:
+    """One request's KV cache from its prefill instance to its decode instance.
+
+    Streams: the cache is spread over the instance's GPUs (one GPU under attention data-
+    parallel), each sending over its share of the server's NICs.  RDMA fabrics reach their
+    NCCL wire efficiency; TCP reaches KV_TCP_GBYTES_PER_S_PER_100G.  SGLang, Dynamo and
+    Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
+    """
+    fabric = FABRICS[d.fabric]
+    if fabric.rdma:
+        eff = {
+            "low": fabric.wire_efficiency_low,
+            "high": fabric.wire_efficiency_high,
+        }.get(bound, fabric.wire_efficiency)
+    else:
+        eff = KV_TCP_GBYTES_PER_S_PER_100G * 1e9 / nic_bytes_per_s(100.0)
+    server_bw = d.nics_per_node * nic_bytes_per_s(d.nic_gbps) * eff
+    per_gpu = server_bw / s.gpus_per_node
+    streams = min(sp.prefill.gpus_per_instance, sp.decode.gpus_per_instance, s.gpus_per_node)
+    wire = sp.kv_bytes_per_request / (per_gpu * max(1, streams))
+    latency = s.model.layers * (fabric.message_latency_s + fabric.extra_step_latency_s)
+    return KvTransfer(
+        seconds=KV_TRANSFER_SETUP_S + latency + wire,
+        bytes_per_s_per_server=server_bw,
+        rdma=fabric.rdma,
+    )
+
+
+# ----------------------------------------------------------------------------- queueing
+
+
+def erlang_c(servers: int, offered: float) -> float:
+    """Probability of waiting in M/M/c (Erlang C) via the Erlang B recursion."""
+    if offered <= 0:
+        return 0.0
+    if offered >= servers:
+        return 1.0
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    rho = offered / servers
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def mgc_wait_quantile_s(rate: float, service_s: float, servers: int, q: float) -> float:
+    """q-quantile of the wait in an M/G/c queue with deterministic service.
+
+    Allen-Cunneen: W(M/G/c) ~ W(M/M/c) x (1 + cs^2) / 2 with cs = 0 for deterministic
+    service; the M/M/c wait is 0 with probability 1 - C and exponential with rate
+    c/S - lambda otherwise, so the quantile is m ln(C / (1 - q)), m = 0.5 / (c/S - lambda).
+    """
+    if rate <= 0 or service_s <= 0:
+        return 0.0
+    c = servers
+    mu = 1.0 / service_s
+    if c > ERLANG_MAX_SERVERS:
+        mu *= c / ERLANG_MAX_SERVERS
+        c = ERLANG_MAX_SERVERS
+    if rate >= c * mu:
+        return SATURATED_S
+    prob_wait = erlang_c(c, rate / mu)
+    if prob_wait <= 1.0 - q:
+        return 0.0
+    mean_tail = 0.5 / (c * mu - rate)
+    return min(SATURATED_S, mean_tail * math.log(prob_wait / (1.0 - q)))
+
+
+# ----------------------------------------------------------------------------- load
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    requests_per_s: float
+    ttft_p50_s: float
+    ttft_p95_s: float
+    tpot_p50_s: float
+    tpot_p95_s: float
+    output_tokens_per_s: float
+    decode_batch_per_instance: float
+    kv_transfer_s: float
+    saturated: bool
+
+    def meets(self, sp: ServingPlan) -> bool:
+        return (
+            not self.saturated
+            and self.ttft_p95_s <= sp.target_ttft_s
+            and self.tpot_p95_s <= sp.target_tpot_s
+        )
+
+
+class ServingModel:
+    """Latency and throughput of one serving plan on one network design and bound."""
+
+    def __init__(self, s: Scenario, sp: ServingPlan, d: Design, bound: str = "point") -> None:
+        self.s, self.sp, self.d, self.bound = s, sp, d, bound
+        self.prefill_s = prefill_service_s(s, sp, sp.prefill, d, bound)
+        self.kv = kv_transfer(s, sp, d, bound) if not sp.colocated else None
+        self._steps: dict[float, float] = {}
+
+    # -- decode
+    def step(self, batch: float, net_share: float = 1.0) -> float:
+        key = round(batch, 3) + (0.0 if net_share >= 1.0 else 1e6 * round(net_share, 4))
+        v = self._steps.get(key)
+        if v is None:
+            v = decode_step_s(self.s, self.sp, batch, self.d, self.bound, net_share)
+            self._steps[key] = v
+        return v
+
+    def _kv_load(self, rate: float) -> float:
+        """Utilisation of the busier pool's NICs by KV transfer at ``rate``."""
+        if self.kv is None:
+            return 0.0
+        per_server = min(self.sp.prefill.servers, self.sp.decode.servers)
+        return rate * self.sp.kv_bytes_per_request / (self.kv.bytes_per_s_per_server * per_server)
+
+    def capacity_rps(self) -> float:
+        """Highest sustainable arrival rate (prefill, decode memory, KV links)."""
+        sp = self.sp
+        cap_b = float(sp.decode.max_batch_per_instance)
+        decode = (
+            cap_b * sp.decode.instances * sp.tokens_per_step / (self.step(cap_b) * sp.output_tokens)
+        )
+        if sp.colocated:
+            if self.prefill_s <= 0:
+                return decode
+            prefill = sp.prefill.instances / self.prefill_s
+            # prefill and decode share the instances' time
+            return 1.0 / (1.0 / prefill + 1.0 / decode)
+        prefill = sp.prefill.instances / self.prefill_s if self.prefill_s > 0 else math.inf
+        assert self.kv is not None
+        per_server = min(sp.prefill.servers, sp.decode.servers)
+        kv = self.kv.bytes_per_s_per_server * per_server / sp.kv_bytes_per_request
+        return min(prefill, decode, kv)
+
+    def at_rate(self, rate: float) -> LoadPoint:
+        """The operating point for Poisson arrivals at ``rate`` requests per second."""
+        sp = self.sp
+        inst = sp.decode.instances
+        out = sp.output_tokens
+        q = sp.tokens_per_step
+        cap_b = float(sp.decode.max_batch_per_instance)
+        rho_kv = self._kv_load(rate)
+        share = 1.0 - min(0.95, rho_kv)
+        rho_p = rate * self.prefill_s / sp.prefill.instances if sp.colocated else 0.0
+        stretch = 1.0 / max(0.05, 1.0 - rho_p)
+        # Little's law for the decode batch: b = rate x out x tpot(b) / instances
+        b = max(1e-3, rate * out * self.step(1.0, share) * stretch / (q * inst))
+        for _ in range(40):
+            nb = rate * out * self.step(min(b, cap_b), share) * stretch / (q * inst)
+            if abs(nb - b) < 1e-4 * max(1.0, b):
+                b = nb
+                break
+            b = 0.5 * (b + nb)
+        saturated = b > cap_b or rho_p >= 1.0 or rho_kv >= 1.0
+        b_eff = min(b, cap_b)
+        b95 = min(cap_b, b_eff + P95_Z * math.sqrt(max(b_eff, 0.0)))
+        tpot50 = self.step(b_eff, share) * stretch / q
+        tpot95 = self.step(b95, share) / q
+        if sp.colocated:
+            chunk_s = self.prefill_s * min(
+                1.0, CHUNKED_PREFILL_TOKENS / max(1.0, sp.computed_prompt_tokens)
+            )
+            tpot95 = (tpot95 * q + chunk_s * min(1.0, rho_p / 0.05)) / q * stretch
+            service = self.prefill_s + (
+                sp.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
+            ) * self.step(b_eff)
+            kv_s = 0.0
+        else:
+            service = self.prefill_s
+            assert self.kv is not None
+            kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
+        c = sp.prefill.instances
+        w50 = mgc_wait_quantile_s(rate, service, c, 0.50)
+        w95 = mgc_wait_quantile_s(rate, service, c, 0.95)
+        if saturated:
+            w50 = w95 = SATURATED_S
+        first = self.step(b_eff, share)
+        ttft50 = min(SATURATED_S, w50 + service + kv_s + first)
+        ttft95 = min(SATURATED_S, w95 + service + kv_s + first)
+        tokens = b_eff * inst * q / (self.step(b_eff, share) * stretch) if b_eff > 0 else 0.0
+        return LoadPoint(
+            requests_per_s=rate,
+            ttft_p50_s=ttft50,
+            ttft_p95_s=ttft95,
+            tpot_p50_s=tpot50,
+            tpot_p95_s=tpot95,
+            output_tokens_per_s=min(tokens, rate * out) if not saturated else tokens,
+            decode_batch_per_instance=b_eff,
+            kv_transfer_s=kv_s,
+            saturated=saturated,
+        )
+
+    def operating_point(self) -> LoadPoint:
+        """At ``requests_per_s``, or the closed loop of ``concurrent_requests`` users."""
+        sp = self.sp
+        if sp.requests_per_s is not None:
+            return self.at_rate(sp.requests_per_s)
+        users = float(sp.concurrent_requests)
+        cap = self.capacity_rps()
+
+        def in_system(rate: float) -> float:
+            p = self.at_rate(rate)
+            return rate * (p.ttft_p50_s + sp.output_tokens * p.tpot_p50_s)
+
+        lo, hi = 0.0, cap * 0.999
+        if in_system(hi) <= users:
+            return self.at_rate(hi)
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            if in_system(mid) <= users:
+                lo = mid
+            else:
+                hi = mid
+        return self.at_rate(max(lo, 1e-9))
+
+    def max_rate_at_target(self) -> float:
+        """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
+        cap = self.capacity_rps()
+        lo, hi = 0.0, cap * 0.999
+        if self.at_rate(hi).meets(self.sp):
+            return hi
+        if not self.at_rate(hi * 1e-3).meets(self.sp):
+            return 0.0
+        lo = hi * 1e-3
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            if self.at_rate(mid).meets(self.sp):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def curve(self, points: int = CURVE_POINTS) -> list[LoadPoint]:
+        cap = self.capacity_rps()
+        return [self.at_rate(cap * (i + 1) / points * 0.98) for i in range(points)]
+
+
+def serving_values(s: Scenario, sp: ServingPlan, d: Design) -> list[tuple[str, float]]:
+    """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name)."""
+    model = ServingModel(s, sp, d, "point")
+    op = model.operating_point()
+    high = ServingModel(s, sp, d, "high").operating_point()
+    servers = max(1, sp.servers)
+    ttft = op.ttft_p50_s
+    values = [
+        ("ttft_ms_p50", op.ttft_p50_s * 1e3),
+        ("ttft_ms_p95", op.ttft_p95_s * 1e3),
+        ("ttft_ms_p95_high", high.ttft_p95_s * 1e3),
+        ("ms_per_token_p50", op.tpot_p50_s * 1e3),
+        ("ms_per_token_p95", op.tpot_p95_s * 1e3),
+        ("requests_per_s", op.requests_per_s),
+        ("serving_tokens_per_s_per_server", op.output_tokens_per_s / servers),
+        ("decode_batch_per_instance", op.decode_batch_per_instance),
+        ("kv_transfer_ms", op.kv_transfer_s * 1e3),
+        ("kv_transfer_share_of_ttft", min(1.0, op.kv_transfer_s / ttft) if ttft > 0 else 0.0),
+        ("max_requests_per_s_at_target", model.max_rate_at_target()),
+        ("capacity_requests_per_s", model.capacity_rps()),
+        ("load_saturated", 1.0 if op.saturated else 0.0),
+        (
+            "meets_latency_targets",
+            1.0 if (op.meets(sp)) else 0.0,
+        ),
+    ]
+    return values
+
+
+def load_curve(s: Scenario, sp: ServingPlan, d: Design) -> list[dict[str, float]]:
+    """Latency vs load on design ``d`` (for the results chart)."""
+    return [
+        {
+            "requests_per_s": p.requests_per_s,
+            "ttft_ms_p95": p.ttft_p95_s * 1e3,
+            "ms_per_token_p95": p.tpot_p95_s * 1e3,
+            "tokens_per_s_per_server": p.output_tokens_per_s / max(1, sp.servers),
+            "kv_transfer_ms": p.kv_transfer_s * 1e3,
+        }
+        for p in ServingModel(s, sp, d, "point").curve()
+    ]
+
+
+def load_curves_for_result(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Latency-vs-load curves of every priced option of an ``evaluate`` result.
+
+    Re-plans the normalised scenario (pure and fast) and prices each option's network.
+    Returns ``[]`` for training or when the result has no options.
+    """
+    from advisor.engine.catalog import default_catalog
+    from advisor.engine.scenario import parse_scenario
+    from advisor.engine.workload import plan_workload
+
+    scenario = result.get("scenario")
+    if not isinstance(scenario, dict) or scenario.get("workload") != "inference":
+        return []
+    s = parse_scenario(dict(scenario), default_catalog())
+    w = plan_workload(s)
+    sp = w.inference.serving if w.inference is not None else None
+    if sp is None:
+        return []
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, float, int]] = set()
+    for opt in result.get("options") or []:
+        key = (
+            str(opt.get("fabric")),
+            float(opt.get("nic_gbps", 0)),
+            int(opt.get("nics_per_node", 0)),
+        )
+        if key in seen or not key[1] or not key[2]:
+            continue
+        seen.add(key)
+        d = Design(
+            fabric=key[0],
+            nic_gbps=key[1],
+            nics_per_node=key[2],
+            oversubscription=float(opt.get("oversubscription", 1.0) or 1.0),
+        )
+        out.append(
+            {
+                "label": f"{key[0]} {key[2]} x {key[1]:g}G",
+                "fabric": key[0],
+                "recommended": bool(opt.get("recommended")),
+                "points": load_curve(s, sp, d),
+                "kv_transfer_share_of_ttft": dict(serving_values(s, sp, d)).get(
+                    "kv_transfer_share_of_ttft", 0.0
+                ),
+            }
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
+    """Scenario v1 for a published serving result with the source's own deployment."""
+    c = row["config"]
+    gpn = int(c.get("gpus_per_node", 8))
+    phase = c["phase"]
+    base: dict[str, Any] = {
+        "workload": "inference",
+        "model": c["model"],
+        "gpu": c["gpu"],
+        "precision": c.get("precision", "bf16"),
+    }
+    if phase == "static":
+        tp = int(c.get("tp", 1))
+        return base | {
+            "gpus": gpn,
+            "gpus_per_node": gpn,
+            "inference": {
+                "deployment": "replicas",
+                "prompt_tokens": int(c["prompt_tokens"]),
+                "output_tokens": int(c["output_tokens"]),
+                "concurrent_requests": int(c["batch"]) * (gpn // tp),
+            },
+            "parallelism": {"tp": tp},
+        }
+    if phase == "decode":
+        decode, prefill = int(c["servers"]), int(c["prefill_servers"])
+        kv = int(c["kv_length"])
+        inference: dict[str, Any] = {"prompt_tokens": max(1, kv - 1), "output_tokens": 2}
+    else:
+        prefill, decode = int(c["servers"]), int(c["decode_servers"])
+        inference = {
+            "prompt_tokens": int(c["prompt_tokens"]),
+            "output_tokens": int(c.get("output_tokens", 1000)),
+            "prefix_cache_hit_rate": float(c.get("prefix_cache_hit_rate", 0.0)),
+        }
+    inference |= {
+        "deployment": "disaggregated",
+        "pools": {"prefill": {"servers": prefill}, "decode": {"servers": decode}},
+    }
+    if c.get("mtp"):
+        inference["mtp"] = float(c["mtp"])
+    return base | {"gpus": (prefill + decode) * gpn, "gpus_per_node": gpn, "inference": inference}
+
+
+def predict_published(row: dict[str, Any]) -> dict[str, float]:
+    """Throughput and time per token of a published serving result (``kind: serving``).
+
+    decode: the decode pool at the source's batch per GPU; prefill: the prefill pool's input
+    tokens per second per server (cache hits included when the source counts them); static:
+    a batch processed to completion (prefill of every prompt, then every output step at the
+    mean context), as TensorRT-LLM's gptSessionBenchmark measures.
+    """
+    from advisor.engine.catalog import default_catalog
+    from advisor.engine.scenario import parse_scenario
+    from advisor.engine.workload import plan_workload
+
+    c = row["config"]
+    s = parse_scenario(published_scenario(row), default_catalog())
+    w = plan_workload(s)
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    d = Design(
+        fabric=str(c.get("fabric", "infiniband")),
+        nic_gbps=float(c.get("nic_gbps", 400)),
+        nics_per_node=int(c.get("nics_per_node", 8)),
+    )
+    if c["phase"] == "decode":
+        b = float(c["batch_per_gpu"]) * sp.decode.gpus_per_instance
+        step = decode_step_s(s, sp, b, d, "point")
+        tokens = b * sp.decode.instances * sp.tokens_per_step / step
+        return {
+            "tokens_per_s_per_server": tokens / sp.decode.servers,
+            "ms_per_token": step / sp.tokens_per_step * 1e3,
+        }
+    if c["phase"] == "prefill":
+        service = prefill_service_s(s, sp, sp.prefill, d, "point")
+        computed = sp.prefill.instances * sp.computed_prompt_tokens / service
+        hit = float(c.get("prefix_cache_hit_rate", 0.0))
+        return {"input_tokens_per_s_per_server": computed / (1.0 - hit) / sp.prefill.servers}
+    batch = float(c["batch"])
+    service = prefill_service_s(s, sp, sp.prefill, d, "point")
+    step = decode_step_s(s, sp, batch, d, "point")
+    total = batch * service + sp.output_tokens * step
+    per_instance = batch * sp.output_tokens / total
+    return {
+        "tokens_per_s_per_gpu": per_instance / sp.decode.gpus_per_instance,
+        "ms_per_token": step * 1e3,
+    }

@@ -1,0 +1,301 @@
+"""Serving deployments, KV-cache transfer and load (advisor.engine.serving)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import ScenarioError
+from advisor.engine.catalog import default_catalog
+from advisor.engine.performance import evaluate_design
+from advisor.engine.scenario import Design, Scenario, parse_scenario
+from advisor.engine.serving import (
+    ServingModel,
+    erlang_c,
+    kv_bytes_per_token,
+    load_curves_for_result,
+    mgc_wait_quantile_s,
+)
+from advisor.engine.validation import serving_calibration_rows, validate_row
+from advisor.engine.workload import WorkloadPlan, plan_workload
+
+CATALOG = default_catalog()
+
+DEEPSEEK_ISSUE = {
+    "workload": "inference",
+    "model": "deepseek-v3",
+    "gpu": "h800-sxm",
+    "gpus": 144,
+    "precision": "fp8",
+    "inference": {
+        "independent_replicas": False,
+        "concurrent_requests": 13300,
+        "prompt_tokens": 4000,
+        "output_tokens": 2000,
+    },
+}
+
+# a dense model, long prompts: each request ships ~5 GB of KV cache from prefill to decode
+LONG_PROMPT_DISAGGREGATED = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 32,
+    "precision": "bf16",
+    "inference": {
+        "deployment": "disaggregated",
+        "prompt_tokens": 16000,
+        "output_tokens": 500,
+        "requests_per_s": 0.5,
+        "target_ttft_ms": 2000,
+        "target_ms_per_token": 50,
+    },
+}
+
+TCP_2X100 = Design(fabric="ethernet", nic_gbps=100, nics_per_node=2)
+TCP_2X200 = Design(fabric="ethernet", nic_gbps=200, nics_per_node=2)
+ROCE_2X200 = Design(fabric="roce", nic_gbps=200, nics_per_node=2)
+IB_8X400 = Design(fabric="infiniband", nic_gbps=400, nics_per_node=8)
+
+
+def _plan(raw: dict[str, Any]) -> tuple[Scenario, WorkloadPlan]:
+    s = parse_scenario(raw, CATALOG)
+    return s, plan_workload(s)
+
+
+def _with(raw: dict[str, Any], **inference: Any) -> dict[str, Any]:
+    return {**raw, "inference": {**raw["inference"], **inference}}
+
+
+# ----------------------------------------------------------------------------- deployments
+
+
+def test_deepseek_on_144_h800_is_served_disaggregated_with_wide_expert_parallelism() -> None:
+    s, w = _plan(DEEPSEEK_ISSUE)
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    assert sp.deployment == "disaggregated"
+    assert sp.prefill.servers + sp.decode.servers == 18
+    assert sp.decode.ep == sp.decode.gpus  # experts spread over the whole decode pool
+    assert w.needs_compute_fabric
+    assert w.memory.fits
+    metrics = evaluate_design(s, w, IB_8X400).to_dict()
+    assert metrics["tokens_per_s_per_server"] > 0
+    assert 0 < metrics["ms_per_token_p50"] <= metrics["ms_per_token_p95"]
+    assert metrics["ttft_ms_p50"] <= metrics["ttft_ms_p95"]
+
+
+def test_deepseek_is_answered_end_to_end() -> None:
+    from advisor.engine import evaluate
+
+    result = evaluate(DEEPSEEK_ISSUE)
+    assert result["workload"]["serving"]["deployment"] == "disaggregated"
+    assert result["recommendation"]["needs_compute_fabric"] is True
+    assert result["recommendation"]["fabric"] in ("roce", "infiniband")
+
+
+def test_an_explicit_ep144_plan_adds_redundant_experts_instead_of_refusing() -> None:
+    raw = {**DEEPSEEK_ISSUE, "parallelism": {"ep": 144}}
+    raw["inference"] = {**DEEPSEEK_ISSUE["inference"], "concurrent_requests": 2000}
+    _, w = _plan(raw)
+    assert w.plan.ep == 144 and w.plan.source == "explicit"
+    assert w.inference is not None and w.inference.serving is not None
+    pool = w.inference.serving.decode
+    assert pool.experts_per_gpu == 2  # ceil(256 / 144)
+    assert pool.redundant_experts == 2 * 144 - 256
+    assert w.memory.fits
+
+
+def test_disaggregated_pools_can_be_given() -> None:
+    raw = _with(
+        DEEPSEEK_ISSUE,
+        deployment="disaggregated",
+        pools={"prefill": {"servers": 4}, "decode": {"servers": 14}},
+    )
+    _, w = _plan(raw)
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    assert (sp.prefill.servers, sp.decode.servers) == (4, 14)
+    assert (sp.prefill.ep, sp.decode.ep) == (32, 112)
+
+
+@pytest.mark.parametrize(
+    ("inference", "field"),
+    [
+        ({"deployment": "pipelined"}, "inference.deployment"),
+        ({"deployment": "replicas", "independent_replicas": False}, "inference.deployment"),
+        ({"prefix_cache_hit_rate": 1.0}, "inference.prefix_cache_hit_rate"),
+        ({"mtp": 1.5}, "inference.mtp"),
+        ({"requests_per_s": -2}, "inference.requests_per_s"),
+        ({"target_ttft_ms": 0}, "inference.target_ttft_ms"),
+        ({"pools": {"prefill": {"servers": 0}}}, "inference.pools.prefill.servers"),
+        ({"pools": {"warmup": {}}}, "inference.pools.warmup"),
+        ({"deployment": "split", "pools": {"decode": {"servers": 2}}}, "inference.pools"),
+    ],
+)
+def test_bad_serving_inputs_name_the_field(inference: dict[str, Any], field: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(_with(DEEPSEEK_ISSUE, **inference), CATALOG)
+    assert field in err.value.field_errors
+
+
+def test_pools_that_do_not_add_up_to_the_servers_are_refused() -> None:
+    raw = _with(DEEPSEEK_ISSUE, pools={"prefill": {"servers": 4}, "decode": {"servers": 10}})
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    assert "inference.pools" in err.value.field_errors
+
+
+def test_disaggregated_serving_needs_two_servers() -> None:
+    raw = {**LONG_PROMPT_DISAGGREGATED, "gpus": 8}
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    assert "inference.deployment" in err.value.field_errors
+
+
+def test_a_model_that_fits_a_server_stays_on_independent_replicas() -> None:
+    raw = {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
+    _, w = _plan(raw)
+    assert w.inference is not None and w.inference.serving is not None
+    assert w.inference.serving.deployment == "replicas"
+    assert not w.needs_compute_fabric
+
+
+# ----------------------------------------------------------------------------- KV cache
+
+
+def test_kv_bytes_follow_the_attention_layout_and_precision() -> None:
+    ds = CATALOG.model("deepseek-v3")
+    llama = CATALOG.model("llama3-70b")
+    assert ds is not None and llama is not None
+    # MLA: 576 latent elements per layer, bf16 (FlashMLA), 61 layers
+    assert kv_bytes_per_token(ds, "fp8") == 61 * 576 * 2
+    # GQA: 2 x 8 KV heads x 128, 80 layers; fp8 KV cache at fp8
+    assert kv_bytes_per_token(llama, "fp8") == 80 * 2 * 8 * 128 * 1
+    assert kv_bytes_per_token(llama, "bf16") == 80 * 2 * 8 * 128 * 2
+
+
+def test_tcp_kv_transfer_misses_the_ttft_target_that_rdma_meets() -> None:
+    s, w = _plan(LONG_PROMPT_DISAGGREGATED)
+    tcp = evaluate_design(s, w, TCP_2X200).to_dict()
+    rdma = evaluate_design(s, w, ROCE_2X200).to_dict()
+    assert tcp["kv_transfer_ms"] > 2 * rdma["kv_transfer_ms"]
+    assert tcp["ttft_ms_p95"] > 2000 >= rdma["ttft_ms_p95"]
+    assert tcp["meets_latency_targets"] == 0.0 and rdma["meets_latency_targets"] == 1.0
+    assert tcp["kv_transfer_share_of_ttft"] > rdma["kv_transfer_share_of_ttft"]
+
+
+def test_more_nic_bandwidth_never_slows_the_kv_transfer() -> None:
+    s, w = _plan(LONG_PROMPT_DISAGGREGATED)
+    times = [
+        evaluate_design(s, w, Design("ethernet", gbps, nics)).to_dict()["kv_transfer_ms"]
+        for gbps, nics in ((100, 1), (100, 2), (200, 2), (400, 8))
+    ]
+    assert times == sorted(times, reverse=True)
+
+
+# ----------------------------------------------------------------------------- load
+
+
+def test_erlang_c_matches_the_textbook_value() -> None:
+    # two servers, one Erlang offered: P(wait) = 1/3
+    assert erlang_c(2, 1.0) == pytest.approx(1.0 / 3.0)
+    assert erlang_c(4, 0.0) == 0.0
+    assert erlang_c(4, 4.0) == 1.0
+
+
+def test_waiting_time_quantiles_grow_with_load() -> None:
+    waits = [mgc_wait_quantile_s(rate, 1.0, 4, 0.95) for rate in (0.5, 2.0, 3.0, 3.9)]
+    assert waits[0] == 0.0
+    assert waits == sorted(waits)
+    assert mgc_wait_quantile_s(3.9, 1.0, 4, 0.5) < waits[-1]
+
+
+def test_latency_rises_with_load_and_the_target_breaks_before_capacity() -> None:
+    s, w = _plan(LONG_PROMPT_DISAGGREGATED)
+    assert w.inference is not None and w.inference.serving is not None
+    model = ServingModel(s, w.inference.serving, ROCE_2X200)
+    curve = model.curve()
+    ttft = [p.ttft_p95_s for p in curve]
+    tpot = [p.tpot_p95_s for p in curve]
+    assert ttft == sorted(ttft)
+    assert tpot == sorted(tpot)
+    limit = model.max_rate_at_target()
+    assert 0 < limit <= model.capacity_rps()
+    assert model.at_rate(limit * 0.99).meets(w.inference.serving)
+
+
+def test_a_closed_loop_of_users_sets_the_arrival_rate_by_littles_law() -> None:
+    s, w = _plan(DEEPSEEK_ISSUE)
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    op = ServingModel(s, sp, IB_8X400).operating_point()
+    in_system = op.requests_per_s * (op.ttft_p50_s + sp.output_tokens * op.tpot_p50_s)
+    assert in_system <= 13300 * 1.001
+
+
+def test_prefix_cache_hits_shorten_time_to_first_token() -> None:
+    cold_s, cold_w = _plan(LONG_PROMPT_DISAGGREGATED)
+    warm_s, warm_w = _plan(_with(LONG_PROMPT_DISAGGREGATED, prefix_cache_hit_rate=0.5))
+    cold = evaluate_design(cold_s, cold_w, IB_8X400).to_dict()
+    warm = evaluate_design(warm_s, warm_w, IB_8X400).to_dict()
+    assert warm["ttft_ms_p50"] < cold["ttft_ms_p50"]
+
+
+def test_speculative_decoding_shortens_time_per_token() -> None:
+    raw = _with(DEEPSEEK_ISSUE, requests_per_s=20.0)
+    base_s, base_w = _plan(raw)
+    mtp_s, mtp_w = _plan(_with(raw, mtp=0.85))
+    base = evaluate_design(base_s, base_w, IB_8X400).to_dict()
+    mtp = evaluate_design(mtp_s, mtp_w, IB_8X400).to_dict()
+    assert mtp["ms_per_token_p50"] < base["ms_per_token_p50"]
+
+
+def test_replicas_report_load_metrics_without_kv_transfer() -> None:
+    s, w = _plan(
+        {
+            "workload": "inference",
+            "model": "llama3-8b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"requests_per_s": 5.0},
+        }
+    )
+    m = evaluate_design(s, w, TCP_2X100).to_dict()
+    assert m["kv_transfer_ms"] == 0.0
+    assert m["ttft_ms_p95"] >= m["ttft_ms_p50"] > 0
+    assert m["max_requests_per_s_at_target"] > 0
+
+
+# ----------------------------------------------------------------------------- chart data
+
+
+def test_load_curves_price_every_option_network() -> None:
+    s, _ = _plan(LONG_PROMPT_DISAGGREGATED)
+    result = {
+        "scenario": s.to_dict(),
+        "options": [
+            {"fabric": "ethernet", "nic_gbps": 200, "nics_per_node": 2, "recommended": False},
+            {"fabric": "roce", "nic_gbps": 200, "nics_per_node": 2, "recommended": True},
+        ],
+    }
+    curves = load_curves_for_result(result)
+    assert [c["fabric"] for c in curves] == ["ethernet", "roce"]
+    for curve in curves:
+        rates = [p["requests_per_s"] for p in curve["points"]]
+        assert rates == sorted(rates) and len(rates) == 10
+    assert curves[0]["kv_transfer_share_of_ttft"] > curves[1]["kv_transfer_share_of_ttft"]
+    assert load_curves_for_result({"scenario": {"workload": "training"}}) == []
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("row", serving_calibration_rows(), ids=lambda r: r["id"])
+def test_published_serving_results_are_met_within_25_percent(row: dict[str, Any]) -> None:
+    lines = validate_row(row)
+    assert lines, "the row must report at least one metric"
+    for line in lines:
+        assert line["tolerance_pct"] == 25
+        assert line["passed"], line
