@@ -4,6 +4,11 @@ from django.urls import path, re_path
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from api.apis.measurements import (
+    MeasurementCollectionApi,
+    MeasurementDetailApi,
+    ScenarioAcceptanceApi,
+)
 from api.apis.quotes import CatalogApi, EvaluateApi
 from api.apis.runs import RunDetailApi
 from api.apis.scenarios import (
@@ -43,6 +48,17 @@ urlpatterns = [
         name="scenario-runs",
     ),
     path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
+    path(
+        "scenarios/<uuid:scenario_id>/acceptance/",
+        ScenarioAcceptanceApi.as_view(),
+        name="scenario-acceptance",
+    ),
+    path("measurements/", MeasurementCollectionApi.as_view(), name="measurement-list"),
+    path(
+        "measurements/<uuid:measurement_id>/",
+        MeasurementDetailApi.as_view(),
+        name="measurement-detail",
+    ),
     path("evaluate/", EvaluateApi.as_view(), name="evaluate"),
     path("catalog/", CatalogApi.as_view(), name="catalog"),
     path("schema/", SchemaApi.as_view(), name="schema"),

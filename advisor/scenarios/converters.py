@@ -7,6 +7,7 @@ from typing import Any
 
 from advisor import engine
 from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.fabric_fit import FabricFit
 
 
 class InvalidScenario(Exception):
@@ -29,11 +30,15 @@ def evaluate_inputs(
     *,
     catalog: Catalog | None = None,
     progress: Callable[[int], None] | None = None,
+    calibration: FabricFit | None = None,
 ) -> dict[str, Any]:
-    """Run the engine on scenario v1 inputs; bad inputs raise InvalidScenario."""
+    """Run the engine on scenario v1 inputs; bad inputs raise InvalidScenario.
+
+    ``calibration``: a customer's nccl-tests fit (advisor.measurements) to evaluate with.
+    """
     try:
         result: dict[str, Any] = engine.evaluate(
-            inputs, catalog=catalog or default_catalog(), progress=progress
+            inputs, catalog=catalog or default_catalog(), progress=progress, calibration=calibration
         )
     except engine.ScenarioError as exc:
         raise InvalidScenario(exc.field_errors) from exc

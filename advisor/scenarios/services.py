@@ -20,6 +20,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from advisor.measurements.selectors import run_calibration_fit
 from advisor.scenarios.claims import stale_after, work_claim
 from advisor.scenarios.converters import (
     InvalidScenario,
@@ -247,8 +248,12 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
             hold_for_fault_tests(heartbeat)
         try:
             with _in_request_limit() as deadline:
+                catalog = current_catalog()
                 result = evaluate_inputs(
-                    run.scenario.inputs, catalog=current_catalog(), progress=deadline(report)
+                    run.scenario.inputs,
+                    catalog=catalog,
+                    progress=deadline(report),
+                    calibration=run_calibration_fit(run=run, catalog=catalog),
                 )
         except InvalidScenario as exc:
             return {

@@ -357,6 +357,14 @@ class ScenarioBomApi(ApiView):
 class ScenarioRunCreateApi(ApiView):
     """POST /api/v1/scenarios/{id}/runs/: evaluate again with the current catalog."""
 
+    class InputSerializer(serializers.Serializer[Any]):
+        measurement = serializers.UUIDField(
+            required=False,
+            allow_null=True,
+            help_text="Evaluate calibrated with this measurement's fit (default vs calibrated "
+            "side by side in result.calibration).",
+        )
+
     class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.UUIDField()
         scenario_id = serializers.UUIDField()
@@ -368,12 +376,20 @@ class ScenarioRunCreateApi(ApiView):
         operation_id="scenarios_runs_create",
         summary="Re-run a scenario with the current catalog",
         tags=["scenarios"],
-        request=None,
-        responses={202: OutputSerializer, **error_responses(404, 409)},
+        request=InputSerializer,
+        responses={202: OutputSerializer, **error_responses(400, 404, 409)},
     )
     def post(self, request: Request, scenario_id: Any) -> Response:
         scenario = visible_scenario_or_404(request, scenario_id)
-        run = scenario_rerun(scenario=scenario)
+        serializer = ScenarioRunCreateApi.InputSerializer(data=request.data or {})
+        serializer.is_valid(raise_exception=True)
+        measurement_id = serializer.validated_data.get("measurement")
+        if measurement_id is not None:
+            from api.apis.measurements import calibrated_rerun
+
+            run = calibrated_rerun(request, scenario, measurement_id)
+        else:
+            run = scenario_rerun(scenario=scenario)
         run.refresh_from_db()
         body = ScenarioRunCreateApi.OutputSerializer(run, context={"request": request}).data
         response = Response(body, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,150 @@
+"""Writes: store a measurement with its parse and fit; queue a calibrated scenario run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.db.models.functions import Length
+
+from advisor.engine import ENGINE_VERSION
+from advisor.engine.constants import FABRIC_IDS
+from advisor.engine.fabric_fit import fit_measurement
+from advisor.engine.nccl_tests import NcclParseError, parse_text
+from advisor.measurements.models import Measurement, RunCalibration
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.services import run_enqueue
+
+FieldErrors = dict[str, list[str]]
+
+
+class MeasurementInvalid(Exception):
+    """Input refused, with per-field messages (the API answers 400, the form shows them)."""
+
+    def __init__(self, fields: FieldErrors, *, status_code: int = 400, code: str = "") -> None:
+        self.fields = fields
+        self.status_code = status_code
+        self.code = code or "validation_error"
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in fields.items()))
+
+
+class RunInProgress(Exception):
+    def __init__(self, run: ScenarioRun) -> None:
+        self.run = run
+        super().__init__(
+            f"Run {run.pk} of this scenario is still {run.status}; wait for it to finish "
+            "before starting another."
+        )
+
+
+def text_max_chars() -> int:
+    return int(getattr(settings, "MEASUREMENT_TEXT_MAX_CHARS", 512_000))
+
+
+def owner_quota_chars() -> int:
+    return int(getattr(settings, "MEASUREMENT_OWNER_QUOTA_CHARS", 20_000_000))
+
+
+def _check(
+    *, name: str, text: str, customer: str, fabric: str, nic_gbps: Any, nics_per_node: Any
+) -> None:
+    errors: FieldErrors = {}
+    if not name.strip():
+        errors["name"] = ["must not be empty"]
+    elif len(name) > 200:
+        errors["name"] = ["must be at most 200 characters"]
+    if len(customer) > 200:
+        errors["customer"] = ["must be at most 200 characters"]
+    if not text.strip():
+        errors["text"] = ["must not be empty: paste the output of nccl-tests or perftest"]
+    elif len(text) > text_max_chars():
+        errors["text"] = [f"must be at most {text_max_chars()} characters (got {len(text)})"]
+    if fabric and fabric not in FABRIC_IDS:
+        errors["fabric"] = [f"must be one of {', '.join(FABRIC_IDS)} or empty"]
+    if nic_gbps is not None and not (
+        isinstance(nic_gbps, (int, float))
+        and not isinstance(nic_gbps, bool)
+        and 1 <= nic_gbps <= 3200
+    ):
+        errors["nic_gbps"] = ["must be a number of Gb/s between 1 and 3200"]
+    if nics_per_node is not None and not (
+        isinstance(nics_per_node, int)
+        and not isinstance(nics_per_node, bool)
+        and 1 <= nics_per_node <= 64
+    ):
+        errors["nics_per_node"] = ["must be an integer between 1 and 64"]
+    if errors:
+        raise MeasurementInvalid(errors)
+
+
+@transaction.atomic
+def measurement_create(
+    *,
+    name: str,
+    text: str,
+    owner: Any,
+    customer: str = "",
+    fabric: str = "",
+    nic_gbps: float | None = None,
+    nics_per_node: int | None = None,
+) -> Measurement:
+    """Parse and fit ``text``; store it. Raises MeasurementInvalid naming the field and rule."""
+    _check(
+        name=name,
+        text=text,
+        customer=customer,
+        fabric=fabric,
+        nic_gbps=nic_gbps,
+        nics_per_node=nics_per_node,
+    )
+    used = Measurement.objects.filter(owner=owner).aggregate(n=Sum(Length("text")))["n"] or 0
+    if used + len(text) > owner_quota_chars():
+        raise MeasurementInvalid(
+            {
+                "text": [
+                    f"your measurements would exceed {owner_quota_chars()} characters in total; "
+                    "delete old ones first"
+                ]
+            },
+            status_code=413,
+            code="quota_exceeded",
+        )
+    try:
+        parsed = parse_text(text)
+    except NcclParseError as exc:
+        raise MeasurementInvalid({"text": [str(exc)]}) from exc
+    fit = fit_measurement(
+        parsed, fabric=fabric or None, nic_gbps=nic_gbps, nics_per_node=nics_per_node
+    )
+    return Measurement.objects.create(
+        name=name.strip(),
+        text=text,
+        customer=customer.strip(),
+        owner=owner,
+        fabric=fabric,
+        nic_gbps=nic_gbps,
+        nics_per_node=nics_per_node,
+        runs=[r.to_dict() for r in parsed.runs],
+        link_runs=[r.to_dict() for r in parsed.link_runs],
+        fit=fit.to_dict(),
+        warnings=list(parsed.warnings) + list(fit.warnings),
+        engine_version=ENGINE_VERSION,
+    )
+
+
+@transaction.atomic
+def scenario_run_calibrated(*, scenario: Scenario, measurement: Measurement) -> ScenarioRun:
+    """Queue a run of ``scenario`` evaluated with ``measurement``'s fit.
+
+    One unfinished run per scenario (the scenario row is locked, as for a plain re-run).
+    The link is written in the same transaction, before the task is sent on commit.
+    """
+    Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
+    active = scenario.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
+    if active is not None:
+        raise RunInProgress(active)
+    run = run_enqueue(scenario=scenario)
+    RunCalibration.objects.create(run=run, measurement=measurement)
+    return run
