@@ -123,12 +123,62 @@ class TrainingSerializer(serializers.Serializer[Any]):
     )
 
 
+class PrefillPoolSerializer(serializers.Serializer[Any]):
+    servers = _int("inference.pools.prefill.servers", required=False, allow_null=True)
+    tp = _int("inference.pools.prefill.tp", required=False, allow_null=True)
+    ep = _int("inference.pools.prefill.ep", required=False, allow_null=True)
+
+
+class DecodePoolSerializer(serializers.Serializer[Any]):
+    servers = _int("inference.pools.decode.servers", required=False, allow_null=True)
+    tp = _int("inference.pools.decode.tp", required=False, allow_null=True)
+    ep = _int("inference.pools.decode.ep", required=False, allow_null=True)
+
+
+class PoolsSerializer(serializers.Serializer[Any]):
+    """Servers and parallelism of each pool of a disaggregated deployment."""
+
+    prefill = PrefillPoolSerializer(required=False, allow_null=True)
+    decode = DecodePoolSerializer(required=False, allow_null=True)
+
+
 class InferenceSerializer(serializers.Serializer[Any]):
     independent_replicas = serializers.BooleanField(required=False, allow_null=True)
     concurrent_requests = _int("inference.concurrent_requests", required=False, allow_null=True)
     prompt_tokens = _int("inference.prompt_tokens", required=False, allow_null=True)
     output_tokens = _int("inference.output_tokens", required=False, allow_null=True)
     target_ms_per_token = _float("inference.target_ms_per_token", required=False, allow_null=True)
+    deployment = serializers.ChoiceField(
+        choices=["replicas", "split", "disaggregated"],
+        required=False,
+        allow_null=True,
+        help_text="Serving deployment; null lets the engine choose.",
+    )
+    requests_per_s = _float(
+        "inference.requests_per_s",
+        required=False,
+        allow_null=True,
+        help_text="Poisson arrival rate; null means a closed loop of concurrent_requests users.",
+    )
+    target_ttft_ms = _float(
+        "inference.target_ttft_ms",
+        required=False,
+        allow_null=True,
+        help_text="p95 time-to-first-token target (default 2000 ms).",
+    )
+    prefix_cache_hit_rate = _float(
+        "inference.prefix_cache_hit_rate",
+        required=False,
+        allow_null=True,
+        help_text="Share of prompt tokens served from a prefix cache (0 to below 1).",
+    )
+    mtp = _float(
+        "inference.mtp",
+        required=False,
+        allow_null=True,
+        help_text="Speculative decoding (MTP, one draft token): its acceptance rate.",
+    )
+    pools = PoolsSerializer(required=False, allow_null=True)
 
 
 class ParallelismSerializer(serializers.Serializer[Any]):

@@ -86,6 +86,17 @@ LIMITS: dict[str, Limit] = {
     "inference.prompt_tokens": Limit(1, 2_097_152, integer=True, unit="tokens"),
     "inference.output_tokens": Limit(1, 2_097_152, integer=True, unit="tokens"),
     "inference.target_ms_per_token": Limit(0.01, 60_000, integer=False, unit="ms"),
+    # Serving load, targets and pools (advisor.engine.serving)
+    "inference.requests_per_s": Limit(1e-6, 10_000_000, integer=False, unit="requests/s"),
+    "inference.target_ttft_ms": Limit(0.01, 3_600_000, integer=False, unit="ms"),
+    "inference.prefix_cache_hit_rate": Limit(0, 1, integer=False),
+    "inference.mtp": Limit(0, 1, integer=False, unit="(acceptance rate)"),
+    "inference.pools.prefill.servers": Limit(1, GPUS_MAX, integer=True, unit="servers"),
+    "inference.pools.decode.servers": Limit(1, GPUS_MAX, integer=True, unit="servers"),
+    "inference.pools.prefill.tp": Limit(1, 576, integer=True),
+    "inference.pools.decode.tp": Limit(1, 576, integer=True),
+    "inference.pools.prefill.ep": Limit(1, GPUS_MAX, integer=True),
+    "inference.pools.decode.ep": Limit(1, GPUS_MAX, integer=True),
     # An explicit parallel plan
     "parallelism.tp": Limit(1, GPUS_MAX, integer=True),
     "parallelism.pp": Limit(1, GPUS_MAX, integer=True),
