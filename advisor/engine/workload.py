@@ -962,6 +962,15 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
         source = "planner"
     plan = _candidate_plan(s, chosen, source)
     used = plan.gpus_used
+    if source == "planner":
+        full_dp = math.ceil(batch / plan.micro_batch)
+        full_dp = math.ceil(full_dp / max(1, plan.ep)) * max(1, plan.ep)
+        limit = math.ceil(plan.model_parallel * full_dp / s.gpus_per_node)
+        notes.append(
+            f"with this plan's model parallelism (tp {plan.tp} x cp {plan.cp} x pp {plan.pp}) "
+            f"more servers stop shortening the step beyond {limit} servers, where every "
+            f"data-parallel rank holds one micro-batch of the {batch}-sequence global batch"
+        )
     if used < s.gpus:
         notes.append(
             f"the plan uses {used} of {s.gpus} GPUs (tp {plan.tp} x cp {plan.cp} x pp {plan.pp} "
