@@ -352,7 +352,26 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     choices=(
                         Choice("independent", "Yes, independent copies", "Each server serves"),
                         Choice("split", "No, one model split across servers", "Too big for one"),
+                        Choice(
+                            "disaggregated",
+                            "Separate prompt and answer servers",
+                            "Prefill and decode pools (Dynamo, llm-d, SGLang)",
+                        ),
+                        Choice("auto", "I don't know", "The advisor decides from the model size"),
                     ),
+                    workloads=inference,
+                ),
+                Question(
+                    "requests_per_s",
+                    "How many new requests arrive per second at the busiest time?",
+                    "Sets the load: queues and batches grow with it, and so does the time a "
+                    "user waits. Leave it empty if you don't know: we then assume the number "
+                    "of requests at once below, each waiting for its answer before the next.",
+                    "float",
+                    default="",
+                    required=False,
+                    minimum=0.000001,
+                    unit="requests per second",
                     workloads=inference,
                 ),
                 Question(
@@ -394,6 +413,19 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     default="50",
                     minimum=0.1,
                     unit="ms per token",
+                    workloads=inference,
+                ),
+                Question(
+                    "target_ttft_ms",
+                    "How long may a user wait for the first word of the answer?",
+                    "The time to first token, for 95 of 100 requests. 2 seconds is a common "
+                    "goal for chat; keep 2000 if you don't know. With separate prompt and "
+                    "answer servers it includes moving the prompt's memory (KV cache) over "
+                    "the network, which is where RDMA matters.",
+                    "float",
+                    default="2000",
+                    minimum=1,
+                    unit="ms",
                     workloads=inference,
                 ),
             ),
@@ -715,16 +747,20 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
         if training:
             inputs["training"] = training
     else:
-        inference: dict[str, Any] = {
-            "independent_replicas": answers.get("replicas", "independent") != "split"
-        }
+        shape = answers.get("replicas", "independent")
+        inference: dict[str, Any] = {}
+        if shape != "auto":
+            inference["independent_replicas"] = shape == "independent"
+        if shape == "disaggregated":
+            inference["deployment"] = "disaggregated"
         for key in ("concurrent_requests", "prompt_tokens", "output_tokens"):
             value = _num(answers, key, integer=True)
             if value is not None:
                 inference[key] = value
-        target = _num(answers, "target_ms_per_token")
-        if target is not None:
-            inference["target_ms_per_token"] = target
+        for key in ("target_ms_per_token", "requests_per_s", "target_ttft_ms"):
+            number = _num(answers, key)
+            if number is not None:
+                inference[key] = number
         inputs["inference"] = inference
 
     constraints: dict[str, Any] = {}
@@ -792,9 +828,20 @@ def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str
             answers["sharding"] = _text(training["sharding"])
     inference = inputs.get("inference") or {}
     if isinstance(inference, dict):
-        if "independent_replicas" in inference:
+        if inference.get("independent_replicas") is not None:
             answers["replicas"] = "independent" if inference["independent_replicas"] else "split"
-        for key in ("concurrent_requests", "prompt_tokens", "output_tokens", "target_ms_per_token"):
+        else:
+            answers["replicas"] = "auto"
+        if inference.get("deployment") == "disaggregated":
+            answers["replicas"] = "disaggregated"
+        for key in (
+            "concurrent_requests",
+            "prompt_tokens",
+            "output_tokens",
+            "target_ms_per_token",
+            "requests_per_s",
+            "target_ttft_ms",
+        ):
             if inference.get(key) is not None:
                 answers[key] = _text(inference[key])
     constraints = inputs.get("constraints") or {}
@@ -835,6 +882,10 @@ _FIELD_TO_QUESTION: dict[str, str] = {
     "inference.prompt_tokens": "prompt_tokens",
     "inference.output_tokens": "output_tokens",
     "inference.target_ms_per_token": "target_ms_per_token",
+    "inference.deployment": "replicas",
+    "inference.pools": "replicas",
+    "inference.requests_per_s": "requests_per_s",
+    "inference.target_ttft_ms": "target_ttft_ms",
     "constraints.gpu_pricing": "gpu_pricing",
     "constraints.gpu_hour_usd": "gpu_hour_usd",
     "constraints.network_budget_usd": "network_budget_usd",

@@ -57,10 +57,36 @@ def test_answers_become_scenario_v1_for_split_inference() -> None:
         "prompt_tokens": 2048,
         "output_tokens": 512,
         "target_ms_per_token": 40.0,
+        "target_ttft_ms": 2000.0,
     }
     assert "training" not in inputs
     assert inputs["constraints"]["gpu_hour_usd"] == 2.25
     assert inputs["constraints"]["network_budget_usd"] == 1_500_000
+
+
+def test_separate_prompt_and_answer_servers_become_a_disaggregated_deployment() -> None:
+    answers = {
+        **qn.default_answers(STEPS),
+        "workload": "inference",
+        "replicas": "disaggregated",
+        "requests_per_s": "12.5",
+        "target_ttft_ms": "1500",
+    }
+    inputs = qn.answers_to_inputs(answers, CATALOG)
+    assert inputs["inference"]["deployment"] == "disaggregated"
+    assert inputs["inference"]["independent_replicas"] is False
+    assert inputs["inference"]["requests_per_s"] == 12.5
+    assert inputs["inference"]["target_ttft_ms"] == 1500.0
+    assert qn.inputs_to_answers(inputs, CATALOG)["replicas"] == "disaggregated"
+
+
+def test_i_dont_know_leaves_the_deployment_and_the_rate_to_the_advisor() -> None:
+    answers = {**qn.default_answers(STEPS), "workload": "inference", "replicas": "auto"}
+    inputs = qn.answers_to_inputs(answers, CATALOG)
+    assert "independent_replicas" not in inputs["inference"]
+    assert "deployment" not in inputs["inference"]
+    assert "requests_per_s" not in inputs["inference"]
+    assert qn.inputs_to_answers(inputs, CATALOG)["replicas"] == "auto"
 
 
 def test_a_custom_model_is_sent_as_its_shape() -> None:
