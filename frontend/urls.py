@@ -5,7 +5,7 @@ from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
 
-from frontend import compare, results, views, wizard
+from frontend import compare, measurements, results, views, wizard
 
 
 class _Favicon(RedirectView):
@@ -35,6 +35,20 @@ urlpatterns = [
     path("s/<uuid:scenario_id>/report.pdf", results.export_pdf, name="export_pdf"),
     path("s/<uuid:scenario_id>/bom.csv", results.export_bom_csv, name="export_bom_csv"),
     path("s/<uuid:scenario_id>/result.json", results.export_json, name="export_json"),
+    # Customer measurements, calibrated runs, acceptance plans (frontend/measurements.py)
+    path("measurements/", measurements.measurement_index, name="measurement_index"),
+    path(
+        "measurements/<uuid:measurement_id>/",
+        measurements.measurement_detail,
+        name="measurement_detail",
+    ),
+    path("s/<uuid:scenario_id>/calibrate", measurements.scenario_calibrate, name="scenario_calibrate"),
+    path(
+        "s/<uuid:scenario_id>/acceptance.md",
+        measurements.acceptance_markdown,
+        name="acceptance_markdown",
+    ),
+    path("s/<uuid:scenario_id>/acceptance.pdf", measurements.acceptance_pdf, name="acceptance_pdf"),
     # Lists, comparison, accuracy
     path("scenarios/", views.scenario_list_view, name="scenario_list"),
     path("compare/", compare.compare_view, name="compare"),

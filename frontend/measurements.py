@@ -1,0 +1,358 @@
+"""Web pages for customer measurements: upload, fit chart, calibrated runs, acceptance plans."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from fpdf import FPDF
+
+from advisor.engine.acceptance import AcceptancePlan, Grading, acceptance_plan, grade, plan_markdown
+from advisor.engine.constants import FABRIC_IDS
+from advisor.engine.nccl_tests import parse_text
+from advisor.measurements.models import Measurement
+from advisor.measurements.selectors import measurement_get, measurement_list
+from advisor.measurements.services import (
+    MeasurementInvalid,
+    RunInProgress,
+    measurement_create,
+    scenario_run_calibrated,
+    text_max_chars,
+)
+from advisor.scenarios.converters import current_catalog
+from advisor.scenarios.models import RunStatus, Scenario
+from frontend.access import scenario_or_404
+
+_COLORS = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2")
+
+
+def _size_label(nbytes: float) -> str:
+    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if nbytes >= div:
+            return f"{nbytes / div:g} {unit}"
+    return f"{nbytes:g} B"
+
+
+def fit_figure(fit: dict[str, Any]) -> dict[str, Any]:
+    """Plotly figure: measured vs default model vs fitted bus bandwidth over message size."""
+    data: list[dict[str, Any]] = []
+    color_i = 0
+    for term_key, label in (("network", "between servers"), ("scaleup", "inside one server")):
+        term = fit.get(term_key)
+        if not term:
+            continue
+        runs: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+        for p in term.get("points", []):
+            runs.setdefault((p["run"], p["op"], p["ranks"]), []).append(p)
+        for (_run, op, ranks), points in runs.items():
+            points = [p for p in points if p["measured_busbw_GBps"] > 0]
+            if not points:
+                continue
+            color = _COLORS[color_i % len(_COLORS)]
+            color_i += 1
+            xs = [p["bytes"] for p in points]
+            name = f"{op}, {ranks} GPUs ({label})"
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"measured: {name}",
+                    "x": xs,
+                    "y": [p["measured_busbw_GBps"] for p in points],
+                    "marker": {"color": color, "size": 7},
+                }
+            )
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"default model: {name}",
+                    "x": xs,
+                    "y": [p["default_busbw_GBps"] for p in points],
+                    "line": {"color": color, "dash": "dot", "width": 1.5},
+                }
+            )
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"fitted: {name}",
+                    "x": xs,
+                    "y": [p["fitted_busbw_GBps"] for p in points],
+                    "line": {"color": color, "width": 2.5},
+                }
+            )
+    ticks = [8 * 8**i for i in range(11)]
+    return {
+        "data": data,
+        "layout": {
+            "height": 420,
+            "margin": {"l": 60, "r": 20, "t": 10, "b": 50},
+            "xaxis": {
+                "type": "log",
+                "title": {"text": "message size (nccl-tests 'size')"},
+                "tickvals": ticks,
+                "ticktext": [_size_label(t) for t in ticks],
+            },
+            "yaxis": {"type": "log", "title": {"text": "bus bandwidth, GB/s"}},
+            "legend": {"orientation": "h", "y": -0.25},
+        },
+    }
+
+
+def _form_values(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "name": request.POST.get("name", ""),
+        "customer": request.POST.get("customer", ""),
+        "fabric": request.POST.get("fabric", ""),
+        "nic_gbps": request.POST.get("nic_gbps", ""),
+        "nics_per_node": request.POST.get("nics_per_node", ""),
+        "text": request.POST.get("text", ""),
+    }
+
+
+def _number(raw: str, field: str, errors: dict[str, list[str]], *, integer: bool) -> Any:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        errors[field] = ["must be a whole number" if integer else "must be a number"]
+        return None
+    if not integer and not math.isfinite(value):
+        errors[field] = ["must be a finite number"]
+        return None
+    return value
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def measurement_index(request: HttpRequest) -> HttpResponse:
+    """List the user's measurements; upload a new one (file or pasted text)."""
+    form = _form_values(request) if request.method == "POST" else {}
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        text = form["text"]
+        if upload is not None:
+            if upload.size is not None and upload.size > text_max_chars() * 4:
+                errors["file"] = [f"must be at most {text_max_chars()} characters"]
+            else:
+                try:
+                    text = upload.read().decode("utf-8")
+                except UnicodeDecodeError:
+                    errors["file"] = ["must be a UTF-8 text file (the benchmark's output)"]
+        nic_gbps = _number(form["nic_gbps"], "nic_gbps", errors, integer=False)
+        nics = _number(form["nics_per_node"], "nics_per_node", errors, integer=True)
+        if not errors:
+            try:
+                m = measurement_create(
+                    name=form["name"],
+                    text=text,
+                    customer=form["customer"],
+                    owner=request.user,
+                    fabric=form["fabric"],
+                    nic_gbps=nic_gbps,
+                    nics_per_node=nics,
+                )
+            except MeasurementInvalid as exc:
+                errors.update(exc.fields)
+            else:
+                messages.success(request, f"Measurement “{m.name}” saved and fitted.")
+                return redirect("measurement_detail", measurement_id=m.pk)
+    return render(
+        request,
+        "measurements/index.html",
+        {
+            "nav": "measurements",
+            "measurements": measurement_list(user=request.user)[:100],
+            "form": form,
+            "errors": errors,
+            "fabrics": FABRIC_IDS,
+            "max_chars": text_max_chars(),
+        },
+        status=400 if errors else 200,
+    )
+
+
+def _measurement_or_404(request: HttpRequest, measurement_id: uuid.UUID) -> Measurement:
+    m = measurement_get(user=request.user, measurement_id=measurement_id)
+    if m is None:
+        raise Http404("No such measurement")
+    return m
+
+
+@login_required
+@require_GET
+def measurement_detail(request: HttpRequest, measurement_id: uuid.UUID) -> HttpResponse:
+    m = _measurement_or_404(request, measurement_id)
+    fit = m.fit or {}
+    return render(
+        request,
+        "measurements/detail.html",
+        {
+            "nav": "measurements",
+            "m": m,
+            "fit": fit,
+            "terms": [fit[k] | {"key": k} for k in ("network", "scaleup") if fit.get(k)],
+            "figure": fit_figure(fit),
+            "has_points": any(fit.get(k) for k in ("network", "scaleup")),
+        },
+    )
+
+
+@login_required
+@require_POST
+def scenario_calibrate(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """Evaluate the scenario again with the chosen measurement's fit."""
+    scenario = scenario_or_404(request, scenario_id)
+    m = measurement_get(user=request.user, measurement_id=request.POST.get("measurement", ""))
+    if m is None:
+        messages.error(request, "Choose one of your measurements to calibrate with.")
+        return redirect("scenario_detail", scenario_id=scenario.pk)
+    try:
+        scenario_run_calibrated(scenario=scenario, measurement=m)
+    except RunInProgress as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, f"Computing again, calibrated with “{m.name}”.")
+    return redirect("scenario_detail", scenario_id=scenario.pk)
+
+
+def _plan_and_grading(
+    request: HttpRequest, scenario: Scenario
+) -> tuple[AcceptancePlan, Grading | None]:
+    run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
+    if run is None or not run.result:
+        raise Http404("The scenario has no finished evaluation yet")
+    try:
+        plan = acceptance_plan(
+            run.result,
+            catalog=current_catalog(),
+            given_design=request.GET.get("design") == "given",
+        )
+    except ValueError as exc:
+        raise Http404(str(exc)) from exc
+    grading = None
+    mid = request.GET.get("measurement")
+    if mid:
+        m = measurement_get(user=request.user, measurement_id=mid)
+        if m is None:
+            raise Http404("No such measurement")
+        grading = grade(plan, parse_text(m.text))
+    return plan, grading
+
+
+@require_GET
+def acceptance_markdown(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario = scenario_or_404(request, scenario_id)
+    plan, grading = _plan_and_grading(request, scenario)
+    response = HttpResponse(
+        plan_markdown(plan, grading), content_type="text/markdown; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="acceptance-{scenario.pk}.md"'
+    return response
+
+
+def _latin1(text: str) -> str:
+    return text.encode("latin-1", "replace").decode("latin-1")
+
+
+def acceptance_pdf_bytes(plan: AcceptancePlan, grading: Grading | None) -> bytes:
+    """A plain PDF of the plan: notes, environment, commands, one table per scope and test."""
+    pdf = FPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+    width = pdf.w - pdf.l_margin - pdf.r_margin
+    pdf.set_font("Helvetica", "B", 15)
+    pdf.multi_cell(width, 7, _latin1(plan.title), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 9)
+    for note in plan.notes:
+        pdf.multi_cell(width, 4.5, _latin1(f"- {note}"), new_x="LMARGIN", new_y="NEXT")
+    if grading is not None:
+        pdf.ln(2)
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.multi_cell(
+            width, 6, _latin1(f"Result: {grading.summary}"), new_x="LMARGIN", new_y="NEXT"
+        )
+    pdf.ln(2)
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.cell(width, 7, "NCCL environment", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 9)
+    for k, v, why in plan.env or (("(none)", "", "single server: NVLink / xGMI only"),):
+        pdf.multi_cell(width, 4.5, _latin1(f"{k}={v}   {why}"), new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(2)
+    pdf.set_font("Helvetica", "B", 12)
+    pdf.cell(width, 7, "Commands", new_x="LMARGIN", new_y="NEXT")
+    for scope, mpirun, srun in plan.commands:
+        pdf.set_font("Helvetica", "B", 9)
+        pdf.cell(width, 5, _latin1(scope), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Courier", "", 7)
+        pdf.multi_cell(width, 3.5, _latin1(mpirun), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(width, 3.5, _latin1(srun), new_x="LMARGIN", new_y="NEXT")
+    graded = {id(g.check): g for g in grading.checks} if grading else {}
+    for scope, _n in plan.scopes:
+        for op in sorted({c.op for c in plan.checks if c.scope == scope}):
+            rows = [c for c in plan.checks if c.scope == scope and c.op == op]
+            pdf.ln(2)
+            pdf.set_font("Helvetica", "B", 11)
+            pdf.cell(
+                width,
+                6,
+                _latin1(f"{scope}: {op} ({rows[0].gpus} GPUs)"),
+                new_x="LMARGIN",
+                new_y="NEXT",
+            )
+            pdf.set_font("Helvetica", "", 8)
+            headings = ["size", "expected busbw GB/s", "pass if busbw >=", "max time us"]
+            if grading is not None:
+                headings += ["measured busbw", "result"]
+            with pdf.table(text_align="RIGHT", first_row_as_headings=True) as table:
+                table.row(headings)
+                for c in rows:
+                    cells = [
+                        _size_label(c.nbytes),
+                        f"{c.expected_low_gbytes_per_s:.3g} - {c.expected_high_gbytes_per_s:.3g}",
+                        f"{c.threshold_busbw_gbytes_per_s:.3g}",
+                        f"{c.max_time_us:.1f}",
+                    ]
+                    g = graded.get(id(c))
+                    if grading is not None:
+                        if g is None or g.passed is None:
+                            cells += ["-", "not measured"]
+                        else:
+                            cells += [
+                                f"{g.measured_busbw_gbytes_per_s or 0:.3g}",
+                                "pass" if g.passed else "FAIL",
+                            ]
+                    table.row(cells)
+    if grading is not None:
+        hints: list[str] = []
+        for g in grading.checks:
+            for h in g.look_at if g.passed is False else ():
+                if h not in hints:
+                    hints.append(h)
+        if hints:
+            pdf.ln(2)
+            pdf.set_font("Helvetica", "B", 12)
+            pdf.cell(width, 7, "What to look at", new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", "", 9)
+            for h in hints:
+                pdf.multi_cell(width, 4.5, _latin1(f"- {h}"), new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+@require_GET
+def acceptance_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    scenario = scenario_or_404(request, scenario_id)
+    plan, grading = _plan_and_grading(request, scenario)
+    response = HttpResponse(acceptance_pdf_bytes(plan, grading), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="acceptance-{scenario.pk}.pdf"'
+    return response
