@@ -159,6 +159,7 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         )
     measured = sorted(abs(_float(r.get("error_pct"))) for r in rows if r.get("kind") != "topology")
     figure = charts.validation_figure(report)
+    bands, coverage = _residual_bands()
     return {
         "nav": "accuracy",
         "engine_version": engine_version,
@@ -169,7 +170,37 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         "median_error": measured[len(measured) // 2] if measured else None,
         "measured_count": len(measured),
         "figure": figure,
+        "bands": bands,
+        "coverage": coverage,
     }
+
+
+def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The calibration residuals by kind and GPU generation, and the band each sets on results
+    (advisor.engine.validation.model_error_band), with the share of rows inside their band."""
+    import math
+
+    from advisor.engine.validation import band_coverage, model_error_band, residual_table
+
+    table = residual_table()
+    bands = []
+    for (kind, gen), values in sorted(table.items()):
+        if gen == "*" or not values:
+            continue
+        low, high = model_error_band(kind, gen)
+        bands.append(
+            {
+                "kind": charts.KIND_LABELS.get(kind, kind.replace("_", " ")),
+                "generation": gen,
+                "count": len(values),
+                "fastest_pct": (math.exp(min(values)) - 1.0) * 100.0,
+                "slowest_pct": (math.exp(max(values)) - 1.0) * 100.0,
+                "band_low_pct": (low - 1.0) * 100.0,
+                "band_high_pct": (high - 1.0) * 100.0,
+            }
+        )
+    cov = band_coverage()
+    return bands, {"inside": cov["inside"], "total": cov["total"], "share": cov["share"] * 100.0}
 
 
 def _kind_order(kind: str) -> tuple[int, str]:

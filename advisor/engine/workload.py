@@ -699,8 +699,10 @@ def _estimate_step_s(
     stages: tuple[int, int, int],
     tp_overlap: bool,
     sharding: str = "zero1",
+    pp_sends: bool = True,
 ) -> float:
-    """Fabric-independent step estimate used to rank plans.
+    """Fabric-independent step estimate used to rank plans (``pp_sends=False`` leaves out the
+    pipeline sends, which grow with interleaving: a lower bound over every interleaving).
 
     Stage compute x (micro-batches + bubble / vp) + exposed in-server TP collectives +
     data-parallel traffic not hidden behind the backward pass + pipeline sends, the last two
@@ -731,7 +733,7 @@ def _estimate_step_s(
         window = compute * DP_OVERLAP_EFFICIENCY
     dp_exposed = max(0.0, dp_bytes / bw - window)
     pp_send = 0.0
-    if pp > 1 and tp * cp * dp >= s.gpus_per_node:
+    if pp > 1 and pp_sends and tp * cp * dp >= s.gpus_per_node:
         pp_send = 2.0 * mcount * vp * mb * s.sequence_length / cp * m.hidden * _act_bytes(s) / tp
         pp_send /= bw
     ep_s = 0.0
@@ -795,8 +797,8 @@ def _search_training(s: Scenario) -> list[_Candidate]:
     recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
     shardings = _sharding_options(s)
     tp_overlap = _tp_overlap(s)
-    out: list[_Candidate] = []
-    best = math.inf
+    # 1. every shape (tp, cp, pp, ep, micro-batch) that can fit at all, with a compute floor
+    shapes: list[tuple[float, int, int, int, int, int, int, int, tuple[int, int, int]]] = []
     for tp in tps:
         for cp in cps:
             for pp in pps:
@@ -815,67 +817,58 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                             continue
                         dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
                         mcount = _microbatches(batch, dp, mb)
-                        floor_mb = _stage_time_per_microbatch(
-                            s, tp, cp, ep, mb, recomputes[0], stages, pp
-                        )[0]
-                        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
-                        if not p.virtual_stages and pp > 1:
-                            vps = tuple(
-                                v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp
-                            ) or (1,)
-                        for vp in vps:
-                            if (mcount + (pp - 1) / vp) * floor_mb > best:
-                                continue
-                            for sharding in shardings:
-                                for rc in recomputes:
-                                    mem = training_memory(
-                                        s,
-                                        tp,
-                                        pp,
-                                        dp,
-                                        ep,
-                                        mb,
-                                        sharding,
-                                        rc,
-                                        mcount,
-                                        cp=cp,
-                                        vp=vp,
-                                        stages=stages,
-                                    )
-                                    if not mem.fits:
-                                        continue
-                                    est = _estimate_step_s(
-                                        s,
-                                        tp,
-                                        pp,
-                                        cp,
-                                        dp,
-                                        ep,
-                                        mb,
-                                        vp,
-                                        rc,
-                                        stages,
-                                        tp_overlap,
-                                        sharding,
-                                    )
-                                    best = min(best, est)
-                                    out.append(
-                                        _Candidate(
-                                            tp,
-                                            pp,
-                                            cp,
-                                            dp,
-                                            ep,
-                                            mb,
-                                            vp,
-                                            sharding,
-                                            rc,
-                                            stages,
-                                            mem,
-                                            est,
-                                        )
-                                    )
-                                    break
+                        # the smallest footprint of this shape (last sharding and recomputation
+                        # options, no interleaving): a larger micro-batch will not fit either
+                        least = training_memory(
+                            s, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount,
+                            cp=cp, vp=1, stages=stages,
+                        )  # fmt: skip
+                        if not least.fits:
+                            break
+                        vp_max = max((v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1)
+                        floor = min(
+                            _estimate_step_s(
+                                s, tp, pp, cp, dp, ep, mb, p.virtual_stages or vp_max,
+                                recomputes[0], stages, tp_overlap, sh, pp_sends=False,
+                            )
+                            for sh in shardings
+                        )  # fmt: skip
+                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages))
+    # 2. best first: price shapes by their floor until the floor exceeds the best estimate
+    shapes.sort(key=lambda x: x[0])
+    out: list[_Candidate] = []
+    best = math.inf
+    for floor, tp, cp, pp, ep, mb, dp, mcount, stages in shapes:
+        if floor > best:
+            break
+        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+        if not p.virtual_stages and pp > 1:
+            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
+        for sharding in shardings:
+            # memory grows with interleaving: the first recomputation that fits never drops
+            first_rc = 0
+            for vp in vps:
+                bound = _estimate_step_s(
+                    s, tp, pp, cp, dp, ep, mb, vp, recomputes[first_rc], stages, tp_overlap,
+                    sharding,
+                )  # fmt: skip
+                if bound > best:
+                    continue
+                while first_rc < len(recomputes):
+                    rc = recomputes[first_rc]
+                    mem = training_memory(
+                        s, tp, pp, dp, ep, mb, sharding, rc, mcount, cp=cp, vp=vp, stages=stages
+                    )
+                    if mem.fits:
+                        break
+                    first_rc += 1
+                if first_rc >= len(recomputes):
+                    break
+                est = _estimate_step_s(
+                    s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap, sharding
+                )
+                best = min(best, est)
+                out.append(_Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est))
     return out
 
 
@@ -969,6 +962,15 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
         source = "planner"
     plan = _candidate_plan(s, chosen, source)
     used = plan.gpus_used
+    if source == "planner":
+        full_dp = math.ceil(batch / plan.micro_batch)
+        full_dp = math.ceil(full_dp / max(1, plan.ep)) * max(1, plan.ep)
+        limit = math.ceil(plan.model_parallel * full_dp / s.gpus_per_node)
+        notes.append(
+            f"with this plan's model parallelism (tp {plan.tp} x cp {plan.cp} x pp {plan.pp}) "
+            f"more servers stop shortening the step beyond {limit} servers, where every "
+            f"data-parallel rank holds one micro-batch of the {batch}-sequence global batch"
+        )
     if used < s.gpus:
         notes.append(
             f"the plan uses {used} of {s.gpus} GPUs (tp {plan.tp} x cp {plan.cp} x pp {plan.pp} "
