@@ -218,7 +218,7 @@ class CostPoint:
 
 def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
     """Each candidate's speed and the cost charged to this job (presenters.job_cost)."""
-    from frontend.presenters import job_cost  # presenters imports this module
+    from frontend.presenters import decision_cost  # presenters imports this module
 
     inference = is_inference(result)
     options = [o for o in (result.get("options") or []) if isinstance(o, dict)]
@@ -233,7 +233,7 @@ def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
                 label=label,
                 fabric=str(option.get("fabric", "")),
                 speed=speed,
-                total_cost_usd=job_cost(c),
+                total_cost_usd=decision_cost(c)[0],
                 network_capex_usd=_num(c.get("network_capex_usd")),
                 recommended=bool(option.get("recommended")),
                 why_not=str(option.get("why_not") or ""),
@@ -241,6 +241,13 @@ def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
         )
     unit = "ms per token" if inference else "seconds per training step"
     return points, unit
+
+
+def cost_axis_title(result: dict[str, Any]) -> str:
+    """What the cost axis shows: the cost the engine ranked by (presenters.decision_cost)."""
+    from frontend.presenters import decision_cost
+
+    return decision_cost(result.get("cost"))[1].lower() + " (USD)"
 
 
 def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
@@ -262,7 +269,7 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
                 hovertemplate=(
                     "%{text}<br>%{x:.3g} "
                     + unit
-                    + "<br>this job $%{y:,.0f}<br>network capex $%{customdata[0]:,.0f}"
+                    + "<br>$%{y:,.0f}<br>network capex $%{customdata[0]:,.0f}"
                     "<br>%{customdata[1]}<extra></extra>"
                 ),
             )
@@ -298,7 +305,7 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
                     + p.label
                     + "<br>%{x:.3g} "
                     + unit
-                    + "<br>this job $%{y:,.0f}<extra></extra>"
+                    + "<br>$%{y:,.0f}<extra></extra>"
                 ),
             )
         )
@@ -311,7 +318,7 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
                 "automargin": True,
             },
             yaxis={
-                "title": {"text": "share charged to this job (USD)"},
+                "title": {"text": cost_axis_title(result)},
                 "gridcolor": "#eef1f6",
                 "tickprefix": "$",
                 "separatethousands": True,
@@ -656,12 +663,114 @@ def topology_figure(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def all_figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {
+    figures = {
         "breakdown": breakdown_figure(result),
         "cost": cost_speed_figure(result),
         "scaling": scaling_figure(result),
         "topology": topology_figure(result),
     }
+    serving = serving_figure(result)
+    if serving is not None:
+        figures["serving"] = serving
+    return figures
+
+
+# ---------------------------------------------------------------------------------------------
+# Serving: latency vs load per candidate network (advisor.engine.serving)
+
+MAX_SERVING_CURVES = 4
+
+
+def serving_curves(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The engine's latency-vs-load curves for the shown candidates (recommended first)."""
+    if not is_inference(result) or not result.get("options"):
+        return []
+    from advisor.engine.errors import ScenarioError
+    from advisor.engine.serving import load_curves_for_result
+
+    shown = shown_options(result, limit=MAX_SERVING_CURVES * 2)
+    try:
+        curves = load_curves_for_result({**result, "options": shown})
+    except (ScenarioError, ValueError, KeyError, TypeError):
+        # a result from an older engine whose scenario no longer plans: no chart
+        return []
+    curves.sort(key=lambda c: not c["recommended"])
+    return curves[:MAX_SERVING_CURVES]
+
+
+def serving_figure(result: dict[str, Any]) -> dict[str, Any] | None:
+    """p95 time to first token (solid) and p95 time per token (dotted) vs arrival rate.
+
+    One colour per candidate network; the legend gives each one's KV-transfer share of the
+    time to first token. Dashed grey lines mark the targets."""
+    curves = serving_curves(result)
+    if not curves:
+        return None
+    scenario = (result.get("scenario") or {}).get("inference") or {}
+    fig = go.Figure()
+    for i, curve in enumerate(curves):
+        color = RAIL_COLORS[i % len(RAIL_COLORS)]
+        star = "★ " if curve["recommended"] else ""
+        share = _num(curve.get("kv_transfer_share_of_ttft")) * 100
+        name = f"{star}{fabric_label(curve['fabric'])} {curve['label'].split(' ', 1)[-1]}"
+        name += f" (KV transfer {share:.0f} % of TTFT)"
+        points = [p for p in curve["points"] if _num(p["ttft_ms_p95"]) < 3.6e6]
+        x = [p["requests_per_s"] for p in points]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[p["ttft_ms_p95"] for p in points],
+                name=name,
+                legendgroup=str(i),
+                mode="lines+markers",
+                line={"color": color},
+                hovertemplate="%{x:.3g} req/s: TTFT p95 %{y:,.0f} ms<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[p["ms_per_token_p95"] for p in points],
+                name=f"{name}: ms per token",
+                legendgroup=str(i),
+                showlegend=False,
+                mode="lines",
+                line={"color": color, "dash": "dot"},
+                yaxis="y2",
+                hovertemplate="%{x:.3g} req/s: %{y:.1f} ms per token p95<extra></extra>",
+            )
+        )
+    shapes = []
+    ttft_target = _num(scenario.get("target_ttft_ms"))
+    if ttft_target > 0:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                # shapes on a log axis take log10 of the value (plotly.js layout.shapes.yref)
+                "y0": math.log10(ttft_target),
+                "y1": math.log10(ttft_target),
+                "line": {"color": "#8a94a6", "dash": "dash", "width": 1},
+            }
+        )
+    fig.update_layout(
+        _layout(
+            xaxis={"title": "requests per second", "rangemode": "tozero"},
+            # log scale: TTFT grows by orders of magnitude near capacity
+            yaxis={"title": "time to first token, p95 (ms, log)", "type": "log"},
+            yaxis2={
+                "title": "ms per token, p95 (dotted)",
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+            },
+            shapes=shapes,
+            margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        )
+    )
+    return _to_json(fig)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -813,7 +922,7 @@ def _compare_cost(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -
                 "automargin": True,
             },
             yaxis={
-                "title": {"text": "share charged to the job (USD)"},
+                "title": {"text": cost_axis_title(columns[0][1]) if columns else "cost (USD)"},
                 "gridcolor": "#eef1f6",
                 "tickprefix": "$",
                 "rangemode": "tozero",

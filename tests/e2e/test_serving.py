@@ -1,0 +1,65 @@
+"""A customer plans disaggregated serving and sees latency against load per network."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def _next(page: Any) -> None:
+    with page.expect_navigation():
+        page.click("#next-button")
+
+
+def test_disaggregated_serving_shows_latency_vs_load_per_network(
+    new_page: Any, live_server: Any
+) -> None:
+    customer = new_page()
+    page = customer.page
+    page.goto(live_server.url + "/")
+    page.click("#start-button")
+
+    page.check("input[name=workload][value=inference]")
+    page.check("input[name=scale][value=many]")
+    _next(page)
+    page.check("input[name=model_choice][value='llama3-70b']")
+    _next(page)
+    page.check("input[name=gpu][value='h100-sxm']")
+    page.fill("input[name=gpus]", "32")
+    _next(page)
+    # Serving: separate prompt and answer servers, long prompts, a load and a TTFT target.
+    page.check("input[name=replicas][value=disaggregated]")
+    page.fill("input[name=prompt_tokens]", "16000")
+    page.fill("input[name=output_tokens]", "500")
+    page.fill("input[name=requests_per_s]", "0.5")
+    page.fill("input[name=target_ttft_ms]", "2000")
+    customer.screenshot("20-wizard-serving")
+    _next(page)
+    _next(page)
+    page.click("#submit-button")
+    page.wait_for_selector("#headline")
+    page.wait_for_function(
+        "() => document.getElementById('chart-serving')"
+        " && document.getElementById('chart-serving')._fullData"
+    )
+
+    # one solid (TTFT) and one dotted (time per token) line per candidate network
+    traces = page.evaluate("document.getElementById('chart-serving')._fullData.length")
+    assert traces >= 4 and traces % 2 == 0
+    points = page.evaluate(
+        "document.getElementById('chart-serving')._fullData"
+        ".reduce((n, t) => n + ((t.x && t.x.length) || 0), 0)"
+    )
+    assert points >= 20
+    names = page.evaluate(
+        "document.getElementById('chart-serving')._fullData.map(t => t.name).join(' | ')"
+    )
+    assert "KV transfer" in names and "★" in names
+    assert page.locator("#chart-serving .main-svg").count() > 0
+    share = page.inner_text("#kv-share")
+    assert "KV transfer" in share and "to first token" in share
+    assert "KV cache" in page.inner_text("#serving-load")
+    customer.screenshot("21-results-serving-load")

@@ -1,0 +1,55 @@
+"""The latency-vs-load chart of a serving result (frontend.charts.serving_figure)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate
+from frontend import charts
+
+DISAGGREGATED = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 32,
+    "inference": {
+        "deployment": "disaggregated",
+        "prompt_tokens": 16000,
+        "output_tokens": 500,
+        "requests_per_s": 0.5,
+        "target_ttft_ms": 2000,
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def serving_result() -> dict[str, Any]:
+    return evaluate(DISAGGREGATED)
+
+
+def test_a_serving_result_gets_a_latency_vs_load_chart_per_network(
+    serving_result: dict[str, Any],
+) -> None:
+    figures = charts.all_figures(serving_result)
+    figure = figures["serving"]
+    ttft = [t for t in figure["data"] if t.get("yaxis") != "y2"]
+    tpot = [t for t in figure["data"] if t.get("yaxis") == "y2"]
+    assert 2 <= len(ttft) <= charts.MAX_SERVING_CURVES
+    assert len(ttft) == len(tpot)
+    assert ttft[0]["name"].startswith("★")  # the recommended network first
+    for trace in ttft:
+        assert "KV transfer" in trace["name"]
+        assert list(trace["x"]) == sorted(trace["x"])
+        assert all(y > 0 for y in trace["y"])
+    # the TTFT target is drawn (log axis: shapes take log10 of the value)
+    assert figure["layout"]["yaxis"]["type"] == "log"
+    assert figure["layout"]["shapes"][0]["y0"] == pytest.approx(math.log10(2000))
+
+
+def test_training_results_have_no_serving_chart() -> None:
+    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16})
+    assert "serving" not in charts.all_figures(result)
+    assert charts.serving_figure({"scenario": {"workload": "inference"}}) is None
