@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from advisor.engine.catalog import GpuSpec, ModelSpec
@@ -22,6 +21,7 @@ from advisor.engine.collectives import (
 )
 from advisor.engine.constants import (
     ACTIVATION_BYTES_PER_TOKEN_HIDDEN,
+    DP_OVERLAP_EFFICIENCY,
     FP8_EFFICIENCY_FACTOR,
     GEMM_HALF_EFFICIENCY_WIDTH,
     GRAD_BYTES_PER_PARAM,
@@ -374,20 +374,27 @@ def _intra_time_s(
 # ----------------------------------------------------------------------------- memory
 
 
-@lru_cache(maxsize=256)
+_CONSTS: dict[int, tuple[ModelSpec, tuple[float, float, float, float]]] = {}
+
+
 def _model_consts(m: ModelSpec) -> tuple[float, float, float, float]:
-    """(dense params, expert params, embedding params, per-layer dense params) of ``m``."""
+    """(dense params, expert params, embedding params, per-layer dense params) of ``m``,
+    cached by identity (hashing a frozen ModelSpec on every planner step costs more than
+    the arithmetic it saves)."""
+    hit = _CONSTS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
     dense = m.dense_params
     emb = m.embedding_params
-    return (
-        dense,
-        m.expert_params if m.is_moe else 0.0,
-        emb,
-        max(0.0, dense - emb) / max(1, m.layers),
-    )
+    experts = m.expert_params if m.is_moe else 0.0
+    value = (dense, experts, emb, max(0.0, dense - emb) / max(1, m.layers))
+    if len(_CONSTS) > 256:
+        _CONSTS.clear()
+    _CONSTS[id(m)] = (m, value)
+    return value
 
 
-def training_memory(
+def _memory_parts(
     s: Scenario,
     tp: int,
     pp: int,
@@ -397,23 +404,12 @@ def training_memory(
     sharding: str,
     recompute: str,
     microbatches: int,
-    *,
-    cp: int = 1,
-    vp: int = 1,
-    stages: tuple[int, int, int] | None = None,
-) -> MemoryEstimate:
-    """Per-GPU memory of a training plan (GB), for the fullest pipeline stage.
-
-    Dense parameters are split over tp x pp (by the stage's layers; the first stage also holds
-    the input embedding, the last the output head), routed experts over ep x pp.  Weights +
-    gradients take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by
-    dp x cp under zero1 (distributed optimizer); zero3 also shards weights and gradients.
-    Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):
-    34 B x s/cp x b x h / tp per layer; selective recomputation drops the activation function's
-    output (2 B x ffn); full recomputation keeps 2 B x s x b x h per layer plus one layer's
-    working set.  The first 1F1B stage holds min(pp, microbatches) micro-batches of its layers,
-    x (1 + (pp - 1) / (pp x vp)) when interleaved (Narayanan et al. SC'21, section 2.2).
-    """
+    cp: int,
+    vp: int,
+    stages: tuple[int, int, int] | None,
+) -> tuple[float, float, float, float]:
+    """(weights + gradients, optimizer, activations, weights) bytes per GPU
+    (see :func:`training_memory`)."""
     m = s.model
     first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
     emb = float(m.vocab * m.hidden)
@@ -464,6 +460,39 @@ def training_memory(
     weights_b = (
         TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
     )
+    return wg, opt, act, weights_b
+
+
+def training_memory(
+    s: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    sharding: str,
+    recompute: str,
+    microbatches: int,
+    *,
+    cp: int = 1,
+    vp: int = 1,
+    stages: tuple[int, int, int] | None = None,
+) -> MemoryEstimate:
+    """Per-GPU memory of a training plan (GB), for the fullest pipeline stage.
+
+    Dense parameters are split over tp x pp (by the stage's layers; the first stage also holds
+    the input embedding, the last the output head), routed experts over ep x pp.  Weights +
+    gradients take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by
+    dp x cp under zero1 (distributed optimizer); zero3 also shards weights and gradients.
+    Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):
+    34 B x s/cp x b x h / tp per layer; selective recomputation drops the activation function's
+    output (2 B x ffn); full recomputation keeps 2 B x s x b x h per layer plus one layer's
+    working set.  The first 1F1B stage holds min(pp, microbatches) micro-batches of its layers,
+    x (1 + (pp - 1) / (pp x vp)) when interleaved (Narayanan et al. SC'21, section 2.2).
+    """
+    wg, opt, act, weights_b = _memory_parts(
+        s, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+    )
     total = wg + opt + act
     cap = s.gpu.memory_gb
     return MemoryEstimate(
@@ -476,6 +505,27 @@ def training_memory(
         capacity_gb=cap,
         usable_gb=cap * MEMORY_USABLE_FRACTION,
     )
+
+
+def _fits(
+    s: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    sharding: str,
+    recompute: str,
+    microbatches: int,
+    cp: int,
+    vp: int,
+    stages: tuple[int, int, int],
+) -> bool:
+    """Whether :func:`training_memory` fits, without building the estimate."""
+    wg, opt, act, _ = _memory_parts(
+        s, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+    )
+    return (wg + opt + act) / GB <= s.gpu.memory_gb * MEMORY_USABLE_FRACTION
 
 
 def _never() -> MemoryEstimate:  # pragma: no cover - keeps mypy's conditional typed
@@ -698,52 +748,83 @@ def _estimate_step_s(
     recompute: str,
     stages: tuple[int, int, int],
     tp_overlap: bool,
-    sharding: str = "zero1",
+    sharding: str | tuple[str, ...] = "zero1",
     pp_sends: bool = True,
 ) -> float:
     """Fabric-independent step estimate used to rank plans (``pp_sends=False`` leaves out the
-    pipeline sends, which grow with interleaving: a lower bound over every interleaving).
+    pipeline sends, which grow with interleaving: a lower bound over every interleaving; a
+    tuple of shardings gives the cheapest of them: a lower bound over them).
 
     Stage compute x (micro-batches + bubble / vp) + exposed in-server TP collectives +
-    data-parallel traffic not hidden behind the backward pass + pipeline sends, the last two
-    on the reference fabric (:data:`REFERENCE_GPU_NET_BYTES_PER_S`).  Every term is
-    non-increasing as data-parallel ranks are added with the same global batch (ring traffic
-    is bounded by its 2x limit), which is what makes the planner monotone in servers.
+    data-parallel traffic not hidden behind the backward pass + pipeline sends + expert
+    all-to-all, the communication on the reference fabric (:data:`REFERENCE_GPU_NET_BYTES_PER_S`).
+    Every term is non-increasing as data-parallel ranks are added with the same global batch
+    (ring traffic is bounded by its 2x limit), which is what makes the planner monotone in
+    servers.
     """
-    from advisor.engine.constants import DP_OVERLAP_EFFICIENCY
+    shape = _shape_terms(s, tp, pp, cp, dp, ep, mb, stages)
+    per_mb, tp_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, recompute, stages, pp)
+    shardings = (sharding,) if isinstance(sharding, str) else sharding
+    return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
 
+
+def _shape_terms(
+    s: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    stages: tuple[int, int, int],
+) -> tuple[int, float, float, float, bool, bool]:
+    """(micro-batches, DP gradient bytes per pass, PP send seconds per micro-batch and virtual
+    stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe)."""
     assert s.training is not None
     m = s.model
     mcount = _microbatches(s.training.global_batch_sequences, dp, mb)
-    per_mb, tp_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, recompute, stages, pp)
+    bw = REFERENCE_GPU_NET_BYTES_PER_S
+    dense_params, expert_params, _, _ = _model_consts(m)
+    grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
+    act = _act_bytes(s)
+    pp_unit = 0.0
+    if pp > 1 and tp * cp * dp >= s.gpus_per_node:
+        pp_unit = 2.0 * mb * s.sequence_length / cp * m.hidden * act / tp / bw
+    ep_unit = 0.0
+    if expert_params > 0 and ep > 1:
+        tokens = mb * s.sequence_length / cp / tp
+        a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
+        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
+        ep_unit = a2a * moe_layers / (bw if ep * tp * cp > s.gpus_per_node else bw * 8)
+    return mcount, grad, pp_unit, ep_unit, dp * cp > 1, s.parallelism.ep_overlap == "dualpipe"
+
+
+def _estimate_from(
+    shape: tuple[int, float, float, float, bool, bool],
+    per_mb: float,
+    tp_s: float,
+    tp_overlap: bool,
+    pp: int,
+    vp: int,
+    shardings: tuple[str, ...],
+    pp_sends: bool,
+) -> float:
+    """The arithmetic of :func:`_estimate_step_s` for one shape's precomputed terms."""
+    mcount, grad, pp_unit, ep_unit, has_dp, dualpipe = shape
     tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
     compute = (mcount + (pp - 1) / vp) * (per_mb + tp_exposed)
     bw = REFERENCE_GPU_NET_BYTES_PER_S
-    dense_params, expert_params, _, _ = _model_consts(m)
-    dense = dense_params / (tp * pp) * GRAD_BYTES_PER_PARAM
-    experts = expert_params / (ep * pp) * GRAD_BYTES_PER_PARAM
-    dp_bytes = 0.0
-    if dp * cp > 1:
+    dp_exposed = math.inf
+    for sh in shardings:
         # reduce-scatter + all-gather (2x the shard at the ring limit); zero3 gathers the
         # weights again for every micro-batch's forward and backward
-        passes = 2.0 + (2.0 * mcount if sharding == "zero3" else 0.0)
-        dp_bytes = passes * (dense + experts)
-    window = per_mb * DP_OVERLAP_EFFICIENCY
-    if sharding == "zero3":
-        window = compute * DP_OVERLAP_EFFICIENCY
-    dp_exposed = max(0.0, dp_bytes / bw - window)
-    pp_send = 0.0
-    if pp > 1 and pp_sends and tp * cp * dp >= s.gpus_per_node:
-        pp_send = 2.0 * mcount * vp * mb * s.sequence_length / cp * m.hidden * _act_bytes(s) / tp
-        pp_send /= bw
-    ep_s = 0.0
-    if m.is_moe and ep > 1:
-        tokens = mb * s.sequence_length / cp / tp
-        a2a = tokens * m.moe_top_k * m.hidden * _act_bytes(s) * 4.0
-        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
-        ep_s = a2a * moe_layers * mcount / (bw if ep * tp * cp > s.gpus_per_node else bw * 8)
-        if s.parallelism.ep_overlap == "dualpipe":
-            ep_s = max(0.0, ep_s - compute)
+        dp_bytes = (2.0 + (2.0 * mcount if sh == "zero3" else 0.0)) * grad if has_dp else 0.0
+        window = (compute if sh == "zero3" else per_mb) * DP_OVERLAP_EFFICIENCY
+        dp_exposed = min(dp_exposed, max(0.0, dp_bytes / bw - window))
+    pp_send = pp_unit * mcount * vp if pp_sends else 0.0
+    ep_s = ep_unit * mcount
+    if dualpipe:
+        ep_s = max(0.0, ep_s - compute)
     return compute + dp_exposed + pp_send + ep_s
 
 
@@ -798,7 +879,7 @@ def _search_training(s: Scenario) -> list[_Candidate]:
     shardings = _sharding_options(s)
     tp_overlap = _tp_overlap(s)
     # 1. every shape (tp, cp, pp, ep, micro-batch) that can fit at all, with a compute floor
-    shapes: list[tuple[float, int, int, int, int, int, int, int, tuple[int, int, int]]] = []
+    shapes: list[tuple[float, int, int, int, int, int, int, int, tuple[int, int, int], int]] = []
     for tp in tps:
         for cp in cps:
             for pp in pps:
@@ -817,30 +898,34 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                             continue
                         dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
                         mcount = _microbatches(batch, dp, mb)
-                        # the smallest footprint of this shape (last sharding and recomputation
-                        # options, no interleaving): a larger micro-batch will not fit either
-                        least = training_memory(
-                            s, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount,
-                            cp=cp, vp=1, stages=stages,
-                        )  # fmt: skip
-                        if not least.fits:
-                            break
-                        vp_max = max((v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1)
-                        floor = min(
-                            _estimate_step_s(
-                                s, tp, pp, cp, dp, ep, mb, p.virtual_stages or vp_max,
-                                recomputes[0], stages, tp_overlap, sh, pp_sends=False,
-                            )
-                            for sh in shardings
-                        )  # fmt: skip
-                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages))
+                        vp_max = p.virtual_stages or max(
+                            (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
+                        )
+                        per_mb = _stage_time_per_microbatch(
+                            s, tp, cp, ep, mb, recomputes[0], stages, pp
+                        )[0]
+                        floor = (mcount + (pp - 1) / vp_max) * per_mb
+                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
     # 2. best first: price shapes by their floor until the floor exceeds the best estimate
     shapes.sort(key=lambda x: x[0])
     out: list[_Candidate] = []
     best = math.inf
-    for floor, tp, cp, pp, ep, mb, dp, mcount, stages in shapes:
+    for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > best:
-            break
+            break  # compute alone (no recomputation, no communication) is already slower
+        # the smallest footprint of this shape (last sharding and recomputation, no
+        # interleaving), then a bound with the data-parallel term of the cheaper sharding
+        if not _fits(s, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages):
+            continue
+        shape = _shape_terms(s, tp, pp, cp, dp, ep, mb, stages)
+        timing = [
+            _stage_time_per_microbatch(s, tp, cp, ep, mb, rc, stages, pp) for rc in recomputes
+        ]
+        bound = _estimate_from(
+            shape, timing[0][0], timing[0][1], tp_overlap, pp, vp_max, shardings, False
+        )
+        if bound > best:
+            continue
         vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
         if not p.virtual_stages and pp > 1:
             vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
@@ -848,27 +933,25 @@ def _search_training(s: Scenario) -> list[_Candidate]:
             # memory grows with interleaving: the first recomputation that fits never drops
             first_rc = 0
             for vp in vps:
-                bound = _estimate_step_s(
-                    s, tp, pp, cp, dp, ep, mb, vp, recomputes[first_rc], stages, tp_overlap,
-                    sharding,
-                )  # fmt: skip
-                if bound > best:
-                    continue
                 while first_rc < len(recomputes):
                     rc = recomputes[first_rc]
-                    mem = training_memory(
-                        s, tp, pp, dp, ep, mb, sharding, rc, mcount, cp=cp, vp=vp, stages=stages
-                    )
-                    if mem.fits:
+                    per_mb, tp_s = timing[first_rc]
+                    est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
+                    if est > best:
+                        break  # more recomputation is only slower
+                    if _fits(s, tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
+                        mem = training_memory(
+                            s, tp, pp, dp, ep, mb, sharding, rc, mcount,
+                            cp=cp, vp=vp, stages=stages,
+                        )  # fmt: skip
+                        best = est
+                        out.append(
+                            _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
+                        )
                         break
                     first_rc += 1
                 if first_rc >= len(recomputes):
                     break
-                est = _estimate_step_s(
-                    s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap, sharding
-                )
-                best = min(best, est)
-                out.append(_Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est))
     return out
 
 
@@ -1019,6 +1102,8 @@ re-runs this share of a layer's forward element-wise time."""
 
 
 _STAGE_CACHE: dict[tuple[Any, ...], tuple[float, float]] = {}
+_KEEP: dict[int, Any] = {}
+"""Objects whose id() keys the stage cache, kept alive so an id is never reused while cached."""
 
 
 def _stage_time_per_microbatch(
@@ -1033,9 +1118,11 @@ def _stage_time_per_microbatch(
 ) -> tuple[float, float]:
     """Cached :func:`_stage_time` (the planner asks for the same stage many times)."""
     p = s.parallelism
+    _KEEP[id(s.gpu)] = s.gpu
+    _KEEP[id(s.model)] = s.model
     key = (
-        s.gpu,
-        s.model,
+        id(s.gpu),
+        id(s.model),
         s.precision,
         s.sequence_length,
         p.flash_attention,
@@ -1052,6 +1139,9 @@ def _stage_time_per_microbatch(
     if v is None:
         if len(_STAGE_CACHE) > 8192:
             _STAGE_CACHE.clear()
+            _KEEP.clear()
+            _KEEP[id(s.gpu)] = s.gpu
+            _KEEP[id(s.model)] = s.model
         v = _stage_time(s, tp, cp, ep, mb, recompute, stages, pp)
         _STAGE_CACHE[key] = v
     return v
