@@ -370,23 +370,41 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
 def _balanced_prefill_servers(
     s: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
 ) -> int:
+    """Prefill servers whose request rate matches the decode pool's at the time-per-token
+    target, both priced on the platform's reference network (one 400G RDMA NIC per GPU, as
+    the training planner's reference fabric); bisection on the server split (prefill capacity
+    grows and decode capacity shrinks with it)."""
     inf = s.inference
     assert inf is not None
     servers = s.nodes
-    best, best_gap = 1, math.inf
-    for n_p in range(1, servers):
-        n_d = servers - n_p
+    reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
+
+    def balance(n_p: int) -> float:
+        """log(prefill rate / decode rate); -inf when prefill cannot hold the model."""
         p = _pool_for(s, "prefill", n_p, inf.prompt_tokens, pspec)
-        d = _pool_for(s, "decode", n_d, context, dspec)
-        if p is None or d is None:
-            continue
+        if p is None:
+            return -math.inf
+        d = _pool_for(s, "decode", servers - n_p, context, dspec)
+        if d is None:
+            return math.inf
         sp = _serving_plan(s, "disaggregated", p, d)
-        prefill_rps = sp.prefill.instances / prefill_service_s(s, sp, sp.prefill, None, "point")
-        decode_rps = decode_capacity_rps(s, sp, None, "point")
-        gap = abs(math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12)))
-        if gap < best_gap:
-            best, best_gap = n_p, gap
-    return best
+        service = prefill_service_s(s, sp, sp.prefill, reference, "point")
+        prefill_rps = sp.prefill.instances / max(service, 1e-12)
+        decode_rps = decode_capacity_rps(s, sp, reference, "point")
+        return math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12))
+
+    lo, hi = 1, servers - 1
+    if balance(lo) >= 0:
+        return lo
+    if balance(hi) <= 0:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if balance(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo if abs(balance(lo)) <= abs(balance(hi)) else hi
 
 
 def _serving_plan(
