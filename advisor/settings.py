@@ -64,6 +64,8 @@ INSTALLED_APPS = [
     "frontend",
     "advisor.hardware",
     "advisor.measurements",
+    "axes",
+    "csp",
 ]
 
 MIDDLEWARE = [
@@ -75,6 +77,15 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes first: it refuses a locked-out address before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "advisor.urls"
@@ -104,10 +115,21 @@ if DATABASE_URL:
         # A blip in PostgreSQL must not poison persistent connections.
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 else:
+    # Embedded mode serves several requests at once (runserver threads, the webhook
+    # deliverer): WAL lets readers and one writer work together, every transaction takes the
+    # write lock when it begins (IMMEDIATE: no "database is locked" when a reader upgrades to
+    # a writer) and a writer waits up to SQLITE_BUSY_TIMEOUT_S for the lock.
+    # https://docs.djangoproject.com/en/5.2/ref/databases/#database-is-locked-errors
+    # https://www.sqlite.org/wal.html
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": env_str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": env_int("SQLITE_BUSY_TIMEOUT_S", 20, minimum=1),
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -354,6 +376,43 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "api"}
     ),
 }
+# --- Sign-in limits (https://django-axes.readthedocs.io/en/latest/4_configuration.html) ----
+# Failed sign-ins per client address, on this site's login and the admin's alike; a good
+# password does not count (and does not help once locked). The address is the real client's
+# behind API_NUM_PROXIES proxies (frontend.throttle.client_address), never a shared proxy's.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_RESET_ON_SUCCESS = False
+AXES_CLIENT_IP_CALLABLE = "frontend.throttle.client_address"
+AXES_LOCKOUT_CALLABLE = "frontend.throttle.locked_out"
+# Failures are rows in the database every web process shares (axes' own tables); successful
+# sign-ins write nothing.
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False
+
+# --- Content-Security-Policy (https://django-csp.readthedocs.io/en/latest/configuration.html)
+# Django's own CSP support arrived in 6.0, which needs Python 3.12; this project runs on 3.11
+# (pyproject), so django-csp provides the header. Scripts only from this origin: no inline
+# script anywhere (figures travel as application/json data, read by static/frontend/app.js).
+# Styles allow inline because plotly.js and htmx insert <style> rules at run time and style
+# attributes remain in a few templates; a style cannot run code.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
 # Webhooks: https://docs.celeryq.dev/en/stable/userguide/tasks.html#retrying
 # Loopback and private addresses are refused unless allowed (tests deliver to 127.0.0.1);
 # link-local and cloud metadata addresses are refused always.

@@ -20,7 +20,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
-from advisor.scenarios.services import run_enqueue, scenario_submit
+from advisor.scenarios.services import RunInProgress, run_start, scenario_submit
 from api.errors import ApplicationError
 from api.models import (
     ApiClient,
@@ -181,23 +181,15 @@ def scenario_submit_api(
     return Submission(scenario=run.scenario, run=run, replayed=False)
 
 
-@transaction.atomic
 def scenario_rerun(*, scenario: Scenario) -> ScenarioRun:
     """Queue a new run of a scenario (it evaluates with the catalog current at that time).
 
-    One unfinished run per scenario: the scenario row is locked so two concurrent re-runs
-    cannot both see "nothing in progress".
+    One unfinished run per scenario, through the service the web uses too (run_start).
     """
-    Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
-    active = scenario.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
-    if active is not None:
-        raise ApplicationError(
-            f"Run {active.pk} of this scenario is still {active.status}; "
-            "wait for it to finish before starting another.",
-            code="run_in_progress",
-            status_code=409,
-        )
-    return run_enqueue(scenario=scenario)
+    try:
+        return run_start(scenario=scenario)
+    except RunInProgress as exc:
+        raise ApplicationError(str(exc), code="run_in_progress", status_code=409) from exc
 
 
 # --- Webhooks -------------------------------------------------------------------------------

@@ -18,6 +18,10 @@ from frontend.models import QuestionnaireDraft
 
 SESSION_SCENARIOS = "fabric_scenarios"
 SESSION_DRAFTS = "fabric_drafts"
+# What this browser session *created* (not merely opened): the only things a sign-up or
+# sign-in may claim. Opening a customer's link must never hand their work to the opener.
+SESSION_CREATED_SCENARIOS = "fabric_created_scenarios"
+SESSION_CREATED_DRAFTS = "fabric_created_drafts"
 REMEMBER_AT_MOST = 50
 
 
@@ -55,6 +59,39 @@ def remember_scenario(request: HttpRequest, scenario: Scenario) -> None:
 
 def remember_draft(request: HttpRequest, draft: QuestionnaireDraft) -> None:
     _remember(request, SESSION_DRAFTS, draft.pk)
+
+
+def remember_created_scenario(request: HttpRequest, scenario: Scenario) -> None:
+    """This session made `scenario` (anonymously): it may claim it at sign-up or sign-in."""
+    remember_scenario(request, scenario)
+    if scenario.owner_id is None:
+        _remember(request, SESSION_CREATED_SCENARIOS, scenario.pk)
+
+
+def remember_created_draft(request: HttpRequest, draft: QuestionnaireDraft) -> None:
+    """This session made `draft` (anonymously): it may claim it at sign-up or sign-in."""
+    remember_draft(request, draft)
+    if draft.owner_id is None:
+        _remember(request, SESSION_CREATED_DRAFTS, draft.pk)
+
+
+def created_scenario_ids(request: HttpRequest) -> list[str]:
+    return list(request.session.get(SESSION_CREATED_SCENARIOS, []))
+
+
+def created_draft_ids(request: HttpRequest) -> list[str]:
+    return list(request.session.get(SESSION_CREATED_DRAFTS, []))
+
+
+def draft_may_write_scenario(draft: QuestionnaireDraft) -> bool:
+    """A draft edits its scenario only while both have the same owner.
+
+    A draft opened on an anonymous scenario is anonymous too; once the scenario's creator
+    signs up and claims it, the old draft link (which anybody may hold) can no longer rename
+    or recompute it.
+    """
+    scenario = draft.scenario
+    return scenario is None or scenario.owner_id == draft.owner_id
 
 
 def remembered_scenario_ids(request: HttpRequest) -> list[str]:

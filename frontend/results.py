@@ -17,11 +17,12 @@ from django.views.decorators.http import require_GET, require_POST
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.selectors import run_latest, user_is_sales
-from advisor.scenarios.services import run_enqueue, scenario_clone, scenario_update
+from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
 from frontend import charts, presenters
 from frontend import questionnaire as qn
-from frontend.access import remember_draft, remember_scenario, scenario_or_404
+from frontend.access import remember_created_draft, remember_created_scenario, scenario_or_404
 from frontend.services import draft_create
+from frontend.throttle import anonymous_allowed, too_many
 
 OPTIONS_IN_TABLE = 25
 
@@ -89,9 +90,9 @@ def _failure_errors(run: ScenarioRun, scenario: Scenario) -> list[dict[str, str]
 
 
 def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    # Read-only: opening a link remembers nothing (only what this browser created is ever
+    # claimed at sign-up, frontend.access), and a GET writes no session row either.
     scenario = scenario_or_404(request, scenario_id)
-    if not request.user.is_authenticated and scenario.owner_id is None:
-        remember_scenario(request, scenario)
     run = run_latest(scenario=scenario)
     is_sales = user_is_sales(request.user)
     current_catalog = catalog_current().version
@@ -133,8 +134,14 @@ def scenario_progress(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespo
 def scenario_rerun(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     """Compute the scenario again on the current hardware catalog."""
     scenario = scenario_or_404(request, scenario_id)
-    run_enqueue(scenario=scenario)
-    messages.info(request, "Computing again on the current hardware catalog.")
+    if not anonymous_allowed(request, "run"):
+        return too_many(request)
+    try:
+        run_start(scenario=scenario)  # one unfinished run per scenario, as in the API
+    except RunInProgress:
+        messages.info(request, "This scenario is already being computed; its answer follows.")
+    else:
+        messages.info(request, "Computing again on the current hardware catalog.")
     return redirect("scenario_detail", scenario_id=scenario.pk)
 
 
@@ -142,17 +149,17 @@ def scenario_rerun(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
 def scenario_edit(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     """Open the questionnaire on this scenario's answers; submitting changes it and recomputes."""
     scenario = scenario_or_404(request, scenario_id)
+    if not anonymous_allowed(request, "draft"):
+        return too_many(request)
     catalog = catalog_current()
     answers = qn.inputs_to_answers(scenario.inputs, catalog)
     answers["name"] = scenario.name
     answers["customer"] = scenario.customer
-    draft = draft_create(owner=request.user, answers=answers, step="job", scenario=scenario)
     # Whoever may open the scenario may open its draft: an anonymous scenario's draft is
-    # anonymous too, an owned scenario's draft belongs to the same owner.
-    if scenario.owner_id is not None and draft.owner_id != scenario.owner_id:
-        draft.owner_id = scenario.owner_id
-        draft.save(update_fields=["owner"])
-    remember_draft(request, draft)
+    # anonymous too, an owned scenario's draft belongs to the same owner. A draft writes to
+    # its scenario only while their owners match (frontend.access.draft_may_write_scenario).
+    draft = draft_create(owner=scenario.owner, answers=answers, step="job", scenario=scenario)
+    remember_created_draft(request, draft)
     return redirect("wizard_step", draft_id=draft.pk, step="job")
 
 
@@ -160,15 +167,16 @@ def scenario_edit(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
 def scenario_clone_view(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     """A copy to change without touching the original (kept with a link back to it)."""
     scenario = scenario_or_404(request, scenario_id)
+    if not anonymous_allowed(request, "scenario"):
+        return too_many(request)
     clone = scenario_clone(scenario=scenario, owner=request.user)
-    if clone.owner_id is None:
-        remember_scenario(request, clone)
+    remember_created_scenario(request, clone)
     catalog = catalog_current()
     answers = qn.inputs_to_answers(clone.inputs, catalog)
     answers["name"] = clone.name
     answers["customer"] = clone.customer
     draft = draft_create(owner=request.user, answers=answers, step="job", scenario=clone)
-    remember_draft(request, draft)
+    remember_created_draft(request, draft)
     messages.success(
         request,
         f"Copied to “{clone.name}”. The notes and quote reference stay with the original. "
@@ -257,8 +265,9 @@ def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
 
 
 def _csv_safe(value: Any) -> Any:
-    """Neutralise spreadsheet formulas in text cells (CSV injection)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+    """Neutralise spreadsheet formulas in text cells (CSV injection), as the sweep CSV does:
+    a cell starting with one of these is run as a formula by Excel, LibreOffice and Sheets."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value
 

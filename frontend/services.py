@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
+from django.db.models import Q
 
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.services import scenario_claim_anonymous
@@ -57,12 +58,16 @@ def draft_save(
 def account_claim_session(
     *, user: AbstractBaseUser, scenario_ids: list[str], draft_ids: list[str]
 ) -> int:
-    """Attach what this browser made anonymously to the account that just signed up/in."""
-    claimed = scenario_claim_anonymous(user=user, scenario_ids=scenario_ids)
-    QuestionnaireDraft.objects.filter(pk__in=_uuids(draft_ids), owner__isnull=True).update(
-        owner=user
-    )
-    return claimed
+    """Attach what this browser *created* anonymously to the account that just signed up/in.
+
+    The ids are the session's created ones (frontend.access.created_*_ids), never those it
+    merely opened. A draft that edits a scenario goes along only with that scenario, so a
+    claimed draft never points at a scenario owned by someone else (or by nobody).
+    """
+    claimed_ids = scenario_claim_anonymous(user=user, scenario_ids=scenario_ids)
+    drafts = QuestionnaireDraft.objects.filter(pk__in=_uuids(draft_ids), owner__isnull=True)
+    drafts.filter(Q(scenario__isnull=True) | Q(scenario__owner=user)).update(owner=user)
+    return claimed_ids
 
 
 def _uuids(raw: list[str]) -> list[str]:

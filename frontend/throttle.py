@@ -1,22 +1,45 @@
-"""Attempt limits for the sign-in and sign-up forms (brute force, account spam).
+"""Limits for the web pages, per real client address.
 
-Counted per client address in the shared throttle cache (Redis in services mode), in fixed
-windows: simple, and enough to make password guessing slow.
+- Sign-in (this site's and the admin's) is limited by django-axes (settings.AXES_*), which
+  counts failed attempts only: a person who signs in fine is never slowed down.
+- Sign-up, and what anonymous visitors can make (questionnaire drafts, scenarios, runs), is
+  counted here in fixed windows in the shared throttle cache (Redis in services mode).
+
+Behind reverse proxies the address is the one the proxies saw (API_NUM_PROXIES of them,
+shared with the API's throttles): counting REMOTE_ADDR there would put every visitor in one
+bucket, so one attacker could lock everyone out.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.cache import caches
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
-# Attempts allowed per address per window, per form.
-FORM_ATTEMPTS_PER_WINDOW = {"login": 10, "signup": 5}
+# Attempts allowed per address per window, per action. Sign-up counts every attempt (it
+# makes accounts); the others count only anonymous visitors (accounts are limited by the
+# one-run-per-scenario rule and their own history).
+FORM_ATTEMPTS_PER_WINDOW = {"signup": 5, "draft": 30, "scenario": 20, "run": 20}
 WINDOW_S = 300
+
+TOO_MANY_ATTEMPTS = "Too many attempts from your address. Please wait a few minutes and try again."
 
 
 def client_address(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
+    """The client's address: REMOTE_ADDR, or with API_NUM_PROXIES trusted proxies in front,
+    the address the outermost trusted proxy saw (as DRF's throttles read X-Forwarded-For)."""
+    rest_framework: dict[str, Any] = settings.REST_FRAMEWORK
+    num_proxies = int(rest_framework.get("NUM_PROXIES") or 0)
+    remote = str(request.META.get("REMOTE_ADDR") or "unknown")
+    forwarded = str(request.META.get("HTTP_X_FORWARDED_FOR") or "")
+    if num_proxies > 0 and forwarded:
+        addresses = [a.strip() for a in forwarded.split(",") if a.strip()]
+        if addresses:
+            return str(addresses[-min(num_proxies, len(addresses))])
+    return remote
 
 
 def attempt_allowed(request: HttpRequest, form: str) -> bool:
@@ -30,3 +53,34 @@ def attempt_allowed(request: HttpRequest, form: str) -> bool:
         cache.set(key, 1, WINDOW_S)
         attempts = 1
     return attempts <= FORM_ATTEMPTS_PER_WINDOW[form]
+
+
+def anonymous_allowed(request: HttpRequest, action: str) -> bool:
+    """Count an anonymous visitor's `action` (draft, scenario, run); signed-in people pass."""
+    if request.user.is_authenticated:
+        return True
+    return attempt_allowed(request, action)
+
+
+def too_many(request: HttpRequest) -> HttpResponse:
+    """The 429 page for a throttled action."""
+    response = render(
+        request,
+        "frontend/too_many.html",
+        {"message": TOO_MANY_ATTEMPTS, "retry_after_s": WINDOW_S},
+        status=429,
+    )
+    response["Retry-After"] = str(WINDOW_S)
+    return response
+
+
+def locked_out(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: Any = None
+) -> HttpResponse:
+    """django-axes' AXES_LOCKOUT_CALLABLE: too many failed sign-ins from this address."""
+    from django.contrib.auth.forms import AuthenticationForm
+
+    if request.path.startswith("/admin/"):
+        return too_many(request)
+    context = {"form": AuthenticationForm(request), "throttled": TOO_MANY_ATTEMPTS}
+    return render(request, "registration/login.html", context, status=429)

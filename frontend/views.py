@@ -18,11 +18,16 @@ from django.views.decorators.http import require_http_methods
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.selectors import scenario_get, scenario_list, user_is_sales
 from frontend import charts
-from frontend.access import remembered_draft_ids, remembered_scenario_ids
+from frontend.access import (
+    created_draft_ids,
+    created_scenario_ids,
+    remembered_draft_ids,
+    remembered_scenario_ids,
+)
 from frontend.example import home_example
 from frontend.models import QuestionnaireDraft
 from frontend.services import account_claim_session
-from frontend.throttle import attempt_allowed
+from frontend.throttle import TOO_MANY_ATTEMPTS, attempt_allowed
 
 LIST_LIMIT = 200
 
@@ -219,25 +224,18 @@ def _float(value: Any) -> float:
 # Accounts
 
 
-TOO_MANY_ATTEMPTS = "Too many attempts from your address. Please wait a few minutes and try again."
-
-
 class SignInView(LoginView):
+    """Sign-in. Failed attempts are limited per client address by django-axes
+    (settings.AXES_*, frontend.throttle.locked_out), here and on the admin's login alike."""
+
     template_name = "registration/login.html"
     form_class = AuthenticationForm
     redirect_authenticated_user = True
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not attempt_allowed(request, "login"):
-            # An unbound form: validating this one would try the password after all.
-            context = self.get_context_data(form=AuthenticationForm(request))
-            context["throttled"] = TOO_MANY_ATTEMPTS
-            return self.render_to_response(context, status=429)
-        return super().post(request, *args, **kwargs)
-
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        ids = remembered_scenario_ids(self.request)
-        draft_ids = remembered_draft_ids(self.request)
+        # Only what this browser *created* is claimed, never what it merely opened.
+        ids = created_scenario_ids(self.request)
+        draft_ids = created_draft_ids(self.request)
         response = super().form_valid(form)
         # login() rotates the session; what this browser made anonymously moves with it.
         claimed = account_claim_session(
@@ -261,8 +259,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         context = {"form": UserCreationForm(), "throttled": TOO_MANY_ATTEMPTS}
         return render(request, "registration/signup.html", context, status=429)
     if request.method == "POST" and form.is_valid():
-        ids = remembered_scenario_ids(request)
-        draft_ids = remembered_draft_ids(request)
+        ids = created_scenario_ids(request)
+        draft_ids = created_draft_ids(request)
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         claimed = account_claim_session(user=user, scenario_ids=ids, draft_ids=draft_ids)

@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,11 +15,24 @@ from django.views.decorators.http import require_http_methods, require_POST
 from advisor.engine.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.converters import InvalidScenario, validate_inputs
-from advisor.scenarios.services import run_enqueue, scenario_submit, scenario_update
+from advisor.scenarios.services import (
+    RunInProgress,
+    run_start,
+    scenario_submit,
+    scenario_update,
+)
 from frontend import questionnaire as qn
-from frontend.access import draft_or_404, remember_draft, remember_scenario
+from frontend.access import (
+    draft_may_write_scenario,
+    draft_or_404,
+    remember_created_draft,
+    remember_created_scenario,
+    remember_draft,
+    remember_scenario,
+)
 from frontend.models import QuestionnaireDraft
 from frontend.services import draft_create, draft_save
+from frontend.throttle import anonymous_allowed, too_many
 
 # When the person switches between one server and several, a GPU count that was only our
 # default is replaced by the other path's default.
@@ -193,16 +207,20 @@ def _step_context(
 
 @require_http_methods(["GET", "POST"])
 def start(request: HttpRequest) -> HttpResponse:
-    """A fresh questionnaire with sensible defaults."""
+    """GET: the start page (writes nothing, so link checkers and prefetchers make no rows).
+    POST: a fresh questionnaire with sensible defaults (anonymous visitors: throttled)."""
+    if request.method == "GET":
+        return render(request, "frontend/start.html", {"nav": "new"})
+    if not anonymous_allowed(request, "draft"):
+        return too_many(request)
     steps = qn.build_steps(catalog_current())
     draft = draft_create(owner=request.user, answers=qn.default_answers(steps))
-    remember_draft(request, draft)
+    remember_created_draft(request, draft)
     return redirect("wizard_step", draft_id=draft.pk, step="job")
 
 
 def resume(request: HttpRequest, draft_id: uuid.UUID) -> HttpResponse:
     draft = draft_or_404(request, draft_id)
-    remember_draft(request, draft)
     return redirect("wizard_step", draft_id=draft.pk, step=draft.step or "job")
 
 
@@ -218,9 +236,8 @@ def step_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpRespo
     stored = _answers(draft, steps)
 
     if request.method == "GET":
+        # Read-only: the step a draft resumes at is saved by the POSTs that move it.
         errors = {k: v for k, v in (draft.errors or {}).items()}
-        if draft.step != step:
-            draft_save(draft=draft, step=step)
         return render(
             request,
             "frontend/wizard.html",
@@ -301,22 +318,45 @@ def _submit(
 
     name = answers.get("name", "").strip() or _default_name(answers, catalog)
     customer = answers.get("customer", "").strip()
+    if draft.scenario is not None and not draft_may_write_scenario(draft):
+        # The scenario changed hands (its creator signed up): an old draft link, which
+        # anybody may hold, no longer renames or recomputes it.
+        messages.error(
+            request,
+            "This scenario now belongs to an account, so these answers can no longer change "
+            "it. Open the scenario and choose 'Copy and edit' to keep working on them.",
+        )
+        return redirect("scenario_detail", scenario_id=draft.scenario.pk)
+    if not anonymous_allowed(request, "scenario"):
+        return too_many(request)
     try:
         if draft.scenario is not None:
-            scenario = scenario_update(
-                scenario=draft.scenario, inputs=inputs, name=name, customer=customer
-            )
-            run_enqueue(scenario=scenario)
+            with transaction.atomic():
+                scenario = scenario_update(
+                    scenario=draft.scenario, inputs=inputs, name=name, customer=customer
+                )
+                run_start(scenario=scenario)
+            created = False
         else:
             run = scenario_submit(name=name, inputs=inputs, owner=request.user, customer=customer)
             scenario = run.scenario
+            created = True
+    except RunInProgress as busy:
+        messages.info(
+            request,
+            "This scenario is still being computed; change it once that run has finished.",
+        )
+        return redirect("scenario_detail", scenario_id=busy.run.scenario_id)
     except InvalidScenario as exc:
         errors = qn.errors_by_question(exc.field_errors, steps, answers)
         target = qn.first_step_with_errors(errors, steps)
         draft_save(draft=draft, answers=answers, step=target, errors=errors)
         return redirect("wizard_step", draft_id=draft.pk, step=target)
     draft_save(draft=draft, answers=answers, step="review", errors={}, scenario=scenario)
-    remember_scenario(request, scenario)
+    if created:
+        remember_created_scenario(request, scenario)
+    else:
+        remember_scenario(request, scenario)
     return HttpResponseRedirect(reverse("scenario_detail", args=[scenario.pk]))
 
 

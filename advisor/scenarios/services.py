@@ -103,6 +103,38 @@ def run_enqueue(*, scenario: Scenario) -> ScenarioRun:
     return run
 
 
+class RunInProgress(Exception):
+    """The scenario already has an unfinished run; `run` is that run."""
+
+    def __init__(self, run: ScenarioRun) -> None:
+        self.run = run
+        super().__init__(
+            f"Run {run.pk} of this scenario is still {run.status}; "
+            "wait for it to finish before starting another."
+        )
+
+
+@transaction.atomic
+def run_start(*, scenario: Scenario) -> ScenarioRun:
+    """Queue a new run of a scenario, unless one is unfinished (raises RunInProgress).
+
+    One unfinished run per scenario, for the web and the API alike: the scenario row is
+    locked (PostgreSQL: SELECT ... FOR UPDATE; SQLite: every transaction takes the write lock
+    when it begins) so two concurrent requests cannot both see "nothing in progress".
+    """
+    Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
+    active = (
+        ScenarioRun.objects.filter(
+            scenario_id=scenario.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if active is not None:
+        raise RunInProgress(active)
+    return run_enqueue(scenario=scenario)
+
+
 @transaction.atomic
 def scenario_submit(
     *,
@@ -421,7 +453,8 @@ def scenario_claim_anonymous(
     """Give a newly signed-up (or signed-in) person the anonymous scenarios they made.
 
     Only scenarios without an owner are taken, so nobody can claim someone else's work;
-    the ids come from the person's own session. Returns how many were claimed.
+    the ids must be those the person's own session *created* (never those it merely
+    opened: frontend.access.created_scenario_ids). Returns how many were claimed.
     """
     valid: list[uuid.UUID] = []
     for raw in scenario_ids:

@@ -83,7 +83,9 @@ def test_multi_server_training_gets_a_fabric_and_drawn_charts(
 def test_single_server_fine_tuning_needs_no_compute_fabric(new_page: Any, live_server: Any) -> None:
     customer = new_page()
     page = customer.page
-    page.goto(live_server.url + "/start/")
+    page.goto(live_server.url + "/start/")  # a page with a button: GET writes nothing
+    with page.expect_navigation():
+        page.click("#start-button")
     page.check("input[name=workload][value=fine_tuning]")
     page.check("input[name=scale][value=one]")
     _next(page)
@@ -110,7 +112,9 @@ def test_single_server_fine_tuning_needs_no_compute_fabric(new_page: Any, live_s
 def test_invalid_input_shows_an_inline_error(new_page: Any, live_server: Any) -> None:
     customer = new_page()
     page = customer.page
-    page.goto(live_server.url + "/start/")
+    page.goto(live_server.url + "/start/")  # a page with a button: GET writes nothing
+    with page.expect_navigation():
+        page.click("#start-button")
     _next(page)
     _next(page)
     # While typing: htmx checks the answer and names the problem beside the question.
@@ -165,7 +169,9 @@ def test_progress_bar_follows_the_run_and_the_answer_appears(
 def test_serving_a_model_split_across_servers(new_page: Any, live_server: Any) -> None:
     customer = new_page()
     page = customer.page
-    page.goto(live_server.url + "/start/")
+    page.goto(live_server.url + "/start/")  # a page with a button: GET writes nothing
+    with page.expect_navigation():
+        page.click("#start-button")
     page.check("input[name=workload][value=inference]")
     page.check("input[name=scale][value=many]")
     _next(page)

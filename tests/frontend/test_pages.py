@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 def test_home_invites_without_an_account(client: Client) -> None:
     html = client.get("/").content.decode()
-    assert 'href="/start/"' in html and "no account required" in html
+    assert 'action="/start/"' in html and "no account required" in html
     assert "/static/vendor/htmx.min.js" in html
     assert "cdn" not in html.lower()
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _start(client: Client) -> str:
-    response = client.get("/start/")
+    response = client.post("/start/")  # a GET only shows the start page (writes nothing)
     assert response.status_code == 302
     return response["Location"].rsplit("/", 2)[0]  # /q/<uuid>
 
