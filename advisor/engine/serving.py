@@ -40,10 +40,6 @@ GB = 1e9
 
 # ----------------------------------------------------------------------------- constants
 
-KV_TCP_GBYTES_PER_S_PER_100G = 5.0
-"""KV transfer over TCP (no RDMA): NCCL/TCP sockets reach only 4-6 GB/s per 100 Gb/s of NIC
-(NVIDIA/nccl #450); KV transfer engines on TCP (Mooncake TCP transport, NIXL/UCX TCP) stage
-through host memory the same way.  Midpoint 5 GB/s per 100G = 40 % of line rate."""
 KV_TRANSFER_SETUP_S = 200e-6
 """Per-request handshake of a KV transfer (decode pre-allocates, prefill is told where to
 write: SGLang PD design, Mooncake transfer engine); engineering estimate, two round trips plus
@@ -681,19 +677,23 @@ def kv_transfer(s: Scenario, sp: ServingPlan, d: Design, bound: str) -> KvTransf
     """One request's KV cache from its prefill instance to its decode instance.
 
     Streams: the cache is spread over the instance's GPUs (one GPU under attention data-
-    parallel), each sending over its share of the server's NICs.  RDMA fabrics reach their
-    NCCL wire efficiency; TCP reaches KV_TCP_GBYTES_PER_S_PER_100G.  SGLang, Dynamo and
+    parallel), each sending over its share of the server's NICs at the fabric's wire
+    efficiency; TCP also stops at the fabric's per-server socket cap (host copies and kernel
+    TCP, constants.FABRICS).  SGLang, Dynamo and
     Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
     """
     fabric = FABRICS[d.fabric]
-    if fabric.rdma:
-        eff = {
-            "low": fabric.wire_efficiency_low,
-            "high": fabric.wire_efficiency_high,
-        }.get(bound, fabric.wire_efficiency)
-    else:
-        eff = KV_TCP_GBYTES_PER_S_PER_100G * 1e9 / nic_bytes_per_s(100.0)
+    # the optimistic bound ("low" time) takes the high efficiency and the high cap
+    eff = {"low": fabric.wire_efficiency_high, "high": fabric.wire_efficiency_low}.get(
+        bound, fabric.wire_efficiency
+    )
+    cap_gbytes = {
+        "low": fabric.node_cap_gbytes_per_s_high,
+        "high": fabric.node_cap_gbytes_per_s_low,
+    }.get(bound, fabric.node_cap_gbytes_per_s)
     server_bw = d.nics_per_node * nic_bytes_per_s(d.nic_gbps) * eff
+    if cap_gbytes > 0:
+        server_bw = min(server_bw, cap_gbytes * 1e9)
     per_gpu = server_bw / s.gpus_per_node
     streams = min(sp.prefill.gpus_per_instance, sp.decode.gpus_per_instance, s.gpus_per_node)
     wire = sp.kv_bytes_per_request / (per_gpu * max(1, streams))
