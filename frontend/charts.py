@@ -781,12 +781,14 @@ KIND_LABELS = {
     "all_to_all": "All-to-all (MoE) latency and bandwidth",
     "training": "Training throughput",
     "topology": "Topology switch counts",
+    "serving": "Serving throughput and time per token",
 }
 KIND_COLORS = {
     "collective": "#1f5eff",
     "all_to_all": "#e8833a",
     "training": "#13a37f",
     "topology": "#9b51e0",
+    "serving": "#d6336c",
 }
 
 
