@@ -107,3 +107,59 @@ def test_calibration_scales_only_the_terms_it_identified():
     single = cal.apply(CommDomain(nodes=1, ranks_per_node=8, scaleup_bytes_per_s=300e9))
     assert single.net_extra_latency_s == 0.0
     assert Calibration.from_dict(cal.to_dict()) == cal
+
+
+def _synthetic(net_bytes_per_s: float, extra_latency_s: float, nodes: int = 4):
+    """nccl-tests rows the engine's own model predicts for a known fabric (H100, 8 per server)."""
+    from dataclasses import replace
+
+    from advisor.engine.catalog import default_catalog
+    from advisor.engine.collectives import busbw_factor, collective_time_s, make_domain
+    from advisor.engine.nccl_tests import ParsedText, Row, Run
+
+    gpu = default_catalog().gpu("h100-sxm")
+    assert gpu is not None
+    dom = make_domain(
+        nodes=nodes,
+        ranks_per_node=8,
+        scaleup_kind=gpu.scaleup_kind,
+        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=gpu.scaleup_efficiency,
+        nvls=gpu.nvlink_sharp,
+        fabric_id="roce",
+        nic_gbps=400,
+        nics_per_node=8,
+    )
+    dom = replace(dom, net_bytes_per_s=net_bytes_per_s, net_extra_latency_s=extra_latency_s)
+    rows = []
+    for k in range(31):
+        size = 8 << k
+        t = collective_time_s("all_gather", float(size), dom)[0]
+        alg = size / t / 1e9
+        rows.append(Row(size, t * 1e6, alg, alg * busbw_factor("all_gather", 8 * nodes)))
+    run = Run(
+        op="all_gather",
+        tool="nccl-tests",
+        ranks=8 * nodes,
+        nodes=nodes,
+        gpus_per_node=8,
+        gpu="NVIDIA H100 80GB HBM3",
+        hosts=tuple(f"n{i}" for i in range(nodes)),
+        rows=tuple(rows),
+    )
+    return ParsedText(runs=(run,), link_runs=(), warnings=())
+
+
+@pytest.mark.parametrize(
+    ("net_gbytes_per_s", "extra_latency_us"), [(100.0, 0.0), (250.0, 5.0), (40.0, 30.0)]
+)
+def test_the_fit_recovers_a_known_fabric_from_the_models_own_curve(
+    net_gbytes_per_s: float, extra_latency_us: float
+):
+    parsed = _synthetic(net_gbytes_per_s * 1e9, extra_latency_us * 1e-6)
+    f = fit_measurement(parsed, fabric="roce", nic_gbps=400, nics_per_node=8)
+    net = f.network
+    assert net is not None and net.bandwidth_identified
+    assert net.bytes_per_s == pytest.approx(net_gbytes_per_s * 1e9, rel=0.03)
+    assert net.latency_s == pytest.approx(extra_latency_us * 1e-6, abs=1e-6)
+    assert net.rms_residual_pct < 2.0
