@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from advisor.engine import constants as c
@@ -99,7 +100,7 @@ class _Net:
         self.bound = bound
         self.servers_per_domain = max(1, w.domain_gpus // s.gpus_per_node)
         self.nics_per_domain = d.nics_per_node * self.servers_per_domain
-        self.fabric = design_fabric(s, w, d)
+        self.fabric, self.fabric_oversubscription = _design_fabric(s, w, d)
         self.placement = "scattered" if bound == "high" else "contiguous"
         self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
 
@@ -149,49 +150,58 @@ class _Net:
             self.cache[key] = dom
         return dom
 
-    @property
-    def fabric_oversubscription(self) -> float:
-        return _achieved_oversubscription(self.s, self.d)
 
+@lru_cache(maxsize=1024)
+def _fabric_for(
+    servers: int,
+    gpus_per_server: int,
+    domain_gpus: int,
+    nics_per_server: int,
+    radix: int,
+    oversubscription: float,
+) -> tuple[Fabric, float]:
+    """(placement boundaries, achieved leaf oversubscription) of the fabric sized for a design.
 
-def _design_topology(s: Scenario, d: Design) -> TopologySize | None:
-    radix = d.switch_radix or DEFAULT_SWITCH_RADIX
+    A fabric too large for four tiers of its switch falls back to leaves and pods of ``k/2``
+    servers (the design itself is refused by the recommendation).
+    """
+    radix = max(4, radix - radix % 2)
     try:
-        return size_topology(
-            max(1, s.nodes) * max(1, d.nics_per_node),
-            max(4, radix - radix % 2),
-            max(1.0, d.oversubscription),
-            rails=max(1, d.nics_per_node),
+        topo: TopologySize | None = size_topology(
+            servers * nics_per_server, radix, oversubscription, rails=nics_per_server
         )
     except (TopologyError, ValueError):
-        return None
+        topo = None
+    if topo is not None:
+        blocks = topo.placement_blocks()
+        achieved = topo.achieved_oversubscription if topo.tiers > 1 else 1.0
+    else:
+        half = radix // 2
+        blocks = (half, half * max(1, half // nics_per_server), half**3)
+        achieved = oversubscription
+    fabric = make_fabric(
+        domain_gpus=domain_gpus,
+        gpus_per_server=gpus_per_server,
+        servers=servers,
+        placement_blocks=blocks,
+    )
+    return fabric, achieved
 
 
-def _achieved_oversubscription(s: Scenario, d: Design) -> float:
-    topo = _design_topology(s, d)
-    if topo is None:
-        return max(1.0, d.oversubscription)
-    return topo.achieved_oversubscription if topo.tiers > 1 else 1.0
+def _design_fabric(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[Fabric, float]:
+    return _fabric_for(
+        max(1, s.nodes),
+        s.gpus_per_node,
+        w.domain_gpus,
+        max(1, d.nics_per_node),
+        int(d.switch_radix or DEFAULT_SWITCH_RADIX),
+        max(1.0, float(d.oversubscription)),
+    )
 
 
 def design_fabric(s: Scenario, w: WorkloadPlan, d: Design) -> Fabric:
-    """The boundaries (domain, leaf, pod, super-pod) of the compute fabric sized for ``d``.
-
-    A fabric too large for four tiers of its switch falls back to leaves and pods of
-    ``k/2`` servers (the design itself is refused by the recommendation).
-    """
-    topo = _design_topology(s, d)
-    if topo is not None:
-        blocks = topo.placement_blocks()
-    else:
-        half = max(2, (d.switch_radix or DEFAULT_SWITCH_RADIX) // 2)
-        blocks = (half, half * max(1, half // max(1, d.nics_per_node)), half**3)
-    return make_fabric(
-        domain_gpus=w.domain_gpus,
-        gpus_per_server=s.gpus_per_node,
-        servers=max(1, s.nodes),
-        placement_blocks=blocks,
-    )
+    """The boundaries (domain, leaf, pod, super-pod) of the compute fabric sized for ``d``."""
+    return _design_fabric(s, w, d)[0]
 
 
 def _comms(plan: Any) -> dict[str, Communicator]:
@@ -364,7 +374,6 @@ def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) 
         ("step_time_s", step),
         ("step_time_s_low", low_s),
         ("step_time_s_high", high_s),
-
         ("compute_s", t.compute_s + t.optimizer_s),
         ("exposed_comm_s", point.exposed_comm_s),
         ("exposed_network_s", point.exposed_network_s),
@@ -381,7 +390,8 @@ def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) 
         ("run_time_s_low", t.steps * low_s),
         ("run_time_s_high", t.steps * high_s),
         ("gpu_hours", run_s * s.gpus / 3600.0),
-    ) + _boundary_values(s, w, d)
+        *_boundary_values(s, w, d),
+    )
     return DesignMetrics(kind="training", values=values)
 
 
@@ -491,7 +501,8 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         ("compute_ms_per_token", i.decode_compute_s * 1e3),
         ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
         ("meets_target", 1.0 if point.token_s * 1e3 <= target else 0.0),
-    ) + _boundary_values(s, w, d)
+        *_boundary_values(s, w, d),
+    )
     if i.serving is not None:
         values += tuple(serving_values(s, i.serving, d))
     return DesignMetrics(kind="inference", values=values)
@@ -629,12 +640,41 @@ def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
                 fabric.source,
             )
         )
+    tcp_cap = c.FABRICS[c.ETHERNET].node_cap_gbytes_per_s
     rows += [
         _row(
             "ECMP collision loss",
             c.ECMP_COLLISION_LOSS,
             "fraction of cross-leaf bandwidth",
             "Meta SIGCOMM'24 (up to 0.40)",
+        ),
+        _row(
+            "job placement",
+            "contiguous (point, low); scattered (high)",
+            "",
+            "ranks in Megatron order (tp, cp, dp/ep, pp) on servers filling one leaf, then one "
+            "pod, of the fabric sized for each design; the high bound puts whole servers in "
+            "random order, as on a shared cluster without topology-aware scheduling "
+            "(docs/MODEL.md section 17)",
+        ),
+        _row(
+            "leaf size for placement",
+            "switch ports down at the design's oversubscription",
+            "servers per leaf (rail group)",
+            f"topology sized per design; radix {c.DEFAULT_SWITCH_RADIX} when the design names "
+            "no switch",
+        ),
+        _row(
+            "NCCL over TCP per server",
+            tcp_cap,
+            "GB/s (6.5-14)",
+            "InfiniBand 26-57x TCP on Azure H100; NVIDIA/nccl #450 (4-6 GB/s per 100G)",
+        ),
+        _row(
+            "NCCL over TCP CPU cost",
+            round(2.0 * tcp_cap * 8.0 / c.TCP_GBITS_PER_S_PER_CORE, 1),
+            "CPU cores per server at the cap",
+            "42 Gb/s per core (Cai et al., SIGCOMM'21), send + receive",
         ),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),

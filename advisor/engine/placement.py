@@ -158,12 +158,19 @@ def _groups_crossing(size: int, stride: int, block: int, ranks: int) -> float:
     if count <= 0:
         return 0.0
     period = period_len // math.gcd(block, period_len)
-    terms = min(count, period, _MAX_BOUNDARY_TERMS)
-    total = 0
-    for m in range(1, terms + 1):
+
+    def term(m: int) -> int:
         y = (m * block) % period_len
-        total += min(stride, y, period_len - y)
-    return total * count / terms
+        return min(stride, y, period_len - y)
+
+    if period > _MAX_BOUNDARY_TERMS and count > _MAX_BOUNDARY_TERMS:
+        terms = _MAX_BOUNDARY_TERMS
+        return sum(term(m) for m in range(1, terms + 1)) * count / terms
+    per_period = sum(term(m) for m in range(1, min(count, period) + 1))
+    if count <= period:
+        return float(per_period)
+    full, rest = divmod(count, period)
+    return float(full * per_period + sum(term(m) for m in range(1, rest + 1)))
 
 
 def contiguous_share(pattern: str, size: int, stride: int, block: int, ranks: int = 0) -> float:
@@ -185,9 +192,16 @@ def contiguous_share(pattern: str, size: int, stride: int, block: int, ranks: in
     if pattern == "p2p":
         if stride >= block:
             return 1.0
+        # edges r -> r + stride, r < total - stride; one crosses boundary x = m x block when
+        # x - stride <= r < x (all stride of them, except near the end of the ranks)
         total = size * stride
+        last = total - stride
         boundaries = math.ceil(total / block) - 1
-        return min(1.0, boundaries * stride / (total - stride)) if boundaries > 0 else 0.0
+        full = min(boundaries, last // block)
+        crossing = full * stride
+        for m in range(full + 1, boundaries + 1):
+            crossing += max(0, min(m * block, last) - (m * block - stride))
+        return min(1.0, crossing / last)
     if pattern == "all_to_all":
         per_block = 1.0 if stride >= block else min(float(size), block / stride)
         return (size - per_block) / (size - 1)
@@ -305,6 +319,7 @@ def plan_traffic(w: Any) -> tuple[tuple[Communicator, float], ...]:
     )
 
 
+@lru_cache(maxsize=4096)
 def boundary_bytes(
     traffic: tuple[tuple[Communicator, float], ...], fabric: Fabric, placement: str = "contiguous"
 ) -> tuple[float, float, float]:
@@ -318,3 +333,37 @@ def boundary_bytes(
         leaf += nbytes * x.shares[1]
         pod += nbytes * x.shares[2]
     return server, leaf, pod
+
+
+def server_traffic(w: Any) -> dict[str, Any]:
+    """Design-independent placement facts of a workload plan for ``result["workload"]
+    ["traffic"]``: per communicator, the scale-up domains a group spans and the bytes per GPU
+    that cross the domain boundary (the NICs) under contiguous placement.  Leaf and pod
+    crossings depend on the design; they are in each design's metrics."""
+    dom = Fabric(blocks=(max(1, w.domain_gpus),), servers=max(1, w.nodes), servers_per_block=())
+    comms: list[dict[str, Any]] = []
+    total = 0.0
+    for comm, nbytes in plan_traffic(w):
+        if comm.size <= 1:
+            continue
+        x = place(comm, dom)
+        crossing = nbytes * x.shares[0]
+        total += crossing
+        comms.append(
+            {
+                "kind": comm.kind,
+                "pattern": comm.pattern,
+                "size": comm.size,
+                "stride_gpus": comm.stride,
+                "scaleup_domains_per_group": x.domains,
+                "ranks_per_domain": x.ranks_per_domain,
+                "wire_bytes_per_gpu": nbytes,
+                "inter_server_bytes_per_gpu": crossing,
+                "crosses_network": x.crosses_network,
+            }
+        )
+    return {
+        "placement": "contiguous",
+        "communicators": comms,
+        "inter_server_bytes_per_gpu": total,
+    }

@@ -38,6 +38,7 @@ from advisor.engine.placement import (
     blocks_spanned,
     contiguous_share,
     pipeline_crosses_network,
+    server_traffic,
 )
 from advisor.engine.scenario import Scenario
 from advisor.engine.serving import (
@@ -259,7 +260,7 @@ class WorkloadPlan:
             "scaleup_domain_gpus": self.domain_gpus,
             "spans_servers": self.spans_servers,
             "needs_compute_fabric": self.needs_compute_fabric,
-            "traffic": traffic_dict(self),
+            "traffic": traffic_dict(self) | server_traffic(self),
             "notes": list(self.notes),
         } | (
             {"serving": self.inference.serving.to_dict()}
