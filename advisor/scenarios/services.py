@@ -281,11 +281,11 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
         try:
             with _in_request_limit() as deadline:
                 catalog = current_catalog()
+                # A run queued with a customer's measurement evaluates with its fit.
+                calibration = run_calibration_fit(run=run, catalog=catalog)
+                extra: dict[str, Any] = {"calibration": calibration} if calibration else {}
                 result = evaluate_inputs(
-                    run.scenario.inputs,
-                    catalog=catalog,
-                    progress=deadline(report),
-                    calibration=run_calibration_fit(run=run, catalog=catalog),
+                    run.scenario.inputs, catalog=catalog, progress=deadline(report), **extra
                 )
         except InvalidScenario as exc:
             return {
