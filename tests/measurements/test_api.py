@@ -194,3 +194,16 @@ def test_acceptance_of_another_clients_scenario_is_a_404(
         f"/api/v1/scenarios/{scenario['id']}/acceptance/", {}, format="json"
     )
     assert response.status_code == 404
+
+
+def test_uploads_count_against_the_clients_rate_limit(client_a: Caller, settings: Any):
+    from django.core.cache import caches
+
+    caches[settings.API_THROTTLE_CACHE].clear()
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/minute", "client": "2/minute"},
+    }
+    statuses = [upload(client_a).status_code for _ in range(3)]
+    assert statuses == [201, 201, 429]
+    assert Measurement.objects.count() == 2
