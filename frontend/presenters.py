@@ -202,15 +202,18 @@ def options_rows(result: dict[str, Any], limit: int | None = None) -> list[dict[
                 "idle": f"{_f(m.get('gpu_idle_fraction')) * 100:.1f} %",
                 "capex": money(c.get("network_capex_usd")),
                 "total": money(job_cost(c)),
-                "life": money(cost_figures(c)["by_key"]["life"]["usd"])
-                if "life" in cost_figures(c)["by_key"]
-                else "",
+                "life": _life_value(c),
                 "recommended": bool(option.get("recommended")),
                 "feasible": option.get("feasible", True),
                 "why_not": plain_sentence(option.get("why_not") or ""),
             }
         )
     return rows
+
+
+def _life_value(cost: dict[str, Any]) -> str:
+    life = cost_figures(cost)["by_key"].get("life")
+    return str(life["value"]) if life else ""
 
 
 def uncertainty_rows(result: dict[str, Any]) -> list[dict[str, str]]:
@@ -298,12 +301,19 @@ def _cost_key(cost: dict[str, Any], names: tuple[str, ...], word: str) -> str | 
     return None
 
 
+def _nested_total(cost: dict[str, Any], name: str) -> tuple[float | None, dict[str, Any]]:
+    """cost[name] as {"total_usd": ...} (docs/ENGINE_API.md), or None when absent."""
+    part = cost.get(name)
+    if isinstance(part, dict) and isinstance(part.get("total_usd"), int | float):
+        return float(part["total_usd"]), part
+    return None, {}
+
+
 def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
-    """The three costs a reader needs, with their labels and what each one covers."""
+    """The three costs a reader needs, with their labels and what each one covers:
+    network capex, the cost over the cluster's life (cost.life.total_usd) and the share
+    charged to this job (cost.job_share.total_usd; total_cost_usd in older results)."""
     cost = cost or {}
-    amort = cost.get("amortization_years")
-    life_key = _cost_key(cost, _LIFE_KEYS, "life")
-    job_key = _cost_key(cost, _JOB_KEYS, "job")
     work = str(cost.get("work") or "this job")
     rows = [
         {
@@ -313,18 +323,25 @@ def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
             "note": "to buy the network: NICs, switches, optics and cables",
         }
     ]
-    if life_key is not None:
-        years = f" over {_f(amort):g} years" if amort else ""
-        rows.append(
-            {
-                "key": "life",
-                "label": COST_LABELS["life"],
-                "usd": _f(cost.get(life_key)),
-                "note": f"GPUs, network, power and operations{years}",
-            }
-        )
-    if job_key is not None:
-        share = cost.get("network_capex_share_usd")
+    life_usd, life = _nested_total(cost, "life")
+    if life_usd is None:
+        key = _cost_key(cost, _LIFE_KEYS, "life")
+        life_usd = _f(cost.get(key)) if key else None
+    if life_usd is not None:
+        years = _f(life.get("years") or cost.get("amortization_years"))
+        use = _f(life.get("utilization"))
+        note = "network, its power, GPU time lost to the network and operations"
+        if years:
+            note += f" over {years:g} years"
+        if use:
+            note += f" at {use * 100:.0f} % use"
+        rows.append({"key": "life", "label": COST_LABELS["life"], "usd": life_usd, "note": note})
+    job_usd, job = _nested_total(cost, "job_share")
+    job_key = "job_share.total_usd" if job_usd is not None else _cost_key(cost, _JOB_KEYS, "job")
+    if job_usd is None and job_key is not None:
+        job_usd = _f(cost.get(job_key))
+    if job_usd is not None:
+        share = job.get("network_capex_share_usd", cost.get("network_capex_share_usd"))
         note = f"the {work}: GPU time, power, ramp-up"
         if isinstance(share, int | float):
             note += f" and {money(share)} of the network's time share"
@@ -332,19 +349,40 @@ def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
             {
                 "key": "job",
                 "label": COST_LABELS["job"],
-                "usd": _f(cost.get(job_key)),
+                "usd": job_usd,
                 "note": note,
+                "explain": str(job.get("note") or ""),
             }
         )
     for row in rows:
         row["value"] = money(row["usd"])
-    return {"rows": rows, "by_key": {r["key"]: r for r in rows}, "job_key": job_key}
+    decision = "life" if cost.get("decision_basis") == "life" and life_usd is not None else "job"
+    by_key = {r["key"]: r for r in rows}
+    return {
+        "rows": rows,
+        "by_key": by_key,
+        "job_key": job_key,
+        "decision": decision,
+        "decision_label": str(
+            (by_key.get(decision) or {}).get("label", COST_LABELS["job"])
+        ).lower(),
+    }
 
 
 def job_cost(cost: dict[str, Any] | None) -> float:
-    """The cost charged to this job (the figure alternatives are ranked by today)."""
+    """The cost charged to this job."""
     fig = cost_figures(cost)["by_key"].get("job")
     return float(fig["usd"]) if fig else 0.0
+
+
+def decision_cost(cost: dict[str, Any] | None) -> tuple[float, str]:
+    """The cost the engine ranked designs by (the cluster's life when it says so), with its
+    label."""
+    figures = cost_figures(cost)
+    row = figures["by_key"].get(figures["decision"]) or figures["by_key"].get("job")
+    if row is None:
+        return 0.0, COST_LABELS["job"]
+    return float(row["usd"]), str(row["label"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,7 +720,13 @@ _PREFER_RE = re.compile(r"\bprefer=(\w+)")
 
 
 def plain_sentence(text: Any) -> str:
-    """An engine sentence without internal settings names (prefer=balanced -> words)."""
-    return _PREFER_RE.sub(
+    """An engine sentence without internal names: prefer=balanced, field paths such as
+    constraints.allow_oversubscription, file names."""
+    out = _PREFER_RE.sub(
         lambda m: f"your priority ({PREFER_WORDS.get(m.group(1), m.group(1))})", str(text or "")
     )
+    out = _FIELD_RE.sub(
+        lambda m: "the “" + m.group(0).split(".", 1)[1].replace("_", " ") + "” setting", out
+    )
+    out = _DOC_RE.sub(DOCS_WORDS, out)
+    return _PATH_RE.sub("", out)

@@ -139,7 +139,7 @@ def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
                 textcoords="offset points",
             )
     ax.set_xlabel(f"{unit} (lower is faster)", fontsize=8)
-    ax.set_ylabel(f"{presenters.COST_LABELS['job'].lower()} (USD M)", fontsize=8)
+    ax.set_ylabel(charts.cost_axis_title(result).replace("(USD)", "(USD M)"), fontsize=8)
     ax.legend(
         fontsize=7,
         loc="lower left",
@@ -429,6 +429,9 @@ def build_report_pdf(
         + [[f.key, f.value, f.sub] for f in head["facts"]],
         (52, 30, 98),
     )
+    explain = head["costs"]["by_key"].get("job", {}).get("explain")
+    if explain:
+        _para(pdf, explain, size=9, color=MUTED)
 
     _h2(pdf, "What you asked")
     _table(
@@ -487,21 +490,25 @@ def build_report_pdf(
     if options:
         total = len(result.get("options") or [])
         _h2(pdf, f"Alternatives we weighed (best {len(options)} of {total})")
-        job_label = presenters.COST_LABELS["job"]
-        rows = [["#", "Design", "Switch", "Speed", "Network capex", job_label, "Why not"]]
+        labels = presenters.COST_LABELS
+        has_life = any(o["life"] for o in options)
+        head_row = ["#", "Design", "Switch", "Speed", labels["capex"]]
+        head_row += [labels["life"]] if has_life else []
+        head_row += [labels["job"], "Why not"]
+        rows = [head_row]
         for o in options:
-            rows.append(
-                [
-                    str(o["rank"] or ""),
-                    ("★ " if o["recommended"] else "") + o["label"],
-                    o["switch"] or "—",
-                    o["speed"],
-                    o["capex"],
-                    o["total"],
-                    "recommended" if o["recommended"] else o["why_not"],
-                ]
-            )
-        _table(pdf, rows, (7, 30, 30, 17, 18, 18, 58), size=7)
+            cells: list[str] = [
+                str(o["rank"] or ""),
+                ("★ " if o["recommended"] else "") + o["label"],
+                o["switch"] or "—",
+                o["speed"],
+                o["capex"],
+            ]
+            cells += [o["life"] or "—"] if has_life else []
+            cells += [o["total"], "recommended" if o["recommended"] else o["why_not"]]
+            rows.append(cells)
+        widths = (7, 28, 27, 15, 17, 17, 17, 50) if has_life else (7, 30, 30, 17, 18, 18, 58)
+        _table(pdf, rows, widths, size=7)
 
     assumptions = presenters.assumption_rows(result)
     if assumptions:

@@ -57,7 +57,12 @@ class PageRecorder:
         self.page = page
         self.base_url = base_url
         self.requests: list[str] = []
+        self.console_errors: list[str] = []
         page.on("request", lambda request: self.requests.append(request.url))
+        page.on(
+            "console",
+            lambda msg: self.console_errors.append(msg.text) if msg.type == "error" else None,
+        )
 
     def outside(self) -> list[str]:
         return [url for url in self.requests if not url.startswith(self.base_url)]
@@ -68,16 +73,65 @@ class PageRecorder:
         self.page.screenshot(path=str(path), full_page=True)
         return path
 
+    def check(self, name: str) -> None:
+        """What every page must pass: no horizontal scroll at this viewport, no serious or
+        critical axe-core violation, no console error; and a screenshot to look at."""
+        page = self.page
+        page.wait_for_load_state("load")
+        width = page.evaluate(
+            "() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+        )
+        viewport = page.evaluate("() => window.innerWidth")
+        if width > viewport:
+            wide = page.evaluate(WIDEST_ELEMENTS)
+            raise AssertionError(f"{name}: page is {width} px wide at {viewport} px: {wide}")
+        problems = axe_problems(page)
+        assert not problems, f"{name}: axe serious/critical violations: {problems}"
+        assert not self.console_errors, f"{name}: console errors: {self.console_errors}"
+        self.screenshot(name)
+
+
+# The elements wider than the viewport, innermost first: what to fix when a page scrolls.
+WIDEST_ELEMENTS = """() => {
+  const vw = window.innerWidth;
+  return Array.from(document.querySelectorAll('body *'))
+    .filter(el => el.getBoundingClientRect().right > vw + 1)
+    .slice(-5)
+    .map(el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+         (typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '') +
+         ' ' + Math.round(el.getBoundingClientRect().right));
+}"""
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+def axe_problems(page: Any) -> list[str]:
+    """axe-core's serious and critical violations on the page, as readable lines."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    response = Axe().run(page).response
+    out = []
+    for violation in response.get("violations", []):
+        if violation.get("impact") in ("serious", "critical"):
+            targets = [n.get("target") for n in violation.get("nodes", [])][:3]
+            out.append(f"{violation['id']} ({violation['impact']}): {targets}")
+    return out
+
 
 @pytest.fixture
 def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
-    """Factory: a fresh browser context (its own cookies) recording its requests."""
+    """Factory: a fresh browser context (its own cookies) recording its requests;
+    `new_page(phone=True)` is a 390 px wide phone."""
     contexts: list[Any] = []
     recorders: list[PageRecorder] = []
 
-    def make() -> PageRecorder:
+    def make(phone: bool = False) -> PageRecorder:
         context = browser.new_context(
-            viewport={"width": 1280, "height": 900}, accept_downloads=True
+            viewport=PHONE if phone else DESKTOP,
+            accept_downloads=True,
+            is_mobile=phone,
+            has_touch=phone,
+            device_scale_factor=1,
         )
         context.set_default_timeout(20_000)
         contexts.append(context)

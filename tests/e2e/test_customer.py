@@ -191,7 +191,9 @@ def test_serving_a_model_split_across_servers(new_page: Any, live_server: Any) -
     page.wait_for_selector("#headline")
     page.wait_for_function("() => document.getElementById('chart-breakdown')._fullData")
     assert "per token" in page.inner_text("#headline").lower()
-    if page.locator("#target-warning").count():  # a missed latency target is said up front
-        assert "40 ms per token" in page.inner_text("#target-warning")
+    if page.locator(".warning-latency").count():  # a missed latency target is said up front
+        assert "40 ms per token" in page.inner_text("#warnings")
+        warnings_top = page.locator("#warnings").bounding_box()["y"]
+        assert warnings_top < page.locator("#headline").bounding_box()["y"]
     assert page.evaluate("document.getElementById('chart-breakdown')._fullData.length") == 3
     customer.screenshot("13-results-inference-split")

@@ -153,9 +153,9 @@ def test_pdf_text_has_no_internal_keys_for_every_workload(client: Client) -> Non
     from advisor.engine import evaluate
 
     for scenario in (
-        {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "a100-80gb-sxm", "gpus": 8},
+        {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8},
         {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 32},
-        {"workload": "training", "model": "deepseek-v3", "gpu": "h800-sxm", "gpus": 2048},
+        {"workload": "training", "model": "mixtral-8x7b", "gpu": "h100-sxm", "gpus": 256},
     ):
         result = evaluate(scenario)
         text = pdf_text(client.get(f"/s/{make_scenario(result=result).pk}/report.pdf").content)
