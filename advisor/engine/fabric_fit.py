@@ -425,7 +425,10 @@ def _fit_term(
             )
     shares = [_bw_share(s, kind, bw, lat) for s in samples]
     bw_ok = max(shares) >= IDENTIFY_SHARE
-    lat_ok = fit_lat and min(shares) <= 1.0 - IDENTIFY_SHARE
+    # Latency counts as identified only when some row is latency-bound even with the default
+    # latency: otherwise a large fitted latency would make its own rows "latency-bound".
+    default_lat_shares = [_bw_share(s, kind, bw, default_lat) for s in samples]
+    lat_ok = fit_lat and min(default_lat_shares) <= 1.0 - IDENTIFY_SHARE
     if not bw_ok:
         largest = max(samples, key=lambda s: s.nbytes)
         if kind == "network" and _scaleup_bound(largest, bw, lat):

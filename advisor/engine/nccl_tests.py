@@ -205,6 +205,8 @@ _RANK = re.compile(
 _COLUMNS = re.compile(r"^#\s*size\s+count\s+type\b(.*)$")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _NP = re.compile(r"(?:^|\s)(?:-np|-n|--np|-N|--ntasks)\s+(\d+)\b")
+_G = re.compile(r"_perf(?:_mpi)?\b.*?\s-g\s+(\d+)\b")
+_LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b")
 _ENV = re.compile(r"\b((?:NCCL|RCCL|UCX|FI)_[A-Z0-9_]+)=(\S*)")
 _NCCL_VERSION = re.compile(r"\b[NR]CCL version\s*:?\s*([0-9][0-9.]*[^\s]*)")
 _NET = re.compile(r"NCCL INFO (?:NET/|Using network )(IB|Socket|[A-Za-z0-9_]+)\b(.*)$")
@@ -292,6 +294,8 @@ class _Parser:
         self.nccl_version: str | None = None
         self.rccl = False
         self.header_line = 0
+        self.cmd_gpus: int | None = None
+        self.cmd_launcher = False
 
     # -- runs ------------------------------------------------------------------------
 
@@ -341,6 +345,13 @@ class _Parser:
             self.warnings.append(
                 f"{op} (line {b.first_line}): no '# Using devices' rank lines; "
                 f"{ranks} ranks from the header" + ("" if nodes else ", number of servers unknown")
+            )
+        elif self.cmd_gpus is not None and not self.cmd_launcher:
+            # one process driving -g GPUs: a single server
+            ranks, nodes, gpn = self.cmd_gpus, 1, self.cmd_gpus
+            self.warnings.append(
+                f"{op} (line {b.first_line}): no '# Using devices' rank lines; {ranks} ranks "
+                "on one server from the command line (-g, no MPI launcher)"
             )
         else:
             self.warnings.append(
@@ -587,6 +598,10 @@ class _Parser:
                 np_m = _NP.search(s)
                 if np_m:
                     self.np = int(np_m.group(1))
+                g_m = _G.search(s)
+                if g_m:
+                    self.cmd_gpus = int(g_m.group(1))
+                self.cmd_launcher = self.cmd_launcher or bool(_LAUNCHER.search(s))
                 return True
         toks = s.split()
         if _INT.match(toks[0]):

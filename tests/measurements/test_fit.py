@@ -163,3 +163,14 @@ def test_the_fit_recovers_a_known_fabric_from_the_models_own_curve(
     assert net.bytes_per_s == pytest.approx(net_gbytes_per_s * 1e9, rel=0.03)
     assert net.latency_s == pytest.approx(extra_latency_us * 1e-6, abs=1e-6)
     assert net.rms_residual_pct < 2.0
+
+
+def test_large_sizes_only_identify_bandwidth_not_latency():
+    f = fit("nvidia_a100_1x8_sendrecv.txt")
+    up = f.scaleup
+    assert up is not None
+    assert up.bandwidth_identified and not up.latency_identified
+    # the plateau: 195.1 GB/s at 1 GB (the 128 MB row is a warm-up outlier)
+    assert 185e9 < up.bytes_per_s < 200e9
+    assert up.latency_s == up.default_latency_s
+    assert any("latency not identified" in w for w in f.warnings)

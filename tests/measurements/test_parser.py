@@ -177,3 +177,18 @@ def test_row_like_garbage_after_a_real_header_raises_only_the_parser_error(rows:
         assert err.line_number > 16 or "no result row" in str(err)
         return
     assert all(r.time_us >= 0 for run in parsed.runs for r in run.rows)
+
+
+def test_single_process_sendrecv_takes_ranks_from_the_command_line():
+    parsed = parse_text(read("nvidia_a100_1x8_sendrecv.txt"))
+    (run,) = parsed.runs
+    assert (run.op, run.engine_op, run.ranks, run.nodes, run.gpus_per_node) == (
+        "sendrecv",
+        "p2p",
+        8,
+        1,
+        8,
+    )
+    assert [r.wrong for r in run.rows] == ["0", "0", "0", "0"]
+    assert run.rows[0].in_place_busbw_gbytes_per_s == 110.76
+    assert any("from the command line" in w for w in parsed.warnings)
