@@ -1,8 +1,11 @@
 """Predicted vs measured for the published calibration rows in ``data/calibration.json``.
 
-Row kinds: ``collective`` (nccl-tests busbw), ``training`` (Megatron-LM TFLOP/s per GPU),
-``all_to_all`` (DeepEP dispatch/combine latency and bandwidth) and ``topology`` (switch and
-link counts).  Tolerances: bandwidth and throughput 15 %, latency 35 %, topology exact.
+Row kinds: ``collective`` (nccl-tests busbw), ``training`` (TFLOP/s per GPU — hardware or
+model FLOPs, with ``attention_flops: "causal"`` when the source halves attention — tokens/s per
+GPU, GPU-hours per trillion tokens), ``all_to_all`` (DeepEP dispatch/combine latency and
+bandwidth) and ``topology`` (switch and link counts).  Tolerances: bandwidth and throughput
+15 %, latency 35 %, topology exact.  :func:`model_error_band` turns the residuals into the
+model-error part of every low/high range (docs/MODEL.md section 9.1).
 """
 
 from __future__ import annotations
