@@ -529,10 +529,6 @@ def _fits(
     return (wg + opt + act) / GB <= s.gpu.memory_gb * MEMORY_USABLE_FRACTION
 
 
-def _never() -> MemoryEstimate:  # pragma: no cover - keeps mypy's conditional typed
-    raise AssertionError
-
-
 def inference_memory(
     s: Scenario, gpus_per_replica: int, batch: int, kv_split: int
 ) -> MemoryEstimate:
@@ -673,10 +669,6 @@ def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int, int]:
         raise ScenarioError(errors)
     return tp, pp, dp, ep, cp
 
-
-PLAN_CANDIDATES = 0
-"""Kept for compatibility: the planner ranks every fitting plan with the fabric-independent
-estimate (:func:`_estimate_step_s`) and keeps the fastest."""
 
 MICRO_BATCHES: tuple[int, ...] = (1, 2)
 PP_MAX = 128
@@ -979,16 +971,6 @@ def _candidate_plan(s: Scenario, c: _Candidate, source: str) -> Plan:
         ep_overlap=s.parallelism.ep_overlap or "none",
         gpus_used=c.tp * c.cp * c.pp * c.dp,
     )
-
-
-def _reference_step_time_s(s: Scenario, c: _Candidate) -> float:
-    """Step time of a candidate plan on a non-blocking 400G InfiniBand, one NIC per GPU."""
-    from advisor.engine.performance import Design, training_step_time_s
-
-    plan = _candidate_plan(s, c, "")
-    w = _training_workload(s, plan, c.mem, notes=())
-    reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
-    return training_step_time_s(s, w, reference)
 
 
 def _plan_training(s: Scenario) -> WorkloadPlan:
