@@ -15,7 +15,8 @@ The time of one transformer layer's forward pass on one GPU is the sum of
 * the attention score/context products (flash attention, causal: half of the 4 s h FLOPs
   are executed) at ``attention_fraction`` of the bf16 peak (FlashAttention-2 paper, A100
   forward+backward 50-60 % of peak; FlashAttention-3 paper, H100 bf16 forward+backward
-  ~55 %); attention stays in bf16 under FP8 training (Transformer Engine default);
+  ~55 %), derated like the GEMMs by the sustained clock (``sustained_ratio``); attention
+  stays in bf16 under FP8 training (Transformer Engine default);
 * the memory-bound element-wise kernels (norms, residual adds, activation function, rotary),
   priced at ``HBM_EFFICIENCY`` of the HBM bandwidth.  With sequence parallelism the
   hidden-sized tensors are split over TP ranks.
@@ -293,7 +294,7 @@ def layer_forward(
     )
     if flash:
         # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores
-        attention = 0.5 * attn_flops / (p.attention_fraction * bf16_peak)
+        attention = 0.5 * attn_flops / (p.attention_fraction * p.sustained_ratio * bf16_peak)
     else:
         attention = 0.0
         gemm += attn_flops / (p.mamf_bf16 * p.sustained_ratio * bf16_peak)
