@@ -610,13 +610,29 @@ def _row(name: str, value: Any, unit: str, source: str) -> dict[str, Any]:
 def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
     """The performance-model constants that shaped this result."""
     g = s.gpu
-    rows = [
-        _row(
+    t = w.training
+    peak = g.peak_tflops(s.precision) * 1e12
+    if t is not None and t.compute_s > 0 and peak > 0:
+        from advisor.engine.efficiency import profile
+
+        prof = profile(g)
+        efficiency_row = _row(
+            "compute efficiency",
+            round(t.hardware_flops_per_gpu / (t.compute_s * peak), 4),
+            "fraction of dense peak (slowest pipeline stage, before communication)",
+            f"GEMM-level roofline: MAMF x sustained clock ({prof.generation}), wave "
+            "quantisation, flash attention, element-wise traffic (efficiency.py, docs/MODEL.md "
+            f"5.1); {prof.source}",
+        )
+    else:
+        efficiency_row = _row(
             "compute efficiency",
             round(compute_efficiency(g, s.precision, w.plan.tp, s.model.hidden), 4),
             "fraction of dense peak",
             "catalog achievable_compute_fraction x width factor (docs/MODEL.md)",
-        ),
+        )
+    rows = [
+        efficiency_row,
         _row("peak", g.peak_tflops(s.precision), f"TFLOP/s dense {s.precision}", g.name),
         _row(
             "scale-up bandwidth",
