@@ -219,7 +219,6 @@ def _nodes(result: dict[str, Any]) -> int:
 
 def _splits_model(result: dict[str, Any]) -> bool:
     """Inference whose one model copy spans servers (not independent replicas)."""
-    wl = result.get("workload", {})
     scen = result.get("scenario", {})
     if scen.get("workload") != "inference":
         return False
@@ -227,9 +226,14 @@ def _splits_model(result: dict[str, Any]) -> bool:
     if replicas is True:
         return False
     plan = _plan(result)
-    per_server = int(wl.get("gpus_per_node", 1))
     group = int(plan.get("tp", 1)) * int(plan.get("pp", 1)) * int(plan.get("ep", 1) or 1)
-    return _nodes(result) > 1 and group > per_server
+    return group > _domain_gpus(result)
+
+
+def _spans_domains(result: dict[str, Any]) -> bool:
+    """The job's GPUs span more than one scale-up domain (server, or NVL72 rack)."""
+    gpus = int(result.get("scenario", {}).get("gpus", 1))
+    return gpus > _domain_gpus(result)
 
 
 def _straddles(block: int, domain: int, used: int) -> bool:
@@ -308,7 +312,7 @@ def rdma_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     rec = result.get("recommendation", {})
     fabric = rec.get("fabric")
     workload = result.get("scenario", {}).get("workload")
-    multi_server_training = workload in ("training", "fine_tuning") and _nodes(result) > 1
+    multi_server_training = workload in ("training", "fine_tuning") and _spans_domains(result)
     if (multi_server_training or _splits_model(result)) and fabric not in RDMA_FABRICS:
         kind = "multi-server training" if multi_server_training else "split-model inference"
         return [Violation("no-rdma", case, f"{kind} on {_nodes(result)} servers gets {fabric}")]

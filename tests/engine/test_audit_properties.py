@@ -127,11 +127,24 @@ def test_multi_server_training_needs_rdma(
 ) -> None:
     case = AuditCase("llama3-70b", "a100-80gb-sxm", workload, "default", nodes)
     result = {
-        "scenario": {"workload": workload},
+        "scenario": {"workload": workload, "gpu": "a100-80gb-sxm", "gpus": 8 * nodes},
         "workload": {"nodes": nodes, "gpus_per_node": 8, "plan": {}},
         "recommendation": {"fabric": fabric},
     }
     assert [v.prop for v in point_violations(Outcome(case, result=result))] == expected
+
+
+def test_training_inside_one_nvl72_rack_needs_no_fabric() -> None:
+    # 8 GB200 compute trays of 4 GPUs share one NVLink domain of 72: no network in the step
+    case = AuditCase("llama3-70b", "gb200-nvl72", "training", "default", 8)
+    result = {
+        "scenario": {"workload": "training", "gpu": "gb200-nvl72", "gpus": 32},
+        "workload": {"nodes": 8, "gpus_per_node": 4, "plan": {}},
+        "recommendation": {"fabric": "ethernet"},
+    }
+    assert point_violations(Outcome(case, result=result)) == []
+    result["scenario"]["gpus"] = 144
+    assert [v.prop for v in point_violations(Outcome(case, result=result))] == ["no-rdma"]
 
 
 def test_an_exception_is_a_violation_and_a_named_refusal_is_not() -> None:
