@@ -1097,3 +1097,44 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
         "tokens_per_s_per_gpu": per_instance / sp.decode.gpus_per_instance,
         "ms_per_token": step * 1e3,
     }
+
+
+# ----------------------------------------------------------------------------- rationale
+
+
+def kv_transfer_sentence(
+    serving: dict[str, Any],
+    best_label: str,
+    best_metrics: dict[str, Any],
+    tcp_label: str | None,
+    tcp_metrics: dict[str, Any] | None,
+    target_ttft_ms: float | None,
+) -> str | None:
+    """The rationale's sentence on KV-cache transfer of a disaggregated deployment, with the
+    numbers: bytes per request, transfer time and share of TTFT on the recommended network,
+    and on the best TCP design when one was priced (whether it misses the TTFT target)."""
+    if serving.get("deployment") != "disaggregated":
+        return None
+    pools = serving.get("pools") or {}
+    prefill = (pools.get("prefill") or {}).get("servers")
+    decode = (pools.get("decode") or {}).get("servers")
+    mb = float(serving.get("kv_bytes_per_request", 0.0)) / 1e6
+    kv = float(best_metrics.get("kv_transfer_ms", 0.0))
+    ttft = float(best_metrics.get("ttft_ms_p95", 0.0))
+    share = float(best_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
+    text = (
+        f"Prefill and decode run on separate servers ({prefill} prefill, {decode} decode), so "
+        f"each request's KV cache ({mb:,.0f} MB) crosses the fabric before its first token: "
+        f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time to first "
+        "token)"
+    )
+    if tcp_label and tcp_metrics:
+        tcp_kv = float(tcp_metrics.get("kv_transfer_ms", 0.0))
+        tcp_ttft = float(tcp_metrics.get("ttft_ms_p95", 0.0))
+        text += f"; over TCP ({tcp_label}) it takes {tcp_kv:,.0f} ms"
+        if target_ttft_ms and tcp_ttft > target_ttft_ms:
+            text += (
+                f" and the p95 time to first token reaches {tcp_ttft:,.0f} ms, over the "
+                f"{target_ttft_ms:,.0f} ms target, so this deployment needs RDMA"
+            )
+    return text + "."

@@ -14,6 +14,7 @@ from advisor.engine.serving import (
     ServingModel,
     erlang_c,
     kv_bytes_per_token,
+    kv_transfer_sentence,
     load_curves_for_result,
     mgc_wait_quantile_s,
 )
@@ -299,3 +300,17 @@ def test_published_serving_results_are_met_within_25_percent(row: dict[str, Any]
     for line in lines:
         assert line["tolerance_pct"] == 25
         assert line["passed"], line
+
+
+def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers() -> None:
+    s, w = _plan(LONG_PROMPT_DISAGGREGATED)
+    rdma = evaluate_design(s, w, ROCE_2X200).to_dict()
+    tcp = evaluate_design(s, w, TCP_2X200).to_dict()
+    serving = w.to_dict(s)["serving"]
+    sentence = kv_transfer_sentence(serving, "RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000)
+    assert sentence is not None
+    assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence
+    assert f"{tcp['kv_transfer_ms']:,.0f} ms" in sentence
+    assert "over the 2,000 ms target, so this deployment needs RDMA" in sentence
+    colocated = {"deployment": "replicas"}
+    assert kv_transfer_sentence(colocated, "x", rdma, None, None, 2000) is None
