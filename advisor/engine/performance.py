@@ -277,7 +277,7 @@ def _training_times(
     # context parallel: the K/V ring is hidden behind the attention kernels it feeds
     cp_total = t.cp_intra_s
     if t.cp_exchanges_per_step and t.cp_layout.crosses_network:
-        dom = net.domain(t.cp_layout)
+        dom = net.domain(t.cp_layout, comms["cp"])
         cp_total = (
             t.cp_exchanges_per_step
             * collective_time_s("all_gather", t.cp_bytes_per_exchange, dom)[0]
@@ -543,6 +543,9 @@ def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tupl
             "decode_tokens_per_s_per_server",
             tokens / max(1, sp.decode.servers),
         ),
+        ("prefill_servers", float(sp.prefill.servers)),
+        ("decode_servers", float(sp.decode.servers)),
+        ("kv_bytes_per_request", sp.kv_bytes_per_request),
         (
             "prefill_tokens_per_s_per_server",
             sp.prefill.instances
@@ -572,7 +575,7 @@ def _plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
 def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str, float], ...]:
     """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
     sized for ``d`` under contiguous placement (docs/ENGINE_API.md)."""
-    server, leaf, pod = boundary_bytes(plan_traffic(w), design_fabric(s, w, d))
+    server, leaf, pod = boundary_bytes(_plan_traffic(w), design_fabric(s, w, d))
     return (
         ("inter_server_bytes_per_gpu", server),
         ("inter_leaf_bytes_per_gpu", leaf),

@@ -264,15 +264,21 @@ def wire_bytes(op: str, nbytes: float, ranks: int) -> float:
 
 
 def training_communicators(tp: int, cp: int, dp: int, ep: int, pp: int) -> dict[str, Communicator]:
-    """Communicators of a training plan in Megatron rank order (tp, cp, dp/ep, pp)."""
-    edp = max(1, dp // ep) if ep > 1 else dp
+    """Communicators of a training plan in Megatron rank order (tp, cp, dp/ep, pp).
+
+    Gradients are reduced over the combined data x context parallel group (dp x cp ranks at
+    stride tp, as Megatron-Core does); experts split that group into ep-sized all-to-all
+    groups at stride tp and expert-DP groups at stride tp x ep.
+    """
+    dpg = dp * cp
+    edp = max(1, dpg // ep) if ep > 1 else dpg
     n = tp * cp * dp * pp
     return {
         "tp": Communicator("tp", "ring", tp, 1, n),
         "cp": Communicator("cp", "ring", cp, tp, n),
-        "dp": Communicator("dp", "ring", dp, tp * cp, n),
-        "ep": Communicator("ep", "all_to_all", ep, tp * cp, n),
-        "edp": Communicator("edp", "ring", edp, tp * cp * ep, n),
+        "dp": Communicator("dp", "ring", dpg, tp, n),
+        "ep": Communicator("ep", "all_to_all", ep, tp, n),
+        "edp": Communicator("edp", "ring", edp, tp * ep, n),
         "pp": Communicator("pp", "p2p", pp, tp * cp * dp, n),
     }
 
@@ -295,11 +301,15 @@ def plan_traffic(w: Any) -> tuple[tuple[Communicator, float], ...]:
         comms = training_communicators(p.tp, cp, p.dp, max(1, p.ep), p.pp)
         tp_b = t.tp_collectives_per_step * wire_bytes("all_reduce", t.tp_bytes_per_collective, p.tp)
         edp = comms["edp"].size
-        dp_b = sum(c * wire_bytes(op, b, p.dp) for op, b, c in t.dp_op_bytes)
+        dpg = comms["dp"].size
+        dp_b = sum(c * wire_bytes(op, b, dpg) for op, b, c in t.dp_op_bytes)
         edp_b = sum(c * wire_bytes(op, b, edp) for op, b, c in t.expert_dp_op_bytes)
+        cp_b = getattr(t, "cp_exchanges_per_step", 0) * wire_bytes(
+            "all_gather", getattr(t, "cp_bytes_per_exchange", 0.0), cp
+        )
         ep_b = t.ep_all_to_all_per_step * wire_bytes("all_to_all", t.ep_bytes_per_all_to_all, p.ep)
         pp_b = t.pp_p2p_per_step * t.pp_bytes_per_p2p if p.pp > 1 else 0.0
-        for kind, nbytes in (("tp", tp_b), ("pp", pp_b), ("dp", dp_b), ("ep", ep_b)):
+        for kind, nbytes in (("tp", tp_b), ("cp", cp_b), ("pp", pp_b), ("dp", dp_b), ("ep", ep_b)):
             out.append((comms[kind], nbytes))
         if p.ep > 1:
             out.append((comms["edp"], edp_b))
