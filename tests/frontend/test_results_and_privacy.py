@@ -89,10 +89,20 @@ def test_a_stranger_gets_404_everywhere_on_someone_elses_scenario(
     assert Scenario.objects.count() == 1  # and the refused clone too
 
 
+def made_in_this_browser(client: Client, scenario: Scenario) -> None:
+    """As the questionnaire does when this browser submits it anonymously."""
+    from frontend.access import SESSION_CREATED_SCENARIOS
+
+    session = client.session
+    session[SESSION_CREATED_SCENARIOS] = [str(scenario.pk)]
+    session.save()
+
+
 def test_signing_up_claims_the_browsers_scenarios(client: Client) -> None:
     mine = make_scenario(name="mine")
     someone_elses = make_scenario(name="not mine")
-    client.get(f"/s/{mine.pk}/")  # visited: remembered in this session
+    made_in_this_browser(client, mine)
+    client.get(f"/s/{someone_elses.pk}/")  # only opened: never claimed (issue 12)
     response = client.post(
         "/accounts/signup/",
         {
@@ -114,7 +124,7 @@ def test_signing_up_claims_the_browsers_scenarios(client: Client) -> None:
 def test_logging_in_also_claims_the_browsers_scenarios(customer_user: User) -> None:
     client = Client()
     scenario = make_scenario()
-    client.get(f"/s/{scenario.pk}/")
+    made_in_this_browser(client, scenario)
     client.post(
         "/accounts/login/",
         {"username": "cora.customer", "password": "correct-horse-battery"},

@@ -149,9 +149,16 @@ def crawl(client: Client, url: str) -> FormParser:
 
 def pages_of(world: World) -> dict[str, tuple[Any, list[str]]]:
     """Every page with a form, by persona (who sees it) -> (user, urls)."""
+    from frontend.services import draft_create
+
     s, w = world.scenario.pk, world.sweep.pk
+    # GET /start/ writes nothing (issue 12): the questionnaire's pages are crawled by a draft.
+    draft = draft_create(owner=None, answers={})
     return {
-        "anonymous": (None, ["/", "/accounts/login/", "/accounts/signup/", "/start/"]),
+        "anonymous": (
+            None,
+            ["/", "/accounts/login/", "/accounts/signup/", "/start/", f"/q/{draft.pk}/job/"],
+        ),
         "owner": (
             world.owner,
             ["/", "/scenarios/", f"/s/{s}/", "/sweeps/", f"/sweeps/new/{s}/", f"/sweeps/{w}/"],
@@ -196,6 +203,7 @@ def test_every_post_form_carries_a_csrf_token_and_is_refused_without_it(world: W
         "notes",
         "edit",
         "/sweeps/new/",
+        "/start/",
         "/q/",
     ):
         assert any(expected in action for action in checked), expected
