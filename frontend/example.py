@@ -45,13 +45,14 @@ def _compute() -> dict[str, Any] | None:
         return None
     rec = result.get("recommendation") or {}
     cost = result.get("cost") or {}
-    job = presenters.job_cost(cost)
+    # Against the best standard-Ethernet design, on the cost the engine ranked designs by.
+    chosen, basis = presenters.decision_cost(cost)
     ethernet = [
-        presenters.job_cost(o.get("cost"))
+        presenters.decision_cost(o.get("cost"))[0]
         for o in result.get("options") or []
         if o.get("fabric") == "ethernet"
     ]
-    saving = min(ethernet) - job if ethernet and rec.get("fabric") != "ethernet" else 0.0
+    saving = min(ethernet) - chosen if ethernet and rec.get("fabric") != "ethernet" else 0.0
     idle = float((result.get("metrics") or {}).get("gpu_idle_fraction") or 0)
     names = {g.id: g.name for g in catalog.gpus}
     return {
@@ -64,6 +65,7 @@ def _compute() -> dict[str, Any] | None:
         "costs": presenters.cost_figures(cost)["rows"],
         "idle": f"{idle * 100:.1f} %",
         "saving": presenters.money(saving) if saving > 0 else "",
+        "saving_basis": basis.lower(),
         "catalog_version": catalog.version,
         "engine_version": ENGINE_VERSION,
     }

@@ -9,6 +9,15 @@ import pytest
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
+def _into_wizard(page: Any) -> None:
+    """/start/ shows a start page (a GET writes nothing); its button opens the questionnaire."""
+    page.wait_for_load_state("load")
+    if page.locator("#wizard-form").count() == 0:
+        with page.expect_navigation():
+            page.click("#start-form button[type=submit]")
+    page.wait_for_selector("#wizard-form")
+
+
 def _next(page: Any) -> None:
     with page.expect_navigation():
         page.click("#next-button")
@@ -22,6 +31,7 @@ def test_multi_server_training_gets_a_fabric_and_drawn_charts(
     page.goto(live_server.url + "/")
     customer.screenshot("01-home")
     page.click("#start-button")
+    _into_wizard(page)
 
     # Step 1: the job
     page.check("input[name=workload][value=training]")

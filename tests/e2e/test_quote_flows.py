@@ -41,7 +41,7 @@ def _into_wizard(page: Any) -> None:
     page.wait_for_load_state("load")
     if page.locator("#wizard-form").count() == 0:
         with page.expect_navigation():
-            page.click("main form[method=post] button[type=submit]")
+            page.click("#start-form button[type=submit]")
     page.wait_for_selector("#wizard-form")
 
 
