@@ -64,6 +64,8 @@ LATENCY_GRID_S: tuple[float, ...] = (
 SCALE_MIN, SCALE_MAX = 0.02, 2.0
 """Calibration ratios are clamped to this range (a ratio outside it is a measurement of a
 different machine, and the warning says so)."""
+MIN_TIME_US, MAX_TIME_US = 0.01, 1e9
+"""Rows outside this time range are not measurements of a collective (10 ns .. 17 min)."""
 DEFAULT_NIC_GBPS = 400.0
 """Assumed NIC speed when the measurement does not say (the current generation, 400G)."""
 
@@ -378,7 +380,7 @@ def _rms_pct(samples: list[_Sample], kind: str, bw: float, lat: float) -> float:
     if not samples:
         return 0.0
     sq = [(math.log(_model_time(s, kind, bw, lat)) - math.log(s.time_s)) ** 2 for s in samples]
-    return (math.exp(math.sqrt(sum(sq) / len(sq))) - 1.0) * 100.0
+    return (math.exp(min(50.0, math.sqrt(sum(sq) / len(sq)))) - 1.0) * 100.0
 
 
 def _fit_term(
@@ -610,6 +612,8 @@ def fit_measurement(
             nics_per_node=hardware.nics_per_node if hardware else 1,
         )
 
+    skipped: list[int] = []
+
     def samples(pairs: list[tuple[int, Run]]) -> list[_Sample]:
         out: list[_Sample] = []
         for i, run in pairs:
@@ -617,7 +621,8 @@ def fit_measurement(
             engine_op = run.engine_op
             assert engine_op is not None
             for row in run.rows:
-                if row.nbytes <= 0 or row.time_us <= 0:
+                if row.nbytes <= 0 or not MIN_TIME_US <= row.time_us <= MAX_TIME_US:
+                    skipped.append(row.nbytes)
                     continue
                 out.append(
                     _Sample(
@@ -659,6 +664,11 @@ def fit_measurement(
             default_lat=0.0,
             lat_min=-0.9 * min_t,
             warnings=warnings,
+        )
+    if skipped:
+        warnings.append(
+            f"{len(skipped)} rows skipped: size 0 or a time outside "
+            f"{MIN_TIME_US}..{MAX_TIME_US:g} us"
         )
     if network is None and scaleup is None and not parsed.link_runs:
         warnings.append("nothing to fit: no run with known servers, GPUs and a modelled operation")

@@ -174,3 +174,42 @@ def test_large_sizes_only_identify_bandwidth_not_latency():
     assert 185e9 < up.bytes_per_s < 200e9
     assert up.latency_s == up.default_latency_s
     assert any("latency not identified" in w for w in f.warnings)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_row = st.tuples(
+    st.integers(min_value=0, max_value=1 << 34),
+    st.floats(min_value=0.0, max_value=1e7, allow_nan=False),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    op=st.sampled_from(["all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"]),
+    nodes=st.integers(min_value=1, max_value=4),
+    gpn=st.integers(min_value=1, max_value=8),
+    rows=st.lists(_row, min_size=1, max_size=12),
+    gpu=st.sampled_from(["NVIDIA H100 80GB HBM3", "AMD Instinct MI300X", "Some New GPU"]),
+)
+def test_any_parsed_run_fits_to_finite_json(op, nodes, gpn, rows, gpu):
+    from advisor.engine import json_safe
+    from advisor.engine.nccl_tests import ParsedText, Row, Run
+
+    run = Run(
+        op=op,
+        tool="nccl-tests",
+        ranks=nodes * gpn,
+        nodes=nodes,
+        gpus_per_node=gpn,
+        gpu=gpu,
+        hosts=tuple(f"h{i}" for i in range(nodes)),
+        rows=tuple(Row(b, t, 1.0, 1.0) for b, t in rows),
+    )
+    f = fit_measurement(ParsedText(runs=(run,), link_runs=(), warnings=()))
+    out = json_safe(f.to_dict())  # raises on NaN or infinity
+    cal = f.calibration()
+    assert 0.02 <= cal.net_bandwidth_scale <= 2.0
+    assert 0.02 <= cal.scaleup_bandwidth_scale <= 2.0
+    assert isinstance(out["warnings"], list)
