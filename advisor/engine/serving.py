@@ -21,6 +21,7 @@ Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -1103,22 +1104,24 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
 
 
 def kv_transfer_sentence(
-    serving: dict[str, Any],
     best_label: str,
-    best_metrics: dict[str, Any],
+    best_metrics: Mapping[str, Any],
     tcp_label: str | None,
-    tcp_metrics: dict[str, Any] | None,
+    tcp_metrics: Mapping[str, Any] | None,
     target_ttft_ms: float | None,
 ) -> str | None:
     """The rationale's sentence on KV-cache transfer of a disaggregated deployment, with the
     numbers: bytes per request, transfer time and share of TTFT on the recommended network,
-    and on the best TCP design when one was priced (whether it misses the TTFT target)."""
-    if serving.get("deployment") != "disaggregated":
+    and on the best TCP design when one was priced (and whether it misses the TTFT target).
+
+    Reads the per-design metrics only (``prefill_servers``, ``decode_servers``,
+    ``kv_bytes_per_request``, ``kv_transfer_ms``, ``ttft_ms_p95``...); ``None`` when the
+    deployment is not disaggregated."""
+    if not best_metrics.get("prefill_servers"):
         return None
-    pools = serving.get("pools") or {}
-    prefill = (pools.get("prefill") or {}).get("servers")
-    decode = (pools.get("decode") or {}).get("servers")
-    mb = float(serving.get("kv_bytes_per_request", 0.0)) / 1e6
+    prefill = int(best_metrics["prefill_servers"])
+    decode = int(best_metrics.get("decode_servers", 0))
+    mb = float(best_metrics.get("kv_bytes_per_request", 0.0)) / 1e6
     kv = float(best_metrics.get("kv_transfer_ms", 0.0))
     ttft = float(best_metrics.get("ttft_ms_p95", 0.0))
     share = float(best_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100

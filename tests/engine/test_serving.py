@@ -307,10 +307,13 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     rdma = evaluate_design(s, w, ROCE_2X200).to_dict()
     tcp = evaluate_design(s, w, TCP_2X200).to_dict()
     serving = w.to_dict(s)["serving"]
-    sentence = kv_transfer_sentence(serving, "RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000)
+    sentence = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000)
     assert sentence is not None
     assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence
     assert f"{tcp['kv_transfer_ms']:,.0f} ms" in sentence
     assert "over the 2,000 ms target, so this deployment needs RDMA" in sentence
-    colocated = {"deployment": "replicas"}
-    assert kv_transfer_sentence(colocated, "x", rdma, None, None, 2000) is None
+    replicas_s, replicas_w = _plan(
+        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
+    )
+    replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100).to_dict()
+    assert kv_transfer_sentence("x", replicas, None, None, 2000) is None
