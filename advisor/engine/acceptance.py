@@ -24,6 +24,7 @@ from typing import Any
 from advisor.engine.catalog import Catalog, default_catalog
 from advisor.engine.collectives import busbw_factor, collective_time_s, make_domain
 from advisor.engine.constants import RAIL_GROUP_NODES
+from advisor.engine.fabric_fit import MAX_TIME_US, MIN_TIME_US
 from advisor.engine.nccl_tests import ENGINE_OP, ParsedText
 
 __all__ = [
@@ -390,7 +391,7 @@ def grade(plan: AcceptancePlan, parsed: ParsedText) -> Grading:
             continue
         rows = table.setdefault((run.op, run.nodes, run.ranks), {})
         for row in run.rows:
-            if row.time_us > 0:
+            if MIN_TIME_US <= row.time_us <= MAX_TIME_US:
                 rows[row.nbytes] = row.time_us
     graded: list[GradedCheck] = []
     for c in plan.checks:

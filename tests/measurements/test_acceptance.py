@@ -145,3 +145,23 @@ def test_single_server_job_plans_the_scale_up_only():
     assert plan.fabric is None
     assert plan.scopes == (("1 server", 1),)
     assert plan.env == ()
+
+
+def test_rows_with_impossible_times_are_not_graded(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64)
+    check = plan.checks[0]
+    text = "\n".join(
+        [
+            "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20",
+            "# Using devices",
+            *[
+                f"#  Rank {r:2d} Group  0 Pid 1 on node{r // 8} device {r % 8} [0x00] H100"
+                for r in range(check.gpus)
+            ],
+            f"  {check.nbytes}  2  float  sum  -1  1e-320  0.00  0.00  0  1e-320  0.00  0.00  0",
+        ]
+    )
+    parsed = parse_text(text)
+    assert parsed.runs[0].nodes == check.nodes
+    grading = grade(plan, parsed)
+    assert all(g.passed is None for g in grading.checks)
