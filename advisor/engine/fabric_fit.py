@@ -64,6 +64,9 @@ LATENCY_GRID_S: tuple[float, ...] = (
 SCALE_MIN, SCALE_MAX = 0.02, 2.0
 """Calibration ratios are clamped to this range (a ratio outside it is a measurement of a
 different machine, and the warning says so)."""
+MAX_FIT_SAMPLES = 300
+"""At most this many rows per domain kind enter the fit (evenly thinned beyond it), so a huge
+upload cannot make the fit slow; nccl-tests prints ~30 sizes per test."""
 MIN_TIME_US, MAX_TIME_US = 0.01, 1e9
 """Rows outside this time range are not measurements of a collective (10 ns .. 17 min)."""
 DEFAULT_NIC_GBPS = 400.0
@@ -635,6 +638,12 @@ def fit_measurement(
                         busbw_gbytes_per_s=row.busbw_gbytes_per_s,
                     )
                 )
+        if len(out) > MAX_FIT_SAMPLES:
+            stride = math.ceil(len(out) / MAX_FIT_SAMPLES)
+            warnings.append(
+                f"{len(out)} rows: every {stride}th enters the fit (at most {MAX_FIT_SAMPLES})"
+            )
+            out = out[::stride]
         return out
 
     network: TermFit | None = None
