@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path, re_path
 from drf_spectacular.utils import extend_schema
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from api.apis.measurements import (
     MeasurementCollectionApi,
@@ -29,8 +29,9 @@ class SchemaApi(SpectacularAPIView):
 
 
 @extend_schema(exclude=True)
-class DocsApi(SpectacularSwaggerView):
-    pass
+class DocsApi(SpectacularSwaggerSplitView):
+    """Swagger UI with its start-up script as a separate same-origin URL (?script=), so the
+    page needs no inline script under the Content-Security-Policy."""
 
 
 urlpatterns = [

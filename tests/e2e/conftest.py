@@ -64,6 +64,10 @@ class PageRecorder:
             lambda msg: self.console_errors.append(msg.text) if msg.type == "error" else None,
         )
 
+    def csp_violations(self) -> list[str]:
+        """What the Content-Security-Policy refused (Chromium says so in the console)."""
+        return [text for text in self.console_errors if "Content Security Policy" in text]
+
     def outside(self) -> list[str]:
         return [url for url in self.requests if not url.startswith(self.base_url)]
 
@@ -144,3 +148,6 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
         context.close()
     leaked = [url for r in recorders for url in r.outside()]
     assert not leaked, f"requests left the server: {leaked}"
+    # Every browser test, whatever it checks: nothing the page tried was refused by the CSP.
+    refused = [text for r in recorders for text in r.csp_violations()]
+    assert not refused, f"Content-Security-Policy violations: {refused}"
