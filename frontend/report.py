@@ -436,7 +436,7 @@ def build_report_pdf(
     _h2(pdf, "What you asked")
     _table(
         pdf,
-        [["", ""]] + [[k, v] for k, v in presenters.input_summary(result, gpu_names)],
+        [[k, v] for k, v in presenters.input_summary(result, gpu_names)],
         (45, 135),
         heading=False,
     )
