@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.bom import BomError, NetworkParts, network_bom
+from advisor.engine.bom import BomError, NetworkParts, StorageSpec, network_bom
 from advisor.engine.catalog import Catalog
 from advisor.engine.topology import TopologyError
 
@@ -44,6 +44,9 @@ def option_bom_lines(
             nics_per_node=int(option["nics_per_node"]),
             switch_model=str(option["switch_model"]),
             oversubscription=float(option["oversubscription"]),
+            storage=StorageSpec.for_gpu(
+                catalog.gpu(str((result.get("scenario") or {}).get("gpu")))
+            ),
         )
     except KeyError as exc:
         raise BomUnavailable(

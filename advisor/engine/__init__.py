@@ -8,8 +8,6 @@ Public entry points (docs/ENGINE_API.md)::
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import math
 from collections.abc import Callable
 from typing import Any
@@ -19,15 +17,13 @@ from advisor.engine.constants import CONSTANTS_VERSION
 from advisor.engine.errors import ScenarioError
 from advisor.engine.fabric_fit import FabricFit, calibration_comparison
 from advisor.engine.performance import evaluate_design, model_assumptions
+from advisor.engine.recommend import recommend as _recommend
 from advisor.engine.scenario import parse_scenario
 from advisor.engine.workload import plan_workload
 
 ENGINE_VERSION = "1.0.0"
 
 __all__ = ["ENGINE_VERSION", "ScenarioError", "evaluate"]
-
-_RECOMMEND_MODULE = "advisor.engine.recommend"
-
 
 def evaluate(
     scenario: dict[str, Any],
@@ -39,7 +35,7 @@ def evaluate(
     """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity).
 
     parse -> plan the workload -> price the given ``design`` (if any) -> recommendation
-    (when ``advisor.engine.recommend`` is installed).  Bad input raises
+    (:func:`advisor.engine.recommend.recommend`).  Bad input raises
     :class:`ScenarioError` with per-field messages.
     """
     cat = catalog or default_catalog()
@@ -63,15 +59,11 @@ def evaluate(
             "metrics": metrics.to_dict(),
         }
     assumptions = model_assumptions(s, w)
-    if importlib.util.find_spec(_RECOMMEND_MODULE) is not None:
-        recommend_module = importlib.import_module(_RECOMMEND_MODULE)
-        extra = recommend_module.recommend(s, w, cat, progress)
-        extra_assumptions = extra.pop("assumptions", None) if isinstance(extra, dict) else None
-        result.update(extra)
-        if extra_assumptions:
-            assumptions = assumptions + list(extra_assumptions)
-    elif progress is not None:
-        progress(100)
+    extra = _recommend(s, w, cat, progress)
+    extra_assumptions = extra.pop("assumptions", None)
+    result.update(extra)
+    if extra_assumptions:
+        assumptions = assumptions + list(extra_assumptions)
     result["assumptions"] = assumptions
     if calibration is not None and default_result is not None:
         result["calibration"] = calibration_comparison(default_result, result, calibration)

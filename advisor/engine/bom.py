@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -32,7 +32,9 @@ from advisor.engine.catalog.network import (
     Transceiver,
 )
 from advisor.engine.topology import (
+    ROW_LINK_M,
     SERVERS_PER_RACK,
+    SPINE_LINK_M,
     TierLinks,
     TopologyError,
     TopologySize,
@@ -41,18 +43,32 @@ from advisor.engine.topology import (
     size_tor_fabric,
 )
 
-# Storage / front-end and management network sizing (docs/MODEL.md, "Bill of materials").
+# Storage / in-band and management network sizing (docs/MODEL.md, "Bill of materials").
 STORAGE_NIC_GBPS = 100
-"""Per-port speed of the storage/in-band NIC (DGX H100: 2x dual-port 200G BlueField-3;
-we size a cost-conscious dual-port 100GbE card, editable through the catalog)."""
+"""Storage/in-band port speed when the GPU's platform facts name no storage adapter."""
 STORAGE_PORTS_PER_SERVER = 2
-"""Two ports per server for redundancy (DGX SuperPOD RA: dual-homed storage fabric)."""
+"""Storage-fabric ports per server when the platform facts say nothing (dual-homed)."""
 STORAGE_OVERSUBSCRIPTION = 2.0
 """Storage and front-end networks are usually oversubscribed (DOMAIN.md §3)."""
+STORAGE_TARGET_RATIO = 2.0
+"""Server storage ports per storage-target port: the targets' links carry half the servers'
+storage bandwidth (matches the 2:1 fabric; storage appliances are sized by the customer)."""
+STORAGE_CORE_UPLINKS = 2
+"""Ports every storage/in-band leaf keeps for uplinks to the data-centre core (in-band
+management, users, the internet edge)."""
 MGMT_PORTS_PER_SERVER = 1
 """One 1 GbE BMC port per server (out-of-band management)."""
 MGMT_UPLINKS_PER_SWITCH = 2
-"""Each management switch uplinks twice at 100G to the storage/front-end spine layer."""
+"""Each out-of-band switch uplinks twice at 100G to the management aggregation layer."""
+AGGREGATION_RESERVED_PORTS = 2
+"""Ports of each management aggregation switch kept for its own uplinks."""
+MIN_SPINES = 2
+"""A leaf-spine compute fabric keeps at least two spines: a failed spine leaves a path
+(FIELD_PRACTICE.md; DGX SuperPOD RA)."""
+MIN_SPINES_ROCE = 4
+"""RoCE leaf-spine fabrics with four or more leaves keep four spines: with two, a spine
+failure halves the bisection and lossless (PFC) traffic backs up into pause storms
+(Juniper AI data-centre validated designs; NVIDIA Spectrum-X RA uses >= 4 spines)."""
 
 ItemT = Nic | Switch | Transceiver | Cable
 
@@ -72,6 +88,10 @@ class BomLine:
     source: str
     network: str
     power_w: float
+    role: str = ""
+    """What the line is for: compute-nic, storage-nic, leaf, spine, core, storage-switch,
+    oob-switch, aggregation, server-link, switch-link, target-link, core-uplink,
+    mgmt-link, mgmt-uplink (check_bom counts ports by role)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,10 +104,13 @@ class BomLine:
             "source": self.source,
             "network": self.network,
             "power_w": self.power_w,
+            "role": self.role,
         }
 
 
-def line(item: ItemT, quantity: int, network: str, description: str | None = None) -> BomLine:
+def line(
+    item: ItemT, quantity: int, network: str, description: str | None = None, role: str = ""
+) -> BomLine:
     return BomLine(
         sku=item.sku,
         description=description or item.description,
@@ -98,6 +121,7 @@ def line(item: ItemT, quantity: int, network: str, description: str | None = Non
         source=item.source,
         network=network,
         power_w=round(quantity * item.power_w, 2),
+        role=role,
     )
 
 
@@ -130,6 +154,9 @@ class NetworkParts:
 
 # ------------------------------------------------------------------------- link media
 
+Cage = tuple[str, int]
+"""(form factor, logical links per cage) of one end of a link."""
+
 
 @dataclass(frozen=True)
 class LinkKit:
@@ -140,61 +167,100 @@ class LinkKit:
     medium: str
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=4096)
 def choose_link_kit(
-    parts: NetworkParts, fabric: str, gbps: int, length_m: float, switch_ends: int
+    parts: NetworkParts,
+    fabric: str,
+    gbps: int,
+    length_m: float,
+    switch_cage: Cage,
+    far_cage: Cage,
+    far_end: str = "nic",
+    far_lane: int = 0,
 ) -> LinkKit:
-    """Cheapest way to build one link: DAC if it reaches, else AOC, else two optics + fiber.
+    """Cheapest buildable link from a switch cage to a NIC (``far_end="nic"``) or to another
+    switch cage (``far_end="switch"``): a straight or breakout DAC/AOC whose connectors
+    match both cages, else a transceiver in each cage plus fiber of the same medium.
 
-    ``switch_ends`` is 1 for NIC-to-switch links and 2 for switch-to-switch links; switch
-    ends may use twin-port modules (one module serves two links).
+    Cages carry ``links`` logical ports each (a QM9700 OSFP cage: 2 x 400G), so a twin-port
+    switch cage meets single-port NICs through a 1-to-2 splitter cable or a twin-port module
+    whose two fibers go to two NIC modules.
     """
+    sw_ff, sw_links = switch_cage
+    far_ff, far_links = far_cage
     options: list[LinkKit] = []
     for cable in parts.cables:
-        if cable.gbps != gbps or not cable.serves(fabric) or cable.reach_m < length_m:
+        if cable.kind not in ("dac", "aoc") or cable.gbps != gbps or not cable.serves(fabric):
             continue
-        if cable.kind in ("dac", "aoc"):
-            options.append(LinkKit(((cable, 1.0),), cable.unit_price_usd, cable.kind))
-    nic_end = _cheapest_module(parts, fabric, gbps, length_m, ("nic", "any"))
-    switch_end = _cheapest_module(parts, fabric, gbps, length_m, ("switch", "any"))
-    if switch_end is not None and (switch_ends == 2 or nic_end is not None):
-        ends: list[tuple[Transceiver, float]] = []
-        if switch_ends == 1 and nic_end is not None:
-            ends.append((nic_end, 1.0))
-        ends.append((switch_end, switch_ends / switch_end.ports_per_module))
-        media = {t.media for t, _ in ends}
-        fiber = _cheapest_fiber(parts, fabric, length_m, media)
+        if cable.reach_m < length_m or cable.form_factor != sw_ff or cable.links != sw_links:
+            continue
+        if cable.end_b != far_ff or cable.links // max(1, cable.legs) != far_links:
+            continue
+        if cable.links % max(1, cable.legs):
+            continue
+        options.append(
+            LinkKit(((cable, 1.0 / cable.links),), cable.unit_price_usd / cable.links, cable.kind)
+        )
+    sw_mod = _cheapest_module(
+        parts, fabric, gbps, length_m, sw_ff, sw_links, ("switch", "any"), far_lane
+    )
+    far_ends = ("nic", "any") if far_end == "nic" else ("switch", "any")
+    far_mod = _cheapest_module(parts, fabric, gbps, length_m, far_ff, far_links, far_ends, far_lane)
+    lanes_ok = (
+        sw_mod is None
+        or far_mod is None
+        or not sw_mod.lane_gbps
+        or not far_mod.lane_gbps
+        or sw_mod.lane_gbps == far_mod.lane_gbps
+    )
+    if lanes_ok and sw_mod is not None and far_mod is not None and sw_mod.media == far_mod.media:
+        fiber = _cheapest_fiber(parts, fabric, length_m, sw_mod.media)
         if fiber is not None:
-            kit: list[tuple[ItemT, float]] = [*ends, (fiber, 1.0)]
-            price = sum(item.unit_price_usd * qty for item, qty in kit)
-            options.append(LinkKit(tuple(kit), price, "optical"))
+            fibers = max(sw_mod.fibers_per_module / sw_links, far_mod.fibers_per_module / far_links)
+            kit: list[tuple[ItemT, float]] = [
+                (sw_mod, 1.0 / sw_links),
+                (far_mod, 1.0 / far_links),
+                (fiber, fibers),
+            ]
+            merged: dict[str, tuple[ItemT, float]] = {}
+            for item, qty in kit:
+                prev = merged.get(item.sku)
+                merged[item.sku] = (item, qty + (prev[1] if prev else 0.0))
+            price = sum(item.unit_price_usd * qty for item, qty in merged.values())
+            options.append(LinkKit(tuple(merged.values()), price, "optical"))
     if not options:
-        raise BomError(f"no cable or optic in the catalog for {gbps}G {fabric} at {length_m:g} m")
+        raise BomError(
+            f"no cable or optic in the catalog joins a {sw_links} x {gbps}G {sw_ff} switch "
+            f"cage to a {far_links} x {gbps}G {far_ff} {far_end} cage at {length_m:g} m "
+            f"({fabric})"
+        )
     return min(options, key=lambda k: (k.price_per_link_usd, k.medium))
 
 
 def _cheapest_module(
-    parts: NetworkParts, fabric: str, gbps: int, length_m: float, ends: tuple[str, ...]
+    parts: NetworkParts,
+    fabric: str,
+    gbps: int,
+    length_m: float,
+    form_factor: str,
+    links: int,
+    ends: tuple[str, ...],
+    lane: int = 0,
 ) -> Transceiver | None:
     best: Transceiver | None = None
     for t in parts.transceivers:
+        if lane and t.lane_gbps and t.lane_gbps != lane:
+            continue
         if t.gbps != gbps or not t.serves(fabric) or t.reach_m < length_m or t.end not in ends:
             continue
-        if best is None or _per_port(t) < _per_port(best):
+        if t.form_factor != form_factor or t.ports_per_module != links:
+            continue
+        if best is None or t.unit_price_usd < best.unit_price_usd:
             best = t
     return best
 
 
-def _per_port(t: Transceiver) -> float:
-    return t.unit_price_usd / t.ports_per_module
-
-
-def _cheapest_fiber(
-    parts: NetworkParts, fabric: str, length_m: float, media: set[str]
-) -> Cable | None:
-    if len(media) != 1:
-        return None
-    (medium,) = media
+def _cheapest_fiber(parts: NetworkParts, fabric: str, length_m: float, medium: str) -> Cable | None:
     fibers = [
         c
         for c in parts.cables
@@ -203,38 +269,79 @@ def _cheapest_fiber(
     return min(fibers, key=lambda c: c.unit_price_usd) if fibers else None
 
 
+def switch_cage(switch: Switch, gbps: int) -> Cage:
+    cage = switch.cage_at(gbps)
+    if cage is None:
+        raise BomError(f"{switch.sku} lists no cage form factor for {gbps}G ports")
+    return cage
+
+
+def nic_cage(nic: Nic) -> Cage:
+    return nic.form_factor, nic.links_per_port
+
+
 def cabling_items(
-    parts: NetworkParts, fabric: str, gbps: int, tiers: Sequence[TierLinks]
-) -> list[tuple[ItemT, int]]:
-    """Cables and transceivers of every tier, merged per SKU: (item, quantity)."""
-    quantities: dict[str, float] = {}
-    items: dict[str, ItemT] = {}
-    for tier in tiers:
-        if tier.links == 0:
-            continue
-        switch_ends = 1 if tier.tier == "endpoint-leaf" else 2
-        kit = choose_link_kit(parts, fabric, gbps, tier.length_m, switch_ends)
-        for item, per_link in kit.parts:
-            items[item.sku] = item
-            quantities[item.sku] = quantities.get(item.sku, 0.0) + per_link * tier.links
-    return [
-        (items[sku], math.ceil(qty - 1e-9))
-        for sku, qty in sorted(quantities.items(), key=lambda kv: items[kv[0]].category)
-    ]
-
-
-def cabling_lines(
     parts: NetworkParts,
     fabric: str,
     gbps: int,
     tiers: Sequence[TierLinks],
-    network: str,
-) -> list[BomLine]:
-    """Cables and transceivers of every tier as BOM lines."""
-    return [line(item, qty, network) for item, qty in cabling_items(parts, fabric, gbps, tiers)]
+    *,
+    switch: Switch,
+    far: Cage,
+    far_lane: int = 0,
+) -> list[tuple[ItemT, int, str]]:
+    """Cables and transceivers of every tier, merged per SKU and role: (item, qty, role).
+
+    Endpoint links run from ``switch`` cages to ``far`` cages (NICs); switch-to-switch tiers
+    join two cages of ``switch``.
+    """
+    quantities: dict[tuple[str, str], float] = {}
+    items: dict[str, ItemT] = {}
+    sw = switch_cage(switch, gbps)
+    for tier in tiers:
+        if tier.links == 0:
+            continue
+        if tier.tier == "endpoint-leaf":
+            kit = choose_link_kit(parts, fabric, gbps, tier.length_m, sw, far, "nic", far_lane)
+            role = "server-link"
+        else:
+            kit = choose_link_kit(parts, fabric, gbps, tier.length_m, sw, sw, "switch")
+            role = "switch-link"
+        for item, per_link in kit.parts:
+            items[item.sku] = item
+            key = (item.sku, role)
+            quantities[key] = quantities.get(key, 0.0) + per_link * tier.links
+    return [
+        (items[sku], math.ceil(qty - 1e-9), role)
+        for (sku, role), qty in sorted(
+            quantities.items(), key=lambda kv: (kv[0][1], items[kv[0][0]].category)
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------- networks
+
+
+def cards_per_node(nic: Nic, links_per_node: int) -> int:
+    """Adapters per server that give ``links_per_node`` links."""
+    return max(1, math.ceil(links_per_node / max(1, nic.links)))
+
+
+def size_compute_fabric(
+    endpoints: int, radix: int, oversubscription: float, *, rails: int, fabric: str
+) -> TopologySize:
+    """The topology of a compute fabric: :func:`size_topology` plus the spine policy
+    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves)."""
+    topo = size_topology(endpoints, radix, oversubscription, rails=rails)
+    if topo.tiers != 2:
+        return topo
+    floor = MIN_SPINES
+    if fabric != "infiniband" and topo.leaf_switches >= 4:
+        floor = MIN_SPINES_ROCE
+    floor = min(floor, max(1, topo.leaf_spine_links))
+    if topo.spine_switches >= floor:
+        return topo
+    return replace(topo, spine_switches=floor)
 
 
 def compute_fabric_items(
@@ -247,29 +354,54 @@ def compute_fabric_items(
     switch: Switch,
     topo: TopologySize,
 ) -> list[tuple[ItemT, int, str]]:
-    """(item, quantity, role) of the GPU compute fabric: NICs, switches per tier, cabling."""
-    out: list[tuple[ItemT, int, str]] = [(nic, nodes * nics_per_node, "compute")]
+    """(item, quantity, role) of the GPU compute fabric: NICs, switches per tier, cabling.
+
+    ``nics_per_node`` counts compute links per server (one per GPU on HGX; 24 x 200G on
+    Gaudi 3, whose links come six OSFP cages to a baseboard)."""
+    out: list[tuple[ItemT, int, str]] = [
+        (nic, nodes * cards_per_node(nic, nics_per_node), "compute-nic")
+    ]
     for role, count in (
         ("leaf", topo.leaf_switches),
         ("spine", topo.spine_switches),
         ("core", topo.core_switches),
-        ("super-spine", topo.superspine_switches),
     ):
         if count:
             out.append((switch, count, role))
     out.extend(
-        (item, qty, "") for item, qty in _fabric_cabling(parts, topo, nodes, fabric, nic.port_gbps)
+        _fabric_cabling(
+            parts, topo, nodes, fabric, nic.port_gbps, switch, nic_cage(nic), nic.lane_gbps
+        )
     )
     return out
 
 
 @lru_cache(maxsize=4096)
 def _fabric_cabling(
-    parts: NetworkParts, topo: TopologySize, nodes: int, fabric: str, gbps: int
-) -> tuple[tuple[ItemT, int], ...]:
+    parts: NetworkParts,
+    topo: TopologySize,
+    nodes: int,
+    fabric: str,
+    gbps: int,
+    switch: Switch,
+    far: Cage,
+    far_lane: int = 0,
+) -> tuple[tuple[ItemT, int, str], ...]:
     """Cabling of a compute fabric; cached because many candidates share a topology."""
     tiers = plan_cabling(topo, servers=nodes)
-    return tuple(cabling_items(parts, fabric, gbps, tiers))
+    return tuple(
+        cabling_items(parts, fabric, gbps, tiers, switch=switch, far=far, far_lane=far_lane)
+    )
+
+
+_ROLE_NOTE = {
+    "compute-nic": "",
+    "leaf": " (leaf)",
+    "spine": " (spine)",
+    "core": " (core)",
+    "server-link": " (server links)",
+    "switch-link": " (switch-to-switch links)",
+}
 
 
 def compute_fabric_lines(
@@ -293,7 +425,7 @@ def compute_fabric_lines(
         topo=topo,
     )
     return [
-        line(item, qty, "compute", f"{item.description} ({role})" if role else None)
+        line(item, qty, "compute", f"{item.description}{_ROLE_NOTE.get(role, '')}", role)
         for item, qty, role in items
     ]
 
@@ -326,81 +458,257 @@ def compute_fabric_totals(
     return price, power
 
 
-def storage_lines(parts: NetworkParts, *, nodes: int) -> list[BomLine]:
-    """Storage / in-band front-end network: dual-port 100GbE per server, 2:1 oversubscribed.
+@dataclass(frozen=True)
+class StorageSpec:
+    """A server's storage / in-band adapters (from the GPU's platform facts)."""
+
+    nic_sku: str = ""
+    storage_ports: int = STORAGE_PORTS_PER_SERVER
+    inband_ports: int = 0
+
+    @classmethod
+    def for_gpu(cls, gpu: object | None) -> StorageSpec:
+        if gpu is None:
+            return cls()
+        return cls(
+            nic_sku=str(getattr(gpu, "storage_nic_sku", "") or ""),
+            storage_ports=int(getattr(gpu, "storage_ports_per_server", 0) or 0)
+            or STORAGE_PORTS_PER_SERVER,
+            inband_ports=int(getattr(gpu, "inband_ports_per_server", 0) or 0),
+        )
+
+
+@dataclass(frozen=True)
+class StoragePlan:
+    topo: TopologySize
+    switch: Switch
+    nic: Nic
+    ports_per_server: int
+    target_ports: int
+    lines: tuple[BomLine, ...]
+
+    @property
+    def gbps(self) -> int:
+        return self.nic.port_gbps
+
+
+def storage_plan(
+    parts: NetworkParts, *, nodes: int, spec: StorageSpec | None = None
+) -> StoragePlan:
+    """Storage / in-band network of ``nodes`` servers with their platform's adapters."""
+    return _storage_plan(parts, nodes, spec or StorageSpec())
+
+
+def storage_lines(
+    parts: NetworkParts, *, nodes: int, spec: StorageSpec | None = None
+) -> list[BomLine]:
+    """Storage / in-band network: the platform's adapters, 2:1 oversubscribed leaves that
+    keep ports for storage targets and core uplinks.
 
     Two layouts are priced and the cheaper kept: a leaf in every rack (copper to the
     servers) or shared end-of-row leaves (fewer switches, optical server links).
     """
-    return list(_storage_plan(parts, nodes)[2])
+    return list(storage_plan(parts, nodes=nodes, spec=spec).lines)
 
 
-def storage_topology(parts: NetworkParts, *, nodes: int) -> tuple[TopologySize, Switch]:
-    topo, switch, _ = _storage_plan(parts, nodes)
-    return topo, switch
+def storage_topology(
+    parts: NetworkParts, *, nodes: int, spec: StorageSpec | None = None
+) -> tuple[TopologySize, Switch]:
+    plan = storage_plan(parts, nodes=nodes, spec=spec)
+    return plan.topo, plan.switch
 
 
-@lru_cache(maxsize=256)
-def _storage_plan(
-    parts: NetworkParts, nodes: int
-) -> tuple[TopologySize, Switch, tuple[BomLine, ...]]:
-    nic = _storage_nic(parts)
-    switch = _tor_switch(parts, STORAGE_NIC_GBPS)
-    radix = switch.radix_at(STORAGE_NIC_GBPS) or 0
-    ports = STORAGE_PORTS_PER_SERVER
-    cards = nodes * math.ceil(ports / nic.ports)
-    nic_line = line(nic, cards, "storage", f"{nic.description} (storage / in-band)")
-    best: tuple[TopologySize, Switch, tuple[BomLine, ...]] | None = None
+@lru_cache(maxsize=512)
+def _storage_plan(parts: NetworkParts, nodes: int, spec: StorageSpec) -> StoragePlan:
+    nic = _storage_nic(parts, spec.nic_sku)
+    gbps = nic.port_gbps
+    switch = _storage_switch(parts, nic)
+    radix = (switch.radix_at(gbps) or 0) - STORAGE_CORE_UPLINKS
+    wanted = spec.storage_ports + spec.inband_ports
+    cards = math.ceil(wanted / nic.ports)
+    ports = cards * nic.ports  # every adapter port is cabled
+    target_ports = math.ceil(nodes * spec.storage_ports / STORAGE_TARGET_RATIO)
+    target_nodes = math.ceil(target_ports / ports)
+    nic_line = line(
+        nic, nodes * cards, "storage", f"{nic.description} (storage / in-band)", "storage-nic"
+    )
+    best: StoragePlan | None = None
     layouts: list[tuple[TopologySize, bool]] = [
-        (size_tor_fabric(nodes, ports, radix, STORAGE_OVERSUBSCRIPTION), True)
+        (size_tor_fabric(nodes + target_nodes, ports, radix, STORAGE_OVERSUBSCRIPTION), True)
     ]
     with contextlib.suppress(TopologyError):
-        layouts.append((size_topology(nodes * ports, radix, STORAGE_OVERSUBSCRIPTION), False))
+        layouts.append(
+            (size_topology((nodes + target_nodes) * ports, radix, STORAGE_OVERSUBSCRIPTION), False)
+        )
+    sw_cage = switch_cage(switch, gbps)
     for topo, tor in layouts:
         lines = [nic_line]
         lines.append(
-            line(switch, topo.total_switches, "storage", f"{switch.description} (storage)")
+            line(
+                switch,
+                topo.total_switches,
+                "storage",
+                f"{switch.description} (storage / in-band: {nodes * ports} server ports, "
+                f"{target_ports} storage-target ports, {STORAGE_CORE_UPLINKS} core uplinks "
+                "per leaf)",
+                "storage-switch",
+            )
         )
-        tiers = plan_cabling(topo, servers=nodes, top_of_rack=tor)
-        lines.extend(cabling_lines(parts, ETHERNET, STORAGE_NIC_GBPS, tiers, "storage"))
-        if best is None or totals(lines)[0] < totals(best[2])[0]:
-            best = (topo, switch, tuple(lines))
+        tiers = plan_cabling(topo, servers=nodes + target_nodes, top_of_rack=tor)
+        for tier in tiers:
+            if tier.tier == "endpoint-leaf":
+                server_links = nodes * ports
+                split = (
+                    (replace(tier, links=server_links), "server-link"),
+                    (replace(tier, links=target_ports), "target-link"),
+                )
+                for part, role in split:
+                    kit = choose_link_kit(
+                        parts,
+                        ETHERNET,
+                        gbps,
+                        part.length_m,
+                        sw_cage,
+                        nic_cage(nic),
+                        "nic",
+                        nic.lane_gbps,
+                    )
+                    lines.extend(_kit_lines(kit, part.links, "storage", role))
+            else:
+                kit = choose_link_kit(
+                    parts, ETHERNET, gbps, tier.length_m, sw_cage, sw_cage, "switch"
+                )
+                lines.extend(_kit_lines(kit, tier.links, "storage", "switch-link"))
+        top = topo.core_switches or topo.spine_switches or topo.leaf_switches
+        uplink = choose_link_kit(parts, ETHERNET, gbps, SPINE_LINK_M, sw_cage, sw_cage, "switch")
+        lines.extend(
+            _kit_lines(
+                uplink, top * STORAGE_CORE_UPLINKS, "storage", "core-uplink", " (core uplinks)"
+            )
+        )
+        plan = StoragePlan(topo, switch, nic, ports, target_ports, tuple(lines))
+        if best is None or totals(plan.lines)[0] < totals(best.lines)[0]:
+            best = plan
     assert best is not None
     return best
 
 
+def _kit_lines(kit: LinkKit, links: int, network: str, role: str, note: str = "") -> list[BomLine]:
+    if links <= 0:
+        return []
+    return [
+        line(item, math.ceil(per_link * links - 1e-9), network, f"{item.description}{note}", role)
+        for item, per_link in kit.parts
+    ]
+
+
 def management_lines(parts: NetworkParts, *, nodes: int, managed_switches: int) -> list[BomLine]:
-    """Out-of-band 1 GbE: one port per server BMC and per managed switch."""
+    """Out-of-band 1 GbE: one port per server BMC and per managed switch; more than one
+    out-of-band switch uplinks to an aggregation layer, which is priced too."""
     switch = _management_switch(parts)
     ports_per_switch = switch.radix_at(1) or 48
     ports = nodes * MGMT_PORTS_PER_SERVER + managed_switches
     count = math.ceil(ports / ports_per_switch)
+    agg_count = 0
+    agg: Switch | None = None
+    if count > 1:
+        agg = _tor_switch(parts, 100)
+        usable = (agg.radix_at(100) or 0) - AGGREGATION_RESERVED_PORTS
+        if usable <= 0:
+            raise BomError(f"{agg.sku} has too few 100G ports for management aggregation")
+        agg_count = math.ceil(count * MGMT_UPLINKS_PER_SWITCH / usable)
+        ports += agg_count
+        count = math.ceil(ports / ports_per_switch)
+        agg_count = math.ceil(count * MGMT_UPLINKS_PER_SWITCH / usable)
     copper = _cheapest_cable(parts, kind="dac", gbps=1)
     lines = [
-        line(switch, count, "management", f"{switch.description} (out-of-band)"),
-        line(copper, ports, "management"),
+        line(switch, count, "management", f"{switch.description} (out-of-band)", "oob-switch"),
+        line(copper, ports, "management", None, "mgmt-link"),
     ]
-    if count > 1:
-        uplink = choose_link_kit(parts, ETHERNET, 100, 30.0, 1)
-        for item, per_link in uplink.parts:
-            qty = math.ceil(per_link * count * MGMT_UPLINKS_PER_SWITCH - 1e-9)
-            lines.append(line(item, qty, "management", f"{item.description} (mgmt uplink)"))
+    if agg is not None and agg_count:
+        lines.append(
+            line(
+                agg,
+                agg_count,
+                "management",
+                f"{agg.description} (management aggregation)",
+                "aggregation",
+            )
+        )
+        kit = choose_link_kit(
+            parts,
+            ETHERNET,
+            100,
+            ROW_LINK_M,
+            switch_cage(agg, 100),
+            switch_cage(switch, 100),
+            "switch",
+        )
+        lines.extend(
+            _kit_lines(
+                kit, count * MGMT_UPLINKS_PER_SWITCH, "management", "mgmt-uplink", " (mgmt uplink)"
+            )
+        )
     return lines
 
 
-def _storage_nic(parts: NetworkParts) -> Nic:
-    nics = [n for n in parts.nics if n.port_gbps == STORAGE_NIC_GBPS and n.serves(ETHERNET)]
+def _storage_nic(parts: NetworkParts, sku: str = "") -> Nic:
+    if sku:
+        with contextlib.suppress(KeyError):
+            item = parts.find(sku)
+            if isinstance(item, Nic):
+                return item
+    nics = [
+        n
+        for n in parts.nics
+        if n.port_gbps == STORAGE_NIC_GBPS and n.serves(ETHERNET) and not n.integrated
+    ]
     if not nics:
         raise BomError(f"no {STORAGE_NIC_GBPS}GbE NIC in the catalog for the storage network")
     return min(nics, key=lambda n: n.unit_price_usd / n.ports)
 
 
 def _tor_switch(parts: NetworkParts, gbps: int) -> Switch:
-    tors = [s for s in parts.switches if s.serves(ETHERNET) and s.radix_at(gbps)]
+    tors = [
+        s
+        for s in parts.switches
+        if s.serves(ETHERNET) and s.radix_at(gbps) and s.role != "management"
+    ]
     if not tors:
         raise BomError(f"no Ethernet switch with {gbps}G ports in the catalog")
     preferred = [s for s in tors if s.role == "tor"] or tors
     return min(preferred, key=lambda s: s.unit_price_usd / (s.radix_at(gbps) or 1))
+
+
+def _storage_switch(parts: NetworkParts, nic: Nic) -> Switch:
+    """The cheapest (per port) Ethernet leaf whose cages the storage adapter can reach."""
+    gbps = nic.port_gbps
+    tors = [
+        s
+        for s in parts.switches
+        if s.serves(ETHERNET) and s.radix_at(gbps) and s.role != "management" and s.cage_at(gbps)
+    ]
+    tors.sort(key=lambda s: (s.role != "tor", s.unit_price_usd / (s.radix_at(gbps) or 1)))
+    for sw in tors:
+        try:
+            for length in (2.0, ROW_LINK_M):
+                choose_link_kit(
+                    parts,
+                    ETHERNET,
+                    gbps,
+                    length,
+                    switch_cage(sw, gbps),
+                    nic_cage(nic),
+                    "nic",
+                    nic.lane_gbps,
+                )
+        except BomError:
+            continue
+        return sw
+    raise BomError(
+        f"no Ethernet switch in the catalog takes the {nic.sku} storage adapter "
+        f"({gbps}G {nic.form_factor})"
+    )
 
 
 def _management_switch(parts: NetworkParts) -> Switch:
@@ -426,9 +734,11 @@ def network_bom(
     nics_per_node: int = 0,
     switch_model: str | None = None,
     oversubscription: float = 1.0,
+    storage: StorageSpec | None = None,
 ) -> list[BomLine]:
     """The whole BOM of one design (compute fabric, storage, management), e.g. for any row
-    of ``options``.  ``fabric=None`` (or no NICs) means no compute fabric.
+    of ``options``.  ``fabric=None`` (or no NICs) means no compute fabric.  ``storage`` is
+    the platform's storage adapters (``StorageSpec.for_gpu(gpu)``).
 
     Raises KeyError for unknown SKUs, :class:`BomError` / ``TopologyError`` when the design
     cannot be built from the catalog.
@@ -443,7 +753,9 @@ def network_bom(
         radix = switch.radix_at(nic.port_gbps)
         if not radix:
             raise BomError(f"{switch_model} has no {nic.port_gbps}G ports")
-        topo = size_topology(nodes * nics_per_node, radix, oversubscription, rails=nics_per_node)
+        topo = size_compute_fabric(
+            nodes * nics_per_node, radix, oversubscription, rails=nics_per_node, fabric=fabric
+        )
         compute_switches = topo.total_switches
         lines.extend(
             compute_fabric_lines(
@@ -456,11 +768,11 @@ def network_bom(
                 topo=topo,
             )
         )
-    lines.extend(storage_lines(parts, nodes=nodes))
-    ns_topo, _ = storage_topology(parts, nodes=nodes)
+    plan = storage_plan(parts, nodes=nodes, spec=storage)
+    lines.extend(plan.lines)
     lines.extend(
         management_lines(
-            parts, nodes=nodes, managed_switches=compute_switches + ns_topo.total_switches
+            parts, nodes=nodes, managed_switches=compute_switches + plan.topo.total_switches
         )
     )
     return lines
@@ -471,29 +783,134 @@ def check_bom(
 ) -> list[str]:
     """Problems that would stop this bill of materials from being built; empty when buildable.
 
-    ``lines`` are :class:`BomLine` objects or their ``to_dict()`` form (a result's ``bom``).
-    Every SKU must be in the catalog (``parts``, default: the built-in one) and every
-    extended price must be quantity x unit price.
+    ``lines`` are :class:`BomLine` objects or their ``to_dict()`` form (a result's ``bom``);
+    ``parts`` is the catalog they were priced from (default: the built-in one).  Checked per
+    network (docs/MODEL.md, "Bill of materials"):
+
+    * every SKU is in the catalog and every extended price is quantity x unit price;
+    * every transceiver sits in a cage that exists in that network (a NIC's or a switch's,
+      same form factor, same links per cage, same speed, right end) and every DAC/AOC has a
+      switch cage on end A and a matching NIC or switch cage on each leg of end B;
+    * fiber cords match the medium of a transceiver in the network;
+    * the server links that the cables and optics make equal the NIC links, and the switch
+      ports they use (server + storage-target + core-uplink + 2 per switch link) fit the
+      switches' ports at that speed;
+    * the storage network keeps ports for storage targets and core uplinks; a management
+      network of more than one out-of-band switch has an aggregation switch and uplinks.
     """
     cat = parts or NetworkParts()
     problems: list[str] = []
+    by_net: dict[str, list[tuple[ItemT, int, str]]] = {}
     for i, raw in enumerate(lines):
         ln = raw.to_dict() if isinstance(raw, BomLine) else dict(raw)
         sku = str(ln.get("sku", ""))
         qty = ln.get("quantity", 0)
-        where = f"line {i + 1} ({sku}, {ln.get('network', '?')})"
+        net = str(ln.get("network", ""))
+        where = f"line {i + 1} ({sku}, {net or '?'})"
         try:
             item = cat.find(sku)
         except KeyError:
             problems.append(f"{where}: SKU not in the catalog")
             continue
-        if not isinstance(qty, int) or qty < 0:
+        if isinstance(qty, bool) or not isinstance(qty, int) or qty < 0:
             problems.append(f"{where}: quantity {qty!r} is not a whole number >= 0")
             continue
         expected = round(qty * item.unit_price_usd, 2)
         if abs(float(ln.get("extended_price_usd", 0.0)) - expected) > 0.01:
             problems.append(f"{where}: extended price is not {qty} x {item.unit_price_usd}")
+        by_net.setdefault(net, []).append((item, qty, str(ln.get("role", "") or "")))
+    for net, entries in by_net.items():
+        problems.extend(_check_network(net, entries))
     return problems
+
+
+def _check_network(net: str, entries: list[tuple[ItemT, int, str]]) -> list[str]:
+    out: list[str] = []
+    nics = [(i, q) for i, q, _ in entries if isinstance(i, Nic)]
+    switches = [(i, q, r) for i, q, r in entries if isinstance(i, Switch)]
+    nic_cages = {(n.form_factor, n.links_per_port, n.port_gbps) for n, _ in nics}
+    switch_cages = {
+        (cage, per, speed) for s, _, _ in switches for speed, cage, per in s.cages_by_gbps
+    }
+    media: set[str] = set()
+    link_count: dict[str, float] = {}
+    link_speed: dict[str, set[int]] = {}
+    for item, qty, role in entries:
+        if isinstance(item, Transceiver):
+            media.add(item.media)
+            key = (item.form_factor, item.ports_per_module, item.gbps)
+            in_nic = key in nic_cages and item.end in ("nic", "any")
+            if in_nic and item.lane_gbps:
+                in_nic = any(
+                    nic_cage(n) == key[:2]
+                    and n.port_gbps == item.gbps
+                    and n.lane_gbps in (0, item.lane_gbps)
+                    for n, _ in nics
+                )
+            in_switch = key in switch_cages and item.end in ("switch", "any")
+            if not (in_nic or in_switch):
+                out.append(
+                    f"{net}: transceiver {item.sku} ({item.ports_per_module} x {item.gbps}G "
+                    f"{item.form_factor}, {item.end} end) fits no NIC or switch cage there"
+                )
+            link_count[role] = link_count.get(role, 0.0) + qty * item.ports_per_module / 2
+            link_speed.setdefault(role, set()).add(item.gbps)
+        elif isinstance(item, Cable) and item.kind in ("dac", "aoc"):
+            if item.form_factor == "rj45":
+                link_count[role] = link_count.get(role, 0.0) + qty
+                continue
+            a_ok = (item.form_factor, item.links, item.gbps) in switch_cages
+            leg = (item.end_b, item.links // max(1, item.legs), item.gbps)
+            b_ok = leg in switch_cages or leg in nic_cages
+            if not (a_ok and b_ok):
+                out.append(
+                    f"{net}: cable {item.sku} ({item.links} x {item.gbps}G {item.form_factor} "
+                    f"to {item.legs} x {item.end_b}) does not match the cages of its NICs and "
+                    "switches"
+                )
+            link_count[role] = link_count.get(role, 0.0) + qty * item.links
+            link_speed.setdefault(role, set()).add(item.gbps)
+    for item, _, _ in entries:
+        if isinstance(item, Cable) and item.kind == "fiber" and item.media not in media:
+            out.append(f"{net}: fiber {item.sku} ({item.media}) matches no transceiver there")
+    nic_links = sum(n.links * q for n, q in nics)
+    server_links = link_count.get("server-link", 0.0)
+    if nics and abs(server_links - nic_links) > 0.5 and net != "management":
+        out.append(
+            f"{net}: cables and optics make {server_links:g} server links for {nic_links} NIC ports"
+        )
+    if switches and net != "management":
+        speeds = {n.port_gbps for n, _ in nics} or set().union(*link_speed.values())
+        for gbps in speeds:
+            capacity = sum((s.radix_at(gbps) or 0) * q for s, q, _ in switches)
+            used = (
+                link_count.get("server-link", 0.0)
+                + link_count.get("target-link", 0.0)
+                + link_count.get("core-uplink", 0.0)
+                + 2 * link_count.get("switch-link", 0.0)
+            )
+            if capacity == 0:
+                out.append(f"{net}: no switch there has {gbps}G ports")
+            elif used > capacity + 0.5:
+                out.append(
+                    f"{net}: links need {used:g} switch ports at {gbps}G, the switches have "
+                    f"{capacity}"
+                )
+    if net == "storage" and switches:
+        if link_count.get("target-link", 0.0) <= 0:
+            out.append("storage: no switch ports are kept for storage targets")
+        if link_count.get("core-uplink", 0.0) <= 0:
+            out.append("storage: the storage leaves have no uplinks to the data-centre core")
+    if net == "management":
+        oob = sum(q for s, q, r in switches if s.role == "management")
+        agg = sum(q for s, q, r in switches if r == "aggregation")
+        if oob > 1 and agg == 0:
+            out.append(f"management: {oob} out-of-band switches but no aggregation switch")
+        if oob > 1 and link_count.get("mgmt-uplink", 0.0) <= 0:
+            out.append("management: out-of-band switches have no uplinks to the aggregation")
+    if net == "compute" and switches and not nics:
+        out.append("compute: switches but no NICs")
+    return out
 
 
 def totals(lines: Iterable[BomLine]) -> tuple[float, float]:
@@ -512,8 +929,10 @@ __all__ = [
     "BomLine",
     "LinkKit",
     "NetworkParts",
+    "StoragePlan",
+    "StorageSpec",
     "cabling_items",
-    "cabling_lines",
+    "cards_per_node",
     "check_bom",
     "choose_link_kit",
     "compute_fabric_items",
@@ -522,7 +941,9 @@ __all__ = [
     "line",
     "management_lines",
     "network_bom",
+    "size_compute_fabric",
     "storage_lines",
+    "storage_plan",
     "storage_topology",
     "totals",
 ]

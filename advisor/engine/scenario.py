@@ -169,6 +169,11 @@ class Constraints:
     network_budget_usd: float | None = None
     team_skills: str = "both"
     prefer: str = "balanced"
+    utilization: float = 0.8
+    """Share of the amortization life the cluster runs work (prices GPU time the network
+    wastes over the cluster's life; docs/MODEL.md "Decision cost")."""
+    allow_oversubscription: bool = False
+    """With prefer=cost, oversubscribed or fewer-NIC designs may be recommended."""
 
 
 @dataclass(frozen=True)
@@ -787,6 +792,20 @@ def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None
         )
     if raw.get("prefer") is not None:
         values["prefer"] = _choice(errors, "constraints.prefer", raw["prefer"], PREFERENCES)
+    if raw.get("utilization") is not None:
+        util = raw["utilization"]
+        if not _is_number(util) or not 0 < float(util) <= 1:
+            errors.add("constraints.utilization", "must be a number in (0, 1]")
+            values["utilization"] = None
+        else:
+            values["utilization"] = float(util)
+    if raw.get("allow_oversubscription") is not None:
+        flag = raw["allow_oversubscription"]
+        if not isinstance(flag, bool):
+            errors.add("constraints.allow_oversubscription", "must be true or false")
+            values["allow_oversubscription"] = None
+        else:
+            values["allow_oversubscription"] = flag
     if any(v is None for k, v in values.items() if k != "network_budget_usd"):
         return base
     return Constraints(**values)

@@ -8,15 +8,18 @@ from hypothesis import strategies as st
 
 from advisor.engine.bom import (
     NetworkParts,
+    StorageSpec,
+    check_bom,
     compute_fabric_lines,
     compute_fabric_totals,
+    line,
     management_lines,
     storage_lines,
     storage_topology,
     totals,
 )
 from advisor.engine.catalog.network import Nic, Switch
-from advisor.engine.topology import TopologyError, size_topology, size_tor_fabric
+from advisor.engine.topology import TopologyError, size_topology
 
 PARTS = NetworkParts()
 
@@ -71,7 +74,8 @@ def test_servers_in_one_rack_on_one_switch_use_copper() -> None:
         switch=_switch("spectrum4-sn5600"),
         topo=topo,
     )
-    assert _qty(lines, "dac-400g-2m") == 4
+    # single-port OSFP NICs meet the switch's twin-port OSFP cages through 1-to-2 splitters
+    assert _qty(lines, "dac-osfp-2x400g-split") == 2
     assert not [ln for ln in lines if ln.category == "transceiver"]
 
 
@@ -107,31 +111,94 @@ def test_every_bom_price_is_traceable_to_the_catalog() -> None:
             "source",
             "network",
             "power_w",
+            "role",
         }
 
 
-def test_storage_network_is_separate_and_takes_the_cheaper_layout() -> None:
+def test_storage_network_is_separate_and_keeps_ports_for_targets_and_uplinks() -> None:
     lines = storage_lines(PARTS, nodes=64)
     topo, switch = storage_topology(PARTS, nodes=64)
     assert {ln.network for ln in lines} == {"storage"}
     assert _qty(lines, switch.sku) == topo.total_switches
     assert _qty(lines, "cx6dx-100g") == 64  # one dual-port card per server
-    # A leaf in each of the 16 racks would need 16 leaves; shared leaves are cheaper here.
-    tor = size_tor_fabric(64, 2, 32, 2.0)
-    assert tor.leaf_switches == 16
-    assert topo.total_switches <= tor.total_switches
+    roles = {ln.role for ln in lines}
+    assert {"server-link", "target-link", "core-uplink"} <= roles
+    target_links = sum(ln.quantity for ln in lines if ln.role == "target-link")
+    assert target_links == 64  # 128 server storage ports, targets at half their bandwidth
+    assert check_bom(lines) == []
+
+
+def test_platform_storage_adapters_are_used() -> None:
+    from advisor.engine.catalog import default_catalog
+
+    gpu = default_catalog().gpu("b200")
+    lines = storage_lines(PARTS, nodes=4, spec=StorageSpec.for_gpu(gpu))
+    # DGX B200: two dual-port 400G BlueField-3 per server for storage and in-band
+    assert _qty(lines, "bf3-dpu-2x400g") == 8
+    assert check_bom(lines) == []
 
 
 def test_one_rack_of_storage_uses_copper_to_a_single_switch() -> None:
     lines = storage_lines(PARTS, nodes=2)
-    assert _qty(lines, "dac-100g-3m") == 4
+    assert _qty(lines, "dac-100g-3m") == 4 + 2  # 4 server ports and 2 storage-target ports
     assert _qty(lines, "tor-100g-32") == 1
 
 
-def test_management_network_counts_servers_and_switches() -> None:
+def test_management_network_has_an_aggregation_layer() -> None:
     lines = management_lines(PARTS, nodes=100, managed_switches=30)
-    assert _qty(lines, "cat6-3m") == 130
     assert _qty(lines, "mgmt-1g-48") == 3
+    assert sum(ln.quantity for ln in lines if ln.role == "aggregation") == 1
+    assert _qty(lines, "cat6-3m") == 131  # servers, switches and the aggregation switch
+    assert check_bom(lines) == []
+
+
+def test_check_bom_finds_parts_that_do_not_plug_together() -> None:
+    nic = _nic("cx7-400g")
+    qm9700 = _switch("quantum2-qm9700")
+    bad = [
+        line(nic, 8, "compute", role="compute-nic"),
+        line(qm9700, 1, "compute", role="leaf"),
+        # QSFP56 200G AOCs cannot plug into OSFP NICs or a QM9700's twin-port OSFP cages
+        line(PARTS.find("aoc-200g-30m"), 8, "compute", role="server-link"),
+    ]
+    problems = check_bom(bad)
+    assert any("aoc-200g-30m" in p for p in problems)
+    # a QSFP112 NIC with OSFP single-port optics
+    bf3 = _nic("bf3-supernic-400g")
+    sn5600 = _switch("spectrum4-sn5600")
+    bad2 = [
+        line(bf3, 2, "compute", role="compute-nic"),
+        line(sn5600, 1, "compute", role="leaf"),
+        line(PARTS.find("osfp-400g-sr4"), 2, "compute", role="server-link"),
+        line(PARTS.find("osfp-2x400g-sr8"), 1, "compute", role="server-link"),
+        line(PARTS.find("fiber-mpo-mmf"), 2, "compute", role="server-link"),
+    ]
+    assert any("osfp-400g-sr4" in p for p in check_bom(bad2))
+    # the same links with QSFP112 optics at the NIC end are buildable
+    good2 = [
+        *bad2[:2],
+        line(PARTS.find("qsfp112-400g-sr4"), 2, "compute", role="server-link"),
+        *bad2[3:],
+    ]
+    assert check_bom(good2) == []
+
+
+def test_check_bom_finds_missing_storage_reserves_and_aggregation() -> None:
+    tor = _switch("tor-100g-32")
+    storage = [
+        line(_nic("cx6dx-100g"), 16, "storage", role="storage-nic"),
+        line(tor, 1, "storage", role="storage-switch"),
+        line(PARTS.find("dac-100g-3m"), 32, "storage", role="server-link"),
+    ]
+    problems = check_bom(storage)
+    assert any("storage targets" in p for p in problems)
+    assert any("uplinks" in p for p in problems)
+    mgmt = [
+        line(_switch("mgmt-1g-48"), 3, "management", role="oob-switch"),
+        line(PARTS.find("cat6-3m"), 130, "management", role="mgmt-link"),
+    ]
+    assert any("aggregation" in p for p in check_bom(mgmt))
+    assert any("SKU not in the catalog" in p for p in check_bom([{"sku": "nope", "quantity": 1}]))
 
 
 @given(
@@ -167,6 +234,10 @@ def test_network_bom_of_an_option_matches_its_capex() -> None:
     from advisor.engine.bom import network_bom
 
     r = evaluate({"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256})
+    from advisor.engine.catalog import default_catalog
+
+    spec = StorageSpec.for_gpu(default_catalog().gpu("h100-sxm"))
+    assert check_bom(r["bom"]) == []
     for option in r["options"][:5]:
         lines = network_bom(
             PARTS,
@@ -176,6 +247,7 @@ def test_network_bom_of_an_option_matches_its_capex() -> None:
             nics_per_node=option["nics_per_node"],
             switch_model=option["switch_model"],
             oversubscription=option["oversubscription"],
+            storage=spec,
         )
         assert totals(lines)[0] == pytest.approx(option["cost"]["network_capex_usd"])
     recommended = [
@@ -188,6 +260,7 @@ def test_network_bom_of_an_option_matches_its_capex() -> None:
             nics_per_node=r["recommendation"]["nics_per_node"],
             switch_model=r["recommendation"]["topology"]["switch_model"],
             oversubscription=r["recommendation"]["topology"]["oversubscription"],
+            storage=spec,
         )
     ]
     assert recommended == r["bom"]

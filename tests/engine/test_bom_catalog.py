@@ -33,8 +33,12 @@ def test_every_item_has_a_source_a_price_and_known_fabrics() -> None:
         assert item.sku not in skus
         skus.add(item.sku)
         assert item.source
-        assert item.unit_price_usd > 0
         assert item.power_w >= 0
+        if isinstance(item, Nic) and item.integrated:
+            # built into the accelerator: no price of its own, and that is a fact
+            assert item.unit_price_usd == 0 and not item.price_is_estimate
+            continue
+        assert item.unit_price_usd > 0
         assert item.price_is_estimate
         assert set(item.fabrics) <= set(FABRICS)
 
@@ -52,3 +56,19 @@ def test_the_catalog_holds_the_required_switch_classes() -> None:
 
 def test_nics_cover_25g_to_800g() -> None:
     assert {n.port_gbps for n in NICS} >= {25, 100, 200, 400, 800}
+
+
+def test_every_switch_lists_a_cage_for_every_speed() -> None:
+    for switch in SWITCHES:
+        for speed, ports in switch.radix_by_gbps:
+            cage = switch.cage_at(speed)
+            assert cage is not None, (switch.sku, speed)
+            assert ports % cage[1] == 0, (switch.sku, speed)
+
+
+def test_every_cable_has_connectors_and_breakouts_divide_evenly() -> None:
+    for cable in CABLES:
+        if cable.kind == "fiber":
+            continue
+        assert cable.form_factor, cable.sku
+        assert cable.links % cable.legs == 0, cable.sku

@@ -70,6 +70,29 @@ class GpuSpec:
     price_is_estimate: bool
     sources: tuple[tuple[str, str], ...]
     """(field name, public source) pairs."""
+    # Platform facts (issue 11): what the reference server around this GPU ships with.
+    # Staff edit them in the hardware admin; 0 / "" means "not known" and is said so.
+    host_pcie_gen: int = 0
+    """PCIe generation of the slots the compute NICs sit in (0: unknown)."""
+    reference_nic_sku: str = ""
+    """The platform's compute NIC (catalog NIC sku), or its integrated scale-out ports."""
+    reference_nic_count: int = 0
+    """Compute links per server at the reference (8 = one 400G NIC per GPU on HGX H100;
+    24 x 200G for Gaudi 3's integrated ports)."""
+    reference_fabric: str = ""
+    """Fabric of the platform's primary published reference design (infiniband | roce)."""
+    nic_options: tuple[str, ...] = ()
+    """Other compute NICs the platform vendor publishes for it (e.g. AMD Pollara)."""
+    storage_nic_sku: str = ""
+    """Storage / in-band adapter (catalog NIC sku); "" = a dual-port 100GbE card."""
+    storage_ports_per_server: int = 2
+    """Storage-fabric ports per server (checkpoints and data loading use these)."""
+    inband_ports_per_server: int = 0
+    """In-band management ports on the same adapters, cabled to the same north-south leaves."""
+    reference_design: str = ""
+    """Name of the published design these facts come from."""
+    integrated_scaleout: bool = False
+    """Scale-out ports are built into the accelerator: no compute NICs are added."""
 
     def peak_tflops(self, precision: str) -> float:
         """Dense tensor-core peak for ``bf16`` | ``fp16`` | ``fp8``; 0 when unsupported."""
@@ -94,7 +117,9 @@ class GpuSpec:
             if f.name not in raw:
                 continue
             value = raw[f.name]
-            if f.name == "sources":
+            if f.name == "nic_options":
+                value = tuple(str(v) for v in (value or ()))
+            elif f.name == "sources":
                 if isinstance(value, dict):
                     value = tuple((str(k), str(v)) for k, v in value.items())
                 else:
@@ -124,6 +149,11 @@ def _sources(
     return tuple(items)
 
 
+def _PLATFORM(base: tuple[tuple[str, str], ...], platform: str) -> tuple[tuple[str, str], ...]:
+    """Sources plus the platform facts' source (host PCIe, NICs, storage adapters)."""
+    return (*base, ("platform", platform))
+
+
 GPUS: tuple[GpuSpec, ...] = (
     GpuSpec(
         id="a100-80gb-sxm",
@@ -145,7 +175,24 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=1.6,
         achievable_compute_fraction=0.62,
         price_is_estimate=True,
-        sources=_sources(_NV_A100, _NV_A100, _NV_A100 + ": NVLink 3, 600 GB/s total"),
+        host_pcie_gen=4,
+        reference_nic_sku="cx6-hdr-200g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=(),
+        storage_nic_sku="cx6-2x200g",
+        storage_ports_per_server=2,
+        inband_ports_per_server=2,
+        reference_design=(
+            "NVIDIA DGX SuperPOD (DGX A100): 8 x 200G HDR InfiniBand per server, rail-optimized, "
+            "non-blocking"
+        ),
+        sources=_PLATFORM(
+            _sources(_NV_A100, _NV_A100, _NV_A100 + ": NVLink 3, 600 GB/s total"),
+            "NVIDIA DGX A100 user guide (8 x single-port ConnectX-6 HDR 200Gb/s for compute; "
+            "2 x dual-port ConnectX-6 for storage / in-band; AMD EPYC 7742 host, PCIe Gen4); "
+            "DGX SuperPOD (A100) RA",
+        ),
     ),
     GpuSpec(
         id="v100-sxm2-32gb",
@@ -167,11 +214,25 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=0.8,
         achievable_compute_fraction=0.45,
         price_is_estimate=True,
-        sources=_sources(
-            _NV_V100,
-            _NV_V100,
-            _NV_V100 + ": NVLink 2, 300 GB/s total, hybrid cube mesh (DGX-1)",
-            "no bf16 or fp8 tensor cores: train in fp16",
+        host_pcie_gen=3,
+        reference_nic_sku="cx6dx-100g",
+        reference_nic_count=4,
+        reference_fabric="roce",
+        storage_nic_sku="cx6dx-100g",
+        storage_ports_per_server=2,
+        reference_design=(
+            "NVIDIA DGX-1 (V100): 4 x 100G per server (EDR InfiniBand in the original; the "
+            "catalog's 100G option is RoCE)"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _NV_V100,
+                _NV_V100,
+                _NV_V100 + ": NVLink 2, 300 GB/s total, hybrid cube mesh (DGX-1)",
+                "no bf16 or fp8 tensor cores: train in fp16",
+            ),
+            "NVIDIA DGX-1 with V100 system architecture white paper (4 x 100G EDR InfiniBand,"
+            " PCIe Gen3 host)",
         ),
     ),
     GpuSpec(
@@ -194,7 +255,24 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=2.5,
         achievable_compute_fraction=0.55,
         price_is_estimate=True,
-        sources=_sources(_NV_H100, _NV_H100, _NV_H100 + ": NVLink 4, 900 GB/s total"),
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=("bf3-supernic-400g",),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        inband_ports_per_server=2,
+        reference_design=(
+            "NVIDIA DGX SuperPOD (DGX H100): 8 x 400G NDR InfiniBand per server, rail-optimized, "
+            "non-blocking, 32-server scalable units"
+        ),
+        sources=_PLATFORM(
+            _sources(_NV_H100, _NV_H100, _NV_H100 + ": NVLink 4, 900 GB/s total"),
+            "NVIDIA DGX H100 datasheet (8 x single-port ConnectX-7 400Gb/s for compute; 2 x "
+            "dual-port QSFP112 ConnectX-7 for storage / in-band; Xeon 8480C host, PCIe Gen5);"
+            " DGX SuperPOD H100 RA; Spectrum-X RA (BlueField-3 SuperNIC option)",
+        ),
     ),
     GpuSpec(
         id="h100-pcie",
@@ -216,10 +294,24 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=2.0,
         achievable_compute_fraction=0.55,
         price_is_estimate=True,
-        sources=_sources(
-            _NV_H100,
-            _NV_H100,
-            "PCIe Gen5 x16, 64 GB/s per direction (NVLink bridges join pairs only)",
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=("bf3-supernic-400g",),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        reference_design=(
+            "NVIDIA-Certified H100 PCIe servers: one 400G ConnectX-7 per GPU (estimate from HGX "
+            "practice)"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _NV_H100,
+                _NV_H100,
+                "PCIe Gen5 x16, 64 GB/s per direction (NVLink bridges join pairs only)",
+            ),
+            "NVIDIA H100 PCIe product brief (PCIe Gen5 x16); NIC count: HGX practice, estimate",
         ),
     ),
     GpuSpec(
@@ -242,7 +334,23 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=3.2,
         achievable_compute_fraction=0.55,
         price_is_estimate=True,
-        sources=_sources(_NV_H200, _NV_H200, _NV_H200 + ": NVLink 4, 900 GB/s total"),
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=("bf3-supernic-400g",),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        inband_ports_per_server=2,
+        reference_design=(
+            "NVIDIA DGX SuperPOD (DGX H200): 8 x 400G NDR InfiniBand per server, rail-optimized, "
+            "non-blocking"
+        ),
+        sources=_PLATFORM(
+            _sources(_NV_H200, _NV_H200, _NV_H200 + ": NVLink 4, 900 GB/s total"),
+            "NVIDIA DGX H200 datasheet (8 x ConnectX-7 400Gb/s; 2 x dual-port QSFP112 "
+            "ConnectX-7; PCIe Gen5); DGX SuperPOD RA",
+        ),
     ),
     GpuSpec(
         id="h800-sxm",
@@ -264,7 +372,21 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=2.5,
         achievable_compute_fraction=0.55,
         price_is_estimate=True,
-        sources=_sources(_NV_H800, _NV_H800, _NV_H800),
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        reference_design=(
+            "DeepSeek H800 cluster: 8 x 400G InfiniBand per server (DeepSeek-V3 report, section "
+            "3.1)"
+        ),
+        sources=_PLATFORM(
+            _sources(_NV_H800, _NV_H800, _NV_H800),
+            "DeepSeek-V3 technical report arXiv 2412.19437 section 3.1 (8 x 400Gb/s "
+            "InfiniBand NICs per node); HGX H800 PCIe Gen5",
+        ),
     ),
     GpuSpec(
         id="h20",
@@ -286,7 +408,22 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=1.2,
         achievable_compute_fraction=0.60,
         price_is_estimate=True,
-        sources=_sources(_NV_H20, _NV_H20, _NV_H20 + ": NVLink 900 GB/s total"),
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="roce",
+        nic_options=("bf3-supernic-400g",),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        reference_design=(
+            "HGX H20 cloud clusters: 8 x 400G RoCE per server (third-party 64-GPU RoCE vs "
+            "InfiniBand test: equal busbw)"
+        ),
+        sources=_PLATFORM(
+            _sources(_NV_H20, _NV_H20, _NV_H20 + ": NVLink 900 GB/s total"),
+            "HGX H20 product listings (PCIe Gen5, 8 x 400G NICs); FIELD_PRACTICE.md H20 "
+            "RoCE/IB test",
+        ),
     ),
     GpuSpec(
         id="b200",
@@ -308,7 +445,24 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=4.5,
         achievable_compute_fraction=0.50,
         price_is_estimate=True,
-        sources=_sources(_NV_B200, _NV_B200, _NV_B200 + ": NVLink 5, 1.8 TB/s total"),
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=("bf3-supernic-400g",),
+        storage_nic_sku="bf3-dpu-2x400g",
+        storage_ports_per_server=2,
+        inband_ports_per_server=2,
+        reference_design=(
+            "NVIDIA DGX SuperPOD (DGX B200): 8 x 400G NDR InfiniBand per server, rail-optimized, "
+            "non-blocking"
+        ),
+        sources=_PLATFORM(
+            _sources(_NV_B200, _NV_B200, _NV_B200 + ": NVLink 5, 1.8 TB/s total"),
+            "NVIDIA DGX B200 datasheet (4 OSFP serving 8 x single-port ConnectX-7 400Gb/s; 2 "
+            "x dual-port QSFP112 BlueField-3; Xeon 8570 host, PCIe Gen5); DGX SuperPOD B200 "
+            "RA",
+        ),
     ),
     GpuSpec(
         id="gb200-nvl72",
@@ -330,10 +484,25 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=6.0,
         achievable_compute_fraction=0.50,
         price_is_estimate=True,
-        sources=_sources(
-            _NV_GB200,
-            _NV_GB200 + ": 13.4 TB HBM3e and 576 TB/s per 72 GPUs",
-            _NV_GB200 + ": NVLink 5, 1.8 TB/s per GPU, 72-GPU NVLink domain; 4 GPUs per tray",
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=4,
+        reference_fabric="infiniband",
+        storage_nic_sku="bf3-dpu-2x400g",
+        storage_ports_per_server=2,
+        inband_ports_per_server=2,
+        reference_design=(
+            "NVIDIA DGX SuperPOD (DGX GB200): 4 x 400G InfiniBand per compute tray (one per GPU),"
+            " 72-GPU NVLink racks"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _NV_GB200,
+                _NV_GB200 + ": 13.4 TB HBM3e and 576 TB/s per 72 GPUs",
+                _NV_GB200 + ": NVLink 5, 1.8 TB/s per GPU, 72-GPU NVLink domain; 4 GPUs per tray",
+            ),
+            "NVIDIA DGX SuperPOD GB200 RA (per compute tray: 4 x ConnectX-7 400Gb/s for "
+            "compute, BlueField-3 for storage / in-band; Grace host PCIe Gen5)",
         ),
     ),
     GpuSpec(
@@ -356,7 +525,17 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=1.0,
         achievable_compute_fraction=0.50,
         price_is_estimate=True,
-        sources=_sources(_NV_L40S, _NV_L40S, "PCIe Gen4 x16, 32 GB/s per direction, no NVLink"),
+        host_pcie_gen=4,
+        reference_nic_sku="cx6-hdr-200g",
+        reference_nic_count=4,
+        reference_fabric="roce",
+        storage_nic_sku="cx6dx-100g",
+        storage_ports_per_server=2,
+        reference_design="L40S PCIe servers: one 200G NIC per two GPUs on PCIe Gen4 (estimate)",
+        sources=_PLATFORM(
+            _sources(_NV_L40S, _NV_L40S, "PCIe Gen4 x16, 32 GB/s per direction, no NVLink"),
+            "NVIDIA L40S datasheet (PCIe Gen4 x16); NIC count: estimate",
+        ),
     ),
     GpuSpec(
         id="mi300x",
@@ -378,10 +557,26 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=2.0,
         achievable_compute_fraction=0.40,
         price_is_estimate=True,
-        sources=_sources(
-            _AMD_MI300X,
-            _AMD_MI300X,
-            _AMD_MI300X + ": 7 Infinity Fabric links x 64 GB/s per direction, full mesh of 8",
+        host_pcie_gen=5,
+        reference_nic_sku="cx7-400g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=("uec-400g",),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        reference_design=(
+            "Azure ND MI300X v5: 8 x 400G InfiniBand per VM (one per GPU); AMD publishes 400G "
+            "Ethernet NIC options (Pensando Pollara 400)"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _AMD_MI300X,
+                _AMD_MI300X,
+                _AMD_MI300X + ": 7 Infinity Fabric links x 64 GB/s per direction, full mesh of 8",
+            ),
+            "Microsoft Azure ND MI300X v5 documentation (8 x 400Gb/s ConnectX-7 InfiniBand); "
+            "AMD Instinct MI300X platform (PCIe Gen5 x16 per GPU); AMD Pensando Pollara 400 "
+            "product brief",
         ),
     ),
     GpuSpec(
@@ -404,10 +599,25 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=2.5,
         achievable_compute_fraction=0.40,
         price_is_estimate=True,
-        sources=_sources(
-            _AMD_MI325X,
-            _AMD_MI325X,
-            _AMD_MI325X + ": 7 Infinity Fabric links x 64 GB/s per direction",
+        host_pcie_gen=5,
+        reference_nic_sku="uec-400g",
+        reference_nic_count=8,
+        reference_fabric="roce",
+        nic_options=("cx7-400g",),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        reference_design=(
+            "AMD Instinct MI325X platform: 8 x 400G Ethernet (AMD Pensando Pollara 400 AI NIC) "
+            "per server"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _AMD_MI325X,
+                _AMD_MI325X,
+                _AMD_MI325X + ": 7 Infinity Fabric links x 64 GB/s per direction",
+            ),
+            "AMD Instinct MI325X platform and Pensando Pollara 400 launch materials (Oct "
+            "2024: 8 x 400G AI NICs, PCIe Gen5)",
         ),
     ),
     GpuSpec(
@@ -430,11 +640,27 @@ GPUS: tuple[GpuSpec, ...] = (
         cloud_usd_per_hour=1.5,
         achievable_compute_fraction=0.45,
         price_is_estimate=True,
-        sources=_sources(
-            _INTEL_GAUDI3,
-            _INTEL_GAUDI3,
-            _INTEL_GAUDI3 + ": 24 x 200 GbE on die, 21 for the in-server mesh (21 x 25 GB/s)",
-            "price: Intel's published 8-accelerator kit price of about $125,000 / 8",
+        host_pcie_gen=5,
+        reference_nic_sku="gaudi3-scaleout-200g",
+        reference_nic_count=24,
+        reference_fabric="roce",
+        storage_nic_sku="cx6dx-100g",
+        storage_ports_per_server=2,
+        integrated_scaleout=True,
+        reference_design=(
+            "Intel Gaudi 3 HLS: 24 x 200GbE RoCE integrated ports per server (3 per card) on an "
+            "Ethernet leaf/spine, no added NICs"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _INTEL_GAUDI3,
+                _INTEL_GAUDI3,
+                _INTEL_GAUDI3 + ": 24 x 200 GbE on die, 21 for the in-server mesh (21 x 25 GB/s)",
+                "price: Intel's published 8-accelerator kit price of about $125,000 / 8",
+            ),
+            "Intel Gaudi 3 AI accelerator white paper (24 x 200GbE per card: 21 in-server, 3 "
+            "scale-out; 6 OSFP 800G per baseboard); host storage NICs: OEM-dependent, 2 x "
+            "100GbE estimate",
         ),
     ),
 )

@@ -78,8 +78,24 @@ class Nic(_Item):
     """Sprays packets over all ECMP paths itself (UEC transport), so even a plain ECMP
     fabric avoids hash collisions."""
     form_factor: str = "qsfp28"
+    """Cage of each port: sfp28, qsfp28, qsfp56, qsfp112 or osfp."""
+    links_per_port: int = 1
+    """Logical links each cage carries at ``port_gbps`` (4 for Gaudi 3's 4 x 200G OSFP)."""
+    vendor: str = "NVIDIA"
+    integrated: bool = False
+    """Ports built into the accelerator or its baseboard (Gaudi 3): nothing to buy, price 0."""
+    use: str = "compute"
+    """"compute" (GPU fabric), "storage" (storage / in-band adapter) or "any"."""
+    lane_gbps: int = 0
+    """Electrical lane rate of a port (50 for HDR/200G QSFP56, 100 for 2 x 100G PAM4 200G);
+    0 when every module of that form factor and speed fits."""
 
     category: ClassVar[str] = "nic"
+
+    @property
+    def links(self) -> int:
+        """Logical links of one card (ports x links per port)."""
+        return self.ports * self.links_per_port
 
 
 @dataclass(frozen=True)
@@ -95,8 +111,19 @@ class Switch(_Item):
     rack_units: int = 1
     role: str = "fabric"
     """"fabric" (leaf/spine of an AI fabric), "tor" (front-end/storage ToR), "management"."""
+    cages_by_gbps: tuple[tuple[int, str, int], ...] = ()
+    """(speed, cage form factor, logical ports per cage at that speed): a QM9700's 32 OSFP
+    cages carry 2 x 400G each; an SN5600's 64 OSFP cages 1 x 800G, 2 x 400G or 4 x 200G."""
+    vendor: str = "NVIDIA"
 
     category: ClassVar[str] = "switch"
+
+    def cage_at(self, gbps: int) -> tuple[str, int] | None:
+        """(cage form factor, logical ports per cage) at ``gbps``, or None if unknown."""
+        for speed, cage, per_cage in self.cages_by_gbps:
+            if speed == gbps:
+                return cage, per_cage
+        return None
 
     def radix_at(self, gbps: int) -> int | None:
         """Ports available at ``gbps`` (with breakout), or None if unsupported."""
@@ -121,6 +148,10 @@ class Transceiver(_Item):
     ports_per_module: int = 1
     end: str = "any"
     """"nic", "switch" or "any": twin-port finned OSFP modules sit in switch cages only."""
+    fibers_per_module: int = 1
+    """Fiber cords a module takes (a twin-port 2 x SR4 module has two MPO-12 connectors)."""
+    lane_gbps: int = 0
+    """Lane rate (modules pair only at the same lane rate; 0 = the speed's only kind)."""
 
     category: ClassVar[str] = "transceiver"
 
@@ -134,6 +165,18 @@ class Cable(_Item):
     reach_m: float = 3.0
     media: str = "copper"
     """"copper", "mmf" (multimode) or "smf" (single-mode); fiber cords match transceivers."""
+    form_factor: str = ""
+    """Connector of end A (the switch end of a breakout); "" for fiber cords."""
+    form_factor_b: str = ""
+    """Connector of end B (each leg of a breakout); "" means the same as end A."""
+    links: int = 1
+    """Logical links at ``gbps`` the cable carries (end A); a twin-port 2 x 400G DAC: 2."""
+    legs: int = 1
+    """Ends on side B: 1 for a straight cable, 2 or 4 for a breakout/splitter cable."""
+
+    @property
+    def end_b(self) -> str:
+        return self.form_factor_b or self.form_factor
 
     category: ClassVar[str] = "cable"
 
@@ -144,6 +187,7 @@ _PRICE = "indicative street price, estimate"
 NICS: tuple[Nic, ...] = (
     Nic(
         sku="cx6lx-25g",
+        use="any",
         description="NVIDIA ConnectX-6 Lx 2x25GbE",
         fabrics=ETH_FABRICS,
         port_gbps=25,
@@ -156,6 +200,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx6dx-100g",
+        use="any",
         description="NVIDIA ConnectX-6 Dx 2x100GbE",
         fabrics=ETH_FABRICS,
         port_gbps=100,
@@ -168,6 +213,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx6-hdr-200g",
+        lane_gbps=50,
         description="NVIDIA ConnectX-6 VPI HDR 200Gb/s InfiniBand / 200GbE",
         fabrics=FABRICS,
         port_gbps=200,
@@ -215,6 +261,7 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         packet_spraying=True,
         form_factor="qsfp112",
+        vendor="AMD",
         source="AMD Pensando Pollara 400 product brief (400GbE, UEC 1.0 ready, "
         f"packet spraying); {_PRICE}",
         price_is_estimate=True,
@@ -232,6 +279,69 @@ NICS: tuple[Nic, ...] = (
         source=f"{_NV} ConnectX-8 SuperNIC datasheet (XDR 800Gb/s, 800GbE); {_PRICE}",
         price_is_estimate=True,
     ),
+    Nic(
+        sku="cx6-2x200g",
+        lane_gbps=50,
+        use="storage",
+        description="NVIDIA ConnectX-6 VPI dual-port 200Gb/s (storage / in-band)",
+        fabrics=FABRICS,
+        port_gbps=200,
+        ports=2,
+        power_w=24.0,
+        unit_price_usd=2000.0,
+        form_factor="qsfp56",
+        source=f"{_NV} ConnectX-6 VPI MCX653106A-HDAT (2 x HDR 200Gb/s); DGX A100 user guide "
+        f"(2 x dual-port ConnectX-6 for storage / in-band); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx7-2x400g-qsfp112",
+        use="storage",
+        description="NVIDIA ConnectX-7 VPI dual-port 400Gb/s QSFP112 (storage / in-band)",
+        fabrics=FABRICS,
+        port_gbps=400,
+        ports=2,
+        power_w=30.0,
+        unit_price_usd=3200.0,
+        form_factor="qsfp112",
+        source=f"{_NV} DGX H100 datasheet (2 x dual-port QSFP112 ConnectX-7 VPI, up to "
+        f"400Gb/s, for storage and in-band management); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="bf3-dpu-2x400g",
+        use="storage",
+        description="NVIDIA BlueField-3 DPU dual-port 400Gb/s QSFP112 (storage / in-band)",
+        fabrics=FABRICS,
+        port_gbps=400,
+        ports=2,
+        power_w=150.0,
+        unit_price_usd=4500.0,
+        form_factor="qsfp112",
+        source=f"{_NV} DGX B200 datasheet (2 x dual-port QSFP112 BlueField-3 DPU, up to "
+        f"400Gb/s); BlueField-3 B3240 datasheet; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="gaudi3-scaleout-200g",
+        lane_gbps=100,
+        description="Intel Gaudi 3 integrated scale-out ports: 24 x 200GbE RoCE on 6 OSFP "
+        "(3 per accelerator; part of the accelerator, no card to buy)",
+        fabrics=(ROCE,),
+        port_gbps=200,
+        ports=6,
+        links_per_port=4,
+        power_w=0.0,
+        unit_price_usd=0.0,
+        form_factor="osfp",
+        vendor="Intel",
+        integrated=True,
+        source="Intel Gaudi 3 AI accelerator white paper (24 x 200GbE RoCE per card, 21 "
+        "inside the server, 3 per card for scale-out; HLB-325 baseboard: 6 OSFP 800GbE "
+        "scale-out ports = 24 x 200G per 8-card server); price and power inside the "
+        "accelerator's",
+        price_is_estimate=False,
+    ),
 )
 
 SWITCHES: tuple[Switch, ...] = (
@@ -240,6 +350,7 @@ SWITCHES: tuple[Switch, ...] = (
         description="48x1GbE + 4x100GbE management switch (NVIDIA SN2201 class)",
         fabrics=(ETHERNET,),
         radix_by_gbps=((1, 48), (100, 4)),
+        cages_by_gbps=((1, "rj45", 1), (100, "qsfp28", 1)),
         switching_tbps=0.5,
         power_w=100.0,
         unit_price_usd=5000.0,
@@ -252,6 +363,7 @@ SWITCHES: tuple[Switch, ...] = (
         description="32x100GbE top-of-rack switch (Spectrum SN2700 / Tomahawk class)",
         fabrics=ETH_FABRICS,
         radix_by_gbps=((100, 32), (50, 64), (25, 128)),
+        cages_by_gbps=((100, "qsfp28", 1), (50, "qsfp28", 2), (25, "qsfp28", 4)),
         switching_tbps=6.4,
         power_w=250.0,
         unit_price_usd=12000.0,
@@ -261,10 +373,25 @@ SWITCHES: tuple[Switch, ...] = (
         price_is_estimate=True,
     ),
     Switch(
+        sku="sn3700-200g-32",
+        description="32x200GbE Ethernet leaf (NVIDIA Spectrum-2 SN3700 class)",
+        fabrics=ETH_FABRICS,
+        radix_by_gbps=((200, 32),),
+        cages_by_gbps=((200, "qsfp56", 1),),
+        switching_tbps=12.8,
+        power_w=400.0,
+        unit_price_usd=20000.0,
+        port_latency_ns=400.0,
+        role="tor",
+        source=f"{_NV} Spectrum-2 SN3700 datasheet (32 x 200GbE QSFP56, 12.8 Tb/s); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
         sku="spectrum4-sn5600",
         description="NVIDIA Spectrum-4 SN5600 51.2T Ethernet (64x800G / 128x400G)",
         fabrics=ETH_FABRICS,
         radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
+        cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4), (100, "osfp", 4)),
         switching_tbps=51.2,
         power_w=1700.0,
         unit_price_usd=80000.0,
@@ -280,11 +407,13 @@ SWITCHES: tuple[Switch, ...] = (
         description="Broadcom Tomahawk-5 class 51.2T Ethernet (64x800G / 128x400G)",
         fabrics=ETH_FABRICS,
         radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
+        cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4), (100, "osfp", 4)),
         switching_tbps=51.2,
         power_w=1500.0,
         unit_price_usd=65000.0,
         adaptive_routing=False,
         port_latency_ns=700.0,
+        vendor="Broadcom",
         rack_units=2,
         source="Broadcom BCM78900 Tomahawk 5 (51.2 Tb/s, 64x800G); Arista 7060X6-64PE "
         f"datasheet; {_PRICE}",
@@ -295,6 +424,7 @@ SWITCHES: tuple[Switch, ...] = (
         description="NVIDIA Quantum QM8700 HDR InfiniBand (40x200G / 80x100G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((200, 40), (100, 80)),
+        cages_by_gbps=((200, "qsfp56", 1), (100, "qsfp56", 2)),
         switching_tbps=16.0,
         power_w=250.0,
         unit_price_usd=22000.0,
@@ -309,6 +439,7 @@ SWITCHES: tuple[Switch, ...] = (
         description="NVIDIA Quantum-2 QM9700 NDR InfiniBand (64x400G / 128x200G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((400, 64), (200, 128)),
+        cages_by_gbps=((400, "osfp", 2), (200, "osfp", 4)),
         switching_tbps=51.2,
         power_w=750.0,
         unit_price_usd=40000.0,
@@ -323,6 +454,7 @@ SWITCHES: tuple[Switch, ...] = (
         description="NVIDIA Quantum-X800 Q3400 XDR InfiniBand (144x800G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((800, 144),),
+        cages_by_gbps=((800, "osfp", 2),),
         switching_tbps=115.2,
         power_w=5000.0,
         unit_price_usd=250000.0,
@@ -362,6 +494,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="qsfp56-200g-sr4",
+        lane_gbps=50,
         description="200G QSFP56 SR4 multimode transceiver (HDR / 200GbE)",
         fabrics=FABRICS,
         gbps=200,
@@ -395,6 +528,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         power_w=17.0,
         unit_price_usd=1600.0,
         ports_per_module=2,
+        fibers_per_module=2,
         end="switch",
         source=f"{_NV} MMA4Z00-NS twin-port 2x400G SR8 transceiver (50 m); {_PRICE}",
         price_is_estimate=True,
@@ -410,6 +544,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         power_w=17.0,
         unit_price_usd=2000.0,
         ports_per_module=2,
+        fibers_per_module=2,
         end="switch",
         source=f"{_NV} MMS4X00-NM twin-port 2x400G DR8 transceiver (500 m SMF); {_PRICE}",
         price_is_estimate=True,
@@ -437,6 +572,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         media="smf",
         power_w=16.0,
         unit_price_usd=2200.0,
+        fibers_per_module=2,
         source=f"{_NV} MMS4X50-NM 800G DR8 transceiver (500 m SMF); {_PRICE}",
         price_is_estimate=True,
     ),
@@ -449,14 +585,126 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         reach_m=50.0,
         power_w=15.0,
         unit_price_usd=1800.0,
+        fibers_per_module=2,
         source=f"800G SR8 MSA (50 m OM4); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="qsfp112-400g-sr4",
+        description="400G QSFP112 SR4 multimode transceiver (NIC end)",
+        fabrics=FABRICS,
+        gbps=400,
+        form_factor="qsfp112",
+        reach_m=50.0,
+        power_w=8.0,
+        unit_price_usd=800.0,
+        end="nic",
+        source=f"{_NV} MMA1Z00-NS400 400G QSFP112 SR4 (50 m OM4, for BlueField-3 / ConnectX-7 "
+        f"QSFP112 adapters); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-2x800g-dr8",
+        description="1.6T twin-port OSFP 2 x DR4 single-mode transceiver (switch end, 2 x 800G)",
+        fabrics=FABRICS,
+        gbps=800,
+        form_factor="osfp",
+        reach_m=500.0,
+        media="smf",
+        power_w=25.0,
+        unit_price_usd=3600.0,
+        ports_per_module=2,
+        fibers_per_module=2,
+        end="switch",
+        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-800g-sr8-4x200g",
+        lane_gbps=100,
+        description="800G OSFP SR8 multimode transceiver run as 4 x 200G",
+        fabrics=ETH_FABRICS,
+        gbps=200,
+        form_factor="osfp",
+        reach_m=50.0,
+        power_w=15.0,
+        unit_price_usd=1800.0,
+        ports_per_module=4,
+        fibers_per_module=2,
+        source=f"800G SR8 MSA module in 4 x 200GbE mode (Spectrum-4 / Gaudi 3 OSFP); {_PRICE}",
         price_is_estimate=True,
     ),
 )
 
 CABLES: tuple[Cable, ...] = (
     Cable(
+        sku="dac-osfp-2x400g-split",
+        description="800G twin-port OSFP to 2 x 400G OSFP splitter DAC, 2 m",
+        fabrics=FABRICS,
+        kind="dac",
+        gbps=400,
+        reach_m=2.0,
+        form_factor="osfp",
+        links=2,
+        legs=2,
+        power_w=0.0,
+        unit_price_usd=500.0,
+        source=f"{_NV} LinkX MCP7Y00-N00x twin-port OSFP to 2 x 400G OSFP splitter; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-osfp-2xqsfp112-split",
+        description="800G twin-port OSFP to 2 x 400G QSFP112 splitter DAC, 2 m",
+        fabrics=FABRICS,
+        kind="dac",
+        gbps=400,
+        reach_m=2.0,
+        form_factor="osfp",
+        form_factor_b="qsfp112",
+        links=2,
+        legs=2,
+        power_w=0.0,
+        unit_price_usd=550.0,
+        source=f"{_NV} LinkX MCP7Y60 twin-port OSFP to 2 x 400G QSFP112 splitter (Spectrum-4 "
+        f"to BlueField-3 / ConnectX-7 QSFP112); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-qsfp28-4xsfp28-3m",
+        description="100G QSFP28 to 4 x 25G SFP28 breakout DAC, 3 m",
+        fabrics=ETH_FABRICS,
+        kind="dac",
+        gbps=25,
+        reach_m=3.0,
+        form_factor="qsfp28",
+        form_factor_b="sfp28",
+        links=4,
+        legs=4,
+        power_w=0.0,
+        unit_price_usd=90.0,
+        source=f"{_NV} MCP7F00-A00x QSFP28 to 4 x SFP28 breakout; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="aoc-qsfp28-4xsfp28-30m",
+        description="100G QSFP28 to 4 x 25G SFP28 breakout AOC, 30 m",
+        fabrics=ETH_FABRICS,
+        kind="aoc",
+        media="mmf",
+        gbps=25,
+        reach_m=30.0,
+        form_factor="qsfp28",
+        form_factor_b="sfp28",
+        links=4,
+        legs=4,
+        power_w=2.0,
+        unit_price_usd=300.0,
+        source=f"{_NV} MFA7A50-C030 QSFP28 to 4 x SFP28 breakout AOC; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
         sku="dac-25g-3m",
+        form_factor="sfp28",
         description="25G SFP28 passive copper DAC, 3 m",
         fabrics=ETH_FABRICS,
         kind="dac",
@@ -469,6 +717,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-100g-3m",
+        form_factor="qsfp28",
         description="100G QSFP28 passive copper DAC, 3 m",
         fabrics=FABRICS,
         kind="dac",
@@ -481,6 +730,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-200g-2m",
+        form_factor="qsfp56",
         description="200G QSFP56 passive copper DAC, 2 m (HDR / 200GbE)",
         fabrics=FABRICS,
         kind="dac",
@@ -493,6 +743,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-400g-2m",
+        form_factor="osfp",
         description="400G OSFP passive copper DAC, 2 m (NDR / 400GbE)",
         fabrics=FABRICS,
         kind="dac",
@@ -505,6 +756,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-800g-2m",
+        form_factor="osfp",
         description="800G OSFP passive copper DAC, 2 m (XDR / 800GbE)",
         fabrics=FABRICS,
         kind="dac",
@@ -517,6 +769,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-100g-30m",
+        form_factor="qsfp28",
         description="100G QSFP28 active optical cable, 30 m",
         fabrics=FABRICS,
         kind="aoc",
@@ -530,6 +783,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-200g-30m",
+        form_factor="qsfp56",
         description="200G QSFP56 active optical cable, 30 m (HDR / 200GbE)",
         fabrics=FABRICS,
         kind="aoc",
@@ -543,6 +797,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-25g-30m",
+        form_factor="sfp28",
         description="25G SFP28 active optical cable, 30 m",
         fabrics=ETH_FABRICS,
         kind="aoc",
@@ -582,6 +837,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="cat6-3m",
+        form_factor="rj45",
         description="Cat6 copper patch cable (1GbE management)",
         fabrics=(ETHERNET,),
         kind="dac",

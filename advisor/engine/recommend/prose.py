@@ -1,0 +1,490 @@
+"""Everything the recommendation says in words: headline, rationale, reference-design line,
+``why_not`` of every option, break-even statements and the uncertainty ranges.
+
+Rules (issue 11): a sentence never contradicts the pick, never compares a number with itself
+(figures that print the same are called the same), and a break-even is quoted only when it
+lies outside the price (+-20 %) and performance (+-5 %) uncertainty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.engine.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
+from advisor.engine.recommend.candidates import FABRIC_NAME, fabric_title
+from advisor.engine.recommend.facts import JobFacts
+from advisor.engine.recommend.policy import (
+    RISKS,
+    TIE_BAND,
+    Choice,
+    departure_phrase,
+    skills_gap,
+    tied,
+    vendor_score,
+)
+from advisor.engine.recommend.pricing import Scored
+from advisor.engine.recommend.util import num, pct, rnd, usd, usd2
+from advisor.engine.topology import TopologySize
+
+_TEAM = {
+    "ethernet": "an Ethernet-only team",
+    "infiniband": "an InfiniBand-only team",
+    "none": "a team without RDMA experience",
+    "both": "a team that runs both",
+}
+
+
+def team(facts: JobFacts) -> str:
+    return _TEAM.get(facts.team_skills, f"a team with {facts.team_skills} skills")
+
+
+def perf_str(facts: JobFacts, perf: float) -> str:
+    return f"{perf:.1f} ms/token" if facts.inference else f"{perf:.2f} s/step"
+
+
+def same_text(facts: JobFacts, a: float, b: float) -> bool:
+    return perf_str(facts, a) == perf_str(facts, b)
+
+
+def topo_phrase(topo: TopologySize) -> str:
+    if topo.tiers == 1:
+        return "single switch"
+    rail = "rail-optimized " if topo.rail_optimized else ""
+    ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
+    kind = "leaf-spine" if topo.tiers == 2 else "three-tier fat tree"
+    return f"{ratio} {rail}{kind}"
+
+
+def switch_counts(topo: TopologySize) -> str:
+    if topo.tiers == 1:
+        return "1 switch"
+    if topo.tiers == 2:
+        return f"{topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
+    return (
+        f"{topo.leaf_switches} leaf, {topo.spine_switches} spine and {topo.core_switches} core "
+        "switches"
+    )
+
+
+def design_phrase(sc: Scored) -> str:
+    c = sc.cand
+    nic = c.nic.description.split(" (")[0]
+    return (
+        f"{fabric_title(c.fabric, c.nic_gbps)}, {c.nics_per_node} x {c.nic_gbps}G per server "
+        f"({nic}) on a {topo_phrase(sc.topo)} of {c.switch.description.split(' (')[0]}"
+    )
+
+
+# --------------------------------------------------------------------- reference design
+
+
+def reference_design(facts: JobFacts, sc: Scored) -> dict[str, Any]:
+    p = facts.platform
+    phrases = [departure_phrase(facts, sc, code) for code in sc.departures]
+    notes: list[str] = []
+    if sc.cand.fabric != p.reference_fabric:
+        notes.append(
+            f"{FABRIC_NAME[sc.cand.fabric]} where the reference uses "
+            f"{FABRIC_NAME.get(p.reference_fabric, p.reference_fabric)} (both are field practice)"
+        )
+    if sc.topo.tiers == 1:
+        notes.append("one switch: no spine redundancy at this size")
+    if phrases:
+        text = f"Reference design: departs from {p.reference_design}: " + "; ".join(phrases) + "."
+    else:
+        text = f"Reference design: matches {p.reference_design}" + (
+            f" ({'; '.join(notes)})." if notes else "."
+        )
+    return {
+        "name": p.reference_design,
+        "matches": not phrases,
+        "departures": phrases,
+        "notes": notes,
+        "statement": text,
+    }
+
+
+# ------------------------------------------------------------------------------ headline
+
+
+def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | None) -> str:
+    sc = choice.best
+    life = sc.life
+    base = (
+        f"{design_phrase(sc)}: {usd(sc.capex_usd)} of network; "
+        f"{usd(life.total_usd)} over its {life.years:g}-year life"
+    )
+    if choice.mode == "over_budget" and facts.network_budget_usd is not None:
+        buys = ""
+        if budget_info and budget_info.get("budget_buys"):
+            b = budget_info["budget_buys"]
+            buys = f" The budget would buy {b['design']} ({b['slowdown_text']})."
+        elif budget_info is not None:
+            buys = (
+                " The budget does not cover even the storage and management networks "
+                f"({usd(num(budget_info.get('north_south_capex_usd')))})."
+            )
+        return (
+            f"No design fits the {usd(facts.network_budget_usd)} network budget: the least "
+            f"expensive design that meets the job's needs is {design_phrase(sc)} at "
+            f"{usd(sc.capex_usd)} of network.{buys}"
+        )
+    if choice.mode == "cost_preference" and sc.departures:
+        return (
+            "Cost-first alternative (prefer=cost, allow_oversubscription), departing from field "
+            f"practice ({'; '.join(departure_phrase(facts, sc, d) for d in sc.departures)}): "
+            f"{base}."
+        )
+    if choice.mode == "constraints_forced" and sc.departures:
+        why = "the budget" if facts.network_budget_usd is not None else "the constraints"
+        return (
+            f"Only a departure from field practice fits {why} "
+            f"({'; '.join(departure_phrase(facts, sc, d) for d in sc.departures)}): {base}."
+        )
+    return f"{base}."
+
+
+# ----------------------------------------------------------------------------- rationale
+
+
+def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
+    best = choice.best
+    c = best.cand
+    out: list[str] = []
+    if facts.inference:
+        out.append(
+            f"The model is split across servers ({facts.nodes} servers, {facts.gpus} GPUs), so "
+            "every generated token crosses the network and the fabric must be RDMA: the "
+            f"recommended design decodes at {best.perf:.1f} ms per token"
+            + (
+                f" against the {facts.target_ms_per_token:g} ms target."
+                if facts.target_ms_per_token
+                else "."
+            )
+        )
+    else:
+        out.append(
+            f"The job spans {facts.nodes} servers ({facts.gpus} GPUs), so it needs an RDMA "
+            f"compute fabric: the recommended design runs a step in {best.perf:.2f} s and "
+            f"finishes the {best.cost.work} in {best.cost.gpu_hours:,.0f} GPU-hours."
+        )
+    out.append(reference_design(facts, best)["statement"])
+    life = best.life
+    out.append(
+        f"Decision cost over the cluster's {life.years:g}-year life at "
+        f"{facts.utilization * 100:.0f}% utilization: {usd(life.network_capex_usd)} network "
+        f"capex + {usd(life.network_power_usd)} power + {usd(life.gpu_time_wasted_usd)} of GPU "
+        f"time waiting on the network ({pct(best.metrics.get('gpu_idle_fraction'))} idle)"
+        + (f" + {usd(life.operations_usd)} operations" if life.operations_usd > 0.5 else "")
+        + f" = {usd(life.total_usd)}."
+    )
+    topo = best.topo
+    out.append(
+        f"{topo.endpoints} NIC ports on {c.switch.sku} ({c.radix} ports at {c.nic_gbps}G): "
+        f"{topo_phrase(topo)} with {switch_counts(topo)}."
+    )
+    out.extend(_class_sentences(facts, choice, scored))
+    out.extend(_alternative_sentences(facts, best, scored))
+    if best.ops_usd > 0.5:
+        out.append(
+            f"Team skills ({facts.team_skills}): {FABRIC_NAME[c.fabric]} carries "
+            f"{usd(best.ops_usd)} of ramp-up and risk for {team(facts)}, included above."
+        )
+    if facts.network_budget_usd is not None and choice.mode != "over_budget":
+        over = sum(1 for sc in scored if sc.capex_usd > facts.network_budget_usd)
+        out.append(
+            f"The {usd(facts.network_budget_usd)} network budget rules out {over} of "
+            f"{len(scored)} designs; the recommended network costs {usd(best.capex_usd)}."
+        )
+    return out
+
+
+def _class_sentences(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
+    """One sentence per other fabric class, against its best field-practice design."""
+    best = choice.best
+    out: list[str] = []
+    for fabric, alt in sorted(best_per_fabric(scored).items(), key=lambda kv: kv[0]):
+        if fabric == best.cand.fabric:
+            continue
+        aname = f"{fabric_title(fabric, alt.cand.nic_gbps)} ({alt.cand.nics_per_node} x "
+        aname += f"{alt.cand.nic_gbps}G, {alt.cand.switch.sku})"
+        if alt.violations:
+            out.append(f"{aname} is ruled out: " + "; ".join(alt.violations) + ".")
+            continue
+        out.append(compare(facts, best, alt, aname))
+    return out
+
+
+def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
+    """A sentence comparing an alternative with the pick that never contradicts it."""
+    d_life = alt.decision_usd - best.decision_usd
+    if tied(best, alt):
+        reason = tie_reason(facts, best, alt)
+        return (
+            f"{aname} is tied with the recommendation within +-{TIE_BAND * 100:.0f}% "
+            f"(life cost {usd(alt.decision_usd)} vs {usd(best.decision_usd)}, "
+            + (
+                f"the same {perf_str(facts, best.perf)}"
+                if same_text(facts, alt.perf, best.perf)
+                else f"{perf_str(facts, alt.perf)} vs {perf_str(facts, best.perf)}"
+            )
+            + f"); the tie goes to the recommendation on {reason}."
+        )
+    speed = ""
+    if not same_text(facts, alt.perf, best.perf):
+        pct_slower = (alt.perf / best.perf - 1.0) * 100.0 if best.perf > 0 else 0.0
+        speed = (
+            f", {abs(pct_slower):.0f}% {'slower' if pct_slower > 0 else 'faster'} "
+            f"({perf_str(facts, alt.perf)} vs {perf_str(facts, best.perf)})"
+        )
+    if d_life > 0:
+        return f"{aname} would cost {usd(d_life)} more over the life{speed}."
+    if alt.departures and not best.departures:
+        return (
+            f"{aname} would cost {usd(-d_life)} less over the life{speed}, but departs from "
+            "field practice: "
+            + "; ".join(departure_phrase(facts, alt, d) for d in alt.departures)
+            + "."
+        )
+    return (
+        f"{aname} would cost {usd(-d_life)} less over the life{speed}; "
+        f"prefer={facts.prefer} keeps the faster design."
+    )
+
+
+def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
+    if len(best.departures) < len(alt.departures):
+        return "field practice"
+    if skills_gap(facts, alt.cand.fabric) > skills_gap(facts, best.cand.fabric):
+        return f"team skills ({team(facts)})"
+    if vendor_score(facts, best) < vendor_score(facts, alt):
+        ref = facts.platform.reference_design.split(":")[0]
+        return f"vendor match with the platform's reference design ({ref})"
+    return "cost"
+
+
+def _alternative_sentences(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[str]:
+    """The cheapest priced alternative that departs from field practice, with its risks."""
+    if best.departures:
+        out = []
+        for code in best.departures:
+            phrase = departure_phrase(facts, best, code)
+            out.append(f"Risk of the chosen departure ({phrase}): {RISKS.get(code, code)}.")
+        return out
+    alts = [
+        sc
+        for sc in scored
+        if sc.departures
+        and sc.feasible
+        and sc.cand.fabric == best.cand.fabric
+        and sc.capex_usd < best.capex_usd
+    ]
+    if not alts:
+        return []
+    alt = min(alts, key=lambda sc: (sc.decision_usd, sc.capex_usd))
+    saving = best.capex_usd - alt.capex_usd
+    d_life = alt.decision_usd - best.decision_usd
+    verdict = (
+        f"costs {usd(d_life)} more over the life in GPU time"
+        if d_life > 0.5
+        else f"would save {usd(-d_life)} over the life"
+    )
+    speed = (
+        f"runs at the same {perf_str(facts, alt.perf)}"
+        if same_text(facts, alt.perf, best.perf)
+        else f"runs at {perf_str(facts, alt.perf)} instead of {perf_str(facts, best.perf)}"
+    )
+    risks = "; ".join(RISKS[code] for code in alt.departures if code in RISKS)
+    return [
+        "Priced alternative: "
+        + "; ".join(departure_phrase(facts, alt, d) for d in alt.departures)
+        + f" saves {usd(saving)} of network, {speed} and {verdict}. Risks: {risks}. "
+        "It is recommended only with prefer=cost and constraints.allow_oversubscription, or "
+        "when the budget leaves no other way."
+    ]
+
+
+def best_per_fabric(scored: list[Scored]) -> dict[str, Scored]:
+    """Each fabric class's representative: its cheapest feasible field-practice design, else
+    its cheapest feasible design, else the one closest to feasible."""
+    best: dict[str, Scored] = {}
+    for sc in scored:
+        cur = best.get(sc.cand.fabric)
+        if cur is None or class_key(sc) < class_key(cur):
+            best[sc.cand.fabric] = sc
+    return best
+
+
+def class_key(sc: Scored) -> tuple[int, int, float]:
+    if sc.feasible:
+        return (0, len(sc.departures), sc.decision_usd)
+    if all("budget" in v for v in sc.violations):
+        return (1, len(sc.departures), sc.capex_usd)
+    return (2 + len(sc.violations), 0, sc.perf)
+
+
+# ------------------------------------------------------------------------------ why not
+
+
+def why_not(facts: JobFacts, sc: Scored, choice: Choice) -> str | None:
+    best = choice.best
+    if sc is best:
+        return None
+    if sc.violations:
+        return "Ruled out: " + "; ".join(sc.violations) + "."
+    name = "This design"
+    if sc in choice.tied:
+        return (
+            f"Tied with the recommendation within +-{TIE_BAND * 100:.0f}% (life cost "
+            f"{usd(sc.decision_usd)} vs {usd(best.decision_usd)}); the tie goes to the "
+            f"recommendation on {tie_reason(facts, best, sc)}."
+        )
+    if sc.departures and not best.departures:
+        risks = "; ".join(RISKS[c] for c in sc.departures if c in RISKS)
+        d_life = sc.decision_usd - best.decision_usd
+        money = (
+            f"costs {usd(d_life)} more over the life"
+            if d_life > 0.5
+            else f"would save {usd(-d_life)} over the life"
+        )
+        return (
+            "Departs from field practice ("
+            + "; ".join(departure_phrase(facts, sc, d) for d in sc.departures)
+            + f"); {money}. Risks: {risks}."
+        )
+    return compare(facts, best, sc, name)
+
+
+# ------------------------------------------------------------------------- break-even etc.
+
+
+def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[dict[str, Any]]:
+    """GPU-hour price and network price at which another design would win, quoted only when
+    outside the uncertainty (price +-20 %)."""
+    best = choice.best
+    out: list[dict[str, Any]] = []
+    rate = gpu_hour_cost_usd(facts.costs)
+    if rate <= 0:
+        return out
+    for fabric, alt in best_per_fabric(scored).items():
+        if fabric == best.cand.fabric or alt.violations or tied(best, alt):
+            continue
+        # life = fixed + rate * k  (GPU waste and risk scale with the GPU-hour price)
+        k_best = (best.life.gpu_time_wasted_usd + _risk(best)) / rate
+        k_alt = (alt.life.gpu_time_wasted_usd + _risk(alt)) / rate
+        f_best = best.decision_usd - rate * k_best
+        f_alt = alt.decision_usd - rate * k_alt
+        if abs(k_best - k_alt) < 1e-9:
+            continue
+        price = (f_alt - f_best) / (k_best - k_alt)
+        if not math.isfinite(price) or price <= 0:
+            continue
+        if abs(price / rate - 1.0) <= PRICE_UNCERTAINTY or not rate / 10 <= price <= rate * 10:
+            continue
+        name = fabric_title(fabric, alt.cand.nic_gbps)
+        side = "Below" if k_alt > k_best else "Above"
+        out.append(
+            {
+                "statement": f"{side} {usd2(price)} per GPU-hour (now {usd2(rate)}), {name} "
+                "would cost less over the life than the recommendation.",
+                "parameter": "gpu_hour_usd",
+                "value": round(price, 4),
+            }
+        )
+    feasible = [
+        sc for sc in scored if sc.feasible and sc is not best and sc.capex_usd < best.capex_usd
+    ]
+    same_class = [sc for sc in feasible if len(sc.departures) <= len(best.departures)]
+    runner = min(same_class, key=lambda sc: sc.decision_usd, default=None)
+    if runner is not None and runner.decision_usd > best.decision_usd:
+        factor = 1.0 + (runner.decision_usd - best.decision_usd) / (
+            best.capex_usd - runner.capex_usd
+        )
+        if factor - 1.0 > PRICE_UNCERTAINTY and math.isfinite(factor):
+            out.append(
+                {
+                    "statement": f"The recommendation holds until its network costs "
+                    f"{(factor - 1) * 100:.0f}% more than the alternative's prices rise "
+                    f"(beyond the +-{PRICE_UNCERTAINTY * 100:.0f}% price uncertainty); then "
+                    f"{runner.cand.label()} becomes cheaper over the life.",
+                    "parameter": "network_price_factor",
+                    "value": round(factor, 4),
+                }
+            )
+    if facts.inference and facts.target_ms_per_token is not None:
+        slower_cheaper = [
+            sc
+            for sc in scored
+            if sc.perf > facts.target_ms_per_token
+            and sc.decision_usd < best.decision_usd
+            and not sc.departures
+            and all("target" in v for v in sc.violations)
+            and sc.violations
+        ]
+        if slower_cheaper and best.perf <= facts.target_ms_per_token:
+            alt = min(slower_cheaper, key=lambda sc: sc.decision_usd)
+            out.append(
+                {
+                    "statement": f"With a latency target of {alt.perf:.1f} ms per token or "
+                    f"more (now {facts.target_ms_per_token:g} ms), {alt.cand.label()} would "
+                    f"do and save {usd(best.decision_usd - alt.decision_usd)} over the life.",
+                    "parameter": "target_ms_per_token",
+                    "value": round(alt.perf, 3),
+                }
+            )
+    return out
+
+
+def _risk(sc: Scored) -> float:
+    """The GPU-price-proportional part of operations (the risk premium)."""
+    return sc.life.operations_risk_usd
+
+
+def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
+    key = facts.perf_key
+    low, high = perf_range(best.metrics, key, best.perf)
+    cost = best.cost
+    gpu = cost.gpu_cost_usd
+    if not facts.inference and best.perf > 0:
+        gpu_low, gpu_high = gpu * low / best.perf, gpu * high / best.perf
+    else:
+        gpu_low = gpu_high = gpu
+    net = cost.network_capex_share_usd + cost.network_power_cost_usd
+    other = cost.total_cost_usd - gpu - net
+    life = best.life
+    idle = num(best.metrics.get("gpu_idle_fraction"))
+    waste = life.gpu_time_wasted_usd
+    if best.perf > 0 and idle > 0:
+        # GPU time wasted moves with the communication share of the step
+        waste_low = max(0.0, waste * (1 - (best.perf - low) / (best.perf * idle)))
+        waste_high = waste * (1 + (high - best.perf) / (best.perf * idle))
+    else:
+        waste_low = waste_high = waste
+    fixed = life.network_capex_usd + life.network_power_usd
+    return {
+        key: {"low": rnd(low), "high": rnd(high)},
+        "total_cost_usd": {
+            "low": rnd(gpu_low + net * (1 - PRICE_UNCERTAINTY) + other),
+            "high": rnd(gpu_high + net * (1 + PRICE_UNCERTAINTY) + other),
+        },
+        "decision_cost_usd": {
+            "low": rnd(fixed * (1 - PRICE_UNCERTAINTY) + waste_low + life.operations_usd),
+            "high": rnd(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
+        },
+    }
+
+
+def perf_range(metrics: Mapping[str, Any], key: str, point: float) -> tuple[float, float]:
+    for lo_key, hi_key in ((f"{key}_low", f"{key}_high"), ("low", "high")):
+        if lo_key in metrics and hi_key in metrics:
+            return num(metrics[lo_key], point), num(metrics[hi_key], point)
+    rng = metrics.get("range")
+    if isinstance(rng, Mapping):
+        sub = rng.get(key)
+        if isinstance(sub, Mapping):
+            return num(sub.get("low"), point), num(sub.get("high"), point)
+        if isinstance(sub, list | tuple) and len(sub) == 2:
+            return num(sub[0], point), num(sub[1], point)
+    return point, point

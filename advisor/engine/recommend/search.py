@@ -1,0 +1,102 @@
+"""The search: size, price and evaluate every candidate once (shared work cached)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from advisor.engine.bom import (
+    BomError,
+    NetworkParts,
+    StoragePlan,
+    compute_fabric_totals,
+    management_lines,
+    size_compute_fabric,
+    totals,
+)
+from advisor.engine.recommend.candidates import OVERSUBSCRIPTIONS, Candidate
+from advisor.engine.recommend.facts import JobFacts
+from advisor.engine.recommend.pricing import Scored, price
+from advisor.engine.recommend.util import clean
+from advisor.engine.topology import TopologyError
+
+Evaluator = Callable[[Candidate], Mapping[str, Any]]
+"""Performance of one candidate design: the metrics dict of docs/ENGINE_API.md."""
+
+
+def score_all(
+    facts: JobFacts,
+    parts: NetworkParts,
+    candidates: list[Candidate],
+    storage: StoragePlan,
+    evaluate: Evaluator,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[Scored], list[dict[str, Any]]]:
+    """Every candidate sized, priced (compute + storage + management) and evaluated."""
+    pruned: list[dict[str, Any]] = []
+    ns_capex, ns_power = totals(storage.lines)
+    ns_switches = storage.topo.total_switches
+    metrics_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
+    mgmt_cache: dict[int, tuple[float, float]] = {}
+    scored: list[Scored] = []
+    seen_single: set[tuple[str, str, str, int]] = set()
+    single_dupes = 0
+    step = max(1, len(candidates) // 20)
+    for i, cand in enumerate(candidates):
+        if progress is not None and i % step == 0:
+            progress(min(90, 5 + 85 * i // max(1, len(candidates))))
+        try:
+            topo = size_compute_fabric(
+                facts.nodes * cand.nics_per_node,
+                cand.radix,
+                cand.oversubscription,
+                rails=cand.nics_per_node,
+                fabric=cand.fabric,
+            )
+        except (TopologyError, ValueError) as exc:
+            pruned.append({"design": cand.design_dict(), "reason": str(exc)})
+            continue
+        if topo.tiers == 1:
+            key = (cand.fabric, cand.nic.sku, cand.switch.sku, cand.nics_per_node)
+            if key in seen_single:
+                single_dupes += 1
+                continue
+            seen_single.add(key)
+            cand = dataclasses.replace(cand, oversubscription=1.0)
+        try:
+            capex, power = compute_fabric_totals(
+                parts,
+                fabric=cand.fabric,
+                nic=cand.nic,
+                nics_per_node=cand.nics_per_node,
+                nodes=facts.nodes,
+                switch=cand.switch,
+                topo=topo,
+            )
+            managed = topo.total_switches + ns_switches
+            mgmt = mgmt_cache.get(managed)
+            if mgmt is None:
+                mgmt = totals(management_lines(parts, nodes=facts.nodes, managed_switches=managed))
+                mgmt_cache[managed] = mgmt
+        except BomError as exc:
+            pruned.append({"design": cand.design_dict(), "reason": str(exc)})
+            continue
+        metrics = metrics_cache.get(cand.design_key)
+        if metrics is None:
+            metrics = clean(evaluate(cand))
+            metrics_cache[cand.design_key] = metrics
+        scored.append(
+            price(
+                facts, cand, topo, metrics, capex + ns_capex + mgmt[0], power + ns_power + mgmt[1]
+            )
+        )
+    if single_dupes:
+        pruned.append(
+            {
+                "design": {"oversubscription": [r for r in OVERSUBSCRIPTIONS if r > 1.0]},
+                "reason": f"{single_dupes} designs whose NIC ports fit one switch: a single "
+                "switch is non-blocking, so oversubscription does not apply (kept at 1:1)",
+            }
+        )
+    return scored, pruned
