@@ -2,11 +2,14 @@
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
+# Dependencies from the hashed lock only (pip refuses any file whose hash differs), then the
+# project itself without dependencies.
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 COPY advisor ./advisor
 COPY api ./api
 COPY frontend ./frontend
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir --no-deps .
 COPY . .
 RUN DJANGO_ENV=production SECRET_KEY=build-only-collectstatic-key-0123456789-abcdefghijklmnop \
     ALLOWED_HOSTS=localhost API_PUBLIC_BASE_URL=http://localhost \

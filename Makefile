@@ -3,9 +3,10 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+LOCK := requirements-dev.lock
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
 
-.PHONY: help venv run worker test check fmt bench bench-sweep load validate audit clean
+.PHONY: help venv run worker test check fmt bench bench-sweep load validate audit audit-deps lock clean
 
 help:
 	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
@@ -15,16 +16,30 @@ help:
 	@echo "make load       60 s load test on loopback -> bench/load.json"
 	@echo "make validate   the engine's predictions against published measurements"
 	@echo "make audit      every model x GPU x size through the engine, checked for its properties -> bench/audit.json"
+	@echo "make audit-deps pip-audit over the locked dependencies (says so when no vulnerability database is reachable)"
+	@echo "make lock       re-resolve requirements*.lock (hashed) from pyproject.toml"
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Every dependency comes from the hashed lock (pip refuses a file whose hash differs); the
+# project itself is then installed without dependencies. `make lock` re-resolves the locks.
+$(STAMP): pyproject.toml $(LOCK)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r $(LOCK)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
+
+lock:  # uses the venv's uv (a dev dependency); the first lock was made the same way
+	$(VENV)/bin/uv pip compile pyproject.toml --extra dev --generate-hashes --universal \
+	  --python-version 3.11 --index-url https://pypi.org/simple --quiet -o requirements-dev.lock
+	$(VENV)/bin/uv pip compile pyproject.toml --generate-hashes --universal \
+	  --python-version 3.11 --index-url https://pypi.org/simple --quiet \
+	  --constraint requirements-dev.lock -o requirements.lock
+
+audit-deps: venv
+	$(PY) scripts/audit_deps.py
 
 run: venv
 	@bash scripts/run.sh
