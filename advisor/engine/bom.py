@@ -874,10 +874,12 @@ def _check_network(net: str, entries: list[tuple[ItemT, int, str]]) -> list[str]
         if isinstance(item, Cable) and item.kind == "fiber" and item.media not in media:
             out.append(f"{net}: fiber {item.sku} ({item.media}) matches no transceiver there")
     nic_links = sum(n.links * q for n, q in nics)
+    cards = sum(q for _, q in nics)
     server_links = link_count.get("server-link", 0.0)
-    if nics and abs(server_links - nic_links) > 0.5 and net != "management":
+    if nics and net != "management" and not cards - 0.5 <= server_links <= nic_links + 0.5:
         out.append(
-            f"{net}: cables and optics make {server_links:g} server links for {nic_links} NIC ports"
+            f"{net}: cables and optics make {server_links:g} server links for {cards} adapters "
+            f"with {nic_links} ports (every adapter needs a link, no port two)"
         )
     if switches and net != "management":
         speeds = {n.port_gbps for n, _ in nics} or set().union(*link_speed.values())
