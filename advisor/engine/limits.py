@@ -102,6 +102,9 @@ LIMITS: dict[str, Limit] = {
     "parallelism.pp": Limit(1, GPUS_MAX, integer=True),
     "parallelism.dp": Limit(1, GPUS_MAX, integer=True),
     "parallelism.ep": Limit(1, GPUS_MAX, integer=True),
+    "parallelism.cp": Limit(1, GPUS_MAX, integer=True),
+    "parallelism.first_stage_layers": Limit(1, 4_096, integer=True, unit="layers"),
+    "parallelism.last_stage_layers": Limit(1, 4_096, integer=True, unit="layers"),
     "parallelism.micro_batch": Limit(1, 65_536, integer=True, unit="sequences"),
     "parallelism.virtual_stages": Limit(1, 1_024, integer=True),
     # A fixed design
