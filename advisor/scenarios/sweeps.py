@@ -462,10 +462,17 @@ def evaluate_points(
     hold) is a result too: a row with `feasible` false and the engine's reason.
     """
     # Imported here: the engine's performance model lands after this module.
-    from advisor.engine.performance import Design, evaluate_design
+    from advisor.engine.bom import storage_plan
+    from advisor.engine.performance import evaluate_design
+    from advisor.engine.recommend import network_parts
+    from advisor.engine.recommend.facts import job_facts
+    from advisor.engine.recommend.pricing import job_cost, life_cost
+    from advisor.engine.recommend.scaling import design_of
+    from advisor.engine.recommend.search import design_point
     from advisor.engine.workload import plan_workload
 
     catalog = catalog or current_catalog()
+    parts = network_parts(catalog)
     base = parse_scenario(inputs, catalog)
     metric_keys = TRAINING_METRICS if base.is_training else INFERENCE_METRICS
     planned: dict[int, tuple[Any, Any] | str] = {}
@@ -492,22 +499,46 @@ def evaluate_points(
         plan = planned[servers]
         reason: str | None = None
         metrics: dict[str, Any] = {}
+        money: dict[str, float | None] = {
+            "network_capex_usd": None,
+            "decision_cost_usd": None,
+            "total_cost_usd": None,
+        }
         if isinstance(plan, str):
             reason = plan
         else:
-            design = Design(
-                fabric=fabric, nic_gbps=nic_gbps, nics_per_node=nics, oversubscription=over
+            # the recommendation's candidate rules: PCIe slot, platform NICs, switch cages
+            facts = job_facts(plan[0], plan[1], catalog, parts)
+            storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
+            cand, reason, capex, power = design_point(
+                facts,
+                parts,
+                storage,
+                fabric=fabric,
+                nic_gbps=nic_gbps,
+                nics_per_node=nics,
+                oversubscription=over,
             )
-            try:
-                metrics = evaluate_design(plan[0], plan[1], design).to_dict()
-            except ScenarioError as exc:
-                reason = str(exc)
+            if cand is not None:
+                try:
+                    metrics = evaluate_design(plan[0], plan[1], design_of(cand)).to_dict()
+                except ScenarioError as exc:
+                    reason = str(exc)
+                else:
+                    money["network_capex_usd"] = _finite(capex)
+                    money["decision_cost_usd"] = _finite(
+                        life_cost(facts, fabric, metrics, capex, power).total_usd
+                    )
+                    money["total_cost_usd"] = _finite(
+                        job_cost(facts, fabric, metrics, capex, power).total_cost_usd
+                    )
         values = {key: _finite(metrics.get(key)) for key in metric_keys}
         if reason is None and all(v is None for v in values.values()):
             reason = "the performance model found no valid timing for this design"
         row["feasible"] = reason is None
         row["reason"] = reason
         row.update(values)
+        row.update(money)
         infeasible += reason is not None
         rows.append(row)
     return rows, infeasible

@@ -263,3 +263,33 @@ def test_gaudi3_scales_out_on_its_integrated_ports_without_added_nics() -> None:
     assert all(ln["extended_price_usd"] == 0 for ln in nic_lines)
     assert check_bom(r["bom"]) == []
     assert any("no NICs are added" in p["reason"] for p in r["pruned"])
+
+
+def test_sweep_points_follow_the_recommendation_candidate_rules() -> None:
+    from advisor.engine.bom import storage_plan
+    from advisor.engine.recommend import network_parts
+    from advisor.engine.recommend.facts import job_facts
+    from advisor.engine.recommend.search import design_point
+
+    parts = network_parts(CAT)
+
+    def point(gpu: str, **design: Any) -> tuple[Any, Any, float, float]:
+        raw = {"workload": "training", "model": "llama3-70b", "gpu": gpu, "gpus": 256}
+        s = parse_scenario(raw, CAT)
+        facts = job_facts(s, plan_workload(s), CAT, parts)
+        storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
+        return design_point(facts, parts, storage, **design)
+
+    cand, reason, _, _ = point(
+        "h100-sxm", fabric="roce", nic_gbps=800, nics_per_node=8, oversubscription=1.0
+    )
+    assert cand is None and reason is not None and "PCIe Gen5" in reason
+    cand, reason, capex, _ = point(
+        "h100-sxm", fabric="infiniband", nic_gbps=400, nics_per_node=8, oversubscription=1.0
+    )
+    assert cand is not None and reason is None and capex > 0
+    assert cand.nic.sku == "cx7-400g"  # the platform's reference NIC, not another vendor's
+    cand, reason, _, _ = point(
+        "gaudi3", fabric="roce", nic_gbps=400, nics_per_node=8, oversubscription=1.0
+    )
+    assert cand is None and reason is not None and "integrated" in reason

@@ -100,3 +100,102 @@ def score_all(
             }
         )
     return scored, pruned
+
+
+def design_point(
+    facts: JobFacts,
+    parts: NetworkParts,
+    storage: StoragePlan,
+    *,
+    fabric: str,
+    nic_gbps: float,
+    nics_per_node: int,
+    oversubscription: float,
+) -> tuple[Candidate | None, str | None, float, float]:
+    """One sweep point under the recommendation's candidate rules: (candidate, reason it
+    cannot be built or None, network capex USD, network power W).
+
+    The NIC and switch are the ones the recommendation would take for that fabric and
+    speed: the platform's reference NIC first, then its published options, then others;
+    the switch vendor matching the NIC, then the least expensive.
+    """
+    from advisor.engine.recommend.candidates import enumerate_candidates
+
+    p = facts.platform
+    gbps = int(nic_gbps)
+    if gbps > p.slot_gbps:
+        return (
+            None,
+            (
+                f"{p.gpu_id} servers have PCIe Gen{p.pcie_gen} x16 slots carrying about "
+                f"{p.slot_gbps:.0f} Gb/s, too little for a {gbps}G NIC at line rate"
+            ),
+            0.0,
+            0.0,
+        )
+    if p.integrated and (gbps != p.reference_gbps or nics_per_node != p.reference_count):
+        return (
+            None,
+            (
+                f"{p.gpu_name} scales out through its {p.reference_count} x {p.reference_gbps}G "
+                "integrated ports; no NICs are added"
+            ),
+            0.0,
+            0.0,
+        )
+    candidates, _ = enumerate_candidates(parts, p)
+    pool = [
+        c
+        for c in candidates
+        if c.fabric == fabric and c.nic_gbps == gbps and c.oversubscription == 1.0
+    ]
+    if not pool:
+        return (
+            None,
+            f"no {gbps}G {fabric} NIC and switch in the catalog fit this platform",
+            0.0,
+            0.0,
+        )
+    pool.sort(
+        key=lambda c: (
+            p.nic_standing(c.nic),
+            c.switch.vendor != c.nic.vendor,
+            c.switch.unit_price_usd / max(1, c.radix),
+            c.nic.unit_price_usd,
+        )
+    )
+    last_error = ""
+    for base in pool:
+        cand = dataclasses.replace(
+            base, nics_per_node=nics_per_node, oversubscription=oversubscription
+        )
+        try:
+            topo = size_compute_fabric(
+                facts.nodes * nics_per_node,
+                cand.radix,
+                oversubscription,
+                rails=nics_per_node,
+                fabric=fabric,
+            )
+            capex, power = compute_fabric_totals(
+                parts,
+                fabric=fabric,
+                nic=cand.nic,
+                nics_per_node=nics_per_node,
+                nodes=facts.nodes,
+                switch=cand.switch,
+                topo=topo,
+            )
+            mgmt = totals(
+                management_lines(
+                    parts,
+                    nodes=facts.nodes,
+                    managed_switches=topo.total_switches + storage.topo.total_switches,
+                )
+            )
+        except (TopologyError, BomError, ValueError) as exc:
+            last_error = str(exc)
+            continue
+        ns_capex, ns_power = totals(storage.lines)
+        return cand, None, capex + ns_capex + mgmt[0], power + ns_power + mgmt[1]
+    return None, last_error or "cannot be built from the catalog", 0.0, 0.0
