@@ -15,6 +15,7 @@ Inference (per output token):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -504,7 +505,12 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         *_boundary_values(s, w, d),
     )
     if i.serving is not None:
-        values += tuple(serving_values(s, i.serving, d))
+        # the serving model prices compute and in-server TP; the per-token model adds what
+        # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
+        network_step = max(0.0, point.comm_s - i.tp_decode_intra_s)
+        values += tuple(
+            serving_values(s, dataclasses.replace(i.serving, legacy_comm_s=network_step), d)
+        )
     return DesignMetrics(kind="inference", values=values)
 
 

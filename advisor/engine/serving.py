@@ -602,7 +602,8 @@ def decode_step_s(
 ) -> float:
     pool = sp.decode
     compute = decode_compute_s(s, sp, pool, batch)
-    rows = batch * sp.rows_per_step * (pool.tp if pool.ep > 1 else 1) / max(1, pool.tp)
+    # tokens each GPU dispatches: the instance's rows spread over its GPUs
+    rows = batch * sp.rows_per_step / max(1, pool.gpus_per_instance)
     comm = ep_comm_s(s, pool, rows, d, bound, "low_latency", net_share)
     step = overlapped(compute, comm, DECODE_TBO_OVERLAP) if comm > 0 else compute
     return step + sp.legacy_comm_s

@@ -1491,7 +1491,8 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
             tp,
             pp,
             ep,
-            legacy_comm_s=inference.tp_decode_intra_s if independent else 0.0,
+            # the design's own communication is added per design (performance.py)
+            legacy_comm_s=0.0,
         ),
     )
     return WorkloadPlan(
