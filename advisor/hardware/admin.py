@@ -46,8 +46,70 @@ def _publish(request: HttpRequest) -> None:
     )
 
 
+PLATFORM_FACTS: dict[str, forms.Field] = {
+    "host_pcie_gen": forms.IntegerField(
+        required=False, min_value=0, max_value=6, help_text="PCIe generation of the NIC slots."
+    ),
+    "reference_nic_sku": forms.CharField(
+        required=False, max_length=64, help_text="Catalog NIC sku of the compute NIC."
+    ),
+    "reference_nic_count": forms.IntegerField(
+        required=False, min_value=0, max_value=64, help_text="Compute links per server."
+    ),
+    "reference_fabric": forms.ChoiceField(
+        required=False,
+        choices=(("", "(unchanged)"), ("infiniband", "InfiniBand"), ("roce", "RoCE v2")),
+        help_text="Fabric of the platform's published reference design.",
+    ),
+    "nic_options": forms.CharField(
+        required=False,
+        max_length=300,
+        help_text="Other NIC skus the platform vendor publishes, comma-separated.",
+    ),
+    "storage_nic_sku": forms.CharField(
+        required=False, max_length=64, help_text="Storage / in-band adapter sku."
+    ),
+    "storage_ports_per_server": forms.IntegerField(required=False, min_value=1, max_value=16),
+    "inband_ports_per_server": forms.IntegerField(required=False, min_value=0, max_value=16),
+    "reference_design": forms.CharField(
+        required=False, max_length=300, help_text="The published design these facts come from."
+    ),
+    "integrated_scaleout": forms.NullBooleanField(
+        required=False, help_text="Scale-out ports built into the accelerator (no added NICs)."
+    ),
+}
+"""GPU platform facts (issue 11) edited as form fields; stored in the item's attributes."""
+
+
 class HardwareItemForm(forms.ModelForm[HardwareItem]):
-    """Refuses an edit that would leave a catalog the engine cannot use, naming why."""
+    """Refuses an edit that would leave a catalog the engine cannot use, naming why.
+
+    For GPUs the platform facts (host PCIe generation, reference compute NIC and count,
+    storage adapters, ...) are form fields of their own, written into ``attributes``.
+    """
+
+    host_pcie_gen = PLATFORM_FACTS["host_pcie_gen"]
+    reference_nic_sku = PLATFORM_FACTS["reference_nic_sku"]
+    reference_nic_count = PLATFORM_FACTS["reference_nic_count"]
+    reference_fabric = PLATFORM_FACTS["reference_fabric"]
+    nic_options = PLATFORM_FACTS["nic_options"]
+    storage_nic_sku = PLATFORM_FACTS["storage_nic_sku"]
+    storage_ports_per_server = PLATFORM_FACTS["storage_ports_per_server"]
+    inband_ports_per_server = PLATFORM_FACTS["inband_ports_per_server"]
+    reference_design = PLATFORM_FACTS["reference_design"]
+    integrated_scaleout = PLATFORM_FACTS["integrated_scaleout"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        inst = self.instance
+        if inst.pk and inst.kind == "gpus":
+            current = {**(builtin_item("gpus", inst.sku) or {}), **(inst.attributes or {})}
+            for name in PLATFORM_FACTS:
+                value = current.get(name)
+                if name == "nic_options" and isinstance(value, list | tuple):
+                    value = ", ".join(str(v) for v in value)
+                if value is not None:
+                    self.initial[name] = value
 
     class Meta:
         model = HardwareItem
@@ -68,6 +130,16 @@ class HardwareItemForm(forms.ModelForm[HardwareItem]):
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned
+        if cleaned.get("kind") == "gpus":
+            attributes = dict(cleaned.get("attributes") or {})
+            for name in PLATFORM_FACTS:
+                value = cleaned.get(name)
+                if value is None or value == "":
+                    continue
+                if name == "nic_options":
+                    value = [v.strip() for v in str(value).split(",") if v.strip()]
+                attributes[name] = value
+            cleaned["attributes"] = attributes
         candidate = self.instance
         for name, value in cleaned.items():
             setattr(candidate, name, value)
@@ -112,6 +184,10 @@ class HardwareItemAdmin(admin.ModelAdmin[HardwareItem]):
                     "source",
                 )
             },
+        ),
+        (
+            "GPU platform facts (GPUs only)",
+            {"classes": ("collapse",), "fields": tuple(PLATFORM_FACTS)},
         ),
         (
             "Technical attributes (engine fields)",
