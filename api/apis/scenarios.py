@@ -245,7 +245,14 @@ class ScenarioDetailApi(ApiView):
         progress = serializers.SerializerMethodField()
         run = serializers.SerializerMethodField(help_text="The latest run.")
         result = serializers.SerializerMethodField(
-            help_text="The latest run's result; null until it succeeded."
+            help_text=(
+                "The latest run's result (docs/ENGINE_API.md); null until it succeeded. "
+                "Costs, labelled as on the page and the PDF: `cost.network_capex_usd` is the "
+                "network capex (buying NICs, switches, optics, cables); `cost.life.total_usd` "
+                "the cost over the cluster's life; `cost.job_share.total_usd` the share "
+                "charged to this job (its GPU time, power, ramp-up and the network's time "
+                "share: it can be far below the capex)."
+            )
         )
         url = AbsoluteUrlField("api:scenario-detail")
         bom_url = AbsoluteUrlField("api:scenario-bom")
