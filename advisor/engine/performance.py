@@ -50,7 +50,7 @@ from advisor.engine.placement import (
     training_communicators,
 )
 from advisor.engine.scenario import Design, Scenario
-from advisor.engine.serving import ServingModel, ServingPlan, decode_compute_s, serving_values
+from advisor.engine.serving import ServingPlan, decode_compute_s, serving_model, serving_values
 from advisor.engine.topology import TopologyError, TopologySize, size_topology
 from advisor.engine.workload import (
     GroupLayout,
@@ -521,10 +521,10 @@ def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tupl
     the p95 time to first token (KV transfer included), so the latency targets are checked
     against what a user sees under load."""
     serving = dict(serving_values(s, sp, d))
-    model = ServingModel(s, sp, d, "point")
+    model = serving_model(s, sp, d, "point")
     op = model.operating_point()
-    low = ServingModel(s, sp, d, "low").operating_point()
-    high = ServingModel(s, sp, d, "high").operating_point()
+    low = serving_model(s, sp, d, "low").operating_point()
+    high = serving_model(s, sp, d, "high").operating_point()
     q = sp.tokens_per_step
     b = op.decode_batch_per_instance
     compute = decode_compute_s(s, sp, sp.decode, b) / q

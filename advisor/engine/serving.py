@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
-from advisor.engine.catalog import ModelSpec
+from advisor.engine.catalog import GpuSpec, ModelSpec
 from advisor.engine.collectives import CommDomain, make_domain, moe_dispatch, nic_bytes_per_s
 from advisor.engine.constants import (
     DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
@@ -528,10 +529,21 @@ def decode_compute_s(s: Scenario, sp: ServingPlan, pool: PoolPlan, batch: float)
 def _ep_domain(
     s: Scenario, pool: PoolPlan, d: Design | None, bound: str, net_share: float
 ) -> CommDomain:
-    gpn = s.gpus_per_node
-    nodes = max(1, pool.ep // gpn)
-    per_node = min(pool.ep, gpn)
-    g = s.gpu
+    return _ep_domain_cached(s.gpu, s.gpus_per_node, pool.ep, d, bound, round(net_share, 3))
+
+
+@lru_cache(maxsize=512)
+def _ep_domain_cached(
+    g: GpuSpec, gpn: int, ep: int, d: Design | None, bound: str, net_share: float
+) -> CommDomain:
+    return _make_ep_domain(g, gpn, ep, d, bound, net_share)
+
+
+def _make_ep_domain(
+    g: GpuSpec, gpn: int, ep: int, d: Design | None, bound: str, net_share: float
+) -> CommDomain:
+    nodes = max(1, ep // gpn)
+    per_node = min(ep, gpn)
     return make_domain(
         nodes=nodes,
         ranks_per_node=per_node,
@@ -776,11 +788,14 @@ class ServingModel:
         self.s, self.sp, self.d, self.bound = s, sp, d, bound
         self.prefill_s = prefill_service_s(s, sp, sp.prefill, d, bound)
         self.kv = kv_transfer(s, sp, d, bound) if not sp.colocated else None
-        self._steps: dict[float, float] = {}
+        self._steps: dict[tuple[float, float], float] = {}
+        self._operating: LoadPoint | None = None
+        self._max_rate: float | None = None
 
     # -- decode
     def step(self, batch: float, net_share: float = 1.0) -> float:
-        key = round(batch, 3) + (0.0 if net_share >= 1.0 else 1e6 * round(net_share, 4))
+        # 4 significant digits: the fixed points and bisections below revisit nearby batches
+        key = (float(f"{batch:.4g}"), round(min(1.0, net_share), 3))
         v = self._steps.get(key)
         if v is None:
             v = decode_step_s(self.s, self.sp, batch, self.d, self.bound, net_share)
@@ -828,7 +843,7 @@ class ServingModel:
         b = max(1e-3, rate * out * self.step(1.0, share) * stretch / (q * inst))
         for _ in range(40):
             nb = rate * out * self.step(min(b, cap_b), share) * stretch / (q * inst)
-            if abs(nb - b) < 1e-4 * max(1.0, b):
+            if abs(nb - b) < 1e-3 * max(1.0, b):
                 b = nb
                 break
             b = 0.5 * (b + nb)
@@ -873,6 +888,11 @@ class ServingModel:
 
     def operating_point(self) -> LoadPoint:
         """At ``requests_per_s``, or the closed loop of ``concurrent_requests`` users."""
+        if self._operating is None:
+            self._operating = self._operating_point()
+        return self._operating
+
+    def _operating_point(self) -> LoadPoint:
         sp = self.sp
         if sp.requests_per_s is not None:
             return self.at_rate(sp.requests_per_s)
@@ -886,7 +906,7 @@ class ServingModel:
         lo, hi = 0.0, cap * 0.999
         if in_system(hi) <= users:
             return self.at_rate(hi)
-        for _ in range(40):
+        for _ in range(30):
             mid = (lo + hi) / 2
             if in_system(mid) <= users:
                 lo = mid
@@ -896,6 +916,11 @@ class ServingModel:
 
     def max_rate_at_target(self) -> float:
         """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
+        if self._max_rate is None:
+            self._max_rate = self._max_rate_at_target()
+        return self._max_rate
+
+    def _max_rate_at_target(self) -> float:
         cap = self.capacity_rps()
         lo, hi = 0.0, cap * 0.999
         if self.at_rate(hi).meets(self.sp):
@@ -903,7 +928,7 @@ class ServingModel:
         if not self.at_rate(hi * 1e-3).meets(self.sp):
             return 0.0
         lo = hi * 1e-3
-        for _ in range(30):
+        for _ in range(20):
             mid = (lo + hi) / 2
             if self.at_rate(mid).meets(self.sp):
                 lo = mid
@@ -916,11 +941,18 @@ class ServingModel:
         return [self.at_rate(cap * (i + 1) / points * 0.98) for i in range(points)]
 
 
+@lru_cache(maxsize=64)
+def serving_model(s: Scenario, sp: ServingPlan, d: Design, bound: str = "point") -> ServingModel:
+    """One :class:`ServingModel` per (scenario, plan, design, bound): the metrics, the rationale
+    and the chart ask for the same operating point."""
+    return ServingModel(s, sp, d, bound)
+
+
 def serving_values(s: Scenario, sp: ServingPlan, d: Design) -> list[tuple[str, float]]:
     """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name)."""
-    model = ServingModel(s, sp, d, "point")
+    model = serving_model(s, sp, d, "point")
     op = model.operating_point()
-    high = ServingModel(s, sp, d, "high").operating_point()
+    high = serving_model(s, sp, d, "high").operating_point()
     servers = max(1, sp.servers)
     ttft = op.ttft_p50_s
     values = [
