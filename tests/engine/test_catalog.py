@@ -115,3 +115,24 @@ def test_an_edited_catalog_keeps_the_edit() -> None:
     gpu = edited.gpu("h100-sxm")
     assert gpu is not None and gpu.price_usd == 1.0
     assert edited.version == "edited-1"
+
+
+def test_every_gpu_carries_sourced_platform_facts() -> None:
+    from advisor.engine.catalog import default_catalog
+
+    cat = default_catalog()
+    nics = {n.sku: n for n in cat.nics}
+    for gpu in cat.gpus:
+        assert gpu.host_pcie_gen in (3, 4, 5, 6), gpu.id
+        assert gpu.reference_nic_sku in nics, gpu.id
+        assert gpu.reference_nic_count > 0, gpu.id
+        assert gpu.reference_fabric in ("roce", "infiniband"), gpu.id
+        assert gpu.storage_nic_sku in nics, gpu.id
+        assert all(option in nics for option in gpu.nic_options), gpu.id
+        assert gpu.reference_design, gpu.id
+        assert dict(gpu.sources).get("platform"), gpu.id
+    gaudi = cat.gpu("gaudi3")
+    assert gaudi is not None and gaudi.integrated_scaleout
+    assert nics[gaudi.reference_nic_sku].links == 24  # 3 per card x 8 cards
+    b200 = cat.gpu("b200")
+    assert b200 is not None and nics[b200.reference_nic_sku].port_gbps == 400

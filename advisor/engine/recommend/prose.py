@@ -397,6 +397,7 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         sc for sc in scored if sc.feasible and sc is not best and sc.capex_usd < best.capex_usd
     ]
     same_class = [sc for sc in feasible if len(sc.departures) <= len(best.departures)]
+    same_class = [sc for sc in same_class if not tied(best, sc)]
     runner = min(same_class, key=lambda sc: sc.decision_usd, default=None)
     if runner is not None and runner.decision_usd > best.decision_usd:
         factor = 1.0 + (runner.decision_usd - best.decision_usd) / (
@@ -405,10 +406,11 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         if factor - 1.0 > PRICE_UNCERTAINTY and math.isfinite(factor):
             out.append(
                 {
-                    "statement": f"The recommendation holds until its network costs "
-                    f"{(factor - 1) * 100:.0f}% more than the alternative's prices rise "
-                    f"(beyond the +-{PRICE_UNCERTAINTY * 100:.0f}% price uncertainty); then "
-                    f"{runner.cand.label()} becomes cheaper over the life.",
+                    "statement": "The recommendation holds unless its network prices rise "
+                    f"{(factor - 1) * 100:.0f}% (x{factor:.2f}, beyond the "
+                    f"+-{PRICE_UNCERTAINTY * 100:.0f}% price uncertainty) while the "
+                    f"alternative's do not; then {runner.cand.label()} becomes cheaper over "
+                    "the life.",
                     "parameter": "network_price_factor",
                     "value": round(factor, 4),
                 }
