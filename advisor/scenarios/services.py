@@ -244,7 +244,9 @@ def hold_for_fault_tests(heartbeat: Heartbeat) -> None:
 @contextmanager
 def _in_request_limit() -> Iterator[Callable[[Callable[[int], None]], Callable[[int], None]]]:
     """Embedded mode evaluates inside the web request: bound its wall time there."""
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
+    from advisor.celery import app
+
+    if not app.conf.task_always_eager:  # a worker: Celery's own time limits apply
         yield lambda report: report
         return
     with wall_time_limit(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S) as deadline:
