@@ -611,9 +611,11 @@ def decode_step_s(
     d: Design | None,
     bound: str,
     net_share: float = 1.0,
+    compute_s: float | None = None,
 ) -> float:
+    """One decode step on design ``d`` (``compute_s``: a precomputed decode_compute_s)."""
     pool = sp.decode
-    compute = decode_compute_s(s, sp, pool, batch)
+    compute = decode_compute_s(s, sp, pool, batch) if compute_s is None else compute_s
     # tokens each GPU dispatches: the instance's rows spread over its GPUs
     rows = batch * sp.rows_per_step / max(1, pool.gpus_per_instance)
     comm = ep_comm_s(s, pool, rows, d, bound, "low_latency", net_share)
@@ -781,6 +783,12 @@ class LoadPoint:
         )
 
 
+@lru_cache(maxsize=32)
+def _compute_cache(s: Scenario, sp: ServingPlan) -> dict[float, float]:
+    """Decode compute per batch is design-independent: shared by every design's model."""
+    return {}
+
+
 class ServingModel:
     """Latency and throughput of one serving plan on one network design and bound."""
 
@@ -789,6 +797,7 @@ class ServingModel:
         self.prefill_s = prefill_service_s(s, sp, sp.prefill, d, bound)
         self.kv = kv_transfer(s, sp, d, bound) if not sp.colocated else None
         self._steps: dict[tuple[float, float], float] = {}
+        self._compute = _compute_cache(s, sp)
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
 
@@ -798,7 +807,13 @@ class ServingModel:
         key = (float(f"{batch:.4g}"), round(min(1.0, net_share), 3))
         v = self._steps.get(key)
         if v is None:
-            v = decode_step_s(self.s, self.sp, batch, self.d, self.bound, net_share)
+            compute = self._compute.get(key[0])
+            if compute is None:
+                compute = decode_compute_s(self.s, self.sp, self.sp.decode, key[0])
+                self._compute[key[0]] = compute
+            v = decode_step_s(
+                self.s, self.sp, key[0], self.d, self.bound, net_share, compute_s=compute
+            )
             self._steps[key] = v
         return v
 
