@@ -206,6 +206,12 @@ def test_a_sales_engineer_quotes_clones_compares_and_exports(
     me.check(f"q-sales-06-sweeps-{size}")
     page.goto(f"{live_server.url}/sweeps/new/{first.pk}/")
     me.check(f"q-sales-07-sweep-new-{size}")
+    page.fill("#id_servers", "16,32")
+    with page.expect_navigation():
+        page.click("#sweep-form button[type=submit]")
+    page.wait_for_selector("#top-designs", timeout=90_000)
+    _charts_drawn(page)
+    me.check(f"q-sales-08-sweep-result-{size}")
 
 
 def test_a_finished_scenario_is_interactive_within_budget(new_page: Any, live_server: Any) -> None:
