@@ -293,3 +293,36 @@ def test_sweep_points_follow_the_recommendation_candidate_rules() -> None:
         "gaudi3", fabric="roce", nic_gbps=400, nics_per_node=8, oversubscription=1.0
     )
     assert cand is None and reason is not None and "integrated" in reason
+
+
+def test_a_gpu_without_platform_facts_says_what_it_assumed() -> None:
+    from advisor.engine.catalog import Catalog
+
+    raw = CAT.to_dict()
+    h100 = next(g for g in raw["gpus"] if g["id"] == "h100-sxm")
+    custom = {
+        k: v
+        for k, v in h100.items()
+        if k
+        not in (
+            "host_pcie_gen",
+            "reference_nic_sku",
+            "reference_nic_count",
+            "reference_fabric",
+            "nic_options",
+            "storage_nic_sku",
+            "reference_design",
+        )
+    }
+    custom["id"] = "staff-gpu"
+    raw["gpus"].append(custom)
+    cat = Catalog.from_dict(raw)
+    s = parse_scenario(
+        {"workload": "training", "model": "llama3-70b", "gpu": "staff-gpu", "gpus": 512}, cat
+    )
+    r = recommend(s, plan_workload(s), cat, None, evaluator=fake_training)
+    rec = r["recommendation"]
+    assert rec["field_practice"] is True  # one 400G NIC per GPU, non-blocking, as on HGX
+    pcie = next(a for a in r["assumptions"] if a["name"] == "host_pcie_gen")
+    assert "not set" in pcie["source"] and "assumed" in pcie["source"]
+    assert check_bom(r["bom"]) == []

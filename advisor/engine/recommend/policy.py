@@ -64,7 +64,7 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
         out.append("fewer_nics")
     if c.nic_gbps < p.reference_gbps:
         out.append("nic_speed")
-    if p.nic_standing(c.nic) == 2:
+    if p.reference_nic is not None and p.nic_standing(c.nic) == 2:
         out.append("nic_vendor")
     return out
 
