@@ -185,6 +185,7 @@ def test_a_sales_engineer_quotes_clones_compares_and_exports(
     page.click("#clone-button")
     page.wait_for_selector("#wizard-form")
     assert "notes and quote reference stay with the original" in page.inner_text(".messages")
+    assert "notes and quote reference were not copied" in page.inner_text("#editing-notice")
     me.check(f"q-sales-04-clone-wizard-{size}")
 
     # Compare: what differs first, exports.
@@ -212,6 +213,8 @@ def test_a_sales_engineer_quotes_clones_compares_and_exports(
     page.wait_for_selector("#top-designs", timeout=90_000)
     _charts_drawn(page)
     me.check(f"q-sales-08-sweep-result-{size}")
+    page.goto(live_server.url + "/measurements/")
+    me.check(f"q-sales-09-measurements-{size}")
 
 
 def test_a_finished_scenario_is_interactive_within_budget(new_page: Any, live_server: Any) -> None:
