@@ -258,3 +258,29 @@ def test_a_finished_scenario_is_interactive_within_budget(new_page: Any, live_se
     )
     assert median["dcl"] < INTERACTIVE_BUDGET_MS, median
     assert median["charts_drawn"] < INTERACTIVE_BUDGET_MS, median
+
+
+@pytest.mark.parametrize("phone", SIZES)
+def test_waiting_and_failed_scenario_pages(new_page: Any, live_server: Any, phone: bool) -> None:
+    from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+
+    size = _size(phone)
+    inputs = {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256}
+    waiting = Scenario.objects.create(name="Waiting for a worker", inputs=inputs)
+    ScenarioRun.objects.create(scenario=waiting, status=RunStatus.RUNNING, progress=40)
+    failed = Scenario.objects.create(name="Does not fit", inputs={**inputs, "gpus": 2})
+    ScenarioRun.objects.create(
+        scenario=failed,
+        status=RunStatus.FAILED,
+        progress=100,
+        error="gpus: does not fit",
+        error_fields={"gpus": ["Llama 3 70B does not fit on 2 x h100-sxm"]},
+    )
+    me = new_page(phone=phone)
+    page = me.page
+    page.goto(f"{live_server.url}/s/{waiting.pk}/")
+    page.wait_for_selector("[role=progressbar]")
+    me.check(f"q-customer-15-progress-{size}")
+    page.goto(f"{live_server.url}/s/{failed.pk}/")
+    assert "does not fit" in page.inner_text("main")
+    me.check(f"q-customer-16-failed-{size}")
