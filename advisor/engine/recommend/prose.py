@@ -28,6 +28,10 @@ from advisor.engine.recommend.pricing import Scored
 from advisor.engine.recommend.util import num, pct, rnd, usd, usd2
 from advisor.engine.topology import TopologySize
 
+MAX_PRICE_FACTOR = 2.0
+"""A network price break-even is quoted only up to a doubling of prices (beyond that it is
+not a plausible market move)."""
+
 _TEAM = {
     "ethernet": "an Ethernet-only team",
     "infiniband": "an InfiniBand-only team",
@@ -403,7 +407,7 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         factor = 1.0 + (runner.decision_usd - best.decision_usd) / (
             best.capex_usd - runner.capex_usd
         )
-        if factor - 1.0 > PRICE_UNCERTAINTY and math.isfinite(factor):
+        if PRICE_UNCERTAINTY < factor - 1.0 <= MAX_PRICE_FACTOR - 1.0:
             out.append(
                 {
                     "statement": "The recommendation holds unless its network prices rise "
