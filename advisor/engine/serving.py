@@ -1182,10 +1182,18 @@ def kv_transfer_sentence(
     if tcp_label and tcp_metrics:
         tcp_kv = float(tcp_metrics.get("kv_transfer_ms", 0.0))
         tcp_ttft = float(tcp_metrics.get("ttft_ms_p95", 0.0))
-        text += f"; over TCP ({tcp_label}) it takes {tcp_kv:,.0f} ms"
+        if tcp_ttft >= SATURATED_S * 1e3 or tcp_kv >= SATURATED_S * 1e3:
+            return text + (
+                f"; over TCP (at best {tcp_label}) the servers cannot keep up with the load "
+                "(the queue for the first token grows without bound), so this deployment "
+                "needs RDMA."
+            )
+        tcp_share = float(tcp_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
+        text += f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms"
         if target_ttft_ms and tcp_ttft > target_ttft_ms:
             text += (
-                f" and the p95 time to first token reaches {tcp_ttft:,.0f} ms, over the "
-                f"{target_ttft_ms:,.0f} ms target, so this deployment needs RDMA"
+                f" and the p95 time to first token reaches {tcp_ttft:,.0f} ms (KV transfer "
+                f"{tcp_share:.0f} % of it), over the {target_ttft_ms:,.0f} ms target, so this "
+                "deployment needs RDMA"
             )
     return text + "."

@@ -312,6 +312,7 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence
     assert f"{tcp['kv_transfer_ms']:,.0f} ms" in sentence
     assert "over the 2,000 ms target, so this deployment needs RDMA" in sentence
+    assert "at best Ethernet 2 x 200G" in sentence
     replicas_s, replicas_w = _plan(
         {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
     )

@@ -117,6 +117,9 @@ def recommend(
     notes = check_constraints(facts, scored, getattr(s.inference, "target_ttft_ms", ttft))
     choice = choose(facts, scored)
     result = _build(facts, parts, choice, scored, pruned, storage, notes)
+    kv = _kv_transfer_sentence(choice.best, scored, ttft)
+    if kv:
+        result["recommendation"]["rationale"].insert(1, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
     result["scaling"] = scaling(s, facts, reps)
     _report(progress, 100)
@@ -521,3 +524,26 @@ def _no_fabric(
 
 def _the_work(facts: JobFacts, sc: Scored) -> str:
     return "a month (30 days) of serving" if facts.inference else f"the {sc.cost.work}"
+
+
+def _kv_transfer_sentence(
+    best: Scored, scored: list[Scored], target_ttft_ms: float | None
+) -> str | None:
+    """Disaggregated serving: the KV-cache transfer with its numbers, on the recommended
+    network and on the best TCP design (advisor.engine.serving, issue 16)."""
+    from advisor.engine.recommend.candidates import FABRIC_NAME
+    from advisor.engine.serving import kv_transfer_sentence
+
+    def label(sc: Scored) -> str:
+        return f"{FABRIC_NAME[sc.cand.fabric]} {sc.cand.nics_per_node} x {sc.cand.nic_gbps}G"
+
+    # the best a TCP fabric can do: the Ethernet design with the shortest time to first token
+    tcp_designs = [sc for sc in scored if sc.cand.fabric == ETHERNET]
+    tcp = min(tcp_designs, key=lambda sc: num(sc.metrics.get("ttft_ms_p95")), default=None)
+    return kv_transfer_sentence(
+        label(best),
+        best.metrics,
+        label(tcp) if tcp is not None else None,
+        tcp.metrics if tcp is not None else None,
+        target_ttft_ms,
+    )
