@@ -222,6 +222,7 @@ def uncertainty_rows(result: dict[str, Any]) -> list[dict[str, str]]:
         "step_time_s": ("Step time", seconds),
         "ms_per_token": ("Time per token", lambda v: f"{_f(v):.3g} ms"),
         "total_cost_usd": (COST_LABELS["job"], money),
+        "decision_cost_usd": (COST_LABELS["life"], money),
     }
     for key, band in (result.get("uncertainty") or {}).items():
         if not isinstance(band, dict):
@@ -663,20 +664,11 @@ def warnings(result: dict[str, Any]) -> list[dict[str, str]]:
                 ),
             }
         )
-    budget = (scenario.get("constraints") or {}).get("network_budget_usd")
-    capex = _f(cost.get("network_capex_usd"))
-    if budget and capex > _f(budget) > 0:
-        out.append(
-            {
-                "kind": "budget",
-                "text": (
-                    f"Over your network budget: this design's network costs {money(capex)} "
-                    f"against a budget of {money(budget)}; no design that works fits it."
-                ),
-            }
-        )
     rec = result.get("recommendation") or {}
-    reference = _reference_departure(result, rec)
+    budget_text = _budget_warning(rec, scenario, cost)
+    if budget_text:
+        out.append({"kind": "budget", "text": budget_text})
+    reference = _reference_warning(result, rec)
     if reference:
         out.append({"kind": "reference", "text": reference})
     for key in ("warnings", "alerts"):
@@ -685,6 +677,45 @@ def warnings(result: dict[str, Any]) -> list[dict[str, str]]:
             if text and all(text != w["text"] for w in out):
                 out.append({"kind": "engine", "text": str(text)})
     return out
+
+
+def _budget_warning(rec: dict[str, Any], scenario: dict[str, Any], cost: dict[str, Any]) -> str:
+    """A network budget the design does not meet (recommendation.budget, or by the capex)."""
+    info = rec.get("budget") if isinstance(rec.get("budget"), dict) else None
+    budget = (info or {}).get("network_budget_usd") or (
+        (scenario.get("constraints") or {}).get("network_budget_usd")
+    )
+    capex = _f((info or {}).get("recommended_capex_usd") or cost.get("network_capex_usd"))
+    over = info.get("within_budget") is False if info else bool(budget and capex > _f(budget) > 0)
+    if not (over and budget):
+        return ""
+    text = (
+        f"Over your network budget: this design's network costs {money(capex)} against a "
+        f"budget of {money(budget)}."
+    )
+    buys = (info or {}).get("budget_buys")
+    if isinstance(buys, dict) and buys.get("design"):
+        design = buys["design"]
+        label = option_label(design) if isinstance(design, dict) else str(design)
+        text += f" The budget buys {label} ({money(buys.get('capex_usd'))})"
+        text += f", {buys['slowdown_text']}." if buys.get("slowdown_text") else "."
+    else:
+        text += " No design that runs this job fits it."
+    return text
+
+
+def _reference_warning(result: dict[str, Any], rec: dict[str, Any]) -> str:
+    """The engine's comparison with the reference design, or our own check of it."""
+    ref = rec.get("reference_design")
+    if isinstance(ref, dict):
+        if ref.get("matches", True):
+            return ""
+        departures = [str(d) for d in ref.get("departures") or []]
+        name = str(ref.get("name") or "the reference design")
+        if departures:
+            return f"Departs from the reference design ({name}): " + "; ".join(departures) + "."
+        return str(ref.get("statement") or "")
+    return _reference_departure(result, rec)
 
 
 def _reference_departure(result: dict[str, Any], rec: dict[str, Any]) -> str:

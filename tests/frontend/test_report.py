@@ -237,3 +237,26 @@ def test_sales_engineer_sets_the_quote_reference_beside_the_notes(
         "Quote reference Q-77"
         in pdf_pages(sales_client.get(f"/s/{scenario.pk}/report.pdf").content)[0]
     )
+
+
+def test_engine_budget_and_reference_design_verdicts_become_warnings(client: Client) -> None:
+    from advisor.engine import evaluate
+
+    result = evaluate(
+        {
+            "workload": "training",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 512,
+            "constraints": {"network_budget_usd": 1_000_000},
+        }
+    )
+    html = client.get(f"/s/{make_scenario(result=result).pk}/").content.decode()
+    top = html[html.index('id="warnings"') : html.index('id="headline"')]
+    budget = result["recommendation"].get("budget") or {}
+    if budget.get("within_budget") is False:
+        assert "Over your network budget" in top and "$1.00M" in top
+    reference = result["recommendation"].get("reference_design") or {}
+    if reference.get("matches") is False:
+        assert "Departs from the reference design" in top
+    assert "Over your network budget" in top or "reference design" in top
