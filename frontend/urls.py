@@ -42,7 +42,9 @@ urlpatterns = [
         measurements.measurement_detail,
         name="measurement_detail",
     ),
-    path("s/<uuid:scenario_id>/calibrate", measurements.scenario_calibrate, name="scenario_calibrate"),
+    path(
+        "s/<uuid:scenario_id>/calibrate", measurements.scenario_calibrate, name="scenario_calibrate"
+    ),
     path(
         "s/<uuid:scenario_id>/acceptance.md",
         measurements.acceptance_markdown,
