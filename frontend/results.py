@@ -272,7 +272,7 @@ def _csv_safe(value: Any) -> Any:
     return value
 
 
-def _person(user: Any) -> tuple[str, str]:
+def person(user: Any) -> tuple[str, str]:
     """A signed-in person's name and e-mail for the report's cover ('' when anonymous)."""
     if user is None or not getattr(user, "is_authenticated", False):
         return "", ""
@@ -320,9 +320,9 @@ def pdf_filename(scenario: Scenario) -> str:
 @require_GET
 def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario, run = _result_or_404(request, scenario_id)
-    name, email = _person(request.user)
+    name, email = person(request.user)
     if not name and scenario.owner is not None and user_is_sales(scenario.owner):
-        name, email = _person(scenario.owner)
+        name, email = person(scenario.owner)
     pdf = report_pdf(
         scenario,
         run,
