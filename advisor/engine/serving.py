@@ -871,7 +871,9 @@ class ServingModel:
             chunk_s = self.prefill_s * min(
                 1.0, CHUNKED_PREFILL_TOKENS / max(1.0, sp.computed_prompt_tokens)
             )
-            tpot95 = (tpot95 * q + chunk_s * min(1.0, rho_p / 0.05)) / q * stretch
+            # the slow tokens are those whose step also carries a prefill chunk (once more
+            # than 5 % of the steps carry one); the stretch is already the mean's
+            tpot95 = (tpot95 * q + chunk_s * min(1.0, rho_p / 0.05)) / q
             service = self.prefill_s + (
                 sp.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
             ) * self.step(b_eff)
