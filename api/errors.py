@@ -19,7 +19,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from advisor.scenarios.converters import InvalidScenario
+from advisor.scenarios.engine_calls import InvalidScenario
 
 logger = logging.getLogger(__name__)
 

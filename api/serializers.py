@@ -1,7 +1,7 @@
 """Serializers shared by several API classes: errors, scenario v1 inputs, runs, results.
 
 The scenario v1 serializers below only *document* the engine's input (docs/ENGINE_API.md);
-the engine validates it (advisor.scenarios.converters.validate_inputs), so there is one
+the engine validates it (advisor.scenarios.engine_calls.validate_inputs), so there is one
 source of truth for the rules and their messages.
 """
 
@@ -14,7 +14,8 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from advisor.engine.limits import LIMITS
-from advisor.scenarios.converters import InvalidScenario, current_catalog, validate_inputs
+from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.models import RunStatus
 
 # --- Errors ---------------------------------------------------------------------------------
@@ -248,7 +249,7 @@ class ScenarioInputsField(serializers.JSONField):
     def to_internal_value(self, data: Any) -> Any:
         value = super().to_internal_value(data)
         try:
-            validate_inputs(value, catalog=current_catalog())
+            validate_inputs(value, catalog=catalog_current())
         except InvalidScenario as exc:
             own = exc.field_errors.pop("inputs", None)
             if own and not exc.field_errors:

@@ -14,7 +14,7 @@ from django.core.cache import cache
 
 from advisor.engine import ENGINE_VERSION
 from advisor.scenarios.catalog_store import catalog_current
-from advisor.scenarios.converters import InvalidScenario, evaluate_inputs
+from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs
 from frontend import charts, presenters
 from frontend import questionnaire as qn
 

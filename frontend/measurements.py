@@ -25,7 +25,7 @@ from advisor.measurements.services import (
     scenario_run_calibrated,
     text_max_chars,
 )
-from advisor.scenarios.converters import current_catalog
+from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario
 from frontend.access import scenario_or_404
 
@@ -235,7 +235,7 @@ def _plan_and_grading(
     try:
         plan = acceptance_plan(
             run.result,
-            catalog=current_catalog(),
+            catalog=catalog_current(),
             given_design=request.GET.get("design") == "given",
         )
     except ValueError as exc:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from advisor.engine.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_current
-from advisor.scenarios.converters import InvalidScenario, validate_inputs
+from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.services import (
     RunInProgress,
     run_start,

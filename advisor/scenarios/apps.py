@@ -10,4 +10,7 @@ class ScenariosConfig(AppConfig):
 
     def ready(self) -> None:
         # Bind @shared_task to our Celery app in every process that loads Django.
-        import advisor.celery  # noqa: F401
+        import advisor.celery
+
+        # Register the tasks that advisor.scenarios.claims sends by name.
+        import advisor.scenarios.tasks  # noqa: F401

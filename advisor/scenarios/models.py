@@ -49,27 +49,44 @@ class RunStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class ScenarioRun(models.Model):
-    """One evaluation of a scenario. Claimed atomically; finished only by its claimant."""
+class ClaimedWork(models.Model):
+    """Work a Celery worker claims, heartbeats and finishes: a run, or a sweep chunk.
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
+    QUEUED -> RUNNING (claimed: claim_token, heartbeat_at) -> SUCCEEDED | FAILED. Only the
+    holder of the current claim_token finishes the row (advisor.scenarios.claims), however
+    often its message is delivered.
+    """
+
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
-    progress = models.PositiveSmallIntegerField(default=0)
-    result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
-    error_fields = models.JSONField(null=True, blank=True)
-    engine_version = models.CharField(max_length=32, blank=True, default="")
-    catalog_version = models.CharField(max_length=64, blank=True, default="")
     claim_token = models.UUIDField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
+
+
+class ScenarioRun(ClaimedWork):
+    """One evaluation of a scenario. Claimed atomically; finished only by its claimant."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
+    progress = models.PositiveSmallIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error_fields = models.JSONField(null=True, blank=True)
+    engine_version = models.CharField(max_length=32, blank=True, default="")
+    catalog_version = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -77,10 +94,6 @@ class ScenarioRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scenario_id} run {self.id} ({self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
 
 
 class SweepStatus(models.TextChoices):
@@ -145,7 +158,7 @@ class Sweep(models.Model):
         return min(100, (100 * self.done_points) // self.total_points)
 
 
-class SweepChunk(models.Model):
+class SweepChunk(ClaimedWork):
     """Design points [start, stop) of a sweep: claimed, heartbeated and finished like a run."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -153,17 +166,7 @@ class SweepChunk(models.Model):
     index = models.PositiveIntegerField()
     start = models.PositiveIntegerField()
     stop = models.PositiveIntegerField()
-    status = models.CharField(
-        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
-    )
     results = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True, default="")
-    claim_token = models.UUIDField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["sweep", "index"]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import partial
@@ -14,21 +13,27 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
-from kombu.exceptions import OperationalError as KombuOperationalError
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from advisor.measurements.selectors import run_calibration_fit
-from advisor.scenarios.claims import stale_after, work_claim
-from advisor.scenarios.converters import (
-    InvalidScenario,
-    current_catalog,
-    evaluate_inputs,
-    validate_inputs,
+from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.claims import (
+    BROKER_ERRORS,
+    NOT_ENGINE_ERRORS,
+    RUN_TASK,
+    TRANSIENT_DB_ERRORS,
+    UNFINISHED,
+    ClaimLost,
+    heartbeating,
+    send_task_by_name,
+    work_claim,
+    work_execute,
+    work_heartbeat,
+    work_reconcile,
 )
-from advisor.scenarios.heartbeat import Heartbeat
+from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs, validate_inputs
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.signals import run_finished
 from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
@@ -39,7 +44,8 @@ logger = logging.getLogger(__name__)
 PROGRESS_STEP_PCT = 5
 
 
-def _owner_or_none(user: AbstractBaseUser | AnonymousUser | None) -> Any:
+def owner_or_none(user: AbstractBaseUser | AnonymousUser | None) -> Any:
+    """The user to record as owner: None for an anonymous visitor."""
     return user if user is not None and user.is_authenticated else None
 
 
@@ -54,11 +60,11 @@ def scenario_create(
     cloned_from: Scenario | None = None,
 ) -> Scenario:
     """Save a scenario after checking its inputs; bad inputs raise InvalidScenario."""
-    validate_inputs(inputs, catalog=current_catalog())
+    validate_inputs(inputs, catalog=catalog_current())
     return Scenario.objects.create(
         name=name,
         inputs=inputs,
-        owner=_owner_or_none(owner),
+        owner=owner_or_none(owner),
         customer=customer,
         callback_url=callback_url,
         cloned_from=cloned_from,
@@ -72,7 +78,7 @@ def scenario_update(*, scenario: Scenario, **fields: Any) -> Scenario:
     if unknown:
         raise ValueError(f"cannot update {sorted(unknown)}")
     if "inputs" in fields:
-        validate_inputs(fields["inputs"], catalog=current_catalog())
+        validate_inputs(fields["inputs"], catalog=catalog_current())
     for key, value in fields.items():
         setattr(scenario, key, value)
     scenario.save(update_fields=[*fields, "updated_at"])
@@ -86,7 +92,7 @@ def scenario_clone(
     return Scenario.objects.create(
         name=name or f"{scenario.name} (copy)",
         inputs=scenario.inputs,
-        owner=_owner_or_none(owner),
+        owner=owner_or_none(owner),
         customer=scenario.customer,
         # Notes and the quote reference belong to the original's quote, not to the copy.
         cloned_from=scenario,
@@ -124,9 +130,7 @@ def run_start(*, scenario: Scenario) -> ScenarioRun:
     """
     Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
     active = (
-        ScenarioRun.objects.filter(
-            scenario_id=scenario.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-        )
+        ScenarioRun.objects.filter(scenario_id=scenario.pk, status__in=UNFINISHED)
         .order_by("-created_at")
         .first()
     )
@@ -152,45 +156,18 @@ def scenario_submit(
 
 
 # --- Run lifecycle ---------------------------------------------------------------------------
-# QUEUED -> RUNNING (claimed: claim_token, heartbeat_at) -> SUCCEEDED | FAILED.
-# Only the holder of the current claim_token can finish a run, so however often a message is
-# delivered (redelivery after a crash, a retry, the reconciler resending it), a run completes
-# at most once. The reconciler (runs_reconcile) resends QUEUED runs whose message was lost and
-# takes RUNNING runs whose heartbeat stopped back to QUEUED.
-
-# The database going away is worth a retry; bad input and engine bugs never are.
-TRANSIENT_DB_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
-# What publishing raises when Redis is unreachable (after kombu's own publish retries).
-BROKER_ERRORS: tuple[type[Exception], ...] = (
-    KombuOperationalError,
-    RedisConnectionError,
-    ConnectionError,
-)
+# A run is ClaimedWork: claimed, heartbeated, executed and reconciled by advisor.scenarios.claims.
 
 
-class RunInterrupted(Exception):
-    """The database went away after this worker claimed the run: retry, holding `token`."""
-
-    def __init__(self, *, run_id: uuid.UUID, token: uuid.UUID) -> None:
-        self.run_id = run_id
-        self.token = token
-        super().__init__(f"run {run_id} interrupted by a database error; retry with its claim")
-
-
-class ClaimLost(Exception):
-    """Another worker took the run over (this one was presumed dead): stop, finish nothing."""
-
-
-# Raised inside an evaluation but not the engine's fault: never turned into a FAILED run.
-NOT_ENGINE_ERRORS: tuple[type[Exception], ...] = (ClaimLost, *TRANSIENT_DB_ERRORS)
+def _runs_publish(run_ids: Sequence[uuid.UUID]) -> None:
+    for run_id in run_ids:
+        _run_publish(run_id)
 
 
 def _run_publish(run_id: uuid.UUID) -> bool:
     """Send the run's message; a broker outage is logged and left to the reconciler."""
-    from advisor.scenarios.tasks import run_scenario  # tasks import services: import late
-
     try:
-        run_scenario.delay(str(run_id))
+        send_task_by_name(RUN_TASK, str(run_id))
     except BROKER_ERRORS:
         logger.warning(
             "run %s not sent (broker unreachable); the reconciler will resend it", run_id
@@ -211,13 +188,8 @@ def run_claim(*, run_id: uuid.UUID, resume_token: uuid.UUID | None = None) -> uu
 
 def run_heartbeat(*, run_id: uuid.UUID, token: uuid.UUID, progress: int | None = None) -> bool:
     """Record liveness (and progress); False when the claim was lost to another worker."""
-    fields: dict[str, Any] = {"heartbeat_at": timezone.now()}
-    if progress is not None:
-        fields["progress"] = max(0, min(99, progress))
-    updated = ScenarioRun.objects.filter(
-        pk=run_id, claim_token=token, status=RunStatus.RUNNING
-    ).update(**fields)
-    return bool(updated)
+    fields: dict[str, Any] = {} if progress is None else {"progress": max(0, min(99, progress))}
+    return work_heartbeat(ScenarioRun, pk=run_id, token=token, **fields)
 
 
 def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fields: Any) -> bool:
@@ -228,17 +200,6 @@ def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fie
         if finished:
             run_finished.send(sender=ScenarioRun, run_id=run_id)
     return bool(finished)
-
-
-def hold_for_fault_tests(heartbeat: Heartbeat) -> None:
-    """Test hook FABRIC_TEST_EVAL_DELAY_S (refused in production, see settings): hold a run
-    or sweep chunk in flight, heartbeating, so a fault test can kill its worker or stop the
-    database while it certainly runs. Does nothing when the setting is 0 (always in production)."""
-    deadline = time.monotonic() + settings.FABRIC_TEST_EVAL_DELAY_S
-    while (left := deadline - time.monotonic()) > 0:
-        if heartbeat.lost:
-            raise ClaimLost
-        time.sleep(min(0.25, left))
 
 
 @contextmanager
@@ -274,15 +235,10 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
         if not alive:
             raise ClaimLost
 
-    with Heartbeat(
-        partial(run_heartbeat, run_id=run_id, token=token),
-        every_s=settings.RUN_HEARTBEAT_EVERY_S,
-    ) as heartbeat:
-        if settings.FABRIC_TEST_EVAL_DELAY_S:
-            hold_for_fault_tests(heartbeat)
+    with heartbeating(ScenarioRun, pk=run_id, token=token) as heartbeat:
         try:
             with _in_request_limit() as deadline:
-                catalog = current_catalog()
+                catalog = catalog_current()
                 # A run queued with a customer's measurement evaluates with its fit.
                 calibration = run_calibration_fit(run=run, catalog=catalog)
                 extra: dict[str, Any] = {"calibration": calibration} if calibration else {}
@@ -340,26 +296,21 @@ def run_execute(*, run_id: uuid.UUID, resume_token: uuid.UUID | None = None) -> 
 
     Idempotent: a second delivery of the same message finds the run claimed or finished
     and returns None. Only the claimant can finish a run, so it completes at most once.
-    A database error after the claim raises RunInterrupted carrying the claim token, so the
+    A database error after the claim raises WorkInterrupted carrying the claim token, so the
     task's retry resumes this claim instead of waiting for it to go stale.
     """
-    token = run_claim(run_id=run_id, resume_token=resume_token)
-    if token is None:
-        status = ScenarioRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
-        logger.info("run %s not claimed: it is %s", run_id, status or "gone")
-        return None
-    try:
+
+    def perform(token: uuid.UUID) -> RunStatus | None:
         outcome = _run_evaluate(run_id=run_id, token=token)
-        finished = _run_finish(run_id=run_id, token=token, **outcome)
-    except TRANSIENT_DB_ERRORS as exc:
-        raise RunInterrupted(run_id=run_id, token=token) from exc
-    except ClaimLost:
-        finished = False
-    if not finished:
-        logger.warning("run %s: claim lost to another worker; this result is discarded", run_id)
-        return None
-    status = RunStatus(outcome["status"])
-    logger.info("run %s %s", run_id, status.value)
+        if not _run_finish(run_id=run_id, token=token, **outcome):
+            return None
+        return RunStatus(outcome["status"])
+
+    status = work_execute(
+        ScenarioRun, pk=run_id, resume_token=resume_token, perform=perform, progress=0
+    )
+    if status is not None:
+        logger.info("run %s %s", run_id, status.value)
     return status
 
 
@@ -368,84 +319,49 @@ def run_fail(*, run_id: uuid.UUID, reason: str, token: uuid.UUID | None = None) 
 
     With `token`, only while that claim still holds it (a worker failing its own run).
     """
-    unfinished = ScenarioRun.objects.filter(
-        pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    )
+    unfinished = ScenarioRun.objects.filter(pk=run_id, status__in=UNFINISHED)
     if token is not None:
         unfinished = unfinished.filter(claim_token=token)
     return _runs_fail(unfinished, reason=reason) > 0
 
 
 def _runs_fail(runs: QuerySet[ScenarioRun], *, reason: str) -> int:
-    failed = 0
-    for run_id in list(runs.values_list("pk", flat=True)):
-        with transaction.atomic():
-            # Re-filter per row: the row may have finished since it was listed.
-            updated = runs.filter(pk=run_id).update(
-                status=RunStatus.FAILED, error=reason, finished_at=timezone.now(), progress=100
-            )
-            if updated:
-                run_finished.send(sender=ScenarioRun, run_id=run_id)
-        failed += updated
-    return failed
+    return sum(
+        _run_fail_one(runs, run_id, reason) for run_id in list(runs.values_list("pk", flat=True))
+    )
+
+
+def _run_fail_one(runs: QuerySet[ScenarioRun], run_id: uuid.UUID, reason: str) -> bool:
+    with transaction.atomic():
+        # Re-filter per row: the row may have finished since it was listed.
+        updated = runs.filter(pk=run_id).update(
+            status=RunStatus.FAILED, error=reason, finished_at=timezone.now(), progress=100
+        )
+        if updated:
+            run_finished.send(sender=ScenarioRun, run_id=run_id)
+    return bool(updated)
 
 
 def runs_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
-    """The backstop behind the broker: nothing stays QUEUED or RUNNING forever.
-
-    - RUNNING runs whose heartbeat expired (their worker died) go back to QUEUED with their
-      claim revoked (a worker that was only slow can no longer finish) and are sent again;
-      after RUN_MAX_ATTEMPTS such losses the run is FAILED with the reason instead.
-    - QUEUED runs sent longer than RUN_QUEUED_LOST_AFTER_S ago are sent again (the message was
-      lost, or never left because the broker was down at commit time).
-    Every change is a conditional UPDATE, so two reconcilers running at once are harmless,
-    and a duplicate message is harmless because the claim lets one delivery in.
-    """
-    now = now or timezone.now()
-    stale_cutoff = now - stale_after()
-    lost_cutoff = now - timedelta(seconds=settings.RUN_QUEUED_LOST_AFTER_S)
-    orphaned = ScenarioRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=stale_cutoff)
-
-    exhausted = orphaned.filter(attempts__gte=settings.RUN_MAX_ATTEMPTS)
-    given_up = _runs_fail(
-        exhausted,
-        reason=(
+    """The backstop behind the broker for runs (advisor.scenarios.claims.work_reconcile)."""
+    return work_reconcile(
+        ScenarioRun,
+        give_up=_run_fail_one,
+        gave_up_reason=(
             f"Gave up after {settings.RUN_MAX_ATTEMPTS} attempts: the worker evaluating this "
             "scenario stopped responding each time."
         ),
+        publish=_runs_publish,
+        # Runs queued before enqueued_at was recorded.
+        never_sent=Q(
+            enqueued_at__isnull=True,
+            created_at__lt=(now or timezone.now())
+            - timedelta(seconds=settings.RUN_QUEUED_LOST_AFTER_S),
+        ),
+        now=now,
+        limit=limit,
+        progress=0,
     )
-
-    requeued = 0
-    for run_id in list(
-        orphaned.filter(attempts__lt=settings.RUN_MAX_ATTEMPTS).values_list("pk", flat=True)[:limit]
-    ):
-        with transaction.atomic():
-            updated = orphaned.filter(pk=run_id).update(
-                status=RunStatus.QUEUED, claim_token=None, enqueued_at=now, progress=0
-            )
-            if updated:
-                transaction.on_commit(partial(_run_publish, run_id))
-        requeued += updated
-
-    lost = ScenarioRun.objects.filter(status=RunStatus.QUEUED).filter(
-        Q(enqueued_at__lt=lost_cutoff) | Q(enqueued_at__isnull=True, created_at__lt=lost_cutoff)
-    )
-    resent = 0
-    for run_id in list(lost.values_list("pk", flat=True)[:limit]):
-        with transaction.atomic():
-            updated = lost.filter(pk=run_id).update(enqueued_at=now)
-            if updated:
-                transaction.on_commit(partial(_run_publish, run_id))
-        resent += updated
-
-    if given_up or requeued or resent:
-        logger.warning(
-            "reconciler: %d orphaned runs requeued, %d lost messages resent, %d runs given up",
-            requeued,
-            resent,
-            given_up,
-        )
-    return {"requeued": requeued, "resent": resent, "given_up": given_up}
 
 
 @transaction.atomic

@@ -18,15 +18,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 
-from advisor.scenarios import sweeps
-from advisor.scenarios.services import (
-    BROKER_ERRORS,
-    TRANSIENT_DB_ERRORS,
-    RunInterrupted,
-    run_execute,
-    run_fail,
-    runs_reconcile,
-)
+from advisor.scenarios.claims import BROKER_ERRORS, TRANSIENT_DB_ERRORS, WorkInterrupted
+from advisor.scenarios.services import run_execute, run_fail, runs_reconcile
+from advisor.scenarios.sweeps.services import sweep_chunk_execute, sweeps_reconcile
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +55,7 @@ def run_scenario(self: Task, run_id: str, resume_token: str | None = None) -> st
     """Evaluate one ScenarioRun. Safe to deliver twice: the claim lets one worker in."""
     try:
         status = run_execute(run_id=uuid.UUID(run_id), resume_token=_uuid_or_none(resume_token))
-    except RunInterrupted as exc:
+    except WorkInterrupted as exc:
         # Retry holding the claim: the retry resumes it unless the reconciler moved on.
         logger.warning("run %s interrupted by a database error; retrying", run_id)
         raise self.retry(
@@ -89,10 +83,10 @@ def run_scenario(self: Task, run_id: str, resume_token: str | None = None) -> st
 def sweep_chunk(self: Task, chunk_id: str, resume_token: str | None = None) -> str | None:
     """Evaluate one chunk of a sweep's design points; the last chunk to finish ends the sweep."""
     try:
-        outcome = sweeps.sweep_chunk_execute(
+        outcome = sweep_chunk_execute(
             chunk_id=uuid.UUID(chunk_id), resume_token=_uuid_or_none(resume_token)
         )
-    except sweeps.ChunkInterrupted as exc:
+    except WorkInterrupted as exc:
         logger.warning("sweep chunk %s interrupted by a database error; retrying", chunk_id)
         raise self.retry(
             args=[chunk_id],
@@ -110,7 +104,7 @@ def sweep_chunk(self: Task, chunk_id: str, resume_token: str | None = None) -> s
 def reconcile() -> dict[str, Any]:
     """Celery beat's periodic backstop: resend lost messages, requeue orphaned work."""
     try:
-        return {"runs": runs_reconcile(), "sweeps": sweeps.sweeps_reconcile()}
+        return {"runs": runs_reconcile(), "sweeps": sweeps_reconcile()}
     except TRANSIENT_ERRORS:
         # The database or broker is down: nothing can be repaired now; the next tick will.
         logger.warning("reconciler skipped: database or broker unreachable", exc_info=True)

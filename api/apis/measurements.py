@@ -14,7 +14,7 @@ from advisor.engine.nccl_tests import parse_text
 from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
 from advisor.measurements.services import MeasurementInvalid, measurement_create
-from advisor.scenarios.converters import current_catalog
+from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus
 from api.apis.base import ApiView
 from api.apis.scenarios import visible_scenario_or_404
@@ -210,7 +210,7 @@ class ScenarioAcceptanceApi(ApiView):
             )
         given = str(request.query_params.get("design", "")) == "given"
         try:
-            return acceptance_plan(run.result, catalog=current_catalog(), given_design=given)
+            return acceptance_plan(run.result, catalog=catalog_current(), given_design=given)
         except ValueError as exc:
             raise ApplicationError(str(exc), code="no_design", status_code=409) from exc
 

@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from advisor.engine.errors import ScenarioError
 from advisor.engine.limits import LIMITS, is_number
 from advisor.engine.scenario import parse_scenario
-from advisor.scenarios.converters import current_catalog, evaluate_inputs
+from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.engine_calls import evaluate_inputs
 from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 from api.apis.base import ApiView
 from api.errors import ApplicationError
@@ -31,7 +32,7 @@ def _too_large_for_sync(inputs: dict[str, Any]) -> bool:
 
 def _parses(inputs: dict[str, Any]) -> bool:
     try:
-        parse_scenario(inputs, current_catalog())
+        parse_scenario(inputs, catalog_current())
     except ScenarioError:
         return False
     return True
@@ -79,7 +80,7 @@ class EvaluateApi(ApiView):
         try:
             with wall_time_limit(limit_s) as deadline:
                 result = evaluate_inputs(
-                    inputs, catalog=current_catalog(), progress=deadline.progress(None)
+                    inputs, catalog=catalog_current(), progress=deadline.progress(None)
                 )
         except EvaluationTimeout as exc:
             raise ApplicationError(
@@ -110,4 +111,4 @@ class CatalogApi(ApiView):
         responses={200: OutputSerializer},
     )
     def get(self, request: Request) -> Response:
-        return Response(CatalogApi.OutputSerializer(current_catalog().to_dict()).data)
+        return Response(CatalogApi.OutputSerializer(catalog_current().to_dict()).data)

@@ -14,7 +14,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.scenarios.converters import current_catalog
+from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from api import webhooks
 from api.apis.base import ApiView
@@ -351,7 +351,7 @@ class ScenarioBomApi(ApiView):
             bom = bom_for(
                 result=run.result,
                 option=filters.validated_data.get("option"),
-                catalog=current_catalog(),
+                catalog=catalog_current(),
             )
         except BomUnavailable as exc:
             raise ApplicationError(

@@ -9,8 +9,11 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.scenarios import sweeps
+from advisor.engine import sweep as grid
 from advisor.scenarios.models import Sweep, SweepStatus
+from advisor.scenarios.sweeps.axes import InvalidSweep
+from advisor.scenarios.sweeps.selectors import sweep_results
+from advisor.scenarios.sweeps.services import TooManySweeps, sweep_create
 from api.apis.base import ApiView
 from api.errors import ApplicationError
 from api.pagination import ApiPagination, page_of
@@ -19,7 +22,7 @@ from api.selectors import scenario_get_visible
 from api.serializers import AbsoluteUrlField, QueryParamsSerializer
 from api.sweeps.selectors import sweep_get_visible, sweep_list_visible
 
-AXIS_LIMIT = sweeps.MAX_VALUES_PER_AXIS
+AXIS_LIMIT = grid.MAX_VALUES_PER_AXIS
 
 
 def visible_sweep_or_404(request: Request, sweep_id: Any) -> Sweep:
@@ -33,29 +36,29 @@ class AxesSerializer(serializers.Serializer[Any]):
     """Values of each swept dimension; an axis left out keeps the scenario's own value."""
 
     servers = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=sweeps.MAX_SERVERS),
+        child=serializers.IntegerField(min_value=1, max_value=grid.MAX_SERVERS),
         required=False,
         max_length=AXIS_LIMIT,
         help_text="Numbers of servers (GPUs = servers x gpus_per_node).",
     )
     fabric = serializers.ListField(
-        child=serializers.ChoiceField(choices=sweeps.FABRICS),
+        child=serializers.ChoiceField(choices=grid.FABRICS),
         required=False,
-        max_length=len(sweeps.FABRICS),
+        max_length=len(grid.FABRICS),
     )
     nic_gbps = serializers.ListField(
-        child=serializers.FloatField(min_value=1, max_value=sweeps.MAX_NIC_GBPS),
+        child=serializers.FloatField(min_value=1, max_value=grid.MAX_NIC_GBPS),
         required=False,
         max_length=AXIS_LIMIT,
         help_text="Line rate of one compute NIC port, Gb/s.",
     )
     nics_per_node = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=sweeps.MAX_NICS_PER_NODE),
+        child=serializers.IntegerField(min_value=1, max_value=grid.MAX_NICS_PER_NODE),
         required=False,
         max_length=AXIS_LIMIT,
     )
     oversubscription = serializers.ListField(
-        child=serializers.FloatField(min_value=1, max_value=sweeps.MAX_OVERSUBSCRIPTION),
+        child=serializers.FloatField(min_value=1, max_value=grid.MAX_OVERSUBSCRIPTION),
         required=False,
         max_length=AXIS_LIMIT,
         help_text="r of r:1 at the leaf.",
@@ -101,7 +104,7 @@ class SweepCreateApi(ApiView):
         description=(
             "Evaluates the scenario at every combination of the given servers, fabrics, NIC "
             f"speeds, NICs per server and oversubscription ratios (at most "
-            f"{sweeps.MAX_VALUES_PER_AXIS} values per axis and the server's point limit in "
+            f"{grid.MAX_VALUES_PER_AXIS} values per axis and the server's point limit in "
             "total), fanned out over the workers. Poll `url` for progress; read the points "
             "from `results_url`."
         ),
@@ -117,16 +120,14 @@ class SweepCreateApi(ApiView):
         if scenario is None:
             raise ApplicationError("No such scenario.", code="not_found", status_code=404)
         try:
-            sweep = sweeps.sweep_create(
-                scenario=scenario, axes=dict(data["axes"]), owner=request.user
-            )
-        except sweeps.InvalidSweep as exc:
+            sweep = sweep_create(scenario=scenario, axes=dict(data["axes"]), owner=request.user)
+        except InvalidSweep as exc:
             raise ApplicationError(
                 "The sweep is invalid: check " + ", ".join(sorted(exc.field_errors)) + ".",
                 code="validation_error",
                 fields=exc.field_errors,
             ) from exc
-        except sweeps.TooManySweeps as exc:
+        except TooManySweeps as exc:
             raise ApplicationError(str(exc), code="too_many_sweeps", status_code=409) from exc
         sweep.refresh_from_db()  # eager mode may already have run it
         body = SweepOutputSerializer(sweep, context={"request": request}).data
@@ -195,7 +196,7 @@ class SweepResultsApi(ApiView):
         i = serializers.IntegerField(min_value=0, help_text="Point number in the grid.")
         servers = serializers.IntegerField(min_value=1)
         gpus = serializers.IntegerField(min_value=1)
-        fabric = serializers.ChoiceField(choices=sweeps.FABRICS)
+        fabric = serializers.ChoiceField(choices=grid.FABRICS)
         nic_gbps = serializers.FloatField()
         nics_per_node = serializers.IntegerField(min_value=1)
         oversubscription = serializers.FloatField()
@@ -241,5 +242,5 @@ class SweepResultsApi(ApiView):
         )
         sweep = visible_sweep_or_404(request, sweep_id)
         paginator = ResultsPagination()
-        page = paginator.paginate_queryset(sweeps.sweep_results(sweep), request, view=self)
+        page = paginator.paginate_queryset(sweep_results(sweep), request, view=self)
         return paginator.get_paginated_response(page)

@@ -13,13 +13,12 @@ from django.db.models import QuerySet
 
 from advisor.scenarios.models import Sweep
 from advisor.scenarios.selectors import scenario_list
+from advisor.scenarios.sweeps.selectors import sweeps_of
 
 
 def sweep_list_visible(*, user: Any, scenario_id: uuid.UUID | None = None) -> QuerySet[Sweep]:
-    qs = Sweep.objects.filter(scenario__in=scenario_list(user=user).values("pk"))
-    if scenario_id is not None:
-        qs = qs.filter(scenario_id=scenario_id)
-    return qs.order_by("-created_at", "-pk")
+    visible = sweeps_of(scenario_list(user=user))
+    return visible if scenario_id is None else visible.filter(scenario_id=scenario_id)
 
 
 def sweep_get_visible(*, user: Any, sweep_id: uuid.UUID | str) -> Sweep | None:

@@ -16,15 +16,17 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from advisor.scenarios import sweeps
-from advisor.scenarios.converters import InvalidScenario
+from advisor.engine.sweep import FABRICS
+from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, Sweep
 from advisor.scenarios.selectors import scenario_list, user_is_sales
+from advisor.scenarios.sweeps.axes import NUMBER_AXES, InvalidSweep, axes_from_text
+from advisor.scenarios.sweeps.selectors import sweep_get, sweep_results, sweeps_of
+from advisor.scenarios.sweeps.services import TooManySweeps, sweep_create
 from frontend.access import scenario_or_404
 from frontend.sweeps.charts import sweep_charts
 
 LIST_LIMIT = 100
-AXIS_FIELDS = ("servers", "nic_gbps", "nics_per_node", "oversubscription")
 AXIS_LABELS = {
     "servers": "Servers",
     "fabric": "Fabrics",
@@ -57,7 +59,7 @@ CSV_COLUMNS = (
 
 
 def sweep_or_404(request: HttpRequest, sweep_id: uuid.UUID) -> Sweep:
-    sweep = sweeps.sweep_get(sweep_id=sweep_id, user=request.user)
+    sweep = sweep_get(sweep_id=sweep_id, user=request.user)
     if sweep is None:
         raise Http404("No such sweep")
     return sweep
@@ -75,34 +77,11 @@ def _default_form(scenario: Scenario) -> dict[str, Any]:
     top = max(2, nodes * 4)
     return {
         "servers": f"1..{top} x2" if nodes > 1 else "1, 2, 4, 8",
-        "fabric": list(sweeps.FABRICS),
+        "fabric": list(FABRICS),
         "nic_gbps": "100, 200, 400, 800",
         "nics_per_node": "1, 2, 4, 8",
         "oversubscription": "1, 2, 3",
     }
-
-
-def _axes_from_post(request: HttpRequest) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    axes: dict[str, Any] = {}
-    errors: dict[str, list[str]] = {}
-    for name in AXIS_FIELDS:
-        text = request.POST.get(name, "")[:2000]
-        try:
-            values = sweeps.parse_axis_text(text)
-        except ValueError as exc:
-            errors[f"axes.{name}"] = [str(exc)]
-            continue
-        if any(isinstance(v, str) for v in values):
-            errors[f"axes.{name}"] = ["numbers only, e.g. 2, 4, 8 or 2..64 x2"]
-            continue
-        axes[name] = [
-            int(v) if name in ("servers", "nics_per_node") and v == int(v) else v for v in values
-        ]
-    fabrics = [f for f in request.POST.getlist("fabric") if f in sweeps.FABRICS]
-    if not fabrics:
-        errors["axes.fabric"] = ["pick at least one fabric"]
-    axes["fabric"] = fabrics
-    return axes, errors
 
 
 @login_required
@@ -116,11 +95,7 @@ def sweep_index(request: HttpRequest) -> HttpResponse:
         except ValueError:
             raise Http404("No such scenario") from None
         return redirect("sweep_new", scenario_id=scenario_or_404(request, chosen_id).pk)
-    rows = (
-        Sweep.objects.filter(scenario__in=visible.values("pk"))
-        .select_related("scenario")
-        .order_by("-created_at")[:LIST_LIMIT]
-    )
+    rows = sweeps_of(visible).select_related("scenario")[:LIST_LIMIT]
     return render(
         request,
         "sweeps/index.html",
@@ -140,17 +115,18 @@ def sweep_new(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     form: dict[str, Any] = _default_form(scenario)
     errors: dict[str, list[str]] = {}
     if request.method == "POST":
-        form = {name: request.POST.get(name, "") for name in AXIS_FIELDS}
+        form = {name: request.POST.get(name, "") for name in NUMBER_AXES}
         form["fabric"] = request.POST.getlist("fabric")
-        axes, errors = _axes_from_post(request)
+        fabrics = [fabric for fabric in request.POST.getlist("fabric") if fabric in FABRICS]
+        axes, errors = axes_from_text(request.POST, fabrics)
         if not errors:
             try:
-                sweep = sweeps.sweep_create(scenario=scenario, axes=axes, owner=request.user)
-            except sweeps.InvalidSweep as exc:
+                sweep = sweep_create(scenario=scenario, axes=axes, owner=request.user)
+            except InvalidSweep as exc:
                 errors = exc.field_errors
             except InvalidScenario as exc:
                 errors = {"scenario": [f"The scenario cannot be evaluated: {exc}"]}
-            except sweeps.TooManySweeps as exc:
+            except TooManySweeps as exc:
                 errors = {"axes": [str(exc)]}
             else:
                 return redirect("sweep_detail", sweep_id=sweep.pk)
@@ -163,7 +139,7 @@ def sweep_new(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
             "form": form,
             "errors": field_errors,
             "labels": AXIS_LABELS,
-            "fabrics": [(f, f.replace("roce", "RoCE v2").title()) for f in sweeps.FABRICS],
+            "fabrics": [(fabric, _axis_value(fabric)) for fabric in FABRICS],
             "max_points": settings.SWEEP_MAX_POINTS,
             "nav": "sweeps",
         },
@@ -176,7 +152,7 @@ def sweep_detail(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
     context: dict[str, Any] = {"sweep": sweep, "scenario": sweep.scenario, "nav": "sweeps"}
     if not sweep.is_finished:
         return render(request, "sweeps/progress.html", context)
-    rows = sweeps.sweep_results(sweep)
+    rows = sweep_results(sweep)
     scenario_servers = (sweep.axes.get("servers") or [0])[0]
     try:
         gpus = int(sweep.scenario.inputs.get("gpus", 0))
@@ -245,6 +221,6 @@ def sweep_results_csv(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse
     response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
     writer = csv.writer(response)
     writer.writerow(CSV_COLUMNS)
-    for row in sweeps.sweep_results(sweep):
+    for row in sweep_results(sweep):
         writer.writerow([_csv_safe(row.get(column, "")) for column in CSV_COLUMNS])
     return response

@@ -22,7 +22,8 @@ from django.test import override_settings
 
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun, Sweep, SweepStatus
 from advisor.scenarios.services import run_enqueue, scenario_submit
-from advisor.scenarios.sweeps import sweep_create, sweep_results
+from advisor.scenarios.sweeps.selectors import sweep_results
+from advisor.scenarios.sweeps.services import sweep_create
 from advisor.scenarios.tasks import run_scenario
 from tests.faults.conftest import FAULT_ENV
 from tests.support.services import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.engine.catalog import default_catalog
-from advisor.scenarios.converters import validate_inputs
+from advisor.scenarios.engine_calls import validate_inputs
 from frontend import questionnaire as qn
 
 CATALOG = default_catalog()

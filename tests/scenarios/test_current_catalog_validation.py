@@ -7,7 +7,7 @@ import pytest
 from advisor.engine.catalog import default_catalog
 from advisor.hardware.models import HardwareItem, ItemKind
 from advisor.hardware.services import catalog_publish, hardware_sync_builtin
-from advisor.scenarios.converters import InvalidScenario
+from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.services import scenario_create
 

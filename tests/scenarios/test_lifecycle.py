@@ -19,10 +19,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from advisor.scenarios import services
-from advisor.scenarios.converters import InvalidScenario
+from advisor.scenarios.claims import WorkInterrupted
+from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.services import (
-    RunInterrupted,
     run_claim,
     run_enqueue,
     run_execute,
@@ -43,7 +43,7 @@ Evaluate = Callable[..., dict[str, Any]]
 def engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Evaluate], None]]:
     """Replace the engine call (and the input check) with a stand-in for one test."""
     monkeypatch.setattr(services, "validate_inputs", lambda inputs: None)
-    monkeypatch.setattr(services, "current_catalog", lambda: None)
+    monkeypatch.setattr(services, "catalog_current", lambda: None)
 
     def use(fake: Evaluate) -> None:
         monkeypatch.setattr(services, "evaluate_inputs", fake)
@@ -279,7 +279,7 @@ def test_a_database_error_after_the_claim_is_retried_holding_the_claim(
 
     engine(evaluate)
 
-    with pytest.raises(RunInterrupted) as interrupted:
+    with pytest.raises(WorkInterrupted) as interrupted:
         run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING

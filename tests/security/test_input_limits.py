@@ -312,7 +312,8 @@ def test_a_deadline_that_has_passed_refuses_the_next_report() -> None:
 def test_a_sweep_axis_outside_the_engine_limits_is_refused(
     axis: str, value: Any, message: str
 ) -> None:
-    from advisor.scenarios.sweeps import InvalidSweep, sweep_create
+    from advisor.scenarios.sweeps.axes import InvalidSweep
+    from advisor.scenarios.sweeps.services import sweep_create
 
     run = scenario_submit(name="base", inputs={**BASE, "gpus_per_node": 8})
     with pytest.raises(InvalidSweep) as refused:

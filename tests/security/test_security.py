@@ -30,7 +30,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun, Sweep
 from advisor.scenarios.services import scenario_submit
-from advisor.scenarios.sweeps import sweep_create
+from advisor.scenarios.sweeps.services import sweep_create
 from api.services import api_client_create
 
 pytestmark = pytest.mark.django_db

@@ -14,16 +14,15 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from advisor.scenarios import sweeps
-from advisor.scenarios.converters import InvalidScenario
+from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, Sweep, SweepChunk, SweepStatus
-from advisor.scenarios.sweeps import (
-    InvalidSweep,
+from advisor.scenarios.sweeps import services as sweep_services
+from advisor.scenarios.sweeps.axes import InvalidSweep, parse_axis_text
+from advisor.scenarios.sweeps.selectors import sweep_results
+from advisor.scenarios.sweeps.services import (
     chunk_claim,
-    parse_axis_text,
     sweep_chunk_execute,
     sweep_create,
-    sweep_results,
     sweeps_reconcile,
 )
 
@@ -214,14 +213,14 @@ def test_an_engine_bug_fails_its_chunk_and_the_sweep_keeps_the_other_results(
     small_chunks: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real = sweeps.evaluate_points
+    real = sweep_services.evaluate_points
 
     def flaky(inputs: Any, axes: Any, start: int, stop: int, **kwargs: Any) -> Any:
         if start == 7:
             raise ZeroDivisionError("division by zero")
         return real(inputs, axes, start, stop, **kwargs)
 
-    monkeypatch.setattr(sweeps, "evaluate_points", flaky)
+    monkeypatch.setattr(sweep_services, "evaluate_points", flaky)
 
     with committed():
         sweep = sweep_create(scenario=scenario, axes={"nic_gbps": list(range(100, 1500, 100))})
@@ -241,7 +240,9 @@ def test_the_reconciler_requeues_an_orphaned_chunk_and_resends_a_lost_one(
     committed: Callable[[], Any],
 ) -> None:
     published: list[uuid.UUID] = []
-    monkeypatch.setattr(sweeps, "_chunks_publish", lambda ids: published.extend(ids) or True)
+    monkeypatch.setattr(
+        sweep_services, "_chunks_publish", lambda ids: published.extend(ids) or True
+    )
     sweep = sweep_create(scenario=scenario, axes={"nic_gbps": list(range(100, 2200, 100))})
     orphan, lost, fresh = sweep.chunks.order_by("index")
     long_ago = timezone.now() - timedelta(
@@ -260,7 +261,7 @@ def test_the_reconciler_requeues_an_orphaned_chunk_and_resends_a_lost_one(
     orphan.refresh_from_db()
     assert (orphan.status, orphan.claim_token) == (RunStatus.QUEUED, None)
     assert dead_token is not None
-    assert sweeps.chunk_heartbeat(chunk_id=orphan.pk, token=dead_token) is False
+    assert sweep_services.chunk_heartbeat(chunk_id=orphan.pk, token=dead_token) is False
     fresh.refresh_from_db()
     assert fresh.status == RunStatus.QUEUED
 
@@ -298,7 +299,7 @@ def test_a_chunk_over_the_time_limit_fails_saying_so(
     def too_slow(*args: Any, **kwargs: Any) -> Any:
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(sweeps, "evaluate_points", too_slow)
+    monkeypatch.setattr(sweep_services, "evaluate_points", too_slow)
 
     with committed():
         sweep = sweep_create(scenario=scenario, axes={"nic_gbps": [100, 400]})

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from advisor.scenarios.models import RunStatus, Scenario, Sweep, SweepStatus
-from advisor.scenarios.sweeps import sweep_create, sweep_results
+from advisor.scenarios.sweeps.selectors import sweep_results
+from advisor.scenarios.sweeps.services import sweep_create
 from tests.support.workers import WorkerProcess, wait_until
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -1,4 +1,7 @@
-"""The seam between Django and the pure engine: the only module here that calls it."""
+"""Calls into the pure engine from Django: evaluate and validate scenario inputs.
+
+Engine errors become InvalidScenario, which names each field and rule.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from typing import Any
 from advisor import engine
 from advisor.engine.catalog import Catalog, default_catalog
 from advisor.engine.fabric_fit import FabricFit
+from advisor.engine.scenario import parse_scenario
+from advisor.engine.workload import plan_workload
 
 
 class InvalidScenario(Exception):
@@ -16,13 +21,6 @@ class InvalidScenario(Exception):
     def __init__(self, field_errors: dict[str, list[str]]) -> None:
         self.field_errors = field_errors
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in field_errors.items()))
-
-
-def current_catalog() -> Catalog:
-    """The hardware catalog new runs use (the built-in one, or staff edits of it)."""
-    from advisor.scenarios.catalog_store import catalog_current
-
-    return catalog_current()
 
 
 def evaluate_inputs(
@@ -47,9 +45,6 @@ def evaluate_inputs(
 
 def validate_inputs(inputs: Any, *, catalog: Catalog | None = None) -> None:
     """Check inputs without the full evaluation: parse and plan the workload."""
-    from advisor.engine.scenario import parse_scenario
-    from advisor.engine.workload import plan_workload
-
     if not isinstance(inputs, dict):
         raise InvalidScenario({"inputs": ["must be a JSON object (scenario v1)"]})
     try:
