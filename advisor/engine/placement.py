@@ -263,12 +263,13 @@ def wire_bytes(op: str, nbytes: float, ranks: int) -> float:
     return nbytes
 
 
+@lru_cache(maxsize=1024)
 def training_communicators(tp: int, cp: int, dp: int, ep: int, pp: int) -> dict[str, Communicator]:
     """Communicators of a training plan in Megatron rank order (tp, cp, dp/ep, pp).
 
     Gradients are reduced over the combined data x context parallel group (dp x cp ranks at
     stride tp, as Megatron-Core does); experts split that group into ep-sized all-to-all
-    groups at stride tp and expert-DP groups at stride tp x ep.
+    groups at stride tp and expert-DP groups at stride tp x ep.  Cached: do not mutate.
     """
     dpg = dp * cp
     edp = max(1, dpg // ep) if ep > 1 else dpg
