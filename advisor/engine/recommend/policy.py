@@ -18,7 +18,9 @@ Policy (docs/MODEL.md "Field practice"; sources in /work/shared/FIELD_PRACTICE.m
    engine publishes its bands) in performance whose life costs are within 5 % too, or
    whose costs that do not follow from performance (capex, power, operations) differ by
    less than 5 % of the life cost (their wasted-GPU-time difference is inside the
-   performance uncertainty), are tied, and ties break by
+   performance uncertainty), are tied; designs of different fabric classes are tied too
+   when their life costs differ by less than that band plus the +-20 % price uncertainty
+   of the larger capex (different vendors' price lists); ties break by
    a fixed order: field practice, team skills, vendor match (the platform's reference NIC,
    fabric and switch vendor), then cost.  So the fabric class does not flip between
    neighbouring sizes on cost noise.
@@ -30,6 +32,7 @@ import math
 from dataclasses import dataclass, field
 
 from advisor.engine.catalog.network import ETHERNET
+from advisor.engine.cost import PRICE_UNCERTAINTY
 from advisor.engine.recommend.facts import JobFacts
 from advisor.engine.recommend.pricing import SKILL_GAP, Scored
 from advisor.engine.recommend.util import num, usd
@@ -214,7 +217,14 @@ def tied(a: Scored, b: Scored) -> bool:
     fixed_a = a.decision_usd - a.life.gpu_time_wasted_usd
     fixed_b = b.decision_usd - b.life.gpu_time_wasted_usd
     scale = max(abs(a.decision_usd), abs(b.decision_usd), 1e-12)
-    return abs(fixed_a - fixed_b) <= TIE_BAND * scale
+    if abs(fixed_a - fixed_b) <= TIE_BAND * scale:
+        return True
+    if a.cand.fabric != b.cand.fabric:
+        # Different fabric classes come from different vendors' price lists, each good to
+        # +-PRICE_UNCERTAINTY: a capex difference inside that band is not a difference.
+        band = TIE_BAND * scale + PRICE_UNCERTAINTY * max(a.capex_usd, b.capex_usd)
+        return abs(a.decision_usd - b.decision_usd) <= band
+    return False
 
 
 def _within(x: float, y: float) -> bool:
