@@ -56,7 +56,15 @@ SIZES_SERVERS: tuple[int, ...] = (
 LADDER_SERVERS: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 512, 1024, 4096, 8192, 16384)
 """The doubling (or faster) ladder along which fabric-class changes are counted."""
 
-WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference-replicas", "inference-split")
+WORKLOADS: tuple[str, ...] = (
+    "training", "fine_tuning", "inference-replicas", "inference-split", "inference-disaggregated",
+)  # fmt: skip
+INFERENCE_DEPLOYMENTS: dict[str, dict[str, Any]] = {
+    "inference-replicas": {"independent_replicas": True},
+    "inference-split": {"independent_replicas": False},
+    "inference-disaggregated": {"deployment": "disaggregated"},
+}
+"""The ``inference`` section of each kind of serving case."""
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -173,7 +181,7 @@ def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, A
     }
     if case.workload.startswith("inference"):
         scenario["workload"] = "inference"
-        scenario["inference"] = {"independent_replicas": case.workload == "inference-replicas"}
+        scenario["inference"] = dict(INFERENCE_DEPLOYMENTS[case.workload])
     else:
         scenario["workload"] = case.workload
     if VARIANTS[case.variant]:
@@ -222,8 +230,11 @@ def _splits_model(result: dict[str, Any]) -> bool:
     scen = result.get("scenario", {})
     if scen.get("workload") != "inference":
         return False
-    replicas = scen.get("inference", {}).get("independent_replicas")
-    if replicas is True:
+    serving = scen.get("inference", {})
+    if serving.get("independent_replicas") is True or serving.get("deployment") in (
+        "replicas",
+        "disaggregated",  # only the KV cache crosses: RDMA when its transfer misses the target
+    ):
         return False
     plan = _plan(result)
     group = int(plan.get("tp", 1)) * int(plan.get("pp", 1)) * int(plan.get("ep", 1) or 1)
