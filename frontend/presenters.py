@@ -331,7 +331,7 @@ def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
     if life_usd is not None:
         years = _f(life.get("years") or cost.get("amortization_years"))
         use = _f(life.get("utilization"))
-        note = "network, its power, GPU time lost to the network and operations"
+        note = "network, power, GPU time lost, operations"
         if years:
             note += f" over {years:g} years"
         if use:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -47,11 +48,41 @@ def run_figures(result: dict[str, Any], run_id: uuid.UUID | None) -> dict[str, A
     return figures
 
 
+def _figure_names(result: dict[str, Any], run_id: uuid.UUID | None) -> list[str]:
+    """Which figures a result has, without fetching them (a small cache entry per run)."""
+    key = f"frontend:figure-names:v1:{run_id}"
+    names: list[str] | None = cache.get(key) if run_id is not None else None
+    if names is None:
+        names = list(run_figures(result, run_id))
+        if run_id is not None:
+            cache.set(key, names, FIGURES_CACHE_S)
+    return names
+
+
+class _Lazy:
+    """A value computed on first use: the template calls it only where it is rendered, and
+    the parts of the page cached per run (results.html) do not render on a cache hit."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._done = False
+        self._value: Any = None
+
+    def __call__(self) -> Any:
+        if not self._done:
+            self._value, self._done = self._make(), True
+        return self._value
+
+
 def result_context(
     result: dict[str, Any], prefix: str = "chart", *, run_id: uuid.UUID | None = None
 ) -> dict[str, Any]:
     """Everything the results templates need from one engine result."""
-    figures = run_figures(result, run_id)
+    figures = _Lazy(lambda: run_figures(result, run_id))
+
+    def figure(name: str) -> _Lazy:
+        return _Lazy(lambda: figures()[name])
+
     return {
         "result": result,
         "head": presenters.headline(result),
@@ -59,14 +90,18 @@ def result_context(
             presenters.plain_sentence(s)
             for s in (result.get("recommendation") or {}).get("rationale") or []
         ],
-        "assumptions": presenters.assumption_rows(result),
+        "assumptions": _Lazy(lambda: presenters.assumption_rows(result)),
         "charts": {
-            name: {"id": f"{prefix}-{name}", "script_id": f"fig-{prefix}-{name}", "figure": fig}
-            for name, fig in figures.items()
+            name: {
+                "id": f"{prefix}-{name}",
+                "script_id": f"fig-{prefix}-{name}",
+                "figure": figure(name),
+            }
+            for name in _figure_names(result, run_id)
         },
-        "bom_groups": presenters.bom_groups(result),
+        "bom_groups": _Lazy(lambda: presenters.bom_groups(result)),
         "bom_total": presenters.bom_total(result),
-        "options": presenters.options_rows(result, limit=OPTIONS_IN_TABLE),
+        "options": _Lazy(lambda: presenters.options_rows(result, limit=OPTIONS_IN_TABLE)),
         "options_total": len(result.get("options") or []),
         "uncertainty": presenters.uncertainty_rows(result),
         "inference": charts.is_inference(result),
