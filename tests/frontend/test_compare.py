@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,6 +78,9 @@ def test_the_comparison_exports_as_csv_and_pdf(sales_client: Client) -> None:
     assert any(r[:2] == ["cost_usd", "Network capex"] for r in rows)
     response = sales_client.get("/compare/comparison.pdf", {"s": [a.pk, b.pk]})
     assert response["Content-Type"] == "application/pdf"
+    out = Path(__file__).resolve().parents[2] / "test-output"
+    out.mkdir(exist_ok=True)
+    (out / "comparison.pdf").write_bytes(response.content)
     text = pdf_text(response.content)
     for expected in ("What differs in the inputs", "knows InfiniBand", "Network capex"):
         assert expected in text
