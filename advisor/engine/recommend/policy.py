@@ -37,6 +37,9 @@ from advisor.engine.recommend.facts import JobFacts
 from advisor.engine.recommend.pricing import SKILL_GAP, Scored
 from advisor.engine.recommend.util import num, usd
 
+SINGLE_SWITCH_MAX_SERVERS = 8
+"""Largest compute fabric published on one switch at the platform's full speed (DGX BasePOD:
+one QM9700 for up to 8 DGX nodes at NDR400; larger published designs are leaf-spine SUs)."""
 TIE_BAND = 0.05
 """Relative difference below which life cost or performance count as equal."""
 
@@ -53,6 +56,8 @@ RISKS: dict[str, str] = {
     "leaves the server at that speed",
     "nic_vendor": "a NIC the platform vendor does not ship: driver, firmware and support "
     "qualification fall on the customer",
+    "single_switch": "one switch carries every server's traffic: its failure stops the whole "
+    "cluster, and one more server means rebuilding the fabric as a leaf-spine",
 }
 
 
@@ -63,6 +68,8 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
     out: list[str] = []
     if sc.topo.tiers > 1 and c.oversubscription > 1.0:
         out.append("oversubscribed")
+    if sc.topo.tiers == 1 and facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
+        out.append("single_switch")
     if c.nics_per_node < p.reference_count:
         out.append("fewer_nics")
     if c.nic_gbps < p.reference_gbps:
@@ -84,6 +91,8 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
         )
     if code == "nic_speed":
         return f"{c.nic_gbps}G NICs instead of the platform's {p.reference_gbps}G"
+    if code == "single_switch":
+        return f"one switch for {facts.nodes} servers instead of a leaf-spine"
     if code == "nic_vendor":
         ref = p.reference_nic.description if p.reference_nic else "its reference NIC"
         return f"{c.nic.description} instead of the platform's {ref}"
