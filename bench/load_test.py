@@ -70,7 +70,7 @@ class Shared:
 
 def scenario_bodies() -> list[dict[str, Any]]:
     """Varied submissions (model, workload, size), each one the engine accepts."""
-    from advisor.scenarios.converters import InvalidScenario, validate_inputs
+    from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 
     bodies = []
     for model in MODELS:
