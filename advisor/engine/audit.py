@@ -124,6 +124,7 @@ class AuditReport:
     answered: int = 0
     refused: int = 0
     violations: list[Violation] = field(default_factory=list)
+    refusal_reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     slowest_case_s: float = 0.0
 
@@ -145,6 +146,7 @@ class AuditReport:
             "refused": self.refused,
             "violations": len(self.violations),
             "violations_by_property": self.counts(),
+            "refusals_by_field": dict(sorted(self.refusal_reasons.items())),
             "examples": examples,
             "seconds": round(self.seconds, 1),
             "slowest_case_s": round(self.slowest_case_s, 3),
@@ -468,6 +470,8 @@ def audit(outcomes: Sequence[Outcome]) -> AuditReport:
             report.answered += 1
         elif o.refusal is not None:
             report.refused += 1
+            for name in o.refusal:
+                report.refusal_reasons[name] = report.refusal_reasons.get(name, 0) + 1
         report.slowest_case_s = max(report.slowest_case_s, o.seconds)
         report.violations.extend(point_violations(o))
     for series in by_series(outcomes):
