@@ -365,6 +365,7 @@ def compute_fabric_items(
         ("leaf", topo.leaf_switches),
         ("spine", topo.spine_switches),
         ("core", topo.core_switches),
+        ("superspine", int(getattr(topo, "superspine_switches", 0) or 0)),
     ):
         if count:
             out.append((switch, count, role))
@@ -399,6 +400,7 @@ _ROLE_NOTE = {
     "leaf": " (leaf)",
     "spine": " (spine)",
     "core": " (core)",
+    "superspine": " (super-spine)",
     "server-link": " (server links)",
     "switch-link": " (switch-to-switch links)",
 }

@@ -307,6 +307,7 @@ def topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
         "leaf_switches": topo.leaf_switches,
         "spine_switches": topo.spine_switches,
         "core_switches": topo.core_switches,
+        "superspine_switches": int(getattr(topo, "superspine_switches", 0) or 0),
         "oversubscription": topo.oversubscription if topo.tiers > 1 else 1.0,
         "rail_optimized": topo.rail_optimized,
         "switch_model": switch_sku,

@@ -57,7 +57,7 @@ def topo_phrase(topo: TopologySize) -> str:
         return "single switch"
     rail = "rail-optimized " if topo.rail_optimized else ""
     ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
-    kind = "leaf-spine" if topo.tiers == 2 else "three-tier fat tree"
+    kind = {2: "leaf-spine", 3: "three-tier fat tree"}.get(topo.tiers, f"{topo.tiers}-tier fabric")
     return f"{ratio} {rail}{kind}"
 
 
@@ -66,6 +66,12 @@ def switch_counts(topo: TopologySize) -> str:
         return "1 switch"
     if topo.tiers == 2:
         return f"{topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
+    superspine = int(getattr(topo, "superspine_switches", 0) or 0)
+    if superspine:
+        return (
+            f"{topo.leaf_switches} leaf, {topo.spine_switches} spine, {topo.core_switches} core "
+            f"and {superspine} super-spine switches"
+        )
     return (
         f"{topo.leaf_switches} leaf, {topo.spine_switches} spine and {topo.core_switches} core "
         "switches"
