@@ -68,6 +68,8 @@ def _adjust_for_scale(answers: dict[str, str], catalog: Catalog, previous: dict[
             answers["gpus"] = MANY_SERVERS_DEFAULT_GPUS
 
 
+# Dropdown choices longer than this are shown as radio cards (a phone clips a long <select>).
+SELECT_LABEL_MAX = 32
 # Fine-tuning adapts a trained model on a curated set: about a billion tokens (Tülu 3's SFT mix
 # is ~0.9 M examples, arXiv 2411.15124), not the trillions of pre-training that are the
 # training default.
@@ -175,6 +177,9 @@ def _step_context(
                 "value": answers.get(question.name, ""),
                 "errors": errors.get(question.name, []),
                 "show_if_values": ",".join(question.show_if[1]) if question.show_if else "",
+                # A dropdown whose choices are sentences is clipped on a phone: shown as cards.
+                "as_cards": question.kind == "select"
+                and any(len(c.label) > SELECT_LABEL_MAX for c in question.choices),
             }
         )
     return {

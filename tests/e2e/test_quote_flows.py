@@ -79,10 +79,11 @@ def test_a_customer_from_the_front_page_to_the_pdf(
     # Fine-tuning-sized token count, and the sharding choices are readable in full.
     assert page.input_value("input[name=total_tokens_b]") == "1"
     me.check(f"q-customer-05-wizard-work-{size}")
-    select = page.locator("select[name=sharding]")
-    if select.count():
-        fits = select.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
-        assert fits, "the sharding dropdown's text is clipped"
+    # The sharding choices are sentences: shown whole as cards, not clipped in a dropdown.
+    assert page.locator("select[name=sharding]").count() == 0
+    for title in page.locator("#q-sharding .c-title").all():
+        assert title.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), title.inner_text()
+    assert "plain data parallel" in page.inner_text("#q-sharding")
     # A bad answer: the page comes back with the message beside the question, no console error.
     page.fill("input[name=total_tokens_b]", "lots")
     with page.expect_navigation():

@@ -171,3 +171,14 @@ def test_a_signed_in_persons_draft_is_closed_to_others(customer_client: Client) 
 
 def test_an_unknown_draft_is_a_404() -> None:
     assert Client().get("/q/6f1c3a9e-0000-4000-8000-000000000000/job/").status_code == 404
+
+
+def test_a_dropdown_of_sentences_is_shown_as_cards_and_posts_the_same() -> None:
+    client = Client()
+    base = _start(client)
+    html = client.get(f"{base}/work/").content.decode()
+    assert 'name="sharding"' in html and '<select name="sharding"' not in html
+    assert 'type="radio" name="sharding" value="zero3"' in html
+    assert '<select name="precision"' in client.get(f"{base}/model/").content.decode()
+    _post(client, base, "work", sharding="zero3")
+    assert QuestionnaireDraft.objects.get().answers["sharding"] == "zero3"
