@@ -137,7 +137,10 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         "nav": "list",
         "is_sales_view": is_sales,
         "current_catalog": current_catalog,
-        "runs": list(scenario.runs.order_by("-created_at")[:10]),
+        # The history table needs no result: never load (and parse) those large JSON columns.
+        "runs": list(
+            scenario.runs.order_by("-created_at").defer("result", "error_fields", "error")[:10]
+        ),
     }
     if run is None:
         return render(request, "frontend/scenario_pending.html", context)
