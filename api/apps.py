@@ -13,3 +13,5 @@ class ApiConfig(AppConfig):
         from api.receivers import on_run_finished
 
         run_finished.connect(on_run_finished, dispatch_uid="api.webhooks.on_run_finished")
+        # Register the tasks that api.services sends by name.
+        import api.tasks  # noqa: F401

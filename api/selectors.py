@@ -90,7 +90,3 @@ def run_get_visible(*, user: Any, run_id: uuid.UUID | str) -> ScenarioRun | None
         )
     except (ValueError, TypeError):
         return None
-
-
-def run_latest(*, scenario: Scenario) -> ScenarioRun | None:
-    return scenario.runs.order_by("-created_at").first()

@@ -10,6 +10,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -19,8 +20,11 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from advisor.scenarios.claims import send_task_by_name, tasks_run_in_process
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.selectors import run_latest
 from advisor.scenarios.services import RunInProgress, run_start, scenario_submit
+from api import webhooks
 from api.errors import ApplicationError
 from api.models import (
     ApiClient,
@@ -29,11 +33,13 @@ from api.models import (
     WebhookAttempt,
     WebhookDelivery,
 )
-from api.selectors import key_hash, run_latest
+from api.selectors import key_hash
 
 logger = logging.getLogger(__name__)
 
 CLIENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+# The Celery task (api.tasks) that POSTs a delivery, sent by name.
+WEBHOOK_DELIVER_TASK = "api.tasks.webhook_deliver"
 # last_used_at is a hint for operators, not an audit log: write it at most this often.
 TOUCH_EVERY = timedelta(minutes=1)
 
@@ -231,8 +237,6 @@ def webhook_delivery_create(*, run_id: Any) -> WebhookDelivery | None:
 
     At most one delivery per run (unique constraint), so a repeated signal posts once.
     """
-    from api.tasks import webhook_deliver  # tasks import services: import late
-
     run = ScenarioRun.objects.select_related("scenario").filter(pk=run_id).first()
     if run is None or not run.is_finished or not run.scenario.callback_url:
         return None
@@ -245,18 +249,13 @@ def webhook_delivery_create(*, run_id: Any) -> WebhookDelivery | None:
             # seconds apart) would hold the request that finished the run. The delivery
             # stays pending for the embedded deliverer (manage.py deliver_webhooks).
             if not tasks_run_in_process():
-                webhook_deliver.delay_on_commit(str(delivery.pk))
+                transaction.on_commit(
+                    partial(send_task_by_name, WEBHOOK_DELIVER_TASK, str(delivery.pk))
+                )
     except IntegrityError:
         logger.info("webhook for run %s already recorded", run_id)
         return None
     return delivery
-
-
-def tasks_run_in_process() -> bool:
-    """Whether Celery tasks run eagerly, in the calling process (embedded mode)."""
-    from advisor.celery import app
-
-    return bool(app.conf.task_always_eager)
 
 
 def webhook_deliveries_due(*, now: Any = None) -> list[tuple[str, int]]:
@@ -375,8 +374,6 @@ def webhook_attempt_deliver(*, delivery_id: Any, attempt: int = 1) -> AttemptOut
     Safe to call twice for one attempt, or for a delivery already delivered or failed: the
     claim lets one caller through and the others do nothing.
     """
-    from api import webhooks
-
     if not webhook_attempt_claim(delivery_id=delivery_id, attempt=attempt):
         logger.info("webhook %s attempt %s already taken or finished", delivery_id, attempt)
         return AttemptOutcome(status="skipped")

@@ -20,13 +20,13 @@ from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
 from advisor.measurements.services import (
     MeasurementInvalid,
-    RunInProgress,
     measurement_create,
     scenario_run_calibrated,
     text_max_chars,
 )
-from advisor.scenarios.catalog_store import catalog_current
-from advisor.scenarios.models import RunStatus, Scenario
+from advisor.scenarios.models import Scenario
+from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
+from advisor.scenarios.services import RunInProgress
 from frontend.access import scenario_or_404
 
 _COLORS = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2")
@@ -229,13 +229,13 @@ def scenario_calibrate(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResp
 def _plan_and_grading(
     request: HttpRequest, scenario: Scenario
 ) -> tuple[AcceptancePlan, Grading | None]:
-    run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
+    run = run_latest_succeeded(scenario=scenario)
     if run is None or not run.result:
         raise Http404("The scenario has no finished evaluation yet")
     try:
         plan = acceptance_plan(
             run.result,
-            catalog=catalog_current(),
+            catalog=run_catalog(run=run),
             given_design=request.GET.get("design") == "given",
         )
     except ValueError as exc:

@@ -57,6 +57,17 @@ INFERENCE_METRICS: tuple[str, ...] = (
     "gpu_idle_fraction",
 )
 MONEY: tuple[str, ...] = ("network_capex_usd", "decision_cost_usd", "total_cost_usd")
+# Every column a result row may carry, in the order rows and exports show them.
+COLUMNS: tuple[str, ...] = (
+    "i",
+    "servers",
+    "gpus",
+    *AXES[1:],
+    "feasible",
+    "reason",
+    *dict.fromkeys((*TRAINING_METRICS, *INFERENCE_METRICS)),
+    *MONEY,
+)
 
 
 def point_count(axes: Mapping[str, Sequence[Any]]) -> int:

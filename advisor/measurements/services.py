@@ -14,8 +14,8 @@ from advisor.engine.constants import FABRIC_IDS
 from advisor.engine.fabric_fit import fit_measurement
 from advisor.engine.nccl_tests import NcclParseError, parse_text
 from advisor.measurements.models import Measurement, RunCalibration
-from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
-from advisor.scenarios.services import run_enqueue
+from advisor.scenarios.models import Scenario, ScenarioRun
+from advisor.scenarios.services import run_start
 
 FieldErrors = dict[str, list[str]]
 
@@ -28,15 +28,6 @@ class MeasurementInvalid(Exception):
         self.status_code = status_code
         self.code = code or "validation_error"
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in fields.items()))
-
-
-class RunInProgress(Exception):
-    def __init__(self, run: ScenarioRun) -> None:
-        self.run = run
-        super().__init__(
-            f"Run {run.pk} of this scenario is still {run.status}; wait for it to finish "
-            "before starting another."
-        )
 
 
 def text_max_chars() -> int:
@@ -138,13 +129,9 @@ def measurement_create(
 def scenario_run_calibrated(*, scenario: Scenario, measurement: Measurement) -> ScenarioRun:
     """Queue a run of ``scenario`` evaluated with ``measurement``'s fit.
 
-    One unfinished run per scenario (the scenario row is locked, as for a plain re-run).
+    One unfinished run per scenario, as for a plain re-run (run_start raises RunInProgress).
     The link is written in the same transaction, before the task is sent on commit.
     """
-    Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
-    active = scenario.runs.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).first()
-    if active is not None:
-        raise RunInProgress(active)
-    run = run_enqueue(scenario=scenario)
+    run = run_start(scenario=scenario)
     RunCalibration.objects.create(run=run, measurement=measurement)
     return run

@@ -38,6 +38,11 @@ def catalog_current() -> Catalog:
     return _catalog_for(latest.version, latest.created_at, latest.pk)
 
 
+def catalog_recorded(version: str) -> Catalog:
+    """The catalog a run or sweep recorded as `version` (the current one if it is gone)."""
+    return (catalog_by_version(version) if version else None) or catalog_current()
+
+
 def catalog_by_version(version: str) -> Catalog | None:
     """A stored catalog by its version string (the built-in one by its own), or None."""
     from advisor.hardware.models import CatalogVersion

@@ -76,6 +76,11 @@ def stale_after() -> timedelta:
     return timedelta(seconds=settings.RUN_STALE_AFTER_S)
 
 
+def tasks_run_in_process() -> bool:
+    """Whether Celery tasks run eagerly, in the calling process (embedded mode)."""
+    return bool(current_app.conf.task_always_eager)
+
+
 def send_task_by_name(name: str, *args: Any) -> None:
     """Send a registered task by name (eagerly in embedded mode, as `.delay` would)."""
     current_app.tasks[name].delay(*args)
@@ -183,6 +188,7 @@ def work_execute(
 def work_reconcile(
     model: type[ClaimedWork],
     *,
+    kind: str,
     give_up: Callable[[QuerySet[Any], uuid.UUID, str], bool],
     gave_up_reason: str,
     publish: Callable[[Sequence[uuid.UUID]], object],
@@ -193,6 +199,7 @@ def work_reconcile(
 ) -> dict[str, int]:
     """The backstop behind the broker: nothing of `model` stays QUEUED or RUNNING forever.
 
+    `kind` names the rows in the log ("runs", "sweep chunks").
     - RUNNING rows whose heartbeat expired (their worker died) go back to QUEUED with their
       claim revoked (a worker that was only slow can no longer finish) and are sent again,
       with the `requeue` columns reset; after RUN_MAX_ATTEMPTS such losses `give_up(rows,
@@ -235,10 +242,11 @@ def work_reconcile(
         transaction.on_commit(partial(publish, to_send))
     if given_up or to_send:
         logger.warning(
-            "reconciler: %d orphaned %s requeued, %d lost messages resent, %d given up",
+            "reconciler: %d orphaned %s requeued, %d lost messages resent, %d %s given up",
             requeued,
-            model._meta.verbose_name_plural,
+            kind,
             resent,
             given_up,
+            kind,
         )
     return {"requeued": requeued, "resent": resent, "given_up": given_up}

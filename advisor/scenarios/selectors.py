@@ -1,4 +1,4 @@
-"""Reads: who may see which scenario, and the latest run of each."""
+"""Reads: who may see which scenario, its latest run, and the catalog a run was priced on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from advisor.scenarios.models import Scenario, ScenarioRun
+from advisor.engine.catalog import Catalog
+from advisor.scenarios.catalog_store import catalog_recorded
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 
 
 def user_is_sales(user: Any) -> bool:
@@ -40,4 +42,19 @@ def scenario_get(*, scenario_id: uuid.UUID | str, user: Any) -> Scenario | None:
 
 
 def run_latest(*, scenario: Scenario) -> ScenarioRun | None:
+    """The scenario's newest run, whatever its status (the web and the API show this one)."""
     return scenario.runs.order_by("-created_at").first()
+
+
+def run_latest_succeeded(*, scenario: Scenario) -> ScenarioRun | None:
+    """The scenario's newest run that has a result."""
+    return (
+        scenario.runs.filter(status=RunStatus.SUCCEEDED, result__isnull=False)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def run_catalog(*, run: ScenarioRun) -> Catalog:
+    """The catalog the run recorded: what its options, BOMs and plans are priced on."""
+    return catalog_recorded(run.catalog_version)

@@ -28,6 +28,7 @@ from advisor.scenarios.claims import (
     ClaimLost,
     heartbeating,
     send_task_by_name,
+    tasks_run_in_process,
     work_claim,
     work_execute,
     work_heartbeat,
@@ -205,9 +206,7 @@ def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fie
 @contextmanager
 def _in_request_limit() -> Iterator[Callable[[Callable[[int], None]], Callable[[int], None]]]:
     """Embedded mode evaluates inside the web request: bound its wall time there."""
-    from advisor.celery import app
-
-    if not app.conf.task_always_eager:  # a worker: Celery's own time limits apply
+    if not tasks_run_in_process():  # a worker: Celery's own time limits apply
         yield lambda report: report
         return
     with wall_time_limit(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S) as deadline:
@@ -346,6 +345,7 @@ def runs_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str
     """The backstop behind the broker for runs (advisor.scenarios.claims.work_reconcile)."""
     return work_reconcile(
         ScenarioRun,
+        kind="runs",
         give_up=_run_fail_one,
         gave_up_reason=(
             f"Gave up after {settings.RUN_MAX_ATTEMPTS} attempts: the worker evaluating this "

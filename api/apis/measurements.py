@@ -13,9 +13,13 @@ from advisor.engine.acceptance import acceptance_plan, grade
 from advisor.engine.nccl_tests import parse_text
 from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
-from advisor.measurements.services import MeasurementInvalid, measurement_create
-from advisor.scenarios.catalog_store import catalog_current
-from advisor.scenarios.models import RunStatus
+from advisor.measurements.services import (
+    MeasurementInvalid,
+    measurement_create,
+    scenario_run_calibrated,
+)
+from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
+from advisor.scenarios.services import RunInProgress
 from api.apis.base import ApiView
 from api.apis.scenarios import visible_scenario_or_404
 from api.errors import ApplicationError
@@ -203,14 +207,14 @@ class ScenarioAcceptanceApi(ApiView):
     @staticmethod
     def _plan(request: Request, scenario_id: Any) -> Any:
         scenario = visible_scenario_or_404(request, scenario_id)
-        run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
+        run = run_latest_succeeded(scenario=scenario)
         if run is None or not run.result:
             raise ApplicationError(
                 "The scenario has no finished evaluation yet.", code="not_ready", status_code=409
             )
         given = str(request.query_params.get("design", "")) == "given"
         try:
-            return acceptance_plan(run.result, catalog=catalog_current(), given_design=given)
+            return acceptance_plan(run.result, catalog=run_catalog(run=run), given_design=given)
         except ValueError as exc:
             raise ApplicationError(str(exc), code="no_design", status_code=409) from exc
 
@@ -253,8 +257,6 @@ class ScenarioAcceptanceApi(ApiView):
 
 def calibrated_rerun(request: Request, scenario: Any, measurement_id: Any) -> Any:
     """Queue a run of ``scenario`` with a visible measurement's fit (runs API, web)."""
-    from advisor.measurements.services import RunInProgress, scenario_run_calibrated
-
     m = visible_measurement_or_error(request, measurement_id, field="measurement")
     try:
         return scenario_run_calibrated(scenario=scenario, measurement=m)

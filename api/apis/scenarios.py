@@ -14,8 +14,8 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.selectors import run_catalog, run_latest
 from api import webhooks
 from api.apis.base import ApiView
 from api.bom import BomUnavailable, bom_for
@@ -23,11 +23,7 @@ from api.errors import ApplicationError
 from api.pagination import ApiPagination, page_of
 from api.permissions import api_client_of
 from api.schema import error_responses
-from api.selectors import (
-    run_latest,
-    scenario_get_visible,
-    scenario_list_visible,
-)
+from api.selectors import scenario_get_visible, scenario_list_visible
 from api.serializers import (
     AbsoluteUrlField,
     EngineResultField,
@@ -351,7 +347,7 @@ class ScenarioBomApi(ApiView):
             bom = bom_for(
                 result=run.result,
                 option=filters.validated_data.get("option"),
-                catalog=catalog_current(),
+                catalog=run_catalog(run=run),
             )
         except BomUnavailable as exc:
             raise ApplicationError(

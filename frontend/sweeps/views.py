@@ -16,7 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from advisor.engine.sweep import FABRICS
+from advisor.engine.sweep import COLUMNS, FABRICS
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, Sweep
 from advisor.scenarios.selectors import scenario_list, user_is_sales
@@ -34,28 +34,6 @@ AXIS_LABELS = {
     "nics_per_node": "NICs per server",
     "oversubscription": "Leaf oversubscription (r of r:1)",
 }
-CSV_COLUMNS = (
-    "i",
-    "servers",
-    "gpus",
-    "fabric",
-    "nic_gbps",
-    "nics_per_node",
-    "oversubscription",
-    "feasible",
-    "reason",
-    "step_time_s",
-    "exposed_comm_s",
-    "scaling_efficiency",
-    "gpu_idle_fraction",
-    "tflops_per_gpu",
-    "run_time_s",
-    "gpu_hours",
-    "ms_per_token",
-    "ttft_ms",
-    "tokens_per_s_per_server",
-    "comm_ms_per_token",
-)
 
 
 def sweep_or_404(request: HttpRequest, sweep_id: uuid.UUID) -> Sweep:
@@ -220,7 +198,7 @@ def sweep_results_csv(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
     writer = csv.writer(response)
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(COLUMNS)
     for row in sweep_results(sweep):
-        writer.writerow([_csv_safe(row.get(column, "")) for column in CSV_COLUMNS])
+        writer.writerow([_csv_safe(row.get(column, "")) for column in COLUMNS])
     return response

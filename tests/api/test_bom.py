@@ -140,3 +140,27 @@ def test_no_bom_for_a_failed_run(client_a: Caller, submitted: Any) -> None:
 
     assert response.status_code == 409
     assert "failed" in response.json()["error"]["message"]
+
+
+def test_an_alternative_is_priced_on_the_catalog_its_run_recorded(
+    client_a: Caller, submitted: Any
+) -> None:
+    """Staff repricing the NIC after the run changes neither the run's options nor their BOMs."""
+    from advisor.hardware.models import HardwareItem
+    from advisor.hardware.services import catalog_publish, hardware_sync_builtin
+
+    created = submitted()
+    run = latest_run(created["id"])
+    second = next(o for o in run.result["options"] if o["rank"] == 2)
+    hardware_sync_builtin()
+    repriced = HardwareItem.objects.filter(sku=second["nic_sku"]).update(
+        unit_price_usd=1_000_000
+    )
+    assert repriced == 1
+    catalog_publish(note="NIC repriced after the run")
+
+    bom = client_a.http.get(f"/api/v1/scenarios/{created['id']}/bom/", {"option": 2}).json()
+
+    assert bom["total_usd"] == pytest.approx(second["cost"]["network_capex_usd"], abs=0.01)
+    nic_prices = {line["unit_price_usd"] for line in bom["lines"] if line["category"] == "nic"}
+    assert 1_000_000 not in nic_prices

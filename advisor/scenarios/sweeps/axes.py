@@ -103,41 +103,29 @@ def axes_from_text(
     return axes, errors
 
 
-def _whole_numbers(
-    errors: dict[str, list[str]], name: str, raw: Sequence[Any], top: int
-) -> list[int]:
-    kept: list[int] = []
-    for value in raw:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not (isinstance(value, int) or math.isfinite(value))
-            or value != int(value)
-        ):
-            errors.setdefault(f"axes.{name}", []).append(f"{value!r} is not a whole number")
-        elif not 1 <= value <= top:
-            errors.setdefault(f"axes.{name}", []).append(f"{value!r} is not between 1 and {top}")
-        else:
-            kept.append(int(value))
-    return kept
-
-
 def _numbers(
-    errors: dict[str, list[str]], name: str, raw: Sequence[Any], low: float, top: float
-) -> list[float]:
-    kept: list[float] = []
+    errors: dict[str, list[str]],
+    name: str,
+    raw: Sequence[Any],
+    *,
+    low: float,
+    top: float,
+    whole: bool,
+) -> list[Any]:
+    """The values of one number axis within [low, top] (whole numbers if `whole`); each
+    refused value adds a message to errors["axes.<name>"]."""
+    kept: list[Any] = []
     for value in raw:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not low <= value <= top
-        ):
-            errors.setdefault(f"axes.{name}", []).append(
-                f"{value!r} is not a number between {low:g} and {top:g}"
-            )
+        between = f"between {low:g} and {top:g}"
+        number = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+        if isinstance(value, bool) or not number or (whole and value != int(value)):
+            rule = "a whole number" if whole else f"a number {between}"
+            errors.setdefault(f"axes.{name}", []).append(f"{value!r} is not {rule}")
+        elif not low <= value <= top:
+            rule = between if whole else f"a number {between}"
+            errors.setdefault(f"axes.{name}", []).append(f"{value!r} is not {rule}")
         else:
-            kept.append(float(value))
+            kept.append(int(value) if whole else float(value))
     return kept
 
 
@@ -182,13 +170,15 @@ def normalise_axes(raw: Any, *, base: EngineScenario) -> dict[str, list[Any]]:
         if name == "servers":
             # Whole servers of the scenario's size, up to the engine's largest job.
             max_servers = GPUS_MAX // max(1, base.gpus_per_node)
-            axes[name] = _whole_numbers(errors, name, values, max_servers)
+            axes[name] = _numbers(errors, name, values, low=1, top=max_servers, whole=True)
         elif name == "nics_per_node":
-            axes[name] = _whole_numbers(errors, name, values, MAX_NICS_PER_NODE)
+            axes[name] = _numbers(errors, name, values, low=1, top=MAX_NICS_PER_NODE, whole=True)
         elif name == "nic_gbps":
-            axes[name] = _numbers(errors, name, values, 1.0, MAX_NIC_GBPS)
+            axes[name] = _numbers(errors, name, values, low=1, top=MAX_NIC_GBPS, whole=False)
         elif name == "oversubscription":
-            axes[name] = _numbers(errors, name, values, 1.0, MAX_OVERSUBSCRIPTION)
+            axes[name] = _numbers(
+                errors, name, values, low=1, top=MAX_OVERSUBSCRIPTION, whole=False
+            )
         else:
             unknown = [value for value in values if value not in FABRICS]
             if unknown:

@@ -34,11 +34,10 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from advisor.engine import ENGINE_VERSION
-from advisor.engine.catalog import Catalog
 from advisor.engine.errors import ScenarioError
 from advisor.engine.scenario import parse_scenario
 from advisor.engine.sweep import evaluate_points, point_count
-from advisor.scenarios.catalog_store import catalog_by_version, catalog_current
+from advisor.scenarios.catalog_store import catalog_current, catalog_recorded
 from advisor.scenarios.claims import (
     BROKER_ERRORS,
     NOT_ENGINE_ERRORS,
@@ -61,11 +60,6 @@ logger = logging.getLogger(__name__)
 
 class TooManySweeps(Exception):
     """The owner already has SWEEP_MAX_ACTIVE_PER_USER sweeps queued or running."""
-
-
-def sweep_catalog(version: str) -> Catalog:
-    """The catalog the sweep was created with (the current one if it no longer exists)."""
-    return (catalog_by_version(version) if version else None) or catalog_current()
 
 
 @transaction.atomic
@@ -236,7 +230,7 @@ def _chunk_evaluate(chunk_id: uuid.UUID, token: uuid.UUID) -> str | None:
                 chunk.sweep.axes,
                 chunk.start,
                 chunk.stop,
-                catalog=sweep_catalog(chunk.sweep.catalog_version),
+                catalog=catalog_recorded(chunk.sweep.catalog_version),
                 tick=tick,
             )
         except NOT_ENGINE_ERRORS:
@@ -282,6 +276,7 @@ def sweeps_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[s
     """The runs' reconciler, for sweep chunks: resend lost ones, requeue orphaned ones."""
     return work_reconcile(
         SweepChunk,
+        kind="sweep chunks",
         give_up=_chunk_give_up,
         gave_up_reason=(
             f"Gave up after {settings.RUN_MAX_ATTEMPTS} attempts: the worker evaluating "
