@@ -262,8 +262,9 @@ LOGGING = {
 }
 
 # --- Reliability ----------------------------------------------------------------------------
-# Run lifecycle, reconciler and sweeps (issue 7). Every threshold is read from the environment
-# so the fault tests can shrink them for a worker they start; defaults suit production.
+# Run lifecycle, reconciler and sweeps (advisor.scenarios.claims, docs/ARCHITECTURE.md).
+# Every threshold is read from the environment so the fault tests can shrink them for a worker
+# they start; defaults suit production.
 # https://docs.celeryq.dev/en/stable/userguide/tasks.html#retrying
 # https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#caveats
 
@@ -365,7 +366,6 @@ for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():  # type: 
 API_THROTTLE_CACHE = "api-throttle"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    **globals().get("CACHES", {}),
     API_THROTTLE_CACHE: (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -123,10 +123,10 @@ def predict_training(row: dict[str, Any]) -> dict[str, float]:
     from advisor.engine.workload import forward_flops_per_token, plan_workload
 
     # the design the run used, priced directly (the recommendation is not needed here)
-    s = parse_scenario(training_scenario(row), default_catalog())
-    w = plan_workload(s)
-    design = s.design or Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
-    metrics = evaluate_design(s, w, design).to_dict()
+    scenario = parse_scenario(training_scenario(row), default_catalog())
+    workload = plan_workload(scenario)
+    design = scenario.design or Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+    metrics = evaluate_design(scenario, workload, design).to_dict()
     gpu = default_catalog().gpu(row["config"]["gpu"])
     assert gpu is not None
     peak = gpu.peak_tflops(row["config"].get("precision", "bf16"))
@@ -135,9 +135,9 @@ def predict_training(row: dict[str, Any]) -> dict[str, float]:
     model_tflops = metrics["model_tflops_per_gpu"]
     if row["config"].get("attention_flops") == "causal":
         # the source counts causal attention as half of the 4 s h FLOPs per token per layer
-        m = s.model
-        full = forward_flops_per_token(m, s.sequence_length)
-        half = full - 2.0 * s.sequence_length * m.heads * m.head_dim * m.layers
+        model = scenario.model
+        full = forward_flops_per_token(model, scenario.sequence_length)
+        half = full - 2.0 * scenario.sequence_length * model.heads * model.head_dim * model.layers
         model_tflops *= half / full
     return {
         "tflops_per_gpu": metrics["tflops_per_gpu"],
@@ -256,6 +256,7 @@ def validation_report() -> dict[str, Any]:
         lines.extend(validate_row(row))
     return {"rows": lines, "passed": all(line["passed"] for line in lines)}
 
+
 # ----------------------------------------------------------------------------- model error bands
 
 _TIME_LIKE = ("time", "latency", "_us", "_ms", "gpu_hours")
@@ -309,10 +310,8 @@ def residual_table() -> dict[tuple[str, str], tuple[float, ...]]:
     _BAND_STATE["building"] = True
     try:
         rows = list(calibration_rows())
-        extra = globals().get("serving_calibration_rows")
-        if callable(extra):
-            with contextlib.suppress(FileNotFoundError, OSError):
-                rows += list(extra())
+        with contextlib.suppress(FileNotFoundError, OSError):
+            rows += list(serving_calibration_rows())
         for row in rows:
             lines = validate_row(row)
             gen = _generation(row)

@@ -15,7 +15,6 @@ from typing import Any
 
 from advisor.engine.catalog import GpuSpec, ModelSpec
 from advisor.engine.collectives import (
-    busbw_factor,
     collective_time_s,
     make_domain,
 )
@@ -1725,10 +1724,3 @@ def _inference_costs(
         ep_layout=ep_layout,
         pp_crosses_network=pp_crosses,
     )
-
-
-def busbw_of(op: str, nbytes: float, time_s: float, ranks: int) -> float:
-    """nccl-tests bus bandwidth (bytes/s) of a measured or predicted collective."""
-    if time_s <= 0:
-        return 0.0
-    return nbytes / time_s * busbw_factor(op, ranks)

@@ -187,10 +187,13 @@ def oversubscription_figure(rows: list[Row], metric: Metric, servers: int) -> di
     best = best_by(at, lambda r: (r["nic_gbps"], r["oversubscription"]), metric)
     speeds = sorted({k[0] for k in best})
     ratios = sorted({k[1] for k in best})
-    z = [[best[(s, o)][metric.key] if (s, o) in best else None for s in speeds] for o in ratios]
+    z = [
+        [best[(speed, ratio)][metric.key] if (speed, ratio) in best else None for speed in speeds]
+        for ratio in ratios
+    ]
     fig = go.Figure(
         go.Heatmap(
-            x=[f"{s:g}G" for s in speeds],
+            x=[f"{speed:g}G" for speed in speeds],
             y=[f"{o:g}:1" for o in ratios],
             z=z,
             colorscale="Blues",

@@ -849,12 +849,3 @@ CABLES: tuple[Cable, ...] = (
         price_is_estimate=True,
     ),
 )
-
-
-def find_item(sku: str) -> Nic | Switch | Transceiver | Cable:
-    """Look up any network catalog item by SKU (KeyError if unknown)."""
-    for group in (NICS, SWITCHES, TRANSCEIVERS, CABLES):
-        for item in group:
-            if item.sku == sku:
-                return item
-    raise KeyError(sku)
