@@ -12,22 +12,19 @@ from functools import lru_cache
 from typing import Any
 
 from advisor.engine.catalog import Catalog, default_catalog
+from advisor.hardware.models import CatalogVersion
+from advisor.hardware.services import catalog_publish
 
 
 @lru_cache(maxsize=16)
 def _catalog_for(version: str, created_at: datetime, data_key: int) -> Catalog:
     # `data_key` is the row id: a version string plus its timestamp names one immutable row.
-    from advisor.hardware.models import CatalogVersion
-
     data: dict[str, Any] = CatalogVersion.objects.values_list("data", flat=True).get(pk=data_key)
     return Catalog.from_dict({**data, "version": version})
 
 
 def catalog_current() -> Catalog:
     """The catalog new runs use: the latest staff-edited version, else the built-in one."""
-    from advisor.hardware.models import CatalogVersion
-    from advisor.hardware.services import catalog_publish
-
     latest = CatalogVersion.objects.only("id", "version", "base_version", "created_at").first()
     base = default_catalog()
     if latest is None:
@@ -45,8 +42,6 @@ def catalog_recorded(version: str) -> Catalog:
 
 def catalog_by_version(version: str) -> Catalog | None:
     """A stored catalog by its version string (the built-in one by its own), or None."""
-    from advisor.hardware.models import CatalogVersion
-
     base = default_catalog()
     if version == base.version:
         return base
