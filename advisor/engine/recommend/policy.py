@@ -253,6 +253,8 @@ def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
         pool, mode = feasible, "constraints_forced"
     else:
         needs = [sc for sc in scored if only_budget(sc)]
+        # what the job needs: RDMA and its targets, built as the published designs build it
+        needs = [sc for sc in needs if sc.field_practice] or needs
         if needs and facts.network_budget_usd is not None:
             least = min(sc.capex_usd for sc in needs)
             band = [sc for sc in needs if sc.capex_usd <= least * (1 + 1e-9)]
