@@ -347,6 +347,9 @@ def test_a_budget_no_design_fits_is_said_plainly() -> None:
     assert rec["within_budget"] is False
     assert rec["headline"].startswith("No design fits the $1,000 network budget")
     assert rec["fabric"] in ("roce", "infiniband")
+    # what the job needs is what the published designs build: one 400G NIC per GPU, 1:1
+    assert rec["field_practice"] is True
+    assert rec["nics_per_node"] == 8 and rec["topology"]["oversubscription"] == 1.0
     assert rec["budget"]["network_budget_usd"] == 1000
     assert check_bom(r["bom"]) == []
 
