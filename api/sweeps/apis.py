@@ -33,7 +33,11 @@ def visible_sweep_or_404(request: Request, sweep_id: Any) -> Sweep:
 
 
 class AxesSerializer(serializers.Serializer[Any]):
-    """Values of each swept dimension; an axis left out keeps the scenario's own value."""
+    """Values of each swept dimension; an axis left out keeps the scenario's own value.
+
+    It documents the axes (the OpenAPI schema, the output); a request's axes are checked by
+    the validator the web form uses too (advisor.scenarios.sweeps.axes.normalise_axes).
+    """
 
     servers = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=grid.MAX_SERVERS),
@@ -98,6 +102,12 @@ class SweepCreateApi(ApiView):
         scenario_id = serializers.UUIDField()
         axes = AxesSerializer()
 
+    class ReadSerializer(serializers.Serializer[Any]):
+        """What the view reads itself; the axes' rules are normalise_axes's."""
+
+        scenario_id = serializers.UUIDField()
+        axes = serializers.DictField()
+
     @extend_schema(
         operation_id="sweeps_create",
         summary="Start a sweep",
@@ -113,7 +123,7 @@ class SweepCreateApi(ApiView):
         responses={202: SweepOutputSerializer, **error_responses(404, 409)},
     )
     def post(self, request: Request) -> Response:
-        serializer = SweepCreateApi.InputSerializer(data=request.data)
+        serializer = SweepCreateApi.ReadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         scenario = scenario_get_visible(user=request.user, scenario_id=data["scenario_id"])

@@ -74,7 +74,8 @@ def test_bad_axes_answer_400_naming_each_axis_and_store_nothing(client_a: Caller
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "validation_error"
-    assert set(error["fields"]) == {"axes.servers.0", "axes.fabric.0"}
+    assert set(error["fields"]) == {"axes.servers", "axes.fabric"}
+    assert error["fields"]["axes.servers"] == ["0 is not between 1 and 16384"]
     assert Sweep.objects.count() == 0
 
 
