@@ -18,6 +18,11 @@ from typing import Any
 
 from advisor.engine.catalog import default_catalog
 from advisor.engine.collectives import collective, make_domain, moe_dispatch, nic_bytes_per_s
+from advisor.engine.efficiency import profile
+from advisor.engine.scenario import Design, parse_scenario
+from advisor.engine.serving import predict_published
+from advisor.engine.topology import size_topology
+from advisor.engine.workload import forward_flops_per_token, plan_workload
 
 BANDWIDTH_TOLERANCE_PCT = 15.0
 LATENCY_TOLERANCE_PCT = 35.0
@@ -118,9 +123,8 @@ def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict_training(row: dict[str, Any]) -> dict[str, float]:
+    # Imported here: performance widens its figures by this module's model_error_band.
     from advisor.engine.performance import evaluate_design
-    from advisor.engine.scenario import Design, parse_scenario
-    from advisor.engine.workload import forward_flops_per_token, plan_workload
 
     # the design the run used, priced directly (the recommendation is not needed here)
     scenario = parse_scenario(training_scenario(row), default_catalog())
@@ -172,8 +176,6 @@ def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
 
 
 def predict_topology(row: dict[str, Any]) -> dict[str, float]:
-    from advisor.engine.topology import size_topology
-
     c = row["config"]
     size = size_topology(
         int(c["endpoints"]), int(c["switch_radix"]), float(c.get("oversubscription", 1.0))
@@ -241,8 +243,6 @@ def serving_calibration_rows() -> tuple[dict[str, Any], ...]:
 
 
 def predict_serving(row: dict[str, Any]) -> dict[str, float]:
-    from advisor.engine.serving import predict_published
-
     return predict_published(row)
 
 
@@ -280,8 +280,6 @@ def _time_ratio(metric: str, error_pct: float) -> float:
 
 
 def _generation(row: dict[str, Any]) -> str:
-    from advisor.engine.efficiency import profile
-
     gpu_id = (row.get("config") or {}).get("gpu")
     gpu = default_catalog().gpu(str(gpu_id)) if gpu_id else None
     return profile(gpu).generation if gpu is not None else "*"

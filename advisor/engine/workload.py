@@ -20,6 +20,7 @@ from advisor.engine.collectives import (
 )
 from advisor.engine.constants import (
     ACTIVATION_BYTES_PER_TOKEN_HIDDEN,
+    DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
     DP_OVERLAP_EFFICIENCY,
     FP8_EFFICIENCY_FACTOR,
     GEMM_HALF_EFFICIENCY_WIDTH,
@@ -32,6 +33,7 @@ from advisor.engine.constants import (
     TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM,
     WEIGHT_BYTES,
 )
+from advisor.engine.efficiency import BACKWARD_FACTOR, gemm_time_s, layer_forward, profile
 from advisor.engine.errors import ScenarioError
 from advisor.engine.placement import (
     blocks_spanned,
@@ -39,7 +41,7 @@ from advisor.engine.placement import (
     pipeline_crosses_network,
     server_traffic,
 )
-from advisor.engine.scenario import Scenario
+from advisor.engine.scenario import ZERO_STAGES, Scenario
 from advisor.engine.serving import (
     ServingPlan,
     colocated_plan,
@@ -718,7 +720,6 @@ def _tp_overlap(s: Scenario) -> bool:
     p = s.parallelism
     if p.tp_comm_overlap is not None:
         return p.tp_comm_overlap
-    from advisor.engine.efficiency import profile
 
     return profile(s.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
 
@@ -824,8 +825,6 @@ def _sharding_options(s: Scenario) -> tuple[str, ...]:
     assert s.training is not None
     p = s.parallelism
     if p.zero is not None:
-        from advisor.engine.scenario import ZERO_STAGES
-
         return (ZERO_STAGES[p.zero],)
     if s.training.sharding_given:
         return (s.training.sharding,)
@@ -1141,7 +1140,6 @@ def _stage_time(
 ) -> tuple[float, float]:
     """(compute seconds of the slowest pipeline stage for one micro-batch forward+backward,
     in-domain TP collective seconds of that stage)."""
-    from advisor.engine.efficiency import BACKWARD_FACTOR, gemm_time_s, layer_forward
 
     m = s.model
     seq = s.sequence_length
@@ -1311,7 +1309,6 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
         local = mb * seq / cp * kv * act_bytes / min(tp, max(1, m.kv_heads))
         cp_bytes = local * cp
         cp_count = 3 * stage_layers * microbatches
-        from advisor.engine.efficiency import layer_forward
 
         lc = layer_forward(s.gpu, s.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True)
         attention_s = 3.5 * lc.attention_s * stage_layers * microbatches
@@ -1692,8 +1689,6 @@ def _inference_costs(
         tp_bytes = batch * m.hidden * act_bytes
         tp_count = 2 * m.layers if tp > 1 else 0
         tp_prefill_bytes = inf.prompt_tokens * m.hidden * act_bytes
-
-    from advisor.engine.constants import DECODE_KERNEL_OVERHEAD_S_PER_LAYER
 
     decode += DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
     tp_decode_intra = 0.0
