@@ -44,6 +44,22 @@ def visible_scenario_or_404(request: Request, scenario_id: Any) -> Scenario:
     return scenario
 
 
+def latest_run_succeeded_or_409(
+    scenario: Scenario, what: str
+) -> tuple[ScenarioRun, dict[str, Any]]:
+    """The latest run and its result, when it succeeded: `what` (a BOM, a report) is read
+    from that result."""
+    run = run_latest(scenario=scenario)
+    if run is None or run.status != RunStatus.SUCCEEDED or not isinstance(run.result, dict):
+        state = run.status if run else "missing"
+        raise ApplicationError(
+            f"The latest run is {state}; {what} exists once it succeeded.",
+            code="result_not_ready",
+            status_code=409,
+        )
+    return run, run.result
+
+
 def idempotency_key_of(request: Request) -> str:
     key = request.headers.get(IDEMPOTENCY_HEADER, "").strip()
     if len(key) > IDEMPOTENCY_KEY_MAX or not key.isprintable():
@@ -335,17 +351,10 @@ class ScenarioBomApi(ApiView):
         filters = ScenarioBomApi.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         scenario = visible_scenario_or_404(request, scenario_id)
-        run = run_latest(scenario=scenario)
-        if run is None or run.status != RunStatus.SUCCEEDED or not run.result:
-            state = run.status if run else "missing"
-            raise ApplicationError(
-                f"The latest run is {state}; the bill of materials exists once it succeeded.",
-                code="result_not_ready",
-                status_code=409,
-            )
+        run, result = latest_run_succeeded_or_409(scenario, "the bill of materials")
         try:
             bom = bom_for(
-                result=run.result,
+                result=result,
                 option=filters.validated_data.get("option"),
                 catalog=run_catalog(run=run),
             )
@@ -448,14 +457,7 @@ class ScenarioReportApi(ApiView):
         from frontend.results import pdf_filename, report_pdf
 
         scenario = visible_scenario_or_404(request, scenario_id)
-        run = run_latest(scenario=scenario)
-        if run is None or run.status != RunStatus.SUCCEEDED or not run.result:
-            state = run.status if run else "missing"
-            raise ApplicationError(
-                f"The latest run is {state}; the report exists once it succeeded.",
-                code="result_not_ready",
-                status_code=409,
-            )
+        run, _ = latest_run_succeeded_or_409(scenario, "the report")
         client = api_client_of(request)
         pdf = report_pdf(
             scenario,
