@@ -86,11 +86,11 @@ def _hover(row: Row, metric: Metric) -> str:
     )
 
 
-def by_servers_figure(rows: list[Row], metric: Metric) -> dict[str, Any]:
-    """Best metric vs number of servers, one line per fabric."""
+def _best_lines(rows: list[Row], x_of: Callable[[Row], Hashable], metric: Metric) -> go.Figure:
+    """A figure with one line per fabric: the best metric at each x."""
     fig = go.Figure()
-    for fabric in sorted({r["fabric"] for r in rows}):
-        best = best_by((r for r in rows if r["fabric"] == fabric), lambda r: r["servers"], metric)
+    for fabric in sorted({row["fabric"] for row in rows}):
+        best = best_by((row for row in rows if row["fabric"] == fabric), x_of, metric)
         xs = sorted(best)
         fig.add_trace(
             go.Scatter(
@@ -103,6 +103,12 @@ def by_servers_figure(rows: list[Row], metric: Metric) -> dict[str, Any]:
                 hoverinfo="text",
             )
         )
+    return fig
+
+
+def by_servers_figure(rows: list[Row], metric: Metric) -> dict[str, Any]:
+    """Best metric vs number of servers, one line per fabric."""
+    fig = _best_lines(rows, lambda row: row["servers"], metric)
     fig.update_layout(
         _layout(
             f"Best {metric.label.lower()} by number of servers",
@@ -146,25 +152,7 @@ def bandwidth_figure(rows: list[Row], metric: Metric, servers: int) -> dict[str,
     ticks = sorted({r["nic_gbps"] * r["nics_per_node"] for r in at})
     if len(ticks) > 12:
         ticks = ticks[:: len(ticks) // 12 + 1]
-    fig = go.Figure()
-    for fabric in sorted({r["fabric"] for r in at}):
-        best = best_by(
-            (r for r in at if r["fabric"] == fabric),
-            lambda r: r["nic_gbps"] * r["nics_per_node"],
-            metric,
-        )
-        xs = sorted(best)
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=[best[x][metric.key] for x in xs],
-                mode="lines+markers",
-                name=fabric_label(fabric),
-                line={"color": FABRIC_COLORS.get(fabric)},
-                hovertext=[_hover(best[x], metric) for x in xs],
-                hoverinfo="text",
-            )
-        )
+    fig = _best_lines(at, lambda row: row["nic_gbps"] * row["nics_per_node"], metric)
     fig.update_layout(
         _layout(
             f"Best {metric.label.lower()} by bandwidth per server ({servers} servers)",
