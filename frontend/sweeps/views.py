@@ -20,7 +20,12 @@ from advisor.engine.sweep import COLUMNS, FABRICS
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, Sweep
 from advisor.scenarios.selectors import scenario_list, user_is_sales
-from advisor.scenarios.sweeps.axes import NUMBER_AXES, InvalidSweep, axes_from_text
+from advisor.scenarios.sweeps.axes import (
+    NUMBER_AXES,
+    InvalidSweep,
+    axes_from_text,
+    scenario_servers,
+)
 from advisor.scenarios.sweeps.selectors import sweep_get, sweep_results, sweeps_of
 from advisor.scenarios.sweeps.services import TooManySweeps, sweep_create
 from frontend.access import scenario_or_404
@@ -45,13 +50,7 @@ def sweep_or_404(request: HttpRequest, sweep_id: uuid.UUID) -> Sweep:
 
 def _default_form(scenario: Scenario) -> dict[str, Any]:
     """A useful first grid around the scenario: doubling servers up to 4x its size."""
-    nodes = 1
-    try:
-        gpus = int(scenario.inputs.get("gpus", 8))
-        per_node = int(scenario.inputs.get("gpus_per_node") or min(8, gpus))
-        nodes = max(1, gpus // max(1, per_node))
-    except (TypeError, ValueError, AttributeError):
-        pass
+    nodes = scenario_servers(scenario.inputs) or 1
     top = max(2, nodes * 4)
     return {
         "servers": f"1..{top} x2" if nodes > 1 else "1, 2, 4, 8",
@@ -131,14 +130,8 @@ def sweep_detail(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
     if not sweep.is_finished:
         return render(request, "sweeps/progress.html", context)
     rows = sweep_results(sweep)
-    scenario_servers = (sweep.axes.get("servers") or [0])[0]
-    try:
-        gpus = int(sweep.scenario.inputs.get("gpus", 0))
-        per_node = int(sweep.scenario.inputs.get("gpus_per_node") or min(8, gpus) or 1)
-        scenario_servers = gpus // per_node
-    except (TypeError, ValueError, AttributeError):
-        pass
-    charts = sweep_charts(rows, scenario_servers=scenario_servers)
+    servers = scenario_servers(sweep.scenario.inputs) or (sweep.axes.get("servers") or [0])[0]
+    charts = sweep_charts(rows, scenario_servers=servers)
     elapsed_s = (
         (sweep.finished_at - sweep.started_at).total_seconds()
         if sweep.started_at and sweep.finished_at

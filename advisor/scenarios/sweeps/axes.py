@@ -13,8 +13,10 @@ from typing import Any
 
 from django.conf import settings
 
+from advisor.engine.errors import ScenarioError
 from advisor.engine.limits import GPUS_MAX
 from advisor.engine.scenario import Scenario as EngineScenario
+from advisor.engine.scenario import parse_scenario
 from advisor.engine.sweep import (
     AXES,
     FABRICS,
@@ -24,6 +26,7 @@ from advisor.engine.sweep import (
     MAX_VALUES_PER_AXIS,
     point_count,
 )
+from advisor.scenarios.catalog_store import catalog_current
 
 # Axes typed as numbers on the web form (fabrics are ticked).
 NUMBER_AXES: tuple[str, ...] = ("servers", "nic_gbps", "nics_per_node", "oversubscription")
@@ -44,6 +47,15 @@ _RANGE = re.compile(
     r"^\s*(?P<low>[0-9.]+)\s*(?:-|\.\.)\s*(?P<high>[0-9.]+)"
     r"\s*(?:(?:step|:|by|x)\s*(?P<step>[0-9.]+))?\s*$"
 )
+
+
+def scenario_servers(inputs: Any) -> int | None:
+    """How many servers the scenario itself has (as the engine sizes it), or None when the
+    engine refuses its inputs."""
+    try:
+        return parse_scenario(inputs, catalog_current()).nodes
+    except (ScenarioError, TypeError, AttributeError):
+        return None
 
 
 def parse_axis_text(text: str) -> list[str | float]:
