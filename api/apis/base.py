@@ -1,4 +1,4 @@
-"""What every API class shares."""
+"""What every API class shares: the view class and the lookup of a visible scenario."""
 
 from __future__ import annotations
 
@@ -7,6 +7,17 @@ from typing import Any
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
+
+from advisor.scenarios.models import Scenario
+from api.errors import ApplicationError
+from api.selectors import scenario_get_visible
+
+
+def visible_scenario_or_404(request: Request, scenario_id: Any) -> Scenario:
+    scenario = scenario_get_visible(user=request.user, scenario_id=scenario_id)
+    if scenario is None:
+        raise ApplicationError("No such scenario.", code="not_found", status_code=404)
+    return scenario
 
 
 class ApiView(APIView):

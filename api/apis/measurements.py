@@ -20,8 +20,7 @@ from advisor.measurements.services import (
 )
 from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
 from advisor.scenarios.services import RunInProgress
-from api.apis.base import ApiView
-from api.apis.scenarios import visible_scenario_or_404
+from api.apis.base import ApiView, visible_scenario_or_404
 from api.errors import ApplicationError
 from api.schema import error_responses
 from api.serializers import AbsoluteUrlField

@@ -17,13 +17,14 @@ from rest_framework.response import Response
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.selectors import run_catalog, run_latest
 from api import webhooks
-from api.apis.base import ApiView
+from api.apis.base import ApiView, visible_scenario_or_404
+from api.apis.measurements import calibrated_rerun
 from api.bom import BomUnavailable, bom_for
 from api.errors import ApplicationError
 from api.pagination import ApiPagination, page_of
 from api.permissions import api_client_of
 from api.schema import error_responses
-from api.selectors import scenario_get_visible, scenario_list_visible
+from api.selectors import scenario_list_visible
 from api.serializers import (
     AbsoluteUrlField,
     EngineResultField,
@@ -35,13 +36,6 @@ from api.services import scenario_rerun, scenario_submit_api
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_KEY_MAX = 255
-
-
-def visible_scenario_or_404(request: Request, scenario_id: Any) -> Scenario:
-    scenario = scenario_get_visible(user=request.user, scenario_id=scenario_id)
-    if scenario is None:
-        raise ApplicationError("No such scenario.", code="not_found", status_code=404)
-    return scenario
 
 
 def latest_run_succeeded_or_409(
@@ -397,8 +391,6 @@ class ScenarioRunCreateApi(ApiView):
         serializer.is_valid(raise_exception=True)
         measurement_id = serializer.validated_data.get("measurement")
         if measurement_id is not None:
-            from api.apis.measurements import calibrated_rerun
-
             run = calibrated_rerun(request, scenario, measurement_id)
         else:
             run = scenario_rerun(scenario=scenario)
