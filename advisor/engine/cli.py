@@ -59,37 +59,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("collective", help="time, algbw and busbw of one NCCL-style collective")
-    c.add_argument("--op", required=True, choices=OPS)
-    c.add_argument(
+    collective_command = sub.add_parser(
+        "collective", help="time, algbw and busbw of one NCCL-style collective"
+    )
+    collective_command.add_argument("--op", required=True, choices=OPS)
+    collective_command.add_argument(
         "--bytes",
         required=True,
         type=_positive_float,
         dest="nbytes",
         help="per-rank buffer size S as in nccl-tests",
     )
-    c.add_argument("--gpu", required=True)
-    c.add_argument("--nodes", required=True, type=_positive_int)
-    c.add_argument("--gpus-per-node", type=_positive_int, default=None)
-    c.add_argument("--fabric", choices=FABRIC_IDS, default=None)
-    c.add_argument("--nic-gbps", type=_positive_float, default=None)
-    c.add_argument("--nics-per-node", type=_positive_int, default=None)
-    c.add_argument("--algorithm", choices=ALGORITHMS, default="auto")
-    c.add_argument("--oversubscription", type=_at_least_one, default=1.0)
-    c.add_argument("--adaptive-routing", choices=("default", "on", "off"), default="default")
-    c.add_argument("--in-network-reduction", action="store_true", help="InfiniBand SHARP (CollNet)")
+    collective_command.add_argument("--gpu", required=True)
+    collective_command.add_argument("--nodes", required=True, type=_positive_int)
+    collective_command.add_argument("--gpus-per-node", type=_positive_int, default=None)
+    collective_command.add_argument("--fabric", choices=FABRIC_IDS, default=None)
+    collective_command.add_argument("--nic-gbps", type=_positive_float, default=None)
+    collective_command.add_argument("--nics-per-node", type=_positive_int, default=None)
+    collective_command.add_argument("--algorithm", choices=ALGORITHMS, default="auto")
+    collective_command.add_argument("--oversubscription", type=_at_least_one, default=1.0)
+    collective_command.add_argument(
+        "--adaptive-routing", choices=("default", "on", "off"), default="default"
+    )
+    collective_command.add_argument(
+        "--in-network-reduction", action="store_true", help="InfiniBand SHARP (CollNet)"
+    )
 
-    t = sub.add_parser("topology", help="size a leaf-spine / fat-tree fabric")
-    t.add_argument("--endpoints", required=True, type=_positive_int)
-    t.add_argument("--radix", required=True, type=_positive_int)
-    t.add_argument("--oversubscription", type=_at_least_one, default=1.0)
-    t.add_argument("--rails", type=_positive_int, default=1)
+    topology_command = sub.add_parser("topology", help="size a leaf-spine / fat-tree fabric")
+    topology_command.add_argument("--endpoints", required=True, type=_positive_int)
+    topology_command.add_argument("--radix", required=True, type=_positive_int)
+    topology_command.add_argument("--oversubscription", type=_at_least_one, default=1.0)
+    topology_command.add_argument("--rails", type=_positive_int, default=1)
 
-    e = sub.add_parser("evaluate", help="evaluate a scenario v1 JSON file (or - for stdin)")
-    e.add_argument("file")
+    evaluate_command = sub.add_parser(
+        "evaluate", help="evaluate a scenario v1 JSON file (or - for stdin)"
+    )
+    evaluate_command.add_argument("file")
 
-    v = sub.add_parser("validate", help="predicted vs measured for the calibration rows")
-    v.add_argument("--format", choices=("json", "table"), default="json")
+    validate_command = sub.add_parser(
+        "validate", help="predicted vs measured for the calibration rows"
+    )
+    validate_command.add_argument("--format", choices=("json", "table"), default="json")
     return parser
 
 
@@ -129,7 +139,7 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
     nics = (args.nics_per_node or 0) * (domain // gpus_per_node)
     results = {}
     for bound in BOUNDS:
-        d = make_domain(
+        comm_domain = make_domain(
             nodes=domains,
             ranks_per_node=domain,
             scaleup_kind=gpu.scaleup_kind,
@@ -145,7 +155,7 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
             bound=bound,
         )
         try:
-            results[bound] = collective(args.op, args.nbytes, d, args.algorithm)
+            results[bound] = collective(args.op, args.nbytes, comm_domain, args.algorithm)
         except ValueError as exc:
             raise CliError(f"--algorithm: {exc}") from None
     point = results["point"]

@@ -49,12 +49,12 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
     gpu = default_catalog().gpu(config["gpu"])
     if gpu is None:
         raise ValueError(f"unknown gpu {config['gpu']!r}")
-    g = int(config.get("gpus_per_node") or gpu.gpus_per_server)
-    nodes = int(config.get("nodes") or max(1, int(config.get("gpus", g)) // g))
+    per_node = int(config.get("gpus_per_node") or gpu.gpus_per_server)
+    nodes = int(config.get("nodes") or max(1, int(config.get("gpus", per_node)) // per_node))
     multi = nodes > 1
     return gpu, make_domain(
         nodes=nodes,
-        ranks_per_node=g,
+        ranks_per_node=per_node,
         scaleup_kind=gpu.scaleup_kind,
         scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
         scaleup_efficiency=gpu.scaleup_efficiency,
@@ -70,9 +70,9 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
 
 def predict_collective(row: dict[str, Any]) -> dict[str, float]:
     config = row["config"]
-    _, d = _domain_for(config)
+    _, domain = _domain_for(config)
     result = collective(
-        config["op"], float(config["bytes"]), d, config.get("algorithm", "auto") or "auto"
+        config["op"], float(config["bytes"]), domain, config.get("algorithm", "auto") or "auto"
     )
     busbw = result.busbw_bytes_per_s
     wire = nic_bytes_per_s(float(config.get("nic_gbps") or 0.0)) * int(
@@ -93,31 +93,33 @@ def _text(row: dict[str, Any]) -> str:
 
 def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
     """Scenario v1 for a published training run (recomputation/interleaving from its text)."""
-    c = row["config"]
+    config = row["config"]
     text = _text(row)
-    par = dict(c.get("parallelism", {}))
-    if "recompute" not in par and "recomput" in text:
-        par["recompute"] = "full"
-    model = c["model"]
-    if "virtual_stages" not in par and "interleav" in text and isinstance(model, dict):
-        layers_per_stage = int(model["layers"]) // int(par.get("pp", 1))
-        par["virtual_stages"] = 2 if layers_per_stage % 2 == 0 and par.get("pp", 1) > 1 else 1
+    parallelism = dict(config.get("parallelism", {}))
+    if "recompute" not in parallelism and "recomput" in text:
+        parallelism["recompute"] = "full"
+    model = config["model"]
+    if "virtual_stages" not in parallelism and "interleav" in text and isinstance(model, dict):
+        layers_per_stage = int(model["layers"]) // int(parallelism.get("pp", 1))
+        parallelism["virtual_stages"] = (
+            2 if layers_per_stage % 2 == 0 and parallelism.get("pp", 1) > 1 else 1
+        )
     scenario: dict[str, Any] = {
         "workload": "training",
         "model": model,
-        "gpu": c["gpu"],
-        "gpus": c["gpus"],
-        "gpus_per_node": c.get("gpus_per_node"),
-        "precision": c.get("precision", "bf16"),
-        "sequence_length": c["sequence_length"],
-        "training": {"global_batch_sequences": c["global_batch_sequences"]},
-        "parallelism": par,
+        "gpu": config["gpu"],
+        "gpus": config["gpus"],
+        "gpus_per_node": config.get("gpus_per_node"),
+        "precision": config.get("precision", "bf16"),
+        "sequence_length": config["sequence_length"],
+        "training": {"global_batch_sequences": config["global_batch_sequences"]},
+        "parallelism": parallelism,
     }
-    if c.get("fabric"):
+    if config.get("fabric"):
         scenario["design"] = {
-            "fabric": c["fabric"],
-            "nic_gbps": c["nic_gbps"],
-            "nics_per_node": c["nics_per_node"],
+            "fabric": config["fabric"],
+            "nic_gbps": config["nic_gbps"],
+            "nics_per_node": config["nics_per_node"],
         }
     return scenario
 
@@ -155,30 +157,35 @@ def predict_training(row: dict[str, Any]) -> dict[str, float]:
 
 
 def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
-    c = row["config"]
-    _, d = _domain_for(c)
-    mode = c.get("mode") or ("normal" if "normal kernels" in _text(row) else "low_latency")
-    r = moe_dispatch(
-        tokens_per_rank=int(c["tokens_per_rank"]),
-        hidden=int(c["hidden"]),
-        top_k=int(c["top_k"]),
-        bytes_per_element=float(c.get("bytes_per_element", 1)),
-        d=d,
+    config = row["config"]
+    _, domain = _domain_for(config)
+    mode = config.get("mode") or ("normal" if "normal kernels" in _text(row) else "low_latency")
+    dispatch = moe_dispatch(
+        tokens_per_rank=int(config["tokens_per_rank"]),
+        hidden=int(config["hidden"]),
+        top_k=int(config["top_k"]),
+        bytes_per_element=float(config.get("bytes_per_element", 1)),
+        d=domain,
         mode=mode,
     )
     # DeepEP's low-latency benchmark divides all dispatched bytes by the time; the normal
     # kernels report the RDMA bytes each GPU moves.
     return {
-        "latency_us": r.time_s * 1e6,
-        "rdma_GBps": (r.total_bytes_per_s if mode == "low_latency" else r.rdma_bytes_per_s) / 1e9,
-        "rdma_GBps_per_gpu": r.rdma_bytes_per_s / 1e9,
+        "latency_us": dispatch.time_s * 1e6,
+        "rdma_GBps": (
+            dispatch.total_bytes_per_s if mode == "low_latency" else dispatch.rdma_bytes_per_s
+        )
+        / 1e9,
+        "rdma_GBps_per_gpu": dispatch.rdma_bytes_per_s / 1e9,
     }
 
 
 def predict_topology(row: dict[str, Any]) -> dict[str, float]:
-    c = row["config"]
+    config = row["config"]
     size = size_topology(
-        int(c["endpoints"]), int(c["switch_radix"]), float(c.get("oversubscription", 1.0))
+        int(config["endpoints"]),
+        int(config["switch_radix"]),
+        float(config.get("oversubscription", 1.0)),
     )
     return {k: float(v) for k, v in size.to_dict().items() if isinstance(v, (int, float))}
 
@@ -314,9 +321,9 @@ def residual_table() -> dict[tuple[str, str], tuple[float, ...]]:
             lines = validate_row(row)
             gen = _generation(row)
             for line in lines:
-                r = math.log(_time_ratio(line["metric"], line["error_pct"]))
-                table.setdefault((line["kind"], gen), []).append(r)
-                table.setdefault((line["kind"], "*"), []).append(r)
+                log_ratio = math.log(_time_ratio(line["metric"], line["error_pct"]))
+                table.setdefault((line["kind"], gen), []).append(log_ratio)
+                table.setdefault((line["kind"], "*"), []).append(log_ratio)
     finally:
         _BAND_STATE["building"] = False
     return {k: tuple(v) for k, v in table.items()}
