@@ -127,7 +127,8 @@ def test_a_measurement_of_another_shape_grades_nothing(h100_roce_64):
 
 
 def test_markdown_has_commands_thresholds_and_results(h100_roce_64):
-    plan = acceptance_plan(h100_roce_64)
+    # the RoCE design the scenario gives (the recommendation itself is InfiniBand)
+    plan = acceptance_plan(h100_roce_64, given_design=True)
     md = plan_markdown(plan)
     assert md.startswith("# Acceptance test plan: 128 x NVIDIA H100")
     assert "`NCCL_IB_GID_INDEX`" in md
