@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import uuid
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Q
 
 from advisor.scenarios.models import Scenario
-from advisor.scenarios.services import scenario_claim_anonymous
+from advisor.scenarios.services import owner_or_none, scenario_claim_anonymous
 from frontend.models import QuestionnaireDraft
-
-
-def _owner(user: AbstractBaseUser | AnonymousUser | None) -> Any:
-    return user if user is not None and user.is_authenticated else None
 
 
 def draft_create(
@@ -25,7 +21,7 @@ def draft_create(
     scenario: Scenario | None = None,
 ) -> QuestionnaireDraft:
     return QuestionnaireDraft.objects.create(
-        owner=_owner(owner), answers=answers, step=step, scenario=scenario
+        owner=owner_or_none(owner), answers=answers, step=step, scenario=scenario
     )
 
 
@@ -71,8 +67,6 @@ def account_claim_session(
 
 
 def _uuids(raw: list[str]) -> list[str]:
-    import uuid
-
     out = []
     for item in raw:
         try:
