@@ -14,6 +14,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from advisor.engine.limits import LIMITS
+from advisor.engine.scenario import EP_OVERLAP_MODES, RECOMPUTE_MODES, ZERO_STAGES
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.models import RunStatus
@@ -187,9 +188,30 @@ class ParallelismSerializer(serializers.Serializer[Any]):
     pp = _int("parallelism.pp", required=False, allow_null=True)
     dp = _int("parallelism.dp", required=False, allow_null=True)
     ep = _int("parallelism.ep", required=False, allow_null=True)
+    cp = _int("parallelism.cp", required=False, allow_null=True)
     micro_batch = _int("parallelism.micro_batch", required=False, allow_null=True)
     virtual_stages = _int("parallelism.virtual_stages", required=False, allow_null=True)
-    recompute = serializers.ChoiceField(choices=["none", "full"], required=False, allow_null=True)
+    recompute = serializers.ChoiceField(
+        choices=list(RECOMPUTE_MODES), required=False, allow_null=True
+    )
+    zero = serializers.ChoiceField(
+        choices=sorted(ZERO_STAGES),
+        required=False,
+        allow_null=True,
+        help_text="ZeRO stage 0, 1 or 3; overrides training.sharding.",
+    )
+    first_stage_layers = _int("parallelism.first_stage_layers", required=False, allow_null=True)
+    last_stage_layers = _int("parallelism.last_stage_layers", required=False, allow_null=True)
+    tp_comm_overlap = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Transformer Engine comm-GEMM overlap; default on for Hopper and Blackwell.",
+    )
+    ep_overlap = serializers.ChoiceField(
+        choices=list(EP_OVERLAP_MODES), required=False, allow_null=True
+    )
+    flash_attention = serializers.BooleanField(required=False, allow_null=True)
+    sequence_parallel = serializers.BooleanField(required=False, allow_null=True)
 
 
 class DesignSerializer(serializers.Serializer[Any]):
