@@ -270,10 +270,10 @@ class WorkloadPlan:
         )
 
 
-def traffic_dict(w: WorkloadPlan) -> dict[str, Any]:
+def traffic_dict(workload: WorkloadPlan) -> dict[str, Any]:
     """Traffic volumes per step (training) or per output token (inference), in bytes."""
-    if w.training is not None:
-        t = w.training
+    if workload.training is not None:
+        t = workload.training
         dp_total = sum(b * c for _, b, c in t.dp_op_bytes)
         edp_total = sum(b * c for _, b, c in t.expert_dp_op_bytes)
         return {
@@ -290,8 +290,8 @@ def traffic_dict(w: WorkloadPlan) -> dict[str, Any]:
             "expert_all_to_all_bytes": t.ep_bytes_per_all_to_all * t.ep_all_to_all_per_step,
             "expert_crosses_network": t.ep_layout.crosses_network,
         }
-    assert w.inference is not None
-    i = w.inference
+    assert workload.inference is not None
+    i = workload.inference
     return {
         "unit": "bytes per GPU per output token (decode step)",
         "tensor_parallel_bytes": i.tp_bytes_per_decode_collective * i.tp_collectives_per_token,
@@ -320,13 +320,13 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def domain_gpus(s: Scenario) -> int:
+def domain_gpus(scenario: Scenario) -> int:
     """GPUs per scale-up domain used by this job (a server, or an NVL72 rack)."""
-    if s.gpu.scaleup_domain_gpus > s.gpus_per_node:
-        dom = min(s.gpu.scaleup_domain_gpus, s.gpus)
+    if scenario.gpu.scaleup_domain_gpus > scenario.gpus_per_node:
+        dom = min(scenario.gpu.scaleup_domain_gpus, scenario.gpus)
         # a domain holds whole servers
-        return max(s.gpus_per_node, dom - dom % s.gpus_per_node)
-    return s.gpus_per_node
+        return max(scenario.gpus_per_node, dom - dom % scenario.gpus_per_node)
+    return scenario.gpus_per_node
 
 
 def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout:
@@ -354,7 +354,7 @@ def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout
 
 
 def _intra_time_s(
-    s: Scenario, op: str, nbytes: float, ranks: int, nvls: bool | None = None
+    scenario: Scenario, op: str, nbytes: float, ranks: int, nvls: bool | None = None
 ) -> float:
     """Collective time inside one scale-up domain (no network)."""
     if ranks <= 1 or nbytes <= 0:
@@ -362,10 +362,10 @@ def _intra_time_s(
     d = make_domain(
         nodes=1,
         ranks_per_node=ranks,
-        scaleup_kind=s.gpu.scaleup_kind,
-        scaleup_gbytes_per_s=s.gpu.scaleup_gbytes_per_s,
-        scaleup_efficiency=s.gpu.scaleup_efficiency,
-        nvls=s.gpu.nvlink_sharp if nvls is None else nvls,
+        scaleup_kind=scenario.gpu.scaleup_kind,
+        scaleup_gbytes_per_s=scenario.gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=scenario.gpu.scaleup_efficiency,
+        nvls=scenario.gpu.nvlink_sharp if nvls is None else nvls,
         fabric_id=None,
         nic_gbps=0.0,
         nics_per_node=0,
@@ -397,7 +397,7 @@ def _model_consts(m: ModelSpec) -> tuple[float, float, float, float]:
 
 
 def _memory_parts(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     pp: int,
     dp: int,
@@ -412,7 +412,7 @@ def _memory_parts(
 ) -> tuple[float, float, float, float]:
     """(weights + gradients, optimizer, activations, weights) bytes per GPU
     (see :func:`training_memory`)."""
-    m = s.model
+    m = scenario.model
     first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
     emb = float(m.vocab * m.hidden)
     dense_params, expert_params, _, per_layer_params = _model_consts(m)
@@ -434,7 +434,7 @@ def _memory_parts(
     opt_div_dense = dpg if sharding in ("zero1", "zero3") else 1
     opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
     opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
-    tokens = s.sequence_length * mb / max(1, cp)
+    tokens = scenario.sequence_length * mb / max(1, cp)
     per_layer_full = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
     ffn_act = float(m.ffn_hidden) * (m.moe_top_k if is_moe else 1)
     if recompute == "selective":
@@ -466,7 +466,7 @@ def _memory_parts(
 
 
 def training_memory(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     pp: int,
     dp: int,
@@ -493,10 +493,10 @@ def training_memory(
     x (1 + (pp - 1) / (pp x vp)) when interleaved (Narayanan et al. SC'21, section 2.2).
     """
     wg, opt, act, weights_b = _memory_parts(
-        s, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+        scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
     )
     total = wg + opt + act
-    cap = s.gpu.memory_gb
+    cap = scenario.gpu.memory_gb
     return MemoryEstimate(
         weights_gb=weights_b / GB,
         gradients_gb=(wg - weights_b) / GB,
@@ -510,7 +510,7 @@ def training_memory(
 
 
 def _fits(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     pp: int,
     dp: int,
@@ -525,24 +525,24 @@ def _fits(
 ) -> bool:
     """Whether :func:`training_memory` fits, without building the estimate."""
     wg, opt, act, _ = _memory_parts(
-        s, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+        scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
     )
-    return (wg + opt + act) / GB <= s.gpu.memory_gb * MEMORY_USABLE_FRACTION
+    return (wg + opt + act) / GB <= scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION
 
 
 def inference_memory(
-    s: Scenario, gpus_per_replica: int, batch: int, kv_split: int
+    scenario: Scenario, gpus_per_replica: int, batch: int, kv_split: int
 ) -> MemoryEstimate:
     """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_split (GB)."""
-    assert s.inference is not None
-    m = s.model
-    wbytes = WEIGHT_BYTES[s.precision]
+    assert scenario.inference is not None
+    m = scenario.model
+    wbytes = WEIGHT_BYTES[scenario.precision]
     weights = m.params * wbytes / gpus_per_replica
-    context = s.inference.prompt_tokens + s.inference.output_tokens
+    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
     kv = batch * context * m.layers * m.kv_dim_per_layer * wbytes / max(1, kv_split)
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
     total = weights + kv + act
-    cap = s.gpu.memory_gb
+    cap = scenario.gpu.memory_gb
     return MemoryEstimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
@@ -558,15 +558,15 @@ def inference_memory(
 # ----------------------------------------------------------------------------- planner
 
 
-def plan_workload(s: Scenario) -> WorkloadPlan:
+def plan_workload(scenario: Scenario) -> WorkloadPlan:
     """Choose (or check) the parallelism plan and precompute its design-independent costs.
 
     Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
     cannot fit even at maximum parallelism.
     """
-    if s.is_training:
-        return _plan_training(s)
-    return _plan_inference(s)
+    if scenario.is_training:
+        return _plan_training(scenario)
+    return _plan_inference(scenario)
 
 
 def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
@@ -593,10 +593,10 @@ def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
     return (first, inner, last)
 
 
-def _explicit_stages(s: Scenario, pp: int) -> tuple[int, int, int]:
+def _explicit_stages(scenario: Scenario, pp: int) -> tuple[int, int, int]:
     """Stage split of an explicit plan (first/last stage layers honoured)."""
-    p = s.parallelism
-    layers = s.model.layers
+    p = scenario.parallelism
+    layers = scenario.model.layers
     if p.first_stage_layers is None and p.last_stage_layers is None:
         split = _stage_split(layers, pp)
         if split is None:
@@ -627,8 +627,8 @@ def _explicit_stages(s: Scenario, pp: int) -> tuple[int, int, int]:
     return (first if first is not None else inner, inner, last if last is not None else inner)
 
 
-def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int, int]:
-    p = s.parallelism
+def _check_explicit_training(scenario: Scenario) -> tuple[int, int, int, int, int]:
+    p = scenario.parallelism
     errors: dict[str, list[str]] = {}
     tp = p.tp or 1
     pp = p.pp or 1
@@ -637,25 +637,25 @@ def _check_explicit_training(s: Scenario) -> tuple[int, int, int, int, int]:
     mp = tp * pp * cp
     if p.dp is not None:
         dp = p.dp
-        if mp * dp != s.gpus:
+        if mp * dp != scenario.gpus:
             errors["parallelism"] = [
                 f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} = {mp * dp} must equal "
-                f"gpus ({s.gpus})"
+                f"gpus ({scenario.gpus})"
             ]
     else:
-        if s.gpus % mp != 0:
-            errors["parallelism"] = [f"tp x cp x pp = {mp} must divide gpus ({s.gpus})"]
-        dp = max(1, s.gpus // mp)
-    m = s.model
+        if scenario.gpus % mp != 0:
+            errors["parallelism"] = [f"tp x cp x pp = {mp} must divide gpus ({scenario.gpus})"]
+        dp = max(1, scenario.gpus // mp)
+    m = scenario.model
     if m.heads % tp != 0:
         errors.setdefault("parallelism.tp", []).append(f"must divide the model's heads ({m.heads})")
     if pp > m.layers:
         errors.setdefault("parallelism.pp", []).append(
             f"must be <= the model's layers ({m.layers})"
         )
-    if cp > 1 and s.sequence_length % (2 * cp) != 0:
+    if cp > 1 and scenario.sequence_length % (2 * cp) != 0:
         errors.setdefault("parallelism.cp", []).append(
-            f"2 x cp must divide the sequence length ({s.sequence_length})"
+            f"2 x cp must divide the sequence length ({scenario.sequence_length})"
         )
     if ep > 1:
         if not m.is_moe:
@@ -716,12 +716,12 @@ def _min_dp(batch: int, dp_max: int, mb: int, ep: int) -> int:
     return max(ep, min(dp_max, dp))
 
 
-def _tp_overlap(s: Scenario) -> bool:
-    p = s.parallelism
+def _tp_overlap(scenario: Scenario) -> bool:
+    p = scenario.parallelism
     if p.tp_comm_overlap is not None:
         return p.tp_comm_overlap
 
-    return profile(s.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
+    return profile(scenario.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
 
 
 REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
@@ -730,7 +730,7 @@ REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
 
 
 def _estimate_step_s(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     pp: int,
     cp: int,
@@ -755,14 +755,14 @@ def _estimate_step_s(
     (ring traffic is bounded by its 2x limit), which is what makes the planner monotone in
     servers.
     """
-    shape = _shape_terms(s, tp, pp, cp, dp, ep, mb, stages)
-    per_mb, tp_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, recompute, stages, pp)
+    shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages)
+    per_mb, tp_s = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, recompute, stages, pp)
     shardings = (sharding,) if isinstance(sharding, str) else sharding
     return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
 
 
 def _shape_terms(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     pp: int,
     cp: int,
@@ -773,23 +773,30 @@ def _shape_terms(
 ) -> tuple[int, float, float, float, bool, bool]:
     """(micro-batches, DP gradient bytes per pass, PP send seconds per micro-batch and virtual
     stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe)."""
-    assert s.training is not None
-    m = s.model
-    mcount = _microbatches(s.training.global_batch_sequences, dp, mb)
+    assert scenario.training is not None
+    m = scenario.model
+    mcount = _microbatches(scenario.training.global_batch_sequences, dp, mb)
     bw = REFERENCE_GPU_NET_BYTES_PER_S
     dense_params, expert_params, _, _ = _model_consts(m)
     grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
-    act = _act_bytes(s)
+    act = _act_bytes(scenario)
     pp_unit = 0.0
-    if pp > 1 and tp * cp * dp >= s.gpus_per_node:
-        pp_unit = 2.0 * mb * s.sequence_length / cp * m.hidden * act / tp / bw
+    if pp > 1 and tp * cp * dp >= scenario.gpus_per_node:
+        pp_unit = 2.0 * mb * scenario.sequence_length / cp * m.hidden * act / tp / bw
     ep_unit = 0.0
     if expert_params > 0 and ep > 1:
-        tokens = mb * s.sequence_length / cp / tp
+        tokens = mb * scenario.sequence_length / cp / tp
         a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
         moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
-        ep_unit = a2a * moe_layers / (bw if ep * tp * cp > s.gpus_per_node else bw * 8)
-    return mcount, grad, pp_unit, ep_unit, dp * cp > 1, s.parallelism.ep_overlap == "dualpipe"
+        ep_unit = a2a * moe_layers / (bw if ep * tp * cp > scenario.gpus_per_node else bw * 8)
+    return (
+        mcount,
+        grad,
+        pp_unit,
+        ep_unit,
+        dp * cp > 1,
+        scenario.parallelism.ep_overlap == "dualpipe",
+    )
 
 
 def _estimate_from(
@@ -821,17 +828,21 @@ def _estimate_from(
     return compute + dp_exposed + pp_send + ep_s
 
 
-def _sharding_options(s: Scenario) -> tuple[str, ...]:
-    assert s.training is not None
-    p = s.parallelism
+def _sharding_options(scenario: Scenario) -> tuple[str, ...]:
+    assert scenario.training is not None
+    p = scenario.parallelism
     if p.zero is not None:
         return (ZERO_STAGES[p.zero],)
-    if s.training.sharding_given:
-        return (s.training.sharding,)
-    return (s.training.sharding, "zero3") if s.training.sharding != "zero3" else ("zero3",)
+    if scenario.training.sharding_given:
+        return (scenario.training.sharding,)
+    return (
+        (scenario.training.sharding, "zero3")
+        if scenario.training.sharding != "zero3"
+        else ("zero3",)
+    )
 
 
-def _search_training(s: Scenario) -> list[_Candidate]:
+def _search_training(scenario: Scenario) -> list[_Candidate]:
     """The fitting plans the planner considers (branch and bound on the step estimate).
 
     tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the
@@ -844,18 +855,21 @@ def _search_training(s: Scenario) -> list[_Candidate]:
     than the best fitting plan found so far is skipped without pricing its memory: the
     minimum is exact.
     """
-    assert s.training is not None
-    p = s.parallelism
-    m = s.model
-    batch = s.training.global_batch_sequences
-    n = s.gpus
-    tp_limit = min(domain_gpus(s), max(s.gpus_per_node, 8))
+    assert scenario.training is not None
+    p = scenario.parallelism
+    m = scenario.model
+    batch = scenario.training.global_batch_sequences
+    n = scenario.gpus
+    tp_limit = min(domain_gpus(scenario), max(scenario.gpus_per_node, 8))
     tps = sorted((t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0), reverse=True)
     cps = [
         c
         for c in CONTEXT_PARALLEL
         if c == 1
-        or (s.sequence_length // c >= CP_MIN_TOKENS_PER_RANK and s.sequence_length % (2 * c) == 0)
+        or (
+            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
+            and scenario.sequence_length % (2 * c) == 0
+        )
     ]
     pps = sorted(
         q
@@ -867,8 +881,8 @@ def _search_training(s: Scenario) -> list[_Candidate]:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
     mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
     recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
-    shardings = _sharding_options(s)
-    tp_overlap = _tp_overlap(s)
+    shardings = _sharding_options(scenario)
+    tp_overlap = _tp_overlap(scenario)
     # 1. every shape (tp, cp, pp, ep, micro-batch) that can fit at all, with a compute floor
     shapes: list[tuple[float, int, int, int, int, int, int, int, tuple[int, int, int], int]] = []
     for tp in tps:
@@ -893,7 +907,7 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                             (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
                         )
                         per_mb = _stage_time_per_microbatch(
-                            s, tp, cp, ep, mb, recomputes[0], stages, pp
+                            scenario, tp, cp, ep, mb, recomputes[0], stages, pp
                         )[0]
                         floor = (mcount + (pp - 1) / vp_max) * per_mb
                         shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
@@ -906,11 +920,14 @@ def _search_training(s: Scenario) -> list[_Candidate]:
             break  # compute alone (no recomputation, no communication) is already slower
         # the smallest footprint of this shape (last sharding and recomputation, no
         # interleaving), then a bound with the data-parallel term of the cheaper sharding
-        if not _fits(s, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages):
+        if not _fits(
+            scenario, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
+        ):
             continue
-        shape = _shape_terms(s, tp, pp, cp, dp, ep, mb, stages)
+        shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages)
         timing = [
-            _stage_time_per_microbatch(s, tp, cp, ep, mb, rc, stages, pp) for rc in recomputes
+            _stage_time_per_microbatch(scenario, tp, cp, ep, mb, rc, stages, pp)
+            for rc in recomputes
         ]
         bound = _estimate_from(
             shape, timing[0][0], timing[0][1], tp_overlap, pp, vp_max, shardings, False
@@ -930,9 +947,9 @@ def _search_training(s: Scenario) -> list[_Candidate]:
                     est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
                     if est > best:
                         break  # more recomputation is only slower
-                    if _fits(s, tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
+                    if _fits(scenario, tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
                         mem = training_memory(
-                            s, tp, pp, dp, ep, mb, sharding, rc, mcount,
+                            scenario, tp, pp, dp, ep, mb, sharding, rc, mcount,
                             cp=cp, vp=vp, stages=stages,
                         )  # fmt: skip
                         best = est
@@ -949,7 +966,7 @@ def _search_training(s: Scenario) -> list[_Candidate]:
 RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
 
 
-def _candidate_plan(s: Scenario, c: _Candidate, source: str) -> Plan:
+def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
     first, _, last = c.stages
     even = first == last == c.stages[1]
     return Plan(
@@ -965,39 +982,50 @@ def _candidate_plan(s: Scenario, c: _Candidate, source: str) -> Plan:
         cp=c.cp,
         first_stage_layers=0 if even else first,
         last_stage_layers=0 if even else last,
-        tp_comm_overlap=_tp_overlap(s),
-        ep_overlap=s.parallelism.ep_overlap or "none",
+        tp_comm_overlap=_tp_overlap(scenario),
+        ep_overlap=scenario.parallelism.ep_overlap or "none",
         gpus_used=c.tp * c.cp * c.pp * c.dp,
     )
 
 
-def _plan_training(s: Scenario) -> WorkloadPlan:
-    assert s.training is not None
-    p = s.parallelism
-    batch = s.training.global_batch_sequences
+def _plan_training(scenario: Scenario) -> WorkloadPlan:
+    assert scenario.training is not None
+    p = scenario.parallelism
+    batch = scenario.training.global_batch_sequences
     notes: list[str] = []
     if p.given:
-        tp, pp, dp, ep, cp = _check_explicit_training(s)
-        stages = _explicit_stages(s, pp)
+        tp, pp, dp, ep, cp = _check_explicit_training(scenario)
+        stages = _explicit_stages(scenario, pp)
         mb = p.micro_batch or 1
         m_count = _microbatches(batch, dp, mb)
         vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
         if not p.virtual_stages and pp > 1:
             vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and m_count >= pp) or (1,)
         recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
-        tp_overlap = _tp_overlap(s)
+        tp_overlap = _tp_overlap(scenario)
         options: list[_Candidate] = []
         best_mem: MemoryEstimate | None = None
         for vp in vps:
-            for sharding in _sharding_options(s):
+            for sharding in _sharding_options(scenario):
                 for rc in recomputes:
                     mem = training_memory(
-                        s, tp, pp, dp, ep, mb, sharding, rc, m_count, cp=cp, vp=vp, stages=stages
+                        scenario,
+                        tp,
+                        pp,
+                        dp,
+                        ep,
+                        mb,
+                        sharding,
+                        rc,
+                        m_count,
+                        cp=cp,
+                        vp=vp,
+                        stages=stages,
                     )
                     best_mem = best_mem or mem
                     if mem.fits:
                         est = _estimate_step_s(
-                            s, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap, sharding
+                            scenario, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap, sharding
                         )
                         options.append(
                             _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
@@ -1007,41 +1035,41 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
             assert best_mem is not None
             raise ScenarioError.single(
                 "parallelism",
-                f"the plan needs {best_mem.total_gb:.0f} GB per GPU but {s.gpu.id} has "
+                f"the plan needs {best_mem.total_gb:.0f} GB per GPU but {scenario.gpu.id} has "
                 f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp, cp or ep, recompute, or "
                 "shard (zero3)",
             )
         chosen = min(options, key=lambda c: c.estimate_s)
         source = "explicit"
     else:
-        fitting = _search_training(s)
+        fitting = _search_training(scenario)
         if not fitting:
             raise ScenarioError.single(
                 "gpus",
-                f"{s.model.name} does not fit on {s.gpus} x {s.gpu.id} even with maximum "
-                "tensor, pipeline, context and expert parallelism, full recomputation and "
-                "zero3 sharding; add GPUs or pick a GPU with more memory",
+                f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id} "
+                "even with maximum tensor, pipeline, context and expert parallelism, full "
+                "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
             )
         chosen = min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
         source = "planner"
-    plan = _candidate_plan(s, chosen, source)
+    plan = _candidate_plan(scenario, chosen, source)
     used = plan.gpus_used
     if source == "planner":
         full_dp = math.ceil(batch / plan.micro_batch)
         full_dp = math.ceil(full_dp / max(1, plan.ep)) * max(1, plan.ep)
-        limit = math.ceil(plan.model_parallel * full_dp / s.gpus_per_node)
+        limit = math.ceil(plan.model_parallel * full_dp / scenario.gpus_per_node)
         notes.append(
             f"with this plan's model parallelism (tp {plan.tp} x cp {plan.cp} x pp {plan.pp}) "
             f"more servers stop shortening the step beyond {limit} servers, where every "
             f"data-parallel rank holds one micro-batch of the {batch}-sequence global batch"
         )
-    if used < s.gpus:
+    if used < scenario.gpus:
         notes.append(
-            f"the plan uses {used} of {s.gpus} GPUs (tp {plan.tp} x cp {plan.cp} x pp {plan.pp} "
-            f"x dp {plan.dp}); {s.gpus - used} GPUs idle: with a global batch of {batch} "
-            f"sequences more data-parallel ranks would not shorten the step "
-            f"(it stops improving beyond {math.ceil(used / s.gpus_per_node)} servers for this "
-            "plan)"
+            f"the plan uses {used} of {scenario.gpus} GPUs (tp {plan.tp} x cp {plan.cp} "
+            f"x pp {plan.pp} x dp {plan.dp}); {scenario.gpus - used} GPUs idle: with a global "
+            f"batch of {batch} sequences more data-parallel ranks would not shorten the step "
+            f"(it stops improving beyond {math.ceil(used / scenario.gpus_per_node)} servers "
+            "for this plan)"
         )
     dp, mb = plan.dp, plan.micro_batch
     if batch < dp * mb:
@@ -1054,24 +1082,24 @@ def _plan_training(s: Scenario) -> WorkloadPlan:
             f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb} sequences "
             f"(a multiple of dp x micro_batch = {dp * mb})"
         )
-    return _training_workload(s, plan, chosen.mem, notes=tuple(notes))
+    return _training_workload(scenario, plan, chosen.mem, notes=tuple(notes))
 
 
 def _training_workload(
-    s: Scenario, plan: Plan, mem: MemoryEstimate, *, notes: tuple[str, ...]
+    scenario: Scenario, plan: Plan, mem: MemoryEstimate, *, notes: tuple[str, ...]
 ) -> WorkloadPlan:
     """The WorkloadPlan of a training scenario under one parallelism plan."""
-    dom = domain_gpus(s)
+    dom = domain_gpus(scenario)
     return WorkloadPlan(
         plan=plan,
         memory=mem,
-        nodes=s.nodes,
-        gpus_per_node=s.gpus_per_node,
+        nodes=scenario.nodes,
+        gpus_per_node=scenario.gpus_per_node,
         domain_gpus=dom,
-        domains=max(1, (plan.gpus_used or s.gpus) // dom),
-        spans_servers=s.nodes > 1,
-        needs_compute_fabric=s.gpus > dom,
-        training=_training_costs(s, plan),
+        domains=max(1, (plan.gpus_used or scenario.gpus) // dom),
+        spans_servers=scenario.nodes > 1,
+        needs_compute_fabric=scenario.gpus > dom,
+        training=_training_costs(scenario, plan),
         inference=None,
         notes=notes,
     )
@@ -1088,7 +1116,7 @@ _KEEP: dict[int, Any] = {}
 
 
 def _stage_time_per_microbatch(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     cp: int,
     ep: int,
@@ -1098,14 +1126,14 @@ def _stage_time_per_microbatch(
     pp: int,
 ) -> tuple[float, float]:
     """Cached :func:`_stage_time` (the planner asks for the same stage many times)."""
-    p = s.parallelism
-    _KEEP[id(s.gpu)] = s.gpu
-    _KEEP[id(s.model)] = s.model
+    p = scenario.parallelism
+    _KEEP[id(scenario.gpu)] = scenario.gpu
+    _KEEP[id(scenario.model)] = scenario.model
     key = (
-        id(s.gpu),
-        id(s.model),
-        s.precision,
-        s.sequence_length,
+        id(scenario.gpu),
+        id(scenario.model),
+        scenario.precision,
+        scenario.sequence_length,
         p.flash_attention,
         p.sequence_parallel,
         tp,
@@ -1121,15 +1149,15 @@ def _stage_time_per_microbatch(
         if len(_STAGE_CACHE) > 8192:
             _STAGE_CACHE.clear()
             _KEEP.clear()
-            _KEEP[id(s.gpu)] = s.gpu
-            _KEEP[id(s.model)] = s.model
-        v = _stage_time(s, tp, cp, ep, mb, recompute, stages, pp)
+            _KEEP[id(scenario.gpu)] = scenario.gpu
+            _KEEP[id(scenario.model)] = scenario.model
+        v = _stage_time(scenario, tp, cp, ep, mb, recompute, stages, pp)
         _STAGE_CACHE[key] = v
     return v
 
 
 def _stage_time(
-    s: Scenario,
+    scenario: Scenario,
     tp: int,
     cp: int,
     ep: int,
@@ -1141,13 +1169,13 @@ def _stage_time(
     """(compute seconds of the slowest pipeline stage for one micro-batch forward+backward,
     in-domain TP collective seconds of that stage)."""
 
-    m = s.model
-    seq = s.sequence_length
+    m = scenario.model
+    seq = scenario.sequence_length
     tokens = max(1, mb * seq // max(1, cp))
-    par = s.parallelism
+    par = scenario.parallelism
     lc = layer_forward(
-        s.gpu,
-        s.precision,
+        scenario.gpu,
+        scenario.precision,
         m,
         tokens,
         seq,
@@ -1161,7 +1189,7 @@ def _stage_time(
         layer += lc.forward_s
     elif recompute == "selective":
         layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
-    head = 3.0 * gemm_time_s(s.gpu, s.precision, tokens, m.vocab / tp, m.hidden)
+    head = 3.0 * gemm_time_s(scenario.gpu, scenario.precision, tokens, m.vocab / tp, m.hidden)
     first, inner, last = stages
     if pp <= 1:
         stage = first * layer + head
@@ -1171,38 +1199,38 @@ def _stage_time(
         stage_layers = max(first, inner, last)
     tp_s = 0.0
     if tp > 1:
-        tp_bytes = mb * seq / cp * m.hidden * _act_bytes(s)
+        tp_bytes = mb * seq / cp * m.hidden * _act_bytes(scenario)
         per_layer = 6 if recompute == "full" else 4
-        tp_s = per_layer * stage_layers * _intra_time_cached(s, tp_bytes, tp)
+        tp_s = per_layer * stage_layers * _intra_time_cached(scenario, tp_bytes, tp)
     return stage, tp_s
 
 
-def _act_bytes(s: Scenario) -> float:
-    return 2.0 if s.precision == "fp8" else WEIGHT_BYTES.get(s.precision, 2.0)
+def _act_bytes(scenario: Scenario) -> float:
+    return 2.0 if scenario.precision == "fp8" else WEIGHT_BYTES.get(scenario.precision, 2.0)
 
 
 _INTRA_CACHE: dict[tuple[str, float, int], float] = {}
 
 
-def _intra_time_cached(s: Scenario, nbytes: float, ranks: int) -> float:
-    key = (s.gpu.id, nbytes, ranks)
+def _intra_time_cached(scenario: Scenario, nbytes: float, ranks: int) -> float:
+    key = (scenario.gpu.id, nbytes, ranks)
     v = _INTRA_CACHE.get(key)
     if v is None:
         if len(_INTRA_CACHE) > 4096:
             _INTRA_CACHE.clear()
-        v = _intra_time_s(s, "all_reduce", nbytes, ranks)
+        v = _intra_time_s(scenario, "all_reduce", nbytes, ranks)
         _INTRA_CACHE[key] = v
     return v
 
 
-def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
-    assert s.training is not None
-    m = s.model
+def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
+    assert scenario.training is not None
+    m = scenario.model
     tp, pp, dp, ep, mb, cp = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.cp
-    used = plan.gpus_used or s.gpus
-    microbatches = _microbatches(s.training.global_batch_sequences, dp, mb)
+    used = plan.gpus_used or scenario.gpus
+    microbatches = _microbatches(scenario.training.global_batch_sequences, dp, mb)
     batch = microbatches * dp * mb
-    seq = s.sequence_length
+    seq = scenario.sequence_length
     tokens = batch * seq
     fwd = forward_flops_per_token(m, seq)
     passes = 4.0 if plan.recompute == "full" else 3.0
@@ -1220,7 +1248,9 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     if not plan.first_stage_layers and not plan.last_stage_layers:
         split = _stage_split(m.layers, pp)
         stages = split if split is not None else stages
-    per_mb, tp_stage_s = _stage_time_per_microbatch(s, tp, cp, ep, mb, plan.recompute, stages, pp)
+    per_mb, tp_stage_s = _stage_time_per_microbatch(
+        scenario, tp, cp, ep, mb, plan.recompute, stages, pp
+    )
     compute_s = microbatches * per_mb
     # optimizer: memory-bound Adam over this GPU's shard of parameters
     dense = m.dense_params / (tp * pp)
@@ -1231,10 +1261,10 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
     optimizer_s = (
         opt_params
         * OPTIMIZER_BYTES_PER_PARAM
-        / (s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
+        / (scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
     )
-    act_bytes = _act_bytes(s)
-    dom = domain_gpus(s)
+    act_bytes = _act_bytes(scenario)
+    dom = domain_gpus(scenario)
     stage_layers = max(stages) if pp > 1 else m.layers
 
     # tensor parallel: 2 all-reduces forward + 2 backward per layer per micro-batch
@@ -1296,7 +1326,7 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
         passes_a2a = 6 if plan.recompute == "full" else 4
         ep_count = passes_a2a * moe_layers_stage * microbatches
         if not ep_layout.crosses_network:
-            ep_intra_s = ep_count * _intra_time_s(s, "all_to_all", ep_bytes, ep, nvls=False)
+            ep_intra_s = ep_count * _intra_time_s(scenario, "all_to_all", ep_bytes, ep, nvls=False)
 
     # context parallel: K and V of every rank's chunk travel the cp ring, forward (1x) and
     # backward (2x: K/V again and their gradients), overlapped with the attention kernels
@@ -1310,16 +1340,18 @@ def _training_costs(s: Scenario, plan: Plan) -> TrainingPlan:
         cp_bytes = local * cp
         cp_count = 3 * stage_layers * microbatches
 
-        lc = layer_forward(s.gpu, s.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True)
+        lc = layer_forward(
+            scenario.gpu, scenario.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True
+        )
         attention_s = 3.5 * lc.attention_s * stage_layers * microbatches
         if not cp_layout.crosses_network:
-            cp_intra_s = cp_count * _intra_time_s(s, "all_gather", cp_bytes, cp, nvls=False)
+            cp_intra_s = cp_count * _intra_time_s(scenario, "all_gather", cp_bytes, cp, nvls=False)
 
     return TrainingPlan(
         microbatches=microbatches,
         global_batch_sequences=batch,
         tokens_per_step=tokens,
-        steps=s.training.total_tokens / tokens,
+        steps=scenario.training.total_tokens / tokens,
         hardware_flops_per_gpu=hardware_flops,
         model_flops_per_gpu=model_flops,
         compute_s=compute_s,
@@ -1361,32 +1393,32 @@ def _inner_layers(layers: int, pp: int, first: int, last: int) -> int:
 # ----------------------------------------------------------------------------- inference
 
 
-def _plan_inference(s: Scenario) -> WorkloadPlan:
-    assert s.inference is not None
-    inf = s.inference
-    m = s.model
-    p = s.parallelism
-    dom = domain_gpus(s)
+def _plan_inference(scenario: Scenario) -> WorkloadPlan:
+    assert scenario.inference is not None
+    inf = scenario.inference
+    m = scenario.model
+    p = scenario.parallelism
+    dom = domain_gpus(scenario)
     notes: list[str] = []
 
     def kv_split(tp: int, ep_like: int) -> int:
         return min(tp, m.kv_heads) if ep_like <= 1 else 1
 
-    deployment = _choose_deployment(s, dom)
+    deployment = _choose_deployment(scenario, dom)
     if deployment == "disaggregated":
-        return _plan_disaggregated(s, dom)
+        return _plan_disaggregated(scenario, dom)
 
     chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
         r = tp * pp if ep <= 1 else max(ep, tp * pp)
         errors: dict[str, list[str]] = {}
-        if p.dp is not None and p.dp * r != s.gpus:
+        if p.dp is not None and p.dp * r != scenario.gpus:
             errors["parallelism"] = [
-                f"replicas (dp={p.dp}) x GPUs per replica ({r}) must equal gpus ({s.gpus})"
+                f"replicas (dp={p.dp}) x GPUs per replica ({r}) must equal gpus ({scenario.gpus})"
             ]
-        elif s.gpus % r != 0:
-            errors["parallelism"] = [f"GPUs per replica ({r}) must divide gpus ({s.gpus})"]
+        elif scenario.gpus % r != 0:
+            errors["parallelism"] = [f"GPUs per replica ({r}) must divide gpus ({scenario.gpus})"]
         if m.heads % tp != 0:
             errors["parallelism.tp"] = [f"must divide the model's heads ({m.heads})"]
         if ep > 1 and not m.is_moe:
@@ -1395,38 +1427,39 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
             errors["parallelism.ep"] = [f"must be <= the number of experts ({m.moe_experts})"]
         if errors:
             raise ScenarioError(errors)
-        replicas = s.gpus // r
+        replicas = scenario.gpus // r
         batch = math.ceil(inf.concurrent_requests / replicas)
         # ep need not divide the experts: redundant copies fill every GPU equally
         mem = (
-            _moe_ep_memory(s, r, batch)
+            _moe_ep_memory(scenario, r, batch)
             if ep > 1
-            else inference_memory(s, r, batch, kv_split(tp, ep))
+            else inference_memory(scenario, r, batch, kv_split(tp, ep))
         )
         if not mem.fits:
             raise ScenarioError.single(
                 "parallelism",
-                f"the plan needs {mem.total_gb:.0f} GB per GPU but {s.gpu.id} has "
+                f"the plan needs {mem.total_gb:.0f} GB per GPU but {scenario.gpu.id} has "
                 f"{mem.usable_gb:.0f} GB usable",
             )
         chosen = (tp, pp, ep, r, mem)
         source = "explicit"
     else:
-        sizes = [r for r in _powers_of_two_up_to(s.gpus_per_node) if s.gpus % r == 0]
+        sizes = [r for r in _powers_of_two_up_to(scenario.gpus_per_node) if scenario.gpus % r == 0]
         sizes += [
             k * dom
-            for k in range(1, s.gpus // dom + 1)
-            if s.gpus % (k * dom) == 0 and k * dom > s.gpus_per_node
+            for k in range(1, scenario.gpus // dom + 1)
+            if scenario.gpus % (k * dom) == 0 and k * dom > scenario.gpus_per_node
         ]
         sizes += [
-            k * s.gpus_per_node
-            for k in range(2, s.gpus // s.gpus_per_node + 1)
-            if s.gpus % (k * s.gpus_per_node) == 0 and k * s.gpus_per_node > dom
+            k * scenario.gpus_per_node
+            for k in range(2, scenario.gpus // scenario.gpus_per_node + 1)
+            if scenario.gpus % (k * scenario.gpus_per_node) == 0
+            and k * scenario.gpus_per_node > dom
         ]
         if inf.independent_replicas or deployment == "replicas":
             sizes = [r for r in sizes if r <= dom]
         for r in sorted(set(sizes)):
-            replicas = s.gpus // r
+            replicas = scenario.gpus // r
             batch = math.ceil(inf.concurrent_requests / replicas)
             if r <= dom:
                 tp_c = min(r, _largest_pow2_dividing(m.heads, r))
@@ -1442,11 +1475,11 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
                 pp = r // tp
                 ep = 1
             ks = kv_split(tp, ep) if ep <= 1 else 1
-            mem = inference_memory(s, r, batch if ep <= 1 else math.ceil(batch / 1), ks)
+            mem = inference_memory(scenario, r, batch if ep <= 1 else math.ceil(batch / 1), ks)
             if ep > 1:
                 # attention is data-parallel over the expert group: each GPU holds the
                 # dense weights and its share of requests' KV cache
-                mem = _moe_ep_memory(s, r, batch)
+                mem = _moe_ep_memory(scenario, r, batch)
             if mem.fits:
                 chosen = (tp, pp, ep, r, mem)
                 break
@@ -1457,12 +1490,12 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
             raise ScenarioError.single(
                 field,
                 f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
-                f"{s.gpus} x {s.gpu.id}"
+                f"{scenario.gpus} x {scenario.gpu.id}"
                 + (" inside one server" if inf.independent_replicas else ""),
             )
         source = "planner"
     tp, pp, ep, r, mem = chosen
-    replicas = s.gpus // r
+    replicas = scenario.gpus // r
     batch = math.ceil(inf.concurrent_requests / replicas)
     independent = r <= dom
     if (inf.independent_replicas is False or deployment == "split") and independent:
@@ -1478,11 +1511,11 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
         recompute="none",
         source=source,
     )
-    inference = _inference_costs(s, plan, r, batch, dom)
+    inference = _inference_costs(scenario, plan, r, batch, dom)
     inference = replace(
         inference,
         serving=colocated_plan(
-            s,
+            scenario,
             "replicas" if independent else "split",
             tp,
             pp,
@@ -1494,11 +1527,11 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
     return WorkloadPlan(
         plan=plan,
         memory=mem,
-        nodes=s.nodes,
-        gpus_per_node=s.gpus_per_node,
+        nodes=scenario.nodes,
+        gpus_per_node=scenario.gpus_per_node,
         domain_gpus=dom,
-        domains=max(1, s.gpus // dom),
-        spans_servers=s.nodes > 1,
+        domains=max(1, scenario.gpus // dom),
+        spans_servers=scenario.nodes > 1,
         needs_compute_fabric=not independent,
         training=None,
         inference=inference,
@@ -1506,32 +1539,32 @@ def _plan_inference(s: Scenario) -> WorkloadPlan:
     )
 
 
-def _choose_deployment(s: Scenario, dom: int) -> str | None:
+def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
     """``inference.deployment``, or ``disaggregated`` for a MoE model too big for one scale-up
     domain on two or more servers with no explicit plan (wide-EP serving as deployed by
     DeepSeek, SGLang, Dynamo); ``None`` leaves replicas vs split to the planner below."""
-    inf = s.inference
+    inf = scenario.inference
     assert inf is not None
     if inf.deployment is not None:
         return inf.deployment
-    if s.parallelism.given or inf.independent_replicas is True or s.nodes < 2:
+    if scenario.parallelism.given or inf.independent_replicas is True or scenario.nodes < 2:
         return None
-    m = s.model
-    weights = m.params * WEIGHT_BYTES[s.precision]
-    too_big = weights > dom * s.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+    m = scenario.model
+    weights = m.params * WEIGHT_BYTES[scenario.precision]
+    too_big = weights > dom * scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
     return "disaggregated" if m.is_moe and too_big else None
 
 
-def _plan_disaggregated(s: Scenario, dom: int) -> WorkloadPlan:
+def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     """Prefill and decode pools (advisor.engine.serving); the decode pool is the plan."""
-    inf = s.inference
+    inf = scenario.inference
     assert inf is not None
-    if s.parallelism.given:
+    if scenario.parallelism.given:
         raise ScenarioError.single(
             "parallelism",
             "a disaggregated deployment takes its parallelism from inference.pools",
         )
-    sp = plan_disaggregated(s)
+    sp = plan_disaggregated(scenario)
     dec = sp.decode
     gpus_per_replica = dec.ep if dec.ep > 1 else dec.tp * dec.pp
     replicas = max(1, dec.gpus // gpus_per_replica)
@@ -1552,7 +1585,7 @@ def _plan_disaggregated(s: Scenario, dom: int) -> WorkloadPlan:
         inf.concurrent_requests / max(1, dec.instances),
     )
     kv_gb = per_gpu_requests * dec.kv_gb_per_request / max(1, dec.gpus_per_instance)
-    cap = s.gpu.memory_gb
+    cap = scenario.gpu.memory_gb
     mem = MemoryEstimate(
         weights_gb=dec.weights_gb_per_gpu,
         gradients_gb=0.0,
@@ -1563,7 +1596,7 @@ def _plan_disaggregated(s: Scenario, dom: int) -> WorkloadPlan:
         capacity_gb=cap,
         usable_gb=cap * MEMORY_USABLE_FRACTION,
     )
-    costs = _inference_costs(s, plan, gpus_per_replica, batch, dom)
+    costs = _inference_costs(scenario, plan, gpus_per_replica, batch, dom)
     inference = replace(costs, serving=sp, independent_replicas=False)
     notes = [
         f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} decode "
@@ -1578,10 +1611,10 @@ def _plan_disaggregated(s: Scenario, dom: int) -> WorkloadPlan:
     return WorkloadPlan(
         plan=plan,
         memory=mem,
-        nodes=s.nodes,
-        gpus_per_node=s.gpus_per_node,
+        nodes=scenario.nodes,
+        gpus_per_node=scenario.gpus_per_node,
         domain_gpus=dom,
-        domains=max(1, s.gpus // dom),
+        domains=max(1, scenario.gpus // dom),
         spans_servers=True,
         needs_compute_fabric=True,
         training=None,
@@ -1590,20 +1623,20 @@ def _plan_disaggregated(s: Scenario, dom: int) -> WorkloadPlan:
     )
 
 
-def _moe_ep_memory(s: Scenario, r: int, batch: int) -> MemoryEstimate:
-    assert s.inference is not None
-    m = s.model
-    wbytes = WEIGHT_BYTES[s.precision]
+def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> MemoryEstimate:
+    assert scenario.inference is not None
+    m = scenario.model
+    wbytes = WEIGHT_BYTES[scenario.precision]
     # routed experts: ceil(experts / r) per GPU, redundant copies fill the remainder
     weights = (
         m.dense_params * wbytes
         + experts_per_gpu(m, r) * m.expert_params / max(1, m.moe_experts) * wbytes
     )
-    context = s.inference.prompt_tokens + s.inference.output_tokens
+    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
     per_gpu_requests = math.ceil(batch / r)
     kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes
     total = weights + kv
-    cap = s.gpu.memory_gb
+    cap = scenario.gpu.memory_gb
     return MemoryEstimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
@@ -1641,18 +1674,18 @@ def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
 
 
 def _inference_costs(
-    s: Scenario, plan: Plan, gpus_per_replica: int, batch: int, dom: int
+    scenario: Scenario, plan: Plan, gpus_per_replica: int, batch: int, dom: int
 ) -> InferencePlan:
-    assert s.inference is not None
-    inf = s.inference
-    m = s.model
+    assert scenario.inference is not None
+    inf = scenario.inference
+    m = scenario.model
     tp, pp, ep = plan.tp, plan.pp, plan.ep
-    wbytes = WEIGHT_BYTES[s.precision]
+    wbytes = WEIGHT_BYTES[scenario.precision]
     act_bytes = 2.0
-    hbm = s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    hbm = scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     context = inf.prompt_tokens + inf.output_tokens / 2.0
     fwd_token = forward_flops_per_token(m, int(context))
-    flops_per_s = achievable_flops_per_s(s.gpu, s.precision, tp, m.hidden)
+    flops_per_s = achievable_flops_per_s(scenario.gpu, scenario.precision, tp, m.hidden)
 
     if ep > 1:
         # expert-parallel serving: attention data-parallel, experts spread over r GPUs
@@ -1665,8 +1698,8 @@ def _inference_costs(
         prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / flops_per_s
         tokens_per_gpu = requests_per_gpu
         dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
-        ep_layout = group_layout(ep, 1, dom, s.gpus)
-        tp_layout = group_layout(1, 1, dom, s.gpus)
+        ep_layout = group_layout(ep, 1, dom, scenario.gpus)
+        tp_layout = group_layout(1, 1, dom, scenario.gpus)
         tp_bytes = 0.0
         tp_count = 0
         tp_prefill_bytes = 0.0
@@ -1684,8 +1717,8 @@ def _inference_costs(
         )
         dispatch = 0.0
         tokens_per_gpu = 0
-        ep_layout = group_layout(1, 1, dom, s.gpus)
-        tp_layout = group_layout(tp, 1, dom, s.gpus)
+        ep_layout = group_layout(1, 1, dom, scenario.gpus)
+        tp_layout = group_layout(tp, 1, dom, scenario.gpus)
         tp_bytes = batch * m.hidden * act_bytes
         tp_count = 2 * m.layers if tp > 1 else 0
         tp_prefill_bytes = inf.prompt_tokens * m.hidden * act_bytes
@@ -1694,12 +1727,12 @@ def _inference_costs(
     tp_decode_intra = 0.0
     tp_prefill_intra = 0.0
     if tp > 1 and not tp_layout.crosses_network:
-        tp_decode_intra = tp_count * _intra_time_s(s, "all_reduce", tp_bytes, tp)
-        tp_prefill_intra = tp_count * _intra_time_s(s, "all_reduce", tp_prefill_bytes, tp)
+        tp_decode_intra = tp_count * _intra_time_s(scenario, "all_reduce", tp_bytes, tp)
+        tp_prefill_intra = tp_count * _intra_time_s(scenario, "all_reduce", tp_prefill_bytes, tp)
     # a replica's stages are tp apart in rank order (pipeline outermost)
     pp_crosses = pipeline_crosses_network(tp, 1, 1, pp, dom)
     return InferencePlan(
-        replicas=s.gpus // gpus_per_replica,
+        replicas=scenario.gpus // gpus_per_replica,
         gpus_per_replica=gpus_per_replica,
         batch_per_replica=batch,
         independent_replicas=gpus_per_replica <= dom,
