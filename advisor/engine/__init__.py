@@ -25,6 +25,7 @@ ENGINE_VERSION = "1.0.0"
 
 __all__ = ["ENGINE_VERSION", "ScenarioError", "evaluate"]
 
+
 def evaluate(
     scenario: dict[str, Any],
     *,

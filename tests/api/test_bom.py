@@ -153,9 +153,7 @@ def test_an_alternative_is_priced_on_the_catalog_its_run_recorded(
     run = latest_run(created["id"])
     second = next(o for o in run.result["options"] if o["rank"] == 2)
     hardware_sync_builtin()
-    repriced = HardwareItem.objects.filter(sku=second["nic_sku"]).update(
-        unit_price_usd=1_000_000
-    )
+    repriced = HardwareItem.objects.filter(sku=second["nic_sku"]).update(unit_price_usd=1_000_000)
     assert repriced == 1
     catalog_publish(note="NIC repriced after the run")
 
