@@ -290,11 +290,27 @@ def _dense_instance(s: Scenario, role: str, servers: int, context: int) -> PoolP
 def _moe_pool(
     s: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
 ) -> PoolPlan | None:
-    """Attention data-parallel + experts over the pool (or ``spec.ep`` GPUs)."""
+    """Attention data-parallel + experts over the pool (or ``spec.ep`` GPUs).
+
+    Without ``spec.tp`` the attention and dense layers take the smallest power-of-two tensor-
+    parallel group inside one server that leaves room for a handful of requests (SGLang's
+    ``--tp`` with ``--enable-dp-attention``: attention TP inside the server when the dense
+    weights do not fit one GPU next to its experts)."""
     gpus = servers * s.gpus_per_node
-    tp = (spec.tp if spec and spec.tp else None) or 1
     ep = (spec.ep if spec and spec.ep else None) or gpus
-    return _pool(s, role, servers, tp, 1, ep, context)
+    if spec and spec.tp:
+        return _pool(s, role, servers, spec.tp, 1, ep, context)
+    fitting: PoolPlan | None = None
+    tp = 1
+    while tp <= s.gpus_per_node:
+        if s.model.heads % tp == 0 and gpus % tp == 0:
+            pool = _pool(s, role, servers, tp, 1, ep, context)
+            if pool is not None:
+                if pool.max_batch_per_instance >= 4:
+                    return pool
+                fitting = fitting or pool
+        tp *= 2
+    return fitting
 
 
 def _pool_for(
@@ -345,12 +361,33 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
     n_d = servers - n_p
     prefill = _pool_for(s, "prefill", n_p, inf.prompt_tokens, pspec)
     decode = _pool_for(s, "decode", n_d, context, dspec)
-    for name, pool, n in (("prefill", prefill, n_p), ("decode", decode, n_d)):
+    for name, pool, n, spec in (
+        ("prefill", prefill, n_p, pspec),
+        ("decode", decode, n_d, dspec),
+    ):
         if pool is None:
+            ctx = inf.prompt_tokens if name == "prefill" else context
+            need = next(
+                (k for k in range(n + 1, n + 257) if _pool_for(s, name, k, ctx, spec) is not None),
+                None,
+            )
+            other = servers - n
+            fits = (
+                f"it needs a pool of at least {need} servers"
+                + (
+                    f" (the other pool keeps {servers - need})"
+                    if need < servers
+                    else f", so the scenario needs at least {need + other} servers "
+                    "(or inference.deployment split)"
+                )
+                if need is not None
+                else f"no {name} pool of up to {n + 256} servers holds it"
+            )
             raise ScenarioError.single(
                 f"inference.pools.{name}",
                 f"{s.model.name} does not fit a {name} pool of {n} x {s.gpus_per_node} "
-                f"{s.gpu.id}: its weights leave no room for the KV cache",
+                f"{s.gpu.id}: its weights leave no room for the KV cache of one "
+                f"{ctx}-token request; {fits}",
             )
     assert prefill is not None and decode is not None
     for name, pool, spec in (("prefill", prefill, pspec), ("decode", decode, dspec)):

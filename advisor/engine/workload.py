@@ -1406,7 +1406,13 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
 
     deployment = _choose_deployment(scenario, dom)
     if deployment == "disaggregated":
-        return _plan_disaggregated(scenario, dom)
+        if inf.deployment is not None:
+            return _plan_disaggregated(scenario, dom)
+        try:
+            return _plan_disaggregated(scenario, dom)
+        except ScenarioError:
+            # the engine's own choice: a split replica may still serve the job
+            deployment = None
 
     chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
     if p.given:

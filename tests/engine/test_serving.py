@@ -144,14 +144,14 @@ def test_bad_serving_inputs_name_the_field(inference: dict[str, Any], field: str
 def test_pools_that_do_not_add_up_to_the_servers_are_refused() -> None:
     raw = _with(DEEPSEEK_ISSUE, pools={"prefill": {"servers": 4}, "decode": {"servers": 10}})
     with pytest.raises(ScenarioError) as err:
-        _plan(raw)
+        _plan(raw)  # the module's helper: parse + plan
     assert "inference.pools" in err.value.field_errors
 
 
 def test_disaggregated_serving_needs_two_servers() -> None:
     raw = {**LONG_PROMPT_DISAGGREGATED, "gpus": 8}
     with pytest.raises(ScenarioError) as err:
-        _plan(raw)
+        _plan(raw)  # the module's helper: parse + plan
     assert "inference.deployment" in err.value.field_errors
 
 
@@ -318,3 +318,54 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     )
     replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100).to_dict()
     assert kv_transfer_sentence("x", replicas, None, None, 2000) is None
+
+
+# --- engine-chosen deployments never refuse a job some deployment serves (helper S)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # 64 A100 (5.1 TB) hold DeepSeek-V3's 1.3 TB of bf16 weights; the attention and dense
+        # layers need tensor parallelism next to the experts on each GPU
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "a100-80gb-sxm",
+            "gpus": 64,
+            "inference": {"independent_replicas": False},
+        },
+        # 32 servers of L40S (12 TB): a disaggregated deployment exists
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "l40s",
+            "gpus": 256,
+            "inference": {"deployment": "disaggregated"},
+        },
+    ],
+)
+def test_a_job_that_some_deployment_can_hold_is_not_refused(raw: dict[str, Any]) -> None:
+    scenario = parse_scenario(raw, CATALOG)
+    w = plan_workload(scenario)
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    assert sp.deployment == "disaggregated"
+    for pool in (sp.prefill, sp.decode):
+        assert pool.max_batch_per_instance >= 1
+        assert 0 < pool.weights_gb_per_gpu < scenario.gpu.memory_gb
+
+
+def test_an_explicit_disaggregated_deployment_too_small_says_what_would_fit() -> None:
+    raw = {
+        "workload": "inference",
+        "model": "deepseek-v3",
+        "gpu": "a100-80gb-sxm",
+        "gpus": 16,
+        "inference": {"deployment": "disaggregated"},
+    }
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)  # the module's helper: parse + plan
+    text = str(err.value)
+    assert "inference.pools.prefill" in text
+    assert "at least 3 servers" in text and "at least 4 servers" in text
