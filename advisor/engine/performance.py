@@ -50,7 +50,13 @@ from advisor.engine.placement import (
     training_communicators,
 )
 from advisor.engine.scenario import Design, Scenario
-from advisor.engine.serving import ServingPlan, decode_compute_s, serving_model, serving_values
+from advisor.engine.serving import (
+    ServingPlan,
+    decode_compute_s,
+    reference_design,
+    serving_model,
+    serving_values,
+)
 from advisor.engine.topology import TopologyError, TopologySize, size_topology
 from advisor.engine.workload import (
     GroupLayout,
@@ -508,9 +514,13 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         # the serving model prices compute and in-server TP; the per-token model adds what
         # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
         network_step = max(0.0, point.comm_s - i.tp_decode_intra_s)
-        values += tuple(
-            serving_values(s, dataclasses.replace(i.serving, legacy_comm_s=network_step), d)
+        ref = _inference_times(s, w, i, reference_design(s), "point")
+        sp = dataclasses.replace(
+            i.serving,
+            legacy_comm_s=network_step,
+            reference_comm_s=max(0.0, ref.comm_s - i.tp_decode_intra_s),
         )
+        values += tuple(serving_values(s, sp, d))
     return DesignMetrics(kind="inference", values=values)
 
 

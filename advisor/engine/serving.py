@@ -20,6 +20,7 @@ Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -143,6 +144,8 @@ class ServingPlan:
     target_tpot_s: float
     legacy_comm_s: float = 0.0
     """Per-step communication of a ``split`` replica from the per-token model (colocated)."""
+    reference_comm_s: float = 0.0
+    """The same on :func:`reference_design` (sets a closed loop's offered rate)."""
 
     @property
     def colocated(self) -> bool:
@@ -402,6 +405,13 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
     return _serving_plan(s, "disaggregated", prefill, decode)
 
 
+def reference_design(s: Scenario) -> Design:
+    """The platform's reference network: InfiniBand, one 400G NIC per GPU (as the training
+    planner's).  Pools are balanced on it, and a closed loop of users offers the arrival rate it
+    reaches on it."""
+    return Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
+
+
 def _balanced_prefill_servers(
     s: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
 ) -> int:
@@ -412,7 +422,7 @@ def _balanced_prefill_servers(
     inf = s.inference
     assert inf is not None
     servers = s.nodes
-    reference = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
+    reference = reference_design(s)
 
     def balance(n_p: int) -> float:
         """log(prefill rate / decode rate); -inf when prefill cannot hold the model."""
@@ -827,12 +837,22 @@ def _compute_cache(s: Scenario, sp: ServingPlan) -> dict[float, float]:
 
 
 class ServingModel:
-    """Latency and throughput of one serving plan on one network design and bound."""
+    """Latency and throughput of one serving plan on one network design and bound.
 
-    def __init__(self, s: Scenario, sp: ServingPlan, d: Design, bound: str = "point") -> None:
+    ``d = None`` is the network-free reference (no traffic between servers costs time): the
+    load a closed loop of users offers is its arrival rate there (see ``offered_rate``)."""
+
+    def __init__(
+        self, s: Scenario, sp: ServingPlan, d: Design | None, bound: str = "point"
+    ) -> None:
         self.s, self.sp, self.d, self.bound = s, sp, d, bound
         self.prefill_s = prefill_service_s(s, sp, sp.prefill, d, bound)
-        self.kv = kv_transfer(s, sp, d, bound) if not sp.colocated else None
+        if sp.colocated:
+            self.kv: KvTransfer | None = None
+        elif d is None:
+            self.kv = KvTransfer(seconds=0.0, bytes_per_s_per_server=math.inf, rdma=True)
+        else:
+            self.kv = kv_transfer(s, sp, d, bound)
         self._steps: dict[tuple[float, float], float] = {}
         self._compute = _compute_cache(s, sp)
         self._operating: LoadPoint | None = None
@@ -880,8 +900,11 @@ class ServingModel:
         kv = self.kv.bytes_per_s_per_server * per_server / sp.kv_bytes_per_request
         return min(prefill, decode, kv)
 
-    def at_rate(self, rate: float) -> LoadPoint:
-        """The operating point for Poisson arrivals at ``rate`` requests per second."""
+    def at_rate(self, rate: float, users: float | None = None) -> LoadPoint:
+        """The operating point for Poisson arrivals at ``rate`` requests per second.
+
+        ``users``: a closed loop never holds more than ``users`` requests, so no request waits
+        behind more than ``users / prefill instances`` prompts (caps the open-queue wait)."""
         sp = self.sp
         inst = sp.decode.instances
         out = sp.output_tokens
@@ -924,9 +947,17 @@ class ServingModel:
         w95 = mgc_wait_quantile_s(rate, service, c, 0.95)
         if saturated:
             w50 = w95 = SATURATED_S
+        if users is not None:
+            closed = users / max(1, c) * service
+            w50, w95 = min(w50, closed), min(w95, closed)
         first = self.step(b_eff, share)
         ttft50 = min(SATURATED_S, w50 + service + kv_s + first)
         ttft95 = min(SATURATED_S, w95 + service + kv_s + first)
+        if users is not None:
+            # a closed loop at capacity cycles each user in users / capacity seconds, and the
+            # first token comes before the cycle ends
+            cycle = max(service + kv_s + first, users / max(self.capacity_rps(), 1e-12))
+            ttft50, ttft95 = min(ttft50, cycle), min(ttft95, cycle)
         tokens = b_eff * inst * q / (self.step(b_eff, share) * stretch) if b_eff > 0 else 0.0
         return LoadPoint(
             requests_per_s=rate,
@@ -951,6 +982,13 @@ class ServingModel:
         if sp.requests_per_s is not None:
             return self.at_rate(sp.requests_per_s)
         users = float(sp.concurrent_requests)
+        return self.at_rate(offered_rate(self.s, sp), users)
+
+    def closed_loop_rate(self) -> float:
+        """Arrival rate at which ``concurrent_requests`` users are in the system on this model
+        (Little's law: rate x (TTFT + output tokens x time per token) = users)."""
+        sp = self.sp
+        users = float(sp.concurrent_requests)
         cap = self.capacity_rps()
 
         def in_system(rate: float) -> float:
@@ -959,14 +997,14 @@ class ServingModel:
 
         lo, hi = 0.0, cap * 0.999
         if in_system(hi) <= users:
-            return self.at_rate(hi)
+            return hi
         for _ in range(30):
             mid = (lo + hi) / 2
             if in_system(mid) <= users:
                 lo = mid
             else:
                 hi = mid
-        return self.at_rate(max(lo, 1e-9))
+        return max(lo, 1e-9)
 
     def max_rate_at_target(self) -> float:
         """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
@@ -996,7 +1034,19 @@ class ServingModel:
 
 
 @lru_cache(maxsize=64)
-def serving_model(s: Scenario, sp: ServingPlan, d: Design, bound: str = "point") -> ServingModel:
+def offered_rate(s: Scenario, sp: ServingPlan) -> float:
+    """The arrival rate a closed loop of ``concurrent_requests`` users offers: its Little's-law
+    rate on the network-free reference.  Every design then serves the same rate, so a faster
+    network can only shorten the latencies (a per-design closed loop let a faster fabric admit
+    more requests per second and queue them longer before prefill)."""
+    ref = dataclasses.replace(sp, legacy_comm_s=sp.reference_comm_s)
+    return serving_model(s, ref, reference_design(s), "point").closed_loop_rate()
+
+
+@lru_cache(maxsize=64)
+def serving_model(
+    s: Scenario, sp: ServingPlan, d: Design | None, bound: str = "point"
+) -> ServingModel:
     """One :class:`ServingModel` per (scenario, plan, design, bound): the metrics, the rationale
     and the chart ask for the same operating point."""
     return ServingModel(s, sp, d, bound)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisor.engine import ScenarioError
 from advisor.engine.catalog import default_catalog
@@ -369,3 +371,54 @@ def test_an_explicit_disaggregated_deployment_too_small_says_what_would_fit() ->
     text = str(err.value)
     assert "inference.pools.prefill" in text
     assert "at least 3 servers" in text and "at least 4 servers" in text
+
+
+# --- a faster network never predicts worse latency (helper S)
+
+MONOTONE_SCENARIOS = [
+    # helper B's case: a closed loop on a split 405B replica; a per-design closed loop let the
+    # faster fabric admit more requests per second and queue them longer (2,095 vs 1,964 ms)
+    {
+        "workload": "inference",
+        "model": "llama3.1-405b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "parallelism": {"tp": 16},
+    },
+    DEEPSEEK_ISSUE,
+    LONG_PROMPT_DISAGGREGATED,
+    {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "inference": {"deployment": "split", "requests_per_s": 2.0},
+        "parallelism": {"tp": 16},
+    },
+]
+_MONOTONE_PLANS = [_plan(raw) for raw in MONOTONE_SCENARIOS]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    which=st.integers(0, len(MONOTONE_SCENARIOS) - 1),
+    fabric=st.sampled_from(["ethernet", "roce", "infiniband"]),
+    gbps=st.sampled_from([100, 200, 400, 800]),
+    nics=st.sampled_from([1, 2, 4, 8]),
+    more_gbps=st.integers(0, 3),
+    more_nics=st.integers(0, 3),
+)
+def test_more_nic_bandwidth_never_predicts_worse_p95_latency(
+    which: int, fabric: str, gbps: int, nics: int, more_gbps: int, more_nics: int
+) -> None:
+    s, w = _MONOTONE_PLANS[which]
+    slow = Design(fabric=fabric, nic_gbps=gbps, nics_per_node=nics)
+    fast = Design(
+        fabric=fabric,
+        nic_gbps=min(800, gbps * 2**more_gbps),
+        nics_per_node=min(8, nics * 2**more_nics),
+    )
+    a = evaluate_design(s, w, slow).to_dict()
+    b = evaluate_design(s, w, fast).to_dict()
+    for key in ("ttft_ms_p95", "ms_per_token_p95", "ttft_ms_p50", "ms_per_token_p50"):
+        assert b[key] <= a[key] * (1 + 1e-9), (key, slow, a[key], fast, b[key])
