@@ -627,23 +627,29 @@ def ep_comm_s(
     if dom.nodes > 1 and d is None:
         return 0.0
     tokens = max(1, math.ceil(tokens_per_gpu))
+    return m.moe_layers * _dispatch_combine_s(
+        tokens, m.hidden, m.moe_top_k, 1.0 if s.precision == "fp8" else 2.0, dom, mode
+    )
+
+
+@lru_cache(maxsize=8192)
+def _dispatch_combine_s(
+    tokens: int, hidden: int, top_k: int, dispatch_bytes: float, dom: CommDomain, mode: str
+) -> float:
+    """One MoE layer's dispatch + combine (pure: the load searches revisit the same token
+    counts on the same domain thousands of times per evaluate)."""
     disp = moe_dispatch(
         tokens_per_rank=tokens,
-        hidden=m.hidden,
-        top_k=m.moe_top_k,
-        bytes_per_element=1.0 if s.precision == "fp8" else 2.0,
+        hidden=hidden,
+        top_k=top_k,
+        bytes_per_element=dispatch_bytes,
         d=dom,
         mode=mode,
     )
     comb = moe_dispatch(
-        tokens_per_rank=tokens,
-        hidden=m.hidden,
-        top_k=m.moe_top_k,
-        bytes_per_element=2.0,
-        d=dom,
-        mode=mode,
+        tokens_per_rank=tokens, hidden=hidden, top_k=top_k, bytes_per_element=2.0, d=dom, mode=mode
     )
-    return m.moe_layers * (disp.time_s + comb.time_s)
+    return disp.time_s + comb.time_s
 
 
 def overlapped(compute_s: float, comm_s: float, overlap: float) -> float:
@@ -874,6 +880,20 @@ class ServingModel:
             self._steps[key] = v
         return v
 
+    def _little_batch(self, k: float, cap_b: float, share: float) -> float:
+        """The least batch b = k x step(min(b, cap_b)) (Little's law).
+
+        Plain iteration from below: step grows with b, so the iterates rise to the least fixed
+        point, and a design whose steps are no longer (a faster network) never gets a larger
+        batch (Tarski).  Without damping it takes a few steps away from saturation."""
+        b = 0.0
+        for _ in range(200):
+            nb = k * self.step(min(b, cap_b), share)
+            if nb - b <= 1e-4 * max(1.0, nb):
+                return nb
+            b = nb
+        return b
+
     def _kv_load(self, rate: float) -> float:
         """Utilisation of the busier pool's NICs by KV transfer at ``rate``."""
         if self.kv is None:
@@ -915,13 +935,7 @@ class ServingModel:
         rho_p = rate * self.prefill_s / sp.prefill.instances if sp.colocated else 0.0
         stretch = 1.0 / max(0.05, 1.0 - rho_p)
         # Little's law for the decode batch: b = rate x out x tpot(b) / instances
-        b = max(1e-3, rate * out * self.step(1.0, share) * stretch / (q * inst))
-        for _ in range(40):
-            nb = rate * out * self.step(min(b, cap_b), share) * stretch / (q * inst)
-            if abs(nb - b) < 1e-3 * max(1.0, b):
-                b = nb
-                break
-            b = 0.5 * (b + nb)
+        b = self._little_batch(rate * out * stretch / (q * inst), cap_b, share)
         saturated = b > cap_b or rho_p >= 1.0 or rho_kv >= 1.0
         b_eff = min(b, cap_b)
         b95 = min(cap_b, b_eff + P95_Z * math.sqrt(max(b_eff, 0.0)))

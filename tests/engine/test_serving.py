@@ -422,3 +422,29 @@ def test_more_nic_bandwidth_never_predicts_worse_p95_latency(
     b = evaluate_design(s, w, fast).to_dict()
     for key in ("ttft_ms_p95", "ms_per_token_p95", "ttft_ms_p50", "ms_per_token_p50"):
         assert b[key] <= a[key] * (1 + 1e-9), (key, slow, a[key], fast, b[key])
+
+
+def test_evaluating_wide_ep_serving_prices_few_expert_dispatches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Speed guard (the audit runs thousands of scenarios): the load searches revisit the same
+    token counts, so one evaluate of the DeepSeek example prices a few thousand DeepEP
+    dispatches, not tens of thousands (81,942 before the closed loop was solved once per
+    scenario and dispatch + combine were cached; ~0.65 s -> ~0.11 s per evaluate)."""
+    from advisor.engine import evaluate, serving
+
+    calls = 0
+    real = serving.moe_dispatch
+
+    def counting(**kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return real(**kwargs)
+
+    monkeypatch.setattr(serving, "moe_dispatch", counting)
+    for cached in ("_dispatch_combine_s", "serving_model", "offered_rate"):
+        clear = getattr(getattr(serving, cached, None), "cache_clear", None)
+        if clear is not None:
+            clear()
+    evaluate(_with(DEEPSEEK_ISSUE, concurrent_requests=13301))
+    assert 0 < calls <= 6000
