@@ -195,9 +195,20 @@ def _fabric_for(
     return fabric, achieved
 
 
+def _job_servers(s: Scenario, w: WorkloadPlan) -> int:
+    """Servers the job occupies: a training plan that leaves GPUs idle runs on
+    ``ceil(gpus_used / gpus_per_node)`` contiguous servers, so its communicators see the
+    sub-fabric those servers need (the same plan predicts the same step on a larger cluster);
+    inference spans the whole cluster."""
+    used = w.plan.gpus_used if w.training is not None else 0
+    if 0 < used < s.gpus:
+        return max(1, math.ceil(used / s.gpus_per_node))
+    return max(1, s.nodes)
+
+
 def _design_fabric(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[Fabric, float]:
     return _fabric_for(
-        max(1, s.nodes),
+        _job_servers(s, w),
         s.gpus_per_node,
         w.domain_gpus,
         max(1, d.nics_per_node),

@@ -41,7 +41,7 @@ from advisor.engine.placement import (
     pipeline_crosses_network,
     server_traffic,
 )
-from advisor.engine.scenario import ZERO_STAGES, Scenario
+from advisor.engine.scenario import ZERO_STAGES, Design, Scenario
 from advisor.engine.serving import (
     ServingPlan,
     colocated_plan,
@@ -966,6 +966,73 @@ def _search_training(scenario: Scenario) -> list[_Candidate]:
 RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
 
 
+_LEVEL_CACHE: dict[Scenario, _Candidate | None] = {}
+"""The planner's best plan of a power-of-two number of servers (shared by the sizes above
+it, and by the scaling curve's sizes)."""
+
+REFERENCE_DESIGN = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+"""The design the planner uses to compare its best plans of different sizes: one 400G
+InfiniBand NIC per GPU, non-blocking (the fabric of :data:`REFERENCE_GPU_NET_BYTES_PER_S`)."""
+
+
+def _fastest_on_fewer_gpus(scenario: Scenario, chosen: _Candidate, notes: list[str]) -> _Candidate:
+    """Monotone by construction: the best plan of this cluster, or the best plan of any
+    smaller power-of-two number of servers if that predicts a faster step (its extra GPUs
+    idle).  The candidates are compared with the full step model
+    (:func:`advisor.engine.performance.training_step_time_s`) on :data:`REFERENCE_DESIGN`,
+    each on the contiguous sub-fabric its own servers need, so a plan predicts the same step
+    on any larger cluster: the candidates of a cluster include every power-of-two size below
+    it, and its predicted step never exceeds theirs.
+    """
+    from advisor.engine.performance import training_step_time_s
+
+    gpn = scenario.gpus_per_node
+    candidates = [chosen]
+    servers = 1
+    while servers * gpn < scenario.gpus:
+        smaller = replace(scenario, gpus=servers * gpn)
+        servers *= 2
+        if smaller not in _LEVEL_CACHE:
+            if len(_LEVEL_CACHE) > 2048:
+                _LEVEL_CACHE.clear()
+            fitting = _search_training(smaller)
+            _LEVEL_CACHE[smaller] = (
+                min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
+                if fitting
+                else None
+            )
+        level = _LEVEL_CACHE[smaller]
+        if level is not None:
+            candidates.append(level)
+    if len(candidates) == 1:
+        return chosen
+    seen: dict[tuple[Any, ...], tuple[float, int, _Candidate]] = {}
+    for c in candidates:
+        key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
+        if key in seen:
+            continue
+        plan = _candidate_plan(scenario, c, "planner")
+        w = _training_workload(scenario, plan, c.mem, notes=())
+        step = training_step_time_s(scenario, w, REFERENCE_DESIGN)
+        seen[key] = (step, plan.gpus_used, c)
+    best = min(seen.values(), key=lambda x: (x[0], x[1]))
+    if best[2] is not chosen:
+        own = seen[
+            (
+                chosen.tp, chosen.pp, chosen.cp, chosen.dp, chosen.ep, chosen.mb, chosen.vp,
+                chosen.sharding, chosen.recompute, chosen.stages,
+            )
+        ][0]  # fmt: skip
+        notes.append(
+            f"a plan on {best[1]} GPUs predicts a faster step ({best[0]:.4g} s) than the best "
+            f"plan using more of the {scenario.gpus} GPUs ({own:.4g} s on the reference "
+            "400G-per-GPU InfiniBand fabric, each on the contiguous servers it needs): the "
+            "planner keeps it and leaves the other GPUs idle, so adding servers never slows "
+            "the step"
+        )
+    return best[2]
+
+
 def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
     first, _, last = c.stages
     even = first == last == c.stages[1]
@@ -1051,6 +1118,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
                 "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
             )
         chosen = min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
+        chosen = _fastest_on_fewer_gpus(scenario, chosen, notes)
         source = "planner"
     plan = _candidate_plan(scenario, chosen, source)
     used = plan.gpus_used

@@ -122,3 +122,44 @@ def test_bad_plans_name_the_field(parallelism: dict[str, Any], field: str) -> No
     with pytest.raises(ScenarioError) as info:
         _plan(gpus=1024, parallelism=parallelism)
     assert field in info.value.field_errors
+
+
+ROCE_2TO1 = Design(
+    fabric="roce", nic_gbps=200.0, nics_per_node=8, oversubscription=2.0, switch_radix=64
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "workload"),
+    [
+        ("gpt3-175b", "b200", "training"),
+        ("llama3-8b", "gaudi3", "training"),
+        ("llama3.1-405b", "b200", "training"),
+        ("llama3-8b", "mi300x", "fine_tuning"),
+        ("llama3-70b", "mi300x", "training"),
+    ],
+)
+def test_large_clusters_never_slow_the_step(model: str, gpu: str, workload: str) -> None:
+    # the audit's step-slows cases: 8,192-16,384 servers were 3-20 % slower than 1,024-2,049
+    for design in (REF, ROCE_2TO1):
+        best: tuple[float, int] | None = None
+        for servers in (1024, 2048, 2049, 4096, 8192, 16384):
+            s, w = _plan(workload=workload, model=model, gpu=gpu, gpus=8 * servers)
+            step = training_step_time_s(s, w, design)
+            if best is not None:
+                assert step <= best[0] * 1.02, (
+                    f"{design.fabric}: {step:.4g} s on {servers} servers vs {best[0]:.4g} s "
+                    f"on {best[1]}"
+                )
+            if best is None or step < best[0]:
+                best = (step, servers)
+
+
+def test_a_faster_plan_on_fewer_gpus_is_kept_and_said() -> None:
+    # gpt3-175b on 2,049 B200 servers: the best plan of all 16,392 GPUs (dp 128) predicts a
+    # slower step than the 1,024-server plan, which is kept with the other GPUs idle
+    s, w = _plan(model="gpt3-175b", gpu="b200", gpus=8 * 2049)
+    _, w_small = _plan(model="gpt3-175b", gpu="b200", gpus=8 * 1024)
+    assert w.plan.gpus_used < s.gpus
+    assert training_step_time_s(s, w, REF) <= training_step_time_s(s, w_small, REF) * 1.0001
+    assert any("idle" in note and "faster step" in note for note in w.notes)
