@@ -375,8 +375,14 @@ def _model_error(s: Scenario, kind: str) -> tuple[float, float]:
     return model_error_band(kind, profile(s.gpu).generation)
 
 
-def _training_metrics(s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design) -> DesignMetrics:
-    point = _training_times(s, w, t, d, "point")
+def _training_metrics(
+    s: Scenario,
+    w: WorkloadPlan,
+    t: TrainingPlan,
+    d: Design,
+    point: _TrainingTimes | None = None,
+) -> DesignMetrics:
+    point = point or _training_times(s, w, t, d, "point")
     low = _training_times(s, w, t, d, "low")
     high = _training_times(s, w, t, d, "high")
     step = point.step_s
@@ -507,31 +513,47 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
     servers = max(1, s.gpus // s.gpus_per_node)
     tokens_per_s = i.replicas * i.batch_per_replica / point.token_s
     target = s.inference.target_ms_per_token if s.inference else 0.0
+    err_low, err_high = _model_error(s, "serving")
+    # ms_per_token and ttft_ms mean the p95 at the scenario's load for every deployment
+    # (docs/ENGINE_API.md); without a serving plan, the idle-batch model of section 7
+    token_ms, ttft_ms = point.token_s * 1e3, point.ttft_s * 1e3
+    low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
+    serving: tuple[tuple[str, float], ...] = ()
+    if i.serving is not None:
+        # the serving model prices compute and in-server TP; the per-token model adds what
+        # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
+        ref = _inference_times(s, w, i, reference_design(s), "point")
+
+        def plan(times: _InferenceTimes) -> ServingPlan:
+            assert i.serving is not None
+            return dataclasses.replace(
+                i.serving,
+                legacy_comm_s=max(0.0, times.comm_s - i.tp_decode_intra_s),
+                reference_comm_s=max(0.0, ref.comm_s - i.tp_decode_intra_s),
+            )
+
+        serving = tuple(serving_values(s, plan(point), d))
+        by_key = dict(serving)
+        token_ms, ttft_ms = by_key["ms_per_token_p95"], by_key["ttft_ms_p95"]
+        lo = serving_model(s, plan(low), d, "low").operating_point()
+        hi = serving_model(s, plan(high), d, "high").operating_point()
+        low_ms = min(token_ms, lo.tpot_p95_s * 1e3 * err_low)
+        high_ms = max(token_ms, hi.tpot_p95_s * 1e3 * err_high)
     values = (
-        ("ms_per_token", point.token_s * 1e3),
-        ("ms_per_token_low", low.token_s * 1e3 * _model_error(s, "serving")[0]),
-        ("ms_per_token_high", high.token_s * 1e3 * _model_error(s, "serving")[1]),
-        ("ttft_ms", point.ttft_s * 1e3),
+        ("ms_per_token", token_ms),
+        ("ms_per_token_low", low_ms),
+        ("ms_per_token_high", high_ms),
+        ("ttft_ms", ttft_ms),
         ("tokens_per_s_per_server", tokens_per_s / servers),
         ("tokens_per_s", tokens_per_s),
         ("comm_ms_per_token", point.comm_s * 1e3),
         ("network_ms_per_token", point.network_s * 1e3),
         ("compute_ms_per_token", i.decode_compute_s * 1e3),
         ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
-        ("meets_target", 1.0 if point.token_s * 1e3 <= target else 0.0),
+        ("meets_target", 1.0 if token_ms <= target else 0.0),
         *_boundary_values(s, w, d),
+        *serving,
     )
-    if i.serving is not None:
-        # the serving model prices compute and in-server TP; the per-token model adds what
-        # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
-        network_step = max(0.0, point.comm_s - i.tp_decode_intra_s)
-        ref = _inference_times(s, w, i, reference_design(s), "point")
-        sp = dataclasses.replace(
-            i.serving,
-            legacy_comm_s=network_step,
-            reference_comm_s=max(0.0, ref.comm_s - i.tp_decode_intra_s),
-        )
-        values += tuple(serving_values(s, sp, d))
     return DesignMetrics(kind="inference", values=values)
 
 
@@ -616,7 +638,52 @@ def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str
 def training_step_time_s(s: Scenario, w: WorkloadPlan, d: Design) -> float:
     """Point estimate of the training step time only (used by the planner to rank plans)."""
     assert w.training is not None
+    if w.alternatives:
+        return _fastest_plan(s, w, d)[1].step_s
     return _training_times(s, w, w.training, d, "point").step_s
+
+
+def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
+    """A step can be no shorter than compute + optimizer + the compute part of the bubble
+    (every communication term of :func:`_training_times` is >= 0)."""
+    return t.compute_s + t.optimizer_s + (pp - 1) / max(1, vp) * t.compute_s / t.microbatches
+
+
+_FLOORS: dict[int, tuple[WorkloadPlan, tuple[tuple[float, WorkloadPlan], ...]]] = {}
+
+
+def _floors(w: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
+    """``w.alternatives`` with their compute floors, lowest floor first (cached per plan)."""
+    hit = _FLOORS.get(id(w))
+    if hit is not None and hit[0] is w:
+        return hit[1]
+    out = []
+    for alt in w.alternatives:
+        assert alt.training is not None
+        out.append((_compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages), alt))
+    floors = tuple(sorted(out, key=lambda x: x[0]))
+    if len(_FLOORS) > 256:
+        _FLOORS.clear()
+    _FLOORS[id(w)] = (w, floors)
+    return floors
+
+
+def _fastest_plan(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[WorkloadPlan, _TrainingTimes]:
+    """The planner's plan or, if faster on ``d``, one of its plans of fewer servers
+    (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
+    far cannot win and is not priced): with the same global batch, adding servers never
+    slows a design's predicted step."""
+    assert w.training is not None
+    best, point = w, _training_times(s, w, w.training, d, "point")
+    for floor, alt in _floors(w):
+        if floor >= point.step_s:
+            break  # sorted: no later plan can win either
+        t = alt.training
+        assert t is not None
+        times = _training_times(s, alt, t, d, "point")
+        if times.step_s < point.step_s:
+            best, point = alt, times
+    return best, point
 
 
 def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
@@ -625,7 +692,11 @@ def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     Cheap by construction: only the network-dependent collectives are priced here.
     """
     if w.training is not None:
-        return _training_metrics(s, w, w.training, d)
+        point = None
+        if w.alternatives:
+            w, point = _fastest_plan(s, w, d)
+        assert w.training is not None
+        return _training_metrics(s, w, w.training, d, point)
     assert w.inference is not None
     return _inference_metrics(s, w, w.inference, d)
 

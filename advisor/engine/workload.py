@@ -250,6 +250,10 @@ class WorkloadPlan:
     training: TrainingPlan | None
     inference: InferencePlan | None
     notes: tuple[str, ...]
+    alternatives: tuple[WorkloadPlan, ...] = ()
+    """Training: the planner's best plans of smaller power-of-two numbers of servers (their
+    other GPUs idle); a design evaluates each whose compute floor beats this plan's step on
+    it and uses the fastest (:func:`advisor.engine.performance.evaluate_design`)."""
 
     def to_dict(self, scenario: Scenario) -> dict[str, Any]:
         return {
@@ -975,14 +979,18 @@ REFERENCE_DESIGN = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
 InfiniBand NIC per GPU, non-blocking (the fabric of :data:`REFERENCE_GPU_NET_BYTES_PER_S`)."""
 
 
-def _fastest_on_fewer_gpus(scenario: Scenario, chosen: _Candidate, notes: list[str]) -> _Candidate:
+def _fastest_on_fewer_gpus(
+    scenario: Scenario, chosen: _Candidate, notes: list[str], others: list[WorkloadPlan]
+) -> _Candidate:
     """Monotone by construction: the best plan of this cluster, or the best plan of any
     smaller power-of-two number of servers if that predicts a faster step (its extra GPUs
     idle).  The candidates are compared with the full step model
     (:func:`advisor.engine.performance.training_step_time_s`) on :data:`REFERENCE_DESIGN`,
     each on the contiguous sub-fabric its own servers need, so a plan predicts the same step
     on any larger cluster: the candidates of a cluster include every power-of-two size below
-    it, and its predicted step never exceeds theirs.
+    it, and its predicted step never exceeds theirs.  The workload plans of the candidates
+    not chosen go to ``others``: each design also evaluates them (a design unlike the
+    reference may rank them differently).
     """
     from advisor.engine.performance import training_step_time_s
 
@@ -1007,6 +1015,7 @@ def _fastest_on_fewer_gpus(scenario: Scenario, chosen: _Candidate, notes: list[s
     if len(candidates) == 1:
         return chosen
     seen: dict[tuple[Any, ...], tuple[float, int, _Candidate]] = {}
+    workloads: dict[tuple[Any, ...], WorkloadPlan] = {}
     for c in candidates:
         key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
         if key in seen:
@@ -1015,7 +1024,9 @@ def _fastest_on_fewer_gpus(scenario: Scenario, chosen: _Candidate, notes: list[s
         w = _training_workload(scenario, plan, c.mem, notes=())
         step = training_step_time_s(scenario, w, REFERENCE_DESIGN)
         seen[key] = (step, plan.gpus_used, c)
+        workloads[key] = w
     best = min(seen.values(), key=lambda x: (x[0], x[1]))
+    others.extend(w for key, w in workloads.items() if seen[key][2] is not best[2])
     if best[2] is not chosen:
         own = seen[
             (
@@ -1060,6 +1071,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
     p = scenario.parallelism
     batch = scenario.training.global_batch_sequences
     notes: list[str] = []
+    others: list[WorkloadPlan] = []
     if p.given:
         tp, pp, dp, ep, cp = _check_explicit_training(scenario)
         stages = _explicit_stages(scenario, pp)
@@ -1118,7 +1130,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
                 "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
             )
         chosen = min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
-        chosen = _fastest_on_fewer_gpus(scenario, chosen, notes)
+        chosen = _fastest_on_fewer_gpus(scenario, chosen, notes, others)
         source = "planner"
     plan = _candidate_plan(scenario, chosen, source)
     used = plan.gpus_used
@@ -1150,7 +1162,15 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
             f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb} sequences "
             f"(a multiple of dp x micro_batch = {dp * mb})"
         )
-    return _training_workload(scenario, plan, chosen.mem, notes=tuple(notes))
+    if others:
+        notes.append(
+            "a design on which it predicts a faster step uses the planner's best plan of "
+            "fewer servers instead ("
+            + ", ".join(f"{o.plan.gpus_used} GPUs" for o in others)
+            + "; the other GPUs idle), so adding servers never slows a design's step"
+        )
+    workload = _training_workload(scenario, plan, chosen.mem, notes=tuple(notes))
+    return replace(workload, alternatives=tuple(others))
 
 
 def _training_workload(
