@@ -945,9 +945,14 @@ class ServingModel:
             chunk_s = self.prefill_s * min(
                 1.0, CHUNKED_PREFILL_TOKENS / max(1.0, sp.computed_prompt_tokens)
             )
-            # the slow tokens are those whose step also carries a prefill chunk (once more
-            # than 5 % of the steps carry one); the stretch is already the mean's
-            tpot95 = (tpot95 * q + chunk_s * min(1.0, rho_p / 0.05)) / q
+            # the slow tokens are those whose step also carries a prefill chunk: the 95th
+            # percentile is one once more than 5 % of the steps carry one (the share of steps,
+            # chunks per second x mean step, not of time; a linear ramp from 2.5 % smooths the
+            # two-point mixture's quantile); the stretch is already the mean's
+            chunks = math.ceil(sp.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
+            steps_with_chunk = rate / inst * chunks * self.step(b_eff, share) * stretch
+            weight = min(1.0, max(0.0, (steps_with_chunk - 0.025) / 0.025))
+            tpot95 = max(tpot50, (tpot95 * q + chunk_s * weight) / q)
             service = self.prefill_s + (
                 sp.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
             ) * self.step(b_eff)
