@@ -227,7 +227,13 @@ def _decision(facts: JobFacts, choice: Choice) -> dict[str, Any]:
         "mode": choice.mode,
         "basis": "life cost: network capex + power + GPU time wasted + operations",
         "tie_band": TIE_BAND,
-        "tie_break_order": ["field practice", "team skills", "vendor match", "cost"],
+        "tie_break_order": [
+            "field practice",
+            "team skills",
+            "vendor match",
+            "network capex",
+            "life cost",
+        ],
         "tied_with": [sc.cand.label() for sc in choice.tied[:10]],
     }
 

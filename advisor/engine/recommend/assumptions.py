@@ -63,8 +63,9 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
             "tie_band",
             TIE_BAND,
             "",
-            "designs within +-5 % in life cost and performance are tied; ties break by field "
-            "practice, team skills, vendor match, then cost (docs/MODEL.md)",
+            "designs within +-5 % in life cost and performance are tied (at a tied life "
+            "cost a design faster beyond +-5 % wins); ties break by field practice, team "
+            "skills, vendor match, network capex, then life cost (docs/MODEL.md)",
         ),
         (
             "host_pcie_gen",

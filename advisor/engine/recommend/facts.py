@@ -118,6 +118,9 @@ class JobFacts:
     params: float
     weight_bytes_per_param: float
     platform: Platform
+    kv_only: bool = False
+    """Disaggregated serving whose prefill and decode instances each fit one NVLink domain:
+    only the KV cache crosses the network (once per request), not every generated token."""
 
     @property
     def inference(self) -> bool:
@@ -182,4 +185,13 @@ def job_facts(s: Scenario, w: WorkloadPlan, catalog: Catalog, parts: NetworkPart
         params=s.model.params,
         weight_bytes_per_param=bytes_per_param,
         platform=platform_of(s.gpu, parts, s.gpus_per_node),
+        kv_only=_kv_only(w),
     )
+
+
+def _kv_only(w: WorkloadPlan) -> bool:
+    """True when only the KV cache crosses servers (disaggregated, instances inside a domain)."""
+    sp = w.inference.serving if w.inference is not None else None
+    if sp is None:
+        return False
+    return all(pool.gpus_per_instance <= w.domain_gpus for pool in (sp.prefill, sp.decode))

@@ -20,9 +20,10 @@ Policy (docs/MODEL.md "Field practice"; sources in /work/shared/FIELD_PRACTICE.m
    less than 5 % of the life cost (their wasted-GPU-time difference is inside the
    performance uncertainty), are tied; designs of different fabric classes are tied too
    when their life costs differ by less than that band plus the +-20 % price uncertainty
-   of the larger capex (different vendors' price lists); ties break by
-   a fixed order: field practice, team skills, vendor match (the platform's reference NIC,
-   fabric and switch vendor), then cost.  So the fabric class does not flip between
+   of the larger capex (different vendors' price lists).  At a tied life cost a design
+   faster beyond the band is better, not tied.  Ties break by a fixed order: field
+   practice, team skills, vendor match (the platform's reference NIC, fabric and switch
+   vendor), network capex, then life cost.  So the fabric class does not flip between
    neighbouring sizes on cost noise.
 """
 
@@ -144,8 +145,11 @@ def check_constraints(
             sc.violations.append("the performance model found no valid timing for it")
         if facts.needs_compute_fabric and sc.cand.fabric == ETHERNET and rdma:
             sc.violations.append(
-                "a model split across servers needs RDMA: every token crosses the network and "
-                "TCP adds tens of microseconds per message"
+                "disaggregated serving moves every request's KV cache between servers: TCP "
+                "reaches a fraction of wire speed and adds tens of microseconds per message"
+                if facts.inference and facts.kv_only
+                else "a model split across servers needs RDMA: every token crosses the network "
+                "and TCP adds tens of microseconds per message"
                 if facts.inference
                 else "multi-server training needs RDMA: NCCL over TCP sockets reaches only "
                 "40-60 % of wire speed (NVIDIA/nccl #209, #450)"
@@ -200,12 +204,20 @@ def vendor_score(facts: JobFacts, sc: Scored) -> int:
     return score
 
 
-def tie_key(facts: JobFacts, sc: Scored) -> tuple[int, float, int, float]:
-    """Documented tie-break order: field practice, team skills, vendor match, cost."""
+def tie_key(facts: JobFacts, sc: Scored) -> tuple[int, float, int, float, float]:
+    """Documented tie-break order: field practice, team skills, vendor match, network capex,
+    then life cost.
+
+    Vendor match (the platform's reference NIC and fabric) does not depend on the cluster's
+    size, so it keeps the fabric class from flipping between neighbouring sizes where the
+    classes' capex lines cross at their tier boundaries (capex first flipped 14 of the 234
+    model x GPU training ladders of the audit, vendor match first 3).
+    """
     return (
         len(sc.departures),
         skills_gap(facts, sc.cand.fabric),
         vendor_score(facts, sc),
+        round(sc.capex_usd, 2),
         sc.decision_usd,
     )
 
@@ -219,8 +231,11 @@ def tied(a: Scored, b: Scored) -> bool:
     are within the model's uncertainty their wasted-GPU-time difference is within it too and
     is not counted again.
     """
-    if not _within(a.perf, b.perf):
-        return False
+    return _within(a.perf, b.perf) and cost_tied(a, b)
+
+
+def cost_tied(a: Scored, b: Scored) -> bool:
+    """The cost half of :func:`tied`: life costs equal within the model's uncertainty."""
     if _within(a.decision_usd, b.decision_usd):
         return True
     fixed_a = a.decision_usd - a.life.gpu_time_wasted_usd
@@ -268,7 +283,12 @@ def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
         anchor = min(pool, key=lambda sc: (sc.perf, sc.decision_usd))
         band = [sc for sc in pool if _within(sc.perf, anchor.perf)]
     else:
+        # the least life cost, and every design whose life cost ties with it; among those
+        # the fastest group (a design faster beyond the uncertainty at a tied cost is better,
+        # not tied), then the tie-break order
         anchor = min(pool, key=lambda sc: (sc.decision_usd, sc.perf))
-        band = [sc for sc in pool if tied(sc, anchor)]
+        same_cost = [sc for sc in pool if sc is anchor or cost_tied(sc, anchor)]
+        fastest = min(same_cost, key=lambda sc: (sc.perf, sc.decision_usd))
+        band = [sc for sc in same_cost if _within(sc.perf, fastest.perf)]
     best = min(band, key=lambda sc: tie_key(facts, sc))
     return Choice(best, mode, [sc for sc in band if sc is not best])

@@ -163,7 +163,19 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     best = choice.best
     c = best.cand
     out: list[str] = []
-    if facts.inference:
+    if facts.inference and facts.kv_only:
+        out.append(
+            f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} "
+            "GPUs), so every request's KV cache crosses the network from prefill to decode and "
+            "the fabric must be RDMA: the "
+            f"recommended design decodes at {best.perf:.1f} ms per token"
+            + (
+                f" against the {facts.target_ms_per_token:g} ms target."
+                if facts.target_ms_per_token
+                else "."
+            )
+        )
+    elif facts.inference:
         out.append(
             f"The model is split across servers ({facts.nodes} servers, {facts.gpus} GPUs), so "
             "every generated token crosses the network and the fabric must be RDMA: the "
@@ -272,6 +284,8 @@ def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
     if vendor_score(facts, best) < vendor_score(facts, alt):
         ref = facts.platform.reference_design.split(":")[0]
         return f"vendor match with the platform's reference design ({ref})"
+    if round(best.capex_usd, 2) < round(alt.capex_usd, 2):
+        return f"network capex ({usd(alt.capex_usd - best.capex_usd)} less)"
     return "cost"
 
 
