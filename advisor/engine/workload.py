@@ -1581,11 +1581,25 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
             if deployment == "replicas":
                 field = "inference.deployment"
+            weights_gb = m.params * WEIGHT_BYTES[scenario.precision] / GB
+            usable_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION
+            need = math.ceil(weights_gb / usable_gb)
+            limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
+            context = inf.prompt_tokens + inf.output_tokens
             raise ScenarioError.single(
                 field,
                 f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
                 f"{scenario.gpus} x {scenario.gpu.id}"
-                + (" inside one server" if inf.independent_replicas else ""),
+                + (" inside one server" if inf.independent_replicas else "")
+                + (
+                    f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
+                    f"{usable_gb:.0f} GB usable per GPU, so a replica needs more than {need} "
+                    "GPUs (add GPUs or use a smaller precision)"
+                    if need >= limit
+                    else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
+                    f"{inf.concurrent_requests} requests of {context} tokens does not "
+                    "(fewer concurrent requests or shorter prompts would fit)"
+                ),
             )
         source = "planner"
     tp, pp, ep, r, mem = chosen

@@ -473,3 +473,41 @@ def test_a_lightly_loaded_replica_s_p95_token_does_not_carry_a_prefill_chunk() -
     s, w = _plan({"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 64})
     m = evaluate_design(s, w, IB_8X400).to_dict()
     assert m["ms_per_token_p95"] <= m["ms_per_token_p50"] * 1.2
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        (
+            {
+                "workload": "inference",
+                "model": "deepseek-v3",
+                "gpu": "h100-sxm",
+                "gpus": 8,
+                "inference": {"deployment": "replicas"},
+            },
+            "weights alone take 1,342 GB",
+        ),
+        (
+            {
+                "workload": "inference",
+                "model": "llama3-70b",
+                "gpu": "h100-sxm",
+                "gpus": 8,
+                "inference": {
+                    "deployment": "replicas",
+                    "concurrent_requests": 100000,
+                    "prompt_tokens": 32000,
+                },
+            },
+            "fewer concurrent requests or shorter prompts would fit",
+        ),
+    ],
+)
+def test_an_infeasible_explicit_deployment_names_the_field_and_what_would_fit(
+    raw: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    assert "inference.deployment" in str(err.value)
+    assert says in str(err.value)
