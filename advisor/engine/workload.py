@@ -1538,11 +1538,11 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         chosen = (tp, pp, ep, r, mem)
         source = "explicit"
     else:
+        # replica sizes: whole servers or domains, or powers of two; a remainder of the
+        # cluster too small for another replica stays idle (said in the notes)
         sizes = [r for r in _powers_of_two_up_to(scenario.gpus_per_node) if scenario.gpus % r == 0]
         sizes += [
-            k * dom
-            for k in range(1, scenario.gpus // dom + 1)
-            if scenario.gpus % (k * dom) == 0 and k * dom > scenario.gpus_per_node
+            k * dom for k in range(1, scenario.gpus // dom + 1) if k * dom > scenario.gpus_per_node
         ]
         sizes += [
             k * scenario.gpus_per_node
@@ -1550,9 +1550,11 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             if scenario.gpus % (k * scenario.gpus_per_node) == 0
             and k * scenario.gpus_per_node > dom
         ]
+        sizes += [r for r in _powers_of_two_up_to(scenario.gpus) if r > dom]
         if inf.independent_replicas or deployment == "replicas":
             sizes = [r for r in sizes if r <= dom]
-        for r in sorted(set(sizes)):
+        # replicas that use every GPU first, then the smallest that fits
+        for r in sorted(set(sizes), key=lambda size: (scenario.gpus % size != 0, size)):
             replicas = scenario.gpus // r
             batch = math.ceil(inf.concurrent_requests / replicas)
             if r <= dom:
@@ -1563,11 +1565,14 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             elif m.is_moe:
                 tp, pp, ep = 1, 1, _largest_divisor_at_most(m.moe_experts, r)
                 if ep < r:
-                    tp, pp, ep = min(dom, _largest_pow2_dividing(m.heads, dom)), r // dom, 1
+                    tp, ep = min(dom, _largest_pow2_dividing(m.heads, dom)), 1
+                    pp = r // tp
             else:
                 tp = min(dom, _largest_pow2_dividing(m.heads, dom))
                 pp = r // tp
                 ep = 1
+            if tp * pp * ep != r:
+                continue  # a replica is whole tensor x pipeline (or expert) groups
             ks = kv_split(tp, ep) if ep <= 1 else 1
             mem = inference_memory(scenario, r, batch if ep <= 1 else math.ceil(batch / 1), ks)
             if ep > 1:
@@ -1604,6 +1609,11 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         source = "planner"
     tp, pp, ep, r, mem = chosen
     replicas = scenario.gpus // r
+    if replicas * r < scenario.gpus:
+        notes.append(
+            f"{replicas} replica(s) of {r} GPUs use {replicas * r} of {scenario.gpus} GPUs; "
+            f"the other {scenario.gpus - replicas * r} are too few for another replica and idle"
+        )
     batch = math.ceil(inf.concurrent_requests / replicas)
     independent = r <= dom
     if (inf.independent_replicas is False or deployment == "split") and independent:
@@ -1784,6 +1794,12 @@ def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
 def _inference_costs(
     scenario: Scenario, plan: Plan, gpus_per_replica: int, batch: int, dom: int
 ) -> InferencePlan:
+    """Per-token quantities of one serving replica of ``gpus_per_replica`` GPUs.
+
+    Replicas (and disaggregated pools) are placed from a scale-up domain's first GPU, as
+    serving stacks place them, so a replica that fits one domain keeps its tensor- and
+    expert-parallel groups off the network.
+    """
     assert scenario.inference is not None
     inf = scenario.inference
     m = scenario.model
@@ -1806,8 +1822,8 @@ def _inference_costs(
         prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / flops_per_s
         tokens_per_gpu = requests_per_gpu
         dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
-        ep_layout = group_layout(ep, 1, dom, scenario.gpus)
-        tp_layout = group_layout(1, 1, dom, scenario.gpus)
+        ep_layout = group_layout(ep, 1, dom, gpus_per_replica)
+        tp_layout = group_layout(1, 1, dom, gpus_per_replica)
         tp_bytes = 0.0
         tp_count = 0
         tp_prefill_bytes = 0.0
@@ -1825,8 +1841,8 @@ def _inference_costs(
         )
         dispatch = 0.0
         tokens_per_gpu = 0
-        ep_layout = group_layout(1, 1, dom, scenario.gpus)
-        tp_layout = group_layout(tp, 1, dom, scenario.gpus)
+        ep_layout = group_layout(1, 1, dom, gpus_per_replica)
+        tp_layout = group_layout(tp, 1, dom, gpus_per_replica)
         tp_bytes = batch * m.hidden * act_bytes
         tp_count = 2 * m.layers if tp > 1 else 0
         tp_prefill_bytes = inf.prompt_tokens * m.hidden * act_bytes
