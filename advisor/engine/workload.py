@@ -10,6 +10,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -970,7 +971,8 @@ def _search_training(scenario: Scenario) -> list[_Candidate]:
 RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
 
 
-_LEVEL_CACHE: dict[Scenario, _Candidate | None] = {}
+_LEVEL_CACHE: dict[Scenario, tuple[_Candidate | None, tuple[_Candidate, ...]]] = {}
+"""Per cluster size: its fastest plan on the reference design and its planner's contenders."""
 """The planner's best plan of a power-of-two number of servers (shared by the sizes above
 it, and by the scaling curve's sizes)."""
 
@@ -979,8 +981,53 @@ REFERENCE_DESIGN = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
 InfiniBand NIC per GPU, non-blocking (the fabric of :data:`REFERENCE_GPU_NET_BYTES_PER_S`)."""
 
 
+PLAN_CONTENDERS = 4
+"""The planner's best plans by its step estimate that the full step model then prices: the
+estimate leaves out per-hop latency, placement and stragglers and can rank two plans a few per
+cent apart the wrong way round (llama3-70b on 70 H100 servers picked tp8/pp2/dp35 at 6.03 s
+over tp4/pp2/dp69 at 5.79 s), and the full model decides."""
+
+
+def _reference_step_s(scenario: Scenario, c: _Candidate) -> float:
+    """A candidate's step on the full model and the reference design (its own servers)."""
+    from advisor.engine.performance import training_step_time_s
+
+    plan = _candidate_plan(scenario, c, "planner")
+    return training_step_time_s(
+        scenario, _training_workload(scenario, plan, c.mem, notes=()), REFERENCE_DESIGN
+    )
+
+
+def _level_best(
+    scenario: Scenario, smaller_best: _Candidate | None
+) -> tuple[_Candidate | None, tuple[_Candidate, ...]]:
+    """The fastest plan of a cluster of this size on the reference design, and the plans it
+    was chosen from: its planner's :data:`PLAN_CONTENDERS` best by estimate and the best of
+    the next smaller level, priced on the full step model (cached per scenario)."""
+    if scenario not in _LEVEL_CACHE:
+        if len(_LEVEL_CACHE) > 2048:
+            _LEVEL_CACHE.clear()
+        ranked = sorted(
+            _search_training(scenario), key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp)
+        )
+        contenders = tuple(ranked[:PLAN_CONTENDERS])
+        pool = [*contenders, *([smaller_best] if smaller_best is not None else [])]
+        best = (
+            min(pool, key=lambda c: (_reference_step_s(scenario, c), c.tp * c.pp * c.cp * c.dp))
+            if pool
+            else None
+        )
+        _LEVEL_CACHE[scenario] = (best, contenders)
+    return _LEVEL_CACHE[scenario]
+
+
 def _fastest_on_fewer_gpus(
-    scenario: Scenario, chosen: _Candidate, notes: list[str], others: list[WorkloadPlan]
+    scenario: Scenario,
+    chosen: _Candidate,
+    notes: list[str],
+    others: list[WorkloadPlan],
+    *,
+    contenders: Sequence[_Candidate] = (),
 ) -> _Candidate:
     """Monotone by construction: the best plan of this cluster, or the best plan of any
     smaller power-of-two number of servers if that predicts a faster step (its extra GPUs
@@ -995,23 +1042,18 @@ def _fastest_on_fewer_gpus(
     from advisor.engine.performance import training_step_time_s
 
     gpn = scenario.gpus_per_node
-    candidates = [chosen]
+    candidates = [chosen, *contenders]
     servers = 1
+    level_best: _Candidate | None = None
+    # every design also weighs each smaller level's contenders (``others``): a design unlike
+    # the reference may rank them differently, and carrying them keeps its step monotone
+    level_contenders: list[_Candidate] = []
     while servers * gpn < scenario.gpus:
-        smaller = replace(scenario, gpus=servers * gpn)
+        level_best, contenders_here = _level_best(replace(scenario, gpus=servers * gpn), level_best)
         servers *= 2
-        if smaller not in _LEVEL_CACHE:
-            if len(_LEVEL_CACHE) > 2048:
-                _LEVEL_CACHE.clear()
-            fitting = _search_training(smaller)
-            _LEVEL_CACHE[smaller] = (
-                min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
-                if fitting
-                else None
-            )
-        level = _LEVEL_CACHE[smaller]
-        if level is not None:
-            candidates.append(level)
+        level_contenders.extend(contenders_here)
+        if level_best is not None:
+            candidates.append(level_best)
     if len(candidates) == 1:
         return chosen
     seen: dict[tuple[Any, ...], tuple[float, int, _Candidate]] = {}
@@ -1027,13 +1069,23 @@ def _fastest_on_fewer_gpus(
         workloads[key] = w
     best = min(seen.values(), key=lambda x: (x[0], x[1]))
     others.extend(w for key, w in workloads.items() if seen[key][2] is not best[2])
+    for c in level_contenders:
+        key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
+        if key not in workloads:
+            workloads[key] = _training_workload(
+                scenario, _candidate_plan(scenario, c, "planner"), c.mem, notes=()
+            )
+            others.append(workloads[key])
     if best[2] is not chosen:
-        own = seen[
+        own_entry = seen[
             (
                 chosen.tp, chosen.pp, chosen.cp, chosen.dp, chosen.ep, chosen.mb, chosen.vp,
                 chosen.sharding, chosen.recompute, chosen.stages,
             )
-        ][0]  # fmt: skip
+        ]  # fmt: skip
+        own, chosen_gpus = own_entry[0], own_entry[1]
+        if best[1] >= chosen_gpus:
+            return best[2]  # a plan of this cluster the estimate had ranked lower
         notes.append(
             f"a plan on {best[1]} GPUs predicts a faster step ({best[0]:.4g} s) than the best "
             f"plan using more of the {scenario.gpus} GPUs ({own:.4g} s on the reference "
@@ -1129,8 +1181,10 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
                 "even with maximum tensor, pipeline, context and expert parallelism, full "
                 "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
             )
-        chosen = min(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
-        chosen = _fastest_on_fewer_gpus(scenario, chosen, notes, others)
+        ranked = sorted(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
+        chosen = _fastest_on_fewer_gpus(
+            scenario, ranked[0], notes, others, contenders=ranked[1:PLAN_CONTENDERS]
+        )
         source = "planner"
     plan = _candidate_plan(scenario, chosen, source)
     used = plan.gpus_used
