@@ -285,11 +285,14 @@ def expected_crossings(result: dict[str, Any]) -> dict[str, bool]:
     plan = _plan(result)
     domain = _domain_gpus(result)
     tp, pp, dp, cp, ep = (int(plan.get(k, 1) or 1) for k in ("tp", "pp", "dp", "cp", "ep"))
-    used = tp * cp * max(dp, ep) * pp
+    # serving runs attention tensor-parallel inside the expert group: its EP ranks are
+    # consecutive GPUs (stride 1), where training nests EP inside data parallel (stride tp*cp)
+    serving = result.get("scenario", {}).get("workload") == "inference"
+    used = tp * cp * max(dp, ep) * pp if not serving else max(tp * pp * dp, ep * dp)
     return {
         "tensor_parallel": _straddles(tp, domain, used),
         "data_parallel": dp > 1 and _straddles(tp * cp * dp, domain, used),
-        "expert": ep > 1 and _straddles(tp * cp * ep, domain, used),
+        "expert": ep > 1 and _straddles(ep if serving else tp * cp * ep, domain, used),
         "pipeline": pp > 1 and used > domain,
     }
 
