@@ -1,9 +1,9 @@
-"""Engine benchmark: collective predictions per second and the median full evaluate() time.
+"""Engine benchmark: collective predictions per second and the full evaluate() time.
 
 Run with ``.venv/bin/python bench/engine_bench.py`` (``make bench``); writes
 ``bench/results.json`` and prints it.  Target: evaluate of the 1024-GPU llama3-70b training
-scenario (every candidate design included when the recommendation is installed) under 50 ms
-median on one core.
+scenario (every candidate design) under 50 ms median and 100 ms p95 on one core, repeated in
+one process; the cold figures evaluate 40 sizes the process has not planned before.
 """
 
 from __future__ import annotations
@@ -67,14 +67,32 @@ def collectives_per_second(duration_s: float = 1.0) -> float:
     return calls / (time.perf_counter() - start)
 
 
-def median_ms(fn: Any, repeats: int) -> float:
+def timings_ms(fn: Any, repeats: int) -> list[float]:
     fn()  # warm caches
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def median_ms(fn: Any, repeats: int) -> float:
+    return statistics.median(timings_ms(fn, repeats))
+
+
+def p95(times: list[float]) -> float:
+    return statistics.quantiles(times, n=20)[-1]
+
+
+def cold_evaluate_ms(sizes: range) -> list[float]:
+    """evaluate() of scenarios the process has not seen (no planner cache for their size)."""
+    times = []
+    for servers in sizes:
+        start = time.perf_counter()
+        evaluate({**SCENARIO, "gpus": 8 * servers})
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
 
 
 def main() -> int:
@@ -83,6 +101,8 @@ def main() -> int:
     w = plan_workload(s)
     design = Design(fabric="roce", nic_gbps=400, nics_per_node=8)
     result = evaluate(SCENARIO)
+    evaluate_ms = timings_ms(lambda: evaluate(SCENARIO), 40)
+    cold_ms = cold_evaluate_ms(range(129, 169))
     results = {
         "engine_version": ENGINE_VERSION,
         "python": platform.python_version(),
@@ -93,11 +113,18 @@ def main() -> int:
             median_ms(lambda: evaluate_design(s, w, design), 200), 4
         ),
         "plan_workload_median_ms": round(median_ms(lambda: plan_workload(s), 50), 4),
-        "evaluate_median_ms": round(median_ms(lambda: evaluate(SCENARIO), 30), 3),
+        "evaluate_median_ms": round(statistics.median(evaluate_ms), 3),
+        "evaluate_p95_ms": round(p95(evaluate_ms), 3),
+        "evaluate_cold_median_ms": round(statistics.median(cold_ms), 3),
+        "evaluate_cold_p95_ms": round(p95(cold_ms), 3),
         "evaluate_candidates": len(result.get("options", [])) + len(result.get("pruned", [])),
         "evaluate_target_ms": 50.0,
+        "evaluate_p95_target_ms": 100.0,
     }
-    results["evaluate_meets_target"] = results["evaluate_median_ms"] < results["evaluate_target_ms"]
+    results["evaluate_meets_target"] = (
+        results["evaluate_median_ms"] < results["evaluate_target_ms"]
+        and results["evaluate_p95_ms"] < results["evaluate_p95_target_ms"]
+    )
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))
     return 0
