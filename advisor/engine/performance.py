@@ -686,6 +686,41 @@ def _fastest_plan(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[WorkloadPlan
     return best, point
 
 
+def _bounds_over_plans(
+    s: Scenario,
+    plans: tuple[WorkloadPlan, ...],
+    chosen: WorkloadPlan,
+    d: Design,
+    metrics: DesignMetrics,
+) -> DesignMetrics:
+    """Low and high step bounds as the best any of the planner's plans reaches in that world.
+
+    The point estimate takes the plan fastest on ``d``; in the pessimistic (or optimistic)
+    world the planner could as well run another of its plans, so each bound is the least over
+    them.  A minimum over a fixed set of plans, each monotone in the network, keeps the bounds
+    monotone too (a worse network never narrows a bound by switching plans).
+    """
+    err = dict(zip(("low", "high"), _model_error(s, "training"), strict=True))
+    values = dict(metrics.values)
+    for bound, factor in err.items():
+        best_step = values[f"step_time_s_{bound}"]
+        assert chosen.training is not None
+        best_run = chosen.training.steps * best_step
+        for plan in plans:
+            t = plan.training
+            assert t is not None
+            if plan is chosen:
+                continue
+            if _compute_floor_s(t, plan.plan.pp, plan.plan.virtual_stages) * factor >= best_step:
+                continue
+            step = _training_times(s, plan, t, d, bound).step_s * factor
+            if step < best_step:
+                best_step, best_run = step, t.steps * step
+        values[f"step_time_s_{bound}"] = best_step
+        values[f"run_time_s_{bound}"] = best_run
+    return DesignMetrics(metrics.kind, tuple(values.items()))
+
+
 def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     """Metrics of ``w`` on design ``d`` (see module docstring for the composition).
 
@@ -693,10 +728,13 @@ def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     """
     if w.training is not None:
         point = None
+        plans: tuple[WorkloadPlan, ...] = ()
         if w.alternatives:
+            plans = (w, *w.alternatives)
             w, point = _fastest_plan(s, w, d)
         assert w.training is not None
-        return _training_metrics(s, w, w.training, d, point)
+        metrics = _training_metrics(s, w, w.training, d, point)
+        return _bounds_over_plans(s, plans, w, d, metrics) if plans else metrics
     assert w.inference is not None
     return _inference_metrics(s, w, w.inference, d)
 
