@@ -18,12 +18,13 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.fabric_fit import FabricFit, calibration_comparison
 from advisor.engine.performance import evaluate_design, model_assumptions
 from advisor.engine.recommend import recommend as _recommend
+from advisor.engine.result import EngineResult
 from advisor.engine.scenario import parse_scenario
 from advisor.engine.workload import plan_workload
 
 ENGINE_VERSION = "1.0.0"
 
-__all__ = ["ENGINE_VERSION", "ScenarioError", "evaluate"]
+__all__ = ["ENGINE_VERSION", "EngineResult", "ScenarioError", "evaluate", "evaluate_typed"]
 
 
 def evaluate(
@@ -70,6 +71,23 @@ def evaluate(
         result["calibration"] = calibration_comparison(default_result, result, calibration)
     safe: dict[str, Any] = json_safe(result)
     return safe
+
+
+def evaluate_typed(
+    scenario: dict[str, Any],
+    *,
+    catalog: Catalog | None = None,
+    progress: Callable[[int], None] | None = None,
+    calibration: FabricFit | None = None,
+) -> EngineResult:
+    """:func:`evaluate` read through the result's types (:mod:`advisor.engine.result`).
+
+    ``evaluate_typed(s).to_dict() == evaluate(s)``: the JSON dict stays the engine's contract
+    (CLI, sweeps, audit, the API); the Django shell reads this typed form.
+    """
+    return EngineResult.from_dict(
+        evaluate(scenario, catalog=catalog, progress=progress, calibration=calibration)
+    )
 
 
 def json_safe(value: Any, path: str = "result") -> Any:

@@ -1,0 +1,195 @@
+"""The typed engine result (advisor.engine.result): round trips, older results, new keys."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate, evaluate_typed
+from advisor.engine.result import (
+    Band,
+    Cost,
+    EngineResult,
+    Metrics,
+    Option,
+    ResultFormatError,
+)
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "training": {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256},
+    "training_with_design": {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
+    },
+    "one_server": {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8},
+    "over_budget": {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 512,
+        "constraints": {"network_budget_usd": 100000},
+    },
+    "inference_replicas": {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "inference": {"deployment": "replicas"},
+    },
+    "inference_split": {
+        "workload": "inference",
+        "model": "llama3.1-405b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "inference": {"deployment": "split", "independent_replicas": False},
+    },
+    "inference_disaggregated": {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 32,
+        "inference": {
+            "deployment": "disaggregated",
+            "prompt_tokens": 16000,
+            "output_tokens": 500,
+            "requests_per_s": 0.5,
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, dict[str, Any]]:
+    return {name: evaluate(raw) for name, raw in SCENARIOS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_round_trip_both_ways(results: dict[str, dict[str, Any]], name: str) -> None:
+    raw = results[name]
+    typed = EngineResult.from_dict(raw)
+    # the dict the API serves is the engine's, key for key and type for type
+    assert json.dumps(typed.to_dict(), sort_keys=True) == json.dumps(raw, sort_keys=True)
+    assert EngineResult.from_dict(typed.to_dict()) == typed
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_key_has_a_field(results: dict[str, dict[str, Any]], name: str) -> None:
+    """Nothing of today's result falls through to ``extra``: each key is typed."""
+    typed = EngineResult.from_dict(results[name])
+    leftovers: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        extra = getattr(value, "extra", None)
+        if extra:
+            leftovers.append(f"{path}: {sorted(extra)}")
+        for key in getattr(value, "__dataclass_fields__", {}):
+            if key != "extra":
+                walk(getattr(value, key), f"{path}.{key}")
+        if isinstance(value, tuple):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    walk(typed, "result")
+    assert leftovers == []
+
+
+def test_evaluate_typed_is_evaluate_read_through_the_types() -> None:
+    raw = SCENARIOS["inference_replicas"]
+    typed = evaluate_typed(raw)
+    assert typed.to_dict() == evaluate(raw)
+    assert typed.is_inference
+    assert typed.metrics.ms_per_token is not None and typed.metrics.step_time_s is None
+    assert typed.recommended_option is not None
+    assert typed.recommended_option.fabric == typed.recommendation.fabric
+
+
+def test_typed_fields_read_what_the_dict_holds(results: dict[str, dict[str, Any]]) -> None:
+    raw = results["over_budget"]
+    typed = EngineResult.from_dict(raw)
+    assert typed.recommendation.budget is not None
+    assert (
+        typed.recommendation.budget.within_budget
+        is raw["recommendation"]["budget"]["within_budget"]
+    )
+    assert (
+        typed.recommendation.topology.leaf_switches
+        == (raw["recommendation"]["topology"]["leaf_switches"])
+    )
+    assert typed.cost.life is not None
+    assert typed.cost.life.total_usd == raw["cost"]["life"]["total_usd"]
+    assert typed.cost.job_total_usd == raw["cost"]["job_share"]["total_usd"]
+    assert [line.sku for line in typed.bom] == [line["sku"] for line in raw["bom"]]
+    assert typed.uncertainty.step_time_s is not None
+    assert next(key for key, _ in typed.uncertainty.bands()) == "step_time_s"
+    disagg = EngineResult.from_dict(results["inference_disaggregated"])
+    assert disagg.workload.serving is not None
+    assert disagg.workload.serving.pools.prefill is not None
+    assert disagg.workload.serving.pools.serve is None
+    assert disagg.metrics.kv_transfer_ms is not None
+
+
+def test_an_older_result_without_newer_keys_loads_with_defaults(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    old = copy.deepcopy(results["training"])
+    for key in ("constants_version", "uncertainty", "scaling"):
+        del old[key]
+    for key in ("life", "job_share", "decision_cost_usd", "decision_basis"):
+        del old["cost"][key]
+    for key in ("reference_design", "decision", "storage", "budget", "within_budget"):
+        del old["recommendation"][key]
+    for option in old["options"]:
+        del option["cost"]["life"], option["cost"]["job_share"]
+    typed = EngineResult.from_dict(old)
+    assert typed.constants_version is None
+    assert typed.cost.life is None and typed.cost.job_share is None
+    assert typed.cost.job_total_usd == old["cost"]["total_cost_usd"]
+    assert typed.recommendation.within_budget is True
+    assert typed.recommendation.reference_design is None
+    assert typed.uncertainty == EngineResult().uncertainty
+    assert typed.scaling == ()
+    # keys the engine leaves out stay out; defaulted scalars appear with their default
+    back = typed.to_dict()
+    assert "constants_version" not in back and "life" not in back["cost"]
+    assert back["recommendation"]["within_budget"] is True
+    assert EngineResult.from_dict(back) == typed
+
+
+def test_a_key_this_module_does_not_know_is_kept() -> None:
+    raw = {"metrics": {"step_time_s": 1.5, "new_metric": 3}, "future": {"x": [1, 2]}}
+    typed = EngineResult.from_dict(raw)
+    assert typed.metrics.step_time_s == 1.5
+    assert typed.metrics.extra == {"new_metric": 3}
+    back = typed.to_dict()
+    assert back["metrics"] == {"step_time_s": 1.5, "new_metric": 3}
+    assert back["future"] == {"x": [1, 2]}
+
+
+def test_values_are_not_coerced() -> None:
+    option = Option.from_dict({"nic_gbps": 400, "oversubscription": 2.0})
+    assert isinstance(option.nic_gbps, int)
+    assert option.to_dict()["nic_gbps"] == 400 and "400.0" not in json.dumps(option.to_dict())
+
+
+def test_a_wrong_shape_names_the_path() -> None:
+    with pytest.raises(ResultFormatError, match=r"EngineResult\.options\[1\]"):
+        EngineResult.from_dict({"options": [{}, "not an option"]})
+    with pytest.raises(ResultFormatError, match=r"EngineResult\.cost"):
+        EngineResult.from_dict({"cost": [1]})
+
+
+def test_constructed_results_round_trip() -> None:
+    typed = EngineResult(
+        metrics=Metrics(step_time_s=2.0, gpu_idle_fraction=0.1),
+        cost=Cost(network_capex_usd=1e6, total_cost_usd=5.0),
+        options=(Option(rank=1, fabric="roce", nic_gbps=400, recommended=True),),
+    )
+    assert EngineResult.from_dict(typed.to_dict()) == typed
+    assert list(typed.uncertainty.bands()) == []
+    assert Band.from_dict(None) == Band()
