@@ -154,6 +154,7 @@ def network_efficiency(
     bound: str = "point",
     uplink_load: float | None = None,
     pod_load: float = 0.0,
+    offered: float = 1.0,
 ) -> float:
     """Fraction of NIC line rate a collective spanning ``nodes`` servers gets.
 
@@ -165,6 +166,15 @@ def network_efficiency(
     ``loss`` x min(1, uplink_load x r) to collisions.  Without a placement the
     uplink load is :func:`cross_leaf_fraction`.  ``low`` (optimistic) takes the best
     published wire efficiency and no ECMP loss.
+
+    ``offered`` is the share of its NICs' achievable rate a server actually sends (below 1
+    when the transport is capped per server, NCCL over TCP sockets): the uplink demand is
+    ``uplink_load x offered`` of the line rate, and a hash collision of two flows slows them
+    only when together they exceed the link (each flow runs at ``offered`` of a link, so a
+    colliding pair loses ``1 - 1/(2 offered)`` of its rate, none at ``offered <= 1/2``; the
+    ECMP loss is scaled by that relative to line-rate flows).  The caller multiplies by
+    ``offered`` (:func:`make_domain`), so the bandwidth is ``min(offered, 1/(uplink_load x r))``
+    of the line rate times the collision factor: never less with more NICs.
     """
     if bound == "low":
         wire = fabric.wire_efficiency_high
@@ -176,14 +186,19 @@ def network_efficiency(
             loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
     leaf = cross_leaf_fraction(nodes) if uplink_load is None else uplink_load
     r = max(1.0, oversubscription)
+    offered = min(1.0, max(offered, 1e-12))
+    # a colliding pair of flows at `offered` of a link each loses 1 - 1/(2 offered) of its
+    # rate; relative to line-rate flows (1/2) that is 2 - 1/offered, nothing below 1/2
+    loss *= max(0.0, 2.0 - 1.0 / offered)
     factor = 1.0
     if leaf > 0.0:
         # uplink bottleneck, then ECMP: collisions cost in proportion to how busy the
         # uplinks are (a ring or a pipeline is as slow as its slowest, collided flow)
-        busy = min(1.0, leaf * r)
-        factor = min(1.0, 1.0 / (leaf * r)) * (1.0 - loss * busy)
+        demand = leaf * r * offered
+        busy = min(1.0, demand)
+        factor = min(1.0, 1.0 / demand) * (1.0 - loss * busy)
     if pod_load > 0.0:
-        factor = min(factor, 1.0 - loss * min(1.0, pod_load))
+        factor = min(factor, 1.0 - loss * min(1.0, pod_load * offered))
     return wire * factor
 
 
@@ -241,6 +256,15 @@ def make_domain(
     ll128 = True
     if fabric is not None and nodes > 1:
         routing = fabric.adaptive_routing_default if adaptive_routing is None else adaptive_routing
+        line = nics_per_node * nic_bytes_per_s(nic_gbps)
+        # a transport capped per server (NCCL over TCP) offers the NICs only the cap: the
+        # cap is the server's, however many NICs share it, and the uplinks see that load
+        cap = node_cap_bytes_per_s(fabric, bound) * max(1, servers_per_node)
+        wire = network_efficiency(
+            fabric, nodes=nodes, oversubscription=1.0, adaptive_routing=True, bound=bound,
+            uplink_load=0.0,
+        )  # fmt: skip
+        offered = min(1.0, cap / (line * wire)) if cap > 0.0 and line * wire > 0.0 else 1.0
         eff = network_efficiency(
             fabric,
             nodes=nodes,
@@ -249,12 +273,12 @@ def make_domain(
             bound=bound,
             uplink_load=uplink_load,
             pod_load=pod_load,
+            offered=offered,
         )
-        net = nics_per_node * nic_bytes_per_s(nic_gbps) * eff
+        net = line * eff * offered
+        # one stream alone (a pipeline send) may use its NIC up to the server's cap
         stream = nic_bytes_per_s(nic_gbps) * eff
-        cap = node_cap_bytes_per_s(fabric, bound) * max(1, servers_per_node)
         if cap > 0.0:
-            net = min(net, cap)
             stream = min(stream, cap)
         net *= net_share
         extra = fabric.extra_step_latency_s + max(0, hops - 1) * fabric.switch_hop_latency_s

@@ -183,11 +183,12 @@ def test_more_nic_bandwidth_never_makes_a_design_slower(name: str, d: Design) ->
     )
     more = Design(d.fabric, d.nic_gbps, d.nics_per_node + 1, d.oversubscription, d.adaptive_routing)
     assert _headline(s, evaluate_design(s, w, faster).to_dict()) <= base * (1 + 1e-9)
-    # KNOWN DEFECT, open: NCCL over TCP at 7:1 without adaptive routing predicts 2 NICs per
-    # server 0.2 % slower than 1 (llama3-70b on 1,024 H100, tp4/dp256, Ethernet 200G: 24.454
-    # vs 24.402 s; 3 and 4 NICs are back at 24.403 s), in the exposed network and straggler
-    # terms. Until the cause is found the property holds to 0.5 %, not exactly.
-    assert _headline(s, evaluate_design(s, w, more).to_dict()) <= base * (1 + 5e-3)
+    # one more NIC per server adds endpoints (more leaves, one more switch tier) and so may
+    # add a switch hop's latency where the transport gains no bandwidth (NCCL over TCP is
+    # capped per server, and the uplinks and ECMP see only that capped load): microseconds
+    # on a step (llama3-70b on 1,024 H100, Ethernet 200G at 7:1: 1 NIC on one switch
+    # 24.4024 s, 2 NICs on two tiers 24.4026 s), never more than 1e-5 of it
+    assert _headline(s, evaluate_design(s, w, more).to_dict()) <= base * (1 + 1e-5)
 
 
 @settings(max_examples=150, deadline=None)
