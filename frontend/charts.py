@@ -14,11 +14,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-FABRIC_LABELS = {
-    "ethernet": "Standard Ethernet",
-    "roce": "RoCE v2",
-    "infiniband": "InfiniBand",
-}
+from advisor.engine.formatting import finite
+from advisor.engine.vocabulary import FABRIC_IDS, fabric_label, topology_label
+
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
 RAIL_COLORS = (
     "#1f5eff",
@@ -35,20 +33,6 @@ FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif
 MAX_OPTIONS_SHOWN = 8
 
 
-def topology_name(topo: dict[str, Any]) -> str:
-    """'single switch', '2-tier leaf-spine', '3-tier fat tree' from the engine's topology."""
-    kind = str(topo.get("kind") or "").replace("_", "-")
-    tiers = int(_num(topo.get("tiers")))
-    if kind in ("single-switch", "single") or (tiers == 1 and not topo.get("spine_switches")):
-        return "single switch"
-    words = kind.replace("fat-tree", "fat tree")
-    return f"{tiers}-tier {words}" if tiers else words
-
-
-def fabric_label(fabric: str) -> str:
-    return FABRIC_LABELS.get(fabric, fabric or "?")
-
-
 def is_inference(result: dict[str, Any]) -> bool:
     scenario = result.get("scenario") or {}
     if scenario.get("workload") == "inference":
@@ -57,12 +41,7 @@ def is_inference(result: dict[str, Any]) -> bool:
     return "ms_per_token" in metrics and "step_time_s" not in metrics
 
 
-def _num(value: Any, default: float = 0.0) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    return number if math.isfinite(number) else default
+_num = finite
 
 
 def option_label(option: dict[str, Any]) -> str:
@@ -253,7 +232,7 @@ def cost_axis_title(result: dict[str, Any]) -> str:
 def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
     points, unit = cost_speed_points(result)
     fig = go.Figure()
-    for fabric in FABRIC_LABELS:
+    for fabric in FABRIC_IDS:
         group = [p for p in points if p.fabric == fabric and not p.recommended]
         if not group:
             continue
@@ -566,7 +545,7 @@ def topology_layout(result: dict[str, Any]) -> Topology:
         out.layer_labels.append((3, f"{cores} core\nswitches{shown(cores, drawn_cores)}"))
     over = _num(topo.get("oversubscription"), 1.0)
     out.title = (
-        f"{fabric_label(str(rec.get('fabric', '')))}, {topology_name(topo)}"
+        f"{fabric_label(str(rec.get('fabric', '')))}, {topology_label(topo)}"
         + (f", {over:g}:1" if not single else "")
         + (", rail-optimized" if rail_opt else "")
     )

@@ -13,9 +13,11 @@ from typing import Any
 from django.core.cache import cache
 
 from advisor.engine import ENGINE_VERSION
+from advisor.engine.formatting import usd_compact
+from advisor.engine.vocabulary import fabric_label
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs
-from frontend import charts, presenters
+from frontend import presenters
 from frontend import questionnaire as qn
 
 # What differs from the questionnaire's defaults (the rest is shown on the page too).
@@ -57,14 +59,14 @@ def _compute() -> dict[str, Any] | None:
     names = {g.id: g.name for g in catalog.gpus}
     return {
         "title": (
-            f"{charts.fabric_label(str(rec.get('fabric', '')))} · "
+            f"{fabric_label(str(rec.get('fabric', '')))} · "
             f"{rec.get('nics_per_node')} × {rec.get('nic_gbps')}G per server · "
             f"{presenters.topology_text(rec).split(',')[0]}"
         ),
         "inputs": presenters.input_summary(result, names),
         "costs": presenters.cost_figures(cost)["rows"],
         "idle": f"{idle * 100:.1f} %",
-        "saving": presenters.money(saving) if saving > 0 else "",
+        "saving": usd_compact(saving) if saving > 0 else "",
         "saving_basis": basis.lower(),
         "catalog_version": catalog.version,
         "engine_version": ENGINE_VERSION,

@@ -6,63 +6,25 @@ the same thing in the same words.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from frontend.charts import fabric_label, is_inference, option_label, topology_name
-
-NETWORK_LABELS = {
-    "compute": "GPU compute fabric",
-    "storage": "Storage network",
-    "management": "Management network",
-    "frontend": "Front-end network",
-}
-
-
-def _f(value: Any, default: float = 0.0) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    return number if math.isfinite(number) else default
-
-
-def money(value: Any) -> str:
-    number = _f(value)
-    if abs(number) >= 1e9:
-        return f"${number / 1e9:.2f}B"
-    if abs(number) >= 1e6:
-        return f"${number / 1e6:.2f}M"
-    if abs(number) >= 1e4:
-        return f"${number / 1e3:.0f}k"
-    return f"${number:,.0f}"
-
-
-def seconds(value: Any) -> str:
-    s = _f(value)
-    if s < 1:
-        return f"{s * 1e3:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
-    if s < 172800:
-        return f"{s / 3600:.3g} h"
-    return f"{s / 86400:.3g} days"
+from advisor.engine.formatting import duration, finite, usd_cents, usd_compact, usd_whole
+from advisor.engine.vocabulary import NETWORK_LABELS, fabric_label, network_label, topology_label
+from frontend.charts import is_inference, option_label
 
 
 def topology_text(rec: dict[str, Any]) -> str:
     topo = rec.get("topology") or {}
     if not rec.get("needs_compute_fabric", True):
         return "no compute fabric (front-end Ethernet only)"
-    name = topology_name(topo)
+    name = topology_label(topo)
     parts = [name]
     if name != "single switch":
         if topo.get("rail_optimized"):
             parts.append("rail-optimized")
-        over = _f(topo.get("oversubscription"), 1.0)
+        over = finite(topo.get("oversubscription"), 1.0)
         parts.append(f"{over:g}:1" + (" non-blocking" if over == 1 else " oversubscribed"))
     return ", ".join(p for p in parts if p)
 
@@ -82,10 +44,10 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     workload = result.get("workload") or {}
     needs_fabric = bool(rec.get("needs_compute_fabric", True))
     fabric = fabric_label(str(rec.get("fabric", "")))
-    nics = int(_f(rec.get("nics_per_node")))
-    gbps = _f(rec.get("nic_gbps"))
+    nics = int(finite(rec.get("nics_per_node")))
+    gbps = finite(rec.get("nic_gbps"))
     topo = topology_text(rec)
-    capex = money(cost.get("network_capex_usd"))
+    capex = usd_compact(cost.get("network_capex_usd"))
     if needs_fabric:
         title = f"{fabric} · {nics} × {gbps:g} Gb/s NICs per server · {topo} · network {capex}"
     else:
@@ -114,23 +76,23 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         facts.append(
             Fact(
                 "Per token",
-                f"{_f(metrics.get('ms_per_token')):.3g} ms",
-                f"first token {_f(metrics.get('ttft_ms')):.3g} ms",
+                f"{finite(metrics.get('ms_per_token')):.3g} ms",
+                f"first token {finite(metrics.get('ttft_ms')):.3g} ms",
             )
         )
     else:
         facts.append(
             Fact(
                 "Step time",
-                seconds(metrics.get("step_time_s")),
-                f"{_f(metrics.get('scaling_efficiency')) * 100:.0f} % scaling efficiency",
+                duration(metrics.get("step_time_s")),
+                f"{finite(metrics.get('scaling_efficiency')) * 100:.0f} % scaling efficiency",
             )
         )
     facts.append(
         Fact(
             "GPUs idle on the network",
-            f"{_f(metrics.get('gpu_idle_fraction')) * 100:.1f} %",
-            f"{money(cost.get('idle_cost_usd'))} of GPU time",
+            f"{finite(metrics.get('gpu_idle_fraction')) * 100:.1f} %",
+            f"{usd_compact(cost.get('idle_cost_usd'))} of GPU time",
         )
     )
     for key in ("life", "job"):
@@ -147,7 +109,7 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         "sentence": str(rec.get("headline") or ""),
         "facts": facts,
         "needs_fabric": needs_fabric,
-        "servers": int(_f(workload.get("nodes"))),
+        "servers": int(finite(workload.get("nodes"))),
     }
 
 
@@ -163,11 +125,11 @@ def bom_groups(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "network": key,
-            "label": NETWORK_LABELS.get(key, key.title()),
+            "label": network_label(key),
             "lines": groups[key],
-            "subtotal": sum(_f(line.get("extended_price_usd")) for line in groups[key]),
+            "subtotal": sum(finite(line.get("extended_price_usd")) for line in groups[key]),
             # The engine's power_w on a BOM line is the whole line's (quantity included).
-            "power_w": sum(_f(line.get("power_w")) for line in groups[key]),
+            "power_w": sum(finite(line.get("power_w")) for line in groups[key]),
         }
         for key in order
     ]
@@ -175,7 +137,7 @@ def bom_groups(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def bom_total(result: dict[str, Any]) -> float:
     return sum(
-        _f(line.get("extended_price_usd"))
+        finite(line.get("extended_price_usd"))
         for line in result.get("bom") or []
         if isinstance(line, dict)
     )
@@ -185,7 +147,7 @@ def options_rows(result: dict[str, Any], limit: int | None = None) -> list[dict[
     """The candidates by rank (the first `limit` of them), in words."""
     inference = is_inference(result)
     rows = []
-    ranked = sorted(result.get("options") or [], key=lambda o: _f(o.get("rank"), 1e9))
+    ranked = sorted(result.get("options") or [], key=lambda o: finite(o.get("rank"), 1e9))
     for option in ranked[:limit]:
         m = option.get("metrics") or {}
         c = option.get("cost") or {}
@@ -195,13 +157,13 @@ def options_rows(result: dict[str, Any], limit: int | None = None) -> list[dict[
                 "label": option_label(option),
                 "switch": option.get("switch_model") or "",
                 "speed": (
-                    f"{_f(m.get('ms_per_token')):.3g} ms/token"
+                    f"{finite(m.get('ms_per_token')):.3g} ms/token"
                     if inference
-                    else seconds(m.get("step_time_s"))
+                    else duration(m.get("step_time_s"))
                 ),
-                "idle": f"{_f(m.get('gpu_idle_fraction')) * 100:.1f} %",
-                "capex": money(c.get("network_capex_usd")),
-                "total": money(job_cost(c)),
+                "idle": f"{finite(m.get('gpu_idle_fraction')) * 100:.1f} %",
+                "capex": usd_compact(c.get("network_capex_usd")),
+                "total": usd_compact(job_cost(c)),
                 "life": _life_value(c),
                 "recommended": bool(option.get("recommended")),
                 "feasible": option.get("feasible", True),
@@ -219,15 +181,15 @@ def _life_value(cost: dict[str, Any]) -> str:
 def uncertainty_rows(result: dict[str, Any]) -> list[dict[str, str]]:
     rows = []
     names = {
-        "step_time_s": ("Step time", seconds),
-        "ms_per_token": ("Time per token", lambda v: f"{_f(v):.3g} ms"),
-        "total_cost_usd": (COST_LABELS["job"], money),
-        "decision_cost_usd": (COST_LABELS["life"], money),
+        "step_time_s": ("Step time", duration),
+        "ms_per_token": ("Time per token", lambda v: f"{finite(v):.3g} ms"),
+        "total_cost_usd": (COST_LABELS["job"], usd_compact),
+        "decision_cost_usd": (COST_LABELS["life"], usd_compact),
     }
     for key, band in (result.get("uncertainty") or {}).items():
         if not isinstance(band, dict):
             continue
-        label, fmt = names.get(key, (key.replace("_", " "), lambda v: f"{_f(v):.3g}"))
+        label, fmt = names.get(key, (key.replace("_", " "), lambda v: f"{finite(v):.3g}"))
         rows.append({"label": label, "low": fmt(band.get("low")), "high": fmt(band.get("high"))})
     return rows
 
@@ -254,18 +216,20 @@ def key_metrics(result: dict[str, Any]) -> list[tuple[str, str]]:
             if rec.get("needs_compute_fabric", True)
             else "none needed (Ethernet)",
         ),
-        ("NICs per server", f"{rec.get('nics_per_node', '—')} × {_f(rec.get('nic_gbps')):g}G"),
+        ("NICs per server", f"{rec.get('nics_per_node', '—')} × {finite(rec.get('nic_gbps')):g}G"),
         ("Topology", topology_text(rec)),
-        (COST_LABELS["capex"], money(cost.get("network_capex_usd"))),
+        (COST_LABELS["capex"], usd_compact(cost.get("network_capex_usd"))),
     ]
     if is_inference(result):
-        rows.append(("Time per token", f"{_f(metrics.get('ms_per_token')):.3g} ms"))
+        rows.append(("Time per token", f"{finite(metrics.get('ms_per_token')):.3g} ms"))
     else:
-        rows.append(("Step time", seconds(metrics.get("step_time_s"))))
-        rows.append(("Scaling efficiency", f"{_f(metrics.get('scaling_efficiency')) * 100:.0f} %"))
+        rows.append(("Step time", duration(metrics.get("step_time_s"))))
+        rows.append(
+            ("Scaling efficiency", f"{finite(metrics.get('scaling_efficiency')) * 100:.0f} %")
+        )
     rows += [
-        ("GPUs idle on network", f"{_f(metrics.get('gpu_idle_fraction')) * 100:.1f} %"),
-        ("Idle GPU cost", money(cost.get("idle_cost_usd"))),
+        ("GPUs idle on network", f"{finite(metrics.get('gpu_idle_fraction')) * 100:.1f} %"),
+        ("Idle GPU cost", usd_compact(cost.get("idle_cost_usd"))),
     ]
     for row in cost_figures(cost)["rows"][1:]:
         rows.append((row["label"], row["value"]))
@@ -320,17 +284,17 @@ def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
         {
             "key": "capex",
             "label": COST_LABELS["capex"],
-            "usd": _f(cost.get("network_capex_usd")),
+            "usd": finite(cost.get("network_capex_usd")),
             "note": "to buy the network: NICs, switches, optics and cables",
         }
     ]
     life_usd, life = _nested_total(cost, "life")
     if life_usd is None:
         key = _cost_key(cost, _LIFE_KEYS, "life")
-        life_usd = _f(cost.get(key)) if key else None
+        life_usd = finite(cost.get(key)) if key else None
     if life_usd is not None:
-        years = _f(life.get("years") or cost.get("amortization_years"))
-        use = _f(life.get("utilization"))
+        years = finite(life.get("years") or cost.get("amortization_years"))
+        use = finite(life.get("utilization"))
         note = "network, power, GPU time lost, operations"
         if years:
             note += f" over {years:g} years"
@@ -340,12 +304,12 @@ def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
     job_usd, job = _nested_total(cost, "job_share")
     job_key = "job_share.total_usd" if job_usd is not None else _cost_key(cost, _JOB_KEYS, "job")
     if job_usd is None and job_key is not None:
-        job_usd = _f(cost.get(job_key))
+        job_usd = finite(cost.get(job_key))
     if job_usd is not None:
         share = job.get("network_capex_share_usd", cost.get("network_capex_share_usd"))
         note = f"the {work}: GPU time, power, ramp-up"
         if isinstance(share, int | float):
-            note += f" and {money(share)} of the network's time share"
+            note += f" and {usd_compact(share)} of the network's time share"
         rows.append(
             {
                 "key": "job",
@@ -356,7 +320,7 @@ def cost_figures(cost: dict[str, Any] | None) -> dict[str, Any]:
             }
         )
     for row in rows:
-        row["value"] = money(row["usd"])
+        row["value"] = usd_compact(row["usd"])
     decision = "life" if cost.get("decision_basis") == "life" and life_usd is not None else "job"
     by_key = {r["key"]: r for r in rows}
     return {
@@ -413,7 +377,7 @@ PREFER_WORDS = {
 
 
 def _tokens(value: Any) -> str:
-    n = _f(value)
+    n = finite(value)
     for size, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
         if n >= size:
             return f"{n / size:.3g} {unit} tokens"
@@ -425,13 +389,15 @@ def _model_words(result: dict[str, Any]) -> str:
     scenario_model = (result.get("scenario") or {}).get("model")
     name = model.get("name") or (scenario_model if isinstance(scenario_model, str) else "")
     custom = scenario_model if isinstance(scenario_model, dict) else {}
-    params = _f(model.get("params_b") or custom.get("params_b"))
-    experts = int(_f(model.get("moe_experts")))
+    params = finite(model.get("params_b") or custom.get("params_b"))
+    experts = int(finite(model.get("moe_experts")))
     parts = [str(name or "Custom model")]
     if params:
         parts.append(f"{params:.3g} billion parameters")
     if experts:
-        parts.append(f"mixture of {experts} experts, {int(_f(model.get('moe_top_k')))} per token")
+        parts.append(
+            f"mixture of {experts} experts, {int(finite(model.get('moe_top_k')))} per token"
+        )
     return ", ".join(parts)
 
 
@@ -440,9 +406,9 @@ def _gpu_words(result: dict[str, Any], gpu_names: dict[str, str] | None) -> str:
     workload = result.get("workload") or {}
     gpu = str(scenario.get("gpu") or "")
     name = (gpu_names or {}).get(gpu, gpu)
-    gpus = int(_f(scenario.get("gpus")))
-    per = int(_f(workload.get("gpus_per_node") or scenario.get("gpus_per_node")))
-    nodes = int(_f(workload.get("nodes")))
+    gpus = int(finite(scenario.get("gpus")))
+    per = int(finite(workload.get("gpus_per_node") or scenario.get("gpus_per_node")))
+    nodes = int(finite(workload.get("nodes")))
     text = f"{gpus:,} × {name}"
     if nodes:
         text += f" in {nodes:,} server{'s' if nodes != 1 else ''}"
@@ -454,14 +420,14 @@ def _gpu_words(result: dict[str, Any], gpu_names: dict[str, str] | None) -> str:
 def _pricing_words(constraints: dict[str, Any]) -> str:
     if constraints.get("gpu_pricing") == "owned":
         text = "owned GPUs (bought, written off over "
-        text += f"{_f(constraints.get('amortization_years'), 4):g} years)"
+        text += f"{finite(constraints.get('amortization_years'), 4):g} years)"
     else:
         rate = constraints.get("gpu_hour_usd")
-        text = "rented GPUs" + (f" at ${_f(rate):.2f} per GPU-hour" if rate else "")
+        text = "rented GPUs" + (f" at ${finite(rate):.2f} per GPU-hour" if rate else "")
     text += (
-        f"; electricity ${_f(constraints.get('electricity_usd_per_kwh')):.2f}/kWh, "
-        f"PUE {_f(constraints.get('pue'), 1):g}; "
-        f"hardware written off over {_f(constraints.get('amortization_years'), 4):g} years"
+        f"; electricity ${finite(constraints.get('electricity_usd_per_kwh')):.2f}/kWh, "
+        f"PUE {finite(constraints.get('pue'), 1):g}; "
+        f"hardware written off over {finite(constraints.get('amortization_years'), 4):g} years"
     )
     return text
 
@@ -481,7 +447,7 @@ def input_summary(
     ]
     seq = scenario.get("sequence_length")
     if seq:
-        rows.append(("Sequence length", f"{int(_f(seq)):,} tokens"))
+        rows.append(("Sequence length", f"{int(finite(seq)):,} tokens"))
     training = scenario.get("training") or {}
     inference = scenario.get("inference") or {}
     if workload == "inference":
@@ -494,20 +460,20 @@ def input_summary(
         rows.append(
             (
                 "Serving load",
-                f"{int(_f(inference.get('concurrent_requests'))):,} requests at once, "
-                f"{int(_f(inference.get('prompt_tokens'))):,}-token prompts, "
-                f"{int(_f(inference.get('output_tokens'))):,}-token answers",
+                f"{int(finite(inference.get('concurrent_requests'))):,} requests at once, "
+                f"{int(finite(inference.get('prompt_tokens'))):,}-token prompts, "
+                f"{int(finite(inference.get('output_tokens'))):,}-token answers",
             )
         )
         target = inference.get("target_ms_per_token")
         if target:
-            rows.append(("Latency target", f"{_f(target):g} ms per generated token"))
+            rows.append(("Latency target", f"{finite(target):g} ms per generated token"))
     else:
         if training.get("global_batch_sequences"):
             rows.append(
                 (
                     "Batch",
-                    f"{int(_f(training.get('global_batch_sequences'))):,} sequences per step",
+                    f"{int(finite(training.get('global_batch_sequences'))):,} sequences per step",
                 )
             )
         if training.get("total_tokens"):
@@ -520,7 +486,7 @@ def input_summary(
     rows.append(("Pricing", _pricing_words(constraints)))
     budget = constraints.get("network_budget_usd")
     if budget:
-        rows.append(("Network budget", money(budget)))
+        rows.append(("Network budget", usd_compact(budget)))
     skills = constraints.get("team_skills")
     if skills:
         rows.append(("Team", SKILL_WORDS.get(str(skills), str(skills))))
@@ -592,7 +558,7 @@ def _plain_value(value: Any, unit: str) -> str:
     if isinstance(value, int | float):
         number = float(value)
         if unit.startswith("USD"):
-            text = f"${number:,.2f}" if abs(number) < 100 else f"${number:,.0f}"
+            text = usd_cents(number) if abs(number) < 100 else usd_whole(number)
             rest = unit[3:].strip().lstrip("/").strip()
             return f"{text} per {rest}" if rest else text
         if unit.startswith("fraction"):
@@ -641,26 +607,26 @@ def warnings(result: dict[str, Any]) -> list[dict[str, str]]:
     metrics = result.get("metrics") or {}
     scenario = result.get("scenario") or {}
     cost = result.get("cost") or {}
-    idle = _f(metrics.get("gpu_idle_fraction"))
+    idle = finite(metrics.get("gpu_idle_fraction"))
     if idle >= IDLE_WARN_FRACTION:
         out.append(
             {
                 "kind": "idle",
                 "text": (
                     f"GPUs wait on the network {idle * 100:.0f} % of the time in this design "
-                    f"({money(cost.get('idle_cost_usd'))} of GPU time). More or faster NICs, "
+                    f"({usd_compact(cost.get('idle_cost_usd'))} of GPU time). More or faster NICs, "
                     "a larger batch or less sharding would cut it."
                 ),
             }
         )
     if is_inference(result) and metrics.get("meets_target") in (0, 0.0, False):
-        target = _f((scenario.get("inference") or {}).get("target_ms_per_token"))
+        target = finite((scenario.get("inference") or {}).get("target_ms_per_token"))
         out.append(
             {
                 "kind": "latency",
                 "text": (
                     f"No design meets your target of {target:g} ms per token: this one "
-                    f"generates a token every {_f(metrics.get('ms_per_token')):.3g} ms."
+                    f"generates a token every {finite(metrics.get('ms_per_token')):.3g} ms."
                 ),
             }
         )
@@ -685,19 +651,21 @@ def _budget_warning(rec: dict[str, Any], scenario: dict[str, Any], cost: dict[st
     budget = (info or {}).get("network_budget_usd") or (
         (scenario.get("constraints") or {}).get("network_budget_usd")
     )
-    capex = _f((info or {}).get("recommended_capex_usd") or cost.get("network_capex_usd"))
-    over = info.get("within_budget") is False if info else bool(budget and capex > _f(budget) > 0)
+    capex = finite((info or {}).get("recommended_capex_usd") or cost.get("network_capex_usd"))
+    over = (
+        info.get("within_budget") is False if info else bool(budget and capex > finite(budget) > 0)
+    )
     if not (over and budget):
         return ""
     text = (
-        f"Over your network budget: this design's network costs {money(capex)} against a "
-        f"budget of {money(budget)}."
+        f"Over your network budget: this design's network costs {usd_compact(capex)} against a "
+        f"budget of {usd_compact(budget)}."
     )
     buys = (info or {}).get("budget_buys")
     if isinstance(buys, dict) and buys.get("design"):
         design = buys["design"]
         label = option_label(design) if isinstance(design, dict) else str(design)
-        text += f" The budget buys {label} ({money(buys.get('capex_usd'))})"
+        text += f" The budget buys {label} ({usd_compact(buys.get('capex_usd'))})"
         text += f", {buys['slowdown_text']}." if buys.get("slowdown_text") else "."
     else:
         text += " No design that runs this job fits it."
@@ -724,17 +692,17 @@ def _reference_departure(result: dict[str, Any], rec: dict[str, Any]) -> str:
     if is_inference(result) or not rec.get("needs_compute_fabric", True):
         return ""
     workload = result.get("workload") or {}
-    if _f(workload.get("nodes")) <= 1:
+    if finite(workload.get("nodes")) <= 1:
         return ""
     topo = rec.get("topology") or {}
-    per_node = _f(workload.get("gpus_per_node"))
+    per_node = finite(workload.get("gpus_per_node"))
     departures = []
-    nics = _f(rec.get("nics_per_node"))
+    nics = finite(rec.get("nics_per_node"))
     if per_node and nics and nics < per_node:
         departures.append(
             f"{nics:g} NICs per server for {per_node:g} GPUs (reference: one per GPU)"
         )
-    over = _f(topo.get("oversubscription"), 1.0)
+    over = finite(topo.get("oversubscription"), 1.0)
     if over > 1:
         departures.append(f"{over:g}:1 oversubscribed leaves (reference: non-blocking)")
     if not departures:

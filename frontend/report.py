@@ -25,6 +25,8 @@ from fpdf import FPDF
 from fpdf.fonts import FontFace
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from advisor.engine.formatting import usd_whole
+from advisor.engine.vocabulary import fabric_label
 from frontend import charts, presenters
 
 INK = (23, 32, 46)
@@ -114,7 +116,7 @@ def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
                 [p.speed for p in group],
                 [p.total_cost_usd / 1e6 for p in group],
                 color=color,
-                label=charts.fabric_label(fabric),
+                label=fabric_label(fabric),
                 s=30,
                 alpha=0.8,
             )
@@ -165,7 +167,7 @@ def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
             marker="o",
             markersize=3,
             color=charts.FABRIC_COLORS.get(fabric, "#5c6b80"),
-            label=charts.fabric_label(fabric),
+            label=fabric_label(fabric),
         )
     nodes = float((result.get("workload") or {}).get("nodes") or 0)
     if nodes > 0:
@@ -343,14 +345,6 @@ def _table(
     pdf.ln(2)
 
 
-def _money_full(value: Any) -> str:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return "-"
-    return f"${number:,.0f}" if math.isfinite(number) else "-"
-
-
 def _new_pdf(title: str, reference: str) -> _Report:
     pdf = _Report(orientation="P", unit="mm", format="A4")
     pdf.add_font(FONT, "", str(FONT_DIR / "DejaVuSans.ttf"))
@@ -470,18 +464,18 @@ def build_report_pdf(
                     str(line.get("sku", "")),
                     str(line.get("description", "")),
                     f"{int(float(line.get('quantity') or 0)):,}",
-                    _money_full(line.get("unit_price_usd")),
-                    _money_full(line.get("extended_price_usd")),
+                    usd_whole(line.get("unit_price_usd")),
+                    usd_whole(line.get("extended_price_usd")),
                 ]
             )
         rows.append(["", f"Subtotal, {group['label'].lower()}", "", "", ""])
-        rows[-1][4] = _money_full(group["subtotal"])
+        rows[-1][4] = usd_whole(group["subtotal"])
         _table(pdf, rows, (34, 76, 16, 24, 28), ("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"))
     pdf.set_font(FONT, "B", 10)
     pdf.cell(
         0,
         6,
-        _text(f"Network capex, all networks: {_money_full(presenters.bom_total(result))}"),
+        _text(f"Network capex, all networks: {usd_whole(presenters.bom_total(result))}"),
         new_x="LMARGIN",
         new_y="NEXT",
     )

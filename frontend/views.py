@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from advisor.engine.vocabulary import fabric_label
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.selectors import scenario_get, scenario_list, user_is_sales
 from frontend import charts
@@ -44,7 +45,7 @@ def _with_latest_runs(scenarios: list[Scenario]) -> list[dict[str, Any]]:
                 "scenario": scenario,
                 "run": run,
                 "fabric": (
-                    charts.fabric_label(str(rec.get("fabric", "")))
+                    fabric_label(str(rec.get("fabric", "")))
                     if rec.get("needs_compute_fabric", True)
                     else "No compute fabric"
                 )

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CONSTANTS_VERSION = "2025.11.1"
+# The fabric ids are the vocabulary's; the model's constants are keyed by them.
+from advisor.engine.vocabulary import ETHERNET as ETHERNET
+from advisor.engine.vocabulary import FABRIC_IDS as FABRIC_IDS
+from advisor.engine.vocabulary import INFINIBAND as INFINIBAND
+from advisor.engine.vocabulary import ROCE as ROCE
 
-ETHERNET = "ethernet"
-ROCE = "roce"
-INFINIBAND = "infiniband"
-FABRIC_IDS: tuple[str, ...] = (ETHERNET, ROCE, INFINIBAND)
+CONSTANTS_VERSION = "2025.11.1"
 
 BYTES_PER_GB = 1e9
 BITS_PER_BYTE = 8.0
@@ -54,7 +55,7 @@ class FabricClass:
     """Optimistic end of the published spread (used by the low bound)."""
 
 
-FABRICS: dict[str, FabricClass] = {
+FABRICS: dict[str, FabricClass] = {  # how each fabric (vocabulary.FABRIC_IDS) behaves
     INFINIBAND: FabricClass(
         id=INFINIBAND,
         rdma=True,

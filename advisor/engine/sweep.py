@@ -30,7 +30,6 @@ from advisor.engine.workload import WorkloadPlan, plan_workload
 # Axis names in the order the design points are numbered (servers outermost, so a range of
 # consecutive points spans few server counts and plans each of them once).
 AXES: tuple[str, ...] = ("servers", "fabric", "nic_gbps", "nics_per_node", "oversubscription")
-FABRICS: tuple[str, ...] = ("ethernet", "roce", "infiniband")
 MAX_VALUES_PER_AXIS = 200
 # The engine's input limits (advisor.engine.limits) bound every axis, as they bound a scenario.
 MAX_SERVERS = GPUS_MAX  # servers x gpus_per_node is checked against GPUS_MAX per scenario

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
+from advisor.engine.vocabulary import SINGLE_SWITCH, TOPOLOGY_KIND_BY_TIERS
+
 # Layout constants (sources in docs/MODEL.md, section "Topology").
 SERVERS_PER_RACK = 4
 """HGX/DGX-class 8-GPU servers per rack (~40 kW racks; NVIDIA DGX H100 SuperPOD RA)."""
@@ -47,8 +49,6 @@ which the BOM does not price yet."""
 _EPS = 1e-9
 MAX_TIERS = 4
 """Deepest fabric sized: leaf, spine, core and super-spine."""
-_KINDS = {1: "single-switch", 2: "leaf-spine", 3: "fat-tree", 4: "super-spine"}
-TIER_NAMES = {1: "one switch", 2: "leaf-spine", 3: "three-tier fat tree", 4: "four-tier fabric"}
 
 
 class TopologyError(ValueError):
@@ -272,7 +272,7 @@ def _size_from_loads(
             oversubscription=oversubscription,
             rails=rails,
             tiers=1,
-            kind="single-switch",
+            kind=SINGLE_SWITCH,
             leaf_switches=1,
             spine_switches=0,
             core_switches=0,
@@ -308,7 +308,7 @@ def _size_from_loads(
         oversubscription=oversubscription,
         rails=rails,
         tiers=tiers,
-        kind=_KINDS[tiers],
+        kind=TOPOLOGY_KIND_BY_TIERS[tiers],
         leaf_switches=leaves,
         spine_switches=spines,
         core_switches=cores,

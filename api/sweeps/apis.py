@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.engine import sweep as grid
+from advisor.engine.vocabulary import FABRIC_IDS
 from advisor.scenarios.models import Sweep, SweepStatus
 from advisor.scenarios.sweeps.axes import InvalidSweep
 from advisor.scenarios.sweeps.selectors import sweep_results
@@ -46,9 +47,9 @@ class AxesSerializer(serializers.Serializer[Any]):
         help_text="Numbers of servers (GPUs = servers x gpus_per_node).",
     )
     fabric = serializers.ListField(
-        child=serializers.ChoiceField(choices=grid.FABRICS),
+        child=serializers.ChoiceField(choices=FABRIC_IDS),
         required=False,
-        max_length=len(grid.FABRICS),
+        max_length=len(FABRIC_IDS),
     )
     nic_gbps = serializers.ListField(
         child=serializers.FloatField(min_value=1, max_value=grid.MAX_NIC_GBPS),
@@ -206,7 +207,7 @@ class SweepResultsApi(ApiView):
         i = serializers.IntegerField(min_value=0, help_text="Point number in the grid.")
         servers = serializers.IntegerField(min_value=1)
         gpus = serializers.IntegerField(min_value=1)
-        fabric = serializers.ChoiceField(choices=grid.FABRICS)
+        fabric = serializers.ChoiceField(choices=FABRIC_IDS)
         nic_gbps = serializers.FloatField()
         nics_per_node = serializers.IntegerField(min_value=1)
         oversubscription = serializers.FloatField()

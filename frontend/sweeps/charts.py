@@ -15,7 +15,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from frontend.charts import FABRIC_COLORS, FONT, fabric_label
+from advisor.engine.vocabulary import fabric_label
+from frontend.charts import FABRIC_COLORS, FONT
 
 Row = dict[str, Any]
 

@@ -16,7 +16,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from advisor.engine.sweep import COLUMNS, FABRICS
+from advisor.engine.sweep import COLUMNS
+from advisor.engine.vocabulary import FABRIC_IDS, FABRIC_LABELS, fabric_label
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, Sweep
 from advisor.scenarios.selectors import scenario_list, user_is_sales
@@ -54,7 +55,7 @@ def _default_form(scenario: Scenario) -> dict[str, Any]:
     top = max(2, nodes * 4)
     return {
         "servers": f"1..{top} x2" if nodes > 1 else "1, 2, 4, 8",
-        "fabric": list(FABRICS),
+        "fabric": list(FABRIC_IDS),
         "nic_gbps": "100, 200, 400, 800",
         "nics_per_node": "1, 2, 4, 8",
         "oversubscription": "1, 2, 3",
@@ -94,7 +95,7 @@ def sweep_new(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     if request.method == "POST":
         form = {name: request.POST.get(name, "") for name in NUMBER_AXES}
         form["fabric"] = request.POST.getlist("fabric")
-        fabrics = [fabric for fabric in request.POST.getlist("fabric") if fabric in FABRICS]
+        fabrics = [fabric for fabric in request.POST.getlist("fabric") if fabric in FABRIC_IDS]
         axes, errors = axes_from_text(request.POST, fabrics)
         if not errors:
             try:
@@ -116,7 +117,7 @@ def sweep_new(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
             "form": form,
             "errors": field_errors,
             "labels": AXIS_LABELS,
-            "fabrics": [(fabric, _axis_value(fabric)) for fabric in FABRICS],
+            "fabrics": [(fabric, fabric_label(fabric)) for fabric in FABRIC_IDS],
             "max_points": settings.SWEEP_MAX_POINTS,
             "nav": "sweeps",
         },
@@ -157,14 +158,12 @@ def sweep_detail(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
 
 
 def _axis_value(value: Any) -> str:
+    """One value of a sweep axis in words: a fabric by its label, a number without ".0"."""
     if isinstance(value, float):
         return f"{value:g}"
-    return (
-        str(value)
-        .replace("roce", "RoCE v2")
-        .replace("infiniband", "InfiniBand")
-        .replace("ethernet", "Ethernet")
-    )
+    if value in FABRIC_LABELS:
+        return fabric_label(value)
+    return str(value)
 
 
 @require_GET

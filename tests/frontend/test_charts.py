@@ -46,7 +46,7 @@ def test_cost_vs_speed_marks_the_recommended_candidate() -> None:
 def test_scaling_curve_has_one_line_per_fabric_and_marks_the_job() -> None:
     fig = charts.scaling_figure(training_result())
     names = [t["name"] for t in fig["data"]]
-    assert names == ["Standard Ethernet", "RoCE v2 (recommended)", "InfiniBand"]
+    assert names == ["Ethernet (TCP)", "RoCE v2 (recommended)", "InfiniBand"]
     assert fig["data"][1]["y"][-1] == pytest.approx(90.0)
     assert fig["layout"]["shapes"][0]["x0"] == 64
 

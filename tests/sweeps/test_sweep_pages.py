@@ -96,6 +96,24 @@ def test_the_owner_starts_a_sweep_and_reads_its_charts_and_csv(
     assert f"/sweeps/{sweep.pk}/" in listing
 
 
+def test_sweep_pages_name_fabrics_by_their_labels(
+    owner: Client, scenario: Scenario, run_tasks: Callable[[], Any]
+) -> None:
+    form = owner.get(f"/sweeps/new/{scenario.pk}/").content.decode()
+    for label in ("Ethernet (TCP)", "RoCE v2", "InfiniBand"):
+        assert f'<span class="c-title">{label}</span>' in form
+    with run_tasks():
+        response = start(owner, scenario)
+
+    page = owner.get(response["Location"]).content.decode()
+    grid = re.search(r"<td>Fabrics</td><td>([^<]*)</td>", page)
+    assert grid and sorted(grid.group(1).split(", ")) == ["InfiniBand", "RoCE v2"]
+    top_designs = page[page.index('id="top-designs"') :]
+    assert "RoCE v2 " in top_designs or "InfiniBand " in top_designs
+    for wrong in ("Roce V2", "Infiniband", ">roce ", ">infiniband "):
+        assert wrong not in page and wrong not in form
+
+
 def test_a_running_sweep_shows_its_progress_and_the_poll_refreshes_when_done(
     owner: Client, scenario: Scenario
 ) -> None:

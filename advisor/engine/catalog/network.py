@@ -14,11 +14,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
-ETHERNET = "ethernet"
-ROCE = "roce"
-INFINIBAND = "infiniband"
-FABRICS: tuple[str, ...] = (ETHERNET, ROCE, INFINIBAND)
-ETH_FABRICS: tuple[str, ...] = (ETHERNET, ROCE)
+from advisor.engine.vocabulary import ETHERNET as ETHERNET
+from advisor.engine.vocabulary import ETHERNET_FABRIC_IDS, FABRIC_IDS
+from advisor.engine.vocabulary import INFINIBAND as INFINIBAND
+from advisor.engine.vocabulary import ROCE as ROCE
+
+FABRICS = FABRIC_IDS
+"""Kept only for advisor.engine.recommend.candidates, which still imports this name; new
+code uses vocabulary.FABRIC_IDS (constants.FABRICS is the fabric classes' behaviour)."""
 
 _T = TypeVar("_T", bound="_Item")
 
@@ -189,7 +192,7 @@ NICS: tuple[Nic, ...] = (
         sku="cx6lx-25g",
         use="any",
         description="NVIDIA ConnectX-6 Lx 2x25GbE",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=25,
         ports=2,
         power_w=12.0,
@@ -202,7 +205,7 @@ NICS: tuple[Nic, ...] = (
         sku="cx6dx-100g",
         use="any",
         description="NVIDIA ConnectX-6 Dx 2x100GbE",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=100,
         ports=2,
         power_w=20.0,
@@ -215,7 +218,7 @@ NICS: tuple[Nic, ...] = (
         sku="cx6-hdr-200g",
         lane_gbps=50,
         description="NVIDIA ConnectX-6 VPI HDR 200Gb/s InfiniBand / 200GbE",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         port_gbps=200,
         ports=1,
         power_w=19.0,
@@ -227,7 +230,7 @@ NICS: tuple[Nic, ...] = (
     Nic(
         sku="cx7-400g",
         description="NVIDIA ConnectX-7 NDR 400Gb/s InfiniBand / 400GbE",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         port_gbps=400,
         ports=1,
         power_w=25.0,
@@ -239,7 +242,7 @@ NICS: tuple[Nic, ...] = (
     Nic(
         sku="bf3-supernic-400g",
         description="NVIDIA BlueField-3 SuperNIC 400GbE (Spectrum-X)",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=400,
         ports=1,
         power_w=75.0,
@@ -253,7 +256,7 @@ NICS: tuple[Nic, ...] = (
     Nic(
         sku="uec-400g",
         description="UEC-ready 400GbE AI NIC (AMD Pensando Pollara 400 class)",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=400,
         ports=1,
         power_w=30.0,
@@ -269,7 +272,7 @@ NICS: tuple[Nic, ...] = (
     Nic(
         sku="cx8-800g",
         description="NVIDIA ConnectX-8 SuperNIC 800Gb/s XDR InfiniBand / 800GbE",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         port_gbps=800,
         ports=1,
         power_w=45.0,
@@ -284,7 +287,7 @@ NICS: tuple[Nic, ...] = (
         lane_gbps=50,
         use="storage",
         description="NVIDIA ConnectX-6 VPI dual-port 200Gb/s (storage / in-band)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         port_gbps=200,
         ports=2,
         power_w=24.0,
@@ -298,7 +301,7 @@ NICS: tuple[Nic, ...] = (
         sku="cx7-2x400g-qsfp112",
         use="storage",
         description="NVIDIA ConnectX-7 VPI dual-port 400Gb/s QSFP112 (storage / in-band)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         port_gbps=400,
         ports=2,
         power_w=30.0,
@@ -312,7 +315,7 @@ NICS: tuple[Nic, ...] = (
         sku="bf3-dpu-2x400g",
         use="storage",
         description="NVIDIA BlueField-3 DPU dual-port 400Gb/s QSFP112 (storage / in-band)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         port_gbps=400,
         ports=2,
         power_w=150.0,
@@ -361,7 +364,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch(
         sku="tor-100g-32",
         description="32x100GbE top-of-rack switch (Spectrum SN2700 / Tomahawk class)",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((100, 32), (50, 64), (25, 128)),
         cages_by_gbps=((100, "qsfp28", 1), (50, "qsfp28", 2), (25, "qsfp28", 4)),
         switching_tbps=6.4,
@@ -375,7 +378,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch(
         sku="sn3700-200g-32",
         description="32x200GbE Ethernet leaf (NVIDIA Spectrum-2 SN3700 class)",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((200, 32),),
         cages_by_gbps=((200, "qsfp56", 1),),
         switching_tbps=12.8,
@@ -389,7 +392,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch(
         sku="spectrum4-sn5600",
         description="NVIDIA Spectrum-4 SN5600 51.2T Ethernet (64x800G / 128x400G)",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
         cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4), (100, "osfp", 4)),
         switching_tbps=51.2,
@@ -405,7 +408,7 @@ SWITCHES: tuple[Switch, ...] = (
     Switch(
         sku="tomahawk5-64x800",
         description="Broadcom Tomahawk-5 class 51.2T Ethernet (64x800G / 128x400G)",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
         cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4), (100, "osfp", 4)),
         switching_tbps=51.2,
@@ -471,7 +474,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="sfp28-25g-sr",
         description="25G SFP28 SR multimode transceiver",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         gbps=25,
         form_factor="sfp28",
         reach_m=100.0,
@@ -483,7 +486,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="qsfp28-100g-sr4",
         description="100G QSFP28 SR4 multimode transceiver",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=100,
         form_factor="qsfp28",
         reach_m=100.0,
@@ -496,7 +499,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         sku="qsfp56-200g-sr4",
         lane_gbps=50,
         description="200G QSFP56 SR4 multimode transceiver (HDR / 200GbE)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=200,
         form_factor="qsfp56",
         reach_m=100.0,
@@ -508,7 +511,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-400g-sr4",
         description="400G OSFP SR4 multimode transceiver, single port (NIC end)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=400,
         form_factor="osfp",
         reach_m=50.0,
@@ -521,7 +524,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-2x400g-sr8",
         description="800G twin-port OSFP 2xSR4 multimode transceiver (switch end, 2x400G)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=400,
         form_factor="osfp",
         reach_m=50.0,
@@ -536,7 +539,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-2x400g-dr8",
         description="800G twin-port OSFP 2xDR4 single-mode transceiver (switch end, 2x400G)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=400,
         form_factor="osfp",
         reach_m=500.0,
@@ -552,7 +555,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-400g-dr4",
         description="400G OSFP DR4 single-mode transceiver (500 m)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=400,
         form_factor="osfp",
         reach_m=500.0,
@@ -565,7 +568,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-800g-2xdr4",
         description="800G OSFP 2xDR4 / DR8 single-mode transceiver (XDR / 800GbE)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=800,
         form_factor="osfp",
         reach_m=500.0,
@@ -579,7 +582,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-800g-sr8",
         description="800G OSFP SR8 multimode transceiver",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=800,
         form_factor="osfp",
         reach_m=50.0,
@@ -592,7 +595,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="qsfp112-400g-sr4",
         description="400G QSFP112 SR4 multimode transceiver (NIC end)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=400,
         form_factor="qsfp112",
         reach_m=50.0,
@@ -606,7 +609,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-2x800g-dr8",
         description="1.6T twin-port OSFP 2 x DR4 single-mode transceiver (switch end, 2 x 800G)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         gbps=800,
         form_factor="osfp",
         reach_m=500.0,
@@ -623,7 +626,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         sku="osfp-800g-sr8-4x200g",
         lane_gbps=100,
         description="800G OSFP SR8 multimode transceiver run as 4 x 200G",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         gbps=200,
         form_factor="osfp",
         reach_m=50.0,
@@ -640,7 +643,7 @@ CABLES: tuple[Cable, ...] = (
     Cable(
         sku="dac-osfp-2x400g-split",
         description="800G twin-port OSFP to 2 x 400G OSFP splitter DAC, 2 m",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="dac",
         gbps=400,
         reach_m=2.0,
@@ -655,7 +658,7 @@ CABLES: tuple[Cable, ...] = (
     Cable(
         sku="dac-osfp-2xqsfp112-split",
         description="800G twin-port OSFP to 2 x 400G QSFP112 splitter DAC, 2 m",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="dac",
         gbps=400,
         reach_m=2.0,
@@ -672,7 +675,7 @@ CABLES: tuple[Cable, ...] = (
     Cable(
         sku="dac-qsfp28-4xsfp28-3m",
         description="100G QSFP28 to 4 x 25G SFP28 breakout DAC, 3 m",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         kind="dac",
         gbps=25,
         reach_m=3.0,
@@ -688,7 +691,7 @@ CABLES: tuple[Cable, ...] = (
     Cable(
         sku="aoc-qsfp28-4xsfp28-30m",
         description="100G QSFP28 to 4 x 25G SFP28 breakout AOC, 30 m",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         kind="aoc",
         media="mmf",
         gbps=25,
@@ -706,7 +709,7 @@ CABLES: tuple[Cable, ...] = (
         sku="dac-25g-3m",
         form_factor="sfp28",
         description="25G SFP28 passive copper DAC, 3 m",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         kind="dac",
         gbps=25,
         reach_m=3.0,
@@ -719,7 +722,7 @@ CABLES: tuple[Cable, ...] = (
         sku="dac-100g-3m",
         form_factor="qsfp28",
         description="100G QSFP28 passive copper DAC, 3 m",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="dac",
         gbps=100,
         reach_m=3.0,
@@ -732,7 +735,7 @@ CABLES: tuple[Cable, ...] = (
         sku="dac-200g-2m",
         form_factor="qsfp56",
         description="200G QSFP56 passive copper DAC, 2 m (HDR / 200GbE)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="dac",
         gbps=200,
         reach_m=2.0,
@@ -745,7 +748,7 @@ CABLES: tuple[Cable, ...] = (
         sku="dac-400g-2m",
         form_factor="osfp",
         description="400G OSFP passive copper DAC, 2 m (NDR / 400GbE)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="dac",
         gbps=400,
         reach_m=2.0,
@@ -758,7 +761,7 @@ CABLES: tuple[Cable, ...] = (
         sku="dac-800g-2m",
         form_factor="osfp",
         description="800G OSFP passive copper DAC, 2 m (XDR / 800GbE)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="dac",
         gbps=800,
         reach_m=2.0,
@@ -771,7 +774,7 @@ CABLES: tuple[Cable, ...] = (
         sku="aoc-100g-30m",
         form_factor="qsfp28",
         description="100G QSFP28 active optical cable, 30 m",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="aoc",
         media="mmf",
         gbps=100,
@@ -785,7 +788,7 @@ CABLES: tuple[Cable, ...] = (
         sku="aoc-200g-30m",
         form_factor="qsfp56",
         description="200G QSFP56 active optical cable, 30 m (HDR / 200GbE)",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="aoc",
         media="mmf",
         gbps=200,
@@ -799,7 +802,7 @@ CABLES: tuple[Cable, ...] = (
         sku="aoc-25g-30m",
         form_factor="sfp28",
         description="25G SFP28 active optical cable, 30 m",
-        fabrics=ETH_FABRICS,
+        fabrics=ETHERNET_FABRIC_IDS,
         kind="aoc",
         media="mmf",
         gbps=25,
@@ -812,7 +815,7 @@ CABLES: tuple[Cable, ...] = (
     Cable(
         sku="fiber-mpo-mmf",
         description="MPO-12 multimode (OM4) fiber patch cord, up to 50 m",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="fiber",
         gbps=0,
         reach_m=50.0,
@@ -825,7 +828,7 @@ CABLES: tuple[Cable, ...] = (
     Cable(
         sku="fiber-mpo-smf",
         description="MPO-12/APC single-mode fiber patch cord, up to 150 m",
-        fabrics=FABRICS,
+        fabrics=FABRIC_IDS,
         kind="fiber",
         gbps=0,
         reach_m=150.0,

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from advisor.engine.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
-from advisor.engine.recommend.candidates import FABRIC_NAME, fabric_title
+from advisor.engine.formatting import percent_in_text, usd, usd_cents
+from advisor.engine.recommend.candidates import fabric_title
 from advisor.engine.recommend.facts import JobFacts
 from advisor.engine.recommend.policy import (
     RISKS,
@@ -25,8 +26,9 @@ from advisor.engine.recommend.policy import (
     vendor_score,
 )
 from advisor.engine.recommend.pricing import Scored
-from advisor.engine.recommend.util import num, pct, rnd, usd, usd2
+from advisor.engine.recommend.util import num, rounded
 from advisor.engine.topology import TopologySize
+from advisor.engine.vocabulary import fabric_label, tiers_in_words
 
 MAX_PRICE_FACTOR = 2.0
 """A network price break-even is quoted only up to a doubling of prices (beyond that it is
@@ -57,8 +59,7 @@ def topo_phrase(topo: TopologySize) -> str:
         return "single switch"
     rail = "rail-optimized " if topo.rail_optimized else ""
     ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
-    kind = {2: "leaf-spine", 3: "three-tier fat tree"}.get(topo.tiers, f"{topo.tiers}-tier fabric")
-    return f"{ratio} {rail}{kind}"
+    return f"{ratio} {rail}{tiers_in_words(topo.tiers)}"
 
 
 def switch_counts(topo: TopologySize) -> str:
@@ -96,8 +97,8 @@ def reference_design(facts: JobFacts, sc: Scored) -> dict[str, Any]:
     notes: list[str] = []
     if sc.cand.fabric != p.reference_fabric:
         notes.append(
-            f"{FABRIC_NAME[sc.cand.fabric]} where the reference uses "
-            f"{FABRIC_NAME.get(p.reference_fabric, p.reference_fabric)} (both are field practice)"
+            f"{fabric_label(sc.cand.fabric)} where the reference uses "
+            f"{fabric_label(p.reference_fabric)} (both are field practice)"
         )
     if sc.topo.tiers == 1:
         notes.append("one switch: no spine redundancy at this size")
@@ -198,7 +199,8 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
         f"Decision cost over the cluster's {life.years:g}-year life at "
         f"{facts.utilization * 100:.0f}% utilization: {usd(life.network_capex_usd)} network "
         f"capex + {usd(life.network_power_usd)} power + {usd(life.gpu_time_wasted_usd)} of GPU "
-        f"time waiting on the network ({pct(best.metrics.get('gpu_idle_fraction'))} idle)"
+        f"time waiting on the network "
+        f"({percent_in_text(best.metrics.get('gpu_idle_fraction'))} idle)"
         + (f" + {usd(life.operations_usd)} operations" if life.operations_usd > 0.5 else "")
         + f" = {usd(life.total_usd)}."
     )
@@ -211,7 +213,7 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     out.extend(_alternative_sentences(facts, best, scored))
     if best.ops_usd > 0.5:
         out.append(
-            f"Team skills ({facts.team_skills}): {FABRIC_NAME[c.fabric]} carries "
+            f"Team skills ({facts.team_skills}): {fabric_label(c.fabric)} carries "
             f"{usd(best.ops_usd)} of ramp-up and risk for {team(facts)}, included above."
         )
     if facts.network_budget_usd is not None and choice.mode != "over_budget":
@@ -411,7 +413,8 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         side = "Below" if k_alt > k_best else "Above"
         out.append(
             {
-                "statement": f"{side} {usd2(price)} per GPU-hour (now {usd2(rate)}), {name} "
+                "statement": f"{side} {usd_cents(price)} per GPU-hour "
+                f"(now {usd_cents(rate)}), {name} "
                 "would cost less over the life than the recommendation.",
                 "parameter": "gpu_hour_usd",
                 "value": round(price, 4),
@@ -490,14 +493,14 @@ def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
         waste_low = waste_high = waste
     fixed = life.network_capex_usd + life.network_power_usd
     return {
-        key: {"low": rnd(low), "high": rnd(high)},
+        key: {"low": rounded(low), "high": rounded(high)},
         "total_cost_usd": {
-            "low": rnd(gpu_low + net * (1 - PRICE_UNCERTAINTY) + other),
-            "high": rnd(gpu_high + net * (1 + PRICE_UNCERTAINTY) + other),
+            "low": rounded(gpu_low + net * (1 - PRICE_UNCERTAINTY) + other),
+            "high": rounded(gpu_high + net * (1 + PRICE_UNCERTAINTY) + other),
         },
         "decision_cost_usd": {
-            "low": rnd(fixed * (1 - PRICE_UNCERTAINTY) + waste_low + life.operations_usd),
-            "high": rnd(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
+            "low": rounded(fixed * (1 - PRICE_UNCERTAINTY) + waste_low + life.operations_usd),
+            "high": rounded(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
         },
     }
 

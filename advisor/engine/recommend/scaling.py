@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor.engine.recommend.candidates import Candidate
 from advisor.engine.recommend.facts import JobFacts
-from advisor.engine.recommend.util import num, rnd
+from advisor.engine.recommend.util import num, rounded
 from advisor.engine.scenario import Scenario
 
 SCALING_MAX_POINTS = 7
@@ -54,7 +54,7 @@ def _points(s: Scenario, facts: JobFacts, per_fabric: dict[str, Candidate]) -> l
                 compute_ms = num(m.get("compute_ms_per_token"), math.nan)
                 eff = min(1.0, compute_ms / token_ms) if token_ms > 0 else math.nan
             if math.isfinite(eff):
-                out.append({"fabric": fabric, "nodes": nodes, "scaling_efficiency": rnd(eff)})
+                out.append({"fabric": fabric, "nodes": nodes, "scaling_efficiency": rounded(eff)})
     return out
 
 

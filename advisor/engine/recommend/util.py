@@ -1,4 +1,8 @@
-"""Small helpers shared by the recommendation modules (numbers and money as text)."""
+"""Helpers shared by the recommendation modules: finite numbers and JSON-safe metrics.
+
+Money and percentages as text are advisor.engine.formatting's rules; `usd` and `num` are
+re-exported here for the recommendation modules that import them from this one.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +10,24 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from advisor.engine.formatting import finite as num
+from advisor.engine.formatting import usd as usd
 
-def num(x: Any, default: float = 0.0) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return default
-    return v if math.isfinite(v) else default
+__all__ = ["clean", "num", "rounded", "usd"]
 
 
-def rnd(x: float) -> float:
+def rounded(x: float) -> float:
+    """`x` to 6 decimals for the stored result (0 when it is NaN or infinite)."""
     return round(x, 6) if math.isfinite(x) else 0.0
 
 
-def clean(m: Mapping[str, Any]) -> dict[str, Any]:
+def clean(metrics: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the metrics without NaN/inf (JSON-safe)."""
-    out = dict(m)
-    for k, v in out.items():
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                out[k] = None
-        elif isinstance(v, Mapping):
-            out[k] = clean(v)
+    out = dict(metrics)
+    for key, value in out.items():
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                out[key] = None
+        elif isinstance(value, Mapping):
+            out[key] = clean(value)
     return out
-
-
-def pct(x: Any) -> str:
-    return f"{num(x) * 100:.1f}%"
-
-
-def usd(x: float) -> str:
-    if abs(x) >= 1e6:
-        return f"${x / 1e6:,.2f}M"
-    return f"${x:,.0f}"
-
-
-def usd2(x: float) -> str:
-    return f"${x:,.2f}"

@@ -19,13 +19,13 @@ from advisor.engine.scenario import Scenario as EngineScenario
 from advisor.engine.scenario import parse_scenario
 from advisor.engine.sweep import (
     AXES,
-    FABRICS,
     MAX_NIC_GBPS,
     MAX_NICS_PER_NODE,
     MAX_OVERSUBSCRIPTION,
     MAX_VALUES_PER_AXIS,
     point_count,
 )
+from advisor.engine.vocabulary import FABRIC_IDS
 from advisor.scenarios.catalog_store import catalog_current
 
 # Axes typed as numbers on the web form (fabrics are ticked).
@@ -192,12 +192,13 @@ def normalise_axes(raw: Any, *, base: EngineScenario) -> dict[str, list[Any]]:
                 errors, name, values, low=1, top=MAX_OVERSUBSCRIPTION, whole=False
             )
         else:
-            unknown = [value for value in values if value not in FABRICS]
+            unknown = [value for value in values if value not in FABRIC_IDS]
             if unknown:
                 errors.setdefault("axes.fabric", []).append(
-                    f"unknown fabric {', '.join(map(repr, unknown))}; known: {', '.join(FABRICS)}"
+                    f"unknown fabric {', '.join(map(repr, unknown))}; "
+                    f"known: {', '.join(FABRIC_IDS)}"
                 )
-            axes[name] = [value for value in values if value in FABRICS]
+            axes[name] = [value for value in values if value in FABRIC_IDS]
     if errors:
         raise InvalidSweep(errors)
     axes = {name: _unique(values) for name, values in axes.items()}

@@ -1,0 +1,144 @@
+"""Numbers, money, durations and percentages as people read them.
+
+One rule per kind of figure, shared by the engine's prose and by every page of the shell
+(results, comparison, sweeps, the PDF, the CSV and the API's descriptions).  Every function
+takes whatever a stored result holds (a number, a numeric string, None, NaN) and returns
+text; a missing or non-finite figure reads as an em dash instead of "nan" or "$inf".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+MISSING = "—"
+"""What a figure that is absent, not a number, or infinite reads as."""
+
+
+def finite_or_none(value: Any) -> float | None:
+    """`value` as a finite float, or None when it is absent, not a number, NaN or infinite."""
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def finite(value: Any, default: float = 0.0) -> float:
+    """`value` as a finite float, else `default`."""
+    number = finite_or_none(value)
+    return default if number is None else number
+
+
+def _sign(number: float) -> str:
+    return "-" if number < 0 else ""
+
+
+def usd(value: Any) -> str:
+    """Money in a sentence: "$2.80M" from a million dollars, whole dollars below ("$304,000")."""
+    number = finite_or_none(value)
+    if number is None:
+        return MISSING
+    size = abs(number)
+    if size >= 1e6:
+        return f"{_sign(number)}${size / 1e6:,.2f}M"
+    return f"{_sign(number)}${size:,.0f}" if round(size) else "$0"
+
+
+def usd_compact(value: Any) -> str:
+    """Money on a card or an axis: "$1.20B", "$2.80M", "$304k" (from $10,000), "$950"."""
+    number = finite_or_none(value)
+    if number is None:
+        return MISSING
+    size = abs(number)
+    if size >= 1e9:
+        text = f"${size / 1e9:.2f}B"
+    elif size >= 1e6:
+        text = f"${size / 1e6:.2f}M"
+    elif size >= 1e4:
+        text = f"${size / 1e3:.0f}k"
+    elif round(size):
+        text = f"${size:,.0f}"
+    else:
+        return "$0"
+    return _sign(number) + text
+
+
+def usd_whole(value: Any) -> str:
+    """Money in a table or a quote, to the dollar: "$1,228,800"."""
+    number = finite_or_none(value)
+    if number is None:
+        return MISSING
+    return f"{_sign(number)}${abs(number):,.0f}" if round(abs(number)) else "$0"
+
+
+def usd_cents(value: Any) -> str:
+    """A price per unit, to the cent: "$2.49" (per GPU-hour, per kWh)."""
+    number = finite_or_none(value)
+    if number is None:
+        return MISSING
+    return f"{_sign(number)}${abs(number):,.2f}" if round(abs(number), 2) else "$0.00"
+
+
+def duration(value: Any) -> str:
+    """Seconds in the unit a person would use: "850 µs", "12.5 ms", "3.2 s", "42 min", "5 h",
+    "3.5 days"."""
+    number = finite_or_none(value)
+    if number is None:
+        return MISSING
+    size = abs(number)
+    sign = _sign(number)
+    if size == 0:
+        return "0 s"
+    if size < 1e-3:
+        return f"{sign}{size * 1e6:.3g} µs"
+    if size < 1:
+        return f"{sign}{size * 1e3:.3g} ms"
+    if size < 120:
+        return f"{sign}{size:.3g} s"
+    if size < 7200:
+        return f"{sign}{size / 60:.3g} min"
+    if size < 172800:
+        return f"{sign}{size / 3600:.3g} h"
+    return f"{sign}{size / 86400:.3g} days"
+
+
+def milliseconds(value: Any) -> str:
+    """A time already in milliseconds (per token, to first token): "4.3 ms"."""
+    number = finite_or_none(value)
+    return MISSING if number is None else f"{number:.3g} ms"
+
+
+def percent(fraction: Any) -> str:
+    """A fraction 0..1 on a page: one decimal below 10 % ("4.2 %"), whole above ("41 %")."""
+    number = finite_or_none(fraction)
+    if number is None:
+        return MISSING
+    return f"{number * 100:.1f} %" if abs(number) < 0.1 else f"{number * 100:.0f} %"
+
+
+def percent_in_text(fraction: Any) -> str:
+    """A fraction 0..1 in the engine's sentences, one decimal: "41.0%" (0 when missing)."""
+    return f"{finite(fraction) * 100:.1f}%"
+
+
+def number(value: Any) -> str:
+    """A count or a measure: integers with thousands separators, others to 3 significant
+    digits (one decimal from 100).  Text that is not a number is shown as it is; NaN and
+    infinity as a dash."""
+    figure = finite_or_none(value)
+    if figure is None:
+        return MISSING if value in (None, "") or isinstance(value, float) else str(value)
+    if figure.is_integer() and abs(figure) < 1e15:
+        return f"{int(figure):,}"
+    if abs(figure) >= 1e6 or abs(figure) < 1e-3:
+        return f"{figure:.3g}"
+    return f"{figure:,.3g}" if abs(figure) < 100 else f"{figure:,.1f}"
+
+
+def gbps(value: Any) -> str:
+    """A link speed: "400 Gb/s"."""
+    figure = finite_or_none(value)
+    return MISSING if figure is None else f"{figure:g} Gb/s"
