@@ -130,13 +130,13 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
     scenario = scenario_or_404(request, scenario_id)
     run = run_latest(scenario=scenario)
     is_sales = user_is_sales(request.user)
-    current_catalog = catalog_current().version
+    catalog_version_now = catalog_current().version
     context: dict[str, Any] = {
         "scenario": scenario,
         "run": run,
         "nav": "list",
         "is_sales_view": is_sales,
-        "current_catalog": current_catalog,
+        "catalog_version_now": catalog_version_now,
         # The history table needs no result: never load (and parse) those large JSON columns.
         "runs": list(
             scenario.runs.order_by("-created_at").defer("result", "error_fields", "error")[:10]
@@ -152,7 +152,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         return render(request, "frontend/scenario_failed.html", context, status=200)
     result = run.result or {}
     context.update(result_context(result, run_id=run.pk))
-    context["stale_catalog"] = bool(run.catalog_version) and run.catalog_version != current_catalog
+    context["stale_catalog"] = run.catalog_version not in ("", catalog_version_now)
     return render(request, "frontend/results.html", context)
 
 

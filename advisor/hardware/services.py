@@ -145,3 +145,14 @@ def catalog_publish(
     version.data = {**data, "version": version.version}
     version.save(update_fields=["version", "data"])
     return version
+
+
+def catalog_reapply_edits() -> CatalogVersion | None:
+    """After an engine upgrade changed the built-in catalog: publish the staff edits again on
+    top of the new built-in catalog (a new version new runs use).  None when there are no
+    edits or they already sit on the current built-in catalog."""
+    latest = CatalogVersion.objects.only("id", "base_version").first()
+    base = default_catalog()
+    if latest is None or latest.base_version == base.version:
+        return None
+    return catalog_publish(note=f"Edits re-applied to the built-in catalog {base.version}.")

@@ -13,7 +13,6 @@ from typing import Any
 
 from advisor.engine.catalog import Catalog, default_catalog
 from advisor.hardware.models import CatalogVersion
-from advisor.hardware.services import catalog_publish
 
 
 @lru_cache(maxsize=16)
@@ -24,14 +23,15 @@ def _catalog_for(version: str, created_at: datetime, data_key: int) -> Catalog:
 
 
 def catalog_current() -> Catalog:
-    """The catalog new runs use: the latest staff-edited version, else the built-in one."""
-    latest = CatalogVersion.objects.only("id", "version", "base_version", "created_at").first()
-    base = default_catalog()
+    """The catalog new runs use: the latest staff-edited version, else the built-in one.
+
+    Reads only.  After an engine upgrade changes the built-in catalog, `migrate` re-applies
+    the staff edits on top of it as a new version (advisor.hardware.services.
+    catalog_reapply_edits, on post_migrate); until then the latest stored version stays
+    current, so a run always records a catalog that is stored."""
+    latest = CatalogVersion.objects.only("id", "version", "created_at").first()
     if latest is None:
-        return base
-    if latest.base_version != base.version:
-        # The built-in catalog changed (an engine upgrade): re-apply staff edits on top of it.
-        latest = catalog_publish(note=f"Edits re-applied to the built-in catalog {base.version}.")
+        return default_catalog()
     return _catalog_for(latest.version, latest.created_at, latest.pk)
 
 
