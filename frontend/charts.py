@@ -138,6 +138,40 @@ def _layout(**extra: Any) -> dict[str, Any]:
     return base
 
 
+GRID_COLOR = "#eef1f6"
+
+
+def _value_axis(title: str, **extra: Any) -> dict[str, Any]:
+    """An axis of amounts from zero (time, cost): titled, light grid, room for its labels."""
+    return {
+        "title": {"text": title},
+        "gridcolor": GRID_COLOR,
+        "rangemode": "tozero",
+        "automargin": True,
+        **extra,
+    }
+
+
+def _servers_axis(ticks: list[float]) -> dict[str, Any]:
+    """Servers on a log axis, labelled with the plain counts (never 4x10^0)."""
+    return {
+        "title": {"text": "servers"},
+        "type": "log",
+        "gridcolor": GRID_COLOR,
+        "tickvals": ticks,
+        "ticktext": [f"{t:g}" for t in ticks],
+        "automargin": True,
+    }
+
+
+EFFICIENCY_AXIS: dict[str, Any] = {
+    "title": {"text": "scaling efficiency (%)"},
+    "range": [0, 105],
+    "gridcolor": GRID_COLOR,
+    "automargin": True,
+}
+
+
 def _to_json(fig: go.Figure) -> dict[str, Any]:
     out: dict[str, Any] = json.loads(fig.to_json())
     return out
@@ -166,13 +200,7 @@ def breakdown_figure(result: dict[str, Any]) -> dict[str, Any]:
     fig.update_layout(
         _layout(
             barmode="stack",
-            xaxis={
-                "title": {"text": s.unit},
-                "gridcolor": "#eef1f6",
-                "zeroline": False,
-                "rangemode": "tozero",
-                "automargin": True,
-            },
+            xaxis=_value_axis(s.unit, zeroline=False),
             yaxis={"autorange": "reversed", "automargin": True},
             margin={"l": 10, "r": 10, "t": 10, "b": 40},
         )
@@ -290,20 +318,8 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
         )
     fig.update_layout(
         _layout(
-            xaxis={
-                "title": {"text": f"{unit} (lower is faster)"},
-                "gridcolor": "#eef1f6",
-                "rangemode": "tozero",
-                "automargin": True,
-            },
-            yaxis={
-                "title": {"text": cost_axis_title(result)},
-                "gridcolor": "#eef1f6",
-                "tickprefix": "$",
-                "separatethousands": True,
-                "rangemode": "tozero",
-                "automargin": True,
-            },
+            xaxis=_value_axis(f"{unit} (lower is faster)"),
+            yaxis=_value_axis(cost_axis_title(result), tickprefix="$", separatethousands=True),
             margin={"l": 10, "r": 10, "t": 30, "b": 40},
         )
     )
@@ -369,18 +385,8 @@ def scaling_figure(result: dict[str, Any]) -> dict[str, Any]:
         )
     fig.update_layout(
         _layout(
-            xaxis={
-                "title": {"text": "servers"},
-                "type": "log",
-                "gridcolor": "#eef1f6",
-                "tickvals": ticks,
-                "ticktext": [f"{t:g}" for t in ticks],
-            },
-            yaxis={
-                "title": {"text": "scaling efficiency (%)"},
-                "range": [0, 105],
-                "gridcolor": "#eef1f6",
-            },
+            xaxis=_servers_axis(ticks),
+            yaxis=EFFICIENCY_AXIS,
             shapes=shapes,
             annotations=(
                 [
@@ -815,9 +821,9 @@ def validation_figure(report: dict[str, Any]) -> dict[str, Any]:
             xaxis={
                 "title": {"text": "published measurement"},
                 "type": "log",
-                "gridcolor": "#eef1f6",
+                "gridcolor": GRID_COLOR,
             },
-            yaxis={"title": {"text": "our prediction"}, "type": "log", "gridcolor": "#eef1f6"},
+            yaxis={"title": {"text": "our prediction"}, "type": "log", "gridcolor": GRID_COLOR},
             margin={"l": 10, "r": 10, "t": 30, "b": 40},
         )
     )
@@ -896,19 +902,12 @@ def _compare_cost(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -
     unit = units.pop() if len(units) == 1 else "time per step or per token"
     fig.update_layout(
         _layout(
-            xaxis={
-                "title": {"text": f"{unit} (lower is faster)"},
-                "gridcolor": "#eef1f6",
-                "rangemode": "tozero",
-                "automargin": True,
-            },
-            yaxis={
-                "title": {"text": cost_axis_title(columns[0][1]) if columns else "cost (USD)"},
-                "gridcolor": "#eef1f6",
-                "tickprefix": "$",
-                "rangemode": "tozero",
-                "automargin": True,
-            },
+            xaxis=_value_axis(f"{unit} (lower is faster)"),
+            yaxis=_value_axis(
+                cost_axis_title(columns[0][1]) if columns else "cost (USD)",
+                tickprefix="$",
+                separatethousands=True,
+            ),
             margin={"l": 10, "r": 10, "t": 30, "b": 40},
         )
     )
@@ -947,12 +946,7 @@ def _compare_breakdown(
     fig.update_layout(
         _layout(
             barmode="stack",
-            xaxis={
-                "title": {"text": units.pop() if len(units) == 1 else "time"},
-                "gridcolor": "#eef1f6",
-                "rangemode": "tozero",
-                "automargin": True,
-            },
+            xaxis=_value_axis(units.pop() if len(units) == 1 else "time"),
             yaxis={"autorange": "reversed", "automargin": True},
             margin={"l": 10, "r": 10, "t": 10, "b": 40},
             height=140 + 60 * max(1, len(rows)),
@@ -987,20 +981,8 @@ def _compare_scaling(columns: list[tuple[str, dict[str, Any]]], names: list[str]
         tickvals = tickvals[:: math.ceil(len(tickvals) / 10)]
     fig.update_layout(
         _layout(
-            xaxis={
-                "title": {"text": "servers"},
-                "type": "log",
-                "gridcolor": "#eef1f6",
-                "tickvals": tickvals,
-                "ticktext": [f"{t:g}" for t in tickvals],
-                "automargin": True,
-            },
-            yaxis={
-                "title": {"text": "scaling efficiency (%)"},
-                "range": [0, 105],
-                "gridcolor": "#eef1f6",
-                "automargin": True,
-            },
+            xaxis=_servers_axis(tickvals),
+            yaxis=EFFICIENCY_AXIS,
             margin={"l": 10, "r": 10, "t": 24, "b": 40},
         )
     )

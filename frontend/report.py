@@ -71,6 +71,18 @@ def _style(ax: Any) -> None:
     ax.tick_params(labelsize=8)
 
 
+def _legend_above(ax: Any, columns: int = 3) -> None:
+    """The legend in a row above the plot, never on the data."""
+    ax.legend(
+        fontsize=7,
+        loc="lower left",
+        bbox_to_anchor=(0, 1.01),
+        ncol=columns,
+        frameon=False,
+        borderaxespad=0,
+    )
+
+
 def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
     s = charts.breakdown_series(result)
     if not s.labels:
@@ -91,15 +103,7 @@ def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel(s.unit, fontsize=8)
-    # Above the bars, never on them.
-    ax.legend(
-        fontsize=7,
-        loc="lower left",
-        bbox_to_anchor=(0, 1.01),
-        ncol=3,
-        frameon=False,
-        borderaxespad=0,
-    )
+    _legend_above(ax)
     _style(ax)
     return _png(fig)
 
@@ -142,14 +146,7 @@ def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
             )
     ax.set_xlabel(f"{unit} (lower is faster)", fontsize=8)
     ax.set_ylabel(charts.cost_axis_title(result).replace("(USD)", "(USD M)"), fontsize=8)
-    ax.legend(
-        fontsize=7,
-        loc="lower left",
-        bbox_to_anchor=(0, 1.01),
-        ncol=4,
-        frameon=False,
-        borderaxespad=0,
-    )
+    _legend_above(ax, columns=4)
     _style(ax)
     ax.grid(axis="y", color="#eef1f6")
     return _png(fig)
@@ -183,14 +180,7 @@ def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
     ax.set_ylim(0, 105)
     ax.set_xlabel("servers", fontsize=8)
     ax.set_ylabel("scaling efficiency (%)", fontsize=8)
-    ax.legend(
-        fontsize=7,
-        loc="lower left",
-        bbox_to_anchor=(0, 1.01),
-        ncol=3,
-        frameon=False,
-        borderaxespad=0,
-    )
+    _legend_above(ax)
     _style(ax)
     return _png(fig)
 
