@@ -13,10 +13,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import QuerySet
 
 from advisor.scenarios.models import Scenario, ScenarioRun
-from advisor.scenarios.selectors import scenario_list
+from advisor.scenarios.selectors import scenario_list, scenarios_with_latest_run
 from api.models import ApiClient
 
 
@@ -43,15 +43,6 @@ def api_client_for_key(*, key: str) -> ApiClient | None:
     return client
 
 
-def _with_latest_run(qs: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    latest = ScenarioRun.objects.filter(scenario=OuterRef("pk")).order_by("-created_at")
-    return qs.annotate(
-        latest_run_id=Subquery(latest.values("id")[:1]),
-        latest_run_status=Subquery(latest.values("status")[:1]),
-        latest_run_progress=Subquery(latest.values("progress")[:1]),
-    )
-
-
 def scenario_list_visible(
     *,
     user: Any,
@@ -61,7 +52,7 @@ def scenario_list_visible(
     created_before: datetime | None = None,
 ) -> QuerySet[Scenario]:
     """Scenarios `user` may see, newest first, each annotated with its latest run."""
-    qs = _with_latest_run(scenario_list(user=user))
+    qs = scenarios_with_latest_run(scenario_list(user=user))
     if customer:
         qs = qs.filter(customer=customer)
     if status:

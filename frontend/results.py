@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
-from advisor.scenarios.selectors import run_latest, user_is_sales
+from advisor.scenarios.selectors import run_latest, run_latest_succeeded, user_is_sales
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
 from frontend import charts, presenters
 from frontend import questionnaire as qn
@@ -26,10 +26,6 @@ from frontend.services import draft_create
 from frontend.throttle import anonymous_allowed, too_many
 
 OPTIONS_IN_TABLE = 25
-
-
-def _latest_succeeded(scenario: Scenario) -> ScenarioRun | None:
-    return scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
 
 
 # A finished run's result never changes, so its figures are built once per run and process.
@@ -148,7 +144,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         return render(request, "frontend/scenario_progress.html", context)
     if run.status == RunStatus.FAILED:
         context["errors"] = _failure_errors(run, scenario)
-        context["shown_run"] = _latest_succeeded(scenario)
+        context["shown_run"] = run_latest_succeeded(scenario=scenario)
         return render(request, "frontend/scenario_failed.html", context, status=200)
     result = run.result or {}
     context.update(result_context(result, run_id=run.pk))
@@ -245,7 +241,7 @@ def scenario_notes(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
 
 def _result_or_404(request: HttpRequest, scenario_id: uuid.UUID) -> tuple[Scenario, ScenarioRun]:
     scenario = scenario_or_404(request, scenario_id)
-    run = _latest_succeeded(scenario)
+    run = run_latest_succeeded(scenario=scenario)
     if run is None or not run.result:
         raise Http404("This scenario has no result yet")
     return scenario, run

@@ -17,7 +17,13 @@ from django.views.decorators.http import require_http_methods
 
 from advisor.engine.vocabulary import fabric_label
 from advisor.scenarios.models import Scenario
-from advisor.scenarios.selectors import scenario_get, scenario_list, user_is_sales
+from advisor.scenarios.selectors import (
+    runs_latest_of,
+    scenario_get,
+    scenario_list,
+    scenarios_with_latest_run,
+    user_is_sales,
+)
 from frontend import charts
 from frontend.access import (
     created_draft_ids,
@@ -34,10 +40,10 @@ LIST_LIMIT = 200
 
 
 def _with_latest_runs(scenarios: list[Scenario]) -> list[dict[str, Any]]:
+    latest = runs_latest_of(scenarios)
     rows = []
     for scenario in scenarios:
-        runs = sorted(scenario.runs.all(), key=lambda r: r.created_at, reverse=True)
-        run = runs[0] if runs else None
+        run = latest.get(scenario.pk)
         rec = ((run.result or {}).get("recommendation") or {}) if run and run.result else {}
         cost = ((run.result or {}).get("cost") or {}) if run and run.result else {}
         rows.append(
@@ -97,7 +103,7 @@ def scenario_list_view(request: HttpRequest) -> HttpResponse:
     customer = request.GET.get("customer", "").strip()
     customers: list[str] = []
     if request.user.is_authenticated:
-        qs = scenario_list(user=request.user).prefetch_related("runs")
+        qs = scenarios_with_latest_run(scenario_list(user=request.user))
         if is_sales:
             customers = sorted(
                 {
@@ -116,7 +122,7 @@ def scenario_list_view(request: HttpRequest) -> HttpResponse:
         scenarios = list(qs[:LIST_LIMIT])
     else:
         ids = remembered_scenario_ids(request)
-        found = Scenario.objects.filter(pk__in=ids, owner__isnull=True).prefetch_related("runs")
+        found = scenarios_with_latest_run(Scenario.objects.filter(pk__in=ids, owner__isnull=True))
         by_id = {str(s.pk): s for s in found}
         scenarios = [by_id[i] for i in ids if i in by_id]
     return render(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from advisor.engine.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_recorded
@@ -39,6 +39,26 @@ def scenario_get(*, scenario_id: uuid.UUID | str, user: Any) -> Scenario | None:
     if user is not None and user.is_authenticated and scenario.owner_id == user.pk:
         return scenario
     return None
+
+
+def scenarios_with_latest_run(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
+    """`scenarios`, each annotated with its newest run's `latest_run_id`, `latest_run_status`
+    and `latest_run_progress` (subqueries in the one query: no run and no result loaded)."""
+    latest = ScenarioRun.objects.filter(scenario=OuterRef("pk")).order_by("-created_at")
+    return scenarios.annotate(
+        latest_run_id=Subquery(latest.values("id")[:1]),
+        latest_run_status=Subquery(latest.values("status")[:1]),
+        latest_run_progress=Subquery(latest.values("progress")[:1]),
+    )
+
+
+def runs_latest_of(scenarios: list[Scenario]) -> dict[uuid.UUID, ScenarioRun]:
+    """The newest run of each of `scenarios` (annotated by scenarios_with_latest_run), by
+    scenario id, in one query."""
+    wanted = {getattr(s, "latest_run_id", None): s.pk for s in scenarios}
+    wanted.pop(None, None)
+    runs = ScenarioRun.objects.in_bulk(list(wanted))
+    return {wanted[run_id]: run for run_id, run in runs.items()}
 
 
 def run_latest(*, scenario: Scenario) -> ScenarioRun | None:
