@@ -36,13 +36,16 @@ from advisor.engine.catalog import Catalog, default_catalog
 from advisor.engine.errors import ScenarioError
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
-"""Issue 10: a step may not get more than 2 % slower when servers are added (same batch)."""
+"""Adding servers must not slow training: a step may get at most 2 % slower when servers are
+added (same batch)."""
 CAPEX_TOLERANCE_USD = 0.01
 """Rounding slack when comparing network capex between sizes."""
 MAX_FABRIC_CHANGES = 2
-"""Issue 11: at most two fabric-class changes along a doubling size ladder."""
+"""The answer is stable in size: at most two fabric-class changes along a doubling size
+ladder."""
 FIELD_PRACTICE_MIN_SERVERS = 32
-"""Issue 11: training on this many Hopper/Blackwell servers is built non-blocking, 1 NIC/GPU."""
+"""Field practice: training on this many Hopper/Blackwell servers is built non-blocking, with
+one NIC per GPU."""
 FIELD_PRACTICE_MIN_NIC_GBPS = 400
 RDMA_FABRICS = frozenset({"roce", "infiniband"})
 HOPPER_BLACKWELL = frozenset(

@@ -49,7 +49,8 @@ STORAGE_NIC_GBPS = 100
 STORAGE_PORTS_PER_SERVER = 2
 """Storage-fabric ports per server when the platform facts say nothing (dual-homed)."""
 STORAGE_OVERSUBSCRIPTION = 2.0
-"""Storage and front-end networks are usually oversubscribed (DOMAIN.md §3)."""
+"""Storage and front-end networks are usually oversubscribed: only the compute fabric is
+built non-blocking (NVIDIA DGX SuperPOD reference architecture)."""
 STORAGE_TARGET_RATIO = 2.0
 """Server storage ports per storage-target port: the targets' links carry half the servers'
 storage bandwidth (matches the 2:1 fabric; storage appliances are sized by the customer)."""
@@ -64,7 +65,7 @@ AGGREGATION_RESERVED_PORTS = 2
 """Ports of each management aggregation switch kept for its own uplinks."""
 MIN_SPINES = 2
 """A leaf-spine compute fabric keeps at least two spines: a failed spine leaves a path
-(FIELD_PRACTICE.md; DGX SuperPOD RA)."""
+(NVIDIA DGX SuperPOD reference architecture)."""
 MIN_SPINES_ROCE = 4
 """RoCE leaf-spine fabrics with four or more leaves keep four spines: with two, a spine
 failure halves the bisection and lossless (PFC) traffic backs up into pause storms

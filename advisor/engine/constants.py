@@ -72,7 +72,7 @@ FABRICS: dict[str, FabricClass] = {  # how each fabric (vocabulary.FABRIC_IDS) b
         source=(
             "NVIDIA maintainers: ~12/24/46-48 GB/s per 100/200/400G NIC in NCCL "
             "(NVIDIA/nccl-tests #119, #160, #290); IB ~1-2 us end to end, ~100-300 ns per "
-            "switch hop (DOMAIN.md section 2)"
+            "switch hop"
         ),
     ),
     ROCE: FabricClass(
@@ -110,7 +110,8 @@ FABRICS: dict[str, FabricClass] = {  # how each fabric (vocabulary.FABRIC_IDS) b
             "NCCL over TCP sockets: 4-6 GB/s busbw on a 100G NIC, i.e. 32-48% of line rate "
             "(NVIDIA/nccl #450), 'not more than 60% of wire speed' (NVIDIA/nccl #209); per "
             "server at most ~6.5-14 GB/s whatever its NICs: InfiniBand gave 26-57x the "
-            "multi-node throughput of TCP on the same Azure H100 servers (FIELD_PRACTICE.md), "
+            "multi-node throughput of TCP on the same Azure H100 servers (a published "
+            "fine-tuning comparison), "
             "against ~370 GB/s of 8 x 400G IB; kernel TCP adds tens of us per message"
         ),
         node_cap_gbytes_per_s=10.0,
@@ -222,7 +223,7 @@ MEMORY_USABLE_FRACTION = 0.90
 """Share of HBM usable for model state (CUDA context, allocator fragmentation take the rest)."""
 WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 GRAD_BYTES_PER_PARAM = 2.0
-"""bf16 gradients communicated (DOMAIN.md: 2 bytes/parameter per step)."""
+"""bf16 gradients communicated: 2 bytes per parameter per step."""
 MASTER_AND_ADAM_BYTES_PER_PARAM = 12.0
 """fp32 master weights + Adam m and v (ZeRO paper, Rajbhandari et al. 2020: 16 B/param total
 with 2 B weights and 2 B gradients)."""

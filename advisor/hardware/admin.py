@@ -78,7 +78,8 @@ PLATFORM_FACTS: dict[str, forms.Field] = {
         required=False, help_text="Scale-out ports built into the accelerator (no added NICs)."
     ),
 }
-"""GPU platform facts (issue 11) edited as form fields; stored in the item's attributes."""
+"""GPU platform facts (what the reference server around a GPU ships with) edited as form
+fields; stored in the item's attributes."""
 
 
 class HardwareItemForm(forms.ModelForm[HardwareItem]):

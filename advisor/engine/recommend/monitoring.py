@@ -1,4 +1,5 @@
-"""What to watch in production, per fabric class (DOMAIN.md section 5, FIELD_PRACTICE.md)."""
+"""What to watch in production, per fabric class: network faults look like slow training,
+not errors, so the checklist pairs link counters with NCCL collective time per job."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Everything the recommendation says in words: headline, rationale, reference-design line,
 ``why_not`` of every option, break-even statements and the uncertainty ranges.
 
-Rules (issue 11): a sentence never contradicts the pick, never compares a number with itself
+Rules: a sentence never contradicts the pick, never compares a number with itself
 (figures that print the same are called the same), and a break-even is quoted only when it
 lies outside the price (+-20 %) and performance (+-5 %) uncertainty.
 """
