@@ -258,8 +258,20 @@ class _TrainingTimes:
 
 
 def _training_times(
-    s: Scenario, w: WorkloadPlan, t: TrainingPlan, d: Design, bound: str
+    s: Scenario,
+    w: WorkloadPlan,
+    t: TrainingPlan,
+    d: Design,
+    bound: str,
+    *,
+    free_network: bool = False,
 ) -> _TrainingTimes:
+    """The step of plan ``w`` on design ``d`` in one bound's world.
+
+    ``free_network``: the same step on a network that costs nothing (every collective or
+    send that leaves a scale-up domain takes no time, and the straggler term keeps only the
+    compute jitter); every term is monotone in the network's times, so no design beats it.
+    """
     net = _Net(s, w, d, bound)
     fabric = FABRICS[d.fabric]
     m = t.microbatches
@@ -268,7 +280,7 @@ def _training_times(
     # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
     comms = _comms(plan)
     tp_net = 0.0
-    if t.tp_layout.crosses_network and t.tp_collectives_per_step:
+    if t.tp_layout.crosses_network and t.tp_collectives_per_step and not free_network:
         dom = net.domain(t.tp_layout, comms["tp"])
         tp_net = (
             t.tp_collectives_per_step
@@ -278,7 +290,7 @@ def _training_times(
 
     # expert parallel all-to-all
     ep_net = 0.0
-    if t.ep_layout.crosses_network and t.ep_all_to_all_per_step:
+    if t.ep_layout.crosses_network and t.ep_all_to_all_per_step and not free_network:
         dom = net.domain(t.ep_layout, comms["ep"])
         ep_net = (
             t.ep_all_to_all_per_step
@@ -294,7 +306,9 @@ def _training_times(
 
     # context parallel: the K/V ring is hidden behind the attention kernels it feeds
     cp_total = t.cp_intra_s
-    if t.cp_exchanges_per_step and t.cp_layout.crosses_network:
+    if t.cp_exchanges_per_step and t.cp_layout.crosses_network and free_network:
+        cp_total = 0.0
+    elif t.cp_exchanges_per_step and t.cp_layout.crosses_network:
         dom = net.domain(t.cp_layout, comms["cp"])
         cp_total = (
             t.cp_exchanges_per_step
@@ -307,7 +321,7 @@ def _training_times(
     # sits in another domain (min(domain, stride) of them) send at once
     pp_s = 0.0
     pp_net = 0.0
-    if t.pp_p2p_per_step:
+    if t.pp_p2p_per_step and not (free_network and t.pp_crosses_network):
         if t.pp_crosses_network:
             senders = max(1, min(w.domain_gpus, _pp_stride(plan)))
             pair = GroupLayout(
@@ -322,8 +336,11 @@ def _training_times(
             pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
 
     # data parallel gradients, overlapped with the last micro-batch's backward pass
-    dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
-    edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
+    dp_s = edp_s = 0.0
+    if not (free_network and t.dp_layout.crosses_network):
+        dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
+    if not (free_network and t.expert_dp_layout.crosses_network):
+        edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
     dp_total = dp_s + edp_s
     per_mb = t.compute_s / m
     if plan.sharding == "zero3":
@@ -367,6 +384,12 @@ def _training_times(
     )
 
 
+def _idle_fraction(step: float, free_step_s: float | None, point: _TrainingTimes) -> float:
+    if free_step_s is None:
+        return min(1.0, (point.exposed_network_s + point.straggler_s) / step)
+    return min(1.0, max(0.0, 1.0 - free_step_s / step)) if step > 0 else 0.0
+
+
 def _model_error(s: Scenario, kind: str) -> tuple[float, float]:
     """(low, high) time factors from the calibration residuals (validation.model_error_band)."""
     from advisor.engine.efficiency import profile
@@ -381,7 +404,11 @@ def _training_metrics(
     t: TrainingPlan,
     d: Design,
     point: _TrainingTimes | None = None,
+    free_step_s: float | None = None,
 ) -> DesignMetrics:
+    """``free_step_s``: the least step of the planner's plans on a network that costs
+    nothing (:func:`_network_free_step_s`); the GPU time this design wastes waiting on the
+    network is the share of its step above it, so a faster design never wastes more."""
     point = point or _training_times(s, w, t, d, "point")
     low = _training_times(s, w, t, d, "low")
     high = _training_times(s, w, t, d, "high")
@@ -408,7 +435,7 @@ def _training_metrics(
         ("model_tflops_per_gpu", t.model_flops_per_gpu / step / 1e12),
         ("mfu", t.model_flops_per_gpu / step / peak if peak > 0 else 0.0),
         ("scaling_efficiency", min(1.0, (t.compute_s + t.optimizer_s) / step)),
-        ("gpu_idle_fraction", min(1.0, (point.exposed_network_s + point.straggler_s) / step)),
+        ("gpu_idle_fraction", _idle_fraction(step, free_step_s, point)),
         ("tokens_per_s", t.tokens_per_step / step),
         ("run_time_s", run_s),
         ("run_time_s_low", t.steps * low_s),
@@ -668,6 +695,32 @@ def _floors(w: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
     return floors
 
 
+_FREE: dict[tuple[int, str | None], tuple[WorkloadPlan, float]] = {}
+
+
+def _network_free_step_s(s: Scenario, w: WorkloadPlan, d: Design) -> float:
+    """The least step the planner's plans (``w`` and its alternatives) reach on a network
+    that costs nothing: the step no design can beat, the same for every design (cached per
+    plan; a plan whose compute floor is not below the best so far is not priced)."""
+    key = (id(w), d.fabric if s.calibration is not None else None)
+    hit = _FREE.get(key)
+    if hit is not None and hit[0] is w:
+        return hit[1]
+    assert w.training is not None
+    best = _training_times(s, w, w.training, d, "point", free_network=True).step_s
+    for floor, alt in _floors(w):
+        if floor >= best:
+            break
+        assert alt.training is not None
+        best = min(
+            best, _training_times(s, alt, alt.training, d, "point", free_network=True).step_s
+        )
+    if len(_FREE) > 256:
+        _FREE.clear()
+    _FREE[key] = (w, best)
+    return best
+
+
 def _fastest_plan(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[WorkloadPlan, _TrainingTimes]:
     """The planner's plan or, if faster on ``d``, one of its plans of fewer servers
     (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
@@ -729,11 +782,12 @@ def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     if w.training is not None:
         point = None
         plans: tuple[WorkloadPlan, ...] = ()
+        free_step_s = _network_free_step_s(s, w, d)
         if w.alternatives:
             plans = (w, *w.alternatives)
             w, point = _fastest_plan(s, w, d)
         assert w.training is not None
-        metrics = _training_metrics(s, w, w.training, d, point)
+        metrics = _training_metrics(s, w, w.training, d, point, free_step_s)
         return _bounds_over_plans(s, plans, w, d, metrics) if plans else metrics
     assert w.inference is not None
     return _inference_metrics(s, w, w.inference, d)
