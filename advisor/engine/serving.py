@@ -174,69 +174,73 @@ def kv_element_bytes(precision: str, latent: bool = False) -> float:
     return 1.0 if precision == "fp8" and not latent else 2.0
 
 
-def latent_kv(m: ModelSpec) -> bool:
+def latent_kv(model: ModelSpec) -> bool:
     """Multi-head latent attention: the cached vector is shared by all heads (not split by TP)."""
-    return m.kv_dim_per_layer != 2 * m.kv_heads * m.head_dim
+    return model.kv_dim_per_layer != 2 * model.kv_heads * model.head_dim
 
 
-def kv_bytes_per_token(m: ModelSpec, precision: str) -> float:
+def kv_bytes_per_token(model: ModelSpec, precision: str) -> float:
     """layers x cached elements per layer (2 x kv_heads x head_dim for GQA, 576 for MLA)."""
-    return float(m.layers * m.kv_dim_per_layer) * kv_element_bytes(precision, latent_kv(m))
+    return float(model.layers * model.kv_dim_per_layer) * kv_element_bytes(
+        precision, latent_kv(model)
+    )
 
 
-def decode_attention_flops_per_context_token(m: ModelSpec) -> float:
+def decode_attention_flops_per_context_token(model: ModelSpec) -> float:
     """Attention FLOPs per generated token per cached token per layer.
 
     GQA/MHA: QK^T and AV, 4 x heads x head_dim.  MLA with absorbed projections (FlashMLA):
     every head scores against the 576-wide latent and reads back the 512-wide part,
     2 x heads x (576 + 512)."""
-    if latent_kv(m):
-        return 2.0 * m.heads * (2 * m.kv_dim_per_layer - MLA_ROPE_DIM)
-    return 4.0 * m.heads * m.head_dim
+    if latent_kv(model):
+        return 2.0 * model.heads * (2 * model.kv_dim_per_layer - MLA_ROPE_DIM)
+    return 4.0 * model.heads * model.head_dim
 
 
-def _expert_bytes(m: ModelSpec, wbytes: float) -> float:
-    return m.expert_params / max(1, m.moe_experts) * wbytes
+def _expert_bytes(model: ModelSpec, wbytes: float) -> float:
+    return model.expert_params / max(1, model.moe_experts) * wbytes
 
 
-def experts_per_gpu(m: ModelSpec, ep: int, redundant: int = 0) -> int:
+def experts_per_gpu(model: ModelSpec, ep: int, redundant: int = 0) -> int:
     """Routed experts each GPU hosts: ceil((experts + redundant) / ep).
 
     When ep does not divide the expert count, deployments add redundant copies of the busiest
     experts so every GPU holds the same number (DeepSeek: 256 + 32 redundant over EP144 = 2
     per GPU; EPLB makes EP72 possible with 288 slots)."""
-    return math.ceil((m.moe_experts + redundant) / max(1, ep))
+    return math.ceil((model.moe_experts + redundant) / max(1, ep))
 
 
-def _usable_bytes(s: Scenario) -> float:
-    return s.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+def _usable_bytes(scenario: Scenario) -> float:
+    return scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
 
 
 def _pool(
-    s: Scenario, role: str, servers: int, tp: int, pp: int, ep: int, context: int
+    scenario: Scenario, role: str, servers: int, tp: int, pp: int, ep: int, context: int
 ) -> PoolPlan | None:
     """A pool of ``servers`` whole servers, or ``None`` when its weights leave no KV room."""
-    m = s.model
-    wb = WEIGHT_BYTES[s.precision]
-    gpus = servers * s.gpus_per_node
-    kvb = kv_bytes_per_token(m, s.precision)
+    model = scenario.model
+    weight_bytes = WEIGHT_BYTES[scenario.precision]
+    gpus = servers * scenario.gpus_per_node
+    kvb = kv_bytes_per_token(model, scenario.precision)
     if ep > 1:
-        per_gpu = experts_per_gpu(m, ep)
+        per_gpu = experts_per_gpu(model, ep)
         slots = per_gpu * ep
-        weights = m.dense_params * wb / tp + per_gpu * _expert_bytes(m, wb)
+        weights = model.dense_params * weight_bytes / tp + per_gpu * _expert_bytes(
+            model, weight_bytes
+        )
         gpi = 1 if tp == 1 else tp
-        kv_split = 1 if latent_kv(m) else min(tp, m.kv_heads)
+        kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
         instances = gpus // gpi
-        redundant = slots - m.moe_experts
+        redundant = slots - model.moe_experts
     else:
         per_gpu, redundant = 0, 0
-        weights = m.params * wb / (tp * pp)
+        weights = model.params * weight_bytes / (tp * pp)
         gpi = tp * pp
-        kv_split = 1 if latent_kv(m) else min(tp, m.kv_heads)
+        kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
         instances = gpus // gpi
     kv_req = context * kvb / (kv_split * pp)
     # the activation working set of a decode step is small next to the KV cache
-    room = _usable_bytes(s) - weights
+    room = _usable_bytes(scenario) - weights
     if room <= 0:
         return None
     max_batch = int(room / kv_req)
@@ -260,7 +264,7 @@ def _pool(
     )
 
 
-def _dense_instance(s: Scenario, role: str, servers: int, context: int) -> PoolPlan | None:
+def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -> PoolPlan | None:
     """Smallest power-of-two tensor-parallel group inside one server that holds the model.
 
     A prefill instance grows further (up to the server) until one prompt's prefill takes at
@@ -268,22 +272,22 @@ def _dense_instance(s: Scenario, role: str, servers: int, context: int) -> PoolP
     request, not more requests per GPU."""
     from advisor.engine.workload import forward_flops_per_token
 
-    m = s.model
-    inf = s.inference
+    model = scenario.model
+    inf = scenario.inference
     assert inf is not None
     fitting: list[PoolPlan] = []
     tp = 1
-    while tp <= s.gpus_per_node:
-        if m.heads % tp == 0 and (servers * s.gpus_per_node) % tp == 0:
-            pool = _pool(s, role, servers, tp, 1, 1, context)
+    while tp <= scenario.gpus_per_node:
+        if model.heads % tp == 0 and (servers * scenario.gpus_per_node) % tp == 0:
+            pool = _pool(scenario, role, servers, tp, 1, 1, context)
             # keep at least a handful of requests per instance
             if pool is not None and pool.max_batch_per_instance >= 4:
                 fitting.append(pool)
                 if role != "prefill":
                     return pool
                 tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
-                flops = tokens * forward_flops_per_token(m, inf.prompt_tokens)
-                fps = _gemm_flops_per_s(s, tp) * SERVING_PREFILL_EFFICIENCY * tp
+                flops = tokens * forward_flops_per_token(model, inf.prompt_tokens)
+                fps = _gemm_flops_per_s(scenario, tp) * SERVING_PREFILL_EFFICIENCY * tp
                 if flops / fps <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
                     return pool
         tp *= 2
@@ -291,7 +295,7 @@ def _dense_instance(s: Scenario, role: str, servers: int, context: int) -> PoolP
 
 
 def _moe_pool(
-    s: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
+    scenario: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
 ) -> PoolPlan | None:
     """Attention data-parallel + experts over the pool (or ``spec.ep`` GPUs).
 
@@ -299,15 +303,15 @@ def _moe_pool(
     parallel group inside one server that leaves room for a handful of requests (SGLang's
     ``--tp`` with ``--enable-dp-attention``: attention TP inside the server when the dense
     weights do not fit one GPU next to its experts)."""
-    gpus = servers * s.gpus_per_node
+    gpus = servers * scenario.gpus_per_node
     ep = (spec.ep if spec and spec.ep else None) or gpus
     if spec and spec.tp:
-        return _pool(s, role, servers, spec.tp, 1, ep, context)
+        return _pool(scenario, role, servers, spec.tp, 1, ep, context)
     fitting: PoolPlan | None = None
     tp = 1
-    while tp <= s.gpus_per_node:
-        if s.model.heads % tp == 0 and gpus % tp == 0:
-            pool = _pool(s, role, servers, tp, 1, ep, context)
+    while tp <= scenario.gpus_per_node:
+        if scenario.model.heads % tp == 0 and gpus % tp == 0:
+            pool = _pool(scenario, role, servers, tp, 1, ep, context)
             if pool is not None:
                 if pool.max_batch_per_instance >= 4:
                     return pool
@@ -317,28 +321,28 @@ def _moe_pool(
 
 
 def _pool_for(
-    s: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
+    scenario: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
 ) -> PoolPlan | None:
-    m = s.model
-    if m.is_moe and (spec is None or spec.ep is None or spec.ep > 1):
-        pool = _moe_pool(s, role, servers, context, spec)
+    model = scenario.model
+    if model.is_moe and (spec is None or spec.ep is None or spec.ep > 1):
+        pool = _moe_pool(scenario, role, servers, context, spec)
         if pool is not None or (spec is not None and spec.ep is not None):
             return pool
     if spec is not None and spec.tp is not None:
-        return _pool(s, role, servers, spec.tp, 1, 1, context)
-    return _dense_instance(s, role, servers, context)
+        return _pool(scenario, role, servers, spec.tp, 1, 1, context)
+    return _dense_instance(scenario, role, servers, context)
 
 
-def plan_disaggregated(s: Scenario) -> ServingPlan:
+def plan_disaggregated(scenario: Scenario) -> ServingPlan:
     """Size the prefill and decode pools (given in ``inference.pools`` or balanced here).
 
     Balance: prefill servers / decode servers = (prompt work per request / prefill rate per
     server) / (output tokens per request / decode rate per server at the time-per-token
     target), both from the compute model alone (the network is priced per design later).
     """
-    inf = s.inference
+    inf = scenario.inference
     assert inf is not None
-    servers = s.nodes
+    servers = scenario.nodes
     if servers < 2:
         raise ScenarioError.single(
             "inference.deployment",
@@ -359,11 +363,11 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
             "inference.pools", f"each pool needs at least one of the {servers} servers"
         )
     if fixed_p is None and fixed_d is None:
-        fixed_p = _balanced_prefill_servers(s, context, pspec, dspec)
+        fixed_p = _balanced_prefill_servers(scenario, context, pspec, dspec)
     n_p = fixed_p if fixed_p is not None else servers - (fixed_d or 0)
     n_d = servers - n_p
-    prefill = _pool_for(s, "prefill", n_p, inf.prompt_tokens, pspec)
-    decode = _pool_for(s, "decode", n_d, context, dspec)
+    prefill = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
+    decode = _pool_for(scenario, "decode", n_d, context, dspec)
     for name, pool, n, spec in (
         ("prefill", prefill, n_p, pspec),
         ("decode", decode, n_d, dspec),
@@ -371,7 +375,11 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
         if pool is None:
             ctx = inf.prompt_tokens if name == "prefill" else context
             need = next(
-                (k for k in range(n + 1, n + 257) if _pool_for(s, name, k, ctx, spec) is not None),
+                (
+                    k
+                    for k in range(n + 1, n + 257)
+                    if _pool_for(scenario, name, k, ctx, spec) is not None
+                ),
                 None,
             )
             other = servers - n
@@ -388,9 +396,9 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
             )
             raise ScenarioError.single(
                 f"inference.pools.{name}",
-                f"{s.model.name} does not fit a {name} pool of {n} x {s.gpus_per_node} "
-                f"{s.gpu.id}: its weights leave no room for the KV cache of one "
-                f"{ctx}-token request; {fits}",
+                f"{scenario.model.name} does not fit a {name} pool of {n} x "
+                f"{scenario.gpus_per_node} {scenario.gpu.id}: its weights leave no room for the "
+                f"KV cache of one {ctx}-token request; {fits}",
             )
     assert prefill is not None and decode is not None
     for name, pool, spec in (("prefill", prefill, pspec), ("decode", decode, dspec)):
@@ -398,44 +406,47 @@ def plan_disaggregated(s: Scenario) -> ServingPlan:
             raise ScenarioError.single(
                 f"inference.pools.{name}.ep", f"must be <= the pool's {pool.gpus} GPUs"
             )
-        if spec and spec.tp and s.model.heads % spec.tp != 0:
+        if spec and spec.tp and scenario.model.heads % spec.tp != 0:
             raise ScenarioError.single(
-                f"inference.pools.{name}.tp", f"must divide the model's heads ({s.model.heads})"
+                f"inference.pools.{name}.tp",
+                f"must divide the model's heads ({scenario.model.heads})",
             )
-    return _serving_plan(s, "disaggregated", prefill, decode)
+    return _serving_plan(scenario, "disaggregated", prefill, decode)
 
 
-def reference_design(s: Scenario) -> Design:
+def reference_design(scenario: Scenario) -> Design:
     """The platform's reference network: InfiniBand, one 400G NIC per GPU (as the training
     planner's).  Pools are balanced on it, and a closed loop of users offers the arrival rate it
     reaches on it."""
-    return Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=s.gpus_per_node)
+    return Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=scenario.gpus_per_node)
 
 
 def _balanced_prefill_servers(
-    s: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
+    scenario: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
 ) -> int:
     """Prefill servers whose request rate matches the decode pool's at the time-per-token
     target, both priced on the platform's reference network (one 400G RDMA NIC per GPU, as
     the training planner's reference fabric); bisection on the server split (prefill capacity
     grows and decode capacity shrinks with it)."""
-    inf = s.inference
+    inf = scenario.inference
     assert inf is not None
-    servers = s.nodes
-    reference = reference_design(s)
+    servers = scenario.nodes
+    reference = reference_design(scenario)
 
     def balance(n_p: int) -> float:
         """log(prefill rate / decode rate); -inf when prefill cannot hold the model."""
-        p = _pool_for(s, "prefill", n_p, inf.prompt_tokens, pspec)
-        if p is None:
+        prefill_pool = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
+        if prefill_pool is None:
             return -math.inf
-        d = _pool_for(s, "decode", servers - n_p, context, dspec)
-        if d is None:
+        decode_pool = _pool_for(scenario, "decode", servers - n_p, context, dspec)
+        if decode_pool is None:
             return math.inf
-        sp = _serving_plan(s, "disaggregated", p, d)
-        service = prefill_service_s(s, sp, sp.prefill, reference, "point")
-        prefill_rps = sp.prefill.instances / max(service, 1e-12)
-        decode_rps = decode_capacity_rps(s, sp, reference, "point")
+        serving_plan = _serving_plan(scenario, "disaggregated", prefill_pool, decode_pool)
+        service = prefill_service_s(
+            scenario, serving_plan, serving_plan.prefill, reference, "point"
+        )
+        prefill_rps = serving_plan.prefill.instances / max(service, 1e-12)
+        decode_rps = decode_capacity_rps(scenario, serving_plan, reference, "point")
         return math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12))
 
     lo, hi = 1, servers - 1
@@ -453,17 +464,21 @@ def _balanced_prefill_servers(
 
 
 def _serving_plan(
-    s: Scenario, deployment: str, prefill: PoolPlan, decode: PoolPlan, legacy_comm_s: float = 0.0
+    scenario: Scenario,
+    deployment: str,
+    prefill: PoolPlan,
+    decode: PoolPlan,
+    legacy_comm_s: float = 0.0,
 ) -> ServingPlan:
-    inf = s.inference
+    inf = scenario.inference
     assert inf is not None
-    kvb = kv_bytes_per_token(s.model, s.precision)
+    kvb = kv_bytes_per_token(scenario.model, scenario.precision)
     mtp = inf.mtp or 0.0
     return ServingPlan(
         deployment=deployment,
         prefill=prefill,
         decode=decode,
-        servers=s.nodes,
+        servers=scenario.nodes,
         kv_bytes_per_token=kvb,
         kv_bytes_per_request=kvb * inf.prompt_tokens,
         prompt_tokens=inf.prompt_tokens,
@@ -480,61 +495,69 @@ def _serving_plan(
 
 
 def colocated_plan(
-    s: Scenario, deployment: str, tp: int, pp: int, ep: int, legacy_comm_s: float
+    scenario: Scenario, deployment: str, tp: int, pp: int, ep: int, legacy_comm_s: float
 ) -> ServingPlan:
     """The serving view of a ``replicas`` or ``split`` plan chosen by the workload planner."""
-    inf = s.inference
+    inf = scenario.inference
     assert inf is not None
     context = inf.prompt_tokens + inf.output_tokens
-    servers = s.nodes
-    pool = _pool(s, "serve", servers, tp, pp, ep, context) if s.gpus >= s.gpus_per_node else None
+    servers = scenario.nodes
+    pool = (
+        _pool(scenario, "serve", servers, tp, pp, ep, context)
+        if scenario.gpus >= scenario.gpus_per_node
+        else None
+    )
     if pool is None:
         # a job smaller than a server, or whose weights fill memory: still report one instance
         gpi = 1 if ep > 1 else tp * pp
         pool = PoolPlan(
             role="serve",
             servers=servers,
-            gpus=s.gpus,
+            gpus=scenario.gpus,
             tp=tp,
             pp=pp,
             ep=ep,
-            instances=max(1, s.gpus // gpi),
+            instances=max(1, scenario.gpus // gpi),
             gpus_per_instance=gpi,
-            experts_per_gpu=experts_per_gpu(s.model, ep) if ep > 1 else 0,
-            redundant_experts=experts_per_gpu(s.model, ep) * ep - s.model.moe_experts
+            experts_per_gpu=experts_per_gpu(scenario.model, ep) if ep > 1 else 0,
+            redundant_experts=experts_per_gpu(scenario.model, ep) * ep - scenario.model.moe_experts
             if ep > 1
             else 0,
             weights_gb_per_gpu=0.0,
             kv_gb_per_request=0.0,
-            max_batch_per_instance=max(1, math.ceil(inf.concurrent_requests / max(1, s.gpus))),
+            max_batch_per_instance=max(
+                1, math.ceil(inf.concurrent_requests / max(1, scenario.gpus))
+            ),
         )
-    return _serving_plan(s, deployment, pool, pool, legacy_comm_s)
+    return _serving_plan(scenario, deployment, pool, pool, legacy_comm_s)
 
 
 # ----------------------------------------------------------------------------- step costs
 
 
-def _hbm_bytes_per_s(s: Scenario) -> float:
-    return s.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+def _hbm_bytes_per_s(scenario: Scenario) -> float:
+    return scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
 
 
-def _gemm_flops_per_s(s: Scenario, tp: int) -> float:
+def _gemm_flops_per_s(scenario: Scenario, tp: int) -> float:
     from advisor.engine.workload import achievable_flops_per_s
 
-    return achievable_flops_per_s(s.gpu, s.precision, tp, s.model.hidden)
+    return achievable_flops_per_s(scenario.gpu, scenario.precision, tp, scenario.model.hidden)
 
 
-def _attention_flops_per_s(s: Scenario) -> float:
-    peak = s.gpu.peak_tflops("bf16") or s.gpu.peak_tflops("fp16")
+def _attention_flops_per_s(scenario: Scenario) -> float:
+    peak = scenario.gpu.peak_tflops("bf16") or scenario.gpu.peak_tflops("fp16")
     return peak * 1e12 * ATTENTION_DECODE_EFFICIENCY
 
 
-def _matmul_active_params(m: ModelSpec) -> float:
-    lookup = 0.0 if m.tied_embeddings else float(m.vocab * m.hidden)
-    return max(0.0, m.active_params - lookup)
+def _matmul_active_params(model: ModelSpec) -> float:
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
+    return max(0.0, model.active_params - lookup)
 
 
-def decode_compute_s(s: Scenario, sp: ServingPlan, pool: PoolPlan, batch: float) -> float:
+def decode_compute_s(
+    scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, batch: float
+) -> float:
     """One decode step of an instance holding ``batch`` sequences, without the network.
 
     Per GPU: GEMMs take max(weights read, GEMM FLOPs); attention takes max(KV read, attention
@@ -543,76 +566,83 @@ def decode_compute_s(s: Scenario, sp: ServingPlan, pool: PoolPlan, batch: float)
     """
     from advisor.engine.workload import _intra_time_s, experts_hit_fraction
 
-    m = s.model
-    wb = WEIGHT_BYTES[s.precision]
-    b = max(batch, 0.0)
-    rows = b * sp.rows_per_step
-    context = sp.prompt_tokens + sp.output_tokens / 2.0
-    hbm = _hbm_bytes_per_s(s)
+    model = scenario.model
+    weight_bytes = WEIGHT_BYTES[scenario.precision]
+    live_batch = max(batch, 0.0)
+    rows = live_batch * serving_plan.rows_per_step
+    context = serving_plan.prompt_tokens + serving_plan.output_tokens / 2.0
+    hbm = _hbm_bytes_per_s(scenario)
     tp, pp = pool.tp, pool.pp
-    kv_split = 1 if latent_kv(m) else min(tp, m.kv_heads)
+    kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
     if pool.ep > 1:
-        hit = experts_hit_fraction(m, max(1, round(rows * pool.ep / pool.gpus_per_instance)))
-        weights = m.dense_params * wb / tp + pool.experts_per_gpu * _expert_bytes(m, wb) * hit
-        gemm = rows * 2.0 * _matmul_active_params(m) / tp
+        hit = experts_hit_fraction(model, max(1, round(rows * pool.ep / pool.gpus_per_instance)))
+        weights = (
+            model.dense_params * weight_bytes / tp
+            + pool.experts_per_gpu * _expert_bytes(model, weight_bytes) * hit
+        )
+        gemm = rows * 2.0 * _matmul_active_params(model) / tp
         share = tp
         stages = 1
     else:
-        hit = experts_hit_fraction(m, max(1, round(rows)))
-        weights = (m.dense_params + m.expert_params * hit) * wb / (tp * pp)
-        gemm = rows * 2.0 * _matmul_active_params(m) / (tp * pp)
+        hit = experts_hit_fraction(model, max(1, round(rows)))
+        weights = (model.dense_params + model.expert_params * hit) * weight_bytes / (tp * pp)
+        gemm = rows * 2.0 * _matmul_active_params(model) / (tp * pp)
         share = tp * pp
         stages = pp
-    kv_read = b * context * kv_bytes_per_token(m, s.precision) / (kv_split * pp)
-    attn = rows * context * m.layers * decode_attention_flops_per_context_token(m) / share
-    gemm_s = max(weights / hbm, gemm / _gemm_flops_per_s(s, tp))
-    attn_s = max(kv_read / hbm, attn / _attention_flops_per_s(s))
-    step = stages * (gemm_s + attn_s) + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
-    if tp > 1 and tp <= s.gpus_per_node and rows > 0:
-        step += 2 * m.layers * _intra_time_s(s, "all_reduce", rows * m.hidden * 2.0, tp)
+    kv_read = live_batch * context * kv_bytes_per_token(model, scenario.precision) / (kv_split * pp)
+    attn = rows * context * model.layers * decode_attention_flops_per_context_token(model) / share
+    gemm_s = max(weights / hbm, gemm / _gemm_flops_per_s(scenario, tp))
+    attn_s = max(kv_read / hbm, attn / _attention_flops_per_s(scenario))
+    step = stages * (gemm_s + attn_s) + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * model.layers
+    if tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
+        step += (
+            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+        )
     return step
 
 
 def _ep_domain(
-    s: Scenario, pool: PoolPlan, d: Design | None, bound: str, net_share: float
+    scenario: Scenario, pool: PoolPlan, design: Design | None, bound: str, net_share: float
 ) -> CommDomain:
-    return _ep_domain_cached(s.gpu, s.gpus_per_node, pool.ep, d, bound, round(net_share, 3))
+    return _ep_domain_cached(
+        scenario.gpu, scenario.gpus_per_node, pool.ep, design, bound, round(net_share, 3)
+    )
 
 
 @lru_cache(maxsize=512)
 def _ep_domain_cached(
-    g: GpuSpec, gpn: int, ep: int, d: Design | None, bound: str, net_share: float
+    gpu: GpuSpec, gpn: int, ep: int, design: Design | None, bound: str, net_share: float
 ) -> CommDomain:
-    return _make_ep_domain(g, gpn, ep, d, bound, net_share)
+    return _make_ep_domain(gpu, gpn, ep, design, bound, net_share)
 
 
 def _make_ep_domain(
-    g: GpuSpec, gpn: int, ep: int, d: Design | None, bound: str, net_share: float
+    gpu: GpuSpec, gpn: int, ep: int, design: Design | None, bound: str, net_share: float
 ) -> CommDomain:
     nodes = max(1, ep // gpn)
     per_node = min(ep, gpn)
     return make_domain(
         nodes=nodes,
         ranks_per_node=per_node,
-        scaleup_kind=g.scaleup_kind,
-        scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
-        scaleup_efficiency=g.scaleup_efficiency,
-        nvls=g.nvlink_sharp,
-        fabric_id=d.fabric if d is not None and nodes > 1 else None,
-        nic_gbps=d.nic_gbps if d is not None else 0.0,
-        nics_per_node=d.nics_per_node if d is not None else 0,
-        oversubscription=d.oversubscription if d is not None else 1.0,
-        adaptive_routing=d.adaptive_routing if d is not None else None,
+        scaleup_kind=gpu.scaleup_kind,
+        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=gpu.scaleup_efficiency,
+        nvls=gpu.nvlink_sharp,
+        fabric_id=design.fabric if design is not None and nodes > 1 else None,
+        nic_gbps=design.nic_gbps if design is not None else 0.0,
+        nics_per_node=design.nics_per_node if design is not None else 0,
+        oversubscription=design.oversubscription if design is not None else 1.0,
+        adaptive_routing=design.adaptive_routing if design is not None else None,
         bound=bound,
         net_share=max(0.05, net_share),
     )
 
 
 def ep_comm_s(
-    s: Scenario,
+    scenario: Scenario,
     pool: PoolPlan,
     tokens_per_gpu: float,
-    d: Design | None,
+    design: Design | None,
     bound: str,
     mode: str,
     net_share: float = 1.0,
@@ -620,15 +650,20 @@ def ep_comm_s(
     """Dispatch + combine per MoE layer, all MoE layers (DeepEP model in collectives).
 
     Without a design (planning), only the NVLink part is priced."""
-    m = s.model
-    if pool.ep <= 1 or not m.is_moe or tokens_per_gpu <= 0:
+    model = scenario.model
+    if pool.ep <= 1 or not model.is_moe or tokens_per_gpu <= 0:
         return 0.0
-    dom = _ep_domain(s, pool, d, bound, net_share)
-    if dom.nodes > 1 and d is None:
+    dom = _ep_domain(scenario, pool, design, bound, net_share)
+    if dom.nodes > 1 and design is None:
         return 0.0
     tokens = max(1, math.ceil(tokens_per_gpu))
-    return m.moe_layers * _dispatch_combine_s(
-        tokens, m.hidden, m.moe_top_k, 1.0 if s.precision == "fp8" else 2.0, dom, mode
+    return model.moe_layers * _dispatch_combine_s(
+        tokens,
+        model.hidden,
+        model.moe_top_k,
+        1.0 if scenario.precision == "fp8" else 2.0,
+        dom,
+        mode,
     )
 
 
@@ -658,72 +693,89 @@ def overlapped(compute_s: float, comm_s: float, overlap: float) -> float:
 
 
 def decode_step_s(
-    s: Scenario,
-    sp: ServingPlan,
+    scenario: Scenario,
+    serving_plan: ServingPlan,
     batch: float,
-    d: Design | None,
+    design: Design | None,
     bound: str,
     net_share: float = 1.0,
     compute_s: float | None = None,
 ) -> float:
     """One decode step on design ``d`` (``compute_s``: a precomputed decode_compute_s)."""
-    pool = sp.decode
-    compute = decode_compute_s(s, sp, pool, batch) if compute_s is None else compute_s
+    pool = serving_plan.decode
+    compute = (
+        decode_compute_s(scenario, serving_plan, pool, batch) if compute_s is None else compute_s
+    )
     # tokens each GPU dispatches: the instance's rows spread over its GPUs
-    rows = batch * sp.rows_per_step / max(1, pool.gpus_per_instance)
-    comm = ep_comm_s(s, pool, rows, d, bound, "low_latency", net_share)
+    rows = batch * serving_plan.rows_per_step / max(1, pool.gpus_per_instance)
+    comm = ep_comm_s(scenario, pool, rows, design, bound, "low_latency", net_share)
     step = overlapped(compute, comm, DECODE_TBO_OVERLAP) if comm > 0 else compute
-    return step + sp.legacy_comm_s
+    return step + serving_plan.legacy_comm_s
 
 
 def prefill_service_s(
-    s: Scenario, sp: ServingPlan, pool: PoolPlan, d: Design | None, bound: str
+    scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, design: Design | None, bound: str
 ) -> float:
     """Seconds one instance spends on one request's prompt at full batching efficiency."""
     from advisor.engine.workload import _intra_time_s, forward_flops_per_token
 
-    m = s.model
-    flops_tok = forward_flops_per_token(m, sp.prompt_tokens)
-    fps = _gemm_flops_per_s(s, pool.tp) * SERVING_PREFILL_EFFICIENCY
-    tokens = sp.computed_prompt_tokens
+    model = scenario.model
+    flops_tok = forward_flops_per_token(model, serving_plan.prompt_tokens)
+    fps = _gemm_flops_per_s(scenario, pool.tp) * SERVING_PREFILL_EFFICIENCY
+    tokens = serving_plan.computed_prompt_tokens
     if tokens <= 0:
         return 0.0
     if pool.ep > 1:
         batch = max(PREFILL_TOKENS_PER_GPU_EP, tokens)
         compute = batch * flops_tok / (pool.tp * fps)
-        comm = ep_comm_s(s, pool, batch, d, bound, "normal")
+        comm = ep_comm_s(scenario, pool, batch, design, bound, "normal")
         per_batch = overlapped(compute, comm, PREFILL_TBO_OVERLAP)
         return per_batch * tokens / batch
     compute = tokens * flops_tok / (pool.tp * pool.pp * fps) * pool.pp
     comm = 0.0
-    if pool.tp > 1 and pool.tp <= s.gpus_per_node:
-        comm = 2 * m.layers * _intra_time_s(s, "all_reduce", tokens * m.hidden * 2.0, pool.tp)
+    if pool.tp > 1 and pool.tp <= scenario.gpus_per_node:
+        comm = (
+            2
+            * model.layers
+            * _intra_time_s(scenario, "all_reduce", tokens * model.hidden * 2.0, pool.tp)
+        )
     return compute + comm
 
 
-def decode_capacity_rps(s: Scenario, sp: ServingPlan, d: Design | None, bound: str) -> float:
+def decode_capacity_rps(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
+) -> float:
     """Requests per second the decode pool finishes at the largest batch that meets the
     time-per-token target (or fits memory)."""
-    b = max_decode_batch(s, sp, d, bound)
-    step = decode_step_s(s, sp, b, d, bound)
-    return b * sp.decode.instances * sp.tokens_per_step / (step * sp.output_tokens)
+    batch = max_decode_batch(scenario, serving_plan, design, bound)
+    step = decode_step_s(scenario, serving_plan, batch, design, bound)
+    return (
+        batch
+        * serving_plan.decode.instances
+        * serving_plan.tokens_per_step
+        / (step * serving_plan.output_tokens)
+    )
 
 
-def max_decode_batch(s: Scenario, sp: ServingPlan, d: Design | None, bound: str) -> float:
+def max_decode_batch(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
+) -> float:
     """Largest batch per instance with step / tokens_per_step <= target (at least 1)."""
-    cap = float(sp.decode.max_batch_per_instance)
+    cap = float(serving_plan.decode.max_batch_per_instance)
 
     def tpot(b: float) -> float:
-        return decode_step_s(s, sp, b, d, bound) / sp.tokens_per_step
+        return (
+            decode_step_s(scenario, serving_plan, b, design, bound) / serving_plan.tokens_per_step
+        )
 
-    if tpot(cap) <= sp.target_tpot_s:
+    if tpot(cap) <= serving_plan.target_tpot_s:
         return cap
     lo, hi = 1.0, cap
-    if tpot(lo) > sp.target_tpot_s:
+    if tpot(lo) > serving_plan.target_tpot_s:
         return lo
     for _ in range(30):
         mid = (lo + hi) / 2
-        if tpot(mid) <= sp.target_tpot_s:
+        if tpot(mid) <= serving_plan.target_tpot_s:
             lo = mid
         else:
             hi = mid
@@ -742,7 +794,9 @@ class KvTransfer:
     rdma: bool
 
 
-def kv_transfer(s: Scenario, sp: ServingPlan, d: Design, bound: str) -> KvTransfer:
+def kv_transfer(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design, bound: str
+) -> KvTransfer:
     """One request's KV cache from its prefill instance to its decode instance.
 
     Streams: the cache is spread over the instance's GPUs (one GPU under attention data-
@@ -751,7 +805,7 @@ def kv_transfer(s: Scenario, sp: ServingPlan, d: Design, bound: str) -> KvTransf
     TCP, constants.FABRICS).  SGLang, Dynamo and
     Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
     """
-    fabric = FABRICS[d.fabric]
+    fabric = FABRICS[design.fabric]
     # the optimistic bound ("low" time) takes the high efficiency and the high cap
     eff = {"low": fabric.wire_efficiency_high, "high": fabric.wire_efficiency_low}.get(
         bound, fabric.wire_efficiency
@@ -760,13 +814,17 @@ def kv_transfer(s: Scenario, sp: ServingPlan, d: Design, bound: str) -> KvTransf
         "low": fabric.node_cap_gbytes_per_s_high,
         "high": fabric.node_cap_gbytes_per_s_low,
     }.get(bound, fabric.node_cap_gbytes_per_s)
-    server_bw = d.nics_per_node * nic_bytes_per_s(d.nic_gbps) * eff
+    server_bw = design.nics_per_node * nic_bytes_per_s(design.nic_gbps) * eff
     if cap_gbytes > 0:
         server_bw = min(server_bw, cap_gbytes * 1e9)
-    per_gpu = server_bw / s.gpus_per_node
-    streams = min(sp.prefill.gpus_per_instance, sp.decode.gpus_per_instance, s.gpus_per_node)
-    wire = sp.kv_bytes_per_request / (per_gpu * max(1, streams))
-    latency = s.model.layers * (fabric.message_latency_s + fabric.extra_step_latency_s)
+    per_gpu = server_bw / scenario.gpus_per_node
+    streams = min(
+        serving_plan.prefill.gpus_per_instance,
+        serving_plan.decode.gpus_per_instance,
+        scenario.gpus_per_node,
+    )
+    wire = serving_plan.kv_bytes_per_request / (per_gpu * max(1, streams))
+    latency = scenario.model.layers * (fabric.message_latency_s + fabric.extra_step_latency_s)
     return KvTransfer(
         seconds=KV_TRANSFER_SETUP_S + latency + wire,
         bytes_per_s_per_server=server_bw,
@@ -828,16 +886,16 @@ class LoadPoint:
     kv_transfer_s: float
     saturated: bool
 
-    def meets(self, sp: ServingPlan) -> bool:
+    def meets(self, serving_plan: ServingPlan) -> bool:
         return (
             not self.saturated
-            and self.ttft_p95_s <= sp.target_ttft_s
-            and self.tpot_p95_s <= sp.target_tpot_s
+            and self.ttft_p95_s <= serving_plan.target_ttft_s
+            and self.tpot_p95_s <= serving_plan.target_tpot_s
         )
 
 
 @lru_cache(maxsize=32)
-def _compute_cache(s: Scenario, sp: ServingPlan) -> dict[float, float]:
+def _compute_cache(scenario: Scenario, serving_plan: ServingPlan) -> dict[float, float]:
     """Decode compute per batch is design-independent: shared by every design's model."""
     return {}
 
@@ -849,18 +907,29 @@ class ServingModel:
     load a closed loop of users offers is its arrival rate there (see ``offered_rate``)."""
 
     def __init__(
-        self, s: Scenario, sp: ServingPlan, d: Design | None, bound: str = "point"
+        self,
+        scenario: Scenario,
+        serving_plan: ServingPlan,
+        design: Design | None,
+        bound: str = "point",
     ) -> None:
-        self.s, self.sp, self.d, self.bound = s, sp, d, bound
-        self.prefill_s = prefill_service_s(s, sp, sp.prefill, d, bound)
-        if sp.colocated:
+        self.scenario, self.serving_plan, self.design, self.bound = (
+            scenario,
+            serving_plan,
+            design,
+            bound,
+        )
+        self.prefill_s = prefill_service_s(
+            scenario, serving_plan, serving_plan.prefill, design, bound
+        )
+        if serving_plan.colocated:
             self.kv: KvTransfer | None = None
-        elif d is None:
+        elif design is None:
             self.kv = KvTransfer(seconds=0.0, bytes_per_s_per_server=math.inf, rdma=True)
         else:
-            self.kv = kv_transfer(s, sp, d, bound)
+            self.kv = kv_transfer(scenario, serving_plan, design, bound)
         self._steps: dict[tuple[float, float], float] = {}
-        self._compute = _compute_cache(s, sp)
+        self._compute = _compute_cache(scenario, serving_plan)
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
 
@@ -868,17 +937,25 @@ class ServingModel:
     def step(self, batch: float, net_share: float = 1.0) -> float:
         # 4 significant digits: the fixed points and bisections below revisit nearby batches
         key = (float(f"{batch:.4g}"), round(min(1.0, net_share), 3))
-        v = self._steps.get(key)
-        if v is None:
+        step_s = self._steps.get(key)
+        if step_s is None:
             compute = self._compute.get(key[0])
             if compute is None:
-                compute = decode_compute_s(self.s, self.sp, self.sp.decode, key[0])
+                compute = decode_compute_s(
+                    self.scenario, self.serving_plan, self.serving_plan.decode, key[0]
+                )
                 self._compute[key[0]] = compute
-            v = decode_step_s(
-                self.s, self.sp, key[0], self.d, self.bound, net_share, compute_s=compute
+            step_s = decode_step_s(
+                self.scenario,
+                self.serving_plan,
+                key[0],
+                self.design,
+                self.bound,
+                net_share,
+                compute_s=compute,
             )
-            self._steps[key] = v
-        return v
+            self._steps[key] = step_s
+        return step_s
 
     def _little_batch(self, k: float, cap_b: float, share: float) -> float:
         """The least batch b = k x step(min(b, cap_b)) (Little's law).
@@ -898,26 +975,35 @@ class ServingModel:
         """Utilisation of the busier pool's NICs by KV transfer at ``rate``."""
         if self.kv is None:
             return 0.0
-        per_server = min(self.sp.prefill.servers, self.sp.decode.servers)
-        return rate * self.sp.kv_bytes_per_request / (self.kv.bytes_per_s_per_server * per_server)
+        per_server = min(self.serving_plan.prefill.servers, self.serving_plan.decode.servers)
+        return (
+            rate
+            * self.serving_plan.kv_bytes_per_request
+            / (self.kv.bytes_per_s_per_server * per_server)
+        )
 
     def capacity_rps(self) -> float:
         """Highest sustainable arrival rate (prefill, decode memory, KV links)."""
-        sp = self.sp
-        cap_b = float(sp.decode.max_batch_per_instance)
+        serving_plan = self.serving_plan
+        cap_b = float(serving_plan.decode.max_batch_per_instance)
         decode = (
-            cap_b * sp.decode.instances * sp.tokens_per_step / (self.step(cap_b) * sp.output_tokens)
+            cap_b
+            * serving_plan.decode.instances
+            * serving_plan.tokens_per_step
+            / (self.step(cap_b) * serving_plan.output_tokens)
         )
-        if sp.colocated:
+        if serving_plan.colocated:
             if self.prefill_s <= 0:
                 return decode
-            prefill = sp.prefill.instances / self.prefill_s
+            prefill = serving_plan.prefill.instances / self.prefill_s
             # prefill and decode share the instances' time
             return 1.0 / (1.0 / prefill + 1.0 / decode)
-        prefill = sp.prefill.instances / self.prefill_s if self.prefill_s > 0 else math.inf
+        prefill = (
+            serving_plan.prefill.instances / self.prefill_s if self.prefill_s > 0 else math.inf
+        )
         assert self.kv is not None
-        per_server = min(sp.prefill.servers, sp.decode.servers)
-        kv = self.kv.bytes_per_s_per_server * per_server / sp.kv_bytes_per_request
+        per_server = min(serving_plan.prefill.servers, serving_plan.decode.servers)
+        kv = self.kv.bytes_per_s_per_server * per_server / serving_plan.kv_bytes_per_request
         return min(prefill, decode, kv)
 
     def at_rate(self, rate: float, users: float | None = None) -> LoadPoint:
@@ -925,49 +1011,53 @@ class ServingModel:
 
         ``users``: a closed loop never holds more than ``users`` requests, so no request waits
         behind more than ``users / prefill instances`` prompts (caps the open-queue wait)."""
-        sp = self.sp
-        inst = sp.decode.instances
-        out = sp.output_tokens
-        q = sp.tokens_per_step
-        cap_b = float(sp.decode.max_batch_per_instance)
+        serving_plan = self.serving_plan
+        inst = serving_plan.decode.instances
+        out = serving_plan.output_tokens
+        tokens_per_step = serving_plan.tokens_per_step
+        cap_b = float(serving_plan.decode.max_batch_per_instance)
         rho_kv = self._kv_load(rate)
         share = 1.0 - min(0.95, rho_kv)
-        rho_p = rate * self.prefill_s / sp.prefill.instances if sp.colocated else 0.0
+        rho_p = (
+            rate * self.prefill_s / serving_plan.prefill.instances
+            if serving_plan.colocated
+            else 0.0
+        )
         stretch = 1.0 / max(0.05, 1.0 - rho_p)
         # Little's law for the decode batch: b = rate x out x tpot(b) / instances
-        b = self._little_batch(rate * out * stretch / (q * inst), cap_b, share)
+        b = self._little_batch(rate * out * stretch / (tokens_per_step * inst), cap_b, share)
         saturated = b > cap_b or rho_p >= 1.0 or rho_kv >= 1.0
         b_eff = min(b, cap_b)
         b95 = min(cap_b, b_eff + P95_Z * math.sqrt(max(b_eff, 0.0)))
-        tpot50 = self.step(b_eff, share) * stretch / q
-        tpot95 = self.step(b95, share) / q
-        if sp.colocated:
+        tpot50 = self.step(b_eff, share) * stretch / tokens_per_step
+        tpot95 = self.step(b95, share) / tokens_per_step
+        if serving_plan.colocated:
             chunk_s = self.prefill_s * min(
-                1.0, CHUNKED_PREFILL_TOKENS / max(1.0, sp.computed_prompt_tokens)
+                1.0, CHUNKED_PREFILL_TOKENS / max(1.0, serving_plan.computed_prompt_tokens)
             )
             # the slow tokens are those whose step also carries a prefill chunk: the 95th
             # percentile is one once more than 5 % of the steps carry one (the share of steps,
             # chunks per second x mean step, not of time; a linear ramp from 2.5 % smooths the
             # two-point mixture's quantile); the stretch is already the mean's
-            chunks = math.ceil(sp.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
+            chunks = math.ceil(serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
             steps_with_chunk = rate / inst * chunks * self.step(b_eff, share) * stretch
             weight = min(1.0, max(0.0, (steps_with_chunk - 0.025) / 0.025))
-            tpot95 = max(tpot50, (tpot95 * q + chunk_s * weight) / q)
+            tpot95 = max(tpot50, (tpot95 * tokens_per_step + chunk_s * weight) / tokens_per_step)
             service = self.prefill_s + (
-                sp.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
+                serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
             ) * self.step(b_eff)
             kv_s = 0.0
         else:
             service = self.prefill_s
             assert self.kv is not None
             kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
-        c = sp.prefill.instances
-        w50 = mgc_wait_quantile_s(rate, service, c, 0.50)
-        w95 = mgc_wait_quantile_s(rate, service, c, 0.95)
+        prefill_instances = serving_plan.prefill.instances
+        w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
+        w95 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.95)
         if saturated:
             w50 = w95 = SATURATED_S
         if users is not None:
-            closed = users / max(1, c) * service
+            closed = users / max(1, prefill_instances) * service
             w50, w95 = min(w50, closed), min(w95, closed)
         first = self.step(b_eff, share)
         ttft50 = min(SATURATED_S, w50 + service + kv_s + first)
@@ -977,7 +1067,11 @@ class ServingModel:
             # first token comes before the cycle ends
             cycle = max(service + kv_s + first, users / max(self.capacity_rps(), 1e-12))
             ttft50, ttft95 = min(ttft50, cycle), min(ttft95, cycle)
-        tokens = b_eff * inst * q / (self.step(b_eff, share) * stretch) if b_eff > 0 else 0.0
+        tokens = (
+            b_eff * inst * tokens_per_step / (self.step(b_eff, share) * stretch)
+            if b_eff > 0
+            else 0.0
+        )
         return LoadPoint(
             requests_per_s=rate,
             ttft_p50_s=ttft50,
@@ -997,22 +1091,22 @@ class ServingModel:
         return self._operating
 
     def _operating_point(self) -> LoadPoint:
-        sp = self.sp
-        if sp.requests_per_s is not None:
-            return self.at_rate(sp.requests_per_s)
-        users = float(sp.concurrent_requests)
-        return self.at_rate(offered_rate(self.s, sp), users)
+        serving_plan = self.serving_plan
+        if serving_plan.requests_per_s is not None:
+            return self.at_rate(serving_plan.requests_per_s)
+        users = float(serving_plan.concurrent_requests)
+        return self.at_rate(offered_rate(self.scenario, serving_plan), users)
 
     def closed_loop_rate(self) -> float:
         """Arrival rate at which ``concurrent_requests`` users are in the system on this model
         (Little's law: rate x (TTFT + output tokens x time per token) = users)."""
-        sp = self.sp
-        users = float(sp.concurrent_requests)
+        serving_plan = self.serving_plan
+        users = float(serving_plan.concurrent_requests)
         cap = self.capacity_rps()
 
         def in_system(rate: float) -> float:
-            p = self.at_rate(rate)
-            return rate * (p.ttft_p50_s + sp.output_tokens * p.tpot_p50_s)
+            point = self.at_rate(rate)
+            return rate * (point.ttft_p50_s + serving_plan.output_tokens * point.tpot_p50_s)
 
         lo, hi = 0.0, cap * 0.999
         if in_system(hi) <= users:
@@ -1034,14 +1128,14 @@ class ServingModel:
     def _max_rate_at_target(self) -> float:
         cap = self.capacity_rps()
         lo, hi = 0.0, cap * 0.999
-        if self.at_rate(hi).meets(self.sp):
+        if self.at_rate(hi).meets(self.serving_plan):
             return hi
-        if not self.at_rate(hi * 1e-3).meets(self.sp):
+        if not self.at_rate(hi * 1e-3).meets(self.serving_plan):
             return 0.0
         lo = hi * 1e-3
         for _ in range(20):
             mid = (lo + hi) / 2
-            if self.at_rate(mid).meets(self.sp):
+            if self.at_rate(mid).meets(self.serving_plan):
                 lo = mid
             else:
                 hi = mid
@@ -1053,64 +1147,68 @@ class ServingModel:
 
 
 @lru_cache(maxsize=64)
-def offered_rate(s: Scenario, sp: ServingPlan) -> float:
+def offered_rate(scenario: Scenario, serving_plan: ServingPlan) -> float:
     """The arrival rate a closed loop of ``concurrent_requests`` users offers: its Little's-law
     rate on the network-free reference.  Every design then serves the same rate, so a faster
     network can only shorten the latencies (a per-design closed loop let a faster fabric admit
     more requests per second and queue them longer before prefill)."""
-    ref = dataclasses.replace(sp, legacy_comm_s=sp.reference_comm_s)
-    return serving_model(s, ref, reference_design(s), "point").closed_loop_rate()
+    ref = dataclasses.replace(serving_plan, legacy_comm_s=serving_plan.reference_comm_s)
+    return serving_model(scenario, ref, reference_design(scenario), "point").closed_loop_rate()
 
 
 @lru_cache(maxsize=64)
 def serving_model(
-    s: Scenario, sp: ServingPlan, d: Design | None, bound: str = "point"
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str = "point"
 ) -> ServingModel:
     """One :class:`ServingModel` per (scenario, plan, design, bound): the metrics, the rationale
     and the chart ask for the same operating point."""
-    return ServingModel(s, sp, d, bound)
+    return ServingModel(scenario, serving_plan, design, bound)
 
 
-def serving_values(s: Scenario, sp: ServingPlan, d: Design) -> list[tuple[str, float]]:
+def serving_values(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> list[tuple[str, float]]:
     """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name)."""
-    model = serving_model(s, sp, d, "point")
-    op = model.operating_point()
-    high = serving_model(s, sp, d, "high").operating_point()
-    servers = max(1, sp.servers)
-    ttft = op.ttft_p50_s
+    queue_model = serving_model(scenario, serving_plan, design, "point")
+    point = queue_model.operating_point()
+    high = serving_model(scenario, serving_plan, design, "high").operating_point()
+    servers = max(1, serving_plan.servers)
+    ttft = point.ttft_p50_s
     values = [
-        ("ttft_ms_p50", op.ttft_p50_s * 1e3),
-        ("ttft_ms_p95", op.ttft_p95_s * 1e3),
+        ("ttft_ms_p50", point.ttft_p50_s * 1e3),
+        ("ttft_ms_p95", point.ttft_p95_s * 1e3),
         ("ttft_ms_p95_high", high.ttft_p95_s * 1e3),
-        ("ms_per_token_p50", op.tpot_p50_s * 1e3),
-        ("ms_per_token_p95", op.tpot_p95_s * 1e3),
-        ("requests_per_s", op.requests_per_s),
-        ("serving_tokens_per_s_per_server", op.output_tokens_per_s / servers),
-        ("decode_batch_per_instance", op.decode_batch_per_instance),
-        ("kv_transfer_ms", op.kv_transfer_s * 1e3),
-        ("kv_transfer_share_of_ttft", min(1.0, op.kv_transfer_s / ttft) if ttft > 0 else 0.0),
-        ("max_requests_per_s_at_target", model.max_rate_at_target()),
-        ("capacity_requests_per_s", model.capacity_rps()),
-        ("load_saturated", 1.0 if op.saturated else 0.0),
+        ("ms_per_token_p50", point.tpot_p50_s * 1e3),
+        ("ms_per_token_p95", point.tpot_p95_s * 1e3),
+        ("requests_per_s", point.requests_per_s),
+        ("serving_tokens_per_s_per_server", point.output_tokens_per_s / servers),
+        ("decode_batch_per_instance", point.decode_batch_per_instance),
+        ("kv_transfer_ms", point.kv_transfer_s * 1e3),
+        ("kv_transfer_share_of_ttft", min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0),
+        ("max_requests_per_s_at_target", queue_model.max_rate_at_target()),
+        ("capacity_requests_per_s", queue_model.capacity_rps()),
+        ("load_saturated", 1.0 if point.saturated else 0.0),
         (
             "meets_latency_targets",
-            1.0 if (op.meets(sp)) else 0.0,
+            1.0 if (point.meets(serving_plan)) else 0.0,
         ),
     ]
     return values
 
 
-def load_curve(s: Scenario, sp: ServingPlan, d: Design) -> list[dict[str, float]]:
+def load_curve(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> list[dict[str, float]]:
     """Latency vs load on design ``d`` (for the results chart)."""
     return [
         {
-            "requests_per_s": p.requests_per_s,
-            "ttft_ms_p95": p.ttft_p95_s * 1e3,
-            "ms_per_token_p95": p.tpot_p95_s * 1e3,
-            "tokens_per_s_per_server": p.output_tokens_per_s / max(1, sp.servers),
-            "kv_transfer_ms": p.kv_transfer_s * 1e3,
+            "requests_per_s": point.requests_per_s,
+            "ttft_ms_p95": point.ttft_p95_s * 1e3,
+            "ms_per_token_p95": point.tpot_p95_s * 1e3,
+            "tokens_per_s_per_server": point.output_tokens_per_s / max(1, serving_plan.servers),
+            "kv_transfer_ms": point.kv_transfer_s * 1e3,
         }
-        for p in ServingModel(s, sp, d, "point").curve()
+        for point in ServingModel(scenario, serving_plan, design, "point").curve()
     ]
 
 
@@ -1124,40 +1222,40 @@ def load_curves_for_result(result: dict[str, Any]) -> list[dict[str, Any]]:
     from advisor.engine.scenario import parse_scenario
     from advisor.engine.workload import plan_workload
 
-    scenario = result.get("scenario")
-    if not isinstance(scenario, dict) or scenario.get("workload") != "inference":
+    inputs = result.get("scenario")
+    if not isinstance(inputs, dict) or inputs.get("workload") != "inference":
         return []
-    s = parse_scenario(dict(scenario), default_catalog())
-    w = plan_workload(s)
-    sp = w.inference.serving if w.inference is not None else None
-    if sp is None:
+    scenario = parse_scenario(dict(inputs), default_catalog())
+    workload = plan_workload(scenario)
+    serving_plan = workload.inference.serving if workload.inference is not None else None
+    if serving_plan is None:
         return []
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, float, int]] = set()
-    for opt in result.get("options") or []:
+    for option in result.get("options") or []:
         key = (
-            str(opt.get("fabric")),
-            float(opt.get("nic_gbps", 0)),
-            int(opt.get("nics_per_node", 0)),
+            str(option.get("fabric")),
+            float(option.get("nic_gbps", 0)),
+            int(option.get("nics_per_node", 0)),
         )
         if key in seen or not key[1] or not key[2]:
             continue
         seen.add(key)
-        d = Design(
+        design = Design(
             fabric=key[0],
             nic_gbps=key[1],
             nics_per_node=key[2],
-            oversubscription=float(opt.get("oversubscription", 1.0) or 1.0),
+            oversubscription=float(option.get("oversubscription", 1.0) or 1.0),
         )
         out.append(
             {
                 "label": f"{key[0]} {key[2]} x {key[1]:g}G",
                 "fabric": key[0],
-                "recommended": bool(opt.get("recommended")),
-                "points": load_curve(s, sp, d),
-                "kv_transfer_share_of_ttft": dict(serving_values(s, sp, d)).get(
-                    "kv_transfer_share_of_ttft", 0.0
-                ),
+                "recommended": bool(option.get("recommended")),
+                "points": load_curve(scenario, serving_plan, design),
+                "kv_transfer_share_of_ttft": dict(
+                    serving_values(scenario, serving_plan, design)
+                ).get("kv_transfer_share_of_ttft", 0.0),
             }
         )
     return out
@@ -1168,45 +1266,45 @@ def load_curves_for_result(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
     """Scenario v1 for a published serving result with the source's own deployment."""
-    c = row["config"]
-    gpn = int(c.get("gpus_per_node", 8))
-    phase = c["phase"]
+    config = row["config"]
+    gpn = int(config.get("gpus_per_node", 8))
+    phase = config["phase"]
     base: dict[str, Any] = {
         "workload": "inference",
-        "model": c["model"],
-        "gpu": c["gpu"],
-        "precision": c.get("precision", "bf16"),
+        "model": config["model"],
+        "gpu": config["gpu"],
+        "precision": config.get("precision", "bf16"),
     }
     if phase == "static":
-        tp = int(c.get("tp", 1))
+        tp = int(config.get("tp", 1))
         return base | {
             "gpus": gpn,
             "gpus_per_node": gpn,
             "inference": {
                 "deployment": "replicas",
-                "prompt_tokens": int(c["prompt_tokens"]),
-                "output_tokens": int(c["output_tokens"]),
-                "concurrent_requests": int(c["batch"]) * (gpn // tp),
+                "prompt_tokens": int(config["prompt_tokens"]),
+                "output_tokens": int(config["output_tokens"]),
+                "concurrent_requests": int(config["batch"]) * (gpn // tp),
             },
             "parallelism": {"tp": tp},
         }
     if phase == "decode":
-        decode, prefill = int(c["servers"]), int(c["prefill_servers"])
-        kv = int(c["kv_length"])
+        decode, prefill = int(config["servers"]), int(config["prefill_servers"])
+        kv = int(config["kv_length"])
         inference: dict[str, Any] = {"prompt_tokens": max(1, kv - 1), "output_tokens": 2}
     else:
-        prefill, decode = int(c["servers"]), int(c["decode_servers"])
+        prefill, decode = int(config["servers"]), int(config["decode_servers"])
         inference = {
-            "prompt_tokens": int(c["prompt_tokens"]),
-            "output_tokens": int(c.get("output_tokens", 1000)),
-            "prefix_cache_hit_rate": float(c.get("prefix_cache_hit_rate", 0.0)),
+            "prompt_tokens": int(config["prompt_tokens"]),
+            "output_tokens": int(config.get("output_tokens", 1000)),
+            "prefix_cache_hit_rate": float(config.get("prefix_cache_hit_rate", 0.0)),
         }
     inference |= {
         "deployment": "disaggregated",
         "pools": {"prefill": {"servers": prefill}, "decode": {"servers": decode}},
     }
-    if c.get("mtp"):
-        inference["mtp"] = float(c["mtp"])
+    if config.get("mtp"):
+        inference["mtp"] = float(config["mtp"])
     return base | {"gpus": (prefill + decode) * gpn, "gpus_per_node": gpn, "inference": inference}
 
 
@@ -1222,36 +1320,38 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
     from advisor.engine.scenario import parse_scenario
     from advisor.engine.workload import plan_workload
 
-    c = row["config"]
-    s = parse_scenario(published_scenario(row), default_catalog())
-    w = plan_workload(s)
-    assert w.inference is not None and w.inference.serving is not None
-    sp = w.inference.serving
-    d = Design(
-        fabric=str(c.get("fabric", "infiniband")),
-        nic_gbps=float(c.get("nic_gbps", 400)),
-        nics_per_node=int(c.get("nics_per_node", 8)),
+    config = row["config"]
+    scenario = parse_scenario(published_scenario(row), default_catalog())
+    workload = plan_workload(scenario)
+    assert workload.inference is not None and workload.inference.serving is not None
+    serving_plan = workload.inference.serving
+    design = Design(
+        fabric=str(config.get("fabric", "infiniband")),
+        nic_gbps=float(config.get("nic_gbps", 400)),
+        nics_per_node=int(config.get("nics_per_node", 8)),
     )
-    if c["phase"] == "decode":
-        b = float(c["batch_per_gpu"]) * sp.decode.gpus_per_instance
-        step = decode_step_s(s, sp, b, d, "point")
-        tokens = b * sp.decode.instances * sp.tokens_per_step / step
+    if config["phase"] == "decode":
+        b = float(config["batch_per_gpu"]) * serving_plan.decode.gpus_per_instance
+        step = decode_step_s(scenario, serving_plan, b, design, "point")
+        tokens = b * serving_plan.decode.instances * serving_plan.tokens_per_step / step
         return {
-            "tokens_per_s_per_server": tokens / sp.decode.servers,
-            "ms_per_token": step / sp.tokens_per_step * 1e3,
+            "tokens_per_s_per_server": tokens / serving_plan.decode.servers,
+            "ms_per_token": step / serving_plan.tokens_per_step * 1e3,
         }
-    if c["phase"] == "prefill":
-        service = prefill_service_s(s, sp, sp.prefill, d, "point")
-        computed = sp.prefill.instances * sp.computed_prompt_tokens / service
-        hit = float(c.get("prefix_cache_hit_rate", 0.0))
-        return {"input_tokens_per_s_per_server": computed / (1.0 - hit) / sp.prefill.servers}
-    batch = float(c["batch"])
-    service = prefill_service_s(s, sp, sp.prefill, d, "point")
-    step = decode_step_s(s, sp, batch, d, "point")
-    total = batch * service + sp.output_tokens * step
-    per_instance = batch * sp.output_tokens / total
+    if config["phase"] == "prefill":
+        service = prefill_service_s(scenario, serving_plan, serving_plan.prefill, design, "point")
+        computed = serving_plan.prefill.instances * serving_plan.computed_prompt_tokens / service
+        hit = float(config.get("prefix_cache_hit_rate", 0.0))
+        return {
+            "input_tokens_per_s_per_server": computed / (1.0 - hit) / serving_plan.prefill.servers
+        }
+    batch = float(config["batch"])
+    service = prefill_service_s(scenario, serving_plan, serving_plan.prefill, design, "point")
+    step = decode_step_s(scenario, serving_plan, batch, design, "point")
+    total = batch * service + serving_plan.output_tokens * step
+    per_instance = batch * serving_plan.output_tokens / total
     return {
-        "tokens_per_s_per_gpu": per_instance / sp.decode.gpus_per_instance,
+        "tokens_per_s_per_gpu": per_instance / serving_plan.decode.gpus_per_instance,
         "ms_per_token": step * 1e3,
     }
 
@@ -1277,13 +1377,14 @@ def kv_transfer_sentence(
         return None
     prefill = int(best_metrics["prefill_servers"])
     decode = int(best_metrics.get("decode_servers", 0))
-    mb = float(best_metrics.get("kv_bytes_per_request", 0.0)) / 1e6
+    kv_megabytes = float(best_metrics.get("kv_bytes_per_request", 0.0)) / 1e6
     kv = float(best_metrics.get("kv_transfer_ms", 0.0))
     ttft = float(best_metrics.get("ttft_ms_p95", 0.0))
     share = float(best_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
     text = (
         f"Prefill and decode run on separate servers ({prefill} prefill, {decode} decode), so "
-        f"each request's KV cache ({mb:,.0f} MB) crosses the fabric before its first token: "
+        f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
+        "token: "
         f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time to first "
         "token)"
     )
