@@ -19,19 +19,19 @@ from advisor.engine.topology import DAC_MAX_REACH_M, ROW_LINK_M, SERVERS_PER_RAC
 
 
 def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
-    c = facts.costs
-    p = facts.platform
+    costs = facts.costs
+    platform = facts.platform
     items: list[tuple[str, Any, str, str]] = [
         (
             "gpu_hour_cost",
-            round(gpu_hour_cost_usd(c), 4),
+            round(gpu_hour_cost_usd(costs), 4),
             "USD/GPU-hour",
             "cloud rate from constraints.gpu_hour_usd (or the GPU's catalog cloud price)"
-            if c.gpu_pricing == "cloud"
+            if costs.gpu_pricing == "cloud"
             else "owned: GPU catalog price x server factor / amortization life + power x PUE",
         ),
-        ("gpu_pricing", c.gpu_pricing, "", "constraints.gpu_pricing"),
-        ("amortization_years", c.amortization_years, "years", "constraints.amortization_years"),
+        ("gpu_pricing", costs.gpu_pricing, "", "constraints.gpu_pricing"),
+        ("amortization_years", costs.amortization_years, "years", "constraints.amortization_years"),
         (
             "utilization",
             facts.utilization,
@@ -39,10 +39,10 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
             "constraints.utilization: share of the life the cluster runs work (prices the GPU "
             "time a network wastes over the life)",
         ),
-        ("pue", c.pue, "", "constraints.pue"),
+        ("pue", costs.pue, "", "constraints.pue"),
         (
             "electricity",
-            c.electricity_usd_per_kwh,
+            costs.electricity_usd_per_kwh,
             "USD/kWh",
             "constraints.electricity_usd_per_kwh",
         ),
@@ -69,20 +69,20 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
         ),
         (
             "host_pcie_gen",
-            p.pcie_gen,
+            platform.pcie_gen,
             "",
             "GPU platform facts (catalog)"
-            if p.pcie_known
-            else f"not set for {p.gpu_id} in the catalog: Gen{ASSUMED_PCIE_GEN} assumed; set "
-            "it in the hardware admin",
+            if platform.pcie_known
+            else f"not set for {platform.gpu_id} in the catalog: Gen{ASSUMED_PCIE_GEN} assumed; "
+            "set it in the hardware admin",
         ),
         (
             "reference_compute_nic",
-            f"{p.reference_count} x "
-            + (p.reference_nic.sku if p.reference_nic else "unknown")
-            + (" (integrated)" if p.integrated else ""),
+            f"{platform.reference_count} x "
+            + (platform.reference_nic.sku if platform.reference_nic else "unknown")
+            + (" (integrated)" if platform.integrated else ""),
             "per server",
-            p.reference_design,
+            platform.reference_design,
         ),
         ("servers_per_rack", SERVERS_PER_RACK, "servers", "8-GPU HGX/DGX servers per ~40 kW rack"),
         ("dac_reach", DAC_MAX_REACH_M, "m", "passive copper reach at 100-400G (vendor specs)"),
@@ -123,4 +123,7 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
         items.append(("serving_period", SERVING_DAYS, "days", "one month of serving"))
     else:
         items.append(("total_tokens", facts.total_tokens, "tokens", "training.total_tokens"))
-    return [{"name": n, "value": v, "unit": u, "source": src} for n, v, u, src in items]
+    return [
+        {"name": name, "value": value, "unit": unit, "source": src}
+        for name, value, unit, src in items
+    ]

@@ -136,62 +136,67 @@ class JobFacts:
         return not self.inference and self.nodes >= 32 and self.gpu_id in HOPPER_OR_NEWER
 
 
-def job_facts(s: Scenario, w: WorkloadPlan, catalog: Catalog, parts: NetworkParts) -> JobFacts:
-    nodes = w.nodes
-    needs = w.needs_compute_fabric and nodes > 1
+def job_facts(
+    scenario: Scenario, workload: WorkloadPlan, catalog: Catalog, parts: NetworkParts
+) -> JobFacts:
+    nodes = workload.nodes
+    needs = workload.needs_compute_fabric and nodes > 1
     why = ""
     if not needs:
-        plan = w.plan
+        plan = workload.plan
         replica = plan.tp * plan.pp * max(1, plan.ep)
         if nodes <= 1:
-            why = f"the job runs inside one server ({s.gpus} GPUs over NVLink/PCIe)"
-        elif s.workload == "inference":
+            why = f"the job runs inside one server ({scenario.gpus} GPUs over NVLink/PCIe)"
+        elif scenario.workload == "inference":
             why = (
                 f"each inference replica fits one server or NVLink domain ({replica} of "
-                f"{w.domain_gpus} GPUs), so the {nodes} servers serve requests independently"
+                f"{workload.domain_gpus} GPUs), so the {nodes} servers serve requests independently"
             )
-        elif s.gpus <= w.domain_gpus:
-            why = f"all {s.gpus} GPUs share one NVLink domain of {w.domain_gpus} GPUs"
+        elif scenario.gpus <= workload.domain_gpus:
+            why = f"all {scenario.gpus} GPUs share one NVLink domain of {workload.domain_gpus} GPUs"
         else:
             why = "no traffic of the job crosses servers"
-    c = s.constraints
+    constraints = scenario.constraints
     costs = CostInputs(
-        gpu_pricing=c.gpu_pricing,
-        gpu_hour_usd=c.gpu_hour_usd,
-        electricity_usd_per_kwh=c.electricity_usd_per_kwh,
-        pue=c.pue,
-        amortization_years=c.amortization_years,
-        gpu_price_usd=s.gpu.price_usd,
-        gpu_power_w=s.gpu.power_w,
+        gpu_pricing=constraints.gpu_pricing,
+        gpu_hour_usd=constraints.gpu_hour_usd,
+        electricity_usd_per_kwh=constraints.electricity_usd_per_kwh,
+        pue=constraints.pue,
+        amortization_years=constraints.amortization_years,
+        gpu_price_usd=scenario.gpu.price_usd,
+        gpu_power_w=scenario.gpu.power_w,
     )
-    target = s.inference.target_ms_per_token if s.inference is not None else None
-    bytes_per_param = 1.0 if s.precision == "fp8" else 2.0
+    target = scenario.inference.target_ms_per_token if scenario.inference is not None else None
+    bytes_per_param = 1.0 if scenario.precision == "fp8" else 2.0
     return JobFacts(
-        workload=s.workload,
-        gpus=s.gpus,
+        workload=scenario.workload,
+        gpus=scenario.gpus,
         nodes=nodes,
-        gpus_per_node=s.gpus_per_node,
+        gpus_per_node=scenario.gpus_per_node,
         needs_compute_fabric=needs,
         why_no_fabric=why,
-        total_tokens=s.training.total_tokens if s.training is not None else 0.0,
+        total_tokens=scenario.training.total_tokens if scenario.training is not None else 0.0,
         target_ms_per_token=float(target) if target else None,
         costs=costs,
-        utilization=float(getattr(c, "utilization", 0.8)),
-        allow_oversubscription=bool(getattr(c, "allow_oversubscription", False)),
-        network_budget_usd=c.network_budget_usd,
-        team_skills=c.team_skills,
-        prefer=c.prefer,
-        gpu_id=s.gpu.id,
-        params=s.model.params,
+        utilization=float(getattr(constraints, "utilization", 0.8)),
+        allow_oversubscription=bool(getattr(constraints, "allow_oversubscription", False)),
+        network_budget_usd=constraints.network_budget_usd,
+        team_skills=constraints.team_skills,
+        prefer=constraints.prefer,
+        gpu_id=scenario.gpu.id,
+        params=scenario.model.params,
         weight_bytes_per_param=bytes_per_param,
-        platform=platform_of(s.gpu, parts, s.gpus_per_node),
-        kv_only=_kv_only(w),
+        platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
+        kv_only=_kv_only(workload),
     )
 
 
-def _kv_only(w: WorkloadPlan) -> bool:
+def _kv_only(workload: WorkloadPlan) -> bool:
     """True when only the KV cache crosses servers (disaggregated, instances inside a domain)."""
-    sp = w.inference.serving if w.inference is not None else None
-    if sp is None:
+    serving_plan = workload.inference.serving if workload.inference is not None else None
+    if serving_plan is None:
         return False
-    return all(pool.gpus_per_instance <= w.domain_gpus for pool in (sp.prefill, sp.decode))
+    return all(
+        pool.gpus_per_instance <= workload.domain_gpus
+        for pool in (serving_plan.prefill, serving_plan.decode)
+    )
