@@ -1,7 +1,7 @@
 """The bill of materials of one design in a stored engine result.
 
-The recommended design's BOM is in the result (`result["bom"]`). Alternatives in
-`result["options"]` carry no BOM of their own, so theirs is priced on the current catalog by
+The recommended design's BOM is in the result (`result.bom`). Alternatives in
+`result.options` carry no BOM of their own, so theirs is priced on the current catalog by
 the engine's `network_bom`, exactly the way the engine prices the recommended design
 (compute fabric + storage/front-end + management networks).
 """
@@ -12,6 +12,7 @@ from typing import Any
 
 from advisor.engine.bom import BomError, NetworkParts, StorageSpec, network_bom
 from advisor.engine.catalog import Catalog
+from advisor.engine.result import EngineResult, Option
 from advisor.engine.topology import TopologyError
 
 LINE_KEYS = (
@@ -32,61 +33,57 @@ class BomUnavailable(ValueError):
 
 
 def option_bom_lines(
-    *, result: dict[str, Any], option: dict[str, Any], catalog: Catalog
+    *, result: EngineResult, option: Option, catalog: Catalog
 ) -> list[dict[str, Any]]:
     """Price an option of a stored result as the engine prices its recommended design."""
     try:
         lines = network_bom(
             NetworkParts.from_catalog(catalog),
-            nodes=int(result["workload"]["nodes"]),
-            fabric=str(option["fabric"]),
-            nic_sku=str(option["nic_sku"]),
-            nics_per_node=int(option["nics_per_node"]),
-            switch_model=str(option["switch_model"]),
-            oversubscription=float(option["oversubscription"]),
-            storage=StorageSpec.for_gpu(
-                catalog.gpu(str((result.get("scenario") or {}).get("gpu")))
-            ),
+            nodes=int(result.workload.nodes),
+            fabric=option.fabric,
+            nic_sku=option.nic_sku,
+            nics_per_node=int(option.nics_per_node),
+            switch_model=option.switch_model,
+            oversubscription=float(option.oversubscription),
+            storage=StorageSpec.for_gpu(catalog.gpu(result.scenario.gpu)),
         )
     except KeyError as exc:
         raise BomUnavailable(
-            f"the parts of option {option.get('rank')} are no longer in the catalog; "
-            "re-run the scenario"
+            f"the parts of option {option.rank} are no longer in the catalog; re-run the scenario"
         ) from exc
     except (TopologyError, BomError, ValueError) as exc:
-        raise BomUnavailable(f"option {option.get('rank')} cannot be priced: {exc}") from exc
+        raise BomUnavailable(f"option {option.rank} cannot be priced: {exc}") from exc
     return [line.to_dict() for line in lines]
 
 
-def bom_for(*, result: dict[str, Any], option: int | None, catalog: Catalog) -> dict[str, Any]:
+def bom_for(*, result: EngineResult, option: int | None, catalog: Catalog) -> dict[str, Any]:
     """{"option", "design", "currency", "lines", "total_usd"} of the recommended design, or
-    of the option ranked `option` in result["options"]."""
-    options: list[dict[str, Any]] = list(result.get("options") or [])
-    recommended = next((o for o in options if o.get("recommended")), None)
-    recommended_rank = int(recommended["rank"]) if recommended else 1
+    of the option ranked `option` in result.options."""
+    options = result.options
+    recommended = result.recommended_option
+    recommended_rank = int(recommended.rank) if recommended else 1
+    chosen: Option | None
     if option is None or option == recommended_rank:
-        chosen = recommended or {}
-        raw_lines = list(result.get("bom") or [])
+        chosen = recommended
+        raw_lines = [line.to_dict() for line in result.bom]
         rank = recommended_rank
     else:
-        found = next((o for o in options if o.get("rank") == option), None)
-        if found is None:
+        chosen = next((o for o in options if o.rank == option), None)
+        if chosen is None:
             ranks = len(options)
             raise BomUnavailable(
                 f"no option ranked {option}; this result has {ranks} option(s), 1-{ranks}"
                 if ranks
                 else "this result has no options"
             )
-        chosen = found
-        raw_lines = list(chosen.get("bom") or []) or option_bom_lines(
-            result=result, option=chosen, catalog=catalog
-        )
+        raw_lines = option_bom_lines(result=result, option=chosen, catalog=catalog)
         rank = option
-    lines = [{key: line.get(key, "") for key in LINE_KEYS} for line in raw_lines]
+    lines = [{key: line[key] for key in LINE_KEYS} for line in raw_lines]
     total = round(sum(float(line["extended_price_usd"] or 0) for line in lines), 2)
+    design = chosen.to_dict() if chosen is not None else {}
     return {
         "option": rank,
-        "design": {key: chosen[key] for key in DESIGN_KEYS if key in chosen},
+        "design": {key: design[key] for key in DESIGN_KEYS if key in design},
         "currency": "USD",
         "lines": lines,
         "total_usd": total,

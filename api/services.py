@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from advisor.scenarios.claims import send_task_by_name, tasks_run_in_process
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.results import stored_result
 from advisor.scenarios.selectors import run_latest
 from advisor.scenarios.services import RunInProgress, run_start, scenario_submit
 from api import webhooks
@@ -227,8 +228,8 @@ def webhook_payload(*, run: ScenarioRun) -> dict[str, Any]:
     }
     if run.status == RunStatus.SUCCEEDED:
         payload["bom_url"] = absolute_url(reverse("api:scenario-bom", args=[scenario.pk]))
-        recommendation = (run.result or {}).get("recommendation") or {}
-        payload["headline"] = recommendation.get("headline", "")
+        result = stored_result(run)
+        payload["headline"] = result.recommendation.headline if result is not None else ""
     return payload
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from advisor.engine.formatting import finite
+from advisor.engine.result import EngineResult, Metrics, Option
 from advisor.engine.vocabulary import FABRIC_IDS, fabric_label, topology_label
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
@@ -33,45 +34,41 @@ FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif
 MAX_OPTIONS_SHOWN = 8
 
 
-def is_inference(result: dict[str, Any]) -> bool:
-    scenario = result.get("scenario") or {}
-    if scenario.get("workload") == "inference":
-        return True
-    metrics = result.get("metrics") or {}
-    return "ms_per_token" in metrics and "step_time_s" not in metrics
+def is_inference(result: EngineResult) -> bool:
+    return result.is_inference
 
 
 _num = finite
 
 
-def option_label(option: dict[str, Any]) -> str:
-    nics = option.get("nics_per_node")
-    gbps = option.get("nic_gbps")
-    label = fabric_label(str(option.get("fabric", "")))
+def option_label(option: Option) -> str:
+    nics = option.nics_per_node
+    gbps = option.nic_gbps
+    label = fabric_label(option.fabric)
     if nics and gbps:
         label += f" {nics}×{_num(gbps):g}G"
-    over = _num(option.get("oversubscription"), 1.0)
+    over = _num(option.oversubscription, 1.0)
     if over and over != 1:
         label += f" {over:g}:1"
     return label
 
 
-def _unique_labels(options: list[dict[str, Any]]) -> list[str]:
+def _unique_labels(options: list[Option]) -> list[str]:
     labels = [option_label(o) for o in options]
     seen: dict[str, int] = {}
     out = []
     for option, label in zip(options, labels, strict=True):
-        if labels.count(label) > 1 and option.get("switch_model"):
-            label = f"{label} ({option['switch_model']})"
+        if labels.count(label) > 1 and option.switch_model:
+            label = f"{label} ({option.switch_model})"
         seen[label] = seen.get(label, 0) + 1
         out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return out
 
 
-def shown_options(result: dict[str, Any], limit: int = MAX_OPTIONS_SHOWN) -> list[dict[str, Any]]:
+def shown_options(result: EngineResult, limit: int = MAX_OPTIONS_SHOWN) -> list[Option]:
     """The recommended option first, then the best-ranked others."""
-    options = [o for o in (result.get("options") or []) if isinstance(o, dict)]
-    options.sort(key=lambda o: (not o.get("recommended"), _num(o.get("rank"), 1e9)))
+    options = list(result.options)
+    options.sort(key=lambda o: (not o.recommended, _num(o.rank, 1e9)))
     return options[:limit]
 
 
@@ -90,24 +87,32 @@ class Breakdown:
     title: str
 
 
-def breakdown_series(result: dict[str, Any]) -> Breakdown:
+def breakdown_series(result: EngineResult) -> Breakdown:
     inference = is_inference(result)
     options = shown_options(result)
-    if not options and result.get("metrics"):
-        rec = result.get("recommendation") or {}
-        options = [{**rec, "metrics": result["metrics"], "recommended": True}]
+    if not options and result.metrics != Metrics():
+        rec = result.recommendation
+        options = [
+            Option(
+                fabric=rec.fabric,
+                nic_gbps=rec.nic_gbps,
+                nics_per_node=rec.nics_per_node,
+                metrics=result.metrics,
+                recommended=True,
+            )
+        ]
     labels = _unique_labels(options)
     compute, comm, idle = [], [], []
     for option in options:
-        m = option.get("metrics") or {}
+        m = option.metrics
         if inference:
-            total = _num(m.get("ms_per_token"))
-            c = _num(m.get("compute_ms_per_token"))
-            x = _num(m.get("comm_ms_per_token"))
+            total = _num(m.ms_per_token)
+            c = _num(m.compute_ms_per_token)
+            x = _num(m.comm_ms_per_token)
         else:
-            total = _num(m.get("step_time_s"))
-            c = _num(m.get("compute_s"))
-            x = _num(m.get("exposed_comm_s"))
+            total = _num(m.step_time_s)
+            c = _num(m.compute_s)
+            x = _num(m.exposed_comm_s)
         compute.append(c)
         comm.append(x)
         idle.append(max(0.0, total - c - x))
@@ -118,7 +123,7 @@ def breakdown_series(result: dict[str, Any]) -> Breakdown:
         compute=compute,
         comm=comm,
         idle=idle,
-        recommended=[bool(o.get("recommended")) for o in options],
+        recommended=[o.recommended for o in options],
         unit=unit,
         title=title,
     )
@@ -177,7 +182,7 @@ def _to_json(fig: go.Figure) -> dict[str, Any]:
     return out
 
 
-def breakdown_figure(result: dict[str, Any]) -> dict[str, Any]:
+def breakdown_figure(result: EngineResult) -> dict[str, Any]:
     s = breakdown_series(result)
     labels = [f"★ {lab}" if rec else lab for lab, rec in zip(s.labels, s.recommended, strict=True)]
     fig = go.Figure()
@@ -223,41 +228,40 @@ class CostPoint:
     why_not: str
 
 
-def cost_speed_points(result: dict[str, Any]) -> tuple[list[CostPoint], str]:
+def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
     """Each candidate's speed and the cost charged to this job (presenters.job_cost)."""
     from frontend.presenters import decision_cost  # presenters imports this module
 
     inference = is_inference(result)
-    options = [o for o in (result.get("options") or []) if isinstance(o, dict)]
+    options = list(result.options)
     labels = _unique_labels(options)
     points = []
     for option, label in zip(options, labels, strict=True):
-        m = option.get("metrics") or {}
-        c = option.get("cost") or {}
-        speed = _num(m.get("ms_per_token") if inference else m.get("step_time_s"))
+        c = option.cost
+        speed = option.metrics.speed(inference)
         points.append(
             CostPoint(
                 label=label,
-                fabric=str(option.get("fabric", "")),
+                fabric=option.fabric,
                 speed=speed,
                 total_cost_usd=decision_cost(c)[0],
-                network_capex_usd=_num(c.get("network_capex_usd")),
-                recommended=bool(option.get("recommended")),
-                why_not=str(option.get("why_not") or ""),
+                network_capex_usd=_num(c.network_capex_usd),
+                recommended=option.recommended,
+                why_not=option.why_not or "",
             )
         )
     unit = "ms per token" if inference else "seconds per training step"
     return points, unit
 
 
-def cost_axis_title(result: dict[str, Any]) -> str:
+def cost_axis_title(result: EngineResult) -> str:
     """What the cost axis shows: the cost the engine ranked by (presenters.decision_cost)."""
     from frontend.presenters import decision_cost
 
-    return decision_cost(result.get("cost"))[1].lower() + " (USD)"
+    return decision_cost(result.cost)[1].lower() + " (USD)"
 
 
-def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
+def cost_speed_figure(result: EngineResult) -> dict[str, Any]:
     points, unit = cost_speed_points(result)
     fig = go.Figure()
     for fabric in FABRIC_IDS:
@@ -330,26 +334,22 @@ def cost_speed_figure(result: dict[str, Any]) -> dict[str, Any]:
 # 3. Scaling curve
 
 
-def scaling_series(result: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
+def scaling_series(result: EngineResult) -> dict[str, list[tuple[float, float]]]:
     """fabric -> [(servers, efficiency 0..1)] sorted by servers."""
     out: dict[str, list[tuple[float, float]]] = {}
-    for row in result.get("scaling") or []:
-        if not isinstance(row, dict):
-            continue
-        nodes = _num(row.get("nodes"))
+    for row in result.scaling:
+        nodes = _num(row.nodes)
         if nodes <= 0:
             continue
-        out.setdefault(str(row.get("fabric", "")), []).append(
-            (nodes, _num(row.get("scaling_efficiency")))
-        )
+        out.setdefault(row.fabric, []).append((nodes, _num(row.scaling_efficiency)))
     for series in out.values():
         series.sort()
     return out
 
 
-def scaling_figure(result: dict[str, Any]) -> dict[str, Any]:
+def scaling_figure(result: EngineResult) -> dict[str, Any]:
     series = scaling_series(result)
-    rec_fabric = (result.get("recommendation") or {}).get("fabric")
+    rec_fabric = result.recommendation.fabric
     fig = go.Figure()
     for fabric, points in series.items():
         fig.add_trace(
@@ -366,7 +366,7 @@ def scaling_figure(result: dict[str, Any]) -> dict[str, Any]:
                 + "<br>%{x} servers: %{y:.1f} % efficient<extra></extra>",
             )
         )
-    nodes = _num((result.get("workload") or {}).get("nodes"))
+    nodes = _num(result.workload.nodes)
     ticks = sorted({p[0] for points in series.values() for p in points})
     if len(ticks) > 10:
         ticks = ticks[:: math.ceil(len(ticks) / 10)]
@@ -453,26 +453,25 @@ def _spread(count: int, width: float = 10.0) -> list[float]:
     return [width * (i + 0.5) / count for i in range(count)]
 
 
-def topology_layout(result: dict[str, Any]) -> Topology:
+def topology_layout(result: EngineResult) -> Topology:
     """A representative drawing: a few servers, every switch layer, rails in colour.
 
     Real counts are in the layer labels; large fabrics are drawn with a sample of servers
     and switches so that the structure (who connects to whom) stays readable.
     """
-    rec = result.get("recommendation") or {}
-    topo = rec.get("topology") or {}
-    workload = result.get("workload") or {}
-    servers = int(_num(workload.get("nodes"), 1)) or 1
-    nics = int(_num(rec.get("nics_per_node"), 1)) or 1
-    gbps = _num(rec.get("nic_gbps"))
-    leaves = int(_num(topo.get("leaf_switches")))
-    spines = int(_num(topo.get("spine_switches")))
-    cores = int(_num(topo.get("core_switches")))
-    rail_opt = bool(topo.get("rail_optimized")) and nics > 1 and leaves >= nics
-    switch = str(topo.get("switch_model") or "")
+    rec = result.recommendation
+    topo = rec.topology
+    servers = int(_num(result.workload.nodes, 1)) or 1
+    nics = int(_num(rec.nics_per_node, 1)) or 1
+    gbps = _num(rec.nic_gbps)
+    leaves = int(_num(topo.leaf_switches))
+    spines = int(_num(topo.spine_switches))
+    cores = int(_num(topo.core_switches))
+    rail_opt = topo.rail_optimized and nics > 1 and leaves >= nics
+    switch = topo.switch_model
     out = Topology()
 
-    if not rec.get("needs_compute_fabric", True) or leaves == 0:
+    if not rec.needs_compute_fabric or leaves == 0:
         out.title = "No GPU compute fabric: the GPUs talk inside the server"
         drawn = min(servers, SERVERS_DRAWN)
         xs = _spread(drawn)
@@ -549,9 +548,9 @@ def topology_layout(result: dict[str, Any]) -> Topology:
         out.layer_labels.append((2, f"{spines} spine\nswitches{shown(spines, drawn_spines)}"))
     if cores:
         out.layer_labels.append((3, f"{cores} core\nswitches{shown(cores, drawn_cores)}"))
-    over = _num(topo.get("oversubscription"), 1.0)
+    over = _num(topo.oversubscription, 1.0)
     out.title = (
-        f"{fabric_label(str(rec.get('fabric', '')))}, {topology_label(topo)}"
+        f"{fabric_label(rec.fabric)}, {topology_label(topo.to_dict())}"
         + (f", {over:g}:1" if not single else "")
         + (", rail-optimized" if rail_opt else "")
     )
@@ -560,7 +559,7 @@ def topology_layout(result: dict[str, Any]) -> Topology:
     return out
 
 
-def topology_figure(result: dict[str, Any]) -> dict[str, Any]:
+def topology_figure(result: EngineResult) -> dict[str, Any]:
     topo = topology_layout(result)
     fig = go.Figure()
     # Links: uplinks in grey, server links coloured by rail.
@@ -647,7 +646,7 @@ def topology_figure(result: dict[str, Any]) -> dict[str, Any]:
     return _to_json(fig)
 
 
-def all_figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def all_figures(result: EngineResult) -> dict[str, dict[str, Any]]:
     figures = {
         "breakdown": breakdown_figure(result),
         "cost": cost_speed_figure(result),
@@ -666,16 +665,18 @@ def all_figures(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 MAX_SERVING_CURVES = 4
 
 
-def serving_curves(result: dict[str, Any]) -> list[dict[str, Any]]:
+def serving_curves(result: EngineResult) -> list[dict[str, Any]]:
     """The engine's latency-vs-load curves for the shown candidates (recommended first)."""
-    if not is_inference(result) or not result.get("options"):
+    if not is_inference(result) or not result.options:
         return []
     from advisor.engine.errors import ScenarioError
     from advisor.engine.serving import load_curves_for_result
 
     shown = shown_options(result, limit=MAX_SERVING_CURVES * 2)
     try:
-        curves = load_curves_for_result({**result, "options": shown})
+        curves = load_curves_for_result(
+            {"scenario": result.scenario.to_dict(), "options": [o.to_dict() for o in shown]}
+        )
     except (ScenarioError, ValueError, KeyError, TypeError):
         # a result from an older engine whose scenario no longer plans: no chart
         return []
@@ -683,7 +684,7 @@ def serving_curves(result: dict[str, Any]) -> list[dict[str, Any]]:
     return curves[:MAX_SERVING_CURVES]
 
 
-def serving_figure(result: dict[str, Any]) -> dict[str, Any] | None:
+def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     """p95 time to first token (solid) and p95 time per token (dotted) vs arrival rate.
 
     One colour per candidate network; the legend gives each one's KV-transfer share of the
@@ -691,12 +692,12 @@ def serving_figure(result: dict[str, Any]) -> dict[str, Any] | None:
     curves = serving_curves(result)
     if not curves:
         return None
-    scenario = (result.get("scenario") or {}).get("inference") or {}
+    inference = result.scenario.inference
     fig = go.Figure()
     for i, curve in enumerate(curves):
         color = RAIL_COLORS[i % len(RAIL_COLORS)]
         star = "★ " if curve["recommended"] else ""
-        share = _num(curve.get("kv_transfer_share_of_ttft")) * 100
+        share = _num(curve["kv_transfer_share_of_ttft"]) * 100
         name = f"{star}{fabric_label(curve['fabric'])} {curve['label'].split(' ', 1)[-1]}"
         name += f" (KV transfer {share:.0f} % of TTFT)"
         points = [p for p in curve["points"] if _num(p["ttft_ms_p95"]) < 3.6e6]
@@ -726,7 +727,7 @@ def serving_figure(result: dict[str, Any]) -> dict[str, Any] | None:
             )
         )
     shapes = []
-    ttft_target = _num(scenario.get("target_ttft_ms"))
+    ttft_target = _num(inference.target_ttft_ms if inference is not None else None)
     if ttft_target > 0:
         shapes.append(
             {
@@ -840,7 +841,7 @@ def _short(name: str, limit: int = 28) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def compare_figures(columns: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def compare_figures(columns: list[tuple[str, EngineResult]]) -> dict[str, dict[str, Any]]:
     """(scenario name, result) pairs -> cost vs speed, time breakdown and scaling figures,
     each scenario in its own colour on shared axes that start at zero."""
     names = _unique_names([_short(n) for n, _ in columns])
@@ -860,7 +861,7 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _compare_cost(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -> dict[str, Any]:
+def _compare_cost(columns: list[tuple[str, EngineResult]], names: list[str]) -> dict[str, Any]:
     fig = go.Figure()
     units = set()
     for i, ((_, result), name) in enumerate(zip(columns, names, strict=True)):
@@ -914,9 +915,7 @@ def _compare_cost(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -
     return _to_json(fig)
 
 
-def _compare_breakdown(
-    columns: list[tuple[str, dict[str, Any]]], names: list[str]
-) -> dict[str, Any]:
+def _compare_breakdown(columns: list[tuple[str, EngineResult]], names: list[str]) -> dict[str, Any]:
     """Each scenario's recommended design as one bar: compute, communication, other idle."""
     rows = []
     for (_, result), name in zip(columns, names, strict=True):
@@ -955,13 +954,13 @@ def _compare_breakdown(
     return _to_json(fig)
 
 
-def _compare_scaling(columns: list[tuple[str, dict[str, Any]]], names: list[str]) -> dict[str, Any]:
+def _compare_scaling(columns: list[tuple[str, EngineResult]], names: list[str]) -> dict[str, Any]:
     """Each scenario's recommended fabric: efficiency as servers are added."""
     fig = go.Figure()
     ticks: set[float] = set()
     for i, ((_, result), name) in enumerate(zip(columns, names, strict=True)):
         series = scaling_series(result)
-        fabric = str((result.get("recommendation") or {}).get("fabric", ""))
+        fabric = result.recommendation.fabric
         points = series.get(fabric) or next(iter(series.values()), [])
         if not points:
             continue

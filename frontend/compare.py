@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from advisor.scenarios.models import RunStatus
+from advisor.scenarios.results import stored_result
 from advisor.scenarios.selectors import scenario_get
 from frontend import charts, presenters
 from frontend.results import gpu_names, person, run_figures
@@ -29,7 +30,8 @@ def _columns(request: HttpRequest) -> list[dict[str, Any]]:
         if scenario is None:
             continue
         run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
-        if run is None or not run.result:
+        result = stored_result(run)
+        if run is None or result is None:
             continue
         columns.append(
             {
@@ -37,10 +39,10 @@ def _columns(request: HttpRequest) -> list[dict[str, Any]]:
                 "name": scenario.name,
                 "customer": scenario.customer,
                 "run": run,
-                "result": run.result,
-                "inputs": presenters.input_summary(run.result, names),
-                "metrics": presenters.key_metrics(run.result),
-                "warnings": presenters.warnings(run.result),
+                "result": result,
+                "inputs": presenters.input_summary(result, names),
+                "metrics": presenters.key_metrics(result),
+                "warnings": presenters.warnings(result),
             }
         )
     return columns
@@ -132,7 +134,7 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
             ["result", row["label"], *map(_safe, row["values"]), "yes" if row["differs"] else ""]
         )
     for i, column in enumerate(data["columns"]):
-        cost = presenters.cost_figures(column["result"].get("cost"))
+        cost = presenters.cost_figures(column["result"].cost)
         for fig in cost["rows"]:
             values = [""] * len(data["columns"])
             values[i] = str(round(fig["usd"], 2))

@@ -45,22 +45,20 @@ def _compute() -> dict[str, Any] | None:
         result = evaluate_inputs(inputs, catalog=catalog)
     except InvalidScenario:
         return None
-    rec = result.get("recommendation") or {}
-    cost = result.get("cost") or {}
+    rec = result.recommendation
+    cost = result.cost
     # Against the best standard-Ethernet design, on the cost the engine ranked designs by.
     chosen, basis = presenters.decision_cost(cost)
     ethernet = [
-        presenters.decision_cost(o.get("cost"))[0]
-        for o in result.get("options") or []
-        if o.get("fabric") == "ethernet"
+        presenters.decision_cost(o.cost)[0] for o in result.options if o.fabric == "ethernet"
     ]
-    saving = min(ethernet) - chosen if ethernet and rec.get("fabric") != "ethernet" else 0.0
-    idle = float((result.get("metrics") or {}).get("gpu_idle_fraction") or 0)
+    saving = min(ethernet) - chosen if ethernet and rec.fabric != "ethernet" else 0.0
+    idle = float(result.metrics.gpu_idle_fraction or 0)
     names = {g.id: g.name for g in catalog.gpus}
     return {
         "title": (
-            f"{fabric_label(str(rec.get('fabric', '')))} · "
-            f"{rec.get('nics_per_node')} × {rec.get('nic_gbps')}G per server · "
+            f"{fabric_label(rec.fabric)} · "
+            f"{rec.nics_per_node} × {rec.nic_gbps}G per server · "
             f"{presenters.topology_text(rec).split(',')[0]}"
         ),
         "inputs": presenters.input_summary(result, names),

@@ -26,6 +26,7 @@ from fpdf.fonts import FontFace
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from advisor.engine.formatting import usd_whole
+from advisor.engine.result import EngineResult
 from advisor.engine.vocabulary import fabric_label
 from frontend import charts, presenters
 
@@ -83,7 +84,7 @@ def _legend_above(ax: Any, columns: int = 3) -> None:
     )
 
 
-def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
+def breakdown_png(result: EngineResult) -> io.BytesIO | None:
     s = charts.breakdown_series(result)
     if not s.labels:
         return None
@@ -108,7 +109,7 @@ def breakdown_png(result: dict[str, Any]) -> io.BytesIO | None:
     return _png(fig)
 
 
-def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
+def cost_speed_png(result: EngineResult) -> io.BytesIO | None:
     points, unit = charts.cost_speed_points(result)
     if not points:
         return None
@@ -152,7 +153,7 @@ def cost_speed_png(result: dict[str, Any]) -> io.BytesIO | None:
     return _png(fig)
 
 
-def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
+def scaling_png(result: EngineResult) -> io.BytesIO | None:
     series = charts.scaling_series(result)
     if not series:
         return None
@@ -166,7 +167,7 @@ def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
             color=charts.FABRIC_COLORS.get(fabric, "#5c6b80"),
             label=fabric_label(fabric),
         )
-    nodes = float((result.get("workload") or {}).get("nodes") or 0)
+    nodes = float(result.workload.nodes or 0)
     if nodes > 0:
         ax.axvline(nodes, color="#17202e", linestyle=":", linewidth=1)
     ax.set_xscale("log")
@@ -185,7 +186,7 @@ def scaling_png(result: dict[str, Any]) -> io.BytesIO | None:
     return _png(fig)
 
 
-def topology_png(result: dict[str, Any]) -> io.BytesIO:
+def topology_png(result: EngineResult) -> io.BytesIO:
     topo = charts.topology_layout(result)
     top = max((n.y for n in topo.nodes), default=1)
     fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.8 * (top + 1)))
@@ -385,7 +386,7 @@ def build_report_pdf(
     *,
     scenario_name: str,
     customer: str,
-    result: dict[str, Any],
+    result: EngineResult,
     run_info: dict[str, str],
     quote: QuoteInfo | None = None,
     gpu_names: dict[str, str] | None = None,
@@ -426,10 +427,10 @@ def build_report_pdf(
     )
 
     _h2(pdf, "Why this design")
-    for sentence in (result.get("recommendation") or {}).get("rationale") or []:
+    for sentence in result.recommendation.rationale:
         _para(pdf, f"•  {presenters.plain_sentence(sentence)}")
-    for item in result.get("break_even") or []:
-        _para(pdf, f"When the answer would change: {item.get('statement', '')}", color=MUTED)
+    for change in result.break_even:
+        _para(pdf, f"When the answer would change: {change.statement}", color=MUTED)
     for row in presenters.uncertainty_rows(result):
         _para(pdf, f"Range: {row['label']} between {row['low']} and {row['high']}.", color=MUTED)
 
@@ -451,11 +452,11 @@ def build_report_pdf(
         for line in group["lines"]:
             rows.append(
                 [
-                    str(line.get("sku", "")),
-                    str(line.get("description", "")),
-                    f"{int(float(line.get('quantity') or 0)):,}",
-                    usd_whole(line.get("unit_price_usd")),
-                    usd_whole(line.get("extended_price_usd")),
+                    line.sku,
+                    line.description,
+                    f"{int(float(line.quantity or 0)):,}",
+                    usd_whole(line.unit_price_usd),
+                    usd_whole(line.extended_price_usd),
                 ]
             )
         rows.append(["", f"Subtotal, {group['label'].lower()}", "", "", ""])
@@ -472,7 +473,7 @@ def build_report_pdf(
 
     options = presenters.options_rows(result, limit=PDF_OPTIONS)
     if options:
-        total = len(result.get("options") or [])
+        total = len(result.options)
         _h2(pdf, f"Alternatives we weighed (best {len(options)} of {total})")
         labels = presenters.COST_LABELS
         has_life = any(o["life"] for o in options)
@@ -501,7 +502,7 @@ def build_report_pdf(
         rows += [[a["name"], a["value"], a["source"]] for a in assumptions]
         _table(pdf, rows, (50, 45, 85), size=7)
 
-    monitoring = result.get("monitoring") or []
+    monitoring = result.monitoring
     if monitoring:
         _h2(pdf, "What to watch in production")
         for item in monitoring:

@@ -15,8 +15,10 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
+from advisor.engine.result import EngineResult
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.results import served_result, stored_result
 from advisor.scenarios.selectors import run_latest, run_latest_succeeded, user_is_sales
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
 from frontend import charts, presenters
@@ -32,7 +34,7 @@ OPTIONS_IN_TABLE = 25
 FIGURES_CACHE_S = 24 * 3600
 
 
-def run_figures(result: dict[str, Any], run_id: uuid.UUID | None) -> dict[str, Any]:
+def run_figures(result: EngineResult, run_id: uuid.UUID | None) -> dict[str, Any]:
     """The Plotly figures of a result; cached by run id (Plotly's validation is costly)."""
     if run_id is None:
         return charts.all_figures(result)
@@ -44,7 +46,7 @@ def run_figures(result: dict[str, Any], run_id: uuid.UUID | None) -> dict[str, A
     return figures
 
 
-def _figure_names(result: dict[str, Any], run_id: uuid.UUID | None) -> list[str]:
+def _figure_names(result: EngineResult, run_id: uuid.UUID | None) -> list[str]:
     """Which figures a result has, without fetching them (a small cache entry per run)."""
     key = f"frontend:figure-names:v1:{run_id}"
     names: list[str] | None = cache.get(key) if run_id is not None else None
@@ -71,7 +73,7 @@ class _Lazy:
 
 
 def result_context(
-    result: dict[str, Any], prefix: str = "chart", *, run_id: uuid.UUID | None = None
+    result: EngineResult, prefix: str = "chart", *, run_id: uuid.UUID | None = None
 ) -> dict[str, Any]:
     """Everything the results templates need from one engine result."""
     figures = _Lazy(lambda: run_figures(result, run_id))
@@ -82,10 +84,7 @@ def result_context(
     return {
         "result": result,
         "head": presenters.headline(result),
-        "rationale": [
-            presenters.plain_sentence(s)
-            for s in (result.get("recommendation") or {}).get("rationale") or []
-        ],
+        "rationale": [presenters.plain_sentence(s) for s in result.recommendation.rationale],
         "assumptions": _Lazy(lambda: presenters.assumption_rows(result)),
         "charts": {
             name: {
@@ -98,12 +97,12 @@ def result_context(
         "bom_groups": _Lazy(lambda: presenters.bom_groups(result)),
         "bom_total": presenters.bom_total(result),
         "options": _Lazy(lambda: presenters.options_rows(result, limit=OPTIONS_IN_TABLE)),
-        "options_total": len(result.get("options") or []),
+        "options_total": len(result.options),
         "uncertainty": presenters.uncertainty_rows(result),
         "inference": charts.is_inference(result),
         "topology": charts.topology_layout(result),
         "has_scaling": bool(charts.scaling_series(result)),
-        "has_alternatives": len(result.get("options") or []) > 1,
+        "has_alternatives": len(result.options) > 1,
     }
 
 
@@ -146,7 +145,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         context["errors"] = _failure_errors(run, scenario)
         context["shown_run"] = run_latest_succeeded(scenario=scenario)
         return render(request, "frontend/scenario_failed.html", context, status=200)
-    result = run.result or {}
+    result = stored_result(run) or EngineResult()
     context.update(result_context(result, run_id=run.pk))
     context["stale_catalog"] = run.catalog_version not in ("", catalog_version_now)
     return render(request, "frontend/results.html", context)
@@ -242,7 +241,7 @@ def scenario_notes(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
 def _result_or_404(request: HttpRequest, scenario_id: uuid.UUID) -> tuple[Scenario, ScenarioRun]:
     scenario = scenario_or_404(request, scenario_id)
     run = run_latest_succeeded(scenario=scenario)
-    if run is None or not run.result:
+    if run is None or stored_result(run) is None:
         raise Http404("This scenario has no result yet")
     return scenario, run
 
@@ -262,7 +261,7 @@ def export_json(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
             "catalog_version": run.catalog_version,
             "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         },
-        "result": run.result,
+        "result": served_result(run),
     }
     response = JsonResponse(payload, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "json")}"'
@@ -289,11 +288,12 @@ def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
     response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "bom.csv")}"'
     writer = csv.writer(response)
     writer.writerow(BOM_COLUMNS)
-    for line in (run.result or {}).get("bom") or []:
-        writer.writerow([_csv_safe(line.get(col, "")) for col in BOM_COLUMNS])
+    result = stored_result(run) or EngineResult()
+    for line in result.bom:
+        writer.writerow([_csv_safe(getattr(line, col)) for col in BOM_COLUMNS])
     # The costs, each labelled, after the lines (network capex is the sum of the lines).
     writer.writerow([])
-    for row in presenters.cost_figures((run.result or {}).get("cost"))["rows"]:
+    for row in presenters.cost_figures(result.cost)["rows"]:
         writer.writerow(["", "cost", "", _csv_safe(row["label"]), "", "", round(row["usd"], 2)])
     return response
 
@@ -328,7 +328,7 @@ def report_pdf(
     return build_report_pdf(
         scenario_name=scenario.name,
         customer=scenario.customer,
-        result=run.result or {},
+        result=stored_result(run) or EngineResult(),
         run_info={
             "engine_version": run.engine_version,
             "catalog_version": run.catalog_version,

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from advisor.engine.vocabulary import fabric_label
 from advisor.scenarios.models import Scenario
+from advisor.scenarios.results import stored_summary
 from advisor.scenarios.selectors import (
     runs_latest_of,
     scenario_get,
@@ -44,22 +45,13 @@ def _with_latest_runs(scenarios: list[Scenario]) -> list[dict[str, Any]]:
     rows = []
     for scenario in scenarios:
         run = latest.get(scenario.pk)
-        rec = ((run.result or {}).get("recommendation") or {}) if run and run.result else {}
-        cost = ((run.result or {}).get("cost") or {}) if run and run.result else {}
-        rows.append(
-            {
-                "scenario": scenario,
-                "run": run,
-                "fabric": (
-                    fabric_label(str(rec.get("fabric", "")))
-                    if rec.get("needs_compute_fabric", True)
-                    else "No compute fabric"
-                )
-                if rec
-                else "",
-                "capex": cost.get("network_capex_usd"),
-            }
-        )
+        summary = stored_summary(run)
+        fabric, capex = "", None
+        if summary is not None:
+            rec, cost = summary
+            fabric = fabric_label(rec.fabric) if rec.needs_compute_fabric else "No compute fabric"
+            capex = cost.network_capex_usd
+        rows.append({"scenario": scenario, "run": run, "fabric": fabric, "capex": capex})
     return rows
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "Communicator",
     "Constraints",
     "Cost",
+    "CustomModel",
     "Decision",
     "DesignEvaluation",
     "DesignInput",
@@ -155,11 +156,29 @@ class DesignInput(_Record):
 
 
 @dataclass(frozen=True)
+class CustomModel(_Record):
+    """A model given by its shape instead of a preset id (``scenario.model``)."""
+
+    params_b: float = 0.0
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    kv_heads: int = 0
+    vocab: int = 0
+    ffn_hidden: int = 0
+    moe_experts: int = 0
+    moe_top_k: int = 0
+    active_params_b: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class ScenarioEcho(_Record):
     """The normalised scenario v1 with every default filled in (``result.scenario``)."""
 
     workload: str = ""
-    model: str | Mapping[str, Any] = ""
+    model: str | CustomModel = ""
+    """A preset model id, or the custom model's shape."""
     gpu: str = ""
     gpus: int = 0
     gpus_per_node: int = 0

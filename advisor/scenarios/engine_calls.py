@@ -11,6 +11,7 @@ from typing import Any
 from advisor import engine
 from advisor.engine.catalog import Catalog, default_catalog
 from advisor.engine.fabric_fit import FabricFit
+from advisor.engine.result import EngineResult
 from advisor.engine.scenario import parse_scenario
 from advisor.engine.workload import plan_workload
 
@@ -29,13 +30,15 @@ def evaluate_inputs(
     catalog: Catalog | None = None,
     progress: Callable[[int], None] | None = None,
     calibration: FabricFit | None = None,
-) -> dict[str, Any]:
+) -> EngineResult:
     """Run the engine on scenario v1 inputs; bad inputs raise InvalidScenario.
 
-    ``calibration``: a customer's nccl-tests fit (advisor.measurements) to evaluate with.
+    Returns the typed result; :func:`advisor.scenarios.results.result_json` is the JSON a run
+    stores and the API serves. ``calibration``: a customer's nccl-tests fit
+    (advisor.measurements) to evaluate with.
     """
     try:
-        result: dict[str, Any] = engine.evaluate(
+        result = engine.evaluate_typed(
             inputs, catalog=catalog or default_catalog(), progress=progress, calibration=calibration
         )
     except engine.ScenarioError as exc:

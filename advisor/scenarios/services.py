@@ -36,6 +36,7 @@ from advisor.scenarios.claims import (
 )
 from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs, validate_inputs
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.results import result_json
 from advisor.scenarios.signals import run_finished
 from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 
@@ -281,12 +282,12 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
         raise ClaimLost
     return {
         "status": RunStatus.SUCCEEDED,
-        "result": result,
+        "result": result_json(result),
         "progress": 100,
         "error": "",
         "error_fields": None,
-        "engine_version": str(result.get("engine_version", "")),
-        "catalog_version": str(result.get("catalog_version", "")),
+        "engine_version": result.engine_version,
+        "catalog_version": result.catalog_version,
     }
 
 

@@ -15,6 +15,7 @@ from advisor.engine.limits import LIMITS, is_number
 from advisor.engine.scenario import parse_scenario
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import evaluate_inputs
+from advisor.scenarios.results import result_json
 from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 from api.apis.base import ApiView
 from api.errors import ApplicationError
@@ -89,7 +90,7 @@ class EvaluateApi(ApiView):
                 code="evaluation_timeout",
                 status_code=503,
             ) from exc
-        return Response(EvaluateApi.OutputSerializer({"result": result}).data)
+        return Response(EvaluateApi.OutputSerializer({"result": result_json(result)}).data)
 
 
 class CatalogApi(ApiView):

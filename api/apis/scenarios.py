@@ -14,7 +14,9 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor.engine.result import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.results import served_result, stored_result
 from advisor.scenarios.selectors import run_catalog, run_latest
 from api import webhooks
 from api.apis.base import ApiView, visible_scenario_or_404
@@ -38,20 +40,19 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_KEY_MAX = 255
 
 
-def latest_run_succeeded_or_409(
-    scenario: Scenario, what: str
-) -> tuple[ScenarioRun, dict[str, Any]]:
+def latest_run_succeeded_or_409(scenario: Scenario, what: str) -> tuple[ScenarioRun, EngineResult]:
     """The latest run and its result, when it succeeded: `what` (a BOM, a report) is read
     from that result."""
     run = run_latest(scenario=scenario)
-    if run is None or run.status != RunStatus.SUCCEEDED or not isinstance(run.result, dict):
+    result = stored_result(run) if run is not None and run.status == RunStatus.SUCCEEDED else None
+    if run is None or result is None:
         state = run.status if run else "missing"
         raise ApplicationError(
             f"The latest run is {state}; {what} exists once it succeeded.",
             code="result_not_ready",
             status_code=409,
         )
-    return run, run.result
+    return run, result
 
 
 def idempotency_key_of(request: Request) -> str:
@@ -226,9 +227,10 @@ class RunOutputSerializer(serializers.Serializer[Any]):
 
 
 def result_of(run: ScenarioRun | None) -> dict[str, Any] | None:
+    """The result the API serves: the stored JSON read through the typed result."""
     if run is None or run.status != RunStatus.SUCCEEDED:
         return None
-    return run.result
+    return served_result(run)
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True})

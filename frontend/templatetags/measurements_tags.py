@@ -6,6 +6,7 @@ from typing import Any
 
 from django import template
 
+from advisor.engine.result import EngineResult
 from advisor.measurements.selectors import measurement_list, run_measurement
 
 register = template.Library()
@@ -17,7 +18,7 @@ def calibration_panel(
 ) -> dict[str, Any]:
     request = context.get("request")
     user = getattr(request, "user", None)
-    calibration = result.get("calibration") if isinstance(result, dict) else None
+    calibration = result.calibration if isinstance(result, EngineResult) else None
     return {
         "scenario": scenario,
         "calibration": calibration,

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from advisor.engine.catalog import default_catalog
+from advisor.engine.result import EngineResult
 from advisor.scenarios.models import RunStatus, ScenarioRun
 from api.bom import bom_for, option_bom_lines
 from tests.api.conftest import Caller, latest_run
@@ -73,12 +74,13 @@ def test_an_alternative_is_priced_like_the_engine_prices_its_recommendation(
 
 def test_rebuilding_the_recommended_option_gives_the_engines_own_bom(submitted: Any) -> None:
     """Guards the alternative BOM against drifting from how the engine builds its own."""
-    result = latest_run(submitted()["id"]).result
-    recommended = next(o for o in result["options"] if o["recommended"])
+    result = EngineResult.from_dict(latest_run(submitted()["id"]).result)
+    recommended = result.recommended_option
+    assert recommended is not None
 
     rebuilt = option_bom_lines(result=result, option=recommended, catalog=default_catalog())
 
-    assert rebuilt == result["bom"]
+    assert rebuilt == [line.to_dict() for line in result.bom]
 
 
 def test_every_option_of_a_larger_cluster_can_be_priced(submitted: Any) -> None:
@@ -89,11 +91,11 @@ def test_every_option_of_a_larger_cluster_can_be_priced(submitted: Any) -> None:
         "gpus": 256,
         "training": {"global_batch_sequences": 512, "total_tokens": 1e11},
     }
-    result = latest_run(submitted(inputs=inputs)["id"]).result
+    result = EngineResult.from_dict(latest_run(submitted(inputs=inputs)["id"]).result)
 
-    for option in result["options"]:
-        bom = bom_for(result=result, option=option["rank"], catalog=default_catalog())
-        assert bom["total_usd"] == pytest.approx(option["cost"]["network_capex_usd"], abs=0.01)
+    for option in result.options:
+        bom = bom_for(result=result, option=option.rank, catalog=default_catalog())
+        assert bom["total_usd"] == pytest.approx(option.cost.network_capex_usd, abs=0.01)
 
 
 def test_an_option_that_does_not_exist_is_a_400(client_a: Caller, submitted: Any) -> None:

@@ -193,3 +193,17 @@ def test_constructed_results_round_trip() -> None:
     assert EngineResult.from_dict(typed.to_dict()) == typed
     assert list(typed.uncertainty.bands()) == []
     assert Band.from_dict(None) == Band()
+
+
+def test_a_custom_model_is_typed() -> None:
+    raw = {
+        "workload": "training",
+        "model": {"params_b": 7, "layers": 32, "hidden": 4096, "heads": 32, "vocab": 32000},
+        "gpu": "h100-sxm",
+        "gpus": 16,
+    }
+    result = evaluate(raw)
+    typed = EngineResult.from_dict(result)
+    assert not isinstance(typed.scenario.model, str)
+    assert typed.scenario.model.params_b == 7
+    assert typed.to_dict() == result

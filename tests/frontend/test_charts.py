@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import evaluate_typed
+from advisor.engine.result import EngineResult
 from frontend import charts
 from tests.frontend.sample_result import single_server_result, training_result
+
+
+def _training() -> EngineResult:
+    return EngineResult.from_dict(training_result())
 
 
 def _finite(value: Any) -> bool:
@@ -24,18 +29,18 @@ def _finite(value: Any) -> bool:
 
 
 def test_breakdown_splits_each_candidates_step_into_compute_comm_and_idle() -> None:
-    s = charts.breakdown_series(training_result())
+    s = charts.breakdown_series(_training())
     assert s.labels[0] == "RoCE v2 8×400G" and s.recommended[0]
     assert s.compute[0] == 3.80
     assert s.comm[0] == pytest.approx(0.21)
     assert s.idle[0] == pytest.approx(4.12 - 3.80 - 0.21)
-    fig = charts.breakdown_figure(training_result())
+    fig = charts.breakdown_figure(_training())
     assert fig["data"][0]["name"] == "Compute"
     assert fig["data"][0]["y"][0].startswith("★")
 
 
 def test_cost_vs_speed_marks_the_recommended_candidate() -> None:
-    fig = charts.cost_speed_figure(training_result())
+    fig = charts.cost_speed_figure(_training())
     star = next(t for t in fig["data"] if t["name"] == "Recommended")
     assert star["marker"]["symbol"] == "star"
     assert star["x"] == [4.12]
@@ -44,7 +49,7 @@ def test_cost_vs_speed_marks_the_recommended_candidate() -> None:
 
 
 def test_scaling_curve_has_one_line_per_fabric_and_marks_the_job() -> None:
-    fig = charts.scaling_figure(training_result())
+    fig = charts.scaling_figure(_training())
     names = [t["name"] for t in fig["data"]]
     assert names == ["Ethernet (TCP)", "RoCE v2 (recommended)", "InfiniBand"]
     assert fig["data"][1]["y"][-1] == pytest.approx(90.0)
@@ -52,7 +57,7 @@ def test_scaling_curve_has_one_line_per_fabric_and_marks_the_job() -> None:
 
 
 def test_topology_draws_servers_leaves_spines_and_rails() -> None:
-    topo = charts.topology_layout(training_result())
+    topo = charts.topology_layout(_training())
     kinds = [n.kind for n in topo.nodes]
     assert kinds.count("server") == 6  # a sample of the 64
     assert kinds.count("leaf") == 8  # one leaf per rail drawn
@@ -62,12 +67,12 @@ def test_topology_draws_servers_leaves_spines_and_rails() -> None:
     assert rails == set(range(8))
     labels = " ".join(text for _, text in topo.layer_labels)
     assert "64 servers" in labels and "8 leaf switches" in labels and "4 spine" in labels
-    fig = charts.topology_figure(training_result())
+    fig = charts.topology_figure(_training())
     assert any(t["name"] == "rail 1" for t in fig["data"])
 
 
 def test_one_server_is_drawn_without_a_compute_fabric() -> None:
-    topo = charts.topology_layout(single_server_result())
+    topo = charts.topology_layout(EngineResult.from_dict(single_server_result()))
     assert "No GPU compute fabric" in topo.title
     assert [n.kind for n in topo.nodes] == ["server", "switch"]
 
@@ -89,7 +94,7 @@ def test_one_server_is_drawn_without_a_compute_fabric() -> None:
     ],
 )
 def test_real_engine_results_make_finite_json_figures(scenario: dict[str, Any]) -> None:
-    result = evaluate(scenario)
+    result = evaluate_typed(scenario)
     figures = charts.all_figures(result)
     expected = {"breakdown", "cost", "scaling", "topology"}
     if scenario["workload"] == "inference":
@@ -98,7 +103,7 @@ def test_real_engine_results_make_finite_json_figures(scenario: dict[str, Any]) 
     for name, fig in figures.items():
         json.dumps(fig, allow_nan=False)
         assert _finite(fig), name
-        if name != "scaling" or result["workload"]["spans_servers"]:
+        if name != "scaling" or result.workload.spans_servers:
             assert fig["data"], name
     assert sum(len(t["x"]) for t in figures["cost"]["data"]) >= 1
     assert sum(len(t["x"]) for t in figures["breakdown"]["data"]) >= 1

@@ -6,6 +6,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from advisor.engine.result import EngineResult
 from advisor.scenarios.models import Scenario
 from frontend import presenters
 
@@ -44,10 +45,10 @@ def test_entering_the_example_in_the_wizard_gives_the_same_answer() -> None:
         assert client.post(f"{base}/{step}/", data).status_code == 302, step
     done = client.post(f"{base}/review/", {"nav": "submit"})
     assert done.status_code == 302
-    result = Scenario.objects.get().runs.get().result
+    result = EngineResult.from_dict(Scenario.objects.get().runs.get().result)
     head = presenters.headline(result)
     assert example["title"].split(" · ")[0] in head["title"]
-    assert example["costs"] == presenters.cost_figures(result["cost"])["rows"]
+    assert example["costs"] == presenters.cost_figures(result.cost)["rows"]
     assert example["inputs"] == presenters.input_summary(result, _gpu_names())
 
 

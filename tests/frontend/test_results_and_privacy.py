@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from advisor.engine.result import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from tests.frontend.conftest import make_scenario
 from tests.frontend.pdfread import pdf_image_count, pdf_text
@@ -146,7 +147,11 @@ def test_bom_csv_has_every_line(client: Client) -> None:
 def test_json_export_is_the_full_result(client: Client) -> None:
     scenario = make_scenario()
     payload = json.loads(client.get(f"/s/{scenario.pk}/result.json").content)
-    assert payload["result"] == training_result()
+    # the stored result read through its types (advisor.scenarios.results.served_result):
+    # every stored key, and the keys this sample predates with their defaults
+    stored = training_result()
+    assert payload["result"] == EngineResult.from_dict(stored).to_dict()
+    assert payload["result"]["bom"][0].items() >= stored["bom"][0].items()
     assert payload["run"]["catalog_version"] == "builtin-2025.11.1"
 
 
@@ -219,12 +224,14 @@ def test_a_missed_latency_target_is_said_in_the_headline(client: Client) -> None
 
 
 def test_bom_groups_add_up_the_lines_power_and_price() -> None:
-    from advisor.engine import evaluate
+    from advisor.engine import evaluate_typed
     from frontend.presenters import bom_groups
 
-    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64})
+    result = evaluate_typed(
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64}
+    )
     groups = bom_groups(result)
     assert sum(g["power_w"] for g in groups) == pytest.approx(
-        sum(line["power_w"] for line in result["bom"])
+        sum(line.power_w for line in result.bom)
     )
-    assert sum(g["subtotal"] for g in groups) == pytest.approx(result["cost"]["network_capex_usd"])
+    assert sum(g["subtotal"] for g in groups) == pytest.approx(result.cost.network_capex_usd)

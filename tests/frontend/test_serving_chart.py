@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import evaluate_typed
+from advisor.engine.result import EngineResult
 from frontend import charts
 
 DISAGGREGATED = {
@@ -26,12 +26,12 @@ DISAGGREGATED = {
 
 
 @pytest.fixture(scope="module")
-def serving_result() -> dict[str, Any]:
-    return evaluate(DISAGGREGATED)
+def serving_result() -> EngineResult:
+    return evaluate_typed(DISAGGREGATED)
 
 
 def test_a_serving_result_gets_a_latency_vs_load_chart_per_network(
-    serving_result: dict[str, Any],
+    serving_result: EngineResult,
 ) -> None:
     figures = charts.all_figures(serving_result)
     figure = figures["serving"]
@@ -50,6 +50,9 @@ def test_a_serving_result_gets_a_latency_vs_load_chart_per_network(
 
 
 def test_training_results_have_no_serving_chart() -> None:
-    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16})
+    result = evaluate_typed(
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
+    )
     assert "serving" not in charts.all_figures(result)
-    assert charts.serving_figure({"scenario": {"workload": "inference"}}) is None
+    bare = EngineResult.from_dict({"scenario": {"workload": "inference"}})
+    assert charts.serving_figure(bare) is None

@@ -18,6 +18,7 @@ from django.db import OperationalError
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from advisor.engine.result import EngineResult
 from advisor.scenarios import services
 from advisor.scenarios.claims import WorkInterrupted
 from advisor.scenarios.engine_calls import InvalidScenario
@@ -46,7 +47,10 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Evaluate], Non
     monkeypatch.setattr(services, "catalog_current", lambda: None)
 
     def use(fake: Evaluate) -> None:
-        monkeypatch.setattr(services, "evaluate_inputs", fake)
+        def typed(*args: Any, **kwargs: Any) -> EngineResult:
+            return EngineResult.from_dict(fake(*args, **kwargs))
+
+        monkeypatch.setattr(services, "evaluate_inputs", typed)
 
     use(lambda inputs, catalog=None, progress=None: dict(RESULT))
     yield use
@@ -167,7 +171,7 @@ def test_a_run_succeeds_with_its_result_and_versions_and_says_so_once(
     assert reported == [10, 50, 90]
     assert run.status == RunStatus.SUCCEEDED
     assert run.progress == 100
-    assert run.result == RESULT
+    assert run.result == EngineResult.from_dict(RESULT).to_dict()  # stored through the types
     assert (run.engine_version, run.catalog_version) == ("9.9.9", "cat-1")
     assert run.attempts == 1
     assert run.finished_at is not None

@@ -1,0 +1,63 @@
+"""The boundary where engine results are stored and served: the one place that turns the
+typed result (:class:`advisor.engine.result.EngineResult`) into the JSON a run stores and the
+API serves, and a stored run's JSON back into the typed result the pages read.
+
+- Stored: ``ScenarioRun.result`` holds :func:`result_json` of the typed result (the JSON of
+  docs/ENGINE_API.md, "Result (output)").
+- Read: :func:`stored_result` (pages, PDF, CSV, the API's BOM) parses it once per run object;
+  results stored by older engine versions load with defaults for keys added since.
+- Served: :func:`served_result` is what the API returns as ``result``: the stored JSON read
+  through the types and written back, so its shape is today's whatever version stored it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine.result import Cost, EngineResult, Recommendation
+from advisor.scenarios.models import ScenarioRun
+
+_CACHE_ATTR = "_typed_result"
+
+
+def result_json(result: EngineResult) -> dict[str, Any]:
+    """The JSON a run stores and the API serves (``EngineResult.to_dict``)."""
+    return result.to_dict()
+
+
+def result_from_json(data: dict[str, Any]) -> EngineResult:
+    """A stored result's JSON as the typed result (missing newer keys take defaults)."""
+    return EngineResult.from_dict(data)
+
+
+def stored_result(run: ScenarioRun | None) -> EngineResult | None:
+    """The run's stored result, typed; None while the run has none. Parsed once per run
+    object (the results page, its charts and its PDF read the same object)."""
+    if run is None or not isinstance(run.result, dict) or not run.result:
+        return None
+    cached = run.__dict__.get(_CACHE_ATTR)
+    if cached is not None and cached[0] is run.result:
+        return cached[1]  # type: ignore[no-any-return]
+    typed = result_from_json(run.result)
+    run.__dict__[_CACHE_ATTR] = (run.result, typed)
+    return typed
+
+
+def stored_summary(run: ScenarioRun | None) -> tuple[Recommendation, Cost] | None:
+    """The recommendation and cost of a run's stored result, without reading the rest (the
+    scenario list shows these for up to 200 runs; the whole result takes ~7 ms to read)."""
+    if run is None or not isinstance(run.result, dict) or not run.result:
+        return None
+    typed = run.__dict__.get(_CACHE_ATTR)
+    if typed is not None and typed[0] is run.result:
+        return typed[1].recommendation, typed[1].cost
+    return (
+        Recommendation.from_dict(run.result.get("recommendation")),
+        Cost.from_dict(run.result.get("cost")),
+    )
+
+
+def served_result(run: ScenarioRun | None) -> dict[str, Any] | None:
+    """The result the API serves for a run (None while it has none)."""
+    typed = stored_result(run)
+    return result_json(typed) if typed is not None else None
