@@ -18,12 +18,11 @@ from advisor.engine.recommend.candidates import fabric_title
 from advisor.engine.recommend.facts import JobFacts
 from advisor.engine.recommend.policy import (
     RISKS,
+    TIE_BAND,
     Choice,
     departure_phrase,
     skills_gap,
-    tie_phrase,
     tied,
-    unit_cost_per_server,
     vendor_score,
 )
 from advisor.engine.recommend.pricing import Scored
@@ -51,8 +50,8 @@ def perf_str(facts: JobFacts, perf: float) -> str:
     return f"{perf:.1f} ms/token" if facts.inference else f"{perf:.2f} s/step"
 
 
-def same_text(facts: JobFacts, a: float, b: float) -> bool:
-    return perf_str(facts, a) == perf_str(facts, b)
+def same_text(facts: JobFacts, first: float, second: float) -> bool:
+    return perf_str(facts, first) == perf_str(facts, second)
 
 
 def topo_phrase(topo: TopologySize) -> str:
@@ -61,6 +60,11 @@ def topo_phrase(topo: TopologySize) -> str:
     rail = "rail-optimized " if topo.rail_optimized else ""
     ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
     return f"{ratio} {rail}{tiers_in_words(topo.tiers)}"
+
+
+def departures_phrase(facts: JobFacts, design: Scored) -> str:
+    """Every way the design departs from field practice, in words, joined by semicolons."""
+    return "; ".join(departure_phrase(facts, design, departure) for departure in design.departures)
 
 
 def switch_counts(topo: TopologySize) -> str:
@@ -80,37 +84,42 @@ def switch_counts(topo: TopologySize) -> str:
     )
 
 
-def design_phrase(sc: Scored) -> str:
-    c = sc.cand
-    nic = c.nic.description.split(" (")[0]
+def design_phrase(scored: Scored) -> str:
+    candidate = scored.cand
+    nic = candidate.nic.description.split(" (")[0]
     return (
-        f"{fabric_title(c.fabric, c.nic_gbps)}, {c.nics_per_node} x {c.nic_gbps}G per server "
-        f"({nic}) on a {topo_phrase(sc.topo)} of {c.switch.description.split(' (')[0]}"
+        f"{fabric_title(candidate.fabric, candidate.nic_gbps)}, "
+        f"{candidate.nics_per_node} x {candidate.nic_gbps}G per server ({nic}) on a "
+        f"{topo_phrase(scored.topo)} of {candidate.switch.description.split(' (')[0]}"
     )
 
 
 # --------------------------------------------------------------------- reference design
 
 
-def reference_design(facts: JobFacts, sc: Scored) -> dict[str, Any]:
-    p = facts.platform
-    phrases = [departure_phrase(facts, sc, code) for code in sc.departures]
+def reference_design(facts: JobFacts, scored: Scored) -> dict[str, Any]:
+    platform = facts.platform
+    phrases = [departure_phrase(facts, scored, code) for code in scored.departures]
     notes: list[str] = []
-    if sc.cand.fabric != p.reference_fabric:
+    if scored.cand.fabric != platform.reference_fabric:
         notes.append(
-            f"{fabric_label(sc.cand.fabric)} where the reference uses "
-            f"{fabric_label(p.reference_fabric)} (both are field practice)"
+            f"{fabric_label(scored.cand.fabric)} where the reference uses "
+            f"{fabric_label(platform.reference_fabric)} (both are field practice)"
         )
-    if sc.topo.tiers == 1:
+    if scored.topo.tiers == 1:
         notes.append("one switch: no spine redundancy at this size")
     if phrases:
-        text = f"Reference design: departs from {p.reference_design}: " + "; ".join(phrases) + "."
+        text = (
+            f"Reference design: departs from {platform.reference_design}: "
+            + "; ".join(phrases)
+            + "."
+        )
     else:
-        text = f"Reference design: matches {p.reference_design}" + (
+        text = f"Reference design: matches {platform.reference_design}" + (
             f" ({'; '.join(notes)})." if notes else "."
         )
     return {
-        "name": p.reference_design,
+        "name": platform.reference_design,
         "matches": not phrases,
         "departures": phrases,
         "notes": notes,
@@ -122,17 +131,17 @@ def reference_design(facts: JobFacts, sc: Scored) -> dict[str, Any]:
 
 
 def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | None) -> str:
-    sc = choice.best
-    life = sc.life
+    scored = choice.best
+    life = scored.life
     base = (
-        f"{design_phrase(sc)}: {usd(sc.capex_usd)} of network; "
+        f"{design_phrase(scored)}: {usd(scored.capex_usd)} of network; "
         f"{usd(life.total_usd)} over its {life.years:g}-year life"
     )
     if choice.mode == "over_budget" and facts.network_budget_usd is not None:
         buys = ""
         if budget_info and budget_info.get("budget_buys"):
-            b = budget_info["budget_buys"]
-            buys = f" The budget would buy {b['design']} ({b['slowdown_text']})."
+            second = budget_info["budget_buys"]
+            buys = f" The budget would buy {second['design']} ({second['slowdown_text']})."
         elif budget_info is not None:
             buys = (
                 " The budget does not cover even the storage and management networks "
@@ -140,20 +149,19 @@ def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | N
             )
         return (
             f"No design fits the {usd(facts.network_budget_usd)} network budget: the least "
-            f"expensive design that meets the job's needs is {design_phrase(sc)} at "
-            f"{usd(sc.capex_usd)} of network.{buys}"
+            f"expensive design that meets the job's needs is {design_phrase(scored)} at "
+            f"{usd(scored.capex_usd)} of network.{buys}"
         )
-    if choice.mode == "cost_preference" and sc.departures:
+    if choice.mode == "cost_preference" and scored.departures:
         return (
             "Cost-first alternative (prefer=cost, allow_oversubscription), departing from field "
-            f"practice ({'; '.join(departure_phrase(facts, sc, d) for d in sc.departures)}): "
-            f"{base}."
+            f"practice ({departures_phrase(facts, scored)}): {base}."
         )
-    if choice.mode == "constraints_forced" and sc.departures:
+    if choice.mode == "constraints_forced" and scored.departures:
         why = "the budget" if facts.network_budget_usd is not None else "the constraints"
         return (
             f"Only a departure from field practice fits {why} "
-            f"({'; '.join(departure_phrase(facts, sc, d) for d in sc.departures)}): {base}."
+            f"({departures_phrase(facts, scored)}): {base}."
         )
     return f"{base}."
 
@@ -163,7 +171,7 @@ def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | N
 
 def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
     best = choice.best
-    c = best.cand
+    candidate = best.cand
     out: list[str] = []
     if facts.inference and facts.kv_only:
         out.append(
@@ -207,18 +215,18 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     )
     topo = best.topo
     out.append(
-        f"{topo.endpoints} NIC ports on {c.switch.sku} ({c.radix} ports at {c.nic_gbps}G): "
-        f"{topo_phrase(topo)} with {switch_counts(topo)}."
+        f"{topo.endpoints} NIC ports on {candidate.switch.sku} ({candidate.radix} ports at "
+        f"{candidate.nic_gbps}G): {topo_phrase(topo)} with {switch_counts(topo)}."
     )
     out.extend(_class_sentences(facts, choice, scored))
     out.extend(_alternative_sentences(facts, best, scored))
     if best.ops_usd > 0.5:
         out.append(
-            f"Team skills ({facts.team_skills}): {fabric_label(c.fabric)} carries "
+            f"Team skills ({facts.team_skills}): {fabric_label(candidate.fabric)} carries "
             f"{usd(best.ops_usd)} of ramp-up and risk for {team(facts)}, included above."
         )
     if facts.network_budget_usd is not None and choice.mode != "over_budget":
-        over = sum(1 for sc in scored if sc.capex_usd > facts.network_budget_usd)
+        over = sum(1 for design in scored if design.capex_usd > facts.network_budget_usd)
         out.append(
             f"The {usd(facts.network_budget_usd)} network budget rules out {over} of "
             f"{len(scored)} designs; the recommended network costs {usd(best.capex_usd)}."
@@ -248,7 +256,7 @@ def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
     if tied(best, alt):
         reason = tie_reason(facts, best, alt)
         return (
-            f"{aname} is tied with the recommendation {tie_phrase(best, alt)} "
+            f"{aname} is tied with the recommendation within +-{TIE_BAND * 100:.0f}% "
             f"(life cost {usd(alt.decision_usd)} vs {usd(best.decision_usd)}, "
             + (
                 f"the same {perf_str(facts, best.perf)}"
@@ -269,9 +277,7 @@ def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
     if alt.departures and not best.departures:
         return (
             f"{aname} would cost {usd(-d_life)} less over the life{speed}, but departs from "
-            "field practice: "
-            + "; ".join(departure_phrase(facts, alt, d) for d in alt.departures)
-            + "."
+            "field practice: " + departures_phrase(facts, alt) + "."
         )
     return (
         f"{aname} would cost {usd(-d_life)} less over the life{speed}; "
@@ -287,17 +293,6 @@ def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
     if vendor_score(facts, best) < vendor_score(facts, alt):
         ref = facts.platform.reference_design.split(":")[0]
         return f"vendor match with the platform's reference design ({ref})"
-    unit_best, unit_alt = unit_cost_per_server(best), unit_cost_per_server(alt)
-    if round(unit_best, 2) < round(unit_alt, 2):
-        return (
-            f"unit cost ({usd(unit_alt - unit_best)} less per server in NICs and switch ports, "
-            "at any cluster size)"
-        )
-    if best.cand.radix > alt.cand.radix:
-        return (
-            f"switch radix ({best.cand.radix} ports at {best.cand.nic_gbps}G against "
-            f"{alt.cand.radix}: it grows further before another tier)"
-        )
     if round(best.capex_usd, 2) < round(alt.capex_usd, 2):
         return f"network capex ({usd(alt.capex_usd - best.capex_usd)} less)"
     return "cost"
@@ -312,16 +307,16 @@ def _alternative_sentences(facts: JobFacts, best: Scored, scored: list[Scored]) 
             out.append(f"Risk of the chosen departure ({phrase}): {RISKS.get(code, code)}.")
         return out
     alts = [
-        sc
-        for sc in scored
-        if sc.departures
-        and sc.feasible
-        and sc.cand.fabric == best.cand.fabric
-        and sc.capex_usd < best.capex_usd
+        design
+        for design in scored
+        if design.departures
+        and design.feasible
+        and design.cand.fabric == best.cand.fabric
+        and design.capex_usd < best.capex_usd
     ]
     if not alts:
         return []
-    alt = min(alts, key=lambda sc: (sc.decision_usd, sc.capex_usd))
+    alt = min(alts, key=lambda design: (design.decision_usd, design.capex_usd))
     saving = best.capex_usd - alt.capex_usd
     d_life = alt.decision_usd - best.decision_usd
     verdict = (
@@ -337,7 +332,7 @@ def _alternative_sentences(facts: JobFacts, best: Scored, scored: list[Scored]) 
     risks = "; ".join(RISKS[code] for code in alt.departures if code in RISKS)
     return [
         "Priced alternative: "
-        + "; ".join(departure_phrase(facts, alt, d) for d in alt.departures)
+        + departures_phrase(facts, alt)
         + f" saves {usd(saving)} of network, {speed} and {verdict}. Risks: {risks}. "
         "It is recommended only with prefer=cost and constraints.allow_oversubscription, or "
         "when the budget leaves no other way."
@@ -348,40 +343,40 @@ def best_per_fabric(scored: list[Scored]) -> dict[str, Scored]:
     """Each fabric class's representative: its cheapest feasible field-practice design, else
     its cheapest feasible design, else the one closest to feasible."""
     best: dict[str, Scored] = {}
-    for sc in scored:
-        cur = best.get(sc.cand.fabric)
-        if cur is None or class_key(sc) < class_key(cur):
-            best[sc.cand.fabric] = sc
+    for design in scored:
+        cur = best.get(design.cand.fabric)
+        if cur is None or class_key(design) < class_key(cur):
+            best[design.cand.fabric] = design
     return best
 
 
-def class_key(sc: Scored) -> tuple[int, int, float]:
-    if sc.feasible:
-        return (0, len(sc.departures), sc.decision_usd)
-    if all("budget" in v for v in sc.violations):
-        return (1, len(sc.departures), sc.capex_usd)
-    return (2 + len(sc.violations), 0, sc.perf)
+def class_key(scored: Scored) -> tuple[int, int, float]:
+    if scored.feasible:
+        return (0, len(scored.departures), scored.decision_usd)
+    if all("budget" in violation for violation in scored.violations):
+        return (1, len(scored.departures), scored.capex_usd)
+    return (2 + len(scored.violations), 0, scored.perf)
 
 
 # ------------------------------------------------------------------------------ why not
 
 
-def why_not(facts: JobFacts, sc: Scored, choice: Choice) -> str | None:
+def why_not(facts: JobFacts, scored: Scored, choice: Choice) -> str | None:
     best = choice.best
-    if sc is best:
+    if scored is best:
         return None
-    if sc.violations:
-        return "Ruled out: " + "; ".join(sc.violations) + "."
+    if scored.violations:
+        return "Ruled out: " + "; ".join(scored.violations) + "."
     name = "This design"
-    if sc in choice.tied:
+    if scored in choice.tied:
         return (
-            f"Tied with the recommendation {tie_phrase(best, sc)} (life cost "
-            f"{usd(sc.decision_usd)} vs {usd(best.decision_usd)}); the tie goes to the "
-            f"recommendation on {tie_reason(facts, best, sc)}."
+            f"Tied with the recommendation within +-{TIE_BAND * 100:.0f}% (life cost "
+            f"{usd(scored.decision_usd)} vs {usd(best.decision_usd)}); the tie goes to the "
+            f"recommendation on {tie_reason(facts, best, scored)}."
         )
-    if sc.departures and not best.departures:
-        risks = "; ".join(RISKS[c] for c in sc.departures if c in RISKS)
-        d_life = sc.decision_usd - best.decision_usd
+    if scored.departures and not best.departures:
+        risks = "; ".join(RISKS[code] for code in scored.departures if code in RISKS)
+        d_life = scored.decision_usd - best.decision_usd
         money = (
             f"costs {usd(d_life)} more over the life"
             if d_life > 0.5
@@ -389,10 +384,10 @@ def why_not(facts: JobFacts, sc: Scored, choice: Choice) -> str | None:
         )
         return (
             "Departs from field practice ("
-            + "; ".join(departure_phrase(facts, sc, d) for d in sc.departures)
+            + departures_phrase(facts, scored)
             + f"); {money}. Risks: {risks}."
         )
-    return compare(facts, best, sc, name)
+    return compare(facts, best, scored, name)
 
 
 # ------------------------------------------------------------------------- break-even etc.
@@ -433,11 +428,13 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
             }
         )
     feasible = [
-        sc for sc in scored if sc.feasible and sc is not best and sc.capex_usd < best.capex_usd
+        design
+        for design in scored
+        if design.feasible and design is not best and design.capex_usd < best.capex_usd
     ]
-    same_class = [sc for sc in feasible if len(sc.departures) <= len(best.departures)]
-    same_class = [sc for sc in same_class if not tied(best, sc)]
-    runner = min(same_class, key=lambda sc: sc.decision_usd, default=None)
+    same_class = [design for design in feasible if len(design.departures) <= len(best.departures)]
+    same_class = [design for design in same_class if not tied(best, design)]
+    runner = min(same_class, key=lambda design: design.decision_usd, default=None)
     if runner is not None and runner.decision_usd > best.decision_usd:
         factor = 1.0 + (runner.decision_usd - best.decision_usd) / (
             best.capex_usd - runner.capex_usd
@@ -456,16 +453,16 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
             )
     if facts.inference and facts.target_ms_per_token is not None:
         slower_cheaper = [
-            sc
-            for sc in scored
-            if sc.perf > facts.target_ms_per_token
-            and sc.decision_usd < best.decision_usd
-            and not sc.departures
-            and all("target" in v for v in sc.violations)
-            and sc.violations
+            design
+            for design in scored
+            if design.perf > facts.target_ms_per_token
+            and design.decision_usd < best.decision_usd
+            and not design.departures
+            and all("target" in violation for violation in design.violations)
+            and design.violations
         ]
         if slower_cheaper and best.perf <= facts.target_ms_per_token:
-            alt = min(slower_cheaper, key=lambda sc: sc.decision_usd)
+            alt = min(slower_cheaper, key=lambda design: design.decision_usd)
             out.append(
                 {
                     "statement": f"With a latency target of {alt.perf:.1f} ms per token or "
@@ -478,9 +475,9 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
     return out
 
 
-def _risk(sc: Scored) -> float:
+def _risk(scored: Scored) -> float:
     """The GPU-price-proportional part of operations (the risk premium)."""
-    return sc.life.operations_risk_usd
+    return scored.life.operations_risk_usd
 
 
 def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
