@@ -25,6 +25,7 @@ from advisor.measurements.services import (
     text_max_chars,
 )
 from advisor.scenarios.models import Scenario
+from advisor.scenarios.results import stored_result
 from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
 from advisor.scenarios.services import RunInProgress
 from frontend.access import scenario_or_404
@@ -230,11 +231,12 @@ def _plan_and_grading(
     request: HttpRequest, scenario: Scenario
 ) -> tuple[AcceptancePlan, Grading | None]:
     run = run_latest_succeeded(scenario=scenario)
-    if run is None or not run.result:
+    result = stored_result(run)
+    if run is None or result is None:
         raise Http404("The scenario has no finished evaluation yet")
     try:
         plan = acceptance_plan(
-            run.result,
+            result,
             catalog=run_catalog(run=run),
             given_design=request.GET.get("design") == "given",
         )

@@ -18,6 +18,7 @@ decimals (0.00 GB/s for every size below a few kB).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from advisor.engine.collectives import busbw_factor, collective_time_s, make_dom
 from advisor.engine.constants import RAIL_GROUP_NODES
 from advisor.engine.fabric_fit import MAX_TIME_US, MIN_TIME_US
 from advisor.engine.nccl_tests import ENGINE_OP, ParsedText
+from advisor.engine.result import EngineResult
 
 __all__ = [
     "ACCEPTANCE_OPS",
@@ -175,12 +177,12 @@ class AcceptancePlan:
         }
 
 
-def _scopes(nodes: int, topology: dict[str, Any], nics_per_node: int) -> list[tuple[str, int]]:
+def _scopes(nodes: int, leaves: int, rail: bool, nics_per_node: int) -> list[tuple[str, int]]:
+    """The scopes to test: 2 servers, one leaf or rail group (``leaves`` leaf switches, 0
+    when the design's topology is not known) and the whole job."""
     scopes: list[tuple[str, int]] = []
     if nodes >= 2:
         scopes.append(("2 servers", 2))
-    leaves = int(topology.get("leaf_switches") or 0)
-    rail = bool(topology.get("rail_optimized"))
     if leaves > 0 and nodes > 2:
         per_leaf = nodes * max(1, nics_per_node) // leaves if rail else nodes // leaves
         per_leaf = max(2, min(nodes, per_leaf or RAIL_GROUP_NODES))
@@ -219,34 +221,45 @@ def _commands(
 
 
 def acceptance_plan(
-    result: dict[str, Any], *, catalog: Catalog | None = None, given_design: bool = False
+    result: EngineResult | Mapping[str, Any],
+    *,
+    catalog: Catalog | None = None,
+    given_design: bool = False,
 ) -> AcceptancePlan:
-    """Plan for the recommended design of an engine result (``evaluate`` output).
+    """Plan for the recommended design of an engine result (``evaluate_typed`` output, or
+    the JSON of ``evaluate``).
 
     ``given_design=True`` (or a result without a recommendation) plans the scenario's own
     ``design`` instead.  Raises ValueError when the result names no GPU or no design.
     """
+    typed = result if isinstance(result, EngineResult) else EngineResult.from_dict(result)
     cat = catalog or default_catalog()
-    scenario = result.get("scenario") or {}
-    gpu = cat.gpu(str(scenario.get("gpu")))
+    scenario = typed.scenario
+    gpu = cat.gpu(scenario.gpu)
     if gpu is None:
         raise ValueError("result has no known scenario.gpu")
-    gpn = int(scenario.get("gpus_per_node") or gpu.gpus_per_server)
-    gpus = int(scenario.get("gpus") or gpn)
+    gpn = int(scenario.gpus_per_node or gpu.gpus_per_server)
+    gpus = int(scenario.gpus or gpn)
     nodes = max(1, gpus // max(1, gpn))
-    rec = result.get("recommendation") or {}
-    design = (result.get("design_evaluation") or {}).get("design") or {}
-    src = design if (given_design and design.get("fabric")) or not rec.get("fabric") else rec
-    fabric = src.get("fabric") if nodes > 1 else None
-    topology = (rec.get("topology") or {}) if src is rec else {}
-    nic_gbps = float(src.get("nic_gbps") or 0.0)
-    nics = int(src.get("nics_per_node") or 0)
-    oversub = float(topology.get("oversubscription") or src.get("oversubscription") or 1.0)
+    rec = typed.recommendation
+    given = typed.design_evaluation.design if typed.design_evaluation is not None else None
+    use_given = given is not None and ((given_design and bool(given.fabric)) or not rec.fabric)
+    if given is not None and use_given:
+        fabric_id, nic_gbps, nics = given.fabric, given.nic_gbps, given.nics_per_node
+        oversub = float(given.oversubscription or 1.0)
+        leaves, rail = 0, False  # the given design's topology is not in the result
+    else:
+        fabric_id, nic_gbps, nics = rec.fabric, rec.nic_gbps, rec.nics_per_node
+        oversub = float(rec.topology.oversubscription or 1.0)
+        leaves, rail = int(rec.topology.leaf_switches or 0), rec.topology.rail_optimized
+    fabric = fabric_id if nodes > 1 else None
+    nic_gbps = float(nic_gbps or 0.0)
+    nics = int(nics or 0)
     if nodes > 1 and (not fabric or nic_gbps <= 0 or nics <= 0):
         raise ValueError("result has no recommended or given network design to plan for")
     env = _ENV.get(str(fabric), ()) if fabric else ()
     tool = "rccl-tests" if gpu.vendor == "AMD" else "nccl-tests"
-    scopes = _scopes(nodes, topology, nics)
+    scopes = _scopes(nodes, leaves, rail, nics)
     checks: list[AcceptanceCheck] = []
     commands: list[tuple[str, str, str]] = []
     for scope, n in scopes:

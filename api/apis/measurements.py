@@ -18,6 +18,7 @@ from advisor.measurements.services import (
     measurement_create,
     scenario_run_calibrated,
 )
+from advisor.scenarios.results import stored_result
 from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
 from advisor.scenarios.services import RunInProgress
 from api.apis.base import ApiView, visible_scenario_or_404
@@ -207,13 +208,14 @@ class ScenarioAcceptanceApi(ApiView):
     def _plan(request: Request, scenario_id: Any) -> Any:
         scenario = visible_scenario_or_404(request, scenario_id)
         run = run_latest_succeeded(scenario=scenario)
-        if run is None or not run.result:
+        result = stored_result(run)
+        if run is None or result is None:
             raise ApplicationError(
                 "The scenario has no finished evaluation yet.", code="not_ready", status_code=409
             )
         given = str(request.query_params.get("design", "")) == "given"
         try:
-            return acceptance_plan(run.result, catalog=run_catalog(run=run), given_design=given)
+            return acceptance_plan(result, catalog=run_catalog(run=run), given_design=given)
         except ValueError as exc:
             raise ApplicationError(str(exc), code="no_design", status_code=409) from exc
 

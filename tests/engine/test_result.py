@@ -207,3 +207,16 @@ def test_a_custom_model_is_typed() -> None:
     assert not isinstance(typed.scenario.model, str)
     assert typed.scenario.model.params_b == 7
     assert typed.to_dict() == result
+
+
+def test_the_acceptance_plan_reads_the_typed_result_as_the_json(
+    results: dict[str, dict[str, Any]],
+) -> None:
+    from advisor.engine.acceptance import acceptance_plan
+
+    raw = results["training_with_design"]
+    typed = EngineResult.from_dict(raw)
+    assert acceptance_plan(typed) == acceptance_plan(raw)
+    given = acceptance_plan(typed, given_design=True)
+    assert given == acceptance_plan(raw, given_design=True)
+    assert given.fabric == "roce"
