@@ -38,7 +38,9 @@ __all__ = [
     "BreakEven",
     "Budget",
     "BudgetBuys",
+    "CalibrationApplied",
     "CalibrationComparison",
+    "CalibrationSummary",
     "Communicator",
     "Constraints",
     "Cost",
@@ -682,13 +684,43 @@ class DesignEvaluation(_Record):
 
 
 @dataclass(frozen=True)
+class CalibrationApplied(_Record):
+    """The calibration a customer's measurement sets (``Calibration.to_dict``)."""
+
+    net_bandwidth_scale: float = 1.0
+    net_latency_delta_us: float = 0.0
+    scaleup_bandwidth_scale: float = 1.0
+    source: str = ""
+    fabric: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class CalibrationSummary(_Record):
+    """One side of the comparison: the recommendation without or with the measurement."""
+
+    fabric: str | None = None
+    nic_gbps: float | None = None
+    nics_per_node: int | None = None
+    topology: str | None = None
+    oversubscription: float | None = None
+    headline: str | None = None
+    step_time_s: float | None = None
+    ms_per_token: float | None = None
+    total_cost_usd: float | None = None
+    design_metrics: Metrics | None = None
+    """The given design's metrics (None without a ``design``)."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class CalibrationComparison(_Record):
     """Default vs calibrated recommendation with a customer's measurement (section 16)."""
 
-    calibration: Mapping[str, Any] = field(default_factory=dict)
+    calibration: CalibrationApplied = field(default_factory=CalibrationApplied)
     fit_warnings: tuple[str, ...] = ()
-    default: Mapping[str, Any] = field(default_factory=dict)
-    calibrated: Mapping[str, Any] = field(default_factory=dict)
+    default: CalibrationSummary = field(default_factory=CalibrationSummary)
+    calibrated: CalibrationSummary = field(default_factory=CalibrationSummary)
     recommendation_changed: bool = False
     why: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)

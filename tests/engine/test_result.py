@@ -220,3 +220,18 @@ def test_the_acceptance_plan_reads_the_typed_result_as_the_json(
     given = acceptance_plan(typed, given_design=True)
     assert given == acceptance_plan(raw, given_design=True)
     assert given.fabric == "roce"
+
+
+def test_a_calibrated_result_round_trips_with_its_comparison() -> None:
+    from tests.measurements.test_calibrated_evaluate import SCENARIO, roce_fit
+
+    raw = evaluate(SCENARIO, calibration=roce_fit(0.25, latency_s=50e-6))
+    typed = EngineResult.from_dict(raw)
+    assert typed.calibration is not None
+    assert typed.calibration.calibration.fabric == "roce"
+    assert typed.calibration.default.fabric == raw["calibration"]["default"]["fabric"]
+    assert typed.calibration.calibrated.design_metrics is not None
+    assert typed.calibration.calibration.extra == {}
+    assert typed.calibration.default.extra == {}
+    assert json.dumps(typed.to_dict(), sort_keys=True) == json.dumps(raw, sort_keys=True)
+    assert EngineResult.from_dict(typed.to_dict()) == typed
