@@ -11,11 +11,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
+from advisor.reports import charts, presenters
 from advisor.scenarios.models import RunStatus
+from advisor.scenarios.reports import gpu_names
 from advisor.scenarios.results import stored_result
 from advisor.scenarios.selectors import scenario_get
-from frontend import charts, presenters
-from frontend.results import gpu_names, person, run_figures
+from frontend.results import person, run_figures
 
 COMPARE_MIN = 2
 COMPARE_MAX = 4
@@ -147,7 +148,7 @@ def compare_pdf(request: HttpRequest) -> HttpResponse:
     data = comparison(request)
     if data is None:
         return _refuse(request, len(_columns(request)))
-    from frontend.report import build_compare_pdf  # matplotlib loads only for PDFs
+    from advisor.reports.pdf import build_compare_pdf  # matplotlib loads only for PDFs
 
     name, _email = person(request.user)
     pdf = build_compare_pdf(

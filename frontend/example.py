@@ -15,9 +15,9 @@ from django.core.cache import cache
 from advisor.engine import ENGINE_VERSION
 from advisor.engine.formatting import usd_compact
 from advisor.engine.vocabulary import fabric_label
+from advisor.reports import presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs
-from frontend import presenters
 from frontend import questionnaire as qn
 
 # What differs from the questionnaire's defaults (the rest is shown on the page too).

@@ -11,17 +11,16 @@ from django.contrib import messages
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
-from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
 from advisor.engine.result import EngineResult
+from advisor.reports import charts, presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.reports import export_filename, pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result
 from advisor.scenarios.selectors import run_latest, run_latest_succeeded, user_is_sales
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
-from frontend import charts, presenters
 from frontend import questionnaire as qn
 from frontend.access import remember_created_draft, remember_created_scenario, scenario_or_404
 from frontend.services import draft_create
@@ -99,7 +98,7 @@ def result_context(
         "options": _Lazy(lambda: presenters.options_rows(result, limit=OPTIONS_IN_TABLE)),
         "options_total": len(result.options),
         "uncertainty": presenters.uncertainty_rows(result),
-        "inference": charts.is_inference(result),
+        "inference": result.is_inference,
         "topology": charts.topology_layout(result),
         "has_scaling": bool(charts.scaling_series(result)),
         "has_alternatives": len(result.options) > 1,
@@ -246,10 +245,6 @@ def _result_or_404(request: HttpRequest, scenario_id: uuid.UUID) -> tuple[Scenar
     return scenario, run
 
 
-def _filename(scenario: Scenario, ext: str) -> str:
-    return f"fabric-advisor-{slugify(scenario.name)[:60] or scenario.pk}.{ext}"
-
-
 @require_GET
 def export_json(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario, run = _result_or_404(request, scenario_id)
@@ -264,7 +259,7 @@ def export_json(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
         "result": served_result(run),
     }
     response = JsonResponse(payload, json_dumps_params={"indent": 2})
-    response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "json")}"'
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(scenario, "json")}"'
     return response
 
 
@@ -285,7 +280,8 @@ BOM_COLUMNS = (
 def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario, run = _result_or_404(request, scenario_id)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{_filename(scenario, "bom.csv")}"'
+    filename = export_filename(scenario, "bom.csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
     writer.writerow(BOM_COLUMNS)
     result = stored_result(run) or EngineResult()
@@ -312,43 +308,6 @@ def person(user: Any) -> tuple[str, str]:
         return "", ""
     name = (user.get_full_name() or "").strip() or user.get_username()
     return name, str(getattr(user, "email", "") or "")
-
-
-def gpu_names() -> dict[str, str]:
-    """GPU ids to their catalog names (the report says 'NVIDIA H100 SXM', not 'h100-sxm')."""
-    return {g.id: g.name for g in catalog_current().gpus}
-
-
-def report_pdf(
-    scenario: Scenario, run: ScenarioRun, *, prepared_by: str, contact: str, link: str
-) -> bytes:
-    """The quote-ready PDF of a scenario's run: the web page's and the API's."""
-    from frontend.report import QuoteInfo, build_report_pdf  # matplotlib loads only for PDFs
-
-    return build_report_pdf(
-        scenario_name=scenario.name,
-        customer=scenario.customer,
-        result=stored_result(run) or EngineResult(),
-        run_info={
-            "engine_version": run.engine_version,
-            "catalog_version": run.catalog_version,
-            "finished_at": run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
-            if run.finished_at
-            else "",
-            "link": link,
-        },
-        quote=QuoteInfo(
-            reference=scenario.quote_reference,
-            prepared_by=prepared_by,
-            contact=contact,
-            date=timezone.now().date(),
-        ),
-        gpu_names=gpu_names(),
-    )
-
-
-def pdf_filename(scenario: Scenario) -> str:
-    return _filename(scenario, "pdf")
 
 
 @require_GET

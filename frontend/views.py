@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from advisor.engine.vocabulary import fabric_label
+from advisor.reports import charts
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.results import stored_summary
 from advisor.scenarios.selectors import (
@@ -25,7 +26,6 @@ from advisor.scenarios.selectors import (
     scenarios_with_latest_run,
     user_is_sales,
 )
-from frontend import charts
 from frontend.access import (
     created_draft_ids,
     created_scenario_ids,

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from advisor.engine.result import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.reports import pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result
 from advisor.scenarios.selectors import run_catalog, run_latest
 from api import webhooks
@@ -448,8 +449,6 @@ class ScenarioReportApi(ApiView):
         },
     )
     def get(self, request: Request, scenario_id: Any) -> HttpResponse:
-        from frontend.results import pdf_filename, report_pdf
-
         scenario = visible_scenario_or_404(request, scenario_id)
         run, _ = latest_run_succeeded_or_409(scenario, "the report")
         client = api_client_of(request)

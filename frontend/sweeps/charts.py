@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from advisor.engine.vocabulary import fabric_label
-from frontend.charts import FABRIC_COLORS, FONT
+from advisor.reports.charts import FABRIC_COLORS, FONT
 
 Row = dict[str, Any]
 

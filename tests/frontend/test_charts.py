@@ -10,7 +10,7 @@ import pytest
 
 from advisor.engine import evaluate_typed
 from advisor.engine.result import EngineResult
-from frontend import charts
+from advisor.reports import charts
 from tests.frontend.sample_result import single_server_result, training_result
 
 

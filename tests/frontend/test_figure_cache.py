@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from frontend import charts
+from advisor.reports import charts
 from tests.frontend.conftest import make_scenario
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from django.core.cache import cache
 from django.test import Client
 
 from advisor.engine.result import EngineResult
+from advisor.reports import presenters
 from advisor.scenarios.models import Scenario
-from frontend import presenters
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,7 +53,7 @@ def test_entering_the_example_in_the_wizard_gives_the_same_answer() -> None:
 
 
 def _gpu_names() -> dict[str, str]:
-    from frontend.results import gpu_names
+    from advisor.scenarios.reports import gpu_names
 
     return gpu_names()
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def test_a_second_visit_builds_no_figure_and_no_table(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from frontend import charts, presenters
+    from advisor.reports import charts, presenters
 
     cache.clear()
     scenario = make_scenario()

@@ -225,7 +225,7 @@ def test_a_missed_latency_target_is_said_in_the_headline(client: Client) -> None
 
 def test_bom_groups_add_up_the_lines_power_and_price() -> None:
     from advisor.engine import evaluate_typed
-    from frontend.presenters import bom_groups
+    from advisor.reports.presenters import bom_groups
 
     result = evaluate_typed(
         {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64}

@@ -1,4 +1,4 @@
-"""The latency-vs-load chart of a serving result (frontend.charts.serving_figure)."""
+"""The latency-vs-load chart of a serving result (advisor.reports.charts.serving_figure)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from advisor.engine import evaluate_typed
 from advisor.engine.result import EngineResult
-from frontend import charts
+from advisor.reports import charts
 
 DISAGGREGATED = {
     "workload": "inference",

@@ -1,7 +1,7 @@
 """The PDF report a sales engineer attaches to a quote.
 
 fpdf2 lays out the pages; matplotlib (Agg, no display, no browser) draws the same charts as
-the web page from the same series (frontend/charts.py). The text font is DejaVu Sans, embedded
+the web page from the same series (advisor.reports.charts). The text font is DejaVu Sans, embedded
 (a subset) from matplotlib's own data, so every viewer measures and draws the same glyphs;
 PDF core fonts are not embedded and viewers substitute wider fonts that overflow the margins.
 """
@@ -28,7 +28,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from advisor.engine.formatting import usd_whole
 from advisor.engine.result import EngineResult
 from advisor.engine.vocabulary import fabric_label
-from frontend import charts, presenters
+from advisor.reports import charts, presenters
 
 INK = (23, 32, 46)
 MUTED = (107, 116, 133)

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from advisor.engine.formatting import finite
 from advisor.engine.result import EngineResult, Metrics, Option
 from advisor.engine.vocabulary import FABRIC_IDS, fabric_label, topology_label
+from advisor.reports.presenters import decision_cost, is_inference, option_label
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
 RAIL_COLORS = (
@@ -34,23 +35,7 @@ FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif
 MAX_OPTIONS_SHOWN = 8
 
 
-def is_inference(result: EngineResult) -> bool:
-    return result.is_inference
-
-
 _num = finite
-
-
-def option_label(option: Option) -> str:
-    nics = option.nics_per_node
-    gbps = option.nic_gbps
-    label = fabric_label(option.fabric)
-    if nics and gbps:
-        label += f" {nics}×{_num(gbps):g}G"
-    over = _num(option.oversubscription, 1.0)
-    if over and over != 1:
-        label += f" {over:g}:1"
-    return label
 
 
 def _unique_labels(options: list[Option]) -> list[str]:
@@ -230,7 +215,6 @@ class CostPoint:
 
 def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
     """Each candidate's speed and the cost charged to this job (presenters.job_cost)."""
-    from frontend.presenters import decision_cost  # presenters imports this module
 
     inference = is_inference(result)
     options = list(result.options)
@@ -256,7 +240,6 @@ def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
 
 def cost_axis_title(result: EngineResult) -> str:
     """What the cost axis shows: the cost the engine ranked by (presenters.decision_cost)."""
-    from frontend.presenters import decision_cost
 
     return decision_cost(result.cost)[1].lower() + " (USD)"
 

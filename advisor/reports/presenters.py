@@ -25,7 +25,6 @@ from advisor.engine.result import (
     TrainingInput,
 )
 from advisor.engine.vocabulary import NETWORK_LABELS, fabric_label, network_label, topology_label
-from frontend.charts import is_inference, option_label
 
 
 def topology_text(rec: Recommendation) -> str:
@@ -40,6 +39,22 @@ def topology_text(rec: Recommendation) -> str:
         over = finite(topo.oversubscription, 1.0)
         parts.append(f"{over:g}:1" + (" non-blocking" if over == 1 else " oversubscribed"))
     return ", ".join(p for p in parts if p)
+
+
+def is_inference(result: EngineResult) -> bool:
+    return result.is_inference
+
+
+def option_label(option: Option) -> str:
+    """An option in a few words: "RoCE v2 8×400G 2:1"."""
+    label = fabric_label(option.fabric)
+    gbps = finite(option.nic_gbps)
+    if option.nics_per_node and gbps:
+        label += f" {option.nics_per_node}×{gbps:g}G"
+    over = finite(option.oversubscription, 1.0)
+    if over and over != 1:
+        label += f" {over:g}:1"
+    return label
 
 
 @dataclass

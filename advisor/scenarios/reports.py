@@ -1,0 +1,56 @@
+"""A scenario's run as a document: the quote-ready PDF and the export file names.
+
+The web page and the API serve the same PDF from here; advisor.reports draws it from the
+run's typed result."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from django.utils.text import slugify
+
+from advisor.engine.result import EngineResult
+from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.models import Scenario, ScenarioRun
+from advisor.scenarios.results import stored_result
+
+
+def export_filename(scenario: Scenario, ext: str) -> str:
+    """The download name of a scenario's export: fabric-advisor-<name>.<ext>."""
+    return f"fabric-advisor-{slugify(scenario.name)[:60] or scenario.pk}.{ext}"
+
+
+def pdf_filename(scenario: Scenario) -> str:
+    return export_filename(scenario, "pdf")
+
+
+def gpu_names() -> dict[str, str]:
+    """GPU ids to their catalog names (the report says 'NVIDIA H100 SXM', not 'h100-sxm')."""
+    return {g.id: g.name for g in catalog_current().gpus}
+
+
+def report_pdf(
+    scenario: Scenario, run: ScenarioRun, *, prepared_by: str, contact: str, link: str
+) -> bytes:
+    """The quote-ready PDF of a scenario's run: the web page's and the API's."""
+    from advisor.reports.pdf import QuoteInfo, build_report_pdf  # matplotlib loads only here
+
+    return build_report_pdf(
+        scenario_name=scenario.name,
+        customer=scenario.customer,
+        result=stored_result(run) or EngineResult(),
+        run_info={
+            "engine_version": run.engine_version,
+            "catalog_version": run.catalog_version,
+            "finished_at": run.finished_at.strftime("%Y-%m-%d %H:%M UTC")
+            if run.finished_at
+            else "",
+            "link": link,
+        },
+        quote=QuoteInfo(
+            reference=scenario.quote_reference,
+            prepared_by=prepared_by,
+            contact=contact,
+            date=timezone.now().date(),
+        ),
+        gpu_names=gpu_names(),
+    )
