@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from advisor.engine.limits import LIMITS
 from advisor.engine.scenario import EP_OVERLAP_MODES, RECOMPUTE_MODES, ZERO_STAGES
+from advisor.engine.vocabulary import FABRIC_CHOICES
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.models import RunStatus
@@ -215,7 +216,7 @@ class ParallelismSerializer(serializers.Serializer[Any]):
 
 
 class DesignSerializer(serializers.Serializer[Any]):
-    fabric = serializers.ChoiceField(choices=["ethernet", "roce", "infiniband"])
+    fabric = serializers.ChoiceField(choices=FABRIC_CHOICES)
     nic_gbps = _float("design.nic_gbps", required=False, allow_null=True)
     nics_per_node = _int("design.nics_per_node", required=False, allow_null=True)
     oversubscription = _float("design.oversubscription", required=False, allow_null=True)

@@ -30,6 +30,10 @@ FABRIC_LABELS: dict[str, str] = {
 }
 
 
+FABRIC_CHOICES: tuple[tuple[str, str], ...] = tuple(FABRIC_LABELS.items())
+"""(id, label) pairs for forms and the API's enums (the API documents each id with its label)."""
+
+
 def fabric_label(fabric: str) -> str:
     """The label of a fabric id ("roce" -> "RoCE v2"); an unknown id as it is, "?" if empty."""
     return FABRIC_LABELS.get(fabric, fabric or "?")

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 
+from advisor.engine.vocabulary import INFINIBAND, ROCE, fabric_label
 from advisor.hardware.models import CatalogVersion, HardwareItem
 from advisor.hardware.services import (
     CatalogInvalid,
@@ -58,7 +59,7 @@ PLATFORM_FACTS: dict[str, forms.Field] = {
     ),
     "reference_fabric": forms.ChoiceField(
         required=False,
-        choices=(("", "(unchanged)"), ("infiniband", "InfiniBand"), ("roce", "RoCE v2")),
+        choices=(("", "(unchanged)"), *((f, fabric_label(f)) for f in (INFINIBAND, ROCE))),
         help_text="Fabric of the platform's published reference design.",
     ),
     "nic_options": forms.CharField(

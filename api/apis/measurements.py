@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from advisor.engine.acceptance import acceptance_plan, grade
 from advisor.engine.nccl_tests import parse_text
+from advisor.engine.vocabulary import FABRIC_CHOICES
 from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
 from advisor.measurements.services import (
@@ -135,7 +136,7 @@ class MeasurementCollectionApi(ApiView):
             max_length=200, required=False, allow_blank=True, default=""
         )
         fabric = serializers.ChoiceField(
-            choices=["", "ethernet", "roce", "infiniband"], required=False, default=""
+            choices=[("", "not said"), *FABRIC_CHOICES], required=False, default=""
         )
         nic_gbps = serializers.FloatField(
             required=False, allow_null=True, default=None, min_value=1, max_value=3200

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.engine import sweep as grid
-from advisor.engine.vocabulary import FABRIC_IDS
+from advisor.engine.vocabulary import FABRIC_CHOICES, FABRIC_IDS
 from advisor.scenarios.models import Sweep, SweepStatus
 from advisor.scenarios.sweeps.axes import InvalidSweep
 from advisor.scenarios.sweeps.selectors import sweep_results
@@ -47,7 +47,7 @@ class AxesSerializer(serializers.Serializer[Any]):
         help_text="Numbers of servers (GPUs = servers x gpus_per_node).",
     )
     fabric = serializers.ListField(
-        child=serializers.ChoiceField(choices=FABRIC_IDS),
+        child=serializers.ChoiceField(choices=FABRIC_CHOICES),
         required=False,
         max_length=len(FABRIC_IDS),
     )
@@ -207,7 +207,7 @@ class SweepResultsApi(ApiView):
         i = serializers.IntegerField(min_value=0, help_text="Point number in the grid.")
         servers = serializers.IntegerField(min_value=1)
         gpus = serializers.IntegerField(min_value=1)
-        fabric = serializers.ChoiceField(choices=FABRIC_IDS)
+        fabric = serializers.ChoiceField(choices=FABRIC_CHOICES)
         nic_gbps = serializers.FloatField()
         nics_per_node = serializers.IntegerField(min_value=1)
         oversubscription = serializers.FloatField()

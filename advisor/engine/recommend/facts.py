@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from advisor.engine.bom import NetworkParts, StorageSpec
 from advisor.engine.catalog import Catalog
 from advisor.engine.catalog.gpus import GpuSpec
-from advisor.engine.catalog.network import FABRICS, INFINIBAND, ROCE, Nic
+from advisor.engine.catalog.network import Nic
 from advisor.engine.cost import CostInputs
 from advisor.engine.scenario import Scenario
+from advisor.engine.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
 from advisor.engine.workload import WorkloadPlan
 
 PCIE_X16_GBPS: dict[int, float] = {3: 126.0, 4: 252.0, 5: 504.0, 6: 1008.0}
@@ -75,7 +76,7 @@ def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platfo
     if gpus_per_node != gpu.gpus_per_server and not gpu.integrated_scaleout:
         # a smaller server than the platform's: keep one NIC per GPU
         count = max(1, round(count * gpus_per_node / max(1, gpu.gpus_per_server)))
-    fabric = gpu.reference_fabric if gpu.reference_fabric in FABRICS else INFINIBAND
+    fabric = gpu.reference_fabric if gpu.reference_fabric in FABRIC_IDS else INFINIBAND
     if ref is not None and not ref.serves(fabric):
         fabric = ROCE
     return Platform(
