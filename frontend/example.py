@@ -13,7 +13,7 @@ from typing import Any
 from django.core.cache import cache
 
 from advisor.engine import ENGINE_VERSION
-from advisor.engine.formatting import usd_compact
+from advisor.engine.formatting import percent, usd_compact
 from advisor.engine.vocabulary import fabric_label
 from advisor.reports import presenters
 from advisor.scenarios.catalog_store import catalog_current
@@ -63,7 +63,7 @@ def _compute() -> dict[str, Any] | None:
         ),
         "inputs": presenters.input_summary(result, names),
         "costs": presenters.cost_figures(cost)["rows"],
-        "idle": f"{idle * 100:.1f} %",
+        "idle": percent(idle, digits=1),
         "saving": usd_compact(saving) if saving > 0 else "",
         "saving_basis": basis.lower(),
         "catalog_version": catalog.version,

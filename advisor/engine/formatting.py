@@ -111,12 +111,15 @@ def milliseconds(value: Any) -> str:
     return MISSING if number is None else f"{number:.3g} ms"
 
 
-def percent(fraction: Any) -> str:
-    """A fraction 0..1 on a page: one decimal below 10 % ("4.2 %"), whole above ("41 %")."""
+def percent(fraction: Any, digits: int | None = None) -> str:
+    """A fraction 0..1 on a page: one decimal below 10 % ("4.2 %"), whole above ("41 %"); or
+    always `digits` decimals (a column of GPU idle shares: "41.0 %")."""
     number = finite_or_none(fraction)
     if number is None:
         return MISSING
-    return f"{number * 100:.1f} %" if abs(number) < 0.1 else f"{number * 100:.0f} %"
+    if digits is None:
+        digits = 1 if abs(number) < 0.1 else 0
+    return f"{number * 100:.{digits}f} %"
 
 
 def percent_in_text(fraction: Any) -> str:

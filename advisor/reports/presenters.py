@@ -11,7 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.engine.formatting import duration, finite, usd_cents, usd_compact, usd_whole
+from advisor.engine.formatting import (
+    duration,
+    finite,
+    milliseconds,
+    percent,
+    usd_cents,
+    usd_compact,
+    usd_whole,
+)
 from advisor.engine.result import (
     BomLine,
     Constraints,
@@ -95,8 +103,8 @@ def headline(result: EngineResult) -> dict[str, Any]:
         facts.append(
             Fact(
                 "Per token",
-                f"{finite(metrics.ms_per_token):.3g} ms",
-                f"first token {finite(metrics.ttft_ms):.3g} ms",
+                milliseconds(metrics.ms_per_token),
+                f"first token {milliseconds(metrics.ttft_ms)}",
             )
         )
     else:
@@ -104,13 +112,13 @@ def headline(result: EngineResult) -> dict[str, Any]:
             Fact(
                 "Step time",
                 duration(metrics.step_time_s),
-                f"{finite(metrics.scaling_efficiency) * 100:.0f} % scaling efficiency",
+                f"{percent(metrics.scaling_efficiency, digits=0)} scaling efficiency",
             )
         )
     facts.append(
         Fact(
             "GPUs idle on the network",
-            f"{finite(metrics.gpu_idle_fraction) * 100:.1f} %",
+            percent(metrics.gpu_idle_fraction, digits=1),
             f"{usd_compact(cost.idle_cost_usd)} of GPU time",
         )
     )
@@ -175,7 +183,7 @@ def options_rows(result: EngineResult, limit: int | None = None) -> list[dict[st
                     if inference
                     else duration(m.step_time_s)
                 ),
-                "idle": f"{finite(m.gpu_idle_fraction) * 100:.1f} %",
+                "idle": percent(m.gpu_idle_fraction, digits=1),
                 "capex": usd_compact(c.network_capex_usd),
                 "total": usd_compact(job_cost(c)),
                 "life": _life_value(c),
@@ -196,7 +204,7 @@ def uncertainty_rows(result: EngineResult) -> list[dict[str, str]]:
     rows = []
     names: dict[str, tuple[str, Callable[[Any], str]]] = {
         "step_time_s": ("Step time", duration),
-        "ms_per_token": ("Time per token", lambda v: f"{finite(v):.3g} ms"),
+        "ms_per_token": ("Time per token", milliseconds),
         "total_cost_usd": (COST_LABELS["job"], usd_compact),
         "decision_cost_usd": (COST_LABELS["life"], usd_compact),
     }
@@ -229,12 +237,12 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
         (COST_LABELS["capex"], usd_compact(cost.network_capex_usd)),
     ]
     if is_inference(result):
-        rows.append(("Time per token", f"{finite(metrics.ms_per_token):.3g} ms"))
+        rows.append(("Time per token", milliseconds(metrics.ms_per_token)))
     else:
         rows.append(("Step time", duration(metrics.step_time_s)))
-        rows.append(("Scaling efficiency", f"{finite(metrics.scaling_efficiency) * 100:.0f} %"))
+        rows.append(("Scaling efficiency", percent(metrics.scaling_efficiency, digits=0)))
     rows += [
-        ("GPUs idle on network", f"{finite(metrics.gpu_idle_fraction) * 100:.1f} %"),
+        ("GPUs idle on network", percent(metrics.gpu_idle_fraction, digits=1)),
         ("Idle GPU cost", usd_compact(cost.idle_cost_usd)),
     ]
     for row in cost_figures(cost)["rows"][1:]:
@@ -391,9 +399,9 @@ def _pricing_words(constraints: Constraints) -> str:
         text = f"owned GPUs (bought, written off over {years:g} years)"
     else:
         rate = constraints.gpu_hour_usd
-        text = "rented GPUs" + (f" at ${finite(rate):.2f} per GPU-hour" if rate else "")
+        text = "rented GPUs" + (f" at {usd_cents(rate)} per GPU-hour" if rate else "")
     text += (
-        f"; electricity ${finite(constraints.electricity_usd_per_kwh):.2f}/kWh, "
+        f"; electricity {usd_cents(constraints.electricity_usd_per_kwh)}/kWh, "
         f"PUE {finite(constraints.pue, 1):g}; "
         f"hardware written off over {years:g} years"
     )
@@ -589,7 +597,7 @@ def warnings(result: EngineResult) -> list[dict[str, str]]:
                 "kind": "latency",
                 "text": (
                     f"No design meets your target of {target:g} ms per token: this one "
-                    f"generates a token every {finite(metrics.ms_per_token):.3g} ms."
+                    f"generates a token every {milliseconds(metrics.ms_per_token)}."
                 ),
             }
         )

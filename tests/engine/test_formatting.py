@@ -110,6 +110,9 @@ def test_percentages_on_pages_and_in_sentences() -> None:
     assert fmt.percent(0.41) == "41 %"
     assert fmt.percent(1.5) == "150 %"
     assert fmt.percent(-0.05) == "-5.0 %"
+    assert fmt.percent(0.41, digits=1) == "41.0 %"
+    assert fmt.percent(0.042, digits=0) == "4 %"
+    assert fmt.percent(math.nan, digits=1) == fmt.MISSING
     assert fmt.percent_in_text(0.41) == "41.0%"
     assert fmt.percent_in_text(None) == "0.0%"
     assert fmt.gbps(400) == "400 Gb/s"
