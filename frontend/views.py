@@ -143,25 +143,26 @@ def accuracy(request: HttpRequest) -> HttpResponse:
 @functools.lru_cache(maxsize=2)
 def _accuracy_context(engine_version: str) -> dict[str, Any]:
     """The report depends only on the engine's code and calibration data: build it once."""
+    from advisor.engine.result import ValidationReport
     from advisor.engine.validation import validation_report
 
-    report = validation_report()
-    rows = list(report.get("rows") or [])
+    report = ValidationReport.from_dict(validation_report())
+    rows = list(report.rows)
     groups = []
-    for kind in sorted({str(r.get("kind", "")) for r in rows}, key=_kind_order):
-        members = [r for r in rows if r.get("kind") == kind]
-        errors = sorted(abs(_float(r.get("error_pct"))) for r in members)
+    for kind in sorted({r.kind for r in rows}, key=_kind_order):
+        members = [r for r in rows if r.kind == kind]
+        errors = sorted(abs(_float(r.error_pct)) for r in members)
         groups.append(
             {
                 "kind": kind,
                 "label": charts.KIND_LABELS.get(kind, kind.replace("_", " ")),
                 "rows": members,
-                "passed": sum(1 for r in members if r.get("passed")),
+                "passed": sum(1 for r in members if r.passed),
                 "median_error": errors[len(errors) // 2] if errors else None,
                 "max_error": errors[-1] if errors else None,
             }
         )
-    measured = sorted(abs(_float(r.get("error_pct"))) for r in rows if r.get("kind") != "topology")
+    measured = sorted(abs(_float(r.error_pct)) for r in rows if r.kind != "topology")
     figure = charts.validation_figure(report)
     bands, coverage = _residual_bands()
     return {
@@ -169,7 +170,7 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         "engine_version": engine_version,
         "report": report,
         "groups": groups,
-        "passed": sum(1 for r in rows if r.get("passed")),
+        "passed": sum(1 for r in rows if r.passed),
         "total": len(rows),
         "median_error": measured[len(measured) // 2] if measured else None,
         "measured_count": len(measured),

@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from advisor.engine.formatting import finite
-from advisor.engine.result import EngineResult, Metrics, Option
+from advisor.engine.result import EngineResult, Metrics, Option, ValidationReport
 from advisor.engine.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.reports.presenters import decision_cost, is_inference, option_label
 
@@ -761,33 +761,29 @@ KIND_COLORS = {
 }
 
 
-def validation_figure(report: dict[str, Any]) -> dict[str, Any]:
+def validation_figure(report: ValidationReport) -> dict[str, Any]:
     """Each published measurement against our prediction; on the diagonal is exact."""
-    rows = [
-        r
-        for r in report.get("rows") or []
-        if _num(r.get("measured")) > 0 and _num(r.get("predicted")) > 0
-    ]
+    rows = [r for r in report.rows if _num(r.measured) > 0 and _num(r.predicted) > 0]
     fig = go.Figure()
-    kinds = sorted({str(r.get("kind", "")) for r in rows})
+    kinds = sorted({r.kind for r in rows})
     for kind in kinds:
-        group = [r for r in rows if r.get("kind") == kind]
+        group = [r for r in rows if r.kind == kind]
         fig.add_trace(
             go.Scatter(
-                x=[_num(r["measured"]) for r in group],
-                y=[_num(r["predicted"]) for r in group],
+                x=[_num(r.measured) for r in group],
+                y=[_num(r.predicted) for r in group],
                 mode="markers",
                 name=KIND_LABELS.get(kind, kind.replace("_", " ")),
                 marker={"size": 9, "color": KIND_COLORS.get(kind, "#5c6b80"), "opacity": 0.85},
-                text=[f"{r.get('id')}: {r.get('metric')}" for r in group],
-                customdata=[[_num(r.get("error_pct"))] for r in group],
+                text=[f"{r.id}: {r.metric}" for r in group],
+                customdata=[[_num(r.error_pct)] for r in group],
                 hovertemplate=(
                     "%{text}<br>measured %{x:.4g}<br>predicted %{y:.4g}"
                     "<br>error %{customdata[0]:.1f} %<extra></extra>"
                 ),
             )
         )
-    values = [_num(r["measured"]) for r in rows] + [_num(r["predicted"]) for r in rows]
+    values = [_num(r.measured) for r in rows] + [_num(r.predicted) for r in rows]
     if values:
         low, high = min(values) / 1.5, max(values) * 1.5
         fig.add_trace(
