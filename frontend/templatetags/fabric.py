@@ -14,48 +14,19 @@ from advisor.engine.vocabulary import fabric_label
 register = template.Library()
 
 
-@register.filter
-def usd(value: Any) -> str:
-    """Compact money: $2.80M, $304k, $950."""
-    return formatting.usd_compact(value)
-
-
-@register.filter
-def usd_full(value: Any) -> str:
-    """Money to the dollar: $1,228,800."""
-    return formatting.usd_whole(value)
-
-
-@register.filter
-def duration(value: Any) -> str:
-    """Seconds in the unit a person would use."""
-    return formatting.duration(value)
-
-
-@register.filter
-def ms(value: Any) -> str:
-    return formatting.milliseconds(value)
-
-
-@register.filter
-def pct(value: Any) -> str:
-    """A fraction 0..1 as a percentage."""
-    return formatting.percent(value)
-
-
-@register.filter
-def num(value: Any) -> str:
-    return formatting.number(value)
+# Each number filter is the one rule in advisor.engine.formatting, under the name templates use.
+register.filter("usd", formatting.usd_compact)  # $2.80M, $304k, $950
+register.filter("usd_full", formatting.usd_whole)  # $1,228,800
+register.filter("duration", formatting.duration)  # seconds in the unit a person would use
+register.filter("ms", formatting.milliseconds)
+register.filter("pct", formatting.percent)  # a fraction 0..1 as a percentage
+register.filter("num", formatting.number)
+register.filter("gbps", formatting.gbps)
 
 
 @register.filter
 def fabric(value: Any) -> str:
     return fabric_label(str(value or ""))
-
-
-@register.filter
-def gbps(value: Any) -> str:
-    return formatting.gbps(value)
 
 
 @register.filter
