@@ -68,7 +68,9 @@ def evaluate(
         assumptions = assumptions + list(extra_assumptions)
     result["assumptions"] = assumptions
     if calibration is not None and default_result is not None:
-        result["calibration"] = calibration_comparison(default_result, result, calibration)
+        result["calibration"] = calibration_comparison(
+            default_result, json_safe(result), calibration
+        )
     safe: dict[str, Any] = json_safe(result)
     return safe
 

@@ -22,6 +22,7 @@ candidate design (docs/MODEL.md, "Calibration from the customer's nccl-tests").
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from advisor.engine.catalog.gpus import GpuSpec
 from advisor.engine.collectives import CommDomain, busbw_factor, collective_time_s, make_domain
 from advisor.engine.constants import FABRICS
 from advisor.engine.nccl_tests import ParsedText, Run
+from advisor.engine.result import CalibrationSummary, EngineResult
 
 __all__ = [
     "Calibration",
@@ -710,23 +712,21 @@ def _link_summary(parsed: ParsedText) -> dict[str, float] | None:
 # ----------------------------------------------------------------------------- comparison
 
 
-def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    rec = result.get("recommendation") or {}
-    topo = rec.get("topology") or {}
-    metrics = result.get("metrics") or {}
-    design_eval = result.get("design_evaluation") or {}
-    return {
-        "fabric": rec.get("fabric"),
-        "nic_gbps": rec.get("nic_gbps"),
-        "nics_per_node": rec.get("nics_per_node"),
-        "topology": topo.get("kind"),
-        "oversubscription": topo.get("oversubscription"),
-        "headline": rec.get("headline"),
-        "step_time_s": metrics.get("step_time_s"),
-        "ms_per_token": metrics.get("ms_per_token"),
-        "total_cost_usd": (result.get("cost") or {}).get("total_cost_usd"),
-        "design_metrics": design_eval.get("metrics"),
-    }
+def _summary(result: EngineResult) -> CalibrationSummary:
+    rec = result.recommendation
+    design_eval = result.design_evaluation
+    return CalibrationSummary(
+        fabric=rec.fabric or None,
+        nic_gbps=rec.nic_gbps,
+        nics_per_node=rec.nics_per_node,
+        topology=rec.topology.kind,
+        oversubscription=rec.topology.oversubscription,
+        headline=rec.headline,
+        step_time_s=result.metrics.step_time_s,
+        ms_per_token=result.metrics.ms_per_token,
+        total_cost_usd=result.cost.total_cost_usd,
+        design_metrics=design_eval.metrics if design_eval is not None else None,
+    )
 
 
 _DESIGN_KEYS = ("fabric", "nic_gbps", "nics_per_node", "topology", "oversubscription")
@@ -736,89 +736,98 @@ def _pct(new: float, old: float) -> str:
     return f"{(new / old - 1.0) * 100.0:+.1f}%" if old else "n/a"
 
 
-def _best_option(result: dict[str, Any], fabric: str) -> tuple[float, float] | None:
+def _best_option(result: EngineResult, fabric: str) -> tuple[float, float] | None:
     """(metric, total cost) of the cheapest feasible option of ``fabric`` in a result."""
     best: tuple[float, float] | None = None
-    for o in result.get("options") or []:
-        if o.get("fabric") != fabric or not o.get("feasible"):
+    for o in result.options:
+        if o.fabric != fabric or not o.feasible:
             continue
-        m = o.get("metrics") or {}
-        metric = m.get("step_time_s", m.get("ms_per_token"))
-        total = (o.get("cost") or {}).get("total_cost_usd")
-        if not (isinstance(metric, (int, float)) and isinstance(total, (int, float))):
+        metric = o.metrics.step_time_s
+        metric = metric if metric is not None else o.metrics.ms_per_token
+        if metric is None:
             continue
+        total = float(o.cost.total_cost_usd)
         if best is None or total < best[1]:
-            best = (float(metric), float(total))
+            best = (float(metric), total)
     return best
 
 
-def _same_option(result: dict[str, Any], design: dict[str, Any]) -> tuple[float, float] | None:
+def _same_option(result: EngineResult, design: CalibrationSummary) -> tuple[float, float] | None:
     """(metric, total cost) of the option of ``result`` built like ``design``."""
-    for o in result.get("options") or []:
-        if all(o.get(k) == design.get(k) for k in ("fabric", "nic_gbps", "nics_per_node")) and (
-            o.get("oversubscription") == design.get("oversubscription")
+    for o in result.options:
+        if (o.fabric, o.nic_gbps, o.nics_per_node, o.oversubscription) == (
+            design.fabric,
+            design.nic_gbps,
+            design.nics_per_node,
+            design.oversubscription,
         ):
-            m = o.get("metrics") or {}
-            metric = m.get("step_time_s", m.get("ms_per_token"))
-            total = (o.get("cost") or {}).get("total_cost_usd")
-            if isinstance(metric, (int, float)) and isinstance(total, (int, float)):
-                return float(metric), float(total)
+            metric = o.metrics.step_time_s
+            metric = metric if metric is not None else o.metrics.ms_per_token
+            if metric is not None:
+                return float(metric), float(o.cost.total_cost_usd)
     return None
 
 
 def calibration_comparison(
-    default: dict[str, Any], calibrated: dict[str, Any], fit: FabricFit
+    default: EngineResult | Mapping[str, Any],
+    calibrated: EngineResult | Mapping[str, Any],
+    fit: FabricFit,
 ) -> dict[str, Any]:
-    """Default vs calibrated result side by side, and whether and why the answer changes."""
+    """Default vs calibrated result side by side, and whether and why the answer changes
+    (the JSON of :class:`advisor.engine.result.CalibrationComparison`)."""
+    default = default if isinstance(default, EngineResult) else EngineResult.from_dict(default)
+    calibrated = (
+        calibrated if isinstance(calibrated, EngineResult) else EngineResult.from_dict(calibrated)
+    )
     before, after = _summary(default), _summary(calibrated)
     cal = fit.calibration()
-    changed = any(before[k] != after[k] for k in _DESIGN_KEYS)
-    metric = "step_time_s" if before.get("step_time_s") is not None else "ms_per_token"
-    unit = "s per step" if metric == "step_time_s" else "ms per token"
-    old_v, new_v = before.get(metric), after.get(metric)
+    changed = any(getattr(before, k) != getattr(after, k) for k in _DESIGN_KEYS)
+    speed = "step_time_s" if before.step_time_s is not None else "ms_per_token"
+    unit = "s per step" if speed == "step_time_s" else "ms per token"
+    old_v, new_v = getattr(before, speed), getattr(after, speed)
     measured = f"Your measurement ({cal.source})"
-    if before.get("fabric") is None:
+    if before.fabric is None:
         why = (
             f"{measured} changes the job's communication time; there is no recommendation to "
             "compare (the job fits in one server or no design was evaluated)."
         )
     elif changed:
         why = (
-            f"{measured} changes the answer: {before['fabric']} {before['nics_per_node']} x "
-            f"{before['nic_gbps']}G becomes {after['fabric']} {after['nics_per_node']} x "
-            f"{after['nic_gbps']}G."
+            f"{measured} changes the answer: {before.fabric} {before.nics_per_node} x "
+            f"{before.nic_gbps}G becomes {after.fabric} {after.nics_per_node} x "
+            f"{after.nic_gbps}G."
         )
         old_choice = _same_option(calibrated, before)
-        if old_choice and isinstance(new_v, (int, float)):
+        if old_choice and new_v is not None:
             why += (
                 f" On the measured fabric the former choice needs {old_choice[0]:.4g} {unit} and "
                 f"${old_choice[1]:,.0f} in total; the new one {float(new_v):.4g} {unit} and "
-                f"${float(after['total_cost_usd'] or 0):,.0f}."
+                f"${float(after.total_cost_usd or 0):,.0f}."
             )
     else:
         delta = (
             f"{float(old_v):.4g} -> {float(new_v):.4g} {unit} ({_pct(float(new_v), float(old_v))})"
-            if isinstance(old_v, (int, float)) and isinstance(new_v, (int, float))
+            if old_v is not None and new_v is not None
             else "unchanged"
         )
         why = (
-            f"{measured} does not change the recommendation: {before['fabric']} "
-            f"{before['nics_per_node']} x {before['nic_gbps']}G stays best ({delta})."
+            f"{measured} does not change the recommendation: {before.fabric} "
+            f"{before.nics_per_node} x {before.nic_gbps}G stays best ({delta})."
         )
-    if cal.fabric and before.get("fabric") not in (None, cal.fabric):
+    if cal.fabric and before.fabric not in (None, cal.fabric):
         old_o, new_o = _best_option(default, cal.fabric), _best_option(calibrated, cal.fabric)
         if old_o and new_o:
             why += (
                 f" The measurement is of {cal.fabric}, so it recalibrates the {cal.fabric} "
                 f"candidates: the best one now costs ${new_o[1]:,.0f} in total "
                 f"(was ${old_o[1]:,.0f}) at {new_o[0]:.4g} {unit} (was {old_o[0]:.4g}); the "
-                f"{before['fabric']} candidates keep the default model."
+                f"{before.fabric} candidates keep the default model."
             )
     return {
         "calibration": cal.to_dict(),
         "fit_warnings": list(fit.warnings),
-        "default": before,
-        "calibrated": after,
+        "default": before.to_dict(),
+        "calibrated": after.to_dict(),
         "recommendation_changed": changed,
         "why": why,
     }
