@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
+from advisor.engine.formatting import spreadsheet_cell
 from advisor.reports import charts, presenters
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.reports import gpu_names
@@ -125,14 +126,26 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="fabric-advisor-comparison.csv"'
     writer = csv.writer(response)
-    writer.writerow(["section", "item", *[_safe(c["name"]) for c in data["columns"]], "differs"])
+    writer.writerow(
+        ["section", "item", *[spreadsheet_cell(c["name"]) for c in data["columns"]], "differs"]
+    )
     for row in data["inputs"]:
         writer.writerow(
-            ["input", row["label"], *map(_safe, row["values"]), "yes" if row["differs"] else ""]
+            [
+                "input",
+                row["label"],
+                *map(spreadsheet_cell, row["values"]),
+                "yes" if row["differs"] else "",
+            ]
         )
     for row in data["table"]:
         writer.writerow(
-            ["result", row["label"], *map(_safe, row["values"]), "yes" if row["differs"] else ""]
+            [
+                "result",
+                row["label"],
+                *map(spreadsheet_cell, row["values"]),
+                "yes" if row["differs"] else "",
+            ]
         )
     for i, column in enumerate(data["columns"]):
         cost = presenters.cost_figures(column["result"].cost)
@@ -160,10 +173,3 @@ def compare_pdf(request: HttpRequest) -> HttpResponse:
     response = HttpResponse(pdf, content_type="application/pdf")
     response["Content-Disposition"] = 'attachment; filename="fabric-advisor-comparison.pdf"'
     return response
-
-
-def _safe(value: Any) -> Any:
-    """Neutralise spreadsheet formulas in text cells (CSV injection)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    return value

@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from advisor.engine.formatting import spreadsheet_cell
 from advisor.engine.result import EngineResult
 from advisor.reports import charts, presenters
 from advisor.scenarios.catalog_store import catalog_current
@@ -286,20 +287,14 @@ def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
     writer.writerow(BOM_COLUMNS)
     result = stored_result(run) or EngineResult()
     for line in result.bom:
-        writer.writerow([_csv_safe(getattr(line, col)) for col in BOM_COLUMNS])
+        writer.writerow([spreadsheet_cell(getattr(line, col)) for col in BOM_COLUMNS])
     # The costs, each labelled, after the lines (network capex is the sum of the lines).
     writer.writerow([])
     for row in presenters.cost_figures(result.cost)["rows"]:
-        writer.writerow(["", "cost", "", _csv_safe(row["label"]), "", "", round(row["usd"], 2)])
+        writer.writerow(
+            ["", "cost", "", spreadsheet_cell(row["label"]), "", "", round(row["usd"], 2)]
+        )
     return response
-
-
-def _csv_safe(value: Any) -> Any:
-    """Neutralise spreadsheet formulas in text cells (CSV injection), as the sweep CSV does:
-    a cell starting with one of these is run as a formula by Excel, LibreOffice and Sheets."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 def person(user: Any) -> tuple[str, str]:

@@ -141,6 +141,19 @@ def number(value: Any) -> str:
     return f"{figure:,.3g}" if abs(figure) < 100 else f"{figure:,.1f}"
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A spreadsheet runs a cell that starts with one of these as a formula (Excel, LibreOffice,
+Google Sheets)."""
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula (CSV injection): text starting with a
+    formula character gets a leading apostrophe; numbers and other values stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def gbps(value: Any) -> str:
     """A link speed: "400 Gb/s"."""
     figure = finite_or_none(value)

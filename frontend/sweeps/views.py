@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from advisor.engine.formatting import spreadsheet_cell
 from advisor.engine.sweep import COLUMNS
 from advisor.engine.vocabulary import FABRIC_IDS, FABRIC_LABELS, fabric_label
 from advisor.scenarios.engine_calls import InvalidScenario
@@ -177,13 +178,6 @@ def sweep_progress(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
     return render(request, "sweeps/_progress.html", {"sweep": sweep})
 
 
-def _csv_safe(value: Any) -> Any:
-    # A spreadsheet runs a cell that starts with one of these as a formula.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 @require_GET
 def sweep_results_csv(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse:
     sweep = sweep_or_404(request, sweep_id)
@@ -192,5 +186,5 @@ def sweep_results_csv(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse
     writer = csv.writer(response)
     writer.writerow(COLUMNS)
     for row in sweep_results(sweep):
-        writer.writerow([_csv_safe(row.get(column, "")) for column in COLUMNS])
+        writer.writerow([spreadsheet_cell(row.get(column, "")) for column in COLUMNS])
     return response

@@ -150,3 +150,14 @@ def test_the_engine_ids_are_the_vocabularys() -> None:
     assert constants.FABRIC_IDS is vocab.FABRIC_IDS
     assert set(constants.FABRICS) == set(vocab.FABRIC_IDS)
     assert network.ETHERNET == vocab.ETHERNET
+
+
+@pytest.mark.parametrize("text", ["=SUM(A1)", "+1", "-2+3", "@cmd", "\tx", "\rx"])
+def test_a_csv_cell_never_starts_a_formula(text: str) -> None:
+    assert fmt.spreadsheet_cell(text) == "'" + text
+
+
+def test_plain_cells_and_numbers_stay_as_they_are() -> None:
+    assert fmt.spreadsheet_cell("Llama 70B") == "Llama 70B"
+    assert fmt.spreadsheet_cell(-3.5) == -3.5
+    assert fmt.spreadsheet_cell(None) is None
