@@ -9,7 +9,7 @@ from typing import Any
 from advisor.engine.recommend.candidates import Candidate
 from advisor.engine.recommend.facts import JobFacts
 from advisor.engine.recommend.util import num, rounded
-from advisor.engine.scenario import Scenario
+from advisor.engine.scenario import Design, Scenario
 
 SCALING_MAX_POINTS = 7
 """Points of the scaling chart (servers 1, 2, 4, ... up to the job's size)."""
@@ -62,21 +62,17 @@ def _points(
     return out
 
 
-def design_of(candidate: Candidate) -> Any:
+def design_of(candidate: Candidate) -> Design:
     """The performance model's Design of a candidate (switch radix included when known)."""
-    from advisor.engine.performance import Design
-
-    kwargs: dict[str, Any] = {
-        "fabric": candidate.fabric,
-        "nic_gbps": float(candidate.nic_gbps),
-        "nics_per_node": candidate.nics_per_node,
-        "oversubscription": candidate.oversubscription,
-        "adaptive_routing": candidate.adaptive_routing,
-        "in_network_reduction": candidate.in_network_reduction,
-    }
-    if "switch_radix" in {field.name for field in dataclasses.fields(Design)} and candidate.radix:
-        kwargs["switch_radix"] = candidate.radix
-    return Design(**kwargs)
+    return Design(
+        fabric=candidate.fabric,
+        nic_gbps=float(candidate.nic_gbps),
+        nics_per_node=candidate.nics_per_node,
+        oversubscription=candidate.oversubscription,
+        adaptive_routing=candidate.adaptive_routing,
+        in_network_reduction=candidate.in_network_reduction,
+        switch_radix=candidate.radix or None,
+    )
 
 
 def resize(scenario: Scenario, gpus: int) -> Scenario:

@@ -16,9 +16,9 @@ from advisor.engine.formatting import usd as usd
 __all__ = ["clean", "num", "rounded", "usd"]
 
 
-def rounded(x: float) -> float:
-    """`x` to 6 decimals for the stored result (0 when it is NaN or infinite)."""
-    return round(x, 6) if math.isfinite(x) else 0.0
+def rounded(value: float) -> float:
+    """`value` to 6 decimals for the stored result (0 when it is NaN or infinite)."""
+    return round(value, 6) if math.isfinite(value) else 0.0
 
 
 def clean(metrics: Mapping[str, Any]) -> dict[str, Any]:
