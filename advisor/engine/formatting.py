@@ -9,6 +9,7 @@ text; a missing or non-finite figure reads as an em dash instead of "nan" or "$i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 MISSING = "—"
@@ -36,50 +37,44 @@ def _sign(number: float) -> str:
     return "-" if number < 0 else ""
 
 
-def usd(value: Any) -> str:
-    """Money in a sentence: "$2.80M" from a million dollars, whole dollars below ("$304,000")."""
+def _money(value: Any, text_of: Callable[[float], str]) -> str:
+    """`text_of` the amount's size, signed; "$0" (never "-$0") when it rounds to nothing."""
     number = finite_or_none(value)
     if number is None:
         return MISSING
-    size = abs(number)
+    text = text_of(abs(number))
+    rounds_to_zero = not text.strip("$0.,")
+    return text if rounds_to_zero else _sign(number) + text
+
+
+def usd(value: Any) -> str:
+    """Money in a sentence: "$2.80M" from a million dollars, whole dollars below ("$304,000")."""
+    return _money(value, lambda size: f"${size / 1e6:,.2f}M" if size >= 1e6 else f"${size:,.0f}")
+
+
+def _compact(size: float) -> str:
+    if size >= 1e9:
+        return f"${size / 1e9:.2f}B"
     if size >= 1e6:
-        return f"{_sign(number)}${size / 1e6:,.2f}M"
-    return f"{_sign(number)}${size:,.0f}" if round(size) else "$0"
+        return f"${size / 1e6:.2f}M"
+    if size >= 1e4:
+        return f"${size / 1e3:.0f}k"
+    return f"${size:,.0f}"
 
 
 def usd_compact(value: Any) -> str:
     """Money on a card or an axis: "$1.20B", "$2.80M", "$304k" (from $10,000), "$950"."""
-    number = finite_or_none(value)
-    if number is None:
-        return MISSING
-    size = abs(number)
-    if size >= 1e9:
-        text = f"${size / 1e9:.2f}B"
-    elif size >= 1e6:
-        text = f"${size / 1e6:.2f}M"
-    elif size >= 1e4:
-        text = f"${size / 1e3:.0f}k"
-    elif round(size):
-        text = f"${size:,.0f}"
-    else:
-        return "$0"
-    return _sign(number) + text
+    return _money(value, _compact)
 
 
 def usd_whole(value: Any) -> str:
     """Money in a table or a quote, to the dollar: "$1,228,800"."""
-    number = finite_or_none(value)
-    if number is None:
-        return MISSING
-    return f"{_sign(number)}${abs(number):,.0f}" if round(abs(number)) else "$0"
+    return _money(value, lambda size: f"${size:,.0f}")
 
 
 def usd_cents(value: Any) -> str:
     """A price per unit, to the cent: "$2.49" (per GPU-hour, per kWh)."""
-    number = finite_or_none(value)
-    if number is None:
-        return MISSING
-    return f"{_sign(number)}${abs(number):,.2f}" if round(abs(number), 2) else "$0.00"
+    return _money(value, lambda size: f"${size:,.2f}")
 
 
 def duration(value: Any) -> str:
