@@ -71,6 +71,8 @@ __all__ = [
     "Traffic",
     "TrainingInput",
     "Uncertainty",
+    "ValidationReport",
+    "ValidationRow",
     "WorkloadInfo",
 ]
 
@@ -760,6 +762,35 @@ class EngineResult(_Record):
     @property
     def recommended_option(self) -> Option | None:
         return next((o for o in self.options if o.recommended), None)
+
+
+# ------------------------------------------------------------------------- validation report
+
+
+@dataclass(frozen=True)
+class ValidationRow(_Record):
+    """One published measurement against the model (``validation_report()["rows"]``)."""
+
+    id: str = ""
+    kind: str = ""
+    source: str = ""
+    confidence: str = ""
+    metric: str = ""
+    predicted: float = 0.0
+    measured: float = 0.0
+    error_pct: float = 0.0
+    tolerance_pct: float = 0.0
+    passed: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class ValidationReport(_Record):
+    """:func:`advisor.engine.validation.validation_report`, typed (the accuracy page)."""
+
+    rows: tuple[ValidationRow, ...] = ()
+    passed: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 # ------------------------------------------------------------------------------ conversion

@@ -235,3 +235,14 @@ def test_a_calibrated_result_round_trips_with_its_comparison() -> None:
     assert typed.calibration.default.extra == {}
     assert json.dumps(typed.to_dict(), sort_keys=True) == json.dumps(raw, sort_keys=True)
     assert EngineResult.from_dict(typed.to_dict()) == typed
+
+
+def test_the_validation_report_round_trips_typed() -> None:
+    from advisor.engine.result import ValidationReport
+    from advisor.engine.validation import validation_report
+
+    raw = validation_report()
+    typed = ValidationReport.from_dict(raw)
+    assert typed.to_dict() == raw
+    assert len(typed.rows) == len(raw["rows"]) and typed.passed is raw["passed"]
+    assert all(row.extra == {} for row in typed.rows)
