@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from advisor.engine.formatting import spreadsheet_cell
 from advisor.engine.sweep import COLUMNS
-from advisor.engine.vocabulary import FABRIC_IDS, FABRIC_LABELS, fabric_label
+from advisor.engine.vocabulary import FABRIC_IDS, FABRIC_LABELS, GBPS, fabric_label
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, Sweep
 from advisor.scenarios.selectors import scenario_list, user_is_sales
@@ -37,7 +37,7 @@ LIST_LIMIT = 100
 AXIS_LABELS = {
     "servers": "Servers",
     "fabric": "Fabrics",
-    "nic_gbps": "NIC speeds (Gb/s)",
+    "nic_gbps": f"NIC speeds ({GBPS})",
     "nics_per_node": "NICs per server",
     "oversubscription": "Leaf oversubscription (r of r:1)",
 }

@@ -99,7 +99,7 @@ TRAINING_RESULT: dict[str, Any] = {
         "rationale": [
             "The job spans 64 servers, so gradients (141 GB per step) cross the network.",
             "RoCE keeps GPUs idle 7.8 % of the time vs 8.1 % on InfiniBand, for $1.1M less.",
-            "Standard Ethernet would leave GPUs idle 41 % of the time, costing $1.9M more.",
+            "Ethernet (TCP) would leave GPUs idle 41 % of the time, costing $1.9M more.",
         ],
     },
     "metrics": dict(_TRAIN_METRICS),

@@ -29,7 +29,7 @@ def test_results_answer_first_then_explain_then_detail(client: Client) -> None:
     assert headline < html.index('id="rationale"') < html.index('id="bom"')
     assert "RoCE v2 · 8 × 400 Gb/s NICs per server · 2-tier leaf-spine" in html
     assert "network $2.80M" in html
-    assert "Standard Ethernet would leave GPUs idle 41 %" in html  # rationale with numbers
+    assert "Ethernet (TCP) would leave GPUs idle 41 %" in html  # rationale with numbers
     assert "InfiniBand becomes cheaper overall above 2,048 GPUs." in html  # break-even
     assert "PFC pause frames and ECN marks per port" in html  # monitoring
     assert "cx7-400g" in html and "$1,228,800" in html  # BOM line
@@ -166,7 +166,7 @@ def test_pdf_report_holds_headline_bom_skus_and_charts(client: Client) -> None:
     for line in training_result()["bom"]:
         assert line["sku"] in text, line["sku"]
     assert "RoCE v2 · 8 × 400 Gb/s NICs per server" in text and "ACME AI" in text
-    assert "Standard Ethernet would leave GPUs idle 41 %" in text  # the rationale
+    assert "Ethernet (TCP) would leave GPUs idle 41 %" in text  # the rationale
     assert "Why this design" in text and "Assumptions" in text
     assert pdf_image_count(pdf) >= 4  # topology, breakdown, cost vs speed, scaling
 
