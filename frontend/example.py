@@ -14,7 +14,7 @@ from django.core.cache import cache
 
 from advisor.engine import ENGINE_VERSION
 from advisor.engine.formatting import percent, usd_compact
-from advisor.engine.vocabulary import fabric_label
+from advisor.engine.vocabulary import ETHERNET, fabric_label
 from advisor.reports import presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs
@@ -66,6 +66,7 @@ def _compute() -> dict[str, Any] | None:
         "idle": percent(idle, digits=1),
         "saving": usd_compact(saving) if saving > 0 else "",
         "saving_basis": basis.lower(),
+        "saving_against": fabric_label(ETHERNET),
         "catalog_version": catalog.version,
         "engine_version": ENGINE_VERSION,
     }
