@@ -49,10 +49,8 @@ def _compute() -> dict[str, Any] | None:
     cost = result.cost
     # Against the best standard-Ethernet design, on the cost the engine ranked designs by.
     chosen, basis = presenters.decision_cost(cost)
-    ethernet = [
-        presenters.decision_cost(o.cost)[0] for o in result.options if o.fabric == "ethernet"
-    ]
-    saving = min(ethernet) - chosen if ethernet and rec.fabric != "ethernet" else 0.0
+    ethernet = [presenters.decision_cost(o.cost)[0] for o in result.options if o.fabric == ETHERNET]
+    saving = min(ethernet) - chosen if ethernet and rec.fabric != ETHERNET else 0.0
     idle = float(result.metrics.gpu_idle_fraction or 0)
     names = {g.id: g.name for g in catalog.gpus}
     return {
