@@ -755,17 +755,25 @@ def _bounds_over_plans(
     """
     err = dict(zip(("low", "high"), _model_error(s, "training"), strict=True))
     values = dict(metrics.values)
+    # lowest compute floor first: once a floor reaches the best bound so far, no later plan
+    # can beat it
+    floors = sorted(
+        (
+            (_compute_floor_s(p.training, p.plan.pp, p.plan.virtual_stages), i, p)
+            for i, p in enumerate(plans)
+            if p is not chosen and p.training is not None
+        ),
+        key=lambda x: (x[0], x[1]),
+    )
     for bound, factor in err.items():
         best_step = values[f"step_time_s_{bound}"]
         assert chosen.training is not None
         best_run = chosen.training.steps * best_step
-        for plan in plans:
+        for floor, _, plan in floors:
             t = plan.training
             assert t is not None
-            if plan is chosen:
-                continue
-            if _compute_floor_s(t, plan.plan.pp, plan.plan.virtual_stages) * factor >= best_step:
-                continue
+            if floor * factor >= best_step:
+                break
             step = _training_times(s, plan, t, d, bound).step_s * factor
             if step < best_step:
                 best_step, best_run = step, t.steps * step
@@ -777,8 +785,27 @@ def _bounds_over_plans(
 def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     """Metrics of ``w`` on design ``d`` (see module docstring for the composition).
 
-    Cheap by construction: only the network-dependent collectives are priced here.
+    Cheap by construction: only the network-dependent collectives are priced here; the
+    metrics of a training plan object on a design are kept while that plan is alive (training
+    plans are cached per scenario by :func:`advisor.engine.workload.plan_workload`).
     """
+    if w.training is None:
+        return _evaluate_design(s, w, d)
+    key = (id(w), d)
+    hit = _METRICS_CACHE.get(key)
+    if hit is not None and hit[0] is w and (hit[1] is s or hit[1] == s):
+        return hit[2]
+    metrics = _evaluate_design(s, w, d)
+    if len(_METRICS_CACHE) > 4096:
+        _METRICS_CACHE.clear()
+    _METRICS_CACHE[key] = (w, s, metrics)
+    return metrics
+
+
+_METRICS_CACHE: dict[tuple[int, Design], tuple[WorkloadPlan, Scenario, DesignMetrics]] = {}
+
+
+def _evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
     if w.training is not None:
         point = None
         plans: tuple[WorkloadPlan, ...] = ()

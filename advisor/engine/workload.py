@@ -569,9 +569,21 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
     Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
     cannot fit even at maximum parallelism.
     """
-    if scenario.is_training:
-        return _plan_training(scenario)
-    return _plan_inference(scenario)
+    if not scenario.is_training:
+        return _plan_inference(scenario)
+    hit = _PLAN_CACHE.get(scenario)
+    if hit is None:
+        hit = _plan_training(scenario)
+        if len(_PLAN_CACHE) > 256:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[scenario] = hit
+    return hit
+
+
+_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
+"""Training plans by scenario: planning is a pure function of the (frozen) scenario, and the
+same plan object lets :func:`advisor.engine.performance.evaluate_design` reuse its design
+metrics."""
 
 
 def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
@@ -733,6 +745,14 @@ REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
 """The planner's fabric-independent reference: one 400G RDMA NIC per GPU at 90 % of line rate
 (the engine's InfiniBand/RoCE wire efficiency), non-blocking."""
 
+SLOW_REFERENCE_GPU_NET_BYTES_PER_S = 25e9 / 8.0 * 0.9 / 8.0
+"""The other end of the designs the recommendation prices: one 25G RDMA NIC per 8-GPU server
+(0.35 GB/s per GPU, 1/128 of :data:`REFERENCE_GPU_NET_BYTES_PER_S`).  The planner also keeps
+its best plans for this network (:data:`SLOW_PLAN_CONTENDERS`): the plans best on a fast
+network move many bytes (data parallel over every GPU, ZeRO-3), and a design far slower
+than the reference needs the plans that keep traffic inside the server (tensor parallel
+over the whole server, pipeline stages)."""
+
 
 def _estimate_step_s(
     scenario: Scenario,
@@ -748,6 +768,7 @@ def _estimate_step_s(
     tp_overlap: bool,
     sharding: str | tuple[str, ...] = "zero1",
     pp_sends: bool = True,
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
 ) -> float:
     """Fabric-independent step estimate used to rank plans (``pp_sends=False`` leaves out the
     pipeline sends, which grow with interleaving: a lower bound over every interleaving; a
@@ -760,7 +781,7 @@ def _estimate_step_s(
     (ring traffic is bounded by its 2x limit), which is what makes the planner monotone in
     servers.
     """
-    shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages)
+    shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
     per_mb, tp_s = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, recompute, stages, pp)
     shardings = (sharding,) if isinstance(sharding, str) else sharding
     return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
@@ -775,25 +796,32 @@ def _shape_terms(
     ep: int,
     mb: int,
     stages: tuple[int, int, int],
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
 ) -> tuple[int, float, float, float, bool, bool]:
-    """(micro-batches, DP gradient bytes per pass, PP send seconds per micro-batch and virtual
-    stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe)."""
+    """(micro-batches, DP seconds per gradient pass, PP send seconds per micro-batch and
+    virtual stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe),
+    with ``bw`` bytes/s per GPU across servers (inside a server the reference's)."""
     assert scenario.training is not None
     m = scenario.model
     mcount = _microbatches(scenario.training.global_batch_sequences, dp, mb)
-    bw = REFERENCE_GPU_NET_BYTES_PER_S
+    gpn = scenario.gpus_per_node
     dense_params, expert_params, _, _ = _model_consts(m)
     grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
+    grad /= bw if tp * cp * dp > gpn else REFERENCE_GPU_NET_BYTES_PER_S
     act = _act_bytes(scenario)
     pp_unit = 0.0
-    if pp > 1 and tp * cp * dp >= scenario.gpus_per_node:
+    # the stages are synchronous: once any edge joins two scale-up domains (placement, Megatron
+    # order) every step waits on a network send
+    if pipeline_crosses_network(tp, cp, dp, pp, domain_gpus(scenario)):
         pp_unit = 2.0 * mb * scenario.sequence_length / cp * m.hidden * act / tp / bw
     ep_unit = 0.0
     if expert_params > 0 and ep > 1:
         tokens = mb * scenario.sequence_length / cp / tp
         a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
         moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
-        ep_unit = a2a * moe_layers / (bw if ep * tp * cp > scenario.gpus_per_node else bw * 8)
+        ep_unit = (
+            a2a * moe_layers / (bw if ep * tp * cp > gpn else REFERENCE_GPU_NET_BYTES_PER_S * 8)
+        )
     return (
         mcount,
         grad,
@@ -818,14 +846,13 @@ def _estimate_from(
     mcount, grad, pp_unit, ep_unit, has_dp, dualpipe = shape
     tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
     compute = (mcount + (pp - 1) / vp) * (per_mb + tp_exposed)
-    bw = REFERENCE_GPU_NET_BYTES_PER_S
     dp_exposed = math.inf
     for sh in shardings:
         # reduce-scatter + all-gather (2x the shard at the ring limit); zero3 gathers the
         # weights again for every micro-batch's forward and backward
-        dp_bytes = (2.0 + (2.0 * mcount if sh == "zero3" else 0.0)) * grad if has_dp else 0.0
+        dp_s = (2.0 + (2.0 * mcount if sh == "zero3" else 0.0)) * grad if has_dp else 0.0
         window = (compute if sh == "zero3" else per_mb) * DP_OVERLAP_EFFICIENCY
-        dp_exposed = min(dp_exposed, max(0.0, dp_bytes / bw - window))
+        dp_exposed = min(dp_exposed, max(0.0, dp_s - window))
     pp_send = pp_unit * mcount * vp if pp_sends else 0.0
     ep_s = ep_unit * mcount
     if dualpipe:
@@ -847,7 +874,9 @@ def _sharding_options(scenario: Scenario) -> tuple[str, ...]:
     )
 
 
-def _search_training(scenario: Scenario) -> list[_Candidate]:
+def _search_training(
+    scenario: Scenario, bw: float = REFERENCE_GPU_NET_BYTES_PER_S
+) -> list[_Candidate]:
     """The fitting plans the planner considers (branch and bound on the step estimate).
 
     tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the
@@ -929,7 +958,7 @@ def _search_training(scenario: Scenario) -> list[_Candidate]:
             scenario, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
         ):
             continue
-        shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages)
+        shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
         timing = [
             _stage_time_per_microbatch(scenario, tp, cp, ep, mb, rc, stages, pp)
             for rc in recomputes
@@ -987,6 +1016,43 @@ estimate leaves out per-hop latency, placement and stragglers and can rank two p
 cent apart the wrong way round (llama3-70b on 70 H100 servers picked tp8/pp2/dp35 at 6.03 s
 over tp4/pp2/dp69 at 5.79 s), and the full model decides."""
 
+SLOW_PLAN_CONTENDERS = 2
+"""The planner's best plans by its estimate on :data:`SLOW_REFERENCE_GPU_NET_BYTES_PER_S`,
+carried beside the :data:`PLAN_CONTENDERS` so every design, fast or slow, weighs a plan made
+for a network like its own (llama3-70b on A100 over one 25G TCP NIC per server: 347 s per step
+on 13 servers with tp8/dp13, 4,262 s on 16 servers, whose contenders were all data-parallel
+ZeRO-3 plans made for 400G per GPU)."""
+
+
+def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
+    """The planner's contenders of one cluster size, best by the reference estimate first:
+    its :data:`PLAN_CONTENDERS` best for the reference network, then its
+    :data:`SLOW_PLAN_CONTENDERS` best for the slow one (each once)."""
+
+    hit = _CONTENDERS_CACHE.get(scenario)
+    if hit is not None:
+        return hit
+
+    def rank(found: list[_Candidate]) -> list[_Candidate]:
+        return sorted(found, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
+
+    fast = rank(_search_training(scenario))
+    slow = rank(_search_training(scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S))
+    seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
+    extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
+    out = (*fast[:PLAN_CONTENDERS], *extra)
+    if len(_CONTENDERS_CACHE) > 2048:
+        _CONTENDERS_CACHE.clear()
+    _CONTENDERS_CACHE[scenario] = out
+    return out
+
+
+_CONTENDERS_CACHE: dict[Scenario, tuple[_Candidate, ...]] = {}
+
+
+def _plan_key(c: _Candidate) -> tuple[Any, ...]:
+    return (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
+
 
 def _reference_step_s(scenario: Scenario, c: _Candidate) -> float:
     """A candidate's step on the full model and the reference design (its own servers)."""
@@ -1007,10 +1073,7 @@ def _level_best(
     if scenario not in _LEVEL_CACHE:
         if len(_LEVEL_CACHE) > 2048:
             _LEVEL_CACHE.clear()
-        ranked = sorted(
-            _search_training(scenario), key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp)
-        )
-        contenders = tuple(ranked[:PLAN_CONTENDERS])
+        contenders = _ranked_contenders(scenario)
         pool = [*contenders, *([smaller_best] if smaller_best is not None else [])]
         best = (
             min(pool, key=lambda c: (_reference_step_s(scenario, c), c.tp * c.pp * c.cp * c.dp))
@@ -1173,7 +1236,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
         chosen = min(options, key=lambda c: c.estimate_s)
         source = "explicit"
     else:
-        fitting = _search_training(scenario)
+        fitting = _ranked_contenders(scenario)
         if not fitting:
             raise ScenarioError.single(
                 "gpus",
@@ -1181,10 +1244,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
                 "even with maximum tensor, pipeline, context and expert parallelism, full "
                 "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
             )
-        ranked = sorted(fitting, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
-        chosen = _fastest_on_fewer_gpus(
-            scenario, ranked[0], notes, others, contenders=ranked[1:PLAN_CONTENDERS]
-        )
+        chosen = _fastest_on_fewer_gpus(scenario, fitting[0], notes, others, contenders=fitting[1:])
         source = "planner"
     plan = _candidate_plan(scenario, chosen, source)
     used = plan.gpus_used

@@ -193,7 +193,11 @@ def test_oversubscription_never_makes_a_design_faster(
         m = evaluate_design(s, w, d).to_dict()
         times.append((m["step_time_s"], m["step_time_s_high"]))
     for (a, a_high), (b, b_high) in itertools.pairwise(times):
-        assert b >= a * (1 - 1e-9)
+        # a higher ratio also gives larger leaves of the same switch (radix 64: 32, 42, 48
+        # servers), and a leaf of 48 holds whole the 8-server data-parallel groups a leaf of
+        # 42 splits: one spine hop's latency, microseconds (tp8/pp16/dp8 on 128 servers, one
+        # NIC: 4.9956854 s at 1:1 and 3:1, 4.9956912 s at 2:1); bandwidth never gains
+        assert b >= a * (1 - 1e-5)
         assert b_high >= a_high * (1 - 1e-9)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -162,3 +163,41 @@ def test_small_batch_moe_decode_reads_only_the_experts_it_routes_to() -> None:
     assert experts_hit_fraction(ds, 10_000) == pytest.approx(1.0)
     dense = default_catalog().model("llama3-70b")
     assert dense is not None and experts_hit_fraction(dense, 1) == 1.0
+
+
+TCP_25G_1 = Design(fabric="ethernet", nic_gbps=25.0, nics_per_node=1)
+
+
+def test_a_slow_network_gets_a_plan_made_for_it_at_every_size() -> None:
+    # llama3-70b on A100 over one 25G TCP NIC per server: the planner's contenders were all
+    # data-parallel ZeRO-3 plans made for 400G per GPU, so this design ran 4,262 s per step
+    # on 8 and 16 servers but 347 s on 13 (whose search happened to find tp8/dp13); the plans
+    # best for the slow reference network are now contenders of every size
+    steps = []
+    for servers in (8, 13, 16, 32):
+        s, w = plan(model="llama3-70b", gpu="a100-80gb-sxm", gpus=8 * servers)
+        steps.append(evaluate_design(s, w, TCP_25G_1).to_dict()["step_time_s"])
+    assert max(steps) < 400
+    for smaller, larger in itertools.pairwise(steps):
+        assert larger <= smaller * 1.02
+
+
+def test_the_planner_estimate_charges_pipeline_sends_that_leave_the_server() -> None:
+    # tp2 x dp3 = 6 GPUs per stage (< 8 per server) with 20 stages spans 15 servers: some
+    # stage edges cross servers, and the synchronous pipeline waits on them; the estimate
+    # treated such a pipeline as inside one server (issue: pp_crosses = tp * dp >= domain)
+    from advisor.engine import workload
+
+    s, _ = plan(model="llama3-70b", gpu="a100-80gb-sxm", gpus=128)
+    stages = workload._stage_split(80, 20)
+    assert stages is not None
+
+    def estimate(bw: float) -> float:
+        return workload._estimate_step_s(
+            s, 2, 20, 1, 3, 1, 1, 4, "selective", stages, workload._tp_overlap(s),
+            "zero1", True, bw,
+        )  # fmt: skip
+
+    assert estimate(workload.SLOW_REFERENCE_GPU_NET_BYTES_PER_S) > 2 * estimate(
+        workload.REFERENCE_GPU_NET_BYTES_PER_S
+    )
