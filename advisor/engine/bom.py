@@ -329,11 +329,18 @@ def cards_per_node(nic: Nic, links_per_node: int) -> int:
 
 
 def size_compute_fabric(
-    endpoints: int, radix: int, oversubscription: float, *, rails: int, fabric: str
+    endpoints: int,
+    radix: int,
+    oversubscription: float,
+    *,
+    rails: int,
+    fabric: str,
+    leaf_spine: bool = False,
 ) -> TopologySize:
     """The topology of a compute fabric: :func:`size_topology` plus the spine policy
-    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves)."""
-    topo = size_topology(endpoints, radix, oversubscription, rails=rails)
+    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves);
+    ``leaf_spine`` asks for two tiers even where one switch would do."""
+    topo = size_topology(endpoints, radix, oversubscription, rails=rails, leaf_spine=leaf_spine)
     if topo.tiers != 2:
         return topo
     floor = MIN_SPINES

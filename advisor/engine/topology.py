@@ -172,13 +172,20 @@ def max_leaves(radix: int, tiers: int) -> int:
 
 
 def size_topology(
-    endpoints: int, radix: int, oversubscription: float = 1.0, *, rails: int = 1
+    endpoints: int,
+    radix: int,
+    oversubscription: float = 1.0,
+    *,
+    rails: int = 1,
+    leaf_spine: bool = False,
 ) -> TopologySize:
     """Size the smallest folded-Clos fabric that connects ``endpoints`` NIC ports.
 
     ``radix`` is the switch port count at the fabric's link speed (e.g. 64 for a
     Quantum-2 at 400G).  ``rails`` > 1 asks for a rail-optimized layout: endpoints are
     ``rails`` NICs on each of ceil(endpoints/rails) servers and every leaf serves one rail.
+    ``leaf_spine`` builds a two-tier leaf/spine even where one switch would hold every
+    endpoint (field practice past a few servers: no single point of failure, room to grow).
     Raises :class:`TopologyError` beyond four tiers.  Results are cached.
     """
     if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
@@ -186,11 +193,13 @@ def size_topology(
     if rails < 1:
         raise ValueError("rails must be a positive integer")
     _check(radix, oversubscription)
-    return _size_cached(endpoints, radix, float(oversubscription), rails)
+    return _size_cached(endpoints, radix, float(oversubscription), rails, leaf_spine)
 
 
 @lru_cache(maxsize=4096)
-def _size_cached(endpoints: int, radix: int, oversubscription: float, rails: int) -> TopologySize:
+def _size_cached(
+    endpoints: int, radix: int, oversubscription: float, rails: int, leaf_spine: bool = False
+) -> TopologySize:
     down, _ = leaf_ports(radix, oversubscription)
     rails = min(rails, endpoints)
     return _size_from_loads(
@@ -200,7 +209,7 @@ def _size_cached(endpoints: int, radix: int, oversubscription: float, rails: int
         rails=rails,
         rail_optimized=rails > 1,
         loads=tuple(_leaf_loads(endpoints, rails, down)),
-        single_switch=endpoints <= radix,
+        single_switch=endpoints <= radix and not leaf_spine,
     )
 
 

@@ -11,7 +11,7 @@ import itertools
 from typing import Any
 
 from advisor.engine import evaluate
-from advisor.engine.audit import LADDER_SERVERS, MAX_FABRIC_CHANGES
+from advisor.engine.audit import LADDER_SERVERS, MAX_FABRIC_CHANGES, AuditCase, scenario_for
 from advisor.engine.catalog import default_catalog
 from advisor.engine.recommend import topology_dict
 from advisor.engine.recommend.candidates import Candidate, enumerate_candidates
@@ -81,10 +81,69 @@ def test_at_a_tied_life_cost_the_design_faster_beyond_the_band_wins() -> None:
             assert ms >= pick_ms * 0.95, (o["fabric"], ms, pick_ms)
 
 
-def test_tie_break_order_is_documented_and_vendor_match_precedes_capex() -> None:
+def test_tie_break_order_is_documented_and_size_independent_keys_precede_capex() -> None:
     r = evaluate(_train("mi300x", 256))
     order = r["recommendation"]["decision"]["tie_break_order"]
-    assert order == ["field practice", "team skills", "vendor match", "network capex", "life cost"]
+    assert order == [
+        "field practice",
+        "team skills",
+        "vendor match",
+        "unit cost per server",
+        "switch radix",
+        "network capex",
+        "life cost",
+    ]
+
+
+def _ladder(model: str, gpu: str, workload: str) -> list[str]:
+    out = []
+    for n in LADDER_SERVERS:
+        case = AuditCase(model, gpu, workload, "default", n)
+        out.append(evaluate(scenario_for(case))["recommendation"]["fabric"])
+    return out
+
+
+def test_amd_platform_keeps_one_fabric_class_where_performance_only_wobbles() -> None:
+    """Mixtral on MI325X: InfiniBand's modelled step is 0.1-6.7 % faster than RoCE's
+    (Pollara, the platform's reference) depending on size; it was roce x6 -> IB (128) ->
+    roce -> IB (8,192): 5 changes.  Different classes' estimates are equal while their
+    +-5 % intervals overlap, so the platform's class holds."""
+    fabrics = _ladder("mixtral-8x7b", "mi325x", "training")
+    assert _changes(fabrics) <= MAX_FABRIC_CHANGES, fabrics
+    assert set(fabrics) == {"roce"}, fabrics
+
+
+def test_mi300x_class_does_not_return_where_tiers_cross() -> None:
+    """MI300X serving, performance equal on both classes: InfiniBand (64-port) grows a third
+    tier at 512 servers and a fourth at 16,384, RoCE (128-port) later; the tie-break on
+    vendor match then capex flipped IB -> RoCE -> IB -> RoCE.  ConnectX-7 is not AMD's, so
+    the class is not fixed by the platform; the size-independent unit cost and radix keys
+    pick one family at every tied size."""
+    fabrics = _ladder("llama3-8b", "mi300x", "inference-disaggregated")
+    assert _changes(fabrics) <= MAX_FABRIC_CHANGES, fabrics
+
+
+def test_h20_capex_does_not_fall_from_32_to_33_servers() -> None:
+    """The Spectrum-4 family (matching the ConnectX-7 NIC) won at 32 servers and the cheaper
+    Tomahawk-5 family at 33 ($2.79M -> $2.67M): ties were judged against the cheapest
+    design only, with the price band only across fabric classes."""
+    recs = [evaluate(_train("h20", n, model="llama3-70b")) for n in (32, 33)]
+    capex = [r["cost"]["network_capex_usd"] for r in recs]
+    assert capex[1] >= capex[0], capex
+    switches = [r["recommendation"]["topology"]["switch_model"] for r in recs]
+    assert switches[0] == switches[1], switches
+
+
+def test_sixteen_servers_get_a_leaf_spine_on_128_port_switches() -> None:
+    """16 x 8 NICs fit one 128-port switch, which departs from field practice (one switch
+    for more than 8 servers); a two-tier leaf/spine variant is priced so RoCE stays a
+    field-practice option at 9-16 servers."""
+    r = evaluate(_train("h20", 16, model="llama3-70b"))
+    roce = [
+        o for o in r["options"] if o["fabric"] == "roce" and o["field_practice"] and o["feasible"]
+    ]
+    assert roce, [(o["fabric"], o["departures"]) for o in r["options"][:10]]
+    assert all(o["spine_switches"] >= 2 for o in roce)
 
 
 def test_disaggregated_dense_serving_says_the_kv_cache_crosses_not_every_token() -> None:

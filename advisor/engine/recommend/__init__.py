@@ -36,6 +36,7 @@ from advisor.engine.recommend.facts import JobFacts, job_facts
 from advisor.engine.recommend.monitoring import monitoring
 from advisor.engine.recommend.policy import (
     TIE_BAND,
+    TIE_BREAK_ORDER,
     Choice,
     check_constraints,
     choose,
@@ -227,13 +228,7 @@ def _decision(facts: JobFacts, choice: Choice) -> dict[str, Any]:
         "mode": choice.mode,
         "basis": "life cost: network capex + power + GPU time wasted + operations",
         "tie_band": TIE_BAND,
-        "tie_break_order": [
-            "field practice",
-            "team skills",
-            "vendor match",
-            "network capex",
-            "life cost",
-        ],
+        "tie_break_order": list(TIE_BREAK_ORDER),
         "tied_with": [sc.cand.label() for sc in choice.tied[:10]],
     }
 

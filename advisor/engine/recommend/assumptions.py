@@ -13,7 +13,7 @@ from advisor.engine.cost import (
     gpu_hour_cost_usd,
 )
 from advisor.engine.recommend.facts import ASSUMED_PCIE_GEN, JobFacts
-from advisor.engine.recommend.policy import TIE_BAND
+from advisor.engine.recommend.policy import TIE_BAND, TIE_RULE
 from advisor.engine.recommend.pricing import RAMP_UP_MONTHS
 from advisor.engine.topology import DAC_MAX_REACH_M, ROW_LINK_M, SERVERS_PER_RACK, SPINE_LINK_M
 
@@ -63,9 +63,7 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
             "tie_band",
             TIE_BAND,
             "",
-            "designs within +-5 % in life cost and performance are tied (at a tied life "
-            "cost a design faster beyond +-5 % wins); ties break by field practice, team "
-            "skills, vendor match, network capex, then life cost (docs/MODEL.md)",
+            TIE_RULE,
         ),
         (
             "host_pcie_gen",

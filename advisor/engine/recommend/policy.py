@@ -193,68 +193,182 @@ def skills_gap(facts: JobFacts, fabric: str) -> float:
     return risk + (1e-9 if one_time > 0 else 0.0)
 
 
-def vendor_score(facts: JobFacts, sc: Scored) -> int:
+def vendor_key(facts: JobFacts, sc: Scored) -> tuple[int, int, int]:
+    """Vendor match, best first, as a tuple that does not depend on the cluster's size.
+
+    1. the platform's reference fabric class, where the platform's vendor makes the
+       reference NIC (NVIDIA servers: the DGX / Spectrum-X design; MI325X: AMD Pollara on
+       Ethernet; Gaudi 3: its integrated RoCE ports).  Where the reference NIC comes from
+       another vendor (MI300X: ConnectX-7, used on InfiniBand by Azure and on RoCE by other
+       clouds; AMD publishes Ethernet NICs too), the platform does not fix the class;
+    2. the NIC: the platform's reference (0), a NIC its vendor publishes (1), another (2);
+    3. the switch: of the NIC's or the platform's vendor (0), another (1).
+    """
     p = facts.platform
     c = sc.cand
-    score = p.nic_standing(c.nic)
-    if c.fabric != p.reference_fabric:
-        score += 1
-    if c.switch.vendor != c.nic.vendor and c.switch.vendor != p.vendor:
-        score += 1
-    return score
+    own = p.reference_nic is not None and p.reference_nic.vendor == p.vendor
+    return (
+        1 if own and c.fabric != p.reference_fabric else 0,
+        p.nic_standing(c.nic),
+        1 if c.switch.vendor not in (c.nic.vendor, p.vendor) else 0,
+    )
 
 
-def tie_key(facts: JobFacts, sc: Scored) -> tuple[int, float, int, float, float]:
-    """Documented tie-break order: field practice, team skills, vendor match, network capex,
-    then life cost.
+def vendor_score(facts: JobFacts, sc: Scored) -> int:
+    """:func:`vendor_key` as one number with the same order (lower matches better)."""
+    fabric, nic, switch = vendor_key(facts, sc)
+    return fabric * 6 + nic * 2 + switch
 
-    Vendor match (the platform's reference NIC and fabric) does not depend on the cluster's
-    size, so it keeps the fabric class from flipping between neighbouring sizes where the
-    classes' capex lines cross at their tier boundaries (capex first flipped 14 of the 234
-    model x GPU training ladders of the audit, vendor match first 3).
+
+LEAF_SPINE_PORTS = 3
+"""Switch ports a non-blocking two-tier fabric spends per endpoint (leaf down, leaf up, spine
+down); at r:1 oversubscription 1 + 2/r."""
+
+
+def unit_cost_per_server(sc: Scored) -> float:
+    """The design family's network price per server, independent of the cluster's size:
+    its compute links x (the NIC's price per link + the switch's price per port x the ports a
+    two-tier leaf/spine spends per endpoint).  Optics and cables are left out (every family
+    at one speed needs the same two links per endpoint in a two-tier fabric)."""
+    c = sc.cand
+    per_link_nic = c.nic.unit_price_usd / max(1, c.nic.links)
+    per_port = c.switch.unit_price_usd / max(1, c.radix)
+    ports = 1.0 + 2.0 / max(1.0, c.oversubscription)
+    return c.nics_per_node * (per_link_nic + per_port * ports)
+
+
+TIE_BREAK_ORDER: tuple[str, ...] = (
+    "field practice",
+    "team skills",
+    "vendor match",
+    "unit cost per server",
+    "switch radix",
+    "network capex",
+    "life cost",
+)
+"""The documented tie-break order (docs/MODEL.md 14.5); the first five keys do not depend on
+the cluster's size."""
+
+
+def tie_key(
+    facts: JobFacts, sc: Scored
+) -> tuple[int, float, tuple[int, int, int], float, int, float, float]:
+    """Documented tie-break order (:data:`TIE_BREAK_ORDER`): field practice, team skills,
+    vendor match, the family's unit cost per server, the switch's radix (higher first: it
+    grows further in fewer tiers), then network capex and life cost at this size.
+
+    The keys before network capex do not depend on the cluster's size, so among tied
+    designs the same family wins at every size: the fabric class changes only where the
+    designs stop being tied (one is faster or cheaper beyond the bands), not where two
+    families' capex lines cross at their tier boundaries (capex first flipped 14 of the
+    audit's training ladders).
     """
     return (
         len(sc.departures),
         skills_gap(facts, sc.cand.fabric),
-        vendor_score(facts, sc),
+        vendor_key(facts, sc),
+        round(unit_cost_per_server(sc), 2),
+        -sc.cand.radix,
         round(sc.capex_usd, 2),
         sc.decision_usd,
     )
 
 
 def tied(a: Scored, b: Scored) -> bool:
-    """Performance within the tie band, and either the life costs within the band or the
-    costs that do not follow from performance (network capex, power, operations) within
-    the band of the life cost.
+    """Performance within the tie band and costs within the cost bands (:func:`cost_tied`).
 
     The GPU time a design wastes comes from its performance, so once two designs' step times
     are within the model's uncertainty their wasted-GPU-time difference is within it too and
     is not counted again.
     """
-    return _within(a.perf, b.perf) and cost_tied(a, b)
+    return perf_tied(a, b) and cost_tied(a, b)
+
+
+def perf_tied(a: Scored, b: Scored) -> bool:
+    """Performance equal within the model's uncertainty.
+
+    Designs of one fabric class share every efficiency constant of the performance model
+    and differ only in structure (NICs, oversubscription, tiers), so the +-``TIE_BAND``
+    applies to their difference.  Designs of different classes rest on separately
+    calibrated constants (RoCE vs InfiniBand bus bandwidth, in-network reduction, congestion
+    control), each good to +-``TIE_BAND``: their estimates are equal while the two
+    intervals overlap (|a - b| <= band x (a + b)).  Published measurements find tuned RoCE
+    and InfiniBand equal (Meta SIGCOMM'24; the H20 RoCE vs InfiniBand test, 0.5 %)."""
+    if a.cand.fabric == b.cand.fabric:
+        return _within(a.perf, b.perf)
+    x, y = a.perf, b.perf
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return x == y
+    return abs(x - y) <= TIE_BAND * (abs(x) + abs(y))
+
+
+def tie_phrase(a: Scored, b: Scored) -> str:
+    """The bands that make ``a`` and ``b`` tied, in words."""
+    perf = f"+-{TIE_BAND * 100:.0f}% performance" + (
+        " each" if a.cand.fabric != b.cand.fabric else ""
+    )
+    prices = f", +-{PRICE_UNCERTAINTY * 100:.0f}% prices" if price_lists_differ(a, b) else ""
+    return f"within the model's uncertainty ({perf}{prices})"
+
+
+TIE_RULE = (
+    "designs are tied when their performance is within +-5 % (designs of different fabric "
+    "classes: while their +-5 % intervals overlap) and their life costs within 5 %, plus "
+    "+-20 % of the larger capex when their bills price different NIC or switch models; at "
+    "a tied life cost a design faster beyond that wins; ties break by field practice, team "
+    "skills, vendor match, unit cost per server, switch radix, network capex, then life "
+    "cost (docs/MODEL.md 14.5)"
+)
+"""The tie rule in one sentence (result assumptions)."""
+
+
+def price_lists_differ(a: Scored, b: Scored) -> bool:
+    """The two designs' bills price different NIC or switch models (separate estimates)."""
+    return a.cand.nic.sku != b.cand.nic.sku or a.cand.switch.sku != b.cand.switch.sku
+
+
+def cost_band(a: Scored, b: Scored) -> float:
+    """How far apart two designs' life costs may be and still be equal: ``TIE_BAND`` of the
+    larger life cost, plus ``PRICE_UNCERTAINTY`` of the larger capex when their bills price
+    different NIC or switch models (each catalog price is an estimate good to +-20 %; two
+    designs built from the same models differ only in quantities, which are exact)."""
+    scale = max(abs(a.decision_usd), abs(b.decision_usd), 1e-12)
+    band = TIE_BAND * scale
+    if price_lists_differ(a, b):
+        band += PRICE_UNCERTAINTY * max(a.capex_usd, b.capex_usd)
+    return band
 
 
 def cost_tied(a: Scored, b: Scored) -> bool:
-    """The cost half of :func:`tied`: life costs equal within the model's uncertainty."""
-    if _within(a.decision_usd, b.decision_usd):
+    """The cost half of :func:`tied`, symmetric in ``a`` and ``b``: the life costs, or the
+    costs that do not follow from performance (network capex, power, operations), differ by
+    less than :func:`cost_band`."""
+    band = cost_band(a, b)
+    if abs(a.decision_usd - b.decision_usd) <= band:
         return True
     fixed_a = a.decision_usd - a.life.gpu_time_wasted_usd
     fixed_b = b.decision_usd - b.life.gpu_time_wasted_usd
-    scale = max(abs(a.decision_usd), abs(b.decision_usd), 1e-12)
-    if abs(fixed_a - fixed_b) <= TIE_BAND * scale:
-        return True
-    if a.cand.fabric != b.cand.fabric:
-        # Different fabric classes come from different vendors' price lists, each good to
-        # +-PRICE_UNCERTAINTY: a capex difference inside that band is not a difference.
-        band = TIE_BAND * scale + PRICE_UNCERTAINTY * max(a.capex_usd, b.capex_usd)
-        return abs(a.decision_usd - b.decision_usd) <= band
-    return False
+    return abs(fixed_a - fixed_b) <= band
 
 
 def _within(x: float, y: float) -> bool:
     if not (math.isfinite(x) and math.isfinite(y)):
         return x == y
     return abs(x - y) <= TIE_BAND * max(abs(x), abs(y), 1e-12)
+
+
+def fastest_group(pool: list[Scored]) -> list[Scored]:
+    """The designs performance-tied with the fastest of ``pool`` and with the fastest of their
+    own fabric class (a design tied with another class's fastest through the two classes'
+    overlapping intervals, but slower beyond the band than a design of its own class, is
+    not tied: that design of its class is better)."""
+    fastest = min(pool, key=lambda sc: (sc.perf, sc.decision_usd))
+    by_class: dict[str, Scored] = {}
+    for sc in pool:
+        top = by_class.get(sc.cand.fabric)
+        if top is None or sc.perf < top.perf:
+            by_class[sc.cand.fabric] = sc
+    return [sc for sc in pool if perf_tied(sc, fastest) and perf_tied(sc, by_class[sc.cand.fabric])]
 
 
 def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
@@ -280,15 +394,12 @@ def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
         best = min(pool, key=lambda sc: (sc.capex_usd, tie_key(facts, sc)))
         return Choice(best, "fallback")
     if facts.prefer == "performance":
-        anchor = min(pool, key=lambda sc: (sc.perf, sc.decision_usd))
-        band = [sc for sc in pool if _within(sc.perf, anchor.perf)]
+        band = fastest_group(pool)
     else:
         # the least life cost, and every design whose life cost ties with it; among those
         # the fastest group (a design faster beyond the uncertainty at a tied cost is better,
         # not tied), then the tie-break order
         anchor = min(pool, key=lambda sc: (sc.decision_usd, sc.perf))
-        same_cost = [sc for sc in pool if sc is anchor or cost_tied(sc, anchor)]
-        fastest = min(same_cost, key=lambda sc: (sc.perf, sc.decision_usd))
-        band = [sc for sc in same_cost if _within(sc.perf, fastest.perf)]
+        band = fastest_group([sc for sc in pool if sc is anchor or cost_tied(sc, anchor)])
     best = min(band, key=lambda sc: tie_key(facts, sc))
     return Choice(best, mode, [sc for sc in band if sc is not best])

@@ -18,11 +18,12 @@ from advisor.engine.recommend.candidates import fabric_title
 from advisor.engine.recommend.facts import JobFacts
 from advisor.engine.recommend.policy import (
     RISKS,
-    TIE_BAND,
     Choice,
     departure_phrase,
     skills_gap,
+    tie_phrase,
     tied,
+    unit_cost_per_server,
     vendor_score,
 )
 from advisor.engine.recommend.pricing import Scored
@@ -256,7 +257,7 @@ def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
     if tied(best, alt):
         reason = tie_reason(facts, best, alt)
         return (
-            f"{aname} is tied with the recommendation within +-{TIE_BAND * 100:.0f}% "
+            f"{aname} is tied with the recommendation {tie_phrase(best, alt)} "
             f"(life cost {usd(alt.decision_usd)} vs {usd(best.decision_usd)}, "
             + (
                 f"the same {perf_str(facts, best.perf)}"
@@ -293,6 +294,17 @@ def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
     if vendor_score(facts, best) < vendor_score(facts, alt):
         ref = facts.platform.reference_design.split(":")[0]
         return f"vendor match with the platform's reference design ({ref})"
+    unit_best, unit_alt = unit_cost_per_server(best), unit_cost_per_server(alt)
+    if round(unit_best, 2) < round(unit_alt, 2):
+        return (
+            f"unit cost ({usd(unit_alt - unit_best)} less per server in NICs and switch ports, "
+            "at any cluster size)"
+        )
+    if best.cand.radix > alt.cand.radix:
+        return (
+            f"switch radix ({best.cand.radix} ports at {best.cand.nic_gbps}G against "
+            f"{alt.cand.radix}: it grows further before another tier)"
+        )
     if round(best.capex_usd, 2) < round(alt.capex_usd, 2):
         return f"network capex ({usd(alt.capex_usd - best.capex_usd)} less)"
     return "cost"
@@ -370,7 +382,7 @@ def why_not(facts: JobFacts, scored: Scored, choice: Choice) -> str | None:
     name = "This design"
     if scored in choice.tied:
         return (
-            f"Tied with the recommendation within +-{TIE_BAND * 100:.0f}% (life cost "
+            f"Tied with the recommendation {tie_phrase(best, scored)} (life cost "
             f"{usd(scored.decision_usd)} vs {usd(best.decision_usd)}); the tie goes to the "
             f"recommendation on {tie_reason(facts, best, scored)}."
         )

@@ -17,6 +17,7 @@ from advisor.engine.bom import (
 )
 from advisor.engine.recommend.candidates import OVERSUBSCRIPTIONS, Candidate
 from advisor.engine.recommend.facts import JobFacts
+from advisor.engine.recommend.policy import SINGLE_SWITCH_MAX_SERVERS
 from advisor.engine.recommend.pricing import Scored, price
 from advisor.engine.recommend.util import clean
 from advisor.engine.topology import TopologyError
@@ -57,6 +58,7 @@ def score_all(
         except (TopologyError, ValueError) as exc:
             pruned.append({"design": cand.design_dict(), "reason": str(exc)})
             continue
+        variants = [topo]
         if topo.tiers == 1:
             key = (cand.fabric, cand.nic.sku, cand.switch.sku, cand.nics_per_node)
             if key in seen_single:
@@ -64,33 +66,53 @@ def score_all(
                 continue
             seen_single.add(key)
             cand = dataclasses.replace(cand, oversubscription=1.0)
-        try:
-            capex, power = compute_fabric_totals(
-                parts,
-                fabric=cand.fabric,
-                nic=cand.nic,
-                nics_per_node=cand.nics_per_node,
-                nodes=facts.nodes,
-                switch=cand.switch,
-                topo=topo,
+            if facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
+                # field practice past a few servers is a leaf/spine, not one switch
+                variants.append(
+                    size_compute_fabric(
+                        facts.nodes * cand.nics_per_node,
+                        cand.radix,
+                        1.0,
+                        rails=cand.nics_per_node,
+                        fabric=cand.fabric,
+                        leaf_spine=True,
+                    )
+                )
+        for topo in variants:
+            try:
+                capex, power = compute_fabric_totals(
+                    parts,
+                    fabric=cand.fabric,
+                    nic=cand.nic,
+                    nics_per_node=cand.nics_per_node,
+                    nodes=facts.nodes,
+                    switch=cand.switch,
+                    topo=topo,
+                )
+                managed = topo.total_switches + ns_switches
+                mgmt = mgmt_cache.get(managed)
+                if mgmt is None:
+                    mgmt = totals(
+                        management_lines(parts, nodes=facts.nodes, managed_switches=managed)
+                    )
+                    mgmt_cache[managed] = mgmt
+            except BomError as exc:
+                pruned.append({"design": cand.design_dict(), "reason": str(exc)})
+                continue
+            metrics = metrics_cache.get(cand.design_key)
+            if metrics is None:
+                metrics = clean(evaluate(cand))
+                metrics_cache[cand.design_key] = metrics
+            scored.append(
+                price(
+                    facts,
+                    cand,
+                    topo,
+                    metrics,
+                    capex + ns_capex + mgmt[0],
+                    power + ns_power + mgmt[1],
+                )
             )
-            managed = topo.total_switches + ns_switches
-            mgmt = mgmt_cache.get(managed)
-            if mgmt is None:
-                mgmt = totals(management_lines(parts, nodes=facts.nodes, managed_switches=managed))
-                mgmt_cache[managed] = mgmt
-        except BomError as exc:
-            pruned.append({"design": cand.design_dict(), "reason": str(exc)})
-            continue
-        metrics = metrics_cache.get(cand.design_key)
-        if metrics is None:
-            metrics = clean(evaluate(cand))
-            metrics_cache[cand.design_key] = metrics
-        scored.append(
-            price(
-                facts, cand, topo, metrics, capex + ns_capex + mgmt[0], power + ns_power + mgmt[1]
-            )
-        )
     if single_dupes:
         pruned.append(
             {
