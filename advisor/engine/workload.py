@@ -9,6 +9,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -875,7 +876,7 @@ def _sharding_options(scenario: Scenario) -> tuple[str, ...]:
 
 
 def _search_training(
-    scenario: Scenario, bw: float = REFERENCE_GPU_NET_BYTES_PER_S
+    scenario: Scenario, bw: float = REFERENCE_GPU_NET_BYTES_PER_S, keep: int = 1
 ) -> list[_Candidate]:
     """The fitting plans the planner considers (branch and bound on the step estimate).
 
@@ -885,9 +886,12 @@ def _search_training(
     micro-batch 1/2; ZeRO 1/3; recomputation none < selective < full (the first that fits,
     per sharding).  dp is the fewest ranks that reach the micro-batch count of all remaining
     GPUs, so adding servers never slows a plan (monotone by construction): the extra GPUs
-    idle instead.  A plan whose compute alone (no recomputation, no communication) is slower
-    than the best fitting plan found so far is skipped without pricing its memory: the
-    minimum is exact.
+    idle instead.  Estimates use ``bw`` bytes/s per GPU across servers.  A plan whose compute
+    alone (no recomputation, no communication) is slower than the ``keep``-th best fitting
+    plan found so far is skipped without pricing its memory, so the ``keep`` best by estimate
+    are exact (among the plans returned): a true top ``keep`` depends on the plans alone, so
+    the best plans of a size that fit a smaller size are the best of that size too, and the
+    planner's levels (:func:`_fastest_on_fewer_gpus`) carry them to every larger size.
     """
     assert scenario.training is not None
     p = scenario.parallelism
@@ -945,9 +949,11 @@ def _search_training(
                         )[0]
                         floor = (mcount + (pp - 1) / vp_max) * per_mb
                         shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
-    # 2. best first: price shapes by their floor until the floor exceeds the best estimate
+    # 2. best first: price shapes by their floor until the floor exceeds the keep-th best
+    # estimate (a max-heap of the keep best so far)
     shapes.sort(key=lambda x: x[0])
     out: list[_Candidate] = []
+    kept: list[float] = []
     best = math.inf
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > best:
@@ -986,7 +992,10 @@ def _search_training(
                             scenario, tp, pp, dp, ep, mb, sharding, rc, mcount,
                             cp=cp, vp=vp, stages=stages,
                         )  # fmt: skip
-                        best = est
+                        heapq.heappush(kept, -est)
+                        if len(kept) > keep:
+                            heapq.heappop(kept)
+                        best = -kept[0] if len(kept) >= keep else math.inf
                         out.append(
                             _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
                         )
@@ -1036,8 +1045,10 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
     def rank(found: list[_Candidate]) -> list[_Candidate]:
         return sorted(found, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
 
-    fast = rank(_search_training(scenario))
-    slow = rank(_search_training(scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S))
+    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS))
+    slow = rank(
+        _search_training(scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S, keep=SLOW_PLAN_CONTENDERS)
+    )
     seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
     extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
     out = (*fast[:PLAN_CONTENDERS], *extra)
