@@ -1,7 +1,7 @@
 """The bill of materials of one design in a stored engine result.
 
 The recommended design's BOM is in the result (`result.bom`). Alternatives in
-`result.options` carry no BOM of their own, so theirs is priced on the current catalog by
+`result.options` carry no BOM of their own, so theirs is priced on the run's catalog by
 the engine's `network_bom`, exactly the way the engine prices the recommended design
 (compute fabric + storage/front-end + management networks).
 """
@@ -46,6 +46,7 @@ def option_bom_lines(
             switch_model=option.switch_model,
             oversubscription=float(option.oversubscription),
             storage=StorageSpec.for_gpu(catalog.gpu(result.scenario.gpu)),
+            leaf_spine=option.spine_switches > 0,
         )
     except KeyError as exc:
         raise BomUnavailable(

@@ -745,10 +745,12 @@ def network_bom(
     switch_model: str | None = None,
     oversubscription: float = 1.0,
     storage: StorageSpec | None = None,
+    leaf_spine: bool = False,
 ) -> list[BomLine]:
     """The whole BOM of one design (compute fabric, storage, management), e.g. for any row
     of ``options``.  ``fabric=None`` (or no NICs) means no compute fabric.  ``storage`` is
-    the platform's storage adapters (``StorageSpec.for_gpu(gpu)``).
+    the platform's storage adapters (``StorageSpec.for_gpu(gpu)``).  ``leaf_spine`` builds
+    two tiers where one switch would hold every NIC (the search prices both variants).
 
     Raises KeyError for unknown SKUs, :class:`BomError` / ``TopologyError`` when the design
     cannot be built from the catalog.
@@ -764,7 +766,12 @@ def network_bom(
         if not radix:
             raise BomError(f"{switch_model} has no {nic.port_gbps}G ports")
         topo = size_compute_fabric(
-            nodes * nics_per_node, radix, oversubscription, rails=nics_per_node, fabric=fabric
+            nodes * nics_per_node,
+            radix,
+            oversubscription,
+            rails=nics_per_node,
+            fabric=fabric,
+            leaf_spine=leaf_spine,
         )
         compute_switches = topo.total_switches
         lines.extend(
