@@ -101,13 +101,15 @@ class _Net:
     the high bound.
     """
 
-    def __init__(self, s: Scenario, w: WorkloadPlan, d: Design, bound: str) -> None:
-        self.s = s
-        self.d = d
+    def __init__(
+        self, scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str
+    ) -> None:
+        self.scenario = scenario
+        self.design = design
         self.bound = bound
-        self.servers_per_domain = max(1, w.domain_gpus // s.gpus_per_node)
-        self.nics_per_domain = d.nics_per_node * self.servers_per_domain
-        self.fabric, self.fabric_oversubscription = _design_fabric(s, w, d)
+        self.servers_per_domain = max(1, workload.domain_gpus // scenario.gpus_per_node)
+        self.nics_per_domain = design.nics_per_node * self.servers_per_domain
+        self.fabric, self.fabric_oversubscription = _design_fabric(scenario, workload, design)
         self.placement = "scattered" if bound == "high" else "contiguous"
         self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
 
@@ -125,7 +127,7 @@ class _Net:
         key = (layout.nodes, layout.ranks_per_node, share, comm)
         dom = self.cache.get(key)
         if dom is None:
-            g = self.s.gpu
+            g = self.scenario.gpu
             uplink: float | None = None
             pod = 0.0
             hops = 1
@@ -139,12 +141,12 @@ class _Net:
                 scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
                 scaleup_efficiency=g.scaleup_efficiency,
                 nvls=g.nvlink_sharp,
-                fabric_id=self.d.fabric,
-                nic_gbps=self.d.nic_gbps,
+                fabric_id=self.design.fabric,
+                nic_gbps=self.design.nic_gbps,
                 nics_per_node=self.nics_per_domain,
                 oversubscription=self.fabric_oversubscription,
-                adaptive_routing=self.d.adaptive_routing,
-                in_network_reduction=self.d.in_network_reduction,
+                adaptive_routing=self.design.adaptive_routing,
+                in_network_reduction=self.design.in_network_reduction,
                 bound=self.bound,
                 net_share=1.0 / max(1, share),
                 uplink_load=uplink,
@@ -152,8 +154,8 @@ class _Net:
                 hops=hops,
                 servers_per_node=self.servers_per_domain,
             )
-            if self.s.calibration is not None:
-                dom = self.s.calibration.apply(dom, self.d.fabric)
+            if self.scenario.calibration is not None:
+                dom = self.scenario.calibration.apply(dom, self.design.fabric)
             self.cache[key] = dom
         return dom
 
@@ -195,31 +197,33 @@ def _fabric_for(
     return fabric, achieved
 
 
-def _job_servers(s: Scenario, w: WorkloadPlan) -> int:
+def _job_servers(scenario: Scenario, workload: WorkloadPlan) -> int:
     """Servers the job occupies: a training plan that leaves GPUs idle runs on
     ``ceil(gpus_used / gpus_per_node)`` contiguous servers, so its communicators see the
     sub-fabric those servers need (the same plan predicts the same step on a larger cluster);
     inference spans the whole cluster."""
-    used = w.plan.gpus_used if w.training is not None else 0
-    if 0 < used < s.gpus:
-        return max(1, math.ceil(used / s.gpus_per_node))
-    return max(1, s.nodes)
+    used = workload.plan.gpus_used if workload.training is not None else 0
+    if 0 < used < scenario.gpus:
+        return max(1, math.ceil(used / scenario.gpus_per_node))
+    return max(1, scenario.nodes)
 
 
-def _design_fabric(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[Fabric, float]:
+def _design_fabric(
+    scenario: Scenario, workload: WorkloadPlan, design: Design
+) -> tuple[Fabric, float]:
     return _fabric_for(
-        _job_servers(s, w),
-        s.gpus_per_node,
-        w.domain_gpus,
-        max(1, d.nics_per_node),
-        int(d.switch_radix or DEFAULT_SWITCH_RADIX),
-        max(1.0, float(d.oversubscription)),
+        _job_servers(scenario, workload),
+        scenario.gpus_per_node,
+        workload.domain_gpus,
+        max(1, design.nics_per_node),
+        int(design.switch_radix or DEFAULT_SWITCH_RADIX),
+        max(1.0, float(design.oversubscription)),
     )
 
 
-def design_fabric(s: Scenario, w: WorkloadPlan, d: Design) -> Fabric:
-    """The boundaries (domain, leaf, pod, super-pod) of the compute fabric sized for ``d``."""
-    return _design_fabric(s, w, d)[0]
+def design_fabric(scenario: Scenario, workload: WorkloadPlan, design: Design) -> Fabric:
+    """The boundaries (domain, leaf, pod, super-pod) of the compute fabric sized for ``design``."""
+    return _design_fabric(scenario, workload, design)[0]
 
 
 def _comms(plan: Any) -> dict[str, Communicator]:
@@ -258,24 +262,24 @@ class _TrainingTimes:
 
 
 def _training_times(
-    s: Scenario,
-    w: WorkloadPlan,
+    scenario: Scenario,
+    workload: WorkloadPlan,
     t: TrainingPlan,
-    d: Design,
+    design: Design,
     bound: str,
     *,
     free_network: bool = False,
 ) -> _TrainingTimes:
-    """The step of plan ``w`` on design ``d`` in one bound's world.
+    """The step of plan ``workload`` on design ``design`` in one bound's world.
 
     ``free_network``: the same step on a network that costs nothing (every collective or
     send that leaves a scale-up domain takes no time, and the straggler term keeps only the
     compute jitter); every term is monotone in the network's times, so no design beats it.
     """
-    net = _Net(s, w, d, bound)
-    fabric = FABRICS[d.fabric]
+    net = _Net(scenario, workload, design, bound)
+    fabric = FABRICS[design.fabric]
     m = t.microbatches
-    plan = w.plan
+    plan = workload.plan
 
     # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
     comms = _comms(plan)
@@ -323,9 +327,12 @@ def _training_times(
     pp_net = 0.0
     if t.pp_p2p_per_step and not (free_network and t.pp_crosses_network):
         if t.pp_crosses_network:
-            senders = max(1, min(w.domain_gpus, _pp_stride(plan)))
+            senders = max(1, min(workload.domain_gpus, _pp_stride(plan)))
             pair = GroupLayout(
-                size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus, concurrent_groups=1
+                size=2 * workload.domain_gpus,
+                nodes=2,
+                ranks_per_node=workload.domain_gpus,
+                concurrent_groups=1,
             )
             dom = net.domain(pair, comms["pp"])
             per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=senders)
@@ -368,9 +375,9 @@ def _training_times(
     exposed_network = tp_net + ep_net * (1.0 - EP_COMM_OVERLAP) + pp_net + dp_net_exposed
 
     straggler = 0.0
-    if w.domains > 1 and bound != "low":
+    if workload.domains > 1 and bound != "low":
         sigma = math.hypot(COMPUTE_JITTER_CV * t.compute_s, fabric.jitter_cv * network_comm)
-        straggler = sigma * math.sqrt(2.0 * math.log(w.domains))
+        straggler = sigma * math.sqrt(2.0 * math.log(workload.domains))
         if bound == "high":
             straggler *= 2.0
     step = t.compute_s + t.optimizer_s + exposed + bubble + straggler
@@ -390,35 +397,35 @@ def _idle_fraction(step: float, free_step_s: float | None, point: _TrainingTimes
     return min(1.0, max(0.0, 1.0 - free_step_s / step)) if step > 0 else 0.0
 
 
-def _model_error(s: Scenario, kind: str) -> tuple[float, float]:
+def _model_error(scenario: Scenario, kind: str) -> tuple[float, float]:
     """(low, high) time factors from the calibration residuals (validation.model_error_band)."""
     from advisor.engine.efficiency import profile
     from advisor.engine.validation import model_error_band
 
-    return model_error_band(kind, profile(s.gpu).generation)
+    return model_error_band(kind, profile(scenario.gpu).generation)
 
 
 def _training_metrics(
-    s: Scenario,
-    w: WorkloadPlan,
+    scenario: Scenario,
+    workload: WorkloadPlan,
     t: TrainingPlan,
-    d: Design,
+    design: Design,
     point: _TrainingTimes | None = None,
     free_step_s: float | None = None,
 ) -> DesignMetrics:
     """``free_step_s``: the least step of the planner's plans on a network that costs
     nothing (:func:`_network_free_step_s`); the GPU time this design wastes waiting on the
     network is the share of its step above it, so a faster design never wastes more."""
-    point = point or _training_times(s, w, t, d, "point")
-    low = _training_times(s, w, t, d, "low")
-    high = _training_times(s, w, t, d, "high")
+    point = point or _training_times(scenario, workload, t, design, "point")
+    low = _training_times(scenario, workload, t, design, "low")
+    high = _training_times(scenario, workload, t, design, "high")
     step = point.step_s
     run_s = t.steps * step
-    peak = s.gpu.peak_tflops(s.precision) * 1e12
+    peak = scenario.gpu.peak_tflops(scenario.precision) * 1e12
     tflops = t.hardware_flops_per_gpu / step / 1e12
     # the model's own error (calibration residuals of training rows on this GPU generation)
     # widens the placement/jitter bounds
-    err_low, err_high = _model_error(s, "training")
+    err_low, err_high = _model_error(scenario, "training")
     low_s = low.step_s * err_low
     high_s = high.step_s * err_high
     values = (
@@ -440,8 +447,8 @@ def _training_metrics(
         ("run_time_s", run_s),
         ("run_time_s_low", t.steps * low_s),
         ("run_time_s_high", t.steps * high_s),
-        ("gpu_hours", run_s * s.gpus / 3600.0),
-        *_boundary_values(s, w, d),
+        ("gpu_hours", run_s * scenario.gpus / 3600.0),
+        *_boundary_values(scenario, workload, design),
     )
     return DesignMetrics(kind="training", values=values)
 
@@ -458,112 +465,118 @@ class _InferenceTimes:
 
 
 def _inference_times(
-    s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design, bound: str
+    scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design, bound: str
 ) -> _InferenceTimes:
-    net = _Net(s, w, d, bound)
-    fabric = FABRICS[d.fabric]
-    comm = i.tp_decode_intra_s
-    prefill_comm = i.tp_prefill_intra_s
+    net = _Net(scenario, workload, design, bound)
+    fabric = FABRICS[design.fabric]
+    comm = inference.tp_decode_intra_s
+    prefill_comm = inference.tp_prefill_intra_s
     network = 0.0
-    plan = w.plan
-    if i.tp_layout.crosses_network and i.tp_collectives_per_token:
-        dom = net.domain(i.tp_layout, Communicator("tp", "ring", plan.tp, 1))
+    plan = workload.plan
+    if inference.tp_layout.crosses_network and inference.tp_collectives_per_token:
+        dom = net.domain(inference.tp_layout, Communicator("tp", "ring", plan.tp, 1))
         decode_tp = (
-            i.tp_collectives_per_token
-            * collective_time_s("all_reduce", i.tp_bytes_per_decode_collective, dom)[0]
+            inference.tp_collectives_per_token
+            * collective_time_s("all_reduce", inference.tp_bytes_per_decode_collective, dom)[0]
         )
         comm += decode_tp
         network += decode_tp
         prefill_comm += (
-            i.tp_collectives_per_token
-            * collective_time_s("all_reduce", i.tp_bytes_per_prefill_collective, dom)[0]
+            inference.tp_collectives_per_token
+            * collective_time_s("all_reduce", inference.tp_bytes_per_prefill_collective, dom)[0]
         )
-    if i.pp_hops:
-        if i.pp_crosses_network:
+    if inference.pp_hops:
+        if inference.pp_crosses_network:
             pair = GroupLayout(
-                size=2 * w.domain_gpus, nodes=2, ranks_per_node=w.domain_gpus, concurrent_groups=1
+                size=2 * workload.domain_gpus,
+                nodes=2,
+                ranks_per_node=workload.domain_gpus,
+                concurrent_groups=1,
             )
             dom = net.domain(pair, Communicator("pp", "p2p", plan.pp, plan.tp))
-            senders = max(1, min(w.domain_gpus, plan.tp))
-            hop = p2p_time_s(i.pp_bytes_per_token, dom, concurrent_per_node=senders)
-            network += i.pp_hops * hop
-            prompt_bytes = i.pp_bytes_per_token / max(1, i.batch_per_replica)
-            prefill_comm += i.pp_hops * p2p_time_s(
-                prompt_bytes * (s.inference.prompt_tokens if s.inference else 1),
+            senders = max(1, min(workload.domain_gpus, plan.tp))
+            hop = p2p_time_s(inference.pp_bytes_per_token, dom, concurrent_per_node=senders)
+            network += inference.pp_hops * hop
+            prompt_bytes = inference.pp_bytes_per_token / max(1, inference.batch_per_replica)
+            prefill_comm += inference.pp_hops * p2p_time_s(
+                prompt_bytes * (scenario.inference.prompt_tokens if scenario.inference else 1),
                 dom,
                 concurrent_per_node=senders,
             )
         else:
             local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
-            hop = p2p_time_s(i.pp_bytes_per_token, net.domain(local))
-        comm += i.pp_hops * hop
-    if i.moe_layers and w.plan.ep > 1:
-        dom = net.domain(i.ep_layout, Communicator("ep", "all_to_all", plan.ep, 1))
+            hop = p2p_time_s(inference.pp_bytes_per_token, net.domain(local))
+        comm += inference.pp_hops * hop
+    if inference.moe_layers and workload.plan.ep > 1:
+        dom = net.domain(inference.ep_layout, Communicator("ep", "all_to_all", plan.ep, 1))
         disp = moe_dispatch(
-            tokens_per_rank=max(1, i.ep_tokens_per_gpu),
-            hidden=s.model.hidden,
-            top_k=s.model.moe_top_k,
-            bytes_per_element=WEIGHT_BYTES[s.precision],
+            tokens_per_rank=max(1, inference.ep_tokens_per_gpu),
+            hidden=scenario.model.hidden,
+            top_k=scenario.model.moe_top_k,
+            bytes_per_element=WEIGHT_BYTES[scenario.precision],
             d=dom,
         )
         comb = moe_dispatch(
-            tokens_per_rank=max(1, i.ep_tokens_per_gpu),
-            hidden=s.model.hidden,
-            top_k=s.model.moe_top_k,
+            tokens_per_rank=max(1, inference.ep_tokens_per_gpu),
+            hidden=scenario.model.hidden,
+            top_k=scenario.model.moe_top_k,
             bytes_per_element=2.0,
             d=dom,
         )
-        ep_s = i.moe_layers * (disp.time_s + comb.time_s)
+        ep_s = inference.moe_layers * (disp.time_s + comb.time_s)
         comm += ep_s
-        if i.ep_layout.crosses_network:
+        if inference.ep_layout.crosses_network:
             network += ep_s
     tail = 0.0
     if network > 0 and bound != "low":
-        ranks = max(2, w.plan.tp * w.plan.pp * max(1, w.plan.ep))
+        ranks = max(2, workload.plan.tp * workload.plan.pp * max(1, workload.plan.ep))
         tail = fabric.jitter_cv * network * math.sqrt(2.0 * math.log(ranks))
         if bound == "high":
             tail *= 2.0
-    token = i.decode_compute_s + comm + tail
-    ttft = i.prefill_compute_s + prefill_comm + token
+    token = inference.decode_compute_s + comm + tail
+    ttft = inference.prefill_compute_s + prefill_comm + token
     return _InferenceTimes(token_s=token, comm_s=comm + tail, network_s=network + tail, ttft_s=ttft)
 
 
-def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design) -> DesignMetrics:
-    if i.serving is not None and not i.serving.colocated:
+def _inference_metrics(
+    scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design
+) -> DesignMetrics:
+    if inference.serving is not None and not inference.serving.colocated:
         return DesignMetrics(
             kind="inference",
-            values=_disaggregated_values(s, i.serving, d) + _boundary_values(s, w, d),
+            values=_disaggregated_values(scenario, inference.serving, design)
+            + _boundary_values(scenario, workload, design),
         )
-    point = _inference_times(s, w, i, d, "point")
-    low = _inference_times(s, w, i, d, "low")
-    high = _inference_times(s, w, i, d, "high")
-    servers = max(1, s.gpus // s.gpus_per_node)
-    tokens_per_s = i.replicas * i.batch_per_replica / point.token_s
-    target = s.inference.target_ms_per_token if s.inference else 0.0
-    err_low, err_high = _model_error(s, "serving")
+    point = _inference_times(scenario, workload, inference, design, "point")
+    low = _inference_times(scenario, workload, inference, design, "low")
+    high = _inference_times(scenario, workload, inference, design, "high")
+    servers = max(1, scenario.gpus // scenario.gpus_per_node)
+    tokens_per_s = inference.replicas * inference.batch_per_replica / point.token_s
+    target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
+    err_low, err_high = _model_error(scenario, "serving")
     # ms_per_token and ttft_ms mean the p95 at the scenario's load for every deployment
     # (docs/ENGINE_API.md); without a serving plan, the idle-batch model of section 7
     token_ms, ttft_ms = point.token_s * 1e3, point.ttft_s * 1e3
     low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
     serving: tuple[tuple[str, float], ...] = ()
-    if i.serving is not None:
+    if inference.serving is not None:
         # the serving model prices compute and in-server TP; the per-token model adds what
         # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
-        ref = _inference_times(s, w, i, reference_design(s), "point")
+        ref = _inference_times(scenario, workload, inference, reference_design(scenario), "point")
 
         def plan(times: _InferenceTimes) -> ServingPlan:
-            assert i.serving is not None
+            assert inference.serving is not None
             return dataclasses.replace(
-                i.serving,
-                legacy_comm_s=max(0.0, times.comm_s - i.tp_decode_intra_s),
-                reference_comm_s=max(0.0, ref.comm_s - i.tp_decode_intra_s),
+                inference.serving,
+                legacy_comm_s=max(0.0, times.comm_s - inference.tp_decode_intra_s),
+                reference_comm_s=max(0.0, ref.comm_s - inference.tp_decode_intra_s),
             )
 
-        serving = tuple(serving_values(s, plan(point), d))
+        serving = tuple(serving_values(scenario, plan(point), design))
         by_key = dict(serving)
         token_ms, ttft_ms = by_key["ms_per_token_p95"], by_key["ttft_ms_p95"]
-        lo = serving_model(s, plan(low), d, "low").operating_point()
-        hi = serving_model(s, plan(high), d, "high").operating_point()
+        lo = serving_model(scenario, plan(low), design, "low").operating_point()
+        hi = serving_model(scenario, plan(high), design, "high").operating_point()
         low_ms = min(token_ms, lo.tpot_p95_s * 1e3 * err_low)
         high_ms = max(token_ms, hi.tpot_p95_s * 1e3 * err_high)
     values = (
@@ -575,40 +588,42 @@ def _inference_metrics(s: Scenario, w: WorkloadPlan, i: InferencePlan, d: Design
         ("tokens_per_s", tokens_per_s),
         ("comm_ms_per_token", point.comm_s * 1e3),
         ("network_ms_per_token", point.network_s * 1e3),
-        ("compute_ms_per_token", i.decode_compute_s * 1e3),
+        ("compute_ms_per_token", inference.decode_compute_s * 1e3),
         ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
         ("meets_target", 1.0 if token_ms <= target else 0.0),
-        *_boundary_values(s, w, d),
+        *_boundary_values(scenario, workload, design),
         *serving,
     )
     return DesignMetrics(kind="inference", values=values)
 
 
-def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tuple[str, float], ...]:
+def _disaggregated_values(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> tuple[tuple[str, float], ...]:
     """Prefill and decode pools under load (advisor.engine.serving).
 
     ``ms_per_token`` is the p95 time per output token at the scenario's load and ``ttft_ms``
     the p95 time to first token (KV transfer included), so the latency targets are checked
     against what a user sees under load."""
-    serving = dict(serving_values(s, sp, d))
-    model = serving_model(s, sp, d, "point")
+    serving = dict(serving_values(scenario, serving_plan, design))
+    model = serving_model(scenario, serving_plan, design, "point")
     op = model.operating_point()
-    low = serving_model(s, sp, d, "low").operating_point()
-    high = serving_model(s, sp, d, "high").operating_point()
-    q = sp.tokens_per_step
+    low = serving_model(scenario, serving_plan, design, "low").operating_point()
+    high = serving_model(scenario, serving_plan, design, "high").operating_point()
+    q = serving_plan.tokens_per_step
     b = op.decode_batch_per_instance
-    compute = decode_compute_s(s, sp, sp.decode, b) / q
+    compute = decode_compute_s(scenario, serving_plan, serving_plan.decode, b) / q
     step = model.step(b) / q
     comm = max(0.0, step - compute)
-    network = comm if sp.decode.ep > s.gpus_per_node else 0.0
+    network = comm if serving_plan.decode.ep > scenario.gpus_per_node else 0.0
     tokens = op.output_tokens_per_s
-    target = s.inference.target_ms_per_token if s.inference else 0.0
+    target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
     values: tuple[tuple[str, float], ...] = (
         ("ms_per_token", op.tpot_p95_s * 1e3),
         ("ms_per_token_low", low.tpot_p95_s * 1e3),
         ("ms_per_token_high", high.tpot_p95_s * 1e3),
         ("ttft_ms", op.ttft_p95_s * 1e3),
-        ("tokens_per_s_per_server", tokens / max(1, sp.servers)),
+        ("tokens_per_s_per_server", tokens / max(1, serving_plan.servers)),
         ("tokens_per_s", tokens),
         ("comm_ms_per_token", comm * 1e3),
         ("network_ms_per_token", network * 1e3),
@@ -617,17 +632,17 @@ def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tupl
         ("meets_target", 1.0 if op.tpot_p95_s * 1e3 <= target else 0.0),
         (
             "decode_tokens_per_s_per_server",
-            tokens / max(1, sp.decode.servers),
+            tokens / max(1, serving_plan.decode.servers),
         ),
-        ("prefill_servers", float(sp.prefill.servers)),
-        ("decode_servers", float(sp.decode.servers)),
-        ("kv_bytes_per_request", sp.kv_bytes_per_request),
+        ("prefill_servers", float(serving_plan.prefill.servers)),
+        ("decode_servers", float(serving_plan.decode.servers)),
+        ("kv_bytes_per_request", serving_plan.kv_bytes_per_request),
         (
             "prefill_tokens_per_s_per_server",
-            sp.prefill.instances
+            serving_plan.prefill.instances
             / max(model.prefill_s, 1e-12)
-            * sp.computed_prompt_tokens
-            / max(1, sp.prefill.servers),
+            * serving_plan.computed_prompt_tokens
+            / max(1, serving_plan.prefill.servers),
         ),
     )
     return values + tuple((k, v) for k, v in serving.items())
@@ -636,22 +651,26 @@ def _disaggregated_values(s: Scenario, sp: ServingPlan, d: Design) -> tuple[tupl
 _TRAFFIC_CACHE: dict[int, tuple[WorkloadPlan, tuple[tuple[Communicator, float], ...]]] = {}
 
 
-def _plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
+def _plan_traffic(workload: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
     """plan_traffic(w), kept while the same plan object is alive (one per evaluation)."""
-    hit = _TRAFFIC_CACHE.get(id(w))
-    if hit is not None and hit[0] is w:
+    hit = _TRAFFIC_CACHE.get(id(workload))
+    if hit is not None and hit[0] is workload:
         return hit[1]
-    traffic = plan_traffic(w)
+    traffic = plan_traffic(workload)
     if len(_TRAFFIC_CACHE) > 64:
         _TRAFFIC_CACHE.clear()
-    _TRAFFIC_CACHE[id(w)] = (w, traffic)
+    _TRAFFIC_CACHE[id(workload)] = (workload, traffic)
     return traffic
 
 
-def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str, float], ...]:
+def _boundary_values(
+    scenario: Scenario, workload: WorkloadPlan, design: Design
+) -> tuple[tuple[str, float], ...]:
     """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
-    sized for ``d`` under contiguous placement (docs/ENGINE_API.md)."""
-    server, leaf, pod = boundary_bytes(_plan_traffic(w), design_fabric(s, w, d))
+    sized for ``design`` under contiguous placement (docs/ENGINE_API.md)."""
+    server, leaf, pod = boundary_bytes(
+        _plan_traffic(workload), design_fabric(scenario, workload, design)
+    )
     return (
         ("inter_server_bytes_per_gpu", server),
         ("inter_leaf_bytes_per_gpu", leaf),
@@ -662,12 +681,12 @@ def _boundary_values(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[tuple[str
 # ----------------------------------------------------------------------------- entry point
 
 
-def training_step_time_s(s: Scenario, w: WorkloadPlan, d: Design) -> float:
+def training_step_time_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
     """Point estimate of the training step time only (used by the planner to rank plans)."""
-    assert w.training is not None
-    if w.alternatives:
-        return _fastest_plan(s, w, d)[1].step_s
-    return _training_times(s, w, w.training, d, "point").step_s
+    assert workload.training is not None
+    if workload.alternatives:
+        return _fastest_plan(scenario, workload, design)[1].step_s
+    return _training_times(scenario, workload, workload.training, design, "point").step_s
 
 
 def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
@@ -679,81 +698,86 @@ def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
 _FLOORS: dict[int, tuple[WorkloadPlan, tuple[tuple[float, WorkloadPlan], ...]]] = {}
 
 
-def _floors(w: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
-    """``w.alternatives`` with their compute floors, lowest floor first (cached per plan)."""
-    hit = _FLOORS.get(id(w))
-    if hit is not None and hit[0] is w:
+def _floors(workload: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
+    """``workload.alternatives`` with their compute floors, lowest floor first (cached per plan)."""
+    hit = _FLOORS.get(id(workload))
+    if hit is not None and hit[0] is workload:
         return hit[1]
     out = []
-    for alt in w.alternatives:
+    for alt in workload.alternatives:
         assert alt.training is not None
         out.append((_compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages), alt))
     floors = tuple(sorted(out, key=lambda x: x[0]))
     if len(_FLOORS) > 256:
         _FLOORS.clear()
-    _FLOORS[id(w)] = (w, floors)
+    _FLOORS[id(workload)] = (workload, floors)
     return floors
 
 
 _FREE: dict[tuple[int, str | None], tuple[WorkloadPlan, float]] = {}
 
 
-def _network_free_step_s(s: Scenario, w: WorkloadPlan, d: Design) -> float:
-    """The least step the planner's plans (``w`` and its alternatives) reach on a network
+def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
+    """The least step the planner's plans (``workload`` and its alternatives) reach on a network
     that costs nothing: the step no design can beat, the same for every design (cached per
     plan; a plan whose compute floor is not below the best so far is not priced)."""
-    key = (id(w), d.fabric if s.calibration is not None else None)
+    key = (id(workload), design.fabric if scenario.calibration is not None else None)
     hit = _FREE.get(key)
-    if hit is not None and hit[0] is w:
+    if hit is not None and hit[0] is workload:
         return hit[1]
-    assert w.training is not None
-    best = _training_times(s, w, w.training, d, "point", free_network=True).step_s
-    for floor, alt in _floors(w):
+    assert workload.training is not None
+    best = _training_times(
+        scenario, workload, workload.training, design, "point", free_network=True
+    ).step_s
+    for floor, alt in _floors(workload):
         if floor >= best:
             break
         assert alt.training is not None
         best = min(
-            best, _training_times(s, alt, alt.training, d, "point", free_network=True).step_s
+            best,
+            _training_times(scenario, alt, alt.training, design, "point", free_network=True).step_s,
         )
     if len(_FREE) > 256:
         _FREE.clear()
-    _FREE[key] = (w, best)
+    _FREE[key] = (workload, best)
     return best
 
 
-def _fastest_plan(s: Scenario, w: WorkloadPlan, d: Design) -> tuple[WorkloadPlan, _TrainingTimes]:
-    """The planner's plan or, if faster on ``d``, one of its plans of fewer servers
+def _fastest_plan(
+    scenario: Scenario, workload: WorkloadPlan, design: Design
+) -> tuple[WorkloadPlan, _TrainingTimes]:
+    """The planner's plan or, if faster on ``design``, one of its plans of fewer servers
     (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
     far cannot win and is not priced): with the same global batch, adding servers never
     slows a design's predicted step."""
-    assert w.training is not None
-    best, point = w, _training_times(s, w, w.training, d, "point")
-    for floor, alt in _floors(w):
+    assert workload.training is not None
+    best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
+    for floor, alt in _floors(workload):
         if floor >= point.step_s:
             break  # sorted: no later plan can win either
         t = alt.training
         assert t is not None
-        times = _training_times(s, alt, t, d, "point")
+        times = _training_times(scenario, alt, t, design, "point")
         if times.step_s < point.step_s:
             best, point = alt, times
     return best, point
 
 
 def _bounds_over_plans(
-    s: Scenario,
+    scenario: Scenario,
     plans: tuple[WorkloadPlan, ...],
     chosen: WorkloadPlan,
-    d: Design,
+    design: Design,
     metrics: DesignMetrics,
 ) -> DesignMetrics:
     """Low and high step bounds as the best any of the planner's plans reaches in that world.
 
-    The point estimate takes the plan fastest on ``d``; in the pessimistic (or optimistic)
+    The point estimate takes the plan fastest on ``design``; in the pessimistic (or optimistic)
     world the planner could as well run another of its plans, so each bound is the least over
     them.  A minimum over a fixed set of plans, each monotone in the network, keeps the bounds
     monotone too (a worse network never narrows a bound by switching plans).
     """
-    err = dict(zip(("low", "high"), _model_error(s, "training"), strict=True))
+    err = dict(zip(("low", "high"), _model_error(scenario, "training"), strict=True))
     values = dict(metrics.values)
     # lowest compute floor first: once a floor reaches the best bound so far, no later plan
     # can beat it
@@ -774,7 +798,7 @@ def _bounds_over_plans(
             assert t is not None
             if floor * factor >= best_step:
                 break
-            step = _training_times(s, plan, t, d, bound).step_s * factor
+            step = _training_times(scenario, plan, t, design, bound).step_s * factor
             if step < best_step:
                 best_step, best_run = step, t.steps * step
         values[f"step_time_s_{bound}"] = best_step
@@ -782,42 +806,44 @@ def _bounds_over_plans(
     return DesignMetrics(metrics.kind, tuple(values.items()))
 
 
-def evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
-    """Metrics of ``w`` on design ``d`` (see module docstring for the composition).
+def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:
+    """Metrics of ``workload`` on design ``design`` (see module docstring for the composition).
 
     Cheap by construction: only the network-dependent collectives are priced here; the
     metrics of a training plan object on a design are kept while that plan is alive (training
     plans are cached per scenario by :func:`advisor.engine.workload.plan_workload`).
     """
-    if w.training is None:
-        return _evaluate_design(s, w, d)
-    key = (id(w), d)
+    if workload.training is None:
+        return _evaluate_design(scenario, workload, design)
+    key = (id(workload), design)
     hit = _METRICS_CACHE.get(key)
-    if hit is not None and hit[0] is w and (hit[1] is s or hit[1] == s):
+    if hit is not None and hit[0] is workload and (hit[1] is scenario or hit[1] == scenario):
         return hit[2]
-    metrics = _evaluate_design(s, w, d)
+    metrics = _evaluate_design(scenario, workload, design)
     if len(_METRICS_CACHE) > 4096:
         _METRICS_CACHE.clear()
-    _METRICS_CACHE[key] = (w, s, metrics)
+    _METRICS_CACHE[key] = (workload, scenario, metrics)
     return metrics
 
 
 _METRICS_CACHE: dict[tuple[int, Design], tuple[WorkloadPlan, Scenario, DesignMetrics]] = {}
 
 
-def _evaluate_design(s: Scenario, w: WorkloadPlan, d: Design) -> DesignMetrics:
-    if w.training is not None:
+def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:
+    if workload.training is not None:
         point = None
         plans: tuple[WorkloadPlan, ...] = ()
-        free_step_s = _network_free_step_s(s, w, d)
-        if w.alternatives:
-            plans = (w, *w.alternatives)
-            w, point = _fastest_plan(s, w, d)
-        assert w.training is not None
-        metrics = _training_metrics(s, w, w.training, d, point, free_step_s)
-        return _bounds_over_plans(s, plans, w, d, metrics) if plans else metrics
-    assert w.inference is not None
-    return _inference_metrics(s, w, w.inference, d)
+        free_step_s = _network_free_step_s(scenario, workload, design)
+        if workload.alternatives:
+            plans = (workload, *workload.alternatives)
+            workload, point = _fastest_plan(scenario, workload, design)
+        assert workload.training is not None
+        metrics = _training_metrics(
+            scenario, workload, workload.training, design, point, free_step_s
+        )
+        return _bounds_over_plans(scenario, plans, workload, design, metrics) if plans else metrics
+    assert workload.inference is not None
+    return _inference_metrics(scenario, workload, workload.inference, design)
 
 
 # ----------------------------------------------------------------------------- assumptions
@@ -827,11 +853,11 @@ def _row(name: str, value: Any, unit: str, source: str) -> dict[str, Any]:
     return {"name": name, "value": value, "unit": unit, "source": source}
 
 
-def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
+def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[dict[str, Any]]:
     """The performance-model constants that shaped this result."""
-    g = s.gpu
-    t = w.training
-    peak = g.peak_tflops(s.precision) * 1e12
+    g = scenario.gpu
+    t = workload.training
+    peak = g.peak_tflops(scenario.precision) * 1e12
     if t is not None and t.compute_s > 0 and peak > 0:
         from advisor.engine.efficiency import profile
 
@@ -847,13 +873,18 @@ def model_assumptions(s: Scenario, w: WorkloadPlan) -> list[dict[str, Any]]:
     else:
         efficiency_row = _row(
             "compute efficiency",
-            round(compute_efficiency(g, s.precision, w.plan.tp, s.model.hidden), 4),
+            round(
+                compute_efficiency(g, scenario.precision, workload.plan.tp, scenario.model.hidden),
+                4,
+            ),
             "fraction of dense peak",
             "catalog achievable_compute_fraction x width factor (docs/MODEL.md)",
         )
     rows = [
         efficiency_row,
-        _row("peak", g.peak_tflops(s.precision), f"TFLOP/s dense {s.precision}", g.name),
+        _row(
+            "peak", g.peak_tflops(scenario.precision), f"TFLOP/s dense {scenario.precision}", g.name
+        ),
         _row(
             "scale-up bandwidth",
             g.scaleup_gbytes_per_s,

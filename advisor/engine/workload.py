@@ -365,7 +365,7 @@ def _intra_time_s(
     """Collective time inside one scale-up domain (no network)."""
     if ranks <= 1 or nbytes <= 0:
         return 0.0
-    d = make_domain(
+    domain = make_domain(
         nodes=1,
         ranks_per_node=ranks,
         scaleup_kind=scenario.gpu.scaleup_kind,
@@ -376,7 +376,7 @@ def _intra_time_s(
         nic_gbps=0.0,
         nics_per_node=0,
     )
-    return collective_time_s(op, nbytes, d)[0]
+    return collective_time_s(op, nbytes, domain)[0]
 
 
 # ----------------------------------------------------------------------------- memory
@@ -1137,12 +1137,12 @@ def _fastest_on_fewer_gpus(
         if key in seen:
             continue
         plan = _candidate_plan(scenario, c, "planner")
-        w = _training_workload(scenario, plan, c.mem, notes=())
-        step = training_step_time_s(scenario, w, REFERENCE_DESIGN)
+        workload = _training_workload(scenario, plan, c.mem, notes=())
+        step = training_step_time_s(scenario, workload, REFERENCE_DESIGN)
         seen[key] = (step, plan.gpus_used, c)
-        workloads[key] = w
+        workloads[key] = workload
     best = min(seen.values(), key=lambda x: (x[0], x[1]))
-    others.extend(w for key, w in workloads.items() if seen[key][2] is not best[2])
+    others.extend(workload for key, workload in workloads.items() if seen[key][2] is not best[2])
     for c in level_contenders:
         key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
         if key not in workloads:
@@ -1288,11 +1288,12 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
             f"(a multiple of dp x micro_batch = {dp * mb})"
         )
     if others:
+        sizes = sorted({o.plan.gpus_used for o in others})
         notes.append(
-            "a design on which it predicts a faster step uses the planner's best plan of "
-            "fewer servers instead ("
-            + ", ".join(f"{o.plan.gpus_used} GPUs" for o in others)
-            + "; the other GPUs idle), so adding servers never slows a design's step"
+            f"a design on which it predicts a faster step uses one of the planner's "
+            f"{len(others)} other plans instead (on "
+            + ", ".join(f"{n:,}" for n in sizes)
+            + " GPUs; the other GPUs idle), so adding servers never slows a design's step"
         )
     workload = _training_workload(scenario, plan, chosen.mem, notes=tuple(notes))
     return replace(workload, alternatives=tuple(others))
