@@ -4,7 +4,6 @@ import json
 
 from advisor.engine.catalog.network import (
     CABLES,
-    FABRICS,
     NICS,
     SWITCHES,
     TRANSCEIVERS,
@@ -13,6 +12,7 @@ from advisor.engine.catalog.network import (
     Switch,
     Transceiver,
 )
+from advisor.engine.vocabulary import FABRIC_IDS
 
 
 def test_every_item_round_trips_through_json() -> None:
@@ -40,7 +40,7 @@ def test_every_item_has_a_source_a_price_and_known_fabrics() -> None:
             continue
         assert item.unit_price_usd > 0
         assert item.price_is_estimate
-        assert set(item.fabrics) <= set(FABRICS)
+        assert set(item.fabrics) <= set(FABRIC_IDS)
 
 
 def test_the_catalog_holds_the_required_switch_classes() -> None:

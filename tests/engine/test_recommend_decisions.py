@@ -1,5 +1,5 @@
 """Decisions from published reference designs and public clusters, end to end through
-``advisor.engine.evaluate`` (issue 11).
+``advisor.engine.evaluate``.
 
 Each case is a scenario a customer could bring, the decision the published design took, and
 its source.  The assertions are the design's facts (RDMA or not, NICs per server and their
@@ -38,12 +38,15 @@ GAUDI3 = "Intel Gaudi 3 AI accelerator white paper (24 x 200GbE integrated, 3 pe
 AMD_MI325X = "AMD Instinct MI325X platform with AMD Pensando Pollara 400 AI NICs (Oct 2024)"
 MLPERF_30 = "MLCommons training_results_v3.0, NVIDIA Eos GPT-3 175B on 3,584 H100 (NDR IB)"
 MLPERF_31 = "MLCommons training_results_v3.1, NVIDIA Eos GPT-3 175B on 10,752 H100 (NDR IB)"
-DOMAIN = "DOMAIN.md section 1 (what crosses the network), DGX user guides"
+ONE_SERVER = (
+    "NVIDIA DGX SuperPOD reference architecture and DGX user guides (GPU traffic of one "
+    "server stays on NVLink; independent replicas need no compute fabric)"
+)
 VLLM = "vLLM docs, distributed inference and serving (multi-node tensor parallel needs RDMA)"
 PCIE = "PCI-SIG PCIe 5.0 (32 GT/s x16, ~504 Gb/s per direction); DGX H100 datasheet"
 RAIL_ONLY = "Wang et al., Rail-only networks, arXiv 2307.12169 (MoE pays on reduced networks)"
-H20_TEST = "FIELD_PRACTICE.md: RoCE vs InfiniBand on the same H20 servers, 64 GPUs"
-ISSUE = "issue 11 (customer trial), with the published designs above"
+H20_TEST = "Third-party RoCE vs InfiniBand all-reduce test on the same H20 servers, 64 GPUs"
+TRIAL = "a customer's trial of H100 training scenarios, with the published designs above"
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,7 @@ CASES: tuple[Case, ...] = (
     Case(
         "fine-tune-one-server",
         {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8},
-        DOMAIN,
+        ONE_SERVER,
         needs_fabric=False,
     ),
     Case(
@@ -204,7 +207,7 @@ CASES: tuple[Case, ...] = (
             "gpus": 64,
             "inference": {"independent_replicas": True},
         },
-        DOMAIN,
+        ONE_SERVER,
         needs_fabric=False,
     ),
     Case(
@@ -242,17 +245,17 @@ CASES: tuple[Case, ...] = (
         DEEPSEEK_INF,
         nic_skus=("cx7-400g",),
     ),
-    Case("issue-64xh100-70b", train("h100-sxm", 64), ISSUE),
+    Case("trial-64xh100-70b", train("h100-sxm", 64), TRIAL),
     Case(
-        "issue-ib-team-prefer-speed",
+        "trial-ib-team-prefer-speed",
         train("h100-sxm", 64, team_skills="infiniband", prefer="performance"),
-        ISSUE,
+        TRIAL,
         fabric=("infiniband",),
         nic_skus=("cx7-400g",),
     ),
-    Case("issue-34-servers", train("h100-sxm", 34), ISSUE),
-    Case("issue-70-servers", train("h100-sxm", 70), ISSUE),
-    Case("issue-257-servers", train("h100-sxm", 257), ISSUE),
+    Case("trial-34-servers", train("h100-sxm", 34), TRIAL),
+    Case("trial-70-servers", train("h100-sxm", 70), TRIAL),
+    Case("trial-257-servers", train("h100-sxm", 257), TRIAL),
     Case("h100-pcie-no-800g", train("h100-pcie", 32), PCIE),
     Case(
         "owned-gpus-long-life",
@@ -321,27 +324,27 @@ def _rec(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_issue_ladder_69_70_71_keeps_one_fabric_class() -> None:
-    """Issue 11: 70B on 69 -> 70 -> 71 servers flipped IB 2:1 -> RoCE 1:1 -> IB 1:1."""
+    """Customer trial: 70B on 69 -> 70 -> 71 servers flipped IB 2:1 -> RoCE 1:1 -> IB 1:1."""
     recs = [_rec(train("h100-sxm", n))["recommendation"] for n in (69, 70, 71)]
     assert len({r["fabric"] for r in recs}) == 1
     assert all(r["topology"]["oversubscription"] == 1.0 for r in recs)
 
 
 def test_issue_capex_never_falls_when_a_server_is_added() -> None:
-    """Issue 11: 256 -> 257 servers cut capex from $16.82M to $15.91M."""
+    """Customer trial: 256 -> 257 servers cut capex from $16.82M to $15.91M."""
     a = _rec(train("h100-sxm", 256))["cost"]["network_capex_usd"]
     b = _rec(train("h100-sxm", 257))["cost"]["network_capex_usd"]
     assert b >= a
 
 
 def test_issue_nics_per_server_do_not_flip_33_34_35() -> None:
-    """Issue 11: 33 -> 34 -> 35 servers gave 8 -> 4 -> 8 NICs (SuperPOD: 8 per server)."""
+    """Customer trial: 33 -> 34 -> 35 servers gave 8 -> 4 -> 8 NICs (SuperPOD: 8 per server)."""
     counts = {_rec(train("h100-sxm", n))["recommendation"]["nics_per_node"] for n in (33, 34, 35)}
     assert counts == {8}
 
 
 def test_a_budget_no_design_fits_is_said_plainly() -> None:
-    """Issue 11: $1,000 for 1,024 GPUs; the headline must say no design fits."""
+    """Customer trial: $1,000 for 1,024 GPUs; the headline must say no design fits."""
     r = _rec(train("h100-sxm", 128, network_budget_usd=1000))
     rec = r["recommendation"]
     assert rec["within_budget"] is False

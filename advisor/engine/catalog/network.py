@@ -19,10 +19,6 @@ from advisor.engine.vocabulary import ETHERNET_FABRIC_IDS, FABRIC_IDS
 from advisor.engine.vocabulary import INFINIBAND as INFINIBAND
 from advisor.engine.vocabulary import ROCE as ROCE
 
-FABRICS = FABRIC_IDS
-"""Kept only for advisor.engine.recommend.candidates, which still imports this name; new
-code uses vocabulary.FABRIC_IDS (constants.FABRICS is the fabric classes' behaviour)."""
-
 _T = TypeVar("_T", bound="_Item")
 
 

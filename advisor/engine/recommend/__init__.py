@@ -60,6 +60,7 @@ from advisor.engine.recommend.search import Evaluator, score_all
 from advisor.engine.recommend.util import clean, num, usd
 from advisor.engine.scenario import Scenario
 from advisor.engine.topology import TopologySize
+from advisor.engine.vocabulary import fabric_label
 from advisor.engine.workload import WorkloadPlan
 
 __all__ = [
@@ -499,7 +500,9 @@ def _no_fabric(
                 "notes": [],
                 "statement": "Reference design: a job inside one server or independent "
                 "replicas needs only the storage / in-band and management networks "
-                "(DOMAIN.md section 1).",
+                "(NVIDIA DGX SuperPOD reference architecture: GPU traffic of one server stays "
+                "on NVLink; storage, in-band and out-of-band management are separate "
+                "networks).",
             },
             "decision": _decision(facts, choice),
             "storage": storage_info,
@@ -532,12 +535,12 @@ def _kv_transfer_sentence(
     best: Scored, scored: list[Scored], target_ttft_ms: float | None
 ) -> str | None:
     """Disaggregated serving: the KV-cache transfer with its numbers, on the recommended
-    network and on the best TCP design (advisor.engine.serving, issue 16)."""
-    from advisor.engine.recommend.candidates import FABRIC_NAME
+    network and on the best TCP design (advisor.engine.serving's disaggregated prefill/decode
+    model)."""
     from advisor.engine.serving import kv_transfer_sentence
 
     def label(sc: Scored) -> str:
-        return f"{FABRIC_NAME[sc.cand.fabric]} {sc.cand.nics_per_node} x {sc.cand.nic_gbps}G"
+        return f"{fabric_label(sc.cand.fabric)} {sc.cand.nics_per_node} x {sc.cand.nic_gbps}G"
 
     # the best a TCP fabric can do: the Ethernet design with the shortest time to first token
     tcp_designs = [sc for sc in scored if sc.cand.fabric == ETHERNET]

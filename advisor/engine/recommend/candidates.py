@@ -20,19 +20,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.bom import NetworkParts, switch_cage
-from advisor.engine.catalog.network import ETHERNET, FABRICS, INFINIBAND, Nic, Switch
+from advisor.engine.catalog.network import Nic, Switch
 from advisor.engine.recommend.facts import Platform
+from advisor.engine.vocabulary import ETHERNET, FABRIC_IDS, INFINIBAND, fabric_label
 
 OVERSUBSCRIPTIONS: tuple[float, ...] = (1.0, 2.0, 3.0)
 """Leaf oversubscription ratios tried (r:1); 1:1 is field practice for compute fabrics."""
-FABRIC_NAME = {ETHERNET: "Ethernet (TCP)", "roce": "RoCE v2", INFINIBAND: "InfiniBand"}
 _IB_GEN = {100: "EDR", 200: "HDR", 400: "NDR", 800: "XDR"}
 
 
 def fabric_title(fabric: str, gbps: int) -> str:
     if fabric == INFINIBAND:
         return f"InfiniBand {_IB_GEN.get(gbps, f'{gbps}G')}"
-    return f"{FABRIC_NAME[fabric]} {gbps}G"
+    return f"{fabric_label(fabric)} {gbps}G"
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Candidate:
 
     def label(self) -> str:
         return (
-            f"{FABRIC_NAME[self.fabric]} {self.nics_per_node} x {self.nic_gbps}G "
+            f"{fabric_label(self.fabric)} {self.nics_per_node} x {self.nic_gbps}G "
             f"{self.nic.sku} ({self.switch.sku}, {self.oversubscription:g}:1)"
         )
 
@@ -129,7 +129,7 @@ def enumerate_candidates(
         )
     out: list[Candidate] = []
     no_cage: set[tuple[str, str]] = set()
-    for fabric in FABRICS:
+    for fabric in FABRIC_IDS:
         if rdma_only and fabric == ETHERNET:
             continue
         for nic in nics:

@@ -1,6 +1,6 @@
 """Field practice as explicit policy, hard constraints, and the choice with ties.
 
-Policy (docs/MODEL.md "Field practice"; sources in /work/shared/FIELD_PRACTICE.md):
+Policy (docs/MODEL.md "Field practice", which lists the published designs and figures behind it):
 
 1. A job whose GPUs talk across servers (multi-server training, a model split across
    servers for inference) gets RDMA (RoCE v2 or InfiniBand): NCCL over TCP sockets reaches

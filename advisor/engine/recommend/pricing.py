@@ -45,7 +45,8 @@ SKILL_GAP: dict[str, dict[str, tuple[float, float]]] = {
 (one-time) plus a risk premium, the expected GPU time lost to misconfiguration while the
 team learns (lossless Ethernet tuning for RoCE: PFC/ECN/DCQCN; subnet manager, UFM and a new
 vendor ecosystem for InfiniBand).  Engineering estimates, informed by Meta SIGCOMM'24
-(months of RoCE tuning) and DOMAIN.md section 2."""
+(months of RoCE tuning) and the skills each fabric class asks for (RoCE: Ethernet plus
+RDMA/lossless tuning; InfiniBand: a specialised skill set and a narrower vendor ecosystem)."""
 RAMP_UP_MONTHS = 12.0
 """The risk premium applies to the GPU time of the first year (the learning period)."""
 
