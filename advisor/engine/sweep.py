@@ -4,6 +4,12 @@ A sweep evaluates every point of the cartesian product of its axes with the reco
 own candidate rules (PCIe slots, platform NICs, switch cages: recommend.search.design_point)
 and the performance model. Points are numbered in AXES order, so a range [start, stop) of
 point numbers is a unit of work (the Django side stores one range per chunk).
+
+Each point is a :class:`SweepPoint`. It is its own record, not a part of
+:class:`advisor.engine.result.EngineResult`: a point is one fixed design's metrics and prices
+(no recommendation, options, BOM or uncertainty), stored by the thousand as flat rows, so its
+dict form is one flat row of :data:`COLUMNS`. Its metrics are the result's own
+:class:`~advisor.engine.result.Metrics` record.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.bom import storage_plan
@@ -24,6 +31,7 @@ from advisor.engine.recommend.facts import job_facts
 from advisor.engine.recommend.pricing import job_cost, life_cost
 from advisor.engine.recommend.scaling import design_of
 from advisor.engine.recommend.search import design_point
+from advisor.engine.result import Metrics
 from advisor.engine.scenario import Scenario, parse_scenario
 from advisor.engine.workload import WorkloadPlan, plan_workload
 
@@ -69,6 +77,95 @@ COLUMNS: tuple[str, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class SweepPoint:
+    """One evaluated design point: the grid values, why it is infeasible (or None), the
+    performance model's metrics of the workload's kind and the three prices."""
+
+    i: int
+    servers: int
+    gpus: int
+    fabric: str
+    nic_gbps: float
+    nics_per_node: int
+    oversubscription: float
+    reason: str | None
+    inference: bool
+    """Which metric columns the point carries: INFERENCE_METRICS, else TRAINING_METRICS."""
+    metrics: Metrics
+    network_capex_usd: float | None = None
+    decision_cost_usd: float | None = None
+    """The network's life cost (the recommendation's decision figure)."""
+    total_cost_usd: float | None = None
+    """This job's share of the cost."""
+
+    @property
+    def feasible(self) -> bool:
+        return self.reason is None
+
+    @property
+    def metric_keys(self) -> tuple[str, ...]:
+        return INFERENCE_METRICS if self.inference else TRAINING_METRICS
+
+    @property
+    def speed(self) -> float | None:
+        """The headline figure: ms per token (inference) or step time in s (training)."""
+        return self.metrics.ms_per_token if self.inference else self.metrics.step_time_s
+
+    @property
+    def bandwidth_gbps(self) -> float:
+        """Compute-network bandwidth per server."""
+        return self.nic_gbps * self.nics_per_node
+
+    def to_dict(self) -> dict[str, Any]:
+        """The flat row the sweep stores and the API serves: the grid values, `feasible`,
+        `reason`, every metric column of the workload's kind (None where the model has none)
+        and the three prices, in COLUMNS order."""
+        return {
+            "i": self.i,
+            "servers": self.servers,
+            "gpus": self.gpus,
+            "fabric": self.fabric,
+            "nic_gbps": self.nic_gbps,
+            "nics_per_node": self.nics_per_node,
+            "oversubscription": self.oversubscription,
+            "feasible": self.feasible,
+            "reason": self.reason,
+            **{key: getattr(self.metrics, key) for key in self.metric_keys},
+            "network_capex_usd": self.network_capex_usd,
+            "decision_cost_usd": self.decision_cost_usd,
+            "total_cost_usd": self.total_cost_usd,
+        }
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> SweepPoint:
+        """A stored row (to_dict's shape) as a point; an inference row is one that carries
+        the `ms_per_token` column (to_dict writes it, None or not, for every inference row)."""
+        inference = "ms_per_token" in row
+        keys = INFERENCE_METRICS if inference else TRAINING_METRICS
+        return cls(
+            i=int(row["i"]),
+            servers=int(row["servers"]),
+            gpus=int(row["gpus"]),
+            fabric=str(row["fabric"]),
+            nic_gbps=row["nic_gbps"],
+            nics_per_node=int(row["nics_per_node"]),
+            oversubscription=row["oversubscription"],
+            reason=row["reason"],
+            inference=inference,
+            metrics=Metrics.from_dict({key: row[key] for key in keys if row.get(key) is not None}),
+            network_capex_usd=row.get("network_capex_usd"),
+            decision_cost_usd=row.get("decision_cost_usd"),
+            total_cost_usd=row.get("total_cost_usd"),
+        )
+
+    def cells(self) -> list[Any]:
+        """The point's values in COLUMNS order ("" for a column of the other workload kind):
+        one CSV line."""
+        row = self.to_dict()
+        return [row.get(column, "") for column in COLUMNS]
+
+
 def point_count(axes: Mapping[str, Sequence[Any]]) -> int:
     return math.prod(len(axes[name]) for name in AXES)
 
@@ -96,7 +193,7 @@ def resized(base: Scenario, gpus: int) -> Scenario:
     return dataclasses.replace(base, **changes)
 
 
-def finite_or_none(value: Any) -> float | None:
+def six_digits(value: Any) -> float | None:
     """A number rounded to 6 significant digits, or None for NaN, infinity and non-numbers."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
@@ -111,7 +208,7 @@ def evaluate_points(
     *,
     catalog: Catalog,
     tick: Callable[[], None] | None = None,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[SweepPoint], int]:
     """Evaluate design points [start, stop); (rows, infeasible count).
 
     The scenario is parsed once, sized and planned once per distinct server count, and the
@@ -121,9 +218,10 @@ def evaluate_points(
     """
     parts = network_parts(catalog)
     base = parse_scenario(inputs, catalog)
-    metric_keys = TRAINING_METRICS if base.is_training else INFERENCE_METRICS
+    inference = not base.is_training
+    metric_keys = INFERENCE_METRICS if inference else TRAINING_METRICS
     planned: dict[int, tuple[Scenario, WorkloadPlan] | str] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[SweepPoint] = []
     infeasible = 0
     for index, (servers, fabric, nic_gbps, nics, oversubscription) in points(axes, start, stop):
         if tick is not None:
@@ -159,30 +257,32 @@ def evaluate_points(
                 except ScenarioError as exc:
                     reason = str(exc)
                 else:
-                    money["network_capex_usd"] = finite_or_none(capex)
-                    money["decision_cost_usd"] = finite_or_none(
+                    money["network_capex_usd"] = six_digits(capex)
+                    money["decision_cost_usd"] = six_digits(
                         life_cost(facts, fabric, metrics, capex, power).total_usd
                     )
-                    money["total_cost_usd"] = finite_or_none(
+                    money["total_cost_usd"] = six_digits(
                         job_cost(facts, fabric, metrics, capex, power).total_cost_usd
                     )
-        values = {key: finite_or_none(metrics.get(key)) for key in metric_keys}
+        values = {key: six_digits(metrics.get(key)) for key in metric_keys}
         if reason is None and all(v is None for v in values.values()):
             reason = "the performance model found no valid timing for this design"
         rows.append(
-            {
-                "i": index,
-                "servers": servers,
-                "gpus": servers * base.gpus_per_node,
-                "fabric": fabric,
-                "nic_gbps": nic_gbps,
-                "nics_per_node": nics,
-                "oversubscription": oversubscription,
-                "feasible": reason is None,
-                "reason": reason,
-                **values,
-                **money,
-            }
+            SweepPoint(
+                i=index,
+                servers=servers,
+                gpus=servers * base.gpus_per_node,
+                fabric=fabric,
+                nic_gbps=nic_gbps,
+                nics_per_node=nics,
+                oversubscription=oversubscription,
+                reason=reason,
+                inference=inference,
+                metrics=Metrics.from_dict({k: v for k, v in values.items() if v is not None}),
+                network_capex_usd=money["network_capex_usd"],
+                decision_cost_usd=money["decision_cost_usd"],
+                total_cost_usd=money["total_cost_usd"],
+            )
         )
         infeasible += reason is not None
     return rows, infeasible

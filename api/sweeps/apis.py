@@ -254,4 +254,4 @@ class SweepResultsApi(ApiView):
         sweep = visible_sweep_or_404(request, sweep_id)
         paginator = ResultsPagination()
         page = paginator.paginate_queryset(sweep_results(sweep), request, view=self)
-        return paginator.get_paginated_response(page)
+        return paginator.get_paginated_response([point.to_dict() for point in page or []])

@@ -15,10 +15,11 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from advisor.engine.sweep import SweepPoint
 from advisor.engine.vocabulary import fabric_label
 from advisor.reports.charts import FABRIC_COLORS, FONT
 
-Row = dict[str, Any]
+Row = SweepPoint
 
 
 @dataclass(frozen=True)
@@ -34,29 +35,31 @@ MS_PER_TOKEN = Metric("ms_per_token", "Time per output token", "ms")
 
 def metric_of(rows: list[Row]) -> Metric:
     """The sweep's headline metric: step time for training, ms per token for inference."""
-    for row in rows:
-        if row.get("ms_per_token") is not None:
-            return MS_PER_TOKEN
-    return STEP_TIME
+    return MS_PER_TOKEN if any(row.inference for row in rows) else STEP_TIME
 
 
-def feasible(rows: Iterable[Row], metric: Metric) -> list[Row]:
-    return [r for r in rows if r.get("feasible") and isinstance(r.get(metric.key), int | float)]
+def _speed(row: Row) -> float:
+    """The headline metric of a feasible row (`feasible` keeps only rows that have one)."""
+    return row.speed or 0.0
 
 
-def best_by(rows: Iterable[Row], key: Callable[[Row], Hashable], metric: Metric) -> dict[Any, Row]:
+def feasible(rows: Iterable[Row]) -> list[Row]:
+    return [r for r in rows if r.feasible and r.speed is not None]
+
+
+def best_by(rows: Iterable[Row], key: Callable[[Row], Hashable]) -> dict[Any, Row]:
     """For each key, the row with the lowest metric (ties: the first in point order)."""
     best: dict[Any, Row] = {}
     for row in rows:
         k = key(row)
-        if k not in best or row[metric.key] < best[k][metric.key]:
+        if k not in best or _speed(row) < _speed(best[k]):
             best[k] = row
     return best
 
 
 def focus_servers(rows: list[Row], scenario_servers: int) -> int:
     """The server count the per-server charts show: the scenario's own, else the largest."""
-    counts = {int(r["servers"]) for r in rows}
+    counts = {r.servers for r in rows}
     return scenario_servers if scenario_servers in counts else max(counts, default=0)
 
 
@@ -81,22 +84,22 @@ def _figure(fig: go.Figure) -> dict[str, Any]:
 
 def _hover(row: Row, metric: Metric) -> str:
     return (
-        f"{fabric_label(row['fabric'])} {row['nics_per_node']}×{row['nic_gbps']:g}G, "
-        f"{row['oversubscription']:g}:1 · {row['servers']} servers<br>"
-        f"{metric.label}: {row[metric.key]:.4g} {metric.unit}"
+        f"{fabric_label(row.fabric)} {row.nics_per_node}×{row.nic_gbps:g}G, "
+        f"{row.oversubscription:g}:1 · {row.servers} servers<br>"
+        f"{metric.label}: {_speed(row):.4g} {metric.unit}"
     )
 
 
 def _best_lines(rows: list[Row], x_of: Callable[[Row], Hashable], metric: Metric) -> go.Figure:
     """A figure with one line per fabric: the best metric at each x."""
     fig = go.Figure()
-    for fabric in sorted({row["fabric"] for row in rows}):
-        best = best_by((row for row in rows if row["fabric"] == fabric), x_of, metric)
+    for fabric in sorted({row.fabric for row in rows}):
+        best = best_by((row for row in rows if row.fabric == fabric), x_of)
         xs = sorted(best)
         fig.add_trace(
             go.Scatter(
                 x=xs,
-                y=[best[x][metric.key] for x in xs],
+                y=[_speed(best[x]) for x in xs],
                 mode="lines+markers",
                 name=fabric_label(fabric),
                 line={"color": FABRIC_COLORS.get(fabric)},
@@ -109,7 +112,7 @@ def _best_lines(rows: list[Row], x_of: Callable[[Row], Hashable], metric: Metric
 
 def by_servers_figure(rows: list[Row], metric: Metric) -> dict[str, Any]:
     """Best metric vs number of servers, one line per fabric."""
-    fig = _best_lines(rows, lambda row: row["servers"], metric)
+    fig = _best_lines(rows, lambda row: row.servers, metric)
     fig.update_layout(
         _layout(
             f"Best {metric.label.lower()} by number of servers",
@@ -122,15 +125,15 @@ def by_servers_figure(rows: list[Row], metric: Metric) -> dict[str, Any]:
 
 def efficiency_figure(rows: list[Row]) -> dict[str, Any] | None:
     """Training only: the best scaling efficiency vs servers, one line per fabric."""
-    with_eff = [r for r in rows if isinstance(r.get("scaling_efficiency"), int | float)]
-    if not with_eff:
+    with_eff = [(r, r.metrics.scaling_efficiency) for r in rows]
+    if not any(efficiency is not None for _, efficiency in with_eff):
         return None
     fig = go.Figure()
-    for fabric in sorted({r["fabric"] for r in with_eff}):
+    for fabric in sorted({r.fabric for r, efficiency in with_eff if efficiency is not None}):
         best: dict[int, float] = {}
-        for r in with_eff:
-            if r["fabric"] == fabric:
-                best[r["servers"]] = max(best.get(r["servers"], 0.0), r["scaling_efficiency"])
+        for r, efficiency in with_eff:
+            if r.fabric == fabric and efficiency is not None:
+                best[r.servers] = max(best.get(r.servers, 0.0), efficiency)
         xs = sorted(best)
         fig.add_trace(
             go.Scatter(
@@ -149,11 +152,11 @@ def efficiency_figure(rows: list[Row]) -> dict[str, Any] | None:
 
 def bandwidth_figure(rows: list[Row], metric: Metric, servers: int) -> dict[str, Any]:
     """At one server count: best metric vs network bandwidth per server, one line per fabric."""
-    at = [r for r in rows if r["servers"] == servers]
-    ticks = sorted({r["nic_gbps"] * r["nics_per_node"] for r in at})
+    at = [r for r in rows if r.servers == servers]
+    ticks = sorted({r.bandwidth_gbps for r in at})
     if len(ticks) > 12:
         ticks = ticks[:: len(ticks) // 12 + 1]
-    fig = _best_lines(at, lambda row: row["nic_gbps"] * row["nics_per_node"], metric)
+    fig = _best_lines(at, lambda row: row.bandwidth_gbps, metric)
     fig.update_layout(
         _layout(
             f"Best {metric.label.lower()} by bandwidth per server ({servers} servers)",
@@ -172,12 +175,12 @@ def bandwidth_figure(rows: list[Row], metric: Metric, servers: int) -> dict[str,
 
 def oversubscription_figure(rows: list[Row], metric: Metric, servers: int) -> dict[str, Any]:
     """At one server count: a heatmap of the best metric by NIC speed and oversubscription."""
-    at = [r for r in rows if r["servers"] == servers]
-    best = best_by(at, lambda r: (r["nic_gbps"], r["oversubscription"]), metric)
+    at = [r for r in rows if r.servers == servers]
+    best = best_by(at, lambda r: (r.nic_gbps, r.oversubscription))
     speeds = sorted({k[0] for k in best})
     ratios = sorted({k[1] for k in best})
     z = [
-        [best[(speed, ratio)][metric.key] if (speed, ratio) in best else None for speed in speeds]
+        [_speed(best[(speed, ratio)]) if (speed, ratio) in best else None for speed in speeds]
         for ratio in ratios
     ]
     fig = go.Figure(
@@ -203,14 +206,14 @@ def oversubscription_figure(rows: list[Row], metric: Metric, servers: int) -> di
     return _figure(fig)
 
 
-def top_designs(rows: list[Row], metric: Metric, limit: int = 15) -> list[Row]:
-    return sorted(rows, key=lambda r: (r[metric.key], r["i"]))[:limit]
+def top_designs(rows: list[Row], limit: int = 15) -> list[Row]:
+    return sorted(rows, key=lambda r: (_speed(r), r.i))[:limit]
 
 
 def sweep_charts(rows: list[Row], *, scenario_servers: int) -> dict[str, Any]:
     """Everything the sweep page draws: figures keyed by name, the focus, the best designs."""
     metric = metric_of(rows)
-    good = feasible(rows, metric)
+    good = feasible(rows)
     if not good:
         return {"metric": metric, "figures": {}, "top": [], "servers": None}
     servers = focus_servers(good, scenario_servers)
@@ -223,6 +226,6 @@ def sweep_charts(rows: list[Row], *, scenario_servers: int) -> dict[str, Any]:
     return {
         "metric": metric,
         "figures": figures,
-        "top": top_designs([r for r in good if r["servers"] == servers], metric),
+        "top": top_designs([r for r in good if r.servers == servers]),
         "servers": servers,
     }

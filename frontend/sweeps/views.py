@@ -185,6 +185,6 @@ def sweep_results_csv(request: HttpRequest, sweep_id: uuid.UUID) -> HttpResponse
     response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}.csv"'
     writer = csv.writer(response)
     writer.writerow(COLUMNS)
-    for row in sweep_results(sweep):
-        writer.writerow([spreadsheet_cell(row.get(column, "")) for column in COLUMNS])
+    for point in sweep_results(sweep):
+        writer.writerow([spreadsheet_cell(value) for value in point.cells()])
     return response

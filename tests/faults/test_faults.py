@@ -253,4 +253,4 @@ def test_a_sweep_whose_worker_is_killed_completes_with_every_point_counted_once(
     assert sweep.status == SweepStatus.SUCCEEDED, sweep.error
     assert (sweep.done_points, sweep.done_chunks) == (10, 1)
     assert sweep.chunks.get().attempts == 2
-    assert [row["i"] for row in sweep_results(sweep)] == list(range(10))
+    assert [row.i for row in sweep_results(sweep)] == list(range(10))

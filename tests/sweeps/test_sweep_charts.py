@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from advisor.engine.result import Metrics
+from advisor.engine.sweep import SweepPoint
 from frontend.sweeps.charts import MS_PER_TOKEN, STEP_TIME, metric_of, sweep_charts
 
 
-def row(i: int, servers: int, fabric: str, gbps: float, step_s: float | None) -> dict[str, Any]:
-    return {
-        "i": i,
-        "servers": servers,
-        "gpus": 8 * servers,
-        "fabric": fabric,
-        "nic_gbps": gbps,
-        "nics_per_node": 8,
-        "oversubscription": 1.0,
-        "feasible": step_s is not None,
-        "reason": None if step_s is not None else "does not fit",
-        "step_time_s": step_s,
-        "scaling_efficiency": 0.9 if step_s is not None else None,
-    }
+def row(i: int, servers: int, fabric: str, gbps: float, step_s: float | None) -> SweepPoint:
+    return SweepPoint(
+        i=i,
+        servers=servers,
+        gpus=8 * servers,
+        fabric=fabric,
+        nic_gbps=gbps,
+        nics_per_node=8,
+        oversubscription=1.0,
+        reason=None if step_s is not None else "does not fit",
+        inference=False,
+        metrics=Metrics(step_time_s=step_s, scaling_efficiency=0.9 if step_s else None),
+    )
 
 
 ROWS = [
@@ -41,7 +40,7 @@ def test_each_line_holds_the_best_feasible_design_per_server_count() -> None:
     assert lines["RoCE v2"]["y"] == [3.0, 1.5]
     assert lines["InfiniBand"]["x"] == [2]  # its 4-server point was infeasible
     assert charts["servers"] == 2
-    assert [r["i"] for r in charts["top"]] == [4, 1, 0]
+    assert [r.i for r in charts["top"]] == [4, 1, 0]
 
 
 def test_the_focus_falls_back_to_the_largest_size_swept() -> None:
@@ -49,7 +48,12 @@ def test_the_focus_falls_back_to_the_largest_size_swept() -> None:
 
 
 def test_inference_sweeps_chart_milliseconds_per_token() -> None:
-    assert metric_of([{"ms_per_token": 12.0}]) == MS_PER_TOKEN
+    assert (
+        metric_of(
+            [SweepPoint.from_dict({**row(0, 2, "roce", 100, None).to_dict(), "ms_per_token": 12.0})]
+        )
+        == MS_PER_TOKEN
+    )
     assert metric_of(ROWS) == STEP_TIME
 
 

@@ -138,26 +138,27 @@ def test_a_sweep_fans_out_in_chunks_and_counts_every_point_exactly_once(
     assert (sweep.done_points, sweep.done_chunks, sweep.failed_chunks) == (72, 11, 0)
     assert sweep.progress_pct == 100
     rows = sweep_results(sweep)
-    assert [row["i"] for row in rows] == list(range(72))
-    assert {(r["servers"], r["fabric"]) for r in rows} == {
+    assert [row.i for row in rows] == list(range(72))
+    assert {(r.servers, r.fabric) for r in rows} == {
         (s, f) for s in (2, 4, 8) for f in ("ethernet", "roce", "infiniband")
     }
     # The engine's candidate rules: the catalog has no 100G InfiniBand NIC, so those points
     # are infeasible with that reason; every other point is priced.
-    ib100 = [r for r in rows if r["fabric"] == "infiniband" and r["nic_gbps"] == 100]
-    assert ib100 and all(not r["feasible"] and "100G infiniband" in r["reason"] for r in ib100)
+    ib100 = [r for r in rows if r.fabric == "infiniband" and r.nic_gbps == 100]
+    assert ib100 and all(not r.feasible and "100G infiniband" in (r.reason or "") for r in ib100)
     rows = [r for r in rows if r not in ib100]
-    assert all(row["feasible"] and row["step_time_s"] > 0 for row in rows)
-    assert all(row["network_capex_usd"] > 0 and row["decision_cost_usd"] > 0 for row in rows)
-    assert all(row["gpus"] == 8 * row["servers"] for row in rows)
+    assert all(row.feasible and (row.metrics.step_time_s or 0) > 0 for row in rows)
+    assert all(
+        (row.network_capex_usd or 0) > 0 and (row.decision_cost_usd or 0) > 0 for row in rows
+    )
+    assert all(row.gpus == 8 * row.servers for row in rows)
     # More bandwidth never makes a step slower (same servers, fabric, NIC count, ratio).
-    by_design = {
-        (r["servers"], r["fabric"], r["nics_per_node"], r["oversubscription"]): {} for r in rows
+    by_design: dict[tuple[int, str, int, float], dict[float, float]] = {
+        (r.servers, r.fabric, r.nics_per_node, r.oversubscription): {} for r in rows
     }
     for r in rows:
-        by_design[(r["servers"], r["fabric"], r["nics_per_node"], r["oversubscription"])][
-            r["nic_gbps"]
-        ] = r["step_time_s"]
+        design = (r.servers, r.fabric, r.nics_per_node, r.oversubscription)
+        by_design[design][r.nic_gbps] = r.metrics.step_time_s or 0.0  # > 0: asserted above
     assert all(t[400.0] <= t[100.0] for t in by_design.values() if 100.0 in t)
 
 
@@ -168,8 +169,10 @@ def test_an_inference_sweep_reports_milliseconds_per_token(committed: Callable[[
         sweep = sweep_create(scenario=scenario, axes={"nic_gbps": [100, 400]})
 
     rows = sweep_results(sweep)
-    assert [r["nic_gbps"] for r in rows] == [100.0, 400.0]
-    assert all(r["ms_per_token"] > 0 and "step_time_s" not in r for r in rows)
+    assert [r.nic_gbps for r in rows] == [100.0, 400.0]
+    assert all(r.inference and (r.metrics.ms_per_token or 0) > 0 for r in rows)
+    # an inference row carries the inference columns only (what the API serves)
+    assert all("ms_per_token" in r.to_dict() and "step_time_s" not in r.to_dict() for r in rows)
 
 
 def test_a_redelivered_chunk_changes_nothing(
@@ -198,13 +201,14 @@ def test_points_the_engine_refuses_are_results_with_the_reason(
         sweep = sweep_create(scenario=scenario, axes={"servers": [1, 2, 4]})
 
     sweep.refresh_from_db()
-    rows = {r["servers"]: r for r in sweep_results(sweep)}
+    rows = {r.servers: r for r in sweep_results(sweep)}
     assert sweep.status == SweepStatus.SUCCEEDED
-    assert rows[2]["feasible"] is True
-    assert rows[1]["feasible"] is False
-    assert "tp x pp = 16" in rows[1]["reason"]
-    assert rows[1]["step_time_s"] is None
-    assert sweep.infeasible_points == sum(not r["feasible"] for r in rows.values())
+    assert rows[2].feasible is True
+    assert rows[1].feasible is False
+    assert "tp x pp = 16" in (rows[1].reason or "")
+    assert rows[1].metrics.step_time_s is None
+    assert rows[1].to_dict()["step_time_s"] is None  # the column is there, empty
+    assert sweep.infeasible_points == sum(not r.feasible for r in rows.values())
 
 
 def test_an_engine_bug_fails_its_chunk_and_the_sweep_keeps_the_other_results(
@@ -229,7 +233,7 @@ def test_an_engine_bug_fails_its_chunk_and_the_sweep_keeps_the_other_results(
     assert sweep.status == SweepStatus.FAILED
     assert (sweep.done_chunks, sweep.failed_chunks, sweep.done_points) == (2, 1, 14)
     assert sweep.error.endswith("First error: Engine error: ZeroDivisionError: division by zero")
-    assert [r["i"] for r in sweep_results(sweep)] == list(range(7))
+    assert [r.i for r in sweep_results(sweep)] == list(range(7))
 
 
 def test_the_reconciler_requeues_an_orphaned_chunk_and_resends_a_lost_one(

@@ -51,8 +51,8 @@ def test_a_ten_thousand_point_sweep_spreads_over_two_workers_and_finishes(
     assert sweep.failed_chunks == 0
     assert seen == sorted(seen)  # progress only ever grows
     rows = sweep_results(sweep)
-    assert [row["i"] for row in rows] == list(range(10_000))
-    assert sum(row["feasible"] for row in rows) == 10_000 - sweep.infeasible_points
+    assert [row.i for row in rows] == list(range(10_000))
+    assert sum(row.feasible for row in rows) == 10_000 - sweep.infeasible_points
     assert not sweep.chunks.exclude(status=RunStatus.SUCCEEDED).exists()
     # Both processes took chunks: the work spreads over the workers there are.
     for worker in (first, second):

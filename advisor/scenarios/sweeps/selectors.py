@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
+from advisor.engine.sweep import SweepPoint
 from advisor.scenarios.models import RunStatus, Scenario, Sweep
 from advisor.scenarios.selectors import scenario_get
 
@@ -28,17 +29,20 @@ def sweep_get(*, sweep_id: uuid.UUID | str, user: Any) -> Sweep | None:
     return sweep
 
 
-def unpack_rows(packed: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """A chunk's rows from {"columns": [...], "rows": [[...], ...]} (services.pack_rows)."""
+def unpack_rows(packed: dict[str, Any] | None) -> list[SweepPoint]:
+    """A chunk's points from {"columns": [...], "rows": [[...], ...]} (services.pack_rows)."""
     if not packed:
         return []
     columns = packed.get("columns") or []
-    return [dict(zip(columns, values, strict=True)) for values in packed.get("rows") or []]
+    return [
+        SweepPoint.from_dict(dict(zip(columns, values, strict=True)))
+        for values in packed.get("rows") or []
+    ]
 
 
-def sweep_results(sweep: Sweep) -> list[dict[str, Any]]:
+def sweep_results(sweep: Sweep) -> list[SweepPoint]:
     """Every evaluated design point, in point order (the chunks that succeeded so far)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[SweepPoint] = []
     for results in (
         sweep.chunks.filter(status=RunStatus.SUCCEEDED)
         .order_by("index")
