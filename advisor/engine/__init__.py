@@ -16,11 +16,17 @@ from advisor.engine.catalog import Catalog, default_catalog
 from advisor.engine.constants import CONSTANTS_VERSION
 from advisor.engine.errors import ScenarioError
 from advisor.engine.fabric_fit import FabricFit, calibration_comparison
-from advisor.engine.performance import evaluate_design, model_assumptions
+from advisor.engine.performance import evaluate_design, model_assumptions, set_model_error_source
 from advisor.engine.recommend import recommend as _recommend
 from advisor.engine.result import EngineResult
 from advisor.engine.scenario import parse_scenario
+from advisor.engine.validation import model_error_band
 from advisor.engine.workload import plan_workload
+
+# the composition root: the bounds' model error comes from the calibration residuals, which
+# validation computes by running the calibration through performance (so performance does
+# not import validation)
+set_model_error_source(model_error_band)
 
 ENGINE_VERSION = "1.0.0"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from advisor.engine.constants import (
     BITS_PER_BYTE,
@@ -40,6 +40,9 @@ from advisor.engine.constants import (
     SCALEUP_EFFICIENCY,
     FabricClass,
 )
+
+if TYPE_CHECKING:
+    from advisor.engine.catalog import GpuSpec
 
 OPS: tuple[str, ...] = (
     "all_reduce",
@@ -298,6 +301,27 @@ def make_domain(
         ll128=ll128 and scaleup_kind == "nvlink",
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
     )
+
+
+def scaleup_time_s(
+    gpu: GpuSpec, op: str, nbytes: float, ranks: int, nvls: bool | None = None
+) -> float:
+    """Time of collective ``op`` on ``nbytes`` among ``ranks`` GPUs of one scale-up domain
+    (no network); ``nvls`` None: the GPU's own NVLink SHARP."""
+    if ranks <= 1 or nbytes <= 0:
+        return 0.0
+    domain = make_domain(
+        nodes=1,
+        ranks_per_node=ranks,
+        scaleup_kind=gpu.scaleup_kind,
+        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=gpu.scaleup_efficiency,
+        nvls=gpu.nvlink_sharp if nvls is None else nvls,
+        fabric_id=None,
+        nic_gbps=0.0,
+        nics_per_node=0,
+    )
+    return collective_time_s(op, nbytes, domain)[0]
 
 
 def _ring_bus_bytes_per_s(d: CommDomain) -> float:

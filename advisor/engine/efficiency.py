@@ -34,7 +34,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from advisor.engine.catalog import GpuSpec, ModelSpec
-from advisor.engine.constants import HBM_EFFICIENCY
+from advisor.engine.constants import (
+    FP8_EFFICIENCY_FACTOR,
+    GEMM_HALF_EFFICIENCY_WIDTH,
+    HBM_EFFICIENCY,
+)
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,7 @@ def layer_forward(
 
     ``context`` is the attention span per query (the full sequence).  Matmul FLOPs are
     derived from the model's active parameters so that the total matches
-    :func:`advisor.engine.workload.forward_flops_per_token`.
+    :func:`forward_flops_per_token`.
     """
     h = model.hidden
     tp = max(1, tp)
@@ -331,3 +335,50 @@ def training_efficiency(
     if time <= 0 or peak <= 0:
         return 0.0
     return 3.0 * lc.model_flops / time / peak
+
+
+# ----------------------------------------------------------------------------- FLOPs
+
+
+def forward_flops_per_token(model: ModelSpec, sequence_length: int) -> float:
+    """Forward FLOPs per token: 2 x matmul parameters + attention score/context matmuls.
+
+    Matmul parameters are the active parameters minus the input embedding lookup (tied
+    embeddings double as the output head, so nothing is removed).  Attention adds
+    4 * s * hidden per layer (QK^T and AV), counted over the full sequence as Megatron-LM
+    does (Narayanan et al. SC'21 eq. 3: 24 h^2 (1 + s/6h) + 2 h V per token per layer).
+    """
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
+    matmul_params = max(0.0, model.active_params - lookup)
+    attention = 4.0 * sequence_length * model.heads * model.head_dim * model.layers
+    return 2.0 * matmul_params + attention
+
+
+def compute_efficiency(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
+    """Achieved fraction of the dense peak for transformer layers on one GPU.
+
+    ``achievable_compute_fraction`` (catalog) x width factor w/(w + 128) with w = hidden/tp
+    (small GEMMs underfill the GPU) x 0.7 for FP8.
+    """
+    width = hidden / max(1, tp)
+    eff = gpu.achievable_compute_fraction * width / (width + GEMM_HALF_EFFICIENCY_WIDTH)
+    if precision == "fp8":
+        eff *= FP8_EFFICIENCY_FACTOR
+    return eff
+
+
+def achievable_flops_per_s(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
+    return gpu.peak_tflops(precision) * 1e12 * compute_efficiency(gpu, precision, tp, hidden)
+
+
+def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
+    """Expected share of routed experts a decode step reads: 1 - (1 - 1/E)^(tokens x top_k).
+
+    A decode step only streams the weights of experts that received at least one token
+    (uniform routing assumed), which is why small-batch MoE decode is cheaper than the total
+    parameter count suggests.
+    """
+    if not model.is_moe:
+        return 1.0
+    draws = max(1, tokens) * model.moe_top_k
+    return 1.0 - (1.0 - 1.0 / model.moe_experts) ** draws

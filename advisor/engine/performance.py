@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -39,6 +40,7 @@ from advisor.engine.constants import (
     TP_COMM_OVERLAP,
     WEIGHT_BYTES,
 )
+from advisor.engine.efficiency import compute_efficiency, profile
 from advisor.engine.placement import (
     Communicator,
     Crossing,
@@ -63,7 +65,6 @@ from advisor.engine.workload import (
     InferencePlan,
     TrainingPlan,
     WorkloadPlan,
-    compute_efficiency,
 )
 
 __all__ = ["Design", "DesignMetrics", "evaluate_design", "model_assumptions"]
@@ -397,12 +398,29 @@ def _idle_fraction(step: float, free_step_s: float | None, point: _TrainingTimes
     return min(1.0, max(0.0, 1.0 - free_step_s / step)) if step > 0 else 0.0
 
 
-def _model_error(scenario: Scenario, kind: str) -> tuple[float, float]:
-    """(low, high) time factors from the calibration residuals (validation.model_error_band)."""
-    from advisor.engine.efficiency import profile
-    from advisor.engine.validation import model_error_band
+ModelErrorSource = Callable[[str, str], tuple[float, float]]
+"""(kind, GPU generation) -> (low, high) factors on a predicted time."""
 
-    return model_error_band(kind, profile(scenario.gpu).generation)
+
+def _no_model_error(kind: str, generation: str) -> tuple[float, float]:
+    return 1.0, 1.0
+
+
+_MODEL_ERROR: list[ModelErrorSource] = [_no_model_error]
+
+
+def set_model_error_source(source: ModelErrorSource) -> None:
+    """Where the bounds' model error comes from: the calibration residuals
+    (:func:`advisor.engine.validation.model_error_band`, which runs the calibration rows
+    through this module).  The engine package wires it when it is imported
+    (``advisor/engine/__init__.py``), so this module does not import the validation that
+    imports it; until then the bounds carry placement and jitter only."""
+    _MODEL_ERROR[0] = source
+
+
+def _model_error(scenario: Scenario, kind: str) -> tuple[float, float]:
+    """(low, high) time factors from the calibration residuals (:func:`set_model_error_source`)."""
+    return _MODEL_ERROR[0](kind, profile(scenario.gpu).generation)
 
 
 def _training_metrics(
@@ -859,8 +877,6 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[dict[s
     t = workload.training
     peak = g.peak_tflops(scenario.precision) * 1e12
     if t is not None and t.compute_s > 0 and peak > 0:
-        from advisor.engine.efficiency import profile
-
         prof = profile(g)
         efficiency_row = _row(
             "compute efficiency",

@@ -28,7 +28,13 @@ from functools import lru_cache
 from typing import Any
 
 from advisor.engine.catalog import GpuSpec, ModelSpec
-from advisor.engine.collectives import CommDomain, make_domain, moe_dispatch, nic_bytes_per_s
+from advisor.engine.collectives import (
+    CommDomain,
+    make_domain,
+    moe_dispatch,
+    nic_bytes_per_s,
+    scaleup_time_s,
+)
 from advisor.engine.constants import (
     DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
     FABRICS,
@@ -36,10 +42,21 @@ from advisor.engine.constants import (
     MEMORY_USABLE_FRACTION,
     WEIGHT_BYTES,
 )
+from advisor.engine.efficiency import (
+    achievable_flops_per_s,
+    experts_hit_fraction,
+    forward_flops_per_token,
+)
 from advisor.engine.errors import ScenarioError
 from advisor.engine.scenario import Design, PoolSpec, Scenario
 
 GB = 1e9
+
+
+def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
+    """Collective time inside one scale-up domain (no network)."""
+    return scaleup_time_s(scenario.gpu, op, nbytes, ranks)
+
 
 # ----------------------------------------------------------------------------- constants
 
@@ -270,7 +287,6 @@ def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -
     A prefill instance grows further (up to the server) until one prompt's prefill takes at
     most PREFILL_TTFT_SHARE of the time-to-first-token target: long prompts need more GPUs per
     request, not more requests per GPU."""
-    from advisor.engine.workload import forward_flops_per_token
 
     model = scenario.model
     inf = scenario.inference
@@ -540,7 +556,6 @@ def _hbm_bytes_per_s(scenario: Scenario) -> float:
 
 
 def _gemm_flops_per_s(scenario: Scenario, tp: int) -> float:
-    from advisor.engine.workload import achievable_flops_per_s
 
     return achievable_flops_per_s(scenario.gpu, scenario.precision, tp, scenario.model.hidden)
 
@@ -564,7 +579,6 @@ def decode_compute_s(
     FLOPs); pipeline stages run one after another; plus a launch cost per layer and the
     tensor-parallel all-reduces inside the server.
     """
-    from advisor.engine.workload import _intra_time_s, experts_hit_fraction
 
     model = scenario.model
     weight_bytes = WEIGHT_BYTES[scenario.precision]
@@ -717,7 +731,6 @@ def prefill_service_s(
     scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, design: Design | None, bound: str
 ) -> float:
     """Seconds one instance spends on one request's prompt at full batching efficiency."""
-    from advisor.engine.workload import _intra_time_s, forward_flops_per_token
 
     model = scenario.model
     flops_tok = forward_flops_per_token(model, serving_plan.prompt_tokens)
@@ -1210,150 +1223,6 @@ def load_curve(
         }
         for point in ServingModel(scenario, serving_plan, design, "point").curve()
     ]
-
-
-def load_curves_for_result(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Latency-vs-load curves of every priced option of an ``evaluate`` result.
-
-    Re-plans the normalised scenario (pure and fast) and prices each option's network.
-    Returns ``[]`` for training or when the result has no options.
-    """
-    from advisor.engine.catalog import default_catalog
-    from advisor.engine.scenario import parse_scenario
-    from advisor.engine.workload import plan_workload
-
-    inputs = result.get("scenario")
-    if not isinstance(inputs, dict) or inputs.get("workload") != "inference":
-        return []
-    scenario = parse_scenario(dict(inputs), default_catalog())
-    workload = plan_workload(scenario)
-    serving_plan = workload.inference.serving if workload.inference is not None else None
-    if serving_plan is None:
-        return []
-    out: list[dict[str, Any]] = []
-    seen: set[tuple[str, float, int]] = set()
-    for option in result.get("options") or []:
-        key = (
-            str(option.get("fabric")),
-            float(option.get("nic_gbps", 0)),
-            int(option.get("nics_per_node", 0)),
-        )
-        if key in seen or not key[1] or not key[2]:
-            continue
-        seen.add(key)
-        design = Design(
-            fabric=key[0],
-            nic_gbps=key[1],
-            nics_per_node=key[2],
-            oversubscription=float(option.get("oversubscription", 1.0) or 1.0),
-        )
-        out.append(
-            {
-                "label": f"{key[0]} {key[2]} x {key[1]:g}G",
-                "fabric": key[0],
-                "recommended": bool(option.get("recommended")),
-                "points": load_curve(scenario, serving_plan, design),
-                "kv_transfer_share_of_ttft": dict(
-                    serving_values(scenario, serving_plan, design)
-                ).get("kv_transfer_share_of_ttft", 0.0),
-            }
-        )
-    return out
-
-
-# ----------------------------------------------------------------------------- validation
-
-
-def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
-    """Scenario v1 for a published serving result with the source's own deployment."""
-    config = row["config"]
-    gpn = int(config.get("gpus_per_node", 8))
-    phase = config["phase"]
-    base: dict[str, Any] = {
-        "workload": "inference",
-        "model": config["model"],
-        "gpu": config["gpu"],
-        "precision": config.get("precision", "bf16"),
-    }
-    if phase == "static":
-        tp = int(config.get("tp", 1))
-        return base | {
-            "gpus": gpn,
-            "gpus_per_node": gpn,
-            "inference": {
-                "deployment": "replicas",
-                "prompt_tokens": int(config["prompt_tokens"]),
-                "output_tokens": int(config["output_tokens"]),
-                "concurrent_requests": int(config["batch"]) * (gpn // tp),
-            },
-            "parallelism": {"tp": tp},
-        }
-    if phase == "decode":
-        decode, prefill = int(config["servers"]), int(config["prefill_servers"])
-        kv = int(config["kv_length"])
-        inference: dict[str, Any] = {"prompt_tokens": max(1, kv - 1), "output_tokens": 2}
-    else:
-        prefill, decode = int(config["servers"]), int(config["decode_servers"])
-        inference = {
-            "prompt_tokens": int(config["prompt_tokens"]),
-            "output_tokens": int(config.get("output_tokens", 1000)),
-            "prefix_cache_hit_rate": float(config.get("prefix_cache_hit_rate", 0.0)),
-        }
-    inference |= {
-        "deployment": "disaggregated",
-        "pools": {"prefill": {"servers": prefill}, "decode": {"servers": decode}},
-    }
-    if config.get("mtp"):
-        inference["mtp"] = float(config["mtp"])
-    return base | {"gpus": (prefill + decode) * gpn, "gpus_per_node": gpn, "inference": inference}
-
-
-def predict_published(row: dict[str, Any]) -> dict[str, float]:
-    """Throughput and time per token of a published serving result (``kind: serving``).
-
-    decode: the decode pool at the source's batch per GPU; prefill: the prefill pool's input
-    tokens per second per server (cache hits included when the source counts them); static:
-    a batch processed to completion (prefill of every prompt, then every output step at the
-    mean context), as TensorRT-LLM's gptSessionBenchmark measures.
-    """
-    from advisor.engine.catalog import default_catalog
-    from advisor.engine.scenario import parse_scenario
-    from advisor.engine.workload import plan_workload
-
-    config = row["config"]
-    scenario = parse_scenario(published_scenario(row), default_catalog())
-    workload = plan_workload(scenario)
-    assert workload.inference is not None and workload.inference.serving is not None
-    serving_plan = workload.inference.serving
-    design = Design(
-        fabric=str(config.get("fabric", "infiniband")),
-        nic_gbps=float(config.get("nic_gbps", 400)),
-        nics_per_node=int(config.get("nics_per_node", 8)),
-    )
-    if config["phase"] == "decode":
-        b = float(config["batch_per_gpu"]) * serving_plan.decode.gpus_per_instance
-        step = decode_step_s(scenario, serving_plan, b, design, "point")
-        tokens = b * serving_plan.decode.instances * serving_plan.tokens_per_step / step
-        return {
-            "tokens_per_s_per_server": tokens / serving_plan.decode.servers,
-            "ms_per_token": step / serving_plan.tokens_per_step * 1e3,
-        }
-    if config["phase"] == "prefill":
-        service = prefill_service_s(scenario, serving_plan, serving_plan.prefill, design, "point")
-        computed = serving_plan.prefill.instances * serving_plan.computed_prompt_tokens / service
-        hit = float(config.get("prefix_cache_hit_rate", 0.0))
-        return {
-            "input_tokens_per_s_per_server": computed / (1.0 - hit) / serving_plan.prefill.servers
-        }
-    batch = float(config["batch"])
-    service = prefill_service_s(scenario, serving_plan, serving_plan.prefill, design, "point")
-    step = decode_step_s(scenario, serving_plan, batch, design, "point")
-    total = batch * service + serving_plan.output_tokens * step
-    per_instance = batch * serving_plan.output_tokens / total
-    return {
-        "tokens_per_s_per_gpu": per_instance / serving_plan.decode.gpus_per_instance,
-        "ms_per_token": step * 1e3,
-    }
 
 
 # ----------------------------------------------------------------------------- rationale

@@ -18,11 +18,12 @@ from typing import Any
 
 from advisor.engine.catalog import default_catalog
 from advisor.engine.collectives import collective, make_domain, moe_dispatch, nic_bytes_per_s
-from advisor.engine.efficiency import profile
+from advisor.engine.efficiency import forward_flops_per_token, profile
+from advisor.engine.performance import evaluate_design
 from advisor.engine.scenario import Design, parse_scenario
-from advisor.engine.serving import predict_published
+from advisor.engine.serving_results import predict_published
 from advisor.engine.topology import size_topology
-from advisor.engine.workload import forward_flops_per_token, plan_workload
+from advisor.engine.workload import plan_workload
 
 BANDWIDTH_TOLERANCE_PCT = 15.0
 LATENCY_TOLERANCE_PCT = 35.0
@@ -125,9 +126,6 @@ def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict_training(row: dict[str, Any]) -> dict[str, float]:
-    # Imported here: performance widens its figures by this module's model_error_band.
-    from advisor.engine.performance import evaluate_design
-
     # the design the run used, priced directly (the recommendation is not needed here)
     scenario = parse_scenario(training_scenario(row), default_catalog())
     workload = plan_workload(scenario)

@@ -15,17 +15,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from advisor.engine.catalog import GpuSpec, ModelSpec
+from advisor.engine.catalog import ModelSpec
 from advisor.engine.collectives import (
-    collective_time_s,
-    make_domain,
+    scaleup_time_s,
 )
 from advisor.engine.constants import (
     ACTIVATION_BYTES_PER_TOKEN_HIDDEN,
     DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
     DP_OVERLAP_EFFICIENCY,
-    FP8_EFFICIENCY_FACTOR,
-    GEMM_HALF_EFFICIENCY_WIDTH,
     GRAD_BYTES_PER_PARAM,
     HBM_EFFICIENCY,
     MASTER_AND_ADAM_BYTES_PER_PARAM,
@@ -35,7 +32,15 @@ from advisor.engine.constants import (
     TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM,
     WEIGHT_BYTES,
 )
-from advisor.engine.efficiency import BACKWARD_FACTOR, gemm_time_s, layer_forward, profile
+from advisor.engine.efficiency import (
+    BACKWARD_FACTOR,
+    achievable_flops_per_s,
+    experts_hit_fraction,
+    forward_flops_per_token,
+    gemm_time_s,
+    layer_forward,
+    profile,
+)
 from advisor.engine.errors import ScenarioError
 from advisor.engine.placement import (
     blocks_spanned,
@@ -52,40 +57,6 @@ from advisor.engine.serving import (
 )
 
 GB = 1e9
-
-
-# ----------------------------------------------------------------------------- FLOPs
-
-
-def forward_flops_per_token(model: ModelSpec, sequence_length: int) -> float:
-    """Forward FLOPs per token: 2 x matmul parameters + attention score/context matmuls.
-
-    Matmul parameters are the active parameters minus the input embedding lookup (tied
-    embeddings double as the output head, so nothing is removed).  Attention adds
-    4 * s * hidden per layer (QK^T and AV), counted over the full sequence as Megatron-LM
-    does (Narayanan et al. SC'21 eq. 3: 24 h^2 (1 + s/6h) + 2 h V per token per layer).
-    """
-    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
-    matmul_params = max(0.0, model.active_params - lookup)
-    attention = 4.0 * sequence_length * model.heads * model.head_dim * model.layers
-    return 2.0 * matmul_params + attention
-
-
-def compute_efficiency(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
-    """Achieved fraction of the dense peak for transformer layers on one GPU.
-
-    ``achievable_compute_fraction`` (catalog) x width factor w/(w + 128) with w = hidden/tp
-    (small GEMMs underfill the GPU) x 0.7 for FP8.
-    """
-    width = hidden / max(1, tp)
-    eff = gpu.achievable_compute_fraction * width / (width + GEMM_HALF_EFFICIENCY_WIDTH)
-    if precision == "fp8":
-        eff *= FP8_EFFICIENCY_FACTOR
-    return eff
-
-
-def achievable_flops_per_s(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
-    return gpu.peak_tflops(precision) * 1e12 * compute_efficiency(gpu, precision, tp, hidden)
 
 
 # ----------------------------------------------------------------------------- results
@@ -363,20 +334,7 @@ def _intra_time_s(
     scenario: Scenario, op: str, nbytes: float, ranks: int, nvls: bool | None = None
 ) -> float:
     """Collective time inside one scale-up domain (no network)."""
-    if ranks <= 1 or nbytes <= 0:
-        return 0.0
-    domain = make_domain(
-        nodes=1,
-        ranks_per_node=ranks,
-        scaleup_kind=scenario.gpu.scaleup_kind,
-        scaleup_gbytes_per_s=scenario.gpu.scaleup_gbytes_per_s,
-        scaleup_efficiency=scenario.gpu.scaleup_efficiency,
-        nvls=scenario.gpu.nvlink_sharp if nvls is None else nvls,
-        fabric_id=None,
-        nic_gbps=0.0,
-        nics_per_node=0,
-    )
-    return collective_time_s(op, nbytes, domain)[0]
+    return scaleup_time_s(scenario.gpu, op, nbytes, ranks, nvls)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -1902,19 +1860,6 @@ def _largest_pow2_dividing(n: int, limit: int) -> int:
 
 def _largest_divisor_at_most(n: int, limit: int) -> int:
     return max(d for d in _divisors(n) if d <= limit)
-
-
-def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
-    """Expected share of routed experts a decode step reads: 1 - (1 - 1/E)^(tokens x top_k).
-
-    A decode step only streams the weights of experts that received at least one token
-    (uniform routing assumed), which is why small-batch MoE decode is cheaper than the total
-    parameter count suggests.
-    """
-    if not model.is_moe:
-        return 1.0
-    draws = max(1, tokens) * model.moe_top_k
-    return 1.0 - (1.0 - 1.0 / model.moe_experts) ** draws
 
 
 def _inference_costs(

@@ -653,7 +653,7 @@ def serving_curves(result: EngineResult) -> list[dict[str, Any]]:
     if not is_inference(result) or not result.options:
         return []
     from advisor.engine.errors import ScenarioError
-    from advisor.engine.serving import load_curves_for_result
+    from advisor.engine.serving_results import load_curves_for_result
 
     shown = shown_options(result, limit=MAX_SERVING_CURVES * 2)
     try:

@@ -17,9 +17,9 @@ from advisor.engine.serving import (
     erlang_c,
     kv_bytes_per_token,
     kv_transfer_sentence,
-    load_curves_for_result,
     mgc_wait_quantile_s,
 )
+from advisor.engine.serving_results import load_curves_for_result
 from advisor.engine.validation import serving_calibration_rows, validate_row
 from advisor.engine.workload import WorkloadPlan, plan_workload
 
