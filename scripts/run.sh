@@ -31,7 +31,7 @@ if [ "$mode" = services ]; then
   .venv/bin/celery -A advisor.celery beat --loglevel=WARNING -s .venv/celerybeat-schedule &
   pids+=($!)
 else
-  echo "Mode: embedded (SQLite at db.sqlite3, tasks run in-process; set DATABASE_URL and REDIS_URL for services)"
+  echo "Mode: embedded (SQLite at ${SQLITE_PATH:-db.sqlite3}, tasks run in-process; set DATABASE_URL and REDIS_URL for services)"
   # Webhooks are delivered by a process of their own, never inside a web request.
   $PY manage.py deliver_webhooks --loop &
   pids+=($!)
