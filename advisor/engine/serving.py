@@ -598,6 +598,12 @@ def decode_compute_s(
         share = tp
         stages = 1
     else:
+        # pipeline parallel: the batch runs as pp micro-batches (vLLM virtual engines,
+        # TensorRT-LLM / SGLang micro-batches), so every stage works on one micro-batch of
+        # rows / pp while the others hold the rest; a step (every sequence one token) is pp
+        # stage times of one micro-batch
+        live_batch /= pp
+        rows /= pp
         hit = experts_hit_fraction(model, max(1, round(rows)))
         weights = (model.dense_params + model.expert_params * hit) * weight_bytes / (tp * pp)
         gemm = rows * 2.0 * _matmul_active_params(model) / (tp * pp)
@@ -609,6 +615,7 @@ def decode_compute_s(
     attn_s = max(kv_read / hbm, attn / _attention_flops_per_s(scenario))
     step = stages * (gemm_s + attn_s) + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * model.layers
     if tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
+        # each micro-batch's all-reduces over its own layers: layers x AR(rows) per step
         step += (
             2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
         )
@@ -744,7 +751,10 @@ def prefill_service_s(
         comm = ep_comm_s(scenario, pool, batch, design, bound, "normal")
         per_batch = overlapped(compute, comm, PREFILL_TBO_OVERLAP)
         return per_batch * tokens / batch
-    compute = tokens * flops_tok / (pool.tp * pool.pp * fps) * pool.pp
+    # pipeline stages work on successive chunks / prompts at once (chunked prefill keeps
+    # every stage busy under load): the instance's time per prompt is its FLOPs over all
+    # tp x pp GPUs; the extra latency of filling the pipeline is prefill_fill_s
+    compute = tokens * flops_tok / (pool.tp * pool.pp * fps)
     comm = 0.0
     if pool.tp > 1 and pool.tp <= scenario.gpus_per_node:
         comm = (
@@ -859,6 +869,21 @@ def erlang_c(servers: int, offered: float) -> float:
         b = offered * b / (k + offered * b)
     rho = offered / servers
     return b / (1.0 - rho * (1.0 - b))
+
+
+def mgc_mean_wait_s(rate: float, service_s: float, servers: int) -> float:
+    """Mean wait of the M/G/c queue of :func:`mgc_wait_quantile_s` (deterministic service,
+    Allen-Cunneen): C x 0.5 / (c/S - lambda); ``SATURATED_S`` at or above capacity."""
+    if rate <= 0 or service_s <= 0:
+        return 0.0
+    c = servers
+    mu = 1.0 / service_s
+    if c > ERLANG_MAX_SERVERS:
+        mu *= c / ERLANG_MAX_SERVERS
+        c = ERLANG_MAX_SERVERS
+    if rate >= c * mu:
+        return SATURATED_S
+    return min(SATURATED_S, erlang_c(c, rate / mu) * 0.5 / (c * mu - rate))
 
 
 def mgc_wait_quantile_s(rate: float, service_s: float, servers: int, q: float) -> float:
@@ -1024,10 +1049,15 @@ class ServingModel:
 
         ``users``: a closed loop never holds more than ``users`` requests, so no request waits
         behind more than ``users / prefill instances`` prompts (caps the open-queue wait)."""
+        return self._at_rate(rate, users)[0]
+
+    def _at_rate(self, rate: float, users: float | None = None) -> tuple[LoadPoint, float]:
+        """The load point and the *mean* time in system (Little's law of a closed loop)."""
         serving_plan = self.serving_plan
         inst = serving_plan.decode.instances
         out = serving_plan.output_tokens
         tokens_per_step = serving_plan.tokens_per_step
+        steps_per_request = out / tokens_per_step
         cap_b = float(serving_plan.decode.max_batch_per_instance)
         rho_kv = self._kv_load(rate)
         share = 1.0 - min(0.95, rho_kv)
@@ -1039,54 +1069,77 @@ class ServingModel:
         stretch = 1.0 / max(0.05, 1.0 - rho_p)
         # Little's law for the decode batch: b = rate x out x tpot(b) / instances
         b = self._little_batch(rate * out * stretch / (tokens_per_step * inst), cap_b, share)
-        saturated = b > cap_b or rho_p >= 1.0 or rho_kv >= 1.0
+        saturated = b >= cap_b or rho_p >= 1.0 or rho_kv >= 1.0
         b_eff = min(b, cap_b)
         b95 = min(cap_b, b_eff + P95_Z * math.sqrt(max(b_eff, 0.0)))
-        tpot50 = self.step(b_eff, share) * stretch / tokens_per_step
-        tpot95 = self.step(b95, share) / tokens_per_step
+        if users is not None:
+            b95 = min(b95, max(b_eff, users / inst))
+        mean_step = self.step(b_eff, share) * stretch
+        tpot50 = mean_step / tokens_per_step
+        tpot95 = self.step(b95, share) * stretch / tokens_per_step
+        fill = 0.0
         if serving_plan.colocated:
             chunk_s = self.prefill_s * min(
                 1.0, CHUNKED_PREFILL_TOKENS / max(1.0, serving_plan.computed_prompt_tokens)
             )
-            # the slow tokens are those whose step also carries a prefill chunk: the 95th
-            # percentile is one once more than 5 % of the steps carry one (the share of steps,
-            # chunks per second x mean step, not of time; a linear ramp from 2.5 % smooths the
-            # two-point mixture's quantile); the stretch is already the mean's
+            # time per output token is each request's own mean (vLLM benchmark_serving TPOT,
+            # MLPerf TPOT): the chunks its decode steps carry are Poisson, K ~ Poisson(m) with
+            # m = steps per request x share of steps carrying a chunk; the mean is in the
+            # stretch, the 95th percentile adds 1.645 sqrt(m) chunks spread over its steps
             chunks = math.ceil(serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
-            steps_with_chunk = rate / inst * chunks * self.step(b_eff, share) * stretch
-            weight = min(1.0, max(0.0, (steps_with_chunk - 0.025) / 0.025))
-            tpot95 = max(tpot50, (tpot95 * tokens_per_step + chunk_s * weight) / tokens_per_step)
+            chunk_share = min(1.0, rate / inst * chunks * mean_step)
+            m = steps_per_request * chunk_share
+            tpot95 += P95_Z * math.sqrt(m) * chunk_s / steps_per_request / tokens_per_step
             service = self.prefill_s + (
                 serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
             ) * self.step(b_eff)
+            # a prompt's last chunk leaves the last of pp stages (pp - 1) stage times after
+            # the instance finished its share (one chunk per stage at a time)
+            fill = (serving_plan.prefill.pp - 1) * chunk_s
             kv_s = 0.0
         else:
             service = self.prefill_s
             assert self.kv is not None
             kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
+        tpot95 = max(tpot50, tpot95)
         prefill_instances = serving_plan.prefill.instances
         w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
         w95 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.95)
+        w_mean = mgc_mean_wait_s(rate, service, prefill_instances)
+        # a request waits for a decode slot (KV memory) once the pool's batches are full:
+        # M/G/c with c = instances x batch that fits, each slot held for the request's decode
+        slots = max(1, int(inst * cap_b))
+        hold = steps_per_request * mean_step
+        if not saturated:
+            w50 += mgc_wait_quantile_s(rate, hold, slots, 0.50)
+            w95 += mgc_wait_quantile_s(rate, hold, slots, 0.95)
+            w_mean += mgc_mean_wait_s(rate, hold, slots)
         if saturated:
-            w50 = w95 = SATURATED_S
+            w50 = w95 = w_mean = SATURATED_S
         if users is not None:
-            closed = users / max(1, prefill_instances) * service
+            # a closed loop never holds more than its users: at worst every other one is
+            # ahead, at the prefill queue and for a decode slot
+            closed = (
+                users / max(1, prefill_instances) * service + max(0.0, users - slots) / slots * hold
+            )
             w50, w95 = min(w50, closed), min(w95, closed)
         first = self.step(b_eff, share)
-        ttft50 = min(SATURATED_S, w50 + service + kv_s + first)
-        ttft95 = min(SATURATED_S, w95 + service + kv_s + first)
+        unloaded = service + fill + kv_s + first
+        ttft50 = min(SATURATED_S, w50 + unloaded)
+        ttft95 = min(SATURATED_S, w95 + unloaded)
         if users is not None:
             # a closed loop at capacity cycles each user in users / capacity seconds, and the
             # first token comes before the cycle ends
-            cycle = max(service + kv_s + first, users / max(self.capacity_rps(), 1e-12))
+            cycle = max(unloaded, users / max(self.capacity_rps(), 1e-12))
             ttft50, ttft95 = min(ttft50, cycle), min(ttft95, cycle)
-        tokens = (
-            b_eff * inst * tokens_per_step / (self.step(b_eff, share) * stretch)
-            if b_eff > 0
-            else 0.0
+        tokens = b_eff * inst * tokens_per_step / mean_step if b_eff > 0 else 0.0
+        in_system = (
+            math.inf
+            if saturated or kv_s >= SATURATED_S
+            else w_mean + unloaded + steps_per_request * mean_step
         )
-        return LoadPoint(
-            requests_per_s=rate,
+        point = LoadPoint(
+            requests_per_s=min(rate, self.capacity_rps()) if saturated else rate,
             ttft_p50_s=ttft50,
             ttft_p95_s=ttft95,
             tpot_p50_s=tpot50,
@@ -1096,6 +1149,7 @@ class ServingModel:
             kv_transfer_s=kv_s,
             saturated=saturated,
         )
+        return point, in_system
 
     def operating_point(self) -> LoadPoint:
         """At ``requests_per_s``, or the closed loop of ``concurrent_requests`` users."""
@@ -1111,25 +1165,29 @@ class ServingModel:
         return self.at_rate(offered_rate(self.scenario, serving_plan), users)
 
     def closed_loop_rate(self) -> float:
-        """Arrival rate at which ``concurrent_requests`` users are in the system on this model
-        (Little's law: rate x (TTFT + output tokens x time per token) = users)."""
+        """Throughput of ``concurrent_requests`` users that send a new request when the last
+        one finishes (no think time): the rate X with X x mean time in system (X) = users
+        (Little's law, as mean value analysis solves a closed network; the mean time in
+        system grows without bound at capacity, so X stays below it)."""
         serving_plan = self.serving_plan
         users = float(serving_plan.concurrent_requests)
         cap = self.capacity_rps()
+        hi = cap * (1.0 - 1e-6)
 
         def in_system(rate: float) -> float:
-            point = self.at_rate(rate)
-            return rate * (point.ttft_p50_s + serving_plan.output_tokens * point.tpot_p50_s)
+            return rate * self._at_rate(rate)[1]
 
-        lo, hi = 0.0, cap * 0.999
         if in_system(hi) <= users:
             return hi
-        for _ in range(30):
+        lo = 0.0
+        for _ in range(40):
             mid = (lo + hi) / 2
             if in_system(mid) <= users:
                 lo = mid
             else:
                 hi = mid
+            if hi - lo <= 1e-6 * hi:
+                break
         return max(lo, 1e-9)
 
     def max_rate_at_target(self) -> float:
@@ -1161,10 +1219,13 @@ class ServingModel:
 
 @lru_cache(maxsize=64)
 def offered_rate(scenario: Scenario, serving_plan: ServingPlan) -> float:
-    """The arrival rate a closed loop of ``concurrent_requests`` users offers: its Little's-law
-    rate on the network-free reference.  Every design then serves the same rate, so a faster
-    network can only shorten the latencies (a per-design closed loop let a faster fabric admit
-    more requests per second and queue them longer before prefill)."""
+    """The arrival rate a closed loop of ``concurrent_requests`` users reaches on the
+    platform's reference network (:func:`reference_design`, Little's law).  A design that
+    carries it with no more users in the system serves it as an open loop, so a network faster
+    than the reference only shortens the latencies (a per-design closed loop let a faster
+    fabric admit more requests per second and queue them longer before prefill); a design
+    that cannot runs its own closed loop of the same users at a lower rate (its latencies then
+    follow from its own Little's law, never from a queue offered more than it can serve)."""
     ref = dataclasses.replace(serving_plan, legacy_comm_s=serving_plan.reference_comm_s)
     return serving_model(scenario, ref, reference_design(scenario), "point").closed_loop_rate()
 
