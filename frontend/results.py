@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -24,6 +25,7 @@ from advisor.scenarios.selectors import run_latest, run_latest_succeeded, user_i
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
 from frontend import questionnaire as qn
 from frontend.access import remember_created_draft, remember_created_scenario, scenario_or_404
+from frontend.models import QuestionnaireDraft
 from frontend.services import draft_create
 from frontend.throttle import anonymous_allowed, too_many
 
@@ -184,16 +186,27 @@ def scenario_edit(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario = scenario_or_404(request, scenario_id)
     if not anonymous_allowed(request, "draft"):
         return too_many(request)
-    catalog = catalog_current()
-    answers = qn.inputs_to_answers(scenario.inputs, catalog)
-    answers["name"] = scenario.name
-    answers["customer"] = scenario.customer
     # Whoever may open the scenario may open its draft: an anonymous scenario's draft is
     # anonymous too, an owned scenario's draft belongs to the same owner. A draft writes to
     # its scenario only while their owners match (frontend.access.draft_may_write_scenario).
-    draft = draft_create(owner=scenario.owner, answers=answers, step="job", scenario=scenario)
-    remember_created_draft(request, draft)
+    draft = _draft_of(request, scenario, owner=scenario.owner)
     return redirect("wizard_step", draft_id=draft.pk, step="job")
+
+
+def _draft_of(
+    request: HttpRequest,
+    scenario: Scenario,
+    *,
+    owner: AbstractBaseUser | AnonymousUser | None,
+) -> QuestionnaireDraft:
+    """A questionnaire draft holding `scenario`'s answers (name and customer included), opened
+    at its first step and remembered for this visitor."""
+    answers = qn.inputs_to_answers(scenario.inputs, catalog_current())
+    answers["name"] = scenario.name
+    answers["customer"] = scenario.customer
+    draft = draft_create(owner=owner, answers=answers, step="job", scenario=scenario)
+    remember_created_draft(request, draft)
+    return draft
 
 
 @require_POST
@@ -204,12 +217,7 @@ def scenario_clone_view(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRes
         return too_many(request)
     clone = scenario_clone(scenario=scenario, owner=request.user)
     remember_created_scenario(request, clone)
-    catalog = catalog_current()
-    answers = qn.inputs_to_answers(clone.inputs, catalog)
-    answers["name"] = clone.name
-    answers["customer"] = clone.customer
-    draft = draft_create(owner=request.user, answers=answers, step="job", scenario=clone)
-    remember_created_draft(request, draft)
+    draft = _draft_of(request, clone, owner=request.user)
     messages.success(
         request,
         f"Copied to “{clone.name}”. The notes and quote reference stay with the original. "

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -45,6 +46,36 @@ def _uuid_or_none(value: str | None) -> uuid.UUID | None:
     return uuid.UUID(value) if value else None
 
 
+_Outcome = TypeVar("_Outcome")
+
+
+def _execute_retrying(
+    task: Task,
+    what: str,
+    work_id: str,
+    resume_token: str | None,
+    execute: Callable[[uuid.UUID, uuid.UUID | None], _Outcome],
+) -> _Outcome:
+    """Execute one piece of claimed work (a run, a sweep chunk); the one retry rule of both.
+
+    A database error inside the work retries holding the claim (the retry resumes it unless
+    the reconciler moved on); a transient database or broker error before it retries afresh.
+    Both back off exponentially with jitter."""
+    try:
+        return execute(uuid.UUID(work_id), _uuid_or_none(resume_token))
+    except WorkInterrupted as exc:
+        logger.warning("%s %s interrupted by a database error; retrying", what, work_id)
+        raise task.retry(
+            args=[work_id],
+            kwargs={"resume_token": str(exc.token)},
+            countdown=_backoff_s(task.request.retries),
+            exc=exc,
+        ) from exc
+    except TRANSIENT_ERRORS as exc:
+        logger.warning("%s %s: transient %s; retrying", what, work_id, type(exc).__name__)
+        raise task.retry(countdown=_backoff_s(task.request.retries), exc=exc) from exc
+
+
 @shared_task(
     bind=True,
     acks_late=True,
@@ -54,19 +85,13 @@ def _uuid_or_none(value: str | None) -> uuid.UUID | None:
 def run_scenario(self: Task, run_id: str, resume_token: str | None = None) -> str | None:
     """Evaluate one ScenarioRun. Safe to deliver twice: the claim lets one worker in."""
     try:
-        status = run_execute(run_id=uuid.UUID(run_id), resume_token=_uuid_or_none(resume_token))
-    except WorkInterrupted as exc:
-        # Retry holding the claim: the retry resumes it unless the reconciler moved on.
-        logger.warning("run %s interrupted by a database error; retrying", run_id)
-        raise self.retry(
-            args=[run_id],
-            kwargs={"resume_token": str(exc.token)},
-            countdown=_backoff_s(self.request.retries),
-            exc=exc,
-        ) from exc
-    except TRANSIENT_ERRORS as exc:
-        logger.warning("run %s: transient %s; retrying", run_id, type(exc).__name__)
-        raise self.retry(countdown=_backoff_s(self.request.retries), exc=exc) from exc
+        status = _execute_retrying(
+            self,
+            "run",
+            run_id,
+            resume_token,
+            lambda pk, token: run_execute(run_id=pk, resume_token=token),
+        )
     except SoftTimeLimitExceeded:
         # Outside the evaluation (which fails its own run on the soft limit): fail it here.
         run_fail(run_id=uuid.UUID(run_id), reason="The evaluation took longer than allowed.")
@@ -82,22 +107,13 @@ def run_scenario(self: Task, run_id: str, resume_token: str | None = None) -> st
 )
 def sweep_chunk(self: Task, chunk_id: str, resume_token: str | None = None) -> str | None:
     """Evaluate one chunk of a sweep's design points; the last chunk to finish ends the sweep."""
-    try:
-        outcome = sweep_chunk_execute(
-            chunk_id=uuid.UUID(chunk_id), resume_token=_uuid_or_none(resume_token)
-        )
-    except WorkInterrupted as exc:
-        logger.warning("sweep chunk %s interrupted by a database error; retrying", chunk_id)
-        raise self.retry(
-            args=[chunk_id],
-            kwargs={"resume_token": str(exc.token)},
-            countdown=_backoff_s(self.request.retries),
-            exc=exc,
-        ) from exc
-    except TRANSIENT_ERRORS as exc:
-        logger.warning("sweep chunk %s: transient %s; retrying", chunk_id, type(exc).__name__)
-        raise self.retry(countdown=_backoff_s(self.request.retries), exc=exc) from exc
-    return outcome
+    return _execute_retrying(
+        self,
+        "sweep chunk",
+        chunk_id,
+        resume_token,
+        lambda pk, token: sweep_chunk_execute(chunk_id=pk, resume_token=token),
+    )
 
 
 @shared_task(acks_late=True, soft_time_limit=60, time_limit=90)
