@@ -1,0 +1,136 @@
+"""The serving load model behaves continuously (advisor.engine.serving, docs/MODEL.md 15).
+
+Issue 16 follow-up: a split llama3.1-405b replica (tp8/pp2 over 2 servers) read 0.95 req/s of
+capacity and a 944 ms p95 time per token against 161 ms at p50; deepseek-v3 on 4 H20 servers
+read 16.7 s p95 TTFT on RoCE against 0.52 s on InfiniBand for a 1 % slower decode step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from advisor.engine.catalog import default_catalog
+from advisor.engine.performance import evaluate_design
+from advisor.engine.scenario import Design, Scenario, parse_scenario
+from advisor.engine.serving import ServingModel, decode_compute_s, mgc_mean_wait_s
+from advisor.engine.workload import WorkloadPlan, plan_workload
+
+CATALOG = default_catalog()
+
+LLAMA_405B_TWO_SERVERS = {
+    "workload": "inference",
+    "model": "llama3.1-405b",
+    "gpu": "h100-sxm",
+    "gpus": 16,
+    "inference": {"independent_replicas": False},
+}
+DEEPSEEK_FOUR_H20 = {
+    "workload": "inference",
+    "model": "deepseek-v3",
+    "gpu": "h20",
+    "gpus": 32,
+    "inference": {"independent_replicas": False},
+}
+IB = Design(fabric="infiniband", nic_gbps=400, nics_per_node=8)
+ROCE = Design(fabric="roce", nic_gbps=400, nics_per_node=8)
+TCP = Design(fabric="ethernet", nic_gbps=400, nics_per_node=8)
+
+
+def _plan(raw: dict[str, Any]) -> tuple[Scenario, WorkloadPlan]:
+    s = parse_scenario(raw, CATALOG)
+    return s, plan_workload(s)
+
+
+def test_m_d_1_mean_wait_is_pollaczek_khinchine() -> None:
+    # M/D/1: W = rho / (2 mu (1 - rho)); rate 0.8, service 1 s -> 2 s
+    assert mgc_mean_wait_s(0.8, 1.0, 1) == pytest.approx(2.0)
+    assert mgc_mean_wait_s(0.0, 1.0, 4) == 0.0
+    assert mgc_mean_wait_s(5.0, 1.0, 4) >= 3600.0
+
+
+def test_pipeline_stages_decode_micro_batches_so_a_large_batch_is_not_paid_twice() -> None:
+    """Two stages of a tp8/pp2 replica each hold half the batch (pp micro-batches): the step
+    at batch 256 costs what one stage does at 128, twice, so tokens per second keep rising
+    with the batch while the weights are read once per micro-batch."""
+    s, w = _plan(LLAMA_405B_TWO_SERVERS)
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    assert (sp.decode.tp, sp.decode.pp) == (8, 2)
+    steps = {b: decode_compute_s(s, sp, sp.decode, b) for b in (1, 64, 256)}
+    # memory-bound: reading 50.6 GB of weights per GPU per stage dominates; at 256 the step
+    # grows far less than the batch
+    assert steps[256] < 1.5 * steps[1]
+    assert 256 / steps[256] > 3.0 * 64 / steps[64]
+    # each stage holds half the layers and works on half the batch at a time, so the pp2
+    # step at batch B costs what the whole model on one tp8 stage costs at B / 2 (sequential
+    # stages, as before, cost the one-stage step at B: twice as much when compute-bound)
+    one_stage = dataclasses.replace(sp.decode, pp=1)
+    for b in (64.0, 512.0):
+        assert decode_compute_s(s, sp, sp.decode, b) == pytest.approx(
+            decode_compute_s(s, sp, one_stage, b / 2)
+        )
+    assert decode_compute_s(s, sp, sp.decode, 512) < 0.8 * decode_compute_s(s, sp, one_stage, 512)
+
+
+def test_a_split_405b_replica_serves_its_users_at_a_per_request_p95_close_to_the_median() -> None:
+    s, w = _plan(LLAMA_405B_TWO_SERVERS)
+    m = evaluate_design(s, w, IB).to_dict()
+    # was 0.95 req/s capacity, 161 / 944 ms per token p50 / p95, 5.4 s TTFT p95
+    assert m["capacity_requests_per_s"] > 1.5
+    assert m["ms_per_token_p95"] <= 1.25 * m["ms_per_token_p50"]
+    assert m["ttft_ms_p95"] < 3000
+    assert m["requests_per_s"] < m["capacity_requests_per_s"]
+
+
+def test_the_closed_loop_holds_its_users_by_littles_law_on_mean_times() -> None:
+    s, w = _plan(LLAMA_405B_TWO_SERVERS)
+    assert w.inference is not None and w.inference.serving is not None
+    model = ServingModel(s, w.inference.serving, IB)
+    rate = model.closed_loop_rate()
+    assert 0 < rate < model.capacity_rps()
+    _, mean_in_system = model._at_rate(rate)
+    assert rate * mean_in_system == pytest.approx(64, rel=1e-3)
+
+
+def test_neighbouring_designs_get_neighbouring_latencies_at_four_h20_servers() -> None:
+    s, w = _plan(DEEPSEEK_FOUR_H20)
+    ib = evaluate_design(s, w, IB).to_dict()
+    roce = evaluate_design(s, w, ROCE).to_dict()
+    tcp = evaluate_design(s, w, TCP).to_dict()
+    # RoCE decodes ~1 % slower than InfiniBand: its p95 TTFT is within a few % (was 30x)
+    assert roce["ms_per_token_p95"] == pytest.approx(ib["ms_per_token_p95"], rel=0.02)
+    assert roce["ttft_ms_p95"] == pytest.approx(ib["ttft_ms_p95"], rel=0.05)
+    assert ib["ttft_ms_p95"] <= roce["ttft_ms_p95"] <= tcp["ttft_ms_p95"]
+    for m in (ib, roce, tcp):
+        # a design never serves more than it can
+        assert m["requests_per_s"] <= m["capacity_requests_per_s"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("raw", [DEEPSEEK_FOUR_H20, LLAMA_405B_TWO_SERVERS])
+def test_latency_is_continuous_across_capacity_in_a_closed_loop(raw: dict[str, Any]) -> None:
+    """Just under and just over capacity a closed loop of users sees nearly the same p95
+    TTFT: the wait grows to what the users can queue for, not to a saturation constant."""
+    s, w = _plan(raw)
+    assert w.inference is not None and w.inference.serving is not None
+    model = ServingModel(s, w.inference.serving, ROCE)
+    cap = model.capacity_rps()
+    users = float(w.inference.serving.concurrent_requests)
+    under = model.at_rate(cap * 0.9999, users)
+    over = model.at_rate(cap * 1.0001, users)
+    assert over.saturated and not under.saturated
+    assert over.ttft_p95_s == pytest.approx(under.ttft_p95_s, rel=0.05)
+    assert over.tpot_p95_s == pytest.approx(under.tpot_p95_s, rel=0.05)
+    assert over.requests_per_s == pytest.approx(cap)
+
+
+def test_waiting_for_a_decode_slot_raises_ttft_before_the_pool_saturates() -> None:
+    s, w = _plan(DEEPSEEK_FOUR_H20)
+    assert w.inference is not None and w.inference.serving is not None
+    model = ServingModel(s, w.inference.serving, IB)
+    cap = model.capacity_rps()
+    ttft = [model.at_rate(cap * x).ttft_p95_s for x in (0.3, 0.6, 0.9, 0.99)]
+    assert ttft == sorted(ttft)
+    assert ttft[-1] > 3 * ttft[0]
