@@ -11,6 +11,7 @@ no prefix-cache hits, no speculative decoding, deployment chosen by the engine.
 from __future__ import annotations
 
 import math
+from collections.abc import Container, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -266,6 +267,13 @@ class _Errors:
         if self.by_field:
             raise ScenarioError(self.by_field)
 
+    def reject_unknown(self, raw: Mapping[str, Any], allowed: Container[str], prefix: str) -> None:
+        """Each key of `raw` not in `allowed` is an "unknown field", named `prefix.key` (the
+        key alone at the top level, where `prefix` is empty)."""
+        for key in raw:
+            if key not in allowed:
+                self.add(f"{prefix}.{key}" if prefix else key, "unknown field")
+
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -316,9 +324,7 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         raise ScenarioError.single("scenario", "must be a JSON object")
     # Ranges first (advisor.engine.limits): nothing below may see an unbounded number.
     check_limits(raw, lambda cleaned: parse_scenario(cleaned, catalog))
-    for key in raw:
-        if key not in _TOP_LEVEL_KEYS:
-            errors.add(key, "unknown field")
+    errors.reject_unknown(raw, _TOP_LEVEL_KEYS, "")
 
     workload = None
     if "workload" not in raw:
@@ -414,9 +420,7 @@ def _parse_model(errors: _Errors, value: Any, catalog: Catalog) -> tuple[ModelSp
         "name",
         "tied_embeddings",
     }
-    for key in value:
-        if key not in allowed:
-            errors.add(f"model.{key}", "unknown field")
+    errors.reject_unknown(value, allowed, "model")
     ok = True
     fields_out: dict[str, Any] = {}
     for key in ("params_b",):
@@ -516,9 +520,11 @@ def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | 
 def _parse_training(
     errors: _Errors, raw: dict[str, Any], workload: str, sequence_length: int
 ) -> TrainingSpec:
-    for key in raw:
-        if key not in ("global_batch_sequences", "global_batch_tokens", "total_tokens", "sharding"):
-            errors.add(f"training.{key}", "unknown field")
+    errors.reject_unknown(
+        raw,
+        ("global_batch_sequences", "global_batch_tokens", "total_tokens", "sharding"),
+        "training",
+    )
     sequences: int | None = None
     if raw.get("global_batch_sequences") is not None:
         sequences = _positive_int(
@@ -555,9 +561,7 @@ def _parse_pool(errors: _Errors, raw: Any, field: str) -> PoolSpec | None:
         errors.add(field, "must be an object with servers, tp, ep")
         return None
     values: dict[str, int | None] = {}
-    for key in raw:
-        if key not in ("servers", "tp", "ep"):
-            errors.add(f"{field}.{key}", "unknown field")
+    errors.reject_unknown(raw, ("servers", "tp", "ep"), field)
     for key in ("servers", "tp", "ep"):
         if raw.get(key) is not None:
             values[key] = _positive_int(errors, f"{field}.{key}", raw[key])
@@ -588,9 +592,7 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
         "mtp",
         "pools",
     )
-    for key in raw:
-        if key not in allowed:
-            errors.add(f"inference.{key}", "unknown field")
+    errors.reject_unknown(raw, allowed, "inference")
     independent = raw.get("independent_replicas")
     if independent is not None and not isinstance(independent, bool):
         errors.add("inference.independent_replicas", "must be true, false or null")
@@ -640,9 +642,7 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
         if not isinstance(pools_raw, dict):
             errors.add("inference.pools", "must be an object with prefill and decode")
         else:
-            for key in pools_raw:
-                if key not in ("prefill", "decode"):
-                    errors.add(f"inference.pools.{key}", "unknown field")
+            errors.reject_unknown(pools_raw, ("prefill", "decode"), "inference.pools")
             prefill_pool = _parse_pool(errors, pools_raw.get("prefill"), "inference.pools.prefill")
             decode_pool = _parse_pool(errors, pools_raw.get("decode"), "inference.pools.decode")
             if deployment not in (None, "disaggregated"):
@@ -678,9 +678,9 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
         "first_stage_layers",
         "last_stage_layers",
     )
-    for key in raw:
-        if key not in (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap"):
-            errors.add(f"parallelism.{key}", "unknown field")
+    errors.reject_unknown(
+        raw, (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap"), "parallelism"
+    )
     for key in ints:
         if raw.get(key) is not None:
             values[key] = _positive_int(errors, f"parallelism.{key}", raw[key])
@@ -721,9 +721,7 @@ def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "des
         "adaptive_routing",
         "in_network_reduction",
     )
-    for key in raw:
-        if key not in allowed:
-            own.add(f"{prefix}.{key}", "unknown field")
+    own.reject_unknown(raw, allowed, prefix)
     fabric = None
     if "fabric" not in raw:
         own.add(f"{prefix}.fabric", "is required")
@@ -767,9 +765,7 @@ def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "des
 def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None) -> Constraints:
     base = Constraints(gpu_hour_usd=gpu.cloud_usd_per_hour if gpu is not None else 2.5)
     values: dict[str, Any] = asdict(base)
-    for key in raw:
-        if key not in values:
-            errors.add(f"constraints.{key}", "unknown field")
+    errors.reject_unknown(raw, values, "constraints")
     if raw.get("gpu_pricing") is not None:
         values["gpu_pricing"] = _choice(
             errors, "constraints.gpu_pricing", raw["gpu_pricing"], GPU_PRICING
