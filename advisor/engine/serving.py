@@ -83,6 +83,12 @@ SERVING_PREFILL_EFFICIENCY = 0.50
 batches, expert load imbalance (SGLang: default EPLB 20 % slower than perfect balance), routing,
 quantisation and sampling kernels.  Fitted between the DeepSeek production and RTP-LLM prefill
 rows (docs/MODEL.md)."""
+DENSE_PREFILL_EFFICIENCY = 1.0
+"""A dense (non-expert-parallel) prefill reaches the training compute model's GEMM rate: none
+of the MoE losses above apply.  Checked against TensorRT-LLM's published in-flight-batching
+throughput of Llama 3.1 405B FP8 on 8 H100 (perf-overview, v1.0 PyTorch backend): 0.5 read
+2048/128 at 187 vs 453 output tokens/s and 5000/500 at 279 vs 610; 1.0 reads 328 and 473, and
+2048/2048 at 2,279 vs 2,296 (tests/engine/test_serving_load.py, docs/MODEL.md)."""
 PREFILL_TOKENS_PER_GPU_EP = 16384
 """Tokens per GPU per expert-parallel prefill batch (DeepSeek profile-data and SGLang's
 large-scale EP prefill runs: 16,384 tokens per device)."""
@@ -303,7 +309,7 @@ def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -
                     return pool
                 tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
                 flops = tokens * forward_flops_per_token(model, inf.prompt_tokens)
-                fps = _gemm_flops_per_s(scenario, tp) * SERVING_PREFILL_EFFICIENCY * tp
+                fps = _gemm_flops_per_s(scenario, tp) * DENSE_PREFILL_EFFICIENCY * tp
                 if flops / fps <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
                     return pool
         tp *= 2
@@ -741,10 +747,12 @@ def prefill_service_s(
 
     model = scenario.model
     flops_tok = forward_flops_per_token(model, serving_plan.prompt_tokens)
-    fps = _gemm_flops_per_s(scenario, pool.tp) * SERVING_PREFILL_EFFICIENCY
     tokens = serving_plan.computed_prompt_tokens
     if tokens <= 0:
         return 0.0
+    fps = _gemm_flops_per_s(scenario, pool.tp) * (
+        SERVING_PREFILL_EFFICIENCY if pool.ep > 1 else DENSE_PREFILL_EFFICIENCY
+    )
     if pool.ep > 1:
         batch = max(PREFILL_TOKENS_PER_GPU_EP, tokens)
         compute = batch * flops_tok / (pool.tp * fps)
