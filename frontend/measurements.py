@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -15,6 +16,7 @@ from fpdf import FPDF
 
 from advisor.engine.acceptance import AcceptancePlan, Grading, acceptance_plan, grade, plan_markdown
 from advisor.engine.constants import FABRIC_IDS
+from advisor.engine.fabric_fit import FabricFit, FitPoint
 from advisor.engine.nccl_tests import parse_text
 from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
@@ -40,55 +42,49 @@ def _size_label(nbytes: float) -> str:
     return f"{nbytes:g} B"
 
 
-def fit_figure(fit: dict[str, Any]) -> dict[str, Any]:
+# Each fitted term draws three traces per run: (name, mode, bus bandwidth of a point, style).
+_FIT_TRACES: tuple[tuple[str, str, Callable[[FitPoint], float], str, dict[str, Any]], ...] = (
+    ("measured", "markers", lambda p: p.measured_busbw_gbytes_per_s, "marker", {"size": 7}),
+    (
+        "default model",
+        "lines",
+        lambda p: p.default_busbw_gbytes_per_s,
+        "line",
+        {"dash": "dot", "width": 1.5},
+    ),
+    ("fitted", "lines", lambda p: p.fitted_busbw_gbytes_per_s, "line", {"width": 2.5}),
+)
+_TERM_WORDS = {"network": "between servers", "scaleup": "inside one server"}
+
+
+def fit_figure(fit: FabricFit | None) -> dict[str, Any]:
     """Plotly figure: measured vs default model vs fitted bus bandwidth over message size."""
     data: list[dict[str, Any]] = []
     color_i = 0
-    for term_key, label in (("network", "between servers"), ("scaleup", "inside one server")):
-        term = fit.get(term_key)
-        if not term:
-            continue
-        runs: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
-        for p in term.get("points", []):
-            runs.setdefault((p["run"], p["op"], p["ranks"]), []).append(p)
+    for term in fit.terms if fit is not None else ():
+        label = _TERM_WORDS.get(term.kind, term.kind)
+        runs: dict[tuple[int, str, int], list[FitPoint]] = {}
+        for p in term.points:
+            runs.setdefault((p.run, p.op, p.ranks), []).append(p)
         for (_run, op, ranks), points in runs.items():
-            points = [p for p in points if p["measured_busbw_GBps"] > 0]
+            points = [p for p in points if p.measured_busbw_gbytes_per_s > 0]
             if not points:
                 continue
             color = _COLORS[color_i % len(_COLORS)]
             color_i += 1
-            xs = [p["bytes"] for p in points]
+            xs = [p.nbytes for p in points]
             name = f"{op}, {ranks} GPUs ({label})"
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": f"measured: {name}",
-                    "x": xs,
-                    "y": [p["measured_busbw_GBps"] for p in points],
-                    "marker": {"color": color, "size": 7},
-                }
-            )
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"default model: {name}",
-                    "x": xs,
-                    "y": [p["default_busbw_GBps"] for p in points],
-                    "line": {"color": color, "dash": "dot", "width": 1.5},
-                }
-            )
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": f"fitted: {name}",
-                    "x": xs,
-                    "y": [p["fitted_busbw_GBps"] for p in points],
-                    "line": {"color": color, "width": 2.5},
-                }
-            )
+            for what, mode, busbw, style_key, style in _FIT_TRACES:
+                data.append(
+                    {
+                        "type": "scatter",
+                        "mode": mode,
+                        "name": f"{what}: {name}",
+                        "x": xs,
+                        "y": [busbw(p) for p in points],
+                        style_key: {"color": color, **style},
+                    }
+                )
     ticks = [8 * 8**i for i in range(11)]
     return {
         "data": data,
@@ -194,7 +190,7 @@ def _measurement_or_404(request: HttpRequest, measurement_id: uuid.UUID) -> Meas
 @require_GET
 def measurement_detail(request: HttpRequest, measurement_id: uuid.UUID) -> HttpResponse:
     m = _measurement_or_404(request, measurement_id)
-    fit = m.fit or {}
+    fit = FabricFit.from_dict(m.fit) if m.fit else None
     return render(
         request,
         "measurements/detail.html",
@@ -202,9 +198,9 @@ def measurement_detail(request: HttpRequest, measurement_id: uuid.UUID) -> HttpR
             "nav": "measurements",
             "m": m,
             "fit": fit,
-            "terms": [fit[k] | {"key": k} for k in ("network", "scaleup") if fit.get(k)],
+            "terms": fit.terms if fit is not None else (),
             "figure": fit_figure(fit),
-            "has_points": any(fit.get(k) for k in ("network", "scaleup")),
+            "has_points": fit is not None and bool(fit.terms),
         },
     )
 

@@ -120,6 +120,15 @@ class FitHardware:
             "assumed": list(self.assumed),
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FitHardware:
+        return cls(
+            fabric=str(d["fabric"]),
+            nic_gbps=float(d["nic_gbps"]),
+            nics_per_node=int(d["nics_per_node"]),
+            assumed=tuple(str(name) for name in d.get("assumed") or ()),
+        )
+
 
 @dataclass(frozen=True)
 class FitPoint:
@@ -149,6 +158,20 @@ class FitPoint:
             "residual_pct": self.residual_pct,
         }
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FitPoint:
+        return cls(
+            run=int(d["run"]),
+            op=str(d["op"]),
+            nodes=int(d["nodes"]),
+            ranks=int(d["ranks"]),
+            nbytes=int(d["bytes"]),
+            measured_busbw_gbytes_per_s=float(d["measured_busbw_GBps"]),
+            default_busbw_gbytes_per_s=float(d["default_busbw_GBps"]),
+            fitted_busbw_gbytes_per_s=float(d["fitted_busbw_GBps"]),
+            residual_pct=float(d["residual_pct"]),
+        )
+
 
 @dataclass(frozen=True)
 class TermFit:
@@ -171,6 +194,18 @@ class TermFit:
             return 1.0
         return self.bytes_per_s / self.default_bytes_per_s
 
+    @property
+    def bandwidth_gbytes_per_s(self) -> float:
+        return self.bytes_per_s / 1e9
+
+    @property
+    def default_bandwidth_gbytes_per_s(self) -> float:
+        return self.default_bytes_per_s / 1e9
+
+    @property
+    def latency_us(self) -> float:
+        return self.latency_s * 1e6
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
@@ -185,6 +220,22 @@ class TermFit:
             "default_rms_residual_pct": self.default_rms_residual_pct,
             "points": [p.to_dict() for p in self.points],
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TermFit:
+        """A stored fit term (to_dict's shape, GB/s and microseconds) back in SI units."""
+        return cls(
+            kind=str(d["kind"]),
+            bytes_per_s=float(d["bandwidth_GBps"]) * 1e9,
+            default_bytes_per_s=float(d["default_bandwidth_GBps"]) * 1e9,
+            latency_s=float(d["latency_us"]) / 1e6,
+            default_latency_s=float(d["default_latency_us"]) / 1e6,
+            bandwidth_identified=bool(d["bandwidth_identified"]),
+            latency_identified=bool(d["latency_identified"]),
+            rms_residual_pct=float(d["rms_residual_pct"]),
+            default_rms_residual_pct=float(d["default_rms_residual_pct"]),
+            points=tuple(FitPoint.from_dict(p) for p in d.get("points") or ()),
+        )
 
 
 @dataclass(frozen=True)
@@ -284,6 +335,27 @@ class FabricFit:
             "link": self.link,
             "calibration": self.calibration().to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FabricFit:
+        """A stored fit (to_dict's shape) as the typed record; its `calibration` key is not read
+        (calibration() derives it from the terms, as to_dict did)."""
+        hardware, network, scaleup = d.get("hardware"), d.get("network"), d.get("scaleup")
+        link = d.get("link")
+        return cls(
+            gpu_id=d.get("gpu_id"),
+            gpu_name=d.get("gpu_name"),
+            hardware=FitHardware.from_dict(hardware) if hardware else None,
+            network=TermFit.from_dict(network) if network else None,
+            scaleup=TermFit.from_dict(scaleup) if scaleup else None,
+            warnings=tuple(str(w) for w in d.get("warnings") or ()),
+            link={str(k): float(v) for k, v in link.items()} if link else None,
+        )
+
+    @property
+    def terms(self) -> tuple[TermFit, ...]:
+        """The fitted terms there are: the network's, then the scale-up domain's."""
+        return tuple(term for term in (self.network, self.scaleup) if term is not None)
 
 
 def _clamp(scale: float) -> float:

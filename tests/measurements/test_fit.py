@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from advisor.engine.collectives import CommDomain
-from advisor.engine.fabric_fit import Calibration, fit_measurement, gpu_id_for_name
+from advisor.engine.fabric_fit import Calibration, FabricFit, fit_measurement, gpu_id_for_name
 from advisor.engine.nccl_tests import parse_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
@@ -213,3 +213,41 @@ def test_any_parsed_run_fits_to_finite_json(op, nodes, gpn, rows, gpu):
     assert 0.02 <= cal.net_bandwidth_scale <= 2.0
     assert 0.02 <= cal.scaleup_bandwidth_scale <= 2.0
     assert isinstance(out["warnings"], list)
+
+
+@pytest.mark.parametrize(
+    ("name", "kw"),
+    [
+        ("amd_mi300x_1x8_all_reduce.txt", {}),
+        (
+            "nvidia_h100_2x8_all_reduce_gcp_a3mega.txt",
+            {"fabric": "ethernet", "nic_gbps": 200, "nics_per_node": 8},
+        ),
+    ],
+)
+def test_a_stored_fit_reads_back_as_the_same_record(name: str, kw: dict[str, object]) -> None:
+    """The measurement page reads the stored JSON through FabricFit.from_dict: every term,
+    point, the hardware and the calibration come back as they were (up to GB/s -> B/s)."""
+    original = fit(name, **kw)
+    stored = original.to_dict()
+
+    read = FabricFit.from_dict(stored)
+
+    assert _close(read.to_dict(), stored)
+    assert [t.kind for t in read.terms] == [t.kind for t in original.terms]
+    assert read.calibration().source == original.calibration().source
+    for before, after in zip(original.terms, read.terms, strict=True):
+        assert after.points == before.points
+        assert after.bytes_per_s == pytest.approx(before.bytes_per_s)
+        assert after.latency_us == pytest.approx(before.latency_s * 1e6)
+
+
+def _close(got: object, want: object) -> bool:
+    """Equal JSON, floats within a relative 1e-12 (the GB/s and us units of the dict form)."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        return got.keys() == want.keys() and all(_close(got[k], want[k]) for k in want)
+    if isinstance(want, list) and isinstance(got, list):
+        return len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want, strict=True))
+    if isinstance(want, float) and isinstance(got, float):
+        return got == pytest.approx(want, rel=1e-12, abs=1e-15)
+    return got == want
