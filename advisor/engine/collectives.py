@@ -199,7 +199,7 @@ def network_efficiency(
         # uplinks are (a ring or a pipeline is as slow as its slowest, collided flow)
         demand = leaf * r * offered
         busy = min(1.0, demand)
-        factor = min(1.0, 1.0 / demand) * (1.0 - loss * busy)
+        factor = (min(1.0, 1.0 / demand) if demand > 0.0 else 1.0) * (1.0 - loss * busy)
     if pod_load > 0.0:
         factor = min(factor, 1.0 - loss * min(1.0, pod_load * offered))
     return wire * factor

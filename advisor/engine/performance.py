@@ -762,20 +762,28 @@ def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Des
 
 
 def _fastest_plan(
-    scenario: Scenario, workload: WorkloadPlan, design: Design
+    scenario: Scenario,
+    workload: WorkloadPlan,
+    design: Design,
+    priced: dict[int, float] | None = None,
 ) -> tuple[WorkloadPlan, _TrainingTimes]:
     """The planner's plan or, if faster on ``design``, one of its plans of fewer servers
     (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
     far cannot win and is not priced): with the same global batch, adding servers never
-    slows a design's predicted step."""
+    slows a design's predicted step.  ``priced`` collects the point step of every plan priced
+    (by ``id``)."""
     assert workload.training is not None
     best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
+    if priced is not None:
+        priced[id(workload)] = point.step_s
     for floor, alt in _floors(workload):
         if floor >= point.step_s:
             break  # sorted: no later plan can win either
         t = alt.training
         assert t is not None
         times = _training_times(scenario, alt, t, design, "point")
+        if priced is not None:
+            priced[id(alt)] = times.step_s
         if times.step_s < point.step_s:
             best, point = alt, times
     return best, point
@@ -787,13 +795,17 @@ def _bounds_over_plans(
     chosen: WorkloadPlan,
     design: Design,
     metrics: DesignMetrics,
+    priced: dict[int, float] | None = None,
 ) -> DesignMetrics:
     """Low and high step bounds as the best any of the planner's plans reaches in that world.
 
     The point estimate takes the plan fastest on ``design``; in the pessimistic (or optimistic)
     world the planner could as well run another of its plans, so each bound is the least over
     them.  A minimum over a fixed set of plans, each monotone in the network, keeps the bounds
-    monotone too (a worse network never narrows a bound by switching plans).
+    monotone too (a worse network never narrows a bound by switching plans).  A plan's high
+    step is never below its point step (``tests/engine/test_performance.py`` checks it), so a
+    plan whose point step (``priced``, from :func:`_fastest_plan`) already reaches the best
+    high bound is not priced again.
     """
     err = dict(zip(("low", "high"), _model_error(scenario, "training"), strict=True))
     values = dict(metrics.values)
@@ -816,6 +828,8 @@ def _bounds_over_plans(
             assert t is not None
             if floor * factor >= best_step:
                 break
+            if bound == "high" and priced and priced.get(id(plan), 0.0) * factor >= best_step:
+                continue
             step = _training_times(scenario, plan, t, design, bound).step_s * factor
             if step < best_step:
                 best_step, best_run = step, t.steps * step
@@ -851,15 +865,18 @@ def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design)
     if workload.training is not None:
         point = None
         plans: tuple[WorkloadPlan, ...] = ()
+        priced: dict[int, float] = {}
         free_step_s = _network_free_step_s(scenario, workload, design)
         if workload.alternatives:
             plans = (workload, *workload.alternatives)
-            workload, point = _fastest_plan(scenario, workload, design)
+            workload, point = _fastest_plan(scenario, workload, design, priced)
         assert workload.training is not None
         metrics = _training_metrics(
             scenario, workload, workload.training, design, point, free_step_s
         )
-        return _bounds_over_plans(scenario, plans, workload, design, metrics) if plans else metrics
+        if not plans:
+            return metrics
+        return _bounds_over_plans(scenario, plans, workload, design, metrics, priced)
     assert workload.inference is not None
     return _inference_metrics(scenario, workload, workload.inference, design)
 

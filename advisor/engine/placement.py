@@ -223,14 +223,15 @@ def _place(comm: Communicator, fabric: Fabric, placement: str) -> Crossing:
     server_share = contiguous_share(comm.pattern, size, stride, domain, comm.ranks)
     shares = [server_share]
     for level, block in enumerate(fabric.blocks[1:], start=1):
-        if placement == "contiguous":
-            share = contiguous_share(comm.pattern, size, stride, block, comm.ranks)
-        else:
+        share = contiguous_share(comm.pattern, size, stride, block, comm.ranks)
+        if placement != "contiguous":
             # random server order: a cross-server message stays under this block with the
-            # probability that another server shares it
+            # probability that another server shares it; the pessimistic placement is never
+            # better than the contiguous one (a group that straddles a leaf boundary when
+            # contiguous can cross it less often in random order on a small fabric)
             per = fabric.servers_per_block[level - 1]
             same = (min(per, fabric.servers) - 1) / max(1, fabric.servers - 1)
-            share = server_share * (1.0 - same) if domains > 1 else 0.0
+            share = max(share, server_share * (1.0 - same) if domains > 1 else 0.0)
         shares.append(min(shares[-1], share))
     while len(shares) < len(LEVELS):
         shares.append(0.0)
