@@ -93,6 +93,11 @@ class DesignMetrics:
 # ----------------------------------------------------------------------------- domains
 
 
+_DOMAIN_CACHES: dict[
+    tuple[Any, ...], tuple[Any, Any, dict[tuple[int, int, int, Communicator | None], CommDomain]]
+] = {}
+
+
 class _Net:
     """Builds communicator domains for one design and bound (cached per layout).
 
@@ -112,7 +117,20 @@ class _Net:
         self.nics_per_domain = design.nics_per_node * self.servers_per_domain
         self.fabric, self.fabric_oversubscription = _design_fabric(scenario, workload, design)
         self.placement = "scattered" if bound == "high" else "contiguous"
-        self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
+        # the domains depend on the GPU, the calibration, the design, the bound and the fabric
+        # sized for the job, not on the plan: plans and evaluations that share them share one
+        # cache (its key objects are kept alive with it, so an id is never reused meanwhile)
+        net_key = (
+            id(scenario.gpu), id(scenario.calibration), design, bound, self.fabric,
+            self.fabric_oversubscription, self.servers_per_domain,
+        )  # fmt: skip
+        hit = _DOMAIN_CACHES.get(net_key)
+        if hit is None or hit[0] is not scenario.gpu or hit[1] is not scenario.calibration:
+            if len(_DOMAIN_CACHES) > 4096:
+                _DOMAIN_CACHES.clear()
+            hit = (scenario.gpu, scenario.calibration, {})
+            _DOMAIN_CACHES[net_key] = hit
+        self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = hit[2]
 
     def crossing(self, comm: Communicator) -> Crossing:
         return place(comm, self.fabric, self.placement)
