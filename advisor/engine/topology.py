@@ -335,8 +335,24 @@ def _size_from_loads(
 
 
 def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:
-    """Endpoints on each leaf; each rail fills its own leaves in turn."""
+    """Endpoints on each leaf; each rail fills its own leaves in turn.
+
+    A rail whose servers take at most half a leaf shares the leaf with the next rails (as
+    many whole rails as its down ports hold), as rail-optimized designs smaller than one
+    scalable unit are cabled: a leaf per rail would leave most of every leaf empty and
+    multiply the leaves and the spines they need.  Servers per rail group (the placement's
+    leaf block) stay the same: every server's NIC of a rail still lands on one leaf.
+    """
     servers = math.ceil(endpoints / rails)
+    if rails > 1 and 2 * servers <= down:
+        per_leaf = down // servers
+        packed: list[int] = []
+        remaining = endpoints
+        while remaining > 0:
+            load = min(per_leaf * servers, remaining)
+            packed.append(load)
+            remaining -= load
+        return packed
     loads: list[int] = []
     remaining = endpoints
     for _ in range(rails):

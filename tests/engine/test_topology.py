@@ -34,6 +34,17 @@ def test_rail_optimized_superpod_keeps_the_same_counts() -> None:
     assert topo.rail_optimized
 
 
+def test_rails_smaller_than_half_a_leaf_share_leaves() -> None:
+    """16 servers x 8 rails on 128-port leaves (64 down at 1:1): four rails of 16 servers per
+    leaf, so 2 leaves instead of 8 one-eighth-full ones; a rail still lands on one leaf."""
+    topo = size_topology(128, 128, rails=8, leaf_spine=True)
+    assert topo.leaf_switches == 2
+    assert topo.leaf_spine_links == 128
+    assert topo.placement_blocks() == (64,)
+    full = size_topology(64 * 8, 64, rails=8)  # 64 servers: a rail fills two whole leaves
+    assert full.leaf_switches == 16
+
+
 def test_small_cluster_fits_one_switch() -> None:
     topo = size_topology(40, 64)
     assert topo.tiers == 1
