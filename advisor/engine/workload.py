@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any
 
 from advisor.engine.catalog import ModelSpec
@@ -48,12 +49,14 @@ from advisor.engine.placement import (
     pipeline_crosses_network,
     server_traffic,
 )
-from advisor.engine.scenario import ZERO_STAGES, Design, Scenario
+from advisor.engine.scenario import ZERO_STAGES, Design, ParallelismSpec, Scenario
 from advisor.engine.serving import (
     ServingPlan,
     colocated_plan,
     experts_per_gpu,
     plan_disaggregated,
+    reference_design,
+    serving_model,
 )
 
 GB = 1e9
@@ -1578,13 +1581,9 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
 
     deployment = _choose_deployment(scenario, dom)
     if deployment == "disaggregated":
-        if inf.deployment is not None:
-            return _plan_disaggregated(scenario, dom)
-        try:
-            return _plan_disaggregated(scenario, dom)
-        except ScenarioError:
-            # the engine's own choice: a split replica may still serve the job
-            deployment = None
+        return _plan_disaggregated(scenario, dom)
+    if deployment == "compare":
+        return _best_serving_plan(scenario)
 
     chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
     if p.given:
@@ -1742,9 +1741,11 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
 
 
 def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
-    """``inference.deployment``, or ``disaggregated`` for a MoE model too big for one scale-up
-    domain on two or more servers with no explicit plan (wide-EP serving as deployed by
-    DeepSeek, SGLang, Dynamo); ``None`` leaves replicas vs split to the planner below."""
+    """``inference.deployment``; or ``compare`` for a model too big for one scale-up domain on
+    two or more servers with no explicit plan (:func:`_best_serving_plan` weighs split,
+    disaggregated and smaller deployments); ``None`` leaves replicas vs split to the planner
+    below (a model that fits one domain runs independent replicas, which more servers only
+    multiply)."""
     inf = scenario.inference
     assert inf is not None
     if inf.deployment is not None:
@@ -1754,7 +1755,164 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
     m = scenario.model
     weights = m.params * WEIGHT_BYTES[scenario.precision]
     too_big = weights > dom * scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
-    return "disaggregated" if m.is_moe and too_big else None
+    return "compare" if too_big else None
+
+
+SMALLER_DEPLOYMENTS_SPAN = 16
+"""Smaller deployments weighed by :func:`_best_serving_plan`: every server count up to 16 and
+the powers of two and halves, thirds, quarters of the cluster below it (bounded planning cost;
+the replica shapes of a larger cluster repeat these)."""
+
+_SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
+
+
+def _serving_score(scenario: Scenario, wp: WorkloadPlan) -> tuple[float, float, float]:
+    """(meets the p95 time-per-token target, requests/s served, -p95 TTFT) at the scenario's
+    load on the reference network (advisor.engine.serving.reference_design); requests/s to 3
+    significant digits so that near-equal throughputs are decided by the first-token latency."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
+    meets_tpot = 1.0 if point.tpot_p95_s <= sp.target_tpot_s else 0.0
+    return meets_tpot, float(f"{point.requests_per_s:.3g}"), -point.ttft_p95_s
+
+
+def _serves_better(new: tuple[float, float, float], old: tuple[float, float, float]) -> bool:
+    """``new`` meets the time-per-token target and ``old`` does not, or both equal on it and
+    ``new`` serves at least as many requests/s at no worse p95 TTFT, better in one of them."""
+    if new[0] != old[0]:
+        return new[0] > old[0]
+    return new[1] >= old[1] and new[2] >= old[2] and new != old
+
+
+def _describe_serving(scenario: Scenario, wp: WorkloadPlan) -> str:
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
+    if sp.colocated:
+        shape = (
+            f"{wp.plan.dp} split replica(s) of TP{wp.plan.tp} x PP{wp.plan.pp}"
+            + (f" x EP{wp.plan.ep}" if wp.plan.ep > 1 else "")
+            + f" on {sp.prefill.servers} servers"
+        )
+    else:
+        shape = f"disaggregated {sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
+    return (
+        f"{shape}: {point.requests_per_s:.2f} requests/s at p95 time to first token "
+        f"{point.ttft_p95_s * 1e3:,.0f} ms"
+    )
+
+
+def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan | None:
+    """A deployment planned on ``sub`` (fewer servers) run on ``scenario``'s cluster: a split
+    replica is copied onto every whole replica's worth of servers, a disaggregated deployment
+    runs once; the remaining servers stay idle."""
+    assert scenario.inference is not None and wp.inference is not None
+    assert wp.inference.serving is not None
+    if wp.inference.serving.colocated:
+        p = wp.plan
+        r = max(p.ep, p.tp * p.pp) if p.ep > 1 else p.tp * p.pp
+        copies = scenario.gpus // r
+        if (copies * r) % scenario.gpus_per_node != 0:
+            return None
+        wider = replace(
+            scenario,
+            gpus=copies * r,
+            parallelism=ParallelismSpec(tp=p.tp, pp=p.pp, ep=p.ep),
+            inference=replace(scenario.inference, deployment="split"),
+        )
+        try:
+            wp = _plan_inference(wider)
+        except ScenarioError:
+            return None
+        used = wider.nodes
+    else:
+        used = sub.nodes
+    assert wp.inference is not None and wp.inference.serving is not None
+    idle = scenario.nodes - used
+    serving = replace(wp.inference.serving, servers=scenario.nodes)
+    return replace(
+        wp,
+        plan=replace(wp.plan, source="planner"),
+        nodes=scenario.nodes,
+        domains=max(1, scenario.gpus // wp.domain_gpus),
+        inference=replace(wp.inference, serving=serving),
+        notes=tuple(n for n in wp.notes if "idle" not in n)
+        + (
+            (f"{idle} of the {scenario.nodes} servers {'stays' if idle == 1 else 'stay'} idle",)
+            if idle
+            else ()
+        ),
+    )
+
+
+def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
+    """The engine's own deployment for a model that spans servers: the split planner's plan,
+    a disaggregated one (MoE), and the same on fewer servers (split replicas copied over the
+    cluster, or one disaggregated deployment with servers left idle, as the training planner
+    leaves GPUs idle), scored by :func:`_serving_score` on the reference network; the best is
+    kept and the notes say why.  More servers thus never serve the same load with fewer
+    requests per second, and a disaggregated plan whose decode pool cannot hold the users
+    (too few KV slots) loses to a split one."""
+    hit = _SERVING_PLAN_CACHE.get(scenario)
+    if hit is not None:
+        return hit
+    inf = scenario.inference
+    assert inf is not None
+    nodes, gpn = scenario.nodes, scenario.gpus_per_node
+    smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
+    smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
+    smaller |= {nodes // k for k in (2, 3, 4)}
+    first_error: ScenarioError | None = None
+    best: tuple[tuple[float, float, float], WorkloadPlan, int] | None = None
+    beaten: list[str] = []
+    for n in sorted(n for n in smaller | {nodes} if n >= 1):
+        sub = scenario if n == nodes else replace(scenario, gpus=n * gpn)
+        sub_dom = domain_gpus(sub)
+        tries: list[Callable[[], WorkloadPlan]] = []
+        if scenario.model.is_moe and n >= 2:
+            tries.append(partial(_plan_disaggregated, sub, sub_dom))
+        split_sub = replace(sub, inference=replace(inf, deployment="split"))
+        tries.append(partial(_plan_inference, split_sub))
+        for make in tries:
+            try:
+                wp = make()
+            except ScenarioError as exc:
+                if n == nodes and first_error is None:
+                    first_error = exc
+                continue
+            lifted = wp if n == nodes else _lift(scenario, sub, wp)
+            if lifted is None:
+                continue
+            score = _serving_score(scenario, lifted)
+            # ascending server counts: a deployment on more servers replaces the incumbent
+            # only when it serves the load better (:func:`_serves_better`)
+            if best is None or _serves_better(score, best[0]):
+                best = (score, lifted, n)
+            elif n == nodes:
+                beaten.append(_describe_serving(scenario, lifted))
+    if best is None:
+        assert first_error is not None
+        raise first_error
+    chosen = best[1]
+    if beaten:
+        chosen = replace(
+            chosen,
+            notes=(
+                *chosen.notes,
+                "deployment chosen by serving the load on the reference network: "
+                f"{_describe_serving(scenario, chosen)}; "
+                + ("the other plan" if best[2] == nodes else "the plans")
+                + f" on all {nodes} servers"
+                + (" serves" if best[2] == nodes else " serve")
+                + " fewer requests/s, at a worse p95 time to first token or over the "
+                f"time-per-token target ({'; '.join(beaten)})",
+            ),
+        )
+    if len(_SERVING_PLAN_CACHE) > 256:
+        _SERVING_PLAN_CACHE.clear()
+    _SERVING_PLAN_CACHE[scenario] = chosen
+    return chosen
 
 
 def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
