@@ -1835,7 +1835,8 @@ def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan |
         wp,
         plan=replace(wp.plan, source="planner"),
         nodes=scenario.nodes,
-        domains=max(1, scenario.gpus // wp.domain_gpus),
+        domain_gpus=domain_gpus(scenario),
+        domains=max(1, scenario.gpus // domain_gpus(scenario)),
         inference=replace(wp.inference, serving=serving),
         notes=tuple(n for n in wp.notes if "idle" not in n)
         + (
