@@ -8,9 +8,11 @@ the workload module; it does not plan).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from advisor.engine.catalog import default_catalog
+from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.result import Option, ScenarioEcho
 from advisor.engine.scenario import Design, parse_scenario
 from advisor.engine.serving import (
     decode_step_s,
@@ -21,28 +23,26 @@ from advisor.engine.serving import (
 from advisor.engine.workload import plan_workload
 
 
-def load_curves_for_result(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Latency-vs-load curves of every priced option of an ``evaluate`` result.
+def load_curves_for_result(
+    scenario: ScenarioEcho, options: Iterable[Option], catalog: Catalog | None = None
+) -> list[dict[str, Any]]:
+    """Latency-vs-load curves of the given options of a (typed) ``evaluate`` result.
 
-    Re-plans the normalised scenario (pure and fast) and prices each option's network.
-    Returns ``[]`` for training or when the result has no options.
+    Re-plans the result's normalised scenario (pure and fast) on ``catalog`` (the run's;
+    the built-in one by default) and prices each option's network.  Returns ``[]`` for
+    training or when there are no options.
     """
-    inputs = result.get("scenario")
-    if not isinstance(inputs, dict) or inputs.get("workload") != "inference":
+    if scenario.workload != "inference":
         return []
-    scenario = parse_scenario(dict(inputs), default_catalog())
-    workload = plan_workload(scenario)
+    planned = parse_scenario(scenario.to_dict(), catalog or default_catalog())
+    workload = plan_workload(planned)
     serving_plan = workload.inference.serving if workload.inference is not None else None
     if serving_plan is None:
         return []
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, float, int]] = set()
-    for option in result.get("options") or []:
-        key = (
-            str(option.get("fabric")),
-            float(option.get("nic_gbps", 0)),
-            int(option.get("nics_per_node", 0)),
-        )
+    for option in options:
+        key = (option.fabric, float(option.nic_gbps), int(option.nics_per_node))
         if key in seen or not key[1] or not key[2]:
             continue
         seen.add(key)
@@ -50,16 +50,16 @@ def load_curves_for_result(result: dict[str, Any]) -> list[dict[str, Any]]:
             fabric=key[0],
             nic_gbps=key[1],
             nics_per_node=key[2],
-            oversubscription=float(option.get("oversubscription", 1.0) or 1.0),
+            oversubscription=float(option.oversubscription or 1.0),
         )
         out.append(
             {
                 "label": f"{key[0]} {key[2]} x {key[1]:g}G",
                 "fabric": key[0],
-                "recommended": bool(option.get("recommended")),
-                "points": load_curve(scenario, serving_plan, design),
+                "recommended": option.recommended,
+                "points": load_curve(planned, serving_plan, design),
                 "kv_transfer_share_of_ttft": dict(
-                    serving_values(scenario, serving_plan, design)
+                    serving_values(planned, serving_plan, design)
                 ).get("kv_transfer_share_of_ttft", 0.0),
             }
         )

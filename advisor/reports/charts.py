@@ -657,9 +657,7 @@ def serving_curves(result: EngineResult) -> list[dict[str, Any]]:
 
     shown = shown_options(result, limit=MAX_SERVING_CURVES * 2)
     try:
-        curves = load_curves_for_result(
-            {"scenario": result.scenario.to_dict(), "options": [o.to_dict() for o in shown]}
-        )
+        curves = load_curves_for_result(result.scenario, shown)
     except (ScenarioError, ValueError, KeyError, TypeError):
         # a result from an older engine whose scenario no longer plans: no chart
         return []

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from advisor.engine import ScenarioError
 from advisor.engine.catalog import default_catalog
 from advisor.engine.performance import evaluate_design
+from advisor.engine.result import Option, ScenarioEcho
 from advisor.engine.scenario import Design, Scenario, parse_scenario
 from advisor.engine.serving import (
     ServingModel,
@@ -276,20 +277,17 @@ def test_replicas_report_load_metrics_without_kv_transfer() -> None:
 
 def test_load_curves_price_every_option_network() -> None:
     s, _ = _plan(LONG_PROMPT_DISAGGREGATED)
-    result = {
-        "scenario": s.to_dict(),
-        "options": [
-            {"fabric": "ethernet", "nic_gbps": 200, "nics_per_node": 2, "recommended": False},
-            {"fabric": "roce", "nic_gbps": 200, "nics_per_node": 2, "recommended": True},
-        ],
-    }
-    curves = load_curves_for_result(result)
+    options = [
+        Option(fabric="ethernet", nic_gbps=200, nics_per_node=2, recommended=False),
+        Option(fabric="roce", nic_gbps=200, nics_per_node=2, recommended=True),
+    ]
+    curves = load_curves_for_result(ScenarioEcho.from_dict(s.to_dict()), options)
     assert [c["fabric"] for c in curves] == ["ethernet", "roce"]
     for curve in curves:
         rates = [p["requests_per_s"] for p in curve["points"]]
         assert rates == sorted(rates) and len(rates) == 10
     assert curves[0]["kv_transfer_share_of_ttft"] > curves[1]["kv_transfer_share_of_ttft"]
-    assert load_curves_for_result({"scenario": {"workload": "training"}}) == []
+    assert load_curves_for_result(ScenarioEcho(workload="training"), options) == []
 
 
 # ----------------------------------------------------------------------------- validation
