@@ -885,19 +885,30 @@ def erlang_c(servers: int, offered: float) -> float:
     return b / (1.0 - rho * (1.0 - b))
 
 
-def mgc_mean_wait_s(rate: float, service_s: float, servers: int) -> float:
-    """Mean wait of the M/G/c queue of :func:`mgc_wait_quantile_s` (deterministic service,
-    Allen-Cunneen): C x 0.5 / (c/S - lambda); ``SATURATED_S`` at or above capacity."""
-    if rate <= 0 or service_s <= 0:
-        return 0.0
+def _mgc_wait_terms(rate: float, service_s: float, servers: int) -> tuple[float, float] | None:
+    """(probability of waiting C, mean of a wait given one m = 0.5 / (c/S - lambda)) of the
+    M/G/c queue with deterministic service (Allen-Cunneen), ``None`` at or above capacity.
+    Past ``ERLANG_MAX_SERVERS`` the servers are pooled into that many faster ones."""
     c = servers
     mu = 1.0 / service_s
     if c > ERLANG_MAX_SERVERS:
         mu *= c / ERLANG_MAX_SERVERS
         c = ERLANG_MAX_SERVERS
     if rate >= c * mu:
+        return None
+    return erlang_c(c, rate / mu), 0.5 / (c * mu - rate)
+
+
+def mgc_mean_wait_s(rate: float, service_s: float, servers: int) -> float:
+    """Mean wait of the M/G/c queue of :func:`mgc_wait_quantile_s`: C x m;
+    ``SATURATED_S`` at or above capacity."""
+    if rate <= 0 or service_s <= 0:
+        return 0.0
+    terms = _mgc_wait_terms(rate, service_s, servers)
+    if terms is None:
         return SATURATED_S
-    return min(SATURATED_S, erlang_c(c, rate / mu) * 0.5 / (c * mu - rate))
+    prob_wait, mean_tail = terms
+    return min(SATURATED_S, prob_wait * mean_tail)
 
 
 def mgc_wait_quantile_s(rate: float, service_s: float, servers: int, q: float) -> float:
@@ -909,17 +920,12 @@ def mgc_wait_quantile_s(rate: float, service_s: float, servers: int, q: float) -
     """
     if rate <= 0 or service_s <= 0:
         return 0.0
-    c = servers
-    mu = 1.0 / service_s
-    if c > ERLANG_MAX_SERVERS:
-        mu *= c / ERLANG_MAX_SERVERS
-        c = ERLANG_MAX_SERVERS
-    if rate >= c * mu:
+    terms = _mgc_wait_terms(rate, service_s, servers)
+    if terms is None:
         return SATURATED_S
-    prob_wait = erlang_c(c, rate / mu)
+    prob_wait, mean_tail = terms
     if prob_wait <= 1.0 - q:
         return 0.0
-    mean_tail = 0.5 / (c * mu - rate)
     return min(SATURATED_S, mean_tail * math.log(prob_wait / (1.0 - q)))
 
 
