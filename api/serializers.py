@@ -241,6 +241,11 @@ class ConstraintsSerializer(serializers.Serializer[Any]):
     prefer = serializers.ChoiceField(
         choices=["cost", "balanced", "performance"], required=False, allow_null=True
     )
+    allow_oversubscription = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="With prefer=cost, oversubscribed or fewer-NIC designs may be recommended.",
+    )
 
 
 class ScenarioV1Serializer(serializers.Serializer[Any]):

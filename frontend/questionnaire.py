@@ -9,6 +9,7 @@ caused them.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,9 +17,29 @@ from typing import Any
 
 from advisor.engine.catalog import Catalog
 from advisor.engine.limits import LIMITS, Limit
+from advisor.engine.scenario import (
+    DEFAULT_CONCURRENT_REQUESTS,
+    DEFAULT_OUTPUT_TOKENS,
+    DEFAULT_PROMPT_TOKENS,
+    DEFAULT_SEQUENCE_LENGTH,
+    DEFAULT_TARGET_MS_PER_TOKEN,
+    DEFAULT_TARGET_TTFT_MS,
+    DEFAULT_TRAINING_TOKENS,
+    Constraints,
+)
 
 WORKLOADS = ("training", "fine_tuning", "inference")
 TRAINING_LIKE = ("training", "fine_tuning")
+# The engine's scenario spec owns every default (advisor.engine.scenario): a question left at
+# its default gives the engine exactly what an API client that leaves the field out gives it.
+# An empty answer means "the engine's default" where that default depends on other answers
+# (precision per GPU, global batch, sharding, serving deployment).
+ENGINE_CONSTRAINTS = Constraints()
+
+
+def _g(value: float) -> str:
+    """A default as the form shows it: 50.0 -> "50", 4096 -> "4096"."""
+    return f"{value:g}" if not float(value).is_integer() else str(int(value))
 
 
 @dataclass(frozen=True)
@@ -241,11 +262,14 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "precision",
                     "Number format",
                     "Lower precision computes faster, so the network has less time to hide "
-                    "behind the compute. bf16 is the usual choice; fp8 on recent GPUs.",
+                    "behind the compute. bf16 is the usual choice (fp16 on GPUs without "
+                    "bf16); fp8 on recent GPUs.",
                     "select",
-                    default="bf16",
+                    default="",
+                    required=False,
                     choices=(
-                        Choice("bf16", "bf16 (usual)"),
+                        Choice("", "Usual for this GPU"),
+                        Choice("bf16", "bf16"),
                         Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
                         Choice("fp16", "fp16"),
                     ),
@@ -256,7 +280,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Tokens per sample (training) or context window (serving). Longer "
                     "sequences mean bigger activations and KV caches.",
                     "int",
-                    default="8192",
+                    default=_g(DEFAULT_SEQUENCE_LENGTH),
                     minimum=1,
                     unit="tokens",
                 ),
@@ -311,7 +335,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "The length of the job. A longer run makes every percent of idle GPU time "
                     "cost more, which can pay for a faster network.",
                     "float",
-                    default="1000",
+                    default=_g(DEFAULT_TRAINING_TOKENS / 1e9),
                     minimum=0.000001,
                     unit="billion tokens",
                     workloads=training,
@@ -320,11 +344,14 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "global_batch_sequences",
                     "Global batch size",
                     "Sequences per optimizer step across all GPUs. Bigger batches mean fewer, "
-                    "larger gradient exchanges, which are easier on the network.",
+                    "larger gradient exchanges, which are easier on the network. Leave it "
+                    "empty for the batch that published runs of this size use.",
                     "int",
-                    default="512",
+                    default="",
+                    required=False,
                     minimum=1,
                     unit="sequences",
+                    placeholder="usual for this size",
                     workloads=training,
                 ),
                 Question(
@@ -333,8 +360,12 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Sharding the model across GPUs (FSDP / ZeRO-3) saves memory but moves "
                     "about 50 % more bytes per step over the network.",
                     "select",
-                    default="none",
+                    default="",
+                    required=False,
                     choices=(
+                        Choice(
+                            "", "Let the advisor choose (ZeRO-1, or ZeRO-3 when memory needs it)"
+                        ),
                         Choice("none", "Each GPU group keeps a full copy (plain data parallel)"),
                         Choice("zero1", "Share the optimizer state (ZeRO-1)"),
                         Choice("zero3", "Share everything (FSDP / ZeRO-3)"),
@@ -348,7 +379,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "the network and standard Ethernet is enough. If the model is split "
                     "across servers, every generated token waits on the network.",
                     "choice",
-                    default="independent",
+                    default="auto",
                     choices=(
                         Choice("independent", "Yes, independent copies", "Each server serves"),
                         Choice("split", "No, one model split across servers", "Too big for one"),
@@ -379,7 +410,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "How many requests at once?",
                     "The load: users being answered at the same moment.",
                     "int",
-                    default="64",
+                    default=_g(DEFAULT_CONCURRENT_REQUESTS),
                     minimum=1,
                     unit="requests",
                     workloads=inference,
@@ -389,7 +420,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Prompt length",
                     "Tokens in a typical request.",
                     "int",
-                    default="2048",
+                    default=_g(DEFAULT_PROMPT_TOKENS),
                     minimum=1,
                     unit="tokens",
                     workloads=inference,
@@ -399,7 +430,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Answer length",
                     "Tokens generated per request.",
                     "int",
-                    default="512",
+                    default=_g(DEFAULT_OUTPUT_TOKENS),
                     minimum=1,
                     unit="tokens",
                     workloads=inference,
@@ -410,7 +441,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "50 ms per token is about 20 tokens a second, faster than people read. "
                     "A split model pays network latency on every token.",
                     "float",
-                    default="50",
+                    default=_g(DEFAULT_TARGET_MS_PER_TOKEN),
                     minimum=0.1,
                     unit="ms per token",
                     workloads=inference,
@@ -423,7 +454,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "answer servers it includes moving the prompt's memory (KV cache) over "
                     "the network, which is where RDMA matters.",
                     "float",
-                    default="2000",
+                    default=_g(DEFAULT_TARGET_TTFT_MS),
                     minimum=1,
                     unit="ms",
                     workloads=inference,
@@ -441,9 +472,14 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Idle GPUs cost money either way; rented GPUs are billed by the hour, "
                     "owned ones lose value over their life.",
                     "choice",
-                    default="owned",
+                    default=ENGINE_CONSTRAINTS.gpu_pricing,
                     choices=(
-                        Choice("owned", "We own them", "Bought, amortized over 4 years"),
+                        Choice(
+                            "owned",
+                            "We own them",
+                            f"Bought, amortized over {_g(ENGINE_CONSTRAINTS.amortization_years)}"
+                            " years",
+                        ),
                         Choice("cloud", "We rent them", "Paid per GPU-hour"),
                     ),
                 ),
@@ -474,7 +510,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "A fabric your team does not know costs time and outages. InfiniBand "
                     "and lossless RoCE both need skills beyond ordinary Ethernet.",
                     "choice",
-                    default="ethernet",
+                    default=ENGINE_CONSTRAINTS.team_skills,
                     choices=(
                         Choice("ethernet", "Ethernet", "Routers, switches, VLANs"),
                         Choice("infiniband", "InfiniBand", "HPC fabrics, subnet managers"),
@@ -488,7 +524,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "We pick the design with the lowest total cost to finish the work; this "
                     "decides how we break ties between cheaper and faster.",
                     "choice",
-                    default="balanced",
+                    default=ENGINE_CONSTRAINTS.prefer,
                     choices=(
                         Choice("cost", "Lowest cost", "Spend as little as possible"),
                         Choice("balanced", "Balance", "Good value for money"),
@@ -747,7 +783,7 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
         if training:
             inputs["training"] = training
     else:
-        shape = answers.get("replicas", "independent")
+        shape = answers.get("replicas", "auto")
         inference: dict[str, Any] = {}
         if shape != "auto":
             inference["independent_replicas"] = shape == "independent"
@@ -789,6 +825,13 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+_DEPLOYMENT_ANSWERS = {
+    "replicas": "independent",
+    "split": "split",
+    "disaggregated": "disaggregated",
+}
+
+
 def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str]:
     """Best-effort inverse of answers_to_inputs, to edit a saved scenario in the wizard."""
     answers = default_answers(build_steps(catalog))
@@ -824,6 +867,14 @@ def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str
                 answers["total_tokens_b"] = _text(training["total_tokens"])
         if training.get("global_batch_sequences") is not None:
             answers["global_batch_sequences"] = _text(training["global_batch_sequences"])
+        elif training.get("global_batch_tokens") is not None:
+            # Shown in sequences, as the engine counts them (tokens / sequence length).
+            try:
+                sequence = int(inputs.get("sequence_length") or DEFAULT_SEQUENCE_LENGTH)
+                tokens = int(training["global_batch_tokens"])
+                answers["global_batch_sequences"] = str(max(1, round(tokens / sequence)))
+            except (TypeError, ValueError, ZeroDivisionError):
+                answers["global_batch_sequences"] = _text(training["global_batch_tokens"])
         if training.get("sharding"):
             answers["sharding"] = _text(training["sharding"])
     inference = inputs.get("inference") or {}
@@ -832,8 +883,9 @@ def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str
             answers["replicas"] = "independent" if inference["independent_replicas"] else "split"
         else:
             answers["replicas"] = "auto"
-        if inference.get("deployment") == "disaggregated":
-            answers["replicas"] = "disaggregated"
+        deployment = inference.get("deployment")
+        if deployment in _DEPLOYMENT_ANSWERS or inference.get("pools"):
+            answers["replicas"] = _DEPLOYMENT_ANSWERS.get(str(deployment), "disaggregated")
         for key in (
             "concurrent_requests",
             "prompt_tokens",
@@ -850,6 +902,106 @@ def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str
             if constraints.get(key) is not None:
                 answers[key] = _text(constraints[key])
     return answers
+
+
+# ---------------------------------------------------------------------------------------------
+# Editing a saved scenario: the form changes only what the person changed
+
+# The scenario v1 fields (dotted paths) each question writes. Every other field of a saved
+# scenario (constraints.utilization, pue, parallelism, design, a custom model's ffn_hidden, an
+# API client's name and description ...) is not on the form, so editing never touches it.
+QUESTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "workload": ("workload",),
+    "scale": ("gpus", "gpus_per_node"),
+    "model_choice": ("model",),
+    "custom_params_b": ("model.params_b",),
+    "custom_layers": ("model.layers",),
+    "custom_hidden": ("model.hidden",),
+    "custom_heads": ("model.heads",),
+    "custom_kv_heads": ("model.kv_heads",),
+    "custom_vocab": ("model.vocab",),
+    "custom_moe_experts": ("model.moe_experts",),
+    "custom_moe_top_k": ("model.moe_top_k",),
+    "precision": ("precision",),
+    "sequence_length": ("sequence_length",),
+    "gpu": ("gpu",),
+    "gpus": ("gpus",),
+    "gpus_per_node": ("gpus_per_node",),
+    "total_tokens_b": ("training.total_tokens",),
+    "global_batch_sequences": ("training.global_batch_sequences", "training.global_batch_tokens"),
+    "sharding": ("training.sharding",),
+    "replicas": ("inference.independent_replicas", "inference.deployment", "inference.pools"),
+    "requests_per_s": ("inference.requests_per_s",),
+    "concurrent_requests": ("inference.concurrent_requests",),
+    "prompt_tokens": ("inference.prompt_tokens",),
+    "output_tokens": ("inference.output_tokens",),
+    "target_ms_per_token": ("inference.target_ms_per_token",),
+    "target_ttft_ms": ("inference.target_ttft_ms",),
+    "gpu_pricing": ("constraints.gpu_pricing",),
+    "gpu_hour_usd": ("constraints.gpu_hour_usd",),
+    "network_budget_usd": ("constraints.network_budget_usd",),
+    "team_skills": ("constraints.team_skills",),
+    "prefer": ("constraints.prefer",),
+}
+_MISSING = object()
+
+
+def _get_path(data: Any, path: str) -> Any:
+    for key in path.split("."):
+        if not isinstance(data, dict) or key not in data:
+            return _MISSING
+        data = data[key]
+    return data
+
+
+def _put_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set (or, for _MISSING, remove) `path`; a missing section is created, a non-object
+    parent (a preset model's id under "model.layers") means the field does not apply."""
+    *parents, leaf = path.split(".")
+    node: Any = data
+    for key in parents:
+        if key not in node:
+            if value is _MISSING:
+                return
+            node[key] = {}
+        node = node[key]
+        if not isinstance(node, dict):
+            return
+    if value is _MISSING:
+        node.pop(leaf, None)
+    else:
+        node[leaf] = copy.deepcopy(value)
+
+
+def edited_inputs(
+    base: dict[str, Any] | None, answers: dict[str, str], catalog: Catalog
+) -> dict[str, Any]:
+    """The scenario v1 of a saved scenario (`base`) after the questionnaire's `answers`.
+
+    An answer the person left as it was keeps the saved field exactly (its value, its
+    absence, its number format); a changed answer replaces the fields it writes
+    (QUESTION_FIELDS); fields no question writes are kept. A new scenario (no base) is
+    what the answers say.
+    """
+    edited = answers_to_inputs(answers, catalog)
+    if not isinstance(base, dict):
+        return edited
+    before = inputs_to_answers(base, catalog)
+    out = copy.deepcopy(base)
+    if answers.get("workload") != before.get("workload"):
+        # Another kind of job: the old workload's sections and plan do not carry over.
+        for section in ("training", "inference", "parallelism"):
+            out.pop(section, None)
+            if section in edited:
+                out[section] = copy.deepcopy(edited[section])
+    if answers.get("model_choice") != before.get("model_choice"):
+        out["model"] = copy.deepcopy(edited.get("model"))
+    for name, paths in QUESTION_FIELDS.items():
+        if name == "model_choice" or answers.get(name, "") == before.get(name, ""):
+            continue
+        for path in paths:
+            _put_path(out, path, _get_path(edited, path))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -134,12 +134,23 @@ def _posted(step: qn.Step, request: HttpRequest, answers: dict[str, str]) -> dic
     return out
 
 
+def _inputs(draft: QuestionnaireDraft, answers: dict[str, str], catalog: Catalog) -> dict[str, Any]:
+    """The scenario v1 these answers give: over the edited scenario's own inputs when the
+    draft changes one (fields the form does not show are kept, qn.edited_inputs)."""
+    base = draft.scenario.inputs if draft.scenario is not None else None
+    return qn.edited_inputs(base, answers, catalog)
+
+
 def _engine_errors(
-    answers: dict[str, str], catalog: Catalog, steps: tuple[qn.Step, ...], upto: str
+    draft: QuestionnaireDraft,
+    answers: dict[str, str],
+    catalog: Catalog,
+    steps: tuple[qn.Step, ...],
+    upto: str,
 ) -> dict[str, list[str]]:
     """The engine's own checks, kept for the questions on this step or before it."""
     try:
-        validate_inputs(qn.answers_to_inputs(answers, catalog), catalog=catalog)
+        validate_inputs(_inputs(draft, answers, catalog), catalog=catalog)
     except InvalidScenario as exc:
         mapped = qn.errors_by_question(exc.field_errors, steps, answers)
     else:
@@ -276,7 +287,7 @@ def step_view(request: HttpRequest, draft_id: uuid.UUID, step: str) -> HttpRespo
 
     errors = qn.check_step(current, answers, catalog)
     if not errors:
-        errors = _engine_errors(answers, catalog, steps, step)
+        errors = _engine_errors(draft, answers, catalog, steps, step)
     here = {k for k in errors if qn.step_of_question(steps, k) == step}
     if errors and not here:
         # This answer makes an earlier one impossible (e.g. a split model needs more GPUs):
@@ -309,7 +320,7 @@ def _submit(
     all_errors: dict[str, list[str]] = {}
     for step in steps:
         all_errors.update(qn.check_step(step, answers, catalog))
-    inputs = qn.answers_to_inputs(answers, catalog)
+    inputs = _inputs(draft, answers, catalog)
     if not all_errors:
         try:
             validate_inputs(inputs, catalog=catalog)
