@@ -1,18 +1,38 @@
-"""Engine benchmark: collective predictions per second and the full evaluate() time.
+"""Engine benchmark (``make bench``): what a new request pays, written to bench/results.json.
 
-Run with ``.venv/bin/python bench/engine_bench.py`` (``make bench``); writes
-``bench/results.json`` and prints it.  Target: evaluate of the 1024-GPU llama3-70b training
-scenario (every candidate design) under 50 ms median and 100 ms p95 on one core, repeated in
-one process; the cold figures evaluate 40 sizes the process has not planned before.
+* **Cold evaluate** over the fixed grid of ``bench/grid.py`` (>= 30 realistic scenarios:
+  training, fine-tuning, serving, disaggregated DeepSeek, 16 to 100k GPUs, odd sizes). Each
+  scenario runs in a fresh process that has imported the engine, loaded the catalog and
+  answered one unrelated warm-up scenario, with every engine cache then cleared, so the figure
+  is what a worker pays for a scenario it has never seen. Median / p95 / max of CPU time
+  (one core: the process's own time, not other processes' on a shared machine) and of wall
+  time. Target: median <= 25 ms, p95 <= 100 ms, none over 250 ms.
+* **One design from scratch**: parse, plan and price one network design of GPT-3 175B on
+  1,024 H100 (the single-design comparison with Calculon), cold as above.
+* **Sweep points per second**: ``advisor.engine.sweep.evaluate_points`` over a 1,440-point
+  grid (servers x fabric x NIC speed x NICs x oversubscription), cold process.
+* **Audit wall time**: read from the last ``make audit`` (bench/audit.json), or with
+  ``--audit-sample K`` timed on every K-th case of the audit grid (2 processes) and scaled.
+* Warm figures (a scenario the process has seen) and collective predictions per second, as
+  before, for comparison only.
+
+Options: ``--only NAME`` (repeatable), ``--repeats N`` (fresh processes per scenario; the
+median of them is kept), ``--out PATH``, ``--audit-sample K``, ``--child ...`` (internal).
 """
 
 from __future__ import annotations
 
+import argparse
+import gc
+import inspect
 import json
+import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +40,138 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from advisor.engine import ENGINE_VERSION, evaluate  # noqa: E402
-from advisor.engine.catalog import default_catalog  # noqa: E402
-from advisor.engine.collectives import OPS, collective, make_domain  # noqa: E402
-from advisor.engine.performance import Design, evaluate_design  # noqa: E402
-from advisor.engine.scenario import parse_scenario  # noqa: E402
-from advisor.engine.workload import plan_workload  # noqa: E402
+from bench.grid import SCENARIOS, kind_of  # noqa: E402
 
-SCENARIO: dict[str, Any] = {
+RESULTS = ROOT / "bench" / "results.json"
+AUDIT_JSON = ROOT / "bench" / "audit.json"
+
+TARGET_MEDIAN_MS = 25.0
+TARGET_P95_MS = 100.0
+TARGET_MAX_MS = 250.0
+
+CALCULON_MS_PER_DESIGN = 4.2
+"""Calculon (calculon-ai/calculon, Isaev et al., SC'23) on GPT-3 175B / 1,024 H100: 4.2 ms of
+CPU per design, measured side by side on this machine when issue 24 was filed. Calculon is not
+on PyPI (the PyPI package of that name is an unrelated producer-consumer library), so it is not
+re-run here."""
+
+WARM_UP: dict[str, Any] = {  # not in the grid: loads lazy imports before the cold figure
+    "workload": "training",
+    "model": "llama3-8b",
+    "gpu": "h100-sxm",
+    "gpus": 8,
+}
+DESIGN_SCENARIO: dict[str, Any] = {
+    "workload": "training",
+    "model": "gpt3-175b",
+    "gpu": "h100-sxm",
+    "gpus": 1024,
+    "training": {"global_batch_sequences": 1536, "total_tokens": 3e11},
+}
+DESIGN = {"fabric": "infiniband", "nic_gbps": 400, "nics_per_node": 8, "oversubscription": 1}
+SWEEP_SCENARIO: dict[str, Any] = {
     "workload": "training",
     "model": "llama3-70b",
     "gpu": "h100-sxm",
-    "gpus": 1024,
-    "gpus_per_node": 8,
-    "precision": "bf16",
-    "sequence_length": 8192,
-    "training": {"global_batch_sequences": 512, "total_tokens": 1e12},
+    "gpus": 64,
+    "training": {"global_batch_sequences": 1024, "total_tokens": 1e12},
 }
-RESULTS = ROOT / "bench" / "results.json"
+SWEEP_AXES: dict[str, list[Any]] = {
+    "servers": [8, 16, 24, 32, 48, 64, 96, 128, 192, 256],
+    "fabric": ["ethernet", "roce", "infiniband"],
+    "nic_gbps": [100, 200, 400],
+    "nics_per_node": [1, 2, 4, 8],
+    "oversubscription": [1, 1.5, 2, 3],
+}
+WARM_SCENARIO = "train-llama3-70b-h100-1024"
 
 
-def collectives_per_second(duration_s: float = 1.0) -> float:
+# --- in the child process -------------------------------------------------------------------
+
+
+def clear_engine_caches() -> int:
+    """Empty every cache the engine keeps (lru_caches and module-level cache dicts) except the
+    process's constants: caches of functions without arguments (the built-in catalog, the
+    calibration residual table), built once per process whatever the request. Returns how
+    many were emptied."""
+    cleared = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("advisor.engine") or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if callable(getattr(value, "cache_clear", None)):
+                wrapped = getattr(value, "__wrapped__", None)
+                if wrapped is not None and not inspect.signature(wrapped).parameters:
+                    continue  # a process constant
+                value.cache_clear()
+                cleared += 1
+            elif isinstance(value, dict) and ("CACHE" in attr or attr == "_CONSTS"):
+                value.clear()
+                cleared += 1
+    gc.collect()
+    return cleared
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, (time.perf_counter() - wall0) * 1e3, (time.process_time() - cpu0) * 1e3
+
+
+def _child_prepare() -> None:
+    from advisor.engine import evaluate
+
+    evaluate(WARM_UP)
+    clear_engine_caches()
+
+
+def child_scenario(name: str) -> dict[str, Any]:
+    from advisor.engine import evaluate
+
+    _child_prepare()
+    result, wall_ms, cpu_ms = _timed(lambda: evaluate(SCENARIOS[name]))
+    priced = len(result.get("options", [])) + len(result.get("pruned", []))
+    return {"wall_ms": wall_ms, "cpu_ms": cpu_ms, "designs_priced": priced}
+
+
+def child_design() -> dict[str, Any]:
+    from advisor.engine.catalog import default_catalog
+    from advisor.engine.performance import evaluate_design
+    from advisor.engine.scenario import parse_scenario
+    from advisor.engine.workload import plan_workload
+
+    catalog = default_catalog()
+    _child_prepare()
+
+    def one_design() -> Any:
+        s = parse_scenario({**DESIGN_SCENARIO, "design": DESIGN}, catalog)
+        assert s.design is not None
+        return evaluate_design(s, plan_workload(s), s.design)
+
+    metrics, wall_ms, cpu_ms = _timed(one_design)
+    return {"wall_ms": wall_ms, "cpu_ms": cpu_ms, "step_time_s": metrics.to_dict()["step_time_s"]}
+
+
+def child_sweep() -> dict[str, Any]:
+    from advisor.engine.catalog import default_catalog
+    from advisor.engine.sweep import evaluate_points, point_count
+
+    catalog = default_catalog()
+    _child_prepare()
+    count = point_count(SWEEP_AXES)
+    (rows, infeasible), wall_ms, cpu_ms = _timed(
+        lambda: evaluate_points(SWEEP_SCENARIO, SWEEP_AXES, 0, count, catalog=catalog)
+    )
+    return {"points": len(rows), "infeasible": infeasible, "wall_ms": wall_ms, "cpu_ms": cpu_ms}
+
+
+def child_warm() -> dict[str, Any]:
+    from advisor.engine import evaluate
+    from advisor.engine.collectives import OPS, collective, make_domain
+
+    scenario = SCENARIOS[WARM_SCENARIO]
+    evaluate(scenario)
+    times = [_timed(lambda: evaluate(scenario))[2] for _ in range(20)]
     domains = [
         make_domain(
             nodes=nodes,
@@ -56,77 +187,187 @@ def collectives_per_second(duration_s: float = 1.0) -> float:
         for fabric in ("ethernet", "roce", "infiniband")
     ]
     sizes = [2.0**k for k in range(10, 34, 3)]
-    calls = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < duration_s:
+    calls, start = 0, time.perf_counter()
+    while time.perf_counter() - start < 1.0:
         for d in domains:
             for op in OPS:
                 for nbytes in sizes:
                     collective(op, nbytes, d)
                     calls += 1
-    return calls / (time.perf_counter() - start)
+    return {
+        "evaluate_warm_median_cpu_ms": statistics.median(times),
+        "collective_predictions_per_s": calls / (time.perf_counter() - start),
+    }
 
 
-def timings_ms(fn: Any, repeats: int) -> list[float]:
-    fn()  # warm caches
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
+CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {
+    "scenario": child_scenario,
+    "design": child_design,
+    "sweep": child_sweep,
+    "warm": child_warm,
+}
 
 
-def median_ms(fn: Any, repeats: int) -> float:
-    return statistics.median(timings_ms(fn, repeats))
+# --- in the parent --------------------------------------------------------------------------
 
 
-def p95(times: list[float]) -> float:
-    return statistics.quantiles(times, n=20)[-1]
+def run_child(*args: str) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"bench child {args} failed:\n{out.stderr[-4000:]}")
+    data: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return data
 
 
-def cold_evaluate_ms(sizes: range) -> list[float]:
-    """evaluate() of scenarios the process has not seen (no planner cache for their size)."""
-    times = []
-    for servers in sizes:
-        start = time.perf_counter()
-        evaluate({**SCENARIO, "gpus": 8 * servers})
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
+def p95(values: list[float]) -> float:
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
-def main() -> int:
-    catalog = default_catalog()
-    s = parse_scenario(SCENARIO, catalog)
-    w = plan_workload(s)
-    design = Design(fabric="roce", nic_gbps=400, nics_per_node=8)
-    result = evaluate(SCENARIO)
-    evaluate_ms = timings_ms(lambda: evaluate(SCENARIO), 40)
-    cold_ms = cold_evaluate_ms(range(129, 169))
-    results = {
+def summary(values: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), 2),
+        "p95": round(p95(values), 2),
+        "max": round(max(values), 2),
+    }
+
+
+def _median_run(repeats: int, *args: str) -> dict[str, Any]:
+    runs = [run_child(*args) for _ in range(repeats)]
+    runs.sort(key=lambda r: float(r["cpu_ms"]))
+    return runs[len(runs) // 2]
+
+
+def audit_figures(sample: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if AUDIT_JSON.exists():
+        stored = json.loads(AUDIT_JSON.read_text())
+        out["last_make_audit"] = {
+            "seconds": stored.get("seconds"),
+            "cases": stored.get("cases"),
+            "engine_version": stored.get("engine_version"),
+            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(AUDIT_JSON.stat().st_mtime)),
+        }
+    if sample > 0:
+        tmp = Path(f"/tmp/engine_bench_audit_{os.getpid()}.json")
+        started = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "audit.py"),
+                "--every",
+                str(sample),
+                "--processes",
+                "2",
+                "--out",
+                str(tmp),
+            ],
+            check=False,
+            capture_output=True,
+        )
+        seconds = time.perf_counter() - started
+        cases = json.loads(tmp.read_text())["cases"] if tmp.exists() else None
+        tmp.unlink(missing_ok=True)
+        out["sample"] = {
+            "every": sample,
+            "cases": cases,
+            "seconds": round(seconds, 1),
+            "whole_grid_estimate_s": round(seconds * sample, 0),
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--child", nargs="+")
+    parser.add_argument("--only", action="append")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--audit-sample", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    if args.child:
+        kind, *rest = args.child
+        print(json.dumps(CHILDREN[kind](*rest)))
+        return 0
+
+    from advisor.engine import ENGINE_VERSION
+
+    names = args.only or list(SCENARIOS)
+    per_scenario: dict[str, dict[str, Any]] = {}
+    for name in names:
+        per_scenario[name] = _median_run(args.repeats, "scenario", name)
+        row = per_scenario[name]
+        print(f"{name:45s} cpu {row['cpu_ms']:8.1f} ms  wall {row['wall_ms']:8.1f} ms", flush=True)
+    cpu = [r["cpu_ms"] for r in per_scenario.values()]
+    wall = [r["wall_ms"] for r in per_scenario.values()]
+    by_kind = {
+        kind: summary([r["cpu_ms"] for n, r in per_scenario.items() if kind_of(n) == kind])
+        for kind in ("train", "ft", "serve")
+        if any(kind_of(n) == kind for n in per_scenario)
+    }
+    design = _median_run(max(3, args.repeats), "design")
+    sweep = run_child("sweep")
+    warm = run_child("warm")
+    cold_cpu = summary(cpu)
+    results: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "scenario": "llama3-70b training on 1024 x h100-sxm",
-        "collective_predictions_per_s": round(collectives_per_second(), 1),
-        "evaluate_design_median_ms": round(
-            median_ms(lambda: evaluate_design(s, w, design), 200), 4
-        ),
-        "plan_workload_median_ms": round(median_ms(lambda: plan_workload(s), 50), 4),
-        "evaluate_median_ms": round(statistics.median(evaluate_ms), 3),
-        "evaluate_p95_ms": round(p95(evaluate_ms), 3),
-        "evaluate_cold_median_ms": round(statistics.median(cold_ms), 3),
-        "evaluate_cold_p95_ms": round(p95(cold_ms), 3),
-        "evaluate_candidates": len(result.get("options", [])) + len(result.get("pruned", [])),
-        "evaluate_target_ms": 50.0,
-        "evaluate_p95_target_ms": 100.0,
+        "cores": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "cold_evaluate": {
+            "scenarios": len(per_scenario),
+            "repeats": args.repeats,
+            "cpu_ms": cold_cpu,
+            "wall_ms": summary(wall),
+            "cpu_ms_by_kind": by_kind,
+            "target_ms": {"median": TARGET_MEDIAN_MS, "p95": TARGET_P95_MS, "max": TARGET_MAX_MS},
+            "meets_target": cold_cpu["median"] <= TARGET_MEDIAN_MS
+            and cold_cpu["p95"] <= TARGET_P95_MS
+            and cold_cpu["max"] <= TARGET_MAX_MS,
+            "per_scenario": {
+                n: {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}
+                for n, r in per_scenario.items()
+            },
+        },
+        "one_design_from_scratch": {
+            "scenario": "gpt3-175b training on 1,024 h100-sxm, 8 x 400G InfiniBand, 1:1",
+            "cpu_ms": round(design["cpu_ms"], 2),
+            "wall_ms": round(design["wall_ms"], 2),
+            "calculon_ms": CALCULON_MS_PER_DESIGN,
+            "faster_than_calculon": design["cpu_ms"] < CALCULON_MS_PER_DESIGN,
+        },
+        "sweep": {
+            "scenario": "llama3-70b training on h100-sxm",
+            "points": sweep["points"],
+            "infeasible": sweep["infeasible"],
+            "points_per_s_cpu": round(sweep["points"] / (sweep["cpu_ms"] / 1e3), 1),
+            "points_per_s_wall": round(sweep["points"] / (sweep["wall_ms"] / 1e3), 1),
+        },
+        "audit": audit_figures(args.audit_sample),
+        "warm": {
+            "scenario": WARM_SCENARIO,
+            "evaluate_median_cpu_ms": round(warm["evaluate_warm_median_cpu_ms"], 2),
+            "collective_predictions_per_s": round(warm["collective_predictions_per_s"], 1),
+        },
     }
-    results["evaluate_meets_target"] = (
-        results["evaluate_median_ms"] < results["evaluate_target_ms"]
-        and results["evaluate_p95_ms"] < results["evaluate_p95_target_ms"]
-    )
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(results, indent=2))
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in results.items() if k != "cold_evaluate"}, indent=2))
+    print(json.dumps({k: v for k, v in results["cold_evaluate"].items() if k != "per_scenario"}))
     return 0
 
 
