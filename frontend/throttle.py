@@ -22,7 +22,13 @@ from django.shortcuts import render
 # Attempts allowed per address per window, per action. Sign-up counts every attempt (it
 # makes accounts); the others count only anonymous visitors (accounts are limited by the
 # one-run-per-scenario rule and their own history).
-FORM_ATTEMPTS_PER_WINDOW = {"signup": 5, "draft": 30, "scenario": 20, "run": 20}
+FORM_ATTEMPTS_PER_WINDOW = {
+    "signup": 5,
+    "password_change": 5,
+    "draft": 30,
+    "scenario": 20,
+    "run": 20,
+}
 WINDOW_S = 300
 
 TOO_MANY_ATTEMPTS = "Too many attempts from your address. Please wait a few minutes and try again."

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.contrib.auth.views import LogoutView
+from django.contrib.auth.views import LogoutView, PasswordChangeDoneView
 from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
@@ -61,4 +61,10 @@ urlpatterns = [
     path("accounts/login/", views.SignInView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "accounts/password/done/",
+        PasswordChangeDoneView.as_view(template_name="registration/password_change_done.html"),
+        name="password_change_done",
+    ),
 ]

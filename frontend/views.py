@@ -8,11 +8,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.views import LoginView
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
 
 from advisor.engine.vocabulary import fabric_label
@@ -222,6 +224,23 @@ def _float(value: Any) -> float:
 
 # ---------------------------------------------------------------------------------------------
 # Accounts
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """Every account (customers, sales engineers, staff) changes its own password here.
+
+    The old password is asked first; a wrong one counts against the same per-address limit
+    as sign-up, so a stolen session cannot be used to guess it.
+    """
+
+    template_name = "registration/password_change_form.html"
+    success_url = reverse_lazy("password_change_done")
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not attempt_allowed(request, "password_change"):
+            context = self.get_context_data(throttled=TOO_MANY_ATTEMPTS)
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
 
 
 class SignInView(LoginView):
