@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.bom import BomError, NetworkParts, StorageSpec, network_bom
-from advisor.engine.catalog import Catalog
-from advisor.engine.result import EngineResult, Option
-from advisor.engine.topology import TopologyError
+from advisor.engine.decision.bom import BomError, NetworkParts, StorageSpec, network_bom
+from advisor.engine.facts.catalog import Catalog
+from advisor.engine.model.topology import TopologyError
+from advisor.engine.result.records import EngineResult, Option
 
 LINE_KEYS = (
     "sku",

@@ -13,9 +13,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from advisor.engine.limits import LIMITS
-from advisor.engine.scenario import EP_OVERLAP_MODES, RECOMPUTE_MODES, ZERO_STAGES
-from advisor.engine.vocabulary import FABRIC_CHOICES
+from advisor.engine.facts.limits import LIMITS
+from advisor.engine.facts.vocabulary import FABRIC_CHOICES
+from advisor.engine.input.scenario import EP_OVERLAP_MODES, RECOMPUTE_MODES, ZERO_STAGES
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.models import RunStatus

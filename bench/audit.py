@@ -1,7 +1,7 @@
 """The audit grid (``make audit``): every preset model x GPU x size through ``evaluate``.
 
 Writes ``bench/audit.json`` (counts, violations by property, examples) and exits 1 when any
-property is violated (see ``advisor/engine/audit.py`` for the properties).  Options:
+property is violated (see ``advisor/engine/tools/audit.py`` for the properties).  Options:
 ``--processes N`` (default: all cores), ``--every K`` (every K-th case only, for a quick look;
 series properties then compare the sizes that remain).
 """
@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from advisor.engine import ENGINE_VERSION  # noqa: E402
-from advisor.engine.audit import audit, grid, run_case  # noqa: E402
+from advisor.engine.tools.audit import audit, grid, run_case  # noqa: E402
 
 OUT = ROOT / "bench" / "audit.json"
 

@@ -9,7 +9,7 @@
   time. Target: median <= 25 ms, p95 <= 100 ms, none over 250 ms.
 * **One design from scratch**: parse, plan and price one network design of GPT-3 175B on
   1,024 H100 (the single-design comparison with Calculon), cold as above.
-* **Sweep points per second**: ``advisor.engine.sweep.evaluate_points`` over a 1,440-point
+* **Sweep points per second**: ``advisor.engine.tools.sweep.evaluate_points`` over a 1,440-point
   grid (servers x fabric x NIC speed x NICs x oversubscription), cold process.
 * **Audit wall time**: read from the last ``make audit`` (bench/audit.json), or with
   ``--audit-sample K`` timed on every K-th case of the audit grid (2 processes) and scaled.
@@ -135,10 +135,10 @@ def child_scenario(name: str) -> dict[str, Any]:
 
 
 def child_design() -> dict[str, Any]:
-    from advisor.engine.catalog import default_catalog
-    from advisor.engine.performance import evaluate_design
-    from advisor.engine.scenario import parse_scenario
-    from advisor.engine.workload import plan_workload
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.input.scenario import parse_scenario
+    from advisor.engine.model.performance import evaluate_design
+    from advisor.engine.model.planner import plan_workload
 
     catalog = default_catalog()
     _child_prepare()
@@ -153,8 +153,8 @@ def child_design() -> dict[str, Any]:
 
 
 def child_sweep() -> dict[str, Any]:
-    from advisor.engine.catalog import default_catalog
-    from advisor.engine.sweep import evaluate_points, point_count
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.tools.sweep import evaluate_points, point_count
 
     catalog = default_catalog()
     _child_prepare()
@@ -167,7 +167,7 @@ def child_sweep() -> dict[str, Any]:
 
 def child_warm() -> dict[str, Any]:
     from advisor.engine import evaluate
-    from advisor.engine.collectives import OPS, collective, make_domain
+    from advisor.engine.model.collectives import OPS, collective, make_domain
 
     scenario = SCENARIOS[WARM_SCENARIO]
     evaluate(scenario)

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from advisor.engine.formatting import spreadsheet_cell
+from advisor.engine.facts.formatting import spreadsheet_cell
 from advisor.reports import charts, presenters
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.reports import gpu_names

@@ -13,8 +13,8 @@ from typing import Any
 from django.core.cache import cache
 
 from advisor.engine import ENGINE_VERSION
-from advisor.engine.formatting import percent, usd_compact
-from advisor.engine.vocabulary import ETHERNET, fabric_label
+from advisor.engine.facts.formatting import percent, usd_compact
+from advisor.engine.facts.vocabulary import ETHERNET, fabric_label
 from advisor.reports import presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs

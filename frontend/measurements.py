@@ -14,10 +14,16 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from fpdf import FPDF
 
-from advisor.engine.acceptance import AcceptancePlan, Grading, acceptance_plan, grade, plan_markdown
-from advisor.engine.constants import FABRIC_IDS
-from advisor.engine.fabric_fit import FabricFit, FitPoint
-from advisor.engine.nccl_tests import parse_text
+from advisor.engine.calibration.acceptance import (
+    AcceptancePlan,
+    Grading,
+    acceptance_plan,
+    grade,
+    plan_markdown,
+)
+from advisor.engine.calibration.fabric_fit import FabricFit, FitPoint
+from advisor.engine.calibration.nccl_tests import parse_text
+from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
 from advisor.measurements.services import (

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine.catalog import Catalog
-from advisor.engine.limits import LIMITS, Limit
-from advisor.engine.scenario import (
+from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.limits import LIMITS, Limit
+from advisor.engine.input.scenario import (
     DEFAULT_CONCURRENT_REQUESTS,
     DEFAULT_OUTPUT_TOKENS,
     DEFAULT_PROMPT_TOKENS,
@@ -30,7 +30,7 @@ from advisor.engine.scenario import (
 
 WORKLOADS = ("training", "fine_tuning", "inference")
 TRAINING_LIKE = ("training", "fine_tuning")
-# The engine's scenario spec owns every default (advisor.engine.scenario): a question left at
+# The engine's scenario spec owns every default (advisor.engine.input.scenario): a question left at
 # its default gives the engine exactly what an API client that leaves the field out gives it.
 # An empty answer means "the engine's default" where that default depends on other answers
 # (precision per GPU, global batch, sharding, serving deployment).
@@ -604,7 +604,7 @@ _ANSWER_SCALE: dict[str, float] = {"total_tokens_b": 1e9}
 
 
 def _engine_limit(name: str) -> tuple[Limit, float] | None:
-    """The engine's range (advisor.engine.limits) for the field this question fills."""
+    """The engine's range (advisor.engine.facts.limits) for the field this question fills."""
     for path, question in _FIELD_TO_QUESTION.items():
         if question == name and path in LIMITS:
             return LIMITS[path], _ANSWER_SCALE.get(name, 1.0)

@@ -14,8 +14,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from advisor.engine.formatting import spreadsheet_cell
-from advisor.engine.result import EngineResult
+from advisor.engine.facts.formatting import spreadsheet_cell
+from advisor.engine.result.records import EngineResult
 from advisor.reports import charts, presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun

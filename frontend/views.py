@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
 
-from advisor.engine.vocabulary import fabric_label
+from advisor.engine.facts.vocabulary import fabric_label
 from advisor.reports import charts
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.results import stored_summary
@@ -145,8 +145,8 @@ def accuracy(request: HttpRequest) -> HttpResponse:
 @functools.lru_cache(maxsize=2)
 def _accuracy_context(engine_version: str) -> dict[str, Any]:
     """The report depends only on the engine's code and calibration data: build it once."""
-    from advisor.engine.result import ValidationReport
-    from advisor.engine.validation import validation_report
+    from advisor.engine.result.records import ValidationReport
+    from advisor.engine.tools.validation import validation_report
 
     report = ValidationReport.from_dict(validation_report())
     rows = list(report.rows)
@@ -184,10 +184,10 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
 
 def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The calibration residuals by kind and GPU generation, and the band each sets on results
-    (advisor.engine.validation.model_error_band), with the share of rows inside their band."""
+    (advisor.engine.tools.validation.model_error_band), with the share of rows inside their band."""
     import math
 
-    from advisor.engine.validation import band_coverage, model_error_band, residual_table
+    from advisor.engine.tools.validation import band_coverage, model_error_band, residual_table
 
     table = residual_table()
     bands = []

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from advisor.engine.catalog import Catalog
+from advisor.engine.facts.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.services import (

@@ -12,16 +12,20 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from advisor.engine.catalog import Catalog, default_catalog
-from advisor.engine.constants import CONSTANTS_VERSION
+from advisor.engine.calibration.fabric_fit import FabricFit, calibration_comparison
+from advisor.engine.decision.recommend import recommend as _recommend
 from advisor.engine.errors import ScenarioError
-from advisor.engine.fabric_fit import FabricFit, calibration_comparison
-from advisor.engine.performance import evaluate_design, model_assumptions, set_model_error_source
-from advisor.engine.recommend import recommend as _recommend
-from advisor.engine.result import EngineResult
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.validation import model_error_band
-from advisor.engine.workload import plan_workload
+from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.facts.constants import CONSTANTS_VERSION
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.performance import (
+    evaluate_design,
+    model_assumptions,
+    set_model_error_source,
+)
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.validation import model_error_band
 
 # the composition root: the bounds' model error comes from the calibration residuals, which
 # validation computes by running the calibration through performance (so performance does
@@ -43,13 +47,15 @@ def evaluate(
     """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity).
 
     parse -> plan the workload -> price the given ``design`` (if any) -> recommendation
-    (:func:`advisor.engine.recommend.recommend`).  Bad input raises
+    (:func:`advisor.engine.decision.recommend.recommend`).  Bad input raises
     :class:`ScenarioError` with per-field messages.
     """
     cat = catalog or default_catalog()
     s = parse_scenario(scenario, cat)
     default_result: dict[str, Any] | None = None
-    if calibration is not None:  # the customer's nccl-tests fit (advisor.engine.fabric_fit)
+    if (
+        calibration is not None
+    ):  # the customer's nccl-tests fit (advisor.engine.calibration.fabric_fit)
         default_result = evaluate(scenario, catalog=cat)
         s = dataclasses.replace(s, calibration=calibration.calibration())
     w = plan_workload(s)
@@ -88,7 +94,7 @@ def evaluate_typed(
     progress: Callable[[int], None] | None = None,
     calibration: FabricFit | None = None,
 ) -> EngineResult:
-    """:func:`evaluate` read through the result's types (:mod:`advisor.engine.result`).
+    """:func:`evaluate` read through the result's types (:mod:`advisor.engine.result.records`).
 
     ``evaluate_typed(s).to_dict() == evaluate(s)``: the JSON dict stays the engine's contract
     (CLI, sweeps, audit, the API); the Django shell reads this typed form.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from advisor.engine.cli import main
+from advisor.engine.tools.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 
-from advisor.engine.vocabulary import INFINIBAND, ROCE, fabric_label
+from advisor.engine.facts.vocabulary import INFINIBAND, ROCE, fabric_label
 from advisor.hardware.models import CatalogVersion, HardwareItem
 from advisor.hardware.services import (
     CatalogInvalid,

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 
-from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.hardware.models import CatalogVersion, HardwareItem, ItemKind
 
 # Which key of the engine's item dict each column edits.

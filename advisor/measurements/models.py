@@ -1,4 +1,4 @@
-"""A customer's own benchmark output, parsed and fitted (advisor.engine.fabric_fit)."""
+"""A customer's own benchmark output, parsed and fitted (advisor.engine.calibration.fabric_fit)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from advisor.engine.catalog import Catalog
-from advisor.engine.fabric_fit import FabricFit, fit_measurement
-from advisor.engine.nccl_tests import parse_text
+from advisor.engine.calibration.fabric_fit import FabricFit, fit_measurement
+from advisor.engine.calibration.nccl_tests import parse_text
+from advisor.engine.facts.catalog import Catalog
 from advisor.measurements.models import Measurement, RunCalibration
 from advisor.scenarios.models import ScenarioRun
 from advisor.scenarios.selectors import user_is_sales

@@ -10,9 +10,9 @@ from django.db.models import Sum
 from django.db.models.functions import Length
 
 from advisor.engine import ENGINE_VERSION
-from advisor.engine.constants import FABRIC_IDS
-from advisor.engine.fabric_fit import fit_measurement
-from advisor.engine.nccl_tests import NcclParseError, parse_text
+from advisor.engine.calibration.fabric_fit import fit_measurement
+from advisor.engine.calibration.nccl_tests import NcclParseError, parse_text
+from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.measurements.models import Measurement, RunCalibration
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.services import run_start

@@ -14,9 +14,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from advisor.engine.formatting import finite
-from advisor.engine.result import EngineResult, Metrics, Option, ValidationReport
-from advisor.engine.vocabulary import FABRIC_IDS, fabric_label, topology_label
+from advisor.engine.facts.formatting import finite
+from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
+from advisor.engine.result.records import EngineResult, Metrics, Option, ValidationReport
 from advisor.reports.presenters import decision_cost, is_inference, option_label
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
@@ -643,7 +643,7 @@ def all_figures(result: EngineResult) -> dict[str, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Serving: latency vs load per candidate network (advisor.engine.serving)
+# Serving: latency vs load per candidate network (advisor.engine.model.serving.load)
 
 MAX_SERVING_CURVES = 4
 
@@ -653,7 +653,7 @@ def serving_curves(result: EngineResult) -> list[dict[str, Any]]:
     if not is_inference(result) or not result.options:
         return []
     from advisor.engine.errors import ScenarioError
-    from advisor.engine.serving_results import load_curves_for_result
+    from advisor.engine.model.serving.results import load_curves_for_result
 
     shown = shown_options(result, limit=MAX_SERVING_CURVES * 2)
     try:

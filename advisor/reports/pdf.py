@@ -25,9 +25,9 @@ from fpdf import FPDF
 from fpdf.fonts import FontFace
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from advisor.engine.formatting import usd_whole
-from advisor.engine.result import EngineResult
-from advisor.engine.vocabulary import fabric_label
+from advisor.engine.facts.formatting import usd_whole
+from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.result.records import EngineResult
 from advisor.reports import charts, presenters
 
 INK = (23, 32, 46)

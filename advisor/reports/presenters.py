@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.engine.formatting import (
+from advisor.engine.facts.formatting import (
     duration,
     finite,
     milliseconds,
@@ -20,7 +20,13 @@ from advisor.engine.formatting import (
     usd_compact,
     usd_whole,
 )
-from advisor.engine.result import (
+from advisor.engine.facts.vocabulary import (
+    NETWORK_LABELS,
+    fabric_label,
+    network_label,
+    topology_label,
+)
+from advisor.engine.result.records import (
     BomLine,
     Constraints,
     Cost,
@@ -32,7 +38,6 @@ from advisor.engine.result import (
     ScenarioEcho,
     TrainingInput,
 )
-from advisor.engine.vocabulary import NETWORK_LABELS, fabric_label, network_label, topology_label
 
 
 def topology_text(rec: Recommendation) -> str:
@@ -253,7 +258,7 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 # Costs, each labelled: what the network costs to buy, what the cluster costs over its life,
 # and what this job is charged: cost.life and cost.job_share of the typed result
-# (advisor/engine/result.py); results stored before job_share charge the job total_cost_usd.
+# (advisor/engine/result/records.py); results stored before job_share charge the job total_cost_usd.
 
 COST_LABELS = {
     "capex": "Network capex",

@@ -11,7 +11,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.hardware.models import CatalogVersion
 
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor import engine
-from advisor.engine.catalog import Catalog, default_catalog
-from advisor.engine.fabric_fit import FabricFit
-from advisor.engine.result import EngineResult
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.workload import plan_workload
+from advisor.engine.calibration.fabric_fit import FabricFit
+from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.result.records import EngineResult
 
 
 class InvalidScenario(Exception):

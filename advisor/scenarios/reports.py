@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.utils import timezone
 from django.utils.text import slugify
 
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.results import stored_result

@@ -1,6 +1,6 @@
 """The boundary where engine results are stored and served: the one place that turns the
-typed result (:class:`advisor.engine.result.EngineResult`) into the JSON a run stores and the
-API serves, and a stored run's JSON back into the typed result the pages read.
+typed result (:class:`advisor.engine.result.records.EngineResult`) into the JSON a run stores
+and the API serves, and a stored run's JSON back into the typed result the pages read.
 
 - Stored: ``ScenarioRun.result`` holds :func:`result_json` of the typed result (the JSON of
   docs/ENGINE_API.md, "Result (output)").
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.result import Cost, EngineResult, Recommendation
+from advisor.engine.result.records import Cost, EngineResult, Recommendation
 from advisor.scenarios.models import ScenarioRun
 
 _CACHE_ATTR = "_typed_result"

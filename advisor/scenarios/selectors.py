@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from advisor.engine.catalog import Catalog
+from advisor.engine.facts.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_recorded
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 

@@ -9,9 +9,9 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.engine.acceptance import acceptance_plan, grade
-from advisor.engine.nccl_tests import parse_text
-from advisor.engine.vocabulary import FABRIC_CHOICES
+from advisor.engine.calibration.acceptance import acceptance_plan, grade
+from advisor.engine.calibration.nccl_tests import parse_text
+from advisor.engine.facts.vocabulary import FABRIC_CHOICES
 from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
 from advisor.measurements.services import (
@@ -92,7 +92,9 @@ class MeasurementOutputSerializer(serializers.Serializer[Any]):
     nics_per_node = serializers.IntegerField(allow_null=True)
     runs = _ListField(help_text="Parsed runs: op, ranks, nodes, gpus_per_node, gpu, rows.")
     link_runs = _ListField(help_text="perftest ib_write_bw / ib_write_lat runs.")
-    fit = _ObjectField(help_text="Fitted network and scale-up terms (advisor.engine.fabric_fit).")
+    fit = _ObjectField(
+        help_text="Fitted network and scale-up terms (advisor.engine.calibration.fabric_fit)."
+    )
     warnings = serializers.ListField(child=serializers.CharField())
     engine_version = serializers.CharField()
     created_at = serializers.DateTimeField()

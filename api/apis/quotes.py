@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.limits import LIMITS, is_number
-from advisor.engine.scenario import parse_scenario
+from advisor.engine.facts.limits import LIMITS, is_number
+from advisor.engine.input.scenario import parse_scenario
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import evaluate_inputs
 from advisor.scenarios.results import result_json

@@ -14,7 +14,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result

@@ -9,8 +9,8 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.engine import sweep as grid
-from advisor.engine.vocabulary import FABRIC_CHOICES, FABRIC_IDS
+from advisor.engine.facts.vocabulary import FABRIC_CHOICES, FABRIC_IDS
+from advisor.engine.tools import sweep as grid
 from advisor.scenarios.models import Sweep, SweepStatus
 from advisor.scenarios.sweeps.axes import InvalidSweep
 from advisor.scenarios.sweeps.selectors import sweep_results

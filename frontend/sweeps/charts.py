@@ -15,8 +15,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from advisor.engine.sweep import SweepPoint
-from advisor.engine.vocabulary import fabric_label
+from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.tools.sweep import SweepPoint
 from advisor.reports.charts import FABRIC_COLORS, FONT
 
 Row = SweepPoint

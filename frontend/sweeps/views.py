@@ -16,9 +16,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from advisor.engine.formatting import spreadsheet_cell
-from advisor.engine.sweep import COLUMNS
-from advisor.engine.vocabulary import FABRIC_IDS, FABRIC_LABELS, GBPS, fabric_label
+from advisor.engine.facts.formatting import spreadsheet_cell
+from advisor.engine.facts.vocabulary import FABRIC_IDS, FABRIC_LABELS, GBPS, fabric_label
+from advisor.engine.tools.sweep import COLUMNS
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, Sweep
 from advisor.scenarios.selectors import scenario_list, user_is_sales

@@ -1,6 +1,6 @@
 """Template filters for the engine's numbers and ids: each delegates to the one rule in
-advisor.engine.formatting or advisor.engine.vocabulary, so pages, the PDF and the API say the
-same thing."""
+advisor.engine.facts.formatting or advisor.engine.facts.vocabulary, so pages, the PDF and the
+API say the same thing."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from typing import Any
 
 from django import template
 
-from advisor.engine import formatting
-from advisor.engine.vocabulary import fabric_label
+from advisor.engine.facts import formatting
+from advisor.engine.facts.vocabulary import fabric_label
 
 register = template.Library()
 
 
-# Each number filter is the one rule in advisor.engine.formatting, under the name templates use.
+# Each number filter is the one rule in advisor.engine.facts.formatting, under the name
+# templates use.
 register.filter("usd", formatting.usd_compact)  # $2.80M, $304k, $950
 register.filter("usd_full", formatting.usd_whole)  # $1,228,800
 register.filter("duration", formatting.duration)  # seconds in the unit a person would use

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.measurements.selectors import measurement_list, run_measurement
 
 register = template.Library()

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from advisor.engine.catalog import default_catalog
-from advisor.engine.result import EngineResult
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.result.records import EngineResult
 from advisor.scenarios.models import RunStatus, ScenarioRun
 from api.bom import bom_for, option_bom_lines
 from tests.api.conftest import Caller, latest_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.engine import ENGINE_VERSION
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 from advisor.scenarios.models import Scenario
 from tests.api.conftest import TWO_SERVER_TRAINING, Caller
 

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from advisor.engine import evaluate
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from tests.api.conftest import Caller, latest_run
 from tests.frontend.conftest import make_scenario
 

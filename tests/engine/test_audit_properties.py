@@ -1,6 +1,6 @@
 """A fast random subset of the audit grid (``make audit`` runs all of it).
 
-Each example is one case of ``advisor.engine.audit.grid()`` or one short series of the same
+Each example is one case of ``advisor.engine.tools.audit.grid()`` or one short series of the same
 job at growing sizes; the properties are the audit's own, so a failure here is a violation
 ``make audit`` would also report.
 """
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.audit import (
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.tools.audit import (
     LADDER_SERVERS,
     SIZES_SERVERS,
     AuditCase,
@@ -25,7 +26,6 @@ from advisor.engine.audit import (
     run_case,
     series_violations,
 )
-from advisor.engine.catalog import default_catalog
 
 CATALOG = default_catalog()
 GRID = grid(CATALOG)

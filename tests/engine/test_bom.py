@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor.engine.bom import (
+from advisor.engine.decision.bom import (
     NetworkParts,
     StorageSpec,
     check_bom,
@@ -18,8 +18,8 @@ from advisor.engine.bom import (
     storage_topology,
     totals,
 )
-from advisor.engine.catalog.network import Nic, Switch
-from advisor.engine.topology import TopologyError, size_topology
+from advisor.engine.facts.catalog.network import Nic, Switch
+from advisor.engine.model.topology import TopologyError, size_topology
 
 PARTS = NetworkParts()
 
@@ -129,7 +129,7 @@ def test_storage_network_is_separate_and_keeps_ports_for_targets_and_uplinks() -
 
 
 def test_platform_storage_adapters_are_used() -> None:
-    from advisor.engine.catalog import default_catalog
+    from advisor.engine.facts.catalog import default_catalog
 
     gpu = default_catalog().gpu("b200")
     lines = storage_lines(PARTS, nodes=4, spec=StorageSpec.for_gpu(gpu))
@@ -231,10 +231,10 @@ def test_totals_match_lines_and_are_never_negative(
 
 def test_network_bom_of_an_option_matches_its_capex() -> None:
     from advisor.engine import evaluate
-    from advisor.engine.bom import network_bom
+    from advisor.engine.decision.bom import network_bom
 
     r = evaluate({"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256})
-    from advisor.engine.catalog import default_catalog
+    from advisor.engine.facts.catalog import default_catalog
 
     spec = StorageSpec.for_gpu(default_catalog().gpu("h100-sxm"))
     assert check_bom(r["bom"]) == []

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from advisor.engine.catalog.network import (
+from advisor.engine.facts.catalog.network import (
     CABLES,
     NICS,
     SWITCHES,
@@ -12,7 +12,7 @@ from advisor.engine.catalog.network import (
     Switch,
     Transceiver,
 )
-from advisor.engine.vocabulary import FABRIC_IDS
+from advisor.engine.facts.vocabulary import FABRIC_IDS
 
 
 def test_every_item_round_trips_through_json() -> None:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog import Catalog, default_catalog
 
 REQUIRED_GPUS = (
     "a100-80gb-sxm",
@@ -118,7 +118,7 @@ def test_an_edited_catalog_keeps_the_edit() -> None:
 
 
 def test_every_gpu_carries_sourced_platform_facts() -> None:
-    from advisor.engine.catalog import default_catalog
+    from advisor.engine.facts.catalog import default_catalog
 
     cat = default_catalog()
     nics = {n.sku: n for n in cat.nics}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine.cli import main
+from advisor.engine.tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.collectives import (
+from advisor.engine.facts.constants import FABRICS, NCCL_BASE_LATENCY_S
+from advisor.engine.model.collectives import (
     OPS,
     CommDomain,
     busbw_factor,
@@ -19,7 +20,6 @@ from advisor.engine.collectives import (
     moe_token_bytes,
     physical_busbw_bound_bytes_per_s,
 )
-from advisor.engine.constants import FABRICS, NCCL_BASE_LATENCY_S
 
 GB = 1e9
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor.engine.cost import (
+from advisor.engine.decision.cost import (
     HOURS_PER_YEAR,
     SERVER_POWER_FACTOR,
     SERVER_PRICE_FACTOR,

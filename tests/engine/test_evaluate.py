@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine import ENGINE_VERSION, ScenarioError, evaluate, json_safe
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 
 
 def scenario(**overrides: Any) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""The one rule per kind of figure (advisor.engine.formatting) and the engine's labels
-(advisor.engine.vocabulary): edge cases a stored result can hold."""
+"""The one rule per kind of figure (advisor.engine.facts.formatting) and the engine's labels
+(advisor.engine.facts.vocabulary): edge cases a stored result can hold."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from advisor.engine import formatting as fmt
-from advisor.engine import vocabulary as vocab
+from advisor.engine.facts import formatting as fmt
+from advisor.engine.facts import vocabulary as vocab
 
 NOT_NUMBERS = [None, "", "abc", math.nan, math.inf, -math.inf, "nan", "inf", [1]]
 
@@ -144,8 +144,8 @@ def test_one_label_per_fabric_topology_and_network() -> None:
 
 
 def test_the_engine_ids_are_the_vocabularys() -> None:
-    from advisor.engine import constants
-    from advisor.engine.catalog import network
+    from advisor.engine.facts import constants
+    from advisor.engine.facts.catalog import network
 
     assert constants.FABRIC_IDS is vocab.FABRIC_IDS
     assert set(constants.FABRICS) == set(vocab.FABRIC_IDS)

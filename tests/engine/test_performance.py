@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.catalog import default_catalog
-from advisor.engine.performance import Design, evaluate_design
-from advisor.engine.scenario import Scenario, parse_scenario
-from advisor.engine.workload import WorkloadPlan, plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.plans import WorkloadPlan
 
 TRAINING_KEYS = {
     "step_time_s",
@@ -241,27 +242,27 @@ def test_a_plans_high_step_is_never_below_its_point_step(name: str, d: Design) -
     # faster than the point (it did: tp8/pp2/dp32 on 64 H100 servers, 2 x 25G InfiniBand at
     # 3:1, 39.08 s high vs 39.79 s point, random order crossing the leaves less often than
     # the contiguous groups straddling them)
-    from advisor.engine import performance
+    from advisor.engine.model import training_step
 
     s, w = _scenario(name)
     for plan in (w, *w.alternatives):
         assert plan.training is not None
-        point = performance._training_times(s, plan, plan.training, d, "point").step_s
-        high = performance._training_times(s, plan, plan.training, d, "high").step_s
+        point = training_step._training_times(s, plan, plan.training, d, "point").step_s
+        high = training_step._training_times(s, plan, plan.training, d, "high").step_s
         assert high >= point * (1 - 1e-12)
 
 
 @settings(max_examples=60, deadline=None)
 @given(name=st.sampled_from(("70b", "moe")), d=designs)
 def test_bounds_skipping_plans_by_their_point_step_are_exact(name: str, d: Design) -> None:
-    from advisor.engine import performance
+    from advisor.engine.model import performance, training_step
 
     s, w = _scenario(name)
     if not w.alternatives:
         return
     plans = (w, *w.alternatives)
     priced: dict[int, float] = {}
-    best, point = performance._fastest_plan(s, w, d, priced)
+    best, point = training_step._fastest_plan(s, w, d, priced)
     assert best.training is not None
     metrics = performance._training_metrics(s, best, best.training, d, point)
     pruned = performance._bounds_over_plans(s, plans, best, d, metrics, priced).to_dict()

@@ -1,4 +1,4 @@
-"""Placement of communicators on servers, leaves and pods (advisor/engine/placement.py)."""
+"""Placement of communicators on servers, leaves and pods (advisor/engine/model/placement.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine import evaluate
-from advisor.engine.collectives import collective_time_s, make_domain
-from advisor.engine.performance import Design, evaluate_design
-from advisor.engine.placement import (
+from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.model.collectives import collective_time_s, make_domain
+from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.placement import (
     LEVELS,
     Communicator,
     Fabric,
@@ -23,9 +24,9 @@ from advisor.engine.placement import (
     place,
     training_communicators,
 )
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.topology import size_topology
-from advisor.engine.workload import group_layout, plan_workload
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.plans import group_layout
+from advisor.engine.model.topology import size_topology
 
 # ----------------------------------------------------------------------------- brute force
 
@@ -168,7 +169,7 @@ def test_blocks_spanned_is_between_one_and_size(size: int, stride: int, block: i
 
 
 def _h100_scenario(gpus: int, **extra: Any) -> Any:
-    from advisor.engine.catalog import default_catalog
+    from advisor.engine.facts.catalog import default_catalog
 
     raw = {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": gpus}
     raw.update(extra)

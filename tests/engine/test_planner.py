@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from advisor.engine.catalog import default_catalog
 from advisor.engine.errors import ScenarioError
-from advisor.engine.performance import Design, training_step_time_s
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.workload import _stage_split, plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.stage_time import _stage_split
+from advisor.engine.model.training_step import training_step_time_s
 
 REF = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
 
@@ -170,7 +171,7 @@ def test_each_design_uses_the_fastest_of_the_planners_plans() -> None:
     # llama3-70b training on 16 A100 servers: the reference (400G per GPU) picks a
     # data-parallel ZeRO-3 plan; on one 100G RoCE NIC per server another of the planner's
     # plans (one made for a slow network) is 5x faster, and the design's step is that one
-    from advisor.engine.performance import evaluate_design
+    from advisor.engine.model.performance import evaluate_design
 
     roce100 = Design(fabric="roce", nic_gbps=100.0, nics_per_node=1)
     s, w = _plan(workload="training", model="llama3-70b", gpu="a100-80gb-sxm", gpus=8 * 16)

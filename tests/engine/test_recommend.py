@@ -12,11 +12,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from advisor.engine.bom import check_bom
-from advisor.engine.catalog import default_catalog
-from advisor.engine.recommend import Candidate, recommend
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.workload import plan_workload
+from advisor.engine.decision.bom import check_bom
+from advisor.engine.decision.recommend import Candidate, recommend
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.planner import plan_workload
 
 EFFICIENCY = {"ethernet": 0.5, "roce": 0.92, "infiniband": 0.95}
 CAT = default_catalog()
@@ -266,10 +266,10 @@ def test_gaudi3_scales_out_on_its_integrated_ports_without_added_nics() -> None:
 
 
 def test_sweep_points_follow_the_recommendation_candidate_rules() -> None:
-    from advisor.engine.bom import storage_plan
-    from advisor.engine.recommend import network_parts
-    from advisor.engine.recommend.facts import job_facts
-    from advisor.engine.recommend.search import design_point
+    from advisor.engine.decision.bom import storage_plan
+    from advisor.engine.decision.job_facts import job_facts
+    from advisor.engine.decision.recommend import network_parts
+    from advisor.engine.decision.search import design_point
 
     parts = network_parts(CAT)
 
@@ -296,7 +296,7 @@ def test_sweep_points_follow_the_recommendation_candidate_rules() -> None:
 
 
 def test_a_gpu_without_platform_facts_says_what_it_assumed() -> None:
-    from advisor.engine.catalog import Catalog
+    from advisor.engine.facts.catalog import Catalog
 
     raw = CAT.to_dict()
     h100 = next(g for g in raw["gpus"] if g["id"] == "h100-sxm")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate
-from advisor.engine.bom import check_bom
+from advisor.engine.decision.bom import check_bom
 
 SUPERPOD_H100 = (
     "NVIDIA DGX SuperPOD reference architecture (DGX H100), docs.nvidia.com/dgx-superpod"

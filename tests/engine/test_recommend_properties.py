@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.engine import ScenarioError, evaluate
-from advisor.engine.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog import Catalog, default_catalog
 
 scenarios = st.fixed_dictionaries(
     {

@@ -2,7 +2,7 @@
 network (issue 11, Deliver 3; docs/MODEL.md section 14.5).
 
 End to end through ``advisor.engine.evaluate`` on the default catalog; the assertions are
-the properties the audit checks (advisor/engine/audit.py), not fitted numbers.
+the properties the audit checks (advisor/engine/tools/audit.py), not fitted numbers.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import itertools
 from typing import Any
 
 from advisor.engine import evaluate
-from advisor.engine.audit import LADDER_SERVERS, MAX_FABRIC_CHANGES, AuditCase, scenario_for
-from advisor.engine.catalog import default_catalog
-from advisor.engine.recommend import topology_dict
-from advisor.engine.recommend.candidates import Candidate, enumerate_candidates
-from advisor.engine.recommend.prose import switch_counts, topo_phrase
-from advisor.engine.topology import size_topology
+from advisor.engine.decision.candidates import Candidate, enumerate_candidates
+from advisor.engine.decision.prose import switch_counts, topo_phrase
+from advisor.engine.decision.recommend import topology_dict
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.model.topology import size_topology
+from advisor.engine.tools.audit import LADDER_SERVERS, MAX_FABRIC_CHANGES, AuditCase, scenario_for
 
 
 def _split_405b(gpu: str, servers: int, per: int) -> dict[str, Any]:
@@ -180,8 +180,8 @@ def test_four_tier_fabric_is_named_as_such_and_lists_its_super_spines() -> None:
 
 def test_metrics_cache_key_tells_switches_of_different_radix_apart() -> None:
     catalog = default_catalog()
-    from advisor.engine.recommend import network_parts
-    from advisor.engine.recommend.facts import platform_of
+    from advisor.engine.decision.job_facts import platform_of
+    from advisor.engine.decision.recommend import network_parts
 
     parts = network_parts(catalog)
     gpu = catalog.gpu("h100-sxm")

@@ -1,4 +1,4 @@
-"""The typed engine result (advisor.engine.result): round trips, older results, new keys."""
+"""The typed engine result (advisor.engine.result.records): round trips, older results, new keys."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate, evaluate_typed
-from advisor.engine.result import (
+from advisor.engine.result.records import (
     Band,
     Cost,
     EngineResult,
@@ -212,7 +212,7 @@ def test_a_custom_model_is_typed() -> None:
 def test_the_acceptance_plan_reads_the_typed_result_as_the_json(
     results: dict[str, dict[str, Any]],
 ) -> None:
-    from advisor.engine.acceptance import acceptance_plan
+    from advisor.engine.calibration.acceptance import acceptance_plan
 
     raw = results["training_with_design"]
     typed = EngineResult.from_dict(raw)
@@ -238,8 +238,8 @@ def test_a_calibrated_result_round_trips_with_its_comparison() -> None:
 
 
 def test_the_validation_report_round_trips_typed() -> None:
-    from advisor.engine.result import ValidationReport
-    from advisor.engine.validation import validation_report
+    from advisor.engine.result.records import ValidationReport
+    from advisor.engine.tools.validation import validation_report
 
     raw = validation_report()
     typed = ValidationReport.from_dict(raw)

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from advisor.engine import ScenarioError
-from advisor.engine.catalog import default_catalog
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.workload import plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.planner import plan_workload
 
 
 def minimal(**overrides: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Serving deployments, KV-cache transfer and load (advisor.engine.serving)."""
+"""Serving deployments, KV-cache transfer and load (advisor.engine.model.serving.load)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine import ScenarioError
-from advisor.engine.catalog import default_catalog
-from advisor.engine.performance import evaluate_design
-from advisor.engine.result import Option, ScenarioEcho
-from advisor.engine.scenario import Design, Scenario, parse_scenario
-from advisor.engine.serving import (
-    ServingModel,
-    erlang_c,
-    kv_bytes_per_token,
-    kv_transfer_sentence,
-    mgc_wait_quantile_s,
-)
-from advisor.engine.serving_results import load_curves_for_result
-from advisor.engine.validation import serving_calibration_rows, validate_row
-from advisor.engine.workload import WorkloadPlan, plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.serving.compute import erlang_c, kv_bytes_per_token, mgc_wait_quantile_s
+from advisor.engine.model.serving.load import ServingModel, kv_transfer_sentence
+from advisor.engine.model.serving.results import load_curves_for_result
+from advisor.engine.result.records import Option, ScenarioEcho
+from advisor.engine.tools.validation import serving_calibration_rows, validate_row
 
 CATALOG = default_catalog()
 
@@ -433,21 +429,20 @@ def test_evaluating_wide_ep_serving_prices_few_expert_dispatches(
     token counts, so one evaluate of the DeepSeek example prices a few thousand DeepEP
     dispatches, not tens of thousands (81,942 before the closed loop was solved once per
     scenario and dispatch + combine were cached; ~0.65 s -> ~0.11 s per evaluate)."""
-    from advisor.engine import evaluate, serving
+    from advisor.engine import evaluate
+    from advisor.engine.model.serving import compute, load
 
     calls = 0
-    real = serving.moe_dispatch
+    real = compute.moe_dispatch
 
     def counting(**kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
         return real(**kwargs)
 
-    monkeypatch.setattr(serving, "moe_dispatch", counting)
-    for cached in ("_dispatch_combine_s", "serving_model", "offered_rate"):
-        clear = getattr(getattr(serving, cached, None), "cache_clear", None)
-        if clear is not None:
-            clear()
+    monkeypatch.setattr(compute, "moe_dispatch", counting)
+    for cached in (compute._dispatch_combine_s, load.serving_model, load.offered_rate):
+        cached.cache_clear()
     evaluate(_with(DEEPSEEK_ISSUE, concurrent_requests=13301))
     assert 0 < calls <= 6000
 

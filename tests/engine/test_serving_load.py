@@ -1,4 +1,5 @@
-"""The serving load model behaves continuously (advisor.engine.serving, docs/MODEL.md 15).
+"""The serving load model behaves continuously (advisor.engine.model.serving.load,
+docs/MODEL.md 15).
 
 Issue 16 follow-up: a split llama3.1-405b replica (tp8/pp2 over 2 servers) read 0.95 req/s of
 capacity and a 944 ms p95 time per token against 161 ms at p50; deepseek-v3 on 4 H20 servers
@@ -12,11 +13,13 @@ from typing import Any
 
 import pytest
 
-from advisor.engine.catalog import default_catalog
-from advisor.engine.performance import evaluate_design
-from advisor.engine.scenario import Design, Scenario, parse_scenario
-from advisor.engine.serving import ServingModel, decode_compute_s, mgc_mean_wait_s
-from advisor.engine.workload import WorkloadPlan, plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.serving.compute import decode_compute_s, mgc_mean_wait_s
+from advisor.engine.model.serving.load import ServingModel
 
 CATALOG = default_catalog()
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate
-from advisor.engine.catalog import default_catalog
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.workload import plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.planner import plan_workload
 
 SIZES = (3, 4, 6, 8, 16)
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine.topology import (
+from advisor.engine.model.topology import (
     TopologyError,
     leaf_ports,
     max_endpoints,
@@ -178,7 +178,7 @@ def test_more_endpoints_never_need_fewer_switches(
 
 
 def test_top_of_rack_fabric_puts_a_leaf_in_every_rack() -> None:
-    from advisor.engine.topology import size_tor_fabric
+    from advisor.engine.model.topology import size_tor_fabric
 
     one = size_tor_fabric(1, 2, 32, 2.0)
     assert (one.tiers, one.total_switches) == (1, 1)

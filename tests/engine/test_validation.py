@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine.validation import (
+from advisor.engine.tools.validation import (
     calibration_rows,
     serving_calibration_rows,
     tolerance_pct,

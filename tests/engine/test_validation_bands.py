@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from advisor.engine.catalog import default_catalog
-from advisor.engine.efficiency import gemm_time_s, training_efficiency
-from advisor.engine.performance import Design, evaluate_design
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.validation import band_coverage, model_error_band, residual_table
-from advisor.engine.workload import plan_workload
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.model.efficiency import gemm_time_s, training_efficiency
+from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.tools.validation import band_coverage, model_error_band, residual_table
 
 IB = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
 

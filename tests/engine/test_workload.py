@@ -7,15 +7,13 @@ from typing import Any
 
 import pytest
 
-from advisor.engine.catalog import default_catalog
-from advisor.engine.catalog.models import ModelSpec
-from advisor.engine.performance import Design, evaluate_design
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.workload import (
-    forward_flops_per_token,
-    group_layout,
-    plan_workload,
-)
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.catalog.models import ModelSpec
+from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.model.efficiency import forward_flops_per_token
+from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.plans import group_layout
 
 
 def plan(**raw: Any) -> Any:
@@ -155,7 +153,7 @@ def test_inference_of_405b_on_h100_spans_servers() -> None:
 
 
 def test_small_batch_moe_decode_reads_only_the_experts_it_routes_to() -> None:
-    from advisor.engine.workload import experts_hit_fraction
+    from advisor.engine.model.efficiency import experts_hit_fraction
 
     ds = default_catalog().model("deepseek-v3")
     assert ds is not None
@@ -186,18 +184,18 @@ def test_the_planner_estimate_charges_pipeline_sends_that_leave_the_server() -> 
     # tp2 x dp3 = 6 GPUs per stage (< 8 per server) with 20 stages spans 15 servers: some
     # stage edges cross servers, and the synchronous pipeline waits on them; the estimate
     # treated such a pipeline as inside one server (issue: pp_crosses = tp * dp >= domain)
-    from advisor.engine import workload
+    from advisor.engine.model import planner, stage_time
 
     s, _ = plan(model="llama3-70b", gpu="a100-80gb-sxm", gpus=128)
-    stages = workload._stage_split(80, 20)
+    stages = stage_time._stage_split(80, 20)
     assert stages is not None
 
     def estimate(bw: float) -> float:
-        return workload._estimate_step_s(
-            s, 2, 20, 1, 3, 1, 1, 4, "selective", stages, workload._tp_overlap(s),
+        return planner._estimate_step_s(
+            s, 2, 20, 1, 3, 1, 1, 4, "selective", stages, planner._tp_overlap(s),
             "zero1", True, bw,
         )  # fmt: skip
 
-    assert estimate(workload.SLOW_REFERENCE_GPU_NET_BYTES_PER_S) > 2 * estimate(
-        workload.REFERENCE_GPU_NET_BYTES_PER_S
+    assert estimate(planner.SLOW_REFERENCE_GPU_NET_BYTES_PER_S) > 2 * estimate(
+        planner.REFERENCE_GPU_NET_BYTES_PER_S
     )

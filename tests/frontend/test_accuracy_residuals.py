@@ -9,7 +9,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_accuracy_page_lists_residuals_by_kind_and_generation(client: Client) -> None:
-    from advisor.engine.validation import band_coverage, residual_table
+    from advisor.engine.tools.validation import band_coverage, residual_table
 
     html = client.get("/accuracy/").content.decode()
     assert 'id="residual-table"' in html

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate_typed
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.reports import charts
 from tests.frontend.sample_result import single_server_result, training_result
 

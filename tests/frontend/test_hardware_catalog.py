@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 from advisor.hardware.models import CatalogVersion, HardwareItem, ItemKind
 from advisor.hardware.services import (
     CatalogInvalid,

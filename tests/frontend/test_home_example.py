@@ -6,7 +6,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.reports import presenters
 from advisor.scenarios.models import Scenario
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.catalog import default_catalog
-from advisor.engine.scenario import parse_scenario
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
 from frontend import questionnaire as qn
 from tests.support.schema_strategy import from_schema
 

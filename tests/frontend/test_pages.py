@@ -17,7 +17,7 @@ def test_home_invites_without_an_account(client: Client) -> None:
 
 
 def test_accuracy_page_shows_predicted_vs_measured_with_sources(client: Client) -> None:
-    from advisor.engine.validation import validation_report
+    from advisor.engine.tools.validation import validation_report
 
     report = validation_report()
     html = client.get("/accuracy/").content.decode()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 from advisor.scenarios.engine_calls import validate_inputs
 from frontend import questionnaire as qn
 

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from tests.frontend.conftest import make_scenario
 from tests.frontend.pdfread import pdf_image_count, pdf_text

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from advisor.engine import evaluate_typed
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.reports import charts
 
 DISAGGREGATED = {

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from advisor.engine import evaluate
-from advisor.engine.acceptance import (
+from advisor.engine.calibration.acceptance import (
     ACCEPTANCE_OPS,
     ACCEPTANCE_SIZES,
     acceptance_plan,
     grade,
     plan_markdown,
 )
-from advisor.engine.nccl_tests import parse_text
+from advisor.engine.calibration.nccl_tests import parse_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.engine import evaluate
-from advisor.engine.fabric_fit import FabricFit, FitHardware, TermFit
+from advisor.engine.calibration.fabric_fit import FabricFit, FitHardware, TermFit
 
 SCENARIO = {
     "workload": "training",

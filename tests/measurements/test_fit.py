@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine.collectives import CommDomain
-from advisor.engine.fabric_fit import Calibration, FabricFit, fit_measurement, gpu_id_for_name
-from advisor.engine.nccl_tests import parse_text
+from advisor.engine.calibration.fabric_fit import FabricFit, fit_measurement, gpu_id_for_name
+from advisor.engine.calibration.nccl_tests import parse_text
+from advisor.engine.input.scenario import Calibration
+from advisor.engine.model.collectives import CommDomain, calibrated_domain
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
@@ -98,13 +99,15 @@ def test_calibration_scales_only_the_terms_it_identified():
         net_bandwidth_scale=0.5, net_latency_delta_s=2e-6, scaleup_bandwidth_scale=1.0
     )
     d = CommDomain(nodes=4, ranks_per_node=8, scaleup_bytes_per_s=300e9, net_bytes_per_s=100e9)
-    out = cal.apply(d)
+    out = calibrated_domain(d, cal)
     assert (out.net_bytes_per_s, out.net_extra_latency_s, out.scaleup_bytes_per_s) == (
         50e9,
         2e-6,
         300e9,
     )
-    single = cal.apply(CommDomain(nodes=1, ranks_per_node=8, scaleup_bytes_per_s=300e9))
+    single = calibrated_domain(
+        CommDomain(nodes=1, ranks_per_node=8, scaleup_bytes_per_s=300e9), cal
+    )
     assert single.net_extra_latency_s == 0.0
     assert Calibration.from_dict(cal.to_dict()) == cal
 
@@ -113,9 +116,9 @@ def _synthetic(net_bytes_per_s: float, extra_latency_s: float, nodes: int = 4):
     """nccl-tests rows the engine's own model predicts for a known fabric (H100, 8 per server)."""
     from dataclasses import replace
 
-    from advisor.engine.catalog import default_catalog
-    from advisor.engine.collectives import busbw_factor, collective_time_s, make_domain
-    from advisor.engine.nccl_tests import ParsedText, Row, Run
+    from advisor.engine.calibration.nccl_tests import ParsedText, Row, Run
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.model.collectives import busbw_factor, collective_time_s, make_domain
 
     gpu = default_catalog().gpu("h100-sxm")
     assert gpu is not None
@@ -195,7 +198,7 @@ _row = st.tuples(
 )
 def test_any_parsed_run_fits_to_finite_json(op, nodes, gpn, rows, gpu):
     from advisor.engine import json_safe
-    from advisor.engine.nccl_tests import ParsedText, Row, Run
+    from advisor.engine.calibration.nccl_tests import ParsedText, Row, Run
 
     run = Run(
         op=op,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.nccl_tests import NcclParseError, parse_text
+from advisor.engine.calibration.nccl_tests import NcclParseError, parse_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 from advisor.hardware.models import CatalogVersion, HardwareItem, ItemKind
 from advisor.hardware.services import (
     catalog_publish,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 from advisor.hardware.models import HardwareItem, ItemKind
 from advisor.hardware.services import catalog_publish, hardware_sync_builtin
 from advisor.scenarios.engine_calls import InvalidScenario

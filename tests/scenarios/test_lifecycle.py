@@ -18,7 +18,7 @@ from django.db import OperationalError
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from advisor.engine.result import EngineResult
+from advisor.engine.result.records import EngineResult
 from advisor.scenarios import services
 from advisor.scenarios.claims import WorkInterrupted
 from advisor.scenarios.engine_calls import InvalidScenario

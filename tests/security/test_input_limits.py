@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from rest_framework import serializers
 
-from advisor.engine import limits
-from advisor.engine.catalog import default_catalog
 from advisor.engine.errors import ScenarioError
-from advisor.engine.limits import LIMITS, limit_errors
-from advisor.engine.scenario import parse_scenario
+from advisor.engine.facts import limits
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.limits import LIMITS, limit_errors
+from advisor.engine.input.scenario import parse_scenario
 from advisor.scenarios.models import RunStatus, ScenarioRun
 from advisor.scenarios.services import scenario_submit
 from advisor.scenarios.timelimit import Deadline, EvaluationTimeout, wall_time_limit
@@ -103,7 +103,7 @@ def test_the_reported_values_are_refused_naming_the_field(path: str, value: Any)
 
 def test_the_limits_run_before_any_other_work(monkeypatch: pytest.MonkeyPatch) -> None:
     """A value out of range never reaches the parsers of its section, nor the planner."""
-    import advisor.engine.scenario as scenario_module
+    import advisor.engine.input.scenario as scenario_module
 
     def must_not_run(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("parsed an out-of-range value")
@@ -189,12 +189,12 @@ def test_every_number_the_api_documents_has_a_limit() -> None:
 def test_evaluate_answers_400_naming_the_field_without_planning(
     client_a: Caller, monkeypatch: pytest.MonkeyPatch, path: str, value: Any
 ) -> None:
-    import advisor.engine.workload as workload
+    from advisor.engine.model import planner
 
     def must_not_plan(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("planned an out-of-range scenario")
 
-    monkeypatch.setattr(workload, "plan_workload", must_not_plan)
+    monkeypatch.setattr(planner, "plan_workload", must_not_plan)
     response = client_a.http.post(
         "/api/v1/evaluate/", {"inputs": with_value(path, value)}, format="json"
     )

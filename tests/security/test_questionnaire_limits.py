@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from advisor.engine.catalog import default_catalog
+from advisor.engine.facts.catalog import default_catalog
 from advisor.scenarios.models import Scenario
 from frontend import questionnaire as qn
 from frontend.models import QuestionnaireDraft

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.engine.result import Metrics
-from advisor.engine.sweep import SweepPoint
+from advisor.engine.result.records import Metrics
+from advisor.engine.tools.sweep import SweepPoint
 from frontend.sweeps.charts import MS_PER_TOKEN, STEP_TIME, metric_of, sweep_charts
 
 

@@ -14,10 +14,11 @@ from typing import Any
 from django.conf import settings
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.limits import GPUS_MAX
-from advisor.engine.scenario import Scenario as EngineScenario
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.sweep import (
+from advisor.engine.facts.limits import GPUS_MAX
+from advisor.engine.facts.vocabulary import FABRIC_IDS
+from advisor.engine.input.scenario import Scenario as EngineScenario
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.tools.sweep import (
     AXES,
     MAX_NIC_GBPS,
     MAX_NICS_PER_NODE,
@@ -25,7 +26,6 @@ from advisor.engine.sweep import (
     MAX_VALUES_PER_AXIS,
     point_count,
 )
-from advisor.engine.vocabulary import FABRIC_IDS
 from advisor.scenarios.catalog_store import catalog_current
 
 # Axes typed as numbers on the web form (fabrics are ticked).

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from advisor.engine.sweep import SweepPoint
+from advisor.engine.tools.sweep import SweepPoint
 from advisor.scenarios.models import RunStatus, Scenario, Sweep
 from advisor.scenarios.selectors import scenario_get
 

@@ -35,8 +35,8 @@ from django.utils import timezone
 
 from advisor.engine import ENGINE_VERSION
 from advisor.engine.errors import ScenarioError
-from advisor.engine.scenario import parse_scenario
-from advisor.engine.sweep import SweepPoint, evaluate_points, point_count
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.tools.sweep import SweepPoint, evaluate_points, point_count
 from advisor.scenarios.catalog_store import catalog_current, catalog_recorded
 from advisor.scenarios.claims import (
     BROKER_ERRORS,

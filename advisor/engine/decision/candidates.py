@@ -1,0 +1,169 @@
+"""Candidate designs and the search over them.
+
+A candidate is fabric class x compute NIC x links per server x leaf oversubscription x switch
+model.  The rules (docs/MODEL.md "Recommendation", "Platform facts") are the same for the
+recommendation and for the sweep grid (:mod:`advisor.scenarios.sweeps`):
+
+* the NICs are the platform's: its reference NIC, the NICs its vendor publishes, and other
+  catalog NICs as alternatives; a platform with integrated scale-out ports (Gaudi 3) gets
+  those ports only, no added NICs;
+* a NIC faster than the server's PCIe x16 slot cannot run at line rate and is pruned;
+* a switch must have ports and a cage form factor at the NIC's speed, and the catalog must
+  hold a cable or optic joining the two cages (else the design is pruned, saying why);
+* links per server: the platform's reference count (one per GPU on HGX) and fewer
+  (priced alternatives); never more than the reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.engine.decision.bom import NetworkParts, switch_cage
+from advisor.engine.decision.job_facts import Platform
+from advisor.engine.facts.catalog.network import Nic, Switch
+from advisor.engine.facts.vocabulary import ETHERNET, FABRIC_IDS, INFINIBAND, fabric_label
+
+OVERSUBSCRIPTIONS: tuple[float, ...] = (1.0, 2.0, 3.0)
+"""Leaf oversubscription ratios tried (r:1); 1:1 is field practice for compute fabrics."""
+_IB_GEN = {100: "EDR", 200: "HDR", 400: "NDR", 800: "XDR"}
+
+
+def fabric_title(fabric: str, gbps: int) -> str:
+    if fabric == INFINIBAND:
+        return f"InfiniBand {_IB_GEN.get(gbps, f'{gbps}G')}"
+    return f"{fabric_label(fabric)} {gbps}G"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    fabric: str
+    nic: Nic
+    nics_per_node: int
+    """Compute links per server (NIC ports; 24 x 200G on Gaudi 3)."""
+    oversubscription: float
+    switch: Switch
+    adaptive_routing: bool | None
+    in_network_reduction: bool
+
+    @property
+    def nic_gbps(self) -> int:
+        return self.nic.port_gbps
+
+    @property
+    def radix(self) -> int:
+        return self.switch.radix_at(self.nic_gbps) or 0
+
+    @property
+    def design_key(self) -> tuple[str, int, int, float, bool | None, bool, int]:
+        """What the performance model sees; candidates sharing it share one evaluation."""
+        return (
+            self.fabric,
+            self.nic_gbps,
+            self.nics_per_node,
+            self.oversubscription,
+            self.adaptive_routing,
+            self.in_network_reduction,
+            self.radix,
+        )
+
+    def design_dict(self) -> dict[str, Any]:
+        return {
+            "fabric": self.fabric,
+            "nic_gbps": self.nic_gbps,
+            "nics_per_node": self.nics_per_node,
+            "oversubscription": self.oversubscription,
+            "switch_model": self.switch.sku,
+            "nic_sku": self.nic.sku,
+        }
+
+    def label(self) -> str:
+        return (
+            f"{fabric_label(self.fabric)} {self.nics_per_node} x {self.nic_gbps}G "
+            f"{self.nic.sku} ({self.switch.sku}, {self.oversubscription:g}:1)"
+        )
+
+
+def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
+    """NICs that may carry the compute fabric of this platform."""
+    if platform.integrated and platform.reference_nic is not None:
+        return [platform.reference_nic]
+    return [n for n in parts.nics if not n.integrated and n.use in ("compute", "any")]
+
+
+def link_counts(platform: Platform, nic: Nic) -> list[int]:
+    ref = platform.reference_count
+    if nic.integrated:
+        return [ref]
+    counts = {ref, max(1, ref // 2), max(1, ref // 4), 1}
+    return sorted(c for c in counts if c <= ref)
+
+
+def enumerate_candidates(
+    parts: NetworkParts, platform: Platform, *, rdma_only: bool = False
+) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """All candidate designs and the design classes pruned before sizing (with reasons)."""
+    pruned: list[dict[str, Any]] = []
+    slot = platform.slot_gbps
+    nics = compute_nics(parts, platform)
+    too_fast = sorted({n.port_gbps for n in nics if n.port_gbps > slot})
+    if too_fast:
+        pruned.append(
+            {
+                "design": {"nic_gbps": too_fast},
+                "reason": f"{platform.gpu_id} servers have PCIe Gen{platform.pcie_gen} x16 slots "
+                f"carrying about {slot:.0f} Gb/s"
+                + ("" if platform.pcie_known else " (generation assumed: not in the catalog)")
+                + f", too little to run a {'/'.join(str(g) for g in too_fast)}G NIC at line "
+                "rate",
+            }
+        )
+    if platform.integrated:
+        pruned.append(
+            {
+                "design": {"nic_sku": "added NICs"},
+                "reason": f"{platform.gpu_name} scales out through its integrated ports "
+                f"({platform.reference_count} x {platform.reference_gbps}G per server); no "
+                "NICs are added",
+            }
+        )
+    out: list[Candidate] = []
+    no_cage: set[tuple[str, str]] = set()
+    for fabric in FABRIC_IDS:
+        if rdma_only and fabric == ETHERNET:
+            continue
+        for nic in nics:
+            if nic.port_gbps > slot or not nic.serves(fabric):
+                continue
+            if fabric != ETHERNET and not nic.rdma:
+                continue
+            for switch in parts.switches:
+                if switch.role == "management" or not switch.serves(fabric):
+                    continue
+                if not switch.radix_at(nic.port_gbps):
+                    continue
+                try:
+                    switch_cage(switch, nic.port_gbps)
+                except ValueError:
+                    no_cage.add((switch.sku, f"{nic.port_gbps}G"))
+                    continue
+                ar = _adaptive(fabric, nic, switch)
+                inr = fabric == INFINIBAND and switch.in_network_reduction
+                for n in link_counts(platform, nic):
+                    for r in OVERSUBSCRIPTIONS:
+                        out.append(Candidate(fabric, nic, n, r, switch, ar, inr))
+    for sku, speed in sorted(no_cage):
+        pruned.append(
+            {"design": {"switch_model": sku}, "reason": f"no cage form factor listed at {speed}"}
+        )
+    return out, pruned
+
+
+def _adaptive(fabric: str, nic: Nic, switch: Switch) -> bool | None:
+    if fabric == INFINIBAND:
+        return switch.adaptive_routing
+    if fabric == ETHERNET:
+        return None
+    if nic.packet_spraying:
+        return True
+    return bool(switch.adaptive_routing and nic.adaptive_routing)

@@ -1,0 +1,204 @@
+"""What the recommendation needs from the scenario, the workload plan and the catalog.
+
+Typed inputs only: :class:`~advisor.engine.input.scenario.Scenario`,
+:class:`~advisor.engine.model.plans.WorkloadPlan` and
+:class:`~advisor.engine.facts.catalog.Catalog`.
+The GPU's platform facts (host PCIe generation, reference compute NIC and count, integrated
+scale-out ports, storage adapters; docs/MODEL.md "Platform facts") are resolved here once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from advisor.engine.decision.bom import NetworkParts, StorageSpec
+from advisor.engine.decision.cost import CostInputs
+from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.catalog.gpus import GpuSpec
+from advisor.engine.facts.catalog.network import Nic
+from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
+from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.plans import WorkloadPlan
+
+PCIE_X16_GBPS: dict[int, float] = {3: 126.0, 4: 252.0, 5: 504.0, 6: 1008.0}
+"""Usable x16 PCIe bandwidth per direction in Gb/s by generation (PCI-SIG: 8/16/32/64 GT/s
+per lane, 128b/130b encoding; Gen6 FLIT mode).  A NIC faster than its slot cannot run at
+line rate, so such designs are pruned."""
+ASSUMED_PCIE_GEN = 5
+"""Used only when a GPU's platform facts leave ``host_pcie_gen`` unset; the result says so."""
+HOPPER_OR_NEWER: frozenset[str] = frozenset(
+    {"h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20", "b200", "gb200-nvl72"}
+)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """The GPU server's network facts (from the GPU catalog entry)."""
+
+    gpu_id: str
+    gpu_name: str
+    vendor: str
+    pcie_gen: int
+    pcie_known: bool
+    reference_nic: Nic | None
+    reference_count: int
+    reference_fabric: str
+    nic_options: tuple[str, ...]
+    integrated: bool
+    reference_design: str
+    storage: StorageSpec
+
+    @property
+    def slot_gbps(self) -> float:
+        return PCIE_X16_GBPS.get(self.pcie_gen, PCIE_X16_GBPS[ASSUMED_PCIE_GEN])
+
+    @property
+    def reference_gbps(self) -> int:
+        return self.reference_nic.port_gbps if self.reference_nic else 400
+
+    def nic_standing(self, nic: Nic) -> int:
+        """0: the platform's reference NIC; 1: a NIC its vendor publishes; 2: another."""
+        if self.reference_nic is not None and nic.sku == self.reference_nic.sku:
+            return 0
+        if nic.sku in self.nic_options:
+            return 1
+        return 2
+
+
+def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platform:
+    ref: Nic | None = None
+    if gpu.reference_nic_sku:
+        with contextlib.suppress(KeyError):
+            item = parts.find(gpu.reference_nic_sku)
+            if isinstance(item, Nic):
+                ref = item
+    count = gpu.reference_nic_count or gpus_per_node
+    if gpus_per_node != gpu.gpus_per_server and not gpu.integrated_scaleout:
+        # a smaller server than the platform's: keep one NIC per GPU
+        count = max(1, round(count * gpus_per_node / max(1, gpu.gpus_per_server)))
+    fabric = gpu.reference_fabric if gpu.reference_fabric in FABRIC_IDS else INFINIBAND
+    if ref is not None and not ref.serves(fabric):
+        fabric = ROCE
+    return Platform(
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        vendor=gpu.vendor,
+        pcie_gen=gpu.host_pcie_gen or ASSUMED_PCIE_GEN,
+        pcie_known=gpu.host_pcie_gen > 0,
+        reference_nic=ref,
+        reference_count=count,
+        reference_fabric=fabric,
+        nic_options=tuple(gpu.nic_options),
+        integrated=gpu.integrated_scaleout and ref is not None,
+        reference_design=gpu.reference_design
+        or f"one {ref.port_gbps if ref else 400}G NIC per GPU, rail-optimized, non-blocking "
+        "(HGX practice; no published design recorded for this GPU)",
+        storage=StorageSpec.for_gpu(gpu),
+    )
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """What the recommendation needs from the scenario and the workload plan."""
+
+    workload: str
+    gpus: int
+    nodes: int
+    gpus_per_node: int
+    needs_compute_fabric: bool
+    why_no_fabric: str
+    total_tokens: float
+    target_ms_per_token: float | None
+    costs: CostInputs
+    utilization: float
+    allow_oversubscription: bool
+    network_budget_usd: float | None
+    team_skills: str
+    prefer: str
+    gpu_id: str
+    params: float
+    weight_bytes_per_param: float
+    platform: Platform
+    kv_only: bool = False
+    """Disaggregated serving whose prefill and decode instances each fit one NVLink domain:
+    only the KV cache crosses the network (once per request), not every generated token."""
+
+    @property
+    def inference(self) -> bool:
+        return self.workload == "inference"
+
+    @property
+    def perf_key(self) -> str:
+        return "ms_per_token" if self.inference else "step_time_s"
+
+    @property
+    def large_modern_training(self) -> bool:
+        """Training on 32 or more Hopper/Blackwell servers (the audit's field-practice rule)."""
+        return not self.inference and self.nodes >= 32 and self.gpu_id in HOPPER_OR_NEWER
+
+
+def job_facts(
+    scenario: Scenario, workload: WorkloadPlan, catalog: Catalog, parts: NetworkParts
+) -> JobFacts:
+    nodes = workload.nodes
+    needs = workload.needs_compute_fabric and nodes > 1
+    why = ""
+    if not needs:
+        plan = workload.plan
+        replica = plan.tp * plan.pp * max(1, plan.ep)
+        if nodes <= 1:
+            why = f"the job runs inside one server ({scenario.gpus} GPUs over NVLink/PCIe)"
+        elif scenario.workload == "inference":
+            why = (
+                f"each inference replica fits one server or NVLink domain ({replica} of "
+                f"{workload.domain_gpus} GPUs), so the {nodes} servers serve requests independently"
+            )
+        elif scenario.gpus <= workload.domain_gpus:
+            why = f"all {scenario.gpus} GPUs share one NVLink domain of {workload.domain_gpus} GPUs"
+        else:
+            why = "no traffic of the job crosses servers"
+    constraints = scenario.constraints
+    costs = CostInputs(
+        gpu_pricing=constraints.gpu_pricing,
+        gpu_hour_usd=constraints.gpu_hour_usd,
+        electricity_usd_per_kwh=constraints.electricity_usd_per_kwh,
+        pue=constraints.pue,
+        amortization_years=constraints.amortization_years,
+        gpu_price_usd=scenario.gpu.price_usd,
+        gpu_power_w=scenario.gpu.power_w,
+    )
+    target = scenario.inference.target_ms_per_token if scenario.inference is not None else None
+    bytes_per_param = 1.0 if scenario.precision == "fp8" else 2.0
+    return JobFacts(
+        workload=scenario.workload,
+        gpus=scenario.gpus,
+        nodes=nodes,
+        gpus_per_node=scenario.gpus_per_node,
+        needs_compute_fabric=needs,
+        why_no_fabric=why,
+        total_tokens=scenario.training.total_tokens if scenario.training is not None else 0.0,
+        target_ms_per_token=float(target) if target else None,
+        costs=costs,
+        utilization=float(getattr(constraints, "utilization", 0.8)),
+        allow_oversubscription=bool(getattr(constraints, "allow_oversubscription", False)),
+        network_budget_usd=constraints.network_budget_usd,
+        team_skills=constraints.team_skills,
+        prefer=constraints.prefer,
+        gpu_id=scenario.gpu.id,
+        params=scenario.model.params,
+        weight_bytes_per_param=bytes_per_param,
+        platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
+        kv_only=_kv_only(workload),
+    )
+
+
+def _kv_only(workload: WorkloadPlan) -> bool:
+    """True when only the KV cache crosses servers (disaggregated, instances inside a domain)."""
+    serving_plan = workload.inference.serving if workload.inference is not None else None
+    if serving_plan is None:
+        return False
+    return all(
+        pool.gpus_per_instance <= workload.domain_gpus
+        for pool in (serving_plan.prefill, serving_plan.decode)
+    )

@@ -1,0 +1,405 @@
+"""Field practice as explicit policy, hard constraints, and the choice with ties.
+
+Policy (docs/MODEL.md "Field practice", which lists the published designs and figures behind it):
+
+1. A job whose GPUs talk across servers (multi-server training, a model split across
+   servers for inference) gets RDMA (RoCE v2 or InfiniBand): NCCL over TCP sockets reaches
+   40-60 % of wire speed (NVIDIA/nccl #209, #450) and a split model pays tens of microseconds
+   per message on every token.  TCP designs stay in ``options``, ruled out with that reason.
+2. Training and split-model compute fabrics are built as the published designs build them
+   (DGX SuperPOD, Spectrum-X RA, Azure ND H100 v5, Meta SIGCOMM'24, Alibaba HPN, ByteDance
+   MegaScale): non-blocking (1:1) leaves, rail-optimized, one NIC per GPU at the platform's
+   reference speed (its own reference NIC first), at least two spines.  A design that departs
+   (oversubscribed leaves, fewer or slower NICs, another vendor's NIC) is a priced
+   alternative with its risks written out, recommended only when the customer asks for it
+   (``prefer: cost`` with ``allow_oversubscription: true``) or when no field-practice design
+   meets the hard constraints (the budget); the headline then says so.
+3. Ties are ties: designs within ``TIE_BAND`` (+-5 %, the model's uncertainty until the
+   engine publishes its bands) in performance whose life costs are within 5 % too, or
+   whose costs that do not follow from performance (capex, power, operations) differ by
+   less than 5 % of the life cost (their wasted-GPU-time difference is inside the
+   performance uncertainty), are tied; designs of different fabric classes are tied too
+   when their life costs differ by less than that band plus the +-20 % price uncertainty
+   of the larger capex (different vendors' price lists).  At a tied life cost a design
+   faster beyond the band is better, not tied.  Ties break by a fixed order: field
+   practice, team skills, vendor match (the platform's reference NIC, fabric and switch
+   vendor), network capex, then life cost.  So the fabric class does not flip between
+   neighbouring sizes on cost noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from advisor.engine.decision.cost import PRICE_UNCERTAINTY
+from advisor.engine.decision.job_facts import JobFacts
+from advisor.engine.decision.pricing import SKILL_GAP, Scored
+from advisor.engine.decision.util import num, usd
+from advisor.engine.facts.catalog.network import ETHERNET
+
+SINGLE_SWITCH_MAX_SERVERS = 8
+"""Largest compute fabric published on one switch at the platform's full speed (DGX BasePOD:
+one QM9700 for up to 8 DGX nodes at NDR400; larger published designs are leaf-spine SUs)."""
+TIE_BAND = 0.05
+"""Relative difference below which life cost or performance count as equal."""
+
+RISKS: dict[str, str] = {
+    "oversubscribed": "an oversubscribed leaf slows every collective that crosses leaves by up "
+    "to its ratio when uplinks are busy; it fragments placement (a job runs at full speed "
+    "only inside one leaf group), lets jobs contend for the same uplinks, concentrates ECMP "
+    "hash collisions on fewer links, and a failed spine removes a larger share of the "
+    "bisection",
+    "fewer_nics": "GPUs share NICs, so the NIC becomes the bottleneck of all-reduce and "
+    "all-to-all (multi-node bus bandwidth ~ min(NVLink, NICs x NIC speed), aliyun/SimAI); "
+    "the next, larger model or an MoE job pays it in full",
+    "nic_speed": "a NIC below the platform's reference speed caps every collective that "
+    "leaves the server at that speed",
+    "nic_vendor": "a NIC the platform vendor does not ship: driver, firmware and support "
+    "qualification fall on the customer",
+    "single_switch": "one switch carries every server's traffic: its failure stops the whole "
+    "cluster, and one more server means rebuilding the fabric as a leaf-spine",
+}
+
+
+def departures(facts: JobFacts, sc: Scored) -> list[str]:
+    """Codes of the ways a compute-fabric design departs from field practice."""
+    p = facts.platform
+    c = sc.cand
+    out: list[str] = []
+    if sc.topo.tiers > 1 and c.oversubscription > 1.0:
+        out.append("oversubscribed")
+    if sc.topo.tiers == 1 and facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
+        out.append("single_switch")
+    if c.nics_per_node < p.reference_count:
+        out.append("fewer_nics")
+    if c.nic_gbps < p.reference_gbps:
+        out.append("nic_speed")
+    if p.reference_nic is not None and p.nic_standing(c.nic) == 2:
+        out.append("nic_vendor")
+    return out
+
+
+def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
+    p = facts.platform
+    c = sc.cand
+    if code == "oversubscribed":
+        return f"{c.oversubscription:g}:1 oversubscribed leaves instead of non-blocking"
+    if code == "fewer_nics":
+        return (
+            f"{c.nics_per_node} compute NIC port{'s' if c.nics_per_node > 1 else ''} per server "
+            f"instead of {p.reference_count}"
+        )
+    if code == "nic_speed":
+        return f"{c.nic_gbps}G NICs instead of the platform's {p.reference_gbps}G"
+    if code == "single_switch":
+        return f"one switch for {facts.nodes} servers instead of a leaf-spine"
+    if code == "nic_vendor":
+        ref = p.reference_nic.description if p.reference_nic else "its reference NIC"
+        return f"{c.nic.description} instead of the platform's {ref}"
+    return code
+
+
+def check_constraints(
+    facts: JobFacts, scored: list[Scored], target_ttft_ms: float | None
+) -> list[str]:
+    """Mark hard-constraint violations and departures; return notes for unmeetable targets.
+
+    A latency target that no design reaches (the GPUs' own time is above it) cannot tell
+    networks apart, so it is reported instead of ruling everything out.  The p95
+    time-to-first-token target rules a design out only beyond the model's uncertainty
+    (``TIE_BAND``): TTFT is dominated by prefill and queueing at the operating point, and a
+    few percent either side of it does not separate networks.
+    """
+    notes: list[str] = []
+    budget = facts.network_budget_usd
+    target = facts.target_ms_per_token
+    latency_applies = facts.inference and target is not None
+    rdma = [sc for sc in scored if sc.cand.fabric != ETHERNET]
+    if latency_applies and target is not None and all(sc.perf > target for sc in scored):
+        fastest = min(scored, key=lambda sc: sc.perf)
+        compute_ms = num(fastest.metrics.get("compute_ms_per_token"))
+        notes.append(
+            f"No network design reaches the {target:g} ms per token target: the fastest "
+            f"decodes at {fastest.perf:.1f} ms, of which {compute_ms:.1f} ms is GPU compute "
+            "and memory time, so the target needs more or faster GPUs per replica rather "
+            "than a faster network."
+        )
+        latency_applies = False
+    ttft_applies = facts.inference and target_ttft_ms is not None
+    ttfts = [num(sc.metrics.get("ttft_ms_p95"), math.nan) for sc in scored]
+    if ttft_applies and not any(math.isfinite(t) for t in ttfts):
+        ttft_applies = False
+    if ttft_applies and target_ttft_ms is not None:
+        finite = [t for t in ttfts if math.isfinite(t)]
+        if finite and min(finite) > target_ttft_ms * (1.0 + TIE_BAND):
+            notes.append(
+                f"No network design reaches the {target_ttft_ms:g} ms p95 time-to-first-token "
+                f"target (the best is {min(finite):,.0f} ms): prefill compute and queueing "
+                "dominate, so it needs more GPUs rather than a faster network."
+            )
+            ttft_applies = False
+    for sc in scored:
+        sc.departures = departures(facts, sc)
+        if not math.isfinite(sc.perf):
+            sc.violations.append("the performance model found no valid timing for it")
+        if facts.needs_compute_fabric and sc.cand.fabric == ETHERNET and rdma:
+            sc.violations.append(
+                "disaggregated serving moves every request's KV cache between servers: TCP "
+                "reaches a fraction of wire speed and adds tens of microseconds per message"
+                if facts.inference and facts.kv_only
+                else "a model split across servers needs RDMA: every token crosses the network "
+                "and TCP adds tens of microseconds per message"
+                if facts.inference
+                else "multi-server training needs RDMA: NCCL over TCP sockets reaches only "
+                "40-60 % of wire speed (NVIDIA/nccl #209, #450)"
+            )
+        if latency_applies and target is not None and sc.perf > target:
+            sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
+        ttft = num(sc.metrics.get("ttft_ms_p95"), math.nan)
+        if (
+            ttft_applies
+            and target_ttft_ms is not None
+            and math.isfinite(ttft)
+            and ttft > target_ttft_ms * (1.0 + TIE_BAND)
+        ):
+            sc.violations.append(
+                f"{ttft:,.0f} ms p95 time to first token misses the {target_ttft_ms:g} ms target"
+            )
+        if budget is not None and sc.capex_usd > budget:
+            sc.violations.append(
+                f"its network costs {usd(sc.capex_usd)}, over the {usd(budget)} budget"
+            )
+    return notes
+
+
+def only_budget(sc: Scored) -> bool:
+    return bool(sc.violations) and all("budget" in v for v in sc.violations)
+
+
+@dataclass
+class Choice:
+    best: Scored
+    mode: str
+    """field_practice | cost_preference | constraints_forced | over_budget | fallback"""
+    tied: list[Scored] = field(default_factory=list)
+    """Designs tied with the pick (other than it)."""
+
+
+def skills_gap(facts: JobFacts, fabric: str) -> float:
+    """How far the fabric is from the team's skills: its risk premium (0 when it runs it);
+    an Ethernet team is nearer RoCE (Ethernet + RDMA tuning) than InfiniBand."""
+    one_time, risk = SKILL_GAP.get(facts.team_skills, SKILL_GAP["both"]).get(fabric, (0.0, 0.0))
+    return risk + (1e-9 if one_time > 0 else 0.0)
+
+
+def vendor_key(facts: JobFacts, sc: Scored) -> tuple[int, int, int]:
+    """Vendor match, best first, as a tuple that does not depend on the cluster's size.
+
+    1. the platform's reference fabric class, where the platform's vendor makes the
+       reference NIC (NVIDIA servers: the DGX / Spectrum-X design; MI325X: AMD Pollara on
+       Ethernet; Gaudi 3: its integrated RoCE ports).  Where the reference NIC comes from
+       another vendor (MI300X: ConnectX-7, used on InfiniBand by Azure and on RoCE by other
+       clouds; AMD publishes Ethernet NICs too), the platform does not fix the class;
+    2. the NIC: the platform's reference (0), a NIC its vendor publishes (1), another (2);
+    3. the switch: of the NIC's or the platform's vendor (0), another (1).
+    """
+    p = facts.platform
+    c = sc.cand
+    own = p.reference_nic is not None and p.reference_nic.vendor == p.vendor
+    return (
+        1 if own and c.fabric != p.reference_fabric else 0,
+        p.nic_standing(c.nic),
+        1 if c.switch.vendor not in (c.nic.vendor, p.vendor) else 0,
+    )
+
+
+def vendor_score(facts: JobFacts, sc: Scored) -> int:
+    """:func:`vendor_key` as one number with the same order (lower matches better)."""
+    fabric, nic, switch = vendor_key(facts, sc)
+    return fabric * 6 + nic * 2 + switch
+
+
+LEAF_SPINE_PORTS = 3
+"""Switch ports a non-blocking two-tier fabric spends per endpoint (leaf down, leaf up, spine
+down); at r:1 oversubscription 1 + 2/r."""
+
+
+def unit_cost_per_server(sc: Scored) -> float:
+    """The design family's network price per server, independent of the cluster's size:
+    its compute links x (the NIC's price per link + the switch's price per port x the ports a
+    two-tier leaf/spine spends per endpoint).  Optics and cables are left out (every family
+    at one speed needs the same two links per endpoint in a two-tier fabric)."""
+    c = sc.cand
+    per_link_nic = c.nic.unit_price_usd / max(1, c.nic.links)
+    per_port = c.switch.unit_price_usd / max(1, c.radix)
+    ports = 1.0 + 2.0 / max(1.0, c.oversubscription)
+    return c.nics_per_node * (per_link_nic + per_port * ports)
+
+
+TIE_BREAK_ORDER: tuple[str, ...] = (
+    "field practice",
+    "team skills",
+    "vendor match",
+    "unit cost per server",
+    "switch radix",
+    "network capex",
+    "life cost",
+)
+"""The documented tie-break order (docs/MODEL.md 14.5); the first five keys do not depend on
+the cluster's size."""
+
+
+def tie_key(
+    facts: JobFacts, sc: Scored
+) -> tuple[int, float, tuple[int, int, int], float, int, float, float]:
+    """Documented tie-break order (:data:`TIE_BREAK_ORDER`): field practice, team skills,
+    vendor match, the family's unit cost per server, the switch's radix (higher first: it
+    grows further in fewer tiers), then network capex and life cost at this size.
+
+    The keys before network capex do not depend on the cluster's size, so among tied
+    designs the same family wins at every size: the fabric class changes only where the
+    designs stop being tied (one is faster or cheaper beyond the bands), not where two
+    families' capex lines cross at their tier boundaries (capex first flipped 14 of the
+    audit's training ladders).
+    """
+    return (
+        len(sc.departures),
+        skills_gap(facts, sc.cand.fabric),
+        vendor_key(facts, sc),
+        round(unit_cost_per_server(sc), 2),
+        -sc.cand.radix,
+        round(sc.capex_usd, 2),
+        sc.decision_usd,
+    )
+
+
+def tied(a: Scored, b: Scored) -> bool:
+    """Performance within the tie band and costs within the cost bands (:func:`cost_tied`).
+
+    The GPU time a design wastes comes from its performance, so once two designs' step times
+    are within the model's uncertainty their wasted-GPU-time difference is within it too and
+    is not counted again.
+    """
+    return perf_tied(a, b) and cost_tied(a, b)
+
+
+def perf_tied(a: Scored, b: Scored) -> bool:
+    """Performance equal within the model's uncertainty.
+
+    Designs of one fabric class share every efficiency constant of the performance model
+    and differ only in structure (NICs, oversubscription, tiers), so the +-``TIE_BAND``
+    applies to their difference.  Designs of different classes rest on separately
+    calibrated constants (RoCE vs InfiniBand bus bandwidth, in-network reduction, congestion
+    control), each good to +-``TIE_BAND``: their estimates are equal while the two
+    intervals overlap (|a - b| <= band x (a + b)).  Published measurements find tuned RoCE
+    and InfiniBand equal (Meta SIGCOMM'24; the H20 RoCE vs InfiniBand test, 0.5 %)."""
+    if a.cand.fabric == b.cand.fabric:
+        return _within(a.perf, b.perf)
+    x, y = a.perf, b.perf
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return x == y
+    return abs(x - y) <= TIE_BAND * (abs(x) + abs(y))
+
+
+def tie_phrase(a: Scored, b: Scored) -> str:
+    """The bands that make ``a`` and ``b`` tied, in words."""
+    perf = f"+-{TIE_BAND * 100:.0f}% performance" + (
+        " each" if a.cand.fabric != b.cand.fabric else ""
+    )
+    prices = f", +-{PRICE_UNCERTAINTY * 100:.0f}% prices" if price_lists_differ(a, b) else ""
+    return f"within the model's uncertainty ({perf}{prices})"
+
+
+TIE_RULE = (
+    "designs are tied when their performance is within +-5 % (designs of different fabric "
+    "classes: while their +-5 % intervals overlap) and their life costs within 5 %, plus "
+    "+-20 % of the larger capex when their bills price different NIC or switch models; at "
+    "a tied life cost a design faster beyond that wins; ties break by field practice, team "
+    "skills, vendor match, unit cost per server, switch radix, network capex, then life "
+    "cost (docs/MODEL.md 14.5)"
+)
+"""The tie rule in one sentence (result assumptions)."""
+
+
+def price_lists_differ(a: Scored, b: Scored) -> bool:
+    """The two designs' bills price different NIC or switch models (separate estimates)."""
+    return a.cand.nic.sku != b.cand.nic.sku or a.cand.switch.sku != b.cand.switch.sku
+
+
+def cost_band(a: Scored, b: Scored) -> float:
+    """How far apart two designs' life costs may be and still be equal: ``TIE_BAND`` of the
+    larger life cost, plus ``PRICE_UNCERTAINTY`` of the larger capex when their bills price
+    different NIC or switch models (each catalog price is an estimate good to +-20 %; two
+    designs built from the same models differ only in quantities, which are exact)."""
+    scale = max(abs(a.decision_usd), abs(b.decision_usd), 1e-12)
+    band = TIE_BAND * scale
+    if price_lists_differ(a, b):
+        band += PRICE_UNCERTAINTY * max(a.capex_usd, b.capex_usd)
+    return band
+
+
+def cost_tied(a: Scored, b: Scored) -> bool:
+    """The cost half of :func:`tied`, symmetric in ``a`` and ``b``: the life costs, or the
+    costs that do not follow from performance (network capex, power, operations), differ by
+    less than :func:`cost_band`."""
+    band = cost_band(a, b)
+    if abs(a.decision_usd - b.decision_usd) <= band:
+        return True
+    fixed_a = a.decision_usd - a.life.gpu_time_wasted_usd
+    fixed_b = b.decision_usd - b.life.gpu_time_wasted_usd
+    return abs(fixed_a - fixed_b) <= band
+
+
+def _within(x: float, y: float) -> bool:
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return x == y
+    return abs(x - y) <= TIE_BAND * max(abs(x), abs(y), 1e-12)
+
+
+def fastest_group(pool: list[Scored]) -> list[Scored]:
+    """The designs performance-tied with the fastest of ``pool`` and with the fastest of their
+    own fabric class (a design tied with another class's fastest through the two classes'
+    overlapping intervals, but slower beyond the band than a design of its own class, is
+    not tied: that design of its class is better)."""
+    fastest = min(pool, key=lambda sc: (sc.perf, sc.decision_usd))
+    by_class: dict[str, Scored] = {}
+    for sc in pool:
+        top = by_class.get(sc.cand.fabric)
+        if top is None or sc.perf < top.perf:
+            by_class[sc.cand.fabric] = sc
+    return [sc for sc in pool if perf_tied(sc, fastest) and perf_tied(sc, by_class[sc.cand.fabric])]
+
+
+def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
+    feasible = [sc for sc in scored if sc.feasible]
+    practice = [sc for sc in feasible if sc.field_practice]
+    if facts.prefer == "cost" and facts.allow_oversubscription and feasible:
+        pool, mode = feasible, "cost_preference"
+    elif practice:
+        pool, mode = practice, "field_practice"
+    elif feasible:
+        pool, mode = feasible, "constraints_forced"
+    else:
+        needs = [sc for sc in scored if only_budget(sc)]
+        # what the job needs: RDMA and its targets, built as the published designs build it
+        needs = [sc for sc in needs if sc.field_practice] or needs
+        if needs and facts.network_budget_usd is not None:
+            least = min(sc.capex_usd for sc in needs)
+            band = [sc for sc in needs if sc.capex_usd <= least * (1 + 1e-9)]
+            best = min(band, key=lambda sc: tie_key(facts, sc))
+            return Choice(best, "over_budget")
+        fewest = min(len(sc.violations) for sc in scored)
+        pool = [sc for sc in scored if len(sc.violations) == fewest]
+        best = min(pool, key=lambda sc: (sc.capex_usd, tie_key(facts, sc)))
+        return Choice(best, "fallback")
+    if facts.prefer == "performance":
+        band = fastest_group(pool)
+    else:
+        # the least life cost, and every design whose life cost ties with it; among those
+        # the fastest group (a design faster beyond the uncertainty at a tied cost is better,
+        # not tied), then the tie-break order
+        anchor = min(pool, key=lambda sc: (sc.decision_usd, sc.perf))
+        band = fastest_group([sc for sc in pool if sc is anchor or cost_tied(sc, anchor)])
+    best = min(band, key=lambda sc: tie_key(facts, sc))
+    return Choice(best, mode, [sc for sc in band if sc is not best])

@@ -1,0 +1,223 @@
+"""Pricing of one design: its life-cycle decision cost and the job's share.
+
+The network is bought for the cluster's amortization life and all the work that will run on
+it, so designs are ranked by their **life cost** (docs/MODEL.md "Decision cost"):
+
+    life = network capex
+         + network power over the life (W x PUE x $/kWh x years x 8766 h)
+         + GPU time the network wastes over the life
+           (GPUs x GPU-hour x years x 8766 h x utilization x gpu_idle_fraction)
+         + operations (team ramp-up + risk premium over the first months)
+
+The job's share (its run, or a month of serving) stays as a secondary, labelled figure:
+:class:`advisor.engine.decision.cost.WorkCost`, whose keys the result has always carried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.engine.decision.candidates import Candidate
+from advisor.engine.decision.cost import (
+    HOURS_PER_YEAR,
+    SERVING_DAYS,
+    WorkCost,
+    gpu_hour_cost_usd,
+    serving_work,
+    training_work,
+    work_cost,
+)
+from advisor.engine.decision.job_facts import JobFacts
+from advisor.engine.decision.util import num
+from advisor.engine.facts.catalog.network import ETHERNET, INFINIBAND, ROCE
+from advisor.engine.model.topology import TopologySize
+
+SKILL_GAP: dict[str, dict[str, tuple[float, float]]] = {
+    # team_skills -> fabric -> (one-time ramp-up USD, risk as a fraction of GPU cost)
+    "both": {ETHERNET: (0.0, 0.0), ROCE: (0.0, 0.0), INFINIBAND: (0.0, 0.0)},
+    "ethernet": {ETHERNET: (0.0, 0.0), ROCE: (50_000.0, 0.03), INFINIBAND: (150_000.0, 0.10)},
+    "infiniband": {ETHERNET: (0.0, 0.0), ROCE: (50_000.0, 0.04), INFINIBAND: (0.0, 0.0)},
+    "none": {ETHERNET: (0.0, 0.0), ROCE: (100_000.0, 0.06), INFINIBAND: (100_000.0, 0.05)},
+}
+"""Operational cost of a fabric the team does not run today: training/professional services
+(one-time) plus a risk premium, the expected GPU time lost to misconfiguration while the
+team learns (lossless Ethernet tuning for RoCE: PFC/ECN/DCQCN; subnet manager, UFM and a new
+vendor ecosystem for InfiniBand).  Engineering estimates, informed by Meta SIGCOMM'24
+(months of RoCE tuning) and the skills each fabric class asks for (RoCE: Ethernet plus
+RDMA/lossless tuning; InfiniBand: a specialised skill set and a narrower vendor ecosystem)."""
+RAMP_UP_MONTHS = 12.0
+"""The risk premium applies to the GPU time of the first year (the learning period)."""
+
+
+@dataclass(frozen=True)
+class LifeCost:
+    """The network's cost over the cluster's amortization life (the decision cost)."""
+
+    years: float
+    utilization: float
+    network_capex_usd: float
+    network_power_usd: float
+    gpu_time_wasted_usd: float
+    gpu_hours_wasted: float
+    operations_one_time_usd: float
+    operations_risk_usd: float
+
+    @property
+    def operations_usd(self) -> float:
+        return self.operations_one_time_usd + self.operations_risk_usd
+
+    @property
+    def total_usd(self) -> float:
+        return (
+            self.network_capex_usd
+            + self.network_power_usd
+            + self.gpu_time_wasted_usd
+            + self.operations_usd
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "years": self.years,
+            "utilization": self.utilization,
+            "network_capex_usd": round(self.network_capex_usd, 2),
+            "network_power_usd": round(self.network_power_usd, 2),
+            "gpu_time_wasted_usd": round(self.gpu_time_wasted_usd, 2),
+            "gpu_hours_wasted": round(self.gpu_hours_wasted, 2),
+            "operations_usd": round(self.operations_usd, 2),
+            "total_usd": round(self.total_usd, 2),
+        }
+
+
+@dataclass
+class Scored:
+    cand: Candidate
+    topo: TopologySize
+    metrics: dict[str, Any]
+    perf: float
+    capex_usd: float
+    power_w: float
+    cost: WorkCost
+    life: LifeCost
+    violations: list[str] = field(default_factory=list)
+    departures: list[str] = field(default_factory=list)
+    """Ways the design departs from field practice (empty: it is field practice)."""
+
+    @property
+    def feasible(self) -> bool:
+        return not self.violations
+
+    @property
+    def decision_usd(self) -> float:
+        return self.life.total_usd
+
+    @property
+    def ops_usd(self) -> float:
+        return self.life.operations_usd
+
+    @property
+    def field_practice(self) -> bool:
+        return not self.departures
+
+
+def life_hours(facts: JobFacts) -> float:
+    return max(facts.costs.amortization_years, 1e-9) * HOURS_PER_YEAR
+
+
+def life_cost(
+    facts: JobFacts, fabric: str, metrics: Mapping[str, Any], capex_usd: float, power_w: float
+) -> LifeCost:
+    c = facts.costs
+    hours = life_hours(facts)
+    rate = gpu_hour_cost_usd(c)
+    idle = min(1.0, max(0.0, num(metrics.get("gpu_idle_fraction"))))
+    busy_gpu_hours = facts.gpus * hours * facts.utilization
+    one_time, risk = SKILL_GAP.get(facts.team_skills, SKILL_GAP["both"]).get(fabric, (0.0, 0.0))
+    ramp_hours = min(hours, RAMP_UP_MONTHS / 12.0 * HOURS_PER_YEAR)
+    return LifeCost(
+        years=c.amortization_years,
+        utilization=facts.utilization,
+        network_capex_usd=capex_usd,
+        network_power_usd=power_w / 1000.0 * c.pue * c.electricity_usd_per_kwh * hours,
+        gpu_time_wasted_usd=busy_gpu_hours * idle * rate,
+        gpu_hours_wasted=busy_gpu_hours * idle,
+        operations_one_time_usd=one_time,
+        operations_risk_usd=risk * facts.gpus * ramp_hours * facts.utilization * rate,
+    )
+
+
+def work_hours(facts: JobFacts, metrics: Mapping[str, Any]) -> float:
+    if facts.inference:
+        return SERVING_DAYS * 24.0
+    return num(metrics.get("run_time_s")) / 3600.0
+
+
+def work_label(facts: JobFacts) -> str:
+    return serving_work() if facts.inference else training_work(facts.total_tokens)
+
+
+def job_cost(
+    facts: JobFacts, fabric: str, metrics: Mapping[str, Any], capex_usd: float, power_w: float
+) -> WorkCost:
+    """The job's share: its time share of capex, its power, its GPU time and operations."""
+    hours = work_hours(facts, metrics)
+    rate = gpu_hour_cost_usd(facts.costs)
+    gpu_cost = facts.gpus * hours * rate
+    one_time, risk = SKILL_GAP.get(facts.team_skills, SKILL_GAP["both"]).get(fabric, (0.0, 0.0))
+    share = min(1.0, hours / life_hours(facts))
+    return work_cost(
+        facts.costs,
+        gpus=facts.gpus,
+        work_hours=hours,
+        idle_fraction=num(metrics.get("gpu_idle_fraction")),
+        network_capex_usd=capex_usd,
+        network_power_w=power_w,
+        work=work_label(facts),
+        operations_usd=one_time * share + risk * gpu_cost,
+    )
+
+
+def price(
+    facts: JobFacts,
+    cand: Candidate,
+    topo: TopologySize,
+    metrics: dict[str, Any],
+    capex_usd: float,
+    power_w: float,
+) -> Scored:
+    perf = num(metrics.get(facts.perf_key), float("inf"))
+    return Scored(
+        cand=cand,
+        topo=topo,
+        metrics=metrics,
+        perf=perf,
+        capex_usd=capex_usd,
+        power_w=power_w,
+        cost=job_cost(facts, cand.fabric, metrics, capex_usd, power_w),
+        life=life_cost(facts, cand.fabric, metrics, capex_usd, power_w),
+    )
+
+
+def cost_dict(facts: JobFacts, sc: Scored) -> dict[str, Any]:
+    """Result ``cost``: the job-share keys (kept for compatibility), ``life`` (the decision
+    cost, over the amortization life) and ``job_share`` (the same job figures, labelled)."""
+    job = sc.cost.to_dict()
+    capex = sc.capex_usd
+    share_pct = 100.0 * sc.cost.network_capex_share_usd / capex if capex > 0 else 0.0
+    job_share = {
+        **{k: v for k, v in job.items() if k != "total_cost_usd"},
+        "total_usd": job["total_cost_usd"],
+        "note": (
+            f"The {sc.cost.work} carries {share_pct:.1f}% of the network capex "
+            f"({sc.cost.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
+            "so its total can be smaller than the network's price."
+        ),
+    }
+    return {
+        **job,
+        "decision_cost_usd": round(sc.life.total_usd, 2),
+        "decision_basis": "life",
+        "life": sc.life.to_dict(),
+        "job_share": job_share,
+    }

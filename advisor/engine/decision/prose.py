@@ -1,0 +1,540 @@
+"""Everything the recommendation says in words: headline, rationale, reference-design line,
+``why_not`` of every option, break-even statements and the uncertainty ranges.
+
+Rules: a sentence never contradicts the pick, never compares a number with itself
+(figures that print the same are called the same), and a break-even is quoted only when it
+lies outside the price (+-20 %) and performance (+-5 %) uncertainty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.engine.decision.candidates import fabric_title
+from advisor.engine.decision.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
+from advisor.engine.decision.job_facts import JobFacts
+from advisor.engine.decision.policy import (
+    RISKS,
+    Choice,
+    departure_phrase,
+    skills_gap,
+    tie_phrase,
+    tied,
+    unit_cost_per_server,
+    vendor_score,
+)
+from advisor.engine.decision.pricing import Scored
+from advisor.engine.decision.util import num, rounded
+from advisor.engine.facts.formatting import percent_in_text, usd, usd_cents
+from advisor.engine.facts.vocabulary import fabric_label, tiers_in_words
+from advisor.engine.model.topology import TopologySize
+
+MAX_PRICE_FACTOR = 2.0
+"""A network price break-even is quoted only up to a doubling of prices (beyond that it is
+not a plausible market move)."""
+
+_TEAM = {
+    "ethernet": "an Ethernet-only team",
+    "infiniband": "an InfiniBand-only team",
+    "none": "a team without RDMA experience",
+    "both": "a team that runs both",
+}
+
+
+def team(facts: JobFacts) -> str:
+    return _TEAM.get(facts.team_skills, f"a team with {facts.team_skills} skills")
+
+
+def perf_str(facts: JobFacts, perf: float) -> str:
+    return f"{perf:.1f} ms/token" if facts.inference else f"{perf:.2f} s/step"
+
+
+def same_text(facts: JobFacts, first: float, second: float) -> bool:
+    return perf_str(facts, first) == perf_str(facts, second)
+
+
+def topo_phrase(topo: TopologySize) -> str:
+    if topo.tiers == 1:
+        return "single switch"
+    rail = "rail-optimized " if topo.rail_optimized else ""
+    ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
+    return f"{ratio} {rail}{tiers_in_words(topo.tiers)}"
+
+
+def departures_phrase(facts: JobFacts, design: Scored) -> str:
+    """Every way the design departs from field practice, in words, joined by semicolons."""
+    return "; ".join(departure_phrase(facts, design, departure) for departure in design.departures)
+
+
+def switch_counts(topo: TopologySize) -> str:
+    if topo.tiers == 1:
+        return "1 switch"
+    if topo.tiers == 2:
+        return f"{topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
+    superspine = int(getattr(topo, "superspine_switches", 0) or 0)
+    if superspine:
+        return (
+            f"{topo.leaf_switches} leaf, {topo.spine_switches} spine, {topo.core_switches} core "
+            f"and {superspine} super-spine switches"
+        )
+    return (
+        f"{topo.leaf_switches} leaf, {topo.spine_switches} spine and {topo.core_switches} core "
+        "switches"
+    )
+
+
+def design_phrase(scored: Scored) -> str:
+    candidate = scored.cand
+    nic = candidate.nic.description.split(" (")[0]
+    return (
+        f"{fabric_title(candidate.fabric, candidate.nic_gbps)}, "
+        f"{candidate.nics_per_node} x {candidate.nic_gbps}G per server ({nic}) on a "
+        f"{topo_phrase(scored.topo)} of {candidate.switch.description.split(' (')[0]}"
+    )
+
+
+# --------------------------------------------------------------------- reference design
+
+
+def reference_design(facts: JobFacts, scored: Scored) -> dict[str, Any]:
+    platform = facts.platform
+    phrases = [departure_phrase(facts, scored, code) for code in scored.departures]
+    notes: list[str] = []
+    if scored.cand.fabric != platform.reference_fabric:
+        notes.append(
+            f"{fabric_label(scored.cand.fabric)} where the reference uses "
+            f"{fabric_label(platform.reference_fabric)} (both are field practice)"
+        )
+    if scored.topo.tiers == 1:
+        notes.append("one switch: no spine redundancy at this size")
+    if phrases:
+        text = (
+            f"Reference design: departs from {platform.reference_design}: "
+            + "; ".join(phrases)
+            + "."
+        )
+    else:
+        text = f"Reference design: matches {platform.reference_design}" + (
+            f" ({'; '.join(notes)})." if notes else "."
+        )
+    return {
+        "name": platform.reference_design,
+        "matches": not phrases,
+        "departures": phrases,
+        "notes": notes,
+        "statement": text,
+    }
+
+
+# ------------------------------------------------------------------------------ headline
+
+
+def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | None) -> str:
+    scored = choice.best
+    life = scored.life
+    base = (
+        f"{design_phrase(scored)}: {usd(scored.capex_usd)} of network; "
+        f"{usd(life.total_usd)} over its {life.years:g}-year life"
+    )
+    if choice.mode == "over_budget" and facts.network_budget_usd is not None:
+        buys = ""
+        if budget_info and budget_info.get("budget_buys"):
+            second = budget_info["budget_buys"]
+            buys = f" The budget would buy {second['design']} ({second['slowdown_text']})."
+        elif budget_info is not None:
+            buys = (
+                " The budget does not cover even the storage and management networks "
+                f"({usd(num(budget_info.get('north_south_capex_usd')))})."
+            )
+        return (
+            f"No design fits the {usd(facts.network_budget_usd)} network budget: the least "
+            f"expensive design that meets the job's needs is {design_phrase(scored)} at "
+            f"{usd(scored.capex_usd)} of network.{buys}"
+        )
+    if choice.mode == "cost_preference" and scored.departures:
+        return (
+            "Cost-first alternative (prefer=cost, allow_oversubscription), departing from field "
+            f"practice ({departures_phrase(facts, scored)}): {base}."
+        )
+    if choice.mode == "constraints_forced" and scored.departures:
+        why = "the budget" if facts.network_budget_usd is not None else "the constraints"
+        return (
+            f"Only a departure from field practice fits {why} "
+            f"({departures_phrase(facts, scored)}): {base}."
+        )
+    return f"{base}."
+
+
+# ----------------------------------------------------------------------------- rationale
+
+
+def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
+    best = choice.best
+    candidate = best.cand
+    out: list[str] = []
+    if facts.inference and facts.kv_only:
+        out.append(
+            f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} "
+            "GPUs), so every request's KV cache crosses the network from prefill to decode and "
+            "the fabric must be RDMA: the "
+            f"recommended design decodes at {best.perf:.1f} ms per token"
+            + (
+                f" against the {facts.target_ms_per_token:g} ms target."
+                if facts.target_ms_per_token
+                else "."
+            )
+        )
+    elif facts.inference:
+        out.append(
+            f"The model is split across servers ({facts.nodes} servers, {facts.gpus} GPUs), so "
+            "every generated token crosses the network and the fabric must be RDMA: the "
+            f"recommended design decodes at {best.perf:.1f} ms per token"
+            + (
+                f" against the {facts.target_ms_per_token:g} ms target."
+                if facts.target_ms_per_token
+                else "."
+            )
+        )
+    else:
+        out.append(
+            f"The job spans {facts.nodes} servers ({facts.gpus} GPUs), so it needs an RDMA "
+            f"compute fabric: the recommended design runs a step in {best.perf:.2f} s and "
+            f"finishes the {best.cost.work} in {best.cost.gpu_hours:,.0f} GPU-hours."
+        )
+    out.append(reference_design(facts, best)["statement"])
+    life = best.life
+    out.append(
+        f"Decision cost over the cluster's {life.years:g}-year life at "
+        f"{facts.utilization * 100:.0f}% utilization: {usd(life.network_capex_usd)} network "
+        f"capex + {usd(life.network_power_usd)} power + {usd(life.gpu_time_wasted_usd)} of GPU "
+        f"time waiting on the network "
+        f"({percent_in_text(best.metrics.get('gpu_idle_fraction'))} idle)"
+        + (f" + {usd(life.operations_usd)} operations" if life.operations_usd > 0.5 else "")
+        + f" = {usd(life.total_usd)}."
+    )
+    topo = best.topo
+    out.append(
+        f"{topo.endpoints} NIC ports on {candidate.switch.sku} ({candidate.radix} ports at "
+        f"{candidate.nic_gbps}G): {topo_phrase(topo)} with {switch_counts(topo)}."
+    )
+    out.extend(_class_sentences(facts, choice, scored))
+    out.extend(_alternative_sentences(facts, best, scored))
+    if best.ops_usd > 0.5:
+        out.append(
+            f"Team skills ({facts.team_skills}): {fabric_label(candidate.fabric)} carries "
+            f"{usd(best.ops_usd)} of ramp-up and risk for {team(facts)}, included above."
+        )
+    if facts.network_budget_usd is not None and choice.mode != "over_budget":
+        over = sum(1 for design in scored if design.capex_usd > facts.network_budget_usd)
+        out.append(
+            f"The {usd(facts.network_budget_usd)} network budget rules out {over} of "
+            f"{len(scored)} designs; the recommended network costs {usd(best.capex_usd)}."
+        )
+    return out
+
+
+def _class_sentences(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
+    """One sentence per other fabric class, against its best field-practice design."""
+    best = choice.best
+    out: list[str] = []
+    for fabric, alt in sorted(best_per_fabric(scored).items(), key=lambda kv: kv[0]):
+        if fabric == best.cand.fabric:
+            continue
+        aname = f"{fabric_title(fabric, alt.cand.nic_gbps)} ({alt.cand.nics_per_node} x "
+        aname += f"{alt.cand.nic_gbps}G, {alt.cand.switch.sku})"
+        if alt.violations:
+            out.append(f"{aname} is ruled out: " + "; ".join(alt.violations) + ".")
+            continue
+        out.append(compare(facts, best, alt, aname))
+    return out
+
+
+def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
+    """A sentence comparing an alternative with the pick that never contradicts it."""
+    d_life = alt.decision_usd - best.decision_usd
+    if tied(best, alt):
+        reason = tie_reason(facts, best, alt)
+        return (
+            f"{aname} is tied with the recommendation {tie_phrase(best, alt)} "
+            f"(life cost {usd(alt.decision_usd)} vs {usd(best.decision_usd)}, "
+            + (
+                f"the same {perf_str(facts, best.perf)}"
+                if same_text(facts, alt.perf, best.perf)
+                else f"{perf_str(facts, alt.perf)} vs {perf_str(facts, best.perf)}"
+            )
+            + f"); the tie goes to the recommendation on {reason}."
+        )
+    speed = ""
+    if not same_text(facts, alt.perf, best.perf):
+        pct_slower = (alt.perf / best.perf - 1.0) * 100.0 if best.perf > 0 else 0.0
+        speed = (
+            f", {abs(pct_slower):.0f}% {'slower' if pct_slower > 0 else 'faster'} "
+            f"({perf_str(facts, alt.perf)} vs {perf_str(facts, best.perf)})"
+        )
+    if d_life > 0:
+        return f"{aname} would cost {usd(d_life)} more over the life{speed}."
+    if alt.departures and not best.departures:
+        return (
+            f"{aname} would cost {usd(-d_life)} less over the life{speed}, but departs from "
+            "field practice: " + departures_phrase(facts, alt) + "."
+        )
+    return (
+        f"{aname} would cost {usd(-d_life)} less over the life{speed}; "
+        f"prefer={facts.prefer} keeps the faster design."
+    )
+
+
+def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
+    if len(best.departures) < len(alt.departures):
+        return "field practice"
+    if skills_gap(facts, alt.cand.fabric) > skills_gap(facts, best.cand.fabric):
+        return f"team skills ({team(facts)})"
+    if vendor_score(facts, best) < vendor_score(facts, alt):
+        ref = facts.platform.reference_design.split(":")[0]
+        return f"vendor match with the platform's reference design ({ref})"
+    unit_best, unit_alt = unit_cost_per_server(best), unit_cost_per_server(alt)
+    if round(unit_best, 2) < round(unit_alt, 2):
+        return (
+            f"unit cost ({usd(unit_alt - unit_best)} less per server in NICs and switch ports, "
+            "at any cluster size)"
+        )
+    if best.cand.radix > alt.cand.radix:
+        return (
+            f"switch radix ({best.cand.radix} ports at {best.cand.nic_gbps}G against "
+            f"{alt.cand.radix}: it grows further before another tier)"
+        )
+    if round(best.capex_usd, 2) < round(alt.capex_usd, 2):
+        return f"network capex ({usd(alt.capex_usd - best.capex_usd)} less)"
+    return "cost"
+
+
+def _alternative_sentences(facts: JobFacts, best: Scored, scored: list[Scored]) -> list[str]:
+    """The cheapest priced alternative that departs from field practice, with its risks."""
+    if best.departures:
+        out = []
+        for code in best.departures:
+            phrase = departure_phrase(facts, best, code)
+            out.append(f"Risk of the chosen departure ({phrase}): {RISKS.get(code, code)}.")
+        return out
+    alts = [
+        design
+        for design in scored
+        if design.departures
+        and design.feasible
+        and design.cand.fabric == best.cand.fabric
+        and design.capex_usd < best.capex_usd
+    ]
+    if not alts:
+        return []
+    alt = min(alts, key=lambda design: (design.decision_usd, design.capex_usd))
+    saving = best.capex_usd - alt.capex_usd
+    d_life = alt.decision_usd - best.decision_usd
+    verdict = (
+        f"costs {usd(d_life)} more over the life in GPU time"
+        if d_life > 0.5
+        else f"would save {usd(-d_life)} over the life"
+    )
+    speed = (
+        f"runs at the same {perf_str(facts, alt.perf)}"
+        if same_text(facts, alt.perf, best.perf)
+        else f"runs at {perf_str(facts, alt.perf)} instead of {perf_str(facts, best.perf)}"
+    )
+    risks = "; ".join(RISKS[code] for code in alt.departures if code in RISKS)
+    return [
+        "Priced alternative: "
+        + departures_phrase(facts, alt)
+        + f" saves {usd(saving)} of network, {speed} and {verdict}. Risks: {risks}. "
+        "It is recommended only with prefer=cost and constraints.allow_oversubscription, or "
+        "when the budget leaves no other way."
+    ]
+
+
+def best_per_fabric(scored: list[Scored]) -> dict[str, Scored]:
+    """Each fabric class's representative: its cheapest feasible field-practice design, else
+    its cheapest feasible design, else the one closest to feasible."""
+    best: dict[str, Scored] = {}
+    for design in scored:
+        cur = best.get(design.cand.fabric)
+        if cur is None or class_key(design) < class_key(cur):
+            best[design.cand.fabric] = design
+    return best
+
+
+def class_key(scored: Scored) -> tuple[int, int, float]:
+    if scored.feasible:
+        return (0, len(scored.departures), scored.decision_usd)
+    if all("budget" in violation for violation in scored.violations):
+        return (1, len(scored.departures), scored.capex_usd)
+    return (2 + len(scored.violations), 0, scored.perf)
+
+
+# ------------------------------------------------------------------------------ why not
+
+
+def why_not(facts: JobFacts, scored: Scored, choice: Choice) -> str | None:
+    best = choice.best
+    if scored is best:
+        return None
+    if scored.violations:
+        return "Ruled out: " + "; ".join(scored.violations) + "."
+    name = "This design"
+    if scored in choice.tied:
+        return (
+            f"Tied with the recommendation {tie_phrase(best, scored)} (life cost "
+            f"{usd(scored.decision_usd)} vs {usd(best.decision_usd)}); the tie goes to the "
+            f"recommendation on {tie_reason(facts, best, scored)}."
+        )
+    if scored.departures and not best.departures:
+        risks = "; ".join(RISKS[code] for code in scored.departures if code in RISKS)
+        d_life = scored.decision_usd - best.decision_usd
+        money = (
+            f"costs {usd(d_life)} more over the life"
+            if d_life > 0.5
+            else f"would save {usd(-d_life)} over the life"
+        )
+        return (
+            "Departs from field practice ("
+            + departures_phrase(facts, scored)
+            + f"); {money}. Risks: {risks}."
+        )
+    return compare(facts, best, scored, name)
+
+
+# ------------------------------------------------------------------------- break-even etc.
+
+
+def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[dict[str, Any]]:
+    """GPU-hour price and network price at which another design would win, quoted only when
+    outside the uncertainty (price +-20 %)."""
+    best = choice.best
+    out: list[dict[str, Any]] = []
+    rate = gpu_hour_cost_usd(facts.costs)
+    if rate <= 0:
+        return out
+    for fabric, alt in best_per_fabric(scored).items():
+        if fabric == best.cand.fabric or alt.violations or tied(best, alt):
+            continue
+        # life = fixed + rate * k  (GPU waste and risk scale with the GPU-hour price)
+        k_best = (best.life.gpu_time_wasted_usd + _risk(best)) / rate
+        k_alt = (alt.life.gpu_time_wasted_usd + _risk(alt)) / rate
+        f_best = best.decision_usd - rate * k_best
+        f_alt = alt.decision_usd - rate * k_alt
+        if abs(k_best - k_alt) < 1e-9:
+            continue
+        price = (f_alt - f_best) / (k_best - k_alt)
+        if not math.isfinite(price) or price <= 0:
+            continue
+        if abs(price / rate - 1.0) <= PRICE_UNCERTAINTY or not rate / 10 <= price <= rate * 10:
+            continue
+        name = fabric_title(fabric, alt.cand.nic_gbps)
+        side = "Below" if k_alt > k_best else "Above"
+        out.append(
+            {
+                "statement": f"{side} {usd_cents(price)} per GPU-hour "
+                f"(now {usd_cents(rate)}), {name} "
+                "would cost less over the life than the recommendation.",
+                "parameter": "gpu_hour_usd",
+                "value": round(price, 4),
+            }
+        )
+    feasible = [
+        design
+        for design in scored
+        if design.feasible and design is not best and design.capex_usd < best.capex_usd
+    ]
+    same_class = [design for design in feasible if len(design.departures) <= len(best.departures)]
+    same_class = [design for design in same_class if not tied(best, design)]
+    runner = min(same_class, key=lambda design: design.decision_usd, default=None)
+    if runner is not None and runner.decision_usd > best.decision_usd:
+        factor = 1.0 + (runner.decision_usd - best.decision_usd) / (
+            best.capex_usd - runner.capex_usd
+        )
+        if PRICE_UNCERTAINTY < factor - 1.0 <= MAX_PRICE_FACTOR - 1.0:
+            out.append(
+                {
+                    "statement": "The recommendation holds unless its network prices rise "
+                    f"{(factor - 1) * 100:.0f}% (x{factor:.2f}, beyond the "
+                    f"+-{PRICE_UNCERTAINTY * 100:.0f}% price uncertainty) while the "
+                    f"alternative's do not; then {runner.cand.label()} becomes cheaper over "
+                    "the life.",
+                    "parameter": "network_price_factor",
+                    "value": round(factor, 4),
+                }
+            )
+    if facts.inference and facts.target_ms_per_token is not None:
+        slower_cheaper = [
+            design
+            for design in scored
+            if design.perf > facts.target_ms_per_token
+            and design.decision_usd < best.decision_usd
+            and not design.departures
+            and all("target" in violation for violation in design.violations)
+            and design.violations
+        ]
+        if slower_cheaper and best.perf <= facts.target_ms_per_token:
+            alt = min(slower_cheaper, key=lambda design: design.decision_usd)
+            out.append(
+                {
+                    "statement": f"With a latency target of {alt.perf:.1f} ms per token or "
+                    f"more (now {facts.target_ms_per_token:g} ms), {alt.cand.label()} would "
+                    f"do and save {usd(best.decision_usd - alt.decision_usd)} over the life.",
+                    "parameter": "target_ms_per_token",
+                    "value": round(alt.perf, 3),
+                }
+            )
+    return out
+
+
+def _risk(scored: Scored) -> float:
+    """The GPU-price-proportional part of operations (the risk premium)."""
+    return scored.life.operations_risk_usd
+
+
+def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
+    key = facts.perf_key
+    low, high = perf_range(best.metrics, key, best.perf)
+    cost = best.cost
+    gpu = cost.gpu_cost_usd
+    if not facts.inference and best.perf > 0:
+        gpu_low, gpu_high = gpu * low / best.perf, gpu * high / best.perf
+    else:
+        gpu_low = gpu_high = gpu
+    net = cost.network_capex_share_usd + cost.network_power_cost_usd
+    other = cost.total_cost_usd - gpu - net
+    life = best.life
+    idle = num(best.metrics.get("gpu_idle_fraction"))
+    waste = life.gpu_time_wasted_usd
+    if best.perf > 0 and idle > 0:
+        # GPU time wasted moves with the communication share of the step
+        waste_low = max(0.0, waste * (1 - (best.perf - low) / (best.perf * idle)))
+        waste_high = waste * (1 + (high - best.perf) / (best.perf * idle))
+    else:
+        waste_low = waste_high = waste
+    fixed = life.network_capex_usd + life.network_power_usd
+    return {
+        key: {"low": rounded(low), "high": rounded(high)},
+        "total_cost_usd": {
+            "low": rounded(gpu_low + net * (1 - PRICE_UNCERTAINTY) + other),
+            "high": rounded(gpu_high + net * (1 + PRICE_UNCERTAINTY) + other),
+        },
+        "decision_cost_usd": {
+            "low": rounded(fixed * (1 - PRICE_UNCERTAINTY) + waste_low + life.operations_usd),
+            "high": rounded(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
+        },
+    }
+
+
+def perf_range(metrics: Mapping[str, Any], key: str, point: float) -> tuple[float, float]:
+    for lo_key, hi_key in ((f"{key}_low", f"{key}_high"), ("low", "high")):
+        if lo_key in metrics and hi_key in metrics:
+            return num(metrics[lo_key], point), num(metrics[hi_key], point)
+    rng = metrics.get("range")
+    if isinstance(rng, Mapping):
+        sub = rng.get(key)
+        if isinstance(sub, Mapping):
+            return num(sub.get("low"), point), num(sub.get("high"), point)
+        if isinstance(sub, list | tuple) and len(sub) == 2:
+            return num(sub[0], point), num(sub[1], point)
+    return point, point

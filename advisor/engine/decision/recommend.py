@@ -1,0 +1,554 @@
+"""The recommendation: which network to buy, why, and what the alternatives would cost.
+
+``recommend(s, w, catalog, progress)`` enumerates candidate designs with the platform's rules
+(:mod:`.candidates`), sizes, prices and evaluates each once (:mod:`.search`,
+:mod:`.pricing`), applies field practice, the hard constraints and the tie rules
+(:mod:`.policy`) and writes the answer (:mod:`.prose`, :mod:`.monitoring`,
+:mod:`.assumptions`, :mod:`.scaling`).  The returned dict holds the result keys of
+docs/ENGINE_API.md: recommendation, metrics, bom, cost, options, pruned, break_even,
+uncertainty, monitoring, assumptions, scaling.  Formulas and constants: docs/MODEL.md,
+sections "Recommendation", "Field practice", "Decision cost", "Platform facts".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from advisor.engine.decision.assumptions import assumptions
+from advisor.engine.decision.bom import (
+    NetworkParts,
+    StoragePlan,
+    compute_fabric_lines,
+    management_lines,
+    storage_plan,
+    totals,
+)
+from advisor.engine.decision.candidates import (
+    OVERSUBSCRIPTIONS,
+    Candidate,
+    enumerate_candidates,
+    fabric_title,
+)
+from advisor.engine.decision.job_facts import JobFacts, job_facts
+from advisor.engine.decision.monitoring import monitoring
+from advisor.engine.decision.policy import (
+    TIE_BAND,
+    TIE_BREAK_ORDER,
+    Choice,
+    check_constraints,
+    choose,
+    departure_phrase,
+)
+from advisor.engine.decision.pricing import Scored, cost_dict, price
+from advisor.engine.decision.prose import (
+    best_per_fabric,
+    break_even,
+    design_phrase,
+    headline,
+    perf_str,
+    rationale,
+    reference_design,
+    topo_phrase,
+    uncertainty,
+    why_not,
+)
+from advisor.engine.decision.scaling import design_of, scaling
+from advisor.engine.decision.search import Evaluator, score_all
+from advisor.engine.decision.util import clean, num, usd
+from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.catalog.network import ETHERNET
+from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.topology import TopologySize
+
+__all__ = [
+    "OVERSUBSCRIPTIONS",
+    "Candidate",
+    "Evaluator",
+    "enumerate_candidates",
+    "fabric_title",
+    "recommend",
+]
+
+MAX_OPTIONS = 60
+"""Options listed: the pick, then the best-ranked designs (each fabric class's best always)."""
+CHECKPOINT_BYTES_PER_PARAM = 14.0
+"""A full training checkpoint: bf16 weights (2 B) + fp32 master weights, Adam m and v
+(4 + 4 + 4 B) per parameter (Rajbhandari et al., ZeRO, SC'20, section 3.1: 16 B/param of
+model state, of which the 2 B of gradients are not saved)."""
+STORAGE_LINK_EFFICIENCY = 0.9
+"""Share of the storage links' line rate a large sequential write reaches (estimate)."""
+
+
+def recommend(
+    s: Scenario,
+    w: WorkloadPlan,
+    catalog: Catalog,
+    progress: Callable[[int], None] | None = None,
+    *,
+    evaluator: Evaluator | None = None,
+) -> dict[str, Any]:
+    """Choose the network for scenario ``s`` with plan ``w``; see the module docstring.
+
+    ``evaluator`` overrides the performance model (tests); by default each distinct design
+    is evaluated once with :func:`advisor.engine.model.performance.evaluate_design`.
+    """
+    parts = network_parts(catalog)
+    facts = job_facts(s, w, catalog, parts)
+    evaluate = evaluator or performance_evaluator(s, w)
+    _report(progress, 0)
+    storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
+    candidates, pruned = enumerate_candidates(parts, facts.platform)
+    if not facts.needs_compute_fabric:
+        result = _no_fabric(facts, parts, evaluate, storage, candidates)
+        result["scaling"] = scaling(s, facts, _representatives(facts, candidates))
+        _report(progress, 100)
+        return result
+    scored, more = score_all(facts, parts, candidates, storage, evaluate, progress)
+    pruned.extend(more)
+    _report(progress, 90)
+    if not scored:
+        result = _no_fabric(facts, parts, evaluate, storage, candidates)
+        result["pruned"] = pruned + result["pruned"]
+        result["scaling"] = scaling(s, facts, _representatives(facts, candidates))
+        _report(progress, 100)
+        return result
+    ttft = s.inference.target_ttft_ms if s.inference is not None else None
+    notes = check_constraints(facts, scored, getattr(s.inference, "target_ttft_ms", ttft))
+    choice = choose(facts, scored)
+    result = _build(facts, parts, choice, scored, pruned, storage, notes)
+    kv = _kv_transfer_sentence(choice.best, scored, ttft)
+    if kv:
+        result["recommendation"]["rationale"].insert(1, kv)
+    reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
+    result["scaling"] = scaling(s, facts, reps)
+    _report(progress, 100)
+    return result
+
+
+_PARTS_CACHE: dict[int, tuple[Catalog, NetworkParts]] = {}
+
+
+def network_parts(catalog: Catalog) -> NetworkParts:
+    """NetworkParts of a catalog, reused while the same catalog object is alive (keeps the
+    link-kit and cabling caches warm across evaluations)."""
+    hit = _PARTS_CACHE.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    parts = NetworkParts.from_catalog(catalog)
+    if len(_PARTS_CACHE) > 16:
+        _PARTS_CACHE.clear()
+    _PARTS_CACHE[id(catalog)] = (catalog, parts)
+    return parts
+
+
+def _report(progress: Callable[[int], None] | None, pct: int) -> None:
+    if progress is not None:
+        progress(pct)
+
+
+def performance_evaluator(s: Scenario, w: WorkloadPlan) -> Evaluator:
+    from advisor.engine.model.performance import evaluate_design
+
+    def run(cand: Candidate) -> Mapping[str, Any]:
+        metrics: Mapping[str, Any] = evaluate_design(s, w, design_of(cand)).to_dict()
+        return metrics
+
+    return run
+
+
+# ------------------------------------------------------------------------------ output
+
+
+def _build(
+    facts: JobFacts,
+    parts: NetworkParts,
+    choice: Choice,
+    scored: list[Scored],
+    pruned: list[dict[str, Any]],
+    storage: StoragePlan,
+    notes: list[str],
+) -> dict[str, Any]:
+    best = choice.best
+    cand = best.cand
+    lines = compute_fabric_lines(
+        parts,
+        fabric=cand.fabric,
+        nic=cand.nic,
+        nics_per_node=cand.nics_per_node,
+        nodes=facts.nodes,
+        switch=cand.switch,
+        topo=best.topo,
+    )
+    mgmt = management_lines(
+        parts,
+        nodes=facts.nodes,
+        managed_switches=best.topo.total_switches + storage.topo.total_switches,
+    )
+    bom = [ln.to_dict() for ln in (*lines, *storage.lines, *mgmt)]
+    budget_info = _budget_info(facts, choice, scored, storage, mgmt)
+    text = rationale(facts, choice, scored) + notes
+    if budget_info is not None and choice.mode == "over_budget":
+        text.insert(0, headline(facts, choice, budget_info))
+    ranked = _ranked(choice, scored)
+    options = [_option(facts, i + 1, sc, choice) for i, sc in enumerate(ranked)]
+    return {
+        "recommendation": {
+            "fabric": cand.fabric,
+            "needs_compute_fabric": True,
+            "nic_gbps": cand.nic_gbps,
+            "nics_per_node": cand.nics_per_node,
+            "nic_sku": cand.nic.sku,
+            "topology": topology_dict(best.topo, cand.switch.sku),
+            "headline": headline(facts, choice, budget_info),
+            "rationale": text,
+            "within_budget": choice.mode != "over_budget",
+            "budget": budget_info,
+            "field_practice": best.field_practice,
+            "departures": [departure_phrase(facts, best, d) for d in best.departures],
+            "reference_design": reference_design(facts, best),
+            "decision": _decision(facts, choice),
+            "storage": storage_summary(facts, storage),
+        },
+        "metrics": best.metrics,
+        "bom": bom,
+        "cost": cost_dict(facts, best),
+        "options": options,
+        "pruned": pruned,
+        "break_even": break_even(facts, choice, scored),
+        "uncertainty": uncertainty(facts, best),
+        "monitoring": monitoring(cand.fabric, True),
+        "assumptions": assumptions(facts, storage),
+    }
+
+
+def _decision(facts: JobFacts, choice: Choice) -> dict[str, Any]:
+    return {
+        "mode": choice.mode,
+        "basis": "life cost: network capex + power + GPU time wasted + operations",
+        "tie_band": TIE_BAND,
+        "tie_break_order": list(TIE_BREAK_ORDER),
+        "tied_with": [sc.cand.label() for sc in choice.tied[:10]],
+    }
+
+
+def _ranked(choice: Choice, scored: list[Scored]) -> list[Scored]:
+    best = choice.best
+    order = sorted(
+        scored,
+        key=lambda sc: (
+            sc is not best,
+            not sc.feasible,
+            len(sc.departures),
+            sc.decision_usd,
+        ),
+    )
+    keep = order[:MAX_OPTIONS]
+    for rep in best_per_fabric(scored).values():
+        if rep not in keep:
+            keep.append(rep)
+    return keep
+
+
+def _option(facts: JobFacts, rank: int, sc: Scored, choice: Choice) -> dict[str, Any]:
+    c = sc.cand
+    return {
+        "rank": rank,
+        "fabric": c.fabric,
+        "nic_gbps": c.nic_gbps,
+        "nics_per_node": c.nics_per_node,
+        "oversubscription": c.oversubscription,
+        "switch_model": c.switch.sku,
+        "nic_sku": c.nic.sku,
+        "feasible": sc.feasible,
+        "recommended": sc is choice.best,
+        "field_practice": sc.field_practice,
+        "departures": [departure_phrase(facts, sc, d) for d in sc.departures],
+        "spine_switches": sc.topo.spine_switches,
+        "metrics": option_metrics(facts, sc.metrics),
+        "cost": cost_dict(facts, sc),
+        "why_not": why_not(facts, sc, choice),
+    }
+
+
+OPTION_METRICS_TRAINING: tuple[str, ...] = (
+    "step_time_s",
+    "compute_s",
+    "exposed_comm_s",
+    "bubble_s",
+    "straggler_s",
+    "tflops_per_gpu",
+    "scaling_efficiency",
+    "gpu_idle_fraction",
+    "run_time_s",
+    "gpu_hours",
+)
+OPTION_METRICS_INFERENCE: tuple[str, ...] = (
+    "ms_per_token",
+    "ttft_ms",
+    "ttft_ms_p95",
+    "tokens_per_s_per_server",
+    "comm_ms_per_token",
+    "compute_ms_per_token",
+    "gpu_idle_fraction",
+)
+"""Options carry the ENGINE_API metric keys only (the recommendation's ``metrics`` has all)."""
+
+
+def option_metrics(facts: JobFacts, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    keys = OPTION_METRICS_INFERENCE if facts.inference else OPTION_METRICS_TRAINING
+    return {k: metrics[k] for k in keys if k in metrics}
+
+
+def topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
+    return {
+        "kind": topo.kind,
+        "tiers": topo.tiers,
+        "leaf_switches": topo.leaf_switches,
+        "spine_switches": topo.spine_switches,
+        "core_switches": topo.core_switches,
+        "superspine_switches": int(getattr(topo, "superspine_switches", 0) or 0),
+        "oversubscription": topo.oversubscription if topo.tiers > 1 else 1.0,
+        "rail_optimized": topo.rail_optimized,
+        "switch_model": switch_sku,
+    }
+
+
+def _budget_info(
+    facts: JobFacts,
+    choice: Choice,
+    scored: list[Scored],
+    storage: StoragePlan,
+    mgmt: list[Any],
+) -> dict[str, Any] | None:
+    budget = facts.network_budget_usd
+    if budget is None:
+        return None
+    best = choice.best
+    ns = totals(storage.lines)[0] + totals(mgmt)[0] if best.topo else 0.0
+    info: dict[str, Any] = {
+        "network_budget_usd": budget,
+        "within_budget": choice.mode != "over_budget",
+        "recommended_capex_usd": round(best.capex_usd, 2),
+        "north_south_capex_usd": round(ns, 2),
+        "budget_buys": None,
+    }
+    if choice.mode == "over_budget":
+        affordable = [sc for sc in scored if sc.capex_usd <= budget]
+        if affordable:
+            buy = min(affordable, key=lambda sc: (sc.perf, sc.capex_usd))
+            factor = buy.perf / best.perf if best.perf > 0 else float("inf")
+            info["budget_buys"] = {
+                "design": design_phrase(buy),
+                "capex_usd": round(buy.capex_usd, 2),
+                "perf": round(buy.perf, 6),
+                "slowdown": round(factor, 4),
+                "slowdown_text": f"{factor:.1f}x slower: {perf_str(facts, buy.perf)} instead of "
+                f"{perf_str(facts, best.perf)}",
+                "violations": list(buy.violations),
+            }
+    return info
+
+
+def storage_summary(facts: JobFacts, plan: StoragePlan) -> dict[str, Any]:
+    """Storage / in-band adapters per server and the time to write a full checkpoint."""
+    spec = facts.platform.storage
+    gbps = plan.gbps
+    server_gbytes = spec.storage_ports * gbps / 8.0 * STORAGE_LINK_EFFICIENCY
+    target_gbytes = plan.target_ports * gbps / 8.0 * STORAGE_LINK_EFFICIENCY
+    cluster = min(server_gbytes * facts.nodes, target_gbytes)
+    if facts.inference:
+        size = facts.params * facts.weight_bytes_per_param
+        what = "load the model weights"
+    else:
+        size = facts.params * CHECKPOINT_BYTES_PER_PARAM
+        what = "write a full checkpoint (weights + optimizer state)"
+    seconds = size / (cluster * 1e9) if cluster > 0 else 0.0
+    return {
+        "adapter_sku": plan.nic.sku,
+        "adapters_per_server": plan.ports_per_server // max(1, plan.nic.ports),
+        "ports_per_server": plan.ports_per_server,
+        "storage_ports_per_server": spec.storage_ports,
+        "port_gbps": gbps,
+        "storage_gbytes_per_s_per_server": round(server_gbytes, 3),
+        "cluster_storage_gbytes_per_s": round(cluster, 3),
+        "checkpoint_bytes": round(size, 0),
+        "checkpoint_write_s": round(seconds, 3),
+        "statement": f"Storage / in-band: {plan.ports_per_server // max(1, plan.nic.ports)} x "
+        f"{plan.nic.description.split(' (')[0]} per server ({spec.storage_ports} x {gbps}G to "
+        f"storage); to {what} ({size / 1e9:,.0f} GB) at the storage network's "
+        f"{cluster:,.0f} GB/s takes {seconds:,.0f} s (the storage system itself may be "
+        "slower).",
+    }
+
+
+# ----------------------------------------------------------------------- no fabric needed
+
+
+def _representatives(facts: JobFacts, candidates: list[Candidate]) -> dict[str, Candidate]:
+    """Per fabric class, the platform's reference design (for the scaling chart)."""
+    out: dict[str, Candidate] = {}
+    p = facts.platform
+    for c in candidates:
+        if c.nics_per_node != p.reference_count or c.oversubscription != 1.0:
+            continue
+        cur = out.get(c.fabric)
+        key = (p.nic_standing(c.nic), -c.nic_gbps, not c.adaptive_routing, c.switch.sku)
+        if cur is None or key < (
+            p.nic_standing(cur.nic),
+            -cur.nic_gbps,
+            not cur.adaptive_routing,
+            cur.switch.sku,
+        ):
+            out[c.fabric] = c
+    return out
+
+
+def _no_fabric(
+    facts: JobFacts,
+    parts: NetworkParts,
+    evaluate: Evaluator,
+    storage: StoragePlan,
+    candidates: list[Candidate],
+) -> dict[str, Any]:
+    cand = Candidate(
+        fabric=ETHERNET,
+        nic=storage.nic,
+        nics_per_node=storage.ports_per_server,
+        oversubscription=2.0,
+        switch=storage.switch,
+        adaptive_routing=None,
+        in_network_reduction=False,
+    )
+    metrics = clean(evaluate(cand))
+    mgmt = management_lines(parts, nodes=facts.nodes, managed_switches=storage.topo.total_switches)
+    lines = [*storage.lines, *mgmt]
+    capex, power = totals(lines)
+    sc = price(facts, cand, storage.topo, metrics, capex, power)
+    within = facts.network_budget_usd is None or capex <= facts.network_budget_usd
+    if not within and facts.network_budget_usd is not None:
+        sc.violations.append(
+            f"even the storage and management networks cost {usd(capex)}, over the "
+            f"{usd(facts.network_budget_usd)} budget"
+        )
+    choice = Choice(sc, "no_fabric")
+    reason = facts.why_no_fabric or "no traffic of the job crosses servers"
+    nic_name = storage.nic.description.split(" (")[0]
+    rationale_text = [
+        f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
+        f"{' inside each server' if facts.nodes > 1 else ''}.",
+        f"Standard Ethernet carries storage, data loading, checkpoints and users: "
+        f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, the platform's "
+        f"storage / in-band adapters) on {storage.topo.total_switches} x {storage.switch.sku} "
+        f"({topo_phrase(storage.topo)}), plus 1 GbE out-of-band management; network capex "
+        f"{usd(capex)}.",
+        f"A compute fabric (e.g. {facts.platform.reference_count} x "
+        f"{facts.platform.reference_gbps}G per server) would add NICs, switches and optics "
+        f"without speeding up this job; {_the_work(facts, sc)} costs "
+        f"{usd(sc.cost.total_cost_usd)}, of which {usd(sc.cost.gpu_cost_usd)} is GPU time "
+        f"({sc.cost.gpu_hours:,.0f} GPU-hours).",
+    ]
+    if sc.violations:
+        rationale_text.append("Note: " + "; ".join(sc.violations) + ".")
+    if facts.inference and facts.nodes > 1:
+        rationale_text.append(
+            f"Scale by adding replicas: each of the {facts.nodes} servers serves whole "
+            "requests, so throughput grows linearly without east-west traffic."
+        )
+    if within:
+        head = (
+            f"No GPU compute fabric needed: standard Ethernet ({storage.ports_per_server} x "
+            f"{storage.gbps}G per server) for storage and front end, {usd(capex)} of network."
+        )
+    else:
+        head = (
+            f"No design fits the {usd(num(facts.network_budget_usd))} network budget: this job "
+            f"needs no GPU compute fabric, and the least expensive network it needs (storage "
+            f"and management) costs {usd(capex)}."
+        )
+    bound = facts.gpus_per_node
+    storage_info = storage_summary(facts, storage)
+    rationale_text.append(storage_info["statement"])
+    return {
+        "recommendation": {
+            "fabric": ETHERNET,
+            "needs_compute_fabric": False,
+            "nic_gbps": storage.gbps,
+            "nics_per_node": storage.ports_per_server,
+            "nic_sku": storage.nic.sku,
+            "topology": topology_dict(storage.topo, storage.switch.sku),
+            "headline": head,
+            "rationale": rationale_text,
+            "within_budget": within,
+            "budget": None
+            if facts.network_budget_usd is None
+            else {
+                "network_budget_usd": facts.network_budget_usd,
+                "within_budget": within,
+                "recommended_capex_usd": round(capex, 2),
+                "north_south_capex_usd": round(capex, 2),
+                "budget_buys": None,
+            },
+            "field_practice": True,
+            "departures": [],
+            "reference_design": {
+                "name": "no compute fabric: storage / in-band and out-of-band networks only",
+                "matches": True,
+                "departures": [],
+                "notes": [],
+                "statement": "Reference design: a job inside one server or independent "
+                "replicas needs only the storage / in-band and management networks "
+                "(NVIDIA DGX SuperPOD reference architecture: GPU traffic of one server stays "
+                "on NVLink; storage, in-band and out-of-band management are separate "
+                "networks).",
+            },
+            "decision": _decision(facts, choice),
+            "storage": storage_info,
+        },
+        "metrics": metrics,
+        "bom": [ln.to_dict() for ln in lines],
+        "cost": cost_dict(facts, sc),
+        "options": [_option(facts, 1, sc, choice)],
+        "pruned": [{"design": {"fabric": "compute fabric"}, "reason": f"not needed: {reason}"}],
+        "break_even": [
+            {
+                "statement": f"A GPU compute fabric (RoCE or InfiniBand) becomes necessary "
+                f"once one job or one model replica needs more than {bound} GPUs, i.e. spans "
+                "more than one server.",
+                "parameter": "gpus_per_job",
+                "value": bound,
+            }
+        ],
+        "uncertainty": uncertainty(facts, sc),
+        "monitoring": monitoring(ETHERNET, False),
+        "assumptions": assumptions(facts, storage),
+    }
+
+
+def _the_work(facts: JobFacts, sc: Scored) -> str:
+    return "a month (30 days) of serving" if facts.inference else f"the {sc.cost.work}"
+
+
+def _kv_transfer_sentence(
+    best: Scored, scored: list[Scored], target_ttft_ms: float | None
+) -> str | None:
+    """Disaggregated serving: the KV-cache transfer with its numbers, on the recommended
+    network and on the best TCP design (the disaggregated prefill/decode model of
+    advisor.engine.model.serving)."""
+    from advisor.engine.model.serving.load import kv_transfer_sentence
+
+    def label(sc: Scored) -> str:
+        return f"{fabric_label(sc.cand.fabric)} {sc.cand.nics_per_node} x {sc.cand.nic_gbps}G"
+
+    # the best a TCP fabric can do: the Ethernet design with the shortest time to first token
+    tcp_designs = [sc for sc in scored if sc.cand.fabric == ETHERNET]
+    tcp = min(tcp_designs, key=lambda sc: num(sc.metrics.get("ttft_ms_p95")), default=None)
+    return kv_transfer_sentence(
+        label(best),
+        best.metrics,
+        label(tcp) if tcp is not None else None,
+        tcp.metrics if tcp is not None else None,
+        target_ttft_ms,
+    )

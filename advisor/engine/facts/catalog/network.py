@@ -1,0 +1,850 @@
+"""Network hardware catalog: NICs, switches, transceivers and cables.
+
+Every item is a frozen dataclass with a public source.  Technical figures (ports, speeds,
+radix, typical power) come from vendor datasheets; prices are indicative street prices,
+always marked ``price_is_estimate=True`` and meant to be edited by the customer (the Django
+shell stores an edited copy through ``to_dict`` / ``from_dict``).
+
+Fabric ids: ``ethernet`` (TCP/IP), ``roce`` (RoCE v2), ``infiniband``.
+Speeds are per port in Gb/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, TypeVar
+
+from advisor.engine.facts.vocabulary import ETHERNET as ETHERNET
+from advisor.engine.facts.vocabulary import ETHERNET_FABRIC_IDS, FABRIC_IDS
+from advisor.engine.facts.vocabulary import INFINIBAND as INFINIBAND
+from advisor.engine.facts.vocabulary import ROCE as ROCE
+
+_T = TypeVar("_T", bound="_Item")
+
+
+@dataclass(frozen=True)
+class _Item:
+    """Common fields and JSON round trip of a catalog item."""
+
+    sku: str
+    description: str
+    fabrics: tuple[str, ...]
+    power_w: float
+    unit_price_usd: float
+    source: str
+    price_is_estimate: bool
+
+    category: ClassVar[str] = "other"
+
+    @property
+    def id(self) -> str:
+        return self.sku
+
+    def serves(self, fabric: str) -> bool:
+        return fabric in self.fabrics
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for key, value in d.items():
+            if isinstance(value, tuple):
+                d[key] = [list(v) if isinstance(v, tuple) else v for v in value]
+        d["category"] = self.category
+        return d
+
+    @classmethod
+    def from_dict(cls: type[_T], raw: dict[str, Any]) -> _T:
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name not in raw:
+                continue
+            value = raw[f.name]
+            if isinstance(value, list):
+                value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+            kwargs[f.name] = value
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Nic(_Item):
+    """A network adapter; ``port_gbps`` per port, ``ports`` on the card."""
+
+    port_gbps: int = 100
+    ports: int = 1
+    rdma: bool = True
+    adaptive_routing: bool = False
+    """Takes part in switch adaptive routing (Spectrum-X SuperNIC with Spectrum-4, IB)."""
+    packet_spraying: bool = False
+    """Sprays packets over all ECMP paths itself (UEC transport), so even a plain ECMP
+    fabric avoids hash collisions."""
+    form_factor: str = "qsfp28"
+    """Cage of each port: sfp28, qsfp28, qsfp56, qsfp112 or osfp."""
+    links_per_port: int = 1
+    """Logical links each cage carries at ``port_gbps`` (4 for Gaudi 3's 4 x 200G OSFP)."""
+    vendor: str = "NVIDIA"
+    integrated: bool = False
+    """Ports built into the accelerator or its baseboard (Gaudi 3): nothing to buy, price 0."""
+    use: str = "compute"
+    """"compute" (GPU fabric), "storage" (storage / in-band adapter) or "any"."""
+    lane_gbps: int = 0
+    """Electrical lane rate of a port (50 for HDR/200G QSFP56, 100 for 2 x 100G PAM4 200G);
+    0 when every module of that form factor and speed fits."""
+
+    category: ClassVar[str] = "nic"
+
+    @property
+    def links(self) -> int:
+        """Logical links of one card (ports x links per port)."""
+        return self.ports * self.links_per_port
+
+
+@dataclass(frozen=True)
+class Switch(_Item):
+    """A fixed-configuration switch; ``radix_by_gbps`` lists (speed, ports) incl. breakout."""
+
+    radix_by_gbps: tuple[tuple[int, int], ...] = ()
+    switching_tbps: float = 0.0
+    adaptive_routing: bool = False
+    in_network_reduction: bool = False
+    """SHARP-class in-network all-reduce (InfiniBand Quantum family)."""
+    port_latency_ns: float = 0.0
+    rack_units: int = 1
+    role: str = "fabric"
+    """"fabric" (leaf/spine of an AI fabric), "tor" (front-end/storage ToR), "management"."""
+    cages_by_gbps: tuple[tuple[int, str, int], ...] = ()
+    """(speed, cage form factor, logical ports per cage at that speed): a QM9700's 32 OSFP
+    cages carry 2 x 400G each; an SN5600's 64 OSFP cages 1 x 800G, 2 x 400G or 4 x 200G."""
+    vendor: str = "NVIDIA"
+
+    category: ClassVar[str] = "switch"
+
+    def cage_at(self, gbps: int) -> tuple[str, int] | None:
+        """(cage form factor, logical ports per cage) at ``gbps``, or None if unknown."""
+        for speed, cage, per_cage in self.cages_by_gbps:
+            if speed == gbps:
+                return cage, per_cage
+        return None
+
+    def radix_at(self, gbps: int) -> int | None:
+        """Ports available at ``gbps`` (with breakout), or None if unsupported."""
+        for speed, ports in self.radix_by_gbps:
+            if speed == gbps:
+                return ports
+        return None
+
+    @property
+    def speeds_gbps(self) -> tuple[int, ...]:
+        return tuple(speed for speed, _ in self.radix_by_gbps)
+
+
+@dataclass(frozen=True)
+class Transceiver(_Item):
+    """A pluggable optical module; ``ports_per_module`` is 2 for twin-port OSFP."""
+
+    gbps: int = 100
+    form_factor: str = "qsfp28"
+    reach_m: float = 100.0
+    media: str = "mmf"
+    ports_per_module: int = 1
+    end: str = "any"
+    """"nic", "switch" or "any": twin-port finned OSFP modules sit in switch cages only."""
+    fibers_per_module: int = 1
+    """Fiber cords a module takes (a twin-port 2 x SR4 module has two MPO-12 connectors)."""
+    lane_gbps: int = 0
+    """Lane rate (modules pair only at the same lane rate; 0 = the speed's only kind)."""
+
+    category: ClassVar[str] = "transceiver"
+
+
+@dataclass(frozen=True)
+class Cable(_Item):
+    """A cable: ``kind`` dac (passive copper), aoc (active optical) or fiber (patch cord)."""
+
+    kind: str = "dac"
+    gbps: int = 100
+    reach_m: float = 3.0
+    media: str = "copper"
+    """"copper", "mmf" (multimode) or "smf" (single-mode); fiber cords match transceivers."""
+    form_factor: str = ""
+    """Connector of end A (the switch end of a breakout); "" for fiber cords."""
+    form_factor_b: str = ""
+    """Connector of end B (each leg of a breakout); "" means the same as end A."""
+    links: int = 1
+    """Logical links at ``gbps`` the cable carries (end A); a twin-port 2 x 400G DAC: 2."""
+    legs: int = 1
+    """Ends on side B: 1 for a straight cable, 2 or 4 for a breakout/splitter cable."""
+
+    @property
+    def end_b(self) -> str:
+        return self.form_factor_b or self.form_factor
+
+    category: ClassVar[str] = "cable"
+
+
+_NV = "NVIDIA"
+_PRICE = "indicative street price, estimate"
+
+NICS: tuple[Nic, ...] = (
+    Nic(
+        sku="cx6lx-25g",
+        use="any",
+        description="NVIDIA ConnectX-6 Lx 2x25GbE",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=25,
+        ports=2,
+        power_w=12.0,
+        unit_price_usd=450.0,
+        form_factor="sfp28",
+        source=f"{_NV} ConnectX-6 Lx datasheet (2x25GbE, RoCE v2); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx6dx-100g",
+        use="any",
+        description="NVIDIA ConnectX-6 Dx 2x100GbE",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=100,
+        ports=2,
+        power_w=20.0,
+        unit_price_usd=1100.0,
+        form_factor="qsfp28",
+        source=f"{_NV} ConnectX-6 Dx datasheet (2x100GbE, RoCE v2); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx6-hdr-200g",
+        lane_gbps=50,
+        description="NVIDIA ConnectX-6 VPI HDR 200Gb/s InfiniBand / 200GbE",
+        fabrics=FABRIC_IDS,
+        port_gbps=200,
+        ports=1,
+        power_w=19.0,
+        unit_price_usd=1500.0,
+        form_factor="qsfp56",
+        source=f"{_NV} ConnectX-6 VPI datasheet (HDR 200Gb/s, MCX653105A-HDAT); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx7-400g",
+        description="NVIDIA ConnectX-7 NDR 400Gb/s InfiniBand / 400GbE",
+        fabrics=FABRIC_IDS,
+        port_gbps=400,
+        ports=1,
+        power_w=25.0,
+        unit_price_usd=2400.0,
+        form_factor="osfp",
+        source=f"{_NV} ConnectX-7 datasheet (NDR 400Gb/s or 400GbE, OSFP); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="bf3-supernic-400g",
+        description="NVIDIA BlueField-3 SuperNIC 400GbE (Spectrum-X)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=400,
+        ports=1,
+        power_w=75.0,
+        unit_price_usd=3000.0,
+        adaptive_routing=True,
+        form_factor="qsfp112",
+        source=f"{_NV} BlueField-3 SuperNIC datasheet (B3140H, 400GbE, Spectrum-X RoCE AR); "
+        f"{_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="uec-400g",
+        description="UEC-ready 400GbE AI NIC (AMD Pensando Pollara 400 class)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=400,
+        ports=1,
+        power_w=30.0,
+        unit_price_usd=2000.0,
+        adaptive_routing=True,
+        packet_spraying=True,
+        form_factor="qsfp112",
+        vendor="AMD",
+        source="AMD Pensando Pollara 400 product brief (400GbE, UEC 1.0 ready, "
+        f"packet spraying); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx8-800g",
+        description="NVIDIA ConnectX-8 SuperNIC 800Gb/s XDR InfiniBand / 800GbE",
+        fabrics=FABRIC_IDS,
+        port_gbps=800,
+        ports=1,
+        power_w=45.0,
+        unit_price_usd=4000.0,
+        adaptive_routing=True,
+        form_factor="osfp",
+        source=f"{_NV} ConnectX-8 SuperNIC datasheet (XDR 800Gb/s, 800GbE); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx6-2x200g",
+        lane_gbps=50,
+        use="storage",
+        description="NVIDIA ConnectX-6 VPI dual-port 200Gb/s (storage / in-band)",
+        fabrics=FABRIC_IDS,
+        port_gbps=200,
+        ports=2,
+        power_w=24.0,
+        unit_price_usd=2000.0,
+        form_factor="qsfp56",
+        source=f"{_NV} ConnectX-6 VPI MCX653106A-HDAT (2 x HDR 200Gb/s); DGX A100 user guide "
+        f"(2 x dual-port ConnectX-6 for storage / in-band); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx7-2x400g-qsfp112",
+        use="storage",
+        description="NVIDIA ConnectX-7 VPI dual-port 400Gb/s QSFP112 (storage / in-band)",
+        fabrics=FABRIC_IDS,
+        port_gbps=400,
+        ports=2,
+        power_w=30.0,
+        unit_price_usd=3200.0,
+        form_factor="qsfp112",
+        source=f"{_NV} DGX H100 datasheet (2 x dual-port QSFP112 ConnectX-7 VPI, up to "
+        f"400Gb/s, for storage and in-band management); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="bf3-dpu-2x400g",
+        use="storage",
+        description="NVIDIA BlueField-3 DPU dual-port 400Gb/s QSFP112 (storage / in-band)",
+        fabrics=FABRIC_IDS,
+        port_gbps=400,
+        ports=2,
+        power_w=150.0,
+        unit_price_usd=4500.0,
+        form_factor="qsfp112",
+        source=f"{_NV} DGX B200 datasheet (2 x dual-port QSFP112 BlueField-3 DPU, up to "
+        f"400Gb/s); BlueField-3 B3240 datasheet; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="gaudi3-scaleout-200g",
+        lane_gbps=100,
+        description="Intel Gaudi 3 integrated scale-out ports: 24 x 200GbE RoCE on 6 OSFP "
+        "(3 per accelerator; part of the accelerator, no card to buy)",
+        fabrics=(ROCE,),
+        port_gbps=200,
+        ports=6,
+        links_per_port=4,
+        power_w=0.0,
+        unit_price_usd=0.0,
+        form_factor="osfp",
+        vendor="Intel",
+        integrated=True,
+        source="Intel Gaudi 3 AI accelerator white paper (24 x 200GbE RoCE per card, 21 "
+        "inside the server, 3 per card for scale-out; HLB-325 baseboard: 6 OSFP 800GbE "
+        "scale-out ports = 24 x 200G per 8-card server); price and power inside the "
+        "accelerator's",
+        price_is_estimate=False,
+    ),
+)
+
+SWITCHES: tuple[Switch, ...] = (
+    Switch(
+        sku="mgmt-1g-48",
+        description="48x1GbE + 4x100GbE management switch (NVIDIA SN2201 class)",
+        fabrics=(ETHERNET,),
+        radix_by_gbps=((1, 48), (100, 4)),
+        cages_by_gbps=((1, "rj45", 1), (100, "qsfp28", 1)),
+        switching_tbps=0.5,
+        power_w=100.0,
+        unit_price_usd=5000.0,
+        role="management",
+        source=f"{_NV} SN2201 datasheet (48x1G RJ45 + 4x100G); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="tor-100g-32",
+        description="32x100GbE top-of-rack switch (Spectrum SN2700 / Tomahawk class)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        radix_by_gbps=((100, 32), (50, 64), (25, 128)),
+        cages_by_gbps=((100, "qsfp28", 1), (50, "qsfp28", 2), (25, "qsfp28", 4)),
+        switching_tbps=6.4,
+        power_w=250.0,
+        unit_price_usd=12000.0,
+        port_latency_ns=300.0,
+        role="tor",
+        source=f"{_NV} SN2700 datasheet (32x100GbE, 6.4 Tb/s, breakout 4x25G); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="sn3700-200g-32",
+        description="32x200GbE Ethernet leaf (NVIDIA Spectrum-2 SN3700 class)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        radix_by_gbps=((200, 32),),
+        cages_by_gbps=((200, "qsfp56", 1),),
+        switching_tbps=12.8,
+        power_w=400.0,
+        unit_price_usd=20000.0,
+        port_latency_ns=400.0,
+        role="tor",
+        source=f"{_NV} Spectrum-2 SN3700 datasheet (32 x 200GbE QSFP56, 12.8 Tb/s); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="spectrum4-sn5600",
+        description="NVIDIA Spectrum-4 SN5600 51.2T Ethernet (64x800G / 128x400G)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
+        cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4), (100, "osfp", 4)),
+        switching_tbps=51.2,
+        power_w=1700.0,
+        unit_price_usd=80000.0,
+        adaptive_routing=True,
+        port_latency_ns=600.0,
+        rack_units=2,
+        source=f"{_NV} Spectrum-4 SN5600 datasheet (64 OSFP 800G, 51.2 Tb/s, Spectrum-X "
+        f"adaptive routing with SuperNICs); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="tomahawk5-64x800",
+        description="Broadcom Tomahawk-5 class 51.2T Ethernet (64x800G / 128x400G)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
+        cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4), (100, "osfp", 4)),
+        switching_tbps=51.2,
+        power_w=1500.0,
+        unit_price_usd=65000.0,
+        adaptive_routing=False,
+        port_latency_ns=700.0,
+        vendor="Broadcom",
+        rack_units=2,
+        source="Broadcom BCM78900 Tomahawk 5 (51.2 Tb/s, 64x800G); Arista 7060X6-64PE "
+        f"datasheet; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="quantum-qm8700",
+        description="NVIDIA Quantum QM8700 HDR InfiniBand (40x200G / 80x100G)",
+        fabrics=(INFINIBAND,),
+        radix_by_gbps=((200, 40), (100, 80)),
+        cages_by_gbps=((200, "qsfp56", 1), (100, "qsfp56", 2)),
+        switching_tbps=16.0,
+        power_w=250.0,
+        unit_price_usd=22000.0,
+        adaptive_routing=True,
+        in_network_reduction=True,
+        port_latency_ns=130.0,
+        source=f"{_NV} Quantum QM8700 datasheet (40 QSFP56 HDR, SHARPv2, 130 ns); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="quantum2-qm9700",
+        description="NVIDIA Quantum-2 QM9700 NDR InfiniBand (64x400G / 128x200G)",
+        fabrics=(INFINIBAND,),
+        radix_by_gbps=((400, 64), (200, 128)),
+        cages_by_gbps=((400, "osfp", 2), (200, "osfp", 4)),
+        switching_tbps=51.2,
+        power_w=750.0,
+        unit_price_usd=40000.0,
+        adaptive_routing=True,
+        in_network_reduction=True,
+        port_latency_ns=130.0,
+        source=f"{_NV} Quantum-2 QM9700 datasheet (32 OSFP = 64 NDR ports, SHARPv3); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
+        sku="quantum-x800-q3400",
+        description="NVIDIA Quantum-X800 Q3400 XDR InfiniBand (144x800G)",
+        fabrics=(INFINIBAND,),
+        radix_by_gbps=((800, 144),),
+        cages_by_gbps=((800, "osfp", 2),),
+        switching_tbps=115.2,
+        power_w=5000.0,
+        unit_price_usd=250000.0,
+        adaptive_routing=True,
+        in_network_reduction=True,
+        port_latency_ns=130.0,
+        rack_units=4,
+        source=f"{_NV} Quantum-X800 Q3400 datasheet (144 ports of 800Gb/s XDR, SHARPv4); {_PRICE}",
+        price_is_estimate=True,
+    ),
+)
+
+TRANSCEIVERS: tuple[Transceiver, ...] = (
+    Transceiver(
+        sku="sfp28-25g-sr",
+        description="25G SFP28 SR multimode transceiver",
+        fabrics=ETHERNET_FABRIC_IDS,
+        gbps=25,
+        form_factor="sfp28",
+        reach_m=100.0,
+        power_w=1.0,
+        unit_price_usd=40.0,
+        source=f"IEEE 802.3by 25GBASE-SR (100 m OM4); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="qsfp28-100g-sr4",
+        description="100G QSFP28 SR4 multimode transceiver",
+        fabrics=FABRIC_IDS,
+        gbps=100,
+        form_factor="qsfp28",
+        reach_m=100.0,
+        power_w=3.5,
+        unit_price_usd=150.0,
+        source=f"IEEE 802.3bm 100GBASE-SR4 (100 m OM4); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="qsfp56-200g-sr4",
+        lane_gbps=50,
+        description="200G QSFP56 SR4 multimode transceiver (HDR / 200GbE)",
+        fabrics=FABRIC_IDS,
+        gbps=200,
+        form_factor="qsfp56",
+        reach_m=100.0,
+        power_w=5.0,
+        unit_price_usd=450.0,
+        source=f"{_NV} MMA1T00-HS HDR transceiver (200G SR4, 100 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-400g-sr4",
+        description="400G OSFP SR4 multimode transceiver, single port (NIC end)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="osfp",
+        reach_m=50.0,
+        power_w=8.0,
+        unit_price_usd=900.0,
+        end="nic",
+        source=f"{_NV} MMA4Z00-NS400 NDR/400GbE transceiver (SR4, 50 m OM4); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-2x400g-sr8",
+        description="800G twin-port OSFP 2xSR4 multimode transceiver (switch end, 2x400G)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="osfp",
+        reach_m=50.0,
+        power_w=17.0,
+        unit_price_usd=1600.0,
+        ports_per_module=2,
+        fibers_per_module=2,
+        end="switch",
+        source=f"{_NV} MMA4Z00-NS twin-port 2x400G SR8 transceiver (50 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-2x400g-dr8",
+        description="800G twin-port OSFP 2xDR4 single-mode transceiver (switch end, 2x400G)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="osfp",
+        reach_m=500.0,
+        media="smf",
+        power_w=17.0,
+        unit_price_usd=2000.0,
+        ports_per_module=2,
+        fibers_per_module=2,
+        end="switch",
+        source=f"{_NV} MMS4X00-NM twin-port 2x400G DR8 transceiver (500 m SMF); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-400g-dr4",
+        description="400G OSFP DR4 single-mode transceiver (500 m)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="osfp",
+        reach_m=500.0,
+        media="smf",
+        power_w=9.0,
+        unit_price_usd=1100.0,
+        source=f"IEEE 802.3bs 400GBASE-DR4 (500 m SMF); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-800g-2xdr4",
+        description="800G OSFP 2xDR4 / DR8 single-mode transceiver (XDR / 800GbE)",
+        fabrics=FABRIC_IDS,
+        gbps=800,
+        form_factor="osfp",
+        reach_m=500.0,
+        media="smf",
+        power_w=16.0,
+        unit_price_usd=2200.0,
+        fibers_per_module=2,
+        source=f"{_NV} MMS4X50-NM 800G DR8 transceiver (500 m SMF); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-800g-sr8",
+        description="800G OSFP SR8 multimode transceiver",
+        fabrics=FABRIC_IDS,
+        gbps=800,
+        form_factor="osfp",
+        reach_m=50.0,
+        power_w=15.0,
+        unit_price_usd=1800.0,
+        fibers_per_module=2,
+        source=f"800G SR8 MSA (50 m OM4); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="qsfp112-400g-sr4",
+        description="400G QSFP112 SR4 multimode transceiver (NIC end)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="qsfp112",
+        reach_m=50.0,
+        power_w=8.0,
+        unit_price_usd=800.0,
+        end="nic",
+        source=f"{_NV} MMA1Z00-NS400 400G QSFP112 SR4 (50 m OM4, for BlueField-3 / ConnectX-7 "
+        f"QSFP112 adapters); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-2x800g-dr8",
+        description="1.6T twin-port OSFP 2 x DR4 single-mode transceiver (switch end, 2 x 800G)",
+        fabrics=FABRIC_IDS,
+        gbps=800,
+        form_factor="osfp",
+        reach_m=500.0,
+        media="smf",
+        power_w=25.0,
+        unit_price_usd=3600.0,
+        ports_per_module=2,
+        fibers_per_module=2,
+        end="switch",
+        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-800g-sr8-4x200g",
+        lane_gbps=100,
+        description="800G OSFP SR8 multimode transceiver run as 4 x 200G",
+        fabrics=ETHERNET_FABRIC_IDS,
+        gbps=200,
+        form_factor="osfp",
+        reach_m=50.0,
+        power_w=15.0,
+        unit_price_usd=1800.0,
+        ports_per_module=4,
+        fibers_per_module=2,
+        source=f"800G SR8 MSA module in 4 x 200GbE mode (Spectrum-4 / Gaudi 3 OSFP); {_PRICE}",
+        price_is_estimate=True,
+    ),
+)
+
+CABLES: tuple[Cable, ...] = (
+    Cable(
+        sku="dac-osfp-2x400g-split",
+        description="800G twin-port OSFP to 2 x 400G OSFP splitter DAC, 2 m",
+        fabrics=FABRIC_IDS,
+        kind="dac",
+        gbps=400,
+        reach_m=2.0,
+        form_factor="osfp",
+        links=2,
+        legs=2,
+        power_w=0.0,
+        unit_price_usd=500.0,
+        source=f"{_NV} LinkX MCP7Y00-N00x twin-port OSFP to 2 x 400G OSFP splitter; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-osfp-2xqsfp112-split",
+        description="800G twin-port OSFP to 2 x 400G QSFP112 splitter DAC, 2 m",
+        fabrics=FABRIC_IDS,
+        kind="dac",
+        gbps=400,
+        reach_m=2.0,
+        form_factor="osfp",
+        form_factor_b="qsfp112",
+        links=2,
+        legs=2,
+        power_w=0.0,
+        unit_price_usd=550.0,
+        source=f"{_NV} LinkX MCP7Y60 twin-port OSFP to 2 x 400G QSFP112 splitter (Spectrum-4 "
+        f"to BlueField-3 / ConnectX-7 QSFP112); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-qsfp28-4xsfp28-3m",
+        description="100G QSFP28 to 4 x 25G SFP28 breakout DAC, 3 m",
+        fabrics=ETHERNET_FABRIC_IDS,
+        kind="dac",
+        gbps=25,
+        reach_m=3.0,
+        form_factor="qsfp28",
+        form_factor_b="sfp28",
+        links=4,
+        legs=4,
+        power_w=0.0,
+        unit_price_usd=90.0,
+        source=f"{_NV} MCP7F00-A00x QSFP28 to 4 x SFP28 breakout; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="aoc-qsfp28-4xsfp28-30m",
+        description="100G QSFP28 to 4 x 25G SFP28 breakout AOC, 30 m",
+        fabrics=ETHERNET_FABRIC_IDS,
+        kind="aoc",
+        media="mmf",
+        gbps=25,
+        reach_m=30.0,
+        form_factor="qsfp28",
+        form_factor_b="sfp28",
+        links=4,
+        legs=4,
+        power_w=2.0,
+        unit_price_usd=300.0,
+        source=f"{_NV} MFA7A50-C030 QSFP28 to 4 x SFP28 breakout AOC; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-25g-3m",
+        form_factor="sfp28",
+        description="25G SFP28 passive copper DAC, 3 m",
+        fabrics=ETHERNET_FABRIC_IDS,
+        kind="dac",
+        gbps=25,
+        reach_m=3.0,
+        power_w=0.0,
+        unit_price_usd=30.0,
+        source=f"IEEE 802.3by 25GBASE-CR (up to 5 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-100g-3m",
+        form_factor="qsfp28",
+        description="100G QSFP28 passive copper DAC, 3 m",
+        fabrics=FABRIC_IDS,
+        kind="dac",
+        gbps=100,
+        reach_m=3.0,
+        power_w=0.0,
+        unit_price_usd=90.0,
+        source=f"IEEE 802.3bj 100GBASE-CR4 (up to 5 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-200g-2m",
+        form_factor="qsfp56",
+        description="200G QSFP56 passive copper DAC, 2 m (HDR / 200GbE)",
+        fabrics=FABRIC_IDS,
+        kind="dac",
+        gbps=200,
+        reach_m=2.0,
+        power_w=0.0,
+        unit_price_usd=160.0,
+        source=f"{_NV} MCP1650-H00xE HDR DAC (up to 2 m at 200G); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-400g-2m",
+        form_factor="osfp",
+        description="400G OSFP passive copper DAC, 2 m (NDR / 400GbE)",
+        fabrics=FABRIC_IDS,
+        kind="dac",
+        gbps=400,
+        reach_m=2.0,
+        power_w=0.0,
+        unit_price_usd=250.0,
+        source=f"{_NV} MCP4Y10 NDR DAC (up to 1.5-2 m at 400G); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="dac-800g-2m",
+        form_factor="osfp",
+        description="800G OSFP passive copper DAC, 2 m (XDR / 800GbE)",
+        fabrics=FABRIC_IDS,
+        kind="dac",
+        gbps=800,
+        reach_m=2.0,
+        power_w=0.0,
+        unit_price_usd=450.0,
+        source=f"{_NV} LinkX 800G DAC (up to 2 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="aoc-100g-30m",
+        form_factor="qsfp28",
+        description="100G QSFP28 active optical cable, 30 m",
+        fabrics=FABRIC_IDS,
+        kind="aoc",
+        media="mmf",
+        gbps=100,
+        reach_m=30.0,
+        power_w=4.0,
+        unit_price_usd=350.0,
+        source=f"{_NV} MFA1A00-C030 100G AOC (up to 100 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="aoc-200g-30m",
+        form_factor="qsfp56",
+        description="200G QSFP56 active optical cable, 30 m (HDR / 200GbE)",
+        fabrics=FABRIC_IDS,
+        kind="aoc",
+        media="mmf",
+        gbps=200,
+        reach_m=30.0,
+        power_w=5.0,
+        unit_price_usd=750.0,
+        source=f"{_NV} MFS1S00-H030V HDR AOC (up to 100 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="aoc-25g-30m",
+        form_factor="sfp28",
+        description="25G SFP28 active optical cable, 30 m",
+        fabrics=ETHERNET_FABRIC_IDS,
+        kind="aoc",
+        media="mmf",
+        gbps=25,
+        reach_m=30.0,
+        power_w=1.0,
+        unit_price_usd=90.0,
+        source=f"{_NV} MFA2P10-A030 25G AOC; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="fiber-mpo-mmf",
+        description="MPO-12 multimode (OM4) fiber patch cord, up to 50 m",
+        fabrics=FABRIC_IDS,
+        kind="fiber",
+        gbps=0,
+        reach_m=50.0,
+        media="mmf",
+        power_w=0.0,
+        unit_price_usd=70.0,
+        source=f"{_NV} MFP7E10 MPO-12 OM4 fiber cord; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="fiber-mpo-smf",
+        description="MPO-12/APC single-mode fiber patch cord, up to 150 m",
+        fabrics=FABRIC_IDS,
+        kind="fiber",
+        gbps=0,
+        reach_m=150.0,
+        media="smf",
+        power_w=0.0,
+        unit_price_usd=90.0,
+        source=f"{_NV} MFP7E30 MPO-12/APC single-mode fiber cord; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Cable(
+        sku="cat6-3m",
+        form_factor="rj45",
+        description="Cat6 copper patch cable (1GbE management)",
+        fabrics=(ETHERNET,),
+        kind="dac",
+        gbps=1,
+        reach_m=100.0,
+        power_w=0.0,
+        unit_price_usd=8.0,
+        source=f"TIA-568 Cat6 (1000BASE-T, 100 m); {_PRICE}",
+        price_is_estimate=True,
+    ),
+)

@@ -1,0 +1,271 @@
+"""Every constant of the performance model, with its unit and public source.
+
+Versioned: bump ``CONSTANTS_VERSION`` whenever a value changes (stored with each run through
+``ENGINE_VERSION`` and listed in the result's ``assumptions``).  docs/MODEL.md explains each one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The fabric ids are the vocabulary's; the model's constants are keyed by them.
+from advisor.engine.facts.vocabulary import ETHERNET as ETHERNET
+from advisor.engine.facts.vocabulary import FABRIC_IDS as FABRIC_IDS
+from advisor.engine.facts.vocabulary import INFINIBAND as INFINIBAND
+from advisor.engine.facts.vocabulary import ROCE as ROCE
+
+CONSTANTS_VERSION = "2025.11.1"
+
+BYTES_PER_GB = 1e9
+BITS_PER_BYTE = 8.0
+
+
+@dataclass(frozen=True)
+class FabricClass:
+    """How a fabric class behaves for NCCL-style collectives.
+
+    ``wire_efficiency`` is the fraction of NIC line rate that large NCCL transfers reach
+    (point estimate, with the low/high bounds of the published spread).  Latencies are in
+    seconds; ``extra_step_latency_s`` is added to NCCL's network latency per inter-node
+    algorithm step for this transport.
+    """
+
+    id: str
+    rdma: bool
+    wire_efficiency: float
+    wire_efficiency_low: float
+    wire_efficiency_high: float
+    message_latency_s: float
+    """One-way small-message latency NIC to NIC through one switch."""
+    extra_step_latency_s: float
+    switch_hop_latency_s: float
+    adaptive_routing_default: bool
+    ll128_allowed: bool
+    """NCCL enables LL128 only with GPUDirect RDMA on NVLink systems."""
+    jitter_cv: float
+    """Coefficient of variation of a network collective's time (congestion, noise)."""
+    in_network_reduction_available: bool
+    source: str
+    node_cap_gbytes_per_s: float = 0.0
+    """Most a server moves over this transport whatever its NICs (0 = no limit beyond the
+    NICs): NCCL's socket transport bounces every byte through host memory and kernel TCP."""
+    node_cap_gbytes_per_s_low: float = 0.0
+    """Pessimistic end of the published spread (used by the high bound)."""
+    node_cap_gbytes_per_s_high: float = 0.0
+    """Optimistic end of the published spread (used by the low bound)."""
+
+
+FABRICS: dict[str, FabricClass] = {  # how each fabric (vocabulary.FABRIC_IDS) behaves
+    INFINIBAND: FabricClass(
+        id=INFINIBAND,
+        rdma=True,
+        wire_efficiency=0.94,
+        wire_efficiency_low=0.92,
+        wire_efficiency_high=0.97,
+        message_latency_s=1.5e-6,
+        extra_step_latency_s=0.0,
+        switch_hop_latency_s=0.2e-6,
+        adaptive_routing_default=True,
+        ll128_allowed=True,
+        jitter_cv=0.02,
+        in_network_reduction_available=True,
+        source=(
+            "NVIDIA maintainers: ~12/24/46-48 GB/s per 100/200/400G NIC in NCCL "
+            "(NVIDIA/nccl-tests #119, #160, #290); IB ~1-2 us end to end, ~100-300 ns per "
+            "switch hop"
+        ),
+    ),
+    ROCE: FabricClass(
+        id=ROCE,
+        rdma=True,
+        wire_efficiency=0.92,
+        wire_efficiency_low=0.88,
+        wire_efficiency_high=0.96,
+        message_latency_s=3.0e-6,
+        extra_step_latency_s=1.0e-6,
+        switch_hop_latency_s=0.4e-6,
+        adaptive_routing_default=False,
+        ll128_allowed=True,
+        jitter_cv=0.04,
+        in_network_reduction_available=False,
+        source=(
+            "RoCE v2 reaches ~90-97% of line rate when tuned; a few us per message "
+            "(Meta, 'RDMA over Ethernet for Distributed AI Training at Meta Scale', SIGCOMM'24)"
+        ),
+    ),
+    ETHERNET: FabricClass(
+        id=ETHERNET,
+        rdma=False,
+        wire_efficiency=0.40,
+        wire_efficiency_low=0.32,
+        wire_efficiency_high=0.60,
+        message_latency_s=25e-6,
+        extra_step_latency_s=20e-6,
+        switch_hop_latency_s=0.6e-6,
+        adaptive_routing_default=False,
+        ll128_allowed=False,
+        jitter_cv=0.10,
+        in_network_reduction_available=False,
+        source=(
+            "NCCL over TCP sockets: 4-6 GB/s busbw on a 100G NIC, i.e. 32-48% of line rate "
+            "(NVIDIA/nccl #450), 'not more than 60% of wire speed' (NVIDIA/nccl #209); per "
+            "server at most ~6.5-14 GB/s whatever its NICs: InfiniBand gave 26-57x the "
+            "multi-node throughput of TCP on the same Azure H100 servers (a published "
+            "fine-tuning comparison), "
+            "against ~370 GB/s of 8 x 400G IB; kernel TCP adds tens of us per message"
+        ),
+        node_cap_gbytes_per_s=10.0,
+        node_cap_gbytes_per_s_low=6.5,
+        node_cap_gbytes_per_s_high=14.0,
+    ),
+}
+
+# --- Scale-up (inside the server / NVLink domain) -------------------------------------------
+
+SCALEUP_EFFICIENCY: dict[str, float] = {
+    "nvlink": 0.82,
+    "nvlink-mesh": 0.80,
+    "xgmi": 0.75,
+    "roce-mesh": 0.75,
+    "pcie": 0.75,
+}
+"""Fraction of per-direction scale-up bandwidth that NCCL ring bus bandwidth reaches.
+
+NVLink: 8x H100 measure ~367-370 GB/s of 450 (NVIDIA/nccl #1455; nccl-tests #212), 8x A100
+~230-235 of 300 (NCCL caps its own A100 model at 235 GB/s, tuning.cc).  Mesh and PCIe values
+are engineering estimates (no switch: links to different peers are used in parallel with
+some loss; PCIe moves data through host bridges)."""
+SCALEUP_EFFICIENCY_SOURCE = "NVIDIA/nccl #1455, NVIDIA/nccl-tests #212, NCCL tuning.cc"
+
+# --- NCCL cost model (NVIDIA/nccl src/graph/tuning.cc, 2.19-2.2x series) ---------------------
+
+NCCL_TUNING_SOURCE = "NVIDIA/nccl src/graph/tuning.cc (2.19-2.2x): baseLat, hwLat, bw factors"
+PROTOCOLS: tuple[str, ...] = ("LL", "LL128", "Simple")
+NCCL_BASE_LATENCY_S: dict[str, dict[str, float]] = {
+    "tree": {"LL": 6.8e-6, "LL128": 14.0e-6, "Simple": 8.4e-6},
+    "ring": {"LL": 6.6e-6, "LL128": 14.0e-6, "Simple": 8.4e-6},
+}
+NCCL_HW_LATENCY_S: dict[str, dict[str, dict[str, float]]] = {
+    "nvlink": {
+        "tree": {"LL": 0.6e-6, "LL128": 1.25e-6, "Simple": 4.0e-6},
+        "ring": {"LL": 0.6e-6, "LL128": 1.9e-6, "Simple": 3.4e-6},
+        "nvls": {"LL": 0.0, "LL128": 0.0, "Simple": 25e-6},
+    },
+    "pcie": {
+        "tree": {"LL": 1.0e-6, "LL128": 1.9e-6, "Simple": 4.0e-6},
+        "ring": {"LL": 1.0e-6, "LL128": 2.5e-6, "Simple": 5.7e-6},
+        "nvls": {"LL": 0.0, "LL128": 0.0, "Simple": 0.0},
+    },
+    "net": {
+        "tree": {"LL": 5.0e-6, "LL128": 8.5e-6, "Simple": 14e-6},
+        "ring": {"LL": 2.7e-6, "LL128": 4.0e-6, "Simple": 14e-6},
+        "nvls": {"LL": 0.0, "LL128": 0.0, "Simple": 18e-6},
+        "collnet": {"LL": 0.0, "LL128": 0.0, "Simple": 31e-6},
+    },
+}
+NCCL_PROTOCOL_BW_FACTOR: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
+"""LL carries 4 B of flag per 8 B line (busBw*0.5); LL128 120 of 128 B (0.92)."""
+NCCL_TREE_BW_FACTOR = 0.92
+"""Tree all-reduce busBw = 0.92 x channel bandwidth (tuning.cc 'busBw*.92')."""
+NCCL_NVLS_BW_FACTOR = 0.745
+"""NVLS all-reduce algorithm bandwidth / NCCL ring bus bandwidth inside the domain.
+NVIDIA maintainer: 8x H100 NVLS peaks at busbw ~480 GB/s, algbw ~275 GB/s, against ~370 GB/s
+ring busbw (NVIDIA/nccl-tests #212): 275/370 = 0.745 (NCCL's own tuner uses 5/6)."""
+NCCL_COLLNET_BW_FACTOR = 0.9
+"""IB SHARP (CollNet) busBw x 0.9 (tuning.cc)."""
+NCCL_NET_OVERHEAD_S = 1.0e-6
+"""Per inter-node step proxy overhead (getNetOverhead: 1 us x86 Intel; x3 for Simple)."""
+NCCL_P2P_PER_PEER_OVERHEAD_S = 0.5e-6
+"""Posting one send/recv pair to one peer in a grouped all-to-all (NVIDIA/nccl #866: all-to-all
+latency grows linearly with the number of peers).  Engineering estimate."""
+
+# --- Network fabric effects -----------------------------------------------------------------
+
+DEFAULT_SWITCH_RADIX = 64
+"""Ports of one compute-fabric switch at the NIC speed when a design names no switch (NVIDIA
+Quantum-2 QM9700: 64 x 400G; 51.2 Tb/s Ethernet switches: 64 x 800G).  Sizes the leaves and
+pods that placement uses (advisor/engine/model/placement.py)."""
+TCP_GBITS_PER_S_PER_CORE = 42.0
+"""One CPU core moves ~42 Gb/s of a long TCP flow with TSO/GRO/jumbo frames, receive side
+being the bottleneck (Cai et al., 'Understanding Host Network Stack Overheads', SIGCOMM'21).
+CPU cost of NCCL over sockets = 2 x node throughput / this (send + receive), reported as an
+assumption; NCCL's socket helper threads (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD <= 64)
+come on top."""
+RAIL_GROUP_NODES = 32
+"""Servers whose same-index NICs share one leaf in a rail-optimized fabric (NVIDIA DGX SuperPOD
+reference architecture: a scalable unit of 32 nodes, one leaf per rail)."""
+ECMP_COLLISION_LOSS = 0.20
+ECMP_COLLISION_LOSS_HIGH = 0.40
+"""Throughput lost on cross-leaf traffic by ECMP hash collisions without adaptive routing.
+High: 'up to ~40%' on all-reduce before mitigation (Meta, SIGCOMM'24); point: half of that,
+with NCCL's several channels/QPs per NIC spreading flows.  Balls-into-bins gives 1-1/e = 37%
+of uplinks idle with one flow per uplink."""
+
+# --- Compute ---------------------------------------------------------------------------------
+
+GEMM_HALF_EFFICIENCY_WIDTH = 128
+"""Per-GPU hidden width (hidden / tp) at which GEMM efficiency halves: eff = w / (w + 128).
+Small matrices cannot fill the GPU's SMs; engineering estimate consistent with the rise of
+Megatron-LM throughput with model width (Narayanan et al. SC'21, Table 1)."""
+FP8_EFFICIENCY_FACTOR = 0.70
+"""FP8 reaches 0.7x the bf16 fraction of its (2x) peak: end-to-end FP8 speed-ups of ~1.3-1.5x
+reported with Transformer Engine (NVIDIA TE docs; DeepSeek-V3 report)."""
+HBM_EFFICIENCY = 0.80
+"""Achievable fraction of HBM bandwidth in memory-bound kernels (decode GEMV, optimizer):
+STREAM-like measurements reach 80-90% of datasheet bandwidth."""
+OPTIMIZER_BYTES_PER_PARAM = 32.0
+"""Adam step memory traffic: read fp32 master, m, v, grad (16 B), write master, m, v (12 B),
+write bf16 param (2 B) and grad zeroing (2 B)."""
+
+# --- Memory ----------------------------------------------------------------------------------
+
+MEMORY_USABLE_FRACTION = 0.90
+"""Share of HBM usable for model state (CUDA context, allocator fragmentation take the rest)."""
+WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+GRAD_BYTES_PER_PARAM = 2.0
+"""bf16 gradients communicated: 2 bytes per parameter per step."""
+MASTER_AND_ADAM_BYTES_PER_PARAM = 12.0
+"""fp32 master weights + Adam m and v (ZeRO paper, Rajbhandari et al. 2020: 16 B/param total
+with 2 B weights and 2 B gradients)."""
+TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM = 4.0
+"""bf16 weights (2) + bf16 gradients (2) kept on every model-parallel shard."""
+ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 34.0
+"""Activation bytes per token per hidden unit per layer with flash attention (no s^2 term):
+Korthikanti et al., 'Reducing Activation Recomputation', arXiv 2205.05198, eq. 1."""
+RECOMPUTE_BYTES_PER_TOKEN_HIDDEN = 2.0
+"""Full recomputation keeps only each layer's bf16 input (2 bytes per token per hidden)."""
+
+# --- Overlap, bubbles, stragglers ------------------------------------------------------------
+
+DP_OVERLAP_EFFICIENCY = 0.85
+"""Fraction of the overlap window in which gradient communication actually progresses
+(communication kernels compete with compute for SMs and memory bandwidth)."""
+DDP_BUCKET_BYTES = 25e6
+"""PyTorch DDP default bucket (25 MB): the last bucket is never overlapped."""
+TP_COMM_OVERLAP = 0.0
+"""Tensor-parallel collectives sit on the critical path (Megatron-LM default)."""
+EP_COMM_OVERLAP = 0.0
+"""MoE all-to-all exposed unless the framework overlaps it (DualPipe hides most of it)."""
+COMPUTE_JITTER_CV = 0.005
+"""Per-node step-time variation from clocks, thermals and OS noise (0.5%); engineering
+estimate, stragglers in large runs reported in Llama 3 (arXiv 2407.21783 section 3.3.4)."""
+
+# --- MoE all-to-all (DeepEP) -----------------------------------------------------------------
+
+MOE_LL_FIXED_OVERHEAD_S = 30e-6
+"""Fixed cost of one low-latency dispatch or combine (kernel launch, per-expert packing,
+completion flags over the network).  Engineering estimate; checked against DeepEP's published
+latencies for EP8..EP256 (docs/MODEL.md)."""
+MOE_NORMAL_FIXED_OVERHEAD_S = 30e-6
+FP8_SCALE_BYTES_PER_128 = 4.0
+"""DeepEP FP8 dispatch adds one fp32 scale per 128 elements."""
+
+# --- Inference -------------------------------------------------------------------------------
+
+DECODE_KERNEL_OVERHEAD_S_PER_LAYER = 20e-6
+"""Kernel launch and synchronisation cost per layer per decode step without CUDA graphs
+(~10 kernels x 2 us); engineering estimate."""
+
+# --- Sanity bounds ---------------------------------------------------------------------------
+
+MIN_BYTES = 1.0

@@ -1,0 +1,111 @@
+"""The words for the engine's ids: one label per fabric, topology kind, network role and unit.
+
+The engine's prose and every page of the shell (results, comparison, sweeps, the PDF, the CSV
+and the API's descriptions) name things through this module, so each thing is said one way:
+"RoCE v2", never "Roce V2" or "roce".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor.engine.facts.formatting import finite
+
+# ---------------------------------------------------------------------------------------------
+# Fabrics: the transport of the GPU compute network
+
+ETHERNET = "ethernet"
+ROCE = "roce"
+INFINIBAND = "infiniband"
+FABRIC_IDS: tuple[str, ...] = (ETHERNET, ROCE, INFINIBAND)
+"""Every fabric the engine prices, in the order pages list them (plainest first)."""
+ETHERNET_FABRIC_IDS: tuple[str, ...] = (ETHERNET, ROCE)
+"""The fabrics that run on Ethernet switches and NICs."""
+
+FABRIC_LABELS: dict[str, str] = {
+    ETHERNET: "Ethernet (TCP)",
+    ROCE: "RoCE v2",
+    INFINIBAND: "InfiniBand",
+}
+
+
+FABRIC_CHOICES: tuple[tuple[str, str], ...] = tuple(FABRIC_LABELS.items())
+"""(id, label) pairs for forms and the API's enums (the API documents each id with its label)."""
+
+
+def fabric_label(fabric: str) -> str:
+    """The label of a fabric id ("roce" -> "RoCE v2"); an unknown id as it is, "?" if empty."""
+    return FABRIC_LABELS.get(fabric, fabric or "?")
+
+
+# ---------------------------------------------------------------------------------------------
+# Topologies: the engine's `topology.kind` and its number of switch tiers
+
+SINGLE_SWITCH = "single-switch"
+LEAF_SPINE = "leaf-spine"
+FAT_TREE = "fat-tree"
+SUPER_SPINE = "super-spine"
+TOPOLOGY_KIND_BY_TIERS: dict[int, str] = {
+    1: SINGLE_SWITCH,
+    2: LEAF_SPINE,
+    3: FAT_TREE,
+    4: SUPER_SPINE,
+}
+TOPOLOGY_KIND_LABELS: dict[str, str] = {
+    SINGLE_SWITCH: "single switch",
+    LEAF_SPINE: "leaf-spine",
+    FAT_TREE: "fat tree",
+    SUPER_SPINE: "super-spine",
+}
+_TIERS_IN_WORDS = {2: "leaf-spine", 3: "three-tier fat tree"}
+
+
+def topology_label(topology: Mapping[str, Any]) -> str:
+    """A result's topology on a page: "single switch", "2-tier leaf-spine", "3-tier fat tree"."""
+    kind = str(topology.get("kind") or "").replace("_", "-")
+    tiers = int(finite(topology.get("tiers")))
+    if kind in (SINGLE_SWITCH, "single") or (tiers == 1 and not topology.get("spine_switches")):
+        return TOPOLOGY_KIND_LABELS[SINGLE_SWITCH]
+    words = TOPOLOGY_KIND_LABELS.get(kind, kind)
+    return f"{tiers}-tier {words}" if tiers else words
+
+
+def tiers_in_words(tiers: int) -> str:
+    """A fabric of `tiers` switch tiers in a sentence: "leaf-spine", "three-tier fat tree",
+    "4-tier fabric" ("single switch" for one)."""
+    if tiers <= 1:
+        return TOPOLOGY_KIND_LABELS[SINGLE_SWITCH]
+    return _TIERS_IN_WORDS.get(tiers, f"{tiers}-tier fabric")
+
+
+# ---------------------------------------------------------------------------------------------
+# Networks: the role of a BOM line's network
+
+COMPUTE = "compute"
+STORAGE = "storage"
+MANAGEMENT = "management"
+FRONTEND = "frontend"
+NETWORK_LABELS: dict[str, str] = {
+    COMPUTE: "GPU compute fabric",
+    STORAGE: "Storage network",
+    MANAGEMENT: "Management network",
+    FRONTEND: "Front-end network",
+}
+
+
+def network_label(network: str) -> str:
+    """The label of a network role ("storage" -> "Storage network"); an unknown role in words
+    ("out_of_band" -> "Out of band")."""
+    return NETWORK_LABELS.get(network, network.replace("_", " ").capitalize())
+
+
+# ---------------------------------------------------------------------------------------------
+# Units the pages and the prose append to numbers
+
+GBPS = "Gb/s"
+"""Link speed, bits (NIC and switch ports)."""
+GBYTES_PER_S = "GB/s"
+"""Data rate, bytes (collective bus bandwidth)."""
+MS_PER_TOKEN = "ms/token"  # noqa: S105 (a unit, not a secret)
+S_PER_STEP = "s/step"

@@ -1,0 +1,1 @@
+"""What the customer asks: the scenario parsed, checked and completed with defaults."""

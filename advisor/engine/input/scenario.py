@@ -1,0 +1,843 @@
+"""Scenario v1: parse and validate the JSON input into frozen dataclasses with defaults.
+
+Defaults (also in docs/MODEL.md): ``gpus_per_node`` = the GPU's server size (or ``gpus`` when
+smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported); ``sequence_length`` = 4096;
+training ``global_batch_tokens`` = 4,194,304 (4M tokens); ``total_tokens`` = 1e12 (training)
+or 1e9 (fine-tuning); ``sharding`` = zero1; inference 64 concurrent requests, 2048 prompt
+and 512 output tokens, 50 ms per token and 2000 ms time-to-first-token targets (both p95),
+no prefix-cache hits, no speculative decoding, deployment chosen by the engine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
+from advisor.engine.facts.catalog.models import with_derived_defaults
+from advisor.engine.facts.constants import FABRIC_IDS
+from advisor.engine.facts.limits import check_limits
+
+WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
+SHARDINGS: tuple[str, ...] = ("none", "zero1", "zero3")
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe")
+ZERO_STAGES: dict[int, str] = {0: "none", 1: "zero1", 3: "zero3"}
+GPU_PRICING: tuple[str, ...] = ("owned", "cloud")
+TEAM_SKILLS: tuple[str, ...] = ("ethernet", "infiniband", "both", "none")
+PREFERENCES: tuple[str, ...] = ("cost", "balanced", "performance")
+
+DEFAULT_SEQUENCE_LENGTH = 4096
+DEFAULT_GLOBAL_BATCH_TOKENS = 4_194_304
+DEFAULT_TRAINING_TOKENS = 1e12
+DEFAULT_FINE_TUNING_TOKENS = 1e9
+DEFAULT_CONCURRENT_REQUESTS = 64
+DEFAULT_PROMPT_TOKENS = 2048
+DEFAULT_OUTPUT_TOKENS = 512
+DEFAULT_TARGET_MS_PER_TOKEN = 50.0
+DEFAULT_TARGET_TTFT_MS = 2000.0
+DEPLOYMENTS: tuple[str, ...] = ("replicas", "split", "disaggregated")
+
+_TOP_LEVEL_KEYS = frozenset(
+    {
+        "workload",
+        "model",
+        "gpu",
+        "gpus",
+        "gpus_per_node",
+        "precision",
+        "sequence_length",
+        "training",
+        "inference",
+        "parallelism",
+        "design",
+        "constraints",
+        "name",
+        "description",
+        "version",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Design:
+    """One network design to evaluate (re-exported by ``advisor.engine.model.performance``).
+
+    ``nic_gbps`` is the line rate of one compute NIC port; ``nics_per_node`` counts compute
+    NICs per server; ``oversubscription`` is r of r:1 at the leaf; ``adaptive_routing=None``
+    means the fabric default (InfiniBand yes, RoCE/Ethernet no).  ``switch_radix`` is the
+    compute switch's port count at ``nic_gbps`` (None: ``constants.DEFAULT_SWITCH_RADIX``);
+    it sizes the leaves and pods that placement uses.
+    """
+
+    fabric: str
+    nic_gbps: float
+    nics_per_node: int
+    oversubscription: float = 1.0
+    adaptive_routing: bool | None = None
+    in_network_reduction: bool = False
+    switch_radix: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    global_batch_sequences: int
+    global_batch_tokens: int
+    total_tokens: float
+    sharding: str
+    sharding_given: bool
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One serving pool of a disaggregated deployment (``None`` = left to the engine)."""
+
+    servers: int | None = None
+    tp: int | None = None
+    ep: int | None = None
+
+
+@dataclass(frozen=True)
+class InferenceSpec:
+    independent_replicas: bool | None
+    concurrent_requests: int
+    prompt_tokens: int
+    output_tokens: int
+    target_ms_per_token: float
+    deployment: str | None = None
+    """``replicas`` | ``split`` | ``disaggregated``; ``None`` lets the engine choose."""
+    requests_per_s: float | None = None
+    """Open-loop arrival rate (Poisson); ``None`` means closed loop at concurrent_requests."""
+    target_ttft_ms: float = 2000.0
+    """p95 time to first token target."""
+    prefix_cache_hit_rate: float = 0.0
+    """Share of prompt tokens whose KV cache is reused (not recomputed)."""
+    mtp: float | None = None
+    """Speculative decoding with one draft token (DeepSeek MTP): its acceptance rate."""
+    prefill_pool: PoolSpec | None = None
+    decode_pool: PoolSpec | None = None
+
+
+@dataclass(frozen=True)
+class ParallelismSpec:
+    """An explicit plan; ``None`` fields are left to the planner."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    ep: int | None = None
+    micro_batch: int | None = None
+    virtual_stages: int | None = None
+    recompute: str | None = None
+    cp: int | None = None
+    """Context parallel size (sequence split over cp ranks, ring attention)."""
+    zero: int | None = None
+    """ZeRO stage 0 | 1 | 3 (overrides training.sharding when given)."""
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
+    """Layers of the first / last pipeline stage (Megatron's uneven split); the rest are even."""
+    tp_comm_overlap: bool | None = None
+    """Tensor-parallel communication overlapped with GEMMs (Transformer Engine userbuffers)."""
+    ep_overlap: str | None = None
+    """``none`` | ``dualpipe``: expert all-to-all hidden behind another micro-batch's compute."""
+    flash_attention: bool | None = None
+    """False: attention as batched GEMMs + softmax over the full score matrix (pre-2022)."""
+    sequence_parallel: bool | None = None
+    """False: norms and residuals on the full hidden size on every TP rank (pre-2022)."""
+
+    @property
+    def given(self) -> bool:
+        return any(v is not None for v in (self.tp, self.pp, self.dp, self.ep, self.cp))
+
+
+@dataclass(frozen=True)
+class Constraints:
+    gpu_pricing: str = "cloud"
+    gpu_hour_usd: float = 2.5
+    electricity_usd_per_kwh: float = 0.10
+    pue: float = 1.3
+    amortization_years: float = 4.0
+    network_budget_usd: float | None = None
+    team_skills: str = "both"
+    prefer: str = "balanced"
+    utilization: float = 0.8
+    """Share of the amortization life the cluster runs work (prices GPU time the network
+    wastes over the cluster's life; docs/MODEL.md "Decision cost")."""
+    allow_oversubscription: bool = False
+    """With prefer=cost, oversubscribed or fewer-NIC designs may be recommended."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a customer's fit changes in every communication domain the engine builds (one optional
+    object; :func:`advisor.engine.model.collectives.calibrated_domain` applies it).
+
+    ``net_bandwidth_scale`` multiplies the effective NIC bandwidth of multi-server domains,
+    ``net_latency_delta_s`` is added to their per-step network latency, ``scaleup_bandwidth_scale``
+    multiplies the scale-up bandwidth.  1.0 / 0.0 mean "as the default model".
+    """
+
+    net_bandwidth_scale: float = 1.0
+    net_latency_delta_s: float = 0.0
+    scaleup_bandwidth_scale: float = 1.0
+    source: str = ""
+    fabric: str | None = None
+    """Fabric class the network terms were measured on; they apply to candidates of that class
+    only (a RoCE measurement says nothing about an InfiniBand fabric).  None: every class."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "net_bandwidth_scale": self.net_bandwidth_scale,
+            "net_latency_delta_us": self.net_latency_delta_s * 1e6,
+            "scaleup_bandwidth_scale": self.scaleup_bandwidth_scale,
+            "source": self.source,
+            "fabric": self.fabric,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Calibration:
+        return cls(
+            net_bandwidth_scale=float(d.get("net_bandwidth_scale", 1.0)),
+            net_latency_delta_s=float(d.get("net_latency_delta_us", 0.0)) / 1e6,
+            scaleup_bandwidth_scale=float(d.get("scaleup_bandwidth_scale", 1.0)),
+            source=str(d.get("source", "")),
+            fabric=d.get("fabric"),
+        )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    workload: str
+    model: ModelSpec
+    model_is_preset: bool
+    gpu: GpuSpec
+    gpus: int
+    gpus_per_node: int
+    precision: str
+    sequence_length: int
+    training: TrainingSpec | None
+    inference: InferenceSpec | None
+    parallelism: ParallelismSpec
+    design: Design | None
+    constraints: Constraints
+    calibration: Calibration | None = None
+    """Fit from the customer's own nccl-tests (advisor.engine.calibration.fabric_fit); applied
+    to every communicator domain. Not part of the scenario v1 input:
+    ``evaluate(calibration=...)``."""
+
+    @property
+    def nodes(self) -> int:
+        return self.gpus // self.gpus_per_node
+
+    @property
+    def is_training(self) -> bool:
+        return self.workload in ("training", "fine_tuning")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Normalised scenario v1 with every default filled in."""
+        out: dict[str, Any] = {
+            "workload": self.workload,
+            "model": self.model.id if self.model_is_preset else _custom_model_dict(self.model),
+            "gpu": self.gpu.id,
+            "gpus": self.gpus,
+            "gpus_per_node": self.gpus_per_node,
+            "precision": self.precision,
+            "sequence_length": self.sequence_length,
+            "parallelism": {k: v for k, v in asdict(self.parallelism).items() if v is not None},
+            "constraints": asdict(self.constraints),
+        }
+        if self.training is not None:
+            t = asdict(self.training)
+            t.pop("sharding_given")
+            out["training"] = t
+        if self.inference is not None:
+            inf = asdict(self.inference)
+            pools = {
+                role: {k: v for k, v in (inf.pop(f"{role}_pool") or {}).items() if v is not None}
+                for role in ("prefill", "decode")
+            }
+            pools = {k: v for k, v in pools.items() if v}
+            if pools:
+                inf["pools"] = pools
+            for key in ("deployment", "requests_per_s", "mtp"):
+                if inf[key] is None:
+                    del inf[key]
+            out["inference"] = inf
+        if self.design is not None:
+            out["design"] = self.design.to_dict()
+        return out
+
+
+def _custom_model_dict(m: ModelSpec) -> dict[str, Any]:
+    return {
+        "params_b": m.params_b,
+        "layers": m.layers,
+        "hidden": m.hidden,
+        "heads": m.heads,
+        "kv_heads": m.kv_heads,
+        "vocab": m.vocab,
+        "ffn_hidden": m.ffn_hidden,
+        "moe_experts": m.moe_experts,
+        "moe_top_k": m.moe_top_k,
+        "active_params_b": m.active_params_b,
+    }
+
+
+class _Errors:
+    """Collects per-field messages so one response lists every problem."""
+
+    def __init__(self) -> None:
+        self.by_field: dict[str, list[str]] = {}
+
+    def add(self, field: str, message: str) -> None:
+        self.by_field.setdefault(field, []).append(message)
+
+    def raise_if_any(self) -> None:
+        if self.by_field:
+            raise ScenarioError(self.by_field)
+
+    def reject_unknown(self, raw: Mapping[str, Any], allowed: Container[str], prefix: str) -> None:
+        """Each key of `raw` not in `allowed` is an "unknown field", named `prefix.key` (the
+        key alone at the top level, where `prefix` is empty)."""
+        for key in raw:
+            if key not in allowed:
+                self.add(f"{prefix}.{key}" if prefix else key, "unknown field")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _positive_int(errors: _Errors, field: str, value: Any) -> int | None:
+    if _is_number(value) and math.isfinite(value) and float(value).is_integer() and value > 0:
+        return int(value)
+    errors.add(field, "must be a positive integer")
+    return None
+
+
+def _positive_number(errors: _Errors, field: str, value: Any) -> float | None:
+    if _is_number(value) and math.isfinite(value) and value > 0:
+        return float(value)
+    errors.add(field, "must be a positive number")
+    return None
+
+
+def _non_negative_number(errors: _Errors, field: str, value: Any) -> float | None:
+    if _is_number(value) and math.isfinite(value) and value >= 0:
+        return float(value)
+    errors.add(field, "must be a number >= 0")
+    return None
+
+
+def _choice(errors: _Errors, field: str, value: Any, choices: tuple[str, ...]) -> str | None:
+    if isinstance(value, str) and value in choices:
+        return value
+    errors.add(field, f"must be one of {', '.join(choices)}")
+    return None
+
+
+def _section(errors: _Errors, raw: dict[str, Any], key: str) -> dict[str, Any]:
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        errors.add(key, "must be an object")
+        return {}
+    return value
+
+
+def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
+    """Validate scenario v1 and fill defaults; raises :class:`ScenarioError` naming fields."""
+    errors = _Errors()
+    if not isinstance(raw, dict):
+        raise ScenarioError.single("scenario", "must be a JSON object")
+    # Ranges first (advisor.engine.facts.limits): nothing below may see an unbounded number.
+    check_limits(raw, lambda cleaned: parse_scenario(cleaned, catalog))
+    errors.reject_unknown(raw, _TOP_LEVEL_KEYS, "")
+
+    workload = None
+    if "workload" not in raw:
+        errors.add("workload", "is required")
+    else:
+        workload = _choice(errors, "workload", raw["workload"], WORKLOADS)
+
+    model, model_is_preset = _parse_model(errors, raw.get("model"), catalog)
+    gpu = _parse_gpu(errors, raw.get("gpu"), catalog)
+
+    gpus = None
+    if "gpus" not in raw:
+        errors.add("gpus", "is required")
+    else:
+        gpus = _positive_int(errors, "gpus", raw["gpus"])
+
+    gpus_per_node = None
+    if raw.get("gpus_per_node") is not None:
+        gpus_per_node = _positive_int(errors, "gpus_per_node", raw["gpus_per_node"])
+    elif gpu is not None and gpus is not None:
+        gpus_per_node = min(gpu.gpus_per_server, gpus)
+    if gpus is not None and gpus_per_node is not None and gpus % gpus_per_node != 0:
+        errors.add(
+            "gpus",
+            f"must be a multiple of gpus_per_node ({gpus_per_node}): whole servers only",
+        )
+
+    precision = _parse_precision(errors, raw.get("precision"), gpu)
+
+    sequence_length = DEFAULT_SEQUENCE_LENGTH
+    if raw.get("sequence_length") is not None:
+        sequence_length = _positive_int(errors, "sequence_length", raw["sequence_length"]) or 1
+
+    training = None
+    inference = None
+    if workload in ("training", "fine_tuning"):
+        training = _parse_training(
+            errors, _section(errors, raw, "training"), workload, sequence_length
+        )
+    if workload == "inference":
+        inference = _parse_inference(errors, _section(errors, raw, "inference"))
+    parallelism = _parse_parallelism(errors, _section(errors, raw, "parallelism"))
+    design = None
+    if raw.get("design") is not None:
+        design = parse_design(errors, _section(errors, raw, "design"), "design")
+    constraints = _parse_constraints(errors, _section(errors, raw, "constraints"), gpu)
+
+    errors.raise_if_any()
+    assert workload is not None and model is not None and gpu is not None
+    assert gpus is not None and gpus_per_node is not None and precision is not None
+    return Scenario(
+        workload=workload,
+        model=model,
+        model_is_preset=model_is_preset,
+        gpu=gpu,
+        gpus=gpus,
+        gpus_per_node=gpus_per_node,
+        precision=precision,
+        sequence_length=sequence_length,
+        training=training,
+        inference=inference,
+        parallelism=parallelism,
+        design=design,
+        constraints=constraints,
+    )
+
+
+def _parse_model(errors: _Errors, value: Any, catalog: Catalog) -> tuple[ModelSpec | None, bool]:
+    if value is None:
+        errors.add("model", "is required")
+        return None, False
+    if isinstance(value, str):
+        preset = catalog.model(value)
+        if preset is None:
+            errors.add(
+                "model", f"unknown model id '{value}'; known: {', '.join(catalog.model_ids)}"
+            )
+        return preset, True
+    if not isinstance(value, dict):
+        errors.add("model", "must be a preset id or an object with params_b, layers, hidden, heads")
+        return None, False
+    allowed = {
+        "params_b",
+        "layers",
+        "hidden",
+        "heads",
+        "vocab",
+        "moe_experts",
+        "moe_top_k",
+        "kv_heads",
+        "ffn_hidden",
+        "active_params_b",
+        "name",
+        "tied_embeddings",
+    }
+    errors.reject_unknown(value, allowed, "model")
+    ok = True
+    fields_out: dict[str, Any] = {}
+    for key in ("params_b",):
+        if key not in value:
+            errors.add(f"model.{key}", "is required")
+            ok = False
+        else:
+            fields_out[key] = _positive_number(errors, f"model.{key}", value[key])
+            ok = ok and fields_out[key] is not None
+    for key in ("layers", "hidden", "heads"):
+        if key not in value:
+            errors.add(f"model.{key}", "is required")
+            ok = False
+        else:
+            fields_out[key] = _positive_int(errors, f"model.{key}", value[key])
+            ok = ok and fields_out[key] is not None
+    optional_ints = {"vocab": 32000, "kv_heads": None, "ffn_hidden": 0}
+    for key, default in optional_ints.items():
+        if value.get(key) is None:
+            fields_out[key] = default
+        else:
+            fields_out[key] = _positive_int(errors, f"model.{key}", value[key])
+            ok = ok and fields_out[key] is not None
+    for key in ("moe_experts", "moe_top_k"):
+        raw_v = value.get(key, 0) or 0
+        if _is_number(raw_v) and float(raw_v).is_integer() and raw_v >= 0:
+            fields_out[key] = int(raw_v)
+        else:
+            errors.add(f"model.{key}", "must be an integer >= 0")
+            ok = False
+    active = 0.0
+    if value.get("active_params_b") is not None:
+        active = _positive_number(errors, "model.active_params_b", value["active_params_b"]) or 0.0
+    if not ok:
+        return None, False
+    heads = int(fields_out["heads"])
+    hidden = int(fields_out["hidden"])
+    kv_heads = int(fields_out["kv_heads"] or heads)
+    if hidden % heads != 0:
+        errors.add("model.hidden", f"must be divisible by heads ({heads})")
+    if kv_heads > heads or heads % kv_heads != 0:
+        errors.add("model.kv_heads", f"must divide heads ({heads})")
+    experts, top_k = int(fields_out["moe_experts"]), int(fields_out["moe_top_k"])
+    if (experts > 0) != (top_k > 0):
+        errors.add("model.moe_top_k", "moe_experts and moe_top_k must both be 0 or both > 0")
+    if experts > 0 and top_k > experts:
+        errors.add("model.moe_top_k", f"must be <= moe_experts ({experts})")
+    if active and active > float(fields_out["params_b"]):
+        errors.add("model.active_params_b", "must be <= params_b")
+    if errors.by_field:
+        return None, False
+    model = ModelSpec(
+        id="custom",
+        name=str(value.get("name") or "custom model"),
+        params_b=float(fields_out["params_b"]),
+        layers=int(fields_out["layers"]),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        vocab=int(fields_out["vocab"]),
+        ffn_hidden=int(fields_out["ffn_hidden"]),
+        moe_experts=experts,
+        moe_top_k=top_k,
+        active_params_b=active,
+        tied_embeddings=bool(value.get("tied_embeddings", False)),
+        source="custom (user input)",
+    )
+    return with_derived_defaults(model), False
+
+
+def _parse_gpu(errors: _Errors, value: Any, catalog: Catalog) -> GpuSpec | None:
+    if value is None:
+        errors.add("gpu", "is required")
+        return None
+    gpu = catalog.gpu(value) if isinstance(value, str) else None
+    if gpu is None:
+        errors.add("gpu", f"unknown GPU id '{value}'; known: {', '.join(catalog.gpu_ids)}")
+    return gpu
+
+
+def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | None:
+    if value is None:
+        if gpu is not None and not gpu.supports("bf16"):
+            return "fp16"
+        return "bf16"
+    precision = _choice(errors, "precision", value, PRECISIONS)
+    if precision is not None and gpu is not None and not gpu.supports(precision):
+        supported = [p for p in PRECISIONS if gpu.supports(p)]
+        errors.add(
+            "precision",
+            f"{gpu.id} has no {precision} tensor cores; supported: {', '.join(supported)}",
+        )
+        return None
+    return precision
+
+
+def _parse_training(
+    errors: _Errors, raw: dict[str, Any], workload: str, sequence_length: int
+) -> TrainingSpec:
+    errors.reject_unknown(
+        raw,
+        ("global_batch_sequences", "global_batch_tokens", "total_tokens", "sharding"),
+        "training",
+    )
+    sequences: int | None = None
+    if raw.get("global_batch_sequences") is not None:
+        sequences = _positive_int(
+            errors, "training.global_batch_sequences", raw["global_batch_sequences"]
+        )
+    tokens: int | None = None
+    if raw.get("global_batch_tokens") is not None:
+        tokens = _positive_int(errors, "training.global_batch_tokens", raw["global_batch_tokens"])
+    if sequences is None:
+        tokens = tokens or DEFAULT_GLOBAL_BATCH_TOKENS
+        sequences = max(1, round(tokens / sequence_length))
+    default_total = (
+        DEFAULT_TRAINING_TOKENS if workload == "training" else DEFAULT_FINE_TUNING_TOKENS
+    )
+    total = default_total
+    if raw.get("total_tokens") is not None:
+        total = _positive_number(errors, "training.total_tokens", raw["total_tokens"]) or total
+    sharding = "zero1"
+    if raw.get("sharding") is not None:
+        sharding = _choice(errors, "training.sharding", raw["sharding"], SHARDINGS) or sharding
+    return TrainingSpec(
+        global_batch_sequences=sequences,
+        global_batch_tokens=sequences * sequence_length,
+        total_tokens=total,
+        sharding=sharding,
+        sharding_given=raw.get("sharding") is not None,
+    )
+
+
+def _parse_pool(errors: _Errors, raw: Any, field: str) -> PoolSpec | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        errors.add(field, "must be an object with servers, tp, ep")
+        return None
+    values: dict[str, int | None] = {}
+    errors.reject_unknown(raw, ("servers", "tp", "ep"), field)
+    for key in ("servers", "tp", "ep"):
+        if raw.get(key) is not None:
+            values[key] = _positive_int(errors, f"{field}.{key}", raw[key])
+    return PoolSpec(**values)
+
+
+def _fraction(errors: _Errors, field: str, value: Any, *, below_one: bool) -> float | None:
+    if _is_number(value) and math.isfinite(value) and 0 <= value <= 1:
+        if below_one and value >= 1:
+            errors.add(field, "must be >= 0 and < 1")
+            return None
+        return float(value)
+    errors.add(field, "must be a number between 0 and 1" + (" (below 1)" if below_one else ""))
+    return None
+
+
+def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
+    allowed = (
+        "independent_replicas",
+        "concurrent_requests",
+        "prompt_tokens",
+        "output_tokens",
+        "target_ms_per_token",
+        "deployment",
+        "requests_per_s",
+        "target_ttft_ms",
+        "prefix_cache_hit_rate",
+        "mtp",
+        "pools",
+    )
+    errors.reject_unknown(raw, allowed, "inference")
+    independent = raw.get("independent_replicas")
+    if independent is not None and not isinstance(independent, bool):
+        errors.add("inference.independent_replicas", "must be true, false or null")
+        independent = None
+
+    def int_or(key: str, default: int) -> int:
+        if raw.get(key) is None:
+            return default
+        return _positive_int(errors, f"inference.{key}", raw[key]) or default
+
+    target = DEFAULT_TARGET_MS_PER_TOKEN
+    if raw.get("target_ms_per_token") is not None:
+        target = (
+            _positive_number(errors, "inference.target_ms_per_token", raw["target_ms_per_token"])
+            or target
+        )
+    deployment = None
+    if raw.get("deployment") is not None:
+        deployment = _choice(errors, "inference.deployment", raw["deployment"], DEPLOYMENTS)
+    if deployment == "replicas" and independent is False:
+        errors.add("inference.deployment", "replicas contradicts independent_replicas=false")
+    if deployment in ("split", "disaggregated") and independent is True:
+        errors.add("inference.deployment", f"{deployment} contradicts independent_replicas=true")
+    rate = None
+    if raw.get("requests_per_s") is not None:
+        rate = _positive_number(errors, "inference.requests_per_s", raw["requests_per_s"])
+    ttft = DEFAULT_TARGET_TTFT_MS
+    if raw.get("target_ttft_ms") is not None:
+        ttft = _positive_number(errors, "inference.target_ttft_ms", raw["target_ttft_ms"]) or ttft
+    hit = 0.0
+    if raw.get("prefix_cache_hit_rate") is not None:
+        hit = (
+            _fraction(
+                errors,
+                "inference.prefix_cache_hit_rate",
+                raw["prefix_cache_hit_rate"],
+                below_one=True,
+            )
+            or 0.0
+        )
+    mtp = None
+    if raw.get("mtp") is not None:
+        mtp = _fraction(errors, "inference.mtp", raw["mtp"], below_one=False)
+    pools_raw = raw.get("pools")
+    prefill_pool = decode_pool = None
+    if pools_raw is not None:
+        if not isinstance(pools_raw, dict):
+            errors.add("inference.pools", "must be an object with prefill and decode")
+        else:
+            errors.reject_unknown(pools_raw, ("prefill", "decode"), "inference.pools")
+            prefill_pool = _parse_pool(errors, pools_raw.get("prefill"), "inference.pools.prefill")
+            decode_pool = _parse_pool(errors, pools_raw.get("decode"), "inference.pools.decode")
+            if deployment not in (None, "disaggregated"):
+                errors.add("inference.pools", "only a disaggregated deployment has pools")
+            elif deployment is None:
+                deployment = "disaggregated"
+    return InferenceSpec(
+        independent_replicas=independent,
+        concurrent_requests=int_or("concurrent_requests", DEFAULT_CONCURRENT_REQUESTS),
+        prompt_tokens=int_or("prompt_tokens", DEFAULT_PROMPT_TOKENS),
+        output_tokens=int_or("output_tokens", DEFAULT_OUTPUT_TOKENS),
+        target_ms_per_token=target,
+        deployment=deployment,
+        requests_per_s=rate,
+        target_ttft_ms=ttft,
+        prefix_cache_hit_rate=hit,
+        mtp=mtp if mtp else None,
+        prefill_pool=prefill_pool,
+        decode_pool=decode_pool,
+    )
+
+
+def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
+    values: dict[str, Any] = {}
+    ints = (
+        "tp",
+        "pp",
+        "dp",
+        "ep",
+        "cp",
+        "micro_batch",
+        "virtual_stages",
+        "first_stage_layers",
+        "last_stage_layers",
+    )
+    errors.reject_unknown(
+        raw, (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap"), "parallelism"
+    )
+    for key in ints:
+        if raw.get(key) is not None:
+            values[key] = _positive_int(errors, f"parallelism.{key}", raw[key])
+    if raw.get("recompute") is not None:
+        values["recompute"] = _choice(
+            errors, "parallelism.recompute", raw["recompute"], RECOMPUTE_MODES
+        )
+    if raw.get("ep_overlap") is not None:
+        values["ep_overlap"] = _choice(
+            errors, "parallelism.ep_overlap", raw["ep_overlap"], EP_OVERLAP_MODES
+        )
+    if raw.get("zero") is not None:
+        z = raw["zero"]
+        if isinstance(z, bool) or not isinstance(z, int) or z not in ZERO_STAGES:
+            errors.add("parallelism.zero", "must be one of 0, 1, 3 (ZeRO stage)")
+        else:
+            values["zero"] = z
+    for key in _PARALLELISM_FLAGS:
+        if raw.get(key) is not None:
+            if not isinstance(raw[key], bool):
+                errors.add(f"parallelism.{key}", "must be true or false")
+            else:
+                values[key] = raw[key]
+    return ParallelismSpec(**values)
+
+
+_PARALLELISM_FLAGS = ("tp_comm_overlap", "flash_attention", "sequence_parallel")
+
+
+def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "design") -> Design:
+    """Parse a design object (used for ``scenario.design`` and by the CLI)."""
+    own = errors or _Errors()
+    allowed = (
+        "fabric",
+        "nic_gbps",
+        "nics_per_node",
+        "oversubscription",
+        "adaptive_routing",
+        "in_network_reduction",
+    )
+    own.reject_unknown(raw, allowed, prefix)
+    fabric = None
+    if "fabric" not in raw:
+        own.add(f"{prefix}.fabric", "is required")
+    else:
+        fabric = _choice(own, f"{prefix}.fabric", raw["fabric"], FABRIC_IDS)
+    nic_gbps = 400.0
+    if raw.get("nic_gbps") is not None:
+        nic_gbps = _positive_number(own, f"{prefix}.nic_gbps", raw["nic_gbps"]) or nic_gbps
+    nics = 8
+    if raw.get("nics_per_node") is not None:
+        nics = _positive_int(own, f"{prefix}.nics_per_node", raw["nics_per_node"]) or nics
+    over = 1.0
+    if raw.get("oversubscription") is not None:
+        value = raw["oversubscription"]
+        if _is_number(value) and math.isfinite(value) and value >= 1:
+            over = float(value)
+        else:
+            own.add(f"{prefix}.oversubscription", "must be a number >= 1 (r of r:1)")
+    adaptive = raw.get("adaptive_routing")
+    if adaptive is not None and not isinstance(adaptive, bool):
+        own.add(f"{prefix}.adaptive_routing", "must be true, false or null")
+        adaptive = None
+    inr = raw.get("in_network_reduction", False)
+    if not isinstance(inr, bool):
+        own.add(f"{prefix}.in_network_reduction", "must be true or false")
+        inr = False
+    if inr and fabric is not None and fabric != "infiniband":
+        own.add(f"{prefix}.in_network_reduction", "needs an InfiniBand fabric (SHARP)")
+    if errors is None:
+        own.raise_if_any()
+    return Design(
+        fabric=fabric or "infiniband",
+        nic_gbps=nic_gbps,
+        nics_per_node=nics,
+        oversubscription=over,
+        adaptive_routing=adaptive,
+        in_network_reduction=inr,
+    )
+
+
+def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None) -> Constraints:
+    base = Constraints(gpu_hour_usd=gpu.cloud_usd_per_hour if gpu is not None else 2.5)
+    values: dict[str, Any] = asdict(base)
+    errors.reject_unknown(raw, values, "constraints")
+    if raw.get("gpu_pricing") is not None:
+        values["gpu_pricing"] = _choice(
+            errors, "constraints.gpu_pricing", raw["gpu_pricing"], GPU_PRICING
+        )
+    for key in ("gpu_hour_usd", "electricity_usd_per_kwh"):
+        if raw.get(key) is not None:
+            values[key] = _non_negative_number(errors, f"constraints.{key}", raw[key])
+    for key in ("pue", "amortization_years"):
+        if raw.get(key) is not None:
+            values[key] = _positive_number(errors, f"constraints.{key}", raw[key])
+    if values.get("pue") is not None and values["pue"] < 1:
+        errors.add("constraints.pue", "must be >= 1")
+    if raw.get("network_budget_usd") is not None:
+        values["network_budget_usd"] = _positive_number(
+            errors, "constraints.network_budget_usd", raw["network_budget_usd"]
+        )
+    if raw.get("team_skills") is not None:
+        values["team_skills"] = _choice(
+            errors, "constraints.team_skills", raw["team_skills"], TEAM_SKILLS
+        )
+    if raw.get("prefer") is not None:
+        values["prefer"] = _choice(errors, "constraints.prefer", raw["prefer"], PREFERENCES)
+    if raw.get("utilization") is not None:
+        util = raw["utilization"]
+        if not _is_number(util) or not 0 < float(util) <= 1:
+            errors.add("constraints.utilization", "must be a number in (0, 1]")
+            values["utilization"] = None
+        else:
+            values["utilization"] = float(util)
+    if raw.get("allow_oversubscription") is not None:
+        flag = raw["allow_oversubscription"]
+        if not isinstance(flag, bool):
+            errors.add("constraints.allow_oversubscription", "must be true or false")
+            values["allow_oversubscription"] = None
+        else:
+            values["allow_oversubscription"] = flag
+    if any(v is None for k, v in values.items() if k != "network_budget_usd"):
+        return base
+    return Constraints(**values)

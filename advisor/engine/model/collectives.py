@@ -1,0 +1,662 @@
+"""Collective communication model (alpha-beta with NCCL's algorithms and protocols).
+
+Conventions follow nccl-tests doc/PERFORMANCE.md: ``nbytes`` is the per-rank buffer size ``S``
+(for all_gather the gathered output, for reduce_scatter the input, for all_to_all the send
+buffer); ``algbw = S / t``; ``busbw = algbw * 2(n-1)/n`` (all_reduce), ``* (n-1)/n``
+(all_gather, reduce_scatter, all_to_all) and ``* 1`` (broadcast, p2p).
+
+A collective runs on a :class:`CommDomain`: ``nodes`` scale-up domains (servers, or a whole
+NVL72 rack) of ``ranks_per_node`` ranks each.  Inside a domain ranks talk over NVLink / xGMI /
+PCIe at ``scaleup_bytes_per_s`` (already multiplied by the scale-up efficiency); between
+domains the communicator gets ``net_bytes_per_s`` of NIC bandwidth per domain (line rate x
+fabric efficiency x routing and oversubscription factors).
+
+For each algorithm and protocol the time is ``latency + bytes_on_bottleneck / bandwidth`` with
+NCCL's own latencies and protocol bandwidth factors (``constants.NCCL_*``); ``auto`` takes the
+fastest algorithm, as NCCL's tuner does.  Small messages therefore reach a small fraction of
+the bus bandwidth (latency-bound, LL protocol), large ones approach it (Simple protocol).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from advisor.engine.facts.constants import (
+    BITS_PER_BYTE,
+    ECMP_COLLISION_LOSS,
+    ECMP_COLLISION_LOSS_HIGH,
+    FABRICS,
+    NCCL_BASE_LATENCY_S,
+    NCCL_COLLNET_BW_FACTOR,
+    NCCL_HW_LATENCY_S,
+    NCCL_NET_OVERHEAD_S,
+    NCCL_NVLS_BW_FACTOR,
+    NCCL_P2P_PER_PEER_OVERHEAD_S,
+    NCCL_PROTOCOL_BW_FACTOR,
+    NCCL_TREE_BW_FACTOR,
+    RAIL_GROUP_NODES,
+    SCALEUP_EFFICIENCY,
+    FabricClass,
+)
+from advisor.engine.input.scenario import Calibration
+
+if TYPE_CHECKING:
+    from advisor.engine.facts.catalog import GpuSpec
+
+OPS: tuple[str, ...] = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "p2p",
+)
+ALGORITHMS: tuple[str, ...] = ("auto", "ring", "tree", "hierarchical", "nvls", "sharp")
+BOUNDS: tuple[str, ...] = ("low", "point", "high")
+"""``low`` = optimistic end of the range (fast), ``high`` = pessimistic end (slow)."""
+
+_INF = float("inf")
+_LL_MAX_BUSBW_SINGLE_NODE: tuple[tuple[float, float], ...] = ((400e9, 141e9), (250e9, 87.7e9))
+_LL_MAX_BUSBW_VOLTA = 39e9
+_LL_MAX_BUSBW_2_NODES = 39e9
+_LL_MAX_BUSBW_MANY_NODES = 20.4e9
+"""NCCL llMaxBws (tuning.cc): LL protocol bus bandwidth caps, GB/s -> B/s."""
+
+
+@dataclass(frozen=True)
+class CommDomain:
+    """Where a collective runs; bandwidths in bytes/s, latencies in seconds."""
+
+    nodes: int
+    ranks_per_node: int
+    scaleup_bytes_per_s: float
+    scaleup_latency_class: str = "nvlink"
+    """Key into NCCL hwLat: ``nvlink`` or ``pcie``."""
+    nvls: bool = False
+    net_bytes_per_s: float = 0.0
+    """NIC bandwidth per domain available to this communicator (effective)."""
+    nic_count: int = 1
+    """NICs per domain (a single p2p stream uses one of them)."""
+    stream_bytes_per_s: float = 0.0
+    """Most one p2p stream gets (one NIC, within the transport's per-server cap); 0 = the
+    domain's network bandwidth / ``nic_count``."""
+    net_extra_latency_s: float = 0.0
+    ll128: bool = True
+    sharp: bool = False
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.ranks_per_node
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """Predicted time and nccl-tests bandwidths of one collective."""
+
+    op: str
+    algorithm: str
+    protocol: str
+    nbytes: float
+    ranks: int
+    time_s: float
+    algbw_bytes_per_s: float
+    busbw_bytes_per_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "bytes": self.nbytes,
+            "ranks": self.ranks,
+            "time_us": self.time_s * 1e6,
+            "algbw_GBps": self.algbw_bytes_per_s / 1e9,
+            "busbw_GBps": self.busbw_bytes_per_s / 1e9,
+        }
+
+
+def busbw_factor(op: str, ranks: int) -> float:
+    """nccl-tests bus bandwidth factor: busbw = algbw * factor."""
+    if ranks <= 1:
+        return 1.0
+    if op == "all_reduce":
+        return 2.0 * (ranks - 1) / ranks
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (ranks - 1) / ranks
+    return 1.0
+
+
+def scaleup_bytes_per_s(
+    scaleup_kind: str, scaleup_gbytes_per_s: float, efficiency: float | None = None
+) -> float:
+    """Effective NCCL ring bus bandwidth inside a scale-up domain, bytes/s."""
+    eff = efficiency if efficiency is not None else SCALEUP_EFFICIENCY.get(scaleup_kind, 0.75)
+    return scaleup_gbytes_per_s * 1e9 * eff
+
+
+def scaleup_latency_class(scaleup_kind: str) -> str:
+    return "pcie" if scaleup_kind == "pcie" else "nvlink"
+
+
+def cross_leaf_fraction(nodes: int) -> float:
+    """Share of cross-server traffic leaving the leaf when ``nodes`` servers sit in random
+    order on leaves of 32 (rail groups): the placement-free fallback of
+    :func:`network_efficiency` (callers without a placement, e.g. nccl-tests rows)."""
+    if nodes <= RAIL_GROUP_NODES:
+        return 0.0
+    return 1.0 - RAIL_GROUP_NODES / nodes
+
+
+def network_efficiency(
+    fabric: FabricClass,
+    *,
+    nodes: int,
+    oversubscription: float,
+    adaptive_routing: bool,
+    bound: str = "point",
+    uplink_load: float | None = None,
+    pod_load: float = 0.0,
+    offered: float = 1.0,
+) -> float:
+    """Fraction of NIC line rate a collective spanning ``nodes`` servers gets.
+
+    wire efficiency x min(1, leaf uplink capacity / leaf uplink demand, spine capacity /
+    pod demand): a leaf's uplinks carry 1/r of its servers' line rate, of which ECMP hash
+    collisions waste ``loss`` without adaptive routing; the communicator sends ``uplink_load``
+    of its bytes out of the leaf and ``pod_load`` out of the pod (placement.Crossing), so it
+    slows when uplink_load x r > 1 (fluid bottleneck), and without adaptive routing loses
+    ``loss`` x min(1, uplink_load x r) to collisions.  Without a placement the
+    uplink load is :func:`cross_leaf_fraction`.  ``low`` (optimistic) takes the best
+    published wire efficiency and no ECMP loss.
+
+    ``offered`` is the share of its NICs' achievable rate a server actually sends (below 1
+    when the transport is capped per server, NCCL over TCP sockets): the uplink demand is
+    ``uplink_load x offered`` of the line rate, and a hash collision of two flows slows them
+    only when together they exceed the link (each flow runs at ``offered`` of a link, so a
+    colliding pair loses ``1 - 1/(2 offered)`` of its rate, none at ``offered <= 1/2``; the
+    ECMP loss is scaled by that relative to line-rate flows).  The caller multiplies by
+    ``offered`` (:func:`make_domain`), so the bandwidth is ``min(offered, 1/(uplink_load x r))``
+    of the line rate times the collision factor: never less with more NICs.
+    """
+    if bound == "low":
+        wire = fabric.wire_efficiency_high
+        loss = 0.0
+    else:
+        wire = fabric.wire_efficiency if bound == "point" else fabric.wire_efficiency_low
+        loss = 0.0
+        if not adaptive_routing:
+            loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
+    leaf = cross_leaf_fraction(nodes) if uplink_load is None else uplink_load
+    r = max(1.0, oversubscription)
+    offered = min(1.0, max(offered, 1e-12))
+    # a colliding pair of flows at `offered` of a link each loses 1 - 1/(2 offered) of its
+    # rate; relative to line-rate flows (1/2) that is 2 - 1/offered, nothing below 1/2
+    loss *= max(0.0, 2.0 - 1.0 / offered)
+    factor = 1.0
+    if leaf > 0.0:
+        # uplink bottleneck, then ECMP: collisions cost in proportion to how busy the
+        # uplinks are (a ring or a pipeline is as slow as its slowest, collided flow)
+        demand = leaf * r * offered
+        busy = min(1.0, demand)
+        factor = (min(1.0, 1.0 / demand) if demand > 0.0 else 1.0) * (1.0 - loss * busy)
+    if pod_load > 0.0:
+        factor = min(factor, 1.0 - loss * min(1.0, pod_load * offered))
+    return wire * factor
+
+
+def node_cap_bytes_per_s(fabric: FabricClass, bound: str = "point") -> float:
+    """Per-server throughput cap of the transport in bytes/s (0 = none)."""
+    if bound == "low":
+        cap = fabric.node_cap_gbytes_per_s_high
+    elif bound == "high":
+        cap = fabric.node_cap_gbytes_per_s_low
+    else:
+        cap = fabric.node_cap_gbytes_per_s
+    return cap * 1e9
+
+
+def nic_bytes_per_s(nic_gbps: float) -> float:
+    """Line rate of one NIC port in bytes/s."""
+    return nic_gbps * 1e9 / BITS_PER_BYTE
+
+
+def make_domain(
+    *,
+    nodes: int,
+    ranks_per_node: int,
+    scaleup_kind: str,
+    scaleup_gbytes_per_s: float,
+    nvls: bool,
+    fabric_id: str | None,
+    nic_gbps: float,
+    nics_per_node: int,
+    oversubscription: float = 1.0,
+    adaptive_routing: bool | None = None,
+    in_network_reduction: bool = False,
+    bound: str = "point",
+    net_share: float = 1.0,
+    scaleup_efficiency: float | None = None,
+    uplink_load: float | None = None,
+    pod_load: float = 0.0,
+    hops: int = 1,
+    servers_per_node: int = 1,
+) -> CommDomain:
+    """Build a :class:`CommDomain` from hardware figures.
+
+    ``net_share`` is the fraction of the node's NICs this communicator gets when several
+    communicators (e.g. one data-parallel group per tensor-parallel rank) run at once.
+    ``uplink_load`` / ``pod_load`` are the shares of its network bytes that leave the leaf /
+    pod under the job's placement (None: the placement-free fallback); ``hops`` the switches
+    its farthest message crosses: each hop beyond the first adds the fabric's per-switch
+    latency to every inter-node algorithm step.  A transport with a per-server throughput cap
+    (NCCL over TCP sockets) gets at most ``servers_per_node`` x that cap per domain.
+    """
+    fabric = FABRICS[fabric_id] if fabric_id else None
+    net = 0.0
+    stream = 0.0
+    extra = 0.0
+    ll128 = True
+    if fabric is not None and nodes > 1:
+        routing = fabric.adaptive_routing_default if adaptive_routing is None else adaptive_routing
+        line = nics_per_node * nic_bytes_per_s(nic_gbps)
+        # a transport capped per server (NCCL over TCP) offers the NICs only the cap: the
+        # cap is the server's, however many NICs share it, and the uplinks see that load
+        cap = node_cap_bytes_per_s(fabric, bound) * max(1, servers_per_node)
+        wire = network_efficiency(
+            fabric, nodes=nodes, oversubscription=1.0, adaptive_routing=True, bound=bound,
+            uplink_load=0.0,
+        )  # fmt: skip
+        offered = min(1.0, cap / (line * wire)) if cap > 0.0 and line * wire > 0.0 else 1.0
+        eff = network_efficiency(
+            fabric,
+            nodes=nodes,
+            oversubscription=oversubscription,
+            adaptive_routing=routing,
+            bound=bound,
+            uplink_load=uplink_load,
+            pod_load=pod_load,
+            offered=offered,
+        )
+        net = line * eff * offered
+        # one stream alone (a pipeline send) may use its NIC up to the server's cap
+        stream = nic_bytes_per_s(nic_gbps) * eff
+        if cap > 0.0:
+            stream = min(stream, cap)
+        net *= net_share
+        extra = fabric.extra_step_latency_s + max(0, hops - 1) * fabric.switch_hop_latency_s
+        ll128 = fabric.ll128_allowed
+    return CommDomain(
+        nodes=nodes,
+        ranks_per_node=ranks_per_node,
+        scaleup_bytes_per_s=scaleup_bytes_per_s(
+            scaleup_kind, scaleup_gbytes_per_s, scaleup_efficiency
+        ),
+        scaleup_latency_class=scaleup_latency_class(scaleup_kind),
+        nvls=nvls and ranks_per_node > 1,
+        net_bytes_per_s=net,
+        nic_count=max(1, nics_per_node),
+        stream_bytes_per_s=stream,
+        net_extra_latency_s=extra,
+        ll128=ll128 and scaleup_kind == "nvlink",
+        sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
+    )
+
+
+def scaleup_time_s(
+    gpu: GpuSpec, op: str, nbytes: float, ranks: int, nvls: bool | None = None
+) -> float:
+    """Time of collective ``op`` on ``nbytes`` among ``ranks`` GPUs of one scale-up domain
+    (no network); ``nvls`` None: the GPU's own NVLink SHARP."""
+    if ranks <= 1 or nbytes <= 0:
+        return 0.0
+    domain = make_domain(
+        nodes=1,
+        ranks_per_node=ranks,
+        scaleup_kind=gpu.scaleup_kind,
+        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=gpu.scaleup_efficiency,
+        nvls=gpu.nvlink_sharp if nvls is None else nvls,
+        fabric_id=None,
+        nic_gbps=0.0,
+        nics_per_node=0,
+    )
+    return collective_time_s(op, nbytes, domain)[0]
+
+
+def _ring_bus_bytes_per_s(d: CommDomain) -> float:
+    intra = d.scaleup_bytes_per_s if d.ranks_per_node > 1 else _INF
+    inter = d.net_bytes_per_s if d.nodes > 1 else _INF
+    bw = min(intra, inter)
+    return bw if bw != _INF else d.scaleup_bytes_per_s
+
+
+def _ll_cap(d: CommDomain) -> float:
+    if d.nodes > 2:
+        return _LL_MAX_BUSBW_MANY_NODES
+    if d.nodes == 2:
+        return _LL_MAX_BUSBW_2_NODES
+    for threshold, cap in _LL_MAX_BUSBW_SINGLE_NODE:
+        if d.scaleup_bytes_per_s >= threshold * 0.8:
+            return cap
+    return _LL_MAX_BUSBW_VOLTA
+
+
+def _protocols(d: CommDomain) -> tuple[str, ...]:
+    return ("LL", "LL128", "Simple") if d.ll128 else ("LL", "Simple")
+
+
+def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
+    n = d.ranks
+    nodes = d.nodes
+    if op == "all_reduce":
+        nsteps, inter_steps = 2 * (n - 1), 2 * (nodes - 1)
+    else:
+        nsteps, inter_steps = n - 1, nodes - 1
+    moved = nbytes * nsteps / n if op != "broadcast" else nbytes
+    bus = _ring_bus_bytes_per_s(d)
+    hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]
+    hw_net = NCCL_HW_LATENCY_S["net"]["ring"]
+    base = NCCL_BASE_LATENCY_S["ring"]
+    best_t, best_p = _INF, "Simple"
+    for p in _protocols(d):
+        intra_lat = hw_intra[p]
+        if nodes > 1:
+            intra_lat = max(intra_lat, NCCL_NET_OVERHEAD_S * (3.0 if p == "Simple" else 1.0))
+        if op == "broadcast":
+            lat = (
+                base[p]
+                + (n - nodes) * intra_lat
+                + inter_steps * (hw_net[p] + d.net_extra_latency_s)
+            )
+        else:
+            lat = (
+                base[p]
+                + (nsteps - inter_steps) * intra_lat
+                + inter_steps * (hw_net[p] + d.net_extra_latency_s)
+            )
+        bw = bus * NCCL_PROTOCOL_BW_FACTOR[p]
+        if p == "LL":
+            bw = min(bw, _ll_cap(d))
+        t = lat + moved / bw
+        if t < best_t:
+            best_t, best_p = t, p
+    return best_t, best_p
+
+
+def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
+    bus = _ring_bus_bytes_per_s(d) * NCCL_TREE_BW_FACTOR
+    hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["tree"]
+    hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
+    base = NCCL_BASE_LATENCY_S["tree"]
+    log_nodes = math.log2(d.nodes) if d.nodes > 1 else 0.0
+    best_t, best_p = _INF, "Simple"
+    for p in _protocols(d):
+        lat = base[p] + 2.0 * (
+            (d.ranks_per_node - 1) * hw_intra[p] + log_nodes * (hw_net[p] + d.net_extra_latency_s)
+        )
+        bw = bus
+        if p == "LL":
+            bw = min(bus / 3.8 * 2.0, _ll_cap(d))
+        elif p == "LL128":
+            bw = bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0)
+        # tuning.cc: tree algorithm bandwidth = 0.5 x bus bandwidth.
+        t = lat + nbytes / (0.5 * bw)
+        if t < best_t:
+            best_t, best_p = t, p
+    return best_t, best_p
+
+
+def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool) -> float:
+    """Reduce-scatter inside the domain, all-reduce of S/g between domains, all-gather inside.
+
+    The phases are pipelined by chunks, so the bandwidth term is the slower phase.  NVLS does
+    the in-domain part in the NVSwitch (bytes S per GPU instead of 2(g-1)/g S); SHARP does the
+    reduction in the IB switches (each domain sends S once instead of 2(n-1)/n S).
+    """
+    g, n = d.ranks_per_node, d.nodes
+    if g > 1:
+        if nvls:
+            intra_t = nbytes / (d.scaleup_bytes_per_s * NCCL_NVLS_BW_FACTOR)
+        else:
+            intra_t = 2.0 * (g - 1) / g * nbytes / d.scaleup_bytes_per_s
+    else:
+        intra_t = 0.0
+    if n > 1:
+        if sharp:
+            inter_t = nbytes / (d.net_bytes_per_s * NCCL_COLLNET_BW_FACTOR)
+            inter_lat = NCCL_HW_LATENCY_S["net"]["collnet"]["Simple"] + d.net_extra_latency_s
+        else:
+            inter_t = 2.0 * (n - 1) / n * nbytes / d.net_bytes_per_s
+            hops = 2.0 * math.log2(n)
+            net_lat = NCCL_HW_LATENCY_S["net"]["nvls" if nvls else "tree"]["Simple"]
+            inter_lat = hops * (net_lat + d.net_extra_latency_s)
+    else:
+        inter_t, inter_lat = 0.0, 0.0
+    if nvls:
+        intra_lat = NCCL_HW_LATENCY_S["nvlink"]["nvls"]["Simple"]
+    else:
+        intra_lat = (
+            NCCL_BASE_LATENCY_S["tree"]["Simple"]
+            + 2.0 * (g - 1) * (NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]["Simple"])
+        )
+    return intra_lat + inter_lat + max(intra_t, inter_t)
+
+
+def _all_to_all_time(nbytes: float, d: CommDomain) -> float:
+    n, g = d.ranks, d.ranks_per_node
+    intra_bytes_per_gpu = nbytes * (g - 1) / n
+    inter_bytes_per_node = g * nbytes * (n - g) / n
+    t_intra = intra_bytes_per_gpu / d.scaleup_bytes_per_s if g > 1 else 0.0
+    t_inter = inter_bytes_per_node / d.net_bytes_per_s if d.nodes > 1 else 0.0
+    lat = NCCL_BASE_LATENCY_S["ring"]["Simple"] + (n - 1) * NCCL_P2P_PER_PEER_OVERHEAD_S
+    if d.nodes > 1:
+        lat += NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s
+    else:
+        lat += NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]["Simple"]
+    return lat + max(t_intra, t_inter)
+
+
+def p2p_time_s(nbytes: float, d: CommDomain, *, concurrent_per_node: int = 1) -> float:
+    """One send/recv between two ranks (in different domains when ``d.nodes > 1``).
+
+    ``concurrent_per_node`` ranks of the same domain send at the same time (pipeline stages
+    of a tensor-parallel group), sharing the NICs.
+    """
+    base = NCCL_BASE_LATENCY_S["ring"]["Simple"]
+    if d.nodes > 1:
+        # one stream uses one NIC; concurrent streams of a domain share its NICs
+        per_nic = d.net_bytes_per_s / d.nic_count
+        if d.stream_bytes_per_s > 0:
+            per_nic = max(per_nic, min(d.stream_bytes_per_s, d.net_bytes_per_s))
+        bw = min(d.scaleup_bytes_per_s, per_nic, d.net_bytes_per_s / max(1, concurrent_per_node))
+        lat = base + NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s
+    else:
+        bw = d.scaleup_bytes_per_s
+        lat = base + NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]["Simple"]
+    return lat + nbytes / bw
+
+
+def algorithm_candidates(op: str, d: CommDomain) -> tuple[str, ...]:
+    """Algorithms ``auto`` chooses from (the ones NCCL would consider)."""
+    if op != "all_reduce":
+        return ("ring",)
+    algos = ["ring", "tree"]
+    if d.nvls:
+        algos.append("nvls")
+    if d.sharp and d.nodes > 1:
+        algos.append("sharp")
+    return tuple(algos)
+
+
+def collective_time_s(
+    op: str, nbytes: float, d: CommDomain, algorithm: str = "auto"
+) -> tuple[float, str, str]:
+    """(time_s, algorithm, protocol) of one collective; 0 s for a single rank."""
+    if d.ranks <= 1 or nbytes <= 0:
+        return 0.0, "none", "none"
+    if op == "all_to_all":
+        return _all_to_all_time(nbytes, d), "pairwise", "Simple"
+    if op == "p2p":
+        return p2p_time_s(nbytes, d), "p2p", "Simple"
+    if op in ("all_gather", "reduce_scatter", "broadcast"):
+        if algorithm not in ("auto", "ring"):
+            raise ValueError(f"algorithm {algorithm!r} is not available for {op}; use ring")
+        t, p = _ring_time(op, nbytes, d)
+        return t, "ring", p
+    if op != "all_reduce":
+        raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}")
+    choices = algorithm_candidates(op, d) if algorithm == "auto" else (algorithm,)
+    best = (_INF, "ring", "Simple")
+    for algo in choices:
+        if algo == "ring":
+            t, p = _ring_time(op, nbytes, d)
+        elif algo == "tree":
+            t, p = _tree_time(nbytes, d)
+        elif algo == "hierarchical":
+            t, p = _hierarchical_time(nbytes, d, nvls=False, sharp=False), "Simple"
+        elif algo == "nvls":
+            if not d.nvls:
+                raise ValueError("nvls needs NVLink SHARP (NVSwitch gen 3+) GPUs")
+            t, p = _hierarchical_time(nbytes, d, nvls=True, sharp=d.sharp), "Simple"
+            algo = "nvls" if d.nodes == 1 else ("nvls_sharp" if d.sharp else "nvls_tree")
+        elif algo == "sharp":
+            if not d.sharp:
+                raise ValueError("sharp needs an InfiniBand fabric with in-network reduction")
+            t, p = _hierarchical_time(nbytes, d, nvls=d.nvls, sharp=True), "Simple"
+        else:
+            raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+        if t < best[0]:
+            best = (t, algo, p)
+    return best
+
+
+def collective(op: str, nbytes: float, d: CommDomain, algorithm: str = "auto") -> CollectiveResult:
+    """Time, algbw and busbw of one collective (nccl-tests definitions)."""
+    t, algo, proto = collective_time_s(op, nbytes, d, algorithm)
+    n = d.ranks
+    algbw = nbytes / t if t > 0 else 0.0
+    return CollectiveResult(
+        op=op,
+        algorithm=algo,
+        protocol=proto,
+        nbytes=nbytes,
+        ranks=n,
+        time_s=t,
+        algbw_bytes_per_s=algbw,
+        busbw_bytes_per_s=algbw * busbw_factor(op, n),
+    )
+
+
+def physical_busbw_bound_bytes_per_s(op: str, d: CommDomain) -> float:
+    """Upper bound of busbw from link capacity alone (no in-network reduction).
+
+    Ring-type algorithms cannot beat min(scale-up, NIC) bus bandwidth; a hierarchical
+    all-reduce moves 2(n-1)/n S per domain instead of 2(N-1)/N S, so its bound is higher by
+    ((N-1)/N) / ((n-1)/n).
+    """
+    intra = d.scaleup_bytes_per_s if d.ranks_per_node > 1 else _INF
+    if d.nodes <= 1:
+        return intra
+    n, nodes = d.ranks, d.nodes
+    inter = d.net_bytes_per_s
+    if op in ("all_reduce", "all_gather", "reduce_scatter"):
+        inter *= ((n - 1) / n) / ((nodes - 1) / nodes)
+    if op == "all_to_all":
+        g = d.ranks_per_node
+        inter = d.net_bytes_per_s * (n - 1) / (g * (n - g)) * n / n
+    return min(intra, inter)
+
+
+@dataclass(frozen=True)
+class MoeDispatchResult:
+    """One MoE dispatch (or combine) in DeepEP's accounting."""
+
+    time_s: float
+    total_bytes: float
+    """tokens x top_k x bytes per token copy (DeepEP's 'dispatch bytes')."""
+    rdma_bytes: float
+    nvlink_bytes: float
+
+    @property
+    def total_bytes_per_s(self) -> float:
+        return self.total_bytes / self.time_s if self.time_s > 0 else 0.0
+
+    @property
+    def rdma_bytes_per_s(self) -> float:
+        return self.rdma_bytes / self.time_s if self.time_s > 0 else 0.0
+
+
+def moe_token_bytes(hidden: int, bytes_per_element: float) -> float:
+    """Bytes of one token copy; FP8 adds one fp32 scale per 128 elements (DeepEP)."""
+    scales = hidden / 128.0 * 4.0 if bytes_per_element <= 1.0 else 0.0
+    return hidden * bytes_per_element + scales
+
+
+def moe_dispatch(
+    *,
+    tokens_per_rank: int,
+    hidden: int,
+    top_k: int,
+    bytes_per_element: float,
+    d: CommDomain,
+    mode: str = "low_latency",
+) -> MoeDispatchResult:
+    """Expert-parallel dispatch (or combine, with bf16 bytes) across ``d.ranks`` GPUs.
+
+    Experts are spread uniformly, so a token copy goes to another domain with probability
+    (N-g)/N and over NVLink with (g-1)/N.  ``low_latency`` (DeepEP LL kernels) sends every
+    (token, expert) copy; ``normal`` sends a token once per remote domain that hosts at least
+    one of its experts (expected 1 - (1 - 1/nodes)^top_k per other domain) and forwards it
+    over NVLink.  Each GPU uses its share of the domain's NICs.  Time = fixed kernel and
+    signalling overhead + one network latency + the slower of the RDMA and NVLink transfers.
+    """
+    from advisor.engine.facts.constants import (
+        MOE_LL_FIXED_OVERHEAD_S,
+        MOE_NORMAL_FIXED_OVERHEAD_S,
+    )
+
+    n, g, nodes = d.ranks, d.ranks_per_node, d.nodes
+    per_copy = moe_token_bytes(hidden, bytes_per_element)
+    total = tokens_per_rank * top_k * per_copy
+    if mode == "normal":
+        hit = 1.0 - (1.0 - 1.0 / nodes) ** top_k if nodes > 1 else 0.0
+        rdma = tokens_per_rank * per_copy * hit * (nodes - 1)
+        nvl = total * (g - 1) / n
+        fixed = MOE_NORMAL_FIXED_OVERHEAD_S
+    else:
+        rdma = total * (n - g) / n
+        nvl = total * (g - 1) / n
+        fixed = MOE_LL_FIXED_OVERHEAD_S
+    net_per_gpu = d.net_bytes_per_s / g if nodes > 1 else 0.0
+    t_rdma = rdma / net_per_gpu if rdma > 0 and net_per_gpu > 0 else 0.0
+    t_nvl = nvl / d.scaleup_bytes_per_s if nvl > 0 else 0.0
+    latency = 0.0
+    if nodes > 1:
+        fabric_latency = NCCL_HW_LATENCY_S["net"]["ring"]["LL"] + d.net_extra_latency_s
+        latency = fabric_latency
+    return MoeDispatchResult(
+        time_s=fixed + latency + max(t_rdma, t_nvl),
+        total_bytes=total,
+        rdma_bytes=rdma,
+        nvlink_bytes=nvl,
+    )
+
+
+def calibrated_domain(
+    d: CommDomain, calibration: Calibration, fabric: str | None = None
+) -> CommDomain:
+    """``d`` with a customer's calibration applied (its network terms only to domains of the
+    fabric class it was measured on)."""
+    net_applies = d.nodes > 1 and (calibration.fabric is None or fabric == calibration.fabric)
+    net = d.net_bytes_per_s * calibration.net_bandwidth_scale if net_applies else d.net_bytes_per_s
+    extra = d.net_extra_latency_s
+    if net_applies:
+        extra = max(0.0, extra + calibration.net_latency_delta_s)
+    return replace(
+        d,
+        net_bytes_per_s=net,
+        net_extra_latency_s=extra,
+        scaleup_bytes_per_s=d.scaleup_bytes_per_s * calibration.scaleup_bandwidth_scale,
+    )

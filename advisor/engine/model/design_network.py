@@ -1,0 +1,208 @@
+"""The design's network as the workload's communicators see it: the fabric of a candidate design,
+the communication domains of each communicator and the time of their collectives.
+
+Units: bytes, seconds unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+from advisor.engine.facts.constants import (
+    DEFAULT_SWITCH_RADIX,
+)
+from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.collectives import (
+    CommDomain,
+    calibrated_domain,
+    collective_time_s,
+    make_domain,
+)
+from advisor.engine.model.placement import (
+    Communicator,
+    Crossing,
+    Fabric,
+    make_fabric,
+    place,
+    training_communicators,
+)
+from advisor.engine.model.plans import GroupLayout, WorkloadPlan
+from advisor.engine.model.topology import TopologyError, TopologySize, size_topology
+
+# ----------------------------------------------------------------------------- domains
+
+
+_DOMAIN_CACHES: dict[
+    tuple[Any, ...], tuple[Any, Any, dict[tuple[int, int, int, Communicator | None], CommDomain]]
+] = {}
+
+
+class _Net:
+    """Builds communicator domains for one design and bound (cached per layout).
+
+    The compute fabric is sized for this design (:func:`topology.size_topology` with the
+    design's switch radix), and every communicator is placed on it
+    (:mod:`advisor.engine.model.placement`): contiguous for the point and low bounds, scattered for
+    the high bound.
+    """
+
+    def __init__(
+        self, scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str
+    ) -> None:
+        self.scenario = scenario
+        self.design = design
+        self.bound = bound
+        self.servers_per_domain = max(1, workload.domain_gpus // scenario.gpus_per_node)
+        self.nics_per_domain = design.nics_per_node * self.servers_per_domain
+        self.fabric, self.fabric_oversubscription = _design_fabric(scenario, workload, design)
+        self.placement = "scattered" if bound == "high" else "contiguous"
+        # the domains depend on the GPU, the calibration, the design, the bound and the fabric
+        # sized for the job, not on the plan: plans and evaluations that share them share one
+        # cache (its key objects are kept alive with it, so an id is never reused meanwhile)
+        net_key = (
+            id(scenario.gpu), id(scenario.calibration), design, bound, self.fabric,
+            self.fabric_oversubscription, self.servers_per_domain,
+        )  # fmt: skip
+        hit = _DOMAIN_CACHES.get(net_key)
+        if hit is None or hit[0] is not scenario.gpu or hit[1] is not scenario.calibration:
+            if len(_DOMAIN_CACHES) > 4096:
+                _DOMAIN_CACHES.clear()
+            hit = (scenario.gpu, scenario.calibration, {})
+            _DOMAIN_CACHES[net_key] = hit
+        self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = hit[2]
+
+    def crossing(self, comm: Communicator) -> Crossing:
+        return place(comm, self.fabric, self.placement)
+
+    def domain(
+        self,
+        layout: GroupLayout,
+        comm: Communicator | None = None,
+        *,
+        share_all: int | None = None,
+    ) -> CommDomain:
+        share = share_all if share_all is not None else layout.concurrent_groups
+        key = (layout.nodes, layout.ranks_per_node, share, comm)
+        dom = self.cache.get(key)
+        if dom is None:
+            g = self.scenario.gpu
+            uplink: float | None = None
+            pod = 0.0
+            hops = 1
+            if comm is not None:
+                x = self.crossing(comm)
+                uplink, pod, hops = x.uplink_load, x.pod_load, max(1, x.hops)
+            dom = make_domain(
+                nodes=layout.nodes,
+                ranks_per_node=layout.ranks_per_node,
+                scaleup_kind=g.scaleup_kind,
+                scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
+                scaleup_efficiency=g.scaleup_efficiency,
+                nvls=g.nvlink_sharp,
+                fabric_id=self.design.fabric,
+                nic_gbps=self.design.nic_gbps,
+                nics_per_node=self.nics_per_domain,
+                oversubscription=self.fabric_oversubscription,
+                adaptive_routing=self.design.adaptive_routing,
+                in_network_reduction=self.design.in_network_reduction,
+                bound=self.bound,
+                net_share=1.0 / max(1, share),
+                uplink_load=uplink,
+                pod_load=pod,
+                hops=hops,
+                servers_per_node=self.servers_per_domain,
+            )
+            if self.scenario.calibration is not None:
+                dom = calibrated_domain(dom, self.scenario.calibration, self.design.fabric)
+            self.cache[key] = dom
+        return dom
+
+
+@lru_cache(maxsize=1024)
+def _fabric_for(
+    servers: int,
+    gpus_per_server: int,
+    domain_gpus: int,
+    nics_per_server: int,
+    radix: int,
+    oversubscription: float,
+) -> tuple[Fabric, float]:
+    """(placement boundaries, achieved leaf oversubscription) of the fabric sized for a design.
+
+    A fabric too large for four tiers of its switch falls back to leaves and pods of ``k/2``
+    servers (the design itself is refused by the recommendation).
+    """
+    radix = max(4, radix - radix % 2)
+    try:
+        topo: TopologySize | None = size_topology(
+            servers * nics_per_server, radix, oversubscription, rails=nics_per_server
+        )
+    except (TopologyError, ValueError):
+        topo = None
+    if topo is not None:
+        blocks = topo.placement_blocks()
+        achieved = topo.achieved_oversubscription if topo.tiers > 1 else 1.0
+    else:
+        half = radix // 2
+        blocks = (half, half * max(1, half // nics_per_server), half**3)
+        achieved = oversubscription
+    fabric = make_fabric(
+        domain_gpus=domain_gpus,
+        gpus_per_server=gpus_per_server,
+        servers=servers,
+        placement_blocks=blocks,
+    )
+    return fabric, achieved
+
+
+def _job_servers(scenario: Scenario, workload: WorkloadPlan) -> int:
+    """Servers the job occupies: a training plan that leaves GPUs idle runs on
+    ``ceil(gpus_used / gpus_per_node)`` contiguous servers, so its communicators see the
+    sub-fabric those servers need (the same plan predicts the same step on a larger cluster);
+    inference spans the whole cluster."""
+    used = workload.plan.gpus_used if workload.training is not None else 0
+    if 0 < used < scenario.gpus:
+        return max(1, math.ceil(used / scenario.gpus_per_node))
+    return max(1, scenario.nodes)
+
+
+def _design_fabric(
+    scenario: Scenario, workload: WorkloadPlan, design: Design
+) -> tuple[Fabric, float]:
+    return _fabric_for(
+        _job_servers(scenario, workload),
+        scenario.gpus_per_node,
+        workload.domain_gpus,
+        max(1, design.nics_per_node),
+        int(design.switch_radix or DEFAULT_SWITCH_RADIX),
+        max(1.0, float(design.oversubscription)),
+    )
+
+
+def design_fabric(scenario: Scenario, workload: WorkloadPlan, design: Design) -> Fabric:
+    """The boundaries (domain, leaf, pod, super-pod) of the compute fabric sized for ``design``."""
+    return _design_fabric(scenario, workload, design)[0]
+
+
+def _comms(plan: Any) -> dict[str, Communicator]:
+    return training_communicators(
+        plan.tp, getattr(plan, "cp", 1), plan.dp, max(1, plan.ep), plan.pp
+    )
+
+
+def _ops_time(
+    net: _Net,
+    layout: GroupLayout,
+    ops: tuple[tuple[str, float, int], ...],
+    comm: Communicator | None = None,
+) -> float:
+    if layout.size <= 1 or not ops:
+        return 0.0
+    dom = net.domain(layout, comm)
+    return sum(count * collective_time_s(op, nbytes, dom)[0] for op, nbytes, count in ops)
+
+
+def _pp_stride(plan: Any) -> int:
+    return int(plan.tp * getattr(plan, "cp", 1) * plan.dp)

@@ -1,0 +1,384 @@
+"""Size-dependent compute efficiency of a transformer layer on one GPU (a GEMM-level roofline).
+
+The time of one transformer layer's forward pass on one GPU is the sum of
+
+* its matrix multiplications (QKV, attention output, MLP / experts), each priced as
+  ``flops / (mamf x peak) x wave + t0``: ``mamf`` is the measured *maximum achievable matmul
+  FLOPS* of the GPU generation as a fraction of its dense peak (stas00/ml-engineering,
+  "Maximum Achievable Matmul FLOPS comparison table", mamf-finder.py, torch 2.5-2.10);
+  ``wave`` is the wave-quantisation loss of a GEMM of M x N output split in
+  ``tile_m x tile_n`` tiles over ``sms`` streaming multiprocessors (the last wave runs partly
+  empty); ``t0`` is a fixed per-GEMM latency (launch, prologue, epilogue), fitted on the
+  published square-GEMM size sweeps (H100: torch 2.7 bf16 1024^3 177, 2048^3 677, 4096^3 789,
+  8192^3 798 TFLOP/s, zzc0721/torch-performance-test-data #79; B200: cuBLAS 2048^3 1006,
+  4096^3 1532, 8192^3 1610 TFLOP/s, pyptx.dev/performance);
+* the attention score/context products (flash attention, causal: half of the 4 s h FLOPs
+  are executed) at ``attention_fraction`` of the bf16 peak (FlashAttention-2 paper, A100
+  forward+backward 50-60 % of peak; FlashAttention-3 paper, H100 bf16 forward+backward
+  ~55 %), derated like the GEMMs by the sustained clock (``sustained_ratio``); attention
+  stays in bf16 under FP8 training (Transformer Engine default);
+* the memory-bound element-wise kernels (norms, residual adds, activation function, rotary),
+  priced at ``HBM_EFFICIENCY`` of the HBM bandwidth.  With sequence parallelism the
+  hidden-sized tensors are split over TP ranks.
+
+Backward passes cost twice the forward (two GEMMs per forward GEMM, the same shapes).  The
+resulting efficiency is ``model FLOPs of the layer / (peak x time)``.  Small models lose to
+wave quantisation, ``t0`` and the element-wise traffic (which grows with h, not h^2), large
+models approach the MAMF.  Nothing here is fitted per calibration row.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from advisor.engine.facts.catalog import GpuSpec, ModelSpec
+from advisor.engine.facts.constants import (
+    FP8_EFFICIENCY_FACTOR,
+    GEMM_HALF_EFFICIENCY_WIDTH,
+    HBM_EFFICIENCY,
+)
+
+
+@dataclass(frozen=True)
+class ComputeProfile:
+    """Measured GEMM behaviour of one GPU generation."""
+
+    generation: str
+    mamf_bf16: float
+    """Maximum achievable matmul FLOPS / dense bf16 peak."""
+    mamf_fp8: float
+    """Same for FP8 inputs (0: use the bf16 fraction)."""
+    sms: int
+    tile_m: int
+    tile_n: int
+    gemm_latency_s: float
+    attention_fraction: float
+    """Flash-attention forward+backward FLOP/s as a fraction of the dense bf16 peak."""
+    source: str
+    sustained_ratio: float = 0.905
+    """MSMF / MAMF: the clock a saturated GPU holds at its power limit vs a short burst.
+    Hopper: H200 MAMF 834, MSMF 755 TFLOP/s (0.905); Blackwell: B200 MAMF 1745, MSMF 1429
+    (0.819) - stas00/ml-engineering, mamf-finder.py MSMF.  Other generations: Hopper's ratio."""
+
+
+_MAMF = (
+    "stas00/ml-engineering compute/accelerator/README.md, Maximum Achievable Matmul FLOPS "
+    "comparison table (mamf-finder.py)"
+)
+_FA2 = "FlashAttention-2 (Dao 2023, arXiv 2307.08691): A100 fwd+bwd 50-60 % of peak"
+_FA3 = "FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608): H100 bf16 fwd+bwd ~55 % of peak"
+_T0_H100 = (
+    "t0 fitted on H100 bf16 square GEMMs (zzc0721/torch-performance-test-data #79: 2048^3 677, "
+    "4096^3 789 TFLOP/s)"
+)
+_T0_B200 = "t0 fitted on B200 cuBLAS square GEMMs (pyptx.dev/performance: 2048^3 1006, 8192^3 1610)"
+
+HOPPER = ComputeProfile(
+    "hopper", 0.803, 0.709, 132, 128, 256, 3e-6, 0.55, f"{_MAMF}: H100 SXM; {_FA3}; {_T0_H100}"
+)
+PROFILES: dict[str, ComputeProfile] = {
+    "a100-80gb-sxm": ComputeProfile(
+        "ampere", 0.869, 0.0, 108, 128, 128, 3e-6, 0.55, f"{_MAMF}: A100 SXM; {_FA2}; {_T0_H100}"
+    ),
+    "v100-sxm2-32gb": ComputeProfile(
+        "volta",
+        0.80,
+        0.0,
+        80,
+        128,
+        128,
+        4e-6,
+        0.45,
+        "V100: no MAMF row; A100-class matmul fraction assumed, no flash-attention-2 support",
+    ),
+    "h100-sxm": HOPPER,
+    "h800-sxm": HOPPER,
+    "h200-sxm": ComputeProfile(
+        "hopper", 0.803, 0.734, 132, 128, 256, 3e-6, 0.55, f"{_MAMF}: H200 SXM; {_FA3}"
+    ),
+    "h100-pcie": ComputeProfile(
+        "hopper", 0.803, 0.709, 114, 128, 256, 3e-6, 0.55, f"{_MAMF}: H100 SXM row applied"
+    ),
+    "h20": ComputeProfile("hopper", 0.90, 0.90, 78, 128, 256, 3e-6, 0.65, f"{_MAMF}: H20 hgemm"),
+    "b200": ComputeProfile(
+        "blackwell",
+        0.776,
+        0.763,
+        148,
+        128,
+        256,
+        5e-6,
+        0.55,
+        f"{_MAMF}: B200 SXM; {_T0_B200}",
+        sustained_ratio=0.819,
+    ),
+    "gb200-nvl72": ComputeProfile(
+        "blackwell",
+        0.729,
+        0.723,
+        148,
+        128,
+        256,
+        5e-6,
+        0.55,
+        f"{_MAMF}: GB200; {_T0_B200}",
+        sustained_ratio=0.819,
+    ),
+    "l40s": ComputeProfile(
+        "ada", 0.80, 0.70, 142, 128, 128, 3e-6, 0.50, "L40S: no MAMF row; Hopper fractions assumed"
+    ),
+    "mi300x": ComputeProfile(
+        "cdna3", 0.514, 0.514, 304, 256, 256, 4e-6, 0.40, f"{_MAMF}: MI300X (ROCm 6.3)"
+    ),
+    "mi325x": ComputeProfile(
+        "cdna3", 0.604, 0.604, 304, 256, 256, 4e-6, 0.45, f"{_MAMF}: MI325X (ROCm 6.2)"
+    ),
+    "gaudi3": ComputeProfile("gaudi", 0.741, 0.769, 64, 256, 256, 5e-6, 0.45, f"{_MAMF}: Gaudi 3"),
+}
+
+ELEMENTWISE_HIDDEN_PASSES = 10.0
+"""Forward element-wise reads+writes of hidden-sized bf16 tensors per token per layer: two norms
+(read, write: 4), two residual adds (read 2, write 1: 6).  Tensor count from the activation
+inventory of Korthikanti et al. 2022 (arXiv 2205.05198, section 4.1)."""
+ELEMENTWISE_FFN_PASSES = 3.0
+"""Forward element-wise passes over FFN-sized tensors per token per layer (activation function:
+read gate and up, write the product)."""
+UNFUSED_ATTENTION_BYTES_PER_SCORE = 13.0
+"""Forward bytes per attention score without flash attention (see :func:`layer_forward`)."""
+BACKWARD_FACTOR = 2.0
+"""Backward GEMMs: input and weight gradients, each the forward's size (Narayanan et al. 2021)."""
+
+
+def profile(gpu: GpuSpec) -> ComputeProfile:
+    """The compute profile of ``gpu``; unknown (custom) GPUs use the catalog's compute fraction."""
+    p = PROFILES.get(gpu.id)
+    if p is not None:
+        return p
+    frac = max(0.05, min(0.95, gpu.achievable_compute_fraction / 0.75))
+    return ComputeProfile(
+        "custom",
+        frac,
+        frac,
+        132,
+        128,
+        256,
+        4e-6,
+        0.55 * frac,
+        "custom GPU: catalog achievable_compute_fraction scaled to a matmul fraction",
+    )
+
+
+def gemm_time_s(gpu: GpuSpec, precision: str, m: float, n: float, k: float) -> float:
+    """Time of one M x N x K GEMM (2 M N K FLOPs) on ``gpu``."""
+    if m <= 0 or n <= 0 or k <= 0:
+        return 0.0
+    p = profile(gpu)
+    frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
+    peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
+    tiles = math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n)
+    waves = math.ceil(tiles / p.sms)
+    wave_loss = waves * p.sms / tiles
+    flops = 2.0 * m * n * k
+    compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
+    # a GEMM also streams its operands once: the memory roofline
+    bytes_moved = (m * k + k * n + m * n) * (1.0 if precision == "fp8" else 2.0)
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    memory = bytes_moved / hbm
+    cast = 0.0
+    if precision == "fp8":
+        # Transformer Engine quantises the GEMM output's consumer input and keeps a transposed
+        # FP8 copy for the weight-gradient GEMM: read bf16 (2 B) + write fp8 (1 B) of the output,
+        # + the transpose (1 B read + 1 B write) of the activation input
+        cast = (3.0 * m * n + 2.0 * m * k) / hbm
+    return max(compute, memory) + cast + p.gemm_latency_s
+
+
+@dataclass(frozen=True)
+class LayerCompute:
+    """Forward time of one transformer layer for one micro-batch on one GPU, by part."""
+
+    gemm_s: float
+    attention_s: float
+    elementwise_s: float
+    model_flops: float
+    """Forward FLOPs of the layer on this GPU as the engine counts them (full attention)."""
+
+    @property
+    def forward_s(self) -> float:
+        return self.gemm_s + self.attention_s + self.elementwise_s
+
+    @property
+    def flops_per_s(self) -> float:
+        return self.model_flops / self.forward_s if self.forward_s > 0 else 0.0
+
+
+def _mlp_shapes(model: ModelSpec) -> tuple[float, float]:
+    """(dense FFN width incl. gate, matmul params per layer of attention) for one layer."""
+    kv = model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim
+    attn_params = model.hidden * (2 * model.hidden) + model.hidden * kv
+    return float(attn_params), float(kv)
+
+
+@lru_cache(maxsize=4096)
+def layer_forward(
+    gpu: GpuSpec,
+    precision: str,
+    model: ModelSpec,
+    tokens: int,
+    context: int,
+    tp: int,
+    ep: int,
+    flash: bool = True,
+    sequence_parallel: bool = True,
+) -> LayerCompute:
+    """One layer's forward pass over ``tokens`` rows (micro-batch x sequence / cp) on one GPU.
+
+    ``flash=False`` prices attention as Megatron-LM did before flash attention: batched GEMMs
+    for QK^T and AV plus the score matrix (heads/tp x s x s per sequence) written by QK^T,
+    read and written by the fused softmax and by dropout (+1 B mask), read by AV: 13 bytes per
+    score element forward.  ``sequence_parallel=False`` keeps norms/residuals on the full
+    hidden size on every TP rank (Korthikanti et al. 2022 introduced the split).
+
+    ``context`` is the attention span per query (the full sequence).  Matmul FLOPs are
+    derived from the model's active parameters so that the total matches
+    :func:`forward_flops_per_token`.
+    """
+    h = model.hidden
+    tp = max(1, tp)
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab * h)
+    matmul_params = max(0.0, model.active_params - lookup - float(model.vocab * h))
+    per_layer = matmul_params / max(1, model.layers)
+    attn_params, kv = _mlp_shapes(model)
+    attn_params = min(attn_params, per_layer)
+    mlp_params = max(0.0, per_layer - attn_params)
+    t = float(tokens)
+    gemm = 0.0
+    # attention projections: QKV (N = (h + kv)/tp) and output (K = h/tp)
+    gemm += gemm_time_s(gpu, precision, t, (h + kv) / tp, h)
+    gemm += gemm_time_s(gpu, precision, t, h, h / tp)
+    if model.is_moe:
+        # routed experts: tokens x top_k rows spread over the experts this GPU holds
+        local_experts = max(1.0, model.moe_experts / max(1, ep))
+        rows_per_expert = max(1.0, t * model.moe_top_k * max(1, ep) / model.moe_experts)
+        expert_width = float(model.ffn_hidden)
+        # active MLP params per layer split as top_k experts (+ shared) of up/gate/down
+        per_expert_params = 3.0 * h * expert_width
+        active_experts = mlp_params / per_expert_params if per_expert_params else 0.0
+        shared = max(0.0, active_experts - model.moe_top_k)
+        experts_run = local_experts
+        rows = rows_per_expert
+        gemm += experts_run * (
+            gemm_time_s(gpu, precision, rows, 2 * expert_width / tp, h)
+            + gemm_time_s(gpu, precision, rows, h, expert_width / tp)
+        )
+        if shared > 0:
+            gemm += gemm_time_s(gpu, precision, t, 2 * shared * expert_width / tp, h)
+            gemm += gemm_time_s(gpu, precision, t, h, shared * expert_width / tp)
+        ffn_elem = (model.moe_top_k + shared) * expert_width
+    else:
+        # split the MLP in up (+gate) and down GEMMs with the model's FFN width
+        ffn = float(model.ffn_hidden or 4 * h)
+        up_width = max(ffn, mlp_params / h - ffn)  # gate+up when gated (3 h f params)
+        gemm += gemm_time_s(gpu, precision, t, up_width / tp, h)
+        gemm += gemm_time_s(gpu, precision, t, h, ffn / tp)
+        ffn_elem = up_width
+    p = profile(gpu)
+    heads_dim = model.heads * model.head_dim
+    attn_flops = 4.0 * t * context * heads_dim / tp
+    bf16_peak = gpu.peak_tflops("bf16") * 1e12 or gpu.peak_tflops(precision) * 1e12
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    # element-wise kernels (sequence parallel: hidden-sized tensors split over tp)
+    hidden_split = tp if sequence_parallel else 1
+    elem_bytes = (
+        2.0
+        * t
+        * (ELEMENTWISE_HIDDEN_PASSES * h / hidden_split + ELEMENTWISE_FFN_PASSES * ffn_elem / tp)
+    )
+    if flash:
+        # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores
+        attention = 0.5 * attn_flops / (p.attention_fraction * p.sustained_ratio * bf16_peak)
+    else:
+        attention = 0.0
+        gemm += attn_flops / (p.mamf_bf16 * p.sustained_ratio * bf16_peak)
+        scores = t * context * max(1.0, model.heads / tp)
+        elem_bytes += UNFUSED_ATTENTION_BYTES_PER_SCORE * scores
+    elementwise = elem_bytes / hbm
+    model_flops = 2.0 * per_layer * t / tp + attn_flops
+    return LayerCompute(
+        gemm_s=gemm, attention_s=attention, elementwise_s=elementwise, model_flops=model_flops
+    )
+
+
+def training_efficiency(
+    gpu: GpuSpec,
+    precision: str,
+    model: ModelSpec,
+    tokens: int,
+    context: int,
+    tp: int,
+    ep: int = 1,
+    flash: bool = True,
+    sequence_parallel: bool = True,
+) -> float:
+    """Fraction of the dense peak that a training micro-batch of ``tokens`` rows reaches.
+
+    Forward and backward (2x the GEMMs and the element-wise traffic, 2.5x the attention as in
+    FlashAttention's backward) over the layer's model FLOPs x 3.
+    """
+    lc = layer_forward(
+        gpu, precision, model, max(1, tokens), max(1, context), tp, ep, flash, sequence_parallel
+    )
+    time = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
+    peak = gpu.peak_tflops(precision) * 1e12
+    if time <= 0 or peak <= 0:
+        return 0.0
+    return 3.0 * lc.model_flops / time / peak
+
+
+# ----------------------------------------------------------------------------- FLOPs
+
+
+def forward_flops_per_token(model: ModelSpec, sequence_length: int) -> float:
+    """Forward FLOPs per token: 2 x matmul parameters + attention score/context matmuls.
+
+    Matmul parameters are the active parameters minus the input embedding lookup (tied
+    embeddings double as the output head, so nothing is removed).  Attention adds
+    4 * s * hidden per layer (QK^T and AV), counted over the full sequence as Megatron-LM
+    does (Narayanan et al. SC'21 eq. 3: 24 h^2 (1 + s/6h) + 2 h V per token per layer).
+    """
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
+    matmul_params = max(0.0, model.active_params - lookup)
+    attention = 4.0 * sequence_length * model.heads * model.head_dim * model.layers
+    return 2.0 * matmul_params + attention
+
+
+def compute_efficiency(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
+    """Achieved fraction of the dense peak for transformer layers on one GPU.
+
+    ``achievable_compute_fraction`` (catalog) x width factor w/(w + 128) with w = hidden/tp
+    (small GEMMs underfill the GPU) x 0.7 for FP8.
+    """
+    width = hidden / max(1, tp)
+    eff = gpu.achievable_compute_fraction * width / (width + GEMM_HALF_EFFICIENCY_WIDTH)
+    if precision == "fp8":
+        eff *= FP8_EFFICIENCY_FACTOR
+    return eff
+
+
+def achievable_flops_per_s(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
+    return gpu.peak_tflops(precision) * 1e12 * compute_efficiency(gpu, precision, tp, hidden)
+
+
+def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
+    """Expected share of routed experts a decode step reads: 1 - (1 - 1/E)^(tokens x top_k).
+
+    A decode step only streams the weights of experts that received at least one token
+    (uniform routing assumed), which is why small-batch MoE decode is cheaper than the total
+    parameter count suggests.
+    """
+    if not model.is_moe:
+        return 1.0
+    draws = max(1, tokens) * model.moe_top_k
+    return 1.0 - (1.0 - 1.0 / model.moe_experts) ** draws

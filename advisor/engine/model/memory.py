@@ -1,0 +1,258 @@
+"""Memory fit: weights, optimizer state, activations and KV cache per GPU for a plan.
+
+Units: bytes unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from advisor.engine.facts.catalog import ModelSpec
+from advisor.engine.facts.constants import (
+    ACTIVATION_BYTES_PER_TOKEN_HIDDEN,
+    MASTER_AND_ADAM_BYTES_PER_PARAM,
+    MEMORY_USABLE_FRACTION,
+    RECOMPUTE_BYTES_PER_TOKEN_HIDDEN,
+    TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM,
+    WEIGHT_BYTES,
+)
+from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.serving.compute import experts_per_gpu
+
+GB = 1e9
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Per-GPU memory in GB."""
+
+    weights_gb: float
+    gradients_gb: float
+    optimizer_gb: float
+    activations_gb: float
+    kv_cache_gb: float
+    total_gb: float
+    capacity_gb: float
+    usable_gb: float
+
+    @property
+    def fits(self) -> bool:
+        return self.total_gb <= self.usable_gb
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["fits"] = self.fits
+        return d
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+_CONSTS: dict[int, tuple[ModelSpec, tuple[float, float, float, float]]] = {}
+
+
+def _model_consts(m: ModelSpec) -> tuple[float, float, float, float]:
+    """(dense params, expert params, embedding params, per-layer dense params) of ``m``,
+    cached by identity (hashing a frozen ModelSpec on every planner step costs more than
+    the arithmetic it saves)."""
+    hit = _CONSTS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    dense = m.dense_params
+    emb = m.embedding_params
+    experts = m.expert_params if m.is_moe else 0.0
+    value = (dense, experts, emb, max(0.0, dense - emb) / max(1, m.layers))
+    if len(_CONSTS) > 256:
+        _CONSTS.clear()
+    _CONSTS[id(m)] = (m, value)
+    return value
+
+
+def _memory_parts(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    sharding: str,
+    recompute: str,
+    microbatches: int,
+    cp: int,
+    vp: int,
+    stages: tuple[int, int, int] | None,
+) -> tuple[float, float, float, float]:
+    """(weights + gradients, optimizer, activations, weights) bytes per GPU
+    (see :func:`training_memory`)."""
+    m = scenario.model
+    first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
+    emb = float(m.vocab * m.hidden)
+    dense_params, expert_params, _, per_layer_params = _model_consts(m)
+    is_moe = expert_params > 0
+    if pp <= 1:
+        dense_stage = dense_params
+    else:
+        head = 0.0 if m.tied_embeddings else emb
+        dense_stage = max(
+            first * per_layer_params + emb, inner * per_layer_params, last * per_layer_params + head
+        )
+    dense = dense_stage / tp
+    experts = expert_params / (ep * pp)
+    dpg = dp * cp
+    edp = max(1, dpg // ep) if is_moe else dpg
+    dense_shard = dpg if sharding == "zero3" else 1
+    expert_shard = edp if sharding == "zero3" else 1
+    wg = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM * (dense / dense_shard + experts / expert_shard)
+    opt_div_dense = dpg if sharding in ("zero1", "zero3") else 1
+    opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
+    opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
+    tokens = scenario.sequence_length * mb / max(1, cp)
+    per_layer_full = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
+    ffn_act = float(m.ffn_hidden) * (m.moe_top_k if is_moe else 1)
+    if recompute == "selective":
+        per_layer_kept = max(
+            RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
+            per_layer_full - 2.0 * tokens * ffn_act / tp,
+        )
+    elif recompute == "full":
+        per_layer_kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
+    else:
+        per_layer_kept = per_layer_full
+    in_flight = min(pp, microbatches)
+    interleave = 1.0 + (pp - 1) / (pp * vp) if vp > 1 and pp > 1 else 1.0
+    stage_layers = max(first, inner) if pp > 1 else m.layers
+    act = stage_layers * in_flight * interleave * per_layer_kept
+    if recompute == "full":
+        act += per_layer_full
+    # logits of the last stage (fp32 for the loss); the last stage holds one micro-batch
+    logits = 4.0 * tokens * m.vocab / tp
+    if pp == 1:
+        act += logits
+    else:
+        last_act = last * per_layer_kept * interleave + logits
+        act = max(act, last_act)
+    weights_b = (
+        TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
+    )
+    return wg, opt, act, weights_b
+
+
+def training_memory(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    sharding: str,
+    recompute: str,
+    microbatches: int,
+    *,
+    cp: int = 1,
+    vp: int = 1,
+    stages: tuple[int, int, int] | None = None,
+) -> MemoryEstimate:
+    """Per-GPU memory of a training plan (GB), for the fullest pipeline stage.
+
+    Dense parameters are split over tp x pp (by the stage's layers; the first stage also holds
+    the input embedding, the last the output head), routed experts over ep x pp.  Weights +
+    gradients take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by
+    dp x cp under zero1 (distributed optimizer); zero3 also shards weights and gradients.
+    Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):
+    34 B x s/cp x b x h / tp per layer; selective recomputation drops the activation function's
+    output (2 B x ffn); full recomputation keeps 2 B x s x b x h per layer plus one layer's
+    working set.  The first 1F1B stage holds min(pp, microbatches) micro-batches of its layers,
+    x (1 + (pp - 1) / (pp x vp)) when interleaved (Narayanan et al. SC'21, section 2.2).
+    """
+    wg, opt, act, weights_b = _memory_parts(
+        scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+    )
+    total = wg + opt + act
+    cap = scenario.gpu.memory_gb
+    return MemoryEstimate(
+        weights_gb=weights_b / GB,
+        gradients_gb=(wg - weights_b) / GB,
+        optimizer_gb=opt / GB,
+        activations_gb=act / GB,
+        kv_cache_gb=0.0,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )
+
+
+def _fits(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    sharding: str,
+    recompute: str,
+    microbatches: int,
+    cp: int,
+    vp: int,
+    stages: tuple[int, int, int],
+) -> bool:
+    """Whether :func:`training_memory` fits, without building the estimate."""
+    wg, opt, act, _ = _memory_parts(
+        scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+    )
+    return (wg + opt + act) / GB <= scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION
+
+
+def inference_memory(
+    scenario: Scenario, gpus_per_replica: int, batch: int, kv_split: int
+) -> MemoryEstimate:
+    """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_split (GB)."""
+    assert scenario.inference is not None
+    m = scenario.model
+    wbytes = WEIGHT_BYTES[scenario.precision]
+    weights = m.params * wbytes / gpus_per_replica
+    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
+    kv = batch * context * m.layers * m.kv_dim_per_layer * wbytes / max(1, kv_split)
+    act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
+    total = weights + kv + act
+    cap = scenario.gpu.memory_gb
+    return MemoryEstimate(
+        weights_gb=weights / GB,
+        gradients_gb=0.0,
+        optimizer_gb=0.0,
+        activations_gb=act / GB,
+        kv_cache_gb=kv / GB,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )
+
+
+def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> MemoryEstimate:
+    assert scenario.inference is not None
+    m = scenario.model
+    wbytes = WEIGHT_BYTES[scenario.precision]
+    # routed experts: ceil(experts / r) per GPU, redundant copies fill the remainder
+    weights = (
+        m.dense_params * wbytes
+        + experts_per_gpu(m, r) * m.expert_params / max(1, m.moe_experts) * wbytes
+    )
+    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
+    per_gpu_requests = math.ceil(batch / r)
+    kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes
+    total = weights + kv
+    cap = scenario.gpu.memory_gb
+    return MemoryEstimate(
+        weights_gb=weights / GB,
+        gradients_gb=0.0,
+        optimizer_gb=0.0,
+        activations_gb=0.0,
+        kv_cache_gb=kv / GB,
+        total_gb=total / GB,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )

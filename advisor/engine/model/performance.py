@@ -1,0 +1,568 @@
+"""Performance of one network design for a planned workload.
+
+:func:`evaluate_design` is the hot path of the recommendation (called for every candidate),
+so everything that does not depend on the design is precomputed in the
+:class:`~advisor.engine.model.planner.WorkloadPlan`; this module only prices the network parts.
+
+Training step (seconds, per GPU, synchronous):
+    step = compute + optimizer + exposed_comm + bubble + straggler
+    exposed_comm = TP + EP + PP (on the critical path) + DP not hidden behind backward
+    bubble = (pp - 1) / virtual_stages x time of one micro-batch
+    straggler = sigma x sqrt(2 ln domains), sigma^2 = (cv_c compute)^2 + (cv_net comm)^2
+Inference (per output token):
+    ms_per_token = decode step (max(memory, compute)) + TP/PP/EP communication per token
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.engine.facts import constants as c
+from advisor.engine.facts.constants import (
+    FABRICS,
+    WEIGHT_BYTES,
+)
+from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.collectives import (
+    collective_time_s,
+    moe_dispatch,
+    p2p_time_s,
+)
+from advisor.engine.model.design_network import _Net, design_fabric
+from advisor.engine.model.efficiency import compute_efficiency, profile
+from advisor.engine.model.placement import (
+    Communicator,
+    boundary_bytes,
+    plan_traffic,
+)
+from advisor.engine.model.plans import GroupLayout, InferencePlan, TrainingPlan, WorkloadPlan
+from advisor.engine.model.serving.compute import ServingPlan, decode_compute_s
+from advisor.engine.model.serving.load import serving_model, serving_values
+from advisor.engine.model.serving.pools import reference_design
+from advisor.engine.model.training_step import (
+    _compute_floor_s,
+    _fastest_plan,
+    _idle_fraction,
+    _network_free_step_s,
+    _training_times,
+    _TrainingTimes,
+)
+
+__all__ = ["Design", "DesignMetrics", "evaluate_design", "model_assumptions"]
+
+_BOUNDS = ("point", "low", "high")
+
+
+@dataclass(frozen=True)
+class DesignMetrics:
+    """Metrics of one design; ``values`` holds the ENGINE_API metric keys (SI units)."""
+
+    kind: str
+    """``training`` or ``inference``."""
+    values: tuple[tuple[str, float], ...]
+
+    def get(self, key: str) -> float:
+        for k, v in self.values:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(self.values)
+
+
+ModelErrorSource = Callable[[str, str], tuple[float, float]]
+"""(kind, GPU generation) -> (low, high) factors on a predicted time."""
+
+
+def _no_model_error(kind: str, generation: str) -> tuple[float, float]:
+    return 1.0, 1.0
+
+
+_MODEL_ERROR: list[ModelErrorSource] = [_no_model_error]
+
+
+def set_model_error_source(source: ModelErrorSource) -> None:
+    """Where the bounds' model error comes from: the calibration residuals
+    (:func:`advisor.engine.tools.validation.model_error_band`, which runs the calibration rows
+    through this module).  The engine package wires it when it is imported
+    (``advisor/engine/__init__.py``), so this module does not import the validation that
+    imports it; until then the bounds carry placement and jitter only."""
+    _MODEL_ERROR[0] = source
+
+
+def _model_error(scenario: Scenario, kind: str) -> tuple[float, float]:
+    """(low, high) time factors from the calibration residuals (:func:`set_model_error_source`)."""
+    return _MODEL_ERROR[0](kind, profile(scenario.gpu).generation)
+
+
+def _training_metrics(
+    scenario: Scenario,
+    workload: WorkloadPlan,
+    t: TrainingPlan,
+    design: Design,
+    point: _TrainingTimes | None = None,
+    free_step_s: float | None = None,
+) -> DesignMetrics:
+    """``free_step_s``: the least step of the planner's plans on a network that costs
+    nothing (:func:`_network_free_step_s`); the GPU time this design wastes waiting on the
+    network is the share of its step above it, so a faster design never wastes more."""
+    point = point or _training_times(scenario, workload, t, design, "point")
+    low = _training_times(scenario, workload, t, design, "low")
+    high = _training_times(scenario, workload, t, design, "high")
+    step = point.step_s
+    run_s = t.steps * step
+    peak = scenario.gpu.peak_tflops(scenario.precision) * 1e12
+    tflops = t.hardware_flops_per_gpu / step / 1e12
+    # the model's own error (calibration residuals of training rows on this GPU generation)
+    # widens the placement/jitter bounds
+    err_low, err_high = _model_error(scenario, "training")
+    low_s = low.step_s * err_low
+    high_s = high.step_s * err_high
+    values = (
+        ("step_time_s", step),
+        ("step_time_s_low", low_s),
+        ("step_time_s_high", high_s),
+        ("compute_s", t.compute_s + t.optimizer_s),
+        ("exposed_comm_s", point.exposed_comm_s),
+        ("exposed_network_s", point.exposed_network_s),
+        ("network_comm_s", point.network_comm_s),
+        ("bubble_s", point.bubble_s),
+        ("straggler_s", point.straggler_s),
+        ("tflops_per_gpu", tflops),
+        ("model_tflops_per_gpu", t.model_flops_per_gpu / step / 1e12),
+        ("mfu", t.model_flops_per_gpu / step / peak if peak > 0 else 0.0),
+        ("scaling_efficiency", min(1.0, (t.compute_s + t.optimizer_s) / step)),
+        ("gpu_idle_fraction", _idle_fraction(step, free_step_s, point)),
+        ("tokens_per_s", t.tokens_per_step / step),
+        ("run_time_s", run_s),
+        ("run_time_s_low", t.steps * low_s),
+        ("run_time_s_high", t.steps * high_s),
+        ("gpu_hours", run_s * scenario.gpus / 3600.0),
+        *_boundary_values(scenario, workload, design),
+    )
+    return DesignMetrics(kind="training", values=values)
+
+
+# ----------------------------------------------------------------------------- inference
+
+
+@dataclass(frozen=True)
+class _InferenceTimes:
+    token_s: float
+    comm_s: float
+    network_s: float
+    ttft_s: float
+
+
+def _inference_times(
+    scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design, bound: str
+) -> _InferenceTimes:
+    net = _Net(scenario, workload, design, bound)
+    fabric = FABRICS[design.fabric]
+    comm = inference.tp_decode_intra_s
+    prefill_comm = inference.tp_prefill_intra_s
+    network = 0.0
+    plan = workload.plan
+    if inference.tp_layout.crosses_network and inference.tp_collectives_per_token:
+        dom = net.domain(inference.tp_layout, Communicator("tp", "ring", plan.tp, 1))
+        decode_tp = (
+            inference.tp_collectives_per_token
+            * collective_time_s("all_reduce", inference.tp_bytes_per_decode_collective, dom)[0]
+        )
+        comm += decode_tp
+        network += decode_tp
+        prefill_comm += (
+            inference.tp_collectives_per_token
+            * collective_time_s("all_reduce", inference.tp_bytes_per_prefill_collective, dom)[0]
+        )
+    if inference.pp_hops:
+        if inference.pp_crosses_network:
+            pair = GroupLayout(
+                size=2 * workload.domain_gpus,
+                nodes=2,
+                ranks_per_node=workload.domain_gpus,
+                concurrent_groups=1,
+            )
+            dom = net.domain(pair, Communicator("pp", "p2p", plan.pp, plan.tp))
+            senders = max(1, min(workload.domain_gpus, plan.tp))
+            hop = p2p_time_s(inference.pp_bytes_per_token, dom, concurrent_per_node=senders)
+            network += inference.pp_hops * hop
+            prompt_bytes = inference.pp_bytes_per_token / max(1, inference.batch_per_replica)
+            prefill_comm += inference.pp_hops * p2p_time_s(
+                prompt_bytes * (scenario.inference.prompt_tokens if scenario.inference else 1),
+                dom,
+                concurrent_per_node=senders,
+            )
+        else:
+            local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
+            hop = p2p_time_s(inference.pp_bytes_per_token, net.domain(local))
+        comm += inference.pp_hops * hop
+    if inference.moe_layers and workload.plan.ep > 1:
+        dom = net.domain(inference.ep_layout, Communicator("ep", "all_to_all", plan.ep, 1))
+        disp = moe_dispatch(
+            tokens_per_rank=max(1, inference.ep_tokens_per_gpu),
+            hidden=scenario.model.hidden,
+            top_k=scenario.model.moe_top_k,
+            bytes_per_element=WEIGHT_BYTES[scenario.precision],
+            d=dom,
+        )
+        comb = moe_dispatch(
+            tokens_per_rank=max(1, inference.ep_tokens_per_gpu),
+            hidden=scenario.model.hidden,
+            top_k=scenario.model.moe_top_k,
+            bytes_per_element=2.0,
+            d=dom,
+        )
+        ep_s = inference.moe_layers * (disp.time_s + comb.time_s)
+        comm += ep_s
+        if inference.ep_layout.crosses_network:
+            network += ep_s
+    tail = 0.0
+    if network > 0 and bound != "low":
+        ranks = max(2, workload.plan.tp * workload.plan.pp * max(1, workload.plan.ep))
+        tail = fabric.jitter_cv * network * math.sqrt(2.0 * math.log(ranks))
+        if bound == "high":
+            tail *= 2.0
+    token = inference.decode_compute_s + comm + tail
+    ttft = inference.prefill_compute_s + prefill_comm + token
+    return _InferenceTimes(token_s=token, comm_s=comm + tail, network_s=network + tail, ttft_s=ttft)
+
+
+def _inference_metrics(
+    scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design
+) -> DesignMetrics:
+    if inference.serving is not None and not inference.serving.colocated:
+        return DesignMetrics(
+            kind="inference",
+            values=_disaggregated_values(scenario, inference.serving, design)
+            + _boundary_values(scenario, workload, design),
+        )
+    point = _inference_times(scenario, workload, inference, design, "point")
+    low = _inference_times(scenario, workload, inference, design, "low")
+    high = _inference_times(scenario, workload, inference, design, "high")
+    servers = max(1, scenario.gpus // scenario.gpus_per_node)
+    tokens_per_s = inference.replicas * inference.batch_per_replica / point.token_s
+    target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
+    err_low, err_high = _model_error(scenario, "serving")
+    # ms_per_token and ttft_ms mean the p95 at the scenario's load for every deployment
+    # (docs/ENGINE_API.md); without a serving plan, the idle-batch model of section 7
+    token_ms, ttft_ms = point.token_s * 1e3, point.ttft_s * 1e3
+    low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
+    serving: tuple[tuple[str, float], ...] = ()
+    if inference.serving is not None:
+        # the serving model prices compute and in-server TP; the per-token model adds what
+        # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
+        ref = _inference_times(scenario, workload, inference, reference_design(scenario), "point")
+
+        def plan(times: _InferenceTimes) -> ServingPlan:
+            assert inference.serving is not None
+            return dataclasses.replace(
+                inference.serving,
+                legacy_comm_s=max(0.0, times.comm_s - inference.tp_decode_intra_s),
+                reference_comm_s=max(0.0, ref.comm_s - inference.tp_decode_intra_s),
+            )
+
+        serving = tuple(serving_values(scenario, plan(point), design))
+        by_key = dict(serving)
+        token_ms, ttft_ms = by_key["ms_per_token_p95"], by_key["ttft_ms_p95"]
+        lo = serving_model(scenario, plan(low), design, "low").operating_point()
+        hi = serving_model(scenario, plan(high), design, "high").operating_point()
+        low_ms = min(token_ms, lo.tpot_p95_s * 1e3 * err_low)
+        high_ms = max(token_ms, hi.tpot_p95_s * 1e3 * err_high)
+    values = (
+        ("ms_per_token", token_ms),
+        ("ms_per_token_low", low_ms),
+        ("ms_per_token_high", high_ms),
+        ("ttft_ms", ttft_ms),
+        ("tokens_per_s_per_server", tokens_per_s / servers),
+        ("tokens_per_s", tokens_per_s),
+        ("comm_ms_per_token", point.comm_s * 1e3),
+        ("network_ms_per_token", point.network_s * 1e3),
+        ("compute_ms_per_token", inference.decode_compute_s * 1e3),
+        ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
+        ("meets_target", 1.0 if token_ms <= target else 0.0),
+        *_boundary_values(scenario, workload, design),
+        *serving,
+    )
+    return DesignMetrics(kind="inference", values=values)
+
+
+def _disaggregated_values(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> tuple[tuple[str, float], ...]:
+    """Prefill and decode pools under load (advisor.engine.model.serving.load).
+
+    ``ms_per_token`` is the p95 time per output token at the scenario's load and ``ttft_ms``
+    the p95 time to first token (KV transfer included), so the latency targets are checked
+    against what a user sees under load."""
+    serving = dict(serving_values(scenario, serving_plan, design))
+    model = serving_model(scenario, serving_plan, design, "point")
+    op = model.operating_point()
+    low = serving_model(scenario, serving_plan, design, "low").operating_point()
+    high = serving_model(scenario, serving_plan, design, "high").operating_point()
+    q = serving_plan.tokens_per_step
+    b = op.decode_batch_per_instance
+    compute = decode_compute_s(scenario, serving_plan, serving_plan.decode, b) / q
+    step = model.step(b) / q
+    comm = max(0.0, step - compute)
+    network = comm if serving_plan.decode.ep > scenario.gpus_per_node else 0.0
+    tokens = op.output_tokens_per_s
+    target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
+    values: tuple[tuple[str, float], ...] = (
+        ("ms_per_token", op.tpot_p95_s * 1e3),
+        ("ms_per_token_low", low.tpot_p95_s * 1e3),
+        ("ms_per_token_high", high.tpot_p95_s * 1e3),
+        ("ttft_ms", op.ttft_p95_s * 1e3),
+        ("tokens_per_s_per_server", tokens / max(1, serving_plan.servers)),
+        ("tokens_per_s", tokens),
+        ("comm_ms_per_token", comm * 1e3),
+        ("network_ms_per_token", network * 1e3),
+        ("compute_ms_per_token", compute * 1e3),
+        ("gpu_idle_fraction", min(1.0, network / step) if step > 0 else 0.0),
+        ("meets_target", 1.0 if op.tpot_p95_s * 1e3 <= target else 0.0),
+        (
+            "decode_tokens_per_s_per_server",
+            tokens / max(1, serving_plan.decode.servers),
+        ),
+        ("prefill_servers", float(serving_plan.prefill.servers)),
+        ("decode_servers", float(serving_plan.decode.servers)),
+        ("kv_bytes_per_request", serving_plan.kv_bytes_per_request),
+        (
+            "prefill_tokens_per_s_per_server",
+            serving_plan.prefill.instances
+            / max(model.prefill_s, 1e-12)
+            * serving_plan.computed_prompt_tokens
+            / max(1, serving_plan.prefill.servers),
+        ),
+    )
+    return values + tuple((k, v) for k, v in serving.items())
+
+
+_TRAFFIC_CACHE: dict[int, tuple[WorkloadPlan, tuple[tuple[Communicator, float], ...]]] = {}
+
+
+def _plan_traffic(workload: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
+    """plan_traffic(w), kept while the same plan object is alive (one per evaluation)."""
+    hit = _TRAFFIC_CACHE.get(id(workload))
+    if hit is not None and hit[0] is workload:
+        return hit[1]
+    traffic = plan_traffic(workload)
+    if len(_TRAFFIC_CACHE) > 64:
+        _TRAFFIC_CACHE.clear()
+    _TRAFFIC_CACHE[id(workload)] = (workload, traffic)
+    return traffic
+
+
+def _boundary_values(
+    scenario: Scenario, workload: WorkloadPlan, design: Design
+) -> tuple[tuple[str, float], ...]:
+    """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
+    sized for ``design`` under contiguous placement (docs/ENGINE_API.md)."""
+    server, leaf, pod = boundary_bytes(
+        _plan_traffic(workload), design_fabric(scenario, workload, design)
+    )
+    return (
+        ("inter_server_bytes_per_gpu", server),
+        ("inter_leaf_bytes_per_gpu", leaf),
+        ("inter_pod_bytes_per_gpu", pod),
+    )
+
+
+def _bounds_over_plans(
+    scenario: Scenario,
+    plans: tuple[WorkloadPlan, ...],
+    chosen: WorkloadPlan,
+    design: Design,
+    metrics: DesignMetrics,
+    priced: dict[int, float] | None = None,
+) -> DesignMetrics:
+    """Low and high step bounds as the best any of the planner's plans reaches in that world.
+
+    The point estimate takes the plan fastest on ``design``; in the pessimistic (or optimistic)
+    world the planner could as well run another of its plans, so each bound is the least over
+    them.  A minimum over a fixed set of plans, each monotone in the network, keeps the bounds
+    monotone too (a worse network never narrows a bound by switching plans).  A plan's high
+    step is never below its point step (``tests/engine/test_performance.py`` checks it), so a
+    plan whose point step (``priced``, from :func:`_fastest_plan`) already reaches the best
+    high bound is not priced again.
+    """
+    err = dict(zip(("low", "high"), _model_error(scenario, "training"), strict=True))
+    values = dict(metrics.values)
+    # lowest compute floor first: once a floor reaches the best bound so far, no later plan
+    # can beat it
+    floors = sorted(
+        (
+            (_compute_floor_s(p.training, p.plan.pp, p.plan.virtual_stages), i, p)
+            for i, p in enumerate(plans)
+            if p is not chosen and p.training is not None
+        ),
+        key=lambda x: (x[0], x[1]),
+    )
+    for bound, factor in err.items():
+        best_step = values[f"step_time_s_{bound}"]
+        assert chosen.training is not None
+        best_run = chosen.training.steps * best_step
+        for floor, _, plan in floors:
+            t = plan.training
+            assert t is not None
+            if floor * factor >= best_step:
+                break
+            if bound == "high" and priced and priced.get(id(plan), 0.0) * factor >= best_step:
+                continue
+            step = _training_times(scenario, plan, t, design, bound).step_s * factor
+            if step < best_step:
+                best_step, best_run = step, t.steps * step
+        values[f"step_time_s_{bound}"] = best_step
+        values[f"run_time_s_{bound}"] = best_run
+    return DesignMetrics(metrics.kind, tuple(values.items()))
+
+
+def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:
+    """Metrics of ``workload`` on design ``design`` (see module docstring for the composition).
+
+    Cheap by construction: only the network-dependent collectives are priced here; the
+    metrics of a training plan object on a design are kept while that plan is alive (training
+    plans are cached per scenario by :func:`advisor.engine.model.planner.plan_workload`).
+    """
+    if workload.training is None:
+        return _evaluate_design(scenario, workload, design)
+    key = (id(workload), design)
+    hit = _METRICS_CACHE.get(key)
+    if hit is not None and hit[0] is workload and (hit[1] is scenario or hit[1] == scenario):
+        return hit[2]
+    metrics = _evaluate_design(scenario, workload, design)
+    if len(_METRICS_CACHE) > 4096:
+        _METRICS_CACHE.clear()
+    _METRICS_CACHE[key] = (workload, scenario, metrics)
+    return metrics
+
+
+_METRICS_CACHE: dict[tuple[int, Design], tuple[WorkloadPlan, Scenario, DesignMetrics]] = {}
+
+
+def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:
+    if workload.training is not None:
+        point = None
+        plans: tuple[WorkloadPlan, ...] = ()
+        priced: dict[int, float] = {}
+        free_step_s = _network_free_step_s(scenario, workload, design)
+        if workload.alternatives:
+            plans = (workload, *workload.alternatives)
+            workload, point = _fastest_plan(scenario, workload, design, priced)
+        assert workload.training is not None
+        metrics = _training_metrics(
+            scenario, workload, workload.training, design, point, free_step_s
+        )
+        if not plans:
+            return metrics
+        return _bounds_over_plans(scenario, plans, workload, design, metrics, priced)
+    assert workload.inference is not None
+    return _inference_metrics(scenario, workload, workload.inference, design)
+
+
+# ----------------------------------------------------------------------------- assumptions
+
+
+def _row(name: str, value: Any, unit: str, source: str) -> dict[str, Any]:
+    return {"name": name, "value": value, "unit": unit, "source": source}
+
+
+def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[dict[str, Any]]:
+    """The performance-model constants that shaped this result."""
+    g = scenario.gpu
+    t = workload.training
+    peak = g.peak_tflops(scenario.precision) * 1e12
+    if t is not None and t.compute_s > 0 and peak > 0:
+        prof = profile(g)
+        efficiency_row = _row(
+            "compute efficiency",
+            round(t.hardware_flops_per_gpu / (t.compute_s * peak), 4),
+            "fraction of dense peak (slowest pipeline stage, before communication)",
+            f"GEMM-level roofline: MAMF x sustained clock ({prof.generation}), wave "
+            "quantisation, flash attention, element-wise traffic (efficiency.py, docs/MODEL.md "
+            f"5.1); {prof.source}",
+        )
+    else:
+        efficiency_row = _row(
+            "compute efficiency",
+            round(
+                compute_efficiency(g, scenario.precision, workload.plan.tp, scenario.model.hidden),
+                4,
+            ),
+            "fraction of dense peak",
+            "catalog achievable_compute_fraction x width factor (docs/MODEL.md)",
+        )
+    rows = [
+        efficiency_row,
+        _row(
+            "peak", g.peak_tflops(scenario.precision), f"TFLOP/s dense {scenario.precision}", g.name
+        ),
+        _row(
+            "scale-up bandwidth",
+            g.scaleup_gbytes_per_s,
+            "GB/s per GPU per direction",
+            dict(g.sources).get("scaleup_gbytes_per_s", ""),
+        ),
+        _row(
+            "scale-up ring efficiency",
+            g.scaleup_efficiency,
+            "fraction",
+            c.SCALEUP_EFFICIENCY_SOURCE,
+        ),
+    ]
+    for fabric in c.FABRICS.values():
+        rows.append(
+            _row(
+                f"{fabric.id} wire efficiency",
+                fabric.wire_efficiency,
+                "fraction of NIC line rate",
+                fabric.source,
+            )
+        )
+    tcp_cap = c.FABRICS[c.ETHERNET].node_cap_gbytes_per_s
+    rows += [
+        _row(
+            "ECMP collision loss",
+            c.ECMP_COLLISION_LOSS,
+            "fraction of cross-leaf bandwidth",
+            "Meta SIGCOMM'24 (up to 0.40)",
+        ),
+        _row(
+            "job placement",
+            "contiguous (point, low); scattered (high)",
+            "",
+            "ranks in Megatron order (tp, cp, dp/ep, pp) on servers filling one leaf, then one "
+            "pod, of the fabric sized for each design; the high bound puts whole servers in "
+            "random order, as on a shared cluster without topology-aware scheduling "
+            "(docs/MODEL.md section 17)",
+        ),
+        _row(
+            "leaf size for placement",
+            "switch ports down at the design's oversubscription",
+            "servers per leaf (rail group)",
+            f"topology sized per design; radix {c.DEFAULT_SWITCH_RADIX} when the design names "
+            "no switch",
+        ),
+        _row(
+            "NCCL over TCP per server",
+            tcp_cap,
+            "GB/s (6.5-14)",
+            "InfiniBand 26-57x TCP on Azure H100; NVIDIA/nccl #450 (4-6 GB/s per 100G)",
+        ),
+        _row(
+            "NCCL over TCP CPU cost",
+            round(2.0 * tcp_cap * 8.0 / c.TCP_GBITS_PER_S_PER_CORE, 1),
+            "CPU cores per server at the cap",
+            "42 Gb/s per core (Cai et al., SIGCOMM'21), send + receive",
+        ),
+        _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
+        _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
+        _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),
+        _row("constants version", c.CONSTANTS_VERSION, "", "advisor/engine/facts/constants.py"),
+    ]
+    return rows

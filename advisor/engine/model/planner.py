@@ -1,0 +1,770 @@
+"""Workload planner: the parallelism plan of a scenario (searched for training, chosen for
+serving) with its memory fit, stage times and traffic volumes.
+
+Everything here depends on the scenario only, never on the network design, so
+:func:`plan_workload` runs once per scenario and
+:func:`advisor.engine.model.performance.evaluate_design` reuses its numbers for every candidate
+network (precomputed in the plan).
+
+Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.constants import (
+    DP_OVERLAP_EFFICIENCY,
+    GRAD_BYTES_PER_PARAM,
+)
+from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
+from advisor.engine.model.efficiency import (
+    profile,
+)
+from advisor.engine.model.memory import MemoryEstimate, _fits, _model_consts, training_memory
+from advisor.engine.model.placement import (
+    pipeline_crosses_network,
+)
+from advisor.engine.model.plans import (
+    Plan,
+    WorkloadPlan,
+    _divisors,
+    _powers_of_two_up_to,
+    domain_gpus,
+)
+from advisor.engine.model.serving.deployment import _plan_inference
+from advisor.engine.model.stage_time import (
+    TP_OVERLAP_HIDDEN,
+    _act_bytes,
+    _microbatches,
+    _stage_split,
+    _stage_time_per_microbatch,
+    _training_costs,
+)
+from advisor.engine.model.training_step import training_step_time_s
+
+# ----------------------------------------------------------------------------- planner
+
+
+def plan_workload(scenario: Scenario) -> WorkloadPlan:
+    """Choose (or check) the parallelism plan and precompute its design-independent costs.
+
+    Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
+    cannot fit even at maximum parallelism.
+    """
+    if not scenario.is_training:
+        return _plan_inference(scenario)
+    hit = _PLAN_CACHE.get(scenario)
+    if hit is None:
+        hit = _plan_training(scenario)
+        if len(_PLAN_CACHE) > 256:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[scenario] = hit
+    return hit
+
+
+_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
+"""Training plans by scenario: planning is a pure function of the (frozen) scenario, and the
+same plan object lets :func:`advisor.engine.model.performance.evaluate_design` reuse its design
+metrics."""
+
+
+def _explicit_stages(scenario: Scenario, pp: int) -> tuple[int, int, int]:
+    """Stage split of an explicit plan (first/last stage layers honoured)."""
+    p = scenario.parallelism
+    layers = scenario.model.layers
+    if p.first_stage_layers is None and p.last_stage_layers is None:
+        split = _stage_split(layers, pp)
+        if split is None:
+            raise ScenarioError.single(
+                "parallelism.pp", f"must be <= the model's layers ({layers})"
+            )
+        return split
+    if pp < 2:
+        raise ScenarioError.single(
+            "parallelism.first_stage_layers", "needs a pipeline of at least 2 stages (pp >= 2)"
+        )
+    first = p.first_stage_layers
+    last = p.last_stage_layers
+    given = [v for v in (first, last) if v is not None]
+    rest = layers - sum(given)
+    inner_stages = pp - len(given)
+    if (
+        rest < inner_stages
+        or (inner_stages and rest % inner_stages != 0)
+        or (not inner_stages and rest != 0)
+    ):
+        raise ScenarioError.single(
+            "parallelism.first_stage_layers",
+            f"the layers left after the first/last stages ({rest}) must split evenly over the "
+            f"other {inner_stages} stages",
+        )
+    inner = rest // inner_stages if inner_stages else max(given)
+    return (first if first is not None else inner, inner, last if last is not None else inner)
+
+
+def _check_explicit_training(scenario: Scenario) -> tuple[int, int, int, int, int]:
+    p = scenario.parallelism
+    errors: dict[str, list[str]] = {}
+    tp = p.tp or 1
+    pp = p.pp or 1
+    ep = p.ep or 1
+    cp = p.cp or 1
+    mp = tp * pp * cp
+    if p.dp is not None:
+        dp = p.dp
+        if mp * dp != scenario.gpus:
+            errors["parallelism"] = [
+                f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} = {mp * dp} must equal "
+                f"gpus ({scenario.gpus})"
+            ]
+    else:
+        if scenario.gpus % mp != 0:
+            errors["parallelism"] = [f"tp x cp x pp = {mp} must divide gpus ({scenario.gpus})"]
+        dp = max(1, scenario.gpus // mp)
+    m = scenario.model
+    if m.heads % tp != 0:
+        errors.setdefault("parallelism.tp", []).append(f"must divide the model's heads ({m.heads})")
+    if pp > m.layers:
+        errors.setdefault("parallelism.pp", []).append(
+            f"must be <= the model's layers ({m.layers})"
+        )
+    if cp > 1 and scenario.sequence_length % (2 * cp) != 0:
+        errors.setdefault("parallelism.cp", []).append(
+            f"2 x cp must divide the sequence length ({scenario.sequence_length})"
+        )
+    if ep > 1:
+        if not m.is_moe:
+            errors.setdefault("parallelism.ep", []).append("must be 1 for a dense model")
+        elif m.moe_experts % ep != 0:
+            errors.setdefault("parallelism.ep", []).append(
+                f"must divide the number of experts ({m.moe_experts})"
+            )
+        elif (dp * cp) % ep != 0:
+            errors.setdefault("parallelism.ep", []).append(f"must divide dp x cp ({dp * cp})")
+    if errors:
+        raise ScenarioError(errors)
+    return tp, pp, dp, ep, cp
+
+
+MICRO_BATCHES: tuple[int, ...] = (1, 2)
+PP_MAX = 128
+"""Pipeline depths the planner tries: divisors of the layer count and powers of two (with
+Megatron's uneven first/last stages), up to 128 stages."""
+VIRTUAL_STAGES: tuple[int, ...] = (1, 2, 4, 8)
+CONTEXT_PARALLEL: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+CP_MIN_TOKENS_PER_RANK = 4096
+"""The planner splits a sequence over cp ranks only while each keeps >= 4096 tokens (NeMo's
+long-context recipes: CP 2 at 8k-16k, CP 16 at 128k)."""
+TP_OVERLAP_DEFAULT_GENERATIONS = ("hopper", "blackwell")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    tp: int
+    pp: int
+    cp: int
+    dp: int
+    ep: int
+    mb: int
+    vp: int
+    sharding: str
+    recompute: str
+    stages: tuple[int, int, int]
+    mem: MemoryEstimate
+    estimate_s: float
+
+
+def _min_dp(batch: int, dp_max: int, mb: int, ep: int) -> int:
+    """Fewest data-parallel ranks (a multiple of ep, <= dp_max) with the micro-batch count of
+    dp_max: more ranks than that only add communication, so they are left idle."""
+    m = _microbatches(batch, dp_max, mb)
+    dp = math.ceil(batch / (m * mb))
+    dp = math.ceil(dp / ep) * ep
+    return max(ep, min(dp_max, dp))
+
+
+def _tp_overlap(scenario: Scenario) -> bool:
+    p = scenario.parallelism
+    if p.tp_comm_overlap is not None:
+        return p.tp_comm_overlap
+
+    return profile(scenario.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
+
+
+REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
+"""The planner's fabric-independent reference: one 400G RDMA NIC per GPU at 90 % of line rate
+(the engine's InfiniBand/RoCE wire efficiency), non-blocking."""
+
+SLOW_REFERENCE_GPU_NET_BYTES_PER_S = 25e9 / 8.0 * 0.9 / 8.0
+"""The other end of the designs the recommendation prices: one 25G RDMA NIC per 8-GPU server
+(0.35 GB/s per GPU, 1/128 of :data:`REFERENCE_GPU_NET_BYTES_PER_S`).  The planner also keeps
+its best plans for this network (:data:`SLOW_PLAN_CONTENDERS`): the plans best on a fast
+network move many bytes (data parallel over every GPU, ZeRO-3), and a design far slower
+than the reference needs the plans that keep traffic inside the server (tensor parallel
+over the whole server, pipeline stages)."""
+
+
+def _estimate_step_s(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    vp: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    tp_overlap: bool,
+    sharding: str | tuple[str, ...] = "zero1",
+    pp_sends: bool = True,
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
+) -> float:
+    """Fabric-independent step estimate used to rank plans (``pp_sends=False`` leaves out the
+    pipeline sends, which grow with interleaving: a lower bound over every interleaving; a
+    tuple of shardings gives the cheapest of them: a lower bound over them).
+
+    Stage compute x (micro-batches + bubble / vp) + exposed in-server TP collectives +
+    data-parallel traffic not hidden behind the backward pass + pipeline sends + expert
+    all-to-all, the communication on the reference fabric (:data:`REFERENCE_GPU_NET_BYTES_PER_S`).
+    Every term is non-increasing as data-parallel ranks are added with the same global batch
+    (ring traffic is bounded by its 2x limit), which is what makes the planner monotone in
+    servers.
+    """
+    shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
+    per_mb, tp_s = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, recompute, stages, pp)
+    shardings = (sharding,) if isinstance(sharding, str) else sharding
+    return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
+
+
+def _shape_terms(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    stages: tuple[int, int, int],
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
+) -> tuple[int, float, float, float, bool, bool]:
+    """(micro-batches, DP seconds per gradient pass, PP send seconds per micro-batch and
+    virtual stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe),
+    with ``bw`` bytes/s per GPU across servers (inside a server the reference's)."""
+    assert scenario.training is not None
+    m = scenario.model
+    mcount = _microbatches(scenario.training.global_batch_sequences, dp, mb)
+    gpn = scenario.gpus_per_node
+    dense_params, expert_params, _, _ = _model_consts(m)
+    grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
+    grad /= bw if tp * cp * dp > gpn else REFERENCE_GPU_NET_BYTES_PER_S
+    act = _act_bytes(scenario)
+    pp_unit = 0.0
+    # the stages are synchronous: once any edge joins two scale-up domains (placement, Megatron
+    # order) every step waits on a network send
+    if pipeline_crosses_network(tp, cp, dp, pp, domain_gpus(scenario)):
+        pp_unit = 2.0 * mb * scenario.sequence_length / cp * m.hidden * act / tp / bw
+    ep_unit = 0.0
+    if expert_params > 0 and ep > 1:
+        tokens = mb * scenario.sequence_length / cp / tp
+        a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
+        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
+        ep_unit = (
+            a2a * moe_layers / (bw if ep * tp * cp > gpn else REFERENCE_GPU_NET_BYTES_PER_S * 8)
+        )
+    return (
+        mcount,
+        grad,
+        pp_unit,
+        ep_unit,
+        dp * cp > 1,
+        scenario.parallelism.ep_overlap == "dualpipe",
+    )
+
+
+def _estimate_from(
+    shape: tuple[int, float, float, float, bool, bool],
+    per_mb: float,
+    tp_s: float,
+    tp_overlap: bool,
+    pp: int,
+    vp: int,
+    shardings: tuple[str, ...],
+    pp_sends: bool,
+) -> float:
+    """The arithmetic of :func:`_estimate_step_s` for one shape's precomputed terms."""
+    mcount, grad, pp_unit, ep_unit, has_dp, dualpipe = shape
+    tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
+    compute = (mcount + (pp - 1) / vp) * (per_mb + tp_exposed)
+    dp_exposed = math.inf
+    for sh in shardings:
+        # reduce-scatter + all-gather (2x the shard at the ring limit); zero3 gathers the
+        # weights again for every micro-batch's forward and backward
+        dp_s = (2.0 + (2.0 * mcount if sh == "zero3" else 0.0)) * grad if has_dp else 0.0
+        window = (compute if sh == "zero3" else per_mb) * DP_OVERLAP_EFFICIENCY
+        dp_exposed = min(dp_exposed, max(0.0, dp_s - window))
+    pp_send = pp_unit * mcount * vp if pp_sends else 0.0
+    ep_s = ep_unit * mcount
+    if dualpipe:
+        ep_s = max(0.0, ep_s - compute)
+    return compute + dp_exposed + pp_send + ep_s
+
+
+def _sharding_options(scenario: Scenario) -> tuple[str, ...]:
+    assert scenario.training is not None
+    p = scenario.parallelism
+    if p.zero is not None:
+        return (ZERO_STAGES[p.zero],)
+    if scenario.training.sharding_given:
+        return (scenario.training.sharding,)
+    return (
+        (scenario.training.sharding, "zero3")
+        if scenario.training.sharding != "zero3"
+        else ("zero3",)
+    )
+
+
+def _search_training(
+    scenario: Scenario, bw: float = REFERENCE_GPU_NET_BYTES_PER_S, keep: int = 1
+) -> list[_Candidate]:
+    """The fitting plans the planner considers (branch and bound on the step estimate).
+
+    tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the
+    layers and powers of two (Megatron's uneven first/last stages); cp: while >= 4096 tokens
+    per rank; ep: divisors of the experts; vp: interleaving that divides the inner stages;
+    micro-batch 1/2; ZeRO 1/3; recomputation none < selective < full (the first that fits,
+    per sharding).  dp is the fewest ranks that reach the micro-batch count of all remaining
+    GPUs, so adding servers never slows a plan (monotone by construction): the extra GPUs
+    idle instead.  Estimates use ``bw`` bytes/s per GPU across servers.  A plan whose compute
+    alone (no recomputation, no communication) is slower than the ``keep``-th best fitting
+    plan found so far is skipped without pricing its memory, so the ``keep`` best by estimate
+    are exact (among the plans returned): a true top ``keep`` depends on the plans alone, so
+    the best plans of a size that fit a smaller size are the best of that size too, and the
+    planner's levels (:func:`_fastest_on_fewer_gpus`) carry them to every larger size.
+    """
+    assert scenario.training is not None
+    p = scenario.parallelism
+    m = scenario.model
+    batch = scenario.training.global_batch_sequences
+    n = scenario.gpus
+    tp_limit = min(domain_gpus(scenario), max(scenario.gpus_per_node, 8))
+    tps = sorted((t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0), reverse=True)
+    cps = [
+        c
+        for c in CONTEXT_PARALLEL
+        if c == 1
+        or (
+            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
+            and scenario.sequence_length % (2 * c) == 0
+        )
+    ]
+    pps = sorted(
+        q
+        for q in set(_divisors(m.layers)) | set(_powers_of_two_up_to(m.layers))
+        if q <= PP_MAX and _stage_split(m.layers, q) is not None
+    )
+    eps = [1]
+    if m.is_moe:
+        eps = [e for e in _divisors(m.moe_experts) if e <= n]
+    mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
+    recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+    shardings = _sharding_options(scenario)
+    tp_overlap = _tp_overlap(scenario)
+    # 1. every shape (tp, cp, pp, ep, micro-batch) that can fit at all, with a compute floor
+    shapes: list[tuple[float, int, int, int, int, int, int, int, tuple[int, int, int], int]] = []
+    for tp in tps:
+        for cp in cps:
+            for pp in pps:
+                mp = tp * cp * pp
+                if mp > n:
+                    break
+                stages = _stage_split(m.layers, pp)
+                assert stages is not None
+                dp_max = n // mp
+                for ep in eps:
+                    ep_unit = max(1, ep // math.gcd(ep, cp))
+                    if dp_max < ep_unit:
+                        continue
+                    for mb in mbs:
+                        if mb > 1 and batch < dp_max * mb and mb != p.micro_batch:
+                            continue
+                        dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
+                        mcount = _microbatches(batch, dp, mb)
+                        vp_max = p.virtual_stages or max(
+                            (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
+                        )
+                        per_mb = _stage_time_per_microbatch(
+                            scenario, tp, cp, ep, mb, recomputes[0], stages, pp
+                        )[0]
+                        floor = (mcount + (pp - 1) / vp_max) * per_mb
+                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
+    # 2. best first: price shapes by their floor until the floor exceeds the keep-th best
+    # estimate (a max-heap of the keep best so far)
+    shapes.sort(key=lambda x: x[0])
+    out: list[_Candidate] = []
+    kept: list[float] = []
+    best = math.inf
+    for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
+        if floor > best:
+            break  # compute alone (no recomputation, no communication) is already slower
+        # the smallest footprint of this shape (last sharding and recomputation, no
+        # interleaving), then a bound with the data-parallel term of the cheaper sharding
+        if not _fits(
+            scenario, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
+        ):
+            continue
+        shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
+        timing = [
+            _stage_time_per_microbatch(scenario, tp, cp, ep, mb, rc, stages, pp)
+            for rc in recomputes
+        ]
+        bound = _estimate_from(
+            shape, timing[0][0], timing[0][1], tp_overlap, pp, vp_max, shardings, False
+        )
+        if bound > best:
+            continue
+        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+        if not p.virtual_stages and pp > 1:
+            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
+        for sharding in shardings:
+            # memory grows with interleaving: the first recomputation that fits never drops
+            first_rc = 0
+            for vp in vps:
+                while first_rc < len(recomputes):
+                    rc = recomputes[first_rc]
+                    per_mb, tp_s = timing[first_rc]
+                    est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
+                    if est > best:
+                        break  # more recomputation is only slower
+                    if _fits(scenario, tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
+                        mem = training_memory(
+                            scenario, tp, pp, dp, ep, mb, sharding, rc, mcount,
+                            cp=cp, vp=vp, stages=stages,
+                        )  # fmt: skip
+                        heapq.heappush(kept, -est)
+                        if len(kept) > keep:
+                            heapq.heappop(kept)
+                        best = -kept[0] if len(kept) >= keep else math.inf
+                        out.append(
+                            _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
+                        )
+                        break
+                    first_rc += 1
+                if first_rc >= len(recomputes):
+                    break
+    return out
+
+
+RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
+
+
+_LEVEL_CACHE: dict[Scenario, tuple[_Candidate | None, tuple[_Candidate, ...]]] = {}
+"""Per cluster size: its fastest plan on the reference design and its planner's contenders."""
+"""The planner's best plan of a power-of-two number of servers (shared by the sizes above
+it, and by the scaling curve's sizes)."""
+
+REFERENCE_DESIGN = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+"""The design the planner uses to compare its best plans of different sizes: one 400G
+InfiniBand NIC per GPU, non-blocking (the fabric of :data:`REFERENCE_GPU_NET_BYTES_PER_S`)."""
+
+
+PLAN_CONTENDERS = 4
+"""The planner's best plans by its step estimate that the full step model then prices: the
+estimate leaves out per-hop latency, placement and stragglers and can rank two plans a few per
+cent apart the wrong way round (llama3-70b on 70 H100 servers picked tp8/pp2/dp35 at 6.03 s
+over tp4/pp2/dp69 at 5.79 s), and the full model decides."""
+
+SLOW_PLAN_CONTENDERS = 2
+"""The planner's best plans by its estimate on :data:`SLOW_REFERENCE_GPU_NET_BYTES_PER_S`,
+carried beside the :data:`PLAN_CONTENDERS` so every design, fast or slow, weighs a plan made
+for a network like its own (llama3-70b on A100 over one 25G TCP NIC per server: 347 s per step
+on 13 servers with tp8/dp13, 4,262 s on 16 servers, whose contenders were all data-parallel
+ZeRO-3 plans made for 400G per GPU)."""
+
+
+def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
+    """The planner's contenders of one cluster size, best by the reference estimate first:
+    its :data:`PLAN_CONTENDERS` best for the reference network, then its
+    :data:`SLOW_PLAN_CONTENDERS` best for the slow one (each once)."""
+
+    hit = _CONTENDERS_CACHE.get(scenario)
+    if hit is not None:
+        return hit
+
+    def rank(found: list[_Candidate]) -> list[_Candidate]:
+        return sorted(found, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
+
+    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS))
+    slow = rank(
+        _search_training(scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S, keep=SLOW_PLAN_CONTENDERS)
+    )
+    seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
+    extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
+    out = (*fast[:PLAN_CONTENDERS], *extra)
+    if len(_CONTENDERS_CACHE) > 2048:
+        _CONTENDERS_CACHE.clear()
+    _CONTENDERS_CACHE[scenario] = out
+    return out
+
+
+_CONTENDERS_CACHE: dict[Scenario, tuple[_Candidate, ...]] = {}
+
+
+def _plan_key(c: _Candidate) -> tuple[Any, ...]:
+    return (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
+
+
+def _reference_step_s(scenario: Scenario, c: _Candidate) -> float:
+    """A candidate's step on the full model and the reference design (its own servers)."""
+    plan = _candidate_plan(scenario, c, "planner")
+    return training_step_time_s(
+        scenario, _training_workload(scenario, plan, c.mem, notes=()), REFERENCE_DESIGN
+    )
+
+
+def _level_best(
+    scenario: Scenario, smaller_best: _Candidate | None
+) -> tuple[_Candidate | None, tuple[_Candidate, ...]]:
+    """The fastest plan of a cluster of this size on the reference design, and the plans it
+    was chosen from: its planner's :data:`PLAN_CONTENDERS` best by estimate and the best of
+    the next smaller level, priced on the full step model (cached per scenario)."""
+    if scenario not in _LEVEL_CACHE:
+        if len(_LEVEL_CACHE) > 2048:
+            _LEVEL_CACHE.clear()
+        contenders = _ranked_contenders(scenario)
+        pool = [*contenders, *([smaller_best] if smaller_best is not None else [])]
+        best = (
+            min(pool, key=lambda c: (_reference_step_s(scenario, c), c.tp * c.pp * c.cp * c.dp))
+            if pool
+            else None
+        )
+        _LEVEL_CACHE[scenario] = (best, contenders)
+    return _LEVEL_CACHE[scenario]
+
+
+def _fastest_on_fewer_gpus(
+    scenario: Scenario,
+    chosen: _Candidate,
+    notes: list[str],
+    others: list[WorkloadPlan],
+    *,
+    contenders: Sequence[_Candidate] = (),
+) -> _Candidate:
+    """Monotone by construction: the best plan of this cluster, or the best plan of any
+    smaller power-of-two number of servers if that predicts a faster step (its extra GPUs
+    idle).  The candidates are compared with the full step model
+    (:func:`advisor.engine.model.training_step.training_step_time_s`) on :data:`REFERENCE_DESIGN`,
+    each on the contiguous sub-fabric its own servers need, so a plan predicts the same step
+    on any larger cluster: the candidates of a cluster include every power-of-two size below
+    it, and its predicted step never exceeds theirs.  The workload plans of the candidates
+    not chosen go to ``others``: each design also evaluates them (a design unlike the
+    reference may rank them differently).
+    """
+    gpn = scenario.gpus_per_node
+    candidates = [chosen, *contenders]
+    servers = 1
+    level_best: _Candidate | None = None
+    # every design also weighs each smaller level's contenders (``others``): a design unlike
+    # the reference may rank them differently, and carrying them keeps its step monotone
+    level_contenders: list[_Candidate] = []
+    while servers * gpn < scenario.gpus:
+        level_best, contenders_here = _level_best(replace(scenario, gpus=servers * gpn), level_best)
+        servers *= 2
+        level_contenders.extend(contenders_here)
+        if level_best is not None:
+            candidates.append(level_best)
+    if len(candidates) == 1:
+        return chosen
+    seen: dict[tuple[Any, ...], tuple[float, int, _Candidate]] = {}
+    workloads: dict[tuple[Any, ...], WorkloadPlan] = {}
+    for c in candidates:
+        key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
+        if key in seen:
+            continue
+        plan = _candidate_plan(scenario, c, "planner")
+        workload = _training_workload(scenario, plan, c.mem, notes=())
+        step = training_step_time_s(scenario, workload, REFERENCE_DESIGN)
+        seen[key] = (step, plan.gpus_used, c)
+        workloads[key] = workload
+    best = min(seen.values(), key=lambda x: (x[0], x[1]))
+    others.extend(workload for key, workload in workloads.items() if seen[key][2] is not best[2])
+    for c in level_contenders:
+        key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
+        if key not in workloads:
+            workloads[key] = _training_workload(
+                scenario, _candidate_plan(scenario, c, "planner"), c.mem, notes=()
+            )
+            others.append(workloads[key])
+    if best[2] is not chosen:
+        own_entry = seen[
+            (
+                chosen.tp, chosen.pp, chosen.cp, chosen.dp, chosen.ep, chosen.mb, chosen.vp,
+                chosen.sharding, chosen.recompute, chosen.stages,
+            )
+        ]  # fmt: skip
+        own, chosen_gpus = own_entry[0], own_entry[1]
+        if best[1] >= chosen_gpus:
+            return best[2]  # a plan of this cluster the estimate had ranked lower
+        notes.append(
+            f"a plan on {best[1]} GPUs predicts a faster step ({best[0]:.4g} s) than the best "
+            f"plan using more of the {scenario.gpus} GPUs ({own:.4g} s on the reference "
+            "400G-per-GPU InfiniBand fabric, each on the contiguous servers it needs): the "
+            "planner keeps it and leaves the other GPUs idle, so adding servers never slows "
+            "the step"
+        )
+    return best[2]
+
+
+def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
+    first, _, last = c.stages
+    even = first == last == c.stages[1]
+    return Plan(
+        tp=c.tp,
+        pp=c.pp,
+        dp=c.dp,
+        ep=c.ep,
+        micro_batch=c.mb,
+        virtual_stages=c.vp,
+        sharding=c.sharding,
+        recompute=c.recompute,
+        source=source,
+        cp=c.cp,
+        first_stage_layers=0 if even else first,
+        last_stage_layers=0 if even else last,
+        tp_comm_overlap=_tp_overlap(scenario),
+        ep_overlap=scenario.parallelism.ep_overlap or "none",
+        gpus_used=c.tp * c.cp * c.pp * c.dp,
+    )
+
+
+def _plan_training(scenario: Scenario) -> WorkloadPlan:
+    assert scenario.training is not None
+    p = scenario.parallelism
+    batch = scenario.training.global_batch_sequences
+    notes: list[str] = []
+    others: list[WorkloadPlan] = []
+    if p.given:
+        tp, pp, dp, ep, cp = _check_explicit_training(scenario)
+        stages = _explicit_stages(scenario, pp)
+        mb = p.micro_batch or 1
+        m_count = _microbatches(batch, dp, mb)
+        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+        if not p.virtual_stages and pp > 1:
+            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and m_count >= pp) or (1,)
+        recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+        tp_overlap = _tp_overlap(scenario)
+        options: list[_Candidate] = []
+        best_mem: MemoryEstimate | None = None
+        for vp in vps:
+            for sharding in _sharding_options(scenario):
+                for rc in recomputes:
+                    mem = training_memory(
+                        scenario,
+                        tp,
+                        pp,
+                        dp,
+                        ep,
+                        mb,
+                        sharding,
+                        rc,
+                        m_count,
+                        cp=cp,
+                        vp=vp,
+                        stages=stages,
+                    )
+                    best_mem = best_mem or mem
+                    if mem.fits:
+                        est = _estimate_step_s(
+                            scenario, tp, pp, cp, dp, ep, mb, vp, rc, stages, tp_overlap, sharding
+                        )
+                        options.append(
+                            _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
+                        )
+                        break
+        if not options:
+            assert best_mem is not None
+            raise ScenarioError.single(
+                "parallelism",
+                f"the plan needs {best_mem.total_gb:.0f} GB per GPU but {scenario.gpu.id} has "
+                f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp, cp or ep, recompute, or "
+                "shard (zero3)",
+            )
+        chosen = min(options, key=lambda c: c.estimate_s)
+        source = "explicit"
+    else:
+        fitting = _ranked_contenders(scenario)
+        if not fitting:
+            raise ScenarioError.single(
+                "gpus",
+                f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id} "
+                "even with maximum tensor, pipeline, context and expert parallelism, full "
+                "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
+            )
+        chosen = _fastest_on_fewer_gpus(scenario, fitting[0], notes, others, contenders=fitting[1:])
+        source = "planner"
+    plan = _candidate_plan(scenario, chosen, source)
+    used = plan.gpus_used
+    if source == "planner":
+        full_dp = math.ceil(batch / plan.micro_batch)
+        full_dp = math.ceil(full_dp / max(1, plan.ep)) * max(1, plan.ep)
+        limit = math.ceil(plan.model_parallel * full_dp / scenario.gpus_per_node)
+        notes.append(
+            f"with this plan's model parallelism (tp {plan.tp} x cp {plan.cp} x pp {plan.pp}) "
+            f"more servers stop shortening the step beyond {limit} servers, where every "
+            f"data-parallel rank holds one micro-batch of the {batch}-sequence global batch"
+        )
+    if used < scenario.gpus:
+        notes.append(
+            f"the plan uses {used} of {scenario.gpus} GPUs (tp {plan.tp} x cp {plan.cp} "
+            f"x pp {plan.pp} x dp {plan.dp}); {scenario.gpus - used} GPUs idle: with a global "
+            f"batch of {batch} sequences more data-parallel ranks would not shorten the step "
+            f"(it stops improving beyond {math.ceil(used / scenario.gpus_per_node)} servers "
+            "for this plan)"
+        )
+    dp, mb = plan.dp, plan.micro_batch
+    if batch < dp * mb:
+        notes.append(
+            f"global batch raised from {batch} to {dp * mb} sequences "
+            f"(at least one micro-batch per data-parallel rank)"
+        )
+    elif batch % (dp * mb) != 0:
+        notes.append(
+            f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb} sequences "
+            f"(a multiple of dp x micro_batch = {dp * mb})"
+        )
+    if others:
+        sizes = sorted({o.plan.gpus_used for o in others})
+        notes.append(
+            f"a design on which it predicts a faster step uses one of the planner's "
+            f"{len(others)} other plans instead (on "
+            + ", ".join(f"{n:,}" for n in sizes)
+            + " GPUs; the other GPUs idle), so adding servers never slows a design's step"
+        )
+    workload = _training_workload(scenario, plan, chosen.mem, notes=tuple(notes))
+    return replace(workload, alternatives=tuple(others))
+
+
+def _training_workload(
+    scenario: Scenario, plan: Plan, mem: MemoryEstimate, *, notes: tuple[str, ...]
+) -> WorkloadPlan:
+    """The WorkloadPlan of a training scenario under one parallelism plan."""
+    dom = domain_gpus(scenario)
+    return WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=scenario.nodes,
+        gpus_per_node=scenario.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, (plan.gpus_used or scenario.gpus) // dom),
+        spans_servers=scenario.nodes > 1,
+        needs_compute_fabric=scenario.gpus > dom,
+        training=_training_costs(scenario, plan),
+        inference=None,
+        notes=notes,
+    )

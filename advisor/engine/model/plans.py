@@ -1,0 +1,265 @@
+"""The workload plan records: the parallelism plan, its groups and the training and inference
+costs a design evaluates, with the traffic they imply.
+
+Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.memory import MemoryEstimate
+from advisor.engine.model.placement import (
+    blocks_spanned,
+    contiguous_share,
+    server_traffic,
+)
+from advisor.engine.model.serving.compute import ServingPlan
+
+
+@dataclass(frozen=True)
+class Plan:
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    micro_batch: int
+    virtual_stages: int
+    sharding: str
+    recompute: str
+    source: str
+    """``planner`` or ``explicit``."""
+    cp: int = 1
+    """Context parallel ranks (the sequence is split over them; ring attention)."""
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
+    """Layers on the first / last pipeline stage; 0 = an even split."""
+    tp_comm_overlap: bool = False
+    ep_overlap: str = "none"
+    gpus_used: int = 0
+    """GPUs the plan runs on (tp x cp x pp x dp); the rest of the cluster idles (0 = all)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tp * self.cp * self.pp
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """How one communicator maps onto scale-up domains (servers or NVL72 racks).
+
+    ``concurrent_groups`` communicators of this kind share each domain's NICs.
+    """
+
+    size: int
+    nodes: int
+    ranks_per_node: int
+    concurrent_groups: int
+
+    @property
+    def crosses_network(self) -> bool:
+        return self.nodes > 1
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """Per-step quantities of a training plan (all per GPU unless noted)."""
+
+    microbatches: int
+    global_batch_sequences: int
+    tokens_per_step: int
+    steps: float
+    hardware_flops_per_gpu: float
+    model_flops_per_gpu: float
+    compute_s: float
+    optimizer_s: float
+    forward_fraction: float
+    tp_comm_s: float
+    """Tensor-parallel collectives per step inside the scale-up domain (0 if TP crosses it)."""
+    tp_bytes_per_collective: float
+    tp_collectives_per_step: int
+    pp_bytes_per_p2p: float
+    pp_p2p_per_step: int
+    dp_bytes: float
+    """Dense-parameter gradient bytes per GPU reduced over the data-parallel group per step."""
+    dp_op_bytes: tuple[tuple[str, float, int], ...]
+    """(op, bytes per rank, count) for the dense data-parallel group per step."""
+    expert_dp_op_bytes: tuple[tuple[str, float, int], ...]
+    ep_bytes_per_all_to_all: float
+    ep_all_to_all_per_step: int
+    ep_intra_s: float
+    """All-to-all time per step when the expert group stays inside one domain."""
+    dp_layout: GroupLayout
+    expert_dp_layout: GroupLayout
+    tp_layout: GroupLayout
+    ep_layout: GroupLayout
+    pp_crosses_network: bool
+    tp_overlap: float = 0.0
+    """Share of TP collective time hidden behind GEMMs (0 without comm-GEMM overlap)."""
+    ep_overlap: str = "none"
+    """``dualpipe``: all-to-all hidden behind another micro-batch's compute (DeepSeek-V3)."""
+    cp_layout: GroupLayout = GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
+    cp_bytes_per_exchange: float = 0.0
+    """All-gather-equivalent bytes of one ring-attention K/V exchange (nccl-tests size)."""
+    cp_exchanges_per_step: int = 0
+    cp_intra_s: float = 0.0
+    attention_s: float = 0.0
+    """Attention kernel seconds per step (what ring-attention traffic hides behind)."""
+
+
+@dataclass(frozen=True)
+class InferencePlan:
+    """Per-token quantities of an inference plan."""
+
+    replicas: int
+    gpus_per_replica: int
+    batch_per_replica: int
+    independent_replicas: bool
+    decode_compute_s: float
+    """One decode step of the whole replica (all pipeline stages), compute/memory bound."""
+    prefill_compute_s: float
+    tp_bytes_per_decode_collective: float
+    tp_collectives_per_token: int
+    tp_bytes_per_prefill_collective: float
+    tp_decode_intra_s: float
+    tp_prefill_intra_s: float
+    pp_bytes_per_token: float
+    pp_hops: int
+    ep_dispatch_bytes_per_gpu: float
+    """Per MoE layer per decode step: tokens x top_k x hidden bytes each GPU dispatches."""
+    ep_tokens_per_gpu: int
+    moe_layers: int
+    tp_layout: GroupLayout
+    ep_layout: GroupLayout
+    pp_crosses_network: bool
+    serving: ServingPlan | None = None
+    """Deployment, pools, KV transfer and load inputs (advisor.engine.model.serving.load)."""
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    """Everything about the workload that does not depend on the network design."""
+
+    plan: Plan
+    memory: MemoryEstimate
+    nodes: int
+    gpus_per_node: int
+    domain_gpus: int
+    """GPUs per scale-up domain (8 for HGX, 72 for NVL72)."""
+    domains: int
+    spans_servers: bool
+    needs_compute_fabric: bool
+    training: TrainingPlan | None
+    inference: InferencePlan | None
+    notes: tuple[str, ...]
+    alternatives: tuple[WorkloadPlan, ...] = ()
+    """Training: the planner's best plans of smaller power-of-two numbers of servers (their
+    other GPUs idle); a design evaluates each whose compute floor beats this plan's step on
+    it and uses the fastest (:func:`advisor.engine.model.performance.evaluate_design`)."""
+
+    def to_dict(self, scenario: Scenario) -> dict[str, Any]:
+        return {
+            "model": scenario.model.to_dict(),
+            "memory": self.memory.to_dict(),
+            "plan": self.plan.to_dict(),
+            "nodes": self.nodes,
+            "gpus_per_node": self.gpus_per_node,
+            "scaleup_domain_gpus": self.domain_gpus,
+            "spans_servers": self.spans_servers,
+            "needs_compute_fabric": self.needs_compute_fabric,
+            "traffic": traffic_dict(self) | server_traffic(self),
+            "notes": list(self.notes),
+        } | (
+            {"serving": self.inference.serving.to_dict()}
+            if self.inference is not None and self.inference.serving is not None
+            else {}
+        )
+
+
+def traffic_dict(workload: WorkloadPlan) -> dict[str, Any]:
+    """Traffic volumes per step (training) or per output token (inference), in bytes."""
+    if workload.training is not None:
+        t = workload.training
+        dp_total = sum(b * c for _, b, c in t.dp_op_bytes)
+        edp_total = sum(b * c for _, b, c in t.expert_dp_op_bytes)
+        return {
+            "unit": "bytes per GPU per training step",
+            "tokens_per_step": t.tokens_per_step,
+            "microbatches": t.microbatches,
+            "tensor_parallel_bytes": t.tp_bytes_per_collective * t.tp_collectives_per_step,
+            "tensor_parallel_collectives": t.tp_collectives_per_step,
+            "tensor_parallel_crosses_network": t.tp_layout.crosses_network,
+            "pipeline_bytes": t.pp_bytes_per_p2p * t.pp_p2p_per_step,
+            "pipeline_crosses_network": t.pp_crosses_network,
+            "data_parallel_bytes": dp_total + edp_total,
+            "data_parallel_crosses_network": t.dp_layout.crosses_network,
+            "expert_all_to_all_bytes": t.ep_bytes_per_all_to_all * t.ep_all_to_all_per_step,
+            "expert_crosses_network": t.ep_layout.crosses_network,
+        }
+    assert workload.inference is not None
+    i = workload.inference
+    return {
+        "unit": "bytes per GPU per output token (decode step)",
+        "tensor_parallel_bytes": i.tp_bytes_per_decode_collective * i.tp_collectives_per_token,
+        "tensor_parallel_collectives": i.tp_collectives_per_token,
+        "tensor_parallel_crosses_network": i.tp_layout.crosses_network,
+        "pipeline_bytes": i.pp_bytes_per_token,
+        "pipeline_crosses_network": i.pp_crosses_network,
+        "expert_all_to_all_bytes": 2.0 * i.ep_dispatch_bytes_per_gpu * i.moe_layers,
+        "expert_crosses_network": i.ep_layout.crosses_network,
+    }
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _powers_of_two_up_to(limit: int) -> list[int]:
+    out, v = [], 1
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def domain_gpus(scenario: Scenario) -> int:
+    """GPUs per scale-up domain used by this job (a server, or an NVL72 rack)."""
+    if scenario.gpu.scaleup_domain_gpus > scenario.gpus_per_node:
+        dom = min(scenario.gpu.scaleup_domain_gpus, scenario.gpus)
+        # a domain holds whole servers
+        return max(scenario.gpus_per_node, dom - dom % scenario.gpus_per_node)
+    return scenario.gpus_per_node
+
+
+def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout:
+    """Place a communicator of ``size`` ranks spaced ``stride`` apart on domains of ``domain``.
+
+    Megatron orders ranks tp (stride 1), then cp, then dp/ep, then pp; a group spans
+    :func:`advisor.engine.model.placement.blocks_spanned` domains (ranks 0, stride, ... fill a
+    domain before the next), ``ceil(size / nodes)`` ranks in each, and ``domain / per_node``
+    such groups share a domain's NICs; on ``total`` ranks, groups that do not tile the
+    domains straddle two of them.
+    """
+    if size <= 1:
+        return GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
+    nodes = blocks_spanned(size, stride, domain)
+    if nodes <= 1 and contiguous_share("ring", size, stride, domain, total) > 0.0:
+        nodes = 2  # groups that do not tile the domains straddle two of them
+    if nodes <= 1:
+        return GroupLayout(size=size, nodes=1, ranks_per_node=size, concurrent_groups=1)
+    per_node = math.ceil(size / nodes)
+    # every rank of a domain belongs to one such group: domain / per_node groups share its NICs
+    concurrent = max(1, domain // per_node)
+    return GroupLayout(
+        size=size, nodes=nodes, ranks_per_node=per_node, concurrent_groups=concurrent
+    )

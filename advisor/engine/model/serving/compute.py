@@ -1,0 +1,596 @@
+"""Serving compute: the serving records and constants, KV-cache sizes, decode and prefill step
+times, expert-parallel communication, the KV-cache transfer and the M/G/c queue (Erlang C with
+the Allen-Cunneen correction).
+
+Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+from advisor.engine.facts.catalog import GpuSpec, ModelSpec
+from advisor.engine.facts.constants import (
+    DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
+    FABRICS,
+    HBM_EFFICIENCY,
+    MEMORY_USABLE_FRACTION,
+    WEIGHT_BYTES,
+)
+from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.collectives import (
+    CommDomain,
+    make_domain,
+    moe_dispatch,
+    nic_bytes_per_s,
+    scaleup_time_s,
+)
+from advisor.engine.model.efficiency import (
+    achievable_flops_per_s,
+    experts_hit_fraction,
+    forward_flops_per_token,
+)
+
+GB = 1e9
+
+
+def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
+    """Collective time inside one scale-up domain (no network)."""
+    return scaleup_time_s(scenario.gpu, op, nbytes, ranks)
+
+
+# ----------------------------------------------------------------------------- constants
+
+KV_TRANSFER_SETUP_S = 200e-6
+"""Per-request handshake of a KV transfer (decode pre-allocates, prefill is told where to
+write: SGLang PD design, Mooncake transfer engine); engineering estimate, two round trips plus
+bookkeeping."""
+ATTENTION_DECODE_EFFICIENCY = 0.67
+"""Decode attention reaches 660 of 989 dense bf16 TFLOP/s on H800 when compute bound
+(deepseek-ai/FlashMLA README: 660 TFLOPS, 3000 GB/s memory bound)."""
+MLA_ROPE_DIM = 64
+"""Decoupled RoPE key width of multi-head latent attention (DeepSeek-V2, arXiv 2405.04434)."""
+DECODE_TBO_OVERLAP = 0.0
+"""Share of the shorter of (compute, expert all-to-all) that two-micro-batch overlap hides in
+decode.  DeepSeek (day-6 overview) and SGLang (lmsys.org/blog/2025-05-05-large-scale-ep) split
+a decode batch in two; SGLang reports the decode gain 'varies' with batch and attention time and
+that overlapped dispatch/combine kernels busy-wait, so most of the communication stays
+visible.  Fitted to the LMSYS 9-node decode row (docs/MODEL.md)."""
+PREFILL_TBO_OVERLAP = 0.9
+"""Prefill two-micro-batch overlap hides most of the all-to-all (SGLang: +27-35 % prefill
+throughput from TBO; DeepSeek profile shows communication hidden); engineering estimate."""
+SERVING_PREFILL_EFFICIENCY = 0.50
+"""Prefill reaches this share of the training compute model's GEMM efficiency: variable-length
+batches, expert load imbalance (SGLang: default EPLB 20 % slower than perfect balance), routing,
+quantisation and sampling kernels.  Fitted between the DeepSeek production and RTP-LLM prefill
+rows (docs/MODEL.md)."""
+DENSE_PREFILL_EFFICIENCY = 1.0
+"""A dense (non-expert-parallel) prefill reaches the training compute model's GEMM rate: none
+of the MoE losses above apply.  Checked against TensorRT-LLM's published in-flight-batching
+throughput of Llama 3.1 405B FP8 on 8 H100 (perf-overview, v1.0 PyTorch backend): 0.5 read
+2048/128 at 187 vs 453 output tokens/s and 5000/500 at 279 vs 610; 1.0 reads 328 and 473, and
+2048/2048 at 2,279 vs 2,296 (tests/engine/test_serving_load.py, docs/MODEL.md)."""
+PREFILL_TOKENS_PER_GPU_EP = 16384
+"""Tokens per GPU per expert-parallel prefill batch (DeepSeek profile-data and SGLang's
+large-scale EP prefill runs: 16,384 tokens per device)."""
+PREFILL_TTFT_SHARE = 0.5
+"""A dense prefill instance is sized so one prompt's prefill uses at most half of the TTFT
+target (the rest is left for queueing, KV transfer and the first token); design rule."""
+CHUNKED_PREFILL_TOKENS = 2048
+"""Prefill tokens per step when prefill and decode share GPUs (vLLM chunked prefill default
+``max_num_batched_tokens`` = 2048 for online serving)."""
+MTP_DRAFT_TOKENS = 1
+"""DeepSeek-V3 multi-token prediction predicts one extra token (arXiv 2412.19437 section 5.4.3:
+85-90 % acceptance, 1.8x tokens per second)."""
+P95_Z = 1.645
+"""One-sided 95 % point of the normal approximation of a Poisson batch (M/G/inf)."""
+SATURATED_S = 3600.0
+"""Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
+ERLANG_MAX_SERVERS = 512
+"""Above this many prefill instances, Erlang C is evaluated on 512 aggregated servers of the
+same total capacity (slightly pessimistic; keeps a cluster of 100k GPUs to milliseconds)."""
+CURVE_POINTS = 10
+"""Points of the latency-vs-load curve, from 10 % to 100 % of capacity."""
+
+
+# ----------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One pool of GPUs serving one phase (``prefill``, ``decode``) or both (``serve``).
+
+    An *instance* batches requests on its own: a tensor/pipeline-parallel replica, or one
+    GPU of attention data-parallel when experts are spread over ``ep`` GPUs.
+    """
+
+    role: str
+    servers: int
+    gpus: int
+    tp: int
+    pp: int
+    ep: int
+    instances: int
+    gpus_per_instance: int
+    experts_per_gpu: int
+    redundant_experts: int
+    weights_gb_per_gpu: float
+    kv_gb_per_request: float
+    """KV cache of one request at its full context, per GPU holding it."""
+    max_batch_per_instance: int
+    """Requests an instance can hold in memory at full context."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    """Design-independent serving quantities (see module docstring)."""
+
+    deployment: str
+    prefill: PoolPlan
+    decode: PoolPlan
+    servers: int
+    kv_bytes_per_token: float
+    kv_bytes_per_request: float
+    """KV cache of one prompt, the bytes a disaggregated deployment moves per request."""
+    prompt_tokens: int
+    computed_prompt_tokens: float
+    output_tokens: int
+    tokens_per_step: float
+    """Output tokens per sequence per decode step (1 + MTP acceptance)."""
+    rows_per_step: int
+    """Tokens each sequence feeds through the model per decode step (1 + MTP drafts)."""
+    requests_per_s: float | None
+    concurrent_requests: int
+    target_ttft_s: float
+    target_tpot_s: float
+    legacy_comm_s: float = 0.0
+    """Per-step communication of a ``split`` replica from the per-token model (colocated)."""
+    reference_comm_s: float = 0.0
+    """The same on :func:`reference_design` (sets a closed loop's offered rate)."""
+
+    @property
+    def colocated(self) -> bool:
+        return self.deployment != "disaggregated"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "deployment": self.deployment,
+            "servers": self.servers,
+            "pools": {"prefill": self.prefill.to_dict(), "decode": self.decode.to_dict()}
+            if not self.colocated
+            else {"serve": self.decode.to_dict()},
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_bytes_per_request": self.kv_bytes_per_request,
+            "computed_prompt_tokens": self.computed_prompt_tokens,
+            "tokens_per_step": self.tokens_per_step,
+            "requests_per_s": self.requests_per_s,
+            "concurrent_requests": self.concurrent_requests,
+        }
+
+
+def kv_element_bytes(precision: str, latent: bool = False) -> float:
+    """KV cache bytes per element: fp8 serving of GQA/MHA models keeps an fp8 KV cache
+    (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``); latent (MLA) caches stay
+    bf16 as in FlashMLA and the DeepSeek/SGLang deployments; otherwise 16-bit."""
+    return 1.0 if precision == "fp8" and not latent else 2.0
+
+
+def latent_kv(model: ModelSpec) -> bool:
+    """Multi-head latent attention: the cached vector is shared by all heads (not split by TP)."""
+    return model.kv_dim_per_layer != 2 * model.kv_heads * model.head_dim
+
+
+def kv_bytes_per_token(model: ModelSpec, precision: str) -> float:
+    """layers x cached elements per layer (2 x kv_heads x head_dim for GQA, 576 for MLA)."""
+    return float(model.layers * model.kv_dim_per_layer) * kv_element_bytes(
+        precision, latent_kv(model)
+    )
+
+
+def decode_attention_flops_per_context_token(model: ModelSpec) -> float:
+    """Attention FLOPs per generated token per cached token per layer.
+
+    GQA/MHA: QK^T and AV, 4 x heads x head_dim.  MLA with absorbed projections (FlashMLA):
+    every head scores against the 576-wide latent and reads back the 512-wide part,
+    2 x heads x (576 + 512)."""
+    if latent_kv(model):
+        return 2.0 * model.heads * (2 * model.kv_dim_per_layer - MLA_ROPE_DIM)
+    return 4.0 * model.heads * model.head_dim
+
+
+def _expert_bytes(model: ModelSpec, wbytes: float) -> float:
+    return model.expert_params / max(1, model.moe_experts) * wbytes
+
+
+def experts_per_gpu(model: ModelSpec, ep: int, redundant: int = 0) -> int:
+    """Routed experts each GPU hosts: ceil((experts + redundant) / ep).
+
+    When ep does not divide the expert count, deployments add redundant copies of the busiest
+    experts so every GPU holds the same number (DeepSeek: 256 + 32 redundant over EP144 = 2
+    per GPU; EPLB makes EP72 possible with 288 slots)."""
+    return math.ceil((model.moe_experts + redundant) / max(1, ep))
+
+
+def _usable_bytes(scenario: Scenario) -> float:
+    return scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+
+
+# ----------------------------------------------------------------------------- step costs
+
+
+def _hbm_bytes_per_s(scenario: Scenario) -> float:
+    return scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+
+
+def _gemm_flops_per_s(scenario: Scenario, tp: int) -> float:
+
+    return achievable_flops_per_s(scenario.gpu, scenario.precision, tp, scenario.model.hidden)
+
+
+def _attention_flops_per_s(scenario: Scenario) -> float:
+    peak = scenario.gpu.peak_tflops("bf16") or scenario.gpu.peak_tflops("fp16")
+    return peak * 1e12 * ATTENTION_DECODE_EFFICIENCY
+
+
+def _matmul_active_params(model: ModelSpec) -> float:
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
+    return max(0.0, model.active_params - lookup)
+
+
+def decode_compute_s(
+    scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, batch: float
+) -> float:
+    """One decode step of an instance holding ``batch`` sequences, without the network.
+
+    Per GPU: GEMMs take max(weights read, GEMM FLOPs); attention takes max(KV read, attention
+    FLOPs); pipeline stages run one after another; plus a launch cost per layer and the
+    tensor-parallel all-reduces inside the server.
+    """
+
+    model = scenario.model
+    weight_bytes = WEIGHT_BYTES[scenario.precision]
+    live_batch = max(batch, 0.0)
+    rows = live_batch * serving_plan.rows_per_step
+    context = serving_plan.prompt_tokens + serving_plan.output_tokens / 2.0
+    hbm = _hbm_bytes_per_s(scenario)
+    tp, pp = pool.tp, pool.pp
+    kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
+    if pool.ep > 1:
+        hit = experts_hit_fraction(model, max(1, round(rows * pool.ep / pool.gpus_per_instance)))
+        weights = (
+            model.dense_params * weight_bytes / tp
+            + pool.experts_per_gpu * _expert_bytes(model, weight_bytes) * hit
+        )
+        gemm = rows * 2.0 * _matmul_active_params(model) / tp
+        share = tp
+        stages = 1
+    else:
+        # pipeline parallel: the batch runs as pp micro-batches (vLLM virtual engines,
+        # TensorRT-LLM / SGLang micro-batches), so every stage works on one micro-batch of
+        # rows / pp while the others hold the rest; a step (every sequence one token) is pp
+        # stage times of one micro-batch
+        live_batch /= pp
+        rows /= pp
+        hit = experts_hit_fraction(model, max(1, round(rows)))
+        weights = (model.dense_params + model.expert_params * hit) * weight_bytes / (tp * pp)
+        gemm = rows * 2.0 * _matmul_active_params(model) / (tp * pp)
+        share = tp * pp
+        stages = pp
+    kv_read = live_batch * context * kv_bytes_per_token(model, scenario.precision) / (kv_split * pp)
+    attn = rows * context * model.layers * decode_attention_flops_per_context_token(model) / share
+    gemm_s = max(weights / hbm, gemm / _gemm_flops_per_s(scenario, tp))
+    attn_s = max(kv_read / hbm, attn / _attention_flops_per_s(scenario))
+    step = stages * (gemm_s + attn_s) + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * model.layers
+    if tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
+        # each micro-batch's all-reduces over its own layers: layers x AR(rows) per step
+        step += (
+            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+        )
+    return step
+
+
+def _ep_domain(
+    scenario: Scenario, pool: PoolPlan, design: Design | None, bound: str, net_share: float
+) -> CommDomain:
+    return _ep_domain_cached(
+        scenario.gpu, scenario.gpus_per_node, pool.ep, design, bound, round(net_share, 3)
+    )
+
+
+@lru_cache(maxsize=512)
+def _ep_domain_cached(
+    gpu: GpuSpec, gpn: int, ep: int, design: Design | None, bound: str, net_share: float
+) -> CommDomain:
+    return _make_ep_domain(gpu, gpn, ep, design, bound, net_share)
+
+
+def _make_ep_domain(
+    gpu: GpuSpec, gpn: int, ep: int, design: Design | None, bound: str, net_share: float
+) -> CommDomain:
+    nodes = max(1, ep // gpn)
+    per_node = min(ep, gpn)
+    return make_domain(
+        nodes=nodes,
+        ranks_per_node=per_node,
+        scaleup_kind=gpu.scaleup_kind,
+        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
+        scaleup_efficiency=gpu.scaleup_efficiency,
+        nvls=gpu.nvlink_sharp,
+        fabric_id=design.fabric if design is not None and nodes > 1 else None,
+        nic_gbps=design.nic_gbps if design is not None else 0.0,
+        nics_per_node=design.nics_per_node if design is not None else 0,
+        oversubscription=design.oversubscription if design is not None else 1.0,
+        adaptive_routing=design.adaptive_routing if design is not None else None,
+        bound=bound,
+        net_share=max(0.05, net_share),
+    )
+
+
+def ep_comm_s(
+    scenario: Scenario,
+    pool: PoolPlan,
+    tokens_per_gpu: float,
+    design: Design | None,
+    bound: str,
+    mode: str,
+    net_share: float = 1.0,
+) -> float:
+    """Dispatch + combine per MoE layer, all MoE layers (DeepEP model in collectives).
+
+    Without a design (planning), only the NVLink part is priced."""
+    model = scenario.model
+    if pool.ep <= 1 or not model.is_moe or tokens_per_gpu <= 0:
+        return 0.0
+    dom = _ep_domain(scenario, pool, design, bound, net_share)
+    if dom.nodes > 1 and design is None:
+        return 0.0
+    tokens = max(1, math.ceil(tokens_per_gpu))
+    return model.moe_layers * _dispatch_combine_s(
+        tokens,
+        model.hidden,
+        model.moe_top_k,
+        1.0 if scenario.precision == "fp8" else 2.0,
+        dom,
+        mode,
+    )
+
+
+@lru_cache(maxsize=8192)
+def _dispatch_combine_s(
+    tokens: int, hidden: int, top_k: int, dispatch_bytes: float, dom: CommDomain, mode: str
+) -> float:
+    """One MoE layer's dispatch + combine (pure: the load searches revisit the same token
+    counts on the same domain thousands of times per evaluate)."""
+    disp = moe_dispatch(
+        tokens_per_rank=tokens,
+        hidden=hidden,
+        top_k=top_k,
+        bytes_per_element=dispatch_bytes,
+        d=dom,
+        mode=mode,
+    )
+    comb = moe_dispatch(
+        tokens_per_rank=tokens, hidden=hidden, top_k=top_k, bytes_per_element=2.0, d=dom, mode=mode
+    )
+    return disp.time_s + comb.time_s
+
+
+def overlapped(compute_s: float, comm_s: float, overlap: float) -> float:
+    """Two-micro-batch overlap: max(C, A) + (1 - overlap) x min(C, A)."""
+    return max(compute_s, comm_s) + (1.0 - overlap) * min(compute_s, comm_s)
+
+
+def decode_step_s(
+    scenario: Scenario,
+    serving_plan: ServingPlan,
+    batch: float,
+    design: Design | None,
+    bound: str,
+    net_share: float = 1.0,
+    compute_s: float | None = None,
+) -> float:
+    """One decode step on design ``d`` (``compute_s``: a precomputed decode_compute_s)."""
+    pool = serving_plan.decode
+    compute = (
+        decode_compute_s(scenario, serving_plan, pool, batch) if compute_s is None else compute_s
+    )
+    # tokens each GPU dispatches: the instance's rows spread over its GPUs
+    rows = batch * serving_plan.rows_per_step / max(1, pool.gpus_per_instance)
+    comm = ep_comm_s(scenario, pool, rows, design, bound, "low_latency", net_share)
+    step = overlapped(compute, comm, DECODE_TBO_OVERLAP) if comm > 0 else compute
+    return step + serving_plan.legacy_comm_s
+
+
+def prefill_service_s(
+    scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, design: Design | None, bound: str
+) -> float:
+    """Seconds one instance spends on one request's prompt at full batching efficiency."""
+
+    model = scenario.model
+    flops_tok = forward_flops_per_token(model, serving_plan.prompt_tokens)
+    tokens = serving_plan.computed_prompt_tokens
+    if tokens <= 0:
+        return 0.0
+    fps = _gemm_flops_per_s(scenario, pool.tp) * (
+        SERVING_PREFILL_EFFICIENCY if pool.ep > 1 else DENSE_PREFILL_EFFICIENCY
+    )
+    if pool.ep > 1:
+        batch = max(PREFILL_TOKENS_PER_GPU_EP, tokens)
+        compute = batch * flops_tok / (pool.tp * fps)
+        comm = ep_comm_s(scenario, pool, batch, design, bound, "normal")
+        per_batch = overlapped(compute, comm, PREFILL_TBO_OVERLAP)
+        return per_batch * tokens / batch
+    # pipeline stages work on successive chunks / prompts at once (chunked prefill keeps
+    # every stage busy under load): the instance's time per prompt is its FLOPs over all
+    # tp x pp GPUs; the extra latency of filling the pipeline is prefill_fill_s
+    compute = tokens * flops_tok / (pool.tp * pool.pp * fps)
+    comm = 0.0
+    if pool.tp > 1 and pool.tp <= scenario.gpus_per_node:
+        comm = (
+            2
+            * model.layers
+            * _intra_time_s(scenario, "all_reduce", tokens * model.hidden * 2.0, pool.tp)
+        )
+    return compute + comm
+
+
+def decode_capacity_rps(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
+) -> float:
+    """Requests per second the decode pool finishes at the largest batch that meets the
+    time-per-token target (or fits memory)."""
+    batch = max_decode_batch(scenario, serving_plan, design, bound)
+    step = decode_step_s(scenario, serving_plan, batch, design, bound)
+    return (
+        batch
+        * serving_plan.decode.instances
+        * serving_plan.tokens_per_step
+        / (step * serving_plan.output_tokens)
+    )
+
+
+def max_decode_batch(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
+) -> float:
+    """Largest batch per instance with step / tokens_per_step <= target (at least 1)."""
+    cap = float(serving_plan.decode.max_batch_per_instance)
+
+    def tpot(b: float) -> float:
+        return (
+            decode_step_s(scenario, serving_plan, b, design, bound) / serving_plan.tokens_per_step
+        )
+
+    if tpot(cap) <= serving_plan.target_tpot_s:
+        return cap
+    lo, hi = 1.0, cap
+    if tpot(lo) > serving_plan.target_tpot_s:
+        return lo
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if tpot(mid) <= serving_plan.target_tpot_s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# ----------------------------------------------------------------------------- KV transfer
+
+
+@dataclass(frozen=True)
+class KvTransfer:
+    seconds: float
+    """Unloaded transfer of one request's KV cache (setup + per-layer latency + wire)."""
+    bytes_per_s_per_server: float
+    """What one server's NICs carry for KV transfer on this fabric."""
+    rdma: bool
+
+
+def kv_transfer(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design, bound: str
+) -> KvTransfer:
+    """One request's KV cache from its prefill instance to its decode instance.
+
+    Streams: the cache is spread over the instance's GPUs (one GPU under attention data-
+    parallel), each sending over its share of the server's NICs at the fabric's wire
+    efficiency; TCP also stops at the fabric's per-server socket cap (host copies and kernel
+    TCP, constants.FABRICS).  SGLang, Dynamo and
+    Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
+    """
+    fabric = FABRICS[design.fabric]
+    # the optimistic bound ("low" time) takes the high efficiency and the high cap
+    eff = {"low": fabric.wire_efficiency_high, "high": fabric.wire_efficiency_low}.get(
+        bound, fabric.wire_efficiency
+    )
+    cap_gbytes = {
+        "low": fabric.node_cap_gbytes_per_s_high,
+        "high": fabric.node_cap_gbytes_per_s_low,
+    }.get(bound, fabric.node_cap_gbytes_per_s)
+    server_bw = design.nics_per_node * nic_bytes_per_s(design.nic_gbps) * eff
+    if cap_gbytes > 0:
+        server_bw = min(server_bw, cap_gbytes * 1e9)
+    per_gpu = server_bw / scenario.gpus_per_node
+    streams = min(
+        serving_plan.prefill.gpus_per_instance,
+        serving_plan.decode.gpus_per_instance,
+        scenario.gpus_per_node,
+    )
+    wire = serving_plan.kv_bytes_per_request / (per_gpu * max(1, streams))
+    latency = scenario.model.layers * (fabric.message_latency_s + fabric.extra_step_latency_s)
+    return KvTransfer(
+        seconds=KV_TRANSFER_SETUP_S + latency + wire,
+        bytes_per_s_per_server=server_bw,
+        rdma=fabric.rdma,
+    )
+
+
+# ----------------------------------------------------------------------------- queueing
+
+
+@lru_cache(maxsize=4096)
+def erlang_c(servers: int, offered: float) -> float:
+    """Probability of waiting in M/M/c (Erlang C) via the Erlang B recursion (cached: the
+    median, p95 and mean waits of one load point ask for the same value)."""
+    if offered <= 0:
+        return 0.0
+    if offered >= servers:
+        return 1.0
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+        if b < 1e-300:
+            # Erlang B falls with every server added: the probability of waiting is 0 to
+            # within 1e-300
+            return 0.0
+    rho = offered / servers
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def _mgc_wait_terms(rate: float, service_s: float, servers: int) -> tuple[float, float] | None:
+    """(probability of waiting C, mean of a wait given one m = 0.5 / (c/S - lambda)) of the
+    M/G/c queue with deterministic service (Allen-Cunneen), ``None`` at or above capacity.
+    Past ``ERLANG_MAX_SERVERS`` the servers are pooled into that many faster ones."""
+    c = servers
+    mu = 1.0 / service_s
+    if c > ERLANG_MAX_SERVERS:
+        mu *= c / ERLANG_MAX_SERVERS
+        c = ERLANG_MAX_SERVERS
+    if rate >= c * mu:
+        return None
+    return erlang_c(c, rate / mu), 0.5 / (c * mu - rate)
+
+
+def mgc_mean_wait_s(rate: float, service_s: float, servers: int) -> float:
+    """Mean wait of the M/G/c queue of :func:`mgc_wait_quantile_s`: C x m;
+    ``SATURATED_S`` at or above capacity."""
+    if rate <= 0 or service_s <= 0:
+        return 0.0
+    terms = _mgc_wait_terms(rate, service_s, servers)
+    if terms is None:
+        return SATURATED_S
+    prob_wait, mean_tail = terms
+    return min(SATURATED_S, prob_wait * mean_tail)
+
+
+def mgc_wait_quantile_s(rate: float, service_s: float, servers: int, q: float) -> float:
+    """q-quantile of the wait in an M/G/c queue with deterministic service.
+
+    Allen-Cunneen: W(M/G/c) ~ W(M/M/c) x (1 + cs^2) / 2 with cs = 0 for deterministic
+    service; the M/M/c wait is 0 with probability 1 - C and exponential with rate
+    c/S - lambda otherwise, so the quantile is m ln(C / (1 - q)), m = 0.5 / (c/S - lambda).
+    """
+    if rate <= 0 or service_s <= 0:
+        return 0.0
+    terms = _mgc_wait_terms(rate, service_s, servers)
+    if terms is None:
+        return SATURATED_S
+    prob_wait, mean_tail = terms
+    if prob_wait <= 1.0 - q:
+        return 0.0
+    return min(SATURATED_S, mean_tail * math.log(prob_wait / (1.0 - q)))

@@ -1,0 +1,458 @@
+"""The serving deployment choice: the inference plan of a scenario (replicas, split or
+disaggregated) and the smaller deployments run on the whole cluster it is compared with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.constants import (
+    MEMORY_USABLE_FRACTION,
+    WEIGHT_BYTES,
+)
+from advisor.engine.input.scenario import ParallelismSpec, Scenario
+from advisor.engine.model.memory import GB, MemoryEstimate, _moe_ep_memory, inference_memory
+from advisor.engine.model.plans import (
+    Plan,
+    WorkloadPlan,
+    _divisors,
+    _powers_of_two_up_to,
+    domain_gpus,
+)
+from advisor.engine.model.serving.load import serving_model
+from advisor.engine.model.serving.pools import colocated_plan, plan_disaggregated, reference_design
+from advisor.engine.model.stage_time import _inference_costs
+
+# ----------------------------------------------------------------------------- inference
+
+
+def _plan_inference(scenario: Scenario) -> WorkloadPlan:
+    assert scenario.inference is not None
+    inf = scenario.inference
+    m = scenario.model
+    p = scenario.parallelism
+    dom = domain_gpus(scenario)
+    notes: list[str] = []
+
+    def kv_split(tp: int, ep_like: int) -> int:
+        return min(tp, m.kv_heads) if ep_like <= 1 else 1
+
+    deployment = _choose_deployment(scenario, dom)
+    if deployment == "disaggregated":
+        return _plan_disaggregated(scenario, dom)
+    if deployment == "compare":
+        return _best_serving_plan(scenario)
+
+    chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
+    if p.given:
+        tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
+        r = tp * pp if ep <= 1 else max(ep, tp * pp)
+        errors: dict[str, list[str]] = {}
+        if p.dp is not None and p.dp * r != scenario.gpus:
+            errors["parallelism"] = [
+                f"replicas (dp={p.dp}) x GPUs per replica ({r}) must equal gpus ({scenario.gpus})"
+            ]
+        elif scenario.gpus % r != 0:
+            errors["parallelism"] = [f"GPUs per replica ({r}) must divide gpus ({scenario.gpus})"]
+        if m.heads % tp != 0:
+            errors["parallelism.tp"] = [f"must divide the model's heads ({m.heads})"]
+        if ep > 1 and not m.is_moe:
+            errors["parallelism.ep"] = ["must be 1 for a dense model"]
+        elif ep > 1 and ep > m.moe_experts:
+            errors["parallelism.ep"] = [f"must be <= the number of experts ({m.moe_experts})"]
+        if errors:
+            raise ScenarioError(errors)
+        replicas = scenario.gpus // r
+        batch = math.ceil(inf.concurrent_requests / replicas)
+        # ep need not divide the experts: redundant copies fill every GPU equally
+        mem = (
+            _moe_ep_memory(scenario, r, batch)
+            if ep > 1
+            else inference_memory(scenario, r, batch, kv_split(tp, ep))
+        )
+        if not mem.fits:
+            raise ScenarioError.single(
+                "parallelism",
+                f"the plan needs {mem.total_gb:.0f} GB per GPU but {scenario.gpu.id} has "
+                f"{mem.usable_gb:.0f} GB usable",
+            )
+        chosen = (tp, pp, ep, r, mem)
+        source = "explicit"
+    else:
+        # replica sizes: whole servers or domains, or powers of two; a remainder of the
+        # cluster too small for another replica stays idle (said in the notes)
+        sizes = [r for r in _powers_of_two_up_to(scenario.gpus_per_node) if scenario.gpus % r == 0]
+        sizes += [
+            k * dom for k in range(1, scenario.gpus // dom + 1) if k * dom > scenario.gpus_per_node
+        ]
+        sizes += [
+            k * scenario.gpus_per_node
+            for k in range(2, scenario.gpus // scenario.gpus_per_node + 1)
+            if scenario.gpus % (k * scenario.gpus_per_node) == 0
+            and k * scenario.gpus_per_node > dom
+        ]
+        sizes += [r for r in _powers_of_two_up_to(scenario.gpus) if r > dom]
+        if inf.independent_replicas or deployment == "replicas":
+            sizes = [r for r in sizes if r <= dom]
+        # replicas that use every GPU first, then the smallest that fits
+        for r in sorted(set(sizes), key=lambda size: (scenario.gpus % size != 0, size)):
+            replicas = scenario.gpus // r
+            batch = math.ceil(inf.concurrent_requests / replicas)
+            if r <= dom:
+                tp_c = min(r, _largest_pow2_dividing(m.heads, r))
+                tp, pp, ep = tp_c, r // tp_c, 1
+                if m.is_moe and r > 1 and m.moe_experts % r == 0 and r > dom:
+                    ep = r
+            elif m.is_moe:
+                tp, pp, ep = 1, 1, _largest_divisor_at_most(m.moe_experts, r)
+                if ep < r:
+                    tp, ep = min(dom, _largest_pow2_dividing(m.heads, dom)), 1
+                    pp = r // tp
+            else:
+                tp = min(dom, _largest_pow2_dividing(m.heads, dom))
+                pp = r // tp
+                ep = 1
+            if tp * pp * ep != r:
+                continue  # a replica is whole tensor x pipeline (or expert) groups
+            ks = kv_split(tp, ep) if ep <= 1 else 1
+            mem = inference_memory(scenario, r, batch if ep <= 1 else math.ceil(batch / 1), ks)
+            if ep > 1:
+                # attention is data-parallel over the expert group: each GPU holds the
+                # dense weights and its share of requests' KV cache
+                mem = _moe_ep_memory(scenario, r, batch)
+            if mem.fits:
+                chosen = (tp, pp, ep, r, mem)
+                break
+        if chosen is None:
+            field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
+            if deployment == "replicas":
+                field = "inference.deployment"
+            weights_gb = m.params * WEIGHT_BYTES[scenario.precision] / GB
+            usable_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION
+            need = math.ceil(weights_gb / usable_gb)
+            limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
+            context = inf.prompt_tokens + inf.output_tokens
+            raise ScenarioError.single(
+                field,
+                f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
+                f"{scenario.gpus} x {scenario.gpu.id}"
+                + (" inside one server" if inf.independent_replicas else "")
+                + (
+                    f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
+                    f"{usable_gb:.0f} GB usable per GPU, so a replica needs more than {need} "
+                    "GPUs (add GPUs or use a smaller precision)"
+                    if need >= limit
+                    else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
+                    f"{inf.concurrent_requests} requests of {context} tokens does not "
+                    "(fewer concurrent requests or shorter prompts would fit)"
+                ),
+            )
+        source = "planner"
+    tp, pp, ep, r, mem = chosen
+    replicas = scenario.gpus // r
+    if replicas * r < scenario.gpus:
+        notes.append(
+            f"{replicas} replica(s) of {r} GPUs use {replicas * r} of {scenario.gpus} GPUs; "
+            f"the other {scenario.gpus - replicas * r} are too few for another replica and idle"
+        )
+    batch = math.ceil(inf.concurrent_requests / replicas)
+    independent = r <= dom
+    if (inf.independent_replicas is False or deployment == "split") and independent:
+        notes.append("each replica fits one server, so replicas are independent anyway")
+    plan = Plan(
+        tp=tp,
+        pp=pp,
+        dp=replicas,
+        ep=ep,
+        micro_batch=batch,
+        virtual_stages=1,
+        sharding="none",
+        recompute="none",
+        source=source,
+    )
+    inference = _inference_costs(scenario, plan, r, batch, dom)
+    inference = replace(
+        inference,
+        serving=colocated_plan(
+            scenario,
+            "replicas" if independent else "split",
+            tp,
+            pp,
+            ep,
+            # the design's own communication is added per design (performance.py)
+            legacy_comm_s=0.0,
+        ),
+    )
+    return WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=scenario.nodes,
+        gpus_per_node=scenario.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, scenario.gpus // dom),
+        spans_servers=scenario.nodes > 1,
+        needs_compute_fabric=not independent,
+        training=None,
+        inference=inference,
+        notes=tuple(notes),
+    )
+
+
+def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
+    """``inference.deployment``; or ``compare`` for a model too big for one scale-up domain on
+    two or more servers with no explicit plan (:func:`_best_serving_plan` weighs split,
+    disaggregated and smaller deployments); ``None`` leaves replicas vs split to the planner
+    below (a model that fits one domain runs independent replicas, which more servers only
+    multiply)."""
+    inf = scenario.inference
+    assert inf is not None
+    if inf.deployment is not None:
+        return inf.deployment
+    if scenario.parallelism.given or inf.independent_replicas is True or scenario.nodes < 2:
+        return None
+    m = scenario.model
+    weights = m.params * WEIGHT_BYTES[scenario.precision]
+    too_big = weights > dom * scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+    return "compare" if too_big else None
+
+
+SMALLER_DEPLOYMENTS_SPAN = 16
+"""Smaller deployments weighed by :func:`_best_serving_plan`: every server count up to 16 and
+the powers of two and halves, thirds, quarters of the cluster below it (bounded planning cost;
+the replica shapes of a larger cluster repeat these)."""
+
+_SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
+
+
+def _serving_score(scenario: Scenario, wp: WorkloadPlan) -> tuple[float, float, float]:
+    """(meets the p95 time-per-token target, requests/s served, -p95 TTFT) at the scenario's
+    load on the reference network (advisor.engine.model.serving.pools.reference_design);
+    requests/s to 3 significant digits so that near-equal throughputs are decided by the
+    first-token latency."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
+    meets_tpot = 1.0 if point.tpot_p95_s <= sp.target_tpot_s else 0.0
+    return meets_tpot, float(f"{point.requests_per_s:.3g}"), -point.ttft_p95_s
+
+
+def _serves_better(new: tuple[float, float, float], old: tuple[float, float, float]) -> bool:
+    """``new`` meets the time-per-token target and ``old`` does not, or both equal on it and
+    ``new`` serves at least as many requests/s at no worse p95 TTFT, better in one of them."""
+    if new[0] != old[0]:
+        return new[0] > old[0]
+    return new[1] >= old[1] and new[2] >= old[2] and new != old
+
+
+def _describe_serving(scenario: Scenario, wp: WorkloadPlan) -> str:
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
+    if sp.colocated:
+        shape = (
+            f"{wp.plan.dp} split replica(s) of TP{wp.plan.tp} x PP{wp.plan.pp}"
+            + (f" x EP{wp.plan.ep}" if wp.plan.ep > 1 else "")
+            + f" on {sp.prefill.servers} servers"
+        )
+    else:
+        shape = f"disaggregated {sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
+    return (
+        f"{shape}: {point.requests_per_s:.2f} requests/s at p95 time to first token "
+        f"{point.ttft_p95_s * 1e3:,.0f} ms"
+    )
+
+
+def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan | None:
+    """A deployment planned on ``sub`` (fewer servers) run on ``scenario``'s cluster: a split
+    replica is copied onto every whole replica's worth of servers, a disaggregated deployment
+    runs once; the remaining servers stay idle."""
+    assert scenario.inference is not None and wp.inference is not None
+    assert wp.inference.serving is not None
+    if wp.inference.serving.colocated:
+        p = wp.plan
+        r = max(p.ep, p.tp * p.pp) if p.ep > 1 else p.tp * p.pp
+        copies = scenario.gpus // r
+        if (copies * r) % scenario.gpus_per_node != 0:
+            return None
+        wider = replace(
+            scenario,
+            gpus=copies * r,
+            parallelism=ParallelismSpec(tp=p.tp, pp=p.pp, ep=p.ep),
+            inference=replace(scenario.inference, deployment="split"),
+        )
+        try:
+            wp = _plan_inference(wider)
+        except ScenarioError:
+            return None
+        used = wider.nodes
+    else:
+        used = sub.nodes
+    assert wp.inference is not None and wp.inference.serving is not None
+    idle = scenario.nodes - used
+    serving = replace(wp.inference.serving, servers=scenario.nodes)
+    return replace(
+        wp,
+        plan=replace(wp.plan, source="planner"),
+        nodes=scenario.nodes,
+        domain_gpus=domain_gpus(scenario),
+        domains=max(1, scenario.gpus // domain_gpus(scenario)),
+        inference=replace(wp.inference, serving=serving),
+        notes=tuple(n for n in wp.notes if "idle" not in n)
+        + (
+            (f"{idle} of the {scenario.nodes} servers {'stays' if idle == 1 else 'stay'} idle",)
+            if idle
+            else ()
+        ),
+    )
+
+
+def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
+    """The engine's own deployment for a model that spans servers: the split planner's plan,
+    a disaggregated one (MoE), and the same on fewer servers (split replicas copied over the
+    cluster, or one disaggregated deployment with servers left idle, as the training planner
+    leaves GPUs idle), scored by :func:`_serving_score` on the reference network; the best is
+    kept and the notes say why.  More servers thus never serve the same load with fewer
+    requests per second, and a disaggregated plan whose decode pool cannot hold the users
+    (too few KV slots) loses to a split one."""
+    hit = _SERVING_PLAN_CACHE.get(scenario)
+    if hit is not None:
+        return hit
+    inf = scenario.inference
+    assert inf is not None
+    nodes, gpn = scenario.nodes, scenario.gpus_per_node
+    smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
+    smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
+    smaller |= {nodes // k for k in (2, 3, 4)}
+    first_error: ScenarioError | None = None
+    best: tuple[tuple[float, float, float], WorkloadPlan, int] | None = None
+    beaten: list[str] = []
+    for n in sorted(n for n in smaller | {nodes} if n >= 1):
+        sub = scenario if n == nodes else replace(scenario, gpus=n * gpn)
+        sub_dom = domain_gpus(sub)
+        tries: list[Callable[[], WorkloadPlan]] = []
+        if scenario.model.is_moe and n >= 2:
+            tries.append(partial(_plan_disaggregated, sub, sub_dom))
+        split_sub = replace(sub, inference=replace(inf, deployment="split"))
+        tries.append(partial(_plan_inference, split_sub))
+        for make in tries:
+            try:
+                wp = make()
+            except ScenarioError as exc:
+                if n == nodes and first_error is None:
+                    first_error = exc
+                continue
+            lifted = wp if n == nodes else _lift(scenario, sub, wp)
+            if lifted is None:
+                continue
+            score = _serving_score(scenario, lifted)
+            # ascending server counts: a deployment on more servers replaces the incumbent
+            # only when it serves the load better (:func:`_serves_better`)
+            if best is None or _serves_better(score, best[0]):
+                best = (score, lifted, n)
+            elif n == nodes:
+                beaten.append(_describe_serving(scenario, lifted))
+    if best is None:
+        assert first_error is not None
+        raise first_error
+    chosen = best[1]
+    if beaten:
+        chosen = replace(
+            chosen,
+            notes=(
+                *chosen.notes,
+                "deployment chosen by serving the load on the reference network: "
+                f"{_describe_serving(scenario, chosen)}; "
+                + ("the other plan" if best[2] == nodes else "the plans")
+                + f" on all {nodes} servers"
+                + (" serves" if best[2] == nodes else " serve")
+                + " fewer requests/s, at a worse p95 time to first token or over the "
+                f"time-per-token target ({'; '.join(beaten)})",
+            ),
+        )
+    if len(_SERVING_PLAN_CACHE) > 256:
+        _SERVING_PLAN_CACHE.clear()
+    _SERVING_PLAN_CACHE[scenario] = chosen
+    return chosen
+
+
+def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
+    """Prefill and decode pools (advisor.engine.model.serving.load); the decode pool is the plan."""
+    inf = scenario.inference
+    assert inf is not None
+    if scenario.parallelism.given:
+        raise ScenarioError.single(
+            "parallelism",
+            "a disaggregated deployment takes its parallelism from inference.pools",
+        )
+    sp = plan_disaggregated(scenario)
+    dec = sp.decode
+    gpus_per_replica = dec.ep if dec.ep > 1 else dec.tp * dec.pp
+    replicas = max(1, dec.gpus // gpus_per_replica)
+    batch = max(1, math.ceil(inf.concurrent_requests / replicas))
+    plan = Plan(
+        tp=dec.tp,
+        pp=dec.pp,
+        dp=replicas,
+        ep=dec.ep,
+        micro_batch=batch,
+        virtual_stages=1,
+        sharding="none",
+        recompute="none",
+        source="explicit" if inf.decode_pool or inf.prefill_pool else "planner",
+    )
+    per_gpu_requests = min(
+        float(dec.max_batch_per_instance),
+        inf.concurrent_requests / max(1, dec.instances),
+    )
+    kv_gb = per_gpu_requests * dec.kv_gb_per_request / max(1, dec.gpus_per_instance)
+    cap = scenario.gpu.memory_gb
+    mem = MemoryEstimate(
+        weights_gb=dec.weights_gb_per_gpu,
+        gradients_gb=0.0,
+        optimizer_gb=0.0,
+        activations_gb=0.0,
+        kv_cache_gb=kv_gb,
+        total_gb=dec.weights_gb_per_gpu + kv_gb,
+        capacity_gb=cap,
+        usable_gb=cap * MEMORY_USABLE_FRACTION,
+    )
+    costs = _inference_costs(scenario, plan, gpus_per_replica, batch, dom)
+    inference = replace(costs, serving=sp, independent_replicas=False)
+    notes = [
+        f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} decode "
+        f"servers; each request's KV cache ({sp.kv_bytes_per_request / 1e6:.0f} MB) crosses "
+        "the fabric from prefill to decode"
+    ]
+    if dec.redundant_experts > 0:
+        notes.append(
+            f"decode EP{dec.ep} hosts {dec.experts_per_gpu} routed experts per GPU "
+            f"({dec.redundant_experts} redundant copies)"
+        )
+    return WorkloadPlan(
+        plan=plan,
+        memory=mem,
+        nodes=scenario.nodes,
+        gpus_per_node=scenario.gpus_per_node,
+        domain_gpus=dom,
+        domains=max(1, scenario.gpus // dom),
+        spans_servers=True,
+        needs_compute_fabric=True,
+        training=None,
+        inference=inference,
+        notes=tuple(notes),
+    )
+
+
+def _largest_pow2_dividing(n: int, limit: int) -> int:
+    v = 1
+    while v * 2 <= limit and n % (v * 2) == 0:
+        v *= 2
+    return v
+
+
+def _largest_divisor_at_most(n: int, limit: int) -> int:
+    return max(d for d in _divisors(n) if d <= limit)

@@ -1,0 +1,473 @@
+"""Inference serving as deployed now: deployments, pools, KV-cache transfer and load.
+
+Deployments (``inference.deployment``):
+
+* ``replicas``: each replica fits one server (or NVLink domain); servers never talk.
+* ``split``: one replica spans servers (tensor/pipeline parallel, or wide expert parallel with
+  attention data-parallel), prefill and decode share the GPUs (chunked prefill).
+* ``disaggregated``: a prefill pool and a decode pool on different servers (NVIDIA Dynamo,
+  llm-d, SGLang, Mooncake); every request's KV cache crosses the fabric from prefill to decode.
+
+Load: an open arrival rate (Poisson, ``inference.requests_per_s``) or a closed loop of
+``concurrent_requests`` users.  Decode uses continuous batching: the in-flight batch follows
+Little's law (batch = arrival rate x output tokens x time per token).  The prefill queue is an
+M/G/c queue (Erlang C with the Allen-Cunneen correction for deterministic service); time to
+first token = queueing + prefill + KV transfer + first decode step.  docs/MODEL.md ("Serving")
+lists every formula and constant with its source.
+
+Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.serving.compute import (
+    CHUNKED_PREFILL_TOKENS,
+    CURVE_POINTS,
+    P95_Z,
+    SATURATED_S,
+    KvTransfer,
+    ServingPlan,
+    decode_compute_s,
+    decode_step_s,
+    kv_transfer,
+    mgc_mean_wait_s,
+    mgc_wait_quantile_s,
+    prefill_service_s,
+)
+from advisor.engine.model.serving.pools import reference_design
+
+# ----------------------------------------------------------------------------- load
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    requests_per_s: float
+    ttft_p50_s: float
+    ttft_p95_s: float
+    tpot_p50_s: float
+    tpot_p95_s: float
+    output_tokens_per_s: float
+    decode_batch_per_instance: float
+    kv_transfer_s: float
+    saturated: bool
+
+    def meets(self, serving_plan: ServingPlan) -> bool:
+        return (
+            not self.saturated
+            and self.ttft_p95_s <= serving_plan.target_ttft_s
+            and self.tpot_p95_s <= serving_plan.target_tpot_s
+        )
+
+
+@lru_cache(maxsize=32)
+def _compute_cache(scenario: Scenario, serving_plan: ServingPlan) -> dict[float, float]:
+    """Decode compute per batch is design-independent: shared by every design's model."""
+    return {}
+
+
+class ServingModel:
+    """Latency and throughput of one serving plan on one network design and bound.
+
+    ``d = None`` is the network-free reference (no traffic between servers costs time): the
+    load a closed loop of users offers is its arrival rate there (see ``offered_rate``)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        serving_plan: ServingPlan,
+        design: Design | None,
+        bound: str = "point",
+    ) -> None:
+        self.scenario, self.serving_plan, self.design, self.bound = (
+            scenario,
+            serving_plan,
+            design,
+            bound,
+        )
+        self.prefill_s = prefill_service_s(
+            scenario, serving_plan, serving_plan.prefill, design, bound
+        )
+        if serving_plan.colocated:
+            self.kv: KvTransfer | None = None
+        elif design is None:
+            self.kv = KvTransfer(seconds=0.0, bytes_per_s_per_server=math.inf, rdma=True)
+        else:
+            self.kv = kv_transfer(scenario, serving_plan, design, bound)
+        self._steps: dict[tuple[float, float], float] = {}
+        self._compute = _compute_cache(scenario, serving_plan)
+        self._operating: LoadPoint | None = None
+        self._max_rate: float | None = None
+
+    # -- decode
+    def step(self, batch: float, net_share: float = 1.0) -> float:
+        # 4 significant digits: the fixed points and bisections below revisit nearby batches
+        key = (float(f"{batch:.4g}"), round(min(1.0, net_share), 3))
+        step_s = self._steps.get(key)
+        if step_s is None:
+            compute = self._compute.get(key[0])
+            if compute is None:
+                compute = decode_compute_s(
+                    self.scenario, self.serving_plan, self.serving_plan.decode, key[0]
+                )
+                self._compute[key[0]] = compute
+            step_s = decode_step_s(
+                self.scenario,
+                self.serving_plan,
+                key[0],
+                self.design,
+                self.bound,
+                net_share,
+                compute_s=compute,
+            )
+            self._steps[key] = step_s
+        return step_s
+
+    def _little_batch(self, k: float, cap_b: float, share: float) -> float:
+        """The least batch b = k x step(min(b, cap_b)) (Little's law).
+
+        Plain iteration from below: step grows with b, so the iterates rise to the least fixed
+        point, and a design whose steps are no longer (a faster network) never gets a larger
+        batch (Tarski).  Without damping it takes a few steps away from saturation."""
+        b = 0.0
+        for _ in range(200):
+            nb = k * self.step(min(b, cap_b), share)
+            if nb - b <= 1e-4 * max(1.0, nb):
+                return nb
+            b = nb
+        return b
+
+    def _kv_load(self, rate: float) -> float:
+        """Utilisation of the busier pool's NICs by KV transfer at ``rate``."""
+        if self.kv is None:
+            return 0.0
+        per_server = min(self.serving_plan.prefill.servers, self.serving_plan.decode.servers)
+        return (
+            rate
+            * self.serving_plan.kv_bytes_per_request
+            / (self.kv.bytes_per_s_per_server * per_server)
+        )
+
+    def capacity_rps(self) -> float:
+        """Highest sustainable arrival rate (prefill, decode memory, KV links)."""
+        serving_plan = self.serving_plan
+        cap_b = float(serving_plan.decode.max_batch_per_instance)
+        decode = (
+            cap_b
+            * serving_plan.decode.instances
+            * serving_plan.tokens_per_step
+            / (self.step(cap_b) * serving_plan.output_tokens)
+        )
+        if serving_plan.colocated:
+            if self.prefill_s <= 0:
+                return decode
+            prefill = serving_plan.prefill.instances / self.prefill_s
+            # prefill and decode share the instances' time
+            return 1.0 / (1.0 / prefill + 1.0 / decode)
+        prefill = (
+            serving_plan.prefill.instances / self.prefill_s if self.prefill_s > 0 else math.inf
+        )
+        assert self.kv is not None
+        per_server = min(serving_plan.prefill.servers, serving_plan.decode.servers)
+        kv = self.kv.bytes_per_s_per_server * per_server / serving_plan.kv_bytes_per_request
+        return min(prefill, decode, kv)
+
+    def at_rate(self, rate: float, users: float | None = None) -> LoadPoint:
+        """The operating point for Poisson arrivals at ``rate`` requests per second.
+
+        ``users``: a closed loop never holds more than ``users`` requests, so no request waits
+        behind more than ``users / prefill instances`` prompts (caps the open-queue wait)."""
+        return self._at_rate(rate, users)[0]
+
+    def _at_rate(self, rate: float, users: float | None = None) -> tuple[LoadPoint, float]:
+        """The load point and the *mean* time in system (Little's law of a closed loop)."""
+        serving_plan = self.serving_plan
+        inst = serving_plan.decode.instances
+        out = serving_plan.output_tokens
+        tokens_per_step = serving_plan.tokens_per_step
+        steps_per_request = out / tokens_per_step
+        cap_b = float(serving_plan.decode.max_batch_per_instance)
+        rho_kv = self._kv_load(rate)
+        share = 1.0 - min(0.95, rho_kv)
+        rho_p = (
+            rate * self.prefill_s / serving_plan.prefill.instances
+            if serving_plan.colocated
+            else 0.0
+        )
+        stretch = 1.0 / max(0.05, 1.0 - rho_p)
+        # Little's law for the decode batch: b = rate x out x tpot(b) / instances
+        b = self._little_batch(rate * out * stretch / (tokens_per_step * inst), cap_b, share)
+        saturated = b >= cap_b or rho_p >= 1.0 or rho_kv >= 1.0
+        b_eff = min(b, cap_b)
+        b95 = min(cap_b, b_eff + P95_Z * math.sqrt(max(b_eff, 0.0)))
+        if users is not None:
+            b95 = min(b95, max(b_eff, users / inst))
+        mean_step = self.step(b_eff, share) * stretch
+        tpot50 = mean_step / tokens_per_step
+        tpot95 = self.step(b95, share) * stretch / tokens_per_step
+        fill = 0.0
+        if serving_plan.colocated:
+            chunk_s = self.prefill_s * min(
+                1.0, CHUNKED_PREFILL_TOKENS / max(1.0, serving_plan.computed_prompt_tokens)
+            )
+            # time per output token is each request's own mean (vLLM benchmark_serving TPOT,
+            # MLPerf TPOT): the chunks its decode steps carry are Poisson, K ~ Poisson(m) with
+            # m = steps per request x share of steps carrying a chunk; the mean is in the
+            # stretch, the 95th percentile adds 1.645 sqrt(m) chunks spread over its steps
+            chunks = math.ceil(serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
+            chunk_share = min(1.0, rate / inst * chunks * mean_step)
+            m = steps_per_request * chunk_share
+            tpot95 += P95_Z * math.sqrt(m) * chunk_s / steps_per_request / tokens_per_step
+            service = self.prefill_s + (
+                serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
+            ) * self.step(b_eff)
+            # a prompt's last chunk leaves the last of pp stages (pp - 1) stage times after
+            # the instance finished its share (one chunk per stage at a time)
+            fill = (serving_plan.prefill.pp - 1) * chunk_s
+            kv_s = 0.0
+        else:
+            service = self.prefill_s
+            assert self.kv is not None
+            kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
+        tpot95 = max(tpot50, tpot95)
+        prefill_instances = serving_plan.prefill.instances
+        w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
+        w95 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.95)
+        w_mean = mgc_mean_wait_s(rate, service, prefill_instances)
+        # a request waits for a decode slot (KV memory) once the pool's batches are full:
+        # M/G/c with c = instances x batch that fits, each slot held for the request's decode
+        slots = max(1, int(inst * cap_b))
+        hold = steps_per_request * mean_step
+        if not saturated:
+            w50 += mgc_wait_quantile_s(rate, hold, slots, 0.50)
+            w95 += mgc_wait_quantile_s(rate, hold, slots, 0.95)
+            w_mean += mgc_mean_wait_s(rate, hold, slots)
+        if saturated:
+            w50 = w95 = w_mean = SATURATED_S
+        if users is not None:
+            # a closed loop never holds more than its users: at worst every other one is
+            # ahead, at the prefill queue and for a decode slot
+            closed = (
+                users / max(1, prefill_instances) * service + max(0.0, users - slots) / slots * hold
+            )
+            w50, w95 = min(w50, closed), min(w95, closed)
+        first = self.step(b_eff, share)
+        unloaded = service + fill + kv_s + first
+        ttft50 = min(SATURATED_S, w50 + unloaded)
+        ttft95 = min(SATURATED_S, w95 + unloaded)
+        if users is not None:
+            # a closed loop at capacity cycles each user in users / capacity seconds, and the
+            # first token comes before the cycle ends
+            cycle = max(unloaded, users / max(self.capacity_rps(), 1e-12))
+            ttft50, ttft95 = min(ttft50, cycle), min(ttft95, cycle)
+        tokens = b_eff * inst * tokens_per_step / mean_step if b_eff > 0 else 0.0
+        in_system = (
+            math.inf
+            if saturated or kv_s >= SATURATED_S
+            else w_mean + unloaded + steps_per_request * mean_step
+        )
+        point = LoadPoint(
+            requests_per_s=min(rate, self.capacity_rps()) if saturated else rate,
+            ttft_p50_s=ttft50,
+            ttft_p95_s=ttft95,
+            tpot_p50_s=tpot50,
+            tpot_p95_s=tpot95,
+            output_tokens_per_s=min(tokens, rate * out) if not saturated else tokens,
+            decode_batch_per_instance=b_eff,
+            kv_transfer_s=kv_s,
+            saturated=saturated,
+        )
+        return point, in_system
+
+    def operating_point(self) -> LoadPoint:
+        """At ``requests_per_s``, or the closed loop of ``concurrent_requests`` users."""
+        if self._operating is None:
+            self._operating = self._operating_point()
+        return self._operating
+
+    def _operating_point(self) -> LoadPoint:
+        serving_plan = self.serving_plan
+        if serving_plan.requests_per_s is not None:
+            return self.at_rate(serving_plan.requests_per_s)
+        users = float(serving_plan.concurrent_requests)
+        return self.at_rate(offered_rate(self.scenario, serving_plan), users)
+
+    def closed_loop_rate(self) -> float:
+        """Throughput of ``concurrent_requests`` users that send a new request when the last
+        one finishes (no think time): the rate X with X x mean time in system (X) = users
+        (Little's law, as mean value analysis solves a closed network; the mean time in
+        system grows without bound at capacity, so X stays below it)."""
+        serving_plan = self.serving_plan
+        users = float(serving_plan.concurrent_requests)
+        cap = self.capacity_rps()
+        hi = cap * (1.0 - 1e-6)
+
+        def in_system(rate: float) -> float:
+            return rate * self._at_rate(rate)[1]
+
+        if in_system(hi) <= users:
+            return hi
+        lo = 0.0
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            if in_system(mid) <= users:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-6 * hi:
+                break
+        return max(lo, 1e-9)
+
+    def max_rate_at_target(self) -> float:
+        """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
+        if self._max_rate is None:
+            self._max_rate = self._max_rate_at_target()
+        return self._max_rate
+
+    def _max_rate_at_target(self) -> float:
+        cap = self.capacity_rps()
+        lo, hi = 0.0, cap * 0.999
+        if self.at_rate(hi).meets(self.serving_plan):
+            return hi
+        if not self.at_rate(hi * 1e-3).meets(self.serving_plan):
+            return 0.0
+        lo = hi * 1e-3
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            if self.at_rate(mid).meets(self.serving_plan):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def curve(self, points: int = CURVE_POINTS) -> list[LoadPoint]:
+        cap = self.capacity_rps()
+        return [self.at_rate(cap * (i + 1) / points * 0.98) for i in range(points)]
+
+
+@lru_cache(maxsize=64)
+def offered_rate(scenario: Scenario, serving_plan: ServingPlan) -> float:
+    """The arrival rate a closed loop of ``concurrent_requests`` users reaches on the
+    platform's reference network (:func:`reference_design`, Little's law).  A design that
+    carries it with no more users in the system serves it as an open loop, so a network faster
+    than the reference only shortens the latencies (a per-design closed loop let a faster
+    fabric admit more requests per second and queue them longer before prefill); a design
+    that cannot runs its own closed loop of the same users at a lower rate (its latencies then
+    follow from its own Little's law, never from a queue offered more than it can serve)."""
+    ref = dataclasses.replace(serving_plan, legacy_comm_s=serving_plan.reference_comm_s)
+    return serving_model(scenario, ref, reference_design(scenario), "point").closed_loop_rate()
+
+
+@lru_cache(maxsize=64)
+def serving_model(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str = "point"
+) -> ServingModel:
+    """One :class:`ServingModel` per (scenario, plan, design, bound): the metrics, the rationale
+    and the chart ask for the same operating point."""
+    return ServingModel(scenario, serving_plan, design, bound)
+
+
+def serving_values(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> list[tuple[str, float]]:
+    """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name)."""
+    queue_model = serving_model(scenario, serving_plan, design, "point")
+    point = queue_model.operating_point()
+    high = serving_model(scenario, serving_plan, design, "high").operating_point()
+    servers = max(1, serving_plan.servers)
+    ttft = point.ttft_p50_s
+    values = [
+        ("ttft_ms_p50", point.ttft_p50_s * 1e3),
+        ("ttft_ms_p95", point.ttft_p95_s * 1e3),
+        ("ttft_ms_p95_high", high.ttft_p95_s * 1e3),
+        ("ms_per_token_p50", point.tpot_p50_s * 1e3),
+        ("ms_per_token_p95", point.tpot_p95_s * 1e3),
+        ("requests_per_s", point.requests_per_s),
+        ("serving_tokens_per_s_per_server", point.output_tokens_per_s / servers),
+        ("decode_batch_per_instance", point.decode_batch_per_instance),
+        ("kv_transfer_ms", point.kv_transfer_s * 1e3),
+        ("kv_transfer_share_of_ttft", min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0),
+        ("max_requests_per_s_at_target", queue_model.max_rate_at_target()),
+        ("capacity_requests_per_s", queue_model.capacity_rps()),
+        ("load_saturated", 1.0 if point.saturated else 0.0),
+        (
+            "meets_latency_targets",
+            1.0 if (point.meets(serving_plan)) else 0.0,
+        ),
+    ]
+    return values
+
+
+def load_curve(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> list[dict[str, float]]:
+    """Latency vs load on design ``d`` (for the results chart)."""
+    return [
+        {
+            "requests_per_s": point.requests_per_s,
+            "ttft_ms_p95": point.ttft_p95_s * 1e3,
+            "ms_per_token_p95": point.tpot_p95_s * 1e3,
+            "tokens_per_s_per_server": point.output_tokens_per_s / max(1, serving_plan.servers),
+            "kv_transfer_ms": point.kv_transfer_s * 1e3,
+        }
+        for point in ServingModel(scenario, serving_plan, design, "point").curve()
+    ]
+
+
+# ----------------------------------------------------------------------------- rationale
+
+
+def kv_transfer_sentence(
+    best_label: str,
+    best_metrics: Mapping[str, Any],
+    tcp_label: str | None,
+    tcp_metrics: Mapping[str, Any] | None,
+    target_ttft_ms: float | None,
+) -> str | None:
+    """The rationale's sentence on KV-cache transfer of a disaggregated deployment, with the
+    numbers: bytes per request, transfer time and share of TTFT on the recommended network,
+    and on the best TCP design when one was priced (and whether it misses the TTFT target).
+
+    Reads the per-design metrics only (``prefill_servers``, ``decode_servers``,
+    ``kv_bytes_per_request``, ``kv_transfer_ms``, ``ttft_ms_p95``...); ``None`` when the
+    deployment is not disaggregated."""
+    if not best_metrics.get("prefill_servers"):
+        return None
+    prefill = int(best_metrics["prefill_servers"])
+    decode = int(best_metrics.get("decode_servers", 0))
+    kv_megabytes = float(best_metrics.get("kv_bytes_per_request", 0.0)) / 1e6
+    kv = float(best_metrics.get("kv_transfer_ms", 0.0))
+    ttft = float(best_metrics.get("ttft_ms_p95", 0.0))
+    share = float(best_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
+    text = (
+        f"Prefill and decode run on separate servers ({prefill} prefill, {decode} decode), so "
+        f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
+        "token: "
+        f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time to first "
+        "token)"
+    )
+    if tcp_label and tcp_metrics:
+        tcp_kv = float(tcp_metrics.get("kv_transfer_ms", 0.0))
+        tcp_ttft = float(tcp_metrics.get("ttft_ms_p95", 0.0))
+        if tcp_ttft >= SATURATED_S * 1e3 or tcp_kv >= SATURATED_S * 1e3:
+            return text + (
+                f"; over TCP (at best {tcp_label}) the servers cannot keep up with the load "
+                "(the queue for the first token grows without bound), so this deployment "
+                "needs RDMA."
+            )
+        tcp_share = float(tcp_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
+        text += f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms"
+        if target_ttft_ms and tcp_ttft > target_ttft_ms:
+            text += (
+                f" and the p95 time to first token reaches {tcp_ttft:,.0f} ms (KV transfer "
+                f"{tcp_share:.0f} % of it), over the {target_ttft_ms:,.0f} ms target, so this "
+                "deployment needs RDMA"
+            )
+    return text + "."

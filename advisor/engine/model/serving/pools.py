@@ -1,0 +1,351 @@
+"""Serving pools as deployed now: the prefill and decode pools of a deployment (replicas, split
+or disaggregated), their balance and the serving plans they make.
+
+Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.constants import (
+    WEIGHT_BYTES,
+)
+from advisor.engine.input.scenario import Design, PoolSpec, Scenario
+from advisor.engine.model.efficiency import (
+    forward_flops_per_token,
+)
+from advisor.engine.model.serving.compute import (
+    DENSE_PREFILL_EFFICIENCY,
+    GB,
+    MTP_DRAFT_TOKENS,
+    PREFILL_TTFT_SHARE,
+    PoolPlan,
+    ServingPlan,
+    _expert_bytes,
+    _gemm_flops_per_s,
+    _usable_bytes,
+    decode_capacity_rps,
+    experts_per_gpu,
+    kv_bytes_per_token,
+    latent_kv,
+    prefill_service_s,
+)
+
+
+def _pool(
+    scenario: Scenario, role: str, servers: int, tp: int, pp: int, ep: int, context: int
+) -> PoolPlan | None:
+    """A pool of ``servers`` whole servers, or ``None`` when its weights leave no KV room."""
+    model = scenario.model
+    weight_bytes = WEIGHT_BYTES[scenario.precision]
+    gpus = servers * scenario.gpus_per_node
+    kvb = kv_bytes_per_token(model, scenario.precision)
+    if ep > 1:
+        per_gpu = experts_per_gpu(model, ep)
+        slots = per_gpu * ep
+        weights = model.dense_params * weight_bytes / tp + per_gpu * _expert_bytes(
+            model, weight_bytes
+        )
+        gpi = 1 if tp == 1 else tp
+        kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
+        instances = gpus // gpi
+        redundant = slots - model.moe_experts
+    else:
+        per_gpu, redundant = 0, 0
+        weights = model.params * weight_bytes / (tp * pp)
+        gpi = tp * pp
+        kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
+        instances = gpus // gpi
+    kv_req = context * kvb / (kv_split * pp)
+    # the activation working set of a decode step is small next to the KV cache
+    room = _usable_bytes(scenario) - weights
+    if room <= 0:
+        return None
+    max_batch = int(room / kv_req)
+    if max_batch < 1:
+        return None
+    per_instance = max_batch
+    return PoolPlan(
+        role=role,
+        servers=servers,
+        gpus=gpus,
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        instances=max(1, instances),
+        gpus_per_instance=gpi,
+        experts_per_gpu=per_gpu,
+        redundant_experts=redundant,
+        weights_gb_per_gpu=weights / GB,
+        kv_gb_per_request=kv_req / GB,
+        max_batch_per_instance=per_instance,
+    )
+
+
+def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -> PoolPlan | None:
+    """Smallest power-of-two tensor-parallel group inside one server that holds the model.
+
+    A prefill instance grows further (up to the server) until one prompt's prefill takes at
+    most PREFILL_TTFT_SHARE of the time-to-first-token target: long prompts need more GPUs per
+    request, not more requests per GPU."""
+
+    model = scenario.model
+    inf = scenario.inference
+    assert inf is not None
+    fitting: list[PoolPlan] = []
+    tp = 1
+    while tp <= scenario.gpus_per_node:
+        if model.heads % tp == 0 and (servers * scenario.gpus_per_node) % tp == 0:
+            pool = _pool(scenario, role, servers, tp, 1, 1, context)
+            # keep at least a handful of requests per instance
+            if pool is not None and pool.max_batch_per_instance >= 4:
+                fitting.append(pool)
+                if role != "prefill":
+                    return pool
+                tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
+                flops = tokens * forward_flops_per_token(model, inf.prompt_tokens)
+                fps = _gemm_flops_per_s(scenario, tp) * DENSE_PREFILL_EFFICIENCY * tp
+                if flops / fps <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
+                    return pool
+        tp *= 2
+    return fitting[-1] if fitting else None
+
+
+def _moe_pool(
+    scenario: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
+) -> PoolPlan | None:
+    """Attention data-parallel + experts over the pool (or ``spec.ep`` GPUs).
+
+    Without ``spec.tp`` the attention and dense layers take the smallest power-of-two tensor-
+    parallel group inside one server that leaves room for a handful of requests (SGLang's
+    ``--tp`` with ``--enable-dp-attention``: attention TP inside the server when the dense
+    weights do not fit one GPU next to its experts)."""
+    gpus = servers * scenario.gpus_per_node
+    ep = (spec.ep if spec and spec.ep else None) or gpus
+    if spec and spec.tp:
+        return _pool(scenario, role, servers, spec.tp, 1, ep, context)
+    fitting: PoolPlan | None = None
+    tp = 1
+    while tp <= scenario.gpus_per_node:
+        if scenario.model.heads % tp == 0 and gpus % tp == 0:
+            pool = _pool(scenario, role, servers, tp, 1, ep, context)
+            if pool is not None:
+                if pool.max_batch_per_instance >= 4:
+                    return pool
+                fitting = fitting or pool
+        tp *= 2
+    return fitting
+
+
+def _pool_for(
+    scenario: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
+) -> PoolPlan | None:
+    model = scenario.model
+    if model.is_moe and (spec is None or spec.ep is None or spec.ep > 1):
+        pool = _moe_pool(scenario, role, servers, context, spec)
+        if pool is not None or (spec is not None and spec.ep is not None):
+            return pool
+    if spec is not None and spec.tp is not None:
+        return _pool(scenario, role, servers, spec.tp, 1, 1, context)
+    return _dense_instance(scenario, role, servers, context)
+
+
+def plan_disaggregated(scenario: Scenario) -> ServingPlan:
+    """Size the prefill and decode pools (given in ``inference.pools`` or balanced here).
+
+    Balance: prefill servers / decode servers = (prompt work per request / prefill rate per
+    server) / (output tokens per request / decode rate per server at the time-per-token
+    target), both from the compute model alone (the network is priced per design later).
+    """
+    inf = scenario.inference
+    assert inf is not None
+    servers = scenario.nodes
+    if servers < 2:
+        raise ScenarioError.single(
+            "inference.deployment",
+            "disaggregated serving needs at least 2 servers (one prefill, one decode)",
+        )
+    context = inf.prompt_tokens + inf.output_tokens
+    pspec, dspec = inf.prefill_pool, inf.decode_pool
+    fixed_p = pspec.servers if pspec and pspec.servers else None
+    fixed_d = dspec.servers if dspec and dspec.servers else None
+    if fixed_p and fixed_d and fixed_p + fixed_d != servers:
+        raise ScenarioError.single(
+            "inference.pools",
+            f"prefill ({fixed_p}) + decode ({fixed_d}) servers must equal the {servers} "
+            "servers of the scenario",
+        )
+    if (fixed_p and fixed_p >= servers) or (fixed_d and fixed_d >= servers):
+        raise ScenarioError.single(
+            "inference.pools", f"each pool needs at least one of the {servers} servers"
+        )
+    if fixed_p is None and fixed_d is None:
+        fixed_p = _balanced_prefill_servers(scenario, context, pspec, dspec)
+    n_p = fixed_p if fixed_p is not None else servers - (fixed_d or 0)
+    n_d = servers - n_p
+    prefill = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
+    decode = _pool_for(scenario, "decode", n_d, context, dspec)
+    for name, pool, n, spec in (
+        ("prefill", prefill, n_p, pspec),
+        ("decode", decode, n_d, dspec),
+    ):
+        if pool is None:
+            ctx = inf.prompt_tokens if name == "prefill" else context
+            need = next(
+                (
+                    k
+                    for k in range(n + 1, n + 257)
+                    if _pool_for(scenario, name, k, ctx, spec) is not None
+                ),
+                None,
+            )
+            other = servers - n
+            fits = (
+                f"it needs a pool of at least {need} servers"
+                + (
+                    f" (the other pool keeps {servers - need})"
+                    if need < servers
+                    else f", so the scenario needs at least {need + other} servers "
+                    "(or inference.deployment split)"
+                )
+                if need is not None
+                else f"no {name} pool of up to {n + 256} servers holds it"
+            )
+            raise ScenarioError.single(
+                f"inference.pools.{name}",
+                f"{scenario.model.name} does not fit a {name} pool of {n} x "
+                f"{scenario.gpus_per_node} {scenario.gpu.id}: its weights leave no room for the "
+                f"KV cache of one {ctx}-token request; {fits}",
+            )
+    assert prefill is not None and decode is not None
+    for name, pool, spec in (("prefill", prefill, pspec), ("decode", decode, dspec)):
+        if spec and spec.ep and spec.ep > pool.gpus:
+            raise ScenarioError.single(
+                f"inference.pools.{name}.ep", f"must be <= the pool's {pool.gpus} GPUs"
+            )
+        if spec and spec.tp and scenario.model.heads % spec.tp != 0:
+            raise ScenarioError.single(
+                f"inference.pools.{name}.tp",
+                f"must divide the model's heads ({scenario.model.heads})",
+            )
+    return _serving_plan(scenario, "disaggregated", prefill, decode)
+
+
+def reference_design(scenario: Scenario) -> Design:
+    """The platform's reference network: InfiniBand, one 400G NIC per GPU (as the training
+    planner's).  Pools are balanced on it, and a closed loop of users offers the arrival rate it
+    reaches on it."""
+    return Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=scenario.gpus_per_node)
+
+
+def _balanced_prefill_servers(
+    scenario: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
+) -> int:
+    """Prefill servers whose request rate matches the decode pool's at the time-per-token
+    target, both priced on the platform's reference network (one 400G RDMA NIC per GPU, as
+    the training planner's reference fabric); bisection on the server split (prefill capacity
+    grows and decode capacity shrinks with it)."""
+    inf = scenario.inference
+    assert inf is not None
+    servers = scenario.nodes
+    reference = reference_design(scenario)
+
+    def balance(n_p: int) -> float:
+        """log(prefill rate / decode rate); -inf when prefill cannot hold the model."""
+        prefill_pool = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
+        if prefill_pool is None:
+            return -math.inf
+        decode_pool = _pool_for(scenario, "decode", servers - n_p, context, dspec)
+        if decode_pool is None:
+            return math.inf
+        serving_plan = _serving_plan(scenario, "disaggregated", prefill_pool, decode_pool)
+        service = prefill_service_s(
+            scenario, serving_plan, serving_plan.prefill, reference, "point"
+        )
+        prefill_rps = serving_plan.prefill.instances / max(service, 1e-12)
+        decode_rps = decode_capacity_rps(scenario, serving_plan, reference, "point")
+        return math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12))
+
+    lo, hi = 1, servers - 1
+    if balance(lo) >= 0:
+        return lo
+    if balance(hi) <= 0:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if balance(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo if abs(balance(lo)) <= abs(balance(hi)) else hi
+
+
+def _serving_plan(
+    scenario: Scenario,
+    deployment: str,
+    prefill: PoolPlan,
+    decode: PoolPlan,
+    legacy_comm_s: float = 0.0,
+) -> ServingPlan:
+    inf = scenario.inference
+    assert inf is not None
+    kvb = kv_bytes_per_token(scenario.model, scenario.precision)
+    mtp = inf.mtp or 0.0
+    return ServingPlan(
+        deployment=deployment,
+        prefill=prefill,
+        decode=decode,
+        servers=scenario.nodes,
+        kv_bytes_per_token=kvb,
+        kv_bytes_per_request=kvb * inf.prompt_tokens,
+        prompt_tokens=inf.prompt_tokens,
+        computed_prompt_tokens=inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate),
+        output_tokens=inf.output_tokens,
+        tokens_per_step=1.0 + (mtp * MTP_DRAFT_TOKENS if mtp else 0.0),
+        rows_per_step=1 + (MTP_DRAFT_TOKENS if mtp else 0),
+        requests_per_s=inf.requests_per_s,
+        concurrent_requests=inf.concurrent_requests,
+        target_ttft_s=inf.target_ttft_ms / 1e3,
+        target_tpot_s=inf.target_ms_per_token / 1e3,
+        legacy_comm_s=legacy_comm_s,
+    )
+
+
+def colocated_plan(
+    scenario: Scenario, deployment: str, tp: int, pp: int, ep: int, legacy_comm_s: float
+) -> ServingPlan:
+    """The serving view of a ``replicas`` or ``split`` plan chosen by the workload planner."""
+    inf = scenario.inference
+    assert inf is not None
+    context = inf.prompt_tokens + inf.output_tokens
+    servers = scenario.nodes
+    pool = (
+        _pool(scenario, "serve", servers, tp, pp, ep, context)
+        if scenario.gpus >= scenario.gpus_per_node
+        else None
+    )
+    if pool is None:
+        # a job smaller than a server, or whose weights fill memory: still report one instance
+        gpi = 1 if ep > 1 else tp * pp
+        pool = PoolPlan(
+            role="serve",
+            servers=servers,
+            gpus=scenario.gpus,
+            tp=tp,
+            pp=pp,
+            ep=ep,
+            instances=max(1, scenario.gpus // gpi),
+            gpus_per_instance=gpi,
+            experts_per_gpu=experts_per_gpu(scenario.model, ep) if ep > 1 else 0,
+            redundant_experts=experts_per_gpu(scenario.model, ep) * ep - scenario.model.moe_experts
+            if ep > 1
+            else 0,
+            weights_gb_per_gpu=0.0,
+            kv_gb_per_request=0.0,
+            max_batch_per_instance=max(
+                1, math.ceil(inf.concurrent_requests / max(1, scenario.gpus))
+            ),
+        )
+    return _serving_plan(scenario, deployment, pool, pool, legacy_comm_s)

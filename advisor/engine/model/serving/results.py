@@ -1,0 +1,153 @@
+"""Serving figures that start from a whole scenario: an ``evaluate`` result's load curves
+and the prediction of a published serving row.
+
+Both re-plan the scenario (:func:`advisor.engine.model.planner.plan_workload`) and then price it
+with :mod:`advisor.engine.model.serving.load`, so they sit above both modules (serving is planned by
+the workload module; it does not plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.serving.compute import decode_step_s, prefill_service_s
+from advisor.engine.model.serving.load import load_curve, serving_values
+from advisor.engine.result.records import Option, ScenarioEcho
+
+
+def load_curves_for_result(
+    scenario: ScenarioEcho, options: Iterable[Option], catalog: Catalog | None = None
+) -> list[dict[str, Any]]:
+    """Latency-vs-load curves of the given options of a (typed) ``evaluate`` result.
+
+    Re-plans the result's normalised scenario (pure and fast) on ``catalog`` (the run's;
+    the built-in one by default) and prices each option's network.  Returns ``[]`` for
+    training or when there are no options.
+    """
+    if scenario.workload != "inference":
+        return []
+    planned = parse_scenario(scenario.to_dict(), catalog or default_catalog())
+    workload = plan_workload(planned)
+    serving_plan = workload.inference.serving if workload.inference is not None else None
+    if serving_plan is None:
+        return []
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, float, int]] = set()
+    for option in options:
+        key = (option.fabric, float(option.nic_gbps), int(option.nics_per_node))
+        if key in seen or not key[1] or not key[2]:
+            continue
+        seen.add(key)
+        design = Design(
+            fabric=key[0],
+            nic_gbps=key[1],
+            nics_per_node=key[2],
+            oversubscription=float(option.oversubscription or 1.0),
+        )
+        out.append(
+            {
+                "label": f"{key[0]} {key[2]} x {key[1]:g}G",
+                "fabric": key[0],
+                "recommended": option.recommended,
+                "points": load_curve(planned, serving_plan, design),
+                "kv_transfer_share_of_ttft": dict(
+                    serving_values(planned, serving_plan, design)
+                ).get("kv_transfer_share_of_ttft", 0.0),
+            }
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
+    """Scenario v1 for a published serving result with the source's own deployment."""
+    config = row["config"]
+    gpn = int(config.get("gpus_per_node", 8))
+    phase = config["phase"]
+    base: dict[str, Any] = {
+        "workload": "inference",
+        "model": config["model"],
+        "gpu": config["gpu"],
+        "precision": config.get("precision", "bf16"),
+    }
+    if phase == "static":
+        tp = int(config.get("tp", 1))
+        return base | {
+            "gpus": gpn,
+            "gpus_per_node": gpn,
+            "inference": {
+                "deployment": "replicas",
+                "prompt_tokens": int(config["prompt_tokens"]),
+                "output_tokens": int(config["output_tokens"]),
+                "concurrent_requests": int(config["batch"]) * (gpn // tp),
+            },
+            "parallelism": {"tp": tp},
+        }
+    if phase == "decode":
+        decode, prefill = int(config["servers"]), int(config["prefill_servers"])
+        kv = int(config["kv_length"])
+        inference: dict[str, Any] = {"prompt_tokens": max(1, kv - 1), "output_tokens": 2}
+    else:
+        prefill, decode = int(config["servers"]), int(config["decode_servers"])
+        inference = {
+            "prompt_tokens": int(config["prompt_tokens"]),
+            "output_tokens": int(config.get("output_tokens", 1000)),
+            "prefix_cache_hit_rate": float(config.get("prefix_cache_hit_rate", 0.0)),
+        }
+    inference |= {
+        "deployment": "disaggregated",
+        "pools": {"prefill": {"servers": prefill}, "decode": {"servers": decode}},
+    }
+    if config.get("mtp"):
+        inference["mtp"] = float(config["mtp"])
+    return base | {"gpus": (prefill + decode) * gpn, "gpus_per_node": gpn, "inference": inference}
+
+
+def predict_published(row: dict[str, Any]) -> dict[str, float]:
+    """Throughput and time per token of a published serving result (``kind: serving``).
+
+    decode: the decode pool at the source's batch per GPU; prefill: the prefill pool's input
+    tokens per second per server (cache hits included when the source counts them); static:
+    a batch processed to completion (prefill of every prompt, then every output step at the
+    mean context), as TensorRT-LLM's gptSessionBenchmark measures.
+    """
+    config = row["config"]
+    scenario = parse_scenario(published_scenario(row), default_catalog())
+    workload = plan_workload(scenario)
+    assert workload.inference is not None and workload.inference.serving is not None
+    serving_plan = workload.inference.serving
+    design = Design(
+        fabric=str(config.get("fabric", "infiniband")),
+        nic_gbps=float(config.get("nic_gbps", 400)),
+        nics_per_node=int(config.get("nics_per_node", 8)),
+    )
+    if config["phase"] == "decode":
+        b = float(config["batch_per_gpu"]) * serving_plan.decode.gpus_per_instance
+        step = decode_step_s(scenario, serving_plan, b, design, "point")
+        tokens = b * serving_plan.decode.instances * serving_plan.tokens_per_step / step
+        return {
+            "tokens_per_s_per_server": tokens / serving_plan.decode.servers,
+            "ms_per_token": step / serving_plan.tokens_per_step * 1e3,
+        }
+    if config["phase"] == "prefill":
+        service = prefill_service_s(scenario, serving_plan, serving_plan.prefill, design, "point")
+        computed = serving_plan.prefill.instances * serving_plan.computed_prompt_tokens / service
+        hit = float(config.get("prefix_cache_hit_rate", 0.0))
+        return {
+            "input_tokens_per_s_per_server": computed / (1.0 - hit) / serving_plan.prefill.servers
+        }
+    batch = float(config["batch"])
+    service = prefill_service_s(scenario, serving_plan, serving_plan.prefill, design, "point")
+    step = decode_step_s(scenario, serving_plan, batch, design, "point")
+    total = batch * service + serving_plan.output_tokens * step
+    per_instance = batch * serving_plan.output_tokens / total
+    return {
+        "tokens_per_s_per_gpu": per_instance / serving_plan.decode.gpus_per_instance,
+        "ms_per_token": step * 1e3,
+    }

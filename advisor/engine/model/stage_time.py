@@ -1,0 +1,447 @@
+"""The stage-time model: compute and intra-domain communication time of a pipeline stage per
+microbatch, and the training and inference costs of a plan built from it.
+
+Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from advisor.engine.facts.constants import (
+    DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
+    GRAD_BYTES_PER_PARAM,
+    HBM_EFFICIENCY,
+    OPTIMIZER_BYTES_PER_PARAM,
+    WEIGHT_BYTES,
+)
+from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.collectives import (
+    scaleup_time_s,
+)
+from advisor.engine.model.efficiency import (
+    BACKWARD_FACTOR,
+    achievable_flops_per_s,
+    experts_hit_fraction,
+    forward_flops_per_token,
+    gemm_time_s,
+    layer_forward,
+)
+from advisor.engine.model.placement import (
+    pipeline_crosses_network,
+)
+from advisor.engine.model.plans import InferencePlan, Plan, TrainingPlan, domain_gpus, group_layout
+
+
+def _intra_time_s(
+    scenario: Scenario, op: str, nbytes: float, ranks: int, nvls: bool | None = None
+) -> float:
+    """Collective time inside one scale-up domain (no network)."""
+    return scaleup_time_s(scenario.gpu, op, nbytes, ranks, nvls)
+
+
+def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, inner, last) layers per pipeline stage, Megatron's uneven split, or None.
+
+    Inner stages hold ``ceil(layers / pp)`` layers; the first and last stages share the rest
+    (at least one layer each, at most an inner stage's), as Megatron-Core's
+    ``num_layers_in_first/last_pipeline_stage`` allow (Llama 3 405B: 126 layers on 16 stages
+    as 7 + 14 x 8 + 7, arXiv 2407.21783 section 3.3.2).
+    """
+    if pp <= 1:
+        return (layers, layers, layers)
+    if pp > layers:
+        return None
+    if layers % pp == 0:
+        return (layers // pp, layers // pp, layers // pp)
+    inner = math.ceil(layers / pp)
+    rest = layers - (pp - 2) * inner
+    if pp == 2:
+        rest = layers
+    first, last = math.ceil(rest / 2), rest // 2
+    if last < 1 or first > inner:
+        return None
+    return (first, inner, last)
+
+
+TP_OVERLAP_HIDDEN = 0.8
+"""Share of tensor-parallel collective time hidden behind GEMMs with Transformer Engine's
+comm-GEMM overlap (userbuffers; default in NeMo recipes on Hopper and newer).  Engineering
+estimate: the first and last chunk of each pipelined exchange stay exposed."""
+
+
+def _microbatches(batch_sequences: int, dp: int, mb: int) -> int:
+    return max(1, math.ceil(batch_sequences / (dp * mb)))
+
+
+SELECTIVE_RECOMPUTE_EXTRA = 0.3
+"""Selective recomputation (Megatron-Core ``recompute_modules``: activation function and norms)
+re-runs this share of a layer's forward element-wise time."""
+
+
+_STAGE_CACHE: dict[tuple[Any, ...], tuple[float, float]] = {}
+_KEEP: dict[int, Any] = {}
+"""Objects whose id() keys the stage cache, kept alive so an id is never reused while cached."""
+
+
+def _stage_time_per_microbatch(
+    scenario: Scenario,
+    tp: int,
+    cp: int,
+    ep: int,
+    mb: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    pp: int,
+) -> tuple[float, float]:
+    """Cached :func:`_stage_time` (the planner asks for the same stage many times)."""
+    p = scenario.parallelism
+    _KEEP[id(scenario.gpu)] = scenario.gpu
+    _KEEP[id(scenario.model)] = scenario.model
+    key = (
+        id(scenario.gpu),
+        id(scenario.model),
+        scenario.precision,
+        scenario.sequence_length,
+        p.flash_attention,
+        p.sequence_parallel,
+        tp,
+        cp,
+        ep,
+        mb,
+        recompute,
+        stages,
+        pp,
+    )
+    v = _STAGE_CACHE.get(key)
+    if v is None:
+        if len(_STAGE_CACHE) > 8192:
+            _STAGE_CACHE.clear()
+            _KEEP.clear()
+            _KEEP[id(scenario.gpu)] = scenario.gpu
+            _KEEP[id(scenario.model)] = scenario.model
+        v = _stage_time(scenario, tp, cp, ep, mb, recompute, stages, pp)
+        _STAGE_CACHE[key] = v
+    return v
+
+
+def _stage_time(
+    scenario: Scenario,
+    tp: int,
+    cp: int,
+    ep: int,
+    mb: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    pp: int,
+) -> tuple[float, float]:
+    """(compute seconds of the slowest pipeline stage for one micro-batch forward+backward,
+    in-domain TP collective seconds of that stage)."""
+
+    m = scenario.model
+    seq = scenario.sequence_length
+    tokens = max(1, mb * seq // max(1, cp))
+    par = scenario.parallelism
+    lc = layer_forward(
+        scenario.gpu,
+        scenario.precision,
+        m,
+        tokens,
+        seq,
+        tp,
+        ep,
+        par.flash_attention is not False,
+        par.sequence_parallel is not False,
+    )
+    layer = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
+    if recompute == "full":
+        layer += lc.forward_s
+    elif recompute == "selective":
+        layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
+    head = 3.0 * gemm_time_s(scenario.gpu, scenario.precision, tokens, m.vocab / tp, m.hidden)
+    first, inner, last = stages
+    if pp <= 1:
+        stage = first * layer + head
+        stage_layers = first
+    else:
+        stage = max(first * layer, inner * layer, last * layer + head)
+        stage_layers = max(first, inner, last)
+    tp_s = 0.0
+    if tp > 1:
+        tp_bytes = mb * seq / cp * m.hidden * _act_bytes(scenario)
+        per_layer = 6 if recompute == "full" else 4
+        tp_s = per_layer * stage_layers * _intra_time_cached(scenario, tp_bytes, tp)
+    return stage, tp_s
+
+
+def _act_bytes(scenario: Scenario) -> float:
+    return 2.0 if scenario.precision == "fp8" else WEIGHT_BYTES.get(scenario.precision, 2.0)
+
+
+_INTRA_CACHE: dict[tuple[str, float, int], float] = {}
+
+
+def _intra_time_cached(scenario: Scenario, nbytes: float, ranks: int) -> float:
+    key = (scenario.gpu.id, nbytes, ranks)
+    v = _INTRA_CACHE.get(key)
+    if v is None:
+        if len(_INTRA_CACHE) > 4096:
+            _INTRA_CACHE.clear()
+        v = _intra_time_s(scenario, "all_reduce", nbytes, ranks)
+        _INTRA_CACHE[key] = v
+    return v
+
+
+def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
+    assert scenario.training is not None
+    m = scenario.model
+    tp, pp, dp, ep, mb, cp = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.cp
+    used = plan.gpus_used or scenario.gpus
+    microbatches = _microbatches(scenario.training.global_batch_sequences, dp, mb)
+    batch = microbatches * dp * mb
+    seq = scenario.sequence_length
+    tokens = batch * seq
+    fwd = forward_flops_per_token(m, seq)
+    passes = 4.0 if plan.recompute == "full" else 3.0
+    # recomputation repeats every layer's forward pass but not the output (logit) layer
+    recompute_flops = fwd - 2.0 * m.hidden * m.vocab if plan.recompute == "full" else 0.0
+    hardware_flops = tokens * (3.0 * fwd + recompute_flops) / used
+    model_flops = tokens * fwd * 3.0 / used
+    stages = (
+        (plan.first_stage_layers or math.ceil(m.layers / pp)),
+        math.ceil(m.layers / pp)
+        if not plan.first_stage_layers
+        else _inner_layers(m.layers, pp, plan.first_stage_layers, plan.last_stage_layers),
+        (plan.last_stage_layers or math.ceil(m.layers / pp)),
+    )
+    if not plan.first_stage_layers and not plan.last_stage_layers:
+        split = _stage_split(m.layers, pp)
+        stages = split if split is not None else stages
+    per_mb, tp_stage_s = _stage_time_per_microbatch(
+        scenario, tp, cp, ep, mb, plan.recompute, stages, pp
+    )
+    compute_s = microbatches * per_mb
+    # optimizer: memory-bound Adam over this GPU's shard of parameters
+    dense = m.dense_params / (tp * pp)
+    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
+    edp = max(1, dp * cp // ep) if m.is_moe else dp * cp
+    opt_div = dp * cp if plan.sharding != "none" else 1
+    opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
+    optimizer_s = (
+        opt_params
+        * OPTIMIZER_BYTES_PER_PARAM
+        / (scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
+    )
+    act_bytes = _act_bytes(scenario)
+    dom = domain_gpus(scenario)
+    stage_layers = max(stages) if pp > 1 else m.layers
+
+    # tensor parallel: 2 all-reduces forward + 2 backward per layer per micro-batch
+    # (+2 with recomputation), of b x s/cp x h activations (Megatron-LM, Shoeybi et al. 2019)
+    tp_bytes = mb * seq / cp * m.hidden * act_bytes
+    per_layer = 6 if plan.recompute == "full" else 4
+    tp_count = per_layer * stage_layers * microbatches if tp > 1 else 0
+    tp_layout = group_layout(tp, 1, dom, used)
+    tp_comm_s = 0.0
+    if tp > 1 and not tp_layout.crosses_network:
+        tp_comm_s = microbatches * tp_stage_s
+
+    # pipeline: activations of one micro-batch forward, their gradients backward, per edge
+    pp_bytes = mb * seq / cp * m.hidden * act_bytes / tp
+    pp_count = 2 * microbatches * plan.virtual_stages if pp > 1 else 0
+    pp_crosses = pipeline_crosses_network(tp, cp, dp, pp, dom)
+
+    # data parallel: dense gradients over dp x cp ranks, expert gradients over dp x cp / ep
+    grad = GRAD_BYTES_PER_PARAM
+    dp_ops: list[tuple[str, float, int]] = []
+    edp_ops: list[tuple[str, float, int]] = []
+    dense_bytes = dense * grad
+    expert_bytes = experts * grad
+    dpg = dp * cp
+    if plan.sharding == "zero3":
+        if dpg > 1:
+            dp_ops = [
+                ("all_gather", dense_bytes, 2 * microbatches),
+                ("reduce_scatter", dense_bytes, 1),
+            ]
+        if edp > 1 and expert_bytes > 0:
+            edp_ops = [
+                ("all_gather", expert_bytes, 2 * microbatches),
+                ("reduce_scatter", expert_bytes, 1),
+            ]
+    elif plan.sharding == "zero1":
+        if dpg > 1:
+            dp_ops = [("reduce_scatter", dense_bytes, 1), ("all_gather", dense_bytes, 1)]
+        if edp > 1 and expert_bytes > 0:
+            edp_ops = [("reduce_scatter", expert_bytes, 1), ("all_gather", expert_bytes, 1)]
+    else:
+        if dpg > 1:
+            dp_ops = [("all_reduce", dense_bytes, 1)]
+        if edp > 1 and expert_bytes > 0:
+            edp_ops = [("all_reduce", expert_bytes, 1)]
+    dp_layout = group_layout(dpg, tp, dom, used)
+    ep_layout = group_layout(ep, tp, dom, used)
+    edp_layout = group_layout(edp, tp * ep, dom, used)
+    cp_layout = group_layout(cp, tp, dom, used)
+
+    # expert parallel: dispatch + combine per MoE layer, forward and backward (+1 fwd w/ recompute)
+    ep_bytes = 0.0
+    ep_count = 0
+    ep_intra_s = 0.0
+    if m.is_moe and ep > 1:
+        tokens_per_gpu = mb * seq / cp / tp
+        ep_bytes = tokens_per_gpu * m.moe_top_k * m.hidden * act_bytes
+        moe_layers_stage = math.ceil(m.moe_layers / m.layers * stage_layers)
+        passes_a2a = 6 if plan.recompute == "full" else 4
+        ep_count = passes_a2a * moe_layers_stage * microbatches
+        if not ep_layout.crosses_network:
+            ep_intra_s = ep_count * _intra_time_s(scenario, "all_to_all", ep_bytes, ep, nvls=False)
+
+    # context parallel: K and V of every rank's chunk travel the cp ring, forward (1x) and
+    # backward (2x: K/V again and their gradients), overlapped with the attention kernels
+    cp_bytes = 0.0
+    cp_count = 0
+    cp_intra_s = 0.0
+    attention_s = 0.0
+    if cp > 1:
+        kv = m.kv_dim_per_layer or 2 * m.kv_heads * m.head_dim
+        local = mb * seq / cp * kv * act_bytes / min(tp, max(1, m.kv_heads))
+        cp_bytes = local * cp
+        cp_count = 3 * stage_layers * microbatches
+
+        lc = layer_forward(
+            scenario.gpu, scenario.precision, m, max(1, mb * seq // cp), seq, tp, ep, True, True
+        )
+        attention_s = 3.5 * lc.attention_s * stage_layers * microbatches
+        if not cp_layout.crosses_network:
+            cp_intra_s = cp_count * _intra_time_s(scenario, "all_gather", cp_bytes, cp, nvls=False)
+
+    return TrainingPlan(
+        microbatches=microbatches,
+        global_batch_sequences=batch,
+        tokens_per_step=tokens,
+        steps=scenario.training.total_tokens / tokens,
+        hardware_flops_per_gpu=hardware_flops,
+        model_flops_per_gpu=model_flops,
+        compute_s=compute_s,
+        optimizer_s=optimizer_s,
+        forward_fraction=1.0 / passes,
+        tp_comm_s=tp_comm_s,
+        tp_bytes_per_collective=tp_bytes,
+        tp_collectives_per_step=tp_count,
+        pp_bytes_per_p2p=pp_bytes,
+        pp_p2p_per_step=pp_count,
+        dp_bytes=dense_bytes,
+        dp_op_bytes=tuple(dp_ops),
+        expert_dp_op_bytes=tuple(edp_ops),
+        ep_bytes_per_all_to_all=ep_bytes,
+        ep_all_to_all_per_step=ep_count,
+        ep_intra_s=ep_intra_s,
+        dp_layout=dp_layout,
+        expert_dp_layout=edp_layout,
+        tp_layout=tp_layout,
+        ep_layout=ep_layout,
+        pp_crosses_network=pp_crosses,
+        tp_overlap=TP_OVERLAP_HIDDEN if plan.tp_comm_overlap else 0.0,
+        ep_overlap=plan.ep_overlap,
+        cp_layout=cp_layout,
+        cp_bytes_per_exchange=cp_bytes,
+        cp_exchanges_per_step=cp_count,
+        cp_intra_s=cp_intra_s,
+        attention_s=attention_s,
+    )
+
+
+def _inner_layers(layers: int, pp: int, first: int, last: int) -> int:
+    given = [v for v in (first, last) if v]
+    rest = layers - sum(given)
+    inner_stages = pp - len(given)
+    return rest // inner_stages if inner_stages > 0 else max(given)
+
+
+def _inference_costs(
+    scenario: Scenario, plan: Plan, gpus_per_replica: int, batch: int, dom: int
+) -> InferencePlan:
+    """Per-token quantities of one serving replica of ``gpus_per_replica`` GPUs.
+
+    Replicas (and disaggregated pools) are placed from a scale-up domain's first GPU, as
+    serving stacks place them, so a replica that fits one domain keeps its tensor- and
+    expert-parallel groups off the network.
+    """
+    assert scenario.inference is not None
+    inf = scenario.inference
+    m = scenario.model
+    tp, pp, ep = plan.tp, plan.pp, plan.ep
+    wbytes = WEIGHT_BYTES[scenario.precision]
+    act_bytes = 2.0
+    hbm = scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    context = inf.prompt_tokens + inf.output_tokens / 2.0
+    fwd_token = forward_flops_per_token(m, int(context))
+    flops_per_s = achievable_flops_per_s(scenario.gpu, scenario.precision, tp, m.hidden)
+
+    if ep > 1:
+        # expert-parallel serving: attention data-parallel, experts spread over r GPUs
+        requests_per_gpu = math.ceil(batch / gpus_per_replica)
+        hit = experts_hit_fraction(m, batch)
+        weight_read = (m.dense_params + m.expert_params * hit / gpus_per_replica) * wbytes
+        kv_read = requests_per_gpu * context * m.layers * m.kv_dim_per_layer * wbytes
+        flops = requests_per_gpu * fwd_token
+        decode = max((weight_read + kv_read) / hbm, flops / flops_per_s)
+        prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / flops_per_s
+        tokens_per_gpu = requests_per_gpu
+        dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
+        ep_layout = group_layout(ep, 1, dom, gpus_per_replica)
+        tp_layout = group_layout(1, 1, dom, gpus_per_replica)
+        tp_bytes = 0.0
+        tp_count = 0
+        tp_prefill_bytes = 0.0
+    else:
+        # per pipeline stage: read its weights + its KV, or compute, whichever is slower
+        hit = experts_hit_fraction(m, batch)
+        weight_read = (m.dense_params + m.expert_params * hit) * wbytes / (tp * pp)
+        kv_split = min(tp, m.kv_heads)
+        kv_read = batch * context * m.layers * m.kv_dim_per_layer * wbytes / (kv_split * pp)
+        flops_stage = batch * fwd_token / (tp * pp)
+        stage = max((weight_read + kv_read) / hbm, flops_stage / flops_per_s)
+        decode = stage * pp
+        prefill = (
+            inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / (tp * flops_per_s)
+        )
+        dispatch = 0.0
+        tokens_per_gpu = 0
+        ep_layout = group_layout(1, 1, dom, gpus_per_replica)
+        tp_layout = group_layout(tp, 1, dom, gpus_per_replica)
+        tp_bytes = batch * m.hidden * act_bytes
+        tp_count = 2 * m.layers if tp > 1 else 0
+        tp_prefill_bytes = inf.prompt_tokens * m.hidden * act_bytes
+
+    decode += DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
+    tp_decode_intra = 0.0
+    tp_prefill_intra = 0.0
+    if tp > 1 and not tp_layout.crosses_network:
+        tp_decode_intra = tp_count * _intra_time_s(scenario, "all_reduce", tp_bytes, tp)
+        tp_prefill_intra = tp_count * _intra_time_s(scenario, "all_reduce", tp_prefill_bytes, tp)
+    # a replica's stages are tp apart in rank order (pipeline outermost)
+    pp_crosses = pipeline_crosses_network(tp, 1, 1, pp, dom)
+    return InferencePlan(
+        replicas=scenario.gpus // gpus_per_replica,
+        gpus_per_replica=gpus_per_replica,
+        batch_per_replica=batch,
+        independent_replicas=gpus_per_replica <= dom,
+        decode_compute_s=decode,
+        prefill_compute_s=prefill,
+        tp_bytes_per_decode_collective=tp_bytes,
+        tp_collectives_per_token=tp_count,
+        tp_bytes_per_prefill_collective=tp_prefill_bytes,
+        tp_decode_intra_s=tp_decode_intra,
+        tp_prefill_intra_s=tp_prefill_intra,
+        pp_bytes_per_token=batch * m.hidden * act_bytes if pp > 1 else 0.0,
+        pp_hops=pp - 1,
+        ep_dispatch_bytes_per_gpu=dispatch,
+        ep_tokens_per_gpu=tokens_per_gpu,
+        moe_layers=m.moe_layers,
+        tp_layout=tp_layout,
+        ep_layout=ep_layout,
+        pp_crosses_network=pp_crosses,
+    )

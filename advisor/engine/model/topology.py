@@ -1,0 +1,451 @@
+"""Switch-fabric sizing: single switch, leaf-spine, three-tier fat tree, four-tier super-spine.
+
+Sizing follows Al-Fares et al., "A Scalable, Commodity Data Center Network Architecture"
+(SIGCOMM'08) and the NVIDIA DGX SuperPOD reference architectures:
+
+* radix-k switches, 1:1 -> a leaf uses k/2 ports down and k/2 up;
+  two tiers serve up to k^2/2 endpoints, three tiers up to k^3/4, four tiers up to k^4/8
+  (a k-ary n-tree, Petrini & Vanneschi 1997: every tier below the top uses k/2 ports down and
+  k/2 up, the top tier all k down; the fourth tier is the "super-spine" / aggregation layer
+  that joins three-tier pods, as in Meta's 24k-GPU clusters, Gangidi et al. SIGCOMM'24);
+* r:1 oversubscription at the leaf -> d = floor(k*r/(r+1)) ports down, k-d up;
+* spine (and core) switches are never oversubscribed;
+* rail-optimized layout: NIC i of every server lands on leaf group i (one rail per NIC),
+  so same-rail traffic crosses a single switch.
+
+Link counts are physical cables: one per endpoint on the first tier, one per used leaf
+uplink on the second, one per spine uplink on the third, one per core uplink on the fourth.
+Beyond four tiers a fabric is refused (:class:`TopologyError`, saying how many leaves and
+endpoints the largest four-tier fabric of that radix holds).  Which medium each tier uses
+(copper inside a rack, optics beyond) is decided by :func:`plan_cabling`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+from advisor.engine.facts.vocabulary import SINGLE_SWITCH, TOPOLOGY_KIND_BY_TIERS
+
+# Layout constants (sources in docs/MODEL.md, section "Topology").
+SERVERS_PER_RACK = 4
+"""HGX/DGX-class 8-GPU servers per rack (~40 kW racks; NVIDIA DGX H100 SuperPOD RA)."""
+DAC_MAX_REACH_M = 3.0
+"""Passive copper (DAC) reach at 100-400 Gb/s per lane group (IEEE 802.3ck / vendor specs)."""
+IN_RACK_LINK_M = 2.0
+"""Typical server-to-top-of-rack cable length."""
+ROW_LINK_M = 30.0
+"""Typical server-to-leaf length when leaves sit in a row's network rack (rail-optimized)."""
+SPINE_LINK_M = 50.0
+"""Leaf-to-spine / spine-to-core length budget: SuperPOD RA places spines centrally so
+multimode SR optics (50 m on OM4) reach; longer halls need single-mode DR optics."""
+SUPERSPINE_LINK_M = SPINE_LINK_M
+"""Core-to-super-spine length budget: super-spines placed centrally like spines (SR optics).
+A fabric whose pods sit in other halls needs single-mode DR optics (500 m) on this tier,
+which the BOM does not price yet."""
+
+_EPS = 1e-9
+MAX_TIERS = 4
+"""Deepest fabric sized: leaf, spine, core and super-spine."""
+
+
+class TopologyError(ValueError):
+    """The requested endpoints do not fit four tiers of this switch radix."""
+
+
+@dataclass(frozen=True)
+class TopologySize:
+    """Switch and link counts of a folded-Clos fabric.
+
+    ``tiers`` is 1 (one switch), 2 (leaf-spine), 3 (leaf-spine-core fat tree) or 4
+    (leaf-spine-core-super-spine).
+    ``oversubscription`` is the requested r of r:1 at the leaf;
+    ``achieved_oversubscription`` is down/up ports of a full leaf after rounding to ports.
+    """
+
+    endpoints: int
+    radix: int
+    oversubscription: float
+    rails: int
+    tiers: int
+    kind: str
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    endpoint_leaf_links: int
+    leaf_spine_links: int
+    spine_core_links: int
+    leaf_down_ports: int
+    leaf_up_ports: int
+    achieved_oversubscription: float
+    max_endpoints: int
+    rail_optimized: bool
+    superspine_switches: int = 0
+    core_superspine_links: int = 0
+
+    @property
+    def total_switches(self) -> int:
+        return (
+            self.leaf_switches + self.spine_switches + self.core_switches + self.superspine_switches
+        )
+
+    @property
+    def switch_links(self) -> int:
+        """Links between switches (both ends on a switch port)."""
+        return self.leaf_spine_links + self.spine_core_links + self.core_superspine_links
+
+    @property
+    def servers(self) -> int:
+        return math.ceil(self.endpoints / max(1, self.rails))
+
+    def placement_blocks(self) -> tuple[int, ...]:
+        """Servers under one leaf (rail group), one pod, one super-pod: the boundaries a
+        message can cross, innermost first (empty for a single switch).
+
+        A leaf serves ``leaf_down_ports`` servers (one port per server per rail); a pod is
+        k/2 leaves, i.e. (k/2)/rails scalable units of a rail-optimized fabric; a super-pod
+        (four tiers) is k/2 pods.
+        """
+        if self.tiers <= 1:
+            return ()
+        half = self.radix // 2
+        leaf = max(1, self.leaf_down_ports)
+        blocks = [leaf]
+        if self.tiers >= 3:
+            blocks.append(leaf * max(1, half // max(1, self.rails)))
+        if self.tiers >= 4:
+            blocks.append(blocks[-1] * half)
+        return tuple(blocks)
+
+    @property
+    def switch_ports_used(self) -> int:
+        return self.endpoint_leaf_links + 2 * self.switch_links
+
+    @property
+    def hops_worst_case(self) -> int:
+        """Switches crossed by the longest path (1, 3, 5 or 7)."""
+        return 2 * self.tiers - 1
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["total_switches"] = self.total_switches
+        d["switch_ports_used"] = self.switch_ports_used
+        d["hops_worst_case"] = self.hops_worst_case
+        return d
+
+
+def leaf_ports(radix: int, oversubscription: float) -> tuple[int, int]:
+    """(down, up) ports of a leaf for r:1 oversubscription: d = floor(k*r/(r+1))."""
+    _check(radix, oversubscription)
+    if oversubscription <= 1.0 + _EPS:
+        down = radix // 2
+    else:
+        down = math.floor(radix * oversubscription / (oversubscription + 1.0) + _EPS)
+    down = max(1, min(radix - 1, down))
+    return down, radix - down
+
+
+def max_endpoints(radix: int, tiers: int, oversubscription: float = 1.0) -> int:
+    """Largest endpoint count that ``tiers`` tiers of radix-``radix`` switches serve.
+
+    1 tier: k; t >= 2 tiers: d x max_leaves(t) = d * k * (k/2)^(t-2)
+    (k^2/2, k^3/4, k^4/8 at 1:1).
+    """
+    down, _ = leaf_ports(radix, oversubscription)
+    if tiers == 1:
+        return radix
+    if 2 <= tiers <= MAX_TIERS:
+        return down * max_leaves(radix, tiers)
+    raise ValueError(f"tiers must be 1 to {MAX_TIERS}")
+
+
+def max_leaves(radix: int, tiers: int) -> int:
+    """Leaves ``tiers`` tiers of radix-k switches connect: k (two tiers), then x k/2 per tier."""
+    if tiers < 2:
+        return 1
+    leaves = radix
+    for _ in range(tiers - 2):
+        leaves *= radix // 2
+    return leaves
+
+
+def size_topology(
+    endpoints: int,
+    radix: int,
+    oversubscription: float = 1.0,
+    *,
+    rails: int = 1,
+    leaf_spine: bool = False,
+) -> TopologySize:
+    """Size the smallest folded-Clos fabric that connects ``endpoints`` NIC ports.
+
+    ``radix`` is the switch port count at the fabric's link speed (e.g. 64 for a
+    Quantum-2 at 400G).  ``rails`` > 1 asks for a rail-optimized layout: endpoints are
+    ``rails`` NICs on each of ceil(endpoints/rails) servers and every leaf serves one rail.
+    ``leaf_spine`` builds a two-tier leaf/spine even where one switch would hold every
+    endpoint (field practice past a few servers: no single point of failure, room to grow).
+    Raises :class:`TopologyError` beyond four tiers.  Results are cached.
+    """
+    if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
+        raise ValueError("endpoints must be a positive integer")
+    if rails < 1:
+        raise ValueError("rails must be a positive integer")
+    _check(radix, oversubscription)
+    return _size_cached(endpoints, radix, float(oversubscription), rails, leaf_spine)
+
+
+@lru_cache(maxsize=4096)
+def _size_cached(
+    endpoints: int, radix: int, oversubscription: float, rails: int, leaf_spine: bool = False
+) -> TopologySize:
+    down, _ = leaf_ports(radix, oversubscription)
+    rails = min(rails, endpoints)
+    return _size_from_loads(
+        endpoints,
+        radix,
+        oversubscription,
+        rails=rails,
+        rail_optimized=rails > 1,
+        loads=tuple(_leaf_loads(endpoints, rails, down)),
+        single_switch=endpoints <= radix and not leaf_spine,
+    )
+
+
+def size_tor_fabric(
+    servers: int,
+    ports_per_server: int,
+    radix: int,
+    oversubscription: float = 1.0,
+    *,
+    servers_per_rack: int = SERVERS_PER_RACK,
+) -> TopologySize:
+    """Size a top-of-rack network (storage, front-end): one or more leaves in every rack.
+
+    Each rack's ``servers_per_rack * ports_per_server`` ports land on that rack's own
+    leaves (so server links are in-rack copper); leaves uplink to spines as in
+    :func:`size_topology`.  A single rack whose ports fit one switch needs no spine.
+    """
+    if servers < 1 or ports_per_server < 1 or servers_per_rack < 1:
+        raise ValueError("servers, ports_per_server and servers_per_rack must be positive")
+    _check(radix, oversubscription)
+    return _size_tor_cached(
+        servers, ports_per_server, radix, float(oversubscription), servers_per_rack
+    )
+
+
+@lru_cache(maxsize=1024)
+def _size_tor_cached(
+    servers: int, ports_per_server: int, radix: int, oversubscription: float, servers_per_rack: int
+) -> TopologySize:
+    endpoints = servers * ports_per_server
+    down, _ = leaf_ports(radix, oversubscription)
+    loads: list[int] = []
+    remaining = servers
+    while remaining > 0:
+        rack_ports = min(servers_per_rack, remaining) * ports_per_server
+        remaining -= servers_per_rack
+        while rack_ports > 0:
+            load = min(down, rack_ports)
+            loads.append(load)
+            rack_ports -= load
+    return _size_from_loads(
+        endpoints,
+        radix,
+        oversubscription,
+        rails=1,
+        rail_optimized=False,
+        loads=tuple(loads),
+        single_switch=servers <= servers_per_rack and endpoints <= radix,
+    )
+
+
+def _size_from_loads(
+    endpoints: int,
+    radix: int,
+    oversubscription: float,
+    *,
+    rails: int,
+    rail_optimized: bool,
+    loads: tuple[int, ...],
+    single_switch: bool,
+) -> TopologySize:
+    down, up = leaf_ports(radix, oversubscription)
+    achieved = down / up
+
+    if single_switch:
+        return TopologySize(
+            endpoints=endpoints,
+            radix=radix,
+            oversubscription=oversubscription,
+            rails=rails,
+            tiers=1,
+            kind=SINGLE_SWITCH,
+            leaf_switches=1,
+            spine_switches=0,
+            core_switches=0,
+            endpoint_leaf_links=endpoints,
+            leaf_spine_links=0,
+            spine_core_links=0,
+            leaf_down_ports=radix,
+            leaf_up_ports=0,
+            achieved_oversubscription=1.0,
+            max_endpoints=radix,
+            rail_optimized=False,  # one switch: every NIC is one hop from every other
+        )
+
+    leaves = len(loads)
+    uplinks = sum(min(up, math.ceil(load / oversubscription - _EPS)) for load in loads)
+    tiers = next((n for n in range(2, MAX_TIERS + 1) if leaves <= max_leaves(radix, n)), 0)
+    if not tiers:
+        limit_leaves = max_leaves(radix, MAX_TIERS)
+        raise TopologyError(
+            f"{endpoints} endpoints need {leaves} leaf switches (at most {down} ports down "
+            f"each at {oversubscription:g}:1), but four tiers of radix-{radix} switches connect "
+            f"at most {limit_leaves} leaves ({max_endpoints(radix, MAX_TIERS, oversubscription)} "
+            "endpoints on full leaves); use a higher-radix switch or split the cluster"
+        )
+    half = radix // 2
+    # Every tier below the top has k/2 ports down and k/2 up (1:1); the top tier k down.
+    spines = math.ceil(uplinks / (half if tiers > 2 else radix))
+    cores = math.ceil(uplinks / (half if tiers > 3 else radix)) if tiers >= 3 else 0
+    superspines = math.ceil(uplinks / radix) if tiers >= 4 else 0
+    return TopologySize(
+        endpoints=endpoints,
+        radix=radix,
+        oversubscription=oversubscription,
+        rails=rails,
+        tiers=tiers,
+        kind=TOPOLOGY_KIND_BY_TIERS[tiers],
+        leaf_switches=leaves,
+        spine_switches=spines,
+        core_switches=cores,
+        endpoint_leaf_links=endpoints,
+        leaf_spine_links=uplinks,
+        spine_core_links=uplinks if tiers >= 3 else 0,
+        leaf_down_ports=down,
+        leaf_up_ports=up,
+        achieved_oversubscription=achieved,
+        max_endpoints=max_endpoints(radix, tiers, oversubscription),
+        rail_optimized=rail_optimized,
+        superspine_switches=superspines,
+        core_superspine_links=uplinks if tiers >= 4 else 0,
+    )
+
+
+def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:
+    """Endpoints on each leaf; each rail fills its own leaves in turn.
+
+    A rail whose servers take at most half a leaf shares the leaf with the next rails (as
+    many whole rails as its down ports hold), as rail-optimized designs smaller than one
+    scalable unit are cabled: a leaf per rail would leave most of every leaf empty and
+    multiply the leaves and the spines they need.  Servers per rail group (the placement's
+    leaf block) stay the same: every server's NIC of a rail still lands on one leaf.
+    """
+    servers = math.ceil(endpoints / rails)
+    if rails > 1 and 2 * servers <= down:
+        per_leaf = down // servers
+        packed: list[int] = []
+        remaining = endpoints
+        while remaining > 0:
+            load = min(per_leaf * servers, remaining)
+            packed.append(load)
+            remaining -= load
+        return packed
+    loads: list[int] = []
+    remaining = endpoints
+    for _ in range(rails):
+        rail_endpoints = min(servers, remaining)
+        remaining -= rail_endpoints
+        while rail_endpoints > 0:
+            load = min(down, rail_endpoints)
+            loads.append(load)
+            rail_endpoints -= load
+    return loads
+
+
+def _check(radix: int, oversubscription: float) -> None:
+    if isinstance(radix, bool) or not isinstance(radix, int) or radix < 4 or radix % 2:
+        raise ValueError("radix must be an even integer >= 4")
+    if not math.isfinite(oversubscription) or oversubscription < 1.0:
+        raise ValueError("oversubscription must be a finite number >= 1")
+
+
+# --------------------------------------------------------------------------- cabling
+
+
+@dataclass(frozen=True)
+class TierLinks:
+    """Cables of one tier: ``medium`` is "dac" (passive copper) or "optical"."""
+
+    tier: str
+    links: int
+    medium: str
+    length_m: float
+    transceivers: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_cabling(
+    topo: TopologySize,
+    *,
+    servers: int,
+    servers_per_rack: int = SERVERS_PER_RACK,
+    top_of_rack: bool = False,
+) -> tuple[TierLinks, ...]:
+    """Choose copper or optics per tier: DAC inside a rack, optics beyond.
+
+    Endpoint links are copper when the leaf sits in the servers' own rack: a top-of-rack
+    layout (``top_of_rack=True``), or a single switch serving servers that fit one rack.
+    Rail-optimized leaves sit in a row's network rack and need AOC/optics.
+    Switch-to-switch links always leave the rack.  Each optical link needs two
+    transceivers (one per end); DAC and AOC carry their own ends.
+    """
+    tiers: list[TierLinks] = []
+    in_rack = top_of_rack or (topo.tiers == 1 and servers <= servers_per_rack)
+    if in_rack:
+        tiers.append(TierLinks("endpoint-leaf", topo.endpoint_leaf_links, "dac", IN_RACK_LINK_M, 0))
+    else:
+        tiers.append(
+            TierLinks(
+                "endpoint-leaf",
+                topo.endpoint_leaf_links,
+                "optical",
+                ROW_LINK_M,
+                2 * topo.endpoint_leaf_links,
+            )
+        )
+    if topo.leaf_spine_links:
+        tiers.append(
+            TierLinks(
+                "leaf-spine",
+                topo.leaf_spine_links,
+                "optical",
+                SPINE_LINK_M,
+                2 * topo.leaf_spine_links,
+            )
+        )
+    if topo.spine_core_links:
+        tiers.append(
+            TierLinks(
+                "spine-core",
+                topo.spine_core_links,
+                "optical",
+                SPINE_LINK_M,
+                2 * topo.spine_core_links,
+            )
+        )
+    if topo.core_superspine_links:
+        tiers.append(
+            TierLinks(
+                "core-superspine",
+                topo.core_superspine_links,
+                "optical",
+                SUPERSPINE_LINK_M,
+                2 * topo.core_superspine_links,
+            )
+        )
+    return tuple(tiers)

@@ -1,0 +1,267 @@
+"""The training step time of a workload plan on a design: compute, exposed communication and
+pipeline bubble per step, and the fastest of the plan's alternatives on that design.
+
+Units: bytes, seconds unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from advisor.engine.facts.constants import (
+    COMPUTE_JITTER_CV,
+    DDP_BUCKET_BYTES,
+    DP_OVERLAP_EFFICIENCY,
+    EP_COMM_OVERLAP,
+    FABRICS,
+    TP_COMM_OVERLAP,
+)
+from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.collectives import (
+    collective_time_s,
+    p2p_time_s,
+)
+from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride
+from advisor.engine.model.plans import GroupLayout, TrainingPlan, WorkloadPlan
+
+# ----------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class _TrainingTimes:
+    step_s: float
+    exposed_comm_s: float
+    exposed_network_s: float
+    network_comm_s: float
+    bubble_s: float
+    straggler_s: float
+
+
+def _training_times(
+    scenario: Scenario,
+    workload: WorkloadPlan,
+    t: TrainingPlan,
+    design: Design,
+    bound: str,
+    *,
+    free_network: bool = False,
+) -> _TrainingTimes:
+    """The step of plan ``workload`` on design ``design`` in one bound's world.
+
+    ``free_network``: the same step on a network that costs nothing (every collective or
+    send that leaves a scale-up domain takes no time, and the straggler term keeps only the
+    compute jitter); every term is monotone in the network's times, so no design beats it.
+    """
+    net = _Net(scenario, workload, design, bound)
+    fabric = FABRICS[design.fabric]
+    m = t.microbatches
+    plan = workload.plan
+
+    # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
+    comms = _comms(plan)
+    tp_net = 0.0
+    if t.tp_layout.crosses_network and t.tp_collectives_per_step and not free_network:
+        dom = net.domain(t.tp_layout, comms["tp"])
+        tp_net = (
+            t.tp_collectives_per_step
+            * collective_time_s("all_reduce", t.tp_bytes_per_collective, dom)[0]
+        )
+    tp_exposed = (t.tp_comm_s + tp_net) * (1.0 - max(TP_COMM_OVERLAP, t.tp_overlap))
+
+    # expert parallel all-to-all
+    ep_net = 0.0
+    if t.ep_layout.crosses_network and t.ep_all_to_all_per_step and not free_network:
+        dom = net.domain(t.ep_layout, comms["ep"])
+        ep_net = (
+            t.ep_all_to_all_per_step
+            * collective_time_s("all_to_all", t.ep_bytes_per_all_to_all, dom)[0]
+        )
+    ep_total = t.ep_intra_s + ep_net
+    if t.ep_overlap == "dualpipe":
+        # DualPipe (DeepSeek-V3 report, section 3.2.1): one micro-batch's all-to-all runs
+        # under another's compute, so only the part longer than the compute is exposed
+        ep_exposed = max(0.0, ep_total - t.compute_s)
+    else:
+        ep_exposed = ep_total * (1.0 - EP_COMM_OVERLAP)
+
+    # context parallel: the K/V ring is hidden behind the attention kernels it feeds
+    cp_total = t.cp_intra_s
+    if t.cp_exchanges_per_step and t.cp_layout.crosses_network and free_network:
+        cp_total = 0.0
+    elif t.cp_exchanges_per_step and t.cp_layout.crosses_network:
+        dom = net.domain(t.cp_layout, comms["cp"])
+        cp_total = (
+            t.cp_exchanges_per_step
+            * collective_time_s("all_gather", t.cp_bytes_per_exchange, dom)[0]
+        )
+    cp_exposed = max(0.0, cp_total - t.attention_s)
+
+    # pipeline point-to-point: the stages are synchronous, so once any edge joins two
+    # domains every step waits for the network edge; the GPUs of a domain whose peer stage
+    # sits in another domain (min(domain, stride) of them) send at once
+    pp_s = 0.0
+    pp_net = 0.0
+    if t.pp_p2p_per_step and not (free_network and t.pp_crosses_network):
+        if t.pp_crosses_network:
+            senders = max(1, min(workload.domain_gpus, _pp_stride(plan)))
+            pair = GroupLayout(
+                size=2 * workload.domain_gpus,
+                nodes=2,
+                ranks_per_node=workload.domain_gpus,
+                concurrent_groups=1,
+            )
+            dom = net.domain(pair, comms["pp"])
+            per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=senders)
+            pp_net = t.pp_p2p_per_step * per
+            pp_s = pp_net
+        else:
+            local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
+            pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
+
+    # data parallel gradients, overlapped with the last micro-batch's backward pass
+    dp_s = edp_s = 0.0
+    if not (free_network and t.dp_layout.crosses_network):
+        dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
+    if not (free_network and t.expert_dp_layout.crosses_network):
+        edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
+    dp_total = dp_s + edp_s
+    per_mb = t.compute_s / m
+    if plan.sharding == "zero3":
+        window = t.compute_s * DP_OVERLAP_EFFICIENCY
+    else:
+        window = per_mb * DP_OVERLAP_EFFICIENCY
+    grad_bytes = max(t.dp_bytes, 1.0)
+    min_exposed = dp_total * min(1.0, DDP_BUCKET_BYTES / grad_bytes)
+    dp_exposed = max(dp_total - window, min_exposed) if dp_total > 0 else 0.0
+    dp_net = dp_s if t.dp_layout.crosses_network else 0.0
+    dp_net += edp_s if t.expert_dp_layout.crosses_network else 0.0
+    dp_net_exposed = dp_exposed * (dp_net / dp_total) if dp_total > 0 else 0.0
+
+    bubble = 0.0
+    if plan.pp > 1:
+        bubble = (
+            (plan.pp - 1)
+            / plan.virtual_stages
+            * (t.compute_s + tp_exposed + ep_exposed + cp_exposed)
+            / m
+        )
+
+    network_comm = tp_net + ep_net + pp_net + dp_net
+    exposed = tp_exposed + ep_exposed + pp_s + dp_exposed + cp_exposed
+    exposed_network = tp_net + ep_net * (1.0 - EP_COMM_OVERLAP) + pp_net + dp_net_exposed
+
+    straggler = 0.0
+    if workload.domains > 1 and bound != "low":
+        sigma = math.hypot(COMPUTE_JITTER_CV * t.compute_s, fabric.jitter_cv * network_comm)
+        straggler = sigma * math.sqrt(2.0 * math.log(workload.domains))
+        if bound == "high":
+            straggler *= 2.0
+    step = t.compute_s + t.optimizer_s + exposed + bubble + straggler
+    return _TrainingTimes(
+        step_s=step,
+        exposed_comm_s=exposed,
+        exposed_network_s=exposed_network,
+        network_comm_s=network_comm,
+        bubble_s=bubble,
+        straggler_s=straggler,
+    )
+
+
+def _idle_fraction(step: float, free_step_s: float | None, point: _TrainingTimes) -> float:
+    if free_step_s is None:
+        return min(1.0, (point.exposed_network_s + point.straggler_s) / step)
+    return min(1.0, max(0.0, 1.0 - free_step_s / step)) if step > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+def training_step_time_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
+    """Point estimate of the training step time only (used by the planner to rank plans)."""
+    assert workload.training is not None
+    if workload.alternatives:
+        return _fastest_plan(scenario, workload, design)[1].step_s
+    return _training_times(scenario, workload, workload.training, design, "point").step_s
+
+
+def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
+    """A step can be no shorter than compute + optimizer + the compute part of the bubble
+    (every communication term of :func:`_training_times` is >= 0)."""
+    return t.compute_s + t.optimizer_s + (pp - 1) / max(1, vp) * t.compute_s / t.microbatches
+
+
+_FLOORS: dict[int, tuple[WorkloadPlan, tuple[tuple[float, WorkloadPlan], ...]]] = {}
+
+
+def _floors(workload: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
+    """``workload.alternatives`` with their compute floors, lowest floor first (cached per plan)."""
+    hit = _FLOORS.get(id(workload))
+    if hit is not None and hit[0] is workload:
+        return hit[1]
+    out = []
+    for alt in workload.alternatives:
+        assert alt.training is not None
+        out.append((_compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages), alt))
+    floors = tuple(sorted(out, key=lambda x: x[0]))
+    if len(_FLOORS) > 256:
+        _FLOORS.clear()
+    _FLOORS[id(workload)] = (workload, floors)
+    return floors
+
+
+_FREE: dict[tuple[int, str | None], tuple[WorkloadPlan, float]] = {}
+
+
+def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
+    """The least step the planner's plans (``workload`` and its alternatives) reach on a network
+    that costs nothing: the step no design can beat, the same for every design (cached per
+    plan; a plan whose compute floor is not below the best so far is not priced)."""
+    key = (id(workload), design.fabric if scenario.calibration is not None else None)
+    hit = _FREE.get(key)
+    if hit is not None and hit[0] is workload:
+        return hit[1]
+    assert workload.training is not None
+    best = _training_times(
+        scenario, workload, workload.training, design, "point", free_network=True
+    ).step_s
+    for floor, alt in _floors(workload):
+        if floor >= best:
+            break
+        assert alt.training is not None
+        best = min(
+            best,
+            _training_times(scenario, alt, alt.training, design, "point", free_network=True).step_s,
+        )
+    if len(_FREE) > 256:
+        _FREE.clear()
+    _FREE[key] = (workload, best)
+    return best
+
+
+def _fastest_plan(
+    scenario: Scenario,
+    workload: WorkloadPlan,
+    design: Design,
+    priced: dict[int, float] | None = None,
+) -> tuple[WorkloadPlan, _TrainingTimes]:
+    """The planner's plan or, if faster on ``design``, one of its plans of fewer servers
+    (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
+    far cannot win and is not priced): with the same global batch, adding servers never
+    slows a design's predicted step.  ``priced`` collects the point step of every plan priced
+    (by ``id``)."""
+    assert workload.training is not None
+    best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
+    if priced is not None:
+        priced[id(workload)] = point.step_s
+    for floor, alt in _floors(workload):
+        if floor >= point.step_s:
+            break  # sorted: no later plan can win either
+        t = alt.training
+        assert t is not None
+        times = _training_times(scenario, alt, t, design, "point")
+        if priced is not None:
+            priced[id(alt)] = times.step_s
+        if times.step_s < point.step_s:
+            best, point = alt, times
+    return best, point

@@ -1,0 +1,1 @@
+"""The engine's answer as typed records (:class:`records.EngineResult`)."""
