@@ -17,6 +17,7 @@ from api.apis.scenarios import (
     ScenarioDetailApi,
     ScenarioReportApi,
     ScenarioRunCreateApi,
+    ScenarioWhatIfApi,
 )
 from api.errors import not_found
 
@@ -47,6 +48,11 @@ urlpatterns = [
         "scenarios/<uuid:scenario_id>/runs/",
         ScenarioRunCreateApi.as_view(),
         name="scenario-runs",
+    ),
+    path(
+        "scenarios/<uuid:scenario_id>/whatif/",
+        ScenarioWhatIfApi.as_view(),
+        name="scenario-whatif",
     ),
     path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
     path(

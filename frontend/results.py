@@ -28,6 +28,7 @@ from frontend.access import remember_created_draft, remember_created_scenario, s
 from frontend.models import QuestionnaireDraft
 from frontend.services import draft_create
 from frontend.throttle import anonymous_allowed, too_many
+from frontend.whatif import whatif_context
 
 OPTIONS_IN_TABLE = 25
 
@@ -149,6 +150,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         return render(request, "frontend/scenario_failed.html", context, status=200)
     result = stored_result(run) or EngineResult()
     context.update(result_context(result, run_id=run.pk))
+    context["whatif"] = whatif_context(scenario, run, result)
     context["stale_catalog"] = run.catalog_version not in ("", catalog_version_now)
     return render(request, "frontend/results.html", context)
 

@@ -21,13 +21,15 @@ from django.shortcuts import render
 
 # Attempts allowed per address per window, per action. Sign-up counts every attempt (it
 # makes accounts); the others count only anonymous visitors (accounts are limited by the
-# one-run-per-scenario rule and their own history).
+# one-run-per-scenario rule and their own history). A what-if prices one design in the
+# request, a few times per change of a control.
 FORM_ATTEMPTS_PER_WINDOW = {
     "signup": 5,
     "password_change": 5,
     "draft": 30,
     "scenario": 20,
     "run": 20,
+    "whatif": 300,
 }
 WINDOW_S = 300
 

@@ -5,7 +5,7 @@ from django.templatetags.static import static
 from django.urls import path
 from django.views.generic import RedirectView
 
-from frontend import compare, measurements, results, views, wizard
+from frontend import compare, measurements, results, views, whatif, wizard
 
 
 class _Favicon(RedirectView):
@@ -32,6 +32,10 @@ urlpatterns = [
     path("s/<uuid:scenario_id>/edit", results.scenario_edit, name="scenario_edit"),
     path("s/<uuid:scenario_id>/clone", results.scenario_clone_view, name="scenario_clone"),
     path("s/<uuid:scenario_id>/notes", results.scenario_notes, name="scenario_notes"),
+    path("s/<uuid:scenario_id>/whatif", whatif.scenario_whatif, name="scenario_whatif"),
+    path(
+        "s/<uuid:scenario_id>/whatif/save", whatif.scenario_whatif_save, name="scenario_whatif_save"
+    ),
     path("s/<uuid:scenario_id>/report.pdf", results.export_pdf, name="export_pdf"),
     path("s/<uuid:scenario_id>/bom.csv", results.export_bom_csv, name="export_bom_csv"),
     path("s/<uuid:scenario_id>/result.json", results.export_json, name="export_json"),

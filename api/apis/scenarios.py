@@ -14,11 +14,15 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from advisor.engine.facts.vocabulary import FABRIC_CHOICES
 from advisor.engine.result.records import EngineResult
+from advisor.scenarios import whatif
+from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result
 from advisor.scenarios.selectors import run_catalog, run_latest
+from advisor.scenarios.timelimit import EvaluationTimeout
 from api import webhooks
 from api.apis.base import ApiView, visible_scenario_or_404
 from api.apis.measurements import calibrated_rerun
@@ -462,3 +466,75 @@ class ScenarioReportApi(ApiView):
         response = HttpResponse(pdf, content_type="application/pdf")
         response["Content-Disposition"] = f'attachment; filename="{pdf_filename(scenario)}"'
         return response
+
+
+class ScenarioWhatIfApi(ApiView):
+    """POST /api/v1/scenarios/{id}/whatif/: one changed design or load, priced in the request."""
+
+    class InputSerializer(serializers.Serializer[Any]):
+        servers = serializers.IntegerField(required=False, min_value=1)
+        fabric = serializers.ChoiceField(choices=FABRIC_CHOICES, required=False)
+        nic_gbps = serializers.FloatField(required=False)
+        nics_per_node = serializers.IntegerField(required=False)
+        oversubscription = serializers.FloatField(required=False)
+        global_batch_sequences = serializers.IntegerField(
+            required=False, help_text="Training and fine-tuning only."
+        )
+        requests_per_s = serializers.FloatField(
+            required=False,
+            allow_null=True,
+            help_text="Serving only; null: the scenario's closed loop of concurrent requests.",
+        )
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        scenario_id = serializers.UUIDField()
+        run_id = serializers.UUIDField()
+        change = serializers.DictField(help_text="The what-if priced, every field set.")
+        baseline = serializers.DictField(
+            help_text="The what-if of nothing changed: the recommended design."
+        )
+        point = serializers.DictField(
+            help_text="A sweep row: feasible, reason, the metrics of the workload's kind, "
+            "network_capex_usd, decision_cost_usd (the network's life cost), total_cost_usd."
+        )
+        inputs = serializers.DictField(help_text="Scenario v1 inputs with the change applied.")
+        engine_ms = serializers.FloatField()
+
+    @extend_schema(
+        operation_id="scenarios_whatif_create",
+        summary="What if: price one changed design or load",
+        description=(
+            "Change the servers, the fabric, the NIC speed or count, the oversubscription, "
+            "the training batch or the serving request rate; fields left out keep the "
+            "recommended design's value. Priced as a sweep prices a design point, within "
+            "ENGINE_IN_REQUEST_TIME_LIMIT_S seconds (503 evaluation_timeout). A design the "
+            "catalog cannot build answers feasible false with the reason. 409 until the "
+            "latest run succeeded."
+        ),
+        tags=["scenarios"],
+        request=InputSerializer,
+        responses={200: OutputSerializer, **error_responses(400, 404, 409, 503)},
+    )
+    def post(self, request: Request, scenario_id: Any) -> Response:
+        scenario = visible_scenario_or_404(request, scenario_id)
+        run, result = latest_run_succeeded_or_409(scenario, "a what-if")
+        catalog = run_catalog(run=run)
+        try:
+            answer = whatif.answer(
+                inputs=scenario.inputs, result=result, raw=request.data, catalog=catalog
+            )
+        except InvalidScenario as exc:
+            fields = dict(exc.field_errors)
+            raise ApplicationError(
+                f"The what-if is invalid: check {', '.join(sorted(fields))}.",
+                code="validation_error",
+                fields=fields,
+            ) from exc
+        except EvaluationTimeout as exc:
+            raise ApplicationError(
+                f"The what-if took longer than the {exc.limit_s:g} s allowed in a request.",
+                code="evaluation_timeout",
+                status_code=503,
+            ) from exc
+        body = {"scenario_id": scenario.pk, "run_id": run.pk, **answer}
+        return Response(ScenarioWhatIfApi.OutputSerializer(body).data)

@@ -1,0 +1,262 @@
+"""What if: one changed design or load of a scenario, priced in the request.
+
+The result page's live what-if and ``POST /api/v1/scenarios/{id}/whatif/`` share this module:
+change the servers, the fabric, the NICs (count and speed), the oversubscription, the training
+batch or the serving request rate, and get the step time (or ms per token, time to first
+token and tokens/s), the idle GPUs, the network capex and the network's life cost of that one
+design, as a sweep prices a design point (:func:`advisor.engine.sweep.evaluate_points`: the
+recommendation's own candidate rules for the NIC and switch, the performance model, the
+prices). A change the catalog cannot build is an answer too (``feasible`` false and the
+reason), not an error; a value outside the engine's input limits is a field-named error.
+
+The engine call runs under the same wall-time limit as ``POST /api/v1/evaluate/``
+(``ENGINE_IN_REQUEST_TIME_LIMIT_S``). One design costs a plan of the workload (once per size)
+and one design evaluation, so the GPU-count limit of a whole synchronous evaluation
+(``API_SYNC_EVALUATE_MAX_GPUS``) does not apply.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
+from advisor.engine.facts.vocabulary import FABRIC_LABELS
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.sweep import evaluate_points
+from advisor.scenarios.engine_calls import InvalidScenario
+from advisor.scenarios.timelimit import wall_time_limit
+
+FABRICS: tuple[str, ...] = tuple(FABRIC_LABELS)
+"""The fabrics a what-if may choose (scenario v1's ``design.fabric``)."""
+NIC_GBPS_CHOICES: tuple[int, ...] = (25, 50, 100, 200, 400, 800)
+NICS_PER_NODE_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
+OVERSUBSCRIPTION_CHOICES: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
+"""What the page offers; the endpoint takes any value inside the engine's limits."""
+
+FIELDS: tuple[str, ...] = (
+    "servers",
+    "fabric",
+    "nic_gbps",
+    "nics_per_node",
+    "oversubscription",
+    "global_batch_sequences",
+    "requests_per_s",
+)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """One what-if: the design and load it prices (every field set)."""
+
+    servers: int
+    fabric: str
+    nic_gbps: float
+    nics_per_node: int
+    oversubscription: float
+    global_batch_sequences: int | None = None
+    """Training only: the global batch in sequences."""
+    requests_per_s: float | None = None
+    """Serving only: Poisson arrivals per second (None: the closed loop of the scenario)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in FIELDS}
+
+
+def baseline(inputs: dict[str, Any], result: EngineResult, catalog: Catalog) -> WhatIf:
+    """The what-if of nothing changed: the scenario's size and load on the recommended design."""
+    scenario = parse_scenario(inputs, catalog)
+    rec = result.recommendation
+    fabric = rec.fabric if rec.fabric in FABRICS else "roce"
+    training = scenario.training
+    serving = scenario.inference
+    return WhatIf(
+        servers=max(1, scenario.gpus // scenario.gpus_per_node),
+        fabric=fabric,
+        nic_gbps=float(rec.nic_gbps or 400),
+        nics_per_node=int(rec.nics_per_node or 1),
+        oversubscription=float(rec.topology.oversubscription or 1.0),
+        global_batch_sequences=training.global_batch_sequences if training else None,
+        requests_per_s=serving.requests_per_s if serving else None,
+    )
+
+
+def _number(
+    raw: dict[str, Any], name: str, limit_key: str, errors: dict[str, list[str]]
+) -> float | None:
+    value = raw.get(name)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            errors[name] = ["must be a number"]
+            return None
+    if not is_number(value):
+        errors[name] = ["must be a number"]
+        return None
+    limit = LIMITS[limit_key]
+    number = float(value)
+    if limit.integer and not number.is_integer():
+        errors[name] = ["must be a whole number"]
+        return None
+    if number <= 0 or limit.refuses(number):
+        errors[name] = [f"must be {limit.describe()}"]
+        return None
+    return number
+
+
+def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
+    """A what-if from request data: fields left out keep the baseline's value.
+
+    Raises :class:`InvalidScenario` naming each bad field (``servers``, ``nic_gbps``...).
+    """
+    if not isinstance(raw, dict):
+        raise InvalidScenario({"non_field_errors": ["must be a JSON object"]})
+    errors: dict[str, list[str]] = {}
+    unknown = sorted(set(raw) - set(FIELDS))
+    for name in unknown:
+        errors[name] = [f"unknown field; known: {', '.join(FIELDS)}"]
+    fabric = raw.get("fabric", base.fabric)
+    if fabric not in FABRICS:
+        errors["fabric"] = [f"must be one of {', '.join(FABRICS)}"]
+    servers_max = GPUS_MAX // max(1, gpus_per_node)
+    servers = raw.get("servers")
+    if isinstance(servers, str) and servers.strip().isdigit():
+        servers = int(servers)
+    if servers is not None and (
+        isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= servers_max
+    ):
+        errors["servers"] = [
+            f"must be a whole number >= 1 and <= {servers_max:,} "
+            f"({GPUS_MAX:,} GPUs of {gpus_per_node} per server)"
+        ]
+    nic_gbps = _number(raw, "nic_gbps", "design.nic_gbps", errors)
+    nics = _number(raw, "nics_per_node", "design.nics_per_node", errors)
+    over = raw.get("oversubscription")
+    oversubscription = _number(raw, "oversubscription", "design.oversubscription", errors)
+    if over is not None and oversubscription is None and "oversubscription" not in errors:
+        errors["oversubscription"] = ["must be a number"]
+    batch = _number(raw, "global_batch_sequences", "training.global_batch_sequences", errors)
+    if batch is not None and base.global_batch_sequences is None:
+        errors["global_batch_sequences"] = ["applies to training and fine-tuning only"]
+    rate = _number(raw, "requests_per_s", "inference.requests_per_s", errors)
+    if rate is not None and base.global_batch_sequences is not None:
+        errors["requests_per_s"] = ["applies to serving only"]
+    if errors:
+        raise InvalidScenario(errors)
+    return WhatIf(
+        servers=int(servers) if servers is not None else base.servers,
+        fabric=str(fabric),
+        nic_gbps=nic_gbps if nic_gbps is not None else base.nic_gbps,
+        nics_per_node=int(nics) if nics is not None else base.nics_per_node,
+        oversubscription=oversubscription
+        if oversubscription is not None
+        else base.oversubscription,
+        global_batch_sequences=int(batch) if batch is not None else base.global_batch_sequences,
+        requests_per_s=rate if rate is not None or "requests_per_s" in raw else base.requests_per_s,
+    )
+
+
+def changed_inputs(inputs: dict[str, Any], change: WhatIf, *, gpus_per_node: int) -> dict[str, Any]:
+    """Scenario v1 inputs with the what-if applied: its size, load and fixed design."""
+    out = copy.deepcopy(inputs)
+    out["gpus"] = change.servers * gpus_per_node
+    out["gpus_per_node"] = gpus_per_node
+    if change.global_batch_sequences is not None:
+        training = dict(out.get("training") or {})
+        training["global_batch_sequences"] = change.global_batch_sequences
+        training.pop("global_batch_tokens", None)
+        out["training"] = training
+    if out.get("workload") == "inference":
+        serving = dict(out.get("inference") or {})
+        serving["requests_per_s"] = change.requests_per_s
+        out["inference"] = serving
+    design = dict(out.get("design") or {})
+    design.update(
+        fabric=change.fabric,
+        nic_gbps=change.nic_gbps,
+        nics_per_node=change.nics_per_node,
+        oversubscription=change.oversubscription,
+    )
+    out["design"] = design
+    parallelism = out.get("parallelism")
+    if isinstance(parallelism, dict) and parallelism.get("dp") is not None:
+        model_parallel = int(parallelism.get("tp") or 1) * int(parallelism.get("pp") or 1)
+        model_parallel *= int(parallelism.get("cp") or 1)
+        if out["gpus"] % model_parallel == 0:
+            out["parallelism"] = {**parallelism, "dp": out["gpus"] // model_parallel}
+    return out
+
+
+def _field_of(path: str) -> str:
+    """An engine field path as the what-if field the user changed."""
+    if path in ("gpus", "gpus_per_node"):
+        return "servers"
+    if path.startswith("training.global_batch"):
+        return "global_batch_sequences"
+    if path == "inference.requests_per_s":
+        return "requests_per_s"
+    if path.startswith("design."):
+        return path.split(".", 1)[1]
+    return path
+
+
+def evaluate_whatif(
+    *, inputs: dict[str, Any], change: WhatIf, gpus_per_node: int, catalog: Catalog
+) -> dict[str, Any]:
+    """Price one what-if: the sweep row of that design point, the changed inputs (to save as
+    a new scenario) and the engine's time. Raises InvalidScenario (field-named) and
+    :class:`advisor.scenarios.timelimit.EvaluationTimeout`."""
+    new_inputs = changed_inputs(inputs, change, gpus_per_node=gpus_per_node)
+    base_inputs = {k: v for k, v in new_inputs.items() if k != "design"}
+    axes: dict[str, list[Any]] = {
+        "servers": [change.servers],
+        "fabric": [change.fabric],
+        "nic_gbps": [change.nic_gbps],
+        "nics_per_node": [change.nics_per_node],
+        "oversubscription": [change.oversubscription],
+    }
+    started = time.perf_counter()
+    try:
+        with wall_time_limit(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S) as deadline:
+            rows, _ = evaluate_points(base_inputs, axes, 0, 1, catalog=catalog, tick=deadline.check)
+    except ScenarioError as exc:
+        errors: dict[str, list[str]] = {}
+        for path, messages in exc.field_errors.items():
+            errors.setdefault(_field_of(path), []).extend(messages)
+        raise InvalidScenario(errors) from exc
+    point = rows[0].to_dict()
+    point.pop("i", None)
+    return {
+        "change": change.to_dict(),
+        "point": point,
+        "inputs": new_inputs,
+        "engine_ms": round((time.perf_counter() - started) * 1e3, 1),
+    }
+
+
+def answer(
+    *, inputs: dict[str, Any], result: EngineResult, raw: Any, catalog: Catalog
+) -> dict[str, Any]:
+    """The what-if of request data ``raw`` against a scenario's inputs and its result (the
+    API's and the page's one entry): the change, the baseline (nothing changed) and the priced
+    point. Raises InvalidScenario naming each bad field, EvaluationTimeout past the limit."""
+    try:
+        scenario = parse_scenario(inputs, catalog)
+    except ScenarioError as exc:
+        raise InvalidScenario(dict(exc.field_errors)) from exc
+    base = baseline(inputs, result, catalog)
+    change = parse_change(raw, base, gpus_per_node=scenario.gpus_per_node)
+    priced = evaluate_whatif(
+        inputs=inputs, change=change, gpus_per_node=scenario.gpus_per_node, catalog=catalog
+    )
+    return {**priced, "baseline": base.to_dict()}

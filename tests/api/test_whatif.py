@@ -1,0 +1,135 @@
+"""What if: one changed design or load of a scenario, priced in the request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.tools.sweep import evaluate_points
+from tests.api.conftest import TWO_SERVER_TRAINING, Caller, latest_run
+
+pytestmark = pytest.mark.django_db
+
+
+def _whatif(caller: Caller, scenario_id: str, body: dict[str, Any]) -> Any:
+    return caller.http.post(f"/api/v1/scenarios/{scenario_id}/whatif/", body, format="json")
+
+
+def test_nothing_changed_is_the_recommended_design(client_a: Caller, submitted: Any) -> None:
+    created = submitted()
+    run = latest_run(created["id"])
+    recommendation = run.result["recommendation"]
+
+    response = _whatif(client_a, created["id"], {})
+
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["run_id"] == str(run.pk)
+    assert body["change"] == body["baseline"]
+    assert body["change"]["servers"] == 2
+    assert body["change"]["fabric"] == recommendation["fabric"]
+    assert body["change"]["nics_per_node"] == recommendation["nics_per_node"]
+    point = body["point"]
+    assert point["feasible"] is True
+    assert point["step_time_s"] == pytest.approx(run.result["metrics"]["step_time_s"], rel=1e-5)
+    assert point["network_capex_usd"] > 0
+    assert point["decision_cost_usd"] >= point["network_capex_usd"]
+    assert body["inputs"]["design"]["fabric"] == recommendation["fabric"]
+    assert body["inputs"]["gpus"] == TWO_SERVER_TRAINING["gpus"]
+
+
+def test_a_change_is_priced_as_a_sweep_prices_that_point(client_a: Caller, submitted: Any) -> None:
+    created = submitted()
+    change = {
+        "servers": 6,
+        "fabric": "roce",
+        "nic_gbps": 200,
+        "nics_per_node": 4,
+        "oversubscription": 2,
+        "global_batch_sequences": 512,
+    }
+
+    response = _whatif(client_a, created["id"], change)
+
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["change"] == {**change, "requests_per_s": None}
+    inputs = {**TWO_SERVER_TRAINING, "training": {**TWO_SERVER_TRAINING["training"]}}
+    inputs["training"]["global_batch_sequences"] = 512
+    axes = {k: [change[k]] for k in ("servers", "fabric", "nic_gbps", "nics_per_node")}
+    axes["oversubscription"] = [2]
+    rows, _ = evaluate_points(inputs, axes, 0, 1, catalog=default_catalog())
+    expected = rows[0].to_dict()
+    expected.pop("i")
+    assert body["point"] == expected
+    assert body["inputs"]["gpus"] == 48
+    assert body["inputs"]["training"]["global_batch_sequences"] == 512
+    assert body["inputs"]["design"] == {
+        "fabric": "roce",
+        "nic_gbps": 200,
+        "nics_per_node": 4,
+        "oversubscription": 2,
+    }
+
+
+def test_more_bandwidth_is_never_slower(client_a: Caller, submitted: Any) -> None:
+    created = submitted()
+    slow = _whatif(client_a, created["id"], {"fabric": "roce", "nic_gbps": 100, "nics_per_node": 1})
+    fast = _whatif(client_a, created["id"], {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8})
+    slow, fast = slow.json(), fast.json()
+    assert fast["point"]["step_time_s"] <= slow["point"]["step_time_s"]
+    assert fast["point"]["network_capex_usd"] > slow["point"]["network_capex_usd"]
+
+
+def test_a_design_the_catalog_cannot_build_is_an_answer(client_a: Caller, submitted: Any) -> None:
+    created = submitted()
+    response = _whatif(client_a, created["id"], {"nic_gbps": 3200})
+    assert response.status_code == 200
+    point = response.json()["point"]
+    assert point["feasible"] is False
+    assert "3200G" in point["reason"]
+    assert point["step_time_s"] is None
+
+
+def test_bad_values_are_named_by_field(client_a: Caller, submitted: Any) -> None:
+    created = submitted()
+    response = _whatif(
+        client_a,
+        created["id"],
+        {"servers": 0, "fabric": "token-ring", "nic_gbps": 1e9, "requests_per_s": 5, "x": 1},
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert set(error["fields"]) == {"servers", "fabric", "nic_gbps", "requests_per_s", "x"}
+    assert "serving only" in error["fields"]["requests_per_s"][0]
+    assert "3,200" in error["fields"]["nic_gbps"][0]
+
+
+def test_a_size_the_model_does_not_fit_is_an_answer(client_a: Caller, submitted: Any) -> None:
+    """llama3.1-405b does not fit on one H100 server: the point says so, as a sweep's would."""
+    created = submitted(inputs={**TWO_SERVER_TRAINING, "model": "llama3.1-405b", "gpus": 256})
+    response = _whatif(client_a, created["id"], {"servers": 1})
+    assert response.status_code == 200
+    point = response.json()["point"]
+    assert point["feasible"] is False
+    assert "does not fit" in point["reason"]
+
+
+def test_too_slow_is_a_503(client_a: Caller, submitted: Any, settings: Any) -> None:
+    created = submitted()
+    settings.ENGINE_IN_REQUEST_TIME_LIMIT_S = 1e-6
+    response = _whatif(client_a, created["id"], {"servers": 7})
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "evaluation_timeout"
+
+
+def test_only_after_a_run_succeeded_and_only_for_its_owner(
+    client_a: Caller, client_b: Caller, submitted: Any
+) -> None:
+    pending = submitted(finish=False)
+    assert _whatif(client_a, pending["id"], {}).status_code == 409
+    created = submitted()
+    assert _whatif(client_b, created["id"], {}).status_code == 404

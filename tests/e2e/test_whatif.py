@@ -1,0 +1,97 @@
+"""A sales engineer on a call changes the design and the load on the result page and sees the
+step time, idle GPUs and costs follow without a page load, then saves the chosen point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.scenarios.models import Scenario
+from advisor.scenarios.services import scenario_submit
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+TRAINING = {
+    "workload": "training",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 128,
+    "training": {"global_batch_sequences": 512, "total_tokens": 1e11},
+}
+LATENCIES = Path(__file__).resolve().parents[2] / "test-output" / "whatif_latency_ms.json"
+
+
+def _priced(page: Any, after: int) -> int:
+    """Wait until the card shows an answer newer than `after`; its sequence number."""
+    page.wait_for_function(
+        f"() => Number(document.getElementById('whatif').dataset.priced || 0) > {after}"
+    )
+    return int(page.evaluate("Number(document.getElementById('whatif').dataset.priced)"))
+
+
+def test_a_what_if_updates_beside_the_recommendation_and_saves(
+    new_page: Any, live_server: Any
+) -> None:
+    run = scenario_submit(name="Llama 3 70B on 16 servers", inputs=TRAINING)
+    scenario = run.scenario
+    customer = new_page()
+    page = customer.page
+    page.goto(f"{live_server.url}/s/{scenario.pk}/")
+    page.wait_for_selector("#whatif")
+    seen = _priced(page, 0)
+    step = page.locator("[data-whatif=step_time_s]")
+    base_step = page.inner_text("[data-base=step_time_s]")
+    assert base_step.endswith(" s") and step.inner_text() == base_step
+    capex_before = page.inner_text("[data-whatif=network_capex_usd]")
+    latencies = []
+
+    # fewer, slower NICs: slower and cheaper, priced without leaving the page
+    url_before = page.url
+    page.select_option("select[name=fabric]", "roce")
+    page.select_option("select[name=nics_per_node]", "2")
+    seen = _priced(page, seen)
+    latencies.append(float(page.get_attribute("#whatif", "data-elapsed-ms") or "nan"))
+    slow_step = step.inner_text()
+    assert page.url == url_before
+    assert float(slow_step.split()[0].replace(",", "")) > float(
+        base_step.split()[0].replace(",", "")
+    )
+    assert page.inner_text("[data-whatif=network_capex_usd]") != capex_before
+    assert "Priced in" in page.inner_text("#whatif-status")
+
+    # more servers, same batch: GPUs idle, the figures follow
+    page.fill("input[name=servers]", "24")
+    seen = _priced(page, seen)
+    latencies.append(float(page.get_attribute("#whatif", "data-elapsed-ms") or "nan"))
+    assert page.inner_text("[data-whatif=gpu_idle_fraction]").endswith("%")
+    customer.check("40-results-whatif")
+
+    # a value outside the limits is named next to its control (the browser logs the 400),
+    # and cannot be saved
+    page.fill("input[name=servers]", "0")
+    seen = _priced(page, seen)
+    assert "must be a whole number" in page.inner_text("[data-error-for=servers]")
+    assert page.is_disabled("#whatif-save")
+    page.fill("input[name=servers]", "24")
+    seen = _priced(page, seen)
+    assert page.inner_text("[data-error-for=servers]") == ""
+
+    LATENCIES.parent.mkdir(parents=True, exist_ok=True)
+    LATENCIES.write_text(json.dumps({"browser_ms": latencies}) + "\n")
+
+    with page.expect_navigation():
+        page.click("#whatif-save")
+    page.wait_for_selector("#headline")
+    saved = Scenario.objects.exclude(pk=scenario.pk).get()
+    assert saved.cloned_from_id == scenario.pk
+    assert saved.inputs["gpus"] == 24 * 8
+    assert saved.inputs["design"] == {
+        "fabric": "roce",
+        "nic_gbps": 400,
+        "nics_per_node": 2,
+        "oversubscription": 1,
+    }
+    assert str(saved.pk) in page.url
