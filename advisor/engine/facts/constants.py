@@ -160,6 +160,7 @@ NCCL_HW_LATENCY_S: dict[str, dict[str, dict[str, float]]] = {
         "tree": {"LL": 5.0e-6, "LL128": 8.5e-6, "Simple": 14e-6},
         "ring": {"LL": 2.7e-6, "LL128": 4.0e-6, "Simple": 14e-6},
         "nvls": {"LL": 0.0, "LL128": 0.0, "Simple": 18e-6},
+        "nvls_tree": {"LL": 0.0, "LL128": 0.0, "Simple": 20.9e-6},
         "collnet": {"LL": 0.0, "LL128": 0.0, "Simple": 31e-6},
     },
 }

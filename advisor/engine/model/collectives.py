@@ -428,9 +428,16 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
             inter_t = nbytes / (d.net_bytes_per_s * NCCL_COLLNET_BW_FACTOR)
             inter_lat = NCCL_HW_LATENCY_S["net"]["collnet"]["Simple"] + d.net_extra_latency_s
         else:
-            inter_t = 2.0 * (n - 1) / n * nbytes / d.net_bytes_per_s
+            # Between domains the reduction runs as NCCL's (double binary) tree.  A domain
+            # that is interior in one tree receives S from its children and sends S to them,
+            # so the tree's bus bandwidth is the domain's NIC bandwidth; on two domains each
+            # is only a root or a leaf and it doubles (NCCL tuning.cc: NVLSTree interBw x 2
+            # for nNodes <= 2, x 1 beyond).
+            ranks = d.ranks
+            tree_bw = d.net_bytes_per_s * (2.0 if n <= 2 else 1.0)
+            inter_t = 2.0 * (ranks - 1) / ranks * nbytes / tree_bw
             hops = 2.0 * math.log2(n)
-            net_lat = NCCL_HW_LATENCY_S["net"]["nvls" if nvls else "tree"]["Simple"]
+            net_lat = NCCL_HW_LATENCY_S["net"]["nvls_tree" if nvls else "tree"]["Simple"]
             inter_lat = hops * (net_lat + d.net_extra_latency_s)
     else:
         inter_t, inter_lat = 0.0, 0.0
