@@ -167,6 +167,8 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
     measured = sorted(abs(_float(r.error_pct)) for r in rows if r.kind != "topology")
     figure = charts.validation_figure(report)
     bands, coverage = _residual_bands()
+    summary = dict(report.summary)
+    by_use = summary.get("mae_by_use", {})
     return {
         "nav": "accuracy",
         "engine_version": engine_version,
@@ -179,12 +181,44 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         "figure": figure,
         "bands": bands,
         "coverage": coverage,
+        "held_out": {
+            "mae_pct": summary.get("held_out_mae_pct"),
+            "lines": summary.get("held_out_lines", 0),
+            "rows": summary.get("held_out_rows", 0),
+            "within_tolerance": summary.get("held_out_within_tolerance", 0),
+            "loo_inside": summary.get("held_out_loo_inside", 0),
+            "loo_share_pct": _pct(summary.get("held_out_loo_coverage")),
+            "baseline_mae_pct": summary.get("held_out_baseline_mae_pct"),
+        },
+        "uses": [
+            {"use": use, "label": USE_LABELS[use], **by_use[use]}
+            for use in ("held_out", "development", "fitted")
+            if use in by_use
+        ],
+        "kinds": [
+            {"kind": charts.KIND_LABELS.get(kind, kind.replace("_", " ")), **entry}
+            for kind, entry in summary.get("mae_by_kind", {}).items()
+        ],
+        "arithmetic": summary.get("arithmetic_checks", {}),
     }
+
+
+USE_LABELS = {
+    "held_out": "Held out: never used to set or choose anything",
+    "development": "Development: watched while the model changed",
+    "fitted": "Fitted: a constant was set on the row",
+    "arithmetic": "Topology arithmetic (exact, not accuracy)",
+}
+
+
+def _pct(share: Any) -> float | None:
+    return None if share is None else _float(share) * 100.0
 
 
 def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The calibration residuals by kind and GPU generation, and the band each sets on results
-    (advisor.engine.tools.validation.model_error_band), with the share of rows inside their band."""
+    (advisor.engine.tools.validation.model_error_band), with the share of held-out measurements inside
+    the same band computed without their own row (leave-one-out)."""
     import math
 
     from advisor.engine.tools.validation import band_coverage, model_error_band, residual_table
@@ -206,7 +240,7 @@ def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 "band_high_pct": (high - 1.0) * 100.0,
             }
         )
-    cov = band_coverage()
+    cov = band_coverage("held_out")
     return bands, {"inside": cov["inside"], "total": cov["total"], "share": cov["share"] * 100.0}
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import pytest
 
 from advisor.engine.tools.validation import (
+    HELD_OUT_REGRESSION_POINTS,
+    USES,
     calibration_rows,
+    is_bound,
     serving_calibration_rows,
     tolerance_pct,
+    validation_baseline,
     validation_report,
 )
 
@@ -25,6 +29,7 @@ PUBLISHED_IDS = {
 }
 
 REPORT = validation_report()
+ALL_ROWS = calibration_rows() + serving_calibration_rows()
 
 
 def test_all_shared_calibration_rows_are_shipped_with_the_engine() -> None:
@@ -59,9 +64,69 @@ def test_tolerances_are_15_35_and_exact() -> None:
     assert tolerance_pct("topology", "leaf_switches") == 0
 
 
-@pytest.mark.parametrize("line", REPORT["rows"], ids=lambda r: f"{r['id']}:{r['metric']}")
-def test_row_is_within_tolerance(line: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "line",
+    [line for line in REPORT["rows"] if line["use"] != "held_out"],
+    ids=lambda r: f"{r['id']}:{r['metric']}",
+)
+def test_fitted_development_and_arithmetic_rows_are_within_tolerance(
+    line: dict[str, object],
+) -> None:
     assert line["passed"], line
+
+
+def test_every_row_says_what_it_was_used_for() -> None:
+    for row in ALL_ROWS:
+        assert row.get("use") in USES, row["id"]
+        if row["use"] == "fitted":
+            assert row.get("fitted"), f"{row['id']}: a fitted row names the constant set on it"
+        else:
+            assert not row.get("fitted"), f"{row['id']}: only fitted rows name constants"
+        assert (row["kind"] == "topology") == (row["use"] == "arithmetic"), row["id"]
+
+
+def test_thirty_held_out_rows_over_several_kinds_each_with_a_source() -> None:
+    held = [row for row in ALL_ROWS if row["use"] == "held_out"]
+    assert len(held) >= 30
+    assert {row["kind"] for row in held} >= {"collective", "all_to_all", "training"}
+    assert all(row.get("source") for row in held)
+
+
+def test_summary_is_the_mean_absolute_error_of_its_lines() -> None:
+    summary = REPORT["summary"]
+    held = [
+        abs(line["error_pct"])
+        for line in REPORT["rows"]
+        if line["use"] == "held_out" and not is_bound(line["metric"])
+    ]
+    assert summary["held_out_lines"] == len(held)
+    assert summary["held_out_mae_pct"] == pytest.approx(sum(held) / len(held))
+    for use, entry in summary["mae_by_use"].items():
+        errors = [
+            abs(line["error_pct"])
+            for line in REPORT["rows"]
+            if line["use"] == use and not is_bound(line["metric"])
+        ]
+        assert entry["lines"] == len(errors)
+        assert entry["mae_pct"] == pytest.approx(sum(errors) / len(errors))
+    topology = [line for line in REPORT["rows"] if line["kind"] == "topology"]
+    assert summary["arithmetic_checks"] == {"passed": len(topology), "total": len(topology)}
+    assert "topology" not in summary["mae_by_kind"]
+
+
+def test_held_out_error_has_not_grown_past_the_committed_baseline() -> None:
+    baseline = validation_baseline()
+    held = {
+        f"{line['id']}:{line['metric']}"
+        for line in REPORT["rows"]
+        if line["use"] == "held_out" and not is_bound(line["metric"])
+    }
+    # a new held-out row changes the baseline on purpose (validate --write-baseline)
+    assert set(baseline["lines"]) == held
+    assert REPORT["summary"]["held_out_mae_pct"] <= (
+        baseline["held_out_mae_pct"] + HELD_OUT_REGRESSION_POINTS
+    )
+    assert REPORT["summary"]["held_out_regression_ok"] is True
 
 
 def test_the_report_passes_as_a_whole() -> None:

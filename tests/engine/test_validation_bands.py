@@ -7,15 +7,53 @@ from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.efficiency import gemm_time_s, training_efficiency
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.tools.validation import band_coverage, model_error_band, residual_table
+from advisor.engine.tools import validation
+from advisor.engine.tools.validation import (
+    band_coverage,
+    loo_bands,
+    model_error_band,
+    residual_table,
+    validation_baseline,
+)
 
 IB = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
 
 
-def test_measured_values_lie_inside_the_band_for_nine_rows_in_ten() -> None:
-    coverage = band_coverage()
-    assert coverage["total"] >= 50
-    assert coverage["share"] >= 0.9, [
+def test_a_rows_leave_one_out_band_ignores_its_own_measurement(monkeypatch) -> None:
+    """The band a row is checked against is built from the other rows only: moving the row's
+    own measurement far away moves nothing in its band (the old check passed by construction
+    because every band held its own row's residual)."""
+    rows = list(validation.calibration_rows())
+    index = next(i for i, row in enumerate(rows) if row["use"] == "held_out")
+    target = rows[index]
+    metric = next(iter(target["measured"]))
+    before = _loo_of(target["id"])
+    moved = {**target, "measured": {metric: float(target["measured"][metric]) * 3.0}}
+    monkeypatch.setattr(
+        validation, "calibration_rows", lambda: (*rows[:index], moved, *rows[index + 1 :])
+    )
+    for cached in (validation._all_lines, validation.loo_bands):
+        cached.cache_clear()
+    try:
+        after = _loo_of(target["id"])
+    finally:
+        monkeypatch.undo()
+        for cached in (validation._all_lines, validation.loo_bands):
+            cached.cache_clear()
+    assert after[0] == before[0] and after[1] == before[1]
+    assert after[2] is False  # three times the measurement lies outside
+
+
+def _loo_of(row_id: str) -> tuple[float | None, float | None, bool | None]:
+    pairs = zip(validation._all_lines(), loo_bands(), strict=True)
+    return next(band for (_, line), band in pairs if line["id"] == row_id)
+
+
+def test_held_out_coverage_of_the_leave_one_out_bands_does_not_fall() -> None:
+    coverage = band_coverage("held_out")
+    assert coverage["total"] >= 30
+    floor = validation_baseline()["held_out_loo_inside"]
+    assert coverage["inside"] >= floor, [
         (line["id"], line["metric"]) for line in coverage["lines"] if not line["inside"]
     ]
 

@@ -781,6 +781,14 @@ class ValidationRow(_Record):
     error_pct: float = 0.0
     tolerance_pct: float = 0.0
     passed: bool = False
+    use: str = ""
+    """fitted / development / held_out / arithmetic (docs/VALIDATION_SOURCES.md)."""
+    fitted: tuple[str, ...] = ()
+    """Constants set on this row (``use == "fitted"``)."""
+    loo_low: float | None = None
+    """The engine's range for this line computed without the row (leave-one-out)."""
+    loo_high: float | None = None
+    loo_inside: bool | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -789,6 +797,8 @@ class ValidationReport(_Record):
     """:func:`advisor.engine.tools.validation.validation_report`, typed (the accuracy page)."""
 
     rows: tuple[ValidationRow, ...] = ()
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    """MAE per use and kind, held-out MAE and leave-one-out coverage."""
     passed: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
@@ -100,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         "validate", help="predicted vs measured for the calibration rows"
     )
     validate_command.add_argument("--format", choices=("json", "table"), default="json")
+    validate_command.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="write the held-out errors to advisor/engine/calibration/data/validation_baseline.json",
+    )
     return parser
 
 
@@ -207,22 +213,49 @@ def run_evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_validate(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
-    from advisor.engine.tools.validation import validation_report
+    from advisor.engine.tools.validation import baseline_from_report, validation_report
 
     report = validation_report()
+    if getattr(args, "write_baseline", False):
+        path = Path(__file__).resolve().parents[1] / "calibration" / "data" / "validation_baseline.json"
+        path.write_text(json.dumps(baseline_from_report(report), indent=2) + "\n", "utf-8")
+        print(f"wrote {path}", file=sys.stderr)
     return report, bool(report["passed"])
 
 
 def _format_table(report: dict[str, Any]) -> str:
     lines = [
-        f"{'id':34} {'metric':22} {'predicted':>11} {'measured':>11} {'error%':>8} {'tol%':>5}  ok"
+        f"{'id':44} {'use':11} {'metric':22} {'predicted':>11} {'measured':>11} {'error%':>8} "
+        f"{'tol%':>5}  ok  loo band"
     ]
     for row in report["rows"]:
+        band = ""
+        if row.get("loo_low") is not None:
+            where = "in" if row["loo_inside"] else "OUT"
+            band = f"{row['loo_low']:.4g}..{row['loo_high']:.4g} {where}"
         lines.append(
-            f"{row['id']:34} {row['metric']:22} {row['predicted']:>11.4g} "
+            f"{row['id']:44} {row['use']:11} {row['metric']:22} {row['predicted']:>11.4g} "
             f"{row['measured']:>11.4g} {row['error_pct']:>8.1f} {row['tolerance_pct']:>5.0f}  "
-            f"{'yes' if row['passed'] else 'NO'}"
+            f"{'yes' if row['passed'] else 'NO ':3} {band}"
         )
+    summary = report.get("summary", {})
+
+    def pct(value: Any) -> str:
+        return "-" if value is None else f"{value:.1f} %"
+
+    lines.append("")
+    lines.append(
+        f"held out: MAE {pct(summary.get('held_out_mae_pct'))} over "
+        f"{summary.get('held_out_lines')} lines ({summary.get('held_out_rows')} rows); "
+        f"leave-one-out bands hold {summary.get('held_out_loo_inside')} of "
+        f"{summary.get('held_out_lines')}; baseline {pct(summary.get('held_out_baseline_mae_pct'))}"
+    )
+    for use, entry in summary.get("mae_by_use", {}).items():
+        lines.append(f"  {use:12} MAE {pct(entry['mae_pct']):>8} over {entry['lines']} lines")
+    for kind, entry in summary.get("mae_by_kind", {}).items():
+        lines.append(f"  {kind:12} MAE {pct(entry['mae_pct']):>8} over {entry['lines']} lines")
+    checks = summary.get("arithmetic_checks", {})
+    lines.append(f"  topology arithmetic: {checks.get('passed')} of {checks.get('total')} exact")
     lines.append(f"passed: {report['passed']}")
     return "\n".join(lines)
 

@@ -4,8 +4,16 @@ Row kinds: ``collective`` (nccl-tests busbw), ``training`` (TFLOP/s per GPU — 
 model FLOPs, with ``attention_flops: "causal"`` when the source halves attention — tokens/s per
 GPU, GPU-hours per trillion tokens), ``all_to_all`` (DeepEP dispatch/combine latency and
 bandwidth) and ``topology`` (switch and link counts).  Tolerances: bandwidth and throughput
-15 %, latency 35 %, topology exact.  :func:`model_error_band` turns the residuals into the
-model-error part of every low/high range (docs/MODEL.md section 9.1).
+15 %, latency 35 %, topology exact.
+
+Every row carries a ``use`` (docs/VALIDATION_SOURCES.md): ``fitted`` (a constant was set on it,
+named in ``fitted``), ``development`` (watched while the model changed), ``held_out`` (never used
+to set or choose anything) or ``arithmetic`` (the engine's own topology arithmetic, exact checks
+that are not accuracy).  The report summarises the mean absolute error per use and per kind and
+leads with the held-out figures.  :func:`model_error_band` turns the residuals into the
+model-error part of every low/high range (docs/MODEL.md section 9.1); each report line also gets
+the band computed without its own row (``loo_low`` / ``loo_high``), whose coverage on held-out
+rows is the honest check of those ranges.
 """
 
 from __future__ import annotations
@@ -25,6 +33,11 @@ from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.results import predict_published
 from advisor.engine.model.topology import size_topology
 
+USES = ("fitted", "development", "held_out", "arithmetic")
+"""What a calibration row was used for (docs/VALIDATION_SOURCES.md)."""
+HELD_OUT_REGRESSION_POINTS = 1.0
+"""``validate`` fails when the held-out MAE rises more than this many percentage points above
+the committed baseline (``data/validation_baseline.json``)."""
 BANDWIDTH_TOLERANCE_PCT = 15.0
 LATENCY_TOLERANCE_PCT = 35.0
 TOPOLOGY_TOLERANCE_PCT = 0.0
@@ -179,6 +192,10 @@ def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
         )
         / 1e9,
         "rdma_GBps_per_gpu": dispatch.rdma_bytes_per_s / 1e9,
+        # DeepEP's intranode "bottleneck bandwidth (NVLink)": NVLink bytes per GPU / time
+        "nvlink_GBps_per_gpu": (
+            dispatch.nvlink_bytes / dispatch.time_s / 1e9 if dispatch.time_s > 0 else 0.0
+        ),
     }
 
 
@@ -206,9 +223,26 @@ def _error_pct(predicted: float, measured: float) -> float:
     return (predicted - measured) / measured * 100.0
 
 
+def row_use(row: dict[str, Any]) -> str:
+    """The row's ``use``; a row without one is an error (every row must say what it is for)."""
+    use = row.get("use")
+    if use not in USES:
+        raise ValueError(
+            f"calibration row {row.get('id')!r}: use must be one of {USES}, got {use!r}"
+        )
+    return str(use)
+
+
+def is_bound(metric: str) -> bool:
+    """``*_max`` metrics are upper bounds (the model must not exceed them), not point values."""
+    return metric.endswith("_max")
+
+
 def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     """One report line per measured metric of ``row``."""
     kind = row["kind"]
+    use = row_use(row)
+    fitted = [str(name) for name in row.get("fitted", [])]
     predicted = _PREDICTORS[kind](row)
     lines = []
     for metric, measured in row["measured"].items():
@@ -220,13 +254,15 @@ def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
         value = predicted[metric]
         err = _error_pct(value, float(measured))
         passed = abs(err) <= tol + 1e-9
-        if metric.endswith("_max"):
+        if is_bound(metric):
             # an upper bound: the model must not exceed it by more than the tolerance
             passed = err <= tol + 1e-9
         lines.append(
             {
                 "id": row["id"],
                 "kind": kind,
+                "use": use,
+                "fitted": fitted,
                 "source": row.get("source", ""),
                 "confidence": row.get("confidence", ""),
                 "metric": metric,
@@ -258,12 +294,134 @@ def predict_serving(row: dict[str, Any]) -> dict[str, float]:
 _PREDICTORS["serving"] = predict_serving
 
 
+@lru_cache(maxsize=1)
+def _all_lines() -> tuple[tuple[dict[str, Any], dict[str, Any]], ...]:
+    """(row, line) for every report line of every calibration row; computed once per process
+    with model-error bands switched off (the point predictions do not depend on them)."""
+    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    _BAND_STATE["building"] = True
+    try:
+        rows = list(calibration_rows())
+        with contextlib.suppress(FileNotFoundError, OSError):
+            rows += list(serving_calibration_rows())
+        for row in rows:
+            for line in validate_row(row):
+                out.append((row, line))
+    finally:
+        _BAND_STATE["building"] = False
+    return tuple(out)
+
+
+def _mae(lines: list[dict[str, Any]]) -> float | None:
+    values = [abs(float(line["error_pct"])) for line in lines]
+    return sum(values) / len(values) if values else None
+
+
+def _accuracy_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Lines that measure accuracy: not topology arithmetic, not upper bounds."""
+    return [line for line in lines if line["use"] != "arithmetic" and not is_bound(line["metric"])]
+
+
+@lru_cache(maxsize=1)
+def validation_baseline() -> dict[str, Any]:
+    """The committed held-out errors (``data/validation_baseline.json``); empty if absent."""
+    try:
+        text = (
+            resources.files("advisor.engine.calibration")
+            .joinpath("data/validation_baseline.json")
+            .read_text("utf-8")
+        )
+    except (FileNotFoundError, OSError):
+        return {}
+    data = json.loads(text)
+    return data if isinstance(data, dict) else {}
+
+
+def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """MAE per use, per kind and per (use, kind); held-out MAE and leave-one-out coverage."""
+    accuracy = _accuracy_lines(lines)
+    by_use: dict[str, Any] = {}
+    by_kind: dict[str, Any] = {}
+    by_use_kind: dict[str, dict[str, Any]] = {}
+    for use in USES:
+        members = [line for line in accuracy if line["use"] == use]
+        if use != "arithmetic":
+            by_use[use] = {
+                "mae_pct": _mae(members),
+                "lines": len(members),
+                "rows": len({line["id"] for line in members}),
+            }
+        kinds = sorted({line["kind"] for line in members})
+        if kinds:
+            by_use_kind[use] = {
+                kind: {
+                    "mae_pct": _mae([m for m in members if m["kind"] == kind]),
+                    "lines": sum(1 for m in members if m["kind"] == kind),
+                }
+                for kind in kinds
+            }
+    for kind in sorted({line["kind"] for line in accuracy}):
+        members = [line for line in accuracy if line["kind"] == kind]
+        by_kind[kind] = {"mae_pct": _mae(members), "lines": len(members)}
+    held = [line for line in accuracy if line["use"] == "held_out"]
+    held_in_band = [line for line in held if line.get("loo_inside")]
+    arithmetic = [line for line in lines if line["use"] == "arithmetic"]
+    baseline = validation_baseline().get("held_out_mae_pct")
+    held_mae = _mae(held)
+    regression_ok = (
+        baseline is None
+        or held_mae is None
+        or held_mae <= float(baseline) + HELD_OUT_REGRESSION_POINTS + 1e-9
+    )
+    return {
+        "held_out_mae_pct": held_mae,
+        "held_out_lines": len(held),
+        "held_out_rows": len({line["id"] for line in held}),
+        "held_out_within_tolerance": sum(1 for line in held if line["passed"]),
+        "held_out_loo_inside": len(held_in_band),
+        "held_out_loo_coverage": len(held_in_band) / len(held) if held else None,
+        "held_out_baseline_mae_pct": baseline,
+        "held_out_regression_ok": regression_ok,
+        "mae_by_use": by_use,
+        "mae_by_kind": by_kind,
+        "mae_by_use_and_kind": by_use_kind,
+        "arithmetic_checks": {
+            "passed": sum(1 for line in arithmetic if line["passed"]),
+            "total": len(arithmetic),
+        },
+    }
+
+
 def validation_report() -> dict[str, Any]:
-    """``{"rows": [...], "passed": bool}`` (docs/ENGINE_API.md)."""
-    lines: list[dict[str, Any]] = []
-    for row in calibration_rows() + serving_calibration_rows():
-        lines.extend(validate_row(row))
-    return {"rows": lines, "passed": all(line["passed"] for line in lines)}
+    """``{"rows": [...], "summary": {...}, "passed": bool}`` (docs/ENGINE_API.md).
+
+    ``passed``: every fitted, development and arithmetic line within its tolerance, and the
+    held-out MAE no more than :data:`HELD_OUT_REGRESSION_POINTS` above the baseline.  Held-out
+    lines outside their tolerance are reported (``passed: false``) but do not fail the run.
+    """
+    lines = [dict(line) for _, line in _all_lines()]
+    for line, (lo, hi, inside) in zip(lines, loo_bands(), strict=True):
+        line["loo_low"], line["loo_high"], line["loo_inside"] = lo, hi, inside
+    summary = summarise(lines)
+    passed = all(line["passed"] for line in lines if line["use"] != "held_out") and bool(
+        summary["held_out_regression_ok"]
+    )
+    return {"rows": lines, "summary": summary, "passed": passed}
+
+
+def baseline_from_report(report: dict[str, Any]) -> dict[str, Any]:
+    """The held-out errors of ``report`` in the baseline file's shape."""
+    held = [line for line in _accuracy_lines(list(report["rows"])) if line["use"] == "held_out"]
+    return {
+        "about": "Held-out errors the last accepted model made (python -m advisor.engine validate "
+        "--write-baseline). validate fails when held_out_mae_pct rises more than "
+        f"{HELD_OUT_REGRESSION_POINTS:g} point above this figure.",
+        "held_out_mae_pct": round(float(report["summary"]["held_out_mae_pct"] or 0.0), 3),
+        "held_out_loo_inside": int(report["summary"]["held_out_loo_inside"]),
+        "lines": {
+            f"{line['id']}:{line['metric']}": round(float(line["error_pct"]), 2) for line in held
+        },
+    }
 
 
 # ----------------------------------------------------------------------------- model error bands
@@ -273,9 +431,11 @@ _BAND_STATE = {"building": False}
 DEFAULT_MODEL_ERROR = 0.15
 """Band half-width (as a time ratio) for a kind with no calibration row: the throughput
 tolerance."""
-POOLED_QUANTILE = 0.9
-"""Every generation's band covers at least the pooled 10th-90th percentile residual of its kind,
-so a generation with one or two rows is not credited with their luck."""
+BAND_COVERAGE = 0.9
+"""Target share of unseen measurements inside a band: each tail holds 5 %.  The pooled
+residuals of a kind give the band by the split-conformal rule (order statistic
+ceil((n + 1) x 0.95) of n residuals on each side), widened to the extremes of the same GPU
+generation."""
 
 
 def _time_ratio(metric: str, error_pct: float) -> float:
@@ -294,14 +454,32 @@ def _generation(row: dict[str, Any]) -> str:
     return profile(gpu).generation if gpu is not None else "*"
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
+def _conformal(values: list[float], upper: bool) -> float:
+    """The split-conformal bound of ``values`` for a (1 - BAND_COVERAGE)/2 tail."""
+    import math
+
+    ordered = sorted(values, reverse=upper)
+    n = len(ordered)
+    if n == 0:
         return 0.0
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    k = math.ceil((n + 1) * (1.0 - (1.0 - BAND_COVERAGE) / 2.0))
+    return ordered[min(k, n) - 1]
+
+
+def _residuals(exclude_id: str | None = None) -> dict[tuple[str, str], list[float]]:
+    """ln(measured / predicted time) of the accuracy lines, by (kind, generation) and
+    (kind, "*"); ``exclude_id`` leaves one row out."""
+    import math
+
+    table: dict[tuple[str, str], list[float]] = {}
+    for row, line in _all_lines():
+        if line["id"] == exclude_id or line["use"] == "arithmetic" or is_bound(line["metric"]):
+            continue
+        r = math.log(_time_ratio(line["metric"], line["error_pct"]))
+        gen = _generation(row)
+        table.setdefault((line["kind"], gen), []).append(r)
+        table.setdefault((line["kind"], "*"), []).append(r)
+    return table
 
 
 @lru_cache(maxsize=1)
@@ -311,69 +489,78 @@ def residual_table() -> dict[tuple[str, str], tuple[float, ...]]:
     ``(kind, "*")`` pools a kind over generations.  Built once per process; while it is built
     the engine reports bands without model error (:func:`model_error_band` returns 1, 1).
     """
+    return {k: tuple(v) for k, v in _residuals().items()}
+
+
+def _band(table: Any, kind: str, generation: str) -> tuple[float, float]:
     import math
 
-    table: dict[tuple[str, str], list[float]] = {}
-    _BAND_STATE["building"] = True
-    try:
-        rows = list(calibration_rows())
-        with contextlib.suppress(FileNotFoundError, OSError):
-            rows += list(serving_calibration_rows())
-        for row in rows:
-            lines = validate_row(row)
-            gen = _generation(row)
-            for line in lines:
-                log_ratio = math.log(_time_ratio(line["metric"], line["error_pct"]))
-                table.setdefault((line["kind"], gen), []).append(log_ratio)
-                table.setdefault((line["kind"], "*"), []).append(log_ratio)
-    finally:
-        _BAND_STATE["building"] = False
-    return {k: tuple(v) for k, v in table.items()}
-
-
-def model_error_band(kind: str, generation: str) -> tuple[float, float]:
-    """(low, high) factors on a predicted *time* from the calibration residuals of ``kind`` on
-    ``generation``: the extreme residuals of that generation, widened to at least the pooled
-    10th-90th percentile of the kind (DEFAULT_MODEL_ERROR when the kind has no row)."""
-    import math
-
-    if _BAND_STATE["building"]:
-        return 1.0, 1.0
-    table = residual_table()
-    pooled = table.get((kind, "*"), ())
-    own = table.get((kind, generation), ())
+    pooled = list(table.get((kind, "*"), ()))
+    own = list(table.get((kind, generation), ()))
     if not pooled:
         return 1.0 / (1.0 + DEFAULT_MODEL_ERROR), 1.0 + DEFAULT_MODEL_ERROR
-    lo = min(0.0, _quantile(list(pooled), 1.0 - POOLED_QUANTILE), min(own, default=0.0))
-    hi = max(0.0, _quantile(list(pooled), POOLED_QUANTILE), max(own, default=0.0))
+    lo = min(0.0, _conformal(pooled, upper=False), min(own, default=0.0))
+    hi = max(0.0, _conformal(pooled, upper=True), max(own, default=0.0))
     return math.exp(lo), math.exp(hi)
 
 
-def line_band(line: dict[str, Any], row: dict[str, Any]) -> tuple[float, float]:
-    """The engine's (low, high) for one report line: the point prediction widened by the model
-    error band of its kind and generation."""
-    low_t, high_t = model_error_band(line["kind"], _generation(row))
+def model_error_band(kind: str, generation: str) -> tuple[float, float]:
+    """(low, high) factors on a predicted *time* from the calibration residuals of ``kind``:
+    the split-conformal 5th-95th percentile of the kind's pooled residuals, widened to the
+    extremes of ``generation`` (DEFAULT_MODEL_ERROR when the kind has no row)."""
+    if _BAND_STATE["building"]:
+        return 1.0, 1.0
+    return _band(residual_table(), kind, generation)
+
+
+def _apply(line: dict[str, Any], low_t: float, high_t: float) -> tuple[float, float]:
     value = float(line["predicted"])
     if any(tag in line["metric"] for tag in _TIME_LIKE):
         return value * low_t, value * high_t
     return value / high_t, value / low_t
 
 
-def band_coverage() -> dict[str, Any]:
-    """Share of calibration lines whose measured value lies inside the engine's band."""
-    by_id = {row["id"]: row for row in calibration_rows()}
-    inside = 0
+def line_band(line: dict[str, Any], row: dict[str, Any]) -> tuple[float, float]:
+    """The engine's (low, high) for one report line: the point prediction widened by the model
+    error band of its kind and generation (all rows, as shown to users)."""
+    low_t, high_t = model_error_band(line["kind"], _generation(row))
+    return _apply(line, low_t, high_t)
+
+
+@lru_cache(maxsize=1)
+def loo_bands() -> tuple[tuple[float | None, float | None, bool | None], ...]:
+    """(loo_low, loo_high, inside) per report line: the band of :func:`model_error_band`
+    computed from every *other* row's residuals, so a row never widens its own band.  Lines
+    that are not accuracy (topology arithmetic, upper bounds) get (None, None, None)."""
+    out: list[tuple[float | None, float | None, bool | None]] = []
+    tables: dict[str, dict[tuple[str, str], list[float]]] = {}
+    for row, line in _all_lines():
+        if line["use"] == "arithmetic" or is_bound(line["metric"]):
+            out.append((None, None, None))
+            continue
+        table = tables.get(line["id"])
+        if table is None:
+            table = tables[line["id"]] = _residuals(exclude_id=line["id"])
+        low_t, high_t = _band(table, line["kind"], _generation(row))
+        lo, hi = _apply(line, low_t, high_t)
+        measured = float(line["measured"])
+        out.append((lo, hi, lo * (1 - 1e-9) <= measured <= hi * (1 + 1e-9)))
+    return tuple(out)
+
+
+def band_coverage(use: str | None = "held_out") -> dict[str, Any]:
+    """Share of calibration lines (of ``use``; None: every accuracy line) whose measured value
+    lies inside the band computed without their own row (leave-one-out)."""
     lines = []
-    for row in by_id.values():
-        for line in validate_row(row):
-            lo, hi = line_band(line, row)
-            ok = lo * (1 - 1e-9) <= line["measured"] <= hi * (1 + 1e-9)
-            inside += ok
-            lines.append({**line, "low": lo, "high": hi, "inside": ok})
+    for (_, line), (lo, hi, inside) in zip(_all_lines(), loo_bands(), strict=True):
+        if inside is None or (use is not None and line["use"] != use):
+            continue
+        lines.append({**line, "low": lo, "high": hi, "inside": inside})
     total = len(lines)
+    inside_count = sum(1 for line in lines if line["inside"])
     return {
         "lines": lines,
-        "inside": inside,
+        "inside": inside_count,
         "total": total,
-        "share": inside / total if total else 1.0,
+        "share": inside_count / total if total else 1.0,
     }
