@@ -455,10 +455,11 @@ def _generation(row: dict[str, Any]) -> str:
 
 
 def _conformal(values: list[float], upper: bool) -> float:
-    """The split-conformal bound of ``values`` for a (1 - BAND_COVERAGE)/2 tail."""
+    """The split-conformal bound of ``values`` for a (1 - BAND_COVERAGE)/2 tail: the k-th
+    smallest (upper bound) or k-th largest (lower bound), k = ceil((n + 1)(1 - tail))."""
     import math
 
-    ordered = sorted(values, reverse=upper)
+    ordered = sorted(values, reverse=not upper)
     n = len(ordered)
     if n == 0:
         return 0.0
@@ -467,13 +468,16 @@ def _conformal(values: list[float], upper: bool) -> float:
 
 
 def _residuals(exclude_id: str | None = None) -> dict[tuple[str, str], list[float]]:
-    """ln(measured / predicted time) of the accuracy lines, by (kind, generation) and
-    (kind, "*"); ``exclude_id`` leaves one row out."""
+    """ln(measured / predicted time) of the development and held-out lines, by (kind,
+    generation) and (kind, "*"); ``exclude_id`` leaves one row out."""
     import math
 
     table: dict[tuple[str, str], list[float]] = {}
     for row, line in _all_lines():
-        if line["id"] == exclude_id or line["use"] == "arithmetic" or is_bound(line["metric"]):
+        # fitted rows' residuals are small by construction: they would narrow every band
+        if line["id"] == exclude_id or line["use"] in ("arithmetic", "fitted"):
+            continue
+        if is_bound(line["metric"]):
             continue
         r = math.log(_time_ratio(line["metric"], line["error_pct"]))
         gen = _generation(row)
