@@ -14,7 +14,7 @@ help:
 	@echo "make bench      engine figures -> bench/results.json"
 	@echo "make bench-sweep sweep throughput with 1 vs 2 worker processes -> bench/sweep.json"
 	@echo "make load       60 s load test on loopback -> bench/load.json"
-	@echo "make validate   the engine's predictions against published measurements"
+	@echo "make validate   the engine's predictions against published measurements; fails when a fitted or development row leaves its tolerance or the held-out MAE rises >1 point above the committed baseline"
 	@echo "make audit      every model x GPU x size through the engine, checked for its properties -> bench/audit.json"
 	@echo "make audit-deps pip-audit over the locked dependencies (says so when no vulnerability database is reachable)"
 	@echo "make lock       re-resolve requirements*.lock (hashed) from pyproject.toml"

@@ -217,8 +217,8 @@ def _pct(share: Any) -> float | None:
 
 def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The calibration residuals by kind and GPU generation, and the band each sets on results
-    (advisor.engine.tools.validation.model_error_band), with the share of held-out measurements inside
-    the same band computed without their own row (leave-one-out)."""
+    (advisor.engine.tools.validation.model_error_band), with the share of held-out measurements
+    inside the same band computed without their own row (leave-one-out)."""
     import math
 
     from advisor.engine.tools.validation import band_coverage, model_error_band, residual_table

@@ -21,7 +21,7 @@ def test_accuracy_page_lists_residuals_by_kind_and_generation(client: Client) ->
 
 
 def test_accuracy_page_leads_with_the_held_out_error(client: Client) -> None:
-    from advisor.engine.validation import validation_report
+    from advisor.engine.tools.validation import validation_report
 
     summary = validation_report()["summary"]
     html = client.get("/accuracy/").content.decode()

@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate_command.add_argument(
         "--write-baseline",
         action="store_true",
-        help="write the held-out errors to advisor/engine/calibration/data/validation_baseline.json",
+        help="write the held-out errors to the committed baseline "
+        "(advisor/engine/calibration/data/validation_baseline.json)",
     )
     return parser
 
@@ -217,7 +218,8 @@ def run_validate(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
 
     report = validation_report()
     if getattr(args, "write_baseline", False):
-        path = Path(__file__).resolve().parents[1] / "calibration" / "data" / "validation_baseline.json"
+        data_dir = Path(__file__).resolve().parents[1] / "calibration" / "data"
+        path = data_dir / "validation_baseline.json"
         path.write_text(json.dumps(baseline_from_report(report), indent=2) + "\n", "utf-8")
         print(f"wrote {path}", file=sys.stderr)
     return report, bool(report["passed"])
