@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from fpdf import FPDF
 
@@ -24,17 +25,23 @@ from advisor.engine.calibration.acceptance import (
 from advisor.engine.calibration.fabric_fit import FabricFit, FitPoint
 from advisor.engine.calibration.nccl_tests import parse_text
 from advisor.engine.facts.constants import FABRIC_IDS
-from advisor.measurements.models import Measurement
-from advisor.measurements.selectors import measurement_get, measurement_list
+from advisor.measurements.models import TRANSPORTS, Measurement
+from advisor.measurements.selectors import (
+    calibration_warnings,
+    measurement_get,
+    measurement_list,
+    run_measurement,
+)
 from advisor.measurements.services import (
     MeasurementInvalid,
     measurement_create,
+    run_calibration_choose,
     scenario_run_calibrated,
     text_max_chars,
 )
-from advisor.scenarios.models import Scenario
+from advisor.scenarios.models import RunStatus, Scenario
 from advisor.scenarios.results import stored_result
-from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
+from advisor.scenarios.selectors import run_catalog, run_of_scenario, run_quoted_succeeded
 from advisor.scenarios.services import RunInProgress
 from frontend.access import scenario_or_404
 
@@ -114,6 +121,7 @@ def _form_values(request: HttpRequest) -> dict[str, Any]:
         "name": request.POST.get("name", ""),
         "customer": request.POST.get("customer", ""),
         "fabric": request.POST.get("fabric", ""),
+        "transport": request.POST.get("transport", ""),
         "nic_gbps": request.POST.get("nic_gbps", ""),
         "nics_per_node": request.POST.get("nics_per_node", ""),
         "text": request.POST.get("text", ""),
@@ -164,6 +172,7 @@ def measurement_index(request: HttpRequest) -> HttpResponse:
                     fabric=form["fabric"],
                     nic_gbps=nic_gbps,
                     nics_per_node=nics,
+                    transport=form["transport"],
                 )
             except MeasurementInvalid as exc:
                 errors.update(exc.fields)
@@ -179,6 +188,7 @@ def measurement_index(request: HttpRequest) -> HttpResponse:
             "form": form,
             "errors": errors,
             "fabrics": FABRIC_IDS,
+            "transports": [(k, label) for k, (label, _fabric) in TRANSPORTS.items()],
             "max_chars": text_max_chars(),
         },
         status=400 if errors else 200,
@@ -203,6 +213,8 @@ def measurement_detail(request: HttpRequest, measurement_id: uuid.UUID) -> HttpR
         {
             "nav": "measurements",
             "m": m,
+            # The parser's and fitter's warnings, then caps and poor fits said plainly.
+            "warnings": list(dict.fromkeys([*m.warnings, *calibration_warnings(fit=m.fit)])),
             "fit": fit,
             "terms": fit.terms if fit is not None else (),
             "figure": fit_figure(fit),
@@ -221,18 +233,44 @@ def scenario_calibrate(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResp
         messages.error(request, "Choose one of your measurements to calibrate with.")
         return redirect("scenario_detail", scenario_id=scenario.pk)
     try:
-        scenario_run_calibrated(scenario=scenario, measurement=m)
+        run = scenario_run_calibrated(scenario=scenario, measurement=m)
     except RunInProgress as exc:
         messages.error(request, str(exc))
-    else:
-        messages.info(request, f"Computing again, calibrated with “{m.name}”.")
+        return redirect("scenario_detail", scenario_id=scenario.pk)
+    messages.info(
+        request,
+        f"Computing a calibrated run with “{m.name}”. The scenario's quoted answer (its PDF "
+        "and CSV) stays the default model's unless you choose this run.",
+    )
+    return redirect(reverse("scenario_detail", args=[scenario.pk]) + f"?run={run.pk}")
+
+
+@login_required
+@require_POST
+def scenario_quote_run(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
+    """Choose a calibrated run as the scenario's quoted answer, or go back to the default."""
+    scenario = scenario_or_404(request, scenario_id)
+    run = run_of_scenario(scenario=scenario, run_id=request.POST.get("run", ""))
+    if run is None or run_measurement(run=run) is None:
+        raise Http404("No such calibrated run of this scenario")
+    chosen = request.POST.get("choose") == "1"
+    if chosen and run.status != RunStatus.SUCCEEDED:
+        messages.error(request, "Only a finished calibrated run can be quoted.")
+        return redirect("scenario_detail", scenario_id=scenario.pk)
+    run_calibration_choose(run=run, chosen=chosen)
+    messages.success(
+        request,
+        "The calibrated run is now the scenario's quoted answer (page, PDF and CSV)."
+        if chosen
+        else "The default model's answer is the scenario's quoted answer again.",
+    )
     return redirect("scenario_detail", scenario_id=scenario.pk)
 
 
 def _plan_and_grading(
     request: HttpRequest, scenario: Scenario
 ) -> tuple[AcceptancePlan, Grading | None]:
-    run = run_latest_succeeded(scenario=scenario)
+    run = run_quoted_succeeded(scenario=scenario)
     result = stored_result(run)
     if run is None or result is None:
         raise Http404("The scenario has no finished evaluation yet")

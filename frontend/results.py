@@ -16,12 +16,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from advisor.engine.facts.formatting import spreadsheet_cell
 from advisor.engine.result.records import EngineResult
+from advisor.measurements.selectors import run_calibration_label
 from advisor.reports import charts, presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import export_filename, pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result
-from advisor.scenarios.selectors import run_latest, run_latest_succeeded, user_is_sales
+from advisor.scenarios.selectors import (
+    run_latest,
+    run_of_scenario,
+    run_quoted,
+    run_quoted_succeeded,
+    user_is_sales,
+)
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
 from frontend import questionnaire as qn
 from frontend.access import remember_created_draft, remember_created_scenario, scenario_or_404
@@ -126,7 +133,8 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
     # Read-only: opening a link remembers nothing (only what this browser created is ever
     # claimed at sign-up, frontend.access), and a GET writes no session row either.
     scenario = scenario_or_404(request, scenario_id)
-    run = run_latest(scenario=scenario)
+    quoted = run_quoted(scenario=scenario)
+    run = _requested_run(request, scenario) or quoted
     is_sales = user_is_sales(request.user)
     catalog_version_now = catalog_current().version
     context: dict[str, Any] = {
@@ -139,6 +147,10 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         "runs": list(
             scenario.runs.order_by("-created_at").defer("result", "error_fields", "error")[:10]
         ),
+        # Which answer this page shows: the quoted one, or a calibrated side run on request.
+        "shown_label": run_calibration_label(run=run),
+        "is_quoted": run is not None and quoted is not None and run.pk == quoted.pk,
+        "run_query": f"?run={run.pk}" if run is not None and run != quoted else "",
     }
     if run is None:
         return render(request, "frontend/scenario_pending.html", context)
@@ -146,7 +158,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         return render(request, "frontend/scenario_progress.html", context)
     if run.status == RunStatus.FAILED:
         context["errors"] = _failure_errors(run, scenario)
-        context["shown_run"] = run_latest_succeeded(scenario=scenario)
+        context["shown_run"] = run_quoted_succeeded(scenario=scenario)
         return render(request, "frontend/scenario_failed.html", context, status=200)
     result = stored_result(run) or EngineResult()
     context.update(result_context(result, run_id=run.pk))
@@ -248,9 +260,23 @@ def scenario_notes(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
 # Exports
 
 
+def _requested_run(request: HttpRequest, scenario: Scenario) -> ScenarioRun | None:
+    """The run asked for with ?run=<id> (a calibrated side run), None when none was asked;
+    a run of another scenario, or no such run, is a 404."""
+    wanted = request.GET.get("run")
+    if not wanted:
+        return None
+    run = run_of_scenario(scenario=scenario, run_id=wanted)
+    if run is None:
+        raise Http404("No such run of this scenario")
+    return run
+
+
 def _result_or_404(request: HttpRequest, scenario_id: uuid.UUID) -> tuple[Scenario, ScenarioRun]:
+    """The scenario and the run an export shows: its quoted answer unless ?run= asks for
+    another of its runs (a calibrated one)."""
     scenario = scenario_or_404(request, scenario_id)
-    run = run_latest_succeeded(scenario=scenario)
+    run = _requested_run(request, scenario) or run_quoted_succeeded(scenario=scenario)
     if run is None or stored_result(run) is None:
         raise Http404("This scenario has no result yet")
     return scenario, run
@@ -266,6 +292,7 @@ def export_json(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
             "engine_version": run.engine_version,
             "catalog_version": run.catalog_version,
             "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            "shows": run_calibration_label(run=run),
         },
         "result": served_result(run),
     }
@@ -304,6 +331,7 @@ def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
         writer.writerow(
             ["", "cost", "", spreadsheet_cell(row["label"]), "", "", round(row["usd"], 2)]
         )
+    writer.writerow(["", "model", "", spreadsheet_cell(run_calibration_label(run=run))])
     return response
 
 

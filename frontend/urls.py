@@ -50,6 +50,11 @@ urlpatterns = [
         "s/<uuid:scenario_id>/calibrate", measurements.scenario_calibrate, name="scenario_calibrate"
     ),
     path(
+        "s/<uuid:scenario_id>/quote-run",
+        measurements.scenario_quote_run,
+        name="scenario_quote_run",
+    ),
+    path(
         "s/<uuid:scenario_id>/acceptance.md",
         measurements.acceptance_markdown,
         name="acceptance_markdown",

@@ -9,6 +9,16 @@ from django.db import models
 
 from advisor.scenarios.models import ScenarioRun
 
+# Cloud transports a measurement can be declared on: label, and the fabric class whose default
+# model the fit is compared with (the measured numbers then correct it). AWS EFA runs SRD, an
+# RDMA-like transport over Ethernet; GCP A3 Mega's GPUDirect-TCPXO is TCP offloaded to the NIC;
+# Azure ND H100 v5 is InfiniBand (../shared/FIELD_PRACTICE.md, "Reference designs").
+TRANSPORTS: dict[str, tuple[str, str]] = {
+    "aws-efa": ("AWS Elastic Fabric Adapter (EFA, SRD)", "roce"),
+    "gcp-tcpxo": ("Google Cloud GPUDirect-TCPXO", "ethernet"),
+    "azure-infiniband": ("Azure InfiniBand (ND-series)", "infiniband"),
+}
+
 
 class Measurement(models.Model):
     """Pasted or uploaded nccl-tests / rccl-tests / perftest text, with its parse and fit.
@@ -28,6 +38,13 @@ class Measurement(models.Model):
     )
     fabric = models.CharField(max_length=20, blank=True, default="")
     """What the measured cluster is built from; empty: read from the log or assumed."""
+    transport = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        choices=[(k, label) for k, (label, _fabric) in TRANSPORTS.items()],
+    )
+    """A cloud transport (TRANSPORTS) when the cluster is rented; empty: the fabric's own."""
     nic_gbps = models.FloatField(null=True, blank=True)
     nics_per_node = models.PositiveSmallIntegerField(null=True, blank=True)
     runs = models.JSONField(default=list)
@@ -52,6 +69,9 @@ class RunCalibration(models.Model):
         Measurement, on_delete=models.CASCADE, related_name="calibrated_runs"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    chosen_at = models.DateTimeField(null=True, blank=True)
+    """When someone chose this calibrated run as the scenario's quoted answer; null: it is a
+    labelled side run and the default run stays the quote (pages, PDF, CSV, API)."""
 
     def __str__(self) -> str:
         return f"run {self.run_id} with {self.measurement_id}"

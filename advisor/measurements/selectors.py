@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from advisor.engine.calibration.fabric_fit import FabricFit, fit_measurement
 from advisor.engine.calibration.nccl_tests import parse_text
 from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.vocabulary import fabric_label
 from advisor.measurements.models import Measurement, RunCalibration
 from advisor.scenarios.models import ScenarioRun
 from advisor.scenarios.selectors import user_is_sales
@@ -39,7 +40,9 @@ def measurement_fit(*, measurement: Measurement, catalog: Catalog | None = None)
     return fit_measurement(
         parse_text(measurement.text),
         catalog=catalog,
-        fabric=measurement.fabric or None,
+        fabric=measurement_fabric(measurement)
+        if measurement.fabric or measurement.transport
+        else None,
         nic_gbps=measurement.nic_gbps,
         nics_per_node=measurement.nics_per_node,
     )
@@ -56,3 +59,106 @@ def run_calibration_fit(*, run: ScenarioRun, catalog: Catalog | None = None) -> 
 def run_measurement(*, run: ScenarioRun) -> Measurement | None:
     link = RunCalibration.objects.select_related("measurement").filter(run=run).first()
     return link.measurement if link else None
+
+
+DEFAULT_MODEL_LABEL = "Default model (not calibrated with a measurement)"
+
+
+def run_calibration_label(*, run: ScenarioRun | None) -> str:
+    """Which answer a page, PDF or CSV shows: the default model's, or "Calibrated with
+    “<measurement>” (<its date>)" for a run evaluated with a customer's measurement."""
+    if run is None:
+        return DEFAULT_MODEL_LABEL
+    link = RunCalibration.objects.select_related("measurement").filter(run=run).first()
+    if link is None:
+        return DEFAULT_MODEL_LABEL
+    m = link.measurement
+    return f"Calibrated with “{m.name}” (measured {m.created_at:%d %B %Y})"
+
+
+def scenario_calibrations(*, scenario_id: Any) -> list[RunCalibration]:
+    """The scenario's calibrated runs, newest first, with their measurement and run."""
+    return list(
+        RunCalibration.objects.select_related("measurement", "run")
+        .filter(run__scenario_id=scenario_id)
+        .order_by("-created_at")[:20]
+    )
+
+
+def measurement_fabric(m: Measurement) -> str | None:
+    """The fabric class a measurement was made on: declared, its transport's, or the fit's."""
+    from advisor.measurements.models import TRANSPORTS
+
+    if m.fabric:
+        return m.fabric
+    if m.transport in TRANSPORTS:
+        return TRANSPORTS[m.transport][1]
+    hardware = (m.fit or {}).get("hardware") or {}
+    fabric = hardware.get("fabric")
+    return str(fabric) if fabric else None
+
+
+def measurements_for_scenario(
+    *, user: Any, gpu_id: str | None, fabric: str | None
+) -> list[tuple[Measurement, bool, str]]:
+    """The user's measurements for a scenario's picker: those of the scenario's GPU and
+    fabric first (`matches`), each with a note saying how it differs when it does not."""
+    out: list[tuple[int, int, Measurement, bool, str]] = []
+    for i, m in enumerate(measurement_list(user=user)[:50]):
+        m_gpu = (m.fit or {}).get("gpu_id")
+        m_fabric = measurement_fabric(m)
+        notes = []
+        if gpu_id and m_gpu and m_gpu != gpu_id:
+            notes.append(f"measured on {(m.fit or {}).get('gpu_name') or m_gpu}")
+        if fabric and m_fabric and m_fabric != fabric:
+            notes.append(f"{fabric_label(m_fabric)} fabric")
+        unknown = not m_gpu
+        rank = len(notes) * 2 + (1 if unknown else 0)
+        out.append((rank, i, m, not notes and not unknown, ", ".join(notes)))
+    out.sort(key=lambda row: (row[0], row[1]))
+    return [(m, matches, note) for _rank, _i, m, matches, note in out]
+
+
+POOR_FIT_RMS_PCT = 25.0
+"""A fit whose points miss the measurement by more than this (root mean square) is stated as
+poor: repeated nccl-tests runs on one cluster vary by a few percent, so a quarter off means
+the model's shape does not describe this cluster (another transport, congestion, a fault)."""
+
+_TERM_PLACE = {"network": "between servers", "scaleup": "inside one server"}
+
+
+def calibration_warnings(*, fit: dict[str, Any]) -> list[str]:
+    """What a calibrated run must say about its fit: ratios the calibration capped, and terms
+    that fit the measurement poorly (the engine's own fit warnings come with them)."""
+    if not fit:
+        return []
+    parsed = FabricFit.from_dict(fit)
+    applied = parsed.calibration()
+    out: list[str] = []
+    for term, used in (
+        (parsed.network, applied.net_bandwidth_scale),
+        (parsed.scaleup, applied.scaleup_bandwidth_scale),
+    ):
+        if term is None:
+            continue
+        place = _TERM_PLACE.get(term.kind, term.kind)
+        raw = term.bandwidth_scale
+        if term.bandwidth_identified and abs(raw - used) > 0.005 * max(raw, used):
+            out.append(
+                f"Measured bandwidth {place} is {_times(raw)} the default model's; the "
+                f"calibration uses {_times(used)} (its limit), so the calibrated answer "
+                "understates the difference. A ratio this far off usually means the "
+                "measurement is of another machine or fabric: check it before relying on it."
+            )
+        if term.rms_residual_pct > POOR_FIT_RMS_PCT:
+            out.append(
+                f"The fit {place} misses the measured points by {term.rms_residual_pct:.0f} % "
+                f"(root mean square; the default model missed them by "
+                f"{term.default_rms_residual_pct:.0f} %): treat the calibrated numbers with care."
+            )
+    out.extend(str(w) for w in fit.get("warnings") or ())
+    return out
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.2f} times" if ratio < 10 else f"{ratio:,.0f} times"

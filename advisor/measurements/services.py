@@ -13,7 +13,7 @@ from advisor.engine import ENGINE_VERSION
 from advisor.engine.calibration.fabric_fit import fit_measurement
 from advisor.engine.calibration.nccl_tests import NcclParseError, parse_text
 from advisor.engine.facts.constants import FABRIC_IDS
-from advisor.measurements.models import Measurement, RunCalibration
+from advisor.measurements.models import TRANSPORTS, Measurement, RunCalibration
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.services import run_start
 
@@ -39,9 +39,23 @@ def owner_quota_chars() -> int:
 
 
 def _check(
-    *, name: str, text: str, customer: str, fabric: str, nic_gbps: Any, nics_per_node: Any
+    *,
+    name: str,
+    text: str,
+    customer: str,
+    fabric: str,
+    nic_gbps: Any,
+    nics_per_node: Any,
+    transport: str = "",
 ) -> None:
     errors: FieldErrors = {}
+    if transport and transport not in TRANSPORTS:
+        errors["transport"] = [f"must be one of {', '.join(TRANSPORTS)} or empty"]
+    elif transport and fabric and fabric != TRANSPORTS[transport][1]:
+        errors["fabric"] = [
+            f"{TRANSPORTS[transport][0]} is measured as {TRANSPORTS[transport][1]}; "
+            "leave the fabric empty or choose that one"
+        ]
     if not name.strip():
         errors["name"] = ["must not be empty"]
     elif len(name) > 200:
@@ -80,8 +94,12 @@ def measurement_create(
     fabric: str = "",
     nic_gbps: float | None = None,
     nics_per_node: int | None = None,
+    transport: str = "",
 ) -> Measurement:
-    """Parse and fit ``text``; store it. Raises MeasurementInvalid naming the field and rule."""
+    """Parse and fit ``text``; store it. Raises MeasurementInvalid naming the field and rule.
+
+    ``transport``: a cloud transport (models.TRANSPORTS); the fit compares the measurement with
+    the default model of its fabric class."""
     _check(
         name=name,
         text=text,
@@ -89,6 +107,7 @@ def measurement_create(
         fabric=fabric,
         nic_gbps=nic_gbps,
         nics_per_node=nics_per_node,
+        transport=transport,
     )
     used = Measurement.objects.filter(owner=owner).aggregate(n=Sum(Length("text")))["n"] or 0
     if used + len(text) > owner_quota_chars():
@@ -106,8 +125,9 @@ def measurement_create(
         parsed = parse_text(text)
     except NcclParseError as exc:
         raise MeasurementInvalid({"text": [str(exc)]}) from exc
+    fit_fabric = fabric or (TRANSPORTS[transport][1] if transport else "")
     fit = fit_measurement(
-        parsed, fabric=fabric or None, nic_gbps=nic_gbps, nics_per_node=nics_per_node
+        parsed, fabric=fit_fabric or None, nic_gbps=nic_gbps, nics_per_node=nics_per_node
     )
     return Measurement.objects.create(
         name=name.strip(),
@@ -115,6 +135,7 @@ def measurement_create(
         customer=customer.strip(),
         owner=owner,
         fabric=fabric,
+        transport=transport,
         nic_gbps=nic_gbps,
         nics_per_node=nics_per_node,
         runs=[r.to_dict() for r in parsed.runs],
@@ -135,3 +156,15 @@ def scenario_run_calibrated(*, scenario: Scenario, measurement: Measurement) -> 
     run = run_start(scenario=scenario)
     RunCalibration.objects.create(run=run, measurement=measurement)
     return run
+
+
+@transaction.atomic
+def run_calibration_choose(*, run: ScenarioRun, chosen: bool) -> RunCalibration:
+    """Make a calibrated run the scenario's quoted answer (or take that back: the default
+    run is quoted again). Only an explicit choice does this; running calibrated never does."""
+    from django.utils import timezone
+
+    link = RunCalibration.objects.select_for_update().get(run=run)
+    link.chosen_at = timezone.now() if chosen else None
+    link.save(update_fields=["chosen_at"])
+    return link

@@ -240,6 +240,8 @@ class QuoteInfo:
     contact: str = ""
     date: datetime.date = field(default_factory=datetime.date.today)
     valid_days: int = QUOTE_VALIDITY_DAYS
+    model: str = "Default model (not calibrated with a measurement)"
+    """Which answer the document carries: the default model's or a calibrated run's."""
 
     @property
     def valid_until(self) -> datetime.date:
@@ -378,6 +380,7 @@ def _quote_table(pdf: FPDF, customer: str, scenario_name: str, quote: QuoteInfo)
     rows += [
         ["Date", quote.date.strftime("%d %B %Y")],
         ["Valid until", quote.valid_until.strftime("%d %B %Y")],
+        ["Network model", quote.model],
     ]
     _table(pdf, rows, (45, 135), size=9, heading=False)
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from advisor.engine.result.records import EngineResult
+from advisor.measurements.selectors import run_calibration_label
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.results import stored_result
@@ -51,6 +52,7 @@ def report_pdf(
             prepared_by=prepared_by,
             contact=contact,
             date=timezone.now().date(),
+            model=run_calibration_label(run=run),
         ),
         gpu_names=gpu_names(),
     )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.core.exceptions import ValidationError
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from advisor.engine.facts.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_recorded
@@ -41,10 +43,44 @@ def scenario_get(*, scenario_id: uuid.UUID | str, user: Any) -> Scenario | None:
     return None
 
 
+# A calibrated run (advisor.measurements RunCalibration) is a labelled side run: it never
+# becomes the scenario's quoted answer unless someone chose it (chosen_at). The quoted run is
+# the newest default run or chosen calibrated run, a choice counting from when it was made.
+_QUOTABLE = Q(calibration__isnull=True) | Q(calibration__chosen_at__isnull=False)
+
+
+def _newest_quotable(runs: QuerySet[ScenarioRun]) -> QuerySet[ScenarioRun]:
+    return (
+        runs.filter(_QUOTABLE)
+        .annotate(quoted_at=Coalesce("calibration__chosen_at", "created_at"))
+        .order_by("-quoted_at", "-created_at")
+    )
+
+
+def run_quoted(*, scenario: Scenario) -> ScenarioRun | None:
+    """The run whose answer the scenario quotes (page, PDF, CSV, API), whatever its status:
+    the newest default run, or a calibrated run chosen since."""
+    return _newest_quotable(scenario.runs.all()).first()
+
+
+def run_quoted_succeeded(*, scenario: Scenario) -> ScenarioRun | None:
+    """The newest quotable run that has a result."""
+    runs = scenario.runs.filter(status=RunStatus.SUCCEEDED, result__isnull=False)
+    return _newest_quotable(runs).first()
+
+
+def run_of_scenario(*, scenario: Scenario, run_id: Any) -> ScenarioRun | None:
+    """One run of this scenario by id (a calibrated side run shown on request), or None."""
+    try:
+        return scenario.runs.filter(pk=run_id).first()
+    except (ValueError, TypeError, ValidationError):
+        return None
+
+
 def scenarios_with_latest_run(scenarios: QuerySet[Scenario]) -> QuerySet[Scenario]:
-    """`scenarios`, each annotated with its newest run's `latest_run_id`, `latest_run_status`
+    """`scenarios`, each annotated with its quoted run's `latest_run_id`, `latest_run_status`
     and `latest_run_progress` (subqueries in the one query: no run and no result loaded)."""
-    latest = ScenarioRun.objects.filter(scenario=OuterRef("pk")).order_by("-created_at")
+    latest = _newest_quotable(ScenarioRun.objects.filter(scenario=OuterRef("pk")))
     return scenarios.annotate(
         latest_run_id=Subquery(latest.values("id")[:1]),
         latest_run_status=Subquery(latest.values("status")[:1]),

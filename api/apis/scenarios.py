@@ -21,7 +21,7 @@ from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result
-from advisor.scenarios.selectors import run_catalog, run_latest
+from advisor.scenarios.selectors import run_catalog, run_latest, run_quoted
 from advisor.scenarios.timelimit import EvaluationTimeout
 from api import webhooks
 from api.apis.base import ApiView, visible_scenario_or_404
@@ -48,7 +48,7 @@ IDEMPOTENCY_KEY_MAX = 255
 def latest_run_succeeded_or_409(scenario: Scenario, what: str) -> tuple[ScenarioRun, EngineResult]:
     """The latest run and its result, when it succeeded: `what` (a BOM, a report) is read
     from that result."""
-    run = run_latest(scenario=scenario)
+    run = run_quoted(scenario=scenario)  # a calibrated run only once someone chose it
     result = stored_result(run) if run is not None and run.status == RunStatus.SUCCEEDED else None
     if run is None or result is None:
         state = run.status if run else "missing"

@@ -139,7 +139,7 @@ def test_bom_csv_has_every_line(client: Client) -> None:
     response = client.get(f"/s/{scenario.pk}/bom.csv")
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
-    lines = [r for r in rows if r["category"] not in ("", "cost")]
+    lines = [r for r in rows if r["category"] not in ("", "cost", "model")]
     assert [r["sku"] for r in lines] == [line["sku"] for line in training_result()["bom"]]
     assert rows[0]["quantity"] == "512" and rows[0]["extended_price_usd"] == "1228800.0"
 

@@ -13,6 +13,7 @@ from django.test import Client
 from advisor.measurements.models import Measurement, RunCalibration
 from advisor.scenarios.models import RunStatus, Scenario
 from advisor.scenarios.services import scenario_submit
+from tests.frontend.pdfread import pdf_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 H100_2 = (DATA / "nvidia_h100_2x8_all_reduce_gcp_a3mega.txt").read_bytes()
@@ -97,14 +98,40 @@ def test_results_page_calibrates_and_links_the_acceptance_plan(
     )
 
     m = Measurement.objects.get()
+    quoted_pdf = pdf_text(client.get(f"/s/{scenario.pk}/report.pdf").content)
+    quoted_csv = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
+    assert "Network model Default model (not calibrated with a measurement)" in quoted_pdf
     with run_tasks():
         response = client.post(f"/s/{scenario.pk}/calibrate", {"measurement": str(m.pk)})
     assert response.status_code == 302
-    assert RunCalibration.objects.filter(measurement=m).count() == 1
-    page = client.get(f"/s/{scenario.pk}/").content.decode()
+    link = RunCalibration.objects.get(measurement=m)
+    assert response["Location"] == f"/s/{scenario.pk}/?run={link.run_id}"
+    # The calibrated run is its own, labelled run ...
+    page = client.get(response["Location"]).content.decode()
     assert 'id="calibration-compare"' in page
-    assert "Your measurement (roce" in page
+    assert "Your measurement (" in page
     assert 'id="acceptance-graded"' in page
+    assert "Calibrated with “A3 pair”" in page
+    assert f'report.pdf?run={link.run_id}"' in page
+    # ... and the scenario's quoted answer, its PDF and its CSV, do not change.
+    page = client.get(f"/s/{scenario.pk}/").content.decode()
+    assert 'id="calibration-compare"' not in page
+    assert "Default model (not calibrated with a measurement)." in page
+    assert pdf_text(client.get(f"/s/{scenario.pk}/report.pdf").content) == quoted_pdf
+    assert client.get(f"/s/{scenario.pk}/bom.csv").content.decode() == quoted_csv
+    side_pdf = pdf_text(client.get(f"/s/{scenario.pk}/report.pdf?run={link.run_id}").content)
+    assert "Network model Calibrated with “A3 pair” (measured" in side_pdf
+
+    # Chosen, the calibrated run is the quote, and every face says so; unchosen, it is not.
+    chosen = client.post(f"/s/{scenario.pk}/quote-run", {"run": str(link.run_id), "choose": "1"})
+    assert chosen.status_code == 302
+    assert 'id="calibration-compare"' in client.get(f"/s/{scenario.pk}/").content.decode()
+    quoted_now = pdf_text(client.get(f"/s/{scenario.pk}/report.pdf").content)
+    assert "Network model Calibrated with “A3 pair”" in quoted_now
+    csv_now = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
+    assert "Calibrated with “A3 pair”" in csv_now.splitlines()[-1]
+    client.post(f"/s/{scenario.pk}/quote-run", {"run": str(link.run_id), "choose": "0"})
+    assert pdf_text(client.get(f"/s/{scenario.pk}/report.pdf").content) == quoted_pdf
 
     md = client.get(f"/s/{scenario.pk}/acceptance.md")
     assert md.status_code == 200 and md["Content-Type"].startswith("text/markdown")
