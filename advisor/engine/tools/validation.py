@@ -432,10 +432,12 @@ DEFAULT_MODEL_ERROR = 0.15
 """Band half-width (as a time ratio) for a kind with no calibration row: the throughput
 tolerance."""
 BAND_COVERAGE = 0.9
-"""Target share of unseen measurements inside a band: each tail holds 5 %.  The pooled
-residuals of a kind give the band by the split-conformal rule (order statistic
-ceil((n + 1) x 0.95) of n residuals on each side), widened to the extremes of the same GPU
-generation."""
+"""Target share of unseen measurements inside a band: each tail holds 5 %.  The residuals of a
+kind on the GPU generation give the band by the split-conformal rule (order statistic
+ceil((n + 1) x 0.95) of n residuals on each side)."""
+MIN_GENERATION_ROWS = 6
+"""A generation needs this many development / held-out residuals of a kind to set its own
+band; with fewer it takes the kind's residuals over all generations."""
 
 
 def _time_ratio(metric: str, error_pct: float) -> float:
@@ -503,15 +505,19 @@ def _band(table: Any, kind: str, generation: str) -> tuple[float, float]:
     own = list(table.get((kind, generation), ()))
     if not pooled:
         return 1.0 / (1.0 + DEFAULT_MODEL_ERROR), 1.0 + DEFAULT_MODEL_ERROR
-    lo = min(0.0, _conformal(pooled, upper=False), min(own, default=0.0))
-    hi = max(0.0, _conformal(pooled, upper=True), max(own, default=0.0))
+    # a generation with enough rows of its own answers for itself (a Blackwell miss says
+    # little about Hopper); one with few borrows the kind's pooled residuals
+    sample = own if len(own) >= MIN_GENERATION_ROWS else pooled
+    lo = min(0.0, _conformal(sample, upper=False))
+    hi = max(0.0, _conformal(sample, upper=True))
     return math.exp(lo), math.exp(hi)
 
 
 def model_error_band(kind: str, generation: str) -> tuple[float, float]:
     """(low, high) factors on a predicted *time* from the calibration residuals of ``kind``:
-    the split-conformal 5th-95th percentile of the kind's pooled residuals, widened to the
-    extremes of ``generation`` (DEFAULT_MODEL_ERROR when the kind has no row)."""
+    the split-conformal 5th-95th percentile of its residuals on ``generation`` (over all
+    generations when that one has fewer than MIN_GENERATION_ROWS; DEFAULT_MODEL_ERROR when the
+    kind has no row)."""
     if _BAND_STATE["building"]:
         return 1.0, 1.0
     return _band(residual_table(), kind, generation)
