@@ -13,7 +13,7 @@ from typing import Any
 from advisor.engine.facts.constants import (
     DEFAULT_SWITCH_RADIX,
 )
-from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.input.scenario import Calibration, Design, Scenario
 from advisor.engine.model.collectives import (
     CommDomain,
     calibrated_domain,
@@ -34,44 +34,41 @@ from advisor.engine.model.topology import TopologyError, TopologySize, size_topo
 # ----------------------------------------------------------------------------- domains
 
 
-_DOMAIN_CACHES: dict[
-    tuple[Any, ...], tuple[Any, Any, dict[tuple[int, int, int, Communicator | None], CommDomain]]
-] = {}
-
-
 class _Net:
     """Builds communicator domains for one design and bound (cached per layout).
 
     The compute fabric is sized for this design (:func:`topology.size_topology` with the
     design's switch radix), and every communicator is placed on it
     (:mod:`advisor.engine.model.placement`): contiguous for the point and low bounds, scattered for
-    the high bound.
+    the high bound. Built by :func:`net_for`, once per value of what it depends on.
     """
 
     def __init__(
-        self, scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str
+        self,
+        scaleup: tuple[str, float, float, bool],
+        calibration: Calibration | None,
+        design: Design,
+        bound: str,
+        servers: int,
+        gpus_per_node: int,
+        domain_gpus: int,
     ) -> None:
-        self.scenario = scenario
+        self.scaleup_kind, self.scaleup_gbytes_per_s, self.scaleup_efficiency, self.nvls = scaleup
+        self.calibration = calibration
         self.design = design
         self.bound = bound
-        self.servers_per_domain = max(1, workload.domain_gpus // scenario.gpus_per_node)
+        self.servers_per_domain = max(1, domain_gpus // gpus_per_node)
         self.nics_per_domain = design.nics_per_node * self.servers_per_domain
-        self.fabric, self.fabric_oversubscription = _design_fabric(scenario, workload, design)
+        self.fabric, self.fabric_oversubscription = _fabric_for(
+            servers,
+            gpus_per_node,
+            domain_gpus,
+            max(1, design.nics_per_node),
+            int(design.switch_radix or DEFAULT_SWITCH_RADIX),
+            max(1.0, float(design.oversubscription)),
+        )
         self.placement = "scattered" if bound == "high" else "contiguous"
-        # the domains depend on the GPU, the calibration, the design, the bound and the fabric
-        # sized for the job, not on the plan: plans and evaluations that share them share one
-        # cache (its key objects are kept alive with it, so an id is never reused meanwhile)
-        net_key = (
-            id(scenario.gpu), id(scenario.calibration), design, bound, self.fabric,
-            self.fabric_oversubscription, self.servers_per_domain,
-        )  # fmt: skip
-        hit = _DOMAIN_CACHES.get(net_key)
-        if hit is None or hit[0] is not scenario.gpu or hit[1] is not scenario.calibration:
-            if len(_DOMAIN_CACHES) > 4096:
-                _DOMAIN_CACHES.clear()
-            hit = (scenario.gpu, scenario.calibration, {})
-            _DOMAIN_CACHES[net_key] = hit
-        self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = hit[2]
+        self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
 
     def crossing(self, comm: Communicator) -> Crossing:
         return place(comm, self.fabric, self.placement)
@@ -84,10 +81,13 @@ class _Net:
         share_all: int | None = None,
     ) -> CommDomain:
         share = share_all if share_all is not None else layout.concurrent_groups
+        if layout.nodes <= 1:
+            # inside one scale-up domain the placement does not matter (make_domain reads the
+            # crossing only across domains): one domain for every communicator, none placed
+            comm = None
         key = (layout.nodes, layout.ranks_per_node, share, comm)
         dom = self.cache.get(key)
         if dom is None:
-            g = self.scenario.gpu
             uplink: float | None = None
             pod = 0.0
             hops = 1
@@ -97,10 +97,10 @@ class _Net:
             dom = make_domain(
                 nodes=layout.nodes,
                 ranks_per_node=layout.ranks_per_node,
-                scaleup_kind=g.scaleup_kind,
-                scaleup_gbytes_per_s=g.scaleup_gbytes_per_s,
-                scaleup_efficiency=g.scaleup_efficiency,
-                nvls=g.nvlink_sharp,
+                scaleup_kind=self.scaleup_kind,
+                scaleup_gbytes_per_s=self.scaleup_gbytes_per_s,
+                scaleup_efficiency=self.scaleup_efficiency,
+                nvls=self.nvls,
                 fabric_id=self.design.fabric,
                 nic_gbps=self.design.nic_gbps,
                 nics_per_node=self.nics_per_domain,
@@ -114,10 +114,43 @@ class _Net:
                 hops=hops,
                 servers_per_node=self.servers_per_domain,
             )
-            if self.scenario.calibration is not None:
-                dom = calibrated_domain(dom, self.scenario.calibration, self.design.fabric)
+            if self.calibration is not None:
+                dom = calibrated_domain(dom, self.calibration, self.design.fabric)
             self.cache[key] = dom
         return dom
+
+
+def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str) -> _Net:
+    """The design's network as ``workload``'s communicators see it in ``bound``'s world.
+
+    One per value of what the domains depend on (the GPU's scale-up figures, the calibration,
+    the design, the bound, the servers the job occupies and the scale-up domain), shared by
+    every plan and evaluation with the same values: a design evaluation prices several plans
+    on it, the planner many plans on one reference design.
+    """
+    g = scenario.gpu
+    return _net(
+        (g.scaleup_kind, g.scaleup_gbytes_per_s, g.scaleup_efficiency, g.nvlink_sharp),
+        scenario.calibration,
+        design,
+        bound,
+        _job_servers(scenario, workload),
+        scenario.gpus_per_node,
+        workload.domain_gpus,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _net(
+    scaleup: tuple[str, float, float, bool],
+    calibration: Calibration | None,
+    design: Design,
+    bound: str,
+    servers: int,
+    gpus_per_node: int,
+    domain_gpus: int,
+) -> _Net:
+    return _Net(scaleup, calibration, design, bound, servers, gpus_per_node, domain_gpus)
 
 
 @lru_cache(maxsize=1024)

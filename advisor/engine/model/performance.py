@@ -32,7 +32,7 @@ from advisor.engine.model.collectives import (
     moe_dispatch,
     p2p_time_s,
 )
-from advisor.engine.model.design_network import _Net, design_fabric
+from advisor.engine.model.design_network import design_fabric, net_for
 from advisor.engine.model.efficiency import compute_efficiency, profile
 from advisor.engine.model.placement import (
     Communicator,
@@ -162,7 +162,7 @@ class _InferenceTimes:
 def _inference_times(
     scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design, bound: str
 ) -> _InferenceTimes:
-    net = _Net(scenario, workload, design, bound)
+    net = net_for(scenario, workload, design, bound)
     fabric = FABRICS[design.fabric]
     comm = inference.tp_decode_intra_s
     prefill_comm = inference.tp_prefill_intra_s
@@ -343,18 +343,14 @@ def _disaggregated_values(
     return values + tuple((k, v) for k, v in serving.items())
 
 
-_TRAFFIC_CACHE: dict[int, tuple[WorkloadPlan, tuple[tuple[Communicator, float], ...]]] = {}
-
-
 def _plan_traffic(workload: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
-    """plan_traffic(w), kept while the same plan object is alive (one per evaluation)."""
-    hit = _TRAFFIC_CACHE.get(id(workload))
-    if hit is not None and hit[0] is workload:
-        return hit[1]
-    traffic = plan_traffic(workload)
-    if len(_TRAFFIC_CACHE) > 64:
-        _TRAFFIC_CACHE.clear()
-    _TRAFFIC_CACHE[id(workload)] = (workload, traffic)
+    """plan_traffic(w), kept in the plan's memo (the same for every design)."""
+    hit: tuple[tuple[Communicator, float], ...] | None = workload.memo.get("traffic")
+    if hit is not None:
+        return hit
+    traffic: tuple[tuple[Communicator, float], ...] = workload.remember(
+        "traffic", plan_traffic(workload)
+    )
     return traffic
 
 
@@ -426,23 +422,18 @@ def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) 
     """Metrics of ``workload`` on design ``design`` (see module docstring for the composition).
 
     Cheap by construction: only the network-dependent collectives are priced here; the
-    metrics of a training plan object on a design are kept while that plan is alive (training
+    metrics of a training plan object on a design are kept in its memo while it lives (training
     plans are cached per scenario by :func:`advisor.engine.model.planner.plan_workload`).
     """
     if workload.training is None:
         return _evaluate_design(scenario, workload, design)
-    key = (id(workload), design)
-    hit = _METRICS_CACHE.get(key)
-    if hit is not None and hit[0] is workload and (hit[1] is scenario or hit[1] == scenario):
-        return hit[2]
+    key = ("metrics", design)
+    hit: tuple[Scenario, DesignMetrics] | None = workload.memo.get(key)
+    if hit is not None and (hit[0] is scenario or hit[0] == scenario):
+        return hit[1]
     metrics = _evaluate_design(scenario, workload, design)
-    if len(_METRICS_CACHE) > 4096:
-        _METRICS_CACHE.clear()
-    _METRICS_CACHE[key] = (workload, scenario, metrics)
+    workload.remember(key, (scenario, metrics))
     return metrics
-
-
-_METRICS_CACHE: dict[tuple[int, Design], tuple[WorkloadPlan, Scenario, DesignMetrics]] = {}
 
 
 def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:

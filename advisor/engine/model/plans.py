@@ -7,7 +7,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from advisor.engine.input.scenario import Scenario
@@ -142,6 +142,10 @@ class InferencePlan:
     """Deployment, pools, KV transfer and load inputs (advisor.engine.model.serving.load)."""
 
 
+MEMO_MAX = 4096
+"""Entries a plan object keeps in its memo (about 3 bounds x 1,000 designs)."""
+
+
 @dataclass(frozen=True)
 class WorkloadPlan:
     """Everything about the workload that does not depend on the network design."""
@@ -162,6 +166,18 @@ class WorkloadPlan:
     """Training: the planner's best plans of smaller power-of-two numbers of servers (their
     other GPUs idle); a design evaluates each whose compute floor beats this plan's step on
     it and uses the fastest (:func:`advisor.engine.model.performance.evaluate_design`)."""
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    """What is derived from this plan object alone while it lives (its alternatives' floors,
+    traffic, network-free step, the design networks its steps are priced on, its metrics per
+    design): never part of the plan's value, gone with the plan (no process-wide cache keyed
+    by the object's id), at most :data:`MEMO_MAX` entries."""
+
+    def remember(self, key: Any, value: Any) -> Any:
+        """Keep ``value`` under ``key`` in :attr:`memo` (emptied when full) and return it."""
+        if len(self.memo) >= MEMO_MAX:
+            self.memo.clear()
+        self.memo[key] = value
+        return value
 
     def to_dict(self, scenario: Scenario) -> dict[str, Any]:
         return {

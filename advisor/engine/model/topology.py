@@ -23,6 +23,7 @@ endpoints the largest four-tier fabric of that radix holds).  Which medium each 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -296,7 +297,11 @@ def _size_from_loads(
         )
 
     leaves = len(loads)
-    uplinks = sum(min(up, math.ceil(load / oversubscription - _EPS)) for load in loads)
+    # leaves of one load need the same uplinks: count them per distinct load
+    uplinks = sum(
+        count * min(up, math.ceil(load / oversubscription - _EPS))
+        for load, count in Counter(loads).items()
+    )
     tiers = next((n for n in range(2, MAX_TIERS + 1) if leaves <= max_leaves(radix, n)), 0)
     if not tiers:
         limit_leaves = max_leaves(radix, MAX_TIERS)
@@ -358,10 +363,12 @@ def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:
     for _ in range(rails):
         rail_endpoints = min(servers, remaining)
         remaining -= rail_endpoints
-        while rail_endpoints > 0:
-            load = min(down, rail_endpoints)
-            loads.append(load)
-            rail_endpoints -= load
+        # full leaves, then the rest of the rail (a list product, not a leaf at a time: a
+        # 100,000-GPU cluster has tens of thousands of leaves)
+        full, rest = divmod(rail_endpoints, down)
+        loads += [down] * full
+        if rest:
+            loads.append(rest)
     return loads
 
 

@@ -22,7 +22,7 @@ from advisor.engine.model.collectives import (
     collective_time_s,
     p2p_time_s,
 )
-from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride
+from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride, net_for
 from advisor.engine.model.plans import GroupLayout, TrainingPlan, WorkloadPlan
 
 # ----------------------------------------------------------------------------- training
@@ -53,7 +53,7 @@ def _training_times(
     send that leaves a scale-up domain takes no time, and the straggler term keeps only the
     compute jitter); every term is monotone in the network's times, so no design beats it.
     """
-    net = _Net(scenario, workload, design, bound)
+    net = net_for(scenario, workload, design, bound)
     fabric = FABRICS[design.fabric]
     m = t.microbatches
     plan = workload.plan
@@ -116,15 +116,20 @@ def _training_times(
             pp_net = t.pp_p2p_per_step * per
             pp_s = pp_net
         else:
-            local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
-            pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
+            pp_s = _in_domain_s(scenario, workload, t, net)[0]
 
     # data parallel gradients, overlapped with the last micro-batch's backward pass
     dp_s = edp_s = 0.0
-    if not (free_network and t.dp_layout.crosses_network):
-        dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
-    if not (free_network and t.expert_dp_layout.crosses_network):
-        edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
+    if t.dp_layout.crosses_network:
+        if not free_network:
+            dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
+    else:
+        dp_s = _in_domain_s(scenario, workload, t, net)[1]
+    if t.expert_dp_layout.crosses_network:
+        if not free_network:
+            edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
+    else:
+        edp_s = _in_domain_s(scenario, workload, t, net)[2]
     dp_total = dp_s + edp_s
     per_mb = t.compute_s / m
     if plan.sharding == "zero3":
@@ -168,6 +173,30 @@ def _training_times(
     )
 
 
+def _in_domain_s(
+    scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan, net: _Net
+) -> tuple[float, float, float]:
+    """(pipeline sends, data-parallel, expert data-parallel) seconds per step of the plan's
+    communicators that stay inside one scale-up domain (0 for those that cross it): the same
+    on every design and in every bound (a domain of one server or rack has no network, and a
+    calibration scales its scale-up bandwidth whatever the fabric), so priced once per plan
+    object (its memo) instead of once per design."""
+    key = ("in-domain", net.design.fabric if scenario.calibration is not None else None)
+    hit: tuple[float, float, float] | None = workload.memo.get(key)
+    if hit is not None:
+        return hit
+    pp_s = 0.0
+    if t.pp_p2p_per_step and not t.pp_crosses_network:
+        local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
+        pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
+    dp_s = 0.0 if t.dp_layout.crosses_network else _ops_time(net, t.dp_layout, t.dp_op_bytes)
+    edp_s = 0.0
+    if not t.expert_dp_layout.crosses_network:
+        edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes)
+    value: tuple[float, float, float] = workload.remember(key, (pp_s, dp_s, edp_s))
+    return value
+
+
 def _idle_fraction(step: float, free_step_s: float | None, point: _TrainingTimes) -> float:
     if free_step_s is None:
         return min(1.0, (point.exposed_network_s + point.straggler_s) / step)
@@ -191,36 +220,30 @@ def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
     return t.compute_s + t.optimizer_s + (pp - 1) / max(1, vp) * t.compute_s / t.microbatches
 
 
-_FLOORS: dict[int, tuple[WorkloadPlan, tuple[tuple[float, WorkloadPlan], ...]]] = {}
-
-
 def _floors(workload: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
-    """``workload.alternatives`` with their compute floors, lowest floor first (cached per plan)."""
-    hit = _FLOORS.get(id(workload))
-    if hit is not None and hit[0] is workload:
-        return hit[1]
+    """``workload.alternatives`` with their compute floors, lowest floor first (kept in the
+    plan's memo)."""
+    hit: tuple[tuple[float, WorkloadPlan], ...] | None = workload.memo.get("floors")
+    if hit is not None:
+        return hit
     out = []
     for alt in workload.alternatives:
         assert alt.training is not None
         out.append((_compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages), alt))
-    floors = tuple(sorted(out, key=lambda x: x[0]))
-    if len(_FLOORS) > 256:
-        _FLOORS.clear()
-    _FLOORS[id(workload)] = (workload, floors)
+    floors: tuple[tuple[float, WorkloadPlan], ...] = workload.remember(
+        "floors", tuple(sorted(out, key=lambda x: x[0]))
+    )
     return floors
-
-
-_FREE: dict[tuple[int, str | None], tuple[WorkloadPlan, float]] = {}
 
 
 def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
     """The least step the planner's plans (``workload`` and its alternatives) reach on a network
-    that costs nothing: the step no design can beat, the same for every design (cached per
-    plan; a plan whose compute floor is not below the best so far is not priced)."""
-    key = (id(workload), design.fabric if scenario.calibration is not None else None)
-    hit = _FREE.get(key)
-    if hit is not None and hit[0] is workload:
-        return hit[1]
+    that costs nothing: the step no design can beat, the same for every design (kept in the
+    plan's memo; a plan whose compute floor is not below the best so far is not priced)."""
+    key = ("free", design.fabric if scenario.calibration is not None else None)
+    hit: float | None = workload.memo.get(key)
+    if hit is not None:
+        return hit
     assert workload.training is not None
     best = _training_times(
         scenario, workload, workload.training, design, "point", free_network=True
@@ -233,9 +256,7 @@ def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Des
             best,
             _training_times(scenario, alt, alt.training, design, "point", free_network=True).step_s,
         )
-    if len(_FREE) > 256:
-        _FREE.clear()
-    _FREE[key] = (workload, best)
+    workload.remember(key, best)
     return best
 
 
