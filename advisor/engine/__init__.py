@@ -79,6 +79,12 @@ def evaluate(
     if extra_assumptions:
         assumptions = assumptions + list(extra_assumptions)
     result["assumptions"] = assumptions
+    if s.warnings:
+        result["warnings"] = list(s.warnings)
+        result["recommendation"]["rationale"] = [
+            *s.warnings,
+            *result["recommendation"].get("rationale", []),
+        ]
     if calibration is not None and default_result is not None:
         result["calibration"] = calibration_comparison(
             default_result, json_safe(result), calibration

@@ -248,6 +248,8 @@ def test_network_bom_of_an_option_matches_its_capex() -> None:
             switch_model=option["switch_model"],
             oversubscription=option["oversubscription"],
             storage=spec,
+            # a leaf-spine priced where one switch would hold every NIC port
+            leaf_spine=option["spine_switches"] > 0,
         )
         assert totals(lines)[0] == pytest.approx(option["cost"]["network_capex_usd"])
     recommended = [

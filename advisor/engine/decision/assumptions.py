@@ -12,9 +12,10 @@ from advisor.engine.decision.cost import (
     SERVING_DAYS,
     gpu_hour_cost_usd,
 )
-from advisor.engine.decision.job_facts import ASSUMED_PCIE_GEN, JobFacts
+from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.policy import TIE_BAND, TIE_RULE
 from advisor.engine.decision.pricing import RAMP_UP_MONTHS
+from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN
 from advisor.engine.model.topology import (
     DAC_MAX_REACH_M,
     ROW_LINK_M,

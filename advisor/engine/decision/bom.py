@@ -202,33 +202,34 @@ def choose_link_kit(
         options.append(
             LinkKit(((cable, 1.0 / cable.links),), cable.unit_price_usd / cable.links, cable.kind)
         )
-    sw_mod = _cheapest_module(
-        parts, fabric, gbps, length_m, sw_ff, sw_links, ("switch", "any"), far_lane
-    )
     far_ends = ("nic", "any") if far_end == "nic" else ("switch", "any")
-    far_mod = _cheapest_module(parts, fabric, gbps, length_m, far_ff, far_links, far_ends, far_lane)
-    lanes_ok = (
-        sw_mod is None
-        or far_mod is None
-        or not sw_mod.lane_gbps
-        or not far_mod.lane_gbps
-        or sw_mod.lane_gbps == far_mod.lane_gbps
-    )
-    if lanes_ok and sw_mod is not None and far_mod is not None and sw_mod.media == far_mod.media:
+    for media in ("mmf", "smf"):
+        # both ends' modules of one medium (a multimode module never meets a single-mode one)
+        sw_mod = _cheapest_module(
+            parts, fabric, gbps, length_m, sw_ff, sw_links, ("switch", "any"), far_lane, media
+        )
+        far_mod = _cheapest_module(
+            parts, fabric, gbps, length_m, far_ff, far_links, far_ends, far_lane, media
+        )
+        if sw_mod is None or far_mod is None:
+            continue
+        if sw_mod.lane_gbps and far_mod.lane_gbps and sw_mod.lane_gbps != far_mod.lane_gbps:
+            continue
         fiber = _cheapest_fiber(parts, fabric, length_m, sw_mod.media)
-        if fiber is not None:
-            fibers = max(sw_mod.fibers_per_module / sw_links, far_mod.fibers_per_module / far_links)
-            kit: list[tuple[ItemT, float]] = [
-                (sw_mod, 1.0 / sw_links),
-                (far_mod, 1.0 / far_links),
-                (fiber, fibers),
-            ]
-            merged: dict[str, tuple[ItemT, float]] = {}
-            for item, qty in kit:
-                prev = merged.get(item.sku)
-                merged[item.sku] = (item, qty + (prev[1] if prev else 0.0))
-            price = sum(item.unit_price_usd * qty for item, qty in merged.values())
-            options.append(LinkKit(tuple(merged.values()), price, "optical"))
+        if fiber is None:
+            continue
+        fibers = max(sw_mod.fibers_per_module / sw_links, far_mod.fibers_per_module / far_links)
+        kit: list[tuple[ItemT, float]] = [
+            (sw_mod, 1.0 / sw_links),
+            (far_mod, 1.0 / far_links),
+            (fiber, fibers),
+        ]
+        merged: dict[str, tuple[ItemT, float]] = {}
+        for item, qty in kit:
+            prev = merged.get(item.sku)
+            merged[item.sku] = (item, qty + (prev[1] if prev else 0.0))
+        price = sum(item.unit_price_usd * qty for item, qty in merged.values())
+        options.append(LinkKit(tuple(merged.values()), price, "optical"))
     if not options:
         raise BomError(
             f"no cable or optic in the catalog joins a {sw_links} x {gbps}G {sw_ff} switch "
@@ -247,10 +248,13 @@ def _cheapest_module(
     links: int,
     ends: tuple[str, ...],
     lane: int = 0,
+    media: str = "",
 ) -> Transceiver | None:
     best: Transceiver | None = None
     for t in parts.transceivers:
         if lane and t.lane_gbps and t.lane_gbps != lane:
+            continue
+        if media and t.media != media:
             continue
         if t.gbps != gbps or not t.serves(fabric) or t.reach_m < length_m or t.end not in ends:
             continue
@@ -336,20 +340,32 @@ def size_compute_fabric(
     rails: int,
     fabric: str,
     leaf_spine: bool = False,
+    planes: int = 1,
 ) -> TopologySize:
     """The topology of a compute fabric: :func:`size_topology` plus the spine policy
-    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves);
-    ``leaf_spine`` asks for two tiers even where one switch would do."""
-    topo = size_topology(endpoints, radix, oversubscription, rails=rails, leaf_spine=leaf_spine)
+    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves per
+    plane), spines spread evenly over every leaf's uplinks; ``leaf_spine`` asks for two tiers
+    even where one switch would do; ``planes`` splits the rails over independent fabrics."""
+    topo = size_topology(
+        endpoints, radix, oversubscription, rails=rails, leaf_spine=leaf_spine, planes=planes
+    )
     if topo.tiers != 2:
         return topo
     floor = MIN_SPINES
-    if fabric != "infiniband" and topo.leaf_switches >= 4:
+    if fabric != "infiniband" and topo.leaf_switches // planes >= 4:
         floor = MIN_SPINES_ROCE
-    floor = min(floor, max(1, topo.leaf_spine_links))
-    if topo.spine_switches >= floor:
+    floor = min(floor, max(1, topo.leaf_spine_links // planes))
+    if topo.spine_switches // planes >= floor:
         return topo
-    return replace(topo, spine_switches=floor)
+    return size_topology(
+        endpoints,
+        radix,
+        oversubscription,
+        rails=rails,
+        leaf_spine=leaf_spine,
+        planes=planes,
+        min_spines=floor,
+    )
 
 
 def compute_fabric_items(
@@ -475,6 +491,10 @@ class StorageSpec:
     nic_sku: str = ""
     storage_ports: int = STORAGE_PORTS_PER_SERVER
     inband_ports: int = 0
+    converged: bool = True
+    """In-band management rides on the storage ports (NVIDIA Enterprise RAs: converged
+    storage / in-band, 2 x 200-400G per server on Ethernet leaves), so only the storage ports
+    are cabled; the platform's adapters are still bought.  False cables the in-band ports too."""
 
     @classmethod
     def for_gpu(cls, gpu: object | None) -> StorageSpec:
@@ -487,6 +507,11 @@ class StorageSpec:
             inband_ports=int(getattr(gpu, "inband_ports_per_server", 0) or 0),
         )
 
+    def trimmed(self) -> StorageSpec:
+        """What an architect cuts first under a budget: one converged storage / in-band port
+        per server on one adapter (single-homed) instead of the platform's dual-homed pair."""
+        return replace(self, storage_ports=1, inband_ports=0, converged=True)
+
 
 @dataclass(frozen=True)
 class StoragePlan:
@@ -496,6 +521,8 @@ class StoragePlan:
     ports_per_server: int
     target_ports: int
     lines: tuple[BomLine, ...]
+    adapters_per_server: int = 1
+    spec: StorageSpec = StorageSpec()
 
     @property
     def gbps(self) -> int:
@@ -534,9 +561,10 @@ def _storage_plan(parts: NetworkParts, nodes: int, spec: StorageSpec) -> Storage
     gbps = nic.port_gbps
     switch = _storage_switch(parts, nic)
     radix = (switch.radix_at(gbps) or 0) - STORAGE_CORE_UPLINKS
-    wanted = spec.storage_ports + spec.inband_ports
-    cards = math.ceil(wanted / nic.ports)
-    ports = cards * nic.ports  # every adapter port is cabled
+    # the platform's adapters are bought; converged designs cable the storage ports only
+    cards = max(1, math.ceil((spec.storage_ports + spec.inband_ports) / nic.ports))
+    ports = spec.storage_ports + (0 if spec.converged else spec.inband_ports)
+    ports = max(ports, cards)  # every adapter keeps a link
     target_ports = math.ceil(nodes * spec.storage_ports / STORAGE_TARGET_RATIO)
     target_nodes = math.ceil(target_ports / ports)
     nic_line = line(
@@ -596,7 +624,7 @@ def _storage_plan(parts: NetworkParts, nodes: int, spec: StorageSpec) -> Storage
                 uplink, top * STORAGE_CORE_UPLINKS, "storage", "core-uplink", " (core uplinks)"
             )
         )
-        plan = StoragePlan(topo, switch, nic, ports, target_ports, tuple(lines))
+        plan = StoragePlan(topo, switch, nic, ports, target_ports, tuple(lines), cards, spec)
         if best is None or totals(plan.lines)[0] < totals(best.lines)[0]:
             best = plan
     assert best is not None
@@ -746,6 +774,7 @@ def network_bom(
     oversubscription: float = 1.0,
     storage: StorageSpec | None = None,
     leaf_spine: bool = False,
+    planes: int = 1,
 ) -> list[BomLine]:
     """The whole BOM of one design (compute fabric, storage, management), e.g. for any row
     of ``options``.  ``fabric=None`` (or no NICs) means no compute fabric.  ``storage`` is
@@ -772,6 +801,7 @@ def network_bom(
             rails=nics_per_node,
             fabric=fabric,
             leaf_spine=leaf_spine,
+            planes=planes,
         )
         compute_switches = topo.total_switches
         lines.extend(
@@ -893,7 +923,16 @@ def _check_network(net: str, entries: list[tuple[ItemT, int, str]]) -> list[str]
     nic_links = sum(n.links * q for n, q in nics)
     cards = sum(q for _, q in nics)
     server_links = link_count.get("server-link", 0.0)
-    if nics and net != "management" and not cards - 0.5 <= server_links <= nic_links + 0.5:
+    # the last breakout cable of a tier may leave legs unused (66 links on 4-leg cables: 17)
+    spare = max(
+        (
+            c.legs - 1
+            for c, _, role in entries
+            if isinstance(c, Cable) and role == "server-link" and c.legs > 1
+        ),
+        default=0,
+    )
+    if nics and net != "management" and not cards - 0.5 <= server_links <= nic_links + spare + 0.5:
         out.append(
             f"{net}: cables and optics make {server_links:g} server links for {cards} adapters "
             f"with {nic_links} ports (every adapter needs a link, no port two)"

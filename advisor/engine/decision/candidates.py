@@ -91,12 +91,31 @@ def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
     return [n for n in parts.nics if not n.integrated and n.use in ("compute", "any")]
 
 
-def link_counts(platform: Platform, nic: Nic) -> list[int]:
-    ref = platform.reference_count
+def full_links(platform: Platform, nic: Nic) -> int:
+    """Links per server at the platform's reference count of cards: one card per reference
+    NIC (one per GPU on HGX) times this card's links (16 x 400G for a ConnectX-8 run as
+    2 x 400GbE on a B300 server); integrated ports: the platform's own count."""
     if nic.integrated:
-        return [ref]
-    counts = {ref, max(1, ref // 2), max(1, ref // 4), 1}
-    return sorted(c for c in counts if c <= ref)
+        return platform.reference_count
+    return platform.reference_cards * max(1, nic.links)
+
+
+def link_counts(platform: Platform, nic: Nic) -> list[int]:
+    """The platform's full count of cards and fewer (a half, a quarter, one card), in links;
+    never more than the reference."""
+    if nic.integrated:
+        return [platform.reference_count]
+    per_card = max(1, nic.links)
+    cards = platform.reference_cards
+    counts = {cards, max(1, cards // 2), max(1, cards // 4), 1}
+    return sorted(c * per_card for c in counts if c <= cards)
+
+
+def card_gbps(nic: Nic) -> int:
+    """One port's total line rate (speed x links per port: 800 for a ConnectX-8 run as
+    2 x 400GbE): what the PCIe slot must carry for the port to run at line rate.  Separate
+    ports of a multi-port card can each be used alone, so they are not summed."""
+    return nic.port_gbps * max(1, nic.links_per_port)
 
 
 def enumerate_candidates(
@@ -106,11 +125,11 @@ def enumerate_candidates(
     pruned: list[dict[str, Any]] = []
     slot = platform.slot_gbps
     nics = compute_nics(parts, platform)
-    too_fast = sorted({n.port_gbps for n in nics if n.port_gbps > slot})
+    too_fast = sorted({card_gbps(n) for n in nics if not n.integrated and card_gbps(n) > slot})
     if too_fast:
         pruned.append(
             {
-                "design": {"nic_gbps": too_fast},
+                "design": {"card_gbps": too_fast},
                 "reason": f"{platform.gpu_id} servers have PCIe Gen{platform.pcie_gen} x16 slots "
                 f"carrying about {slot:.0f} Gb/s"
                 + ("" if platform.pcie_known else " (generation assumed: not in the catalog)")
@@ -133,7 +152,7 @@ def enumerate_candidates(
         if rdma_only and fabric == ETHERNET:
             continue
         for nic in nics:
-            if nic.port_gbps > slot or not nic.serves(fabric):
+            if (not nic.integrated and card_gbps(nic) > slot) or not nic.serves(fabric):
                 continue
             if fabric != ETHERNET and not nic.rdma:
                 continue

@@ -15,18 +15,12 @@ from dataclasses import dataclass
 from advisor.engine.decision.bom import NetworkParts, StorageSpec
 from advisor.engine.decision.cost import CostInputs
 from advisor.engine.facts.catalog import Catalog
-from advisor.engine.facts.catalog.gpus import GpuSpec
+from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 
-PCIE_X16_GBPS: dict[int, float] = {3: 126.0, 4: 252.0, 5: 504.0, 6: 1008.0}
-"""Usable x16 PCIe bandwidth per direction in Gb/s by generation (PCI-SIG: 8/16/32/64 GT/s
-per lane, 128b/130b encoding; Gen6 FLIT mode).  A NIC faster than its slot cannot run at
-line rate, so such designs are pruned."""
-ASSUMED_PCIE_GEN = 5
-"""Used only when a GPU's platform facts leave ``host_pcie_gen`` unset; the result says so."""
 HOPPER_OR_NEWER: frozenset[str] = frozenset(
     {"h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20", "b200", "gb200-nvl72"}
 )
@@ -56,6 +50,20 @@ class Platform:
     @property
     def reference_gbps(self) -> int:
         return self.reference_nic.port_gbps if self.reference_nic else 400
+
+    @property
+    def reference_cards(self) -> int:
+        """Compute cards per server at the reference (the reference count over the reference
+        card's links: 8 on HGX, one baseboard of integrated ports on Gaudi 3)."""
+        links = self.reference_nic.links if self.reference_nic is not None else 1
+        return max(1, self.reference_count // max(1, links))
+
+    @property
+    def reference_card_gbps(self) -> int:
+        """One reference card's total line rate (800 for a ConnectX-8 at XDR)."""
+        if self.reference_nic is None:
+            return 400
+        return self.reference_nic.port_gbps * max(1, self.reference_nic.links_per_port)
 
     def nic_standing(self, nic: Nic) -> int:
         """0: the platform's reference NIC; 1: a NIC its vendor publishes; 2: another."""
@@ -120,6 +128,8 @@ class JobFacts:
     params: float
     weight_bytes_per_param: float
     platform: Platform
+    storage_write_gbytes_per_s: float | None = None
+    """The storage system's write rate the customer states (checkpoint time)."""
     kv_only: bool = False
     """Disaggregated serving whose prefill and decode instances each fit one NVLink domain:
     only the KV cache crosses the network (once per request), not every generated token."""
@@ -190,6 +200,7 @@ def job_facts(
         weight_bytes_per_param=bytes_per_param,
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
+        storage_write_gbytes_per_s=getattr(constraints, "storage_write_gbytes_per_s", None),
     )
 
 

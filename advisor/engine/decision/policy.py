@@ -32,12 +32,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from advisor.engine.decision.candidates import card_gbps, full_links
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY
 from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.pricing import SKILL_GAP, Scored
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
 
+MAX_PUBLISHED_TIERS = 3
+"""Deepest compute fabric in the published AI cluster designs: three tiers (the 100k-GPU
+Spectrum-X cluster; DGX SuperPOD cores; Meta's 24k-GPU clusters).  A four-tier fabric is a
+departure: a higher-radix switch, a multi-plane design or the other fabric class reaches the
+size in three tiers or fewer."""
 SINGLE_SWITCH_MAX_SERVERS = 8
 """Largest compute fabric published on one switch at the platform's full speed (DGX BasePOD:
 one QM9700 for up to 8 DGX nodes at NDR400; larger published designs are leaf-spine SUs)."""
@@ -59,6 +65,9 @@ RISKS: dict[str, str] = {
     "qualification fall on the customer",
     "single_switch": "one switch carries every server's traffic: its failure stops the whole "
     "cluster, and one more server means rebuilding the fabric as a leaf-spine",
+    "extra_tier": "every tier adds two switch hops of latency, a third more optics per "
+    "endpoint and another layer to cable, monitor and fail; no published AI cluster runs "
+    "four tiers",
 }
 
 
@@ -71,10 +80,14 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
         out.append("oversubscribed")
     if sc.topo.tiers == 1 and facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
         out.append("single_switch")
-    if c.nics_per_node < p.reference_count:
+    if c.nics_per_node < full_links(p, c.nic):
         out.append("fewer_nics")
-    if c.nic_gbps < p.reference_gbps:
+    if (c.nic.integrated and c.nic_gbps < p.reference_gbps) or (
+        not c.nic.integrated and card_gbps(c.nic) < p.reference_card_gbps
+    ):
         out.append("nic_speed")
+    if sc.topo.tiers > MAX_PUBLISHED_TIERS:
+        out.append("extra_tier")
     if p.reference_nic is not None and p.nic_standing(c.nic) == 2:
         out.append("nic_vendor")
     return out
@@ -86,12 +99,18 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
     if code == "oversubscribed":
         return f"{c.oversubscription:g}:1 oversubscribed leaves instead of non-blocking"
     if code == "fewer_nics":
+        full = full_links(p, c.nic)
         return (
             f"{c.nics_per_node} compute NIC port{'s' if c.nics_per_node > 1 else ''} per server "
-            f"instead of {p.reference_count}"
+            f"instead of {full}"
         )
     if code == "nic_speed":
-        return f"{c.nic_gbps}G NICs instead of the platform's {p.reference_gbps}G"
+        return f"{card_gbps(c.nic)}G NICs instead of the platform's {p.reference_card_gbps}G"
+    if code == "extra_tier":
+        return (
+            f"a {sc.topo.tiers}-tier fabric instead of at most {MAX_PUBLISHED_TIERS} tiers "
+            "(higher-radix switches or a multi-plane design)"
+        )
     if code == "single_switch":
         return f"one switch for {facts.nodes} servers instead of a leaf-spine"
     if code == "nic_vendor":
@@ -171,6 +190,25 @@ def check_constraints(
                 f"its network costs {usd(sc.capex_usd)}, over the {usd(budget)} budget"
             )
     return notes
+
+
+CUT_ORDER: dict[str, int] = {
+    "oversubscribed": 1,
+    "single_switch": 1,
+    "extra_tier": 1,
+    "nic_vendor": 1,
+    "nic_speed": 2,
+    "fewer_nics": 3,
+}
+"""What an architect gives up, in order, when the budget rules out field practice (after
+trimming the storage / in-band network, done before candidates are compared): first
+oversubscription above the rail-local leaf (Meta oversubscribes between zones, Llama 3
+paper 7:1), then NIC speed, and only last one NIC per GPU (FIELD_PRACTICE "Budgets")."""
+
+
+def cut_level(sc: Scored) -> int:
+    """How deep a design cuts into field practice (0: none; see :data:`CUT_ORDER`)."""
+    return max((CUT_ORDER.get(code, 1) for code in sc.departures), default=0)
 
 
 def only_budget(sc: Scored) -> bool:
@@ -284,6 +322,41 @@ def tied(a: Scored, b: Scored) -> bool:
     return perf_tied(a, b) and cost_tied(a, b)
 
 
+def strictly_tied(a: Scored, b: Scored) -> bool:
+    """Tied in the plain sense: performance within the tie band and life costs within
+    ``TIE_BAND`` of each other (no price-list allowance).  Only these are called "tied";
+    a pick that costs more than that is stated as a premium (:func:`premium`)."""
+    if not perf_tied(a, b):
+        return False
+    scale = max(abs(a.decision_usd), abs(b.decision_usd), 1e-12)
+    return abs(a.decision_usd - b.decision_usd) <= TIE_BAND * scale
+
+
+@dataclass(frozen=True)
+class Premium:
+    """What the pick costs beyond a cheaper design: capex and life cost, in USD and %."""
+
+    capex_usd: float
+    capex_pct: float
+    life_usd: float
+    life_pct: float
+
+
+def premium(best: Scored, cheaper: Scored) -> Premium | None:
+    """The pick's premium over ``cheaper`` when it costs more over the life beyond the tie
+    band (None when it does not)."""
+    d_life = best.decision_usd - cheaper.decision_usd
+    if d_life <= TIE_BAND * max(abs(best.decision_usd), abs(cheaper.decision_usd), 1e-12):
+        return None
+    d_capex = best.capex_usd - cheaper.capex_usd
+    return Premium(
+        capex_usd=d_capex,
+        capex_pct=100.0 * d_capex / cheaper.capex_usd if cheaper.capex_usd > 0 else 0.0,
+        life_usd=d_life,
+        life_pct=100.0 * d_life / cheaper.decision_usd if cheaper.decision_usd > 0 else 0.0,
+    )
+
+
 def perf_tied(a: Scored, b: Scored) -> bool:
     """Performance equal within the model's uncertainty.
 
@@ -379,7 +452,9 @@ def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
     elif practice:
         pool, mode = practice, "field_practice"
     elif feasible:
-        pool, mode = feasible, "constraints_forced"
+        # the shallowest cut that fits: oversubscription before NIC speed before NIC count
+        level = min(cut_level(sc) for sc in feasible)
+        pool, mode = [sc for sc in feasible if cut_level(sc) == level], "constraints_forced"
     else:
         needs = [sc for sc in scored if only_budget(sc)]
         # what the job needs: RDMA and its targets, built as the published designs build it

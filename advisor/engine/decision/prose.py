@@ -19,6 +19,8 @@ from advisor.engine.decision.policy import (
     RISKS,
     Choice,
     departure_phrase,
+    premium,
+    price_lists_differ,
     skills_gap,
     tie_phrase,
     tied,
@@ -60,7 +62,25 @@ def topo_phrase(topo: TopologySize) -> str:
         return "single switch"
     rail = "rail-optimized " if topo.rail_optimized else ""
     ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
-    return f"{ratio} {rail}{tiers_in_words(topo.tiers)}"
+    planes = f"{topo.planes}-plane " if topo.planes > 1 else ""
+    return f"{ratio} {rail}{planes}{tiers_in_words(topo.tiers)}"
+
+
+def spread_sentence(topo: TopologySize) -> str:
+    """How each full leaf's ports are used and spread over the spines (two tiers or more)."""
+    if topo.tiers < 2:
+        return ""
+    plane = " of its plane" if topo.planes > 1 else ""
+    links = topo.links_per_leaf_spine
+    rate = (
+        "every leaf pair gets line rate"
+        if topo.oversubscription <= 1.0
+        else f"every leaf pair gets 1/{topo.oversubscription:g} of line rate"
+    )
+    return (
+        f" Each full leaf has {topo.leaf_downlinks} ports down and {topo.leaf_uplinks} up, "
+        f"{links} link{'s' if links != 1 else ''} to every spine{plane}, so {rate}."
+    )
 
 
 def departures_phrase(facts: JobFacts, design: Scored) -> str:
@@ -70,7 +90,7 @@ def departures_phrase(facts: JobFacts, design: Scored) -> str:
 
 def switch_counts(topo: TopologySize) -> str:
     if topo.tiers == 1:
-        return "1 switch"
+        return "1 switch" if topo.leaf_switches <= 1 else f"{topo.leaf_switches} switches"
     if topo.tiers == 2:
         return f"{topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
     superspine = int(getattr(topo, "superspine_switches", 0) or 0)
@@ -218,6 +238,7 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     out.append(
         f"{topo.endpoints} NIC ports on {candidate.switch.sku} ({candidate.radix} ports at "
         f"{candidate.nic_gbps}G): {topo_phrase(topo)} with {switch_counts(topo)}."
+        + spread_sentence(topo)
     )
     out.extend(_class_sentences(facts, choice, scored))
     out.extend(_alternative_sentences(facts, best, scored))
@@ -251,9 +272,40 @@ def _class_sentences(facts: JobFacts, choice: Choice, scored: list[Scored]) -> l
     return out
 
 
+def premium_sentence(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str | None:
+    """The pick's premium over a cheaper design it was chosen over, in dollars and percent,
+    with the reason; None when the pick is not dearer beyond the tie band."""
+    prem = premium(best, alt)
+    if prem is None:
+        return None
+    capex = (
+        f"{usd(prem.capex_usd)} ({prem.capex_pct:.0f}%) more network capex"
+        if prem.capex_usd > 0.5
+        else f"{usd(-prem.capex_usd)} less network capex"
+    )
+    speed = ""
+    if not same_text(facts, alt.perf, best.perf):
+        speed = f"; it runs at {perf_str(facts, alt.perf)} against {perf_str(facts, best.perf)}"
+    why = tie_reason(facts, best, alt)
+    noise = (
+        f", and the two bills come from different price lists, each good to "
+        f"+-{PRICE_UNCERTAINTY * 100:.0f}%"
+        if price_lists_differ(best, alt)
+        else ""
+    )
+    return (
+        f"{aname} is cheaper: the recommendation costs {capex} and {usd(prem.life_usd)} "
+        f"({prem.life_pct:.0f}%) more over the life{speed}. That premium is paid for "
+        f"{why}{noise}; choose {aname.split(' (')[0]} to save it."
+    )
+
+
 def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
     """A sentence comparing an alternative with the pick that never contradicts it."""
     d_life = alt.decision_usd - best.decision_usd
+    stated = premium_sentence(facts, best, alt, aname)
+    if stated is not None:
+        return stated
     if tied(best, alt):
         reason = tie_reason(facts, best, alt)
         return (
@@ -380,6 +432,9 @@ def why_not(facts: JobFacts, scored: Scored, choice: Choice) -> str | None:
     if scored.violations:
         return "Ruled out: " + "; ".join(scored.violations) + "."
     name = "This design"
+    stated = premium_sentence(facts, best, scored, name)
+    if stated is not None and not scored.departures:
+        return stated
     if scored in choice.tied:
         return (
             f"Tied with the recommendation {tie_phrase(best, scored)} (life cost "

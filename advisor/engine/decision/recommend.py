@@ -20,7 +20,9 @@ from advisor.engine.decision.bom import (
     NetworkParts,
     StoragePlan,
     compute_fabric_lines,
+    compute_fabric_totals,
     management_lines,
+    size_compute_fabric,
     storage_plan,
     totals,
 )
@@ -29,6 +31,7 @@ from advisor.engine.decision.candidates import (
     Candidate,
     enumerate_candidates,
     fabric_title,
+    full_links,
 )
 from advisor.engine.decision.job_facts import JobFacts, job_facts
 from advisor.engine.decision.monitoring import monitoring
@@ -39,6 +42,8 @@ from advisor.engine.decision.policy import (
     check_constraints,
     choose,
     departure_phrase,
+    premium,
+    strictly_tied,
 )
 from advisor.engine.decision.pricing import Scored, cost_dict, price
 from advisor.engine.decision.prose import (
@@ -61,7 +66,7 @@ from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
-from advisor.engine.model.topology import TopologySize
+from advisor.engine.model.topology import TopologyError, TopologySize
 
 __all__ = [
     "OVERSUBSCRIPTIONS",
@@ -117,6 +122,13 @@ def recommend(
         return result
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
     notes = check_constraints(facts, scored, getattr(s.inference, "target_ttft_ms", ttft))
+    if facts.network_budget_usd is not None and not any(
+        sc.feasible and sc.field_practice for sc in scored
+    ):
+        trimmed = _trim_storage(facts, parts, storage, scored)
+        if trimmed is not None:
+            storage, scored, note = trimmed
+            notes = [note, *check_constraints(facts, scored, ttft)]
     choice = choose(facts, scored)
     result = _build(facts, parts, choice, scored, pruned, storage, notes)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
@@ -126,6 +138,45 @@ def recommend(
     result["scaling"] = scaling(s, facts, reps)
     _report(progress, 100)
     return result
+
+
+def _trim_storage(
+    facts: JobFacts, parts: NetworkParts, storage: StoragePlan, scored: list[Scored]
+) -> tuple[StoragePlan, list[Scored], str] | None:
+    """The first cut under a budget: the storage / in-band network down to one converged
+    port per server; every design re-priced with it (None when nothing is saved)."""
+    spec = storage.spec.trimmed()
+    if spec == storage.spec:
+        return None
+    trimmed = storage_plan(parts, nodes=facts.nodes, spec=spec)
+    old_capex, old_power = totals(storage.lines)
+    new_capex, new_power = totals(trimmed.lines)
+    if new_capex >= old_capex:
+        return None
+    mgmt: dict[int, tuple[float, float]] = {}
+
+    def mgmt_totals(switches: int) -> tuple[float, float]:
+        if switches not in mgmt:
+            mgmt[switches] = totals(
+                management_lines(parts, nodes=facts.nodes, managed_switches=switches)
+            )
+        return mgmt[switches]
+
+    repriced = []
+    for sc in scored:
+        before = mgmt_totals(sc.topo.total_switches + storage.topo.total_switches)
+        after = mgmt_totals(sc.topo.total_switches + trimmed.topo.total_switches)
+        capex = sc.capex_usd - old_capex + new_capex - before[0] + after[0]
+        power = sc.power_w - old_power + new_power - before[1] + after[1]
+        repriced.append(price(facts, sc.cand, sc.topo, sc.metrics, capex, power))
+    note = (
+        f"No design built as the published references build it fits the "
+        f"{usd(facts.network_budget_usd or 0.0)} network budget, so the storage / in-band "
+        f"network is cut first: {spec.storage_ports} converged {trimmed.gbps}G port per server "
+        f"instead of {storage.ports_per_server}, saving {usd(old_capex - new_capex)} before the "
+        "compute fabric is touched."
+    )
+    return trimmed, repriced, note
 
 
 _PARTS_CACHE: dict[int, tuple[Catalog, NetworkParts]] = {}
@@ -190,6 +241,9 @@ def _build(
     bom = [ln.to_dict() for ln in (*lines, *storage.lines, *mgmt)]
     budget_info = _budget_info(facts, choice, scored, storage, mgmt)
     text = rationale(facts, choice, scored) + notes
+    cliff = tier_cliff(facts, parts, best)
+    if cliff is not None:
+        text.append(cliff["statement"])
     if budget_info is not None and choice.mode == "over_budget":
         text.insert(0, headline(facts, choice, budget_info))
     ranked = _ranked(choice, scored)
@@ -201,7 +255,10 @@ def _build(
             "nic_gbps": cand.nic_gbps,
             "nics_per_node": cand.nics_per_node,
             "nic_sku": cand.nic.sku,
-            "topology": topology_dict(best.topo, cand.switch.sku),
+            "topology": {
+                **topology_dict(best.topo, cand.switch.sku),
+                **({"tier_cliff": cliff} if cliff is not None else {}),
+            },
             "headline": headline(facts, choice, budget_info),
             "rationale": text,
             "within_budget": choice.mode != "over_budget",
@@ -224,13 +281,111 @@ def _build(
     }
 
 
+TIER_CLIFF_SPAN = 1.5
+"""A tier cliff is named when the cluster is at most this many times the largest size that
+keeps one tier fewer (256 -> 257 servers is the classic cliff of a 64-port two-tier fabric)."""
+
+
+def _fabric_capex(facts: JobFacts, parts: NetworkParts, sc: Scored, servers: int) -> float:
+    c = sc.cand
+    topo = size_compute_fabric(
+        servers * c.nics_per_node,
+        c.radix,
+        c.oversubscription,
+        rails=c.nics_per_node,
+        fabric=c.fabric,
+        planes=sc.topo.planes,
+    )
+    return compute_fabric_totals(
+        parts,
+        fabric=c.fabric,
+        nic=c.nic,
+        nics_per_node=c.nics_per_node,
+        nodes=servers,
+        switch=c.switch,
+        topo=topo,
+    )[0]
+
+
+def tier_cliff(facts: JobFacts, parts: NetworkParts, sc: Scored) -> dict[str, Any] | None:
+    """The tier cliff the pick sits just above: the largest cluster that keeps one tier fewer
+    on the same switch, NICs and planes, and what the extra tier costs per GPU.  None when the
+    fabric has fewer than three tiers or the cluster is far above the cliff."""
+    topo = sc.topo
+    if topo.tiers < 3:
+        return None
+    c = sc.cand
+
+    def tiers_at(servers: int) -> int:
+        try:
+            return size_compute_fabric(
+                servers * c.nics_per_node,
+                c.radix,
+                c.oversubscription,
+                rails=c.nics_per_node,
+                fabric=c.fabric,
+                planes=topo.planes,
+            ).tiers
+        except (TopologyError, ValueError):
+            return 99
+
+    low, high = 0, facts.nodes  # tiers_at(high) == topo.tiers
+    while high - low > 1:
+        mid = (low + high) // 2
+        if tiers_at(mid) < topo.tiers:
+            low = mid
+        else:
+            high = mid
+    if low < 1 or facts.nodes > TIER_CLIFF_SPAN * low or tiers_at(low) != topo.tiers - 1:
+        return None
+    per_server_gpus = facts.gpus_per_node
+    here = _fabric_capex(facts, parts, sc, facts.nodes)
+    below = _fabric_capex(facts, parts, sc, low)
+    per_gpu_here = here / max(1, facts.gpus)
+    per_gpu_below = below / max(1, low * per_server_gpus)
+    extra = here - below * facts.nodes / low
+    pct = 100.0 * (per_gpu_here / per_gpu_below - 1.0) if per_gpu_below > 0 else 0.0
+    statement = (
+        f"Tier cliff: {facts.nodes:,} servers need a {topo.tiers}-tier fabric of "
+        f"{c.switch.description.split(' (')[0]}; {low:,} servers "
+        f"({low * per_server_gpus:,} GPUs) fit in {topo.tiers - 1} tiers. The compute fabric "
+        f"costs {usd(per_gpu_here)} per GPU here "
+        f"against {usd(per_gpu_below)} at {low:,} servers ({pct:+.0f}%): the extra tier adds "
+        f"{usd(extra)}. {low:,} servers is the nearest size that avoids it; a higher-radix "
+        "switch or a multi-plane design moves the cliff."
+    )
+    return {
+        "servers": facts.nodes,
+        "tiers": topo.tiers,
+        "nearest_servers": low,
+        "nearest_gpus": low * per_server_gpus,
+        "nearest_tiers": topo.tiers - 1,
+        "fabric_usd_per_gpu": round(per_gpu_here, 2),
+        "nearest_fabric_usd_per_gpu": round(per_gpu_below, 2),
+        "extra_tier_usd": round(extra, 2),
+        "extra_pct": round(pct, 1),
+        "statement": statement,
+    }
+
+
 def _decision(facts: JobFacts, choice: Choice) -> dict[str, Any]:
     return {
         "mode": choice.mode,
         "basis": "life cost: network capex + power + GPU time wasted + operations",
         "tie_band": TIE_BAND,
         "tie_break_order": list(TIE_BREAK_ORDER),
-        "tied_with": [sc.cand.label() for sc in choice.tied[:10]],
+        "tied_with": [sc.cand.label() for sc in choice.tied if strictly_tied(choice.best, sc)][:10],
+        "premium_over": [
+            {
+                "design": sc.cand.label(),
+                "capex_usd": round(prem.capex_usd, 2),
+                "capex_pct": round(prem.capex_pct, 1),
+                "life_usd": round(prem.life_usd, 2),
+                "life_pct": round(prem.life_pct, 1),
+            }
+            for sc in choice.tied
+            if (prem := premium(choice.best, sc)) is not None
+        ][:10],
     }
 
 
@@ -267,6 +422,8 @@ def _option(facts: JobFacts, rank: int, sc: Scored, choice: Choice) -> dict[str,
         "field_practice": sc.field_practice,
         "departures": [departure_phrase(facts, sc, d) for d in sc.departures],
         "spine_switches": sc.topo.spine_switches,
+        "tiers": sc.topo.tiers,
+        "planes": sc.topo.planes,
         "metrics": option_metrics(facts, sc.metrics),
         "cost": cost_dict(facts, sc),
         "why_not": why_not(facts, sc, choice),
@@ -313,6 +470,10 @@ def topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
         "oversubscription": topo.oversubscription if topo.tiers > 1 else 1.0,
         "rail_optimized": topo.rail_optimized,
         "switch_model": switch_sku,
+        "planes": topo.planes,
+        "leaf_downlinks": topo.leaf_downlinks,
+        "leaf_uplinks": topo.leaf_uplinks,
+        "links_per_leaf_spine": topo.links_per_leaf_spine,
     }
 
 
@@ -353,12 +514,16 @@ def _budget_info(
 
 
 def storage_summary(facts: JobFacts, plan: StoragePlan) -> dict[str, Any]:
-    """Storage / in-band adapters per server and the time to write a full checkpoint."""
-    spec = facts.platform.storage
+    """Storage / in-band adapters per server and the time to write a full checkpoint: the
+    cluster's data at the slower of the storage network and the storage system's stated
+    write rate (``constraints.storage_write_gbytes_per_s``; the network's alone when unset)."""
+    spec = plan.spec
     gbps = plan.gbps
     server_gbytes = spec.storage_ports * gbps / 8.0 * STORAGE_LINK_EFFICIENCY
     target_gbytes = plan.target_ports * gbps / 8.0 * STORAGE_LINK_EFFICIENCY
-    cluster = min(server_gbytes * facts.nodes, target_gbytes)
+    network = min(server_gbytes * facts.nodes, target_gbytes)
+    system = facts.storage_write_gbytes_per_s
+    cluster = min(network, system) if system else network
     if facts.inference:
         size = facts.params * facts.weight_bytes_per_param
         what = "load the model weights"
@@ -366,21 +531,36 @@ def storage_summary(facts: JobFacts, plan: StoragePlan) -> dict[str, Any]:
         size = facts.params * CHECKPOINT_BYTES_PER_PARAM
         what = "write a full checkpoint (weights + optimizer state)"
     seconds = size / (cluster * 1e9) if cluster > 0 else 0.0
+    limit = (
+        f"the storage system's stated {system:,.0f} GB/s write rate (the network carries "
+        f"{network:,.0f} GB/s)"
+        if system and system < network
+        else f"the storage network's {network:,.0f} GB/s"
+        + (
+            f" (the storage system's stated {system:,.0f} GB/s is faster)"
+            if system
+            else " (the storage system's write rate is not stated: set "
+            "constraints.storage_write_gbytes_per_s; it is usually the limit)"
+        )
+    )
+    converged = " converged storage / in-band" if spec.converged else ""
     return {
         "adapter_sku": plan.nic.sku,
-        "adapters_per_server": plan.ports_per_server // max(1, plan.nic.ports),
+        "adapters_per_server": plan.adapters_per_server,
         "ports_per_server": plan.ports_per_server,
         "storage_ports_per_server": spec.storage_ports,
         "port_gbps": gbps,
         "storage_gbytes_per_s_per_server": round(server_gbytes, 3),
         "cluster_storage_gbytes_per_s": round(cluster, 3),
+        "network_storage_gbytes_per_s": round(network, 3),
+        "storage_write_gbytes_per_s": system,
         "checkpoint_bytes": round(size, 0),
         "checkpoint_write_s": round(seconds, 3),
-        "statement": f"Storage / in-band: {plan.ports_per_server // max(1, plan.nic.ports)} x "
-        f"{plan.nic.description.split(' (')[0]} per server ({spec.storage_ports} x {gbps}G to "
-        f"storage); to {what} ({size / 1e9:,.0f} GB) at the storage network's "
-        f"{cluster:,.0f} GB/s takes {seconds:,.0f} s (the storage system itself may be "
-        "slower).",
+        "statement": f"Storage / in-band: {plan.adapters_per_server} x "
+        f"{plan.nic.description.split(' (')[0]} per server, {plan.ports_per_server} x {gbps}G"
+        f"{converged} port{'s' if plan.ports_per_server != 1 else ''} cabled on "
+        f"{plan.switch.sku} leaves; to {what} ({size / 1e9:,.0f} GB) at {limit} takes "
+        f"{seconds:,.0f} s.",
     }
 
 
@@ -392,7 +572,7 @@ def _representatives(facts: JobFacts, candidates: list[Candidate]) -> dict[str, 
     out: dict[str, Candidate] = {}
     p = facts.platform
     for c in candidates:
-        if c.nics_per_node != p.reference_count or c.oversubscription != 1.0:
+        if c.nics_per_node != full_links(p, c.nic) or c.oversubscription != 1.0:
             continue
         cur = out.get(c.fabric)
         key = (p.nic_standing(c.nic), -c.nic_gbps, not c.adaptive_routing, c.switch.sku)

@@ -20,7 +20,7 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.policy import SINGLE_SWITCH_MAX_SERVERS
 from advisor.engine.decision.pricing import Scored, price
 from advisor.engine.decision.util import clean
-from advisor.engine.model.topology import TopologyError
+from advisor.engine.model.topology import TopologyError, TopologySize
 
 Evaluator = Callable[[Candidate], Mapping[str, Any]]
 """Performance of one candidate design: the metrics dict of docs/ENGINE_API.md."""
@@ -78,6 +78,9 @@ def score_all(
                         leaf_spine=True,
                     )
                 )
+        planed = multi_plane_variant(facts, cand, topo)
+        if planed is not None:
+            variants.append(planed)
         for topo in variants:
             try:
                 capex, power = compute_fabric_totals(
@@ -122,6 +125,37 @@ def score_all(
             }
         )
     return scored, pruned
+
+
+MULTI_PLANE_MIN_GPUS = 32_768
+"""Multi-plane designs are priced from this size: where single fat trees of 51.2T switches
+need three tiers and the published multi-plane designs start (DeepSeek-V3 ISCA'25: 8 planes
+of two-tier fat trees, up to 16,384 GPUs on 64-port switches; Spectrum-X / AMD Pollara
+multi-plane Ethernet)."""
+
+
+def multi_plane_variant(
+    facts: JobFacts, cand: Candidate, topo: TopologySize
+) -> TopologySize | None:
+    """The same candidate with every rail on its own fat tree (planes = links per server),
+    when that saves a tier: a multi-plane design keeps large clusters shallower.  None when
+    the cluster is below ``MULTI_PLANE_MIN_GPUS``, the server has one link, or planes save
+    no tier."""
+    links = cand.nics_per_node
+    if facts.gpus < MULTI_PLANE_MIN_GPUS or links < 2 or topo.tiers < 3 or cand.nic.integrated:
+        return None
+    try:
+        planed = size_compute_fabric(
+            facts.nodes * links,
+            cand.radix,
+            cand.oversubscription,
+            rails=links,
+            fabric=cand.fabric,
+            planes=links,
+        )
+    except (TopologyError, ValueError):
+        return None
+    return planed if planed.tiers < topo.tiers else None
 
 
 def design_point(

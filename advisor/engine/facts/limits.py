@@ -118,6 +118,7 @@ LIMITS: dict[str, Limit] = {
     "constraints.pue": Limit(1, 5, integer=False),
     "constraints.amortization_years": Limit(0.1, 30, integer=False, unit="years"),
     "constraints.network_budget_usd": Limit(1, 1e12, integer=False, unit="USD"),
+    "constraints.storage_write_gbytes_per_s": Limit(0.1, 1e6, integer=False, unit="GB/s"),
 }
 
 

@@ -20,6 +20,7 @@ from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.facts.catalog.models import with_derived_defaults
 from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.engine.facts.limits import check_limits
+from advisor.engine.facts.vocabulary import fabric_label
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
@@ -172,6 +173,9 @@ class Constraints:
     wastes over the cluster's life; docs/MODEL.md "Decision cost")."""
     allow_oversubscription: bool = False
     """With prefer=cost, oversubscribed or fewer-NIC designs may be recommended."""
+    storage_write_gbytes_per_s: float | None = None
+    """The storage system's sustained write rate for the whole cluster (GB/s): checkpoint
+    time is the slower of it and the storage network (None: the network's rate, said so)."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +235,8 @@ class Scenario:
     """Fit from the customer's own nccl-tests (advisor.engine.calibration.fabric_fit); applied
     to every communicator domain. Not part of the scenario v1 input:
     ``evaluate(calibration=...)``."""
+    warnings: tuple[str, ...] = ()
+    """What the input asks that the platform is not sold as (e.g. part of an NVL72 rack)."""
 
     @property
     def nodes(self) -> int:
@@ -382,6 +388,8 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         gpus_per_node = _positive_int(errors, "gpus_per_node", raw["gpus_per_node"])
     elif gpu is not None and gpus is not None:
         gpus_per_node = min(gpu.gpus_per_server, gpus)
+    if raw.get("gpus_per_node") is not None and gpu is not None and gpus_per_node is not None:
+        _check_server_shape(errors, gpu, gpus_per_node, gpus)
     if gpus is not None and gpus_per_node is not None and gpus % gpus_per_node != 0:
         errors.add(
             "gpus",
@@ -406,6 +414,8 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
     design = None
     if raw.get("design") is not None:
         design = parse_design(errors, _section(errors, raw, "design"), "design")
+        if gpu is not None and not errors.by_field:
+            _check_design_buildable(errors, design, gpu, catalog)
     constraints = _parse_constraints(errors, _section(errors, raw, "constraints"), gpu)
 
     errors.raise_if_any()
@@ -425,7 +435,101 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         parallelism=parallelism,
         design=design,
         constraints=constraints,
+        warnings=_platform_warnings(gpu, gpus),
     )
+
+
+def _check_server_shape(
+    errors: _Errors, gpu: GpuSpec, gpus_per_node: int, gpus: int | None
+) -> None:
+    """``gpus_per_node`` must be a server the platform is built as (HGX: 4 or 8 GPUs; NVL72
+    trays: 4; 8-GPU OAM/UBB baseboards: 8).  One partly used server (``gpus`` below a
+    server) is allowed."""
+    allowed = gpu.gpus_per_node_options or tuple(range(1, gpu.gpus_per_server + 1))
+    if gpus_per_node in allowed:
+        return
+    if gpus is not None and gpus == gpus_per_node and gpus_per_node < max(allowed):
+        return  # part of one server
+    errors.add(
+        "gpus_per_node",
+        f"{gpu.name} servers hold {_or_list(allowed)} GPUs, not {gpus_per_node}"
+        + (
+            f" (a rack is {gpu.rack_gpus} GPUs in trays of {gpu.gpus_per_server})"
+            if gpu.rack_gpus
+            else ""
+        ),
+    )
+
+
+def _or_list(values: tuple[int, ...]) -> str:
+    items = [str(v) for v in values]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _platform_warnings(gpu: GpuSpec, gpus: int) -> tuple[str, ...]:
+    """Rack-scale platforms (NVL72) are bought as whole racks: name the nearest whole-rack
+    counts when ``gpus`` is not one."""
+    rack = gpu.rack_gpus
+    if not rack or gpus % rack == 0:
+        return ()
+    lower = (gpus // rack) * rack
+    upper = lower + rack
+    nearest = f"{lower:,} or {upper:,}" if lower else f"{upper:,}"
+    return (
+        f"{gpu.name} is sold as whole racks of {rack} GPUs (one NVLink domain each): "
+        f"{gpus:,} GPUs is {gpus / rack:.2f} racks; the nearest whole-rack counts are "
+        f"{nearest} GPUs, and a partial rack still pays for its NVLink switch trays, power and "
+        "cooling.",
+    )
+
+
+def _check_design_buildable(
+    errors: _Errors, design: Design, gpu: GpuSpec, catalog: Catalog
+) -> None:
+    """A given design must be one the platform can build: its scale-out fabric (integrated
+    ports fix it), a NIC speed its PCIe slot carries, and a NIC the catalog has at that
+    speed and fabric.  Each refusal names the field."""
+    gbps = design.nic_gbps
+    if gpu.integrated_scaleout:
+        ref = next((n for n in catalog.nics if n.sku == gpu.reference_nic_sku), None)
+        if ref is not None and not ref.serves(design.fabric):
+            errors.add(
+                "design.fabric",
+                f"{gpu.name} scales out only through its integrated "
+                f"{'/'.join(fabric_label(f) for f in ref.fabrics)} ports "
+                f"({gpu.reference_nic_count} x {ref.port_gbps}G per server); "
+                f"{fabric_label(design.fabric)} cannot be built on it",
+            )
+            return
+        if ref is not None and gbps != ref.port_gbps:
+            errors.add(
+                "design.nic_gbps",
+                f"{gpu.name}'s integrated scale-out ports run at {ref.port_gbps}G, not {gbps:g}G",
+            )
+        return
+    slot = gpu.slot_gbps
+    if gbps > slot:
+        gen = gpu.host_pcie_gen or "5 (assumed)"
+        errors.add(
+            "design.nic_gbps",
+            f"{'an' if str(int(gbps)).startswith('8') else 'a'} {gbps:g}G NIC needs more than "
+            f"the PCIe Gen{gen} x16 slot of {gpu.name} servers "
+            f"carries (about {slot:.0f} Gb/s), so it cannot run at line rate",
+        )
+        return
+    speeds = sorted(
+        {
+            n.port_gbps
+            for n in catalog.nics
+            if n.serves(design.fabric) and n.use in ("compute", "any") and not n.integrated
+        }
+    )
+    if speeds and int(gbps) not in speeds:
+        errors.add(
+            "design.nic_gbps",
+            f"no {fabric_label(design.fabric)} NIC in the catalog runs at {gbps:g}G; "
+            f"speeds: {', '.join(f'{v}G' for v in speeds)}",
+        )
 
 
 def _parse_model(errors: _Errors, value: Any, catalog: Catalog) -> tuple[ModelSpec | None, bool]:
@@ -818,6 +922,10 @@ def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None
         values["network_budget_usd"] = _positive_number(
             errors, "constraints.network_budget_usd", raw["network_budget_usd"]
         )
+    if raw.get("storage_write_gbytes_per_s") is not None:
+        values["storage_write_gbytes_per_s"] = _positive_number(
+            errors, "constraints.storage_write_gbytes_per_s", raw["storage_write_gbytes_per_s"]
+        )
     if raw.get("team_skills") is not None:
         values["team_skills"] = _choice(
             errors, "constraints.team_skills", raw["team_skills"], TEAM_SKILLS
@@ -838,6 +946,7 @@ def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None
             values["allow_oversubscription"] = None
         else:
             values["allow_oversubscription"] = flag
-    if any(v is None for k, v in values.items() if k != "network_budget_usd"):
+    optional = ("network_budget_usd", "storage_write_gbytes_per_s")
+    if any(v is None for k, v in values.items() if k not in optional):
         return base
     return Constraints(**values)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -85,6 +85,18 @@ class TopologySize:
     rail_optimized: bool
     superspine_switches: int = 0
     core_superspine_links: int = 0
+    planes: int = 1
+    """Independent fabrics the endpoints are split over (1: one fabric).  A multi-plane design
+    gives each rail (or each link of a split NIC) its own fat tree, so a plane holds
+    ``endpoints / planes`` ports and stays shallower (DeepSeek-V3 ISCA'25 multi-plane fat tree;
+    Alibaba HPN dual-plane); counts above are totals over all planes."""
+    leaf_uplinks: int = 0
+    """Uplinks a full leaf uses (its ``leaf_up_ports`` at 1:1 on a full leaf)."""
+    leaf_downlinks: int = 0
+    """Endpoints on a full leaf (the largest leaf load)."""
+    links_per_leaf_spine: int = 0
+    """Links between a full leaf and each spine of its plane (two tiers: every leaf reaches
+    every spine with the same number of links, so each leaf's uplinks divide evenly)."""
 
     @property
     def total_switches(self) -> int:
@@ -115,7 +127,7 @@ class TopologySize:
         leaf = max(1, self.leaf_down_ports)
         blocks = [leaf]
         if self.tiers >= 3:
-            blocks.append(leaf * max(1, half // max(1, self.rails)))
+            blocks.append(leaf * max(1, half // max(1, self.rails // max(1, self.planes))))
         if self.tiers >= 4:
             blocks.append(blocks[-1] * half)
         return tuple(blocks)
@@ -179,6 +191,8 @@ def size_topology(
     *,
     rails: int = 1,
     leaf_spine: bool = False,
+    planes: int = 1,
+    min_spines: int = 1,
 ) -> TopologySize:
     """Size the smallest folded-Clos fabric that connects ``endpoints`` NIC ports.
 
@@ -187,20 +201,54 @@ def size_topology(
     ``rails`` NICs on each of ceil(endpoints/rails) servers and every leaf serves one rail.
     ``leaf_spine`` builds a two-tier leaf/spine even where one switch would hold every
     endpoint (field practice past a few servers: no single point of failure, room to grow).
+    ``planes`` > 1 splits the rails over that many independent fabrics (it must divide
+    ``rails`` and ``endpoints``); ``min_spines`` is the fewest spines a two-tier fabric keeps
+    (per plane).  Two-tier spines are chosen so every leaf has the same number of links to
+    every spine (:func:`even_spines`).
     Raises :class:`TopologyError` beyond four tiers.  Results are cached.
     """
     if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
         raise ValueError("endpoints must be a positive integer")
     if rails < 1:
         raise ValueError("rails must be a positive integer")
+    if planes < 1 or rails % planes or endpoints % planes:
+        raise ValueError("planes must divide rails and endpoints")
     _check(radix, oversubscription)
-    return _size_cached(endpoints, radix, float(oversubscription), rails, leaf_spine)
+    return _size_cached(
+        endpoints, radix, float(oversubscription), rails, leaf_spine, planes, max(1, min_spines)
+    )
 
 
 @lru_cache(maxsize=4096)
 def _size_cached(
-    endpoints: int, radix: int, oversubscription: float, rails: int, leaf_spine: bool = False
+    endpoints: int,
+    radix: int,
+    oversubscription: float,
+    rails: int,
+    leaf_spine: bool = False,
+    planes: int = 1,
+    min_spines: int = 1,
 ) -> TopologySize:
+    if planes > 1:
+        one = _size_cached(
+            endpoints // planes, radix, oversubscription, rails // planes, leaf_spine, 1, min_spines
+        )
+        return replace(
+            one,
+            endpoints=endpoints,
+            rails=rails,
+            leaf_switches=one.leaf_switches * planes,
+            spine_switches=one.spine_switches * planes,
+            core_switches=one.core_switches * planes,
+            superspine_switches=one.superspine_switches * planes,
+            endpoint_leaf_links=one.endpoint_leaf_links * planes,
+            leaf_spine_links=one.leaf_spine_links * planes,
+            spine_core_links=one.spine_core_links * planes,
+            core_superspine_links=one.core_superspine_links * planes,
+            max_endpoints=one.max_endpoints * planes,
+            rail_optimized=rails > 1,
+            planes=planes,
+        )
     down, _ = leaf_ports(radix, oversubscription)
     rails = min(rails, endpoints)
     return _size_from_loads(
@@ -211,6 +259,7 @@ def _size_cached(
         rail_optimized=rails > 1,
         loads=tuple(_leaf_loads(endpoints, rails, down)),
         single_switch=endpoints <= radix and not leaf_spine,
+        min_spines=min_spines,
     )
 
 
@@ -271,6 +320,7 @@ def _size_from_loads(
     rail_optimized: bool,
     loads: tuple[int, ...],
     single_switch: bool,
+    min_spines: int = 1,
 ) -> TopologySize:
     down, up = leaf_ports(radix, oversubscription)
     achieved = down / up
@@ -294,15 +344,16 @@ def _size_from_loads(
             achieved_oversubscription=1.0,
             max_endpoints=radix,
             rail_optimized=False,  # one switch: every NIC is one hop from every other
+            leaf_downlinks=endpoints,
         )
 
     leaves = len(loads)
-    # leaves of one load need the same uplinks: count them per distinct load
-    uplinks = sum(
-        count * min(up, math.ceil(load / oversubscription - _EPS))
-        for load, count in Counter(loads).items()
-    )
+    needed = tuple(min(up, math.ceil(load / oversubscription - _EPS)) for load in loads)
+    uplinks = sum(needed)
     tiers = next((n for n in range(2, MAX_TIERS + 1) if leaves <= max_leaves(radix, n)), 0)
+    spines_even = even_spines(needed, up, radix, min_spines) if tiers == 2 else None
+    if tiers == 2 and spines_even is None:
+        tiers = 3  # no even spread fits two tiers (partial leaves need too many spine ports)
     if not tiers:
         limit_leaves = max_leaves(radix, MAX_TIERS)
         raise TopologyError(
@@ -312,8 +363,33 @@ def _size_from_loads(
             "endpoints on full leaves); use a higher-radix switch or split the cluster"
         )
     half = radix // 2
-    # Every tier below the top has k/2 ports down and k/2 up (1:1); the top tier k down.
-    spines = math.ceil(uplinks / (half if tiers > 2 else radix))
+    full_leaf_up = max(needed)
+    if tiers == 2 and spines_even is not None:
+        # every leaf reaches every spine with ceil(u/S) links: its uplinks divide evenly
+        spines = spines_even
+        per_pair = tuple(math.ceil(u / spines) for u in needed)
+        uplinks = sum(per_pair) * spines
+        pair_links = per_pair[needed.index(max(needed))]  # a full leaf
+        full_leaf_up = pair_links * spines
+    elif tiers == 3:
+        # pods of k/2 leaves, each with its own spines (k/2 ports down, k/2 up), every leaf
+        # spread evenly over its pod's spines; the cores join the pods' spines
+        spines = 0
+        uplinks = 0
+        pair_links = 0
+        for first in range(0, leaves, half):
+            pod = needed[first : first + half]
+            pod_spines = even_spines(pod, up, half) or math.ceil(sum(pod) / half)
+            pod_pairs = [math.ceil(u / pod_spines) for u in pod]
+            spines += pod_spines
+            uplinks += sum(pod_pairs) * pod_spines
+            if not pair_links and max(pod) == max(needed):
+                pair_links = pod_pairs[pod.index(max(pod))]  # a full leaf of a full pod
+                full_leaf_up = pair_links * pod_spines
+    else:
+        # Every tier below the top has k/2 ports down and k/2 up (1:1); the top tier k down.
+        spines = math.ceil(uplinks / half)
+        pair_links = max(1, up // max(1, half))
     cores = math.ceil(uplinks / (half if tiers > 3 else radix)) if tiers >= 3 else 0
     superspines = math.ceil(uplinks / radix) if tiers >= 4 else 0
     return TopologySize(
@@ -336,7 +412,30 @@ def _size_from_loads(
         rail_optimized=rail_optimized,
         superspine_switches=superspines,
         core_superspine_links=uplinks if tiers >= 4 else 0,
+        leaf_uplinks=full_leaf_up,
+        leaf_downlinks=max(loads),
+        links_per_leaf_spine=pair_links,
     )
+
+
+def even_spines(
+    uplinks_per_leaf: tuple[int, ...], up_ports: int, radix: int, min_spines: int = 1
+) -> int | None:
+    """Fewest spines S (at least ``min_spines``) over which every leaf spreads its uplinks
+    evenly: each leaf runs ceil(u/S) links to every spine, which must fit its ``up_ports``,
+    and no spine needs more than ``radix`` ports.  A full leaf's uplinks must therefore
+    divide by S (DGX SuperPOD: 32 uplinks over 16 spines, 2 links each); a spine count that
+    does not divide them leaves some leaf pairs below line rate.  None when no S fits (the
+    fabric needs another tier).
+    """
+    counts = Counter(uplinks_per_leaf)  # leaves of one load behave alike
+    for spines in range(max(1, min_spines), up_ports + 1):
+        if any(math.ceil(u / spines) * spines > up_ports for u in counts):
+            continue
+        if sum(n * math.ceil(u / spines) for u, n in counts.items()) > radix:
+            continue
+        return spines
+    return None
 
 
 def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:

@@ -117,6 +117,7 @@ class Constraints(_Record):
     prefer: str = ""
     utilization: float = 0.0
     allow_oversubscription: bool = False
+    storage_write_gbytes_per_s: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -481,6 +482,23 @@ class Cost(_Record):
 
 
 @dataclass(frozen=True)
+class TierCliff(_Record):
+    """The pick sits just above a tier boundary: the nearest size with one tier fewer."""
+
+    servers: int = 0
+    tiers: int = 0
+    nearest_servers: int = 0
+    nearest_gpus: int = 0
+    nearest_tiers: int = 0
+    fabric_usd_per_gpu: float = 0.0
+    nearest_fabric_usd_per_gpu: float = 0.0
+    extra_tier_usd: float = 0.0
+    extra_pct: float = 0.0
+    statement: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class Topology(_Record):
     kind: str = ""
     tiers: int = 0
@@ -491,6 +509,11 @@ class Topology(_Record):
     oversubscription: float = 1.0
     rail_optimized: bool = False
     switch_model: str = ""
+    planes: int | None = field(default=None, metadata=_ABSENT)
+    leaf_downlinks: int | None = field(default=None, metadata=_ABSENT)
+    leaf_uplinks: int | None = field(default=None, metadata=_ABSENT)
+    links_per_leaf_spine: int | None = field(default=None, metadata=_ABSENT)
+    tier_cliff: TierCliff | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -528,12 +551,25 @@ class ReferenceDesign(_Record):
 
 
 @dataclass(frozen=True)
+class Premium(_Record):
+    """What the pick costs beyond a cheaper design it was chosen over."""
+
+    design: str = ""
+    capex_usd: float = 0.0
+    capex_pct: float = 0.0
+    life_usd: float = 0.0
+    life_pct: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class Decision(_Record):
     mode: str = ""
     basis: str = ""
     tie_band: float = 0.0
     tie_break_order: tuple[str, ...] = ()
     tied_with: tuple[str, ...] = ()
+    premium_over: tuple[Premium, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -546,6 +582,8 @@ class Storage(_Record):
     port_gbps: float = 0.0
     storage_gbytes_per_s_per_server: float = 0.0
     cluster_storage_gbytes_per_s: float = 0.0
+    network_storage_gbytes_per_s: float = 0.0
+    storage_write_gbytes_per_s: float | None = None
     checkpoint_bytes: float = 0.0
     checkpoint_write_s: float = 0.0
     statement: str = ""
@@ -608,6 +646,8 @@ class Option(_Record):
     field_practice: bool = False
     departures: tuple[str, ...] = ()
     spine_switches: int = 0
+    tiers: int = 0
+    planes: int = 1
     metrics: Metrics = field(default_factory=Metrics)
     cost: Cost = field(default_factory=Cost)
     why_not: str | None = None
@@ -750,6 +790,7 @@ class EngineResult(_Record):
     assumptions: tuple[Assumption, ...] = ()
     design_evaluation: DesignEvaluation | None = field(default=None, metadata=_ABSENT)
     calibration: CalibrationComparison | None = field(default=None, metadata=_ABSENT)
+    warnings: tuple[str, ...] | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property

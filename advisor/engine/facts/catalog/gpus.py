@@ -22,9 +22,21 @@ _NV_H800 = (
 _NV_H20 = "NVIDIA HGX H20 product brief (public listings of the China-market Hopper part)"
 _NV_B200 = "NVIDIA DGX B200 datasheet (72 PF FP8 / 8 GPUs; 1,440 GB HBM3e; 64 TB/s)"
 _NV_GB200 = "NVIDIA GB200 NVL72 datasheet (nvidia.com/en-us/data-center/gb200-nvl72)"
+_NV_B300 = (
+    "NVIDIA DGX B300 datasheet (72 PF FP8 training and 144 PF FP4 inference per 8 GPUs: 4.5 PF "
+    "dense FP8 and 2.25 PF dense BF16 per GPU; 2.3 TB HBM3e = 288 GB per GPU, 8 TB/s)"
+)
+_NV_GB300 = (
+    "NVIDIA GB300 NVL72 datasheet (nvidia.com/en-us/data-center/gb300-nvl72): 360 PF dense FP8 "
+    "and 180 PF dense BF16 per 72 GPUs (5 and 2.5 PF per GPU)"
+)
 _NV_L40S = "NVIDIA L40S datasheet (nvidia.com/en-us/data-center/l40s)"
 _AMD_MI300X = "AMD Instinct MI300X datasheet (amd.com/en/products/accelerators/instinct/mi300)"
 _AMD_MI325X = "AMD Instinct MI325X datasheet (amd.com/en/products/accelerators/instinct/mi300)"
+_AMD_MI355X = (
+    "AMD Instinct MI355X datasheet (amd.com/en/products/accelerators/instinct/mi350): 2.5 PF "
+    "dense FP16/BF16, 5.0 PF dense FP8, 288 GB HBM3E at 8 TB/s"
+)
 _INTEL_GAUDI3 = "Intel Gaudi 3 AI accelerator white paper (intel.com, 2024)"
 _PRICE = "indicative street price per GPU, estimate (public reseller listings, 2024-2025)"
 _CLOUD = "indicative on-demand/committed cloud price per GPU-hour, estimate (2024-2025)"
@@ -37,6 +49,14 @@ _EFF = (
     "achievable fraction of dense peak inside transformer layers at large size, before "
     "communication and pipeline bubbles; see docs/MODEL.md 'Compute efficiency'"
 )
+
+
+PCIE_X16_GBPS: dict[int, float] = {3: 126.0, 4: 252.0, 5: 504.0, 6: 1008.0}
+"""Usable x16 PCIe bandwidth per direction in Gb/s by generation (PCI-SIG: 8/16/32/64 GT/s
+per lane, 128b/130b encoding; Gen6 FLIT mode).  A NIC faster than its slot cannot run at
+line rate."""
+ASSUMED_PCIE_GEN = 5
+"""Used only when a GPU's platform facts leave ``host_pcie_gen`` unset; the result says so."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,16 @@ class GpuSpec:
     """Name of the published design these facts come from."""
     integrated_scaleout: bool = False
     """Scale-out ports are built into the accelerator: no compute NICs are added."""
+    gpus_per_node_options: tuple[int, ...] = ()
+    """GPUs per server the platform is built with (HGX boards: 4 or 8; NVL72 trays: 4;
+    8-GPU UBB/OAM baseboards: 8); () = any count up to ``gpus_per_server``."""
+    rack_gpus: int = 0
+    """GPUs per rack when the platform is sold as whole racks (72 for NVL72); 0 = per server."""
+
+    @property
+    def slot_gbps(self) -> float:
+        """What the x16 slot of a compute NIC carries per direction (Gb/s)."""
+        return PCIE_X16_GBPS.get(self.host_pcie_gen or ASSUMED_PCIE_GEN, 504.0)
 
     def peak_tflops(self, precision: str) -> float:
         """Dense tensor-core peak for ``bf16`` | ``fp16`` | ``fp8``; 0 when unsupported."""
@@ -120,6 +150,8 @@ class GpuSpec:
             value = raw[f.name]
             if f.name == "nic_options":
                 value = tuple(str(v) for v in (value or ()))
+            elif f.name == "gpus_per_node_options":
+                value = tuple(int(v) for v in (value or ()))
             elif f.name == "sources":
                 if isinstance(value, dict):
                     value = tuple((str(k), str(v)) for k, v in value.items())
@@ -169,6 +201,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=300.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(4, 8),
         nvlink_sharp=False,
         scaleup_efficiency=0.75,
         power_w=400.0,
@@ -208,6 +241,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=150.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(4, 8),
         nvlink_sharp=False,
         scaleup_efficiency=0.8,
         power_w=300.0,
@@ -249,6 +283,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=450.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(4, 8),
         nvlink_sharp=True,
         scaleup_efficiency=0.82,
         power_w=700.0,
@@ -288,6 +323,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=64.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(1, 2, 4, 8),
         nvlink_sharp=False,
         scaleup_efficiency=0.75,
         power_w=350.0,
@@ -328,6 +364,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=450.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(4, 8),
         nvlink_sharp=True,
         scaleup_efficiency=0.82,
         power_w=700.0,
@@ -366,6 +403,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=200.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(8,),
         nvlink_sharp=True,
         scaleup_efficiency=0.82,
         power_w=700.0,
@@ -402,6 +440,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=450.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(8,),
         nvlink_sharp=True,
         scaleup_efficiency=0.82,
         power_w=400.0,
@@ -439,6 +478,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=900.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(8,),
         nvlink_sharp=True,
         scaleup_efficiency=0.82,
         power_w=1000.0,
@@ -478,6 +518,8 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=900.0,
         scaleup_domain_gpus=72,
         gpus_per_server=4,
+        gpus_per_node_options=(4,),
+        rack_gpus=72,
         nvlink_sharp=True,
         scaleup_efficiency=0.82,
         power_w=1200.0,
@@ -507,6 +549,101 @@ GPUS: tuple[GpuSpec, ...] = (
         ),
     ),
     GpuSpec(
+        id="b300",
+        name="NVIDIA B300 (HGX/DGX B300, Blackwell Ultra)",
+        vendor="NVIDIA",
+        bf16_dense_tflops=2250.0,
+        fp16_dense_tflops=2250.0,
+        fp8_dense_tflops=4500.0,
+        memory_gb=288.0,
+        memory_bw_gbytes_per_s=8000.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=900.0,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        gpus_per_node_options=(8,),
+        nvlink_sharp=True,
+        scaleup_efficiency=0.82,
+        power_w=1100.0,
+        price_usd=42000.0,
+        cloud_usd_per_hour=5.5,
+        achievable_compute_fraction=0.50,
+        price_is_estimate=True,
+        host_pcie_gen=6,
+        reference_nic_sku="cx8-800g",
+        reference_nic_count=8,
+        reference_fabric="infiniband",
+        nic_options=("cx8-2x400g",),
+        storage_nic_sku="bf3-dpu-2x400g",
+        storage_ports_per_server=2,
+        inband_ports_per_server=0,
+        reference_design=(
+            "NVIDIA DGX SuperPOD (DGX B300): 8 x 800G XDR InfiniBand per server (ConnectX-8 "
+            "on the GPU board, Quantum-X800), rail-optimized, non-blocking; the Spectrum-X "
+            "option runs each ConnectX-8 as 2 x 400GbE over two planes"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _NV_B300,
+                _NV_B300,
+                _NV_B300 + ": NVLink 5, 1.8 TB/s per GPU",
+                "HGX B300 GPU board: 1,100 W per GPU (Blackwell Ultra technical brief)",
+            ),
+            "NVIDIA DGX B300 datasheet (8 OSFP ports serving 8 single-port ConnectX-8 VPI, up "
+            "to 800Gb/s InfiniBand / Ethernet; 2 x dual-port QSFP112 BlueField-3 DPU up to "
+            "400Gb/s for storage / in-band; the ConnectX-8 sits on the GPU board on PCIe Gen6); "
+            "NVIDIA ConnectX-8 SuperNIC user manual (C8180: 1 x 800G XDR or 2 x 400GbE)",
+        ),
+    ),
+    GpuSpec(
+        id="gb300-nvl72",
+        name="NVIDIA GB300 NVL72 (per Blackwell Ultra GPU)",
+        vendor="NVIDIA",
+        bf16_dense_tflops=2500.0,
+        fp16_dense_tflops=2500.0,
+        fp8_dense_tflops=5000.0,
+        memory_gb=288.0,
+        memory_bw_gbytes_per_s=8000.0,
+        scaleup_kind="nvlink",
+        scaleup_gbytes_per_s=900.0,
+        scaleup_domain_gpus=72,
+        gpus_per_server=4,
+        gpus_per_node_options=(4,),
+        rack_gpus=72,
+        nvlink_sharp=True,
+        scaleup_efficiency=0.82,
+        power_w=1400.0,
+        price_usd=55000.0,
+        cloud_usd_per_hour=7.0,
+        achievable_compute_fraction=0.50,
+        price_is_estimate=True,
+        host_pcie_gen=6,
+        reference_nic_sku="cx8-800g",
+        reference_nic_count=4,
+        reference_fabric="infiniband",
+        nic_options=("cx8-2x400g",),
+        storage_nic_sku="bf3-dpu-2x400g",
+        storage_ports_per_server=2,
+        inband_ports_per_server=0,
+        reference_design=(
+            "NVIDIA GB300 NVL72 (DGX SuperPOD GB300 / Enterprise RA): 72-GPU NVLink racks of 18 "
+            "compute trays, 4 ConnectX-8 800G per tray (one per GPU) on Quantum-X800 "
+            "InfiniBand or Spectrum-X Ethernet, one BlueField-3 per tray for storage / in-band"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _NV_GB300,
+                _NV_GB300 + ": 20 TB HBM3e (288 GB per GPU) and 576 TB/s per 72 GPUs",
+                _NV_GB300 + ": NVLink 5, 1.8 TB/s per GPU, 130 TB/s per 72-GPU domain",
+                "GB300 superchip: 1,400 W per Blackwell Ultra GPU (max TDP)",
+            ),
+            "NVIDIA Enterprise RA, GB300 NVL72 components (each compute tray: 4 Blackwell "
+            "Ultra GPUs, 2 Grace CPUs, 2 mezzanine boards with 2 ConnectX-8 each = 4 HCAs; "
+            "9 NVSwitch trays; up to 142 kW per rack); GB300 NVL72 datasheet (72 ConnectX-8, "
+            "18 BlueField-3 per rack)",
+        ),
+    ),
+    GpuSpec(
         id="l40s",
         name="NVIDIA L40S 48GB",
         vendor="NVIDIA",
@@ -519,6 +656,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=32.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(1, 2, 4, 8),
         nvlink_sharp=False,
         scaleup_efficiency=0.75,
         power_w=350.0,
@@ -551,6 +689,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=448.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(8,),
         nvlink_sharp=False,
         scaleup_efficiency=0.75,
         power_w=750.0,
@@ -593,6 +732,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=448.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(8,),
         nvlink_sharp=False,
         scaleup_efficiency=0.75,
         power_w=1000.0,
@@ -622,6 +762,52 @@ GPUS: tuple[GpuSpec, ...] = (
         ),
     ),
     GpuSpec(
+        id="mi355x",
+        name="AMD Instinct MI355X 288GB",
+        vendor="AMD",
+        bf16_dense_tflops=2516.6,
+        fp16_dense_tflops=2516.6,
+        fp8_dense_tflops=5033.2,
+        memory_gb=288.0,
+        memory_bw_gbytes_per_s=8000.0,
+        scaleup_kind="xgmi",
+        scaleup_gbytes_per_s=537.6,
+        scaleup_domain_gpus=8,
+        gpus_per_server=8,
+        gpus_per_node_options=(8,),
+        nvlink_sharp=False,
+        scaleup_efficiency=0.75,
+        power_w=1400.0,
+        price_usd=25000.0,
+        cloud_usd_per_hour=3.0,
+        achievable_compute_fraction=0.40,
+        price_is_estimate=True,
+        host_pcie_gen=5,
+        reference_nic_sku="uec-400g",
+        reference_nic_count=8,
+        reference_fabric="roce",
+        nic_options=("cx7-400g", "thor2-400g"),
+        storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_ports_per_server=2,
+        reference_design=(
+            "AMD Instinct MI355X platform (8-GPU UBB; OCI and AMD reference clusters): 8 x 400G "
+            "Ethernet per server, one AMD Pensando Pollara 400 AI NIC per GPU, rail-optimized, "
+            "non-blocking (Vulcano 800G is the MI400-series NIC, PCIe Gen6)"
+        ),
+        sources=_PLATFORM(
+            _sources(
+                _AMD_MI355X,
+                _AMD_MI355X,
+                _AMD_MI355X + ": 4th-gen Infinity Fabric, 7 links x 153.6 GB/s (1,075 GB/s "
+                "total, 537.6 GB/s per direction), full mesh of 8",
+                "MI355X: 1,400 W total board power (liquid-cooled); MI350X: 1,000 W",
+            ),
+            "AMD Instinct MI350 series platform (8 x MI355X on a UBB 2.0 baseboard, PCIe Gen5 "
+            "x16 per GPU, 400 GbE scale-out per GPU); AMD Pensando Pollara 400 AI NIC product "
+            "page (UEC-ready 400GbE, multi-plane Ethernet)",
+        ),
+    ),
+    GpuSpec(
         id="gaudi3",
         name="Intel Gaudi 3 (OAM HL-325L)",
         vendor="Intel",
@@ -634,6 +820,7 @@ GPUS: tuple[GpuSpec, ...] = (
         scaleup_gbytes_per_s=525.0,
         scaleup_domain_gpus=8,
         gpus_per_server=8,
+        gpus_per_node_options=(8,),
         nvlink_sharp=False,
         scaleup_efficiency=0.75,
         power_w=900.0,

@@ -267,15 +267,78 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx8-800g",
-        description="NVIDIA ConnectX-8 SuperNIC 800Gb/s XDR InfiniBand / 800GbE",
-        fabrics=FABRIC_IDS,
+        description="NVIDIA ConnectX-8 SuperNIC C8180, 800Gb/s XDR InfiniBand, single-port OSFP",
+        fabrics=(INFINIBAND,),
         port_gbps=800,
         ports=1,
         power_w=45.0,
         unit_price_usd=4000.0,
         adaptive_routing=True,
         form_factor="osfp",
-        source=f"{_NV} ConnectX-8 SuperNIC datasheet (XDR 800Gb/s, 800GbE); {_PRICE}",
+        source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180, 900-9X81E-00EX-ST0: 1 x OSFP, "
+        f"XDR 800Gb/s InfiniBand or 2 x 400GbE, PCIe Gen6 x16); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="cx8-2x400g",
+        description="NVIDIA ConnectX-8 SuperNIC C8180 in Ethernet mode: 2 x 400GbE on one OSFP "
+        "(Spectrum-X, one 400G link per plane)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=400,
+        ports=1,
+        links_per_port=2,
+        power_w=45.0,
+        unit_price_usd=4000.0,
+        adaptive_routing=True,
+        form_factor="osfp",
+        source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180: the 800G OSFP port runs as 2 x "
+        f"400GbE; Spectrum-X multi-plane with Spectrum-4 SN5600); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="thor2-400g",
+        description="Broadcom Thor 2 (BCM57608) 400GbE RoCE NIC, 1 x 400G QSFP112",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=400,
+        ports=1,
+        power_w=25.0,
+        unit_price_usd=1800.0,
+        form_factor="qsfp112",
+        vendor="Broadcom",
+        source="Broadcom BCM57608 Thor 2 400G Ethernet controller and P1400GD adapter product "
+        f"briefs (1 x 400GbE QSFP112, RoCE v2, PCIe Gen5 x16); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="vulcano-800g",
+        description="AMD Pensando Vulcano 800G AI NIC (UEC 1.0, 800GbE, PCIe Gen6 x16)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=800,
+        ports=1,
+        power_w=40.0,
+        unit_price_usd=3500.0,
+        adaptive_routing=True,
+        packet_spraying=True,
+        form_factor="osfp",
+        vendor="AMD",
+        source="AMD Advancing AI 2025 (Pensando Vulcano: 800G UEC AI NIC, PCIe Gen6, for the "
+        f"MI400 series / Helios rack); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Nic(
+        sku="bf3-2x200g",
+        use="storage",
+        description="NVIDIA BlueField-3 B3220 dual-port 200Gb/s QSFP112 (converged storage / "
+        "in-band)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        port_gbps=200,
+        ports=2,
+        power_w=75.0,
+        unit_price_usd=2800.0,
+        form_factor="qsfp112",
+        source=f"{_NV} BlueField-3 DPU datasheet (B3220, 900-9D3B6-00CV-AA0: 2 x 200GbE "
+        f"QSFP112); NVIDIA Enterprise RA (converged storage / in-band, 2 x 200G per server); "
+        f"{_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
@@ -419,6 +482,25 @@ SWITCHES: tuple[Switch, ...] = (
         price_is_estimate=True,
     ),
     Switch(
+        sku="tomahawk6-128x800",
+        description="Broadcom Tomahawk 6 class 102.4T Ethernet (128 x 800G / 256 x 400G / "
+        "512 x 200G)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        radix_by_gbps=((800, 128), (400, 256), (200, 512)),
+        cages_by_gbps=((800, "osfp", 1), (400, "osfp", 2), (200, "osfp", 4)),
+        switching_tbps=102.4,
+        power_w=2800.0,
+        unit_price_usd=130000.0,
+        adaptive_routing=False,
+        port_latency_ns=700.0,
+        vendor="Broadcom",
+        rack_units=3,
+        source="Broadcom Tomahawk 6 (BCM78910/BCM78914) launch, June 2025: 102.4 Tb/s, 64 x "
+        "1.6T, 128 x 800G or 512 x 200G, 100G or 200G SerDes; two-tier fabrics of 128k+ XPUs "
+        f"at 200G; price: the Tomahawk-5 class estimate per Tb/s (2 x $65,000); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
         sku="quantum-qm8700",
         description="NVIDIA Quantum QM8700 HDR InfiniBand (40x200G / 80x100G)",
         fabrics=(INFINIBAND,),
@@ -456,12 +538,14 @@ SWITCHES: tuple[Switch, ...] = (
         cages_by_gbps=((800, "osfp", 2),),
         switching_tbps=115.2,
         power_w=5000.0,
-        unit_price_usd=250000.0,
+        unit_price_usd=180000.0,
         adaptive_routing=True,
         in_network_reduction=True,
         port_latency_ns=130.0,
         rack_units=4,
-        source=f"{_NV} Quantum-X800 Q3400 datasheet (144 ports of 800Gb/s XDR, SHARPv4); {_PRICE}",
+        source=f"{_NV} Quantum-X800 Q3400-RA datasheet (144 ports of 800Gb/s XDR in 72 twin-port "
+        f"OSFP cages, 115.2 Tb/s, SHARPv4, 4U); price: the QM9700's estimate per port Gb/s "
+        f"($40,000 / 25.6 Tb/s x 115.2 Tb/s), {_PRICE}",
         price_is_estimate=True,
     ),
 )
@@ -546,6 +630,23 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         fibers_per_module=2,
         end="switch",
         source=f"{_NV} MMS4X00-NM twin-port 2x400G DR8 transceiver (500 m SMF); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="osfp-2x400g-sr8-nic",
+        description="800G twin-port OSFP 2 x SR4 multimode transceiver, flat top (NIC end, "
+        "2 x 400G)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="osfp",
+        reach_m=50.0,
+        power_w=16.0,
+        unit_price_usd=1600.0,
+        ports_per_module=2,
+        fibers_per_module=2,
+        end="nic",
+        source=f"{_NV} LinkX 800G twin-port 2 x 400G SR8 flat-top OSFP for ConnectX-8 / "
+        f"BlueField OSFP adapters (50 m OM4); {_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
