@@ -17,6 +17,7 @@ from advisor.engine.result.records import EngineResult, Option
 
 LINE_KEYS = (
     "sku",
+    "part_number",
     "description",
     "category",
     "quantity",

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from advisor.engine.facts.formatting import spreadsheet_cell
+from advisor.engine.facts.vocabulary import network_label
 from advisor.engine.result.records import EngineResult
 from advisor.measurements.selectors import run_calibration_label
 from advisor.reports import charts, presenters
@@ -301,17 +302,36 @@ def export_json(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     return response
 
 
+# Columns of the BOM CSV: (header a spreadsheet shows, BomLine field).
 BOM_COLUMNS = (
-    "network",
-    "category",
-    "sku",
-    "description",
-    "quantity",
-    "unit_price_usd",
-    "extended_price_usd",
-    "power_w",
-    "source",
+    ("Network", "network"),
+    ("Category", "category"),
+    ("Part number", "part_number"),
+    ("Description", "description"),
+    ("Quantity", "quantity"),
+    ("Unit price (USD)", "unit_price_usd"),
+    ("Extended price (USD)", "extended_price_usd"),
+    ("Power (W)", "power_w"),
+    ("Source", "source"),
 )
+CATEGORY_LABELS = {
+    "nic": "Network adapter",
+    "switch": "Switch",
+    "transceiver": "Transceiver",
+    "cable": "Cable",
+}
+
+
+def _bom_cell(line: Any, field: str) -> Any:
+    value = getattr(line, field)
+    if field == "network":
+        return network_label(str(value))
+    if field == "category":
+        return CATEGORY_LABELS.get(str(value), str(value).replace("_", " ").capitalize())
+    if field == "part_number":
+        number = presenters.line_part_number(line)
+        return "" if number == "–" else number
+    return spreadsheet_cell(value)
 
 
 @require_GET
@@ -321,17 +341,17 @@ def export_bom_csv(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse
     filename = export_filename(scenario, "bom.csv")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
-    writer.writerow(BOM_COLUMNS)
+    writer.writerow([header for header, _field in BOM_COLUMNS])
     result = stored_result(run) or EngineResult()
     for line in result.bom:
-        writer.writerow([spreadsheet_cell(getattr(line, col)) for col in BOM_COLUMNS])
+        writer.writerow([_bom_cell(line, field) for _header, field in BOM_COLUMNS])
     # The costs, each labelled, after the lines (network capex is the sum of the lines).
     writer.writerow([])
     for row in presenters.cost_figures(result.cost)["rows"]:
         writer.writerow(
-            ["", "cost", "", spreadsheet_cell(row["label"]), "", "", round(row["usd"], 2)]
+            ["", "Cost", "", spreadsheet_cell(row["label"]), "", "", round(row["usd"], 2)]
         )
-    writer.writerow(["", "model", "", spreadsheet_cell(run_calibration_label(run=run))])
+    writer.writerow(["", "Network model", "", spreadsheet_cell(run_calibration_label(run=run))])
     return response
 
 

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from advisor.engine.facts.formatting import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.engine.result.records import EngineResult, Metrics, Option, ValidationReport
-from advisor.reports.presenters import decision_cost, is_inference, option_label
+from advisor.reports.presenters import decision_cost, is_inference, option_label, part_label
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
 RAIL_COLORS = (
@@ -44,7 +44,7 @@ def _unique_labels(options: list[Option]) -> list[str]:
     out = []
     for option, label in zip(options, labels, strict=True):
         if labels.count(label) > 1 and option.switch_model:
-            label = f"{label} ({option.switch_model})"
+            label = f"{label} ({part_label(option.switch_model).split(' (')[0]})"
         seen[label] = seen.get(label, 0) + 1
         out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return out

@@ -451,11 +451,11 @@ def build_report_pdf(
         pdf.set_font(FONT, "B", 10)
         pdf.set_text_color(*INK)
         pdf.cell(0, 6, _text(group["label"]), new_x="LMARGIN", new_y="NEXT")
-        rows = [["SKU", "Description", "Qty", "Unit", "Extended"]]
+        rows = [["Part number", "Description", "Qty", "Unit", "Extended"]]
         for line in group["lines"]:
             rows.append(
                 [
-                    line.sku,
+                    line.part_number,
                     line.description,
                     f"{int(float(line.quantity or 0)):,}",
                     usd_whole(line.unit_price_usd),

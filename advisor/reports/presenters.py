@@ -6,11 +6,14 @@ the same thing in the same words.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.formatting import (
     duration,
     finite,
@@ -77,6 +80,44 @@ class Fact:
     sub: str = ""
 
 
+@functools.cache
+def _catalog_parts() -> dict[str, tuple[str, str]]:
+    """Catalog id -> (description, part number) of the built-in catalog's network parts."""
+    catalog = default_catalog()
+    items = [*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables]
+    return {item.sku: (item.description, item.part_number) for item in items}
+
+
+def part_label(sku: str) -> str:
+    """A switch or NIC named in a table: its catalog description (and part number), never
+    its catalog id; "" for no part."""
+    if not sku:
+        return ""
+    description, number = _catalog_parts().get(sku, ("", ""))
+    if not description:
+        return "another catalog part"
+    return f"{description} ({number})" if number else description
+
+
+def line_part_number(line: BomLine) -> str:
+    """A BOM line's orderable part number (a result stored before lines carried one: the
+    catalog's, by its id); "–" when the part is a class of products with none."""
+    return line.part_number or _catalog_parts().get(line.sku, ("", ""))[1] or "–"
+
+
+def part_name(result: EngineResult, sku: str) -> str:
+    """A catalog part in customer words: its description and orderable part number from the
+    result's BOM ("NVIDIA ConnectX-7 ... (MCX75310AAS-NEAT)"); never the catalog's id."""
+    if not sku:
+        return ""
+    for line in result.bom:
+        if line.sku == sku:
+            if line.part_number:
+                return f"{line.description} ({line.part_number})"
+            return line.description
+    return part_label(sku)
+
+
 def headline(result: EngineResult) -> dict[str, Any]:
     """The answer in one line plus the handful of numbers that back it."""
     rec = result.recommendation
@@ -94,12 +135,20 @@ def headline(result: EngineResult) -> dict[str, Any]:
         title = f"No compute fabric needed · standard Ethernet · network {capex}"
     if needs_fabric:
         facts = [
-            Fact("NICs per server", f"{nics} × {gbps:g}G" if nics else "—", rec.nic_sku),
+            Fact(
+                "NICs per server",
+                f"{nics} × {gbps:g}G" if nics else "—",
+                part_name(result, rec.nic_sku),
+            ),
             Fact("Topology", topo.split(",")[0] if topo else "—", ", ".join(topo.split(", ")[1:])),
         ]
     else:
         facts = [
-            Fact("Front-end NICs", f"{nics} × {gbps:g}G" if nics else "—", rec.nic_sku),
+            Fact(
+                "Front-end NICs",
+                f"{nics} × {gbps:g}G" if nics else "—",
+                part_name(result, rec.nic_sku),
+            ),
             Fact("Compute fabric", "None", "GPUs talk over NVLink / PCIe"),
         ]
     costs = cost_figures(cost)
@@ -146,10 +195,12 @@ def headline(result: EngineResult) -> dict[str, Any]:
 
 
 def bom_groups(result: EngineResult) -> list[dict[str, Any]]:
-    """BOM lines grouped by network, each group with its subtotal."""
+    """BOM lines grouped by network, each group with its subtotal; every line with its
+    orderable part number ("–" for none)."""
     groups: dict[str, list[BomLine]] = {}
     for line in result.bom:
-        groups.setdefault(line.network or "compute", []).append(line)
+        shown = dataclasses.replace(line, part_number=line_part_number(line))
+        groups.setdefault(line.network or "compute", []).append(shown)
     order = [k for k in NETWORK_LABELS if k in groups] + [
         k for k in groups if k not in NETWORK_LABELS
     ]
@@ -182,7 +233,8 @@ def options_rows(result: EngineResult, limit: int | None = None) -> list[dict[st
             {
                 "rank": option.rank,
                 "label": option_label(option),
-                "switch": option.switch_model,
+                "switch": part_label(option.switch_model),
+                "nic": part_label(option.nic_sku),
                 "speed": (
                     f"{finite(m.ms_per_token):.3g} ms/token"
                     if inference

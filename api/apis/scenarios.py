@@ -317,7 +317,10 @@ class ScenarioBomApi(ApiView):
 
     class OutputSerializer(serializers.Serializer[Any]):
         class LineSerializer(serializers.Serializer[Any]):
-            sku = serializers.CharField()
+            sku = serializers.CharField(help_text="The catalog's id of the part (for machines).")
+            part_number = serializers.CharField(
+                help_text="The vendor's orderable part number; empty for a class of products."
+            )
             description = serializers.CharField()
             category = serializers.CharField()
             quantity = serializers.IntegerField(min_value=0)

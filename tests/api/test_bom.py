@@ -15,6 +15,7 @@ from tests.api.conftest import Caller, latest_run
 pytestmark = pytest.mark.django_db
 
 LINE_KEYS = {
+    "part_number",
     "sku",
     "description",
     "category",

@@ -59,7 +59,7 @@ def test_an_older_stored_result_still_renders_everywhere(client: Client) -> None
     pdf = client.get(f"/s/{scenario.pk}/report.pdf")
     assert pdf.status_code == 200 and pdf.content[:4] == b"%PDF"
     csv_text = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
-    assert old["bom"][0]["sku"] in csv_text
+    assert old["bom"][0]["description"] in csv_text
     exported = json.loads(client.get(f"/s/{scenario.pk}/result.json").content)["result"]
     assert exported == EngineResult.from_dict(old).to_dict()
     assert "life" not in exported["cost"]  # keys the engine omits stay omitted

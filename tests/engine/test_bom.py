@@ -99,10 +99,12 @@ def test_every_bom_price_is_traceable_to_the_catalog() -> None:
         assert ln.unit_price_usd == item.unit_price_usd
         assert ln.source == item.source
         assert ln.category == item.category
+        assert ln.part_number == item.part_number
         assert ln.extended_price_usd == pytest.approx(ln.quantity * item.unit_price_usd)
         assert ln.power_w == pytest.approx(ln.quantity * item.power_w)
         assert set(ln.to_dict()) == {
             "sku",
+            "part_number",
             "description",
             "category",
             "quantity",

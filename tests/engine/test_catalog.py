@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -136,3 +137,21 @@ def test_every_gpu_carries_sourced_platform_facts() -> None:
     assert nics[gaudi.reference_nic_sku].links == 24  # 3 per card x 8 cards
     b200 = cat.gpu("b200")
     assert b200 is not None and nics[b200.reference_nic_sku].port_gbps == 400
+
+
+# Orderable part numbers as the vendors' datasheets print them (docs/MODEL.md "Part numbers").
+_PART_NUMBER = re.compile(r"^[A-Z0-9][A-Z0-9-]{3,30}$")
+
+
+def test_network_parts_carry_orderable_vendor_part_numbers() -> None:
+    catalog = default_catalog()
+    items = [*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables]
+    numbered = {item.sku: item.part_number for item in items if item.part_number}
+    assert all(_PART_NUMBER.match(pn) for pn in numbered.values()), numbered
+    assert numbered["quantum2-qm9700"] == "MQM9700-NS2F"
+    assert numbered["cx7-400g"] == "MCX75310AAS-NEAT"
+    assert numbered["spectrum4-sn5600"] == "MSN5600"
+    # The reference designs' fabric parts are all orderable by number.
+    for sku in ("cx7-400g", "spectrum4-sn5600", "quantum2-qm9700", "osfp-2x400g-sr8"):
+        assert sku in numbered
+    assert len(numbered) >= 30

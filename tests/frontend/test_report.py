@@ -14,6 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from advisor.reports.presenters import part_label
 from advisor.scenarios.models import Scenario
 from tests.frontend.conftest import make_scenario
 from tests.frontend.pdfread import pdf_image_count, pdf_pages, pdf_text
@@ -114,9 +115,11 @@ def test_input_summary_answer_bom_alternatives_and_assumptions_in_plain_words(
     assert text.count(INDICATIVE) == 1
     bom_page = next(p for p in pages if "Bill of materials" in p)
     assert INDICATIVE in bom_page
-    # Alternatives show their switch, so rows do not look duplicated.
+    # Alternatives show their switch by name (never its catalog id): rows do not look alike.
     switches = {o["switch_model"] for o in engine_result["options"][:12]}
-    assert all(s in text for s in switches)
+    assert all(part_label(s).split(" (")[0][:30] in text for s in switches)
+    leaked = [(s, text[max(0, text.find(s) - 80) : text.find(s) + 40]) for s in switches if s in text]
+    assert not leaked, leaked
     # Assumptions without internal keys, field paths or file names.
     assert "GPU price per hour" in text and "your answer" in text
     assert not INTERNAL.search(text), INTERNAL.search(text)
@@ -144,7 +147,7 @@ def test_bom_csv_labels_each_cost(client: Client, engine_result: dict[str, Any])
     scenario = make_scenario(result=engine_result)
     body = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
     rows = list(csv.reader(io.StringIO(body)))
-    costs = {r[3]: float(r[6]) for r in rows if len(r) > 6 and r[1] == "cost"}
+    costs = {r[3]: float(r[6]) for r in rows if len(r) > 6 and r[1] == "Cost"}
     assert costs["Network capex"] == pytest.approx(engine_result["cost"]["network_capex_usd"])
     assert "Share charged to this job" in costs
 

@@ -32,7 +32,8 @@ def test_results_answer_first_then_explain_then_detail(client: Client) -> None:
     assert "Ethernet (TCP) would leave GPUs idle 41 %" in html  # rationale with numbers
     assert "InfiniBand becomes cheaper overall above 2,048 GPUs." in html  # break-even
     assert "PFC pause frames and ECN marks per port" in html  # monitoring
-    assert "cx7-400g" in html and "$1,228,800" in html  # BOM line
+    assert "MCX75310AAS-NEAT" in html and "$1,228,800" in html  # BOM line, by part number
+    assert "cx7-400g" not in html
     assert 'href="/accuracy/"' in html
     for chart in ("chart-topology", "chart-cost", "chart-breakdown", "chart-scaling"):
         assert f'id="{chart}"' in html
@@ -139,9 +140,12 @@ def test_bom_csv_has_every_line(client: Client) -> None:
     response = client.get(f"/s/{scenario.pk}/bom.csv")
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
-    lines = [r for r in rows if r["category"] not in ("", "cost", "model")]
-    assert [r["sku"] for r in lines] == [line["sku"] for line in training_result()["bom"]]
-    assert rows[0]["quantity"] == "512" and rows[0]["extended_price_usd"] == "1228800.0"
+    lines = [r for r in rows if r["Category"] not in ("", "Cost", "Network model")]
+    expected = training_result()["bom"]
+    assert [r["Description"] for r in lines] == [line["description"] for line in expected]
+    assert rows[0]["Quantity"] == "512" and rows[0]["Extended price (USD)"] == "1228800.0"
+    assert rows[0]["Network"] == "GPU compute fabric" and rows[0]["Category"] == "Network adapter"
+    assert all(r["Part number"] != line["sku"] for r, line in zip(lines, expected, strict=True))
 
 
 def test_json_export_is_the_full_result(client: Client) -> None:
@@ -164,7 +168,8 @@ def test_pdf_report_holds_headline_bom_skus_and_charts(client: Client) -> None:
     assert len(pdf) > 20_000
     text = " ".join(pdf_text(pdf).split())
     for line in training_result()["bom"]:
-        assert line["sku"] in text, line["sku"]
+        assert line["sku"] not in text, line["sku"]
+        assert line["description"][:30] in text, line["description"]
     assert "RoCE v2 · 8 × 400 Gb/s NICs per server" in text and "ACME AI" in text
     assert "Ethernet (TCP) would leave GPUs idle 41 %" in text  # the rationale
     assert "Why this design" in text and "Assumptions" in text

@@ -93,10 +93,13 @@ class BomLine:
     """What the line is for: compute-nic, storage-nic, leaf, spine, core, storage-switch,
     oob-switch, aggregation, server-link, switch-link, target-link, core-uplink,
     mgmt-link, mgmt-uplink (check_bom counts ports by role)."""
+    part_number: str = ""
+    """The vendor's orderable part number; "" for a class of products (docs/MODEL.md)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "sku": self.sku,
+            "part_number": self.part_number,
             "description": self.description,
             "category": self.category,
             "quantity": self.quantity,
@@ -114,6 +117,7 @@ def line(
 ) -> BomLine:
     return BomLine(
         sku=item.sku,
+        part_number=item.part_number,
         description=description or item.description,
         category=item.category,
         quantity=quantity,

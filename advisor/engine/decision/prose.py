@@ -235,8 +235,9 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
         + f" = {usd(life.total_usd)}."
     )
     topo = best.topo
+    switch_name = candidate.switch.display_name
     out.append(
-        f"{topo.endpoints} NIC ports on {candidate.switch.sku} ({candidate.radix} ports at "
+        f"{topo.endpoints} NIC ports on {switch_name} ({candidate.radix} ports at "
         f"{candidate.nic_gbps}G): {topo_phrase(topo)} with {switch_counts(topo)}."
         + spread_sentence(topo)
     )
@@ -264,7 +265,7 @@ def _class_sentences(facts: JobFacts, choice: Choice, scored: list[Scored]) -> l
         if fabric == best.cand.fabric:
             continue
         aname = f"{fabric_title(fabric, alt.cand.nic_gbps)} ({alt.cand.nics_per_node} x "
-        aname += f"{alt.cand.nic_gbps}G, {alt.cand.switch.sku})"
+        aname += f"{alt.cand.nic_gbps}G, {alt.cand.switch.display_name})"
         if alt.violations:
             out.append(f"{aname} is ruled out: " + "; ".join(alt.violations) + ".")
             continue

@@ -615,13 +615,14 @@ def _no_fabric(
         )
     choice = Choice(sc, "no_fabric")
     reason = facts.why_no_fabric or "no traffic of the job crosses servers"
-    nic_name = storage.nic.description.split(" (")[0]
+    nic_name = storage.nic.display_name
+    switch_name = storage.switch.display_name
     rationale_text = [
         f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
         f"{' inside each server' if facts.nodes > 1 else ''}.",
         f"Standard Ethernet carries storage, data loading, checkpoints and users: "
         f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, the platform's "
-        f"storage / in-band adapters) on {storage.topo.total_switches} x {storage.switch.sku} "
+        f"storage / in-band adapters) on {storage.topo.total_switches} x {switch_name} "
         f"({topo_phrase(storage.topo)}), plus 1 GbE out-of-band management; network capex "
         f"{usd(capex)}.",
         f"A compute fabric (e.g. {facts.platform.reference_count} x "

@@ -618,6 +618,9 @@ class BomLine(_Record):
     """One bill-of-materials line (the JSON of :class:`advisor.engine.decision.bom.BomLine`)."""
 
     sku: str = ""
+    """The catalog's id of the item (for machines; customers see part_number)."""
+    part_number: str = ""
+    """The vendor's orderable part number; "" for a class of products."""
     description: str = ""
     category: str = ""
     quantity: int = 0

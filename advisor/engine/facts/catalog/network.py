@@ -33,12 +33,21 @@ class _Item:
     unit_price_usd: float
     source: str
     price_is_estimate: bool
+    part_number: str = ""
+    """The vendor's orderable part number (OPN) as its datasheet prints it; "" when the item
+    is a class of products with no one part to order (docs/MODEL.md "Part numbers")."""
 
     category: ClassVar[str] = "other"
 
     @property
     def id(self) -> str:
         return self.sku
+
+    @property
+    def display_name(self) -> str:
+        """The name customers read: the description without its parenthesised detail
+        ("NVIDIA Spectrum-4 SN5600 51.2T Ethernet"); never the catalog id."""
+        return self.description.split(" (")[0]
 
     def serves(self, fabric: str) -> bool:
         return fabric in self.fabrics
@@ -186,6 +195,7 @@ _PRICE = "indicative street price, estimate"
 NICS: tuple[Nic, ...] = (
     Nic(
         sku="cx6lx-25g",
+        part_number="MCX631102AN-ADAT",
         use="any",
         description="NVIDIA ConnectX-6 Lx 2x25GbE",
         fabrics=ETHERNET_FABRIC_IDS,
@@ -199,6 +209,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx6dx-100g",
+        part_number="MCX623106AN-CDAT",
         use="any",
         description="NVIDIA ConnectX-6 Dx 2x100GbE",
         fabrics=ETHERNET_FABRIC_IDS,
@@ -212,6 +223,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx6-hdr-200g",
+        part_number="MCX653105A-HDAT",
         lane_gbps=50,
         description="NVIDIA ConnectX-6 VPI HDR 200Gb/s InfiniBand / 200GbE",
         fabrics=FABRIC_IDS,
@@ -225,6 +237,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx7-400g",
+        part_number="MCX75310AAS-NEAT",
         description="NVIDIA ConnectX-7 NDR 400Gb/s InfiniBand / 400GbE",
         fabrics=FABRIC_IDS,
         port_gbps=400,
@@ -343,6 +356,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx6-2x200g",
+        part_number="MCX653106A-HDAT",
         lane_gbps=50,
         use="storage",
         description="NVIDIA ConnectX-6 VPI dual-port 200Gb/s (storage / in-band)",
@@ -409,6 +423,7 @@ NICS: tuple[Nic, ...] = (
 SWITCHES: tuple[Switch, ...] = (
     Switch(
         sku="mgmt-1g-48",
+        part_number="MSN2201-CB2F",
         description="48x1GbE + 4x100GbE management switch (NVIDIA SN2201 class)",
         fabrics=(ETHERNET,),
         radix_by_gbps=((1, 48), (100, 4)),
@@ -422,6 +437,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="tor-100g-32",
+        part_number="MSN2700-CS2F",
         description="32x100GbE top-of-rack switch (Spectrum SN2700 / Tomahawk class)",
         fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((100, 32), (50, 64), (25, 128)),
@@ -436,6 +452,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="sn3700-200g-32",
+        part_number="MSN3700-VS2F",
         description="32x200GbE Ethernet leaf (NVIDIA Spectrum-2 SN3700 class)",
         fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((200, 32),),
@@ -450,6 +467,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="spectrum4-sn5600",
+        part_number="MSN5600",
         description="NVIDIA Spectrum-4 SN5600 51.2T Ethernet (64x800G / 128x400G)",
         fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
@@ -466,6 +484,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="tomahawk5-64x800",
+        part_number="DCS-7060X6-64PE-F",
         description="Broadcom Tomahawk-5 class 51.2T Ethernet (64x800G / 128x400G)",
         fabrics=ETHERNET_FABRIC_IDS,
         radix_by_gbps=((800, 64), (400, 128), (200, 256), (100, 256)),
@@ -502,6 +521,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="quantum-qm8700",
+        part_number="MQM8700-HS2F",
         description="NVIDIA Quantum QM8700 HDR InfiniBand (40x200G / 80x100G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((200, 40), (100, 80)),
@@ -517,6 +537,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="quantum2-qm9700",
+        part_number="MQM9700-NS2F",
         description="NVIDIA Quantum-2 QM9700 NDR InfiniBand (64x400G / 128x200G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((400, 64), (200, 128)),
@@ -553,6 +574,7 @@ SWITCHES: tuple[Switch, ...] = (
 TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="sfp28-25g-sr",
+        part_number="MMA2P00-AS",
         description="25G SFP28 SR multimode transceiver",
         fabrics=ETHERNET_FABRIC_IDS,
         gbps=25,
@@ -565,6 +587,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="qsfp28-100g-sr4",
+        part_number="MMA1B00-C100D",
         description="100G QSFP28 SR4 multimode transceiver",
         fabrics=FABRIC_IDS,
         gbps=100,
@@ -577,6 +600,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="qsfp56-200g-sr4",
+        part_number="MMA1T00-HS",
         lane_gbps=50,
         description="200G QSFP56 SR4 multimode transceiver (HDR / 200GbE)",
         fabrics=FABRIC_IDS,
@@ -590,6 +614,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-400g-sr4",
+        part_number="MMA4Z00-NS400",
         description="400G OSFP SR4 multimode transceiver, single port (NIC end)",
         fabrics=FABRIC_IDS,
         gbps=400,
@@ -603,6 +628,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-2x400g-sr8",
+        part_number="MMA4Z00-NS",
         description="800G twin-port OSFP 2xSR4 multimode transceiver (switch end, 2x400G)",
         fabrics=FABRIC_IDS,
         gbps=400,
@@ -618,6 +644,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-2x400g-dr8",
+        part_number="MMS4X00-NM",
         description="800G twin-port OSFP 2xDR4 single-mode transceiver (switch end, 2x400G)",
         fabrics=FABRIC_IDS,
         gbps=400,
@@ -651,6 +678,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-400g-dr4",
+        part_number="MMS4X00-NS400",
         description="400G OSFP DR4 single-mode transceiver (500 m)",
         fabrics=FABRIC_IDS,
         gbps=400,
@@ -664,6 +692,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-800g-2xdr4",
+        part_number="MMS4X50-NM",
         description="800G OSFP 2xDR4 / DR8 single-mode transceiver (XDR / 800GbE)",
         fabrics=FABRIC_IDS,
         gbps=800,
@@ -691,6 +720,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="qsfp112-400g-sr4",
+        part_number="MMA1Z00-NS400",
         description="400G QSFP112 SR4 multimode transceiver (NIC end)",
         fabrics=FABRIC_IDS,
         gbps=400,
@@ -739,6 +769,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
 CABLES: tuple[Cable, ...] = (
     Cable(
         sku="dac-osfp-2x400g-split",
+        part_number="MCP7Y00-N002",
         description="800G twin-port OSFP to 2 x 400G OSFP splitter DAC, 2 m",
         fabrics=FABRIC_IDS,
         kind="dac",
@@ -771,6 +802,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-qsfp28-4xsfp28-3m",
+        part_number="MCP7F00-A003",
         description="100G QSFP28 to 4 x 25G SFP28 breakout DAC, 3 m",
         fabrics=ETHERNET_FABRIC_IDS,
         kind="dac",
@@ -787,6 +819,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-qsfp28-4xsfp28-30m",
+        part_number="MFA7A50-C030",
         description="100G QSFP28 to 4 x 25G SFP28 breakout AOC, 30 m",
         fabrics=ETHERNET_FABRIC_IDS,
         kind="aoc",
@@ -804,6 +837,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-25g-3m",
+        part_number="MCP2M00-A003",
         form_factor="sfp28",
         description="25G SFP28 passive copper DAC, 3 m",
         fabrics=ETHERNET_FABRIC_IDS,
@@ -817,6 +851,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-100g-3m",
+        part_number="MCP1600-C003",
         form_factor="qsfp28",
         description="100G QSFP28 passive copper DAC, 3 m",
         fabrics=FABRIC_IDS,
@@ -869,6 +904,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-100g-30m",
+        part_number="MFA1A00-C030",
         form_factor="qsfp28",
         description="100G QSFP28 active optical cable, 30 m",
         fabrics=FABRIC_IDS,
@@ -883,6 +919,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-200g-30m",
+        part_number="MFS1S00-H030V",
         form_factor="qsfp56",
         description="200G QSFP56 active optical cable, 30 m (HDR / 200GbE)",
         fabrics=FABRIC_IDS,
@@ -897,6 +934,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="aoc-25g-30m",
+        part_number="MFA2P10-A030",
         form_factor="sfp28",
         description="25G SFP28 active optical cable, 30 m",
         fabrics=ETHERNET_FABRIC_IDS,
@@ -911,6 +949,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="fiber-mpo-mmf",
+        part_number="MFP7E10-N050",
         description="MPO-12 multimode (OM4) fiber patch cord, up to 50 m",
         fabrics=FABRIC_IDS,
         kind="fiber",
@@ -924,6 +963,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="fiber-mpo-smf",
+        part_number="MFP7E30-N150",
         description="MPO-12/APC single-mode fiber patch cord, up to 150 m",
         fabrics=FABRIC_IDS,
         kind="fiber",
