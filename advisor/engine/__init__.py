@@ -110,8 +110,36 @@ def evaluate_typed(
     )
 
 
+class _NotPlainJson(Exception):
+    """:func:`_plain_copy` met a value it does not copy (the careful walk says where)."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """:func:`json_safe` without the paths its errors name: the exact types of a result (no
+    isinstance chain, no path string per element); anything else raises _NotPlainJson."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            raise _NotPlainJson
+        return value
+    if kind is dict:
+        return {str(k): _plain_copy(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain_copy(v) for v in value]
+    raise _NotPlainJson
+
+
 def json_safe(value: Any, path: str = "result") -> Any:
     """Copy ``value`` as plain JSON types; raise ValueError on NaN or infinity."""
+    try:
+        return _plain_copy(value)
+    except _NotPlainJson:
+        return _json_safe(value, path)  # subclasses, to_dict(), or the error with its path
+
+
+def _json_safe(value: Any, path: str) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -121,10 +149,10 @@ def json_safe(value: Any, path: str = "result") -> Any:
             raise ValueError(f"engine produced a non-finite number at {path}")
         return value
     if isinstance(value, dict):
-        return {str(k): json_safe(v, f"{path}.{k}") for k, v in value.items()}
+        return {str(k): _json_safe(v, f"{path}.{k}") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [json_safe(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_json_safe(v, f"{path}[{i}]") for i, v in enumerate(value)]
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
-        return json_safe(to_dict(), path)
+        return _json_safe(to_dict(), path)
     raise TypeError(f"engine produced a non-JSON value of type {type(value).__name__} at {path}")

@@ -69,6 +69,7 @@ class _Net:
         )
         self.placement = "scattered" if bound == "high" else "contiguous"
         self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
+        self.alike: dict[tuple[int, int, int, float | None, float, int], CommDomain] = {}
 
     def crossing(self, comm: Communicator) -> Crossing:
         return place(comm, self.fabric, self.placement)
@@ -94,6 +95,12 @@ class _Net:
             if comm is not None:
                 x = self.crossing(comm)
                 uplink, pod, hops = x.uplink_load, x.pod_load, max(1, x.hops)
+            # communicators of different plans that cross the fabric alike share one domain
+            alike = (layout.nodes, layout.ranks_per_node, share, uplink, pod, hops)
+            dom = self.alike.get(alike)
+            if dom is not None:
+                self.cache[key] = dom
+                return dom
             dom = make_domain(
                 nodes=layout.nodes,
                 ranks_per_node=layout.ranks_per_node,
@@ -116,7 +123,7 @@ class _Net:
             )
             if self.calibration is not None:
                 dom = calibrated_domain(dom, self.calibration, self.design.fabric)
-            self.cache[key] = dom
+            self.cache[key] = self.alike[alike] = dom
         return dom
 
 

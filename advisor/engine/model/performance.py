@@ -390,20 +390,27 @@ def _bounds_over_plans(
     err = dict(zip(("low", "high"), _model_error(scenario, "training"), strict=True))
     values = dict(metrics.values)
     # lowest compute floor first: once a floor reaches the best bound so far, no later plan
-    # can beat it
-    floors = sorted(
-        (
-            (_compute_floor_s(p.training, p.plan.pp, p.plan.virtual_stages), i, p)
-            for i, p in enumerate(plans)
-            if p is not chosen and p.training is not None
-        ),
-        key=lambda x: (x[0], x[1]),
-    )
+    # can beat it (``plans`` is the first plan and its alternatives: kept in its memo)
+    floors: list[tuple[float, int, WorkloadPlan]] | None = plans[0].memo.get("bound-floors")
+    if floors is None:
+        floors = plans[0].remember(
+            "bound-floors",
+            sorted(
+                (
+                    (_compute_floor_s(p.training, p.plan.pp, p.plan.virtual_stages), i, p)
+                    for i, p in enumerate(plans)
+                    if p.training is not None
+                ),
+                key=lambda x: (x[0], x[1]),
+            ),
+        )
     for bound, factor in err.items():
         best_step = values[f"step_time_s_{bound}"]
         assert chosen.training is not None
         best_run = chosen.training.steps * best_step
         for floor, _, plan in floors:
+            if plan is chosen:
+                continue
             t = plan.training
             assert t is not None
             if floor * factor >= best_step:

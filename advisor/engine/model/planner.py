@@ -330,8 +330,15 @@ def _sharding_options(scenario: Scenario) -> tuple[str, ...]:
     )
 
 
+_Shape = tuple[float, int, int, int, int, int, int, int, tuple[int, int, int], int]
+"""(compute floor, tp, cp, pp, ep, micro-batch, dp, micro-batches, stages, deepest vp)."""
+
+
 def _search_training(
-    scenario: Scenario, bw: float = REFERENCE_GPU_NET_BYTES_PER_S, keep: int = 1
+    scenario: Scenario,
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
+    keep: int = 1,
+    shapes: list[_Shape] | None = None,
 ) -> list[_Candidate]:
     """The fitting plans the planner considers (branch and bound on the step estimate).
 
@@ -350,63 +357,15 @@ def _search_training(
     """
     assert scenario.training is not None
     p = scenario.parallelism
-    m = scenario.model
-    batch = scenario.training.global_batch_sequences
-    n = scenario.gpus
-    tp_limit = min(domain_gpus(scenario), max(scenario.gpus_per_node, 8))
-    tps = sorted((t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0), reverse=True)
-    cps = [
-        c
-        for c in CONTEXT_PARALLEL
-        if c == 1
-        or (
-            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
-            and scenario.sequence_length % (2 * c) == 0
-        )
-    ]
-    pps = sorted(
-        q
-        for q in set(_divisors(m.layers)) | set(_powers_of_two_up_to(m.layers))
-        if q <= PP_MAX and _stage_split(m.layers, q) is not None
-    )
-    eps = [1]
-    if m.is_moe:
-        eps = [e for e in _divisors(m.moe_experts) if e <= n]
-    mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
     recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
     shardings = _sharding_options(scenario)
     tp_overlap = _tp_overlap(scenario)
     # 1. every shape (tp, cp, pp, ep, micro-batch) that can fit at all, with a compute floor
-    shapes: list[tuple[float, int, int, int, int, int, int, int, tuple[int, int, int], int]] = []
-    for tp in tps:
-        for cp in cps:
-            for pp in pps:
-                mp = tp * cp * pp
-                if mp > n:
-                    break
-                stages = _stage_split(m.layers, pp)
-                assert stages is not None
-                dp_max = n // mp
-                for ep in eps:
-                    ep_unit = max(1, ep // math.gcd(ep, cp))
-                    if dp_max < ep_unit:
-                        continue
-                    for mb in mbs:
-                        if mb > 1 and batch < dp_max * mb and mb != p.micro_batch:
-                            continue
-                        dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
-                        mcount = _microbatches(batch, dp, mb)
-                        vp_max = p.virtual_stages or max(
-                            (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
-                        )
-                        per_mb = _stage_time_per_microbatch(
-                            scenario, tp, cp, ep, mb, recomputes[0], stages, pp
-                        )[0]
-                        floor = (mcount + (pp - 1) / vp_max) * per_mb
-                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
+    # (the same whatever ``bw``: computed once for both searches of a size)
+    if shapes is None:
+        shapes = _shapes(scenario)
     # 2. best first: price shapes by their floor until the floor exceeds the keep-th best
     # estimate (a max-heap of the keep best so far)
-    shapes.sort(key=lambda x: x[0])
     out: list[_Candidate] = []
     kept: list[float] = []
     best = math.inf
@@ -461,6 +420,66 @@ def _search_training(
     return out
 
 
+def _shapes(scenario: Scenario) -> list[_Shape]:
+    """Every shape (tp, cp, pp, ep, micro-batch) of :func:`_search_training` that can fit at
+    all, with its compute floor (no recomputation, the deepest interleaving), lowest first."""
+    assert scenario.training is not None
+    p = scenario.parallelism
+    m = scenario.model
+    batch = scenario.training.global_batch_sequences
+    n = scenario.gpus
+    tp_limit = min(domain_gpus(scenario), max(scenario.gpus_per_node, 8))
+    tps = sorted((t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0), reverse=True)
+    cps = [
+        c
+        for c in CONTEXT_PARALLEL
+        if c == 1
+        or (
+            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
+            and scenario.sequence_length % (2 * c) == 0
+        )
+    ]
+    pps = sorted(
+        q
+        for q in set(_divisors(m.layers)) | set(_powers_of_two_up_to(m.layers))
+        if q <= PP_MAX and _stage_split(m.layers, q) is not None
+    )
+    eps = [1]
+    if m.is_moe:
+        eps = [e for e in _divisors(m.moe_experts) if e <= n]
+    mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
+    recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+    shapes: list[_Shape] = []
+    for tp in tps:
+        for cp in cps:
+            for pp in pps:
+                mp = tp * cp * pp
+                if mp > n:
+                    break
+                stages = _stage_split(m.layers, pp)
+                assert stages is not None
+                dp_max = n // mp
+                for ep in eps:
+                    ep_unit = max(1, ep // math.gcd(ep, cp))
+                    if dp_max < ep_unit:
+                        continue
+                    for mb in mbs:
+                        if mb > 1 and batch < dp_max * mb and mb != p.micro_batch:
+                            continue
+                        dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
+                        mcount = _microbatches(batch, dp, mb)
+                        vp_max = p.virtual_stages or max(
+                            (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
+                        )
+                        per_mb = _stage_time_per_microbatch(
+                            scenario, tp, cp, ep, mb, recomputes[0], stages, pp
+                        )[0]
+                        floor = (mcount + (pp - 1) / vp_max) * per_mb
+                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
+    shapes.sort(key=lambda x: x[0])
+    return shapes
+
+
 RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
 
 
@@ -500,9 +519,12 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
     def rank(found: list[_Candidate]) -> list[_Candidate]:
         return sorted(found, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
 
-    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS))
+    shapes = _shapes(scenario)
+    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS, shapes=shapes))
     slow = rank(
-        _search_training(scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S, keep=SLOW_PLAN_CONTENDERS)
+        _search_training(
+            scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S, keep=SLOW_PLAN_CONTENDERS, shapes=shapes
+        )
     )
     seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
     extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
