@@ -1,4 +1,5 @@
-"""The audit grid (``make audit``): every preset model x GPU x size through ``evaluate``.
+"""The audit grid (``make audit``): every preset model x GPU x size through ``evaluate``, the
+late-2026 hardware grid and the platform checks.
 
 Writes ``bench/audit.json`` (counts, violations by property, examples) and exits 1 when any
 property is violated (see ``advisor/engine/tools/audit.py`` for the properties).  Options:
@@ -20,7 +21,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from advisor.engine import ENGINE_VERSION  # noqa: E402
-from advisor.engine.tools.audit import audit, grid, run_case  # noqa: E402
+from advisor.engine.tools.audit import (  # noqa: E402
+    PLATFORM_CHECKS,
+    audit,
+    grid,
+    platform_check_violations,
+    run_case,
+)
 
 OUT = ROOT / "bench" / "audit.json"
 
@@ -36,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     with multiprocessing.Pool(max(1, args.processes)) as pool:
         outcomes = pool.map(run_case, cases, chunksize=16)
     report = audit(outcomes)
+    report.cases += len(PLATFORM_CHECKS)
+    report.violations.extend(platform_check_violations())
     report.seconds = time.perf_counter() - started
     payload = {"engine_version": ENGINE_VERSION, **report.to_dict()}
     args.out.write_text(json.dumps(payload, indent=2) + "\n")

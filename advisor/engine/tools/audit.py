@@ -17,7 +17,18 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
   non-blocking with one NIC per GPU at 400G or more;
 * ``fabric-flips``: more than ``MAX_FABRIC_CHANGES`` fabric-class changes along a doubling
   size ladder;
-* ``bom``: a bill of materials that :func:`advisor.engine.decision.bom.check_bom` rejects.
+* ``bom``: a bill of materials that :func:`advisor.engine.decision.bom.check_bom` rejects;
+* ``even-spines``: a non-blocking two-tier compute fabric whose spines do not divide each
+  full leaf's uplinks (some leaf pairs below line rate);
+* ``premium-unstated``: a cheaper feasible field-practice design (beyond the tie band) whose
+  comparison with the pick does not state the premium in percent, or calls it tied;
+* ``budget-cut-order``: under a budget, fewer NICs per server while a feasible design with the
+  full count exists, or the storage network left untrimmed while the compute fabric departs;
+* ``platform-check``: a server shape or design the platform cannot build that is not refused
+  naming its field, or a partial NVL72 rack without a warning (:data:`PLATFORM_CHECKS`).
+
+A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
+with every preset and the new presets on three established platforms.
 
 Pure Python like the rest of the engine; ``bench/audit.py`` (``make audit``) runs the whole
 grid and ``tests/engine/test_audit_properties.py`` runs a random subset under hypothesis.
@@ -49,8 +60,9 @@ one NIC per GPU."""
 FIELD_PRACTICE_MIN_NIC_GBPS = 400
 RDMA_FABRICS = frozenset({"roce", "infiniband"})
 HOPPER_BLACKWELL = frozenset(
-    {"h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20", "b200", "gb200-nvl72"}
-)
+    {"h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20", "b200", "gb200-nvl72", "b300",
+     "gb300-nvl72"}
+)  # fmt: skip
 
 SIZES_SERVERS: tuple[int, ...] = (
     1, 2, 3, 4, 8, 13, 16, 32, 33, 64, 128, 257, 512, 1024, 2049, 4096, 8192, 16384,
@@ -74,10 +86,39 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ethernet-team-cost": {"team_skills": "ethernet", "prefer": "cost"},
     "ib-team-speed-cloud": {"team_skills": "infiniband", "prefer": "performance",
                             "gpu_pricing": "cloud"},
+    "tight-budget": {},
 }  # fmt: skip
-"""Constraint sets: the default and two that pull the decision in opposite directions."""
+"""Constraint sets: the default, two that pull the decision in opposite directions, and a
+network budget of ``BUDGET_USD_PER_GPU`` per GPU (below field practice's price)."""
+BUDGET_USD_PER_GPU = 6_000.0
+"""The tight-budget variant's network budget per GPU: under a non-blocking 400G fabric's
+~$8-11k, so the cut order shows."""
+AUDIT_MODELS: tuple[str, ...] = (
+    "llama3-8b", "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "deepseek-v3", "gpt3-175b",
+)  # fmt: skip
+"""The main grid's models (the newer presets run in the new-hardware grid)."""
+AUDIT_GPUS: tuple[str, ...] = (
+    "a100-80gb-sxm", "v100-sxm2-32gb", "h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20",
+    "b200", "gb200-nvl72", "l40s", "mi300x", "mi325x", "gaudi3",
+)  # fmt: skip
+"""The main grid's GPUs."""
+NEW_HARDWARE_GPUS: tuple[str, ...] = ("b300", "gb300-nvl72", "mi355x")
+NEW_MODELS: tuple[str, ...] = (
+    "llama4-scout", "llama4-maverick", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b",
+    "gpt-oss-20b", "deepseek-r1", "deepseek-v3.1", "kimi-k2",
+)  # fmt: skip
+NEW_HARDWARE_SIZES: tuple[int, ...] = (2, 18, 33, 257)
+"""Servers (NVL72: trays; 18 trays are one rack) of the new-hardware grid."""
+NEW_HARDWARE_WORKLOADS: tuple[str, ...] = (
+    "training", "inference-split", "inference-disaggregated",
+)  # fmt: skip
+NEW_MODEL_GPUS: tuple[str, ...] = ("h100-sxm", "b200", "mi300x")
+NEW_MODEL_SIZES: tuple[int, ...] = (4, 33)
 VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
 VARIANT_WORKLOADS: tuple[str, ...] = ("training", "inference-split")
+TIE_BAND = 0.05
+"""The recommendation's tie band (``recommend.policy.TIE_BAND``): beyond it a dearer pick
+states its premium."""
 """Non-default variants run at these sizes and workloads only (the default runs everywhere)."""
 
 
@@ -159,14 +200,44 @@ class AuditReport:
 def grid(catalog: Catalog | None = None) -> list[AuditCase]:
     """The whole grid, ordered so each series is contiguous and sizes ascend."""
     cat = catalog or default_catalog()
-    cases = [
+    models = [m for m in AUDIT_MODELS if cat.model(m) is not None]
+    gpus = [g for g in AUDIT_GPUS if cat.gpu(g) is not None]
+    cases = {
         AuditCase(model, gpu, workload, variant, servers)
-        for model in cat.model_ids
-        for gpu in cat.gpu_ids
+        for model in models
+        for gpu in gpus
         for workload in WORKLOADS
         for variant in VARIANTS
         for servers in sorted(set(SIZES_SERVERS) | set(LADDER_SERVERS))
-        if variant == "default" or (servers in VARIANT_SIZES and workload in VARIANT_WORKLOADS)
+        if variant == "default"
+        or (
+            servers in VARIANT_SIZES
+            and workload in VARIANT_WORKLOADS
+            and (variant != "tight-budget" or workload == "training")
+        )
+    }
+    cases |= set(new_hardware_grid(cat))
+    return sorted(cases)
+
+
+def new_hardware_grid(catalog: Catalog | None = None) -> list[AuditCase]:
+    """The late-2026 platforms with every preset, and the new presets on established GPUs."""
+    cat = catalog or default_catalog()
+    cases = [
+        AuditCase(model, gpu, workload, "default", servers)
+        for model in cat.model_ids
+        for gpu in NEW_HARDWARE_GPUS
+        if cat.gpu(gpu) is not None
+        for workload in NEW_HARDWARE_WORKLOADS
+        for servers in NEW_HARDWARE_SIZES
+    ]
+    cases += [
+        AuditCase(model, gpu, workload, "default", servers)
+        for model in NEW_MODELS
+        if cat.model(model) is not None
+        for gpu in NEW_MODEL_GPUS
+        for workload in ("training", "inference-split")
+        for servers in NEW_MODEL_SIZES
     ]
     return sorted(cases)
 
@@ -191,6 +262,8 @@ def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, A
         scenario["workload"] = case.workload
     if VARIANTS[case.variant]:
         scenario["constraints"] = dict(VARIANTS[case.variant])
+    if case.variant == "tight-budget":
+        scenario["constraints"] = {"network_budget_usd": BUDGET_USD_PER_GPU * scenario["gpus"]}
     return scenario
 
 
@@ -375,6 +448,164 @@ def _bom_checker() -> Callable[[Any], list[str]] | None:
     return checker if callable(checker) else None
 
 
+def even_spine_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+    """A non-blocking two-tier fabric spreads every full leaf's uplinks evenly over the spines
+    of its plane."""
+    topo = result.get("recommendation", {}).get("topology", {})
+    if not isinstance(topo, dict) or topo.get("tiers") != 2:
+        return []
+    if (_num(topo, "oversubscription") or 1.0) > 1.0:
+        return []
+    planes = int(topo.get("planes") or 1)
+    spines = int(topo.get("spine_switches") or 0) // max(1, planes)
+    up = int(topo.get("leaf_uplinks") or 0)
+    pair = int(topo.get("links_per_leaf_spine") or 0)
+    if spines and up and (up % spines or pair * spines != up):
+        return [
+            Violation(
+                "even-spines",
+                case,
+                f"{up} uplinks per full leaf over {spines} spines per plane "
+                f"({pair} links per pair)",
+            )
+        ]
+    return []
+
+
+def premium_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+    """Every feasible field-practice option cheaper over the life than the pick beyond the tie
+    band is compared in words that state the premium in percent, never as a tie."""
+    options = result.get("options", [])
+    pick = next((o for o in options if o.get("recommended")), None)
+    if pick is None or not isinstance(pick.get("cost"), dict):
+        return []
+    best = _num(pick, "cost", "decision_cost_usd")
+    if best is None:
+        return []
+    out: list[Violation] = []
+    for o in options:
+        if o is pick or not o.get("feasible") or o.get("departures"):
+            continue
+        life = _num(o, "cost", "decision_cost_usd")
+        if life is None or best - life <= TIE_BAND * max(best, life):
+            continue
+        text = str(o.get("why_not") or "")
+        if "%" not in text or text.startswith("Tied"):
+            out.append(
+                Violation(
+                    "premium-unstated",
+                    case,
+                    f"{o.get('nic_sku')} on {o.get('switch_model')} is {best - life:,.0f} USD "
+                    f"cheaper over the life; said: {text[:120]!r}",
+                )
+            )
+    return out
+
+
+def budget_cut_violations(case: AuditCase, result: dict[str, Any]) -> list[Violation]:
+    """Under a budget: one NIC per GPU is the last thing cut, and the storage network is
+    trimmed before the compute fabric departs."""
+    if case.variant != "tight-budget":
+        return []
+    rec = result.get("recommendation", {})
+    if not rec.get("within_budget") or not rec.get("needs_compute_fabric", True):
+        return []
+    out: list[Violation] = []
+
+    def fewer(departures: Any) -> bool:
+        return any("per server instead of" in str(d) for d in departures or ())
+
+    if fewer(rec.get("departures")):
+        full = [
+            o
+            for o in result.get("options", [])
+            if o.get("feasible") and not fewer(o.get("departures"))
+        ]
+        if full:
+            out.append(
+                Violation(
+                    "budget-cut-order",
+                    case.label(),
+                    f"{rec.get('nics_per_node')} NIC ports per server while "
+                    f"{full[0].get('nics_per_node')} x {full[0].get('nic_gbps')}G "
+                    f"({full[0].get('nic_sku')}, {full[0].get('oversubscription')}:1) fits",
+                )
+            )
+    if rec.get("departures") and not any("cut first" in t for t in rec.get("rationale", [])):
+        storage = rec.get("storage") or {}
+        if int(storage.get("ports_per_server") or 0) > 1:
+            out.append(
+                Violation(
+                    "budget-cut-order",
+                    case.label(),
+                    "the compute fabric departs from field practice while the storage network "
+                    f"keeps {storage.get('ports_per_server')} ports per server",
+                )
+            )
+    return out
+
+
+PLATFORM_CHECKS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    (
+        "3-gpus-per-hgx-server",
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 48,
+         "gpus_per_node": 3},
+        "gpus_per_node",
+    ),
+    (
+        "16-gpus-per-hgx-server",
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 64,
+         "gpus_per_node": 16},
+        "gpus_per_node",
+    ),
+    (
+        "72-gpus-per-gb200-tray",
+        {"workload": "training", "model": "llama3-70b", "gpu": "gb200-nvl72", "gpus": 144,
+         "gpus_per_node": 72},
+        "gpus_per_node",
+    ),
+    (
+        "infiniband-on-gaudi3",
+        {"workload": "training", "model": "llama3-70b", "gpu": "gaudi3", "gpus": 64,
+         "design": {"fabric": "infiniband", "nic_gbps": 200, "nics_per_node": 24}},
+        "design.fabric",
+    ),
+    (
+        "800g-nic-in-pcie-gen5-host",
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 64,
+         "design": {"fabric": "infiniband", "nic_gbps": 800, "nics_per_node": 8}},
+        "design.nic_gbps",
+    ),
+    (
+        "part-of-a-gb300-rack",
+        {"workload": "training", "model": "llama3-70b", "gpu": "gb300-nvl72", "gpus": 100},
+        "warning",
+    ),
+)  # fmt: skip
+"""Inputs the platform cannot build (refused naming the field) or is not sold as (warned)."""
+
+
+def platform_check_violations(catalog: Catalog | None = None) -> list[Violation]:
+    """Run :data:`PLATFORM_CHECKS`: each is refused naming its field, or answered with a
+    warning."""
+    out: list[Violation] = []
+    for label, scenario, expected in PLATFORM_CHECKS:
+        try:
+            result = evaluate(scenario, catalog=catalog)
+        except ScenarioError as err:
+            if expected == "warning" or expected not in err.field_errors:
+                out.append(Violation("platform-check", label, f"refused: {err}"))
+            continue
+        except Exception as err:  # the audit's whole point is to catch these
+            out.append(Violation("platform-check", label, f"{type(err).__name__}: {err}"))
+            continue
+        if expected != "warning":
+            out.append(Violation("platform-check", label, f"answered; {expected} not refused"))
+        elif not result.get("warnings"):
+            out.append(Violation("platform-check", label, "answered without a warning"))
+    return out
+
+
 def point_violations(outcome: Outcome) -> list[Violation]:
     """Every single-answer property of one case."""
     label = outcome.case.label()
@@ -392,6 +623,9 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *placement_violations(label, result),
         *field_practice_violations(outcome.case, result),
         *bom_violations(label, result),
+        *even_spine_violations(label, result),
+        *premium_violations(label, result),
+        *budget_cut_violations(outcome.case, result),
     ]
 
 
