@@ -394,3 +394,38 @@ def test_hopper_never_gets_800g_nics() -> None:
     r = _rec(train("h100-sxm", 64, prefer="performance"))
     assert all(o["nic_gbps"] <= 400 for o in r["options"])
     assert any("PCIe Gen5" in p["reason"] for p in r["pruned"])
+
+
+def test_one_fine_tuning_server_plugs_into_the_existing_network() -> None:
+    """An architect plugs one 8-GPU server into the switches the data centre has: no
+    switch, no 51.2T leaf, only the adapters and patch cables are bought."""
+    from advisor.engine import evaluate
+    from advisor.engine.decision.recommend import EXISTING_NETWORK_MAX_SERVERS
+
+    for gpus in (8, 8 * EXISTING_NETWORK_MAX_SERVERS):
+        r = evaluate(
+            {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": gpus}
+            if gpus > 8
+            else {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8}
+        )
+        rec = r["recommendation"]
+        assert rec["needs_compute_fabric"] is False
+        assert "your existing network is enough" in rec["headline"]
+        assert [ln for ln in r["bom"] if ln["category"] == "switch"] == []
+        assert r["cost"]["network_capex_usd"] < 8_000 * gpus / 8  # adapters and cables
+        assert rec["topology"]["kind"] == "existing"
+        assert check_bom(r["bom"]) == []
+        assert not any("storage_write_gbytes_per_s" in s for s in rec["rationale"])
+
+
+def test_more_servers_than_the_existing_network_takes_get_their_own_switches() -> None:
+    from advisor.engine import evaluate
+    from advisor.engine.decision.recommend import EXISTING_NETWORK_MAX_SERVERS
+
+    gpus = 8 * (EXISTING_NETWORK_MAX_SERVERS + 1)
+    r = evaluate(
+        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": gpus}
+    )
+    assert r["recommendation"]["needs_compute_fabric"] is False
+    assert any(ln["category"] == "switch" for ln in r["bom"])
+    assert check_bom(r["bom"]) == []

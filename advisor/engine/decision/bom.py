@@ -572,7 +572,13 @@ def _storage_plan(parts: NetworkParts, nodes: int, spec: StorageSpec) -> Storage
     target_ports = math.ceil(nodes * spec.storage_ports / STORAGE_TARGET_RATIO)
     target_nodes = math.ceil(target_ports / ports)
     nic_line = line(
-        nic, nodes * cards, "storage", f"{nic.description} (storage / in-band)", "storage-nic"
+        nic,
+        nodes * cards,
+        "storage",
+        nic.description
+        if "storage / in-band" in nic.description
+        else f"{nic.description} (storage / in-band)",
+        "storage-nic",
     )
     best: StoragePlan | None = None
     layouts: list[tuple[TopologySize, bool]] = [
@@ -936,7 +942,15 @@ def _check_network(net: str, entries: list[tuple[ItemT, int, str]]) -> list[str]
         ),
         default=0,
     )
-    if nics and net != "management" and not cards - 0.5 <= server_links <= nic_links + spare + 0.5:
+    # Adapters with no switch of ours plug into the customer's existing switches (a job of a
+    # few servers with no compute fabric): their links are not ours to count.
+    ours = bool(switches) or server_links > 0
+    if (
+        nics
+        and ours
+        and net != "management"
+        and not cards - 0.5 <= server_links <= nic_links + spare + 0.5
+    ):
         out.append(
             f"{net}: cables and optics make {server_links:g} server links for {cards} adapters "
             f"with {nic_links} ports (every adapter needs a link, no port two)"

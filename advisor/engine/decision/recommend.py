@@ -83,6 +83,28 @@ CHECKPOINT_BYTES_PER_PARAM = 14.0
 """A full training checkpoint: bf16 weights (2 B) + fp32 master weights, Adam m and v
 (4 + 4 + 4 B) per parameter (Rajbhandari et al., ZeRO, SC'20, section 3.1: 16 B/param of
 model state, of which the 2 B of gradients are not saved)."""
+EXISTING_NETWORK_MAX_SERVERS = 4
+"""Jobs with no compute fabric on at most this many servers plug into the data centre's
+existing network: a few servers' 2-4 storage / in-band ports and a BMC port each fit the spare
+ports of the leaf and management switches every data centre runs, so an architect buys no
+switch for them (docs/MODEL.md 12, "Existing network")."""
+EXISTING_TOPOLOGY: dict[str, Any] = {
+    "kind": "existing",
+    "tiers": 0,
+    "leaf_switches": 0,
+    "spine_switches": 0,
+    "core_switches": 0,
+    "superspine_switches": 0,
+    "oversubscription": 1.0,
+    "rail_optimized": False,
+    "switch_model": "",
+    "planes": 1,
+    "leaf_downlinks": 0,
+    "leaf_uplinks": 0,
+    "links_per_leaf_spine": 0,
+}
+"""The topology of a job on the existing network: no switch of ours."""
+
 STORAGE_LINK_EFFICIENCY = 0.9
 """Share of the storage links' line rate a large sequential write reaches (estimate)."""
 
@@ -513,7 +535,9 @@ def _budget_info(
     return info
 
 
-def storage_summary(facts: JobFacts, plan: StoragePlan) -> dict[str, Any]:
+def storage_summary(
+    facts: JobFacts, plan: StoragePlan, *, existing: bool = False
+) -> dict[str, Any]:
     """Storage / in-band adapters per server and the time to write a full checkpoint: the
     cluster's data at the slower of the storage network and the storage system's stated
     write rate (``constraints.storage_write_gbytes_per_s``; the network's alone when unset)."""
@@ -539,8 +563,7 @@ def storage_summary(facts: JobFacts, plan: StoragePlan) -> dict[str, Any]:
         + (
             f" (the storage system's stated {system:,.0f} GB/s is faster)"
             if system
-            else " (the storage system's write rate is not stated: set "
-            "constraints.storage_write_gbytes_per_s; it is usually the limit)"
+            else " (the storage system's write rate is not stated; it is usually the limit)"
         )
     )
     converged = " converged storage / in-band" if spec.converged else ""
@@ -559,7 +582,8 @@ def storage_summary(facts: JobFacts, plan: StoragePlan) -> dict[str, Any]:
         "statement": f"Storage / in-band: {plan.adapters_per_server} x "
         f"{plan.nic.description.split(' (')[0]} per server, {plan.ports_per_server} x {gbps}G"
         f"{converged} port{'s' if plan.ports_per_server != 1 else ''} cabled on "
-        f"{plan.switch.sku} leaves; to {what} ({size / 1e9:,.0f} GB) at {limit} takes "
+        f"{'your existing switches' if existing else plan.switch.display_name + ' leaves'}; "
+        f"to {what} ({size / 1e9:,.0f} GB) at {limit} takes "
         f"{seconds:,.0f} s.",
     }
 
@@ -603,8 +627,22 @@ def _no_fabric(
         in_network_reduction=False,
     )
     metrics = clean(evaluate(cand))
-    mgmt = management_lines(parts, nodes=facts.nodes, managed_switches=storage.topo.total_switches)
-    lines = [*storage.lines, *mgmt]
+    existing = facts.nodes <= EXISTING_NETWORK_MAX_SERVERS
+    if existing:
+        # The data centre's existing network takes these few servers: buy only what is
+        # theirs (the platform's storage / in-band adapters and a BMC patch cable each),
+        # plugged into switch ports the customer already has.
+        mgmt = [
+            ln
+            for ln in management_lines(parts, nodes=facts.nodes, managed_switches=0)
+            if ln.role == "mgmt-link"
+        ]
+        lines = [*(ln for ln in storage.lines if ln.role == "storage-nic"), *mgmt]
+    else:
+        mgmt = management_lines(
+            parts, nodes=facts.nodes, managed_switches=storage.topo.total_switches
+        )
+        lines = [*storage.lines, *mgmt]
     capex, power = totals(lines)
     sc = price(facts, cand, storage.topo, metrics, capex, power)
     within = facts.network_budget_usd is None or capex <= facts.network_budget_usd
@@ -617,14 +655,24 @@ def _no_fabric(
     reason = facts.why_no_fabric or "no traffic of the job crosses servers"
     nic_name = storage.nic.display_name
     switch_name = storage.switch.display_name
-    rationale_text = [
-        f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
-        f"{' inside each server' if facts.nodes > 1 else ''}.",
-        f"Standard Ethernet carries storage, data loading, checkpoints and users: "
+    servers = "this server's" if facts.nodes == 1 else f"these {facts.nodes} servers'"
+    network_sentence = (
+        f"Your existing network is enough: plug {servers} {storage.ports_per_server} x "
+        f"{storage.gbps}G storage / in-band ports ({nic_name}) and BMC port into switch ports "
+        f"your data centre already has; buy only the adapters and patch cables ({usd(capex)}). "
+        f"New storage switches would add {usd(totals(storage.lines)[0] - capex)} for "
+        f"{facts.nodes} server{'s' if facts.nodes > 1 else ''}."
+        if existing
+        else f"Standard Ethernet carries storage, data loading, checkpoints and users: "
         f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, the platform's "
         f"storage / in-band adapters) on {storage.topo.total_switches} x {switch_name} "
         f"({topo_phrase(storage.topo)}), plus 1 GbE out-of-band management; network capex "
-        f"{usd(capex)}.",
+        f"{usd(capex)}."
+    )
+    rationale_text = [
+        f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
+        f"{' inside each server' if facts.nodes > 1 else ''}.",
+        network_sentence,
         f"A compute fabric (e.g. {facts.platform.reference_count} x "
         f"{facts.platform.reference_gbps}G per server) would add NICs, switches and optics "
         f"without speeding up this job; {_the_work(facts, sc)} costs "
@@ -638,7 +686,13 @@ def _no_fabric(
             f"Scale by adding replicas: each of the {facts.nodes} servers serves whole "
             "requests, so throughput grows linearly without east-west traffic."
         )
-    if within:
+    if within and existing:
+        head = (
+            f"No GPU compute fabric needed: your existing network is enough "
+            f"({storage.ports_per_server} x {storage.gbps}G per server for storage and front "
+            f"end); {usd(capex)} of adapters and cables to buy."
+        )
+    elif within:
         head = (
             f"No GPU compute fabric needed: standard Ethernet ({storage.ports_per_server} x "
             f"{storage.gbps}G per server) for storage and front end, {usd(capex)} of network."
@@ -650,7 +704,7 @@ def _no_fabric(
             f"and management) costs {usd(capex)}."
         )
     bound = facts.gpus_per_node
-    storage_info = storage_summary(facts, storage)
+    storage_info = storage_summary(facts, storage, existing=existing)
     rationale_text.append(storage_info["statement"])
     return {
         "recommendation": {
@@ -659,7 +713,9 @@ def _no_fabric(
             "nic_gbps": storage.gbps,
             "nics_per_node": storage.ports_per_server,
             "nic_sku": storage.nic.sku,
-            "topology": topology_dict(storage.topo, storage.switch.sku),
+            "topology": EXISTING_TOPOLOGY
+            if existing
+            else topology_dict(storage.topo, storage.switch.sku),
             "headline": head,
             "rationale": rationale_text,
             "within_budget": within,

@@ -52,7 +52,10 @@ TOPOLOGY_KIND_BY_TIERS: dict[int, str] = {
     3: FAT_TREE,
     4: SUPER_SPINE,
 }
+EXISTING = "existing"
+"""No switch of ours: the servers plug into the data centre's existing network."""
 TOPOLOGY_KIND_LABELS: dict[str, str] = {
+    EXISTING: "your existing network",
     SINGLE_SWITCH: "single switch",
     LEAF_SPINE: "leaf-spine",
     FAT_TREE: "fat tree",
@@ -64,6 +67,8 @@ _TIERS_IN_WORDS = {2: "leaf-spine", 3: "three-tier fat tree"}
 def topology_label(topology: Mapping[str, Any]) -> str:
     """A result's topology on a page: "single switch", "2-tier leaf-spine", "3-tier fat tree"."""
     kind = str(topology.get("kind") or "").replace("_", "-")
+    if kind == EXISTING:
+        return TOPOLOGY_KIND_LABELS[EXISTING]
     tiers = int(finite(topology.get("tiers")))
     if kind in (SINGLE_SWITCH, "single") or (tiers == 1 and not topology.get("spine_switches")):
         return TOPOLOGY_KIND_LABELS[SINGLE_SWITCH]
