@@ -675,6 +675,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         source=f"{_NV} LinkX 800G twin-port 2 x 400G SR8 flat-top OSFP for ConnectX-8 / "
         f"BlueField OSFP adapters (50 m OM4); {_PRICE}",
         price_is_estimate=True,
+        part_number="MMA4Z00-NS-FLT",
     ),
     Transceiver(
         sku="osfp-400g-dr4",
