@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from advisor.engine.facts.limits import LIMITS
-from advisor.engine.facts.vocabulary import FABRIC_CHOICES
+from advisor.engine.facts.vocabulary import FABRIC_CHOICES, TEAM_SKILLS
 from advisor.engine.input.scenario import EP_OVERLAP_MODES, RECOMPUTE_MODES, ZERO_STAGES
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
@@ -236,7 +236,7 @@ class ConstraintsSerializer(serializers.Serializer[Any]):
     amortization_years = _float("constraints.amortization_years", required=False, allow_null=True)
     network_budget_usd = _float("constraints.network_budget_usd", required=False, allow_null=True)
     team_skills = serializers.ChoiceField(
-        choices=["ethernet", "infiniband", "both", "none"], required=False, allow_null=True
+        choices=list(TEAM_SKILLS), required=False, allow_null=True
     )
     prefer = serializers.ChoiceField(
         choices=["cost", "balanced", "performance"], required=False, allow_null=True

@@ -167,7 +167,7 @@ def child_sweep() -> dict[str, Any]:
 
 def child_warm() -> dict[str, Any]:
     from advisor.engine import evaluate
-    from advisor.engine.model.collectives import OPS, collective, make_domain
+    from advisor.engine.model.collectives import OPS, ScaleUp, collective, make_domain
 
     scenario = SCENARIOS[WARM_SCENARIO]
     evaluate(scenario)
@@ -176,9 +176,7 @@ def child_warm() -> dict[str, Any]:
         make_domain(
             nodes=nodes,
             ranks_per_node=8,
-            scaleup_kind="nvlink",
-            scaleup_gbytes_per_s=450,
-            nvls=True,
+            scaleup=ScaleUp(kind="nvlink", gbytes_per_s=450, nvls=True),
             fabric_id=fabric,
             nic_gbps=400,
             nics_per_node=8,

@@ -17,6 +17,7 @@ from typing import Any
 
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.limits import LIMITS, Limit
+from advisor.engine.facts.vocabulary import TEAM_SKILLS
 from advisor.engine.input.scenario import (
     DEFAULT_CONCURRENT_REQUESTS,
     DEFAULT_OUTPUT_TOKENS,
@@ -511,11 +512,9 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "and lossless RoCE both need skills beyond ordinary Ethernet.",
                     "choice",
                     default=ENGINE_CONSTRAINTS.team_skills,
-                    choices=(
-                        Choice("ethernet", "Ethernet", "Routers, switches, VLANs"),
-                        Choice("infiniband", "InfiniBand", "HPC fabrics, subnet managers"),
-                        Choice("both", "Both", "Ethernet and InfiniBand"),
-                        Choice("none", "Nobody yet", "We will hire or outsource"),
+                    choices=tuple(
+                        Choice(skill, words.answer, words.hint)
+                        for skill, words in TEAM_SKILLS.items()
                     ),
                 ),
                 Question(

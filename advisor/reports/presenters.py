@@ -25,6 +25,7 @@ from advisor.engine.facts.formatting import (
 )
 from advisor.engine.facts.vocabulary import (
     NETWORK_LABELS,
+    TEAM_SKILLS,
     fabric_label,
     network_label,
     topology_label,
@@ -398,12 +399,6 @@ SHARDING_WORDS = {
     "zero1": "optimizer state shared across GPUs (ZeRO-1)",
     "zero3": "everything shared across GPUs (FSDP / ZeRO-3)",
 }
-SKILL_WORDS = {
-    "ethernet": "knows Ethernet",
-    "infiniband": "knows InfiniBand",
-    "both": "knows Ethernet and InfiniBand",
-    "none": "new to high-speed networks",
-}
 PREFER_WORDS = {
     "cost": "lowest cost",
     "balanced": "balance cost and speed",
@@ -520,7 +515,7 @@ def input_summary(
         rows.append(("Network budget", usd_compact(budget)))
     skills = constraints.team_skills
     if skills:
-        rows.append(("Team", SKILL_WORDS.get(skills, skills)))
+        rows.append(("Team", TEAM_SKILLS[skills].knows if skills in TEAM_SKILLS else skills))
     prefer = constraints.prefer
     if prefer:
         rows.append(("Priority", PREFER_WORDS.get(prefer, prefer)))
@@ -611,8 +606,8 @@ def assumption_rows(result: EngineResult) -> list[dict[str, str]]:
         for bad, good in _WORD_FIXES.items():
             name = name.replace(bad, good)
         value = _plain_value(a.value, a.unit)
-        if raw in SKILL_WORDS or raw == "team_skills":
-            value = SKILL_WORDS.get(str(a.value), value)
+        if raw == "team_skills" and str(a.value) in TEAM_SKILLS:
+            value = TEAM_SKILLS[str(a.value)].knows
         if raw == "gpu_pricing":
             value = {"cloud": "rented by the hour", "owned": "owned"}.get(str(a.value), value)
         if raw == "prefer":

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from advisor.engine import evaluate
 from advisor.engine.input.scenario import Design, parse_scenario
-from advisor.engine.model.collectives import collective_time_s, make_domain
+from advisor.engine.model.collectives import ScaleUp, collective_time_s, make_domain
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import (
     LEVELS,
@@ -224,9 +224,7 @@ def test_a_ring_whose_leaf_uplinks_are_saturated_slows_at_three_to_one() -> None
         d = make_domain(
             nodes=64,
             ranks_per_node=1,
-            scaleup_kind="nvlink",
-            scaleup_gbytes_per_s=450,
-            nvls=False,
+            scaleup=ScaleUp(kind="nvlink", gbytes_per_s=450, nvls=False),
             fabric_id="infiniband",
             nic_gbps=400,
             nics_per_node=1,
@@ -255,9 +253,7 @@ def test_a_bigger_message_is_never_faster(
     d = make_domain(
         nodes=16,
         ranks_per_node=8,
-        scaleup_kind="nvlink",
-        scaleup_gbytes_per_s=450,
-        nvls=True,
+        scaleup=ScaleUp(kind="nvlink", gbytes_per_s=450, nvls=True),
         fabric_id=fabric,
         nic_gbps=400,
         nics_per_node=8,
@@ -277,9 +273,7 @@ def test_every_extra_switch_tier_adds_latency() -> None:
         d = make_domain(
             nodes=64,
             ranks_per_node=8,
-            scaleup_kind="nvlink",
-            scaleup_gbytes_per_s=450,
-            nvls=False,
+            scaleup=ScaleUp(kind="nvlink", gbytes_per_s=450, nvls=False),
             fabric_id="roce",
             nic_gbps=400,
             nics_per_node=8,

@@ -9,7 +9,7 @@ import pytest
 from advisor.engine.calibration.fabric_fit import FabricFit, fit_measurement, gpu_id_for_name
 from advisor.engine.calibration.nccl_tests import parse_text
 from advisor.engine.input.scenario import Calibration
-from advisor.engine.model.collectives import CommDomain, calibrated_domain
+from advisor.engine.model.collectives import CommDomain, ScaleUp, calibrated_domain
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
@@ -125,10 +125,7 @@ def _synthetic(net_bytes_per_s: float, extra_latency_s: float, nodes: int = 4):
     dom = make_domain(
         nodes=nodes,
         ranks_per_node=8,
-        scaleup_kind=gpu.scaleup_kind,
-        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-        scaleup_efficiency=gpu.scaleup_efficiency,
-        nvls=gpu.nvlink_sharp,
+        scaleup=ScaleUp.of(gpu),
         fabric_id="roce",
         nic_gbps=400,
         nics_per_node=8,

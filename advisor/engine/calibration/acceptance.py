@@ -26,7 +26,7 @@ from advisor.engine.calibration.fabric_fit import MAX_TIME_US, MIN_TIME_US
 from advisor.engine.calibration.nccl_tests import ENGINE_OP, ParsedText
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES
-from advisor.engine.model.collectives import busbw_factor, collective_time_s, make_domain
+from advisor.engine.model.collectives import ScaleUp, busbw_factor, collective_time_s, make_domain
 from advisor.engine.result.records import EngineResult
 
 __all__ = [
@@ -271,10 +271,7 @@ def acceptance_plan(
                 bound: make_domain(
                     nodes=n,
                     ranks_per_node=gpn,
-                    scaleup_kind=gpu.scaleup_kind,
-                    scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-                    scaleup_efficiency=gpu.scaleup_efficiency,
-                    nvls=gpu.nvlink_sharp,
+                    scaleup=ScaleUp.of(gpu),
                     fabric_id=fabric if n > 1 else None,
                     nic_gbps=nic_gbps,
                     nics_per_node=nics,

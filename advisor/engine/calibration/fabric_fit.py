@@ -34,6 +34,7 @@ from advisor.engine.facts.constants import FABRICS
 from advisor.engine.input.scenario import Calibration
 from advisor.engine.model.collectives import (
     CommDomain,
+    ScaleUp,
     busbw_factor,
     collective_time_s,
     make_domain,
@@ -636,10 +637,7 @@ def fit_measurement(
         return make_domain(
             nodes=run.nodes,
             ranks_per_node=run.gpus_per_node,
-            scaleup_kind=gpu.scaleup_kind,
-            scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-            scaleup_efficiency=gpu.scaleup_efficiency,
-            nvls=gpu.nvlink_sharp,
+            scaleup=ScaleUp.of(gpu),
             fabric_id=hardware.fabric if hardware and run.nodes > 1 else None,
             nic_gbps=hardware.nic_gbps if hardware else 0.0,
             nics_per_node=hardware.nics_per_node if hardware else 1,

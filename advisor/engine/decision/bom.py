@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.catalog.gpus import GpuSpec
 from advisor.engine.facts.catalog.network import (
     CABLES,
     ETHERNET,
@@ -39,6 +41,7 @@ from advisor.engine.model.topology import (
     TopologyError,
     TopologySize,
     plan_cabling,
+    size_compute_fabric,
     size_topology,
     size_tor_fabric,
 )
@@ -63,14 +66,6 @@ MGMT_UPLINKS_PER_SWITCH = 2
 """Each out-of-band switch uplinks twice at 100G to the management aggregation layer."""
 AGGREGATION_RESERVED_PORTS = 2
 """Ports of each management aggregation switch kept for its own uplinks."""
-MIN_SPINES = 2
-"""A leaf-spine compute fabric keeps at least two spines: a failed spine leaves a path
-(NVIDIA DGX SuperPOD reference architecture)."""
-MIN_SPINES_ROCE = 4
-"""RoCE leaf-spine fabrics with four or more leaves keep four spines: with two, a spine
-failure halves the bisection and lossless (PFC) traffic backs up into pause storms
-(Juniper AI data-centre validated designs; NVIDIA Spectrum-X RA uses >= 4 spines)."""
-
 ItemT = Nic | Switch | Transceiver | Cable
 
 
@@ -140,13 +135,13 @@ class NetworkParts:
     cables: tuple[Cable, ...] = CABLES
 
     @classmethod
-    def from_catalog(cls, catalog: object) -> NetworkParts:
-        """Take nics/switches/transceivers/cables from any catalog object that has them."""
+    def from_catalog(cls, catalog: Catalog) -> NetworkParts:
+        """The catalog's nics, switches, transceivers and cables."""
         return cls(
-            nics=tuple(getattr(catalog, "nics", NICS)),
-            switches=tuple(getattr(catalog, "switches", SWITCHES)),
-            transceivers=tuple(getattr(catalog, "transceivers", TRANSCEIVERS)),
-            cables=tuple(getattr(catalog, "cables", CABLES)),
+            nics=catalog.nics,
+            switches=catalog.switches,
+            transceivers=catalog.transceivers,
+            cables=catalog.cables,
         )
 
     def find(self, sku: str) -> ItemT:
@@ -336,42 +331,6 @@ def cards_per_node(nic: Nic, links_per_node: int) -> int:
     return max(1, math.ceil(links_per_node / max(1, nic.links)))
 
 
-def size_compute_fabric(
-    endpoints: int,
-    radix: int,
-    oversubscription: float,
-    *,
-    rails: int,
-    fabric: str,
-    leaf_spine: bool = False,
-    planes: int = 1,
-) -> TopologySize:
-    """The topology of a compute fabric: :func:`size_topology` plus the spine policy
-    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves per
-    plane), spines spread evenly over every leaf's uplinks; ``leaf_spine`` asks for two tiers
-    even where one switch would do; ``planes`` splits the rails over independent fabrics."""
-    topo = size_topology(
-        endpoints, radix, oversubscription, rails=rails, leaf_spine=leaf_spine, planes=planes
-    )
-    if topo.tiers != 2:
-        return topo
-    floor = MIN_SPINES
-    if fabric != "infiniband" and topo.leaf_switches // planes >= 4:
-        floor = MIN_SPINES_ROCE
-    floor = min(floor, max(1, topo.leaf_spine_links // planes))
-    if topo.spine_switches // planes >= floor:
-        return topo
-    return size_topology(
-        endpoints,
-        radix,
-        oversubscription,
-        rails=rails,
-        leaf_spine=leaf_spine,
-        planes=planes,
-        min_spines=floor,
-    )
-
-
 def compute_fabric_items(
     parts: NetworkParts,
     *,
@@ -393,7 +352,7 @@ def compute_fabric_items(
         ("leaf", topo.leaf_switches),
         ("spine", topo.spine_switches),
         ("core", topo.core_switches),
-        ("superspine", int(getattr(topo, "superspine_switches", 0) or 0)),
+        ("superspine", topo.superspine_switches),
     ):
         if count:
             out.append((switch, count, role))
@@ -501,14 +460,13 @@ class StorageSpec:
     are cabled; the platform's adapters are still bought.  False cables the in-band ports too."""
 
     @classmethod
-    def for_gpu(cls, gpu: object | None) -> StorageSpec:
+    def for_gpu(cls, gpu: GpuSpec | None) -> StorageSpec:
         if gpu is None:
             return cls()
         return cls(
-            nic_sku=str(getattr(gpu, "storage_nic_sku", "") or ""),
-            storage_ports=int(getattr(gpu, "storage_ports_per_server", 0) or 0)
-            or STORAGE_PORTS_PER_SERVER,
-            inband_ports=int(getattr(gpu, "inband_ports_per_server", 0) or 0),
+            nic_sku=gpu.storage_nic_sku,
+            storage_ports=gpu.storage_ports_per_server or STORAGE_PORTS_PER_SERVER,
+            inband_ports=gpu.inband_ports_per_server,
         )
 
     def trimmed(self) -> StorageSpec:
@@ -1017,7 +975,6 @@ __all__ = [
     "line",
     "management_lines",
     "network_bom",
-    "size_compute_fabric",
     "storage_lines",
     "storage_plan",
     "storage_topology",

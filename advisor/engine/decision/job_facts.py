@@ -17,13 +17,10 @@ from advisor.engine.decision.cost import CostInputs
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
+from advisor.engine.facts.constants import WEIGHT_BYTES
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
-
-HOPPER_OR_NEWER: frozenset[str] = frozenset(
-    {"h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20", "b200", "gb200-nvl72"}
-)
 
 
 @dataclass(frozen=True)
@@ -142,11 +139,6 @@ class JobFacts:
     def perf_key(self) -> str:
         return "ms_per_token" if self.inference else "step_time_s"
 
-    @property
-    def large_modern_training(self) -> bool:
-        """Training on 32 or more Hopper/Blackwell servers (the audit's field-practice rule)."""
-        return not self.inference and self.nodes >= 32 and self.gpu_id in HOPPER_OR_NEWER
-
 
 def job_facts(
     scenario: Scenario, workload: WorkloadPlan, catalog: Catalog, parts: NetworkParts
@@ -179,7 +171,7 @@ def job_facts(
         gpu_power_w=scenario.gpu.power_w,
     )
     target = scenario.inference.target_ms_per_token if scenario.inference is not None else None
-    bytes_per_param = 1.0 if scenario.precision == "fp8" else 2.0
+    bytes_per_param = WEIGHT_BYTES[scenario.precision]
     return JobFacts(
         workload=scenario.workload,
         gpus=scenario.gpus,
@@ -190,8 +182,8 @@ def job_facts(
         total_tokens=scenario.training.total_tokens if scenario.training is not None else 0.0,
         target_ms_per_token=float(target) if target else None,
         costs=costs,
-        utilization=float(getattr(constraints, "utilization", 0.8)),
-        allow_oversubscription=bool(getattr(constraints, "allow_oversubscription", False)),
+        utilization=constraints.utilization,
+        allow_oversubscription=constraints.allow_oversubscription,
         network_budget_usd=constraints.network_budget_usd,
         team_skills=constraints.team_skills,
         prefer=constraints.prefer,
@@ -200,7 +192,7 @@ def job_facts(
         weight_bytes_per_param=bytes_per_param,
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
-        storage_write_gbytes_per_s=getattr(constraints, "storage_write_gbytes_per_s", None),
+        storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
     )
 
 

@@ -21,21 +21,22 @@ Policy (docs/MODEL.md "Field practice", which lists the published designs and fi
    performance uncertainty), are tied; designs of different fabric classes are tied too
    when their life costs differ by less than that band plus the +-20 % price uncertainty
    of the larger capex (different vendors' price lists).  At a tied life cost a design
-   faster beyond the band is better, not tied.  Ties break by a fixed order: field
-   practice, team skills, vendor match (the platform's reference NIC, fabric and switch
-   vendor), network capex, then life cost.  So the fabric class does not flip between
-   neighbouring sizes on cost noise.
+   faster beyond the band is better, not tied.  Ties break by a fixed order,
+   :data:`TIE_BREAK_ORDER` (its keys before network capex do not depend on the cluster's
+   size), so the fabric class does not flip between neighbouring sizes on cost noise.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from advisor.engine.decision.candidates import card_gbps, full_links
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY
 from advisor.engine.decision.job_facts import JobFacts
-from advisor.engine.decision.pricing import SKILL_GAP, Scored
+from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
 
@@ -227,7 +228,7 @@ class Choice:
 def skills_gap(facts: JobFacts, fabric: str) -> float:
     """How far the fabric is from the team's skills: its risk premium (0 when it runs it);
     an Ethernet team is nearer RoCE (Ethernet + RDMA tuning) than InfiniBand."""
-    one_time, risk = SKILL_GAP.get(facts.team_skills, SKILL_GAP["both"]).get(fabric, (0.0, 0.0))
+    one_time, risk = skill_cost(facts, fabric)
     return risk + (1e-9 if one_time > 0 else 0.0)
 
 
@@ -275,41 +276,28 @@ def unit_cost_per_server(sc: Scored) -> float:
     return c.nics_per_node * (per_link_nic + per_port * ports)
 
 
-TIE_BREAK_ORDER: tuple[str, ...] = (
-    "field practice",
-    "team skills",
-    "vendor match",
-    "unit cost per server",
-    "switch radix",
-    "network capex",
-    "life cost",
+_TIE_KEYS: tuple[tuple[str, Callable[[JobFacts, Scored], Any]], ...] = (
+    ("field practice", lambda facts, sc: len(sc.departures)),
+    ("team skills", lambda facts, sc: skills_gap(facts, sc.cand.fabric)),
+    ("vendor match", vendor_key),
+    ("unit cost per server", lambda facts, sc: round(unit_cost_per_server(sc), 2)),
+    # higher radix first: it grows further in fewer tiers
+    ("switch radix", lambda facts, sc: -sc.cand.radix),
+    ("network capex", lambda facts, sc: round(sc.capex_usd, 2)),
+    ("life cost", lambda facts, sc: sc.decision_usd),
 )
-"""The documented tie-break order (docs/MODEL.md 14.5); the first five keys do not depend on
-the cluster's size."""
+TIE_BREAK_ORDER: tuple[str, ...] = tuple(name for name, _ in _TIE_KEYS)
+"""The documented tie-break order (docs/MODEL.md 14.5), each name with its key above.
+
+The keys before network capex do not depend on the cluster's size, so among tied designs the
+same family wins at every size: the fabric class changes only where the designs stop being
+tied (one is faster or cheaper beyond the bands), not where two families' capex lines cross
+at their tier boundaries (capex first flipped 14 of the audit's training ladders)."""
 
 
-def tie_key(
-    facts: JobFacts, sc: Scored
-) -> tuple[int, float, tuple[int, int, int], float, int, float, float]:
-    """Documented tie-break order (:data:`TIE_BREAK_ORDER`): field practice, team skills,
-    vendor match, the family's unit cost per server, the switch's radix (higher first: it
-    grows further in fewer tiers), then network capex and life cost at this size.
-
-    The keys before network capex do not depend on the cluster's size, so among tied
-    designs the same family wins at every size: the fabric class changes only where the
-    designs stop being tied (one is faster or cheaper beyond the bands), not where two
-    families' capex lines cross at their tier boundaries (capex first flipped 14 of the
-    audit's training ladders).
-    """
-    return (
-        len(sc.departures),
-        skills_gap(facts, sc.cand.fabric),
-        vendor_key(facts, sc),
-        round(unit_cost_per_server(sc), 2),
-        -sc.cand.radix,
-        round(sc.capex_usd, 2),
-        sc.decision_usd,
-    )
+def tie_key(facts: JobFacts, sc: Scored) -> tuple[Any, ...]:
+    """The design's tie-break key, in :data:`TIE_BREAK_ORDER` (smaller is better)."""
+    return tuple(key(facts, sc) for _, key in _TIE_KEYS)
 
 
 def tied(a: Scored, b: Scored) -> bool:
@@ -388,9 +376,8 @@ TIE_RULE = (
     "designs are tied when their performance is within +-5 % (designs of different fabric "
     "classes: while their +-5 % intervals overlap) and their life costs within 5 %, plus "
     "+-20 % of the larger capex when their bills price different NIC or switch models; at "
-    "a tied life cost a design faster beyond that wins; ties break by field practice, team "
-    "skills, vendor match, unit cost per server, switch radix, network capex, then life "
-    "cost (docs/MODEL.md 14.5)"
+    "a tied life cost a design faster beyond that wins; ties break by "
+    f"{', '.join(TIE_BREAK_ORDER[:-1])}, then {TIE_BREAK_ORDER[-1]} (docs/MODEL.md 14.5)"
 )
 """The tie rule in one sentence (result assumptions)."""
 

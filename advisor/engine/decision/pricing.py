@@ -47,6 +47,14 @@ team learns (lossless Ethernet tuning for RoCE: PFC/ECN/DCQCN; subnet manager, U
 vendor ecosystem for InfiniBand).  Engineering estimates, informed by Meta SIGCOMM'24
 (months of RoCE tuning) and the skills each fabric class asks for (RoCE: Ethernet plus
 RDMA/lossless tuning; InfiniBand: a specialised skill set and a narrower vendor ecosystem)."""
+
+
+def skill_cost(facts: JobFacts, fabric: str) -> tuple[float, float]:
+    """(one-time ramp-up USD, risk as a fraction of GPU cost) of ``fabric`` for the job's team
+    (:data:`SKILL_GAP`)."""
+    return SKILL_GAP[facts.team_skills][fabric]
+
+
 RAMP_UP_MONTHS = 12.0
 """The risk premium applies to the GPU time of the first year (the learning period)."""
 
@@ -133,7 +141,7 @@ def life_cost(
     rate = gpu_hour_cost_usd(c)
     idle = min(1.0, max(0.0, num(metrics.get("gpu_idle_fraction"))))
     busy_gpu_hours = facts.gpus * hours * facts.utilization
-    one_time, risk = SKILL_GAP.get(facts.team_skills, SKILL_GAP["both"]).get(fabric, (0.0, 0.0))
+    one_time, risk = skill_cost(facts, fabric)
     ramp_hours = min(hours, RAMP_UP_MONTHS / 12.0 * HOURS_PER_YEAR)
     return LifeCost(
         years=c.amortization_years,
@@ -164,7 +172,7 @@ def job_cost(
     hours = work_hours(facts, metrics)
     rate = gpu_hour_cost_usd(facts.costs)
     gpu_cost = facts.gpus * hours * rate
-    one_time, risk = SKILL_GAP.get(facts.team_skills, SKILL_GAP["both"]).get(fabric, (0.0, 0.0))
+    one_time, risk = skill_cost(facts, fabric)
     share = min(1.0, hours / life_hours(facts))
     return work_cost(
         facts.costs,

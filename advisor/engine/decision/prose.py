@@ -30,23 +30,16 @@ from advisor.engine.decision.policy import (
 from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.facts.formatting import percent_in_text, usd, usd_cents
-from advisor.engine.facts.vocabulary import fabric_label, tiers_in_words
+from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
 from advisor.engine.model.topology import TopologySize
 
 MAX_PRICE_FACTOR = 2.0
 """A network price break-even is quoted only up to a doubling of prices (beyond that it is
 not a plausible market move)."""
 
-_TEAM = {
-    "ethernet": "an Ethernet-only team",
-    "infiniband": "an InfiniBand-only team",
-    "none": "a team without RDMA experience",
-    "both": "a team that runs both",
-}
-
 
 def team(facts: JobFacts) -> str:
-    return _TEAM.get(facts.team_skills, f"a team with {facts.team_skills} skills")
+    return TEAM_SKILLS[facts.team_skills].team
 
 
 def perf_str(facts: JobFacts, perf: float) -> str:
@@ -93,7 +86,7 @@ def switch_counts(topo: TopologySize) -> str:
         return "1 switch" if topo.leaf_switches <= 1 else f"{topo.leaf_switches} switches"
     if topo.tiers == 2:
         return f"{topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
-    superspine = int(getattr(topo, "superspine_switches", 0) or 0)
+    superspine = topo.superspine_switches
     if superspine:
         return (
             f"{topo.leaf_switches} leaf, {topo.spine_switches} spine, {topo.core_switches} core "

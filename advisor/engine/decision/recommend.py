@@ -22,7 +22,6 @@ from advisor.engine.decision.bom import (
     compute_fabric_lines,
     compute_fabric_totals,
     management_lines,
-    size_compute_fabric,
     storage_plan,
     totals,
 )
@@ -66,7 +65,7 @@ from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
-from advisor.engine.model.topology import TopologyError, TopologySize
+from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
 
 __all__ = [
     "OVERSUBSCRIPTIONS",
@@ -143,7 +142,7 @@ def recommend(
         _report(progress, 100)
         return result
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
-    notes = check_constraints(facts, scored, getattr(s.inference, "target_ttft_ms", ttft))
+    notes = check_constraints(facts, scored, ttft)
     if facts.network_budget_usd is not None and not any(
         sc.feasible and sc.field_practice for sc in scored
     ):
@@ -488,7 +487,7 @@ def topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
         "leaf_switches": topo.leaf_switches,
         "spine_switches": topo.spine_switches,
         "core_switches": topo.core_switches,
-        "superspine_switches": int(getattr(topo, "superspine_switches", 0) or 0),
+        "superspine_switches": topo.superspine_switches,
         "oversubscription": topo.oversubscription if topo.tiers > 1 else 1.0,
         "rail_optimized": topo.rail_optimized,
         "switch_model": switch_sku,

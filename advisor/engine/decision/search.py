@@ -12,7 +12,6 @@ from advisor.engine.decision.bom import (
     StoragePlan,
     compute_fabric_totals,
     management_lines,
-    size_compute_fabric,
     totals,
 )
 from advisor.engine.decision.candidates import OVERSUBSCRIPTIONS, Candidate
@@ -20,7 +19,7 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.policy import SINGLE_SWITCH_MAX_SERVERS
 from advisor.engine.decision.pricing import Scored, price
 from advisor.engine.decision.util import clean
-from advisor.engine.model.topology import TopologyError, TopologySize
+from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
 
 Evaluator = Callable[[Candidate], Mapping[str, Any]]
 """Performance of one candidate design: the metrics dict of docs/ENGINE_API.md."""

@@ -223,6 +223,8 @@ write bf16 param (2 B) and grad zeroing (2 B)."""
 MEMORY_USABLE_FRACTION = 0.90
 """Share of HBM usable for model state (CUDA context, allocator fragmentation take the rest)."""
 WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+"""Bytes per element of each precision: weights, GEMM operands, expert dispatch payloads (the
+one table; training activations stay 16-bit under fp8, see ``stage_time._act_bytes``)."""
 GRAD_BYTES_PER_PARAM = 2.0
 """bf16 gradients communicated: 2 bytes per parameter per step."""
 MASTER_AND_ADAM_BYTES_PER_PARAM = 12.0

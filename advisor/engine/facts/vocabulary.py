@@ -8,6 +8,7 @@ and the API's descriptions) name things through this module, so each thing is sa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.facts.formatting import finite
@@ -103,6 +104,47 @@ def network_label(network: str) -> str:
     """The label of a network role ("storage" -> "Storage network"); an unknown role in words
     ("out_of_band" -> "Out of band")."""
     return NETWORK_LABELS.get(network, network.replace("_", " ").capitalize())
+
+
+# ---------------------------------------------------------------------------------------------
+# Team skills (constraints.team_skills): what the customer's team already runs
+
+
+@dataclass(frozen=True)
+class TeamSkill:
+    """The words for one team-skill id, in each form the product says it."""
+
+    answer: str
+    """The questionnaire's choice."""
+    hint: str
+    """The questionnaire's line under the choice."""
+    knows: str
+    """A table cell beside "Team": "knows Ethernet"."""
+    team: str
+    """In a sentence: "ramp-up and risk for an Ethernet-only team"."""
+
+
+TEAM_SKILLS: dict[str, TeamSkill] = {
+    "ethernet": TeamSkill(
+        "Ethernet", "Routers, switches, VLANs", "knows Ethernet", "an Ethernet-only team"
+    ),
+    "infiniband": TeamSkill(
+        "InfiniBand",
+        "HPC fabrics, subnet managers",
+        "knows InfiniBand",
+        "an InfiniBand-only team",
+    ),
+    "both": TeamSkill(
+        "Both", "Ethernet and InfiniBand", "knows Ethernet and InfiniBand", "a team that runs both"
+    ),
+    "none": TeamSkill(
+        "Nobody yet",
+        "We will hire or outsource",
+        "new to high-speed networks",
+        "a team without RDMA experience",
+    ),
+}
+"""Every team-skill id the engine accepts, in the order the questionnaire offers them."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.facts.catalog.models import with_derived_defaults
 from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.engine.facts.limits import check_limits
-from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
@@ -29,7 +29,6 @@ RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe")
 ZERO_STAGES: dict[int, str] = {0: "none", 1: "zero1", 3: "zero3"}
 GPU_PRICING: tuple[str, ...] = ("owned", "cloud")
-TEAM_SKILLS: tuple[str, ...] = ("ethernet", "infiniband", "both", "none")
 PREFERENCES: tuple[str, ...] = ("cost", "balanced", "performance")
 
 DEFAULT_SEQUENCE_LENGTH = 4096
@@ -928,7 +927,7 @@ def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None
         )
     if raw.get("team_skills") is not None:
         values["team_skills"] = _choice(
-            errors, "constraints.team_skills", raw["team_skills"], TEAM_SKILLS
+            errors, "constraints.team_skills", raw["team_skills"], tuple(TEAM_SKILLS)
         )
     if raw.get("prefer") is not None:
         values["prefer"] = _choice(errors, "constraints.prefer", raw["prefer"], PREFERENCES)

@@ -66,6 +66,28 @@ _LL_MAX_BUSBW_MANY_NODES = 20.4e9
 
 
 @dataclass(frozen=True)
+class ScaleUp:
+    """A GPU's scale-up link (NVLink, Infinity Fabric, PCIe) as a domain uses it."""
+
+    kind: str
+    gbytes_per_s: float
+    efficiency: float | None = None
+    """Achieved share of the link rate (None: the kind's default)."""
+    nvls: bool = False
+    """NVLink SHARP (in-switch reduction) available."""
+
+    @classmethod
+    def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:
+        """The catalog GPU's scale-up; ``nvls`` None: the GPU's own NVLink SHARP."""
+        return cls(
+            kind=gpu.scaleup_kind,
+            gbytes_per_s=gpu.scaleup_gbytes_per_s,
+            efficiency=gpu.scaleup_efficiency,
+            nvls=gpu.nvlink_sharp if nvls is None else nvls,
+        )
+
+
+@dataclass(frozen=True)
 class CommDomain:
     """Where a collective runs; bandwidths in bytes/s, latencies in seconds."""
 
@@ -226,9 +248,7 @@ def make_domain(
     *,
     nodes: int,
     ranks_per_node: int,
-    scaleup_kind: str,
-    scaleup_gbytes_per_s: float,
-    nvls: bool,
+    scaleup: ScaleUp,
     fabric_id: str | None,
     nic_gbps: float,
     nics_per_node: int,
@@ -237,7 +257,6 @@ def make_domain(
     in_network_reduction: bool = False,
     bound: str = "point",
     net_share: float = 1.0,
-    scaleup_efficiency: float | None = None,
     uplink_load: float | None = None,
     pod_load: float = 0.0,
     hops: int = 1,
@@ -291,15 +310,15 @@ def make_domain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,
         scaleup_bytes_per_s=scaleup_bytes_per_s(
-            scaleup_kind, scaleup_gbytes_per_s, scaleup_efficiency
+            scaleup.kind, scaleup.gbytes_per_s, scaleup.efficiency
         ),
-        scaleup_latency_class=scaleup_latency_class(scaleup_kind),
-        nvls=nvls and ranks_per_node > 1,
+        scaleup_latency_class=scaleup_latency_class(scaleup.kind),
+        nvls=scaleup.nvls and ranks_per_node > 1,
         net_bytes_per_s=net,
         nic_count=max(1, nics_per_node),
         stream_bytes_per_s=stream,
         net_extra_latency_s=extra,
-        ll128=ll128 and scaleup_kind == "nvlink",
+        ll128=ll128 and scaleup.kind == "nvlink",
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
     )
 
@@ -314,10 +333,7 @@ def scaleup_time_s(
     domain = make_domain(
         nodes=1,
         ranks_per_node=ranks,
-        scaleup_kind=gpu.scaleup_kind,
-        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-        scaleup_efficiency=gpu.scaleup_efficiency,
-        nvls=gpu.nvlink_sharp if nvls is None else nvls,
+        scaleup=ScaleUp.of(gpu, nvls=nvls),
         fabric_id=None,
         nic_gbps=0.0,
         nics_per_node=0,

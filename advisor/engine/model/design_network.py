@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
 
 from advisor.engine.facts.constants import (
     DEFAULT_SWITCH_RADIX,
@@ -16,6 +15,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Calibration, Design, Scenario
 from advisor.engine.model.collectives import (
     CommDomain,
+    ScaleUp,
     calibrated_domain,
     collective_time_s,
     make_domain,
@@ -28,7 +28,7 @@ from advisor.engine.model.placement import (
     place,
     training_communicators,
 )
-from advisor.engine.model.plans import GroupLayout, WorkloadPlan
+from advisor.engine.model.plans import GroupLayout, Plan, WorkloadPlan
 from advisor.engine.model.topology import TopologyError, TopologySize, size_topology
 
 # ----------------------------------------------------------------------------- domains
@@ -45,7 +45,7 @@ class _Net:
 
     def __init__(
         self,
-        scaleup: tuple[str, float, float, bool],
+        scaleup: ScaleUp,
         calibration: Calibration | None,
         design: Design,
         bound: str,
@@ -53,7 +53,7 @@ class _Net:
         gpus_per_node: int,
         domain_gpus: int,
     ) -> None:
-        self.scaleup_kind, self.scaleup_gbytes_per_s, self.scaleup_efficiency, self.nvls = scaleup
+        self.scaleup = scaleup
         self.calibration = calibration
         self.design = design
         self.bound = bound
@@ -104,10 +104,7 @@ class _Net:
             dom = make_domain(
                 nodes=layout.nodes,
                 ranks_per_node=layout.ranks_per_node,
-                scaleup_kind=self.scaleup_kind,
-                scaleup_gbytes_per_s=self.scaleup_gbytes_per_s,
-                scaleup_efficiency=self.scaleup_efficiency,
-                nvls=self.nvls,
+                scaleup=self.scaleup,
                 fabric_id=self.design.fabric,
                 nic_gbps=self.design.nic_gbps,
                 nics_per_node=self.nics_per_domain,
@@ -135,9 +132,8 @@ def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: s
     every plan and evaluation with the same values: a design evaluation prices several plans
     on it, the planner many plans on one reference design.
     """
-    g = scenario.gpu
     return _net(
-        (g.scaleup_kind, g.scaleup_gbytes_per_s, g.scaleup_efficiency, g.nvlink_sharp),
+        ScaleUp.of(scenario.gpu),
         scenario.calibration,
         design,
         bound,
@@ -149,7 +145,7 @@ def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: s
 
 @lru_cache(maxsize=4096)
 def _net(
-    scaleup: tuple[str, float, float, bool],
+    scaleup: ScaleUp,
     calibration: Calibration | None,
     design: Design,
     bound: str,
@@ -226,10 +222,8 @@ def design_fabric(scenario: Scenario, workload: WorkloadPlan, design: Design) ->
     return _design_fabric(scenario, workload, design)[0]
 
 
-def _comms(plan: Any) -> dict[str, Communicator]:
-    return training_communicators(
-        plan.tp, getattr(plan, "cp", 1), plan.dp, max(1, plan.ep), plan.pp
-    )
+def _comms(plan: Plan) -> dict[str, Communicator]:
+    return training_communicators(plan.tp, plan.cp, plan.dp, max(1, plan.ep), plan.pp)
 
 
 def _ops_time(
@@ -244,5 +238,5 @@ def _ops_time(
     return sum(count * collective_time_s(op, nbytes, dom)[0] for op, nbytes, count in ops)
 
 
-def _pp_stride(plan: Any) -> int:
-    return int(plan.tp * getattr(plan, "cp", 1) * plan.dp)
+def _pp_stride(plan: Plan) -> int:
+    return plan.tp * plan.cp * plan.dp

@@ -38,6 +38,7 @@ from advisor.engine.facts.constants import (
     FP8_EFFICIENCY_FACTOR,
     GEMM_HALF_EFFICIENCY_WIDTH,
     HBM_EFFICIENCY,
+    WEIGHT_BYTES,
 )
 
 
@@ -151,6 +152,17 @@ BACKWARD_FACTOR = 2.0
 """Backward GEMMs: input and weight gradients, each the forward's size (Narayanan et al. 2021)."""
 
 
+HOPPER_OR_NEWER: tuple[str, ...] = ("hopper", "blackwell")
+"""Compute generations that run tensor-parallel communication overlapped with GEMMs by default
+(Megatron-LM's userbuffers TP overlap on Hopper and Blackwell) and that field practice builds
+large training clusters of non-blocking (the audit's field-practice rule)."""
+
+
+def hopper_or_newer(gpu: GpuSpec) -> bool:
+    """Whether ``gpu`` is a Hopper or Blackwell GPU (by its compute profile's generation)."""
+    return profile(gpu).generation in HOPPER_OR_NEWER
+
+
 def profile(gpu: GpuSpec) -> ComputeProfile:
     """The compute profile of ``gpu``; unknown (custom) GPUs use the catalog's compute fraction."""
     p = PROFILES.get(gpu.id)
@@ -183,7 +195,7 @@ def gemm_time_s(gpu: GpuSpec, precision: str, m: float, n: float, k: float) -> f
     flops = 2.0 * m * n * k
     compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
     # a GEMM also streams its operands once: the memory roofline
-    bytes_moved = (m * k + k * n + m * n) * (1.0 if precision == "fp8" else 2.0)
+    bytes_moved = (m * k + k * n + m * n) * WEIGHT_BYTES[precision]
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     memory = bytes_moved / hbm
     cast = 0.0

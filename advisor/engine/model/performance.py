@@ -37,9 +37,14 @@ from advisor.engine.model.efficiency import compute_efficiency, profile
 from advisor.engine.model.placement import (
     Communicator,
     boundary_bytes,
+)
+from advisor.engine.model.plans import (
+    GroupLayout,
+    InferencePlan,
+    TrainingPlan,
+    WorkloadPlan,
     plan_traffic,
 )
-from advisor.engine.model.plans import GroupLayout, InferencePlan, TrainingPlan, WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan, decode_compute_s
 from advisor.engine.model.serving.load import serving_model, serving_values
 from advisor.engine.model.serving.pools import reference_design

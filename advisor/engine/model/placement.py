@@ -292,45 +292,6 @@ def pipeline_crosses_network(tp: int, cp: int, dp: int, pp: int, domain_gpus: in
     return contiguous_share("p2p", pp, tp * cp * dp, domain_gpus) > 0.0
 
 
-def plan_traffic(w: Any) -> tuple[tuple[Communicator, float], ...]:
-    """(communicator, on-wire bytes per GPU) of a workload plan: per training step, or per
-    output token for inference.  ``w`` is a :class:`advisor.engine.model.planner.WorkloadPlan`."""
-    p = w.plan
-    cp = getattr(p, "cp", 1)
-    out: list[tuple[Communicator, float]] = []
-    t = w.training
-    if t is not None:
-        comms = training_communicators(p.tp, cp, p.dp, max(1, p.ep), p.pp)
-        tp_b = t.tp_collectives_per_step * wire_bytes("all_reduce", t.tp_bytes_per_collective, p.tp)
-        edp = comms["edp"].size
-        dpg = comms["dp"].size
-        dp_b = sum(c * wire_bytes(op, b, dpg) for op, b, c in t.dp_op_bytes)
-        edp_b = sum(c * wire_bytes(op, b, edp) for op, b, c in t.expert_dp_op_bytes)
-        cp_b = getattr(t, "cp_exchanges_per_step", 0) * wire_bytes(
-            "all_gather", getattr(t, "cp_bytes_per_exchange", 0.0), cp
-        )
-        ep_b = t.ep_all_to_all_per_step * wire_bytes("all_to_all", t.ep_bytes_per_all_to_all, p.ep)
-        pp_b = t.pp_p2p_per_step * t.pp_bytes_per_p2p if p.pp > 1 else 0.0
-        for kind, nbytes in (("tp", tp_b), ("cp", cp_b), ("pp", pp_b), ("dp", dp_b), ("ep", ep_b)):
-            out.append((comms[kind], nbytes))
-        if p.ep > 1:
-            out.append((comms["edp"], edp_b))
-        return tuple(out)
-    i = w.inference
-    if i is None:
-        return ()
-    tp_b = i.tp_collectives_per_token * wire_bytes(
-        "all_reduce", i.tp_bytes_per_decode_collective, p.tp
-    )
-    ep_b = 2.0 * i.moe_layers * wire_bytes("all_to_all", i.ep_dispatch_bytes_per_gpu, p.ep)
-    pp_b = i.pp_bytes_per_token if p.pp > 1 else 0.0
-    return (
-        (Communicator("tp", "ring", p.tp, 1), tp_b),
-        (Communicator("pp", "p2p", p.pp, p.tp), pp_b),
-        (Communicator("ep", "all_to_all", p.ep, 1), ep_b),
-    )
-
-
 @lru_cache(maxsize=4096)
 def boundary_bytes(
     traffic: tuple[tuple[Communicator, float], ...], fabric: Fabric, placement: str = "contiguous"
@@ -345,37 +306,3 @@ def boundary_bytes(
         leaf += nbytes * x.shares[1]
         pod += nbytes * x.shares[2]
     return server, leaf, pod
-
-
-def server_traffic(w: Any) -> dict[str, Any]:
-    """Design-independent placement facts of a workload plan for ``result["workload"]
-    ["traffic"]``: per communicator, the scale-up domains a group spans and the bytes per GPU
-    that cross the domain boundary (the NICs) under contiguous placement.  Leaf and pod
-    crossings depend on the design; they are in each design's metrics."""
-    dom = Fabric(blocks=(max(1, w.domain_gpus),), servers=max(1, w.nodes), servers_per_block=())
-    comms: list[dict[str, Any]] = []
-    total = 0.0
-    for comm, nbytes in plan_traffic(w):
-        if comm.size <= 1:
-            continue
-        x = place(comm, dom)
-        crossing = nbytes * x.shares[0]
-        total += crossing
-        comms.append(
-            {
-                "kind": comm.kind,
-                "pattern": comm.pattern,
-                "size": comm.size,
-                "stride_gpus": comm.stride,
-                "scaleup_domains_per_group": x.domains,
-                "ranks_per_domain": x.ranks_per_domain,
-                "wire_bytes_per_gpu": nbytes,
-                "inter_server_bytes_per_gpu": crossing,
-                "crosses_network": x.crosses_network,
-            }
-        )
-    return {
-        "placement": "contiguous",
-        "communicators": comms,
-        "inter_server_bytes_per_gpu": total,
-    }

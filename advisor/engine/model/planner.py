@@ -23,9 +23,7 @@ from advisor.engine.facts.constants import (
     GRAD_BYTES_PER_PARAM,
 )
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
-from advisor.engine.model.efficiency import (
-    profile,
-)
+from advisor.engine.model.efficiency import hopper_or_newer
 from advisor.engine.model.memory import MemoryEstimate, _fits, _model_consts, training_memory
 from advisor.engine.model.placement import (
     pipeline_crosses_network,
@@ -161,7 +159,6 @@ CONTEXT_PARALLEL: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 CP_MIN_TOKENS_PER_RANK = 4096
 """The planner splits a sequence over cp ranks only while each keeps >= 4096 tokens (NeMo's
 long-context recipes: CP 2 at 8k-16k, CP 16 at 128k)."""
-TP_OVERLAP_DEFAULT_GENERATIONS = ("hopper", "blackwell")
 
 
 @dataclass(frozen=True)
@@ -193,8 +190,7 @@ def _tp_overlap(scenario: Scenario) -> bool:
     p = scenario.parallelism
     if p.tp_comm_overlap is not None:
         return p.tp_comm_overlap
-
-    return profile(scenario.gpu).generation in TP_OVERLAP_DEFAULT_GENERATIONS
+    return hopper_or_newer(scenario.gpu)
 
 
 REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9

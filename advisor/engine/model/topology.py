@@ -555,3 +555,48 @@ def plan_cabling(
             )
         )
     return tuple(tiers)
+
+
+MIN_SPINES = 2
+"""A leaf-spine compute fabric keeps at least two spines: a failed spine leaves a path
+(NVIDIA DGX SuperPOD reference architecture)."""
+MIN_SPINES_ROCE = 4
+"""RoCE leaf-spine fabrics with four or more leaves keep four spines: with two, a spine
+failure halves the bisection and lossless (PFC) traffic backs up into pause storms
+(Juniper AI data-centre validated designs; NVIDIA Spectrum-X RA uses >= 4 spines)."""
+
+
+def size_compute_fabric(
+    endpoints: int,
+    radix: int,
+    oversubscription: float,
+    *,
+    rails: int,
+    fabric: str,
+    leaf_spine: bool = False,
+    planes: int = 1,
+) -> TopologySize:
+    """The topology of a compute fabric: :func:`size_topology` plus the spine policy
+    (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves per
+    plane), spines spread evenly over every leaf's uplinks; ``leaf_spine`` asks for two tiers
+    even where one switch would do; ``planes`` splits the rails over independent fabrics."""
+    topo = size_topology(
+        endpoints, radix, oversubscription, rails=rails, leaf_spine=leaf_spine, planes=planes
+    )
+    if topo.tiers != 2:
+        return topo
+    floor = MIN_SPINES
+    if fabric != "infiniband" and topo.leaf_switches // planes >= 4:
+        floor = MIN_SPINES_ROCE
+    floor = min(floor, max(1, topo.leaf_spine_links // planes))
+    if topo.spine_switches // planes >= floor:
+        return topo
+    return size_topology(
+        endpoints,
+        radix,
+        oversubscription,
+        rails=rails,
+        leaf_spine=leaf_spine,
+        planes=planes,
+        min_spines=floor,
+    )

@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine import evaluate
+from advisor.engine.decision.bom import check_bom
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 
@@ -435,17 +436,9 @@ def field_practice_violations(case: AuditCase, result: dict[str, Any]) -> list[V
 
 
 def bom_violations(case: str, result: dict[str, Any]) -> list[Violation]:
-    checker = _bom_checker()
-    if checker is None or "bom" not in result:
+    if "bom" not in result:
         return []
-    return [Violation("bom", case, problem) for problem in checker(result["bom"])]
-
-
-def _bom_checker() -> Callable[[Any], list[str]] | None:
-    from advisor.engine.decision import bom
-
-    checker = getattr(bom, "check_bom", None)
-    return checker if callable(checker) else None
+    return [Violation("bom", case, problem) for problem in check_bom(result["bom"])]
 
 
 def even_spine_violations(case: str, result: dict[str, Any]) -> list[Violation]:

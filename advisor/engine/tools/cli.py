@@ -16,7 +16,14 @@ from typing import Any
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import FABRIC_IDS
-from advisor.engine.model.collectives import ALGORITHMS, BOUNDS, OPS, collective, make_domain
+from advisor.engine.model.collectives import (
+    ALGORITHMS,
+    BOUNDS,
+    OPS,
+    ScaleUp,
+    collective,
+    make_domain,
+)
 
 EXIT_BAD_INPUT = 2
 EXIT_VALIDATION_FAILED = 1
@@ -149,10 +156,7 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
         comm_domain = make_domain(
             nodes=domains,
             ranks_per_node=domain,
-            scaleup_kind=gpu.scaleup_kind,
-            scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-            scaleup_efficiency=gpu.scaleup_efficiency,
-            nvls=gpu.nvlink_sharp,
+            scaleup=ScaleUp.of(gpu),
             fabric_id=args.fabric if domains > 1 else None,
             nic_gbps=args.nic_gbps or 0.0,
             nics_per_node=nics,

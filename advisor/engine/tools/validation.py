@@ -26,7 +26,13 @@ from typing import Any
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
-from advisor.engine.model.collectives import collective, make_domain, moe_dispatch, nic_bytes_per_s
+from advisor.engine.model.collectives import (
+    ScaleUp,
+    collective,
+    make_domain,
+    moe_dispatch,
+    nic_bytes_per_s,
+)
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
@@ -73,10 +79,7 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
     return gpu, make_domain(
         nodes=nodes,
         ranks_per_node=per_node,
-        scaleup_kind=gpu.scaleup_kind,
-        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-        scaleup_efficiency=gpu.scaleup_efficiency,
-        nvls=gpu.nvlink_sharp,
+        scaleup=ScaleUp.of(gpu),
         fabric_id=config.get("fabric") if multi else None,
         nic_gbps=float(config.get("nic_gbps") or 0.0),
         nics_per_node=int(config.get("nics_per_node") or 0),

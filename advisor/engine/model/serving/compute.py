@@ -23,6 +23,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     CommDomain,
+    ScaleUp,
     make_domain,
     moe_dispatch,
     nic_bytes_per_s,
@@ -318,10 +319,7 @@ def _make_ep_domain(
     return make_domain(
         nodes=nodes,
         ranks_per_node=per_node,
-        scaleup_kind=gpu.scaleup_kind,
-        scaleup_gbytes_per_s=gpu.scaleup_gbytes_per_s,
-        scaleup_efficiency=gpu.scaleup_efficiency,
-        nvls=gpu.nvlink_sharp,
+        scaleup=ScaleUp.of(gpu),
         fabric_id=design.fabric if design is not None and nodes > 1 else None,
         nic_gbps=design.nic_gbps if design is not None else 0.0,
         nics_per_node=design.nics_per_node if design is not None else 0,
@@ -355,7 +353,7 @@ def ep_comm_s(
         tokens,
         model.hidden,
         model.moe_top_k,
-        1.0 if scenario.precision == "fp8" else 2.0,
+        WEIGHT_BYTES[scenario.precision],
         dom,
         mode,
     )
