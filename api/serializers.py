@@ -235,6 +235,13 @@ class ConstraintsSerializer(serializers.Serializer[Any]):
     pue = _float("constraints.pue", required=False, allow_null=True)
     amortization_years = _float("constraints.amortization_years", required=False, allow_null=True)
     network_budget_usd = _float("constraints.network_budget_usd", required=False, allow_null=True)
+    storage_write_gbytes_per_s = _float(
+        "constraints.storage_write_gbytes_per_s",
+        required=False,
+        allow_null=True,
+        help_text="The storage system's sustained write rate for the whole cluster, GB/s "
+        "(checkpoint time uses the slower of it and the storage network).",
+    )
     team_skills = serializers.ChoiceField(
         choices=list(TEAM_SKILLS), required=False, allow_null=True
     )
