@@ -348,7 +348,10 @@ def _size_from_loads(
         )
 
     leaves = len(loads)
-    needed = tuple(min(up, math.ceil(load / oversubscription - _EPS)) for load in loads)
+    # uplinks per leaf: leaves of one load need the same (a 100,000-GPU fabric has tens of
+    # thousands of leaves and a handful of distinct loads)
+    per_load = {load: min(up, math.ceil(load / oversubscription - _EPS)) for load in set(loads)}
+    needed = tuple(map(per_load.__getitem__, loads))
     uplinks = sum(needed)
     tiers = next((n for n in range(2, MAX_TIERS + 1) if leaves <= max_leaves(radix, n)), 0)
     spines_even = even_spines(needed, up, radix, min_spines) if tiers == 2 else None
@@ -367,7 +370,8 @@ def _size_from_loads(
     if tiers == 2 and spines_even is not None:
         # every leaf reaches every spine with ceil(u/S) links: its uplinks divide evenly
         spines = spines_even
-        per_pair = tuple(math.ceil(u / spines) for u in needed)
+        per_need = {u: math.ceil(u / spines) for u in set(needed)}
+        per_pair = tuple(map(per_need.__getitem__, needed))
         uplinks = sum(per_pair) * spines
         pair_links = per_pair[needed.index(max(needed))]  # a full leaf
         full_leaf_up = pair_links * spines
@@ -377,14 +381,27 @@ def _size_from_loads(
         spines = 0
         uplinks = 0
         pair_links = 0
+        top = max(needed)
+        # pods of the same leaves are sized alike (most pods are full): each distinct pod once
+        pods: dict[tuple[int, ...], tuple[int, int, int, int]] = {}
         for first in range(0, leaves, half):
             pod = needed[first : first + half]
-            pod_spines = even_spines(pod, up, half) or math.ceil(sum(pod) / half)
-            pod_pairs = [math.ceil(u / pod_spines) for u in pod]
+            sized = pods.get(pod)
+            if sized is None:
+                pod_spines = even_spines(pod, up, half) or math.ceil(sum(pod) / half)
+                pod_pairs = [math.ceil(u / pod_spines) for u in pod]
+                biggest = max(pod)
+                sized = pods[pod] = (
+                    pod_spines,
+                    sum(pod_pairs),
+                    biggest,
+                    pod_pairs[pod.index(biggest)],
+                )
+            pod_spines, pod_pair_links, biggest, full_pair = sized
             spines += pod_spines
-            uplinks += sum(pod_pairs) * pod_spines
-            if not pair_links and max(pod) == max(needed):
-                pair_links = pod_pairs[pod.index(max(pod))]  # a full leaf of a full pod
+            uplinks += pod_pair_links * pod_spines
+            if not pair_links and biggest == top:
+                pair_links = full_pair  # a full leaf of a full pod
                 full_leaf_up = pair_links * pod_spines
     else:
         # Every tier below the top has k/2 ports down and k/2 up (1:1); the top tier k down.
