@@ -263,24 +263,30 @@ LOGGING = {
 
 # --- Reliability ----------------------------------------------------------------------------
 # Run lifecycle, reconciler and sweeps (advisor.scenarios.claims, docs/ARCHITECTURE.md).
-# Every threshold is read from the environment so the fault tests can shrink them for a worker
-# they start; defaults suit production.
+# Every threshold is read from the environment. The defaults recover within a minute: a run
+# whose worker was killed is requeued at most RUN_STALE_AFTER_S + RUN_RECONCILE_EVERY_S
+# (30 + 10 s) after its last heartbeat; a run queued while the broker lost its queues is resent
+# on the next tick (the reconciler's sentinel key notices the loss: advisor.scenarios.claims),
+# and any other lost message within RUN_QUEUED_LOST_AFTER_S + RUN_RECONCILE_EVERY_S (45 + 10 s);
+# a run submitted while Redis was down goes out on the first tick after it returns.
 # https://docs.celeryq.dev/en/stable/userguide/tasks.html#retrying
 # https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#caveats
 
 # A RUNNING run (or sweep chunk) whose heartbeat is older than this is presumed orphaned:
-# its worker died. It must be well above the heartbeat interval and any database blip.
-RUN_STALE_AFTER_S = env_int("RUN_STALE_AFTER_S", 120, minimum=2)
+# its worker died. It must be well above the heartbeat interval and any database blip (a
+# worker cut off from PostgreSQL longer than this loses its claim and the run is redone).
+RUN_STALE_AFTER_S = env_int("RUN_STALE_AFTER_S", 30, minimum=2)
 # How often a worker touches heartbeat_at while it evaluates (a thread, independent of progress).
 RUN_HEARTBEAT_EVERY_S = env_int("RUN_HEARTBEAT_EVERY_S", max(1, RUN_STALE_AFTER_S // 4), minimum=1)
 if RUN_HEARTBEAT_EVERY_S * 2 > RUN_STALE_AFTER_S:
     raise ImproperlyConfigured("RUN_HEARTBEAT_EVERY_S must be at most half of RUN_STALE_AFTER_S")
-# A QUEUED run whose message was sent longer ago than this is presumed lost (Redis lost it, or
-# the publish failed after the commit) and is sent again. Duplicates are harmless: the claim
-# lets one delivery in. Keep it above the time a healthy queue needs to drain a busy minute.
-RUN_QUEUED_LOST_AFTER_S = env_int("RUN_QUEUED_LOST_AFTER_S", 300, minimum=1)
+# A QUEUED run whose message was sent longer ago than this is presumed lost and is sent again.
+# Duplicates are harmless (the claim lets one delivery in; a duplicate costs one UPDATE that
+# matches nothing), so a run waiting longer than this behind a busy queue only gains a second
+# message.
+RUN_QUEUED_LOST_AFTER_S = env_int("RUN_QUEUED_LOST_AFTER_S", 45, minimum=1)
 # How often celery beat runs the reconciler.
-RUN_RECONCILE_EVERY_S = env_int("RUN_RECONCILE_EVERY_S", 30, minimum=1)
+RUN_RECONCILE_EVERY_S = env_int("RUN_RECONCILE_EVERY_S", 10, minimum=1)
 # A run whose worker died this many times is failed with a reason instead of retried forever
 # (a scenario that kills its worker, e.g. by exhausting memory, must not loop).
 RUN_MAX_ATTEMPTS = env_int("RUN_MAX_ATTEMPTS", 5, minimum=1)
@@ -355,6 +361,9 @@ API_SYNC_EVALUATE_MAX_GPUS = env_int("API_SYNC_EVALUATE_MAX_GPUS", 512, minimum=
 # and runs in embedded mode (tasks run in the web process). Well under gunicorn's 30 s
 # worker timeout, so a slow evaluation fails with a reason instead of killing the worker.
 ENGINE_IN_REQUEST_TIME_LIMIT_S = env_int("ENGINE_IN_REQUEST_TIME_LIMIT_S", 20, minimum=1)
+# Wall time of reading and fitting one uploaded measurement inside the request. The parser is
+# linear (a 512,000-character upload reads in well under a second); this is the backstop.
+MEASUREMENT_PARSE_TIME_LIMIT_S = env_int("MEASUREMENT_PARSE_TIME_LIMIT_S", 5, minimum=1)
 for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():  # type: ignore[attr-defined]
     _num, _, _period = _rate.partition("/")
     if not (_num.isdigit() and _period[:1] in {"s", "m", "h", "d"}):
@@ -366,11 +375,20 @@ for _scope, _rate in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items():  # type: 
 API_THROTTLE_CACHE = "api-throttle"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Drawn PDF reports, per web process (advisor.scenarios.reports): ~100-300 KB each.
+    "reports": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "reports",
+        "OPTIONS": {"MAX_ENTRIES": 64},
+    },
     API_THROTTLE_CACHE: (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "api-throttle",
+            # A Redis that does not answer must not hold requests: the throttles fail open
+            # (advisor.cache) after at most these many seconds.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "api"}

@@ -2,6 +2,10 @@
 
 Rates are read from settings on every request (so tests and operators can change them) and
 counted in settings.API_THROTTLE_CACHE, shared by every web process.
+
+The counters are a side service: when Redis is unreachable a throttle lets the request through
+(fails open, logged) rather than turning every read and submission into a 500. A submission
+made then is stored and left to the reconciler (advisor.scenarios.claims).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from django.core.cache import caches
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
+from advisor.cache import COUNTER_ERRORS, counter_unavailable
 from api.permissions import api_client_of
 
 
@@ -20,6 +25,13 @@ class _ApiThrottle(SimpleRateThrottle):
     def __init__(self) -> None:
         self.cache = caches[settings.API_THROTTLE_CACHE]
         super().__init__()
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        try:
+            return super().allow_request(request, view)
+        except COUNTER_ERRORS as exc:
+            counter_unavailable(f"API throttle {self.scope}", exc)
+            return True
 
     def get_rate(self) -> str | None:
         rest_framework: dict[str, Any] = settings.REST_FRAMEWORK

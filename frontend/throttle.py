@@ -19,6 +19,8 @@ from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from advisor.cache import COUNTER_ERRORS, counter_unavailable
+
 # Attempts allowed per address per window, per action. Sign-up counts every attempt (it
 # makes accounts); the others count only anonymous visitors (accounts are limited by the
 # one-run-per-scenario rule and their own history). A what-if prices one design in the
@@ -30,7 +32,13 @@ FORM_ATTEMPTS_PER_WINDOW = {
     "scenario": 20,
     "run": 20,
     "whatif": 300,
+    "export": 20,
 }
+# Sign-up tells whether a username is taken and a password change whether a password is right:
+# their limits are what bound guessing, so while the counters are unreachable they are refused
+# (503, retry shortly) instead of let through.
+FAIL_CLOSED = frozenset({"signup", "password_change"})
+COUNTERS_DOWN_RETRY_S = 30
 WINDOW_S = 300
 
 TOO_MANY_ATTEMPTS = "Too many attempts from your address. Please wait a few minutes and try again."
@@ -50,16 +58,42 @@ def client_address(request: HttpRequest) -> str:
     return remote
 
 
+class CountersUnavailable(Exception):
+    """A limit that fails closed (FAIL_CLOSED) could not be counted: answer `unavailable`."""
+
+
+def unavailable(request: HttpRequest, template: str) -> HttpResponse:
+    """503 with Retry-After: a fail-closed limit cannot be counted right now."""
+    context = {
+        "throttled": "This is unavailable for a moment. Please try again in a minute.",
+        "message": "This is unavailable for a moment. Please try again in a minute.",
+        "retry_after_s": COUNTERS_DOWN_RETRY_S,
+    }
+    response = render(request, template, context, status=503)
+    response["Retry-After"] = str(COUNTERS_DOWN_RETRY_S)
+    return response
+
+
 def attempt_allowed(request: HttpRequest, form: str) -> bool:
-    """Count one attempt at `form`; False once the address used up its window's attempts."""
+    """Count one attempt at `form`; False once the address used up its window's attempts.
+
+    True when the counters cannot be reached (Redis down): the limit fails open, logged
+    (advisor.cache), so an outage of Redis never refuses visitors' work; except the limits in
+    FAIL_CLOSED, which raise CountersUnavailable."""
     cache = caches[settings.API_THROTTLE_CACHE]
     key = f"form-throttle:{form}:{client_address(request)}"
-    cache.add(key, 0, WINDOW_S)
     try:
-        attempts = cache.incr(key)
-    except ValueError:  # the key expired between add and incr: this is the first attempt
-        cache.set(key, 1, WINDOW_S)
-        attempts = 1
+        cache.add(key, 0, WINDOW_S)
+        try:
+            attempts = cache.incr(key)
+        except ValueError:  # the key expired between add and incr: this is the first attempt
+            cache.set(key, 1, WINDOW_S)
+            attempts = 1
+    except COUNTER_ERRORS as exc:
+        if form in FAIL_CLOSED:
+            raise CountersUnavailable from exc
+        counter_unavailable(f"{form} limit", exc)
+        return True
     return attempts <= FORM_ATTEMPTS_PER_WINDOW[form]
 
 

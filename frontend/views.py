@@ -37,7 +37,12 @@ from frontend.access import (
 from frontend.example import home_example
 from frontend.models import QuestionnaireDraft
 from frontend.services import account_claim_session
-from frontend.throttle import TOO_MANY_ATTEMPTS, attempt_allowed
+from frontend.throttle import (
+    TOO_MANY_ATTEMPTS,
+    CountersUnavailable,
+    attempt_allowed,
+    unavailable,
+)
 
 LIST_LIMIT = 200
 
@@ -271,7 +276,11 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     success_url = reverse_lazy("password_change_done")
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not attempt_allowed(request, "password_change"):
+        try:
+            allowed = attempt_allowed(request, "password_change")
+        except CountersUnavailable:
+            return unavailable(request, self.template_name)
+        if not allowed:
             context = self.get_context_data(throttled=TOO_MANY_ATTEMPTS)
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
@@ -308,9 +317,14 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("scenario_list")
     form: UserCreationForm[Any] = UserCreationForm(request.POST or None)
-    if request.method == "POST" and not attempt_allowed(request, "signup"):
-        context = {"form": UserCreationForm(), "throttled": TOO_MANY_ATTEMPTS}
-        return render(request, "registration/signup.html", context, status=429)
+    if request.method == "POST":
+        try:
+            allowed = attempt_allowed(request, "signup")
+        except CountersUnavailable:
+            return unavailable(request, "registration/signup.html")
+        if not allowed:
+            context = {"form": UserCreationForm(), "throttled": TOO_MANY_ATTEMPTS}
+            return render(request, "registration/signup.html", context, status=429)
     if request.method == "POST" and form.is_valid():
         ids = created_scenario_ids(request)
         draft_ids = created_draft_ids(request)

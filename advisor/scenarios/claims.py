@@ -8,6 +8,9 @@ attempts, enqueued_at, started_at, heartbeat_at, finished_at, error.
   completes at most once.
 - The reconciler resends QUEUED rows whose message was lost, takes RUNNING rows whose
   heartbeat stopped back to QUEUED, and gives up on rows that lost RUN_MAX_ATTEMPTS workers.
+  A message that could not be sent (broker down at commit) is marked unsent (enqueued_at
+  NULL) and goes out on the next tick; a broker that lost its data (restart without its
+  append-only file, a flush) is noticed by a sentinel key and every QUEUED row is resent.
 
 Messages are sent by task name (`send_task_by_name`), so this module and the services never
 import the Celery tasks module that calls them.
@@ -84,6 +87,41 @@ def tasks_run_in_process() -> bool:
 def send_task_by_name(name: str, *args: Any) -> None:
     """Send a registered task by name (eagerly in embedded mode, as `.delay` would)."""
     current_app.tasks[name].delay(*args)
+
+
+def mark_unsent(model: type[ClaimedWork], pks: Sequence[uuid.UUID]) -> None:
+    """The messages of these QUEUED rows never left (broker unreachable): the reconciler's
+    next tick sends them, instead of waiting RUN_QUEUED_LOST_AFTER_S for them to look lost."""
+    try:
+        model._default_manager.filter(pk__in=list(pks), status=RunStatus.QUEUED).update(
+            enqueued_at=None
+        )
+    except TRANSIENT_DB_ERRORS:
+        # Both services down: the rows keep their enqueued_at and are resent once it expires.
+        logger.warning("could not mark %d unsent rows; they are resent when overdue", len(pks))
+
+
+# A key the reconciler keeps in the broker's Redis database. Its absence means the database
+# was emptied since the last tick (Redis restarted without persistence, or flushed): every
+# queued message went with it. The first tick after a deploy also finds it absent, which only
+# resends what is queued (harmless: the claim lets one delivery in).
+BROKER_SENTINEL_KEY = "fabric:broker-sentinel"
+
+
+def broker_lost_its_queue() -> bool:
+    """Whether the broker's queues were lost since the reconciler last looked.
+
+    False in embedded mode (no broker). Raises the broker's connection errors when Redis is
+    unreachable (the reconciler then skips this tick's resend of everything)."""
+    if tasks_run_in_process() or not settings.REDIS_URL:
+        return False
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        return bool(client.set(BROKER_SENTINEL_KEY, "1", nx=True))
+    finally:
+        client.close()
 
 
 def work_claim(
@@ -193,6 +231,7 @@ def work_reconcile(
     gave_up_reason: str,
     publish: Callable[[Sequence[uuid.UUID]], object],
     never_sent: Q | None = None,
+    broker_lost: bool = False,
     now: datetime | None = None,
     limit: int = 500,
     **requeue: Any,
@@ -204,8 +243,9 @@ def work_reconcile(
       claim revoked (a worker that was only slow can no longer finish) and are sent again,
       with the `requeue` columns reset; after RUN_MAX_ATTEMPTS such losses `give_up(rows,
       pk, reason)` fails the row instead.
-    - QUEUED rows sent longer than RUN_QUEUED_LOST_AFTER_S ago (or matching `never_sent`)
-      are sent again (the message was lost, or never left because the broker was down).
+    - QUEUED rows sent longer than RUN_QUEUED_LOST_AFTER_S ago, marked unsent (enqueued_at
+      NULL: the broker was down when they were sent) or matching `never_sent` are sent
+      again; with `broker_lost` (the broker's queues are gone) every QUEUED row is.
     Every change is a conditional UPDATE, so two reconcilers running at once are harmless,
     and a duplicate message is harmless because the claim lets one delivery in.
     """
@@ -229,9 +269,11 @@ def work_reconcile(
             to_send.append(pk)
     requeued = len(to_send)
 
-    lost_when = Q(enqueued_at__lt=lost_cutoff)
+    lost_when = Q(enqueued_at__lt=lost_cutoff) | Q(enqueued_at__isnull=True)
     if never_sent is not None:
         lost_when |= never_sent
+    if broker_lost:
+        lost_when = Q()
     lost = rows.filter(lost_when, status=RunStatus.QUEUED)
     for pk in list(lost.values_list("pk", flat=True)[:limit]):
         if lost.filter(pk=pk).update(enqueued_at=now):

@@ -6,7 +6,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -14,7 +14,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from advisor.measurements.selectors import run_calibration_fit
@@ -27,6 +27,7 @@ from advisor.scenarios.claims import (
     UNFINISHED,
     ClaimLost,
     heartbeating,
+    mark_unsent,
     send_task_by_name,
     tasks_run_in_process,
     work_claim,
@@ -167,13 +168,15 @@ def _runs_publish(run_ids: Sequence[uuid.UUID]) -> None:
 
 
 def _run_publish(run_id: uuid.UUID) -> bool:
-    """Send the run's message; a broker outage is logged and left to the reconciler."""
+    """Send the run's message; a broker outage is logged and left to the reconciler (the run
+    is marked unsent, so its next tick sends it)."""
     try:
         send_task_by_name(RUN_TASK, str(run_id))
     except BROKER_ERRORS:
         logger.warning(
             "run %s not sent (broker unreachable); the reconciler will resend it", run_id
         )
+        mark_unsent(ScenarioRun, [run_id])
         return False
     return True
 
@@ -342,7 +345,9 @@ def _run_fail_one(runs: QuerySet[ScenarioRun], run_id: uuid.UUID, reason: str) -
     return bool(updated)
 
 
-def runs_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
+def runs_reconcile(
+    *, now: datetime | None = None, limit: int = 500, broker_lost: bool = False
+) -> dict[str, int]:
     """The backstop behind the broker for runs (advisor.scenarios.claims.work_reconcile)."""
     return work_reconcile(
         ScenarioRun,
@@ -353,12 +358,7 @@ def runs_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str
             "scenario stopped responding each time."
         ),
         publish=_runs_publish,
-        # Runs queued before enqueued_at was recorded.
-        never_sent=Q(
-            enqueued_at__isnull=True,
-            created_at__lt=(now or timezone.now())
-            - timedelta(seconds=settings.RUN_QUEUED_LOST_AFTER_S),
-        ),
+        broker_lost=broker_lost,
         now=now,
         limit=limit,
         progress=0,

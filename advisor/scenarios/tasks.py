@@ -19,7 +19,12 @@ from celery.exceptions import SoftTimeLimitExceeded
 from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 
-from advisor.scenarios.claims import BROKER_ERRORS, TRANSIENT_DB_ERRORS, WorkInterrupted
+from advisor.scenarios.claims import (
+    BROKER_ERRORS,
+    TRANSIENT_DB_ERRORS,
+    WorkInterrupted,
+    broker_lost_its_queue,
+)
 from advisor.scenarios.services import run_execute, run_fail, runs_reconcile
 from advisor.scenarios.sweeps.services import sweep_chunk_execute, sweeps_reconcile
 
@@ -120,7 +125,16 @@ def sweep_chunk(self: Task, chunk_id: str, resume_token: str | None = None) -> s
 def reconcile() -> dict[str, Any]:
     """Celery beat's periodic backstop: resend lost messages, requeue orphaned work."""
     try:
-        return {"runs": runs_reconcile(), "sweeps": sweeps_reconcile()}
+        lost = broker_lost_its_queue()
+    except BROKER_ERRORS:
+        lost = False  # this tick came through the broker, which just went away again
+    if lost:
+        logger.warning("reconciler: the broker lost its queues; resending every queued item")
+    try:
+        return {
+            "runs": runs_reconcile(broker_lost=lost),
+            "sweeps": sweeps_reconcile(broker_lost=lost),
+        }
     except TRANSIENT_ERRORS:
         # The database or broker is down: nothing can be repaired now; the next tick will.
         logger.warning("reconciler skipped: database or broker unreachable", exc_info=True)

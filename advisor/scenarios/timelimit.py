@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from types import FrameType
 
 
@@ -76,3 +77,24 @@ def wall_time_limit(limit_s: float) -> Iterator[Deadline]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# A deadline shared by every piece of work done for one request (embedded mode runs all of a
+# sweep's chunks in the request that created it): checked by the work itself, between points.
+_request_deadline: ContextVar[Deadline | None] = ContextVar("request_deadline", default=None)
+
+
+@contextmanager
+def request_deadline(limit_s: float) -> Iterator[Deadline]:
+    """Give the work done in this block one deadline, `limit_s` from now (current_deadline)."""
+    deadline = Deadline(limit_s)
+    reset = _request_deadline.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _request_deadline.reset(reset)
+
+
+def current_deadline() -> Deadline | None:
+    """The deadline of the request this work is done for, if it is done inside one."""
+    return _request_deadline.get()

@@ -11,17 +11,17 @@ import pytest
 from tests.support.services import redis_flush, redis_start, redis_up
 from tests.support.workers import WorkerProcess, database_url_for, start_beat
 
-# Seconds, shrunk from production's defaults so each fault resolves within a test's patience:
-# a worker is presumed dead 4 s after its last heartbeat, a queued message lost after 6 s,
-# beat reconciles every 2 s. The heartbeat (1 s) stays well under the staleness.
+# The fault tests run at production's default reliability settings (advisor/settings.py:
+# stale after 30 s, heartbeat every 7 s, lost after 45 s, a reconciler tick every 10 s), so
+# what they show about recovery times holds for a default deployment. Only the transient
+# retries' backoff is capped lower, so a retry after a database outage is not a minute away.
 FAULT_ENV = {
-    "RUN_STALE_AFTER_S": "4",
-    "RUN_HEARTBEAT_EVERY_S": "1",
-    "RUN_QUEUED_LOST_AFTER_S": "6",
-    "RUN_RECONCILE_EVERY_S": "2",
     "RUN_RETRY_BACKOFF_MAX_S": "4",
     "LOG_LEVEL": "INFO",
 }
+# What "recovered within a minute" means in these tests: from the fault (a worker killed, the
+# broker's queue lost, Redis back after an outage) to every run finished.
+RECOVERY_S = 60
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.db import close_old_connections, connection
@@ -25,12 +26,14 @@ from advisor.scenarios.services import run_enqueue, scenario_submit
 from advisor.scenarios.sweeps.selectors import sweep_results
 from advisor.scenarios.sweeps.services import sweep_create
 from advisor.scenarios.tasks import run_scenario
-from tests.faults.conftest import FAULT_ENV
+from tests.faults.conftest import FAULT_ENV, RECOVERY_S
 from tests.support.services import (
     postgres_start,
     postgres_stop,
+    redis_flush,
     redis_start,
     redis_stop,
+    redis_up,
 )
 from tests.support.workers import WorkerProcess, wait_until
 
@@ -118,28 +121,107 @@ def test_a_worker_killed_mid_run_has_its_message_redelivered_to_another_worker(
     assert successes_logged(run, rescuer) == 1
 
 
-def test_runs_of_a_killed_worker_are_requeued_by_the_reconciler(
+def test_runs_of_a_killed_worker_are_requeued_by_the_reconciler_within_a_minute(
     worker_factory: Factory, beat_factory: Factory, clean_broker: None
 ) -> None:
     """With production's long visibility timeout the broker would wait 10 minutes: the
-    reconciler sees the heartbeats stop, revokes the claims and sends the runs again."""
+    reconciler sees the heartbeats stop, revokes the claims and sends the runs again, within
+    RECOVERY_S of the kill at the default settings (stale after 30 s, a tick every 10 s)."""
     doomed = worker_factory("doomed", concurrency=2, **FAULT_ENV, FABRIC_TEST_EVAL_DELAY_S="300")
     runs = submit(2)
     invalid = submit_unevaluable()
     assert wait_until(lambda: all(status_of(r) == RunStatus.RUNNING for r in runs), timeout_s=60), (
         logs(doomed)
     )
-
-    doomed.kill()
+    # The rest of the deployment is up when the worker dies, as in production.
     rescuer = worker_factory("rescuer", concurrency=2, **FAULT_ENV)
     beat = beat_factory(**FAULT_ENV)
 
+    doomed.kill()
+    killed_at = time.monotonic()
+
+    assert wait_until(lambda: unsettled() == 0, timeout_s=RECOVERY_S), logs(rescuer, beat)
+    recovered_s = time.monotonic() - killed_at
+    print(f"killed worker's runs recovered {recovered_s:.1f} s after the kill")
     assert_settled(runs, doomed, rescuer, beat, invalid=(invalid,))
     for run in runs:
         run.refresh_from_db()
         assert run.attempts == 2
         assert successes_logged(run, rescuer) == 1
     assert any("orphaned runs requeued" in line for line in rescuer.log)
+
+
+def test_runs_queued_when_the_broker_loses_its_queue_complete_within_a_minute(
+    worker_factory: Factory, beat_factory: Factory, clean_broker: None
+) -> None:
+    """Redis empties (a restart without its append-only file, a flush) while runs wait in the
+    queue: the reconciler's sentinel key went with it, so the next tick resends every queued
+    run instead of waiting for them to look lost."""
+    import redis
+    from django.conf import settings
+
+    from advisor.scenarios.claims import BROKER_SENTINEL_KEY
+
+    broker = redis.Redis.from_url(settings.REDIS_URL)
+    worker = worker_factory("w1", concurrency=1, **FAULT_ENV, FABRIC_TEST_EVAL_DELAY_S="3")
+    beat = beat_factory(**FAULT_ENV)
+    assert wait_until(lambda: broker.exists(BROKER_SENTINEL_KEY) == 1, timeout_s=60), logs(beat)
+    runs = submit(4)
+    assert wait_until(lambda: status_of(runs[0]) == RunStatus.RUNNING, timeout_s=60)
+
+    redis_flush()  # the queued messages are gone
+    lost_at = time.monotonic()
+
+    assert wait_until(lambda: unsettled() == 0, timeout_s=RECOVERY_S), logs(worker, beat)
+    print(f"runs of a lost queue recovered {time.monotonic() - lost_at:.1f} s after the loss")
+    assert_settled(runs, worker, beat)
+    assert any("the broker lost its queues" in line for line in worker.log)
+    broker.close()
+
+
+def test_the_api_reads_and_accepts_while_redis_is_down_and_the_run_succeeds_after(
+    worker_factory: Factory, beat_factory: Factory, clean_broker: None, settings: Any
+) -> None:
+    """Redis stops: the API still reads (200) and accepts (202) with its throttles' counters
+    unreachable, the submission is stored unsent, and it succeeds within RECOVERY_S of Redis
+    coming back."""
+    from django.conf import settings as live
+
+    from tests.api.conftest import token_caller
+
+    settings.CACHES = {
+        **live.CACHES,
+        live.API_THROTTLE_CACHE: {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": live.REDIS_URL,
+            "KEY_PREFIX": "api-throttle",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        },
+    }
+    worker = worker_factory("w1", **FAULT_ENV)
+    beat = beat_factory(**FAULT_ENV)
+    caller = token_caller("quotes-during-outage")
+
+    redis_stop()
+    try:
+        read = caller.http.get("/api/v1/scenarios/")
+        accepted = caller.http.post(
+            "/api/v1/scenarios/",
+            {"name": "Submitted while Redis was down", "inputs": TRAINING},
+            format="json",
+        )
+    finally:
+        redis_start()
+    back_at = time.monotonic()
+
+    assert read.status_code == 200, read.content
+    assert accepted.status_code == 202, accepted.content
+    run = ScenarioRun.objects.get(scenario__name="Submitted while Redis was down")
+    assert wait_until(lambda: status_of(run) == RunStatus.SUCCEEDED, timeout_s=RECOVERY_S), logs(
+        worker, beat
+    )
+    print(f"run accepted during the outage succeeded {time.monotonic() - back_at:.1f} s after")
+    assert redis_up()
 
 
 def test_runs_queued_across_a_redis_restart_all_complete(

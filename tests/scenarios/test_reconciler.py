@@ -155,3 +155,60 @@ def test_beat_runs_the_reconciler_on_the_configured_interval(settings: Any) -> N
 
     app.loader.import_default_modules()
     assert "advisor.scenarios.tasks.reconcile" in app.tasks
+
+
+def test_when_the_broker_lost_its_queues_every_queued_run_is_sent_again_at_once(
+    sent: list[uuid.UUID],
+) -> None:
+    recent = run(enqueued_at=seconds_ago(1))
+    running = run(RunStatus.RUNNING, heartbeat_at=seconds_ago(1), enqueued_at=seconds_ago(1))
+
+    report = runs_reconcile(broker_lost=True)
+
+    assert report == {"requeued": 0, "resent": 1, "given_up": 0}
+    recent.refresh_from_db()
+    assert recent.enqueued_at > seconds_ago(1)  # sent again now, not when it was queued
+    running.refresh_from_db()
+    assert running.status == RunStatus.RUNNING
+
+
+def test_a_run_marked_unsent_goes_out_on_the_next_tick(sent: list[uuid.UUID]) -> None:
+    unsent = run(enqueued_at=None)
+
+    report = runs_reconcile()
+
+    assert report["resent"] == 1
+    unsent.refresh_from_db()
+    assert unsent.enqueued_at > seconds_ago(5)
+
+
+@pytest.mark.services
+def test_the_reconciler_notices_a_broker_that_lost_its_data(settings: Any) -> None:
+    """The sentinel key lives in the broker's database: gone with it, so its absence says
+    every queued message is gone too."""
+    import redis
+
+    from advisor.scenarios.claims import BROKER_SENTINEL_KEY, broker_lost_its_queue
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.delete(BROKER_SENTINEL_KEY)  # what a restart without persistence or a flush does
+
+    assert broker_lost_its_queue() is True
+    assert broker_lost_its_queue() is False
+    assert broker_lost_its_queue() is False
+    client.close()
+
+
+def test_the_reconcile_task_resends_everything_queued_when_the_broker_lost_it(
+    monkeypatch: pytest.MonkeyPatch, sent: list[uuid.UUID]
+) -> None:
+    from advisor.scenarios import tasks
+
+    recent = run(enqueued_at=seconds_ago(1))
+    monkeypatch.setattr(tasks, "broker_lost_its_queue", lambda: True)
+
+    report = tasks.reconcile.apply().get()
+
+    assert report["runs"]["resent"] == 1
+    recent.refresh_from_db()
+    assert recent.enqueued_at > seconds_ago(1)

@@ -62,3 +62,19 @@ def test_production_without_the_test_hook_starts() -> None:
     result = settings_run(PRINT, **production())
 
     assert result.returncode == 0, result.stderr
+
+
+def test_the_defaults_recover_a_killed_worker_and_a_lost_message_within_a_minute() -> None:
+    code = (
+        "from django.conf import settings as s; "
+        "print(s.RUN_STALE_AFTER_S, s.RUN_HEARTBEAT_EVERY_S, s.RUN_QUEUED_LOST_AFTER_S, "
+        "s.RUN_RECONCILE_EVERY_S)"
+    )
+    result = settings_run(code)
+
+    assert result.returncode == 0, result.stderr
+    stale, heartbeat, lost, tick = (int(v) for v in result.stdout.split())
+    assert (stale, heartbeat, lost, tick) == (30, 7, 45, 10)
+    # Worst cases: the last heartbeat just before the kill, the tick just before staleness.
+    assert stale + tick < 60
+    assert lost + tick < 60

@@ -314,3 +314,33 @@ def test_a_chunk_over_the_time_limit_fails_saying_so(
         f"These design points took longer than the {settings.CELERY_TASK_SOFT_TIME_LIMIT} s "
         "allowed."
     )
+
+
+def test_an_embedded_sweep_stops_at_the_in_request_time_limit_and_says_why(
+    scenario: Scenario, committed: Callable[[], Any], small_chunks: None, settings: Any
+) -> None:
+    """Embedded mode runs every chunk inside the request that made the sweep: the request's
+    wall-time limit covers them all. A limit already used up fails every chunk at its first
+    point, with the reason, instead of computing for minutes inside the request."""
+    settings.ENGINE_IN_REQUEST_TIME_LIMIT_S = 0
+
+    with committed():
+        sweep = sweep_create(scenario=scenario, axes={"nic_gbps": [100, 200, 400, 800]})
+
+    sweep.refresh_from_db()
+    assert sweep.total_chunks == 1
+    chunk = sweep.chunks.get()
+    assert chunk.status == RunStatus.FAILED
+    assert "longer than the 0 s a web process allows" in chunk.error
+    assert sweep.status == SweepStatus.FAILED
+    assert "run a worker (services mode)" in sweep.error
+
+
+def test_an_embedded_sweep_within_the_limit_completes(
+    scenario: Scenario, committed: Callable[[], Any], small_chunks: None
+) -> None:
+    with committed():
+        sweep = sweep_create(scenario=scenario, axes={"nic_gbps": [100, 200, 400, 800]})
+
+    sweep.refresh_from_db()
+    assert sweep.status == SweepStatus.SUCCEEDED

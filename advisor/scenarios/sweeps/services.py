@@ -45,6 +45,8 @@ from advisor.scenarios.claims import (
     UNFINISHED,
     ClaimLost,
     heartbeating,
+    mark_unsent,
+    tasks_run_in_process,
     work_claim,
     work_execute,
     work_heartbeat,
@@ -54,6 +56,7 @@ from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, Sweep, SweepChunk, SweepStatus
 from advisor.scenarios.services import owner_or_none
 from advisor.scenarios.sweeps.axes import normalise_axes
+from advisor.scenarios.timelimit import EvaluationTimeout, current_deadline, request_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -117,13 +120,21 @@ def sweep_create(
 def _chunks_publish(chunk_ids: Sequence[uuid.UUID]) -> bool:
     """Send chunks as one Celery group; a broker outage is left to the reconciler."""
     task = current_app.tasks[SWEEP_CHUNK_TASK]
+    chunks = group(task.si(str(chunk_id)) for chunk_id in chunk_ids)
     try:
-        group(task.si(str(chunk_id)) for chunk_id in chunk_ids).apply_async()
+        if tasks_run_in_process():
+            # Embedded mode evaluates every chunk inside this request: one wall-time limit for
+            # all of them, as for a run (the chunks left when it expires fail with the reason).
+            with request_deadline(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S):
+                chunks.apply_async()
+        else:
+            chunks.apply_async()
     except BROKER_ERRORS:
         logger.warning(
             "%d sweep chunks not sent (broker unreachable); the reconciler will resend them",
             len(chunk_ids),
         )
+        mark_unsent(SweepChunk, chunk_ids)
         return False
     return True
 
@@ -221,10 +232,13 @@ def _chunk_evaluate(chunk_id: uuid.UUID, token: uuid.UUID) -> str | None:
     )
     mine = SweepChunk.objects.filter(claim_token=token, status=RunStatus.RUNNING)
     with heartbeating(SweepChunk, pk=chunk_id, token=token) as heartbeat:
+        deadline = current_deadline()
 
         def tick() -> None:
             if heartbeat.lost:
                 raise ClaimLost
+            if deadline is not None:
+                deadline.check()
 
         try:
             rows, infeasible = evaluate_points(
@@ -242,6 +256,12 @@ def _chunk_evaluate(chunk_id: uuid.UUID, token: uuid.UUID) -> str | None:
                 reason = (
                     f"These design points took longer than the "
                     f"{settings.CELERY_TASK_SOFT_TIME_LIMIT} s allowed."
+                )
+            elif isinstance(exc, EvaluationTimeout):
+                reason = (
+                    f"The sweep took longer than the {exc.limit_s:g} s a web process allows "
+                    "(embedded mode computes inside the request); run a worker (services "
+                    "mode) for sweeps this large."
                 )
             else:
                 logger.exception("sweep chunk %s failed in the engine", chunk_id)
@@ -274,7 +294,9 @@ def sweep_chunk_execute(
     )
 
 
-def sweeps_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
+def sweeps_reconcile(
+    *, now: datetime | None = None, limit: int = 500, broker_lost: bool = False
+) -> dict[str, int]:
     """The runs' reconciler, for sweep chunks: resend lost ones, requeue orphaned ones."""
     return work_reconcile(
         SweepChunk,
@@ -285,6 +307,7 @@ def sweeps_reconcile(*, now: datetime | None = None, limit: int = 500) -> dict[s
             "these design points stopped responding each time."
         ),
         publish=_chunks_publish,
+        broker_lost=broker_lost,
         now=now,
         limit=limit,
     )
