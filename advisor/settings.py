@@ -76,6 +76,11 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Query parameters and form values with NUL or other control characters: 400 naming the
+    # field, before any view (JSON bodies: api.parsers).
+    "advisor.text_guard.ControlCharacterMiddleware",
+    # A damaged stored result: "this result cannot be read; compute it again", not a 500.
+    "frontend.middleware.UnreadableResultMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.

@@ -20,6 +20,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from advisor.scenarios.engine_calls import InvalidScenario
+from advisor.scenarios.results import UNREADABLE_MESSAGE, UnreadableResult
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +135,9 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER: every exception becomes the one error shape."""
     if isinstance(exc, ApplicationError):
         return _response(exc.status_code, error_body(exc.code, exc.message, exc.fields))
+    if isinstance(exc, UnreadableResult):
+        logger.warning("run %s: stored result cannot be read", exc.run_id, exc_info=exc)
+        return _response(409, error_body("result_unreadable", UNREADABLE_MESSAGE))
     if isinstance(exc, InvalidScenario):
         fields = inputs_field_errors(exc)
         return _response(400, error_body("validation_error", _validation_message(fields), fields))

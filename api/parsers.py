@@ -1,5 +1,7 @@
-"""JSON bodies, refused with 413 beyond settings.DATA_UPLOAD_MAX_MEMORY_SIZE, and with 400
-when nested deeper than JSON_MAX_DEPTH (Python's decoder recurses: 100,000 levels were a 500).
+"""JSON bodies, refused with 413 beyond settings.DATA_UPLOAD_MAX_MEMORY_SIZE, with 400
+when nested deeper than JSON_MAX_DEPTH (Python's decoder recurses: 100,000 levels were a 500),
+and with 400 naming the field when a key or string carries a control character (PostgreSQL
+cannot store NUL; advisor.text_guard).
 
 Recent DRF reads JSON through request.body, where Django enforces the limit (RequestDataTooBig,
 mapped to 413 by api.errors); older DRF read the stream itself and skipped it. This parser
@@ -12,9 +14,10 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from django.conf import settings
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
+from advisor.text_guard import control_character_error, json_strings
 from api.errors import PayloadTooLarge
 
 # No request of this API nests deeper than a handful of levels (scenario v1 has three).
@@ -64,4 +67,9 @@ class LimitedJSONParser(JSONParser):
             ) from exc
         if json_depth_exceeds(data, JSON_MAX_DEPTH):
             raise ParseError(f"JSON parse error - nested more than {JSON_MAX_DEPTH} levels deep")
+        for path, text in json_strings(data):
+            message = control_character_error(text)
+            if message is not None:
+                shown = path.encode("unicode_escape", "backslashreplace").decode("ascii")
+                raise ValidationError({shown: [message]})
         return data

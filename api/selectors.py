@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from advisor.scenarios.models import Scenario, ScenarioRun
-from advisor.scenarios.selectors import scenario_list, scenarios_with_latest_run
+from advisor.scenarios.selectors import as_uuid, scenario_list, scenarios_with_latest_run
 from api.models import ApiClient
 
 
@@ -65,19 +65,15 @@ def scenario_list_visible(
 
 
 def scenario_get_visible(*, user: Any, scenario_id: uuid.UUID | str) -> Scenario | None:
-    try:
-        return scenario_list(user=user).filter(pk=scenario_id).first()
-    except (ValueError, TypeError):
-        return None
+    pk = as_uuid(scenario_id)
+    return None if pk is None else scenario_list(user=user).filter(pk=pk).first()
 
 
 def run_get_visible(*, user: Any, run_id: uuid.UUID | str) -> ScenarioRun | None:
-    visible = scenario_list(user=user).values("pk")
-    try:
-        return (
-            ScenarioRun.objects.select_related("scenario")
-            .filter(pk=run_id, scenario__in=visible)
-            .first()
-        )
-    except (ValueError, TypeError):
+    pk = as_uuid(run_id)
+    if pk is None:
         return None
+    visible = scenario_list(user=user).values("pk")
+    return (
+        ScenarioRun.objects.select_related("scenario").filter(pk=pk, scenario__in=visible).first()
+    )

@@ -7,6 +7,7 @@ import csv
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
@@ -16,8 +17,9 @@ from advisor.reports import charts, presenters
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.reports import gpu_names
 from advisor.scenarios.results import stored_result
-from advisor.scenarios.selectors import scenario_get
+from advisor.scenarios.selectors import as_uuid, scenario_get
 from frontend.results import person, run_figures
+from frontend.throttle import anonymous_allowed, too_many
 
 COMPARE_MIN = 2
 COMPARE_MAX = 4
@@ -25,6 +27,8 @@ COMPARE_MAX = 4
 
 def _columns(request: HttpRequest) -> list[dict[str, Any]]:
     ids = list(dict.fromkeys(request.GET.getlist("s")))
+    if any(as_uuid(i) is None for i in ids):
+        raise BadRequest("Each s must be a scenario id.")  # a 400, not a 500
     names = gpu_names()
     columns: list[dict[str, Any]] = []
     for scenario_id in ids[:COMPARE_MAX]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -41,7 +42,7 @@ from advisor.measurements.services import (
 )
 from advisor.scenarios.models import RunStatus, Scenario
 from advisor.scenarios.results import stored_result
-from advisor.scenarios.selectors import run_catalog, run_of_scenario, run_quoted_succeeded
+from advisor.scenarios.selectors import as_uuid, run_catalog, run_of_scenario, run_quoted_succeeded
 from advisor.scenarios.services import RunInProgress
 from frontend.access import scenario_or_404
 
@@ -228,7 +229,10 @@ def measurement_detail(request: HttpRequest, measurement_id: uuid.UUID) -> HttpR
 def scenario_calibrate(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     """Evaluate the scenario again with the chosen measurement's fit."""
     scenario = scenario_or_404(request, scenario_id)
-    m = measurement_get(user=request.user, measurement_id=request.POST.get("measurement", ""))
+    chosen = request.POST.get("measurement", "")
+    if chosen and as_uuid(chosen) is None:
+        raise BadRequest("measurement must be a measurement id")  # a 400, not a 500
+    m = measurement_get(user=request.user, measurement_id=chosen)
     if m is None:
         messages.error(request, "Choose one of your measurements to calibrate with.")
         return redirect("scenario_detail", scenario_id=scenario.pk)

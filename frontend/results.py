@@ -22,7 +22,7 @@ from advisor.reports import charts, presenters
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import export_filename, pdf_filename, report_pdf
-from advisor.scenarios.results import served_result, stored_result
+from advisor.scenarios.results import READ_ERRORS, UnreadableResult, served_result, stored_result
 from advisor.scenarios.selectors import (
     run_latest,
     run_of_scenario,
@@ -33,6 +33,7 @@ from advisor.scenarios.selectors import (
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
 from frontend import questionnaire as qn
 from frontend.access import remember_created_draft, remember_created_scenario, scenario_or_404
+from frontend.middleware import unreadable_result_page
 from frontend.models import QuestionnaireDraft
 from frontend.services import draft_create
 from frontend.throttle import anonymous_allowed, too_many
@@ -161,11 +162,17 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         context["errors"] = _failure_errors(run, scenario)
         context["shown_run"] = run_quoted_succeeded(scenario=scenario)
         return render(request, "frontend/scenario_failed.html", context, status=200)
-    result = stored_result(run) or EngineResult()
-    context.update(result_context(result, run_id=run.pk))
-    context["whatif"] = whatif_context(scenario, run, result)
-    context["stale_catalog"] = run.catalog_version not in ("", catalog_version_now)
-    return render(request, "frontend/results.html", context)
+    try:
+        result = stored_result(run) or EngineResult()
+        context.update(result_context(result, run_id=run.pk))
+        context["whatif"] = whatif_context(scenario, run, result)
+        context["stale_catalog"] = run.catalog_version not in ("", catalog_version_now)
+        return render(request, "frontend/results.html", context)
+    except READ_ERRORS as exc:
+        # A stored result that parses but whose values the page cannot use (a wrong type).
+        unreadable = UnreadableResult(run)
+        unreadable.__cause__ = exc
+        return unreadable_result_page(request, unreadable)
 
 
 @require_GET

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.reports import charts
 from advisor.scenarios.models import Scenario
-from advisor.scenarios.results import stored_summary
+from advisor.scenarios.results import READ_ERRORS, UnreadableResult, stored_summary
 from advisor.scenarios.selectors import (
     runs_latest_of,
     scenario_get,
@@ -52,13 +52,20 @@ def _with_latest_runs(scenarios: list[Scenario]) -> list[dict[str, Any]]:
     rows = []
     for scenario in scenarios:
         run = latest.get(scenario.pk)
-        summary = stored_summary(run)
-        fabric, capex = "", None
-        if summary is not None:
-            rec, cost = summary
-            fabric = fabric_label(rec.fabric) if rec.needs_compute_fabric else "No compute fabric"
-            capex = cost.network_capex_usd
-        rows.append({"scenario": scenario, "run": run, "fabric": fabric, "capex": capex})
+        fabric, capex, unreadable = "", None, False
+        try:
+            summary = stored_summary(run)
+            if summary is not None:
+                rec, cost = summary
+                fabric = (
+                    fabric_label(rec.fabric) if rec.needs_compute_fabric else "No compute fabric"
+                )
+                capex = float(cost.network_capex_usd)
+        except (UnreadableResult, *READ_ERRORS):
+            # One damaged result marks its row; it never takes the whole list down.
+            fabric, capex, unreadable = "", None, True
+        row = {"scenario": scenario, "run": run, "fabric": fabric, "capex": capex}
+        rows.append({**row, "unreadable": unreadable})
     return rows
 
 

@@ -13,7 +13,7 @@ from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.measurements.models import Measurement, RunCalibration
 from advisor.scenarios.models import ScenarioRun
-from advisor.scenarios.selectors import user_is_sales
+from advisor.scenarios.selectors import as_uuid, user_is_sales
 
 
 def measurement_list(*, user: Any, customer: str | None = None) -> QuerySet[Measurement]:
@@ -29,10 +29,10 @@ def measurement_list(*, user: Any, customer: str | None = None) -> QuerySet[Meas
 
 
 def measurement_get(*, user: Any, measurement_id: uuid.UUID | str) -> Measurement | None:
-    try:
-        return measurement_list(user=user).filter(pk=measurement_id).first()
-    except (ValueError, TypeError):
+    pk = as_uuid(measurement_id)
+    if pk is None:
         return None
+    return measurement_list(user=user).filter(pk=pk).first()
 
 
 def measurement_fit(*, measurement: Measurement, catalog: Catalog | None = None) -> FabricFit:

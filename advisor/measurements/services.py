@@ -16,6 +16,8 @@ from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.measurements.models import TRANSPORTS, Measurement, RunCalibration
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.services import run_start
+from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
+from advisor.text_guard import control_character_error
 
 FieldErrors = dict[str, list[str]]
 
@@ -80,6 +82,11 @@ def _check(
         and 1 <= nics_per_node <= 64
     ):
         errors["nics_per_node"] = ["must be an integer between 1 and 64"]
+    # An uploaded file's text arrives here without passing the form guard (advisor.text_guard).
+    for field, value in (("name", name), ("customer", customer), ("text", text)):
+        message = control_character_error(value)
+        if message is not None and field not in errors:
+            errors[field] = [message]
     if errors:
         raise MeasurementInvalid(errors)
 
@@ -121,14 +128,22 @@ def measurement_create(
             status_code=413,
             code="quota_exceeded",
         )
+    # Parsing and fitting run inside the request: bounded in wall time, so no upload can hold
+    # a web worker (the parser is linear; this is the backstop).
+    limit_s = settings.MEASUREMENT_PARSE_TIME_LIMIT_S
+    fit_fabric = fabric or (TRANSPORTS[transport][1] if transport else "")
     try:
-        parsed = parse_text(text)
+        with wall_time_limit(limit_s):
+            parsed = parse_text(text)
+            fit = fit_measurement(
+                parsed, fabric=fit_fabric or None, nic_gbps=nic_gbps, nics_per_node=nics_per_node
+            )
     except NcclParseError as exc:
         raise MeasurementInvalid({"text": [str(exc)]}) from exc
-    fit_fabric = fabric or (TRANSPORTS[transport][1] if transport else "")
-    fit = fit_measurement(
-        parsed, fabric=fit_fabric or None, nic_gbps=nic_gbps, nics_per_node=nics_per_node
-    )
+    except EvaluationTimeout as exc:
+        raise MeasurementInvalid(
+            {"text": [f"took longer than the {limit_s} s allowed to read; send a shorter log"]}
+        ) from exc
     return Measurement.objects.create(
         name=name.strip(),
         text=text,

@@ -14,10 +14,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.engine.result.records import Cost, EngineResult, Recommendation
+from advisor.engine.result.records import (
+    Cost,
+    EngineResult,
+    Recommendation,
+    ResultFormatError,
+)
 from advisor.scenarios.models import ScenarioRun
 
 _CACHE_ATTR = "_typed_result"
+
+UNREADABLE_MESSAGE = "This result cannot be read; compute it again."
+# What reading a damaged stored result raises (a wrong-typed or missing part).
+READ_ERRORS = (ResultFormatError, TypeError, ValueError, KeyError, AttributeError)
+
+
+class UnreadableResult(Exception):
+    """A run's stored result cannot be read (damaged, or written by a broken engine): its
+    pages and the API say so and offer to compute it again, instead of failing with a 500."""
+
+    def __init__(self, run: ScenarioRun) -> None:
+        self.run_id = run.pk
+        self.scenario_id = run.scenario_id
+        super().__init__(UNREADABLE_MESSAGE)
 
 
 def result_json(result: EngineResult) -> dict[str, Any]:
@@ -38,23 +57,30 @@ def stored_result(run: ScenarioRun | None) -> EngineResult | None:
     cached = run.__dict__.get(_CACHE_ATTR)
     if cached is not None and cached[0] is run.result:
         return cached[1]  # type: ignore[no-any-return]
-    typed = result_from_json(run.result)
+    try:
+        typed = result_from_json(run.result)
+    except READ_ERRORS as exc:
+        raise UnreadableResult(run) from exc
     run.__dict__[_CACHE_ATTR] = (run.result, typed)
     return typed
 
 
 def stored_summary(run: ScenarioRun | None) -> tuple[Recommendation, Cost] | None:
     """The recommendation and cost of a run's stored result, without reading the rest (the
-    scenario list shows these for up to 200 runs; the whole result takes ~7 ms to read)."""
+    scenario list shows these for up to 200 runs; the whole result takes ~7 ms to read).
+    Raises UnreadableResult when they cannot be read."""
     if run is None or not isinstance(run.result, dict) or not run.result:
         return None
     typed = run.__dict__.get(_CACHE_ATTR)
     if typed is not None and typed[0] is run.result:
         return typed[1].recommendation, typed[1].cost
-    return (
-        Recommendation.from_dict(run.result.get("recommendation")),
-        Cost.from_dict(run.result.get("cost")),
-    )
+    try:
+        return (
+            Recommendation.from_dict(run.result.get("recommendation")),
+            Cost.from_dict(run.result.get("cost")),
+        )
+    except READ_ERRORS as exc:
+        raise UnreadableResult(run) from exc
 
 
 def served_result(run: ScenarioRun | None) -> dict[str, Any] | None:

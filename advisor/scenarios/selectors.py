@@ -30,11 +30,27 @@ def scenario_list(*, user: Any) -> QuerySet[Scenario]:
     return qs.filter(owner=user)
 
 
+def as_uuid(value: object) -> uuid.UUID | None:
+    """`value` as a UUID, or None when it is not one (a malformed id is "no such thing", never
+    a query that raises: a UUIDField refuses it with a ValidationError, a 500 in a view)."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
 def scenario_get(*, scenario_id: uuid.UUID | str, user: Any) -> Scenario | None:
     """A scenario the user may see. Anonymous owners' scenarios open by their link alone."""
+    pk = as_uuid(scenario_id)
+    if pk is None:
+        return None
     try:
-        scenario = Scenario.objects.select_related("owner").get(pk=scenario_id)
-    except (Scenario.DoesNotExist, ValueError, TypeError):
+        scenario = Scenario.objects.select_related("owner").get(pk=pk)
+    except Scenario.DoesNotExist:
         return None
     if scenario.owner_id is None or user_is_sales(user):
         return scenario
