@@ -7,6 +7,7 @@ source of truth for the rules and their messages.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -38,6 +39,37 @@ class ErrorSerializer(serializers.Serializer[Any]):
             ),
         },
     )
+
+
+# --- Request bodies --------------------------------------------------------------------------
+
+
+class BodySerializer(serializers.Serializer[Any]):
+    """A request body. A field it does not know is refused, naming it, as the engine refuses
+    unknown scenario inputs: DRF would silently drop it, so a misspelt field (`measurment`)
+    would quietly do something other than what the caller asked."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            known = ", ".join(self.fields)
+            unknown = {
+                str(name): [f"is not a field of this request (the fields are: {known})"]
+                for name in data
+                if name not in self.fields
+            }
+            if unknown:
+                raise serializers.ValidationError(unknown)
+        return super().to_internal_value(data)
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """An id given as text only: DRF's UUIDField also reads a number (1 became
+    00000000-0000-0000-0000-000000000001)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
 
 
 # --- Query parameters ----------------------------------------------------------------------

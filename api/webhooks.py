@@ -112,6 +112,7 @@ def _split(url: str) -> SplitResult:
 NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052
 NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215
 IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # RFC 4291 2.5.5.1 (deprecated)
+IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT, RFC 2765 / RFC 7915
 
 
 def _rfc6052_ipv4(address: ipaddress.IPv6Address, prefix_len: int) -> ipaddress.IPv4Address:
@@ -126,7 +127,8 @@ def _rfc6052_ipv4(address: ipaddress.IPv6Address, prefix_len: int) -> ipaddress.
 
 
 def embedded_ipv4(address: IpAddress) -> list[ipaddress.IPv4Address]:
-    """IPv4 addresses an IPv6 address carries to (mapped, compatible, NAT64, 6to4, Teredo).
+    """IPv4 addresses an IPv6 address carries to (mapped, compatible, SIIT-translated, NAT64,
+    6to4, Teredo).
 
     A packet to any of them ends up at that IPv4 address, so the IPv4 rules apply to it:
     64:ff9b::7f00:1 is 127.0.0.1 and 2002:a9fe:a9fe:: is 169.254.169.254.
@@ -137,6 +139,8 @@ def embedded_ipv4(address: IpAddress) -> list[ipaddress.IPv4Address]:
     if address.ipv4_mapped is not None:
         found.append(address.ipv4_mapped)
     if address in IPV4_COMPATIBLE and int(address) > 1:  # :: and ::1 are not IPv4
+        found.append(ipaddress.IPv4Address(address.packed[12:16]))
+    if address in IPV4_TRANSLATED:
         found.append(ipaddress.IPv4Address(address.packed[12:16]))
     if address in NAT64_WELL_KNOWN:
         found.append(_rfc6052_ipv4(address, 96))
@@ -155,7 +159,11 @@ def check_address(address: IpAddress) -> None:
     for inner in embedded_ipv4(address):
         check_address(inner)
     if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None or (address in IPV4_COMPATIBLE and int(address) > 1):
+        if (
+            address.ipv4_mapped is not None
+            or address in IPV4_TRANSLATED
+            or (address in IPV4_COMPATIBLE and int(address) > 1)
+        ):
             return  # judged by the IPv4 address it carries (above)
         if address in NAT64_LOCAL_USE and not settings.WEBHOOK_ALLOW_PRIVATE:
             raise UnsafeWebhookUrl("must not point at a loopback or private address")

@@ -162,6 +162,8 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def compare_pdf(request: HttpRequest) -> HttpResponse:
+    if not anonymous_allowed(request, "export"):
+        return too_many(request)
     data = comparison(request)
     if data is None:
         return _refuse(request, len(_columns(request)))

@@ -373,6 +373,9 @@ def person(user: Any) -> tuple[str, str]:
 @require_GET
 def export_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario, run = _result_or_404(request, scenario_id)
+    # Drawing a PDF takes a web worker for seconds: anonymous visitors get a few per window.
+    if not anonymous_allowed(request, "export"):
+        return too_many(request)
     name, email = person(request.user)
     if not name and scenario.owner is not None and user_is_sales(scenario.owner):
         name, email = person(scenario.owner)

@@ -5,6 +5,10 @@ run's typed result."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
+from django.core.cache import caches
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -29,10 +33,55 @@ def gpu_names() -> dict[str, str]:
     return {g.id: g.name for g in catalog_current().gpus}
 
 
+# Drawing a report costs ~1.8 s of a web worker; a run's result never changes, so the same PDF
+# (same run, cover and catalog names) is drawn once and served from this cache afterwards.
+REPORTS_CACHE = "reports"
+REPORT_CACHE_S = 24 * 3600
+
+
+def _report_key(scenario: Scenario, run: ScenarioRun, names: dict[str, str], **cover: str) -> str:
+    """Everything the PDF shows that is not the run's own (immutable) result."""
+    parts = {
+        "run": str(run.pk),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else "",
+        "engine_version": run.engine_version,
+        "catalog_version": run.catalog_version,
+        "scenario": [scenario.name, scenario.customer, scenario.quote_reference],
+        "cover": cover,
+        "date": timezone.now().date().isoformat(),
+        "gpu_names": names,
+    }
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return f"report-pdf:{digest}"
+
+
 def report_pdf(
     scenario: Scenario, run: ScenarioRun, *, prepared_by: str, contact: str, link: str
 ) -> bytes:
-    """The quote-ready PDF of a scenario's run: the web page's and the API's."""
+    """The quote-ready PDF of a scenario's run: the web page's and the API's (cached per run,
+    cover and day: another preparer, reference or customer draws a new one)."""
+    names = gpu_names()
+    key = _report_key(scenario, run, names, prepared_by=prepared_by, contact=contact, link=link)
+    cache = caches[REPORTS_CACHE]
+    cached = cache.get(key)
+    if isinstance(cached, bytes):
+        return cached
+    pdf = _draw_report_pdf(
+        scenario, run, prepared_by=prepared_by, contact=contact, link=link, names=names
+    )
+    cache.set(key, pdf, REPORT_CACHE_S)
+    return pdf
+
+
+def _draw_report_pdf(
+    scenario: Scenario,
+    run: ScenarioRun,
+    *,
+    prepared_by: str,
+    contact: str,
+    link: str,
+    names: dict[str, str],
+) -> bytes:
     from advisor.reports.pdf import QuoteInfo, build_report_pdf  # matplotlib loads only here
 
     return build_report_pdf(
@@ -54,5 +103,5 @@ def report_pdf(
             date=timezone.now().date(),
             model=run_calibration_label(run=run),
         ),
-        gpu_names=gpu_names(),
+        gpu_names=names,
     )

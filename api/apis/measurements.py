@@ -25,7 +25,7 @@ from advisor.scenarios.services import RunInProgress
 from api.apis.base import ApiView, visible_scenario_or_404
 from api.errors import ApplicationError
 from api.schema import error_responses
-from api.serializers import AbsoluteUrlField
+from api.serializers import AbsoluteUrlField, BodySerializer, StrictUUIDField
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True})
@@ -127,7 +127,9 @@ def visible_measurement_or_error(
 class MeasurementCollectionApi(ApiView):
     """POST /api/v1/measurements/: upload benchmark output; GET: list them."""
 
-    class InputSerializer(serializers.Serializer[Any]):
+    query_params = ("customer",)
+
+    class InputSerializer(BodySerializer):
         name = serializers.CharField(max_length=200)
         text = serializers.CharField(
             trim_whitespace=False,
@@ -204,11 +206,20 @@ class MeasurementDetailApi(ApiView):
 class ScenarioAcceptanceApi(ApiView):
     """GET/POST /api/v1/scenarios/{id}/acceptance/: the plan, and grading a measurement."""
 
-    class InputSerializer(serializers.Serializer[Any]):
-        measurement = serializers.UUIDField()
+    query_params = ("design",)
+
+    class InputSerializer(BodySerializer):
+        measurement = StrictUUIDField()
 
     @staticmethod
     def _plan(request: Request, scenario_id: Any) -> Any:
+        design = request.query_params.get("design")
+        if design is not None and design != "given":
+            raise ApplicationError(
+                "The request is invalid: check design.",
+                code="validation_error",
+                fields={"design": ["must be 'given' (the scenario's own design) or left out"]},
+            )
         scenario = visible_scenario_or_404(request, scenario_id)
         run = run_latest_succeeded(scenario=scenario)
         result = stored_result(run)
@@ -216,7 +227,7 @@ class ScenarioAcceptanceApi(ApiView):
             raise ApplicationError(
                 "The scenario has no finished evaluation yet.", code="not_ready", status_code=409
             )
-        given = str(request.query_params.get("design", "")) == "given"
+        given = design == "given"
         try:
             return acceptance_plan(result, catalog=run_catalog(run=run), given_design=given)
         except ValueError as exc:

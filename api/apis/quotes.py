@@ -20,7 +20,7 @@ from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 from api.apis.base import ApiView
 from api.errors import ApplicationError
 from api.schema import error_responses
-from api.serializers import EngineResultField, ScenarioInputsField
+from api.serializers import BodySerializer, EngineResultField, ScenarioInputsField
 
 
 def _too_large_for_sync(inputs: dict[str, Any]) -> bool:
@@ -42,7 +42,7 @@ def _parses(inputs: dict[str, Any]) -> bool:
 class EvaluateApi(ApiView):
     """POST /api/v1/evaluate/: evaluate in the request, for quick quotes of small clusters."""
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(BodySerializer):
         inputs = ScenarioInputsField()
 
     class OutputSerializer(serializers.Serializer[Any]):

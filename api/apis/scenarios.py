@@ -34,10 +34,12 @@ from api.schema import error_responses
 from api.selectors import scenario_list_visible
 from api.serializers import (
     AbsoluteUrlField,
+    BodySerializer,
     EngineResultField,
     QueryParamsSerializer,
     RunSummarySerializer,
     ScenarioInputsField,
+    StrictUUIDField,
 )
 from api.services import scenario_rerun, scenario_submit_api
 
@@ -74,7 +76,7 @@ def idempotency_key_of(request: Request) -> str:
 class ScenarioCreateApi(ApiView):
     """POST /api/v1/scenarios/: save a scenario and queue its evaluation."""
 
-    class InputSerializer(serializers.Serializer[Any]):
+    class InputSerializer(BodySerializer):
         name = serializers.CharField(max_length=200)
         inputs = ScenarioInputsField()
         customer = serializers.CharField(
@@ -373,8 +375,8 @@ class ScenarioBomApi(ApiView):
 class ScenarioRunCreateApi(ApiView):
     """POST /api/v1/scenarios/{id}/runs/: evaluate again with the current catalog."""
 
-    class InputSerializer(serializers.Serializer[Any]):
-        measurement = serializers.UUIDField(
+    class InputSerializer(BodySerializer):
+        measurement = StrictUUIDField(
             required=False,
             allow_null=True,
             help_text="Evaluate calibrated with this measurement's fit (default vs calibrated "

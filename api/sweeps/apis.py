@@ -20,7 +20,12 @@ from api.errors import ApplicationError
 from api.pagination import ApiPagination, page_of
 from api.schema import error_responses
 from api.selectors import scenario_get_visible
-from api.serializers import AbsoluteUrlField, QueryParamsSerializer
+from api.serializers import (
+    AbsoluteUrlField,
+    BodySerializer,
+    QueryParamsSerializer,
+    StrictUUIDField,
+)
 from api.sweeps.selectors import sweep_get_visible, sweep_list_visible
 
 AXIS_LIMIT = grid.MAX_VALUES_PER_AXIS
@@ -99,14 +104,14 @@ class SweepOutputSerializer(serializers.Serializer[Any]):
 class SweepCreateApi(ApiView):
     """POST /api/v1/sweeps/: start a sweep of a scenario over a grid of network designs."""
 
-    class InputSerializer(serializers.Serializer[Any]):
-        scenario_id = serializers.UUIDField()
+    class InputSerializer(BodySerializer):
+        scenario_id = StrictUUIDField()
         axes = AxesSerializer()
 
-    class ReadSerializer(serializers.Serializer[Any]):
+    class ReadSerializer(BodySerializer):
         """What the view reads itself; the axes' rules are normalise_axes's."""
 
-        scenario_id = serializers.UUIDField()
+        scenario_id = StrictUUIDField()
         axes = serializers.DictField()
 
     @extend_schema(

@@ -203,7 +203,14 @@ def test_the_signature_is_an_hmac_sha256_of_the_time_and_the_raw_body() -> None:
 
 @pytest.mark.parametrize(
     "address",
-    ["169.254.169.254", "169.254.1.1", "fe80::1", "::ffff:169.254.169.254", "fd00:ec2::254"],
+    [
+        "169.254.169.254",
+        "169.254.1.1",
+        "fe80::1",
+        "::ffff:169.254.169.254",
+        "::ffff:0:169.254.169.254",  # SIIT-translated (RFC 7915)
+        "fd00:ec2::254",
+    ],
 )
 def test_link_local_and_metadata_addresses_are_refused_even_when_private_is_allowed(
     settings: Any, address: str
@@ -214,7 +221,18 @@ def test_link_local_and_metadata_addresses_are_refused_even_when_private_is_allo
         check_address(ipaddress.ip_address(address))
 
 
-@pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "192.168.0.5", "::1", "fc00::5"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.5",
+        "::1",
+        "fc00::5",
+        "::ffff:0:7f00:1",  # SIIT-translated 127.0.0.1
+        "::ffff:0:a01:203",  # SIIT-translated 10.1.2.3
+    ],
+)
 def test_loopback_and_private_addresses_need_the_setting(settings: Any, address: str) -> None:
     settings.WEBHOOK_ALLOW_PRIVATE = False
     with pytest.raises(UnsafeWebhookUrl, match="loopback or private"):
@@ -238,6 +256,7 @@ def test_public_addresses_are_accepted(settings: Any) -> None:
 
     check_url_syntax("https://93.184.216.34/hook")
     check_url_syntax("https://quotes.example.com/hook")
+    check_url_syntax("https://[::ffff:0:5db8:d822]/hook")  # SIIT form of 93.184.216.34
 
 
 def test_the_backoff_doubles_and_is_capped(settings: Any) -> None:
