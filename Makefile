@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d'
 help:
 	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
 	@echo "make test       lint, types, import contracts and the whole suite on real PostgreSQL, Redis, Celery and Chromium"
-	@echo "make bench      engine figures -> bench/results.json"
+	@echo "make bench      engine figures -> bench/results.json; largest adversarial uploads -> bench/parse.json"
 	@echo "make bench-sweep sweep throughput with 1 vs 2 worker processes -> bench/sweep.json"
 	@echo "make load       60 s load test on loopback -> bench/load.json"
 	@echo "make validate   the engine's predictions against published measurements; fails when a fitted or development row leaves its tolerance or the held-out MAE rises >1 point above the committed baseline"
@@ -62,6 +62,7 @@ fmt: venv
 
 bench: venv
 	$(PY) bench/engine_bench.py
+	$(PY) bench/parse_bench.py
 
 bench-sweep: venv
 	@bash scripts/with_services.sh $(PY) bench/sweep_bench.py

@@ -73,9 +73,10 @@ LATENCY_GRID_S: tuple[float, ...] = (
 SCALE_MIN, SCALE_MAX = 0.02, 2.0
 """Calibration ratios are clamped to this range (a ratio outside it is a measurement of a
 different machine, and the warning says so)."""
-MAX_FIT_SAMPLES = 300
+MAX_FIT_SAMPLES = 96
 """At most this many rows per domain kind enter the fit (evenly thinned beyond it), so a huge
-upload cannot make the fit slow; nccl-tests prints ~30 sizes per test."""
+upload cannot make the fit slow (it runs inside the upload's request: ~10 ms a row here);
+nccl-tests prints ~30 sizes per test, so three tests enter whole."""
 MIN_TIME_US, MAX_TIME_US = 0.01, 1e9
 """Rows outside this time range are not measurements of a collective (10 ns .. 17 min)."""
 DEFAULT_NIC_GBPS = 400.0
@@ -333,18 +334,32 @@ class _Sample:
     busbw_gbytes_per_s: float
 
 
-def _model_time(sample: _Sample, kind: str, bw: float, lat: float) -> float:
+def _domain_at(domain: CommDomain, kind: str, bw: float, lat: float) -> CommDomain:
+    """`domain` with the fitted term set to (bw, lat)."""
     if kind == "network":
-        dom = replace(sample.domain, net_bytes_per_s=bw, net_extra_latency_s=lat)
-        return collective_time_s(sample.engine_op, float(sample.nbytes), dom)[0]
-    dom = replace(sample.domain, scaleup_bytes_per_s=bw)
-    return max(1e-9, collective_time_s(sample.engine_op, float(sample.nbytes), dom)[0] + lat)
+        return replace(domain, net_bytes_per_s=bw, net_extra_latency_s=lat)
+    return replace(domain, scaleup_bytes_per_s=bw)
+
+
+def _time_on(sample: _Sample, dom: CommDomain, kind: str, lat: float) -> float:
+    t = collective_time_s(sample.engine_op, float(sample.nbytes), dom)[0]
+    return t if kind == "network" else max(1e-9, t + lat)
+
+
+def _model_time(sample: _Sample, kind: str, bw: float, lat: float) -> float:
+    return _time_on(sample, _domain_at(sample.domain, kind, bw, lat), kind, lat)
 
 
 def _cost(samples: list[_Sample], kind: str, bw: float, lat: float) -> float:
     total = 0.0
+    # The rows of one run share their domain: set the term once per domain, not per row
+    # (dataclasses.replace was ~40% of a fit).
+    domains: dict[int, CommDomain] = {}
     for s in samples:
-        t = _model_time(s, kind, bw, lat)
+        dom = domains.get(id(s.domain))
+        if dom is None:
+            dom = domains[id(s.domain)] = _domain_at(s.domain, kind, bw, lat)
+        t = _time_on(s, dom, kind, lat)
         if t <= 0:
             return math.inf
         total += abs(math.log(t) - math.log(s.time_s))
@@ -632,7 +647,14 @@ def fit_measurement(
             + " for the measured cluster (not in the log); give them to compare correctly"
         )
 
+    # Runs of the same shape share one domain object, so a fit sets its terms once per shape.
+    interned: dict[CommDomain, CommDomain] = {}
+
     def domain(run: Run) -> CommDomain:
+        dom = _make_domain(run)
+        return interned.setdefault(dom, dom)
+
+    def _make_domain(run: Run) -> CommDomain:
         assert run.nodes and run.gpus_per_node
         return make_domain(
             nodes=run.nodes,

@@ -31,6 +31,9 @@ __all__ = [
 
 MAX_LINES = 200_000
 """Refuse texts longer than this many lines (the web and API limit the size further)."""
+MAX_ROWS = 4_000
+"""Refuse texts with more result rows than this (nccl-tests prints ~30 sizes per test; 4,000
+rows are 130 tests), so reading an upload stays well under a second."""
 
 ENGINE_OP: dict[str, str] = {
     "all_reduce": "all_reduce",
@@ -192,33 +195,75 @@ class ParsedText:
 
 
 # ----------------------------------------------------------------------------- regexes
+# The text is a user's upload (up to 512,000 characters through the web and the API), so every
+# pattern runs in time linear in its line: ASCII only (re.ASCII: full-width or Arabic-Indic
+# digits are not numbers), no two quantifiers that can trade the same characters before a
+# test that may fail (possessive ``++``/``*+`` where they could), repetition bounded where a
+# name is captured, numbers as whole tokens of at most MAX_TOKEN_CHARS, and lines longer than
+# MAX_LINE_CHARS skipped unread (no nccl-tests, rccl-tests or perftest line is near that long).
+# tests/measurements/test_parser_adversarial.py holds the parser to this with hypothesis and
+# counts its work; bench/parse_bench.py times the largest adversarial uploads.
 
-_TAG = re.compile(r"^\s*(?:\[\d+,\d+\]<(?:stdout|stderr)>:)")
-_OP_NAME = re.compile(r"\b([a-z_]+?)_perf(?:_mpi)?\b")
-_STARTING = re.compile(r"#\s*Collective test starting:\s*([a-z_]+?)_perf")
-_CONCLUDED = re.compile(r"#\s*Collective test concluded:\s*([a-z_]+?)_perf")
-_HEADER = re.compile(r"^#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
+MAX_LINE_CHARS = 4096
+"""Longer lines are skipped (with a warning): benchmark lines are a few hundred characters."""
+MAX_TOKEN_CHARS = 40
+"""A number longer than this is not one nccl-tests or perftest prints."""
+
+_A = re.ASCII
+_TAG = re.compile(r"^\s*+\[[0-9]{1,9},[0-9]{1,9}\]<(?:stdout|stderr)>:", _A)
+_NAME = r"([a-z_]{1,64}?)_perf"
+_OP_NAME = re.compile(r"(?<![A-Za-z0-9_])" + _NAME + r"(?:_mpi)?\b", _A)
+_STARTING = re.compile(r"#\s*+Collective test starting:\s*+" + _NAME, _A)
+_CONCLUDED = re.compile(r"#\s*+Collective test concluded:\s*+" + _NAME, _A)
+_HEADER = re.compile(r"^#?\s*+nThread\s++([0-9]{1,9})\s++nGpus\s++([0-9]{1,9})", _A)
 _RANK = re.compile(
-    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)"
-    r"\s+\[[^\]]*\]\s*(.*)$"
+    r"^#\s*+Rank\s++([0-9]{1,9})\s++(?:Group\s++[0-9]{1,9}\s++)?Pid\s++[0-9]{1,12}\s++"
+    r"on\s++(\S{1,255})\s++device\s++([0-9]{1,9})\s++\[[^\]]{0,255}\]\s*+(.*)$",
+    _A,
 )
-_COLUMNS = re.compile(r"^#\s*size\s+count\s+type\b(.*)$")
-_AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*(\S+)")
-_NP = re.compile(r"(?:^|\s)(?:-np|-n|--np|-N|--ntasks)\s+(\d+)\b")
-_G = re.compile(r"_perf(?:_mpi)?\b.*?\s-g\s+(\d+)\b")
-_LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b")
-_ENV = re.compile(r"\b((?:NCCL|RCCL|UCX|FI)_[A-Z0-9_]+)=(\S*)")
-_NCCL_VERSION = re.compile(r"\b[NR]CCL version\s*:?\s*([0-9][0-9.]*[^\s]*)")
-_NET = re.compile(r"NCCL INFO (?:NET/|Using network )(IB|Socket|[A-Za-z0-9_]+)\b(.*)$")
-_VIA = re.compile(r"via NET/([A-Za-z0-9_]+)")
-_INT = re.compile(r"^-?\d+$")
-_FLOAT = re.compile(r"^-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PERF_BW_HEADER = re.compile(r"#bytes\s+#?iterations\s+BW peak\[(Gb|MB|GB)/sec\]")
-_PERF_LAT_HEADER = re.compile(r"#bytes\s+#?iterations\s+t_min\[usec\]")
-_PERF_TITLE = re.compile(r"^\s*(RDMA_Write|RDMA_Read|Send)\s+(?:[A-Za-z ]*?)(BW|Latency)\s+Test")
-_PERF_LINK = re.compile(r"Link type\s*:\s*(\S+)")
-_PERF_DEVICE = re.compile(r"Device\s*:\s*(\S+)")
+_COLUMNS = re.compile(r"^#\s*+size\s++count\s++type\b", _A)
+_AVG = re.compile(r"#\s*+Avg bus bandwidth\s*+:\s*+(\S++)", _A)
+_NP_FLAGS = frozenset({"-np", "-n", "--np", "-N", "--ntasks"})
+_LAUNCHER = re.compile(r"\b(?:mpirun|mpiexec|srun|torchrun)\b", _A)
+_ENV = re.compile(r"\b((?:NCCL|RCCL|UCX|FI)_[A-Z0-9_]{1,64}+)=(\S{0,255}+)", _A)
+_NCCL_VERSION = re.compile(r"\b[NR]CCL version\s*+:?\s*+([0-9][^\s]{0,63})", _A)
+_NET = re.compile(r"NCCL INFO (?:NET/|Using network )(IB|Socket|[A-Za-z0-9_]{1,64}+)\b(.*)$", _A)
+_VIA = re.compile(r"via NET/([A-Za-z0-9_]{1,64})", _A)
+_INT = re.compile(r"-?[0-9]{1,19}", _A)
+"""Used with fullmatch: a whole token."""
+_FLOAT = re.compile(r"-?(?:[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)(?:[eE][-+]?[0-9]++)?", _A)
+"""Used with fullmatch: a whole token (at most MAX_TOKEN_CHARS)."""
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", _A)
+"""Used with fullmatch: a whole token."""
+_PERF_BW_HEADER = re.compile(r"#bytes\s++#?iterations\s++BW peak\[(Gb|MB|GB)/sec\]", _A)
+_PERF_LAT_HEADER = re.compile(r"#bytes\s++#?iterations\s++t_min\[usec\]", _A)
+_PERF_TITLE = re.compile(
+    r"^\s*+(RDMA_Write|RDMA_Read|Send)\s++[A-Za-z ]{0,64}?(BW|Latency)\s++Test", _A
+)
+_PERF_LINK = re.compile(r"Link type\s*+:\s*+(\S{1,64})", _A)
+_PERF_DEVICE = re.compile(r"Device\s*+:\s*+(\S{1,64})", _A)
+
+
+_DIGITS = frozenset("0123456789")
+# Anything a line that starts with a digit may carry besides a result row (a hostname-prefixed
+# NCCL debug line, an environment variable, the test binary): such lines take the full path.
+_MARKERS = re.compile(r"CCL|UCX_|FI_|NET/|_perf|Avg bus|Collective test|nThread|#", _A)
+
+
+def _is_int(tok: str) -> bool:
+    return _INT.fullmatch(tok) is not None
+
+
+def _is_word(tok: str) -> bool:
+    return _WORD.fullmatch(tok) is not None
+
+
+def _flag_value(toks: list[str], flags: frozenset[str]) -> int | None:
+    """The integer after the first of `flags` among `toks` (``-np 16``), if any."""
+    for i, tok in enumerate(toks[:-1]):
+        if tok in flags and _is_int(toks[i + 1]) and not toks[i + 1].startswith("-"):
+            return int(toks[i + 1])
+    return None
 
 
 _BUSBW_RATIO = {
@@ -241,7 +286,7 @@ def _infer_op(rows: list[Row], ranks: int) -> str | None:
 
 
 def _num(tok: str, line_number: int, line: str, what: str) -> float:
-    if not _FLOAT.match(tok):
+    if len(tok) > MAX_TOKEN_CHARS or _FLOAT.fullmatch(tok) is None:
         raise NcclParseError(f"{what} {tok!r} is not a number", line_number=line_number, line=line)
     value = float(tok)
     if not math.isfinite(value):
@@ -296,6 +341,7 @@ class _Parser:
         self.header_line = 0
         self.cmd_gpus: int | None = None
         self.cmd_launcher = False
+        self.rows_read = 0
 
     # -- runs ------------------------------------------------------------------------
 
@@ -413,18 +459,18 @@ class _Parser:
                 line=line,
             )
         nbytes = int(toks[0])
-        if nbytes < 0 or not _INT.match(toks[1]) or not _WORD.match(toks[2]):
+        if nbytes < 0 or not _is_int(toks[1]) or not _is_word(toks[2]):
             raise NcclParseError(
                 "expected '<size> <count> <type> ...' with a data type name such as float",
                 line_number=n,
                 line=line,
             )
         i = 3
-        if i < len(toks) and _WORD.match(toks[i]):  # redop (sum, none, ...)
+        if i < len(toks) and _is_word(toks[i]):  # redop (sum, none, ...)
             i += 1
         rest = toks[i:]
         # root column: an integer followed by the time/bw columns
-        if len(rest) in (5, 7, 9) and _INT.match(rest[0]):
+        if len(rest) in (5, 7, 9) and _is_int(rest[0]):
             rest = rest[1:]
         if len(rest) not in (3, 4, 6, 7, 8):
             raise NcclParseError(
@@ -465,7 +511,7 @@ class _Parser:
     def link_row(self, toks: list[str], n: int, line: str) -> None:
         lb = self.link
         assert lb is not None
-        if len(toks) < 4 or not _INT.match(toks[1]):
+        if len(toks) < 4 or not _is_int(toks[1]):
             raise NcclParseError(
                 "a perftest row needs #bytes, #iterations and values", line_number=n, line=line
             )
@@ -498,28 +544,40 @@ class _Parser:
 
     def line(self, raw: str, n: int) -> bool:
         """Consume one line; return True when it was recognised as benchmark output."""
-        line = _TAG.sub("", raw).rstrip()
+        if len(raw) > MAX_LINE_CHARS:
+            self.warnings.append(
+                f"line {n}: longer than {MAX_LINE_CHARS} characters; skipped unread"
+            )
+            return False
+        line = _TAG.sub("", raw).rstrip() if raw.lstrip().startswith("[") else raw.rstrip()
         s = line.strip()
         if not s:
             return False
+        if s[0] in _DIGITS and not _MARKERS.search(s):
+            return self.table_line(s, n, line)  # the common case: a result row
         if "rccl-tests" in s or s.startswith("RCCL version") or "librccl" in s:
             self.rccl = True
             if self.cur is not None:
                 self.cur.tool = "rccl-tests"
-        for env_m in _ENV.finditer(s):
-            self.env[env_m.group(1)] = env_m.group(2)
-        m: re.Match[str] | None = _NCCL_VERSION.search(s)
-        if m:
-            self.nccl_version = m.group(1)
-        m = _NET.search(s)
-        if m:
-            name = m.group(1)
-            self.transport = "RoCE" if name == "IB" and "RoCE" in m.group(2) else name
-        m = _VIA.search(s)
-        if m and self.transport is None:
-            self.transport = m.group(1)
+        m: re.Match[str] | None
+        if "_" in s:
+            for env_m in _ENV.finditer(s):
+                self.env[env_m.group(1)] = env_m.group(2)
+        if "CCL version" in s:
+            m = _NCCL_VERSION.search(s)
+            if m:
+                self.nccl_version = m.group(1)
+        if "NCCL INFO" in s:
+            m = _NET.search(s)
+            if m:
+                name = m.group(1)
+                self.transport = "RoCE" if name == "IB" and "RoCE" in m.group(2) else name
+        if "via NET/" in s:
+            m = _VIA.search(s)
+            if m and self.transport is None:
+                self.transport = m.group(1)
         # perftest
-        m = _PERF_TITLE.match(s)
+        m = _PERF_TITLE.match(s) if s[0] in "RS" else None
         if m:
             self.finish()
             self.finish_link()
@@ -534,36 +592,36 @@ class _Parser:
             m = _PERF_DEVICE.search(s)
             if m:
                 self.link.device = m.group(1)
-        m = _PERF_BW_HEADER.search(s)
+        m = _PERF_BW_HEADER.search(s) if "#bytes" in s else None
         if m:
             if self.link is None:
                 self.link = _LinkBuilder(tool="ib_write_bw")
             self.link.kind, self.link.unit = "bw", m.group(1)
             return True
-        if _PERF_LAT_HEADER.search(s):
+        if "#bytes" in s and _PERF_LAT_HEADER.search(s):
             if self.link is None:
                 self.link = _LinkBuilder(tool="ib_write_lat")
             self.link.kind = "lat"
             return True
         # nccl-tests
-        m = _STARTING.search(s)
+        m = _STARTING.search(s) if "Collective test" in s else None
         if m:
             self.finish()
             self.pending_op = _op_from(m.group(1))
             return True
-        m = _CONCLUDED.search(s)
+        m = _CONCLUDED.search(s) if "Collective test" in s else None
         if m:
             if self.cur is not None and self.cur.op is None:
                 self.cur.op = _op_from(m.group(1))
             self.finish()
             return True
-        m = _HEADER.match(s)
+        m = _HEADER.match(s) if "nThread" in s else None
         if m:
             self.header_line = self.header_line or n
             b = self.start(n)
             b.n_threads, b.n_gpus = int(m.group(1)), int(m.group(2))
             return True
-        m = _RANK.match(s)
+        m = _RANK.match(s) if "Rank" in s else None
         if m:
             b = self.builder(n)
             if b.rows:
@@ -576,7 +634,7 @@ class _Parser:
             if b.rows:
                 b = self.start(n)
             return True
-        m = _AVG.search(s)
+        m = _AVG.search(s) if "Avg bus" in s else None
         if m:
             if self.cur is not None:
                 try:
@@ -595,16 +653,29 @@ class _Parser:
                     self.cur.op = _op_from(m.group(1))
                 else:
                     self.pending_op = _op_from(m.group(1))
-                np_m = _NP.search(s)
-                if np_m:
-                    self.np = int(np_m.group(1))
-                g_m = _G.search(s)
-                if g_m:
-                    self.cmd_gpus = int(g_m.group(1))
+                np_value = _flag_value(s.split(), _NP_FLAGS)
+                if np_value is not None:
+                    self.np = np_value
+                # -g (GPUs per process) counts after the test binary, not the launcher's.
+                after_test = s[s.index("_perf") :].split()
+                g_value = _flag_value(after_test, frozenset({"-g"}))
+                if g_value is not None:
+                    self.cmd_gpus = g_value
                 self.cmd_launcher = self.cmd_launcher or bool(_LAUNCHER.search(s))
                 return True
+        return self.table_line(s, n, line)
+
+    def table_line(self, s: str, n: int, line: str) -> bool:
+        """A result row of nccl-tests or perftest (True), or not one (False)."""
         toks = s.split()
-        if _INT.match(toks[0]):
+        if _is_int(toks[0]):
+            self.rows_read += 1
+            if self.rows_read > MAX_ROWS:
+                raise NcclParseError(
+                    f"more than {MAX_ROWS} result rows; send fewer tests at a time",
+                    line_number=n,
+                    line=line,
+                )
             if self.link is not None and self.cur is None:
                 self.link_row(toks, n, line)
                 return True
