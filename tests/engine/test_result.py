@@ -246,3 +246,17 @@ def test_the_validation_report_round_trips_typed() -> None:
     assert typed.to_dict() == raw
     assert len(typed.rows) == len(raw["rows"]) and typed.passed is raw["passed"]
     assert all(row.extra == {} for row in typed.rows)
+
+
+def test_a_wrong_typed_number_text_or_flag_is_refused_naming_its_path() -> None:
+    from advisor.engine.result.records import EngineResult, ResultFormatError
+
+    good = {"cost": {"network_capex_usd": 1200, "work": "training"}}
+    assert EngineResult.from_dict(good).cost.network_capex_usd == 1200
+    for damaged, path in (
+        ({"cost": {"network_capex_usd": "lots"}}, "EngineResult.cost.network_capex_usd"),
+        ({"cost": {"network_capex_usd": True}}, "EngineResult.cost.network_capex_usd"),
+        ({"cost": {"work": 5}}, "EngineResult.cost.work"),
+    ):
+        with pytest.raises(ResultFormatError, match=path):
+            EngineResult.from_dict(damaged)

@@ -43,6 +43,18 @@ def test_every_page_of_the_scenario_says_the_result_cannot_be_read(
     assert f"/s/{broken.pk}/rerun" in html  # the way out: compute it again
 
 
+def test_a_wrong_typed_figure_makes_the_result_unreadable_too(sales_client: Client) -> None:
+    scenario = make_scenario(
+        name="Damaged figure",
+        result=damaged(cost={**training_result()["cost"], "network_capex_usd": "lots"}),
+    )
+
+    response = sales_client.get(f"/s/{scenario.pk}/")
+
+    assert response.status_code == 409
+    assert MESSAGE in response.content.decode()
+
+
 def test_the_comparison_says_so_too(sales_client: Client, broken: Scenario) -> None:
     other = make_scenario(name="Fine")
 

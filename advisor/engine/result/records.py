@@ -17,6 +17,9 @@ Rules of the conversion (the same for every class here):
   key a newer engine adds reaches the API unchanged before a field is declared for it.
 - Values are not coerced: an ``int`` stays an ``int`` where the field says ``float`` (the
   JSON the API serves keeps ``400``, not ``400.0``). Lists become tuples and back.
+- A number, text or flag of the wrong JSON type (``"lots"`` where a price goes) raises
+  :class:`ResultFormatError` naming its path: a damaged stored result is refused where it is
+  read, not deep inside a page.
 
 For every current result ``EngineResult.from_dict(d).to_dict() == d`` and for every typed
 result ``EngineResult.from_dict(r.to_dict()) == r`` (tests/engine/test_result.py).
@@ -902,7 +905,29 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
             raise ResultFormatError(f"{path}: expected an object, got {type(value).__name__}")
         item = typing.get_args(tp)[1]
         return {str(k): _convert(item, v, f"{path}.{k}") for k, v in value.items()}
+    _check_scalar(tp, value, path)
     return value
+
+
+def _check_scalar(tp: Any, value: Any, path: str) -> None:
+    """A stored number, text or flag of the wrong JSON type is refused naming its path (the
+    pages would otherwise fail on it far from here); values are still not coerced."""
+    if tp is bool:
+        ok = isinstance(value, bool)
+    elif tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    elif tp is int:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    elif tp is str:
+        ok = isinstance(value, str)
+    else:
+        return
+    if not ok:
+        raise ResultFormatError(
+            f"{path}: expected {tp.__name__}, got {type(value).__name__} {value!r:.40}"
+        )
 
 
 def _matches(tp: Any, value: Any) -> bool:
