@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django import forms
@@ -83,7 +84,76 @@ PLATFORM_FACTS: dict[str, forms.Field] = {
 fields; stored in the item's attributes."""
 
 
-class HardwareItemForm(forms.ModelForm[HardwareItem]):
+# Sane ranges of the price and power columns: a typo (a minus sign, a price in cents, 1e308)
+# must be refused, naming the field, before it becomes a negative or absurd quote. The largest
+# built-in items are a $250k switch and a $45k GPU; a chassis switch is a few $M at most.
+MAX_UNIT_PRICE_USD = 10_000_000.0
+MAX_CLOUD_USD_PER_HOUR = 1_000.0
+MAX_POWER_W = 100_000.0
+
+
+def _finite(value: float | None, field: str) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise forms.ValidationError(f"{field} must be a finite number")
+    return value
+
+
+class ColumnRules(forms.ModelForm[HardwareItem]):
+    """Type, sign and range of the price and power columns, each error on its field (the
+    detail form and the list's inline edits alike)."""
+
+    def clean_unit_price_usd(self) -> float:
+        value = _finite(self.cleaned_data.get("unit_price_usd"), "The price")
+        if value is None:
+            raise forms.ValidationError("The price is required")
+        if value < 0:
+            raise forms.ValidationError("The price must be more than $0")
+        if value > MAX_UNIT_PRICE_USD:
+            raise forms.ValidationError(f"The price must be at most ${MAX_UNIT_PRICE_USD:,.0f}")
+        return float(value)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        price = cleaned.get("unit_price_usd")
+        if price is None:
+            return cleaned
+        kind = str(cleaned.get("kind", self.instance.kind))
+        sku = str(cleaned.get("sku", self.instance.sku))
+        attributes = cleaned.get("attributes", self.instance.attributes) or {}
+        integrated = bool({**(builtin_item(kind, sku) or {}), **attributes}.get("integrated"))
+        if integrated and price != 0:
+            self.add_error(
+                "unit_price_usd",
+                "Ports built into the accelerator cost nothing to add: the price must be 0",
+            )
+        elif not integrated and price == 0:
+            self.add_error("unit_price_usd", "The price must be more than $0")
+        return cleaned
+
+    def clean_cloud_usd_per_hour(self) -> float | None:
+        value = _finite(self.cleaned_data.get("cloud_usd_per_hour"), "The rental price")
+        if value is None:
+            return None
+        if value <= 0:
+            raise forms.ValidationError("The rental price must be more than $0 per GPU-hour")
+        if value > MAX_CLOUD_USD_PER_HOUR:
+            raise forms.ValidationError(
+                f"The rental price must be at most ${MAX_CLOUD_USD_PER_HOUR:,.0f} per GPU-hour"
+            )
+        return float(value)
+
+    def clean_power_w(self) -> float:
+        value = _finite(self.cleaned_data.get("power_w"), "The power")
+        if value is None:
+            raise forms.ValidationError("The power is required (0 for a passive cable)")
+        if value < 0:
+            raise forms.ValidationError("The power must not be negative")
+        if value > MAX_POWER_W:
+            raise forms.ValidationError(f"The power must be at most {MAX_POWER_W:,.0f} W")
+        return float(value)
+
+
+class HardwareItemForm(ColumnRules):
     """Refuses an edit that would leave a catalog the engine cannot use, naming why.
 
     For GPUs the platform facts (host PCIe generation, reference compute NIC and count,
@@ -198,6 +268,10 @@ class HardwareItemAdmin(admin.ModelAdmin[HardwareItem]):
         ("History", {"fields": ("updated_at", "updated_by")}),
     )
     actions = ("publish_now",)
+
+    def get_changelist_form(self, request: HttpRequest, **kwargs: Any) -> type[Any]:
+        # The list's inline edits (prices, power) obey the same column rules as the form.
+        return super().get_changelist_form(request, form=ColumnRules, **kwargs)
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
         # The rows mirror the built-in catalog; new built-in items appear here automatically.

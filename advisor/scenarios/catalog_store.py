@@ -7,12 +7,16 @@ every result names the catalog it was computed with.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog.rules import CatalogError
 from advisor.hardware.models import CatalogVersion
+
+logger = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=16)
@@ -29,10 +33,15 @@ def catalog_current() -> Catalog:
     the staff edits on top of it as a new version (advisor.hardware.services.
     catalog_reapply_edits, on post_migrate); until then the latest stored version stays
     current, so a run always records a catalog that is stored."""
-    latest = CatalogVersion.objects.only("id", "version", "created_at").first()
-    if latest is None:
-        return default_catalog()
-    return _catalog_for(latest.version, latest.created_at, latest.pk)
+    # A version stored before the catalog rules (a negative price, 0 GPUs per server) is
+    # refused by the engine: new runs take the newest version that obeys them (logged), so a
+    # bad edit never becomes a quote or a 500. The admin refuses such edits now.
+    for row in CatalogVersion.objects.only("id", "version", "created_at")[:20]:
+        try:
+            return _catalog_for(row.version, row.created_at, row.pk)
+        except CatalogError as exc:
+            logger.error("catalog %s is not usable and is skipped: %s", row.version, exc)
+    return default_catalog()
 
 
 def catalog_recorded(version: str) -> Catalog:
@@ -48,4 +57,8 @@ def catalog_by_version(version: str) -> Catalog | None:
     row = CatalogVersion.objects.only("id", "version", "created_at").filter(version=version).first()
     if row is None:
         return None
-    return _catalog_for(row.version, row.created_at, row.pk)
+    try:
+        return _catalog_for(row.version, row.created_at, row.pk)
+    except CatalogError as exc:
+        logger.error("catalog %s is not usable: %s", row.version, exc)
+        return None

@@ -22,6 +22,7 @@ from advisor.engine.facts.catalog.network import (
     Switch,
     Transceiver,
 )
+from advisor.engine.facts.catalog.rules import check_catalog_items
 
 CATALOG_VERSION = "builtin-2025.11.1"
 
@@ -84,9 +85,13 @@ class Catalog:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Catalog:
-        """Inverse of :meth:`to_dict`; missing sections fall back to the built-in items."""
+        """Inverse of :meth:`to_dict`; missing sections fall back to the built-in items.
+
+        Every item must obey the catalog rules (:mod:`.rules`: prices above 0 and below a sane
+        maximum, positive whole ports, radix and speeds, allowed GPUs per server); one that
+        does not raises :class:`~.rules.CatalogError` naming the item and the field."""
         base = default_catalog()
-        return cls(
+        catalog = cls(
             version=str(raw.get("version", base.version)),
             gpus=_load(raw, "gpus", GpuSpec.from_dict, base.gpus),
             models=_load(
@@ -97,6 +102,14 @@ class Catalog:
             transceivers=_load(raw, "transceivers", Transceiver.from_dict, base.transceivers),
             cables=_load(raw, "cables", Cable.from_dict, base.cables),
         )
+        check_catalog_items(
+            gpus=catalog.gpus,
+            nics=catalog.nics,
+            switches=catalog.switches,
+            transceivers=catalog.transceivers,
+            cables=catalog.cables,
+        )
+        return catalog
 
 
 def _load(raw: dict[str, Any], key: str, make: Any, default: tuple[Any, ...]) -> tuple[Any, ...]:
