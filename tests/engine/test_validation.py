@@ -10,6 +10,7 @@ from advisor.engine.tools.validation import (
     calibration_rows,
     is_bound,
     serving_calibration_rows,
+    serving_capacity_rows,
     tolerance_pct,
     validation_baseline,
     validation_report,
@@ -41,7 +42,7 @@ def test_all_shared_calibration_rows_are_shipped_with_the_engine() -> None:
 
 def test_every_row_is_reported_with_the_documented_fields() -> None:
     reported = {line["id"] for line in REPORT["rows"]}
-    shipped = calibration_rows() + serving_calibration_rows()
+    shipped = calibration_rows() + serving_calibration_rows() + serving_capacity_rows()
     assert reported == {row["id"] for row in shipped}
     for line in REPORT["rows"]:
         assert {

@@ -104,6 +104,24 @@ def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platfo
 
 
 @dataclass(frozen=True)
+class ServingAsk:
+    """What a serving scenario asks for and how the engine deploys it (for the headline)."""
+
+    requests_per_s: float | None
+    """The open-loop arrival rate asked; ``None``: a closed loop of ``users``."""
+    users: int
+    output_tokens: int
+    target_ttft_ms: float
+    target_ms_per_token: float
+    deployment: str
+    """``replicas``, ``split`` or ``disaggregated``."""
+    shape: str
+    """The deployment in words, e.g. ``4 x TP2 replicas``."""
+    tp: int
+    gpu_name: str
+
+
+@dataclass(frozen=True)
 class JobFacts:
     """What the recommendation needs from the scenario and the workload plan."""
 
@@ -130,6 +148,9 @@ class JobFacts:
     kv_only: bool = False
     """Disaggregated serving whose prefill and decode instances each fit one NVLink domain:
     only the KV cache crosses the network (once per request), not every generated token."""
+    serving: ServingAsk | None = None
+    domain_gpus: int = 0
+    """GPUs per scale-up domain of the job (a server, or an NVL72 rack); 0: a server."""
 
     @property
     def inference(self) -> bool:
@@ -151,6 +172,16 @@ def job_facts(
         replica = plan.tp * plan.pp * max(1, plan.ep)
         if nodes <= 1:
             why = f"the job runs inside one server ({scenario.gpus} GPUs over NVLink/PCIe)"
+        elif (
+            scenario.workload == "inference"
+            and workload.inference is not None
+            and workload.inference.serving is not None
+            and not workload.inference.serving.colocated
+        ):
+            why = (
+                f"prefill and decode pools share one NVLink domain of {workload.domain_gpus} "
+                "GPUs, so the KV cache and every expert all-to-all stay on NVLink/NVSwitch"
+            )
         elif scenario.workload == "inference":
             why = (
                 f"each inference replica fits one server or NVLink domain ({replica} of "
@@ -193,6 +224,38 @@ def job_facts(
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
         storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
+        serving=_serving_ask(scenario, workload),
+        domain_gpus=workload.domain_gpus,
+    )
+
+
+def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | None:
+    inf = scenario.inference
+    serving_plan = workload.inference.serving if workload.inference is not None else None
+    if inf is None or serving_plan is None:
+        return None
+    plan = workload.plan
+    if serving_plan.colocated:
+        shape = f"TP{plan.tp}" + (f" x PP{plan.pp}" if plan.pp > 1 else "")
+        shape += f" x EP{plan.ep}" if plan.ep > 1 else ""
+        kind = "replicas" if serving_plan.deployment == "replicas" else "split replicas"
+        shape = f"{plan.dp} x {shape} {kind}"
+    else:
+        pre, dec = serving_plan.prefill, serving_plan.decode
+        shape = (
+            f"disaggregated {pre.instances} x TP{pre.tp} prefill + {dec.instances} x "
+            f"{'EP' + str(dec.ep) if dec.ep > 1 else 'TP' + str(dec.tp)} decode"
+        )
+    return ServingAsk(
+        requests_per_s=inf.requests_per_s,
+        users=inf.concurrent_requests,
+        output_tokens=inf.output_tokens,
+        target_ttft_ms=inf.target_ttft_ms,
+        target_ms_per_token=inf.target_ms_per_token,
+        deployment=serving_plan.deployment,
+        shape=shape,
+        tp=plan.tp,
+        gpu_name=scenario.gpu.name,
     )
 
 

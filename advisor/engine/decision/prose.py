@@ -31,6 +31,7 @@ from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.facts.formatting import percent_in_text, usd, usd_cents
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
+from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.model.topology import TopologySize
 
 MAX_PRICE_FACTOR = 2.0
@@ -144,6 +145,78 @@ def reference_design(facts: JobFacts, scored: Scored) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ headline
 
 
+SATURATED_TTFT_MS = SATURATED_S * 1e3
+"""The load model's p95 TTFT of an open queue over capacity (docs/MODEL.md 15): said in
+words, not as a number."""
+
+
+def _seconds(value_s: float) -> str:
+    return f"{value_s:,.0f} s" if value_s >= 100 else f"{value_s:.3g} s"
+
+
+def serving_shortfall(facts: JobFacts, metrics: Mapping[str, Any]) -> str:
+    """The headline's serving sentence when the recommended design serves less than asked or
+    misses a latency target (docs/MODEL.md 15.2): the numbers, and what would meet them."""
+    ask = facts.serving
+    if ask is None or metrics.get("meets_latency_targets") is None:
+        return ""
+    saturated = bool(metrics.get("load_saturated"))
+    meets = bool(metrics.get("meets_latency_targets"))
+    if meets and not saturated:
+        return ""
+    served = float(metrics.get("requests_per_s") or 0.0)
+    at_target = float(metrics.get("max_requests_per_s_at_target") or 0.0)
+    ttft = float(metrics.get("ttft_ms_p95") or 0.0)
+    tpot = float(metrics.get("ms_per_token_p95") or 0.0)
+    parts: list[str] = []
+    if saturated:
+        asked = (
+            f"of the {ask.requests_per_s:,.3g} asked"
+            if ask.requests_per_s is not None
+            else f"for {ask.users:,} users"
+        )
+        parts.append(f"serves {served:,.3g} requests/s {asked}, at capacity")
+    if ttft >= SATURATED_TTFT_MS:
+        parts.append("the queue for a first token grows without bound")
+    elif ttft > ask.target_ttft_ms:
+        parts.append(
+            f"p95 time to first token {_seconds(ttft / 1e3)} against the "
+            f"{_seconds(ask.target_ttft_ms / 1e3)} target"
+        )
+    if tpot > ask.target_ms_per_token:
+        parts.append(
+            f"p95 {tpot:,.0f} ms per token against the {ask.target_ms_per_token:g} ms target"
+        )
+    if not parts:
+        return ""
+    servers_text = f"{facts.nodes} server{'s' if facts.nodes != 1 else ''}"
+    text = f"Serving falls short: {ask.shape} on {servers_text} " + "; ".join(parts)
+    # the rate the load needs within the targets: the asked rate, or a closed loop's users
+    # each completing a request in TTFT + output x time per token at the targets
+    need = (
+        ask.requests_per_s
+        if ask.requests_per_s is not None
+        else ask.users
+        / (ask.target_ttft_ms / 1e3 + ask.output_tokens * ask.target_ms_per_token / 1e3)
+    )
+    if at_target > 0:
+        servers = max(facts.nodes + 1, math.ceil(facts.nodes * need / at_target))
+        text += (
+            f". Within the targets it serves up to {at_target:,.3g} requests/s; "
+            f"about {servers:,} servers of the same deployment would carry "
+            f"{need:,.3g} requests/s"
+        )
+    else:
+        wider = (
+            f"a larger tensor-parallel group (TP{2 * ask.tp}) or a faster GPU than the "
+            f"{ask.gpu_name}"
+            if ask.tp < facts.gpus_per_node
+            else f"a faster GPU than the {ask.gpu_name}, a smaller precision or shorter prompts"
+        )
+        text += f". No load meets the targets with this deployment: {wider} would"
+    return text + "."
+
+
 def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | None) -> str:
     scored = choice.best
     life = scored.life
@@ -173,11 +246,18 @@ def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | N
         )
     if choice.mode == "constraints_forced" and scored.departures:
         why = "the budget" if facts.network_budget_usd is not None else "the constraints"
-        return (
+        return _with_shortfall(
+            facts,
+            scored,
             f"Only a departure from field practice fits {why} "
-            f"({departures_phrase(facts, scored)}): {base}."
+            f"({departures_phrase(facts, scored)}): {base}.",
         )
-    return f"{base}."
+    return _with_shortfall(facts, scored, f"{base}.")
+
+
+def _with_shortfall(facts: JobFacts, scored: Scored, head: str) -> str:
+    note = serving_shortfall(facts, scored.metrics)
+    return f"{head} {note}" if note else head
 
 
 # ----------------------------------------------------------------------------- rationale

@@ -53,6 +53,7 @@ from advisor.engine.decision.prose import (
     perf_str,
     rationale,
     reference_design,
+    serving_shortfall,
     topo_phrase,
     uncertainty,
     why_not,
@@ -670,7 +671,12 @@ def _no_fabric(
     )
     rationale_text = [
         f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
-        f"{' inside each server' if facts.nodes > 1 else ''}.",
+        + (
+            f" inside the {facts.domain_gpus}-GPU NVLink domain"
+            if facts.domain_gpus > facts.gpus_per_node
+            else (" inside each server" if facts.nodes > 1 else "")
+        )
+        + ".",
         network_sentence,
         f"A compute fabric (e.g. {facts.platform.reference_count} x "
         f"{facts.platform.reference_gbps}G per server) would add NICs, switches and optics "
@@ -680,10 +686,19 @@ def _no_fabric(
     ]
     if sc.violations:
         rationale_text.append("Note: " + "; ".join(sc.violations) + ".")
-    if facts.inference and facts.nodes > 1:
+    if (
+        facts.inference
+        and facts.nodes > 1
+        and (facts.serving is None or facts.serving.deployment == "replicas")
+    ):
         rationale_text.append(
             f"Scale by adding replicas: each of the {facts.nodes} servers serves whole "
-            "requests, so throughput grows linearly without east-west traffic."
+            "requests, so throughput grows linearly without east-west traffic"
+            + (
+                " (the headline says how many would carry the load)."
+                if serving_shortfall(facts, metrics)
+                else "."
+            )
         )
     if within and existing:
         head = (
@@ -702,7 +717,12 @@ def _no_fabric(
             f"needs no GPU compute fabric, and the least expensive network it needs (storage "
             f"and management) costs {usd(capex)}."
         )
-    bound = facts.gpus_per_node
+    shortfall = serving_shortfall(facts, metrics)
+    if shortfall:
+        head = f"{head} {shortfall}"
+        rationale_text.append(shortfall)
+    bound = max(facts.gpus_per_node, facts.domain_gpus)
+    unit = "server" if bound == facts.gpus_per_node else f"{bound}-GPU NVLink domain"
     storage_info = storage_summary(facts, storage, existing=existing)
     rationale_text.append(storage_info["statement"])
     return {
@@ -752,7 +772,7 @@ def _no_fabric(
             {
                 "statement": f"A GPU compute fabric (RoCE or InfiniBand) becomes necessary "
                 f"once one job or one model replica needs more than {bound} GPUs, i.e. spans "
-                "more than one server.",
+                f"more than one {unit}.",
                 "parameter": "gpus_per_job",
                 "value": bound,
             }

@@ -182,8 +182,17 @@ def profile(gpu: GpuSpec) -> ComputeProfile:
     )
 
 
-def gemm_time_s(gpu: GpuSpec, precision: str, m: float, n: float, k: float) -> float:
-    """Time of one M x N x K GEMM (2 M N K FLOPs) on ``gpu``."""
+def gemm_time_s(
+    gpu: GpuSpec, precision: str, m: float, n: float, k: float, inference: bool = False
+) -> float:
+    """Time of one M x N x K GEMM (2 M N K FLOPs) on ``gpu``.
+
+    ``inference``: a serving forward pass (docs/MODEL.md 15.1): no Transformer Engine casts or
+    transposed copies (the quantisation of an inference activation is fused into the kernel
+    before it), and a GEMM whose rows fit one tile (decode: M = the batch) is split over K
+    across the idle SMs (cuBLAS / CUTLASS split-K and stream-K), so it pays no wave loss; the
+    loss returns linearly as M grows to two tiles' rows (no jump in a step's time at M = one
+    tile)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
     p = profile(gpu)
@@ -192,6 +201,10 @@ def gemm_time_s(gpu: GpuSpec, precision: str, m: float, n: float, k: float) -> f
     tiles = math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n)
     waves = math.ceil(tiles / p.sms)
     wave_loss = waves * p.sms / tiles
+    if inference:
+        # split-K spreads a GEMM of one row of tiles over the idle SMs; its benefit fades as
+        # a second row of tiles fills (continuous in M, the training loss from 2 tile rows)
+        wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / p.tile_m - 1.0))
     flops = 2.0 * m * n * k
     compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
     # a GEMM also streams its operands once: the memory roofline
@@ -199,7 +212,7 @@ def gemm_time_s(gpu: GpuSpec, precision: str, m: float, n: float, k: float) -> f
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     memory = bytes_moved / hbm
     cast = 0.0
-    if precision == "fp8":
+    if precision == "fp8" and not inference:
         # Transformer Engine quantises the GEMM output's consumer input and keeps a transposed
         # FP8 copy for the weight-gradient GEMM: read bf16 (2 B) + write fp8 (1 B) of the output,
         # + the transpose (1 B read + 1 B write) of the activation input

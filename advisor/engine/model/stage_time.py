@@ -32,6 +32,7 @@ from advisor.engine.model.placement import (
     pipeline_crosses_network,
 )
 from advisor.engine.model.plans import InferencePlan, Plan, TrainingPlan, domain_gpus, group_layout
+from advisor.engine.model.serving.compute import dense_decode_s, dense_prefill_s
 
 
 def _intra_time_s(
@@ -388,6 +389,7 @@ def _inference_costs(
         kv_read = requests_per_gpu * context * m.layers * m.kv_dim_per_layer * wbytes
         flops = requests_per_gpu * fwd_token
         decode = max((weight_read + kv_read) / hbm, flops / flops_per_s)
+        decode += DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
         prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / flops_per_s
         tokens_per_gpu = requests_per_gpu
         dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
@@ -397,17 +399,25 @@ def _inference_costs(
         tp_count = 0
         tp_prefill_bytes = 0.0
     else:
-        # per pipeline stage: read its weights + its KV, or compute, whichever is slower
-        hit = experts_hit_fraction(m, batch)
-        weight_read = (m.dense_params + m.expert_params * hit) * wbytes / (tp * pp)
-        kv_split = min(tp, m.kv_heads)
-        kv_read = batch * context * m.layers * m.kv_dim_per_layer * wbytes / (kv_split * pp)
-        flops_stage = batch * fwd_token / (tp * pp)
-        stage = max((weight_read + kv_read) / hbm, flops_stage / flops_per_s)
-        decode = stage * pp
-        prefill = (
-            inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / (tp * flops_per_s)
-        )
+        if m.is_moe:
+            # per pipeline stage: read its weights + its KV, or compute, whichever is slower
+            hit = experts_hit_fraction(m, batch)
+            weight_read = (m.dense_params + m.expert_params * hit) * wbytes / (tp * pp)
+            kv_split = min(tp, m.kv_heads)
+            kv_read = batch * context * m.layers * m.kv_dim_per_layer * wbytes / (kv_split * pp)
+            flops_stage = batch * fwd_token / (tp * pp)
+            stage = max((weight_read + kv_read) / hbm, flops_stage / flops_per_s)
+            decode = stage * pp + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
+            prefill = (
+                inf.prompt_tokens
+                * forward_flops_per_token(m, inf.prompt_tokens)
+                / (tp * flops_per_s)
+            )
+        else:
+            # dense: the serving model's GEMM roofline (docs/MODEL.md 15.1), launch costs in it
+            decode = dense_decode_s(scenario, batch, 1, context, tp, pp, tp_comm=False)
+            prompt = float(inf.prompt_tokens)
+            prefill = dense_prefill_s(scenario, prompt, prompt, tp, 1, pack=False)
         dispatch = 0.0
         tokens_per_gpu = 0
         ep_layout = group_layout(1, 1, dom, gpus_per_replica)
@@ -416,7 +426,6 @@ def _inference_costs(
         tp_count = 2 * m.layers if tp > 1 else 0
         tp_prefill_bytes = inf.prompt_tokens * m.hidden * act_bytes
 
-    decode += DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
     tp_decode_intra = 0.0
     tp_prefill_intra = 0.0
     if tp > 1 and not tp_layout.crosses_network:

@@ -386,6 +386,7 @@ class Metrics(_Record):
     kv_transfer_ms: float | None = field(default=None, metadata=_ABSENT)
     kv_transfer_share_of_ttft: float | None = field(default=None, metadata=_ABSENT)
     max_requests_per_s_at_target: float | None = field(default=None, metadata=_ABSENT)
+    tokens_per_s_per_gpu_at_target: float | None = field(default=None, metadata=_ABSENT)
     capacity_requests_per_s: float | None = field(default=None, metadata=_ABSENT)
     load_saturated: float | None = field(default=None, metadata=_ABSENT)
     meets_latency_targets: float | None = field(default=None, metadata=_ABSENT)

@@ -290,6 +290,19 @@ def serving_calibration_rows() -> tuple[dict[str, Any], ...]:
     return tuple(json.loads(text)["rows"])
 
 
+@lru_cache(maxsize=1)
+def serving_capacity_rows() -> tuple[dict[str, Any], ...]:
+    """Published dense serving capacities (``data/serving_rows.json``: TensorRT-LLM's
+    performance overview, phase ``capacity``), each marked ``use``: ``development`` (the
+    compute model's choices looked at it) or ``held_out`` (read once, after)."""
+    text = (
+        resources.files("advisor.engine.calibration")
+        .joinpath("data/serving_rows.json")
+        .read_text("utf-8")
+    )
+    return tuple(json.loads(text)["rows"])
+
+
 def predict_serving(row: dict[str, Any]) -> dict[str, float]:
     return predict_published(row)
 
@@ -307,6 +320,8 @@ def _all_lines() -> tuple[tuple[dict[str, Any], dict[str, Any]], ...]:
         rows = list(calibration_rows())
         with contextlib.suppress(FileNotFoundError, OSError):
             rows += list(serving_calibration_rows())
+        with contextlib.suppress(FileNotFoundError, OSError):
+            rows += list(serving_capacity_rows())
         for row in rows:
             for line in validate_row(row):
                 out.append((row, line))

@@ -30,9 +30,13 @@ from advisor.engine.model.collectives import (
     scaleup_time_s,
 )
 from advisor.engine.model.efficiency import (
+    ELEMENTWISE_FFN_PASSES,
+    ELEMENTWISE_HIDDEN_PASSES,
     achievable_flops_per_s,
     experts_hit_fraction,
     forward_flops_per_token,
+    gemm_time_s,
+    profile,
 )
 
 GB = 1e9
@@ -74,6 +78,10 @@ of the MoE losses above apply.  Checked against TensorRT-LLM's published in-flig
 throughput of Llama 3.1 405B FP8 on 8 H100 (perf-overview, v1.0 PyTorch backend): 0.5 read
 2048/128 at 187 vs 453 output tokens/s and 5000/500 at 279 vs 610; 1.0 reads 328 and 473, and
 2048/2048 at 2,279 vs 2,296 (tests/engine/test_serving_load.py, docs/MODEL.md)."""
+PREFILL_BATCH_TOKENS = 8192
+"""Prompt tokens a dense instance packs into one prefill forward pass (TensorRT-LLM's
+``max_num_tokens`` default, 8,192; vLLM V1 schedules the same budget per step): short prompts
+share the GEMMs' rows, a long prompt is one pass of its own length."""
 PREFILL_TOKENS_PER_GPU_EP = 16384
 """Tokens per GPU per expert-parallel prefill batch (DeepSeek profile-data and SGLang's
 large-scale EP prefill runs: 16,384 tokens per device)."""
@@ -225,6 +233,16 @@ def _usable_bytes(scenario: Scenario) -> float:
 # ----------------------------------------------------------------------------- step costs
 
 
+def scaleup_domain_gpus(scenario: Scenario) -> int:
+    """GPUs of the job in one scale-up domain (a server, or an NVL72 rack of 18 trays); the
+    same rule as :func:`advisor.engine.model.plans.domain_gpus`, which imports this module."""
+    gpn = scenario.gpus_per_node
+    if scenario.gpu.scaleup_domain_gpus > gpn:
+        dom = min(scenario.gpu.scaleup_domain_gpus, scenario.gpus)
+        return max(gpn, dom - dom % gpn)
+    return gpn
+
+
 def _hbm_bytes_per_s(scenario: Scenario) -> float:
     return scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
 
@@ -244,6 +262,153 @@ def _matmul_active_params(model: ModelSpec) -> float:
     return max(0.0, model.active_params - lookup)
 
 
+# ----------------------------------------------------------------------------- dense roofline
+# A dense model's prefill and decode on the GEMM roofline that training uses
+# (docs/MODEL.md 15.1): the same four GEMMs per layer, priced by efficiency.gemm_time_s
+# (inference=True), the element-wise kernels at HBM speed and the attention of the phase.
+
+GEMMS_PER_LAYER = 4
+"""QKV, attention output, MLP up (+ gate), MLP down."""
+
+
+@lru_cache(maxsize=8192)
+def dense_layer_s(
+    gpu: GpuSpec, precision: str, model: ModelSpec, rows: float, tp: int
+) -> tuple[float, float]:
+    """(GEMMs, element-wise kernels) of one dense layer's forward over ``rows`` tokens on one
+    GPU of a ``tp`` group.  Widths from the model's parameters, as the training model splits
+    them; no sequence parallelism at inference, so norms and residuals run on the full
+    hidden size on every rank."""
+    h = float(model.hidden)
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab) * h
+    matmul = max(0.0, model.active_params - lookup - float(model.vocab) * h)
+    per_layer = matmul / max(1, model.layers)
+    kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
+    attn_params = min(2.0 * h * h + h * kv, per_layer)
+    mlp = max(0.0, per_layer - attn_params)
+    ffn = float(model.ffn_hidden or 4 * model.hidden)
+    up = max(ffn, mlp / h - ffn)  # gate + up when gated (3 h f parameters)
+    gemm = (
+        gemm_time_s(gpu, precision, rows, (h + kv) / tp, h, inference=True)
+        + gemm_time_s(gpu, precision, rows, h, h / tp, inference=True)
+        + gemm_time_s(gpu, precision, rows, up / tp, h, inference=True)
+        + gemm_time_s(gpu, precision, rows, h, ffn / tp, inference=True)
+    )
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    elementwise = (
+        2.0 * rows * (ELEMENTWISE_HIDDEN_PASSES * h + ELEMENTWISE_FFN_PASSES * up / tp) / hbm
+    )
+    return gemm, elementwise
+
+
+def _output_head_s(scenario: Scenario, rows: float, tp: int) -> float:
+    model = scenario.model
+    return gemm_time_s(
+        scenario.gpu,
+        scenario.precision,
+        rows,
+        model.vocab / tp,
+        model.hidden,
+        inference=True,
+    )
+
+
+def _other_kernels_s_per_layer(scenario: Scenario) -> float:
+    """Decode kernels other than the GEMMs per layer (attention, norms, rotary, activation,
+    residual): the per-layer launch cost less the GEMMs' own latency."""
+    gemm_t0 = profile(scenario.gpu).gemm_latency_s
+    return max(0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * gemm_t0)
+
+
+def dense_prefill_s(
+    scenario: Scenario,
+    prompt_tokens: float,
+    computed_tokens: float,
+    tp: int,
+    pp: int,
+    pack: bool = True,
+) -> float:
+    """Seconds of a ``tp`` x ``pp`` instance per prompt of ``prompt_tokens``, of which
+    ``computed_tokens`` are new (the rest hit the prefix cache).
+
+    Prompts are packed into passes of PREFILL_BATCH_TOKENS rows; attention is causal flash
+    attention over the cached prefix and half the new tokens on average, in bf16 at the
+    training attention rate; only each prompt's last token reaches the output head; pipeline
+    stages work on successive passes at once (the time per prompt counts all tp x pp GPUs).
+    ``pack=False``: one prompt in a pass of its own (the latency of a lone request).
+    """
+    if computed_tokens <= 0:
+        return 0.0
+    model = scenario.model
+    prompt = max(float(prompt_tokens), computed_tokens)
+    packed = max(1, int(PREFILL_BATCH_TOKENS // max(1.0, computed_tokens))) if pack else 1
+    rows = packed * computed_tokens
+    gemm, elementwise = dense_layer_s(
+        scenario.gpu, scenario.precision, model, float(math.ceil(rows)), tp
+    )
+    p = profile(scenario.gpu)
+    bf16 = (scenario.gpu.peak_tflops("bf16") or scenario.gpu.peak_tflops("fp16")) * 1e12
+    context = max(0.0, prompt - computed_tokens / 2.0)
+    attention = (
+        4.0
+        * rows
+        * context
+        * model.heads
+        * model.head_dim
+        / tp
+        / (p.attention_fraction * p.sustained_ratio * bf16)
+    )
+    passes = model.layers * (gemm + elementwise + attention) + _output_head_s(scenario, packed, tp)
+    comm = 0.0
+    if tp > 1 and tp <= scenario.gpus_per_node:
+        comm = (
+            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+        )
+    return (passes + comm) / (pp * packed)
+
+
+def dense_decode_s(
+    scenario: Scenario,
+    batch: float,
+    rows_per_step: int,
+    context: float,
+    tp: int,
+    pp: int,
+    tp_comm: bool = True,
+) -> float:
+    """One decode step of a dense ``tp`` x ``pp`` instance holding ``batch`` sequences.
+
+    Each stage works on batch / pp sequences at a time (pp micro-batches); per layer the GEMMs
+    over the micro-batch's rows, max(KV read, attention FLOPs), the element-wise kernels and
+    the other kernels' launch; the output head for every row; the tensor-parallel all-reduces
+    inside the server (``tp_comm=False``: without them, for callers that price them apart)."""
+    model = scenario.model
+    live = max(batch, 0.0) / pp
+    rows = live * rows_per_step
+    gemm, elementwise = dense_layer_s(
+        scenario.gpu, scenario.precision, model, float(max(1, math.ceil(rows))), tp
+    )
+    kv_split = min(tp, model.kv_heads)
+    kv_read = live * context * kv_bytes_per_token(model, scenario.precision) / model.layers
+    attention = max(
+        kv_read / kv_split / _hbm_bytes_per_s(scenario),
+        rows
+        * context
+        * decode_attention_flops_per_context_token(model)
+        / model.layers
+        / tp
+        / _attention_flops_per_s(scenario),
+    )
+    layer = gemm + elementwise + attention + _other_kernels_s_per_layer(scenario)
+    stage = model.layers / pp * layer + _output_head_s(scenario, max(1.0, rows), tp) / pp
+    step = pp * stage
+    if tp_comm and tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
+        step += (
+            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+        )
+    return step
+
+
 def decode_compute_s(
     scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, batch: float
 ) -> float:
@@ -255,10 +420,14 @@ def decode_compute_s(
     """
 
     model = scenario.model
+    context = serving_plan.prompt_tokens + serving_plan.output_tokens / 2.0
+    if not model.is_moe:
+        return dense_decode_s(
+            scenario, batch, serving_plan.rows_per_step, context, pool.tp, pool.pp
+        )
     weight_bytes = WEIGHT_BYTES[scenario.precision]
     live_batch = max(batch, 0.0)
     rows = live_batch * serving_plan.rows_per_step
-    context = serving_plan.prompt_tokens + serving_plan.output_tokens / 2.0
     hbm = _hbm_bytes_per_s(scenario)
     tp, pp = pool.tp, pool.pp
     kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
@@ -300,7 +469,7 @@ def _ep_domain(
     scenario: Scenario, pool: PoolPlan, design: Design | None, bound: str, net_share: float
 ) -> CommDomain:
     return _ep_domain_cached(
-        scenario.gpu, scenario.gpus_per_node, pool.ep, design, bound, round(net_share, 3)
+        scenario.gpu, scaleup_domain_gpus(scenario), pool.ep, design, bound, round(net_share, 3)
     )
 
 
@@ -415,6 +584,8 @@ def prefill_service_s(
     tokens = serving_plan.computed_prompt_tokens
     if tokens <= 0:
         return 0.0
+    if not model.is_moe:
+        return dense_prefill_s(scenario, serving_plan.prompt_tokens, tokens, pool.tp, pool.pp)
     fps = _gemm_flops_per_s(scenario, pool.tp) * (
         SERVING_PREFILL_EFFICIENCY if pool.ep > 1 else DENSE_PREFILL_EFFICIENCY
     )
@@ -500,7 +671,21 @@ def kv_transfer(
     efficiency; TCP also stops at the fabric's per-server socket cap (host copies and kernel
     TCP, constants.FABRICS).  SGLang, Dynamo and
     Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
+    Pools inside one scale-up domain move the cache over NVLink instead (no NIC, no fabric).
     """
+    if scenario.gpus <= scaleup_domain_gpus(scenario):
+        # prefill and decode pools inside one NVLink domain (a server, an NVL72 rack): the
+        # cache moves GPU to GPU over NVLink/NVSwitch (Dynamo NIXL, SGLang), no NIC involved
+        nvlink = scenario.gpu.scaleup_gbytes_per_s * 1e9 * scenario.gpu.scaleup_efficiency
+        streams_nv = min(
+            serving_plan.prefill.gpus_per_instance, serving_plan.decode.gpus_per_instance
+        )
+        return KvTransfer(
+            seconds=KV_TRANSFER_SETUP_S
+            + serving_plan.kv_bytes_per_request / (nvlink * max(1, streams_nv)),
+            bytes_per_s_per_server=math.inf,
+            rdma=True,
+        )
     fabric = FABRICS[design.fabric]
     # the optimistic bound ("low" time) takes the high efficiency and the high cap
     eff = {"low": fabric.wire_efficiency_high, "high": fabric.wire_efficiency_low}.get(

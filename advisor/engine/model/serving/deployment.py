@@ -46,6 +46,10 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         return _plan_disaggregated(scenario, dom)
     if deployment == "compare":
         return _best_serving_plan(scenario)
+    if deployment in (None, "replicas") and not p.given and not m.is_moe:
+        by_load = _replicas_by_load(scenario, dom)
+        if by_load is not None:
+            return by_load
 
     chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
     if p.given:
@@ -64,6 +68,12 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             errors["parallelism.ep"] = ["must be 1 for a dense model"]
         elif ep > 1 and ep > m.moe_experts:
             errors["parallelism.ep"] = [f"must be <= the number of experts ({m.moe_experts})"]
+        if not errors and deployment == "split" and r <= dom:
+            errors["inference.deployment"] = [
+                f"'split' spreads one replica over several servers, but the plan's replica "
+                f"(tp x pp = {r} GPUs) fits one scale-up domain of {dom} GPUs: use 'replicas' "
+                "or a plan larger than the domain"
+            ]
         if errors:
             raise ScenarioError(errors)
         replicas = scenario.gpus // r
@@ -98,6 +108,16 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         sizes += [r for r in _powers_of_two_up_to(scenario.gpus) if r > dom]
         if inf.independent_replicas or deployment == "replicas":
             sizes = [r for r in sizes if r <= dom]
+        if deployment == "split":
+            # honoured as asked: one replica over two or more scale-up domains
+            sizes = [r for r in sizes if r > dom]
+            if not sizes:
+                raise ScenarioError.single(
+                    "inference.deployment",
+                    f"'split' spreads one replica over several servers, but the {scenario.gpus} "
+                    f"GPUs form one scale-up domain of {dom} GPUs: use 'replicas' (each replica "
+                    "inside the domain) or add servers",
+                )
         # replicas that use every GPU first, then the smallest that fits
         for r in sorted(set(sizes), key=lambda size: (scenario.gpus % size != 0, size)):
             replicas = scenario.gpus // r
@@ -200,6 +220,72 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         inference=inference,
         notes=tuple(notes),
     )
+
+
+_REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
+
+
+def _replica_score(scenario: Scenario, wp: WorkloadPlan) -> tuple[float, float, float, float]:
+    """(meets both p95 targets at the scenario's load, requests/s within the targets,
+    requests/s served, -p95 TTFT), rates to 3 significant digits."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    model = serving_model(scenario, sp, reference_design(scenario), "point")
+    point = model.operating_point()
+    return (
+        1.0 if point.meets(sp) else 0.0,
+        float(f"{model.max_rate_at_target():.3g}"),
+        float(f"{point.requests_per_s:.3g}"),
+        -point.ttft_p95_s,
+    )
+
+
+def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
+    """Replicas of a dense model that fits one scale-up domain, their tensor-parallel size
+    chosen by how they serve the scenario's load (docs/MODEL.md 15.2): every power-of-two TP
+    up to the domain that holds the weights and the users' KV cache, scored by
+    :func:`_replica_score` on the reference network (the smaller TP on a tie).  ``None`` when
+    no replica fits one domain (the split planner below takes over)."""
+    if scenario in _REPLICA_PLAN_CACHE:
+        return _REPLICA_PLAN_CACHE[scenario]
+    inf = scenario.inference
+    assert inf is not None
+    best: tuple[tuple[float, float, float, float], WorkloadPlan] | None = None
+    tried: list[str] = []
+    for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
+        if scenario.gpus % tp or scenario.model.heads % tp:
+            continue
+        fixed = replace(
+            scenario,
+            parallelism=ParallelismSpec(tp=tp, pp=1),
+            inference=replace(inf, deployment="replicas"),
+        )
+        try:
+            wp = _plan_inference(fixed)
+        except ScenarioError:
+            continue
+        score = _replica_score(scenario, wp)
+        tried.append(f"TP{tp}: {score[1]:.3g} requests/s within the targets")
+        if best is None or score > best[0]:
+            best = (score, wp)
+    chosen: WorkloadPlan | None = None
+    if best is not None:
+        wp = best[1]
+        note = (
+            f"tensor-parallel size chosen by the load: TP{wp.plan.tp} replicas serve the most "
+            f"requests/s within the p95 targets ({'; '.join(tried)})"
+            if len(tried) > 1
+            else ""
+        )
+        chosen = replace(
+            wp,
+            plan=replace(wp.plan, source="planner"),
+            notes=wp.notes + ((note,) if note else ()),
+        )
+    if len(_REPLICA_PLAN_CACHE) > 256:
+        _REPLICA_PLAN_CACHE.clear()
+    _REPLICA_PLAN_CACHE[scenario] = chosen
+    return chosen
 
 
 def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
@@ -422,10 +508,15 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     )
     costs = _inference_costs(scenario, plan, gpus_per_replica, batch, dom)
     inference = replace(costs, serving=sp, independent_replicas=False)
+    inside = scenario.gpus <= dom
     notes = [
         f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} decode "
-        f"servers; each request's KV cache ({sp.kv_bytes_per_request / 1e6:.0f} MB) crosses "
-        "the fabric from prefill to decode"
+        f"servers; each request's KV cache ({sp.kv_bytes_per_request / 1e6:.0f} MB) "
+        + (
+            f"moves over NVLink inside the {dom}-GPU scale-up domain (no compute fabric)"
+            if inside
+            else "crosses the fabric from prefill to decode"
+        )
     ]
     if dec.redundant_experts > 0:
         notes.append(
@@ -440,7 +531,7 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         domain_gpus=dom,
         domains=max(1, scenario.gpus // dom),
         spans_servers=True,
-        needs_compute_fabric=True,
+        needs_compute_fabric=scenario.gpus > dom,
         training=None,
         inference=inference,
         notes=tuple(notes),

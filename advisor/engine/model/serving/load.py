@@ -135,14 +135,44 @@ class ServingModel:
 
         Plain iteration from below: step grows with b, so the iterates rise to the least fixed
         point, and a design whose steps are no longer (a faster network) never gets a larger
-        batch (Tarski).  Without damping it takes a few steps away from saturation."""
+        batch (Tarski).  Without damping it takes a few steps away from saturation.  When the
+        step grows almost in proportion to the batch (compute-bound decode near a full pool)
+        the iterates creep up by less than the stopping tolerance long before the fixed point;
+        then the least root of k x step(b) - b above the last iterate is found by bisection,
+        and a pool with no root below its KV slots is full (k x step(slots) is returned)."""
         b = 0.0
         for _ in range(200):
             nb = k * self.step(min(b, cap_b), share)
             if nb - b <= 1e-4 * max(1.0, nb):
-                return nb
+                b = nb
+                break
             b = nb
-        return b
+        if b >= cap_b:
+            return b
+
+        def gap(x: float) -> float:
+            return k * self.step(x, share) - x
+
+        hi = cap_b
+        if gap(cap_b) >= 0.0:
+            # the least root lies before the first point where the gap turns negative
+            probes = [b + (cap_b - b) * i / 16.0 for i in range(1, 16)]
+            negative = next((x for x in probes if gap(x) < 0.0), None)
+            if negative is None:
+                return k * self.step(cap_b, share)
+            hi = negative
+        lo = b
+        if gap(lo) <= 0.0:
+            return lo
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if gap(mid) > 0.0:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1e-6 * max(1.0, hi):
+                break
+        return hi
 
     def _kv_load(self, rate: float) -> float:
         """Utilisation of the busier pool's NICs by KV transfer at ``rate``."""
@@ -383,6 +413,7 @@ def serving_values(
     high = serving_model(scenario, serving_plan, design, "high").operating_point()
     servers = max(1, serving_plan.servers)
     ttft = point.ttft_p50_s
+    at_target = queue_model.max_rate_at_target()
     values = [
         ("ttft_ms_p50", point.ttft_p50_s * 1e3),
         ("ttft_ms_p95", point.ttft_p95_s * 1e3),
@@ -394,7 +425,11 @@ def serving_values(
         ("decode_batch_per_instance", point.decode_batch_per_instance),
         ("kv_transfer_ms", point.kv_transfer_s * 1e3),
         ("kv_transfer_share_of_ttft", min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0),
-        ("max_requests_per_s_at_target", queue_model.max_rate_at_target()),
+        ("max_requests_per_s_at_target", at_target),
+        (
+            "tokens_per_s_per_gpu_at_target",
+            at_target * serving_plan.output_tokens / max(1, scenario.gpus),
+        ),
         ("capacity_requests_per_s", queue_model.capacity_rps()),
         ("load_saturated", 1.0 if point.saturated else 0.0),
         (

@@ -27,6 +27,7 @@ from advisor.engine.model.serving.compute import (
     _gemm_flops_per_s,
     _usable_bytes,
     decode_capacity_rps,
+    dense_prefill_s,
     experts_per_gpu,
     kv_bytes_per_token,
     latent_kv,
@@ -85,7 +86,9 @@ def _pool(
 
 
 def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -> PoolPlan | None:
-    """Smallest power-of-two tensor-parallel group inside one server that holds the model.
+    """Smallest power-of-two tensor-parallel group inside one server that holds the model;
+    for a model larger than a server, TP over the server x the fewest pipeline stages (servers)
+    that hold it.
 
     A prefill instance grows further (up to the server) until one prompt's prefill takes at
     most PREFILL_TTFT_SHARE of the time-to-first-token target: long prompts need more GPUs per
@@ -105,12 +108,33 @@ def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -
                 if role != "prefill":
                     return pool
                 tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
-                flops = tokens * forward_flops_per_token(model, inf.prompt_tokens)
-                fps = _gemm_flops_per_s(scenario, tp) * DENSE_PREFILL_EFFICIENCY * tp
-                if flops / fps <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
+                # one prompt alone (no packing): the latency a request sees
+                alone = dense_prefill_s(scenario, inf.prompt_tokens, tokens, tp, 1, pack=False)
+                if model.is_moe:
+                    flops = tokens * forward_flops_per_token(model, inf.prompt_tokens)
+                    alone = flops / (
+                        _gemm_flops_per_s(scenario, tp) * DENSE_PREFILL_EFFICIENCY * tp
+                    )
+                if alone <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
                     return pool
         tp *= 2
-    return fitting[-1] if fitting else None
+    if fitting:
+        return fitting[-1]
+    # a model larger than one server: an instance of TP (inside the server) x PP over servers
+    # (TP8 x PP2 for Llama 3.1 405B BF16 on 80 GB GPUs), as split replicas are built
+    tp = scenario.gpus_per_node
+    while tp > 1 and model.heads % tp:
+        tp //= 2
+    last: PoolPlan | None = None
+    for pp in range(2, servers + 1):
+        if model.layers < pp:
+            break
+        pool = _pool(scenario, role, servers, tp, pp, 1, context)
+        if pool is not None:
+            if pool.max_batch_per_instance >= 4:
+                return pool
+            last = last or pool
+    return last
 
 
 def _moe_pool(

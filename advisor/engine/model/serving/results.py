@@ -15,7 +15,7 @@ from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.compute import decode_step_s, prefill_service_s
-from advisor.engine.model.serving.load import load_curve, serving_values
+from advisor.engine.model.serving.load import load_curve, serving_model, serving_values
 from advisor.engine.result.records import Option, ScenarioEcho
 
 
@@ -76,6 +76,18 @@ def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
         "gpu": config["gpu"],
         "precision": config.get("precision", "bf16"),
     }
+    if phase == "capacity":
+        return base | {
+            "gpus": gpn,
+            "gpus_per_node": gpn,
+            "inference": {
+                "deployment": "replicas",
+                "prompt_tokens": int(config["prompt_tokens"]),
+                "output_tokens": int(config["output_tokens"]),
+                "requests_per_s": 1.0,
+            },
+            "parallelism": {"tp": int(config.get("tp", 1))},
+        }
     if phase == "static":
         tp = int(config.get("tp", 1))
         return base | {
@@ -115,7 +127,10 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
     decode: the decode pool at the source's batch per GPU; prefill: the prefill pool's input
     tokens per second per server (cache hits included when the source counts them); static:
     a batch processed to completion (prefill of every prompt, then every output step at the
-    mean context), as TensorRT-LLM's gptSessionBenchmark measures.
+    mean context), as TensorRT-LLM's gptSessionBenchmark measures; capacity: the output tokens
+    per second of one instance at its capacity (prefill and decode sharing its GPUs, decode at
+    the batch its KV memory holds), as ``trtllm-bench throughput`` measures with requests at an
+    infinite rate.
     """
     config = row["config"]
     scenario = parse_scenario(published_scenario(row), default_catalog())
@@ -127,6 +142,13 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
         nic_gbps=float(config.get("nic_gbps", 400)),
         nics_per_node=int(config.get("nics_per_node", 8)),
     )
+    if config["phase"] == "capacity":
+        capacity = serving_model(scenario, serving_plan, design, "point").capacity_rps()
+        return {
+            "output_tokens_per_s_per_instance": capacity
+            * serving_plan.output_tokens
+            / serving_plan.decode.instances
+        }
     if config["phase"] == "decode":
         b = float(config["batch_per_gpu"]) * serving_plan.decode.gpus_per_instance
         step = decode_step_s(scenario, serving_plan, b, design, "point")

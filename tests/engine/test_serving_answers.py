@@ -1,0 +1,118 @@
+"""Serving answers a serving engineer would accept (issue: deployment, capacity, fabric):
+the replica size follows the load, an explicit deployment is honoured or refused by name,
+a shortfall is said in the headline with numbers, disaggregated pools inside one NVLink
+domain buy no fabric, and 405B disaggregated over 80 GB servers is planned."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate
+from advisor.engine.errors import ScenarioError
+
+
+def _inference(**inference: Any) -> dict[str, Any]:
+    return {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h200-sxm",
+        "gpus": 8,
+        "precision": "bf16",
+        "inference": {
+            "prompt_tokens": 2048,
+            "output_tokens": 512,
+            "target_ttft_ms": 2000,
+            "target_ms_per_token": 50,
+        }
+        | inference,
+    }
+
+
+def test_the_replica_size_is_the_one_that_serves_most_within_the_targets() -> None:
+    """Llama 3.1 70B BF16 on 8 H200 at 2,048 / 512 tokens: AIConfigurator's best aggregated
+    configuration is TP4 x 2 (docs/MODEL.md 15.2); the smallest TP that fits (TP2) was chosen
+    before and served 361 tokens/s per GPU within the targets against 516 now."""
+    result = evaluate(_inference(requests_per_s=50.0))
+    assert result["workload"]["plan"]["tp"] == 4
+    assert any("tensor-parallel size chosen by the load" in n for n in result["workload"]["notes"])
+    metrics = result["metrics"]
+    assert metrics["tokens_per_s_per_gpu_at_target"] == pytest.approx(
+        metrics["max_requests_per_s_at_target"] * 512 / 8
+    )
+
+
+def test_an_overloaded_fleet_says_so_in_its_headline_with_what_would_carry_the_load() -> None:
+    result = evaluate(_inference(requests_per_s=50.0))
+    head = result["recommendation"]["headline"]
+    metrics = result["metrics"]
+    assert metrics["load_saturated"] == 1.0
+    assert head.startswith("No GPU compute fabric needed")
+    assert "Serving falls short" in head
+    assert "of the 50 asked" in head
+    assert "grows without bound" in head
+    assert "servers of the same deployment would carry 50 requests/s" in head
+
+
+def test_a_fleet_that_meets_its_targets_keeps_a_plain_headline() -> None:
+    result = evaluate(_inference(requests_per_s=1.0))
+    assert result["metrics"]["meets_latency_targets"] == 1.0
+    assert "falls short" not in result["recommendation"]["headline"]
+
+
+def test_a_target_no_load_meets_names_a_larger_group_or_a_faster_gpu() -> None:
+    result = evaluate(_inference(requests_per_s=1.0, target_ms_per_token=2))
+    head = result["recommendation"]["headline"]
+    assert result["metrics"]["max_requests_per_s_at_target"] == 0.0
+    assert "No load meets the targets" in head
+    assert "faster GPU" in head
+
+
+def test_split_inside_one_server_is_refused_naming_the_field() -> None:
+    with pytest.raises(ScenarioError) as err:
+        evaluate(_inference(deployment="split"))
+    assert "inference.deployment" in err.value.field_errors
+
+
+def test_split_over_two_servers_is_honoured() -> None:
+    result = evaluate(_inference(deployment="split") | {"gpus": 16, "gpu": "h100-sxm"})
+    plan = result["workload"]["plan"]
+    assert plan["tp"] * plan["pp"] > 8
+    assert result["workload"]["serving"]["deployment"] == "split"
+
+
+def test_disaggregated_deepseek_inside_one_nvl72_rack_buys_no_compute_fabric() -> None:
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "gb200-nvl72",
+            "gpus": 72,
+            "precision": "fp8",
+            "inference": {"deployment": "disaggregated"},
+        }
+    )
+    rec = result["recommendation"]
+    assert result["workload"]["serving"]["deployment"] == "disaggregated"
+    assert rec["needs_compute_fabric"] is False
+    assert "NVLink" in rec["rationale"][0]
+    assert result["break_even"][0]["value"] == 72
+    assert "beyond 4" not in " ".join(b["statement"] for b in result["break_even"])
+
+
+def test_llama_405b_disaggregated_on_32_h100_is_planned_with_tp8_pp2_instances() -> None:
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "precision": "bf16",
+            "inference": {"deployment": "disaggregated"},
+        }
+    )
+    pools = result["workload"]["serving"]["pools"]
+    for pool in pools.values():
+        assert pool["tp"] * pool["pp"] == 16
+    assert result["metrics"]["requests_per_s"] > 0
