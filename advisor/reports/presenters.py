@@ -162,6 +162,14 @@ def headline(result: EngineResult) -> dict[str, Any]:
                 f"first token {milliseconds(metrics.ttft_ms)}",
             )
         )
+        if metrics.max_requests_per_s_at_target is not None:
+            facts.append(
+                Fact(
+                    "Within the latency targets",
+                    f"{finite(metrics.max_requests_per_s_at_target):.3g} requests/s",
+                    f"{finite(metrics.tokens_per_s_per_gpu_at_target):,.0f} tokens/s per GPU",
+                )
+            )
     else:
         facts.append(
             Fact(
@@ -296,6 +304,19 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
     ]
     if is_inference(result):
         rows.append(("Time per token", milliseconds(metrics.ms_per_token)))
+        if metrics.max_requests_per_s_at_target is not None:
+            rows.append(
+                (
+                    "Requests/s within targets",
+                    f"{finite(metrics.max_requests_per_s_at_target):.3g}",
+                )
+            )
+            rows.append(
+                (
+                    "Tokens/s per GPU within targets",
+                    f"{finite(metrics.tokens_per_s_per_gpu_at_target):,.0f}",
+                )
+            )
     else:
         rows.append(("Step time", duration(metrics.step_time_s)))
         rows.append(("Scaling efficiency", percent(metrics.scaling_efficiency, digits=0)))
@@ -622,6 +643,11 @@ def assumption_rows(result: EngineResult) -> list[dict[str, str]]:
 IDLE_WARN_FRACTION = 0.20
 
 
+MFU_WARN_FRACTION = 0.65
+"""Model FLOPs utilization above which a training answer is flagged (docs/MODEL.md 6:
+published large-model MFU is ~0.38-0.45; dense mid-size runs reach ~0.55-0.6)."""
+
+
 def warnings(result: EngineResult) -> list[dict[str, str]]:
     """What is important and off: GPUs idle on the network, a missed latency target, a budget
     not met, a design that departs from the reference design."""
@@ -650,6 +676,19 @@ def warnings(result: EngineResult) -> list[dict[str, str]]:
                 "text": (
                     f"No design meets your target of {target:g} ms per token: this one "
                     f"generates a token every {milliseconds(metrics.ms_per_token)}."
+                ),
+            }
+        )
+    mfu = finite(metrics.mfu)
+    if not is_inference(result) and mfu > MFU_WARN_FRACTION:
+        out.append(
+            {
+                "kind": "mfu",
+                "text": (
+                    f"The model reads {mfu * 100:.0f} % model FLOPs utilization (causal "
+                    f"attention counted), above the ~{MFU_WARN_FRACTION * 100:.0f} % that "
+                    "published large runs approach (~38-45 % for large models): treat the "
+                    "step time as optimistic."
                 ),
             }
         )

@@ -140,7 +140,12 @@ def _training_metrics(
         ("straggler_s", point.straggler_s),
         ("tflops_per_gpu", tflops),
         ("model_tflops_per_gpu", t.model_flops_per_gpu / step / 1e12),
-        ("mfu", t.model_flops_per_gpu / step / peak if peak > 0 else 0.0),
+        (
+            "mfu",
+            (t.causal_model_flops_per_gpu or t.model_flops_per_gpu) / step / peak
+            if peak > 0
+            else 0.0,
+        ),
         ("scaling_efficiency", min(1.0, (t.compute_s + t.optimizer_s) / step)),
         ("gpu_idle_fraction", _idle_fraction(step, free_step_s, point)),
         ("tokens_per_s", t.tokens_per_step / step),

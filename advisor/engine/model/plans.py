@@ -112,6 +112,9 @@ class TrainingPlan:
     cp_bytes_per_exchange: float = 0.0
     """All-gather-equivalent bytes of one ring-attention K/V exchange (nccl-tests size)."""
     cp_exchanges_per_step: int = 0
+    causal_model_flops_per_gpu: float = 0.0
+    """Model FLOPs with causal attention (half of QK^T and AV executed): the MFU numerator
+    published runs use; ``model_flops_per_gpu`` keeps Megatron-LM's full-attention count."""
     cp_intra_s: float = 0.0
     attention_s: float = 0.0
     """Attention kernel seconds per step (what ring-attention traffic hides behind)."""

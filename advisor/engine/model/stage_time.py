@@ -209,6 +209,9 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     recompute_flops = fwd - 2.0 * m.hidden * m.vocab if plan.recompute == "full" else 0.0
     hardware_flops = tokens * (3.0 * fwd + recompute_flops) / used
     model_flops = tokens * fwd * 3.0 / used
+    # causal attention executes half of the 4 s h per layer that fwd counts
+    causal_fwd = fwd - 2.0 * seq * m.heads * m.head_dim * m.layers
+    causal_model_flops = tokens * causal_fwd * 3.0 / used
     stages = (
         (plan.first_stage_layers or math.ceil(m.layers / pp)),
         math.ceil(m.layers / pp)
@@ -325,6 +328,7 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
         steps=scenario.training.total_tokens / tokens,
         hardware_flops_per_gpu=hardware_flops,
         model_flops_per_gpu=model_flops,
+        causal_model_flops_per_gpu=causal_model_flops,
         compute_s=compute_s,
         optimizer_s=optimizer_s,
         forward_fraction=1.0 / passes,
