@@ -156,7 +156,7 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
         for fig in cost["rows"]:
             values = [""] * len(data["columns"])
             values[i] = str(round(fig["usd"], 2))
-            writer.writerow(["cost_usd", fig["label"], *values, ""])
+            writer.writerow(["Cost (USD)", fig["label"], *values, ""])
     return response
 
 

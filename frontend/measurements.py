@@ -14,7 +14,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from fpdf import FPDF
 
 from advisor.engine.calibration.acceptance import (
     AcceptancePlan,
@@ -307,98 +306,26 @@ def acceptance_markdown(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRes
     return response
 
 
-def _latin1(text: str) -> str:
-    return text.encode("latin-1", "replace").decode("latin-1")
+def acceptance_pdf_bytes(
+    plan: AcceptancePlan, grading: Grading | None, scenario: Scenario | None = None
+) -> bytes:
+    """The acceptance plan as a PDF in the report's style (advisor.reports.pdf)."""
+    from advisor.reports.pdf import build_acceptance_pdf  # matplotlib loads only here
 
-
-def acceptance_pdf_bytes(plan: AcceptancePlan, grading: Grading | None) -> bytes:
-    """A plain PDF of the plan: notes, environment, commands, one table per scope and test."""
-    pdf = FPDF(orientation="P", unit="mm", format="A4")
-    pdf.set_auto_page_break(auto=True, margin=15)
-    pdf.add_page()
-    width = pdf.w - pdf.l_margin - pdf.r_margin
-    pdf.set_font("Helvetica", "B", 15)
-    pdf.multi_cell(width, 7, _latin1(plan.title), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", "", 9)
-    for note in plan.notes:
-        pdf.multi_cell(width, 4.5, _latin1(f"- {note}"), new_x="LMARGIN", new_y="NEXT")
-    if grading is not None:
-        pdf.ln(2)
-        pdf.set_font("Helvetica", "B", 11)
-        pdf.multi_cell(
-            width, 6, _latin1(f"Result: {grading.summary}"), new_x="LMARGIN", new_y="NEXT"
-        )
-    pdf.ln(2)
-    pdf.set_font("Helvetica", "B", 12)
-    pdf.cell(width, 7, "NCCL environment", new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", "", 9)
-    for k, v, why in plan.env or (("(none)", "", "single server: NVLink / xGMI only"),):
-        pdf.multi_cell(width, 4.5, _latin1(f"{k}={v}   {why}"), new_x="LMARGIN", new_y="NEXT")
-    pdf.ln(2)
-    pdf.set_font("Helvetica", "B", 12)
-    pdf.cell(width, 7, "Commands", new_x="LMARGIN", new_y="NEXT")
-    for scope, mpirun, srun in plan.commands:
-        pdf.set_font("Helvetica", "B", 9)
-        pdf.cell(width, 5, _latin1(scope), new_x="LMARGIN", new_y="NEXT")
-        pdf.set_font("Courier", "", 7)
-        pdf.multi_cell(width, 3.5, _latin1(mpirun), new_x="LMARGIN", new_y="NEXT")
-        pdf.multi_cell(width, 3.5, _latin1(srun), new_x="LMARGIN", new_y="NEXT")
-    graded = {id(g.check): g for g in grading.checks} if grading else {}
-    for scope, _n in plan.scopes:
-        for op in sorted({c.op for c in plan.checks if c.scope == scope}):
-            rows = [c for c in plan.checks if c.scope == scope and c.op == op]
-            pdf.ln(2)
-            pdf.set_font("Helvetica", "B", 11)
-            pdf.cell(
-                width,
-                6,
-                _latin1(f"{scope}: {op} ({rows[0].gpus} GPUs)"),
-                new_x="LMARGIN",
-                new_y="NEXT",
-            )
-            pdf.set_font("Helvetica", "", 8)
-            headings = ["size", "expected busbw GB/s", "pass if busbw >=", "max time us"]
-            if grading is not None:
-                headings += ["measured busbw", "result"]
-            with pdf.table(text_align="RIGHT", first_row_as_headings=True) as table:
-                table.row(headings)
-                for c in rows:
-                    cells = [
-                        _size_label(c.nbytes),
-                        f"{c.expected_low_gbytes_per_s:.3g} - {c.expected_high_gbytes_per_s:.3g}",
-                        f"{c.threshold_busbw_gbytes_per_s:.3g}",
-                        f"{c.max_time_us:.1f}",
-                    ]
-                    g = graded.get(id(c))
-                    if grading is not None:
-                        if g is None or g.passed is None:
-                            cells += ["-", "not measured"]
-                        else:
-                            cells += [
-                                f"{g.measured_busbw_gbytes_per_s or 0:.3g}",
-                                "pass" if g.passed else "FAIL",
-                            ]
-                    table.row(cells)
-    if grading is not None:
-        hints: list[str] = []
-        for g in grading.checks:
-            for h in g.look_at if g.passed is False else ():
-                if h not in hints:
-                    hints.append(h)
-        if hints:
-            pdf.ln(2)
-            pdf.set_font("Helvetica", "B", 12)
-            pdf.cell(width, 7, "What to look at", new_x="LMARGIN", new_y="NEXT")
-            pdf.set_font("Helvetica", "", 9)
-            for h in hints:
-                pdf.multi_cell(width, 4.5, _latin1(f"- {h}"), new_x="LMARGIN", new_y="NEXT")
-    return bytes(pdf.output())
+    return build_acceptance_pdf(
+        plan,
+        grading,
+        scenario_name=scenario.name if scenario is not None else "",
+        customer=scenario.customer if scenario is not None else "",
+        reference=scenario.quote_reference if scenario is not None else "",
+    )
 
 
 @require_GET
 def acceptance_pdf(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResponse:
     scenario = scenario_or_404(request, scenario_id)
     plan, grading = _plan_and_grading(request, scenario)
-    response = HttpResponse(acceptance_pdf_bytes(plan, grading), content_type="application/pdf")
+    pdf = acceptance_pdf_bytes(plan, grading, scenario)
+    response = HttpResponse(pdf, content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="acceptance-{scenario.pk}.pdf"'
     return response

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.formatting import number
 from advisor.engine.facts.limits import LIMITS, Limit
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
 from advisor.engine.input.scenario import (
@@ -640,7 +641,8 @@ def check_question(question: Question, raw: str) -> str | None:
             limit, scale = engine_limit
             if limit.refuses(value * scale):
                 return (
-                    f"Must be between {limit.low / scale:,g} and {limit.high / scale:,g}; "
+                    f"Must be between {number(limit.low / scale)} and "
+                    f"{number(limit.high / scale)}; "
                     f"you entered {raw}."
                 )
     if question.kind == "text" and len(raw) > 200:

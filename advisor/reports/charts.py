@@ -184,7 +184,7 @@ def breakdown_figure(result: EngineResult) -> dict[str, Any]:
                 name=name,
                 orientation="h",
                 marker={"color": color},
-                hovertemplate="%{y}<br>" + name + ": %{x:.3g} " + s.unit + "<extra></extra>",
+                hovertemplate="%{y}<br>" + name + ": %{x:,.3~r} " + s.unit + "<extra></extra>",
             )
         )
     fig.update_layout(
@@ -261,7 +261,7 @@ def cost_speed_figure(result: EngineResult) -> dict[str, Any]:
                 text=[p.label for p in group],
                 customdata=[[p.network_capex_usd, p.why_not] for p in group],
                 hovertemplate=(
-                    "%{text}<br>%{x:.3g} "
+                    "%{text}<br>%{x:,.3~r} "
                     + unit
                     + "<br>$%{y:,.0f}<br>network capex $%{customdata[0]:,.0f}"
                     "<br>%{customdata[1]}<extra></extra>"
@@ -297,7 +297,7 @@ def cost_speed_figure(result: EngineResult) -> dict[str, Any]:
                 hovertemplate=(
                     "Recommended: "
                     + p.label
-                    + "<br>%{x:.3g} "
+                    + "<br>%{x:,.3~r} "
                     + unit
                     + "<br>$%{y:,.0f}<extra></extra>"
                 ),
@@ -691,7 +691,7 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
                 legendgroup=str(i),
                 mode="lines+markers",
                 line={"color": color},
-                hovertemplate="%{x:.3g} req/s: TTFT p95 %{y:,.0f} ms<extra></extra>",
+                hovertemplate="%{x:,.3~r} req/s: TTFT p95 %{y:,.0f} ms<extra></extra>",
             )
         )
         fig.add_trace(
@@ -704,7 +704,7 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
                 mode="lines",
                 line={"color": color, "dash": "dot"},
                 yaxis="y2",
-                hovertemplate="%{x:.3g} req/s: %{y:.1f} ms per token p95<extra></extra>",
+                hovertemplate="%{x:,.3~r} req/s: %{y:.1f} ms per token p95<extra></extra>",
             )
         )
     shapes = []
@@ -776,7 +776,7 @@ def validation_figure(report: ValidationReport) -> dict[str, Any]:
                 text=[f"{r.id}: {r.metric}" for r in group],
                 customdata=[[_num(r.error_pct)] for r in group],
                 hovertemplate=(
-                    "%{text}<br>measured %{x:.4g}<br>predicted %{y:.4g}"
+                    "%{text}<br>measured %{x:,.4~r}<br>predicted %{y:,.4~r}"
                     "<br>error %{customdata[0]:.1f} %<extra></extra>"
                 ),
             )
@@ -855,7 +855,7 @@ def _compare_cost(columns: list[tuple[str, EngineResult]], names: list[str]) -> 
                 marker={"size": 9, "color": color, "opacity": 0.55},
                 text=[p.label for p in points],
                 hovertemplate=name
-                + "<br>%{text}<br>%{x:.3g}<br>this job $%{y:,.0f}<extra></extra>",
+                + "<br>%{text}<br>%{x:,.3~r}<br>this job $%{y:,.0f}<extra></extra>",
             )
         )
         chosen = [p for p in points if p.recommended]
@@ -916,7 +916,7 @@ def _compare_breakdown(columns: list[tuple[str, EngineResult]], names: list[str]
                 name=label,
                 orientation="h",
                 marker={"color": color},
-                hovertemplate="%{y}<br>" + label + ": %{x:.3g}<extra></extra>",
+                hovertemplate="%{y}<br>" + label + ": %{x:,.3~r}<extra></extra>",
             )
         )
     fig.update_layout(

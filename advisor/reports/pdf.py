@@ -22,10 +22,11 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 from fpdf import FPDF
+from fpdf.enums import WrapMode
 from fpdf.fonts import FontFace
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from advisor.engine.facts.formatting import usd_whole
+from advisor.engine.facts.formatting import duration, usd_whole
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.result.records import EngineResult
 from advisor.reports import charts, presenters
@@ -40,6 +41,7 @@ CHART_DPI = 160
 # fontTools reports every subsetting step at INFO; one report is not worth 100 log lines.
 logging.getLogger("fontTools").setLevel(logging.WARNING)
 FONT = "dejavu"
+MONO = "dejavu-mono"
 FONT_DIR = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
 PDF_OPTIONS = 12
 
@@ -565,3 +567,103 @@ def build_compare_pdf(
     _table(pdf, rows, widths, size=8)
     _para(pdf, INDICATIVE, size=9, color=MUTED)
     return bytes(pdf.output())
+
+
+def _command(pdf: FPDF, text: str) -> None:
+    """A command in a monospaced, shaded block, wrapped only at spaces so a copy pastes it
+    whole (no hyphen or character is added at a wrap)."""
+    pdf.set_font(MONO, "", 7.5)
+    pdf.set_text_color(*INK)
+    pdf.set_fill_color(*ROW_FILL)
+    pdf.multi_cell(
+        0, 3.8, _text(text), new_x="LMARGIN", new_y="NEXT", fill=True, wrapmode=WrapMode.WORD
+    )
+    pdf.ln(1)
+
+
+def build_acceptance_pdf(
+    plan: Any,
+    grading: Any | None,
+    *,
+    scenario_name: str = "",
+    customer: str = "",
+    reference: str = "",
+) -> bytes:
+    """The acceptance test plan in the report's style: cover band, the environment as a
+    table, each command in a copy-safe block, one table of expected bus bandwidth per test."""
+    from advisor.engine.calibration.acceptance import OP_WORDS
+    from advisor.engine.facts.formatting import significant
+
+    pdf = _new_pdf(scenario_name or plan.title, reference)
+    pdf.add_font(MONO, "", str(FONT_DIR / "DejaVuSansMono.ttf"))
+    pdf.add_page()
+    eyebrow = "ACCEPTANCE TEST PLAN" + (f" FOR {customer.upper()}" if customer else "")
+    _cover_band(pdf, eyebrow, scenario_name or plan.title, plan.title)
+    _h2(pdf, "How to run it")
+    for note in plan.notes:
+        _para(pdf, f"•  {note}", size=9)
+    if grading is not None:
+        _para(pdf, f"Result: {grading.summary}", size=11)
+    _h2(pdf, "NCCL environment")
+    env_rows = [["Variable", "Value", "Why"]] + [[k, v, why] for k, v, why in plan.env]
+    if not plan.env:
+        env_rows.append(["(none)", "", "single server: NVLink / xGMI only"])
+    _table(pdf, env_rows, (48, 38, 92))
+    _h2(pdf, "Commands")
+    for scope, mpirun, srun in plan.commands:
+        pdf.set_font(FONT, "B", 9)
+        pdf.set_text_color(*INK)
+        pdf.cell(0, 6, _text(scope), new_x="LMARGIN", new_y="NEXT")
+        _command(pdf, mpirun)
+        _command(pdf, srun)
+    graded = {id(g.check): g for g in grading.checks} if grading else {}
+    _h2(pdf, "Expected bus bandwidth")
+    for scope, _nodes in plan.scopes:
+        for op in sorted({c.op for c in plan.checks if c.scope == scope}):
+            rows = [c for c in plan.checks if c.scope == scope and c.op == op]
+            pdf.set_font(FONT, "B", 10)
+            pdf.set_text_color(*INK)
+            title = f"{scope}: {OP_WORDS.get(op, op)} ({rows[0].gpus} GPUs)"
+            pdf.cell(0, 6, _text(title), new_x="LMARGIN", new_y="NEXT")
+            head = ["Message size", "Expected busbw, GB/s", "Pass at or above, GB/s", "Time limit"]
+            if grading is not None:
+                head += ["Measured, GB/s", "Result"]
+            table = [head]
+            for c in rows:
+                cells = [
+                    _size_words(c.nbytes),
+                    f"{significant(c.expected_low_gbytes_per_s)} – "
+                    f"{significant(c.expected_high_gbytes_per_s)}",
+                    significant(c.threshold_busbw_gbytes_per_s),
+                    duration(c.max_time_us / 1e6),
+                ]
+                if grading is not None:
+                    g = graded.get(id(c))
+                    if g is None or g.passed is None:
+                        cells += ["–", "not measured"]
+                    else:
+                        cells += [
+                            significant(g.measured_busbw_gbytes_per_s or 0),
+                            "pass" if g.passed else "FAIL",
+                        ]
+                table.append(cells)
+            widths = (26, 40, 40, 28) if grading is None else (22, 34, 34, 24, 28, 18)
+            _table(pdf, table, widths, ("LEFT",) + ("RIGHT",) * (len(widths) - 1))
+    if grading is not None:
+        hints: list[str] = []
+        for g in grading.checks:
+            for h in g.look_at if g.passed is False else ():
+                if h not in hints:
+                    hints.append(h)
+        if hints:
+            _h2(pdf, "What to look at")
+            for h in hints:
+                _para(pdf, f"•  {h}", size=9)
+    return bytes(pdf.output())
+
+
+def _size_words(nbytes: float) -> str:
+    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if nbytes >= div:
+            return f"{nbytes / div:g} {unit}"
+    return f"{nbytes:g} B"

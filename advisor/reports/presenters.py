@@ -19,6 +19,7 @@ from advisor.engine.facts.formatting import (
     finite,
     milliseconds,
     percent,
+    significant,
     usd_cents,
     usd_compact,
     usd_whole,
@@ -245,7 +246,7 @@ def options_rows(result: EngineResult, limit: int | None = None) -> list[dict[st
                 "switch": part_label(option.switch_model),
                 "nic": part_label(option.nic_sku),
                 "speed": (
-                    f"{finite(m.ms_per_token):.3g} ms/token"
+                    f"{significant(finite(m.ms_per_token), 3)} ms/token"
                     if inference
                     else duration(m.step_time_s)
                 ),
@@ -275,9 +276,14 @@ def uncertainty_rows(result: EngineResult) -> list[dict[str, str]]:
         "decision_cost_usd": (COST_LABELS["life"], usd_compact),
     }
     for key, band in result.uncertainty.bands():
-        label, fmt = names.get(key, (key.replace("_", " "), lambda v: f"{finite(v):.3g}"))
+        label, fmt = names.get(key, (key.replace("_", " "), significant))
         rows.append({"label": label, "low": fmt(band.low), "high": fmt(band.high)})
     return rows
+
+
+def _gpu_name(gpu_id: str) -> str:
+    gpu = default_catalog().gpu(gpu_id) if gpu_id else None
+    return gpu.name if gpu is not None else "GPU"
 
 
 def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
@@ -292,7 +298,7 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
     rows = [
         ("Workload", scenario.workload.replace("_", "-")),
         ("Model", model_name),
-        ("GPUs", f"{scenario.gpus or '—'} × {scenario.gpu}"),
+        ("GPUs", f"{scenario.gpus or '—'} × {_gpu_name(str(scenario.gpu or ''))}"),
         ("Servers", str(workload.nodes or "—")),
         (
             "Fabric",
@@ -431,7 +437,7 @@ def _tokens(value: Any) -> str:
     n = finite(value)
     for size, unit in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
         if n >= size:
-            return f"{n / size:.3g} {unit} tokens"
+            return f"{significant(n / size, 3)} {unit} tokens"
     return f"{n:,.0f} tokens"
 
 
@@ -444,7 +450,7 @@ def _model_words(result: EngineResult) -> str:
     experts = int(finite(model.moe_experts))
     parts = [name or "Custom model"]
     if params:
-        parts.append(f"{params:.3g} billion parameters")
+        parts.append(f"{significant(params, 3)} billion parameters")
     if experts:
         parts.append(f"mixture of {experts} experts, {int(finite(model.moe_top_k))} per token")
     return ", ".join(parts)
@@ -574,9 +580,18 @@ ASSUMPTION_NAMES = {
 }
 YOUR_ANSWER = "your answer"
 DOCS_WORDS = "Fabric Advisor method notes"
-_DOC_RE = re.compile(r"(?:docs/)?\b[A-Z_]+\.md\b(?:\s+(?:section\s+)?(?:§\s*)?[\w.]+)?|§\s*\d+")
+# Our own method notes (docs/MODEL.md, ENGINE_API.md ...), never a file inside another
+# project's path ("stas00/ml-engineering compute/accelerator/README.md" is a citation and stays
+# as its source writes it).
+_DOC_RE = re.compile(
+    r"(?<![\w/.-])(?:docs/)?(?:MODEL|ENGINE_API|ARCHITECTURE|DOMAIN|FIELD_PRACTICE)\.md\b"
+    r"(?:\s+(?:section\s+)?(?:§\s*)?[\w.]+)?|§\s*\d+"
+)
+# Our own code and data files; another project's paths (NVIDIA/nccl src/graph/tuning.cc,
+# aliyun/SimAI calbusbw.cc) are part of a citation and stay.
 _PATH_RE = re.compile(
-    r"\b[\w/-]*\.(?:py|json|txt|csv|yaml|toml|cc|h)\b|\b(?:advisor|src|api|frontend)/[\w/.-]+"
+    r"(?<![\w/.-])(?:advisor|api|frontend|tests|docs)/[\w/.-]+"
+    r"|(?<![\w/.-])[\w-]+\.(?:py|json)\b(?!\s*\()"
 )
 _FIELD_RE = re.compile(r"\b(?:constraints|training|inference|design|parallelism)\.[a-z_]+\b")
 _KEY_RE = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
@@ -609,7 +624,7 @@ def _plain_value(value: Any, unit: str) -> str:
             rest = unit[3:].strip().lstrip("/").strip()
             return f"{text} per {rest}" if rest else text
         if unit.startswith("fraction"):
-            return f"{number * 100:.3g} %" + unit[len("fraction") :]
+            return f"{significant(number * 100, 3)} %" + unit[len("fraction") :]
         if unit == "tokens":
             return _tokens(number)
         text = f"{number:,.0f}" if abs(number) >= 1000 else f"{number:g}"

@@ -15,6 +15,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.tools.sweep import SweepPoint
 from advisor.reports.charts import FABRIC_COLORS, FONT
@@ -86,7 +87,7 @@ def _hover(row: Row, metric: Metric) -> str:
     return (
         f"{fabric_label(row.fabric)} {row.nics_per_node}×{row.nic_gbps:g}G, "
         f"{row.oversubscription:g}:1 · {row.servers} servers<br>"
-        f"{metric.label}: {_speed(row):.4g} {metric.unit}"
+        f"{metric.label}: {significant(_speed(row), 4)} {metric.unit}"
     )
 
 
@@ -191,7 +192,7 @@ def oversubscription_figure(rows: list[Row], metric: Metric, servers: int) -> di
             colorscale="Blues",
             reversescale=True,
             colorbar={"title": {"text": metric.unit}},
-            hovertemplate="%{x} NICs, %{y}: %{z:.4g} " + metric.unit + "<extra></extra>",
+            hovertemplate="%{x} NICs, %{y}: %{z:,.4~r} " + metric.unit + "<extra></extra>",
         )
     )
     fig.update_layout(

@@ -88,7 +88,7 @@ def test_upload_a_real_log_calibrate_a_scenario_and_download_its_acceptance_plan
         page.click("#acceptance-md")
     text = Path(info.value.path()).read_text()
     assert text.startswith("# Acceptance test plan: 32 x NVIDIA H100")
-    assert "### 2 servers: all_reduce" in text and "-b 8 -e 8G" in text
+    assert "### 2 servers: all-reduce" in text and "-b 8 -e 8G" in text
     with page.expect_download() as info:
         page.click("#acceptance-pdf")
     assert Path(info.value.path()).read_bytes().startswith(b"%PDF")

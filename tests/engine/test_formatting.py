@@ -41,8 +41,22 @@ def test_number_shows_text_that_is_not_a_number_as_it_is() -> None:
     assert fmt.number(-1024.0) == "-1,024"
     assert fmt.number(3.14159) == "3.14"
     assert fmt.number(123.456) == "123.5"
-    assert fmt.number(2.5e7 + 0.5) == "2.5e+07"
+    assert fmt.number(2.5e7 + 0.5) == "25,000,000"  # never e-notation
     assert fmt.number(0.0001234) == "0.000123"
+
+
+def test_significant_figures_are_plain_decimals_at_every_size() -> None:
+    assert fmt.significant(1340.2) == "1,340"
+    assert fmt.significant(12.46) == "12.5"
+    assert fmt.significant(0.00001163) == "0.0000116"
+    assert fmt.significant(2.5e20) == "250,000,000,000,000,000,000"
+    assert fmt.significant(-0.5) == "-0.5"
+    assert fmt.significant(100.0) == "100"
+    assert fmt.milliseconds(1340.4) == "1,340 ms"
+    assert fmt.duration(86400 * 1234.5) == "1,230 days"
+    for value in (1e-9, 3.3e-5, 7.7e5, 1.2e12, 9.99e99):
+        for shown in (fmt.significant(value), fmt.number(value), fmt.milliseconds(value)):
+            assert "e" not in shown.lower(), shown
 
 
 def test_money_in_a_sentence_keeps_whole_dollars_below_a_million() -> None:
@@ -140,7 +154,9 @@ def test_one_label_per_fabric_topology_and_network() -> None:
     ]
     assert vocab.network_label("storage") == "Storage network"
     assert vocab.network_label("out_of_band") == "Out of band"
-    assert set(vocab.TOPOLOGY_KIND_BY_TIERS.values()) == set(vocab.TOPOLOGY_KIND_LABELS)
+    assert {*vocab.TOPOLOGY_KIND_BY_TIERS.values(), vocab.EXISTING} == set(
+        vocab.TOPOLOGY_KIND_LABELS
+    )
 
 
 def test_the_engine_ids_are_the_vocabularys() -> None:

@@ -423,9 +423,7 @@ def test_more_servers_than_the_existing_network_takes_get_their_own_switches() -
     from advisor.engine.decision.recommend import EXISTING_NETWORK_MAX_SERVERS
 
     gpus = 8 * (EXISTING_NETWORK_MAX_SERVERS + 1)
-    r = evaluate(
-        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": gpus}
-    )
+    r = evaluate({"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": gpus})
     assert r["recommendation"]["needs_compute_fabric"] is False
     assert any(ln["category"] == "switch" for ln in r["bom"])
     assert check_bom(r["bom"]) == []

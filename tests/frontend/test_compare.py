@@ -75,7 +75,7 @@ def test_the_comparison_exports_as_csv_and_pdf(sales_client: Client) -> None:
     assert rows[0] == ["section", "item", "Ethernet team", "InfiniBand team", "differs"]
     team = next(r for r in rows if r[:2] == ["input", "Team"])
     assert team[2:] == ["knows Ethernet", "knows InfiniBand", "yes"]
-    assert any(r[:2] == ["cost_usd", "Network capex"] for r in rows)
+    assert any(r[:2] == ["Cost (USD)", "Network capex"] for r in rows)
     response = sales_client.get("/compare/comparison.pdf", {"s": [a.pk, b.pk]})
     assert response["Content-Type"] == "application/pdf"
     out = Path(__file__).resolve().parents[2] / "test-output"

@@ -131,7 +131,8 @@ def test_every_step_one_choice_gets_defaults_that_compute(workload: str, scale: 
     if workload == "training":
         assert answers["total_tokens_b"] == "1000"
     if scale == "one" and workload != "inference":
-        assert answers["model_choice"] == "llama3-8b"  # Llama 3 70B cannot train on 8 GPUs
+        # Llama 3 70B cannot train on 8 GPUs: the largest preset that does takes its place.
+        assert answers["model_choice"] not in ("", "llama3-70b")
     if scale == "many":
         assert answers["model_choice"] == "llama3-70b"
 

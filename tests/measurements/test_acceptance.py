@@ -132,7 +132,7 @@ def test_markdown_has_commands_thresholds_and_results(h100_roce_64):
     md = plan_markdown(plan)
     assert md.startswith("# Acceptance test plan: 128 x NVIDIA H100")
     assert "`NCCL_IB_GID_INDEX`" in md
-    assert "### 2 servers: all_reduce" in md
+    assert "### 2 servers: all-reduce" in md
     assert "| 8 GiB |" in md
     parsed = parse_text((DATA / "nvidia_h100_2x8_all_reduce_gcp_a3mega.txt").read_text())
     graded_md = plan_markdown(plan, grade(plan, parsed))

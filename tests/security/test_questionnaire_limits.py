@@ -49,7 +49,7 @@ def test_the_live_check_names_a_non_finite_number_as_a_field_error(
     [
         ("hardware", "gpus", "200000", "Must be between 1 and 131,072"),
         ("priorities", "gpu_hour_usd", "1e308", "Must be between 0 and 1,000"),
-        ("work", "total_tokens_b", "1e9", "Must be between 1e-09 and 1e+06"),
+        ("work", "total_tokens_b", "1e9", "Must be between 0.000000001 and 1,000,000"),
     ],
 )
 def test_the_engine_limits_are_the_questionnaires_limits(

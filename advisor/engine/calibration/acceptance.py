@@ -26,6 +26,7 @@ from advisor.engine.calibration.fabric_fit import MAX_TIME_US, MIN_TIME_US
 from advisor.engine.calibration.nccl_tests import ENGINE_OP, ParsedText
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES
+from advisor.engine.facts.formatting import significant
 from advisor.engine.model.collectives import ScaleUp, busbw_factor, collective_time_s, make_domain
 from advisor.engine.result.records import EngineResult
 
@@ -54,22 +55,22 @@ Engineering estimate; it only matters for latency-bound sizes."""
 
 _ENV: dict[str, tuple[tuple[str, str, str], ...]] = {
     "infiniband": (
-        ("NCCL_IB_HCA", "mlx5_0,...", "only the compute-fabric HCAs (one per rail)"),
-        ("NCCL_SOCKET_IFNAME", "<management interface>", "bootstrap over the management net"),
+        ("NCCL_IB_HCA", '"$COMPUTE_HCAS"', "only the compute-fabric HCAs (one per rail)"),
+        ("NCCL_SOCKET_IFNAME", '"$MGMT_IF"', "bootstrap over the management net"),
         ("NCCL_DEBUG", "INFO", "the log must show 'NET/IB : Using' every HCA"),
         ("NCCL_DEBUG_SUBSYS", "INIT,NET", "transport selection only"),
     ),
     "roce": (
-        ("NCCL_IB_HCA", "mlx5_0,...", "only the compute-fabric NICs (one per rail)"),
+        ("NCCL_IB_HCA", '"$COMPUTE_HCAS"', "only the compute-fabric NICs (one per rail)"),
         ("NCCL_IB_GID_INDEX", "3", "RoCE v2 GID (check with show_gids)"),
-        ("NCCL_IB_TC", "<lossless traffic class>", "the PFC/ECN class of your switch config"),
-        ("NCCL_SOCKET_IFNAME", "<management interface>", "bootstrap over the management net"),
+        ("NCCL_IB_TC", '"$LOSSLESS_TC"', "the PFC/ECN class of your switch config"),
+        ("NCCL_SOCKET_IFNAME", '"$MGMT_IF"', "bootstrap over the management net"),
         ("NCCL_DEBUG", "INFO", "the log must show 'NET/IB : Using' every NIC with /RoCE"),
         ("NCCL_DEBUG_SUBSYS", "INIT,NET", "transport selection only"),
     ),
     "ethernet": (
         ("NCCL_IB_DISABLE", "1", "TCP sockets (no RDMA in this design)"),
-        ("NCCL_SOCKET_IFNAME", "<data interfaces>", "the NICs of the GPU fabric"),
+        ("NCCL_SOCKET_IFNAME", '"$DATA_IFS"', "the NICs of the GPU fabric"),
         ("NCCL_SOCKET_NTHREADS", "4", "more sockets per peer for 100G+ (NCCL env docs)"),
         ("NCCL_NSOCKS_PERTHREAD", "4", "NTHREADS x NSOCKS must stay <= 64"),
         ("NCCL_DEBUG", "INFO", "the log must show 'NET/Socket : Using' the data interfaces"),
@@ -199,6 +200,25 @@ def _scopes(nodes: int, leaves: int, rail: bool, nics_per_node: int) -> list[tup
     return scopes
 
 
+OP_WORDS = {
+    "all_reduce": "all-reduce",
+    "all_gather": "all-gather",
+    "reduce_scatter": "reduce-scatter",
+    "alltoall": "all-to-all",
+    "sendrecv": "send/receive",
+    "broadcast": "broadcast",
+}
+"""nccl-tests operations in words (their binaries keep their names: all_reduce_perf)."""
+SHELL_VARIABLES: dict[str, str] = {
+    "COMPUTE_HCAS": "the compute-fabric HCAs, one per rail (e.g. mlx5_0,mlx5_1,...; ibdev2netdev)",
+    "MGMT_IF": "the management interface NCCL bootstraps over (e.g. eno1)",
+    "LOSSLESS_TC": "the traffic class of your switches' PFC/ECN (lossless) queue",
+    "DATA_IFS": "the GPU fabric's interfaces (e.g. ens1f0,ens2f0)",
+}
+"""The commands read these shell variables instead of pasting placeholders a shell would
+misread (<...> is a redirection); set them once before running the commands."""
+
+
 def _binary(op: str) -> str:
     return f"./build/{op}_perf"
 
@@ -265,7 +285,7 @@ def acceptance_plan(
     for scope, n in scopes:
         for op in ACCEPTANCE_OPS:
             mpirun, srun = _commands(scope, n, gpn, op, env)
-            commands.append((f"{scope}: {op}", mpirun, srun))
+            commands.append((f"{scope}: {OP_WORDS.get(op, op)}", mpirun, srun))
             engine_op = ENGINE_OP[op]
             doms = {
                 bound: make_domain(
@@ -305,9 +325,15 @@ def acceptance_plan(
         f"Run each command once the fabric is cabled and the servers are in the job's "
         f"placement; {tool} prints one row per size: compare the out-of-place 'time' column.",
         f"A check passes when time <= the pessimistic model time + {PASS_TOLERANCE:.0%} + "
-        f"{LATENCY_ALLOWANCE_S * 1e6:.0f} us (busbw >= pass_busbw); 'high' is what a "
+        f"{LATENCY_ALLOWANCE_S * 1e6:.0f} us (busbw at or above the pass threshold); 'high' "
+        "is what a "
         "well-tuned fabric reaches.",
         "Upload the output (all tests in one file is fine) to grade it against this plan.",
+        *(
+            f"Set {name} first ({what}): export {name}=..."
+            for name, what in SHELL_VARIABLES.items()
+            if any(f"${name}" in value for _k, value, _w in env)
+        ),
     )
     return AcceptancePlan(
         title=f"Acceptance test plan: {gpus} x {gpu.name}, {label}",
@@ -472,8 +498,9 @@ def plan_markdown(plan: AcceptancePlan, grading: Grading | None = None) -> str:
             out += [head, sep]
             for c in rows:
                 line = (
-                    f"| {_size(c.nbytes)} | {c.expected_low_gbytes_per_s:.3g} - "
-                    f"{c.expected_high_gbytes_per_s:.3g} | {c.threshold_busbw_gbytes_per_s:.3g} "
+                    f"| {_size(c.nbytes)} | {significant(c.expected_low_gbytes_per_s, 3)} - "
+                    f"{significant(c.expected_high_gbytes_per_s, 3)} | "
+                    f"{significant(c.threshold_busbw_gbytes_per_s, 3)} "
                     f"| {c.max_time_us:.1f} |"
                 )
                 g = graded.get(id(c))
@@ -482,7 +509,7 @@ def plan_markdown(plan: AcceptancePlan, grading: Grading | None = None) -> str:
                         line += " - | not measured |"
                     else:
                         line += (
-                            f" {g.measured_busbw_gbytes_per_s or 0:.3g} | "
+                            f" {significant(g.measured_busbw_gbytes_per_s or 0, 3)} | "
                             f"{'pass' if g.passed else 'FAIL'} |"
                         )
                 out.append(line)

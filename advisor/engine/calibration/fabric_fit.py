@@ -31,6 +31,7 @@ from advisor.engine.calibration.nccl_tests import ParsedText, Run
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.gpus import GpuSpec
 from advisor.engine.facts.constants import FABRICS
+from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import Calibration
 from advisor.engine.model.collectives import (
     CommDomain,
@@ -848,13 +849,16 @@ def calibration_comparison(
         old_choice = _same_option(calibrated, before)
         if old_choice and new_v is not None:
             why += (
-                f" On the measured fabric the former choice needs {old_choice[0]:.4g} {unit} and "
-                f"${old_choice[1]:,.0f} in total; the new one {float(new_v):.4g} {unit} and "
+                f" On the measured fabric the former choice needs "
+                f"{significant(old_choice[0], 4)} {unit} and "
+                f"${old_choice[1]:,.0f} in total; the new one "
+                f"{significant(float(new_v), 4)} {unit} and "
                 f"${float(after.total_cost_usd or 0):,.0f}."
             )
     else:
         delta = (
-            f"{float(old_v):.4g} -> {float(new_v):.4g} {unit} ({_pct(float(new_v), float(old_v))})"
+            f"{significant(float(old_v), 4)} -> {significant(float(new_v), 4)} {unit} "
+            f"({_pct(float(new_v), float(old_v))})"
             if old_v is not None and new_v is not None
             else "unchanged"
         )
@@ -868,7 +872,8 @@ def calibration_comparison(
             why += (
                 f" The measurement is of {cal.fabric}, so it recalibrates the {cal.fabric} "
                 f"candidates: the best one now costs ${new_o[1]:,.0f} in total "
-                f"(was ${old_o[1]:,.0f}) at {new_o[0]:.4g} {unit} (was {old_o[0]:.4g}); the "
+                f"(was ${old_o[1]:,.0f}) at {significant(new_o[0], 4)} {unit} "
+                f"(was {significant(old_o[0], 4)}); the "
                 f"{before.fabric} candidates keep the default model."
             )
     return {

@@ -83,7 +83,7 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
         (
             "reference_compute_nic",
             f"{platform.reference_count} x "
-            + (platform.reference_nic.sku if platform.reference_nic else "unknown")
+            + (platform.reference_nic.display_name if platform.reference_nic else "unknown")
             + (" (integrated)" if platform.integrated else ""),
             "per server",
             platform.reference_design,
@@ -94,7 +94,8 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
         ("switch_to_switch_length", SPINE_LINK_M, "m", "SuperPOD RA: SR optics, 50 m on OM4"),
         (
             "storage_network",
-            f"{storage.ports_per_server} x {storage.gbps}G per server ({storage.nic.sku}), "
+            f"{storage.ports_per_server} x {storage.gbps}G per server "
+            f"({storage.nic.display_name}), "
             f"{STORAGE_OVERSUBSCRIPTION:g}:1, storage targets at 1/{STORAGE_TARGET_RATIO:g} of "
             "the servers' storage ports",
             "",

@@ -130,7 +130,7 @@ def enumerate_candidates(
         pruned.append(
             {
                 "design": {"card_gbps": too_fast},
-                "reason": f"{platform.gpu_id} servers have PCIe Gen{platform.pcie_gen} x16 slots "
+                "reason": f"{platform.gpu_name} servers have PCIe Gen{platform.pcie_gen} x16 slots "
                 f"carrying about {slot:.0f} Gb/s"
                 + ("" if platform.pcie_known else " (generation assumed: not in the catalog)")
                 + f", too little to run a {'/'.join(str(g) for g in too_fast)}G NIC at line "

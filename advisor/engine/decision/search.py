@@ -182,7 +182,7 @@ def design_point(
         return (
             None,
             (
-                f"{p.gpu_id} servers have PCIe Gen{p.pcie_gen} x16 slots carrying about "
+                f"{p.gpu_name} servers have PCIe Gen{p.pcie_gen} x16 slots carrying about "
                 f"{p.slot_gbps:.0f} Gb/s, too little for a {gbps}G NIC at line rate"
             ),
             0.0,

@@ -33,6 +33,21 @@ def finite(value: Any, default: float = 0.0) -> float:
     return default if number is None else number
 
 
+def significant(value: Any, digits: int = 3) -> str:
+    """A figure to `digits` significant digits in plain decimals, never in e-notation:
+    1340.2 -> "1,340", 12.46 -> "12.5", 0.00001163 -> "0.0000116"; a dash when missing."""
+    number = finite_or_none(value)
+    if number is None:
+        return MISSING
+    if number == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(number)))
+    if magnitude >= digits - 1:
+        return f"{round(number, digits - 1 - magnitude):,.0f}"
+    text = f"{number:,.{digits - 1 - magnitude}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def _sign(number: float) -> str:
     return "-" if number < 0 else ""
 
@@ -88,22 +103,22 @@ def duration(value: Any) -> str:
     if size == 0:
         return "0 s"
     if size < 1e-3:
-        return f"{sign}{size * 1e6:.3g} µs"
+        return f"{sign}{significant(size * 1e6)} µs"
     if size < 1:
-        return f"{sign}{size * 1e3:.3g} ms"
+        return f"{sign}{significant(size * 1e3)} ms"
     if size < 120:
-        return f"{sign}{size:.3g} s"
+        return f"{sign}{significant(size)} s"
     if size < 7200:
-        return f"{sign}{size / 60:.3g} min"
+        return f"{sign}{significant(size / 60)} min"
     if size < 172800:
-        return f"{sign}{size / 3600:.3g} h"
-    return f"{sign}{size / 86400:.3g} days"
+        return f"{sign}{significant(size / 3600)} h"
+    return f"{sign}{significant(size / 86400)} days"
 
 
 def milliseconds(value: Any) -> str:
     """A time already in milliseconds (per token, to first token): "4.3 ms"."""
     number = finite_or_none(value)
-    return MISSING if number is None else f"{number:.3g} ms"
+    return MISSING if number is None else f"{significant(number)} ms"
 
 
 def percent(fraction: Any, digits: int | None = None) -> str:
@@ -131,9 +146,9 @@ def number(value: Any) -> str:
         return MISSING if value in (None, "") or isinstance(value, float) else str(value)
     if figure.is_integer() and abs(figure) < 1e15:
         return f"{int(figure):,}"
-    if abs(figure) >= 1e6 or abs(figure) < 1e-3:
-        return f"{figure:.3g}"
-    return f"{figure:,.3g}" if abs(figure) < 100 else f"{figure:,.1f}"
+    if abs(figure) >= 1e6 or abs(figure) < 100:
+        return significant(figure)
+    return f"{figure:,.1f}"
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -22,6 +22,7 @@ from advisor.engine.facts.constants import (
     DP_OVERLAP_EFFICIENCY,
     GRAD_BYTES_PER_PARAM,
 )
+from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
 from advisor.engine.model.efficiency import hopper_or_newer
 from advisor.engine.model.memory import MemoryEstimate, _fits, _model_consts, training_memory
@@ -630,8 +631,10 @@ def _fastest_on_fewer_gpus(
         if best[1] >= chosen_gpus:
             return best[2]  # a plan of this cluster the estimate had ranked lower
         notes.append(
-            f"a plan on {best[1]} GPUs predicts a faster step ({best[0]:.4g} s) than the best "
-            f"plan using more of the {scenario.gpus} GPUs ({own:.4g} s on the reference "
+            f"a plan on {best[1]} GPUs predicts a faster step ({significant(best[0], 4)} s) "
+            f"than the best "
+            f"plan using more of the {scenario.gpus} GPUs "
+            f"({significant(own, 4)} s on the reference "
             "400G-per-GPU InfiniBand fabric, each on the contiguous servers it needs): the "
             "planner keeps it and leaves the other GPUs idle, so adding servers never slows "
             "the step"

@@ -1,0 +1,137 @@
+"""Every page, PDF and CSV a customer gets, for a grid of scenarios, in plain words: no
+catalog id, no internal key, no number in e-notation."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.scenarios.models import RunStatus
+from advisor.scenarios.services import scenario_submit
+from tests.frontend.pdfread import pdf_text
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+GRID: dict[str, dict[str, Any]] = {
+    "one fine-tuning server": {
+        "workload": "fine_tuning",
+        "model": "llama3-8b",
+        "gpu": "h100-sxm",
+        "gpus": 8,
+    },
+    "70B training, 64 GPUs": {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+    },
+    "mixture of experts, 256 GPUs": {
+        "workload": "training",
+        "model": "mixtral-8x7b",
+        "gpu": "h100-sxm",
+        "gpus": 256,
+        "constraints": {"team_skills": "ethernet", "prefer": "cost"},
+    },
+    "serving replicas": {
+        "workload": "inference",
+        "model": "llama3-8b",
+        "gpu": "l40s",
+        "gpus": 32,
+    },
+    "split serving": {
+        "workload": "inference",
+        "model": "llama3.1-405b",
+        "gpu": "h100-sxm",
+        "gpus": 32,
+        "inference": {"independent_replicas": False, "requests_per_s": 2},
+    },
+}
+
+CATALOG = default_catalog()
+_ITEMS = [*CATALOG.nics, *CATALOG.switches, *CATALOG.transceivers, *CATALOG.cables]
+CATALOG_IDS = sorted(
+    {item.sku for item in _ITEMS} | set(CATALOG.gpu_ids) | set(CATALOG.model_ids),
+    key=len,
+    reverse=True,
+)
+_ID_RE = re.compile(
+    r"(?<![\w/.-])(?:" + "|".join(re.escape(i) for i in CATALOG_IDS) + r")(?![\w/-])"
+)
+E_NOTATION = re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
+# snake_case words are the engine's and the inputs' keys ("allow_oversubscription",
+# "job_share"), never words a customer reads.
+INTERNAL_KEY = re.compile(r"(?<![\w/.$%-])[a-z]+(?:_[a-z0-9]+)+(?![\w/.-])")
+# Names a network engineer types: nccl-tests binaries (all_reduce_perf) and Mellanox tools.
+COMMAND_NAMES = re.compile(r"^(?:\w+_perf|show_gids|ib_write_bw|ib_write_lat|hw_counters)$")
+
+
+def visible_text(page: str) -> str:
+    page = re.sub(r"(?is)<(script|style|svg)\b.*?</\1>", " ", page)
+    page = re.sub(r"(?s)<[^>]+>", " ", page)
+    return " ".join(html.unescape(page).split())
+
+
+def problems(where: str, text: str) -> list[str]:
+    text = re.sub(r"https?://\S+", "<link>", text)  # a scenario's link holds its UUID
+    found = []
+    for pattern, what in (
+        (_ID_RE, "catalog id"),
+        (E_NOTATION, "e-notation"),
+        (INTERNAL_KEY, "key"),
+    ):
+        for match in pattern.finditer(text):
+            if pattern is INTERNAL_KEY and COMMAND_NAMES.match(match.group(0)):
+                continue
+            start = max(0, match.start() - 60)
+            found.append(
+                f"{where}: {what} {match.group(0)!r} in …{text[start : match.end() + 30]}…"
+            )
+    return found
+
+
+@pytest.fixture
+def engineer() -> tuple[User, Client]:
+    user = User.objects.create_user("sam.sales", password="correct-horse-battery")
+    user.groups.add(Group.objects.get_or_create(name="sales")[0])
+    client = Client()
+    client.force_login(user)
+    return user, client
+
+
+def test_no_face_shows_an_id_a_key_or_e_notation(engineer: tuple[User, Client]) -> None:
+    user, client = engineer
+    ids = []
+    for name, inputs in GRID.items():
+        run = scenario_submit(name=name, inputs=inputs, owner=user, customer="Acme AI")
+        run.refresh_from_db()
+        assert run.status == RunStatus.SUCCEEDED, (name, run.error)
+        ids.append(str(run.scenario_id))
+    found: list[str] = []
+    for scenario_id, name in zip(ids, GRID, strict=True):
+        page = client.get(f"/s/{scenario_id}/")
+        assert page.status_code == 200
+        found += problems(f"{name} page", visible_text(page.content.decode()))
+        found += problems(
+            f"{name} PDF", pdf_text(client.get(f"/s/{scenario_id}/report.pdf").content)
+        )
+        rows = csv.reader(io.StringIO(client.get(f"/s/{scenario_id}/bom.csv").content.decode()))
+        found += problems(f"{name} CSV", " | ".join(" ; ".join(r) for r in rows))
+        plan = client.get(f"/s/{scenario_id}/acceptance.pdf")
+        if plan.status_code == 200:
+            found += problems(f"{name} acceptance PDF", pdf_text(plan.content))
+    query = "&".join(f"s={i}" for i in ids[:4])
+    found += problems("compare", visible_text(client.get(f"/compare/?{query}").content.decode()))
+    found += problems(
+        "compare PDF", pdf_text(client.get(f"/compare/comparison.pdf?{query}").content)
+    )
+    compare_csv = client.get(f"/compare/comparison.csv?{query}").content.decode()
+    found += problems("compare CSV", compare_csv)
+    assert not found, "\n".join(found[:60]) + f"\n({len(found)} in all)"
