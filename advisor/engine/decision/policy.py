@@ -375,7 +375,8 @@ def tie_phrase(a: Scored, b: Scored) -> str:
 TIE_RULE = (
     "designs are tied when their performance is within +-5 % (designs of different fabric "
     "classes: while their +-5 % intervals overlap) and their life costs within 5 %, plus "
-    "+-20 % of the larger capex when their bills price different NIC or switch models; at "
+    "+-20 % of the larger capex when their bills price different NIC or switch models (not "
+    "between designs of different tiers above 65,536 NIC ports); at "
     "a tied life cost a design faster beyond that wins; ties break by "
     f"{', '.join(TIE_BREAK_ORDER[:-1])}, then {TIE_BREAK_ORDER[-1]} (docs/MODEL.md 14.5)"
 )
@@ -394,9 +395,25 @@ def cost_band(a: Scored, b: Scored) -> float:
     designs built from the same models differ only in quantities, which are exact)."""
     scale = max(abs(a.decision_usd), abs(b.decision_usd), 1e-12)
     band = TIE_BAND * scale
-    if price_lists_differ(a, b):
+    if price_lists_differ(a, b) and not structural_saving(a, b):
         band += PRICE_UNCERTAINTY * max(a.capex_usd, b.capex_usd)
     return band
+
+
+STRUCTURAL_MIN_ENDPOINTS = 65_537
+"""Above the largest three-tier fat tree of 64-port switches (k^3/4 = 65,536 NIC ports), a
+design with fewer switch tiers is compared on cost without the price-list allowance
+(``structural_saving``)."""
+
+
+def structural_saving(a: Scored, b: Scored) -> bool:
+    """The two designs differ in structure, not only in list prices: at very large sizes (at
+    least ``STRUCTURAL_MIN_ENDPOINTS`` NIC ports) one needs fewer switch tiers, saving a tier
+    of switches and optics for every endpoint, which +-20 % price noise does not undo; the
+    published clusters of that size chose the shallower fabric (the 100k-GPU Spectrum-X
+    cluster at three tiers where 64-port InfiniBand needs four; multi-plane fat trees)."""
+    big = max(a.topo.endpoints, b.topo.endpoints) >= STRUCTURAL_MIN_ENDPOINTS
+    return big and a.topo.tiers != b.topo.tiers
 
 
 def cost_tied(a: Scored, b: Scored) -> bool:
