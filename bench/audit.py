@@ -4,7 +4,8 @@ late-2026 hardware grid and the platform checks.
 Writes ``bench/audit.json`` (counts, violations by property, examples) and exits 1 when any
 property is violated (see ``advisor/engine/tools/audit.py`` for the properties).  Options:
 ``--processes N`` (default: all cores), ``--every K`` (every K-th case only, for a quick look;
-series properties then compare the sizes that remain).
+series properties then compare the sizes that remain), ``--serving`` (the inference cases
+only).
 """
 
 from __future__ import annotations
@@ -37,14 +38,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=multiprocessing.cpu_count())
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--serving", action="store_true", help="serving (inference) cases only, no platform checks"
+    )
     args = parser.parse_args(argv)
-    cases = grid()[:: max(1, args.every)]
+    cases = [c for c in grid() if not args.serving or c.workload.startswith("inference")]
+    cases = cases[:: max(1, args.every)]
     started = time.perf_counter()
     with multiprocessing.Pool(max(1, args.processes)) as pool:
         outcomes = pool.map(run_case, cases, chunksize=16)
     report = audit(outcomes)
-    report.cases += len(PLATFORM_CHECKS)
-    report.violations.extend(platform_check_violations())
+    if not args.serving:
+        report.cases += len(PLATFORM_CHECKS)
+        report.violations.extend(platform_check_violations())
     report.seconds = time.perf_counter() - started
     payload = {"engine_version": ENGINE_VERSION, **report.to_dict()}
     args.out.write_text(json.dumps(payload, indent=2) + "\n")

@@ -599,6 +599,55 @@ def platform_check_violations(catalog: Catalog | None = None) -> list[Violation]
     return out
 
 
+SERVING_SHORTFALL_WORDS = "Serving falls short"
+"""What the headline says when a serving answer saturates or misses a target
+(decision/prose.serving_shortfall)."""
+SERVING_METRICS = ("max_requests_per_s_at_target", "tokens_per_s_per_gpu_at_target")
+SERVING_RATE_TOLERANCE = 0.02
+"""More servers may serve up to 2 % fewer requests/s within the targets (rounding of the
+deployment search's 3-significant-digit scores) before the audit calls it worse."""
+
+
+def serving_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+    """A serving answer states its capacity: both at-target metrics present; a saturated or
+    target-missing answer says so in its headline; a job inside one scale-up domain buys no
+    compute fabric (its traffic, KV cache included, stays on NVLink)."""
+    metrics = result.get("metrics", {})
+    if not isinstance(metrics, dict) or "requests_per_s" not in metrics:
+        return []
+    out: list[Violation] = []
+    missing = [key for key in SERVING_METRICS if _num(result, "metrics", key) is None]
+    if missing:
+        out.append(Violation("serving-metrics-missing", case, ", ".join(missing)))
+    short = metrics.get("load_saturated") == 1.0 or metrics.get("meets_latency_targets") == 0.0
+    head = str(result.get("recommendation", {}).get("headline", ""))
+    if short and SERVING_SHORTFALL_WORDS not in head:
+        out.append(
+            Violation(
+                "serving-silent",
+                case,
+                f"saturated={metrics.get('load_saturated')} "
+                f"meets_targets={metrics.get('meets_latency_targets')}: {head[:160]}",
+            )
+        )
+    gpus = _num(result, "scenario", "gpus")
+    domain = _num(result, "workload", "scaleup_domain_gpus")
+    if (
+        gpus is not None
+        and domain is not None
+        and gpus <= domain
+        and result.get("recommendation", {}).get("needs_compute_fabric")
+    ):
+        out.append(
+            Violation(
+                "serving-fabric-inside-domain",
+                case,
+                f"{gpus:.0f} GPUs in one {domain:.0f}-GPU scale-up domain buy a compute fabric",
+            )
+        )
+    return out
+
+
 def point_violations(outcome: Outcome) -> list[Violation]:
     """Every single-answer property of one case."""
     label = outcome.case.label()
@@ -619,6 +668,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *even_spine_violations(label, result),
         *premium_violations(label, result),
         *budget_cut_violations(outcome.case, result),
+        *serving_violations(label, result),
     ]
 
 
@@ -668,6 +718,7 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
                 )
             if top_capex is None or capex > top_capex[0]:
                 top_capex = (capex, servers)
+    out.extend(_serving_series_violations(answered))
     ladder = [
         o.result["recommendation"].get("fabric")
         for o in answered
@@ -684,6 +735,31 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
                 f"{changes} fabric changes along the ladder: {' -> '.join(map(str, ladder))}",
             )
         )
+    return out
+
+
+def _serving_series_violations(answered: Sequence[Outcome]) -> list[Violation]:
+    """The engine's serving deployment never serves fewer requests/s within the targets on
+    more servers of the same job (it may leave servers idle, as the deployment search does)."""
+    out: list[Violation] = []
+    best: tuple[float, int] | None = None
+    for o in answered:
+        if o.result is None or not o.case.workload.startswith("inference"):
+            continue
+        rate = _num(o.result, "metrics", "max_requests_per_s_at_target")
+        if rate is None:
+            continue
+        if best is not None and rate < best[0] * (1 - SERVING_RATE_TOLERANCE):
+            out.append(
+                Violation(
+                    "serving-worse-with-more-servers",
+                    o.case.label(),
+                    f"{rate:.4g} requests/s within the targets on {o.case.servers} servers vs "
+                    f"{best[0]:.4g} on {best[1]}",
+                )
+            )
+        if best is None or rate > best[0]:
+            best = (rate, o.case.servers)
     return out
 
 

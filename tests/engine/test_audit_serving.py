@@ -1,0 +1,82 @@
+"""The audit's serving properties (advisor/engine/tools/audit.py): capacity stated, no fabric
+for a job inside one scale-up domain, never worse with more servers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine import evaluate
+from advisor.engine.tools.audit import (
+    AuditCase,
+    Outcome,
+    series_violations,
+    serving_violations,
+)
+
+
+def _result(**metrics: Any) -> dict[str, Any]:
+    base = {
+        "requests_per_s": 5.0,
+        "max_requests_per_s_at_target": 4.0,
+        "tokens_per_s_per_gpu_at_target": 250.0,
+        "load_saturated": 0.0,
+        "meets_latency_targets": 1.0,
+    }
+    return {
+        "scenario": {"gpus": 16},
+        "workload": {"scaleup_domain_gpus": 8},
+        "metrics": base | metrics,
+        "recommendation": {
+            "headline": "No GPU compute fabric needed.",
+            "needs_compute_fabric": False,
+        },
+    }
+
+
+def _props(result: dict[str, Any]) -> set[str]:
+    return {v.prop for v in serving_violations("case", result)}
+
+
+def test_a_silent_shortfall_and_missing_metrics_are_violations() -> None:
+    assert _props(_result()) == set()
+    assert _props(_result(load_saturated=1.0)) == {"serving-silent"}
+    said = _result(meets_latency_targets=0.0)
+    said["recommendation"]["headline"] += " Serving falls short: 2 x TP4 replicas ..."
+    assert _props(said) == set()
+    missing = _result()
+    del missing["metrics"]["tokens_per_s_per_gpu_at_target"]
+    assert _props(missing) == {"serving-metrics-missing"}
+
+
+def test_a_fabric_for_a_job_inside_one_domain_is_a_violation() -> None:
+    inside = _result()
+    inside["scenario"]["gpus"] = 8
+    inside["recommendation"]["needs_compute_fabric"] = True
+    assert _props(inside) == {"serving-fabric-inside-domain"}
+
+
+def test_fewer_requests_within_targets_on_more_servers_is_a_violation() -> None:
+    outcomes = [
+        Outcome(
+            AuditCase("m", "g", "inference-split", "default", n),
+            _result(max_requests_per_s_at_target=r),
+        )
+        for n, r in ((2, 4.0), (4, 8.0), (8, 7.0))
+    ]
+    found = [v for v in series_violations(outcomes) if v.prop == "serving-worse-with-more-servers"]
+    assert len(found) == 1 and "8srv" in found[0].case
+
+
+def test_an_engine_answer_that_misses_its_target_passes_the_audit_by_saying_so() -> None:
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h200-sxm",
+            "gpus": 8,
+            "precision": "bf16",
+            "inference": {"requests_per_s": 50.0, "target_ms_per_token": 50},
+        }
+    )
+    assert result["metrics"]["load_saturated"] == 1.0
+    assert serving_violations("llama", result) == []
