@@ -16,7 +16,12 @@ from rest_framework import serializers
 
 from advisor.engine.facts.limits import LIMITS
 from advisor.engine.facts.vocabulary import FABRIC_CHOICES, TEAM_SKILLS
-from advisor.engine.input.scenario import EP_OVERLAP_MODES, RECOMPUTE_MODES, ZERO_STAGES
+from advisor.engine.input.scenario import (
+    EP_OVERLAP_MODES,
+    MOE_DISPATCHERS,
+    RECOMPUTE_MODES,
+    ZERO_STAGES,
+)
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.models import RunStatus
@@ -242,6 +247,13 @@ class ParallelismSerializer(serializers.Serializer[Any]):
     )
     ep_overlap = serializers.ChoiceField(
         choices=list(EP_OVERLAP_MODES), required=False, allow_null=True
+    )
+    moe_dispatcher = serializers.ChoiceField(
+        choices=list(MOE_DISPATCHERS),
+        required=False,
+        allow_null=True,
+        help_text="Expert dispatch in training: alltoall (default, NCCL all-to-all of every "
+        "token copy) or deepep (DeepEP/HybridEP: a token crosses the network once per server).",
     )
     flash_attention = serializers.BooleanField(required=False, allow_null=True)
     sequence_parallel = serializers.BooleanField(required=False, allow_null=True)

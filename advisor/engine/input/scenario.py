@@ -26,7 +26,16 @@ WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
 SHARDINGS: tuple[str, ...] = ("none", "zero1", "zero3")
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
-EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe")
+EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe", "a2a_1f1b")
+"""``dualpipe`` (DeepSeek-V3) and ``a2a_1f1b`` (Megatron-Core's ``moe_a2a_overlap``: the
+forward of one micro-batch runs with the backward of another in interleaved 1F1B) hide the
+expert all-to-all behind the other micro-batch's compute."""
+MOE_DISPATCHERS: tuple[str, ...] = ("alltoall", "deepep")
+"""Expert-parallel token dispatchers of training: ``alltoall`` (default: Megatron-Core's NCCL
+all-to-all token dispatcher, the one NeMo's MoE recipes use unless DeepEP is enabled; one copy
+per routed expert) or ``deepep`` (Megatron-Core's ``flex`` dispatcher with DeepEP / HybridEP, as
+the NeMo DeepSeek-V3 performance recipes enable it: a token crosses the network once per
+destination server and is forwarded over NVLink inside it)."""
 ZERO_STAGES: dict[int, str] = {0: "none", 1: "zero1", 3: "zero3"}
 GPU_PRICING: tuple[str, ...] = ("owned", "cloud")
 PREFERENCES: tuple[str, ...] = ("cost", "balanced", "performance")
@@ -146,7 +155,10 @@ class ParallelismSpec:
     tp_comm_overlap: bool | None = None
     """Tensor-parallel communication overlapped with GEMMs (Transformer Engine userbuffers)."""
     ep_overlap: str | None = None
-    """``none`` | ``dualpipe``: expert all-to-all hidden behind another micro-batch's compute."""
+    """``none`` | ``dualpipe`` | ``a2a_1f1b``: expert all-to-all hidden behind another
+    micro-batch's compute."""
+    moe_dispatcher: str | None = None
+    """``alltoall`` (default) | ``deepep``: how training sends tokens to their experts."""
     flash_attention: bool | None = None
     """False: attention as batched GEMMs + softmax over the full score matrix (pre-2022)."""
     sequence_parallel: bool | None = None
@@ -818,7 +830,9 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
         "last_stage_layers",
     )
     errors.reject_unknown(
-        raw, (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap"), "parallelism"
+        raw,
+        (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap", "moe_dispatcher"),
+        "parallelism",
     )
     for key in ints:
         if raw.get(key) is not None:
@@ -830,6 +844,10 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
     if raw.get("ep_overlap") is not None:
         values["ep_overlap"] = _choice(
             errors, "parallelism.ep_overlap", raw["ep_overlap"], EP_OVERLAP_MODES
+        )
+    if raw.get("moe_dispatcher") is not None:
+        values["moe_dispatcher"] = _choice(
+            errors, "parallelism.moe_dispatcher", raw["moe_dispatcher"], MOE_DISPATCHERS
         )
     if raw.get("zero") is not None:
         z = raw["zero"]

@@ -24,6 +24,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
+from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.efficiency import hopper_or_newer
 from advisor.engine.model.memory import MemoryEstimate, _fits, _model_consts, training_memory
 from advisor.engine.model.placement import (
@@ -271,6 +272,9 @@ def _shape_terms(
     if expert_params > 0 and ep > 1:
         tokens = mb * scenario.sequence_length / cp / tp
         a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
+        if ep * tp * cp > gpn and (scenario.parallelism.moe_dispatcher or "alltoall") == "deepep":
+            # a token crosses the network once per destination server (section 8)
+            a2a *= deepep_network_share(math.ceil(ep * tp * cp / gpn), m.moe_top_k)
         moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
         ep_unit = (
             a2a * moe_layers / (bw if ep * tp * cp > gpn else REFERENCE_GPU_NET_BYTES_PER_S * 8)
@@ -281,7 +285,7 @@ def _shape_terms(
         pp_unit,
         ep_unit,
         dp * cp > 1,
-        scenario.parallelism.ep_overlap == "dualpipe",
+        scenario.parallelism.ep_overlap in ("dualpipe", "a2a_1f1b"),
     )
 
 
@@ -660,6 +664,7 @@ def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
         last_stage_layers=0 if even else last,
         tp_comm_overlap=_tp_overlap(scenario),
         ep_overlap=scenario.parallelism.ep_overlap or "none",
+        moe_dispatcher=scenario.parallelism.moe_dispatcher or "alltoall",
         gpus_used=c.tp * c.cp * c.pp * c.dp,
     )
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.memory import MemoryEstimate
 from advisor.engine.model.placement import (
     Communicator,
@@ -43,6 +44,8 @@ class Plan:
     """Layers on the first / last pipeline stage; 0 = an even split."""
     tp_comm_overlap: bool = False
     ep_overlap: str = "none"
+    moe_dispatcher: str = "alltoall"
+    """Training's expert dispatcher: ``deepep`` (once per destination server) or ``alltoall``."""
     gpus_used: int = 0
     """GPUs the plan runs on (tp x cp x pp x dp); the rest of the cluster idles (0 = all)."""
 
@@ -107,7 +110,12 @@ class TrainingPlan:
     tp_overlap: float = 0.0
     """Share of TP collective time hidden behind GEMMs (0 without comm-GEMM overlap)."""
     ep_overlap: str = "none"
-    """``dualpipe``: all-to-all hidden behind another micro-batch's compute (DeepSeek-V3)."""
+    """``dualpipe`` (DeepSeek-V3) / ``a2a_1f1b`` (Megatron-Core): all-to-all hidden behind
+    another micro-batch's compute."""
+    moe_dispatcher: str = "alltoall"
+    """``deepep``: a token crosses the network once per destination server; ``alltoall``: once
+    per routed expert (``collectives.expert_all_to_all_time_s``)."""
+    moe_top_k: int = 1
     cp_layout: GroupLayout = GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
     cp_bytes_per_exchange: float = 0.0
     """All-gather-equivalent bytes of one ring-attention K/V exchange (nccl-tests size)."""
@@ -304,6 +312,9 @@ def plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
         edp_b = sum(c * wire_bytes(op, b, edp) for op, b, c in t.expert_dp_op_bytes)
         cp_b = t.cp_exchanges_per_step * wire_bytes("all_gather", t.cp_bytes_per_exchange, cp)
         ep_b = t.ep_all_to_all_per_step * wire_bytes("all_to_all", t.ep_bytes_per_all_to_all, p.ep)
+        if t.moe_dispatcher == "deepep":
+            # a token crosses the network once per destination server (MODEL.md section 8)
+            ep_b *= deepep_network_share(t.ep_layout.nodes, t.moe_top_k)
         pp_b = t.pp_p2p_per_step * t.pp_bytes_per_p2p if p.pp > 1 else 0.0
         for kind, nbytes in (("tp", tp_b), ("cp", cp_b), ("pp", pp_b), ("dp", dp_b), ("ep", ep_b)):
             out.append((comms[kind], nbytes))

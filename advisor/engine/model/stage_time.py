@@ -350,6 +350,8 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
         pp_crosses_network=pp_crosses,
         tp_overlap=TP_OVERLAP_HIDDEN if plan.tp_comm_overlap else 0.0,
         ep_overlap=plan.ep_overlap,
+        moe_dispatcher=plan.moe_dispatcher,
+        moe_top_k=max(1, m.moe_top_k) if m.is_moe else 1,
         cp_layout=cp_layout,
         cp_bytes_per_exchange=cp_bytes,
         cp_exchanges_per_step=cp_count,

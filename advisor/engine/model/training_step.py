@@ -20,6 +20,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     collective_time_s,
+    expert_all_to_all_time_s,
     p2p_time_s,
 )
 from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride, net_for
@@ -73,14 +74,14 @@ def _training_times(
     ep_net = 0.0
     if t.ep_layout.crosses_network and t.ep_all_to_all_per_step and not free_network:
         dom = net.domain(t.ep_layout, comms["ep"])
-        ep_net = (
-            t.ep_all_to_all_per_step
-            * collective_time_s("all_to_all", t.ep_bytes_per_all_to_all, dom)[0]
+        ep_net = t.ep_all_to_all_per_step * expert_all_to_all_time_s(
+            t.ep_bytes_per_all_to_all, dom, top_k=t.moe_top_k, dispatcher=t.moe_dispatcher
         )
     ep_total = t.ep_intra_s + ep_net
-    if t.ep_overlap == "dualpipe":
-        # DualPipe (DeepSeek-V3 report, section 3.2.1): one micro-batch's all-to-all runs
-        # under another's compute, so only the part longer than the compute is exposed
+    if t.ep_overlap in ("dualpipe", "a2a_1f1b"):
+        # DualPipe (DeepSeek-V3 report, section 3.2.1) and Megatron-Core's 1F1B all-to-all
+        # overlap (moe_a2a_overlap): one micro-batch's all-to-all runs under another's
+        # compute, so only the part longer than the compute is exposed
         ep_exposed = max(0.0, ep_total - t.compute_s)
     else:
         ep_exposed = ep_total * (1.0 - EP_COMM_OVERLAP)

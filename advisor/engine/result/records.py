@@ -254,6 +254,7 @@ class Plan(_Record):
     last_stage_layers: int = 0
     tp_comm_overlap: bool = False
     ep_overlap: str = ""
+    moe_dispatcher: str = ""
     gpus_used: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
