@@ -583,9 +583,13 @@ def storage_summary(
         f"{plan.nic.description.split(' (')[0]} per server, {plan.ports_per_server} x {gbps}G"
         f"{converged} port{'s' if plan.ports_per_server != 1 else ''} cabled on "
         f"{'your existing switches' if existing else plan.switch.display_name + ' leaves'}; "
-        f"to {what} ({size / 1e9:,.0f} GB) at {limit} takes "
-        f"{seconds:,.0f} s.",
+        f"to {what} ({size / 1e9:,.0f} GB) at {limit} takes {_seconds(seconds)}.",
     }
+
+
+def _seconds(seconds: float) -> str:
+    """A duration for a sentence: tenths below 10 s (a checkpoint can take 0.2 s)."""
+    return f"{seconds:,.1f} s" if seconds < 10 else f"{seconds:,.0f} s"
 
 
 # ----------------------------------------------------------------------- no fabric needed
