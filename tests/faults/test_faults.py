@@ -105,8 +105,11 @@ def test_a_worker_killed_mid_run_has_its_message_redelivered_to_another_worker(
     worker_factory: Factory, clean_broker: None
 ) -> None:
     """acks_late: the killed worker never acknowledged, so Redis hands the message out again
-    after the visibility timeout; the run's heartbeat has stopped, so the new worker claims it."""
-    env = {**FAULT_ENV, "CELERY_VISIBILITY_TIMEOUT_S": "5"}
+    after the visibility timeout; the run's heartbeat has stopped, so the new worker claims it.
+    (No beat here: the broker alone. The visibility timeout is shortened from production's
+    600 s, but kept above the default staleness of 30 s: a message handed out again before
+    the claim looks stale would find the run still held and do nothing.)"""
+    env = {**FAULT_ENV, "CELERY_VISIBILITY_TIMEOUT_S": "35"}
     doomed = worker_factory("doomed", **env, FABRIC_TEST_EVAL_DELAY_S="300")
     (run,) = submit(1)
     assert wait_until(lambda: status_of(run) == RunStatus.RUNNING, timeout_s=60), logs(doomed)
