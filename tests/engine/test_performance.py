@@ -80,8 +80,8 @@ def test_tcp_ethernet_leaves_gpus_idle_where_rdma_does_not() -> None:
 
 def test_tuned_roce_and_infiniband_are_close_for_data_parallel_training() -> None:
     s, w = planned("70b")
-    ib = evaluate_design(s, w, IB).get("step_time_s")
-    roce = evaluate_design(s, w, ROCE).get("step_time_s")
+    ib = evaluate_design(s, w, IB).step_time_s
+    roce = evaluate_design(s, w, ROCE).step_time_s
     assert roce == pytest.approx(ib, rel=0.05)
 
 
@@ -229,7 +229,7 @@ def test_idle_fraction_counts_the_plans_network_free_step() -> None:
 @given(name=scenario_names, d=designs)
 def test_design_metrics_are_finite_and_non_negative(name: str, d: Design) -> None:
     s, w = _scenario(name)
-    for key, value in evaluate_design(s, w, d).values:
+    for key, value in evaluate_design(s, w, d).to_dict().items():
         assert math.isfinite(value), key
         assert value >= 0, key
 

@@ -181,5 +181,5 @@ def test_each_design_uses_the_fastest_of_the_planners_plans() -> None:
     chosen = training_step_time_s(s, w, roce100)
     assert chosen == pytest.approx(min([own, *steps]))
     assert chosen < own / 2  # another of the planner's plans wins on this design
-    assert evaluate_design(s, w, roce100).get("step_time_s") == pytest.approx(chosen)
+    assert evaluate_design(s, w, roce100).step_time_s == pytest.approx(chosen)
     assert any("other plans instead" in note for note in w.notes)

@@ -46,7 +46,7 @@ from advisor.engine.model.plans import (
     plan_traffic,
 )
 from advisor.engine.model.serving.compute import ServingPlan, decode_compute_s
-from advisor.engine.model.serving.load import serving_model, serving_values
+from advisor.engine.model.serving.load import serving_metrics, serving_model
 from advisor.engine.model.serving.pools import reference_design
 from advisor.engine.model.training_step import (
     _compute_floor_s,
@@ -56,28 +56,11 @@ from advisor.engine.model.training_step import (
     _training_times,
     _TrainingTimes,
 )
+from advisor.engine.result.records import Metrics
 
-__all__ = ["Design", "DesignMetrics", "evaluate_design", "model_assumptions"]
+__all__ = ["Design", "evaluate_design", "model_assumptions"]
 
 _BOUNDS = ("point", "low", "high")
-
-
-@dataclass(frozen=True)
-class DesignMetrics:
-    """Metrics of one design; ``values`` holds the ENGINE_API metric keys (SI units)."""
-
-    kind: str
-    """``training`` or ``inference``."""
-    values: tuple[tuple[str, float], ...]
-
-    def get(self, key: str) -> float:
-        for k, v in self.values:
-            if k == key:
-                return v
-        raise KeyError(key)
-
-    def to_dict(self) -> dict[str, float]:
-        return dict(self.values)
 
 
 ModelErrorSource = Callable[[str, str], tuple[float, float]]
@@ -112,7 +95,7 @@ def _training_metrics(
     design: Design,
     point: _TrainingTimes | None = None,
     free_step_s: float | None = None,
-) -> DesignMetrics:
+) -> Metrics:
     """``free_step_s``: the least step of the planner's plans on a network that costs
     nothing (:func:`_network_free_step_s`); the GPU time this design wastes waiting on the
     network is the share of its step above it, so a faster design never wastes more."""
@@ -128,34 +111,33 @@ def _training_metrics(
     err_low, err_high = _model_error(scenario, "training")
     low_s = low.step_s * err_low
     high_s = high.step_s * err_high
-    values = (
-        ("step_time_s", step),
-        ("step_time_s_low", low_s),
-        ("step_time_s_high", high_s),
-        ("compute_s", t.compute_s + t.optimizer_s),
-        ("exposed_comm_s", point.exposed_comm_s),
-        ("exposed_network_s", point.exposed_network_s),
-        ("network_comm_s", point.network_comm_s),
-        ("bubble_s", point.bubble_s),
-        ("straggler_s", point.straggler_s),
-        ("tflops_per_gpu", tflops),
-        ("model_tflops_per_gpu", t.model_flops_per_gpu / step / 1e12),
-        (
-            "mfu",
-            (t.causal_model_flops_per_gpu or t.model_flops_per_gpu) / step / peak
-            if peak > 0
-            else 0.0,
-        ),
-        ("scaling_efficiency", min(1.0, (t.compute_s + t.optimizer_s) / step)),
-        ("gpu_idle_fraction", _idle_fraction(step, free_step_s, point)),
-        ("tokens_per_s", t.tokens_per_step / step),
-        ("run_time_s", run_s),
-        ("run_time_s_low", t.steps * low_s),
-        ("run_time_s_high", t.steps * high_s),
-        ("gpu_hours", run_s * scenario.gpus / 3600.0),
-        *_boundary_values(scenario, workload, design),
+    server, leaf, pod = _boundary_values(scenario, workload, design)
+    return Metrics(
+        step_time_s=step,
+        step_time_s_low=low_s,
+        step_time_s_high=high_s,
+        compute_s=t.compute_s + t.optimizer_s,
+        exposed_comm_s=point.exposed_comm_s,
+        exposed_network_s=point.exposed_network_s,
+        network_comm_s=point.network_comm_s,
+        bubble_s=point.bubble_s,
+        straggler_s=point.straggler_s,
+        tflops_per_gpu=tflops,
+        model_tflops_per_gpu=t.model_flops_per_gpu / step / 1e12,
+        mfu=(t.causal_model_flops_per_gpu or t.model_flops_per_gpu) / step / peak
+        if peak > 0
+        else 0.0,
+        scaling_efficiency=min(1.0, (t.compute_s + t.optimizer_s) / step),
+        gpu_idle_fraction=_idle_fraction(step, free_step_s, point),
+        tokens_per_s=t.tokens_per_step / step,
+        run_time_s=run_s,
+        run_time_s_low=t.steps * low_s,
+        run_time_s_high=t.steps * high_s,
+        gpu_hours=run_s * scenario.gpus / 3600.0,
+        inter_server_bytes_per_gpu=server,
+        inter_leaf_bytes_per_gpu=leaf,
+        inter_pod_bytes_per_gpu=pod,
     )
-    return DesignMetrics(kind="training", values=values)
 
 
 # ----------------------------------------------------------------------------- inference
@@ -245,12 +227,14 @@ def _inference_times(
 
 def _inference_metrics(
     scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design
-) -> DesignMetrics:
+) -> Metrics:
+    server, leaf, pod = _boundary_values(scenario, workload, design)
     if inference.serving is not None and not inference.serving.colocated:
-        return DesignMetrics(
-            kind="inference",
-            values=_disaggregated_values(scenario, inference.serving, design)
-            + _boundary_values(scenario, workload, design),
+        return dataclasses.replace(
+            _disaggregated_metrics(scenario, inference.serving, design),
+            inter_server_bytes_per_gpu=server,
+            inter_leaf_bytes_per_gpu=leaf,
+            inter_pod_bytes_per_gpu=pod,
         )
     point = _inference_times(scenario, workload, inference, design, "point")
     low = _inference_times(scenario, workload, inference, design, "low")
@@ -263,7 +247,7 @@ def _inference_metrics(
     # (docs/ENGINE_API.md); without a serving plan, the idle-batch model of section 7
     token_ms, ttft_ms = point.token_s * 1e3, point.ttft_s * 1e3
     low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
-    serving: tuple[tuple[str, float], ...] = ()
+    serving = Metrics()
     if inference.serving is not None:
         # the serving model prices compute and in-server TP; the per-token model adds what
         # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
@@ -277,40 +261,41 @@ def _inference_metrics(
                 reference_comm_s=max(0.0, ref.comm_s - inference.tp_decode_intra_s),
             )
 
-        serving = tuple(serving_values(scenario, plan(point), design))
-        by_key = dict(serving)
-        token_ms, ttft_ms = by_key["ms_per_token_p95"], by_key["ttft_ms_p95"]
+        serving = serving_metrics(scenario, plan(point), design)
+        assert serving.ms_per_token_p95 is not None and serving.ttft_ms_p95 is not None
+        token_ms, ttft_ms = serving.ms_per_token_p95, serving.ttft_ms_p95
         lo = serving_model(scenario, plan(low), design, "low").operating_point()
         hi = serving_model(scenario, plan(high), design, "high").operating_point()
         low_ms = min(token_ms, lo.tpot_p95_s * 1e3 * err_low)
         high_ms = max(token_ms, hi.tpot_p95_s * 1e3 * err_high)
-    values = (
-        ("ms_per_token", token_ms),
-        ("ms_per_token_low", low_ms),
-        ("ms_per_token_high", high_ms),
-        ("ttft_ms", ttft_ms),
-        ("tokens_per_s_per_server", tokens_per_s / servers),
-        ("tokens_per_s", tokens_per_s),
-        ("comm_ms_per_token", point.comm_s * 1e3),
-        ("network_ms_per_token", point.network_s * 1e3),
-        ("compute_ms_per_token", inference.decode_compute_s * 1e3),
-        ("gpu_idle_fraction", min(1.0, point.network_s / point.token_s)),
-        ("meets_target", 1.0 if token_ms <= target else 0.0),
-        *_boundary_values(scenario, workload, design),
-        *serving,
+    return dataclasses.replace(
+        serving,
+        ms_per_token=token_ms,
+        ms_per_token_low=low_ms,
+        ms_per_token_high=high_ms,
+        ttft_ms=ttft_ms,
+        tokens_per_s_per_server=tokens_per_s / servers,
+        tokens_per_s=tokens_per_s,
+        comm_ms_per_token=point.comm_s * 1e3,
+        network_ms_per_token=point.network_s * 1e3,
+        compute_ms_per_token=inference.decode_compute_s * 1e3,
+        gpu_idle_fraction=min(1.0, point.network_s / point.token_s),
+        meets_target=token_ms <= target,
+        inter_server_bytes_per_gpu=server,
+        inter_leaf_bytes_per_gpu=leaf,
+        inter_pod_bytes_per_gpu=pod,
     )
-    return DesignMetrics(kind="inference", values=values)
 
 
-def _disaggregated_values(
+def _disaggregated_metrics(
     scenario: Scenario, serving_plan: ServingPlan, design: Design
-) -> tuple[tuple[str, float], ...]:
+) -> Metrics:
     """Prefill and decode pools under load (advisor.engine.model.serving.load).
 
     ``ms_per_token`` is the p95 time per output token at the scenario's load and ``ttft_ms``
     the p95 time to first token (KV transfer included), so the latency targets are checked
     against what a user sees under load."""
-    serving = dict(serving_values(scenario, serving_plan, design))
+    serving = serving_metrics(scenario, serving_plan, design)
     model = serving_model(scenario, serving_plan, design, "point")
     op = model.operating_point()
     low = serving_model(scenario, serving_plan, design, "low").operating_point()
@@ -323,34 +308,28 @@ def _disaggregated_values(
     network = comm if serving_plan.decode.ep > scenario.gpus_per_node else 0.0
     tokens = op.output_tokens_per_s
     target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
-    values: tuple[tuple[str, float], ...] = (
-        ("ms_per_token", op.tpot_p95_s * 1e3),
-        ("ms_per_token_low", low.tpot_p95_s * 1e3),
-        ("ms_per_token_high", high.tpot_p95_s * 1e3),
-        ("ttft_ms", op.ttft_p95_s * 1e3),
-        ("tokens_per_s_per_server", tokens / max(1, serving_plan.servers)),
-        ("tokens_per_s", tokens),
-        ("comm_ms_per_token", comm * 1e3),
-        ("network_ms_per_token", network * 1e3),
-        ("compute_ms_per_token", compute * 1e3),
-        ("gpu_idle_fraction", min(1.0, network / step) if step > 0 else 0.0),
-        ("meets_target", 1.0 if op.tpot_p95_s * 1e3 <= target else 0.0),
-        (
-            "decode_tokens_per_s_per_server",
-            tokens / max(1, serving_plan.decode.servers),
-        ),
-        ("prefill_servers", float(serving_plan.prefill.servers)),
-        ("decode_servers", float(serving_plan.decode.servers)),
-        ("kv_bytes_per_request", serving_plan.kv_bytes_per_request),
-        (
-            "prefill_tokens_per_s_per_server",
-            serving_plan.prefill.instances
-            / max(model.prefill_s, 1e-12)
-            * serving_plan.computed_prompt_tokens
-            / max(1, serving_plan.prefill.servers),
-        ),
+    return dataclasses.replace(
+        serving,
+        ms_per_token=op.tpot_p95_s * 1e3,
+        ms_per_token_low=low.tpot_p95_s * 1e3,
+        ms_per_token_high=high.tpot_p95_s * 1e3,
+        ttft_ms=op.ttft_p95_s * 1e3,
+        tokens_per_s_per_server=tokens / max(1, serving_plan.servers),
+        tokens_per_s=tokens,
+        comm_ms_per_token=comm * 1e3,
+        network_ms_per_token=network * 1e3,
+        compute_ms_per_token=compute * 1e3,
+        gpu_idle_fraction=min(1.0, network / step) if step > 0 else 0.0,
+        meets_target=op.tpot_p95_s * 1e3 <= target,
+        decode_tokens_per_s_per_server=tokens / max(1, serving_plan.decode.servers),
+        prefill_servers=float(serving_plan.prefill.servers),
+        decode_servers=float(serving_plan.decode.servers),
+        kv_bytes_per_request=serving_plan.kv_bytes_per_request,
+        prefill_tokens_per_s_per_server=serving_plan.prefill.instances
+        / max(model.prefill_s, 1e-12)
+        * serving_plan.computed_prompt_tokens
+        / max(1, serving_plan.prefill.servers),
     )
-    return values + tuple((k, v) for k, v in serving.items())
 
 
 def _plan_traffic(workload: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
@@ -366,17 +345,10 @@ def _plan_traffic(workload: WorkloadPlan) -> tuple[tuple[Communicator, float], .
 
 def _boundary_values(
     scenario: Scenario, workload: WorkloadPlan, design: Design
-) -> tuple[tuple[str, float], ...]:
+) -> tuple[float, float, float]:
     """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
     sized for ``design`` under contiguous placement (docs/ENGINE_API.md)."""
-    server, leaf, pod = boundary_bytes(
-        _plan_traffic(workload), design_fabric(scenario, workload, design)
-    )
-    return (
-        ("inter_server_bytes_per_gpu", server),
-        ("inter_leaf_bytes_per_gpu", leaf),
-        ("inter_pod_bytes_per_gpu", pod),
-    )
+    return boundary_bytes(_plan_traffic(workload), design_fabric(scenario, workload, design))
 
 
 def _bounds_over_plans(
@@ -384,9 +356,9 @@ def _bounds_over_plans(
     plans: tuple[WorkloadPlan, ...],
     chosen: WorkloadPlan,
     design: Design,
-    metrics: DesignMetrics,
+    metrics: Metrics,
     priced: dict[int, float] | None = None,
-) -> DesignMetrics:
+) -> Metrics:
     """Low and high step bounds as the best any of the planner's plans reaches in that world.
 
     The point estimate takes the plan fastest on ``design``; in the pessimistic (or optimistic)
@@ -398,7 +370,8 @@ def _bounds_over_plans(
     high bound is not priced again.
     """
     err = dict(zip(("low", "high"), _model_error(scenario, "training"), strict=True))
-    values = dict(metrics.values)
+    bounds = {"low": metrics.step_time_s_low, "high": metrics.step_time_s_high}
+    runs = {"low": metrics.run_time_s_low, "high": metrics.run_time_s_high}
     # lowest compute floor first: once a floor reaches the best bound so far, no later plan
     # can beat it (``plans`` is the first plan and its alternatives: kept in its memo)
     floors: list[tuple[float, int, WorkloadPlan]] | None = plans[0].memo.get("bound-floors")
@@ -415,7 +388,8 @@ def _bounds_over_plans(
             ),
         )
     for bound, factor in err.items():
-        best_step = values[f"step_time_s_{bound}"]
+        best_step = bounds[bound]
+        assert best_step is not None
         assert chosen.training is not None
         best_run = chosen.training.steps * best_step
         for floor, _, plan in floors:
@@ -430,12 +404,17 @@ def _bounds_over_plans(
             step = _training_times(scenario, plan, t, design, bound).step_s * factor
             if step < best_step:
                 best_step, best_run = step, t.steps * step
-        values[f"step_time_s_{bound}"] = best_step
-        values[f"run_time_s_{bound}"] = best_run
-    return DesignMetrics(metrics.kind, tuple(values.items()))
+        bounds[bound], runs[bound] = best_step, best_run
+    return dataclasses.replace(
+        metrics,
+        step_time_s_low=bounds["low"],
+        step_time_s_high=bounds["high"],
+        run_time_s_low=runs["low"],
+        run_time_s_high=runs["high"],
+    )
 
 
-def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:
+def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> Metrics:
     """Metrics of ``workload`` on design ``design`` (see module docstring for the composition).
 
     Cheap by construction: only the network-dependent collectives are priced here; the
@@ -445,7 +424,7 @@ def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) 
     if workload.training is None:
         return _evaluate_design(scenario, workload, design)
     key = ("metrics", design)
-    hit: tuple[Scenario, DesignMetrics] | None = workload.memo.get(key)
+    hit: tuple[Scenario, Metrics] | None = workload.memo.get(key)
     if hit is not None and (hit[0] is scenario or hit[0] == scenario):
         return hit[1]
     metrics = _evaluate_design(scenario, workload, design)
@@ -453,7 +432,7 @@ def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) 
     return metrics
 
 
-def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> DesignMetrics:
+def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> Metrics:
     if workload.training is not None:
         point = None
         plans: tuple[WorkloadPlan, ...] = ()

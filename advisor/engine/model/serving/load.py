@@ -43,6 +43,7 @@ from advisor.engine.model.serving.compute import (
     prefill_service_s,
 )
 from advisor.engine.model.serving.pools import reference_design
+from advisor.engine.result.records import Metrics
 
 # ----------------------------------------------------------------------------- load
 
@@ -404,40 +405,34 @@ def serving_model(
     return ServingModel(scenario, serving_plan, design, bound)
 
 
-def serving_values(
-    scenario: Scenario, serving_plan: ServingPlan, design: Design
-) -> list[tuple[str, float]]:
-    """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name)."""
+def serving_metrics(scenario: Scenario, serving_plan: ServingPlan, design: Design) -> Metrics:
+    """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name);
+    the per-token and placement figures are the caller's."""
     queue_model = serving_model(scenario, serving_plan, design, "point")
     point = queue_model.operating_point()
     high = serving_model(scenario, serving_plan, design, "high").operating_point()
     servers = max(1, serving_plan.servers)
     ttft = point.ttft_p50_s
     at_target = queue_model.max_rate_at_target()
-    values = [
-        ("ttft_ms_p50", point.ttft_p50_s * 1e3),
-        ("ttft_ms_p95", point.ttft_p95_s * 1e3),
-        ("ttft_ms_p95_high", high.ttft_p95_s * 1e3),
-        ("ms_per_token_p50", point.tpot_p50_s * 1e3),
-        ("ms_per_token_p95", point.tpot_p95_s * 1e3),
-        ("requests_per_s", point.requests_per_s),
-        ("serving_tokens_per_s_per_server", point.output_tokens_per_s / servers),
-        ("decode_batch_per_instance", point.decode_batch_per_instance),
-        ("kv_transfer_ms", point.kv_transfer_s * 1e3),
-        ("kv_transfer_share_of_ttft", min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0),
-        ("max_requests_per_s_at_target", at_target),
-        (
-            "tokens_per_s_per_gpu_at_target",
-            at_target * serving_plan.output_tokens / max(1, scenario.gpus),
-        ),
-        ("capacity_requests_per_s", queue_model.capacity_rps()),
-        ("load_saturated", 1.0 if point.saturated else 0.0),
-        (
-            "meets_latency_targets",
-            1.0 if (point.meets(serving_plan)) else 0.0,
-        ),
-    ]
-    return values
+    return Metrics(
+        ttft_ms_p50=point.ttft_p50_s * 1e3,
+        ttft_ms_p95=point.ttft_p95_s * 1e3,
+        ttft_ms_p95_high=high.ttft_p95_s * 1e3,
+        ms_per_token_p50=point.tpot_p50_s * 1e3,
+        ms_per_token_p95=point.tpot_p95_s * 1e3,
+        requests_per_s=point.requests_per_s,
+        serving_tokens_per_s_per_server=point.output_tokens_per_s / servers,
+        decode_batch_per_instance=point.decode_batch_per_instance,
+        kv_transfer_ms=point.kv_transfer_s * 1e3,
+        kv_transfer_share_of_ttft=min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0,
+        max_requests_per_s_at_target=at_target,
+        tokens_per_s_per_gpu_at_target=at_target
+        * serving_plan.output_tokens
+        / max(1, scenario.gpus),
+        capacity_requests_per_s=queue_model.capacity_rps(),
+        load_saturated=point.saturated,
+        meets_latency_targets=point.meets(serving_plan),
+    )
 
 
 def load_curve(

@@ -15,7 +15,7 @@ from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.compute import decode_step_s, prefill_service_s
-from advisor.engine.model.serving.load import load_curve, serving_model, serving_values
+from advisor.engine.model.serving.load import load_curve, serving_metrics, serving_model
 from advisor.engine.result.records import Option, ScenarioEcho
 
 
@@ -54,9 +54,9 @@ def load_curves_for_result(
                 "fabric": key[0],
                 "recommended": option.recommended,
                 "points": load_curve(planned, serving_plan, design),
-                "kv_transfer_share_of_ttft": dict(
-                    serving_values(planned, serving_plan, design)
-                ).get("kv_transfer_share_of_ttft", 0.0),
+                "kv_transfer_share_of_ttft": serving_metrics(
+                    planned, serving_plan, design
+                ).kv_transfer_share_of_ttft,
             }
         )
     return out
