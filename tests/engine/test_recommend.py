@@ -9,7 +9,6 @@ the engine's typed Scenario and WorkloadPlan.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from advisor.engine.decision.bom import check_bom
@@ -17,30 +16,31 @@ from advisor.engine.decision.recommend import Candidate, recommend
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.planner import plan_workload
+from advisor.engine.result.records import Metrics
 
 EFFICIENCY = {"ethernet": 0.5, "roce": 0.92, "infiniband": 0.95}
 CAT = default_catalog()
 
 
-def fake_training(c: Candidate) -> Mapping[str, Any]:
+def fake_training(c: Candidate) -> Metrics:
     gbytes_per_s = c.nic_gbps / 8 * c.nics_per_node * EFFICIENCY[c.fabric]
     gbytes_per_s /= c.oversubscription**0.5
     comm_s = 150.0 / gbytes_per_s
     step = 1.0 + max(0.0, comm_s - 0.2)
-    return {
-        "step_time_s": step,
-        "step_time_s_low": step * 0.95,
-        "step_time_s_high": step * 1.1,
-        "run_time_s": step * 200_000,
-        "gpu_idle_fraction": (step - 1.0) / step,
-        "scaling_efficiency": 1.0 / step,
-    }
+    return Metrics(
+        step_time_s=step,
+        step_time_s_low=step * 0.95,
+        step_time_s_high=step * 1.1,
+        run_time_s=step * 200_000,
+        gpu_idle_fraction=(step - 1.0) / step,
+        scaling_efficiency=1.0 / step,
+    )
 
 
-def fake_inference(c: Candidate) -> Mapping[str, Any]:
+def fake_inference(c: Candidate) -> Metrics:
     latency_ms = {"ethernet": 30.0, "roce": 4.0, "infiniband": 3.0}[c.fabric]
     ms = 20.0 + latency_ms + 50.0 / (c.nic_gbps * c.nics_per_node / 100)
-    return {"ms_per_token": ms, "ttft_ms": 10 * ms, "gpu_idle_fraction": (ms - 20) / ms}
+    return Metrics(ms_per_token=ms, ttft_ms=10 * ms, gpu_idle_fraction=(ms - 20) / ms)
 
 
 def run(

@@ -300,19 +300,19 @@ def test_published_serving_results_are_met_within_25_percent(row: dict[str, Any]
 
 def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers() -> None:
     s, w = _plan(LONG_PROMPT_DISAGGREGATED)
-    rdma = evaluate_design(s, w, ROCE_2X200).to_dict()
-    tcp = evaluate_design(s, w, TCP_2X200).to_dict()
+    rdma = evaluate_design(s, w, ROCE_2X200)
+    tcp = evaluate_design(s, w, TCP_2X200)
     serving = w.to_dict(s)["serving"]
     sentence = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000)
     assert sentence is not None
     assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence
-    assert f"{tcp['kv_transfer_ms']:,.0f} ms" in sentence
+    assert f"{tcp.kv_transfer_ms:,.0f} ms" in sentence
     assert "over the 2,000 ms target, so this deployment needs RDMA" in sentence
     assert "at best Ethernet 2 x 200G" in sentence
     replicas_s, replicas_w = _plan(
         {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
     )
-    replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100).to_dict()
+    replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100)
     assert kv_transfer_sentence("x", replicas, None, None, 2000) is None
 
 

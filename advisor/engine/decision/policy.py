@@ -138,7 +138,7 @@ def check_constraints(
     rdma = [sc for sc in scored if sc.cand.fabric != ETHERNET]
     if latency_applies and target is not None and all(sc.perf > target for sc in scored):
         fastest = min(scored, key=lambda sc: sc.perf)
-        compute_ms = num(fastest.metrics.get("compute_ms_per_token"))
+        compute_ms = num(fastest.metrics.compute_ms_per_token)
         notes.append(
             f"No network design reaches the {target:g} ms per token target: the fastest "
             f"decodes at {fastest.perf:.1f} ms, of which {compute_ms:.1f} ms is GPU compute "
@@ -147,7 +147,7 @@ def check_constraints(
         )
         latency_applies = False
     ttft_applies = facts.inference and target_ttft_ms is not None
-    ttfts = [num(sc.metrics.get("ttft_ms_p95"), math.nan) for sc in scored]
+    ttfts = [num(sc.metrics.ttft_ms_p95, math.nan) for sc in scored]
     if ttft_applies and not any(math.isfinite(t) for t in ttfts):
         ttft_applies = False
     if ttft_applies and target_ttft_ms is not None:
@@ -176,7 +176,7 @@ def check_constraints(
             )
         if latency_applies and target is not None and sc.perf > target:
             sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
-        ttft = num(sc.metrics.get("ttft_ms_p95"), math.nan)
+        ttft = num(sc.metrics.ttft_ms_p95, math.nan)
         if (
             ttft_applies
             and target_ttft_ms is not None

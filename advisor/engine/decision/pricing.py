@@ -15,7 +15,6 @@ The job's share (its run, or a month of serving) stays as a secondary, labelled 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +32,7 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num
 from advisor.engine.facts.catalog.network import ETHERNET, INFINIBAND, ROCE
 from advisor.engine.model.topology import TopologySize
+from advisor.engine.result.records import Metrics
 
 SKILL_GAP: dict[str, dict[str, tuple[float, float]]] = {
     # team_skills -> fabric -> (one-time ramp-up USD, risk as a fraction of GPU cost)
@@ -102,7 +102,7 @@ class LifeCost:
 class Scored:
     cand: Candidate
     topo: TopologySize
-    metrics: dict[str, Any]
+    metrics: Metrics
     perf: float
     capex_usd: float
     power_w: float
@@ -134,12 +134,12 @@ def life_hours(facts: JobFacts) -> float:
 
 
 def life_cost(
-    facts: JobFacts, fabric: str, metrics: Mapping[str, Any], capex_usd: float, power_w: float
+    facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
 ) -> LifeCost:
     c = facts.costs
     hours = life_hours(facts)
     rate = gpu_hour_cost_usd(c)
-    idle = min(1.0, max(0.0, num(metrics.get("gpu_idle_fraction"))))
+    idle = min(1.0, max(0.0, num(metrics.gpu_idle_fraction)))
     busy_gpu_hours = facts.gpus * hours * facts.utilization
     one_time, risk = skill_cost(facts, fabric)
     ramp_hours = min(hours, RAMP_UP_MONTHS / 12.0 * HOURS_PER_YEAR)
@@ -155,10 +155,10 @@ def life_cost(
     )
 
 
-def work_hours(facts: JobFacts, metrics: Mapping[str, Any]) -> float:
+def work_hours(facts: JobFacts, metrics: Metrics) -> float:
     if facts.inference:
         return SERVING_DAYS * 24.0
-    return num(metrics.get("run_time_s")) / 3600.0
+    return num(metrics.run_time_s) / 3600.0
 
 
 def work_label(facts: JobFacts) -> str:
@@ -166,7 +166,7 @@ def work_label(facts: JobFacts) -> str:
 
 
 def job_cost(
-    facts: JobFacts, fabric: str, metrics: Mapping[str, Any], capex_usd: float, power_w: float
+    facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
 ) -> WorkCost:
     """The job's share: its time share of capex, its power, its GPU time and operations."""
     hours = work_hours(facts, metrics)
@@ -178,7 +178,7 @@ def job_cost(
         facts.costs,
         gpus=facts.gpus,
         work_hours=hours,
-        idle_fraction=num(metrics.get("gpu_idle_fraction")),
+        idle_fraction=num(metrics.gpu_idle_fraction),
         network_capex_usd=capex_usd,
         network_power_w=power_w,
         work=work_label(facts),
@@ -190,11 +190,11 @@ def price(
     facts: JobFacts,
     cand: Candidate,
     topo: TopologySize,
-    metrics: dict[str, Any],
+    metrics: Metrics,
     capex_usd: float,
     power_w: float,
 ) -> Scored:
-    perf = num(metrics.get(facts.perf_key), float("inf"))
+    perf = num(metrics.ms_per_token if facts.inference else metrics.step_time_s, float("inf"))
     return Scored(
         cand=cand,
         topo=topo,

@@ -33,6 +33,7 @@ from advisor.engine.facts.formatting import percent_in_text, usd, usd_cents
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
 from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.model.topology import TopologySize
+from advisor.engine.result.records import Metrics
 
 MAX_PRICE_FACTOR = 2.0
 """A network price break-even is quoted only up to a doubling of prices (beyond that it is
@@ -303,7 +304,7 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
         f"{facts.utilization * 100:.0f}% utilization: {usd(life.network_capex_usd)} network "
         f"capex + {usd(life.network_power_usd)} power + {usd(life.gpu_time_wasted_usd)} of GPU "
         f"time waiting on the network "
-        f"({percent_in_text(best.metrics.get('gpu_idle_fraction'))} idle)"
+        f"({percent_in_text(best.metrics.gpu_idle_fraction)} idle)"
         + (f" + {usd(life.operations_usd)} operations" if life.operations_usd > 0.5 else "")
         + f" = {usd(life.total_usd)}."
     )
@@ -623,7 +624,7 @@ def _risk(scored: Scored) -> float:
 
 def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
     key = facts.perf_key
-    low, high = perf_range(best.metrics, key, best.perf)
+    low, high = perf_range(best.metrics, facts.inference, best.perf)
     cost = best.cost
     gpu = cost.gpu_cost_usd
     if not facts.inference and best.perf > 0:
@@ -633,7 +634,7 @@ def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
     net = cost.network_capex_share_usd + cost.network_power_cost_usd
     other = cost.total_cost_usd - gpu - net
     life = best.life
-    idle = num(best.metrics.get("gpu_idle_fraction"))
+    idle = num(best.metrics.gpu_idle_fraction)
     waste = life.gpu_time_wasted_usd
     if best.perf > 0 and idle > 0:
         # GPU time wasted moves with the communication share of the step
@@ -655,15 +656,12 @@ def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
     }
 
 
-def perf_range(metrics: Mapping[str, Any], key: str, point: float) -> tuple[float, float]:
-    for lo_key, hi_key in ((f"{key}_low", f"{key}_high"), ("low", "high")):
-        if lo_key in metrics and hi_key in metrics:
-            return num(metrics[lo_key], point), num(metrics[hi_key], point)
-    rng = metrics.get("range")
-    if isinstance(rng, Mapping):
-        sub = rng.get(key)
-        if isinstance(sub, Mapping):
-            return num(sub.get("low"), point), num(sub.get("high"), point)
-        if isinstance(sub, list | tuple) and len(sub) == 2:
-            return num(sub[0], point), num(sub[1], point)
-    return point, point
+def perf_range(metrics: Metrics, inference: bool, point: float) -> tuple[float, float]:
+    """The speed figure's (low, high) bounds; ``point`` where the model gave none."""
+    if inference:
+        low, high = metrics.ms_per_token_low, metrics.ms_per_token_high
+    else:
+        low, high = metrics.step_time_s_low, metrics.step_time_s_high
+    if low is None and high is None:
+        return point, point
+    return num(low, point), num(high, point)

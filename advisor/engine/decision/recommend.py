@@ -12,7 +12,7 @@ sections "Recommendation", "Field practice", "Decision cost", "Platform facts".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from advisor.engine.decision.assumptions import assumptions
@@ -67,6 +67,7 @@ from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
+from advisor.engine.result.records import Metrics
 
 __all__ = [
     "OVERSUBSCRIPTIONS",
@@ -225,9 +226,8 @@ def _report(progress: Callable[[int], None] | None, pct: int) -> None:
 def performance_evaluator(s: Scenario, w: WorkloadPlan) -> Evaluator:
     from advisor.engine.model.performance import evaluate_design
 
-    def run(cand: Candidate) -> Mapping[str, Any]:
-        metrics: Mapping[str, Any] = evaluate_design(s, w, design_of(cand)).to_dict()
-        return metrics
+    def run(cand: Candidate) -> Metrics:
+        return evaluate_design(s, w, design_of(cand))
 
     return run
 
@@ -291,7 +291,7 @@ def _build(
             "decision": _decision(facts, choice),
             "storage": storage_summary(facts, storage),
         },
-        "metrics": best.metrics,
+        "metrics": best.metrics.to_dict(),
         "bom": bom,
         "cost": cost_dict(facts, best),
         "options": options,
@@ -476,9 +476,10 @@ OPTION_METRICS_INFERENCE: tuple[str, ...] = (
 """Options carry the ENGINE_API metric keys only (the recommendation's ``metrics`` has all)."""
 
 
-def option_metrics(facts: JobFacts, metrics: Mapping[str, Any]) -> dict[str, Any]:
+def option_metrics(facts: JobFacts, metrics: Metrics) -> dict[str, Any]:
     keys = OPTION_METRICS_INFERENCE if facts.inference else OPTION_METRICS_TRAINING
-    return {k: metrics[k] for k in keys if k in metrics}
+    values = metrics.to_dict()
+    return {k: values[k] for k in keys if k in values}
 
 
 def topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
@@ -767,7 +768,7 @@ def _no_fabric(
             "decision": _decision(facts, choice),
             "storage": storage_info,
         },
-        "metrics": metrics,
+        "metrics": metrics.to_dict(),
         "bom": [ln.to_dict() for ln in lines],
         "cost": cost_dict(facts, sc),
         "options": [_option(facts, 1, sc, choice)],
@@ -804,7 +805,7 @@ def _kv_transfer_sentence(
 
     # the best a TCP fabric can do: the Ethernet design with the shortest time to first token
     tcp_designs = [sc for sc in scored if sc.cand.fabric == ETHERNET]
-    tcp = min(tcp_designs, key=lambda sc: num(sc.metrics.get("ttft_ms_p95")), default=None)
+    tcp = min(tcp_designs, key=lambda sc: num(sc.metrics.ttft_ms_p95), default=None)
     return kv_transfer_sentence(
         label(best),
         best.metrics,

@@ -50,12 +50,12 @@ def _points(
         except Exception:  # noqa: S112 - a size the planner cannot place is skipped
             continue
         for fabric, candidate in sorted(per_fabric.items()):
-            metrics = evaluate_design(sized, plan, design_of(candidate)).to_dict()
-            if "scaling_efficiency" in metrics:
-                eff = num(metrics.get("scaling_efficiency"), math.nan)
+            metrics = evaluate_design(sized, plan, design_of(candidate))
+            if metrics.scaling_efficiency is not None:
+                eff = num(metrics.scaling_efficiency, math.nan)
             else:
-                token_ms = num(metrics.get("ms_per_token"), math.nan)
-                compute_ms = num(metrics.get("compute_ms_per_token"), math.nan)
+                token_ms = num(metrics.ms_per_token, math.nan)
+                compute_ms = num(metrics.compute_ms_per_token, math.nan)
                 eff = min(1.0, compute_ms / token_ms) if token_ms > 0 else math.nan
             if math.isfinite(eff):
                 out.append({"fabric": fabric, "nodes": nodes, "scaling_efficiency": rounded(eff)})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from advisor.engine.decision.bom import (
@@ -20,9 +20,10 @@ from advisor.engine.decision.policy import SINGLE_SWITCH_MAX_SERVERS
 from advisor.engine.decision.pricing import Scored, price
 from advisor.engine.decision.util import clean
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
+from advisor.engine.result.records import Metrics
 
-Evaluator = Callable[[Candidate], Mapping[str, Any]]
-"""Performance of one candidate design: the metrics dict of docs/ENGINE_API.md."""
+Evaluator = Callable[[Candidate], Metrics]
+"""Performance of one candidate design (docs/ENGINE_API.md metrics)."""
 
 
 def score_all(
@@ -37,7 +38,7 @@ def score_all(
     pruned: list[dict[str, Any]] = []
     ns_capex, ns_power = totals(storage.lines)
     ns_switches = storage.topo.total_switches
-    metrics_cache: dict[tuple[Any, ...], dict[str, Any]] = {}
+    metrics_cache: dict[tuple[Any, ...], Metrics] = {}
     mgmt_cache: dict[int, tuple[float, float]] = {}
     scored: list[Scored] = []
     seen_single: set[tuple[str, str, str, int]] = set()

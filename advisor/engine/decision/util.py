@@ -6,12 +6,13 @@ re-exported here for the recommendation modules that import them from this one.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from advisor.engine.facts.formatting import finite as num
 from advisor.engine.facts.formatting import usd as usd
+from advisor.engine.result.records import Metrics
 
 __all__ = ["clean", "num", "rounded", "usd"]
 
@@ -21,13 +22,11 @@ def rounded(value: float) -> float:
     return round(value, 6) if math.isfinite(value) else 0.0
 
 
-def clean(metrics: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of the metrics without NaN/inf (JSON-safe)."""
-    out = dict(metrics)
-    for key, value in out.items():
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                out[key] = None
-        elif isinstance(value, Mapping):
-            out[key] = clean(value)
-    return out
+def clean(metrics: Metrics) -> Metrics:
+    """The metrics without NaN/inf (a figure the model could not bound is left out)."""
+    bad: dict[str, Any] = {
+        f.name: None
+        for f in dataclasses.fields(metrics)
+        if isinstance(v := getattr(metrics, f.name), float) and not math.isfinite(v)
+    }
+    return dataclasses.replace(metrics, **bad) if bad else metrics

@@ -255,16 +255,17 @@ def evaluate_points(
             )
             if candidate is not None:
                 try:
-                    metrics = evaluate_design(scenario, workload, design_of(candidate)).to_dict()
+                    design_metrics = evaluate_design(scenario, workload, design_of(candidate))
                 except ScenarioError as exc:
                     reason = str(exc)
                 else:
+                    metrics = design_metrics.to_dict()
                     money["network_capex_usd"] = six_digits(capex)
                     money["decision_cost_usd"] = six_digits(
-                        life_cost(facts, fabric, metrics, capex, power).total_usd
+                        life_cost(facts, fabric, design_metrics, capex, power).total_usd
                     )
                     money["total_cost_usd"] = six_digits(
-                        job_cost(facts, fabric, metrics, capex, power).total_cost_usd
+                        job_cost(facts, fabric, design_metrics, capex, power).total_cost_usd
                     )
         values = {key: six_digits(metrics.get(key)) for key in metric_keys}
         if reason is None and all(v is None for v in values.values()):

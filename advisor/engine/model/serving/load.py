@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.serving.compute import (
@@ -456,9 +454,9 @@ def load_curve(
 
 def kv_transfer_sentence(
     best_label: str,
-    best_metrics: Mapping[str, Any],
+    best_metrics: Metrics,
     tcp_label: str | None,
-    tcp_metrics: Mapping[str, Any] | None,
+    tcp_metrics: Metrics | None,
     target_ttft_ms: float | None,
 ) -> str | None:
     """The rationale's sentence on KV-cache transfer of a disaggregated deployment, with the
@@ -468,14 +466,14 @@ def kv_transfer_sentence(
     Reads the per-design metrics only (``prefill_servers``, ``decode_servers``,
     ``kv_bytes_per_request``, ``kv_transfer_ms``, ``ttft_ms_p95``...); ``None`` when the
     deployment is not disaggregated."""
-    if not best_metrics.get("prefill_servers"):
+    if not best_metrics.prefill_servers:
         return None
-    prefill = int(best_metrics["prefill_servers"])
-    decode = int(best_metrics.get("decode_servers", 0))
-    kv_megabytes = float(best_metrics.get("kv_bytes_per_request", 0.0)) / 1e6
-    kv = float(best_metrics.get("kv_transfer_ms", 0.0))
-    ttft = float(best_metrics.get("ttft_ms_p95", 0.0))
-    share = float(best_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
+    prefill = int(best_metrics.prefill_servers)
+    decode = int(best_metrics.decode_servers or 0)
+    kv_megabytes = (best_metrics.kv_bytes_per_request or 0.0) / 1e6
+    kv = best_metrics.kv_transfer_ms or 0.0
+    ttft = best_metrics.ttft_ms_p95 or 0.0
+    share = (best_metrics.kv_transfer_share_of_ttft or 0.0) * 100
     text = (
         f"Prefill and decode run on separate servers ({prefill} prefill, {decode} decode), so "
         f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
@@ -483,16 +481,16 @@ def kv_transfer_sentence(
         f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time to first "
         "token)"
     )
-    if tcp_label and tcp_metrics:
-        tcp_kv = float(tcp_metrics.get("kv_transfer_ms", 0.0))
-        tcp_ttft = float(tcp_metrics.get("ttft_ms_p95", 0.0))
+    if tcp_label and tcp_metrics is not None:
+        tcp_kv = tcp_metrics.kv_transfer_ms or 0.0
+        tcp_ttft = tcp_metrics.ttft_ms_p95 or 0.0
         if tcp_ttft >= SATURATED_S * 1e3 or tcp_kv >= SATURATED_S * 1e3:
             return text + (
                 f"; over TCP (at best {tcp_label}) the servers cannot keep up with the load "
                 "(the queue for the first token grows without bound), so this deployment "
                 "needs RDMA."
             )
-        tcp_share = float(tcp_metrics.get("kv_transfer_share_of_ttft", 0.0)) * 100
+        tcp_share = (tcp_metrics.kv_transfer_share_of_ttft or 0.0) * 100
         text += f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms"
         if target_ttft_ms and tcp_ttft > target_ttft_ms:
             text += (
