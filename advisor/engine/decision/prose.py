@@ -155,20 +155,20 @@ def _seconds(value_s: float) -> str:
     return f"{value_s:,.0f} s" if value_s >= 100 else f"{value_s:.3g} s"
 
 
-def serving_shortfall(facts: JobFacts, metrics: Mapping[str, Any]) -> str:
+def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     """The headline's serving sentence when the recommended design serves less than asked or
     misses a latency target (docs/MODEL.md 15.2): the numbers, and what would meet them."""
     ask = facts.serving
-    if ask is None or metrics.get("meets_latency_targets") is None:
+    if ask is None or metrics.meets_latency_targets is None:
         return ""
-    saturated = bool(metrics.get("load_saturated"))
-    meets = bool(metrics.get("meets_latency_targets"))
+    saturated = bool(metrics.load_saturated)
+    meets = bool(metrics.meets_latency_targets)
     if meets and not saturated:
         return ""
-    served = float(metrics.get("requests_per_s") or 0.0)
-    at_target = float(metrics.get("max_requests_per_s_at_target") or 0.0)
-    ttft = float(metrics.get("ttft_ms_p95") or 0.0)
-    tpot = float(metrics.get("ms_per_token_p95") or 0.0)
+    served = float(metrics.requests_per_s or 0.0)
+    at_target = float(metrics.max_requests_per_s_at_target or 0.0)
+    ttft = float(metrics.ttft_ms_p95 or 0.0)
+    tpot = float(metrics.ms_per_token_p95 or 0.0)
     parts: list[str] = []
     if saturated:
         asked = (

@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any
 
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.formatting import finite as num
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.collectives import (
     ScaleUp,
@@ -150,13 +151,13 @@ def predict_training(row: dict[str, Any]) -> dict[str, float]:
     scenario = parse_scenario(training_scenario(row), default_catalog())
     workload = plan_workload(scenario)
     design = scenario.design or Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
-    metrics = evaluate_design(scenario, workload, design).to_dict()
+    metrics = evaluate_design(scenario, workload, design)
     gpu = default_catalog().gpu(row["config"]["gpu"])
     assert gpu is not None
     peak = gpu.peak_tflops(row["config"].get("precision", "bf16"))
     gpus = int(row["config"]["gpus"])
-    tokens_per_gpu = metrics["tokens_per_s"] / gpus
-    model_tflops = metrics["model_tflops_per_gpu"]
+    tokens_per_gpu = num(metrics.tokens_per_s) / gpus
+    model_tflops = num(metrics.model_tflops_per_gpu)
     if row["config"].get("attention_flops") == "causal":
         # the source counts causal attention as half of the 4 s h FLOPs per token per layer
         model = scenario.model
@@ -164,11 +165,11 @@ def predict_training(row: dict[str, Any]) -> dict[str, float]:
         half = full - 2.0 * scenario.sequence_length * model.heads * model.head_dim * model.layers
         model_tflops *= half / full
     return {
-        "tflops_per_gpu": metrics["tflops_per_gpu"],
-        "fraction_of_peak": metrics["tflops_per_gpu"] / peak,
+        "tflops_per_gpu": num(metrics.tflops_per_gpu),
+        "fraction_of_peak": num(metrics.tflops_per_gpu) / peak,
         "model_tflops_per_gpu": model_tflops,
         "mfu": model_tflops * 1e12 / (peak * 1e12) if peak else 0.0,
-        "step_time_s": metrics["step_time_s"],
+        "step_time_s": num(metrics.step_time_s),
         "tokens_per_s_per_gpu": tokens_per_gpu,
         "gpu_hours_per_trillion_tokens": 1e12 / tokens_per_gpu / 3600.0 if tokens_per_gpu else 0.0,
     }
