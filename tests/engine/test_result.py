@@ -260,3 +260,19 @@ def test_a_wrong_typed_number_text_or_flag_is_refused_naming_its_path() -> None:
     ):
         with pytest.raises(ResultFormatError, match=path):
             EngineResult.from_dict(damaged)
+
+
+def test_flags_stored_as_one_or_zero_read_as_booleans_and_other_numbers_are_refused() -> None:
+    # results stored before meets_target / load_saturated / meets_latency_targets were JSON
+    # booleans carry 1.0 / 0.0; they read as the same truth value
+    from advisor.engine.result.records import Metrics, ResultFormatError
+
+    old = Metrics.from_dict({"meets_target": 1.0, "load_saturated": 0.0, "ms_per_token": 12.5})
+    assert old.meets_target is True and old.load_saturated is False
+    assert old.to_dict() == {"meets_target": True, "load_saturated": False, "ms_per_token": 12.5}
+    with pytest.raises(ResultFormatError, match=r"Metrics\.meets_latency_targets"):
+        Metrics.from_dict({"meets_latency_targets": 0.5})
+    fresh = evaluate_typed(
+        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8}
+    )
+    assert isinstance(fresh.metrics.meets_target, bool)

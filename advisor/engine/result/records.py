@@ -907,6 +907,8 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
             raise ResultFormatError(f"{path}: expected an object, got {type(value).__name__}")
         item = typing.get_args(tp)[1]
         return {str(k): _convert(item, v, f"{path}.{k}") for k, v in value.items()}
+    if tp is bool and type(value) in (int, float) and value in (0, 1):
+        return bool(value)  # results stored before the engine's flags were JSON booleans
     _check_scalar(tp, value, path)
     return value
 
