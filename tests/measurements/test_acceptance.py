@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import evaluate_typed
 from advisor.engine.calibration.acceptance import (
     ACCEPTANCE_OPS,
     ACCEPTANCE_SIZES,
@@ -21,7 +21,7 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
 @pytest.fixture(scope="module")
 def h100_roce_64():
-    return evaluate(
+    return evaluate_typed(
         {
             "workload": "training",
             "model": "llama3-8b",
@@ -75,7 +75,7 @@ def test_roce_plan_sets_the_roce_environment(h100_roce_64):
 
 
 def test_amd_plans_use_rccl_tests():
-    result = evaluate(
+    result = evaluate_typed(
         {
             "workload": "training",
             "model": "llama3-8b",
@@ -88,7 +88,7 @@ def test_amd_plans_use_rccl_tests():
 
 
 def test_grading_a_real_two_server_log_matches_rows_and_explains_failures():
-    result = evaluate(
+    result = evaluate_typed(
         {
             "workload": "training",
             "model": "llama3-8b",
@@ -141,7 +141,9 @@ def test_markdown_has_commands_thresholds_and_results(h100_roce_64):
 
 
 def test_single_server_job_plans_the_scale_up_only():
-    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8})
+    result = evaluate_typed(
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8}
+    )
     plan = acceptance_plan(result)
     assert plan.fabric is None
     assert plan.scopes == (("1 server", 1),)

@@ -18,7 +18,6 @@ decimals (0.00 GB/s for every size below a few kB).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -241,18 +240,18 @@ def _commands(
 
 
 def acceptance_plan(
-    result: EngineResult | Mapping[str, Any],
+    result: EngineResult,
     *,
     catalog: Catalog | None = None,
     given_design: bool = False,
 ) -> AcceptancePlan:
-    """Plan for the recommended design of an engine result (``evaluate_typed`` output, or
-    the JSON of ``evaluate``).
+    """Plan for the recommended design of an engine result (``evaluate_typed`` output, or a
+    stored run read by ``advisor.scenarios.results.stored_result``).
 
     ``given_design=True`` (or a result without a recommendation) plans the scenario's own
     ``design`` instead.  Raises ValueError when the result names no GPU or no design.
     """
-    typed = result if isinstance(result, EngineResult) else EngineResult.from_dict(result)
+    typed = result
     cat = catalog or default_catalog()
     scenario = typed.scenario
     gpu = cat.gpu(scenario.gpu)
