@@ -53,11 +53,13 @@ class ApiAutoSchema(AutoSchema):
         # @extend_schema replaces get_response_serializers, so the errors every operation can
         # answer are added here, after it (as drf-standardized-errors does).
         responses = super()._get_response_bodies(direction)
-        common = [429]
+        # 400: every operation refuses a query parameter it does not read and a control
+        # character in any value (api.apis.base.ApiView, advisor.text_guard).
+        common = [400, 429]
         if self.get_auth():
             common += [401, 403]
         if self.method in ("POST", "PUT", "PATCH"):
-            common += [400, 413, 415]
+            common += [413, 415]
         for code, response in error_responses(*common).items():
             if str(code) not in responses:
                 responses[str(code)] = self._get_response_for_code(  # type: ignore[no-untyped-call]
