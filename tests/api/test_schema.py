@@ -73,3 +73,24 @@ def test_the_docs_page_loads_swagger_ui_from_our_static_files(anonymous: Caller)
     assert f"/static/{bundle}" in html
     assert "cdn.jsdelivr.net" not in html and "unpkg.com" not in html
     assert finders.find(bundle) is not None
+
+
+@pytest.mark.django_db
+def test_the_published_scenario_is_the_engines_one_description(anonymous: Caller) -> None:
+    from advisor.engine.input.spec import scenario_json_schema
+
+    schema = anonymous.http.get("/api/v1/schema/", {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+    engine = scenario_json_schema()
+    bodies = [
+        name
+        for name, c in components.items()
+        if name.endswith("Request") and "inputs" in c.get("properties", {})
+    ]
+    assert {"ScenarioCreateRequest"} <= set(bodies)
+    for name in bodies:
+        assert components[name]["properties"]["inputs"] == engine, name
+    constraints = engine["properties"]["constraints"]["properties"]
+    assert constraints["team_skills"]["default"] == "both"
+    assert constraints["gpu_pricing"]["default"] == "cloud"
+    assert {"utilization", "allow_oversubscription", "pue"} <= set(constraints)

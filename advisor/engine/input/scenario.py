@@ -51,7 +51,9 @@ DEFAULT_TARGET_MS_PER_TOKEN = 50.0
 DEFAULT_TARGET_TTFT_MS = 2000.0
 DEPLOYMENTS: tuple[str, ...] = ("replicas", "split", "disaggregated")
 
-_TOP_LEVEL_KEYS = frozenset(
+# The keys each part of scenario v1 accepts: the parser below and the published schema
+# (advisor.engine.input.spec) both read these, so the API's description cannot drift.
+SCENARIO_KEYS = frozenset(
     {
         "workload",
         "model",
@@ -69,6 +71,70 @@ _TOP_LEVEL_KEYS = frozenset(
         "description",
         "version",
     }
+)
+_TOP_LEVEL_KEYS = SCENARIO_KEYS
+MODEL_KEYS: tuple[str, ...] = (
+    "params_b",
+    "layers",
+    "hidden",
+    "heads",
+    "vocab",
+    "moe_experts",
+    "moe_top_k",
+    "kv_heads",
+    "ffn_hidden",
+    "active_params_b",
+    "name",
+    "tied_embeddings",
+)
+TRAINING_KEYS: tuple[str, ...] = (
+    "global_batch_sequences",
+    "global_batch_tokens",
+    "total_tokens",
+    "sharding",
+)
+INFERENCE_KEYS: tuple[str, ...] = (
+    "independent_replicas",
+    "concurrent_requests",
+    "prompt_tokens",
+    "output_tokens",
+    "target_ms_per_token",
+    "deployment",
+    "requests_per_s",
+    "target_ttft_ms",
+    "prefix_cache_hit_rate",
+    "mtp",
+    "pools",
+)
+POOLS_KEYS: tuple[str, ...] = ("prefill", "decode")
+POOL_KEYS: tuple[str, ...] = ("servers", "tp", "ep")
+PARALLELISM_INTS: tuple[str, ...] = (
+    "tp",
+    "pp",
+    "dp",
+    "ep",
+    "cp",
+    "micro_batch",
+    "virtual_stages",
+    "first_stage_layers",
+    "last_stage_layers",
+)
+PARALLELISM_FLAGS: tuple[str, ...] = ("tp_comm_overlap", "flash_attention", "sequence_parallel")
+PARALLELISM_KEYS: tuple[str, ...] = (
+    *PARALLELISM_INTS,
+    "recompute",
+    "zero",
+    *PARALLELISM_FLAGS,
+    "ep_overlap",
+    "moe_dispatcher",
+)
+DESIGN_KEYS: tuple[str, ...] = (
+    "fabric",
+    "nic_gbps",
+    "nics_per_node",
+    "oversubscription",
+    "adaptive_routing",
+    "in_network_reduction",
 )
 
 
@@ -557,21 +623,7 @@ def _parse_model(errors: _Errors, value: Any, catalog: Catalog) -> tuple[ModelSp
     if not isinstance(value, dict):
         errors.add("model", "must be a preset id or an object with params_b, layers, hidden, heads")
         return None, False
-    allowed = {
-        "params_b",
-        "layers",
-        "hidden",
-        "heads",
-        "vocab",
-        "moe_experts",
-        "moe_top_k",
-        "kv_heads",
-        "ffn_hidden",
-        "active_params_b",
-        "name",
-        "tied_embeddings",
-    }
-    errors.reject_unknown(value, allowed, "model")
+    errors.reject_unknown(value, MODEL_KEYS, "model")
     ok = True
     fields_out: dict[str, Any] = {}
     for key in ("params_b",):
@@ -671,11 +723,7 @@ def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | 
 def _parse_training(
     errors: _Errors, raw: dict[str, Any], workload: str, sequence_length: int
 ) -> TrainingSpec:
-    errors.reject_unknown(
-        raw,
-        ("global_batch_sequences", "global_batch_tokens", "total_tokens", "sharding"),
-        "training",
-    )
+    errors.reject_unknown(raw, TRAINING_KEYS, "training")
     sequences: int | None = None
     if raw.get("global_batch_sequences") is not None:
         sequences = _positive_int(
@@ -712,7 +760,7 @@ def _parse_pool(errors: _Errors, raw: Any, field: str) -> PoolSpec | None:
         errors.add(field, "must be an object with servers, tp, ep")
         return None
     values: dict[str, int | None] = {}
-    errors.reject_unknown(raw, ("servers", "tp", "ep"), field)
+    errors.reject_unknown(raw, POOL_KEYS, field)
     for key in ("servers", "tp", "ep"):
         if raw.get(key) is not None:
             values[key] = _positive_int(errors, f"{field}.{key}", raw[key])
@@ -730,20 +778,7 @@ def _fraction(errors: _Errors, field: str, value: Any, *, below_one: bool) -> fl
 
 
 def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
-    allowed = (
-        "independent_replicas",
-        "concurrent_requests",
-        "prompt_tokens",
-        "output_tokens",
-        "target_ms_per_token",
-        "deployment",
-        "requests_per_s",
-        "target_ttft_ms",
-        "prefix_cache_hit_rate",
-        "mtp",
-        "pools",
-    )
-    errors.reject_unknown(raw, allowed, "inference")
+    errors.reject_unknown(raw, INFERENCE_KEYS, "inference")
     independent = raw.get("independent_replicas")
     if independent is not None and not isinstance(independent, bool):
         errors.add("inference.independent_replicas", "must be true, false or null")
@@ -793,7 +828,7 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
         if not isinstance(pools_raw, dict):
             errors.add("inference.pools", "must be an object with prefill and decode")
         else:
-            errors.reject_unknown(pools_raw, ("prefill", "decode"), "inference.pools")
+            errors.reject_unknown(pools_raw, POOLS_KEYS, "inference.pools")
             prefill_pool = _parse_pool(errors, pools_raw.get("prefill"), "inference.pools.prefill")
             decode_pool = _parse_pool(errors, pools_raw.get("decode"), "inference.pools.decode")
             if deployment not in (None, "disaggregated"):
@@ -818,22 +853,8 @@ def _parse_inference(errors: _Errors, raw: dict[str, Any]) -> InferenceSpec:
 
 def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
     values: dict[str, Any] = {}
-    ints = (
-        "tp",
-        "pp",
-        "dp",
-        "ep",
-        "cp",
-        "micro_batch",
-        "virtual_stages",
-        "first_stage_layers",
-        "last_stage_layers",
-    )
-    errors.reject_unknown(
-        raw,
-        (*ints, "recompute", "zero", *_PARALLELISM_FLAGS, "ep_overlap", "moe_dispatcher"),
-        "parallelism",
-    )
+    ints = PARALLELISM_INTS
+    errors.reject_unknown(raw, PARALLELISM_KEYS, "parallelism")
     for key in ints:
         if raw.get(key) is not None:
             values[key] = _positive_int(errors, f"parallelism.{key}", raw[key])
@@ -864,21 +885,13 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
     return ParallelismSpec(**values)
 
 
-_PARALLELISM_FLAGS = ("tp_comm_overlap", "flash_attention", "sequence_parallel")
+_PARALLELISM_FLAGS = PARALLELISM_FLAGS
 
 
 def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "design") -> Design:
     """Parse a design object (used for ``scenario.design`` and by the CLI)."""
     own = errors or _Errors()
-    allowed = (
-        "fabric",
-        "nic_gbps",
-        "nics_per_node",
-        "oversubscription",
-        "adaptive_routing",
-        "in_network_reduction",
-    )
-    own.reject_unknown(raw, allowed, prefix)
+    own.reject_unknown(raw, DESIGN_KEYS, prefix)
     fabric = None
     if "fabric" not in raw:
         own.add(f"{prefix}.fabric", "is required")

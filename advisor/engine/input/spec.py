@@ -1,0 +1,310 @@
+"""Scenario v1 described once: every field, its type, its choices, its default, its range.
+
+The keys come from the parser (``advisor.engine.input.scenario``: ``SCENARIO_KEYS``,
+``TRAINING_KEYS`` ...), the ranges from ``advisor.engine.facts.limits.LIMITS``, the defaults
+from the parser's constants and ``Constraints``; this module adds what each field means.
+:func:`scenario_json_schema` is the JSON schema the API publishes (OpenAPI 3.0 dialect:
+``nullable``), and the questionnaire shows the same defaults: a field added to the parser
+without a description here fails :func:`scenario_paths`' check in the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from advisor.engine.facts.constants import FABRIC_IDS
+from advisor.engine.facts.limits import LIMITS
+from advisor.engine.facts.vocabulary import TEAM_SKILLS
+from advisor.engine.input import scenario as sc
+
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """One field of scenario v1: JSON type, meaning, static default, allowed values."""
+
+    kind: str
+    description: str
+    default: Any = _UNSET
+    choices: tuple[Any, ...] = ()
+
+
+_C = sc.Constraints()
+
+FIELDS: dict[str, FieldDoc] = {
+    "workload": FieldDoc("string", "What the GPUs do.", choices=sc.WORKLOADS),
+    "model": FieldDoc("model", "A model preset id (GET /api/v1/catalog/) or a custom model."),
+    "gpu": FieldDoc("string", "A GPU id from GET /api/v1/catalog/, e.g. h100-sxm."),
+    "gpus": FieldDoc("integer", "GPUs in the job (whole servers)."),
+    "gpus_per_node": FieldDoc(
+        "integer", "GPUs per server; default: the GPU's server size (or gpus when smaller)."
+    ),
+    "precision": FieldDoc(
+        "string", "Number format; default bf16 (fp16 where bf16 is missing).", choices=sc.PRECISIONS
+    ),
+    "sequence_length": FieldDoc(
+        "integer", "Tokens per sample or context window.", default=sc.DEFAULT_SEQUENCE_LENGTH
+    ),
+    "name": FieldDoc("string", "Free text, kept with the inputs."),
+    "description": FieldDoc("string", "Free text, kept with the inputs."),
+    "version": FieldDoc("integer", "Scenario format version (1)."),
+    "model.params_b": FieldDoc("number", "Parameters, billions."),
+    "model.layers": FieldDoc("integer", "Transformer blocks."),
+    "model.hidden": FieldDoc("integer", "Hidden size."),
+    "model.heads": FieldDoc("integer", "Attention heads (divide hidden)."),
+    "model.kv_heads": FieldDoc("integer", "Key/value heads; default: heads."),
+    "model.vocab": FieldDoc("integer", "Vocabulary size; default 32,000."),
+    "model.ffn_hidden": FieldDoc("integer", "Feed-forward width; default 4 x hidden."),
+    "model.moe_experts": FieldDoc("integer", "Experts (0: dense).", default=0),
+    "model.moe_top_k": FieldDoc("integer", "Experts each token visits (0: dense).", default=0),
+    "model.active_params_b": FieldDoc("number", "Active parameters per token, billions."),
+    "model.name": FieldDoc("string", "A name for the custom model."),
+    "model.tied_embeddings": FieldDoc("boolean", "Input and output embeddings shared.", False),
+    "training.global_batch_sequences": FieldDoc(
+        "integer", "Sequences per optimizer step (wins over global_batch_tokens)."
+    ),
+    "training.global_batch_tokens": FieldDoc(
+        "integer", "Tokens per optimizer step.", default=sc.DEFAULT_GLOBAL_BATCH_TOKENS
+    ),
+    "training.total_tokens": FieldDoc(
+        "number",
+        f"Tokens the run processes; default {sc.DEFAULT_TRAINING_TOKENS:,.0f} (training) or "
+        f"{sc.DEFAULT_FINE_TUNING_TOKENS:,.0f} (fine-tuning).",
+    ),
+    "training.sharding": FieldDoc(
+        "string",
+        "Memory sharding; left out, the planner weighs ZeRO-1 and ZeRO-3.",
+        choices=sc.SHARDINGS,
+    ),
+    "inference.independent_replicas": FieldDoc(
+        "boolean", "Each server serves whole requests; null: the engine decides.", default=None
+    ),
+    "inference.concurrent_requests": FieldDoc(
+        "integer", "Requests in flight at once.", default=sc.DEFAULT_CONCURRENT_REQUESTS
+    ),
+    "inference.prompt_tokens": FieldDoc(
+        "integer", "Tokens per prompt.", default=sc.DEFAULT_PROMPT_TOKENS
+    ),
+    "inference.output_tokens": FieldDoc(
+        "integer", "Tokens generated per request.", default=sc.DEFAULT_OUTPUT_TOKENS
+    ),
+    "inference.target_ms_per_token": FieldDoc(
+        "number", "p95 time per generated token, ms.", default=sc.DEFAULT_TARGET_MS_PER_TOKEN
+    ),
+    "inference.deployment": FieldDoc(
+        "string", "Serving deployment; null lets the engine choose.", choices=sc.DEPLOYMENTS
+    ),
+    "inference.requests_per_s": FieldDoc(
+        "number", "Poisson arrival rate; null: a closed loop of concurrent_requests users."
+    ),
+    "inference.target_ttft_ms": FieldDoc(
+        "number", "p95 time to first token, ms.", default=sc.DEFAULT_TARGET_TTFT_MS
+    ),
+    "inference.prefix_cache_hit_rate": FieldDoc(
+        "number", "Share of prompt tokens served from a prefix cache (below 1).", default=0.0
+    ),
+    "inference.mtp": FieldDoc("number", "Speculative decoding (one draft token): acceptance."),
+    "inference.pools": FieldDoc("object", "Servers and parallelism of each disaggregated pool."),
+    "inference.pools.prefill": FieldDoc("object", "The prompt (prefill) pool."),
+    "inference.pools.decode": FieldDoc("object", "The answer (decode) pool."),
+    "parallelism.tp": FieldDoc("integer", "Tensor-parallel size; null: the planner's."),
+    "parallelism.pp": FieldDoc("integer", "Pipeline-parallel stages; null: the planner's."),
+    "parallelism.dp": FieldDoc("integer", "Data-parallel replicas; null: the planner's."),
+    "parallelism.ep": FieldDoc("integer", "Expert-parallel size; null: the planner's."),
+    "parallelism.cp": FieldDoc("integer", "Context-parallel size; null: the planner's."),
+    "parallelism.micro_batch": FieldDoc("integer", "Sequences per micro-batch."),
+    "parallelism.virtual_stages": FieldDoc("integer", "Interleaved stages per pipeline rank."),
+    "parallelism.first_stage_layers": FieldDoc("integer", "Layers of the first stage."),
+    "parallelism.last_stage_layers": FieldDoc("integer", "Layers of the last stage."),
+    "parallelism.recompute": FieldDoc(
+        "string", "Activation recomputation.", choices=sc.RECOMPUTE_MODES
+    ),
+    "parallelism.zero": FieldDoc(
+        "integer", "ZeRO stage; overrides training.sharding.", choices=tuple(sc.ZERO_STAGES)
+    ),
+    "parallelism.tp_comm_overlap": FieldDoc(
+        "boolean", "Tensor-parallel comm overlapped with GEMMs; default on Hopper and newer."
+    ),
+    "parallelism.ep_overlap": FieldDoc(
+        "string", "Expert all-to-all hidden behind compute.", choices=sc.EP_OVERLAP_MODES
+    ),
+    "parallelism.moe_dispatcher": FieldDoc(
+        "string",
+        "Expert dispatch in training: alltoall (default, NCCL all-to-all of every token copy) "
+        "or deepep (DeepEP/HybridEP: a token crosses the network once per server).",
+        choices=sc.MOE_DISPATCHERS,
+    ),
+    "parallelism.flash_attention": FieldDoc("boolean", "Fused attention (default true)."),
+    "parallelism.sequence_parallel": FieldDoc("boolean", "Sequence parallelism (default true)."),
+    "design.fabric": FieldDoc("string", "The fabric class to evaluate.", choices=FABRIC_IDS),
+    "design.nic_gbps": FieldDoc("number", "Line rate of one compute NIC port, Gb/s.", 400.0),
+    "design.nics_per_node": FieldDoc("integer", "Compute NICs per server.", default=8),
+    "design.oversubscription": FieldDoc("number", "r of r:1 at the leaf.", default=1.0),
+    "design.adaptive_routing": FieldDoc(
+        "boolean", "null: the fabric's default (InfiniBand yes, Ethernet no).", default=None
+    ),
+    "design.in_network_reduction": FieldDoc("boolean", "SHARP (InfiniBand only).", False),
+    "constraints.gpu_pricing": FieldDoc(
+        "string", "Owned (amortized) or rented GPUs.", _C.gpu_pricing, sc.GPU_PRICING
+    ),
+    "constraints.gpu_hour_usd": FieldDoc(
+        "number", "Price of a GPU-hour when rented; default: the GPU's catalog cloud price."
+    ),
+    "constraints.electricity_usd_per_kwh": FieldDoc(
+        "number", "Electricity, USD per kWh.", _C.electricity_usd_per_kwh
+    ),
+    "constraints.pue": FieldDoc("number", "Data-centre PUE (>= 1).", _C.pue),
+    "constraints.amortization_years": FieldDoc(
+        "number", "Years owned hardware is amortized over.", _C.amortization_years
+    ),
+    "constraints.network_budget_usd": FieldDoc("number", "Most the network may cost; null: none."),
+    "constraints.team_skills": FieldDoc(
+        "string", "What the operating team already runs.", _C.team_skills, tuple(TEAM_SKILLS)
+    ),
+    "constraints.prefer": FieldDoc(
+        "string", "How ties between cheaper and faster break.", _C.prefer, sc.PREFERENCES
+    ),
+    "constraints.utilization": FieldDoc(
+        "number",
+        "Share of the amortization life the cluster runs work, in (0, 1].",
+        _C.utilization,
+    ),
+    "constraints.allow_oversubscription": FieldDoc(
+        "boolean",
+        "With prefer=cost, oversubscribed or fewer-NIC designs may be recommended.",
+        _C.allow_oversubscription,
+    ),
+    "constraints.storage_write_gbytes_per_s": FieldDoc(
+        "number", "The storage system's sustained write rate for the cluster, GB/s."
+    ),
+    "training": FieldDoc("object", "Training and fine-tuning: batch, run length, sharding."),
+    "inference": FieldDoc("object", "Serving: load, lengths, latency targets, deployment."),
+    "parallelism": FieldDoc("object", "An explicit plan; fields left out are the planner's."),
+    "design": FieldDoc("object", "One network design to price beside the recommendation."),
+    "constraints": FieldDoc("object", "Prices, budget, team skills and priorities."),
+    **{
+        f"inference.pools.{pool}.{key}": FieldDoc("integer", what)
+        for pool in ("prefill", "decode")
+        for key, what in (
+            ("servers", "Servers of the pool; null: the engine's."),
+            ("tp", "Tensor-parallel size inside the pool."),
+            ("ep", "Expert-parallel size inside the pool."),
+        )
+    },
+}
+"""Every field of scenario v1 by dotted path (the sections included)."""
+
+_SECTIONS: dict[str, tuple[str, ...]] = {
+    "training": sc.TRAINING_KEYS,
+    "inference": sc.INFERENCE_KEYS,
+    "inference.pools": sc.POOLS_KEYS,
+    "inference.pools.prefill": sc.POOL_KEYS,
+    "inference.pools.decode": sc.POOL_KEYS,
+    "parallelism": sc.PARALLELISM_KEYS,
+    "design": sc.DESIGN_KEYS,
+    "constraints": tuple(f.name for f in fields(sc.Constraints)),
+}
+_REQUIRED = {"": ("workload", "model", "gpu", "gpus"), "design": ("fabric",)}
+_MODEL_REQUIRED = ("params_b", "layers", "hidden", "heads")
+
+
+def scenario_paths() -> set[str]:
+    """Every dotted path the parser accepts (sections included)."""
+    out = set(sc.SCENARIO_KEYS)
+    out |= {f"model.{k}" for k in sc.MODEL_KEYS}
+    for section, keys in _SECTIONS.items():
+        out |= {f"{section}.{k}" for k in keys}
+    return out
+
+
+def _leaf(path: str) -> dict[str, Any]:
+    doc = FIELDS[path]
+    schema: dict[str, Any] = {"description": doc.description}
+    if doc.choices:
+        schema["enum"] = list(doc.choices)
+        schema["type"] = "integer" if doc.kind == "integer" else "string"
+    else:
+        schema["type"] = doc.kind
+    limit = LIMITS.get(path)
+    if limit is not None:
+        schema["type"] = "integer" if limit.integer else "number"
+        schema["minimum"] = limit.low
+        schema["maximum"] = limit.high
+    elif doc.kind == "number" and path == "constraints.utilization":
+        schema["exclusiveMinimum"] = True
+        schema["minimum"] = 0
+        schema["maximum"] = 1
+    if doc.default is not _UNSET:
+        schema["default"] = doc.default
+    if path not in _REQUIRED[""] and path != "design.fabric":
+        schema["nullable"] = True
+    return schema
+
+
+def _object(section: str) -> dict[str, Any]:
+    keys = _SECTIONS[section]
+    properties = {
+        k: _object(f"{section}.{k}") if f"{section}.{k}" in _SECTIONS else _leaf(f"{section}.{k}")
+        for k in keys
+    }
+    out: dict[str, Any] = {
+        "type": "object",
+        "description": FIELDS[section].description,
+        "properties": properties,
+        "additionalProperties": False,
+        "nullable": True,
+    }
+    if section in _REQUIRED:
+        out["required"] = list(_REQUIRED[section])
+    return out
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """Scenario v1 as a JSON schema (OpenAPI 3.0: ``nullable``): what the API publishes."""
+    custom = {
+        "type": "object",
+        "description": "A custom model (no preset).",
+        "required": list(_MODEL_REQUIRED),
+        "properties": {k: _leaf(f"model.{k}") for k in sc.MODEL_KEYS},
+        "additionalProperties": False,
+    }
+    properties: dict[str, Any] = {}
+    for key in sorted(sc.SCENARIO_KEYS, key=_TOP_ORDER.index):
+        if key == "model":
+            properties[key] = {
+                "description": FIELDS["model"].description,
+                "oneOf": [{"type": "string", "description": "A model preset id."}, custom],
+            }
+        elif key in _SECTIONS:
+            properties[key] = _object(key)
+        else:
+            properties[key] = _leaf(key)
+    return {
+        "type": "object",
+        "description": "Scenario v1 (docs/ENGINE_API.md): only workload, model, gpu and gpus "
+        "are required; every other field has the default it states.",
+        "required": list(_REQUIRED[""]),
+        "properties": properties,
+        "additionalProperties": False,
+    }
+
+
+_TOP_ORDER = [
+    "workload",
+    "model",
+    "gpu",
+    "gpus",
+    "gpus_per_node",
+    "precision",
+    "sequence_length",
+    "training",
+    "inference",
+    "parallelism",
+    "design",
+    "constraints",
+    "name",
+    "description",
+    "version",
+]
