@@ -116,3 +116,26 @@ def test_llama_405b_disaggregated_on_32_h100_is_planned_with_tp8_pp2_instances()
     for pool in pools.values():
         assert pool["tp"] * pool["pp"] == 16
     assert result["metrics"]["requests_per_s"] > 0
+
+
+def test_a_serving_only_kv_fabric_is_sized_by_the_kv_stream_with_the_training_alternative() -> None:
+    """Llama 3.1 70B disaggregated on 4 H100 servers at 20 requests/s: 671 MB per request,
+    3.4 GB/s per server; one 400G NIC per server carries it within the targets, and the answer
+    names 8 x 400G for a cluster that will also train."""
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "inference": {"deployment": "disaggregated", "requests_per_s": 20},
+        }
+    )
+    rec = result["recommendation"]
+    first = rec["rationale"][0]
+    assert "sized for that serving traffic" in first
+    assert "GB/s per server at 20 requests/s" in first
+    assert rec["nics_per_node"] < 8
+    assert "If this cluster will also train" in first and "8 x 400G" in first
+    assert result["metrics"]["meets_latency_targets"] == 1.0
+    assert result["options"][0]["field_practice"] is True

@@ -32,7 +32,7 @@ def test_every_dense_row_names_its_source_and_use() -> None:
 @pytest.mark.parametrize("use", ["development", "held_out"])
 def test_dense_capacity_reads_within_8_percent_on_average(use: str) -> None:
     """Mean |error| over Llama 3.1 8B / 70B / 405B FP8 on H100 and H200 (TP1-TP8, ten
-    ISL/OSL pairs): development 7.7 %, held out 6.4 % when this was written."""
+    ISL/OSL pairs): development 7.7 %, held out 7.0 % when this was written."""
     assert _mean_abs(use) < 8.0
 
 

@@ -119,6 +119,8 @@ class ServingAsk:
     """The deployment in words, e.g. ``4 x TP2 replicas``."""
     tp: int
     gpu_name: str
+    kv_bytes_per_request: float = 0.0
+    """Bytes of one request's KV cache (what a disaggregated deployment moves per request)."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +258,7 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         shape=shape,
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
+        kv_bytes_per_request=serving_plan.kv_bytes_per_request,
     )
 
 
@@ -264,7 +267,9 @@ def _kv_only(workload: WorkloadPlan) -> bool:
     serving_plan = workload.inference.serving if workload.inference is not None else None
     if serving_plan is None:
         return False
-    return all(
-        pool.gpus_per_instance <= workload.domain_gpus
+    # a colocated (split) plan or an expert group wider than a domain sends activations or
+    # expert all-to-all across servers every token, not only KV caches
+    return not serving_plan.colocated and all(
+        pool.gpus_per_instance <= workload.domain_gpus and pool.ep <= workload.domain_gpus
         for pool in (serving_plan.prefill, serving_plan.decode)
     )

@@ -6,6 +6,8 @@ Policy (docs/MODEL.md "Field practice", which lists the published designs and fi
    servers for inference) gets RDMA (RoCE v2 or InfiniBand): NCCL over TCP sockets reaches
    40-60 % of wire speed (NVIDIA/nccl #209, #450) and a split model pays tens of microseconds
    per message on every token.  TCP designs stay in ``options``, ruled out with that reason.
+   Disaggregated serving that moves only KV caches is sized by that stream instead: TCP and
+   fewer or slower NICs are allowed when the design meets its latency targets.
 2. Training and split-model compute fabrics are built as the published designs build them
    (DGX SuperPOD, Spectrum-X RA, Azure ND H100 v5, Meta SIGCOMM'24, Alibaba HPN, ByteDance
    MegaScale): non-blocking (1:1) leaves, rail-optimized, one NIC per GPU at the platform's
@@ -81,10 +83,15 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
         out.append("oversubscribed")
     if sc.topo.tiers == 1 and facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
         out.append("single_switch")
-    if c.nics_per_node < full_links(p, c.nic):
+    # a serving-only fabric that carries only KV caches is sized by that traffic, not by the
+    # training reference (docs/MODEL.md 15.2): fewer or slower NICs are not a departure there;
+    # a design too small for the KV stream misses the TTFT target and is ruled out by it
+    serving_kv = facts.inference and facts.kv_only
+    if c.nics_per_node < full_links(p, c.nic) and not serving_kv:
         out.append("fewer_nics")
-    if (c.nic.integrated and c.nic_gbps < p.reference_gbps) or (
-        not c.nic.integrated and card_gbps(c.nic) < p.reference_card_gbps
+    if not serving_kv and (
+        (c.nic.integrated and c.nic_gbps < p.reference_gbps)
+        or (not c.nic.integrated and card_gbps(c.nic) < p.reference_card_gbps)
     ):
         out.append("nic_speed")
     if sc.topo.tiers > MAX_PUBLISHED_TIERS:
@@ -163,7 +170,21 @@ def check_constraints(
         sc.departures = departures(facts, sc)
         if not math.isfinite(sc.perf):
             sc.violations.append("the performance model found no valid timing for it")
-        if facts.needs_compute_fabric and sc.cand.fabric == ETHERNET and rdma:
+        # disaggregated serving that moves only KV caches may run over TCP when the design's
+        # own KV transfer (TCP efficiency and socket cap) keeps it within the targets; the
+        # latency checks below rule it out otherwise
+        kv_over_tcp_ok = (
+            facts.inference
+            and facts.kv_only
+            and not num(sc.metrics.get("load_saturated"))
+            and num(sc.metrics.get("meets_latency_targets"), 0.0) >= 1.0
+        )
+        if (
+            facts.needs_compute_fabric
+            and sc.cand.fabric == ETHERNET
+            and rdma
+            and not kv_over_tcp_ok
+        ):
             sc.violations.append(
                 "disaggregated serving moves every request's KV cache between servers: TCP "
                 "reaches a fraction of wire speed and adds tens of microseconds per message"

@@ -235,15 +235,19 @@ def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | N
                 " The budget does not cover even the storage and management networks "
                 f"({usd(num(budget_info.get('north_south_capex_usd')))})."
             )
-        return (
+        return _with_shortfall(
+            facts,
+            scored,
             f"No design fits the {usd(facts.network_budget_usd)} network budget: the least "
             f"expensive design that meets the job's needs is {design_phrase(scored)} at "
-            f"{usd(scored.capex_usd)} of network.{buys}"
+            f"{usd(scored.capex_usd)} of network.{buys}",
         )
     if choice.mode == "cost_preference" and scored.departures:
-        return (
+        return _with_shortfall(
+            facts,
+            scored,
             "Cost-first alternative (prefer=cost, allow_oversubscription), departing from field "
-            f"practice ({departures_phrase(facts, scored)}): {base}."
+            f"practice ({departures_phrase(facts, scored)}): {base}.",
         )
     if choice.mode == "constraints_forced" and scored.departures:
         why = "the budget" if facts.network_budget_usd is not None else "the constraints"
@@ -264,22 +268,43 @@ def _with_shortfall(facts: JobFacts, scored: Scored, head: str) -> str:
 # ----------------------------------------------------------------------------- rationale
 
 
+def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
+    """Disaggregated serving whose instances each fit a domain: only KV caches cross servers,
+    so the fabric is sized by that stream at the offered load (docs/MODEL.md 15.2)."""
+    ask = facts.serving
+    rate = num(best.metrics.get("requests_per_s"))
+    kv_bytes = ask.kv_bytes_per_request if ask is not None else 0.0
+    per_server = rate * kv_bytes / max(1, facts.nodes)
+    kv_ms = num(best.metrics.get("kv_transfer_ms"))
+    c = best.cand
+    p = facts.platform
+    text = (
+        f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} GPUs), "
+        f"so each request's KV cache ({kv_bytes / 1e6:,.0f} MB) crosses the network once, not "
+        f"every token: {per_server / 1e9:,.2g} GB/s per server at {rate:,.3g} requests/s. "
+        f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
+        f"{fabric_label(c.fabric)} per server moves a cache in {kv_ms:,.0f} ms and decodes at "
+        f"{best.perf:.1f} ms per token"
+        + (
+            f" against the {facts.target_ms_per_token:g} ms target."
+            if facts.target_ms_per_token
+            else "."
+        )
+    )
+    if c.nics_per_node * c.nic_gbps < p.reference_count * p.reference_gbps:
+        text += (
+            f" If this cluster will also train, buy the training fabric instead: "
+            f"{p.reference_count} x {p.reference_gbps}G RDMA per server (one NIC per GPU)."
+        )
+    return text
+
+
 def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
     best = choice.best
     candidate = best.cand
     out: list[str] = []
     if facts.inference and facts.kv_only:
-        out.append(
-            f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} "
-            "GPUs), so every request's KV cache crosses the network from prefill to decode and "
-            "the fabric must be RDMA: the "
-            f"recommended design decodes at {best.perf:.1f} ms per token"
-            + (
-                f" against the {facts.target_ms_per_token:g} ms target."
-                if facts.target_ms_per_token
-                else "."
-            )
-        )
+        out.append(_kv_sizing_sentence(facts, best))
     elif facts.inference:
         out.append(
             f"The model is split across servers ({facts.nodes} servers, {facts.gpus} GPUs), so "
