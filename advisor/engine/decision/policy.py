@@ -176,8 +176,8 @@ def check_constraints(
         kv_over_tcp_ok = (
             facts.inference
             and facts.kv_only
-            and not num(sc.metrics.get("load_saturated"))
-            and num(sc.metrics.get("meets_latency_targets"), 0.0) >= 1.0
+            and not sc.metrics.load_saturated
+            and bool(sc.metrics.meets_latency_targets)
         )
         if (
             facts.needs_compute_fabric

@@ -272,10 +272,10 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
     """Disaggregated serving whose instances each fit a domain: only KV caches cross servers,
     so the fabric is sized by that stream at the offered load (docs/MODEL.md 15.2)."""
     ask = facts.serving
-    rate = num(best.metrics.get("requests_per_s"))
+    rate = num(best.metrics.requests_per_s)
     kv_bytes = ask.kv_bytes_per_request if ask is not None else 0.0
     per_server = rate * kv_bytes / max(1, facts.nodes)
-    kv_ms = num(best.metrics.get("kv_transfer_ms"))
+    kv_ms = num(best.metrics.kv_transfer_ms)
     c = best.cand
     p = facts.platform
     text = (
