@@ -272,3 +272,17 @@ DECODE_KERNEL_OVERHEAD_S_PER_LAYER = 20e-6
 # --- Sanity bounds ---------------------------------------------------------------------------
 
 MIN_BYTES = 1.0
+
+# --- Scenario defaults: constraints (docs/MODEL.md section 1) ---------------------------------
+# One default each: the scenario parser and the result records both read these.
+
+DEFAULT_GPU_PRICING = "cloud"
+DEFAULT_GPU_HOUR_USD = 2.5
+"""Cloud price of one GPU-hour when the GPU's catalog entry gives none."""
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.10
+DEFAULT_PUE = 1.3
+DEFAULT_AMORTIZATION_YEARS = 4.0
+DEFAULT_TEAM_SKILLS = "both"
+DEFAULT_PREFER = "balanced"
+DEFAULT_UTILIZATION = 0.8
+"""Share of the amortization life the cluster runs work (docs/MODEL.md "Decision cost")."""

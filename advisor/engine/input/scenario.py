@@ -18,7 +18,17 @@ from typing import Any
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.facts.catalog.models import with_derived_defaults
-from advisor.engine.facts.constants import FABRIC_IDS
+from advisor.engine.facts.constants import (
+    DEFAULT_AMORTIZATION_YEARS,
+    DEFAULT_ELECTRICITY_USD_PER_KWH,
+    DEFAULT_GPU_HOUR_USD,
+    DEFAULT_GPU_PRICING,
+    DEFAULT_PREFER,
+    DEFAULT_PUE,
+    DEFAULT_TEAM_SKILLS,
+    DEFAULT_UTILIZATION,
+    FABRIC_IDS,
+)
 from advisor.engine.facts.limits import check_limits
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
 
@@ -237,15 +247,15 @@ class ParallelismSpec:
 
 @dataclass(frozen=True)
 class Constraints:
-    gpu_pricing: str = "cloud"
-    gpu_hour_usd: float = 2.5
-    electricity_usd_per_kwh: float = 0.10
-    pue: float = 1.3
-    amortization_years: float = 4.0
+    gpu_pricing: str = DEFAULT_GPU_PRICING
+    gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
+    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+    pue: float = DEFAULT_PUE
+    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
     network_budget_usd: float | None = None
-    team_skills: str = "both"
-    prefer: str = "balanced"
-    utilization: float = 0.8
+    team_skills: str = DEFAULT_TEAM_SKILLS
+    prefer: str = DEFAULT_PREFER
+    utilization: float = DEFAULT_UTILIZATION
     """Share of the amortization life the cluster runs work (prices GPU time the network
     wastes over the cluster's life; docs/MODEL.md "Decision cost")."""
     allow_oversubscription: bool = False
@@ -933,7 +943,9 @@ def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "des
 
 
 def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None) -> Constraints:
-    base = Constraints(gpu_hour_usd=gpu.cloud_usd_per_hour if gpu is not None else 2.5)
+    base = Constraints(
+        gpu_hour_usd=gpu.cloud_usd_per_hour if gpu is not None else DEFAULT_GPU_HOUR_USD
+    )
     values: dict[str, Any] = asdict(base)
     errors.reject_unknown(raw, values, "constraints")
     if raw.get("gpu_pricing") is not None:

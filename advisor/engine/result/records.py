@@ -34,6 +34,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
+from advisor.engine.facts.constants import (
+    DEFAULT_AMORTIZATION_YEARS,
+    DEFAULT_ELECTRICITY_USD_PER_KWH,
+    DEFAULT_GPU_HOUR_USD,
+    DEFAULT_GPU_PRICING,
+    DEFAULT_PREFER,
+    DEFAULT_PUE,
+    DEFAULT_TEAM_SKILLS,
+    DEFAULT_UTILIZATION,
+)
+
 __all__ = [
     "Assumption",
     "Band",
@@ -110,15 +121,18 @@ class _Record:
 
 @dataclass(frozen=True)
 class Constraints(_Record):
-    gpu_pricing: str = "cloud"
-    gpu_hour_usd: float = 0.0
-    electricity_usd_per_kwh: float = 0.0
-    pue: float = 1.0
-    amortization_years: float = 4.0
+    """The scenario's constraints with the engine's defaults (one default each: a result
+    stored before a key existed reads the default the engine used)."""
+
+    gpu_pricing: str = DEFAULT_GPU_PRICING
+    gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
+    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+    pue: float = DEFAULT_PUE
+    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
     network_budget_usd: float | None = None
-    team_skills: str = ""
-    prefer: str = ""
-    utilization: float = 0.0
+    team_skills: str = DEFAULT_TEAM_SKILLS
+    prefer: str = DEFAULT_PREFER
+    utilization: float = DEFAULT_UTILIZATION
     allow_oversubscription: bool = False
     storage_write_gbytes_per_s: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
