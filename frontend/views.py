@@ -179,8 +179,8 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
     measured = sorted(abs(_float(r.error_pct)) for r in rows if r.kind != "topology")
     figure = charts.validation_figure(report)
     bands, coverage = _residual_bands()
-    summary = dict(report.summary)
-    by_use = summary.get("mae_by_use", {})
+    summary = report.summary
+    by_use = summary.mae_by_use
     return {
         "nav": "accuracy",
         "engine_version": engine_version,
@@ -194,13 +194,13 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         "bands": bands,
         "coverage": coverage,
         "held_out": {
-            "mae_pct": summary.get("held_out_mae_pct"),
-            "lines": summary.get("held_out_lines", 0),
-            "rows": summary.get("held_out_rows", 0),
-            "within_tolerance": summary.get("held_out_within_tolerance", 0),
-            "loo_inside": summary.get("held_out_loo_inside", 0),
-            "loo_share_pct": _pct(summary.get("held_out_loo_coverage")),
-            "baseline_mae_pct": summary.get("held_out_baseline_mae_pct"),
+            "mae_pct": summary.held_out_mae_pct,
+            "lines": summary.held_out_lines,
+            "rows": summary.held_out_rows,
+            "within_tolerance": summary.held_out_within_tolerance,
+            "loo_inside": summary.held_out_loo_inside,
+            "loo_share_pct": _pct(summary.held_out_loo_coverage),
+            "baseline_mae_pct": summary.held_out_baseline_mae_pct,
         },
         "uses": [
             {"use": use, "label": USE_LABELS[use], **by_use[use]}
@@ -209,9 +209,9 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         ],
         "kinds": [
             {"kind": charts.KIND_LABELS.get(kind, kind.replace("_", " ")), **entry}
-            for kind, entry in summary.get("mae_by_kind", {}).items()
+            for kind, entry in summary.mae_by_kind.items()
         ],
-        "arithmetic": summary.get("arithmetic_checks", {}),
+        "arithmetic": summary.arithmetic_checks,
     }
 
 

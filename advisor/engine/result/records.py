@@ -87,6 +87,7 @@ __all__ = [
     "Uncertainty",
     "ValidationReport",
     "ValidationRow",
+    "ValidationSummary",
     "WorkloadInfo",
 ]
 
@@ -856,12 +857,32 @@ class ValidationRow(_Record):
 
 
 @dataclass(frozen=True)
+class ValidationSummary(_Record):
+    """MAE per use and kind, held-out MAE and leave-one-out coverage (docs/MODEL.md 9)."""
+
+    held_out_mae_pct: float | None = None
+    held_out_lines: int = 0
+    held_out_rows: int = 0
+    held_out_within_tolerance: int = 0
+    held_out_loo_inside: int = 0
+    held_out_loo_coverage: float | None = None
+    held_out_baseline_mae_pct: float | None = None
+    held_out_regression_ok: bool | None = field(default=None, metadata=_ABSENT)
+    mae_by_use: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """use -> {"mae_pct", "lines", "rows"}."""
+    mae_by_kind: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """kind -> {"mae_pct", "lines"}."""
+    arithmetic_checks: Mapping[str, Any] = field(default_factory=dict)
+    """{"passed", "total"} of the exact topology rows."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class ValidationReport(_Record):
     """:func:`advisor.engine.tools.validation.validation_report`, typed (the accuracy page)."""
 
     rows: tuple[ValidationRow, ...] = ()
-    summary: Mapping[str, Any] = field(default_factory=dict)
-    """MAE per use and kind, held-out MAE and leave-one-out coverage."""
+    summary: ValidationSummary = field(default_factory=ValidationSummary)
     passed: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
