@@ -392,6 +392,13 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
                 + (nsteps - inter_steps) * intra_lat
                 + inter_steps * (hw_net[p] + d.net_extra_latency_s)
             )
+        if (
+            op == "all_reduce"
+            and p == "Simple"
+            and nodes > 1
+            and nbytes >= 64 * _NCCL_MAX_CHANNELS * n
+        ):
+            lat *= RING_PLATEAU_LATENCY_FACTOR
         bw = bus * NCCL_PROTOCOL_BW_FACTOR[p]
         if p == "LL":
             bw = min(bw, _ll_cap(d))
@@ -399,6 +406,48 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
         if t < best_t:
             best_t, best_p = t, p
     return best_t, best_p
+
+
+_TREE_CORRECTION: dict[str, tuple[float, ...]] = {
+    "LL": (
+        1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5,
+        0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0,
+    ),
+    "LL128": (
+        1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6,
+        0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0,
+    ),
+    "Simple": (
+        0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5,
+        0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9,
+    ),
+}  # fmt: skip
+"""NCCL tuning.cc ``treeCorrectionFactor`` (2.30): NVIDIA's measured bandwidth correction of the
+tree all-reduce for medium sizes, per protocol, indexed by floor(log2(bytes / 64)) (64 B ...
+512 MB); ``ncclTopoGetAlgoTime`` applies indices 0-22 ("Trees are not perfectly sticking to the
+model for medium sizes")."""
+RING_PLATEAU_LATENCY_FACTOR = 1.4
+"""NCCL tuning.cc "plateau effect of ring": the latency of an inter-node ring all-reduce on the
+Simple protocol x1.4 (x1.9 before Ampere) once every channel moves >= 64 B per rank."""
+_NCCL_MAX_CHANNELS = 32
+
+
+def tree_correction(protocol: str, nbytes: float) -> float:
+    """NCCL's medium-size correction of the tree all-reduce's bandwidth at ``nbytes``.
+
+    NCCL's table holds one factor per power of two (64 B = index 0) and applies indices 0-22;
+    between powers of two the factor is interpolated linearly in log2(size) (a step would make
+    a message 1.3x larger finish sooner: LL128 jumps 0.6 -> 0.8 at 4 MB), rising to 1 at 512 MB.
+    """
+    if nbytes < 64:
+        return 1.0
+    x = math.log2(nbytes / 64.0)
+    if x >= 23.0:
+        return 1.0
+    table = _TREE_CORRECTION[protocol]
+    i = int(x)
+    upper = table[i + 1] if i + 1 < 23 else 1.0
+    return table[i] + (upper - table[i]) * (x - i)
 
 
 def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
@@ -417,8 +466,8 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
             bw = min(bus / 3.8 * 2.0, _ll_cap(d))
         elif p == "LL128":
             bw = bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0)
-        # tuning.cc: tree algorithm bandwidth = 0.5 x bus bandwidth.
-        t = lat + nbytes / (0.5 * bw)
+        # tuning.cc: tree algorithm bandwidth = 0.5 x bus bandwidth, corrected for size
+        t = lat + nbytes / (0.5 * bw * tree_correction(p, nbytes))
         if t < best_t:
             best_t, best_p = t, p
     return best_t, best_p

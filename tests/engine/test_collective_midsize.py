@@ -1,0 +1,113 @@
+"""Medium-size collectives: NCCL's own tree correction and the ring's plateau latency."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor.engine.facts.constants import (
+    NCCL_BASE_LATENCY_S,
+    NCCL_HW_LATENCY_S,
+    NCCL_NET_OVERHEAD_S,
+    NCCL_TREE_BW_FACTOR,
+)
+from advisor.engine.model.collectives import (
+    RING_PLATEAU_LATENCY_FACTOR,
+    CommDomain,
+    ScaleUp,
+    collective,
+    collective_time_s,
+    make_domain,
+    tree_correction,
+)
+
+
+def _h100(nodes: int) -> CommDomain:
+    return make_domain(
+        nodes=nodes,
+        ranks_per_node=8,
+        scaleup=ScaleUp(kind="nvlink", gbytes_per_s=450, efficiency=0.82, nvls=False),
+        fabric_id="infiniband",
+        nic_gbps=400,
+        nics_per_node=8,
+    )
+
+
+def test_tree_correction_is_nccls_table_by_log2_of_64_byte_units() -> None:
+    # tuning.cc treeCorrectionFactor, index floor(log2(bytes >> 6))
+    assert tree_correction("Simple", 16 * 2**20) == 0.7  # 2^24 B -> index 18
+    assert tree_correction("LL128", 2**20) == 0.6  # index 14
+    assert tree_correction("LL", 2**17) == 0.5  # index 11
+    assert tree_correction("Simple", 2**13) == 0.8  # index 7
+    assert tree_correction("Simple", 64) == 0.9  # index 0
+    # below 64 B and from 512 MB (index 23) on: no correction, as ncclTopoGetAlgoTime
+    assert tree_correction("Simple", 63) == 1.0
+    assert tree_correction("Simple", 2**29) == 1.0
+    assert tree_correction("LL128", 2**34) == 1.0
+    # between powers of two: linear in log2(size), 0.6 -> 0.8 from 2 MB to 4 MB for LL128
+    assert tree_correction("LL128", 64 * 2**15.5) == pytest.approx(0.7)
+    # from 256 MB (index 22) to 512 MB the factor rises to 1
+    assert tree_correction("Simple", 64 * 2**22.5) == pytest.approx(0.95)
+
+
+def test_tree_time_is_latency_plus_bytes_over_corrected_half_bus_bandwidth() -> None:
+    d = _h100(4)
+    nbytes = 4 * 2**20  # 4 MB: index 16
+    t, algo, proto = collective_time_s("all_reduce", nbytes, d, "tree")
+    assert algo == "tree"
+    bus = min(d.scaleup_bytes_per_s, d.net_bytes_per_s) * NCCL_TREE_BW_FACTOR
+    hw_intra = NCCL_HW_LATENCY_S["nvlink"]["tree"]
+    hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
+    expected = {
+        "LL128": NCCL_BASE_LATENCY_S["tree"]["LL128"]
+        + 2 * (7 * hw_intra["LL128"] + 2 * (hw_net["LL128"] + d.net_extra_latency_s))
+        + nbytes / (0.5 * bus * 120 / 128 * 0.8),
+        "Simple": NCCL_BASE_LATENCY_S["tree"]["Simple"]
+        + 2 * (7 * hw_intra["Simple"] + 2 * (hw_net["Simple"] + d.net_extra_latency_s))
+        + nbytes / (0.5 * bus * 0.7),
+    }
+    assert proto in expected
+    assert t == pytest.approx(expected[proto])
+    assert t <= min(expected.values()) * (1 + 1e-9)
+
+
+def test_inter_node_ring_all_reduce_on_simple_pays_the_plateau_latency() -> None:
+    d = _h100(2)
+    n, nodes = 16, 2
+    nbytes = 2.0**33  # large: Simple is the fastest protocol
+    t, algo, proto = collective_time_s("all_reduce", nbytes, d, "ring")
+    assert (algo, proto) == ("ring", "Simple")
+    intra = max(NCCL_HW_LATENCY_S["nvlink"]["ring"]["Simple"], 3 * NCCL_NET_OVERHEAD_S)
+    lat = (
+        NCCL_BASE_LATENCY_S["ring"]["Simple"]
+        + (2 * (n - 1) - 2 * (nodes - 1)) * intra
+        + 2 * (nodes - 1) * (NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s)
+    )
+    bus = min(d.scaleup_bytes_per_s, d.net_bytes_per_s)
+    assert t == pytest.approx(RING_PLATEAU_LATENCY_FACTOR * lat + nbytes * 2 * (n - 1) / n / bus)
+    # inside one server there is no plateau term
+    one = _h100(1)
+    t1, _, p1 = collective_time_s("all_reduce", nbytes, one, "ring")
+    lat1 = NCCL_BASE_LATENCY_S["ring"]["Simple"] + 2 * 7 * NCCL_HW_LATENCY_S["nvlink"]["ring"][p1]
+    assert p1 == "Simple"
+    assert t1 == pytest.approx(lat1 + nbytes * 2 * 7 / 8 / one.scaleup_bytes_per_s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nodes=st.integers(1, 16),
+    log_bytes=st.floats(3.0, 34.0),
+    algorithm=st.sampled_from(["auto", "ring", "tree"]),
+)
+def test_a_larger_all_reduce_never_takes_less_time(
+    nodes: int, log_bytes: float, algorithm: str
+) -> None:
+    """The correction changes by at most 0.9/0.7 between doubling sizes, so time stays monotone."""
+    d = _h100(nodes)
+    small = 2.0**log_bytes
+    for larger in (small * 1.3, small * 2.0):
+        assert collective_time_s("all_reduce", larger, d, algorithm)[0] >= collective_time_s(
+            "all_reduce", small, d, algorithm
+        )[0] * (1 - 1e-12)
+    assert collective("all_reduce", small, d, algorithm).busbw_bytes_per_s > 0
