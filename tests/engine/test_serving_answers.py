@@ -139,3 +139,22 @@ def test_a_serving_only_kv_fabric_is_sized_by_the_kv_stream_with_the_training_al
     assert "If this cluster will also train" in first and "8 x 400G" in first
     assert result["metrics"]["meets_latency_targets"] == 1.0
     assert result["options"][0]["field_practice"] is True
+
+
+def test_a_split_model_missing_its_target_under_load_blames_the_load_not_the_gpus() -> None:
+    """Llama 3.1 405B split over 2 H100 servers at 20 requests/s: one unloaded decode step is
+    ~43 ms (within 50 ms); the p95 is load, so the remedy is servers, not faster GPUs."""
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"requests_per_s": 20},
+        }
+    )
+    notes = [x for x in result["recommendation"]["rationale"] if "No network design" in x]
+    tpot = next(n for n in notes if "ms per token target" in n)
+    assert "at this load" in tpot and "more servers or replicas" in tpot
+    assert "faster GPUs per replica" not in tpot
+    assert all("3,600,000" not in n for n in notes)

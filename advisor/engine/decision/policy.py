@@ -41,6 +41,7 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
+from advisor.engine.model.serving.compute import SATURATED_S
 
 MAX_PUBLISHED_TIERS = 3
 """Deepest compute fabric in the published AI cluster designs: three tiers (the 100k-GPU
@@ -146,12 +147,26 @@ def check_constraints(
     if latency_applies and target is not None and all(sc.perf > target for sc in scored):
         fastest = min(scored, key=lambda sc: sc.perf)
         compute_ms = num(fastest.metrics.compute_ms_per_token)
-        notes.append(
-            f"No network design reaches the {target:g} ms per token target: the fastest "
-            f"decodes at {fastest.perf:.1f} ms, of which {compute_ms:.1f} ms is GPU compute "
-            "and memory time, so the target needs more or faster GPUs per replica rather "
-            "than a faster network."
-        )
+        at_target = fastest.metrics.max_requests_per_s_at_target
+        if fastest.metrics.load_saturated or (at_target is not None and at_target > 0):
+            # the time is load (queueing, prefill sharing the GPUs, a full batch), not the
+            # GPUs' own speed: a lone request would meet the target
+            served = num(fastest.metrics.requests_per_s)
+            notes.append(
+                f"No network design reaches the {target:g} ms per token target at this load: "
+                f"the fastest reads {fastest.perf:.1f} ms at {served:,.3g} requests/s, of "
+                f"which one unloaded decode step is {compute_ms:.1f} ms; the rest is load "
+                "(batching, prefill sharing the GPUs, queueing). Within the target it serves "
+                f"up to {num(at_target):,.3g} requests/s, so it needs more servers or replicas "
+                "rather than a faster network or faster GPUs."
+            )
+        else:
+            notes.append(
+                f"No network design reaches the {target:g} ms per token target: the fastest "
+                f"decodes at {fastest.perf:.1f} ms, of which {compute_ms:.1f} ms is GPU compute "
+                "and memory time, so the target needs more or faster GPUs per replica rather "
+                "than a faster network."
+            )
         latency_applies = False
     ttft_applies = facts.inference and target_ttft_ms is not None
     ttfts = [num(sc.metrics.ttft_ms_p95, math.nan) for sc in scored]
@@ -162,8 +177,14 @@ def check_constraints(
         if finite and min(finite) > target_ttft_ms * (1.0 + TIE_BAND):
             notes.append(
                 f"No network design reaches the {target_ttft_ms:g} ms p95 time-to-first-token "
-                f"target (the best is {min(finite):,.0f} ms): prefill compute and queueing "
-                "dominate, so it needs more GPUs rather than a faster network."
+                + (
+                    "target: every design is over capacity and its queue for a first token "
+                    "grows without bound"
+                    if min(finite) >= SATURATED_S * 1e3
+                    else f"target (the best is {min(finite):,.0f} ms): prefill compute and "
+                    "queueing dominate"
+                )
+                + ", so it needs more GPUs rather than a faster network."
             )
             ttft_applies = False
     for sc in scored:
