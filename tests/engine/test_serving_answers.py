@@ -98,6 +98,7 @@ def test_disaggregated_deepseek_inside_one_nvl72_rack_buys_no_compute_fabric() -
     assert rec["needs_compute_fabric"] is False
     assert "NVLink" in rec["rationale"][0]
     assert result["break_even"][0]["value"] == 72
+    assert result["metrics"]["gpu_idle_fraction"] == 0.0  # the all-to-all stays on NVLink
     assert "beyond 4" not in " ".join(b["statement"] for b in result["break_even"])
 
 

@@ -45,7 +45,11 @@ from advisor.engine.model.plans import (
     WorkloadPlan,
     plan_traffic,
 )
-from advisor.engine.model.serving.compute import ServingPlan, decode_compute_s
+from advisor.engine.model.serving.compute import (
+    ServingPlan,
+    decode_compute_s,
+    scaleup_domain_gpus,
+)
 from advisor.engine.model.serving.load import serving_metrics, serving_model
 from advisor.engine.model.serving.pools import reference_design
 from advisor.engine.model.training_step import (
@@ -305,7 +309,9 @@ def _disaggregated_metrics(
     compute = decode_compute_s(scenario, serving_plan, serving_plan.decode, b) / q
     step = model.step(b) / q
     comm = max(0.0, step - compute)
-    network = comm if serving_plan.decode.ep > scenario.gpus_per_node else 0.0
+    # the expert all-to-all is network time only when the expert group leaves the scale-up
+    # domain (an NVL72 rack is one domain of 72 GPUs, not 18 trays of 4)
+    network = comm if serving_plan.decode.ep > scaleup_domain_gpus(scenario) else 0.0
     tokens = op.output_tokens_per_s
     target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
     return dataclasses.replace(
