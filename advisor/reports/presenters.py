@@ -31,6 +31,7 @@ from advisor.engine.facts.vocabulary import (
     network_label,
     topology_label,
 )
+from advisor.engine.input.scenario import default_global_batch_tokens
 from advisor.engine.result.records import (
     BomLine,
     Constraints,
@@ -663,6 +664,35 @@ MFU_WARN_FRACTION = 0.65
 published large-model MFU is ~0.38-0.45; dense mid-size runs reach ~0.55-0.6)."""
 
 
+def batch_note(result: EngineResult) -> str:
+    """When the global batch, not the network, leaves GPUs idle: GPUs with no work, or a
+    batch far below what published runs of this size use (1,024 tokens per GPU)."""
+    scenario = result.scenario
+    training = scenario.training
+    gpus = int(finite(scenario.gpus))
+    if training is None or gpus <= 0:
+        return ""
+    sequences = int(finite(training.global_batch_sequences))
+    tokens = finite(training.global_batch_tokens) or sequences * finite(scenario.sequence_length)
+    used = int(finite(result.workload.plan.gpus_used))
+    usual = default_global_batch_tokens(gpus)
+    if 0 < used < gpus:
+        return (
+            f"{gpus - used:,} of the {gpus:,} GPUs have no work: a global batch of "
+            f"{sequences:,} sequences keeps only {used:,} busy. Published runs of this size "
+            f"use about {usual / 1e6:,.1f}M tokens per step; a larger batch would use them all."
+        )
+    if tokens and tokens < usual / 4:
+        return (
+            f"The global batch ({tokens / 1e6:,.1f}M tokens per step, "
+            f"{tokens / gpus:,.0f} per GPU) is small for {gpus:,} GPUs: each GPU computes little "
+            "per step, so the gradient exchange dominates the step. Published runs of this "
+            f"size use about {usual / 1e6:,.1f}M tokens per step (Llama 3 405B: 16M on "
+            "16,384 GPUs)."
+        )
+    return ""
+
+
 def warnings(result: EngineResult) -> list[dict[str, str]]:
     """What is important and off: GPUs idle on the network, a missed latency target, a budget
     not met, a design that departs from the reference design."""
@@ -671,14 +701,22 @@ def warnings(result: EngineResult) -> list[dict[str, str]]:
     scenario = result.scenario
     cost = result.cost
     idle = finite(metrics.gpu_idle_fraction)
+    batch = batch_note(result)
+    if batch:
+        out.append({"kind": "batch", "text": batch})
     if idle >= IDLE_WARN_FRACTION:
         out.append(
             {
                 "kind": "idle",
                 "text": (
                     f"GPUs wait on the network {idle * 100:.0f} % of the time in this design "
-                    f"({usd_compact(cost.idle_cost_usd)} of GPU time). More or faster NICs, "
-                    "a larger batch or less sharding would cut it."
+                    f"({usd_compact(cost.idle_cost_usd)} of GPU time). "
+                    + (
+                        "Most of it comes from the small global batch (above): a larger "
+                        "batch cuts it more than a faster network would."
+                        if batch
+                        else "More or faster NICs, a larger batch or less sharding would cut it."
+                    )
                 ),
             }
         )

@@ -134,3 +134,26 @@ def test_custom_moe_model_gets_an_active_parameter_estimate() -> None:
     s = parse_scenario(raw, default_catalog())
     # Mixtral 8x7B: 46.7B total, 12.9B active
     assert 10e9 < s.model.active_params < 16e9
+
+
+@pytest.mark.parametrize(
+    ("gpus", "tokens"),
+    [
+        (8, 4_194_304),
+        (4_096, 4_194_304),
+        (8_192, 8_388_608),
+        (12_288, 8_388_608),
+        (16_384, 16_777_216),
+        (16_392, 16_777_216),
+    ],
+)
+def test_the_default_batch_grows_with_the_cluster_as_published_runs_do(
+    gpus: int, tokens: int
+) -> None:
+    """4M tokens, then 1,024 per GPU as a power of two: Llama 3 405B ran 16M on 16,384."""
+    raw = {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": gpus}
+    training = parse_scenario(raw, default_catalog()).training
+    assert training is not None
+    assert training.global_batch_tokens == tokens
+    given = {**raw, "training": {"global_batch_sequences": 512}}
+    assert parse_scenario(given, default_catalog()).training.global_batch_sequences == 512

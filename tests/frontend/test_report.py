@@ -268,3 +268,21 @@ def test_engine_budget_and_reference_design_verdicts_become_warnings(client: Cli
     if reference.get("matches") is False:
         assert "Departs from the reference design" in top
     assert "Over your network budget" in top or "reference design" in top
+
+
+def test_idle_gpus_from_a_small_batch_are_blamed_on_the_batch_not_the_network() -> None:
+    from advisor.engine import evaluate
+    from advisor.engine.facts.formatting import finite
+    from advisor.engine.result.records import EngineResult
+    from advisor.reports.presenters import warnings
+
+    base = {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 16_384}
+    small = EngineResult.from_dict(evaluate({**base, "training": {"global_batch_sequences": 512}}))
+    usual = EngineResult.from_dict(evaluate(base))
+
+    kinds = {w["kind"]: w["text"] for w in warnings(small)}
+    assert "128 per GPU" in kinds["batch"] and "16.8M tokens per step" in kinds["batch"]
+    assert "batch" not in {w["kind"] for w in warnings(usual)}
+    assert usual.scenario.training is not None
+    assert usual.scenario.training.global_batch_tokens == 16_777_216
+    assert finite(usual.metrics.gpu_idle_fraction) < finite(small.metrics.gpu_idle_fraction)

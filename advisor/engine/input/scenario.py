@@ -2,7 +2,8 @@
 
 Defaults (also in docs/MODEL.md): ``gpus_per_node`` = the GPU's server size (or ``gpus`` when
 smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported); ``sequence_length`` = 4096;
-training ``global_batch_tokens`` = 4,194,304 (4M tokens); ``total_tokens`` = 1e12 (training)
+training ``global_batch_tokens`` = the larger of 4,194,304 (4M) and 1,024 per GPU
+(:func:`default_global_batch_tokens`); ``total_tokens`` = 1e12 (training)
 or 1e9 (fine-tuning); ``sharding`` = zero1; inference 64 concurrent requests, 2048 prompt
 and 512 output tokens, 50 ms per token and 2000 ms time-to-first-token targets (both p95),
 no prefix-cache hits, no speculative decoding, deployment chosen by the engine.
@@ -52,6 +53,22 @@ PREFERENCES: tuple[str, ...] = ("cost", "balanced", "performance")
 
 DEFAULT_SEQUENCE_LENGTH = 4096
 DEFAULT_GLOBAL_BATCH_TOKENS = 4_194_304
+"""The smallest default batch: 4M tokens, Llama 2's and Llama 3's starting batch (Touvron et
+al. 2023; Llama 3 paper section 3.4.1)."""
+BATCH_TOKENS_PER_GPU = 1_024
+"""Published large runs grow the batch with the data-parallel width at about 1,024 tokens per
+GPU: Llama 3 405B 16M tokens on 16,384 H100 (section 3.4.1), MegaScale 175B 6,144 x 2,048 =
+12.6M on 12,288 GPUs (Jiang et al., NSDI 2024); docs/MODEL.md 1."""
+
+
+def default_global_batch_tokens(gpus: int) -> int:
+    """Tokens per optimizer step when the scenario gives no batch: 4M up to 4,096 GPUs, then
+    1,024 per GPU (published practice, :data:`BATCH_TOKENS_PER_GPU`) rounded down to a power
+    of two as published batches are (4M, 8M, 16M): 16M from 16,384 GPUs."""
+    per_gpu = BATCH_TOKENS_PER_GPU * max(1, gpus)
+    return max(DEFAULT_GLOBAL_BATCH_TOKENS, 1 << (per_gpu.bit_length() - 1))
+
+
 DEFAULT_TRAINING_TOKENS = 1e12
 DEFAULT_FINE_TUNING_TOKENS = 1e9
 DEFAULT_CONCURRENT_REQUESTS = 64
@@ -493,7 +510,7 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
     inference = None
     if workload in ("training", "fine_tuning"):
         training = _parse_training(
-            errors, _section(errors, raw, "training"), workload, sequence_length
+            errors, _section(errors, raw, "training"), workload, sequence_length, gpus or 1
         )
     if workload == "inference":
         inference = _parse_inference(errors, _section(errors, raw, "inference"))
@@ -731,7 +748,7 @@ def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | 
 
 
 def _parse_training(
-    errors: _Errors, raw: dict[str, Any], workload: str, sequence_length: int
+    errors: _Errors, raw: dict[str, Any], workload: str, sequence_length: int, gpus: int = 1
 ) -> TrainingSpec:
     errors.reject_unknown(raw, TRAINING_KEYS, "training")
     sequences: int | None = None
@@ -743,7 +760,7 @@ def _parse_training(
     if raw.get("global_batch_tokens") is not None:
         tokens = _positive_int(errors, "training.global_batch_tokens", raw["global_batch_tokens"])
     if sequences is None:
-        tokens = tokens or DEFAULT_GLOBAL_BATCH_TOKENS
+        tokens = tokens or default_global_batch_tokens(gpus)
         sequences = max(1, round(tokens / sequence_length))
     default_total = (
         DEFAULT_TRAINING_TOKENS if workload == "training" else DEFAULT_FINE_TUNING_TOKENS

@@ -66,7 +66,10 @@ FIELDS: dict[str, FieldDoc] = {
         "integer", "Sequences per optimizer step (wins over global_batch_tokens)."
     ),
     "training.global_batch_tokens": FieldDoc(
-        "integer", "Tokens per optimizer step.", default=sc.DEFAULT_GLOBAL_BATCH_TOKENS
+        "integer",
+        f"Tokens per optimizer step; default {sc.DEFAULT_GLOBAL_BATCH_TOKENS:,}, or "
+        f"{sc.BATCH_TOKENS_PER_GPU:,} per GPU rounded down to a power of two when larger "
+        "(published practice: Llama 3 405B used 16M tokens on 16,384 GPUs).",
     ),
     "training.total_tokens": FieldDoc(
         "number",

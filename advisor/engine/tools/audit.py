@@ -676,7 +676,13 @@ def point_violations(outcome: Outcome) -> list[Violation]:
 
 
 def _step_s(result: dict[str, Any]) -> float | None:
-    return _num(result, "metrics", "step_time_s")
+    """Step time per 4M tokens: the default batch grows with the cluster (1,024 tokens per
+    GPU above 4,096 GPUs), so the same work is compared per token, not per step."""
+    step = _num(result, "metrics", "step_time_s")
+    tokens = _num(result, "scenario", "training", "global_batch_tokens")
+    if step is None or not tokens:
+        return step
+    return step * 4_194_304 / tokens
 
 
 def _capex(result: dict[str, Any]) -> float | None:
@@ -699,7 +705,7 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
                     Violation(
                         "step-slows",
                         o.case.label(),
-                        f"{step:.4g} s/step on {servers} servers vs {best_step[0]:.4g} s "
+                        f"{step:.4g} s per 4M tokens on {servers} servers vs {best_step[0]:.4g} s "
                         f"on {best_step[1]}",
                     )
                 )
