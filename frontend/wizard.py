@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from advisor.engine.facts.catalog import Catalog
+from advisor.engine.input.scenario import DEFAULT_SEQUENCE_LENGTH, default_global_batch_tokens
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import InvalidScenario, validate_inputs
 from advisor.scenarios.services import (
@@ -165,6 +166,23 @@ def _engine_errors(
     return kept
 
 
+def _placeholder(question: qn.Question, answers: dict[str, str]) -> str:
+    """What an empty answer means for these answers: the global batch the engine would use
+    for this cluster (published practice grows it with the GPU count)."""
+    if question.name != "global_batch_sequences":
+        return question.placeholder
+    try:
+        gpus = int(answers.get("gpus") or 0)
+        sequence = int(answers.get("sequence_length") or DEFAULT_SEQUENCE_LENGTH)
+    except ValueError:
+        return question.placeholder
+    if gpus <= 0 or sequence <= 0:
+        return question.placeholder
+    tokens = default_global_batch_tokens(gpus)
+    sequences = max(1, round(tokens / sequence))
+    return f"usual for {gpus:,} GPUs: {sequences:,} ({tokens / 1e6:,.1f}M tokens)"
+
+
 def _step_context(
     request: HttpRequest,
     draft: QuestionnaireDraft,
@@ -188,6 +206,7 @@ def _step_context(
                 "value": answers.get(question.name, ""),
                 "errors": errors.get(question.name, []),
                 "show_if_values": ",".join(question.show_if[1]) if question.show_if else "",
+                "placeholder": _placeholder(question, answers),
                 # A dropdown whose choices are sentences is clipped on a phone: shown as cards.
                 "as_cards": question.kind == "select"
                 and any(len(c.label) > SELECT_LABEL_MAX for c in question.choices),

@@ -188,3 +188,13 @@ def test_a_dropdown_of_sentences_is_shown_as_cards_and_posts_the_same() -> None:
     assert '<select name="precision"' in client.get(f"{base}/model/").content.decode()
     _post(client, base, "work", sharding="zero3")
     assert QuestionnaireDraft.objects.get().answers["sharding"] == "zero3"
+
+
+def test_the_batch_question_shows_the_batch_the_engine_would_use_for_this_cluster() -> None:
+    client = Client()
+    base = _start(client)
+    _post(client, base, "job", workload="training", scale="many")
+    _post(client, base, "model", model_choice="llama3-70b", sequence_length="4096")
+    _post(client, base, "hardware", gpu="h100-sxm", gpus="16384")
+    html = client.get(f"{base}/work/").content.decode()
+    assert 'placeholder="usual for 16,384 GPUs: 4,096 (16.8M tokens)"' in html
