@@ -16,6 +16,7 @@ from advisor.engine.calibration.fabric_fit import FabricFit, calibration_compari
 from advisor.engine.decision.recommend import recommend as _recommend
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog.cloud import CloudFabric, cloud_fabric
 from advisor.engine.facts.constants import CONSTANTS_VERSION
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.performance import (
@@ -79,6 +80,13 @@ def evaluate(
     if extra_assumptions:
         assumptions = assumptions + list(extra_assumptions)
     result["assumptions"] = assumptions
+    cloud = cloud_fabric(s.constraints.cloud) if s.constraints.cloud else None
+    if cloud is not None:
+        result["cloud_fabric"] = _cloud_reference(cloud, result)
+        result["recommendation"]["rationale"] = [
+            result["cloud_fabric"]["statement"],
+            *result["recommendation"].get("rationale", []),
+        ]
     if s.warnings:
         result["warnings"] = list(s.warnings)
         result["recommendation"]["rationale"] = [
@@ -91,6 +99,32 @@ def evaluate(
         )
     safe: dict[str, Any] = json_safe(result)
     return safe
+
+
+def _cloud_reference(cloud: CloudFabric, result: dict[str, Any]) -> dict[str, Any]:
+    """The rented instance's fabric as the reference the answer compares against (MODEL.md
+    20.8): its shape, and its modelled step time / ms per token beside the recommendation's."""
+    ref = cloud.to_dict()
+    given = result.get("design_evaluation", {}).get("metrics", {})
+    rec = result.get("metrics", {})
+    compared = ""
+    for key, unit in (("step_time_s", "s per step"), ("ms_per_token", "ms per token")):
+        mine, theirs = rec.get(key), given.get(key)
+        if isinstance(mine, float | int) and isinstance(theirs, float | int) and mine > 0:
+            ref[f"cloud_{key}"] = theirs
+            compared = (
+                f" Modelled on its shape: {theirs:.3g} {unit} against {mine:.3g} for the "
+                f"recommended owned fabric ({theirs / mine:.2f}x)."
+            )
+            break
+    ref["statement"] = (
+        f"On rented GPUs the scale-out fabric is the provider's: {cloud.describe()}. Its "
+        "shape (links x speed per instance, RDMA or not) is evaluated as the given design on a "
+        "non-blocking fabric; the provider's topology, oversubscription and transport tuning "
+        "are not modelled. The recommendation is what an owned cluster of these GPUs would "
+        f"build.{compared}"
+    )
+    return ref
 
 
 def evaluate_typed(

@@ -18,6 +18,7 @@ from typing import Any
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
+from advisor.engine.facts.catalog.cloud import cloud_fabric, cloud_fabric_ids
 from advisor.engine.facts.catalog.models import with_derived_defaults
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
@@ -280,6 +281,9 @@ class Constraints:
     storage_write_gbytes_per_s: float | None = None
     """The storage system's sustained write rate for the whole cluster (GB/s): checkpoint
     time is the slower of it and the storage network (None: the network's rate, said so)."""
+    cloud: str | None = None
+    """A cloud instance type whose fabric the GPUs are rented with (``facts.catalog.cloud``):
+    its fabric shape is evaluated as the given design when none is given (MODEL.md 20.8)."""
 
 
 @dataclass(frozen=True)
@@ -361,7 +365,9 @@ class Scenario:
             "precision": self.precision,
             "sequence_length": self.sequence_length,
             "parallelism": {k: v for k, v in asdict(self.parallelism).items() if v is not None},
-            "constraints": asdict(self.constraints),
+            "constraints": {
+                k: v for k, v in asdict(self.constraints).items() if v is not None or k != "cloud"
+            },
         }
         if self.training is not None:
             t = asdict(self.training)
@@ -521,6 +527,18 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         if gpu is not None and not errors.by_field:
             _check_design_buildable(errors, design, gpu, catalog)
     constraints = _parse_constraints(errors, _section(errors, raw, "constraints"), gpu)
+    cloud = cloud_fabric(constraints.cloud) if constraints.cloud else None
+    if cloud is not None and gpu is not None:
+        if cloud.gpu_id != gpu.id or (gpus_per_node and gpus_per_node != cloud.gpus_per_instance):
+            errors.add(
+                "constraints.cloud",
+                f"{cloud.label} has {cloud.gpus_per_instance} x {cloud.gpu_id} per instance, "
+                f"not {gpus_per_node} x {gpu.id}",
+            )
+        elif design is None:
+            design = Design(
+                fabric=cloud.fabric, nic_gbps=float(cloud.link_gbps), nics_per_node=cloud.links
+            )
 
     errors.raise_if_any()
     assert workload is not None and model is not None and gpu is not None
@@ -1005,7 +1023,16 @@ def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None
             values["allow_oversubscription"] = None
         else:
             values["allow_oversubscription"] = flag
-    optional = ("network_budget_usd", "storage_write_gbytes_per_s")
+    if raw.get("cloud") is not None:
+        name = raw["cloud"]
+        if not isinstance(name, str) or cloud_fabric(name) is None:
+            errors.add(
+                "constraints.cloud",
+                f"unknown cloud instance fabric {name!r}; known: {', '.join(cloud_fabric_ids())}",
+            )
+        else:
+            values["cloud"] = name
+    optional = ("network_budget_usd", "storage_write_gbytes_per_s", "cloud")
     if any(v is None for k, v in values.items() if k not in optional):
         return base
     return Constraints(**values)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from advisor.engine.facts.catalog.cloud import cloud_fabric_ids
 from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.engine.facts.limits import LIMITS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
@@ -181,6 +182,12 @@ FIELDS: dict[str, FieldDoc] = {
     ),
     "constraints.storage_write_gbytes_per_s": FieldDoc(
         "number", "The storage system's sustained write rate for the cluster, GB/s."
+    ),
+    "constraints.cloud": FieldDoc(
+        "string",
+        "A cloud instance type the GPUs are rented on (e.g. aws-p5): its scale-out fabric is "
+        "evaluated as the given design and returned as cloud_fabric; null: none.",
+        choices=cloud_fabric_ids(),
     ),
     "training": FieldDoc("object", "Training and fine-tuning: batch, run length, sharding."),
     "inference": FieldDoc("object", "Serving: load, lengths, latency targets, deployment."),
