@@ -70,8 +70,9 @@ def test_a_customer_from_the_front_page_to_the_pdf(
     page.check("input[name=scale][value=one]")
     me.check(f"q-customer-02-wizard-job-{size}")
     _next(page)
-    # One server: the default model is one that fits it (not Llama 3 70B).
-    assert page.locator("input[name=model_choice][value='llama3-8b']").is_checked()
+    # One server: the default model is the largest preset that fits it (not Llama 3 70B).
+    assert page.locator("input[name=model_choice]:checked").count() == 1
+    assert not page.locator("input[name=model_choice][value='llama3-70b']").is_checked()
     me.check(f"q-customer-03-wizard-model-{size}")
     _next(page)
     me.check(f"q-customer-04-wizard-hardware-{size}")
