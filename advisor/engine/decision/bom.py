@@ -520,8 +520,19 @@ def storage_topology(
 @lru_cache(maxsize=512)
 def _storage_plan(parts: NetworkParts, nodes: int, spec: StorageSpec) -> StoragePlan:
     nic = _storage_nic(parts, spec.nic_sku)
+    best: StoragePlan | None = None
+    for switch in _storage_switches(parts, nic):
+        plan = _storage_plan_on(parts, nodes, spec, nic, switch)
+        if best is None or totals(plan.lines)[0] < totals(best.lines)[0]:
+            best = plan
+    assert best is not None
+    return best
+
+
+def _storage_plan_on(
+    parts: NetworkParts, nodes: int, spec: StorageSpec, nic: Nic, switch: Switch
+) -> StoragePlan:
     gbps = nic.port_gbps
-    switch = _storage_switch(parts, nic)
     radix = (switch.radix_at(gbps) or 0) - STORAGE_CORE_UPLINKS
     # the platform's adapters are bought; converged designs cable the storage ports only
     cards = max(1, math.ceil((spec.storage_ports + spec.inband_ports) / nic.ports))
@@ -686,15 +697,41 @@ def _tor_switch(parts: NetworkParts, gbps: int) -> Switch:
     return min(preferred, key=lambda s: s.unit_price_usd / (s.radix_at(gbps) or 1))
 
 
-def _storage_switch(parts: NetworkParts, nic: Nic) -> Switch:
-    """The cheapest (per port) Ethernet leaf whose cages the storage adapter can reach."""
+def _storage_switches(parts: NetworkParts, nic: Nic) -> list[Switch]:
+    """Storage leaves to price: the cheapest (per port, top-of-rack first) Ethernet leaf whose
+    cages the storage adapter can reach, and every storage-only leaf (a smaller switch such as
+    the SN5400) that reaches it too; the plan keeps whichever bill is cheaper in total, so one
+    or two servers do not get a 51.2T switch."""
+    gbps = nic.port_gbps
+    found: list[Switch] = []
+    for sw in _reachable_storage_switches(parts, nic):
+        if not found or sw.role == "storage":
+            found.append(sw)
+    if not found:
+        raise BomError(
+            f"no Ethernet switch in the catalog takes the {nic.sku} storage adapter "
+            f"({gbps}G {nic.form_factor})"
+        )
+    return found
+
+
+def _reachable_storage_switches(parts: NetworkParts, nic: Nic) -> list[Switch]:
+    """Ethernet leaves whose cages the storage adapter can reach, the first being the
+    cheapest per port among top-of-rack switches (else any non-storage-only leaf)."""
     gbps = nic.port_gbps
     tors = [
         s
         for s in parts.switches
         if s.serves(ETHERNET) and s.radix_at(gbps) and s.role != "management" and s.cage_at(gbps)
     ]
-    tors.sort(key=lambda s: (s.role != "tor", s.unit_price_usd / (s.radix_at(gbps) or 1)))
+    tors.sort(
+        key=lambda s: (
+            s.role == "storage",
+            s.role != "tor",
+            s.unit_price_usd / (s.radix_at(gbps) or 1),
+        )
+    )
+    out: list[Switch] = []
     for sw in tors:
         try:
             for length in (2.0, ROW_LINK_M):
@@ -710,11 +747,8 @@ def _storage_switch(parts: NetworkParts, nic: Nic) -> Switch:
                 )
         except BomError:
             continue
-        return sw
-    raise BomError(
-        f"no Ethernet switch in the catalog takes the {nic.sku} storage adapter "
-        f"({gbps}G {nic.form_factor})"
-    )
+        out.append(sw)
+    return out
 
 
 def _management_switch(parts: NetworkParts) -> Switch:

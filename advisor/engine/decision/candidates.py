@@ -157,7 +157,7 @@ def enumerate_candidates(
             if fabric != ETHERNET and not nic.rdma:
                 continue
             for switch in parts.switches:
-                if switch.role == "management" or not switch.serves(fabric):
+                if switch.role in ("management", "storage") or not switch.serves(fabric):
                     continue
                 if not switch.radix_at(nic.port_gbps):
                     continue

@@ -118,7 +118,8 @@ class Switch(_Item):
     port_latency_ns: float = 0.0
     rack_units: int = 1
     role: str = "fabric"
-    """"fabric" (leaf/spine of an AI fabric), "tor" (front-end/storage ToR), "management"."""
+    """"fabric" (leaf/spine of an AI fabric), "tor" (front-end/storage ToR), "storage" (a
+    storage / in-band leaf only, never a compute-fabric candidate), "management"."""
     cages_by_gbps: tuple[tuple[int, str, int], ...] = ()
     """(speed, cage form factor, logical ports per cage at that speed): a QM9700's 32 OSFP
     cages carry 2 x 400G each; an SN5600's 64 OSFP cages 1 x 800G, 2 x 400G or 4 x 200G."""
@@ -466,6 +467,26 @@ SWITCHES: tuple[Switch, ...] = (
         price_is_estimate=True,
     ),
     Switch(
+        sku="spectrum4-sn5400",
+        part_number="MSN5400",
+        description="NVIDIA Spectrum-4 SN5400 25.6T Ethernet (64 x 400GbE QSFP-DD)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        radix_by_gbps=((400, 64),),
+        cages_by_gbps=((400, "qsfp-dd", 1),),
+        switching_tbps=25.6,
+        power_w=850.0,
+        unit_price_usd=40000.0,
+        port_latency_ns=600.0,
+        rack_units=2,
+        role="storage",
+        source=f"{_NV} Spectrum-4 SN5000 2U hardware user manual, data interfaces (SN5400: 64 "
+        "ports of 400GbE at 50 Gb/s per lane in QSFP-DD cages, 25.6 Tb/s; also 128 x 200G and "
+        "256 x 100G, not listed here: only its 400G storage-leaf use is modelled); price: the "
+        "SN5600's estimate per Tb/s ($80,000 / 51.2 x 25.6); power: half the SN5600's, "
+        f"estimate; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Switch(
         sku="spectrum4-sn5600",
         part_number="MSN5600",
         description="NVIDIA Spectrum-4 SN5600 51.2T Ethernet (64x800G / 128x400G)",
@@ -689,6 +710,44 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         power_w=9.0,
         unit_price_usd=1100.0,
         source=f"IEEE 802.3bs 400GBASE-DR4 (500 m SMF); {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="qsfpdd-400g-dr4",
+        part_number="MMS1V00-WM",
+        description="400GbE QSFP-DD DR4 single-mode transceiver (500 m, switch end)",
+        fabrics=ETHERNET_FABRIC_IDS,
+        gbps=400,
+        form_factor="qsfp-dd",
+        reach_m=500.0,
+        media="smf",
+        lane_gbps=100,
+        power_w=10.0,
+        unit_price_usd=1100.0,
+        end="switch",
+        source=f"{_NV} MMS1V00-WM 400GbE QSFP-DD DR4 (400GAUI-8 electrical, 4 x 100G optical "
+        "lanes, 500 m SMF, MPO-12/APC); IEEE 802.3bs 400GBASE-DR4; a QSFP-DD DR4 leaf port meets "
+        "a QSFP112 DR4 server port (Juniper AI data-centre JVD, validated optics: "
+        "QSFP56-DD-400GBASE-DR4 at the leaf, QSFP-400G-DR4 at the ConnectX-7); price: the OSFP "
+        f"400G DR4 estimate; {_PRICE}",
+        price_is_estimate=True,
+    ),
+    Transceiver(
+        sku="qsfp112-400g-dr4",
+        part_number="MMS1X00-NS400",
+        description="400G QSFP112 DR4 single-mode transceiver (NIC end)",
+        fabrics=FABRIC_IDS,
+        gbps=400,
+        form_factor="qsfp112",
+        reach_m=100.0,
+        media="smf",
+        lane_gbps=100,
+        power_w=9.0,
+        unit_price_usd=1100.0,
+        end="nic",
+        source=f"{_NV} MMS1X00-NS400 400G QSFP112 DR4 (4 x 100G lanes, SMF, MPO-12/APC, 100 m "
+        "in its ordering description), for BlueField-3 / ConnectX-7 QSFP112 adapters; price: the "
+        f"OSFP 400G DR4 estimate; {_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
