@@ -24,6 +24,7 @@ def add_gpu_like_h100(sku: str) -> None:
         sku=sku,
         name="H100 SXM (lab sample)",
         unit_price_usd=30_000,
+        power_w=h100["power_w"],
         attributes={k: v for k, v in h100.items() if k != "id"},
     )
     catalog_publish(note="lab GPU")
