@@ -335,5 +335,5 @@ def test_the_bom_csv_neutralises_every_formula_prefix(prefix: str) -> None:
     response = Client().get(f"/s/{scenario.pk}/bom.csv")
 
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    column = rows[0].index("description")
+    column = rows[0].index("Description")
     assert rows[1][column] == f'\'{prefix}HYPERLINK("http://evil.example")'
