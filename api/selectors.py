@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from advisor.scenarios.models import Scenario, ScenarioRun
+from advisor.scenarios.results import RESULT_COLUMNS
 from advisor.scenarios.selectors import as_uuid, scenario_list, scenarios_with_latest_run
 from api.models import ApiClient
 
@@ -75,5 +76,8 @@ def run_get_visible(*, user: Any, run_id: uuid.UUID | str) -> ScenarioRun | None
         return None
     visible = scenario_list(user=user).values("pk")
     return (
-        ScenarioRun.objects.select_related("scenario").filter(pk=pk, scenario__in=visible).first()
+        ScenarioRun.objects.select_related("scenario")
+        .defer(*RESULT_COLUMNS)  # the typed result is usually kept per process
+        .filter(pk=pk, scenario__in=visible)
+        .first()
     )

@@ -4,6 +4,8 @@ question with every scenario on the same axes, and the comparison as CSV and PDF
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 from typing import Any
 
 from django.contrib import messages
@@ -16,9 +18,9 @@ from advisor.engine.facts.formatting import spreadsheet_cell
 from advisor.reports import charts, presenters
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.reports import gpu_names
-from advisor.scenarios.results import stored_result
+from advisor.scenarios.results import RESULT_COLUMNS, stored_result
 from advisor.scenarios.selectors import as_uuid, scenario_get
-from frontend.results import person, run_figures
+from frontend.results import cache_keep, cached, person, run_figures
 from frontend.throttle import anonymous_allowed, too_many
 
 COMPARE_MIN = 2
@@ -35,7 +37,12 @@ def _columns(request: HttpRequest) -> list[dict[str, Any]]:
         scenario = scenario_get(scenario_id=scenario_id, user=request.user)
         if scenario is None:
             continue
-        run = scenario.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").first()
+        run = (
+            scenario.runs.filter(status=RunStatus.SUCCEEDED)
+            .defer(*RESULT_COLUMNS)  # loaded only when this process has not read it yet
+            .order_by("-created_at")
+            .first()
+        )
         result = stored_result(run)
         if run is None or result is None:
             continue
@@ -93,6 +100,21 @@ def _refuse(request: HttpRequest, found: int) -> HttpResponse:
     return redirect("scenario_list")
 
 
+def compare_figures(columns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The comparison's charts, cached by the runs compared and the names they are shown
+    under (a finished run's result never changes; a renamed scenario gets new charts)."""
+    from advisor.engine import ENGINE_VERSION
+
+    shown = [[str(c["run"].pk), c["run"].catalog_version, c["name"]] for c in columns]
+    digest = hashlib.sha256(json.dumps([ENGINE_VERSION, shown]).encode()).hexdigest()
+    key = f"frontend:compare-figures:v1:{digest}"
+    figures: dict[str, Any] | None = cached(key)
+    if figures is None:
+        figures = charts.compare_figures([(c["name"], c["result"]) for c in columns])
+        cache_keep(key, figures)
+    return figures
+
+
 @require_GET
 def compare_view(request: HttpRequest) -> HttpResponse:
     data = comparison(request)
@@ -104,7 +126,7 @@ def compare_view(request: HttpRequest) -> HttpResponse:
         column["topology"] = charts.topology_layout(column["result"])
         column["topology_chart"] = {"id": f"c{i}-topology", "script_id": f"fig-c{i}-topology"}
         column["topology_figure"] = topo
-    figures = charts.compare_figures([(c["name"], c["result"]) for c in columns])
+    figures = compare_figures(columns)
     query = request.GET.urlencode()
     return render(
         request,

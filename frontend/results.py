@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import uuid
 from collections.abc import Callable
@@ -14,6 +15,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from advisor.cache import COUNTER_ERRORS
+from advisor.engine import ENGINE_VERSION
 from advisor.engine.facts.formatting import spreadsheet_cell
 from advisor.engine.facts.vocabulary import network_label
 from advisor.engine.result.records import EngineResult
@@ -46,26 +49,40 @@ OPTIONS_IN_TABLE = 25
 FIGURES_CACHE_S = 24 * 3600
 
 
+def cached(key: str) -> Any:
+    """A value of the page cache, or None; a cache that cannot be reached (were it moved to
+    Redis) is a miss, never an error: reads never need it."""
+    try:
+        return cache.get(key)
+    except COUNTER_ERRORS:
+        return None
+
+
+def cache_keep(key: str, value: Any) -> None:
+    with contextlib.suppress(*COUNTER_ERRORS):
+        cache.set(key, value, FIGURES_CACHE_S)
+
+
 def run_figures(result: EngineResult, run_id: uuid.UUID | None) -> dict[str, Any]:
     """The Plotly figures of a result; cached by run id (Plotly's validation is costly)."""
     if run_id is None:
         return charts.all_figures(result)
-    key = f"frontend:figures:v1:{run_id}"
-    figures: dict[str, Any] | None = cache.get(key)
+    key = f"frontend:figures:v1:{run_id}:{ENGINE_VERSION}"
+    figures: dict[str, Any] | None = cached(key)
     if figures is None:
         figures = charts.all_figures(result)
-        cache.set(key, figures, FIGURES_CACHE_S)
+        cache_keep(key, figures)
     return figures
 
 
 def _figure_names(result: EngineResult, run_id: uuid.UUID | None) -> list[str]:
     """Which figures a result has, without fetching them (a small cache entry per run)."""
-    key = f"frontend:figure-names:v1:{run_id}"
-    names: list[str] | None = cache.get(key) if run_id is not None else None
+    key = f"frontend:figure-names:v1:{run_id}:{ENGINE_VERSION}"
+    names: list[str] | None = cached(key) if run_id is not None else None
     if names is None:
         names = list(run_figures(result, run_id))
         if run_id is not None:
-            cache.set(key, names, FIGURES_CACHE_S)
+            cache_keep(key, names)
     return names
 
 

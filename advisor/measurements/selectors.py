@@ -77,9 +77,11 @@ def run_calibration_label(*, run: ScenarioRun | None) -> str:
 
 
 def scenario_calibrations(*, scenario_id: Any) -> list[RunCalibration]:
-    """The scenario's calibrated runs, newest first, with their measurement and run."""
+    """The scenario's calibrated runs, newest first, with their measurement and run (the
+    run's status and dates: its large result and error columns stay in the database)."""
     return list(
         RunCalibration.objects.select_related("measurement", "run")
+        .defer("run__result", "run__error_fields")
         .filter(run__scenario_id=scenario_id)
         .order_by("-created_at")[:20]
     )

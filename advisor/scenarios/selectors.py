@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, ExpressionWrapper, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Coalesce
 
 from advisor.engine.facts.catalog import Catalog
 from advisor.scenarios.catalog_store import catalog_recorded
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.results import RESULT_COLUMNS, summary_kept
+
+_SALES_ATTR = "_fabric_is_sales"
 
 
 def user_is_sales(user: Any) -> bool:
-    """Sales engineers are staff (or members of the 'sales' group); they see every scenario."""
+    """Sales engineers are staff (or members of the 'sales' group); they see every scenario.
+    Asked once per user object (a request's user): a page asks several times."""
     if user is None or not user.is_authenticated:
         return False
-    return bool(user.is_staff or user.groups.filter(name="sales").exists())
+    if user.is_staff:
+        return True
+    known = getattr(user, _SALES_ATTR, None)
+    if known is None:
+        known = bool(user.groups.filter(name="sales").exists())
+        # A user object that takes no attributes is asked every time.
+        with contextlib.suppress(AttributeError):
+            setattr(user, _SALES_ATTR, known)
+    return bool(known)
 
 
 def scenario_list(*, user: Any) -> QuerySet[Scenario]:
@@ -73,22 +87,29 @@ def _newest_quotable(runs: QuerySet[ScenarioRun]) -> QuerySet[ScenarioRun]:
     )
 
 
+# Reads of one run leave its large JSON columns in the database: a succeeded run's typed
+# result usually comes from the per-process cache (advisor.scenarios.results.stored_result,
+# which loads the column on a miss), so most requests never fetch or decode it.
+def _runs(scenario: Scenario) -> QuerySet[ScenarioRun]:
+    return scenario.runs.defer(*RESULT_COLUMNS)
+
+
 def run_quoted(*, scenario: Scenario) -> ScenarioRun | None:
     """The run whose answer the scenario quotes (page, PDF, CSV, API), whatever its status:
     the newest default run, or a calibrated run chosen since."""
-    return _newest_quotable(scenario.runs.all()).first()
+    return _newest_quotable(_runs(scenario)).first()
 
 
 def run_quoted_succeeded(*, scenario: Scenario) -> ScenarioRun | None:
     """The newest quotable run that has a result."""
-    runs = scenario.runs.filter(status=RunStatus.SUCCEEDED, result__isnull=False)
+    runs = _runs(scenario).filter(status=RunStatus.SUCCEEDED, result__isnull=False)
     return _newest_quotable(runs).first()
 
 
 def run_of_scenario(*, scenario: Scenario, run_id: Any) -> ScenarioRun | None:
     """One run of this scenario by id (a calibrated side run shown on request), or None."""
     try:
-        return scenario.runs.filter(pk=run_id).first()
+        return _runs(scenario).filter(pk=run_id).first()
     except (ValueError, TypeError, ValidationError):
         return None
 
@@ -106,22 +127,40 @@ def scenarios_with_latest_run(scenarios: QuerySet[Scenario]) -> QuerySet[Scenari
 
 def runs_latest_of(scenarios: list[Scenario]) -> dict[uuid.UUID, ScenarioRun]:
     """The newest run of each of `scenarios` (annotated by scenarios_with_latest_run), by
-    scenario id, in one query."""
+    scenario id. The large result column stays in the database: a run whose recommendation
+    and cost this process has not kept (advisor.scenarios.results.stored_summary) carries
+    just these two parts (``summary_recommendation``, ``summary_cost``,
+    ``summary_has_result``), read in a second query only when some are missing."""
     wanted = {getattr(s, "latest_run_id", None): s.pk for s in scenarios}
     wanted.pop(None, None)
-    runs = ScenarioRun.objects.in_bulk(list(wanted))
+    runs = ScenarioRun.objects.defer(*RESULT_COLUMNS, "error_fields").in_bulk(list(wanted))
+    missing = [pk for pk, run in runs.items() if not summary_kept(run)]
+    if missing:
+        parts = ScenarioRun.objects.filter(pk__in=missing).values_list(
+            "pk",
+            KeyTransform("recommendation", "result"),
+            KeyTransform("cost", "result"),
+            ExpressionWrapper(Q(result__isnull=False), output_field=BooleanField()),
+        )
+        for pk, recommendation, cost, has_result in parts:
+            runs[pk].__dict__.update(
+                summary_recommendation=recommendation,
+                summary_cost=cost,
+                summary_has_result=has_result,
+            )
     return {wanted[run_id]: run for run_id, run in runs.items()}
 
 
 def run_latest(*, scenario: Scenario) -> ScenarioRun | None:
     """The scenario's newest run, whatever its status (the web and the API show this one)."""
-    return scenario.runs.order_by("-created_at").first()
+    return _runs(scenario).order_by("-created_at").first()
 
 
 def run_latest_succeeded(*, scenario: Scenario) -> ScenarioRun | None:
     """The scenario's newest run that has a result."""
     return (
-        scenario.runs.filter(status=RunStatus.SUCCEEDED, result__isnull=False)
+        _runs(scenario)
+        .filter(status=RunStatus.SUCCEEDED, result__isnull=False)
         .order_by("-created_at")
         .first()
     )
