@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.limits import LIMITS, is_number
 from advisor.engine.input.scenario import parse_scenario
 from advisor.scenarios.catalog_store import catalog_current
@@ -112,4 +113,19 @@ class CatalogApi(ApiView):
         responses={200: OutputSerializer},
     )
     def get(self, request: Request) -> Response:
-        return Response(CatalogApi.OutputSerializer(catalog_current().to_dict()).data)
+        return Response(catalog_served(catalog_current()))
+
+
+# The catalog as served, per catalog object (catalogs are immutable and the store keeps one
+# object per stored version): written once per process instead of on every request.
+_CATALOG_SERVED: dict[str, tuple[Catalog, Any]] = {}
+
+
+def catalog_served(catalog: Catalog) -> Any:
+    kept = _CATALOG_SERVED.get(catalog.version)
+    if kept is None or kept[0] is not catalog:
+        kept = (catalog, CatalogApi.OutputSerializer(catalog.to_dict()).data)
+        if len(_CATALOG_SERVED) >= 8:
+            _CATALOG_SERVED.clear()
+        _CATALOG_SERVED[catalog.version] = kept
+    return kept[1]

@@ -4,6 +4,7 @@ run, and a page served from the caches identical to one built from scratch."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -155,3 +156,19 @@ def test_a_run_saved_again_is_read_afresh(sales_client: Client) -> None:
     run.save()
     cache.clear()  # the page's own per-run fragments
     assert "A new headline here" in sales_client.get(f"/s/{scenario.pk}/").content.decode()
+
+
+def test_the_catalog_is_written_once_per_catalog(api_caller: tuple[APIClient, User]) -> None:
+    from rest_framework.renderers import JSONRenderer
+
+    from advisor.scenarios.catalog_store import catalog_current
+    from api.apis.quotes import CatalogApi, catalog_served
+
+    http, _user = api_caller
+    first = http.get("/api/v1/catalog/").json()
+    catalog = catalog_current()
+    assert catalog_served(catalog) is catalog_served(catalog)
+    assert http.get("/api/v1/catalog/").json() == first
+    fresh = JSONRenderer().render(CatalogApi.OutputSerializer(catalog.to_dict()).data)
+    assert first == json.loads(fresh)
+    assert first["version"] == catalog.version and first["gpus"]
