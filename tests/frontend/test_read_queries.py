@@ -172,3 +172,12 @@ def test_the_catalog_is_written_once_per_catalog(api_caller: tuple[APIClient, Us
     fresh = JSONRenderer().render(CatalogApi.OutputSerializer(catalog.to_dict()).data)
     assert first == json.loads(fresh)
     assert first["version"] == catalog.version and first["gpus"]
+
+
+def test_the_accuracy_page_from_its_cache_is_the_page_rendered_afresh(client: Client) -> None:
+    cache.clear()
+    rendered = _html(client.get("/accuracy/"))
+    assert _html(client.get("/accuracy/")) == rendered
+    cache.clear()
+    assert _html(client.get("/accuracy/")) == rendered
+    assert "How accurate is this?" in rendered and "held-out-summary" in rendered
