@@ -285,6 +285,17 @@ def training_communicators(tp: int, cp: int, dp: int, ep: int, pp: int) -> dict[
     }
 
 
+def whole_groups(group: int, domain: int, gpus: int) -> int:
+    """Groups of ``group`` GPUs that ``gpus`` GPUs hold with none straddling two scale-up
+    domains of ``domain`` GPUs: ``domain // group`` per full domain and ``rest // group`` in a
+    last partial one (4 TP16 replicas per 72-GPU NVL72 rack, 8 GPUs left idle).  A group larger
+    than a domain spans domains anyway: ``gpus // group``."""
+    if group <= 1 or group > domain:
+        return gpus // max(1, group)
+    full, rest = divmod(gpus, domain)
+    return full * (domain // group) + rest // group
+
+
 def pipeline_crosses_network(tp: int, cp: int, dp: int, pp: int, domain_gpus: int) -> bool:
     """Whether any pipeline edge joins stages in different scale-up domains."""
     if pp <= 1:

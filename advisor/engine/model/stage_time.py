@@ -30,6 +30,7 @@ from advisor.engine.model.efficiency import (
 )
 from advisor.engine.model.placement import (
     pipeline_crosses_network,
+    whole_groups,
 )
 from advisor.engine.model.plans import InferencePlan, Plan, TrainingPlan, domain_gpus, group_layout
 from advisor.engine.model.serving.compute import dense_decode_s, dense_prefill_s
@@ -440,7 +441,7 @@ def _inference_costs(
     # a replica's stages are tp apart in rank order (pipeline outermost)
     pp_crosses = pipeline_crosses_network(tp, 1, 1, pp, dom)
     return InferencePlan(
-        replicas=scenario.gpus // gpus_per_replica,
+        replicas=max(1, whole_groups(gpus_per_replica, dom, scenario.gpus)),
         gpus_per_replica=gpus_per_replica,
         batch_per_replica=batch,
         independent_replicas=gpus_per_replica <= dom,

@@ -46,6 +46,7 @@ from advisor.engine import evaluate
 from advisor.engine.decision.bom import check_bom
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.model.placement import whole_groups
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
 """Adding servers must not slow training: a step may get at most 2 % slower when servers are
@@ -366,6 +367,11 @@ def expected_crossings(result: dict[str, Any]) -> dict[str, bool]:
     # consecutive GPUs (stride 1), where training nests EP inside data parallel (stride tp*cp)
     serving = result.get("scenario", {}).get("workload") == "inference"
     used = tp * cp * max(dp, ep) * pp if not serving else max(tp * pp * dp, ep * dp)
+    gpus = int(result.get("scenario", {}).get("gpus", used))
+    replica = tp * pp
+    if serving and ep <= 1 and replica <= domain and dp <= whole_groups(replica, domain, gpus):
+        # independent serving replicas sit whole inside a scale-up domain (whole_groups)
+        return dict.fromkeys(("tensor_parallel", "data_parallel", "expert", "pipeline"), False)
     return {
         "tensor_parallel": _straddles(tp, domain, used),
         "data_parallel": dp > 1 and _straddles(tp * cp * dp, domain, used),

@@ -16,6 +16,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
 from advisor.engine.model.memory import GB, MemoryEstimate, _moe_ep_memory, inference_memory
+from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
     Plan,
     WorkloadPlan,
@@ -23,6 +24,7 @@ from advisor.engine.model.plans import (
     _powers_of_two_up_to,
     domain_gpus,
 )
+from advisor.engine.model.serving.compute import PoolPlan, ServingPlan
 from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import colocated_plan, plan_disaggregated, reference_design
 from advisor.engine.model.stage_time import _inference_costs
@@ -76,7 +78,7 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             ]
         if errors:
             raise ScenarioError(errors)
-        replicas = scenario.gpus // r
+        replicas = max(1, whole_groups(r, dom, scenario.gpus))
         batch = math.ceil(inf.concurrent_requests / replicas)
         # ep need not divide the experts: redundant copies fill every GPU equally
         mem = (
@@ -173,11 +175,13 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             )
         source = "planner"
     tp, pp, ep, r, mem = chosen
-    replicas = scenario.gpus // r
+    # a replica that fits a scale-up domain never straddles two (4 TP16 per NVL72 rack)
+    replicas = max(1, whole_groups(r, dom, scenario.gpus))
     if replicas * r < scenario.gpus:
         notes.append(
             f"{replicas} replica(s) of {r} GPUs use {replicas * r} of {scenario.gpus} GPUs; "
-            f"the other {scenario.gpus - replicas * r} are too few for another replica and idle"
+            f"the other {scenario.gpus - replicas * r} are too few for another replica "
+            f"inside one {dom}-GPU scale-up domain and idle"
         )
     batch = math.ceil(inf.concurrent_requests / replicas)
     independent = r <= dom
@@ -410,9 +414,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     inf = scenario.inference
     assert inf is not None
     nodes, gpn = scenario.nodes, scenario.gpus_per_node
-    smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
-    smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
-    smaller |= {nodes // k for k in (2, 3, 4)}
+    smaller = set(_smaller_counts(nodes))
     first_error: ScenarioError | None = None
     best: tuple[tuple[float, float, float], WorkloadPlan, int] | None = None
     beaten: list[str] = []
@@ -421,7 +423,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
         sub_dom = domain_gpus(sub)
         tries: list[Callable[[], WorkloadPlan]] = []
         if scenario.model.is_moe and n >= 2:
-            tries.append(partial(_plan_disaggregated, sub, sub_dom))
+            tries.append(partial(_disaggregated_whole, sub, sub_dom))
         split_sub = replace(sub, inference=replace(inf, deployment="split"))
         tries.append(partial(_plan_inference, split_sub))
         for make in tries:
@@ -465,7 +467,83 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     return chosen
 
 
+def _smaller_counts(nodes: int) -> list[int]:
+    """The smaller server counts weighed against the whole cluster (SMALLER_DEPLOYMENTS_SPAN)."""
+    smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
+    smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
+    smaller |= {nodes // k for k in (2, 3, 4)}
+    return sorted(n for n in smaller if 1 <= n < nodes)
+
+
+def _copied(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
+    """``copies`` independent copies of a disaggregated deployment on a ``servers`` cluster."""
+
+    def times(pool: PoolPlan) -> PoolPlan:
+        return replace(
+            pool,
+            servers=pool.servers * copies,
+            gpus=pool.gpus * copies,
+            instances=pool.instances * copies,
+        )
+
+    return replace(sp, prefill=times(sp.prefill), decode=times(sp.decode), servers=servers)
+
+
 def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
+    """The disaggregated deployment on all servers, or copies of the one planned on fewer
+    servers (the rest idle) when those serve more requests/s within the p95 targets
+    (:func:`_replica_score`): more servers never serve worse.  Pools given in
+    ``inference.pools`` are planned as given."""
+    inf = scenario.inference
+    assert inf is not None
+    if scenario.parallelism.given:
+        raise ScenarioError.single(
+            "parallelism",
+            "a disaggregated deployment takes its parallelism from inference.pools",
+        )
+    whole = _disaggregated_whole(scenario, dom)
+    if inf.prefill_pool or inf.decode_pool or scenario.nodes <= 2:
+        return whole
+    hit = _DISAGG_PLAN_CACHE.get(scenario)
+    if hit is not None:
+        return hit
+    best = (_replica_score(scenario, whole), whole)
+    gpn = scenario.gpus_per_node
+    for n in _smaller_counts(scenario.nodes):
+        if n < 2:
+            continue
+        sub = replace(scenario, gpus=n * gpn)
+        try:
+            sub_sp = plan_disaggregated(sub)
+        except ScenarioError:
+            continue
+        copies = scenario.nodes // n
+        lifted = _disaggregated_on(scenario, dom, _copied(sub_sp, copies, scenario.nodes))
+        score = _replica_score(scenario, lifted)
+        if score > best[0]:
+            idle = scenario.nodes - n * copies
+            note = (
+                f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated "
+                f"deployment serve more requests/s within the p95 targets than one planned on "
+                f"all {scenario.nodes} servers"
+                + (f"; {idle} server{'s' if idle != 1 else ''} stay idle" if idle else "")
+            )
+            best = (score, replace(lifted, notes=(*lifted.notes, note)))
+    if len(_DISAGG_PLAN_CACHE) > 256:
+        _DISAGG_PLAN_CACHE.clear()
+    _DISAGG_PLAN_CACHE[scenario] = best[1]
+    return best[1]
+
+
+_DISAGG_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
+
+
+def _disaggregated_whole(scenario: Scenario, dom: int) -> WorkloadPlan:
+    """The disaggregated deployment planned on all of ``scenario``'s servers."""
+    return _disaggregated_on(scenario, dom, plan_disaggregated(scenario))
+
+
+def _disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadPlan:
     """Prefill and decode pools (advisor.engine.model.serving.load); the decode pool is the plan."""
     inf = scenario.inference
     assert inf is not None
@@ -474,7 +552,6 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
             "parallelism",
             "a disaggregated deployment takes its parallelism from inference.pools",
         )
-    sp = plan_disaggregated(scenario)
     dec = sp.decode
     gpus_per_replica = dec.ep if dec.ep > 1 else dec.tp * dec.pp
     replicas = max(1, dec.gpus // gpus_per_replica)

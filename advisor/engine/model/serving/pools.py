@@ -16,6 +16,8 @@ from advisor.engine.input.scenario import Design, PoolSpec, Scenario
 from advisor.engine.model.efficiency import (
     forward_flops_per_token,
 )
+from advisor.engine.model.placement import whole_groups
+from advisor.engine.model.plans import domain_gpus
 from advisor.engine.model.serving.compute import (
     DENSE_PREFILL_EFFICIENCY,
     GB,
@@ -51,14 +53,14 @@ def _pool(
         )
         gpi = 1 if tp == 1 else tp
         kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
-        instances = gpus // gpi
+        instances = whole_groups(gpi, domain_gpus(scenario), gpus)
         redundant = slots - model.moe_experts
     else:
         per_gpu, redundant = 0, 0
         weights = model.params * weight_bytes / (tp * pp)
         gpi = tp * pp
         kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
-        instances = gpus // gpi
+        instances = whole_groups(gpi, domain_gpus(scenario), gpus)
     kv_req = context * kvb / (kv_split * pp)
     # the activation working set of a decode step is small next to the KV cache
     room = _usable_bytes(scenario) - weights

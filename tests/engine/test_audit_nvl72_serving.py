@@ -1,0 +1,106 @@
+"""The audit cases today's serving changes broke: a serving replica never straddles two NVL72
+racks (placement.whole_groups, the one rule the deployment and the audit share), and an
+explicit disaggregated deployment never serves worse on more servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine import evaluate
+from advisor.engine.model.placement import whole_groups
+from advisor.engine.tools.audit import (
+    AuditCase,
+    expected_crossings,
+    placement_violations,
+    run_case,
+)
+
+
+@pytest.mark.parametrize(
+    ("group", "domain", "gpus", "fit"),
+    [
+        (16, 72, 256, 14),  # 3 racks x 4 TP16 + 2 in the last 40 GPUs
+        (8, 72, 256, 32),  # 3 racks x 9 TP8 + 5
+        (16, 72, 65536, 3641),  # 910 racks x 4 + 1 in the last 16 GPUs
+        (8, 72, 65536, 8192),
+        (8, 8, 64, 8),  # a DGX server: whole servers
+        (144, 72, 288, 2),  # larger than a rack: spans racks anyway
+        (1, 72, 100, 100),
+    ],
+)
+def test_whole_groups_never_straddle_a_domain(group: int, domain: int, gpus: int, fit: int) -> None:
+    assert whole_groups(group, domain, gpus) == fit
+
+
+def test_a_tp16_replica_plan_on_nvl72_runs_4_per_rack_and_says_so() -> None:
+    r = evaluate(
+        {
+            "model": "llama3.1-405b",
+            "gpu": "gb200-nvl72",
+            "gpus": 256,
+            "gpus_per_node": 4,
+            "workload": "inference",
+            "inference": {"deployment": "replicas"},
+            "parallelism": {"tp": 16, "pp": 1},
+        }
+    )
+    wl = r["workload"]
+    assert wl["plan"]["dp"] == 14
+    assert wl["serving"]["pools"]["serve"]["instances"] == 14
+    assert wl["traffic"]["tensor_parallel_crosses_network"] is False
+    assert any("the other 32 are too few" in n for n in wl["notes"])
+    assert not placement_violations("tp16", r)
+    # the audit's own rule: 16 TP16 replicas on 256 GPUs would straddle racks
+    assert expected_crossings({**r, "workload": {**wl, "plan": {**wl["plan"], "dp": 16}}})[
+        "tensor_parallel"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("servers", "tp", "dp"),
+    [(64, 8, 32), (16384, 8, 8192)],
+)
+def test_405b_split_on_nvl72_chooses_tp8_replicas_inside_racks(
+    servers: int, tp: int, dp: int
+) -> None:
+    case = AuditCase("llama3.1-405b", "gb200-nvl72", "inference-split", "default", servers)
+    r = run_case(case).result
+    assert r is not None
+    plan = r["workload"]["plan"]
+    assert (plan["tp"], plan["pp"], plan["dp"]) == (tp, 1, dp)
+    assert r["workload"]["traffic"]["tensor_parallel_crosses_network"] is False
+    assert placement_violations(case.label(), r) == []
+
+
+def test_405b_disaggregated_pipeline_stays_inside_a_rack() -> None:
+    case = AuditCase("llama3.1-405b", "gb200-nvl72", "inference-disaggregated", "default", 1024)
+    r = run_case(case).result
+    assert r is not None
+    plan = r["workload"]["plan"]
+    # 102 copies of the 10-server deployment (1,834 requests/s within the targets, 1,769 for
+    # the one planned on all 1,024 servers): 204 decode replicas of TP4 x PP2
+    assert (plan["tp"], plan["pp"], plan["dp"]) == (4, 2, 204)
+    assert any("102 copies of the 10-server" in n for n in r["workload"]["notes"])
+    assert r["workload"]["traffic"]["pipeline_crosses_network"] is False
+    assert expected_crossings(r)["pipeline"] is False
+    assert placement_violations(case.label(), r) == []
+
+
+def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_one() -> None:
+    small = run_case(
+        AuditCase("deepseek-v3", "v100-sxm2-32gb", "inference-disaggregated", "default", 16)
+    ).result
+    large = run_case(
+        AuditCase("deepseek-v3", "v100-sxm2-32gb", "inference-disaggregated", "default", 2049)
+    ).result
+    assert small is not None and large is not None
+    rate_small = small["metrics"]["max_requests_per_s_at_target"]
+    rate_large = large["metrics"]["max_requests_per_s_at_target"]
+    assert rate_small == pytest.approx(3.975, rel=1e-3)
+    assert rate_large >= rate_small
+    assert large["workload"]["serving"]["pools"]["decode"]["servers"] == 1224
+    assert large["workload"]["serving"]["pools"]["prefill"]["servers"] == 816
+    assert any(
+        "136 copies of the 15-server disaggregated deployment" in n and "9 servers stay idle" in n
+        for n in large["workload"]["notes"]
+    )
