@@ -8,6 +8,7 @@ from api.apis.measurements import (
     MeasurementCollectionApi,
     MeasurementDetailApi,
     ScenarioAcceptanceApi,
+    ScenarioQuotedRunApi,
 )
 from api.apis.quotes import CatalogApi, EvaluateApi
 from api.apis.runs import RunDetailApi
@@ -53,6 +54,11 @@ urlpatterns = [
         "scenarios/<uuid:scenario_id>/whatif/",
         ScenarioWhatIfApi.as_view(),
         name="scenario-whatif",
+    ),
+    path(
+        "scenarios/<uuid:scenario_id>/quoted-run/",
+        ScenarioQuotedRunApi.as_view(),
+        name="scenario-quoted-run",
     ),
     path("runs/<uuid:run_id>/", RunDetailApi.as_view(), name="run-detail"),
     path(

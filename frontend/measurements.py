@@ -34,12 +34,13 @@ from advisor.measurements.selectors import (
 )
 from advisor.measurements.services import (
     MeasurementInvalid,
+    NotQuotable,
     measurement_create,
-    run_calibration_choose,
+    scenario_quoted_run_choose,
     scenario_run_calibrated,
     text_max_chars,
 )
-from advisor.scenarios.models import RunStatus, Scenario
+from advisor.scenarios.models import Scenario
 from advisor.scenarios.results import stored_result
 from advisor.scenarios.selectors import as_uuid, run_catalog, run_of_scenario, run_quoted_succeeded
 from advisor.scenarios.services import RunInProgress
@@ -257,10 +258,11 @@ def scenario_quote_run(request: HttpRequest, scenario_id: uuid.UUID) -> HttpResp
     if run is None or run_measurement(run=run) is None:
         raise Http404("No such calibrated run of this scenario")
     chosen = request.POST.get("choose") == "1"
-    if chosen and run.status != RunStatus.SUCCEEDED:
-        messages.error(request, "Only a finished calibrated run can be quoted.")
+    try:
+        scenario_quoted_run_choose(scenario=scenario, run_id=run.pk if chosen else None)
+    except NotQuotable as exc:
+        messages.error(request, f"This run {exc}.")
         return redirect("scenario_detail", scenario_id=scenario.pk)
-    run_calibration_choose(run=run, chosen=chosen)
     messages.success(
         request,
         "The calibrated run is now the scenario's quoted answer (page, PDF and CSV)."

@@ -173,13 +173,40 @@ def scenario_run_calibrated(*, scenario: Scenario, measurement: Measurement) -> 
     return run
 
 
+class NotQuotable(ValueError):
+    """The run asked for cannot be the scenario's quoted answer (the message says why)."""
+
+
 @transaction.atomic
-def run_calibration_choose(*, run: ScenarioRun, chosen: bool) -> RunCalibration:
-    """Make a calibrated run the scenario's quoted answer (or take that back: the default
-    run is quoted again). Only an explicit choice does this; running calibrated never does."""
+def scenario_quoted_run_choose(*, scenario: Scenario, run_id: Any) -> ScenarioRun | None:
+    """Make one of ``scenario``'s finished calibrated runs its quoted answer, or with
+    ``run_id`` None go back to the default model's answer. Only an explicit choice does
+    this; running calibrated never does. One choice at a time: the others are taken back.
+
+    Raises NotQuotable for a run that is not a calibrated run of this scenario or has not
+    succeeded. Returns the chosen run (None for the default)."""
+    from django.core.exceptions import ValidationError
     from django.utils import timezone
 
-    link = RunCalibration.objects.select_for_update().get(run=run)
-    link.chosen_at = timezone.now() if chosen else None
-    link.save(update_fields=["chosen_at"])
-    return link
+    from advisor.scenarios.models import RunStatus
+
+    links = RunCalibration.objects.select_for_update().filter(run__scenario=scenario)
+    chosen: RunCalibration | None = None
+    if run_id is not None:
+        try:
+            chosen = links.select_related("run").filter(run_id=run_id).first()
+        except (ValueError, TypeError, ValidationError):
+            chosen = None
+        if chosen is None:
+            raise NotQuotable("is not a calibrated run of this scenario")
+        if chosen.run.status != RunStatus.SUCCEEDED:
+            raise NotQuotable("has not finished: only a finished calibrated run can be quoted")
+    others = links.filter(chosen_at__isnull=False)
+    if chosen is not None:
+        others = others.exclude(pk=chosen.pk)
+    others.update(chosen_at=None)
+    if chosen is None:
+        return None
+    chosen.chosen_at = timezone.now()
+    chosen.save(update_fields=["chosen_at"])
+    return chosen.run

@@ -16,11 +16,13 @@ from advisor.measurements.models import Measurement
 from advisor.measurements.selectors import measurement_get, measurement_list
 from advisor.measurements.services import (
     MeasurementInvalid,
+    NotQuotable,
     measurement_create,
+    scenario_quoted_run_choose,
     scenario_run_calibrated,
 )
 from advisor.scenarios.results import stored_result
-from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
+from advisor.scenarios.selectors import run_catalog, run_latest_succeeded, run_quoted
 from advisor.scenarios.services import RunInProgress
 from api.apis.base import ApiView, visible_scenario_or_404
 from api.errors import ApplicationError
@@ -268,6 +270,61 @@ class ScenarioAcceptanceApi(ApiView):
         body["measurement"] = str(m.pk)
         body["plan"] = {k: v for k, v in plan.to_dict().items() if k != "checks"}
         return Response(body)
+
+
+class ScenarioQuotedRunApi(ApiView):
+    """POST /api/v1/scenarios/{id}/quoted-run/: choose which run the scenario quotes."""
+
+    class InputSerializer(BodySerializer):
+        run = StrictUUIDField(
+            allow_null=True,
+            help_text="A finished calibrated run of this scenario to quote, or null to quote "
+            "the default model's answer again.",
+        )
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        scenario_id = serializers.UUIDField()
+        run = serializers.UUIDField(
+            allow_null=True, help_text="The chosen calibrated run; null for the default."
+        )
+        quoted_run_id = serializers.UUIDField(
+            allow_null=True,
+            help_text="The run the scenario now quotes (its BOM and report).",
+        )
+
+    @extend_schema(
+        operation_id="scenarios_quoted_run_create",
+        summary="Choose the run the scenario quotes",
+        description=(
+            "A calibrated run (`POST runs/` with a measurement) is a labelled side run: the "
+            "scenario's BOM and report stay the default model's until a finished "
+            'calibrated run is chosen here. `{"run": null}` goes back to the default.'
+        ),
+        tags=["scenarios"],
+        request=InputSerializer,
+        responses={200: OutputSerializer, **error_responses(400, 404)},
+    )
+    def post(self, request: Request, scenario_id: Any) -> Response:
+        scenario = visible_scenario_or_404(request, scenario_id)
+        serializer = ScenarioQuotedRunApi.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = scenario_quoted_run_choose(
+                scenario=scenario, run_id=serializer.validated_data["run"]
+            )
+        except NotQuotable as exc:
+            raise ApplicationError(
+                "The request is invalid: check run.",
+                code="validation_error",
+                fields={"run": [str(exc)]},
+            ) from exc
+        quoted = run_quoted(scenario=scenario)
+        body = {
+            "scenario_id": scenario.pk,
+            "run": run.pk if run is not None else None,
+            "quoted_run_id": quoted.pk if quoted is not None else None,
+        }
+        return Response(ScenarioQuotedRunApi.OutputSerializer(body).data)
 
 
 def calibrated_rerun(request: Request, scenario: Any, measurement_id: Any) -> Any:
