@@ -9,8 +9,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.models import User
 from django.contrib.auth.views import LoginView
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -37,6 +39,7 @@ from frontend.access import (
 from frontend.example import home_example
 from frontend.models import QuestionnaireDraft
 from frontend.services import account_claim_session
+from frontend.signup import NOT_CREATED, QuietSignUpForm
 from frontend.throttle import (
     TOO_MANY_ATTEMPTS,
     CountersUnavailable,
@@ -319,23 +322,42 @@ class SignInView(LoginView):
         return response
 
 
+def _create_user(form: QuietSignUpForm) -> User | None:
+    """The new account, or None when another sign-up took the name a moment ago."""
+    try:
+        with transaction.atomic():
+            return form.save()
+    except IntegrityError:
+        return None
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("scenario_list")
-    form: UserCreationForm[Any] = UserCreationForm(request.POST or None)
+    form = QuietSignUpForm(request.POST or None)
     if request.method == "POST":
         try:
             allowed = attempt_allowed(request, "signup")
         except CountersUnavailable:
             return unavailable(request, "registration/signup.html")
         if not allowed:
-            context = {"form": UserCreationForm(), "throttled": TOO_MANY_ATTEMPTS}
+            context = {"form": QuietSignUpForm(), "throttled": TOO_MANY_ATTEMPTS}
             return render(request, "registration/signup.html", context, status=429)
     if request.method == "POST" and form.is_valid():
         ids = created_scenario_ids(request)
         draft_ids = created_draft_ids(request)
-        user = form.save()
+        user = None if form.taken else _create_user(form)
+        if user is None:
+            # Same page, same status and the same form as any other refused sign-up.
+            return render(
+                request,
+                "registration/signup.html",
+                {
+                    "form": QuietSignUpForm(initial={"username": form.cleaned_data["username"]}),
+                    "not_created": NOT_CREATED,
+                },
+            )
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         claimed = account_claim_session(user=user, scenario_ids=ids, draft_ids=draft_ids)
         note = f" Your {claimed} scenario(s) from this browser are saved to it." if claimed else ""
