@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group, User
 
+from advisor.engine.facts.catalog import default_catalog
 from advisor.scenarios.services import scenario_submit
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -73,7 +74,9 @@ def test_sales_engineer_clones_compares_and_downloads_the_pdf(
     page.wait_for_selector("#compare-table")
     table = page.inner_text("#compare-table")
     assert "Acme 70B pre-training" in table and "Acme 70B on 1024 GPUs" in table
-    assert "512 × h100-sxm" in table and "1024 × h100-sxm" in table
+    gpu_name = default_catalog().gpu("h100-sxm").name  # customers read the display name
+    assert f"512 × {gpu_name}" in table and f"1024 × {gpu_name}" in table
+    assert "h100-sxm" not in table
     page.wait_for_function("() => document.getElementById('compare-cost')._fullData")
     names = page.evaluate("document.getElementById('compare-cost')._fullData.map(t => t.name)")
     assert "Acme 70B pre-training" in names and "Acme 70B on 1024 GPUs" in names
