@@ -253,3 +253,22 @@ def test_an_upload_over_the_size_limit_is_refused_quickly(caller: Caller) -> Non
     )
     assert 400 <= response.status_code < 500 and took < BUDGET_S, (response.status_code, took)
     assert Measurement.objects.filter(name="probe").count() == 0
+
+
+@pytest.mark.parametrize("gpus", ["-16", "0", "1e308", "99999999999", "nan", "inf", "16.5"])
+def test_hostile_gpu_counts_in_the_questionnaire_are_refused_on_the_page(
+    db: Any, gpus: str
+) -> None:
+    visitor = Client()
+    base = visitor.post("/start/")["Location"].rsplit("/", 2)[0]
+    visitor.post(f"{base}/job/", {"nav": "next", "workload": "training", "scale": "many"})
+    visitor.post(f"{base}/model/", {"nav": "next", "model_choice": "llama3-8b"})
+
+    response, took = timed(
+        visitor.post, f"{base}/hardware/", {"nav": "next", "gpu": "h100-sxm", "gpus": gpus}
+    )
+
+    # The step is shown again with the error next to the field; the wizard does not move on.
+    assert response.status_code == 200 and took < BUDGET_S
+    assert 'id="q-gpus"' in response.content.decode()
+    assert 'aria-invalid="true"' in response.content.decode()
