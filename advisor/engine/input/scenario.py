@@ -81,25 +81,25 @@ DEPLOYMENTS: tuple[str, ...] = ("replicas", "split", "disaggregated")
 
 # The keys each part of scenario v1 accepts: the parser below and the published schema
 # (advisor.engine.input.spec) both read these, so the API's description cannot drift.
-SCENARIO_KEYS = frozenset(
-    {
-        "workload",
-        "model",
-        "gpu",
-        "gpus",
-        "gpus_per_node",
-        "precision",
-        "sequence_length",
-        "training",
-        "inference",
-        "parallelism",
-        "design",
-        "constraints",
-        "name",
-        "description",
-        "version",
-    }
+SCENARIO_KEY_ORDER: tuple[str, ...] = (
+    "workload",
+    "model",
+    "gpu",
+    "gpus",
+    "gpus_per_node",
+    "precision",
+    "sequence_length",
+    "training",
+    "inference",
+    "parallelism",
+    "design",
+    "constraints",
+    "name",
+    "description",
+    "version",
 )
+"""The scenario's top-level keys in the order the published schema lists them."""
+SCENARIO_KEYS = frozenset(SCENARIO_KEY_ORDER)
 _TOP_LEVEL_KEYS = SCENARIO_KEYS
 MODEL_KEYS: tuple[str, ...] = (
     "params_b",

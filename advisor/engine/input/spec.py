@@ -281,7 +281,7 @@ def scenario_json_schema() -> dict[str, Any]:
         "additionalProperties": False,
     }
     properties: dict[str, Any] = {}
-    for key in sorted(sc.SCENARIO_KEYS, key=_TOP_ORDER.index):
+    for key in sc.SCENARIO_KEY_ORDER:
         if key == "model":
             properties[key] = {
                 "description": FIELDS["model"].description,
@@ -299,22 +299,3 @@ def scenario_json_schema() -> dict[str, Any]:
         "properties": properties,
         "additionalProperties": False,
     }
-
-
-_TOP_ORDER = [
-    "workload",
-    "model",
-    "gpu",
-    "gpus",
-    "gpus_per_node",
-    "precision",
-    "sequence_length",
-    "training",
-    "inference",
-    "parallelism",
-    "design",
-    "constraints",
-    "name",
-    "description",
-    "version",
-]
