@@ -13,12 +13,16 @@ from advisor.engine.facts.constants import (
     NCCL_TREE_BW_FACTOR,
 )
 from advisor.engine.model.collectives import (
+    NVLS_CHANNELS_HOPPER,
+    NVLS_PIPELINE_STAGES,
     RING_PLATEAU_LATENCY_FACTOR,
     CommDomain,
     ScaleUp,
     collective,
     collective_time_s,
     make_domain,
+    nvls_chunk_bytes,
+    nvls_pipeline_factor,
     tree_correction,
 )
 
@@ -111,3 +115,58 @@ def test_a_larger_all_reduce_never_takes_less_time(
             "all_reduce", small, d, algorithm
         )[0] * (1 - 1e-12)
     assert collective("all_reduce", small, d, algorithm).busbw_bytes_per_s > 0
+
+
+def _h100_nvls(nodes: int) -> CommDomain:
+    return make_domain(
+        nodes=nodes,
+        ranks_per_node=8,
+        scaleup=ScaleUp(kind="nvlink", gbytes_per_s=450, efficiency=0.82, nvls=True),
+        fabric_id="infiniband" if nodes > 1 else None,
+        nic_gbps=400 if nodes > 1 else 0,
+        nics_per_node=8 if nodes > 1 else 0,
+    )
+
+
+def test_nvls_chunks_follow_nccls_calc_coll_chunking() -> None:
+    one, two, four = _h100_nvls(1), _h100_nvls(2), _h100_nvls(4)
+    # 16 channels x 8 heads = 128 concurrent (channel, head) pairs on Hopper
+    assert one.nvls_channels == two.nvls_channels == NVLS_CHANNELS_HOPPER == 16
+    assert nvls_chunk_bytes(2.0**30, one) == 128 * 1024  # 1 GiB is not below 64 x 128 x 128 KB
+    assert nvls_chunk_bytes(2.0**27, one) == 64 * 1024
+    assert nvls_chunk_bytes(2.0**25, one) == 32 * 1024  # below 8 x 128 x 64 KB
+    assert nvls_chunk_bytes(2.0**22, one) == 16 * 1024
+    assert nvls_chunk_bytes(2.0**34, two) == 128 * 1024
+    assert nvls_chunk_bytes(2.0**24, two) == 64 * 1024  # 16 MB: below 4 x 128 x 128 KB
+    assert nvls_chunk_bytes(2.0**20, two) == 32 * 1024
+    assert nvls_chunk_bytes(2.0**34, four) == 64 * 1024  # NVLS-tree cap from 4 domains
+
+
+def test_nvls_pipeline_fill_is_chunks_plus_two_stages_over_chunks() -> None:
+    two = _h100_nvls(2)
+    # 16 MB over 128 pairs of 64 KB chunks: 2 chunks each, (2 + 3 - 1) / 2
+    assert nvls_pipeline_factor(2.0**24, two) == pytest.approx((2 + NVLS_PIPELINE_STAGES - 1) / 2)
+    # one partial chunk still crosses every stage
+    assert nvls_pipeline_factor(2.0**10, two) == NVLS_PIPELINE_STAGES
+    assert nvls_pipeline_factor(2.0**34, two) < 1.003
+
+
+@given(st.floats(min_value=2.0**10, max_value=2.0**36))
+@settings(max_examples=60, deadline=None)
+def test_nvls_time_never_decreases_with_size(nbytes: float) -> None:
+    d = _h100_nvls(2)
+    t1 = collective_time_s("all_reduce", nbytes, d, "nvls")[0]
+    t2 = collective_time_s("all_reduce", nbytes * 1.07, d, "nvls")[0]
+    assert t2 >= t1 * (1 - 1e-9)
+
+
+def test_auto_chooses_as_nccls_tuner_and_pays_the_chosen_algorithms_fill() -> None:
+    d = _h100_nvls(2)
+    nbytes = 2.0**24
+    t_nvls = collective_time_s("all_reduce", nbytes, d, "nvls")[0]
+    t_tree = collective_time_s("all_reduce", nbytes, d, "tree")[0]
+    assert t_tree < t_nvls  # with its pipeline fill NVLS-tree is slower here ...
+    t, algo, _ = collective_time_s("all_reduce", nbytes, d)
+    # ... but NCCL's cost model (no fill) ranks it first, so the collective runs it
+    assert algo == "nvls_tree"
+    assert t == pytest.approx(t_nvls)

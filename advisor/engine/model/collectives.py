@@ -63,6 +63,11 @@ _LL_MAX_BUSBW_VOLTA = 39e9
 _LL_MAX_BUSBW_2_NODES = 39e9
 _LL_MAX_BUSBW_MANY_NODES = 20.4e9
 """NCCL llMaxBws (tuning.cc): LL protocol bus bandwidth caps, GB/s -> B/s."""
+NVLS_CHANNELS_HOPPER = 16
+NVLS_CHANNELS_BLACKWELL_MULTI_NODE = 32
+NVLS_CHANNELS_BLACKWELL_ONE_NODE = 24
+"""NCCL src/transport/nvls.cc (2.30): NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100 32 (several
+NVLink domains), NVLS_NCHANNELS_SM100_NVL 24 (one)."""
 
 
 @dataclass(frozen=True)
@@ -75,15 +80,20 @@ class ScaleUp:
     """Achieved share of the link rate (None: the kind's default)."""
     nvls: bool = False
     """NVLink SHARP (in-switch reduction) available."""
+    blackwell: bool = False
+    """Blackwell-generation NVLink (NCCL sizes its NVLS channels by compute capability)."""
 
     @classmethod
     def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:
         """The catalog GPU's scale-up; ``nvls`` None: the GPU's own NVLink SHARP."""
+        from advisor.engine.model.efficiency import profile
+
         return cls(
             kind=gpu.scaleup_kind,
             gbytes_per_s=gpu.scaleup_gbytes_per_s,
             efficiency=gpu.scaleup_efficiency,
             nvls=gpu.nvlink_sharp if nvls is None else nvls,
+            blackwell=profile(gpu).generation == "blackwell",
         )
 
 
@@ -107,6 +117,8 @@ class CommDomain:
     net_extra_latency_s: float = 0.0
     ll128: bool = True
     sharp: bool = False
+    nvls_channels: int = NVLS_CHANNELS_HOPPER
+    """CTAs (channels) NCCL's NVLS and NVLS-tree kernels run on (:func:`nvls_channels`)."""
 
     @property
     def ranks(self) -> int:
@@ -320,6 +332,7 @@ def make_domain(
         net_extra_latency_s=extra,
         ll128=ll128 and scaleup.kind == "nvlink",
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
+        nvls_channels=nvls_channels(scaleup.blackwell, nodes),
     )
 
 
@@ -473,7 +486,59 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
     return best_t, best_p
 
 
-def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool) -> float:
+NVLS_CHUNK_BYTES = 128 * 1024
+"""NCCL_NVLS_CHUNKSIZE default (nvls.cc): the largest chunk an NVLS head moves per pipeline step."""
+NVLS_TREE_MAX_CHUNK_BYTES_4_NODES = 64 * 1024
+"""nvls.cc: NVLS-tree chunks are capped at 64 KB from 4 NVLink domains on (treeMaxChunkSize)."""
+NVLS_PIPELINE_STAGES = 3
+"""NCCL's NVLS and NVLS-tree all-reduce kernels (src/device/all_reduce.h) split a CTA's warps in
+three groups that hand chunks on: scatter (into the multicast buffer), reduce (multimem
+load-reduce / store, with the tree's network send and receive) and gather (out of it)."""
+NVLS_MAX_HEADS = 32
+"""NCCL_MAX_NVLS_ARITY (src/include/device.h)."""
+
+
+def nvls_channels(blackwell: bool, nodes: int) -> int:
+    """NVLS CTAs NCCL runs (nvls.cc defaults, no user override)."""
+    if not blackwell:
+        return NVLS_CHANNELS_HOPPER
+    return NVLS_CHANNELS_BLACKWELL_MULTI_NODE if nodes > 1 else NVLS_CHANNELS_BLACKWELL_ONE_NODE
+
+
+def nvls_chunk_bytes(nbytes: float, d: CommDomain) -> float:
+    """The chunk an NVLS (one domain) or NVLS-tree (several) all-reduce moves per pipeline step,
+    by NCCL's ``calcCollChunking`` (src/enqueue.cc, 2.30): smaller messages get smaller chunks
+    so every (channel, head) pair still has some; ``concurrent`` = channels x heads."""
+    concurrent = d.nvls_channels * min(d.ranks_per_node, NVLS_MAX_HEADS)
+    if d.nodes <= 1:
+        chunk = float(NVLS_CHUNK_BYTES)
+        for factor, floor in ((64, 65536), (8, 32768), (2, 16384)):
+            if nbytes < factor * concurrent * chunk and chunk > floor:
+                chunk = float(floor)
+        return chunk
+    cap = NVLS_TREE_MAX_CHUNK_BYTES_4_NODES if d.nodes >= 4 else NVLS_CHUNK_BYTES
+    chunk = float(min(NVLS_CHUNK_BYTES, cap))
+    for factor, floor in ((32, 262144), (16, 131072), (4, 65536), (1, 32768)):
+        if nbytes < factor * concurrent * chunk and chunk > floor:
+            chunk = float(floor)
+    return chunk
+
+
+def nvls_pipeline_factor(nbytes: float, d: CommDomain) -> float:
+    """How much longer than ``bytes / bandwidth`` an NVLS or NVLS-tree all-reduce's transfer
+    takes while its chunk pipeline fills: each (channel, head) pair moves ``k`` chunks through
+    :data:`NVLS_PIPELINE_STAGES` stages, ``(k + stages - 1) / k`` chunk times, with ``k`` =
+    bytes / (channels x heads x chunk) (at least 1: a smaller message is one partial chunk
+    that still crosses every stage).  A 16 MB all-reduce on two 8-GPU servers runs 64 KB
+    chunks, two per head: x2; from ~1 GB on the factor is within 3 % of 1."""
+    concurrent = d.nvls_channels * min(d.ranks_per_node, NVLS_MAX_HEADS)
+    chunks = max(1.0, nbytes / (concurrent * nvls_chunk_bytes(nbytes, d)))
+    return (chunks + NVLS_PIPELINE_STAGES - 1) / chunks
+
+
+def _hierarchical_time(
+    nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool, pipeline_fill: bool = True
+) -> float:
     """Reduce-scatter inside the domain, all-reduce of S/g between domains, all-gather inside.
 
     The phases are pipelined by chunks, so the bandwidth term is the slower phase.  NVLS does
@@ -508,6 +573,11 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
         inter_t, inter_lat = 0.0, 0.0
     if nvls:
         intra_lat = NCCL_HW_LATENCY_S["nvlink"]["nvls"]["Simple"]
+        # the chunk pipeline of NCCL's NVLS kernels fills before it streams (NCCL's tuner
+        # does not model it: ``pipeline_fill=False`` is the time its choice sees)
+        fill = nvls_pipeline_factor(nbytes, d) if pipeline_fill else 1.0
+        intra_t *= fill
+        inter_t *= fill
     else:
         intra_lat = (
             NCCL_BASE_LATENCY_S["tree"]["Simple"]
@@ -619,7 +689,11 @@ def collective_time_s(
         raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}")
     choices = algorithm_candidates(op, d) if algorithm == "auto" else (algorithm,)
     best = (_INF, "ring", "Simple")
+    chosen_by = _INF
     for algo in choices:
+        # NCCL's tuner picks by its cost model (tuning.cc), which leaves out the NVLS chunk
+        # pipeline's fill; the collective then takes the chosen algorithm's real time
+        tuner_t = _INF
         if algo == "ring":
             t, p = _ring_time(op, nbytes, d)
         elif algo == "tree":
@@ -630,15 +704,18 @@ def collective_time_s(
             if not d.nvls:
                 raise ValueError("nvls needs NVLink SHARP (NVSwitch gen 3+) GPUs")
             t, p = _hierarchical_time(nbytes, d, nvls=True, sharp=d.sharp), "Simple"
+            tuner_t = _hierarchical_time(nbytes, d, nvls=True, sharp=d.sharp, pipeline_fill=False)
             algo = "nvls" if d.nodes == 1 else ("nvls_sharp" if d.sharp else "nvls_tree")
         elif algo == "sharp":
             if not d.sharp:
                 raise ValueError("sharp needs an InfiniBand fabric with in-network reduction")
             t, p = _hierarchical_time(nbytes, d, nvls=d.nvls, sharp=True), "Simple"
+            tuner_t = _hierarchical_time(nbytes, d, nvls=d.nvls, sharp=True, pipeline_fill=False)
         else:
             raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
-        if t < best[0]:
-            best = (t, algo, p)
+        tuner_t = min(tuner_t, t)
+        if tuner_t < chosen_by:
+            chosen_by, best = tuner_t, (t, algo, p)
     return best
 
 

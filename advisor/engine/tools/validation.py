@@ -80,7 +80,8 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
     return gpu, make_domain(
         nodes=nodes,
         ranks_per_node=per_node,
-        scaleup=ScaleUp.of(gpu),
+        # ``nvls: false``: NVLink SHARP switched off in the source's run (NCCL_NVLS_ENABLE=0)
+        scaleup=ScaleUp.of(gpu, nvls=None if config.get("nvls") is None else bool(config["nvls"])),
         fabric_id=config.get("fabric") if multi else None,
         nic_gbps=float(config.get("nic_gbps") or 0.0),
         nics_per_node=int(config.get("nics_per_node") or 0),
