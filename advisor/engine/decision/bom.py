@@ -796,14 +796,16 @@ def network_bom(
         radix = switch.radix_at(nic.port_gbps)
         if not radix:
             raise BomError(f"{switch_model} has no {nic.port_gbps}G ports")
+        rails, links_per_rail = nic.rail_layout(nics_per_node)
         topo = size_compute_fabric(
             nodes * nics_per_node,
             radix,
             oversubscription,
-            rails=nics_per_node,
+            rails=rails,
             fabric=fabric,
             leaf_spine=leaf_spine,
             planes=planes,
+            links_per_rail=links_per_rail,
         )
         compute_switches = topo.total_switches
         lines.extend(

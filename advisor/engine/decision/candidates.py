@@ -45,6 +45,8 @@ class Candidate:
     switch: Switch
     adaptive_routing: bool | None
     in_network_reduction: bool
+    planes: int = 1
+    """Independent fabrics the rails are split over (search.multi_plane_variant)."""
 
     @property
     def nic_gbps(self) -> int:
@@ -55,7 +57,17 @@ class Candidate:
         return self.switch.radix_at(self.nic_gbps) or 0
 
     @property
-    def design_key(self) -> tuple[str, int, int, float, bool | None, bool, int]:
+    def rails(self) -> int:
+        """Rails of the compute fabric (one per link, or a Gaudi 3 server's 3 plies)."""
+        return self.nic.rail_layout(self.nics_per_node)[0]
+
+    @property
+    def links_per_rail(self) -> int:
+        """Links each server puts on its rail's leaf together (8 per Gaudi 3 ply)."""
+        return self.nic.rail_layout(self.nics_per_node)[1]
+
+    @property
+    def design_key(self) -> tuple[str, int, int, float, bool | None, bool, int, int, int]:
         """What the performance model sees; candidates sharing it share one evaluation."""
         return (
             self.fabric,
@@ -65,6 +77,8 @@ class Candidate:
             self.adaptive_routing,
             self.in_network_reduction,
             self.radix,
+            self.planes,
+            self.links_per_rail,
         )
 
     def design_dict(self) -> dict[str, Any]:

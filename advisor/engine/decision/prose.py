@@ -72,9 +72,16 @@ def spread_sentence(topo: TopologySize) -> str:
         if topo.oversubscription <= 1.0
         else f"every leaf pair gets 1/{topo.oversubscription:g} of line rate"
     )
+    ply = ""
+    if topo.links_per_rail > 1:
+        ply = (
+            f" Each server puts its {topo.links_per_rail} links of a rail (ply) on one leaf as "
+            f"whole multi-link cages, {topo.leaf_servers} servers per full leaf, so no cage is "
+            "split over leaves."
+        )
     return (
         f" Each full leaf has {topo.leaf_downlinks} ports down and {topo.leaf_uplinks} up, "
-        f"{links} link{'s' if links != 1 else ''} to every spine{plane}, so {rate}."
+        f"{links} link{'s' if links != 1 else ''} to every spine{plane}, so {rate}.{ply}"
     )
 
 

@@ -314,7 +314,8 @@ def _fabric_capex(facts: JobFacts, parts: NetworkParts, sc: Scored, servers: int
         servers * c.nics_per_node,
         c.radix,
         c.oversubscription,
-        rails=c.nics_per_node,
+        rails=c.rails,
+        links_per_rail=c.links_per_rail,
         fabric=c.fabric,
         planes=sc.topo.planes,
     )
@@ -344,7 +345,8 @@ def tier_cliff(facts: JobFacts, parts: NetworkParts, sc: Scored) -> dict[str, An
                 servers * c.nics_per_node,
                 c.radix,
                 c.oversubscription,
-                rails=c.nics_per_node,
+                rails=c.rails,
+                links_per_rail=c.links_per_rail,
                 fabric=c.fabric,
                 planes=topo.planes,
             ).tiers

@@ -72,6 +72,8 @@ def design_of(candidate: Candidate) -> Design:
         adaptive_routing=candidate.adaptive_routing,
         in_network_reduction=candidate.in_network_reduction,
         switch_radix=candidate.radix or None,
+        planes=candidate.planes,
+        links_per_rail=candidate.links_per_rail,
     )
 
 

@@ -52,7 +52,8 @@ def score_all(
                 facts.nodes * cand.nics_per_node,
                 cand.radix,
                 cand.oversubscription,
-                rails=cand.nics_per_node,
+                rails=cand.rails,
+                links_per_rail=cand.links_per_rail,
                 fabric=cand.fabric,
             )
         except (TopologyError, ValueError) as exc:
@@ -73,7 +74,8 @@ def score_all(
                         facts.nodes * cand.nics_per_node,
                         cand.radix,
                         1.0,
-                        rails=cand.nics_per_node,
+                        rails=cand.rails,
+                        links_per_rail=cand.links_per_rail,
                         fabric=cand.fabric,
                         leaf_spine=True,
                     )
@@ -81,7 +83,10 @@ def score_all(
         planed = multi_plane_variant(facts, cand, topo)
         if planed is not None:
             variants.append(planed)
+        base = cand
         for topo in variants:
+            # a multi-plane variant is its own design: its messages cross one plane's tiers
+            cand = base if topo.planes == 1 else dataclasses.replace(base, planes=topo.planes)
             try:
                 capex, power = compute_fabric_totals(
                     parts,
@@ -230,7 +235,8 @@ def design_point(
                 facts.nodes * nics_per_node,
                 cand.radix,
                 oversubscription,
-                rails=nics_per_node,
+                rails=cand.rails,
+                links_per_rail=cand.links_per_rail,
                 fabric=fabric,
             )
             capex, power = compute_fabric_totals(

@@ -184,9 +184,20 @@ class Design:
     adaptive_routing: bool | None = None
     in_network_reduction: bool = False
     switch_radix: int | None = None
+    planes: int = 1
+    """Independent fabrics the rails are split over (a multi-plane design: each plane its own
+    shallower fat tree); set by the recommendation for its multi-plane candidates."""
+    links_per_rail: int = 1
+    """Links of a server that land on one rail leaf together (8 per Gaudi 3 ply: two whole
+    4 x 200G OSFPs); set by the recommendation from the NIC's rail layout."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        # layout facts the recommendation sets; a scenario's own design never carries them
+        for key in ("planes", "links_per_rail"):
+            if out[key] == 1:
+                del out[key]
+        return out
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ class _Net:
             max(1, design.nics_per_node),
             int(design.switch_radix or DEFAULT_SWITCH_RADIX),
             max(1.0, float(design.oversubscription)),
+            design.planes,
+            design.links_per_rail,
         )
         self.placement = "scattered" if bound == "high" else "contiguous"
         self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
@@ -164,16 +166,29 @@ def _fabric_for(
     nics_per_server: int,
     radix: int,
     oversubscription: float,
+    planes: int = 1,
+    links_per_rail: int = 1,
 ) -> tuple[Fabric, float]:
     """(placement boundaries, achieved leaf oversubscription) of the fabric sized for a design.
 
+    The fabric is the design's own: a multi-plane design's planes are each a shallower fat
+    tree, so its messages cross the boundaries (and take the hops) of one plane; a Gaudi 3
+    ply puts ``links_per_rail`` links of a server on one leaf, so a leaf holds fewer servers.
     A fabric too large for four tiers of its switch falls back to leaves and pods of ``k/2``
     servers (the design itself is refused by the recommendation).
     """
     radix = max(4, radix - radix % 2)
+    links_per_rail = links_per_rail if nics_per_server % max(1, links_per_rail) == 0 else 1
+    rails = nics_per_server // max(1, links_per_rail)
+    planes = planes if planes > 1 and rails % planes == 0 else 1
     try:
         topo: TopologySize | None = size_topology(
-            servers * nics_per_server, radix, oversubscription, rails=nics_per_server
+            servers * nics_per_server,
+            radix,
+            oversubscription,
+            rails=rails,
+            planes=planes,
+            links_per_rail=links_per_rail,
         )
     except (TopologyError, ValueError):
         topo = None
@@ -214,6 +229,8 @@ def _design_fabric(
         max(1, design.nics_per_node),
         int(design.switch_radix or DEFAULT_SWITCH_RADIX),
         max(1.0, float(design.oversubscription)),
+        design.planes,
+        design.links_per_rail,
     )
 
 

@@ -97,6 +97,10 @@ class TopologySize:
     links_per_leaf_spine: int = 0
     """Links between a full leaf and each spine of its plane (two tiers: every leaf reaches
     every spine with the same number of links, so each leaf's uplinks divide evenly)."""
+    links_per_rail: int = 1
+    """Links each server puts on its rail's leaf, always together (1 for one NIC per rail;
+    8 for a Gaudi 3 ply: two whole 4 x 200G OSFPs per server, Intel Gaudi network
+    configuration).  ``rails`` counts rails, so a server has ``rails x links_per_rail`` links."""
 
     @property
     def total_switches(self) -> int:
@@ -111,7 +115,12 @@ class TopologySize:
 
     @property
     def servers(self) -> int:
-        return math.ceil(self.endpoints / max(1, self.rails))
+        return math.ceil(self.endpoints / max(1, self.rails * self.links_per_rail))
+
+    @property
+    def leaf_servers(self) -> int:
+        """Servers under one full leaf of a rail (one port each, or one ply's links each)."""
+        return max(1, self.leaf_down_ports // max(1, self.links_per_rail))
 
     def placement_blocks(self) -> tuple[int, ...]:
         """Servers under one leaf (rail group), one pod, one super-pod: the boundaries a
@@ -124,7 +133,7 @@ class TopologySize:
         if self.tiers <= 1:
             return ()
         half = self.radix // 2
-        leaf = max(1, self.leaf_down_ports)
+        leaf = self.leaf_servers
         blocks = [leaf]
         if self.tiers >= 3:
             blocks.append(leaf * max(1, half // max(1, self.rails // max(1, self.planes))))
@@ -193,6 +202,7 @@ def size_topology(
     leaf_spine: bool = False,
     planes: int = 1,
     min_spines: int = 1,
+    links_per_rail: int = 1,
 ) -> TopologySize:
     """Size the smallest folded-Clos fabric that connects ``endpoints`` NIC ports.
 
@@ -204,7 +214,9 @@ def size_topology(
     ``planes`` > 1 splits the rails over that many independent fabrics (it must divide
     ``rails`` and ``endpoints``); ``min_spines`` is the fewest spines a two-tier fabric keeps
     (per plane).  Two-tier spines are chosen so every leaf has the same number of links to
-    every spine (:func:`even_spines`).
+    every spine (:func:`even_spines`).  ``links_per_rail`` > 1 puts that many links of each
+    server on its rail's leaf together (a Gaudi 3 ply: 8 x 200G in two whole OSFPs), so a
+    leaf serves ``down // links_per_rail`` servers and no OSFP is split over leaves.
     Raises :class:`TopologyError` beyond four tiers.  Results are cached.
     """
     if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
@@ -213,9 +225,23 @@ def size_topology(
         raise ValueError("rails must be a positive integer")
     if planes < 1 or rails % planes or endpoints % planes:
         raise ValueError("planes must divide rails and endpoints")
+    if links_per_rail < 1 or endpoints % links_per_rail:
+        raise ValueError("links_per_rail must be a positive divisor of endpoints")
     _check(radix, oversubscription)
+    if links_per_rail > 1 and leaf_ports(radix, oversubscription)[0] < links_per_rail:
+        raise TopologyError(
+            f"a leaf of radix {radix} at {oversubscription:g}:1 has fewer ports down than the "
+            f"{links_per_rail} links a server puts on one rail leaf"
+        )
     return _size_cached(
-        endpoints, radix, float(oversubscription), rails, leaf_spine, planes, max(1, min_spines)
+        endpoints,
+        radix,
+        float(oversubscription),
+        rails,
+        leaf_spine,
+        planes,
+        max(1, min_spines),
+        links_per_rail,
     )
 
 
@@ -228,10 +254,18 @@ def _size_cached(
     leaf_spine: bool = False,
     planes: int = 1,
     min_spines: int = 1,
+    links_per_rail: int = 1,
 ) -> TopologySize:
     if planes > 1:
         one = _size_cached(
-            endpoints // planes, radix, oversubscription, rails // planes, leaf_spine, 1, min_spines
+            endpoints // planes,
+            radix,
+            oversubscription,
+            rails // planes,
+            leaf_spine,
+            1,
+            min_spines,
+            links_per_rail,
         )
         return replace(
             one,
@@ -250,17 +284,18 @@ def _size_cached(
             planes=planes,
         )
     down, _ = leaf_ports(radix, oversubscription)
-    rails = min(rails, endpoints)
-    return _size_from_loads(
+    rails = min(rails, endpoints // links_per_rail)
+    sized = _size_from_loads(
         endpoints,
         radix,
         oversubscription,
         rails=rails,
         rail_optimized=rails > 1,
-        loads=tuple(_leaf_loads(endpoints, rails, down)),
+        loads=tuple(_leaf_loads(endpoints, rails, down, links_per_rail)),
         single_switch=endpoints <= radix and not leaf_spine,
         min_spines=min_spines,
     )
+    return replace(sized, links_per_rail=links_per_rail) if links_per_rail > 1 else sized
 
 
 def size_tor_fabric(
@@ -455,8 +490,11 @@ def even_spines(
     return None
 
 
-def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:
+def _leaf_loads(endpoints: int, rails: int, down: int, links_per_rail: int = 1) -> list[int]:
     """Endpoints on each leaf; each rail fills its own leaves in turn.
+
+    A server's ``links_per_rail`` links of one rail land on one leaf together (whole OSFPs),
+    so a leaf takes ``down // links_per_rail`` servers' links of a rail.
 
     A rail whose servers take at most half a leaf shares the leaf with the next rails (as
     many whole rails as its down ports hold), as rail-optimized designs smaller than one
@@ -464,25 +502,27 @@ def _leaf_loads(endpoints: int, rails: int, down: int) -> list[int]:
     multiply the leaves and the spines they need.  Servers per rail group (the placement's
     leaf block) stay the same: every server's NIC of a rail still lands on one leaf.
     """
-    servers = math.ceil(endpoints / rails)
-    if rails > 1 and 2 * servers <= down:
-        per_leaf = down // servers
+    group = max(1, links_per_rail)
+    per_rail = math.ceil(endpoints / rails / group) * group  # one rail's links
+    leaf_links = down // group * group  # a full leaf holds whole server groups
+    if rails > 1 and 2 * per_rail <= leaf_links:
+        per_leaf = leaf_links // per_rail
         packed: list[int] = []
         remaining = endpoints
         while remaining > 0:
-            load = min(per_leaf * servers, remaining)
+            load = min(per_leaf * per_rail, remaining)
             packed.append(load)
             remaining -= load
         return packed
     loads: list[int] = []
     remaining = endpoints
     for _ in range(rails):
-        rail_endpoints = min(servers, remaining)
+        rail_endpoints = min(per_rail, remaining)
         remaining -= rail_endpoints
         # full leaves, then the rest of the rail (a list product, not a leaf at a time: a
         # 100,000-GPU cluster has tens of thousands of leaves)
-        full, rest = divmod(rail_endpoints, down)
-        loads += [down] * full
+        full, rest = divmod(rail_endpoints, leaf_links)
+        loads += [leaf_links] * full
         if rest:
             loads.append(rest)
     return loads
@@ -592,13 +632,21 @@ def size_compute_fabric(
     fabric: str,
     leaf_spine: bool = False,
     planes: int = 1,
+    links_per_rail: int = 1,
 ) -> TopologySize:
     """The topology of a compute fabric: :func:`size_topology` plus the spine policy
     (at least ``MIN_SPINES``; ``MIN_SPINES_ROCE`` for RoCE with four or more leaves per
     plane), spines spread evenly over every leaf's uplinks; ``leaf_spine`` asks for two tiers
-    even where one switch would do; ``planes`` splits the rails over independent fabrics."""
+    even where one switch would do; ``planes`` splits the rails over independent fabrics;
+    ``links_per_rail`` keeps each server's links of one rail together on one leaf."""
     topo = size_topology(
-        endpoints, radix, oversubscription, rails=rails, leaf_spine=leaf_spine, planes=planes
+        endpoints,
+        radix,
+        oversubscription,
+        rails=rails,
+        leaf_spine=leaf_spine,
+        planes=planes,
+        links_per_rail=links_per_rail,
     )
     if topo.tiers != 2:
         return topo
@@ -616,4 +664,5 @@ def size_compute_fabric(
         leaf_spine=leaf_spine,
         planes=planes,
         min_spines=floor,
+        links_per_rail=links_per_rail,
     )

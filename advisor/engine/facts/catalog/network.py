@@ -97,6 +97,11 @@ class Nic(_Item):
     lane_gbps: int = 0
     """Electrical lane rate of a port (50 for HDR/200G QSFP56, 100 for 2 x 100G PAM4 200G);
     0 when every module of that form factor and speed fits."""
+    rail_groups: int = 0
+    """Rails (plies) a server's links form, each ply's links landing together on one leaf
+    as whole cages (Gaudi 3: 3 plies, one per scale-out port of each card, two 4 x 200G
+    OSFPs per ply; Intel Gaudi network configuration, "Terminology": Fabric Rail or Ply);
+    0: every link is its own rail (one NIC per rail)."""
 
     category: ClassVar[str] = "nic"
 
@@ -104,6 +109,13 @@ class Nic(_Item):
     def links(self) -> int:
         """Logical links of one card (ports x links per port)."""
         return self.ports * self.links_per_port
+
+    def rail_layout(self, links: int) -> tuple[int, int]:
+        """(rails, links per rail) of a server with ``links`` compute links of this NIC."""
+        groups = self.rail_groups
+        if groups > 1 and links % groups == 0:
+            return groups, links // groups
+        return links, 1
 
 
 @dataclass(frozen=True)
@@ -413,6 +425,7 @@ NICS: tuple[Nic, ...] = (
         form_factor="osfp",
         vendor="Intel",
         integrated=True,
+        rail_groups=3,
         source="Intel Gaudi 3 AI accelerator white paper (24 x 200GbE RoCE per card, 21 "
         "inside the server, 3 per card for scale-out; HLB-325 baseboard: 6 OSFP 800GbE "
         "scale-out ports = 24 x 200G per 8-card server); price and power inside the "

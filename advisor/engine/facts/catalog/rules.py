@@ -121,6 +121,7 @@ def check_nics(nics: Iterable[Any]) -> None:
         _count(nic.ports, where, "ports")
         _count(nic.links_per_port, where, "links_per_port")
         _count(nic.lane_gbps, where, "lane_gbps", minimum=0)
+        _count(nic.rail_groups, where, "rail_groups", minimum=0)
 
 
 def check_switches(switches: Iterable[Any]) -> None:
