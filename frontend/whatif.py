@@ -21,7 +21,7 @@ from advisor.scenarios import whatif
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.results import stored_result
-from advisor.scenarios.selectors import run_catalog, run_latest_succeeded
+from advisor.scenarios.selectors import run_catalog, run_quoted_succeeded
 from advisor.scenarios.services import run_enqueue, scenario_create
 from advisor.scenarios.timelimit import EvaluationTimeout
 from frontend.access import remember_created_scenario, scenario_or_404
@@ -40,7 +40,7 @@ def _succeeded(
     request: HttpRequest, scenario_id: uuid.UUID
 ) -> tuple[Scenario, ScenarioRun, EngineResult]:
     scenario = scenario_or_404(request, scenario_id)
-    run = run_latest_succeeded(scenario=scenario)
+    run = run_quoted_succeeded(scenario=scenario)  # the figures the scenario quotes
     result = stored_result(run) if run is not None else None
     if run is None or result is None:
         raise Http404("This scenario has no result yet")

@@ -22,7 +22,7 @@ from advisor.measurements.services import (
     scenario_run_calibrated,
 )
 from advisor.scenarios.results import stored_result
-from advisor.scenarios.selectors import run_catalog, run_latest_succeeded, run_quoted
+from advisor.scenarios.selectors import run_catalog, run_quoted, run_quoted_succeeded
 from advisor.scenarios.services import RunInProgress
 from api.apis.base import ApiView, visible_scenario_or_404
 from api.errors import ApplicationError
@@ -223,7 +223,7 @@ class ScenarioAcceptanceApi(ApiView):
                 fields={"design": ["must be 'given' (the scenario's own design) or left out"]},
             )
         scenario = visible_scenario_or_404(request, scenario_id)
-        run = run_latest_succeeded(scenario=scenario)
+        run = run_quoted_succeeded(scenario=scenario)  # the plan of the figures it quotes
         result = stored_result(run)
         if run is None or result is None:
             raise ApplicationError(

@@ -21,7 +21,7 @@ from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import pdf_filename, report_pdf
 from advisor.scenarios.results import served_result, stored_result
-from advisor.scenarios.selectors import run_catalog, run_latest, run_quoted
+from advisor.scenarios.selectors import run_catalog, run_quoted
 from advisor.scenarios.timelimit import EvaluationTimeout
 from api import webhooks
 from api.apis.base import ApiView, visible_scenario_or_404
@@ -47,15 +47,15 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_KEY_MAX = 255
 
 
-def latest_run_succeeded_or_409(scenario: Scenario, what: str) -> tuple[ScenarioRun, EngineResult]:
-    """The latest run and its result, when it succeeded: `what` (a BOM, a report) is read
-    from that result."""
+def quoted_run_succeeded_or_409(scenario: Scenario, what: str) -> tuple[ScenarioRun, EngineResult]:
+    """The run the scenario quotes and its result, when it succeeded: `what` (a BOM, a
+    report) is read from that result."""
     run = run_quoted(scenario=scenario)  # a calibrated run only once someone chose it
     result = stored_result(run) if run is not None and run.status == RunStatus.SUCCEEDED else None
     if run is None or result is None:
         state = run.status if run else "missing"
         raise ApplicationError(
-            f"The latest run is {state}; {what} exists once it succeeded.",
+            f"The quoted run is {state}; {what} exists once it succeeded.",
             code="result_not_ready",
             status_code=409,
         )
@@ -246,7 +246,7 @@ class _ObjectField(serializers.JSONField):
 
 
 class ScenarioDetailApi(ApiView):
-    """GET /api/v1/scenarios/{id}/: inputs, the latest run and, once it succeeded, its result."""
+    """GET /api/v1/scenarios/{id}/: inputs, the run it quotes and, once it succeeded, its result."""
 
     class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.UUIDField()
@@ -256,12 +256,17 @@ class ScenarioDetailApi(ApiView):
         inputs = _ObjectField(help_text="The scenario v1 inputs as submitted.")
         created_at = serializers.DateTimeField()
         updated_at = serializers.DateTimeField()
-        status = serializers.SerializerMethodField(help_text="Status of the latest run.")
+        status = serializers.SerializerMethodField(help_text="Status of the quoted run.")
         progress = serializers.SerializerMethodField()
-        run = serializers.SerializerMethodField(help_text="The latest run.")
+        run = serializers.SerializerMethodField(
+            help_text=(
+                "The run the scenario quotes (its PDF, BOM and page): the newest default run, "
+                "or a calibrated run once chosen (POST quoted-run/)."
+            )
+        )
         result = serializers.SerializerMethodField(
             help_text=(
-                "The latest run's result (docs/ENGINE_API.md); null until it succeeded. "
+                "The quoted run's result (docs/ENGINE_API.md); null until it succeeded. "
                 "Costs, labelled as on the page and the PDF: `cost.network_capex_usd` is the "
                 "network capex (buying NICs, switches, optics, cables); `cost.life.total_usd` "
                 "the cost over the cluster's life; `cost.job_share.total_usd` the share "
@@ -273,7 +278,7 @@ class ScenarioDetailApi(ApiView):
         bom_url = AbsoluteUrlField("api:scenario-bom")
 
         def _run(self, scenario: Scenario) -> ScenarioRun | None:
-            run: ScenarioRun | None = self.context["latest_run"]
+            run: ScenarioRun | None = self.context["quoted_run"]
             return run
 
         @extend_schema_field(serializers.ChoiceField(choices=RunStatus.choices, allow_null=True))
@@ -297,13 +302,15 @@ class ScenarioDetailApi(ApiView):
 
     @extend_schema(
         operation_id="scenarios_retrieve",
-        summary="Read a scenario and its latest run",
+        summary="Read a scenario and the run it quotes",
         tags=["scenarios"],
         responses={200: OutputSerializer, **error_responses(404)},
     )
     def get(self, request: Request, scenario_id: Any) -> Response:
         scenario = visible_scenario_or_404(request, scenario_id)
-        context = {"request": request, "latest_run": run_latest(scenario=scenario)}
+        # the run the scenario quotes (its PDF, BOM and page): a calibrated side run only once
+        # someone chose it, never merely because it is newer
+        context = {"request": request, "quoted_run": run_quoted(scenario=scenario)}
         return Response(ScenarioDetailApi.OutputSerializer(scenario, context=context).data)
 
 
@@ -357,7 +364,7 @@ class ScenarioBomApi(ApiView):
         filters = ScenarioBomApi.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         scenario = visible_scenario_or_404(request, scenario_id)
-        run, result = latest_run_succeeded_or_409(scenario, "the bill of materials")
+        run, result = quoted_run_succeeded_or_409(scenario, "the bill of materials")
         try:
             bom = bom_for(
                 result=result,
@@ -459,7 +466,7 @@ class ScenarioReportApi(ApiView):
     )
     def get(self, request: Request, scenario_id: Any) -> HttpResponse:
         scenario = visible_scenario_or_404(request, scenario_id)
-        run, _ = latest_run_succeeded_or_409(scenario, "the report")
+        run, _ = quoted_run_succeeded_or_409(scenario, "the report")
         client = api_client_of(request)
         pdf = report_pdf(
             scenario,
@@ -522,7 +529,7 @@ class ScenarioWhatIfApi(ApiView):
     )
     def post(self, request: Request, scenario_id: Any) -> Response:
         scenario = visible_scenario_or_404(request, scenario_id)
-        run, result = latest_run_succeeded_or_409(scenario, "a what-if")
+        run, result = quoted_run_succeeded_or_409(scenario, "a what-if")
         catalog = run_catalog(run=run)
         try:
             answer = whatif.answer(

@@ -128,7 +128,7 @@ def test_no_bom_before_the_run_succeeded(client_a: Caller, submitted: Any) -> No
     assert response.status_code == 409
     assert response.json()["error"] == {
         "code": "result_not_ready",
-        "message": "The latest run is queued; the bill of materials exists once it succeeded.",
+        "message": "The quoted run is queued; the bill of materials exists once it succeeded.",
         "fields": {},
     }
 

@@ -130,3 +130,35 @@ def test_an_unfinished_calibrated_run_cannot_be_quoted(
     assert response.json()["error"]["fields"]["run"] == [
         "has not finished: only a finished calibrated run can be quoted"
     ]
+
+
+def test_the_scenario_detail_and_acceptance_plan_show_the_quoted_run(
+    client_a: Caller, submitted: Callable[..., dict[str, Any]], run_tasks: Callable[[], Any]
+) -> None:
+    scenario = submitted()
+    url = f"/api/v1/scenarios/{scenario['id']}/"
+    default_run = client_a.http.get(f"{url}bom/").json()["run_id"]
+    default_plan = client_a.http.get(f"{url}acceptance/").json()
+    run = calibrated(client_a, scenario, run_tasks)
+    assert (
+        ScenarioRun.objects.get(pk=run).created_at
+        > ScenarioRun.objects.get(pk=default_run).created_at
+    )  # the calibrated run is the newest run
+
+    # Unchosen, the newer calibrated run is a side run: the detail shows the quoted default.
+    detail = client_a.http.get(url).json()
+    assert detail["run"]["id"] == default_run
+    assert "calibration" not in detail["result"]
+    assert client_a.http.get(f"{url}acceptance/").json() == default_plan
+
+    assert quote(client_a, scenario, run).status_code == 200
+
+    # Chosen, the detail, its result and the acceptance plan are the calibrated run's,
+    # as the BOM and the PDF are.
+    detail = client_a.http.get(url).json()
+    assert detail["run"]["id"] == run == client_a.http.get(f"{url}bom/").json()["run_id"]
+    assert detail["result"]["calibration"]["calibration"]["source"]
+    assert (
+        detail["result"]["recommendation"]
+        == (ScenarioRun.objects.get(pk=run).result["recommendation"])
+    )
