@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from advisor.cache import COUNTER_ERRORS
 from advisor.engine import ENGINE_VERSION
 from advisor.engine.facts.formatting import spreadsheet_cell
-from advisor.engine.facts.vocabulary import network_label
+from advisor.engine.facts.vocabulary import bom_role_label, network_label
 from advisor.engine.result.records import EngineResult
 from advisor.measurements.selectors import run_calibration_label
 from advisor.reports import charts, presenters
@@ -332,6 +332,7 @@ BOM_COLUMNS = (
     ("Category", "category"),
     ("Part number", "part_number"),
     ("Description", "description"),
+    ("For", "role"),
     ("Quantity", "quantity"),
     ("Unit price (USD)", "unit_price_usd"),
     ("Extended price (USD)", "extended_price_usd"),
@@ -355,6 +356,10 @@ def _bom_cell(line: Any, field: str) -> Any:
     if field == "part_number":
         number = presenters.line_part_number(line)
         return "" if number == "–" else number
+    if field == "description":
+        return spreadsheet_cell(presenters.line_description(line))
+    if field == "role":
+        return bom_role_label(str(value)) if value else ""
     return spreadsheet_cell(value)
 
 

@@ -453,20 +453,26 @@ def build_report_pdf(
         pdf.set_font(FONT, "B", 10)
         pdf.set_text_color(*INK)
         pdf.cell(0, 6, _text(group["label"]), new_x="LMARGIN", new_y="NEXT")
-        rows = [["Part number", "Description", "Qty", "Unit", "Extended"]]
+        rows = [["Part number", "Description", "For", "Qty", "Unit", "Extended"]]
         for line in group["lines"]:
             rows.append(
                 [
                     line.part_number,
                     line.description,
+                    line.role,
                     f"{int(float(line.quantity or 0)):,}",
                     usd_whole(line.unit_price_usd),
                     usd_whole(line.extended_price_usd),
                 ]
             )
-        rows.append(["", f"Subtotal, {group['label'].lower()}", "", "", ""])
-        rows[-1][4] = usd_whole(group["subtotal"])
-        _table(pdf, rows, (34, 76, 16, 24, 28), ("LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"))
+        rows.append(["", f"Subtotal, {group['label'].lower()}", "", "", "", ""])
+        rows[-1][5] = usd_whole(group["subtotal"])
+        _table(
+            pdf,
+            rows,
+            (30, 60, 30, 14, 22, 22),
+            ("LEFT", "LEFT", "LEFT", "RIGHT", "RIGHT", "RIGHT"),
+        )
     pdf.set_font(FONT, "B", 10)
     pdf.cell(
         0,

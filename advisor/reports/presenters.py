@@ -6,7 +6,6 @@ the same thing in the same words.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from advisor.engine.facts.formatting import (
 from advisor.engine.facts.vocabulary import (
     NETWORK_LABELS,
     TEAM_SKILLS,
+    bom_role_label,
     fabric_label,
     network_label,
     topology_label,
@@ -106,6 +106,46 @@ def line_part_number(line: BomLine) -> str:
     """A BOM line's orderable part number (a result stored before lines carried one: the
     catalog's, by its id); "–" when the part is a class of products with none."""
     return line.part_number or _catalog_parts().get(line.sku, ("", ""))[1] or "–"
+
+
+def line_description(line: BomLine) -> str:
+    """A BOM line's part as customers read it: the catalog's description, never the line's
+    role (results stored before the role was its own field wrote it into the text, e.g.
+    "... (64x400G / 128x200G) (leaf)": those read the catalog's description again)."""
+    known = _catalog_parts().get(line.sku, ("", ""))[0]
+    if known and line.description.startswith(known):
+        return known
+    return line.description
+
+
+@dataclass(frozen=True)
+class BomRow:
+    """One BOM line as a table shows it: part number, description, what it is for."""
+
+    part_number: str
+    description: str
+    role: str
+    """What the line is for, in words ("Leaf switch"); "" when the result does not say."""
+    category: str
+    quantity: int
+    unit_price_usd: float
+    extended_price_usd: float
+    power_w: float
+    source: str
+
+    @classmethod
+    def of(cls, line: BomLine) -> BomRow:
+        return cls(
+            part_number=line_part_number(line),
+            description=line_description(line),
+            role=bom_role_label(line.role) if line.role else "",
+            category=line.category,
+            quantity=line.quantity,
+            unit_price_usd=finite(line.unit_price_usd),
+            extended_price_usd=finite(line.extended_price_usd),
+            power_w=finite(line.power_w),
+            source=line.source,
+        )
 
 
 def part_name(result: EngineResult, sku: str) -> str:
@@ -206,12 +246,11 @@ def headline(result: EngineResult) -> dict[str, Any]:
 
 
 def bom_groups(result: EngineResult) -> list[dict[str, Any]]:
-    """BOM lines grouped by network, each group with its subtotal; every line with its
-    orderable part number ("–" for none)."""
-    groups: dict[str, list[BomLine]] = {}
+    """BOM lines grouped by network, each group with its subtotal; every line as a
+    :class:`BomRow` (orderable part number, "–" for none; description; role)."""
+    groups: dict[str, list[BomRow]] = {}
     for line in result.bom:
-        shown = dataclasses.replace(line, part_number=line_part_number(line))
-        groups.setdefault(line.network or "compute", []).append(shown)
+        groups.setdefault(line.network or "compute", []).append(BomRow.of(line))
     order = [k for k in NETWORK_LABELS if k in groups] + [
         k for k in groups if k not in NETWORK_LABELS
     ]

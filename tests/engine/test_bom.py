@@ -268,3 +268,33 @@ def test_network_bom_of_an_option_matches_its_capex() -> None:
         )
     ]
     assert recommended == r["bom"]
+
+
+@pytest.mark.parametrize(
+    ("fabric", "nic", "switch", "nodes"),
+    [
+        ("infiniband", "cx7-400g", "quantum2-qm9700", 1024),  # three tiers: leaf, spine and core
+        ("roce", "bf3-supernic-400g", "spectrum4-sn5600", 64),
+    ],
+)
+def test_a_bom_line_reads_the_catalogs_description_and_its_role_is_its_own_field(
+    fabric: str, nic: str, switch: str, nodes: int
+) -> None:
+    from advisor.engine.decision.bom import network_bom
+    from advisor.engine.facts.vocabulary import BOM_ROLE_LABELS
+
+    lines = network_bom(
+        PARTS,
+        nodes=nodes,
+        fabric=fabric,
+        nic_sku=nic,
+        nics_per_node=8,
+        switch_model=switch,
+    )
+    roles = {ln.role for ln in lines}
+    assert {"compute-nic", "leaf", "spine", "server-link", "storage-nic", "oob-switch"} <= roles
+    for ln in lines:
+        # the text customers read is the catalog's, never the line's purpose
+        assert ln.description == PARTS.find(ln.sku).description, ln
+        assert ln.role in BOM_ROLE_LABELS, ln.role
+        assert not ln.description.endswith((" (leaf)", " (spine)", " (core)", "links)")), ln

@@ -242,3 +242,36 @@ def test_bom_groups_add_up_the_lines_power_and_price() -> None:
         sum(line.power_w for line in result.bom)
     )
     assert sum(g["subtotal"] for g in groups) == pytest.approx(result.cost.network_capex_usd)
+
+
+def test_bom_rows_show_the_parts_description_number_and_role_apart() -> None:
+    import dataclasses
+
+    from advisor.engine import evaluate_typed
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.reports.presenters import bom_groups
+
+    result = evaluate_typed(
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64}
+    )
+    rows = [row for g in bom_groups(result) for row in g["lines"]]
+    assert {"Leaf switch", "Server link", "Out-of-band management switch"} <= {
+        row.role for row in rows
+    }
+    leaf = next(line for line in result.bom if line.role == "leaf")
+    catalog = default_catalog()
+    switch = next(s for s in catalog.switches if s.sku == leaf.sku)
+    shown = next(row for row in rows if row.role == "Leaf switch")
+    assert (shown.description, shown.part_number) == (switch.description, switch.part_number)
+    # a result stored when the role was written into the text reads the catalog's text
+    legacy = dataclasses.replace(
+        result,
+        bom=tuple(
+            dataclasses.replace(line, description=f"{line.description} (leaf)")
+            if line.role == "leaf"
+            else line
+            for line in result.bom
+        ),
+    )
+    old = next(row for g in bom_groups(legacy) for row in g["lines"] if row.role == "Leaf switch")
+    assert old.description == switch.description

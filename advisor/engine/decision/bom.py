@@ -107,13 +107,13 @@ class BomLine:
         }
 
 
-def line(
-    item: ItemT, quantity: int, network: str, description: str | None = None, role: str = ""
-) -> BomLine:
+def line(item: ItemT, quantity: int, network: str, role: str = "") -> BomLine:
+    """``quantity`` of ``item`` on ``network``; the description is the catalog's (what the
+    customer orders), the line's purpose is its ``role`` (never written into the text)."""
     return BomLine(
         sku=item.sku,
         part_number=item.part_number,
-        description=description or item.description,
+        description=item.description,
         category=item.category,
         quantity=quantity,
         unit_price_usd=item.unit_price_usd,
@@ -382,17 +382,6 @@ def _fabric_cabling(
     )
 
 
-_ROLE_NOTE = {
-    "compute-nic": "",
-    "leaf": " (leaf)",
-    "spine": " (spine)",
-    "core": " (core)",
-    "superspine": " (super-spine)",
-    "server-link": " (server links)",
-    "switch-link": " (switch-to-switch links)",
-}
-
-
 def compute_fabric_lines(
     parts: NetworkParts,
     *,
@@ -413,10 +402,7 @@ def compute_fabric_lines(
         switch=switch,
         topo=topo,
     )
-    return [
-        line(item, qty, "compute", f"{item.description}{_ROLE_NOTE.get(role, '')}", role)
-        for item, qty, role in items
-    ]
+    return [line(item, qty, "compute", role) for item, qty, role in items]
 
 
 def compute_fabric_totals(
@@ -540,15 +526,7 @@ def _storage_plan_on(
     ports = max(ports, cards)  # every adapter keeps a link
     target_ports = math.ceil(nodes * spec.storage_ports / STORAGE_TARGET_RATIO)
     target_nodes = math.ceil(target_ports / ports)
-    nic_line = line(
-        nic,
-        nodes * cards,
-        "storage",
-        nic.description
-        if "storage / in-band" in nic.description
-        else f"{nic.description} (storage / in-band)",
-        "storage-nic",
-    )
+    nic_line = line(nic, nodes * cards, "storage", "storage-nic")
     best: StoragePlan | None = None
     layouts: list[tuple[TopologySize, bool]] = [
         (size_tor_fabric(nodes + target_nodes, ports, radix, STORAGE_OVERSUBSCRIPTION), True)
@@ -560,17 +538,7 @@ def _storage_plan_on(
     sw_cage = switch_cage(switch, gbps)
     for topo, tor in layouts:
         lines = [nic_line]
-        lines.append(
-            line(
-                switch,
-                topo.total_switches,
-                "storage",
-                f"{switch.description} (storage / in-band: {nodes * ports} server ports, "
-                f"{target_ports} storage-target ports, {STORAGE_CORE_UPLINKS} core uplinks "
-                "per leaf)",
-                "storage-switch",
-            )
-        )
+        lines.append(line(switch, topo.total_switches, "storage", "storage-switch"))
         tiers = plan_cabling(topo, servers=nodes + target_nodes, top_of_rack=tor)
         for tier in tiers:
             if tier.tier == "endpoint-leaf":
@@ -598,11 +566,7 @@ def _storage_plan_on(
                 lines.extend(_kit_lines(kit, tier.links, "storage", "switch-link"))
         top = topo.core_switches or topo.spine_switches or topo.leaf_switches
         uplink = choose_link_kit(parts, ETHERNET, gbps, SPINE_LINK_M, sw_cage, sw_cage, "switch")
-        lines.extend(
-            _kit_lines(
-                uplink, top * STORAGE_CORE_UPLINKS, "storage", "core-uplink", " (core uplinks)"
-            )
-        )
+        lines.extend(_kit_lines(uplink, top * STORAGE_CORE_UPLINKS, "storage", "core-uplink"))
         plan = StoragePlan(topo, switch, nic, ports, target_ports, tuple(lines), cards, spec)
         if best is None or totals(plan.lines)[0] < totals(best.lines)[0]:
             best = plan
@@ -610,11 +574,11 @@ def _storage_plan_on(
     return best
 
 
-def _kit_lines(kit: LinkKit, links: int, network: str, role: str, note: str = "") -> list[BomLine]:
+def _kit_lines(kit: LinkKit, links: int, network: str, role: str) -> list[BomLine]:
     if links <= 0:
         return []
     return [
-        line(item, math.ceil(per_link * links - 1e-9), network, f"{item.description}{note}", role)
+        line(item, math.ceil(per_link * links - 1e-9), network, role)
         for item, per_link in kit.parts
     ]
 
@@ -639,19 +603,11 @@ def management_lines(parts: NetworkParts, *, nodes: int, managed_switches: int) 
         agg_count = math.ceil(count * MGMT_UPLINKS_PER_SWITCH / usable)
     copper = _cheapest_cable(parts, kind="dac", gbps=1)
     lines = [
-        line(switch, count, "management", f"{switch.description} (out-of-band)", "oob-switch"),
-        line(copper, ports, "management", None, "mgmt-link"),
+        line(switch, count, "management", "oob-switch"),
+        line(copper, ports, "management", "mgmt-link"),
     ]
     if agg is not None and agg_count:
-        lines.append(
-            line(
-                agg,
-                agg_count,
-                "management",
-                f"{agg.description} (management aggregation)",
-                "aggregation",
-            )
-        )
+        lines.append(line(agg, agg_count, "management", "aggregation"))
         kit = choose_link_kit(
             parts,
             ETHERNET,
@@ -661,11 +617,7 @@ def management_lines(parts: NetworkParts, *, nodes: int, managed_switches: int) 
             switch_cage(switch, 100),
             "switch",
         )
-        lines.extend(
-            _kit_lines(
-                kit, count * MGMT_UPLINKS_PER_SWITCH, "management", "mgmt-uplink", " (mgmt uplink)"
-            )
-        )
+        lines.extend(_kit_lines(kit, count * MGMT_UPLINKS_PER_SWITCH, "management", "mgmt-uplink"))
     return lines
 
 

@@ -107,6 +107,34 @@ def network_label(network: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# BOM roles: what a bill-of-materials line is for (advisor.engine.decision.bom, ``BomLine.role``)
+
+BOM_ROLE_LABELS: dict[str, str] = {
+    "compute-nic": "GPU fabric adapter",
+    "leaf": "Leaf switch",
+    "spine": "Spine switch",
+    "core": "Core switch",
+    "superspine": "Super-spine switch",
+    "server-link": "Server link",
+    "switch-link": "Switch-to-switch link",
+    "storage-nic": "Storage / in-band adapter",
+    "storage-switch": "Storage / in-band leaf",
+    "target-link": "Storage target link",
+    "core-uplink": "Uplink to the data-centre core",
+    "oob-switch": "Out-of-band management switch",
+    "aggregation": "Management aggregation switch",
+    "mgmt-link": "Management link",
+    "mgmt-uplink": "Management uplink",
+}
+
+
+def bom_role_label(role: str) -> str:
+    """What a BOM line is for, in words ("leaf" -> "Leaf switch"); an unknown role in words
+    ("front-end-link" -> "Front end link"), "" for none."""
+    return BOM_ROLE_LABELS.get(role, role.replace("-", " ").replace("_", " ").capitalize())
+
+
+# ---------------------------------------------------------------------------------------------
 # Team skills (constraints.team_skills): what the customer's team already runs
 
 
