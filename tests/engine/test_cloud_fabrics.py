@@ -32,6 +32,11 @@ def train(gpu: str, gpus: int, **constraints: Any) -> dict[str, Any]:
         ("aws-p6-b200", 8, 400, 3200, True),
         ("azure-nd-h100-v5", 8, 400, 3200, True),
         ("gcp-a3-mega", 8, 200, 1600, False),
+        ("azure-nd-h200-v5", 8, 400, 3200, True),
+        ("azure-nd-gb200-v6", 4, 400, 1600, True),
+        ("gcp-a3-ultra", 8, 400, 3200, True),
+        ("gcp-a4", 8, 400, 3200, True),
+        ("gcp-a4x", 4, 400, 1600, True),
     ],
 )
 def test_published_instance_fabrics(
@@ -99,3 +104,25 @@ def test_a_cloud_of_another_gpu_is_refused_naming_the_field() -> None:
     with pytest.raises(ScenarioError) as err:
         evaluate(train("h100-sxm", 64, cloud="aws-p6-b200"))
     assert "constraints.cloud" in str(err.value) and "b200" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("cloud_id", "gpu", "gpus", "fabric"),
+    [
+        ("azure-nd-h200-v5", "h200-sxm", 64, "infiniband"),
+        ("azure-nd-gb200-v6", "gb200-nvl72", 144, "infiniband"),
+        ("gcp-a3-ultra", "h200-sxm", 64, "roce"),
+        ("gcp-a4", "b200", 64, "roce"),
+        ("gcp-a4x", "gb200-nvl72", 144, "roce"),
+    ],
+)
+def test_newer_instances_are_evaluated_on_their_published_shape(
+    cloud_id: str, gpu: str, gpus: int, fabric: str
+) -> None:
+    """Azure ND H200 v5 / ND GB200 v6 (Microsoft Learn) and Google A3 Ultra / A4 / A4X
+    ("Networking and GPU machines"): one 400G RDMA link per GPU."""
+    result = evaluate(train(gpu, gpus, cloud=cloud_id))
+    ref = result["cloud_fabric"]
+    assert ref["id"] == cloud_id and ref["evaluated_as"] == fabric
+    assert ref["gbps_per_gpu"] == 400
+    assert ref["cloud_step_time_s"] > 0

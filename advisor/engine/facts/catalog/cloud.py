@@ -84,8 +84,10 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
         transport="EFA (SRD)",
         rdma=True,
         fabric=ROCE,
-        source="AWS EC2 user guide, 'EFA configuration for P5 instances' (32 network cards, "
-        "one EFA each; 3,200 Gbps EFAv2 per p5.48xlarge with 8 H100); EFA's Scalable Reliable "
+        source="AWS EC2 user guide, 'Specifications for Amazon EC2 accelerated computing "
+        "instances', network specifications (p5.48xlarge: 3200 Gigabit, EFA, 32 network cards) "
+        "and 'EFA configuration for P5 instances' (one EFA per network card); EFA user guide, "
+        "supported instance types (P5 under Nitro v4, EFA v2); EFA's Scalable Reliable "
         "Datagram transport, OS-bypass RDMA for NCCL through aws-ofi-nccl",
     ),
     CloudFabric(
@@ -99,7 +101,10 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
         transport="EFA (SRD)",
         rdma=True,
         fabric=ROCE,
-        source="AWS EC2 P5en instances (8 H200, 3,200 Gbps EFAv3 over 16 EFA devices)",
+        source="AWS EC2 user guide, 'Specifications for Amazon EC2 accelerated computing "
+        "instances', network specifications (p5en.48xlarge: 3200 Gigabit, EFA, 16 network "
+        "cards, so 200 Gbps each); EFA user guide, supported instance types (p5en under Nitro "
+        "v5, EFA v3)",
     ),
     CloudFabric(
         id="aws-p6-b200",
@@ -112,7 +117,10 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
         transport="EFA (SRD)",
         rdma=True,
         fabric=ROCE,
-        source="AWS EC2 P6-B200 instances (8 B200, 3.2 Tbps EFAv4, 8 x 400G network cards)",
+        source="AWS EC2 user guide, 'Specifications for Amazon EC2 accelerated computing "
+        "instances', network specifications (p6-b200.48xlarge: 3200 Gigabit, EFA, 8 network "
+        "cards, so 400 Gbps each); EFA user guide, supported instance types (p6-b200 under "
+        "Nitro v6, EFA v4)",
     ),
     CloudFabric(
         id="azure-nd-h100-v5",
@@ -129,6 +137,36 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
         "Quantum-2 ConnectX-7 InfiniBand link per GPU, 3.2 Tb/s per VM)",
     ),
     CloudFabric(
+        id="azure-nd-h200-v5",
+        provider="Azure",
+        instance="ND H200 v5 (Standard_ND96isr_H200_v5)",
+        gpu_id="h200-sxm",
+        gpus_per_instance=8,
+        links=8,
+        link_gbps=400,
+        transport="InfiniBand NDR",
+        rdma=True,
+        fabric=INFINIBAND,
+        source="Microsoft Learn, ND H200 v5 size series (8 H200, each GPU with its own "
+        "dedicated 400 Gbps NVIDIA Quantum-2 CX7 InfiniBand connection, 3.2 Tb/s per VM, "
+        "GPUDirect RDMA)",
+    ),
+    CloudFabric(
+        id="azure-nd-gb200-v6",
+        provider="Azure",
+        instance="ND GB200 v6",
+        gpu_id="gb200-nvl72",
+        gpus_per_instance=4,
+        links=4,
+        link_gbps=400,
+        transport="InfiniBand NDR",
+        rdma=True,
+        fabric=INFINIBAND,
+        source="Microsoft Learn, ND GB200 v6 size series (2 Grace CPUs and 4 Blackwell GPUs "
+        "per VM, scale-out backend of 4 x 400 Gb/s NVIDIA Quantum-2 CX7 InfiniBand per VM; 18 "
+        "VMs per NVL72 rack, 28.8 Tb/s of scale-out per rack)",
+    ),
+    CloudFabric(
         id="gcp-a3-mega",
         provider="Google Cloud",
         instance="A3 Mega (a3-megagpu-8g)",
@@ -139,8 +177,55 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
         transport="GPUDirect-TCPXO",
         rdma=False,
         fabric=ETHERNET,
-        source="Google Cloud GPU machine types, A3 Mega (8 H100, 8 GPU NICs x 200 Gbps with "
-        "GPUDirect-TCPXO, a TCP offload that is not RDMA, plus one host NIC; 1,800 Gbps in all)",
+        source="Google Cloud Compute Engine, 'Networking and GPU machines' (A3 Mega, 8 H100: "
+        "1,800 Gbps maximum total, 1,600 Gbps of it GPU to GPU over GPUDirect-TCPXO, a TCP "
+        "offload that is not RDMA; 8 GPU NICs, so 200 Gbps each, plus a host NIC)",
+    ),
+    CloudFabric(
+        id="gcp-a3-ultra",
+        provider="Google Cloud",
+        instance="A3 Ultra (a3-ultragpu-8g)",
+        gpu_id="h200-sxm",
+        gpus_per_instance=8,
+        links=8,
+        link_gbps=400,
+        transport="GPUDirect RDMA (RoCE, ConnectX-7)",
+        rdma=True,
+        fabric=ROCE,
+        source="Google Cloud Compute Engine, 'Networking and GPU machines' (A4 and A3 Ultra: "
+        "eight NVIDIA ConnectX-7 NICs, one aligned with each GPU, 3,200 Gbps for GPU-to-GPU "
+        "traffic over GPUDirect RDMA, plus two gVNICs with 400 Gbps for general networking, "
+        "3,600 Gbps in all); Cluster Toolkit v1.44.1 release notes (RDMA via RoCE)",
+    ),
+    CloudFabric(
+        id="gcp-a4",
+        provider="Google Cloud",
+        instance="A4 (a4-highgpu-8g)",
+        gpu_id="b200",
+        gpus_per_instance=8,
+        links=8,
+        link_gbps=400,
+        transport="GPUDirect RDMA (RoCE, ConnectX-7)",
+        rdma=True,
+        fabric=ROCE,
+        source="Google Cloud Compute Engine, 'Networking and GPU machines' (A4, 8 B200: eight "
+        "NVIDIA ConnectX-7 NICs, one per GPU, 3,200 Gbps GPU to GPU over GPUDirect RDMA, plus "
+        "two gVNICs with 400 Gbps; 3,600 Gbps in all)",
+    ),
+    CloudFabric(
+        id="gcp-a4x",
+        provider="Google Cloud",
+        instance="A4X (a4x-highgpu-4g)",
+        gpu_id="gb200-nvl72",
+        gpus_per_instance=4,
+        links=4,
+        link_gbps=400,
+        transport="GPUDirect RDMA (RoCE, ConnectX-7)",
+        rdma=True,
+        fabric=ROCE,
+        source="Google Cloud Compute Engine, 'Networking and GPU machines' (A4X, GB200 "
+        "Superchips: four NVIDIA ConnectX-7 NICs with 1,600 Gbps for GPU-to-GPU traffic plus "
+        "two Titanium NICs with 400 Gbps; 2,000 Gbps in all)",
     ),
 )
 

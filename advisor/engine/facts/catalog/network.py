@@ -437,7 +437,7 @@ NICS: tuple[Nic, ...] = (
 SWITCHES: tuple[Switch, ...] = (
     Switch(
         sku="mgmt-1g-48",
-        part_number="MSN2201-CB2F",
+        part_number="MSN2201-CB2FC",
         description="48x1GbE + 4x100GbE management switch (NVIDIA SN2201 class)",
         fabrics=(ETHERNET,),
         radix_by_gbps=((1, 48), (100, 4)),
@@ -446,7 +446,8 @@ SWITCHES: tuple[Switch, ...] = (
         power_w=100.0,
         unit_price_usd=5000.0,
         role="management",
-        source=f"{_NV} SN2201 datasheet (48x1G RJ45 + 4x100G); {_PRICE}",
+        source=f"{_NV} SN2201 datasheet (48x1G RJ45 + 4x100G; ordering part MSN2201-CB2FC, the "
+        f"Cumulus Linux build); {_PRICE}",
         price_is_estimate=True,
     ),
     Switch(
@@ -714,15 +715,17 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     Transceiver(
         sku="osfp-400g-dr4",
         part_number="MMS4X00-NS400",
-        description="400G OSFP DR4 single-mode transceiver (500 m)",
+        description="400G OSFP DR4 single-mode transceiver, flat top (100 m)",
         fabrics=FABRIC_IDS,
         gbps=400,
         form_factor="osfp",
-        reach_m=500.0,
+        reach_m=100.0,
         media="smf",
         power_w=9.0,
         unit_price_usd=1100.0,
-        source=f"IEEE 802.3bs 400GBASE-DR4 (500 m SMF); {_PRICE}",
+        source=f"{_NV} MMS4X00-NS400 product specification (single-port OSFP DR4, 100 m over "
+        f"MFP7E30 crossover fiber; pairs with the twin-port switch module) and QM97xx user "
+        f"manual (980-9I31N-00NM00, 100 m); {_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
@@ -765,8 +768,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-800g-2xdr4",
-        part_number="MMS4X50-NM",
-        description="800G OSFP 2xDR4 / DR8 single-mode transceiver (XDR / 800GbE)",
+        description="800G OSFP single-port DR8 single-mode transceiver (XDR / 800GbE)",
         fabrics=FABRIC_IDS,
         gbps=800,
         form_factor="osfp",
@@ -775,7 +777,9 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         power_w=16.0,
         unit_price_usd=2200.0,
         fibers_per_module=2,
-        source=f"{_NV} MMS4X50-NM 800G DR8 transceiver (500 m SMF); {_PRICE}",
+        source=f"{_NV} LinkX 800G single-port OSFP DR8 class (500 m SMF); no part number: the "
+        f"XDR InfiniBand module is listed as MMS4A20 (flat top) and the Ethernet one depends on "
+        f"the switch; {_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
@@ -905,7 +909,8 @@ CABLES: tuple[Cable, ...] = (
         legs=4,
         power_w=2.0,
         unit_price_usd=300.0,
-        source=f"{_NV} MFA7A50-C030 QSFP28 to 4 x SFP28 breakout AOC; {_PRICE}",
+        source=f"{_NV} MFA7A50-C0xx QSFP28 to 4 x SFP28 breakout AOC family (MFA7A50-C003 seen in "
+        f"public module dumps; the -C030 length code is unconfirmed); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -987,7 +992,8 @@ CABLES: tuple[Cable, ...] = (
         reach_m=30.0,
         power_w=4.0,
         unit_price_usd=350.0,
-        source=f"{_NV} MFA1A00-C030 100G AOC (up to 100 m); {_PRICE}",
+        source=f"{_NV} MFA1A00-C0xx 100G AOC family (up to 100 m; MFA1A00-C010 seen in public "
+        f"parts lists; the -C030 length code is unconfirmed); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -1017,7 +1023,8 @@ CABLES: tuple[Cable, ...] = (
         reach_m=30.0,
         power_w=1.0,
         unit_price_usd=90.0,
-        source=f"{_NV} MFA2P10-A030 25G AOC; {_PRICE}",
+        source=f"{_NV} MFA2P10-A0xx 25G AOC family (MFA2P10-A005 seen in public configs; the -A030 "
+        f"length code is unconfirmed); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -1045,7 +1052,8 @@ CABLES: tuple[Cable, ...] = (
         media="smf",
         power_w=0.0,
         unit_price_usd=90.0,
-        source=f"{_NV} MFP7E30 MPO-12/APC single-mode fiber cord; {_PRICE}",
+        source=f"{_NV} MFP7E30 MPO-12/APC single-mode crossover fiber family (named by the "
+        f"MMS4X00-NS400 product specification; the -N150 length code is unconfirmed); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
