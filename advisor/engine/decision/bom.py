@@ -558,15 +558,15 @@ def _storage_plan_on(
                         "nic",
                         nic.lane_gbps,
                     )
-                    lines.extend(_kit_lines(kit, part.links, "storage", role))
+                    lines.extend(kit_lines(kit, part.links, "storage", role))
             else:
                 kit = choose_link_kit(
                     parts, ETHERNET, gbps, tier.length_m, sw_cage, sw_cage, "switch"
                 )
-                lines.extend(_kit_lines(kit, tier.links, "storage", "switch-link"))
+                lines.extend(kit_lines(kit, tier.links, "storage", "switch-link"))
         top = topo.core_switches or topo.spine_switches or topo.leaf_switches
         uplink = choose_link_kit(parts, ETHERNET, gbps, SPINE_LINK_M, sw_cage, sw_cage, "switch")
-        lines.extend(_kit_lines(uplink, top * STORAGE_CORE_UPLINKS, "storage", "core-uplink"))
+        lines.extend(kit_lines(uplink, top * STORAGE_CORE_UPLINKS, "storage", "core-uplink"))
         plan = StoragePlan(topo, switch, nic, ports, target_ports, tuple(lines), cards, spec)
         if best is None or totals(plan.lines)[0] < totals(best.lines)[0]:
             best = plan
@@ -574,7 +574,7 @@ def _storage_plan_on(
     return best
 
 
-def _kit_lines(kit: LinkKit, links: int, network: str, role: str) -> list[BomLine]:
+def kit_lines(kit: LinkKit, links: int, network: str, role: str) -> list[BomLine]:
     if links <= 0:
         return []
     return [
@@ -593,7 +593,7 @@ def management_lines(parts: NetworkParts, *, nodes: int, managed_switches: int) 
     agg_count = 0
     agg: Switch | None = None
     if count > 1:
-        agg = _tor_switch(parts, 100)
+        agg = tor_switch(parts, 100)
         usable = (agg.radix_at(100) or 0) - AGGREGATION_RESERVED_PORTS
         if usable <= 0:
             raise BomError(f"{agg.sku} has too few 100G ports for management aggregation")
@@ -617,7 +617,7 @@ def management_lines(parts: NetworkParts, *, nodes: int, managed_switches: int) 
             switch_cage(switch, 100),
             "switch",
         )
-        lines.extend(_kit_lines(kit, count * MGMT_UPLINKS_PER_SWITCH, "management", "mgmt-uplink"))
+        lines.extend(kit_lines(kit, count * MGMT_UPLINKS_PER_SWITCH, "management", "mgmt-uplink"))
     return lines
 
 
@@ -637,7 +637,7 @@ def _storage_nic(parts: NetworkParts, sku: str = "") -> Nic:
     return min(nics, key=lambda n: n.unit_price_usd / n.ports)
 
 
-def _tor_switch(parts: NetworkParts, gbps: int) -> Switch:
+def tor_switch(parts: NetworkParts, gbps: int) -> Switch:
     tors = [
         s
         for s in parts.switches
@@ -960,11 +960,13 @@ __all__ = [
     "compute_fabric_items",
     "compute_fabric_lines",
     "compute_fabric_totals",
+    "kit_lines",
     "line",
     "management_lines",
     "network_bom",
     "storage_lines",
     "storage_plan",
     "storage_topology",
+    "tor_switch",
     "totals",
 ]

@@ -12,6 +12,7 @@ sections "Recommendation", "Field practice", "Decision cost", "Platform facts".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -58,12 +59,19 @@ from advisor.engine.decision.prose import (
     uncertainty,
     why_not,
 )
+from advisor.engine.decision.rag import (
+    TierNetwork,
+    add_rag_answer,
+    tier_lines_of,
+    tier_network,
+    with_tier_network,
+)
 from advisor.engine.decision.scaling import design_of, scaling
 from advisor.engine.decision.search import Evaluator, score_all
 from advisor.engine.decision.util import clean, num, usd
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.network import ETHERNET
-from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
@@ -121,13 +129,33 @@ def recommend(
     """Choose the network for scenario ``s`` with plan ``w``; see the module docstring.
 
     ``evaluator`` overrides the performance model (tests); by default each distinct design
-    is evaluated once with :func:`advisor.engine.model.performance.evaluate_design`.
+    is evaluated once with :func:`advisor.engine.model.performance.evaluate_design`.  A RAG
+    scenario's retrieval tiers (:mod:`advisor.engine.decision.rag`) are priced with the
+    front-end network of every design and named in the answer.
     """
     parts = network_parts(catalog)
+    tiers = tier_network(parts, s) if s.rag is not None else None
+    result = _recommend(s, w, catalog, parts, progress, evaluator, tiers)
+    if tiers is not None:
+        add_rag_answer(result, tiers, s)
+    return result
+
+
+def _recommend(
+    s: Scenario,
+    w: WorkloadPlan,
+    catalog: Catalog,
+    parts: NetworkParts,
+    progress: Callable[[int], None] | None,
+    evaluator: Evaluator | None,
+    tiers: TierNetwork | None,
+) -> dict[str, Any]:
     facts = job_facts(s, w, catalog, parts)
     evaluate = evaluator or performance_evaluator(s, w)
     _report(progress, 0)
     storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
+    if tiers is not None:
+        storage = with_tier_network(storage, tiers)
     candidates, pruned = enumerate_candidates(parts, facts.platform)
     if not facts.needs_compute_fabric:
         result = _no_fabric(facts, parts, evaluate, storage, candidates)
@@ -172,6 +200,7 @@ def _trim_storage(
     if spec == storage.spec:
         return None
     trimmed = storage_plan(parts, nodes=facts.nodes, spec=spec)
+    trimmed = dataclasses.replace(trimmed, lines=(*trimmed.lines, *tier_lines_of(storage)))
     old_capex, old_power = totals(storage.lines)
     new_capex, new_power = totals(trimmed.lines)
     if new_capex >= old_capex:
@@ -644,13 +673,17 @@ def _no_fabric(
             for ln in management_lines(parts, nodes=facts.nodes, managed_switches=0)
             if ln.role == "mgmt-link"
         ]
-        lines = [*(ln for ln in storage.lines if ln.role == "storage-nic"), *mgmt]
+        lines = [
+            *(ln for ln in storage.lines if ln.role == "storage-nic" or ln.network == RETRIEVAL),
+            *mgmt,
+        ]
     else:
         mgmt = management_lines(
             parts, nodes=facts.nodes, managed_switches=storage.topo.total_switches
         )
         lines = [*storage.lines, *mgmt]
     capex, power = totals(lines)
+    own_capex = capex - totals(tier_lines_of(storage))[0]  # the retrieval tiers are said apart
     sc = price(facts, cand, storage.topo, metrics, capex, power)
     within = facts.network_budget_usd is None or capex <= facts.network_budget_usd
     if not within and facts.network_budget_usd is not None:
@@ -666,7 +699,7 @@ def _no_fabric(
     network_sentence = (
         f"Your existing network is enough: plug {servers} {storage.ports_per_server} x "
         f"{storage.gbps}G storage / in-band ports ({nic_name}) and BMC port into switch ports "
-        f"your data centre already has; buy only the adapters and patch cables ({usd(capex)}). "
+        f"your data centre already has; buy only the adapters and patch cables ({usd(own_capex)}). "
         f"New storage switches would add {usd(totals(storage.lines)[0] - capex)} for "
         f"{facts.nodes} server{'s' if facts.nodes > 1 else ''}."
         if existing
@@ -674,7 +707,7 @@ def _no_fabric(
         f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, the platform's "
         f"storage / in-band adapters) on {storage.topo.total_switches} x {switch_name} "
         f"({topo_phrase(storage.topo)}), plus 1 GbE out-of-band management; network capex "
-        f"{usd(capex)}."
+        f"{usd(own_capex)}."
     )
     rationale_text = [
         f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
@@ -711,12 +744,12 @@ def _no_fabric(
         head = (
             f"No GPU compute fabric needed: your existing network is enough "
             f"({storage.ports_per_server} x {storage.gbps}G per server for storage and front "
-            f"end); {usd(capex)} of adapters and cables to buy."
+            f"end); {usd(own_capex)} of adapters and cables to buy."
         )
     elif within:
         head = (
             f"No GPU compute fabric needed: standard Ethernet ({storage.ports_per_server} x "
-            f"{storage.gbps}G per server) for storage and front end, {usd(capex)} of network."
+            f"{storage.gbps}G per server) for storage and front end, {usd(own_capex)} of network."
         )
     else:
         head = (

@@ -269,6 +269,44 @@ DECODE_KERNEL_OVERHEAD_S_PER_LAYER = 20e-6
 """Kernel launch and synchronisation cost per layer per decode step without CUDA graphs
 (~10 kernels x 2 us); engineering estimate."""
 
+# --- Retrieval pipelines (RAG; docs/MODEL.md section 21) -------------------------------------
+
+TEXT_BYTES_PER_TOKEN = 4.0
+"""Bytes of UTF-8 text per token: one token is about 4 characters of English text (OpenAI,
+'What are tokens and how to count them'); sizes questions, retrieved chunks and answers on the
+wire."""
+EMBEDDING_BYTES_PER_DIM = 4.0
+"""A query vector travels as float32: 4 bytes per dimension (FAISS and Milvus FLOAT_VECTOR)."""
+EMBEDDING_MAX_INPUT_TOKENS = 512
+"""BERT-class embedding models read at most 512 tokens (BAAI bge-large-en-v1.5 and intfloat
+e5-large-v2 model cards; Milvus 'optimal chunk size for RAG': BERT-based retrievers handle up
+to 512 tokens): a longer question is truncated before it is embedded."""
+HNSW_LINKS = 16
+HNSW_BYTES_PER_LINK = 16.0
+VECTOR_INDEX_MEMORY_HEADROOM = 1.2
+"""Memory of an in-memory HNSW index: N x (D x 4 + m x 16) x 1.2 bytes, m = 16 neighbour links
+(16 bytes each with their metadata) and 20 % operational headroom (ScyllaDB Vector Search
+'Sizing and Capacity Planning'; the FAISS wiki gives (d x 4 + M x 2 x 4) bytes per vector
+before headroom)."""
+VECTOR_SERVER_MEMORY_BYTES = 512 * 2**30
+"""Memory of one vector-search server: a memory-optimised 2-socket server such as AWS
+r7i.16xlarge (64 vCPU, 512 GiB); an estimate of the tier's building block, not a catalog part."""
+VECTOR_SEARCH_QUERIES_PER_S_PER_SERVER = 1_500.0
+VECTOR_SEARCH_LATENCY_S = 0.010
+"""One Milvus node on VectorDBBench (1M x 768-d, IVF_FLAT, 100 concurrent clients): ~1,560
+queries/s with p99 latency 4-10 ms (a published VectorDBBench run, 2024); a conservative
+per-replica rate (USearch reaches ~100k queries/s on 64 cores at 256-d, unum-cloud/USearch
+BENCHMARKS.md)."""
+EMBEDDING_QUERIES_PER_S_PER_SERVER = 4_600.0
+EMBEDDING_LATENCY_S = 0.022
+"""One embedding GPU server answering short queries with a 1,024-d BERT-large-class model
+(mxbai-embed-large): 4,600 texts/s at p99 22 ms (GigaGPU's published TEI/Infinity throughput
+table, 2026; bge-large-en-v1.5 unbatched reaches 70 requests/s at concurrency 5 on an RTX
+4070, SearchLayer 2025, so batching is assumed)."""
+RETRIEVAL_TIER_MIN_SERVERS = 2
+"""Each retrieval tier keeps one spare replica (N+1): a failed embedding or vector-search
+server must not stop the pipeline (Milvus in-memory replicas for high availability)."""
+
 # --- Sanity bounds ---------------------------------------------------------------------------
 
 MIN_BYTES = 1.0

@@ -92,11 +92,25 @@ COMPUTE = "compute"
 STORAGE = "storage"
 MANAGEMENT = "management"
 FRONTEND = "frontend"
+RETRIEVAL = "retrieval"
 NETWORK_LABELS: dict[str, str] = {
     COMPUTE: "GPU compute fabric",
     STORAGE: "Storage network",
+    RETRIEVAL: "Retrieval-tier network (RAG)",
     MANAGEMENT: "Management network",
     FRONTEND: "Front-end network",
+}
+
+# ---------------------------------------------------------------------------------------------
+# Retrieval pipelines (RAG): the tiers of a pipeline
+
+EMBEDDING_TIER = "embedding"
+VECTOR_SEARCH_TIER = "vector_search"
+GENERATION_TIER = "generation"
+RAG_TIER_LABELS: dict[str, str] = {
+    EMBEDDING_TIER: "embedding tier",
+    VECTOR_SEARCH_TIER: "vector-search tier",
+    GENERATION_TIER: "generation tier",
 }
 
 
@@ -125,6 +139,8 @@ BOM_ROLE_LABELS: dict[str, str] = {
     "aggregation": "Management aggregation switch",
     "mgmt-link": "Management link",
     "mgmt-uplink": "Management uplink",
+    "rag-nic": "Retrieval-tier adapter (embedding / vector search)",
+    "rag-switch": "Retrieval-tier leaf",
 }
 
 

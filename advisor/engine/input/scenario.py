@@ -33,6 +33,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.facts.limits import check_limits
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
+from advisor.engine.input.rag import RagSpec, parse_rag, rag_problems
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
@@ -91,6 +92,7 @@ SCENARIO_KEY_ORDER: tuple[str, ...] = (
     "sequence_length",
     "training",
     "inference",
+    "rag",
     "parallelism",
     "design",
     "constraints",
@@ -356,6 +358,9 @@ class Scenario:
     ``evaluate(calibration=...)``."""
     warnings: tuple[str, ...] = ()
     """What the input asks that the platform is not sold as (e.g. part of an NVL72 rack)."""
+    rag: RagSpec | None = None
+    """A retrieval pipeline (embedding and vector-search tiers) in front of the serving fleet
+    (:mod:`advisor.engine.input.rag`); only with workload ``inference``."""
 
     @property
     def nodes(self) -> int:
@@ -399,6 +404,8 @@ class Scenario:
             out["inference"] = inf
         if self.design is not None:
             out["design"] = self.design.to_dict()
+        if self.rag is not None:
+            out["rag"] = self.rag.to_dict()
         return out
 
 
@@ -531,6 +538,13 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         )
     if workload == "inference":
         inference = _parse_inference(errors, _section(errors, raw, "inference"))
+    rag, rag_errors = parse_rag(raw.get("rag"))
+    for field, message in rag_errors.items():
+        errors.add(field, message)
+    if rag is not None and workload is not None:
+        prompt = inference.prompt_tokens if inference is not None else None
+        for field, message in rag_problems(rag, workload, prompt).items():
+            errors.add(field, message)
     parallelism = _parse_parallelism(errors, _section(errors, raw, "parallelism"))
     design = None
     if raw.get("design") is not None:
@@ -569,6 +583,7 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         design=design,
         constraints=constraints,
         warnings=_platform_warnings(gpu, gpus),
+        rag=rag,
     )
 
 

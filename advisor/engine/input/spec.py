@@ -17,6 +17,7 @@ from advisor.engine.facts.catalog.cloud import cloud_fabric_ids
 from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.engine.facts.limits import LIMITS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
+from advisor.engine.input import rag as rg
 from advisor.engine.input import scenario as sc
 
 _UNSET = object()
@@ -113,6 +114,30 @@ FIELDS: dict[str, FieldDoc] = {
     "inference.pools": FieldDoc("object", "Servers and parallelism of each disaggregated pool."),
     "inference.pools.prefill": FieldDoc("object", "The prompt (prefill) pool."),
     "inference.pools.decode": FieldDoc("object", "The answer (decode) pool."),
+    "rag": FieldDoc(
+        "object",
+        "A retrieval pipeline (RAG) in front of the serving fleet: an embedding tier and a "
+        "vector-search tier feed top_k chunks into every prompt (workload inference only).",
+    ),
+    "rag.top_k": FieldDoc("integer", "Chunks retrieved per question.", default=rg.DEFAULT_TOP_K),
+    "rag.chunk_tokens": FieldDoc(
+        "integer",
+        "Tokens per chunk; top_k x chunk_tokens of inference.prompt_tokens is retrieved context.",
+        default=rg.DEFAULT_CHUNK_TOKENS,
+    ),
+    "rag.embedding_dims": FieldDoc(
+        "integer", "Dimensions of one embedding vector.", default=rg.DEFAULT_EMBEDDING_DIMS
+    ),
+    "rag.corpus_chunks": FieldDoc(
+        "integer", "Chunks in the vector index.", default=rg.DEFAULT_CORPUS_CHUNKS
+    ),
+    "rag.embedding_servers": FieldDoc(
+        "integer", "Servers of the embedding tier; null: sized by the engine for the load."
+    ),
+    "rag.vector_search_servers": FieldDoc(
+        "integer",
+        "Servers of the vector-search tier; null: sized by the engine (index memory, load).",
+    ),
     "parallelism.tp": FieldDoc("integer", "Tensor-parallel size; null: the planner's."),
     "parallelism.pp": FieldDoc("integer", "Pipeline-parallel stages; null: the planner's."),
     "parallelism.dp": FieldDoc("integer", "Data-parallel replicas; null: the planner's."),
@@ -212,6 +237,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "inference.pools": sc.POOLS_KEYS,
     "inference.pools.prefill": sc.POOL_KEYS,
     "inference.pools.decode": sc.POOL_KEYS,
+    "rag": rg.RAG_KEYS,
     "parallelism": sc.PARALLELISM_KEYS,
     "design": sc.DESIGN_KEYS,
     "constraints": tuple(f.name for f in fields(sc.Constraints)),

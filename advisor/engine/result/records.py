@@ -72,6 +72,11 @@ __all__ = [
     "Option",
     "Plan",
     "Pruned",
+    "RagAnswer",
+    "RagFlow",
+    "RagInput",
+    "RagNetwork",
+    "RagTier",
     "Recommendation",
     "ReferenceDesign",
     "ResultFormatError",
@@ -165,6 +170,19 @@ class InferenceInput(_Record):
 
 
 @dataclass(frozen=True)
+class RagInput(_Record):
+    """A retrieval pipeline as given, defaults filled (``scenario.rag``)."""
+
+    top_k: int = 0
+    chunk_tokens: int = 0
+    embedding_dims: int = 0
+    corpus_chunks: int = 0
+    embedding_servers: int | None = field(default=None, metadata=_ABSENT)
+    vector_search_servers: int | None = field(default=None, metadata=_ABSENT)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class DesignInput(_Record):
     """A network design as given (``scenario.design``, ``design_evaluation.design``)."""
 
@@ -212,6 +230,7 @@ class ScenarioEcho(_Record):
     inference: InferenceInput | None = field(default=None, metadata=_ABSENT)
     design: DesignInput | None = field(default=None, metadata=_ABSENT)
     training: TrainingInput | None = field(default=None, metadata=_ABSENT)
+    rag: RagInput | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -792,6 +811,72 @@ class CalibrationComparison(_Record):
 
 
 @dataclass(frozen=True)
+class RagTier(_Record):
+    """One tier of a retrieval pipeline (``rag.tiers``)."""
+
+    role: str = ""
+    label: str = ""
+    servers: int = 0
+    sized_by: str = ""
+    gbits_per_s_per_server: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RagFlow(_Record):
+    """What one question moves between two tiers (``rag.flows``)."""
+
+    name: str = ""
+    source: str = ""
+    target: str = ""
+    bytes_per_query: float = 0.0
+    gbits_per_s: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RagNetwork(_Record):
+    """The retrieval tiers' Ethernet (``rag.network``; its parts are the ``retrieval`` BOM)."""
+
+    nic_sku: str = ""
+    nic_part_number: str = ""
+    nic_name: str = ""
+    port_gbps: int = 0
+    ports_per_server: int = 0
+    servers: int = 0
+    switch_sku: str = ""
+    switch_part_number: str = ""
+    switch_name: str = ""
+    switches: int = 0
+    capex_usd: float = 0.0
+    busiest_gbits_per_s: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RagAnswer(_Record):
+    """A retrieval pipeline's own answer (``rag``, docs/MODEL.md section 21)."""
+
+    queries_per_s: float = 0.0
+    rate_basis: str = ""
+    question_tokens: int = 0
+    context_tokens: int = 0
+    index_bytes: float = 0.0
+    tiers: tuple[RagTier, ...] = ()
+    flows: tuple[RagFlow, ...] = ()
+    network: RagNetwork = field(default_factory=RagNetwork)
+    network_ms: float = 0.0
+    retrieval_ms: float = 0.0
+    generation_ttft_ms: float | None = None
+    first_token_ms: float | None = None
+    target_ttft_ms: float = 0.0
+    meets_target: bool = False
+    compute_fabric: bool = False
+    statements: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class EngineResult(_Record):
     """The whole answer of ``evaluate`` (docs/ENGINE_API.md "Result (output)")."""
 
@@ -814,6 +899,7 @@ class EngineResult(_Record):
     design_evaluation: DesignEvaluation | None = field(default=None, metadata=_ABSENT)
     calibration: CalibrationComparison | None = field(default=None, metadata=_ABSENT)
     warnings: tuple[str, ...] | None = field(default=None, metadata=_ABSENT)
+    rag: RagAnswer | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property

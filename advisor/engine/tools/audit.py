@@ -25,7 +25,11 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
 * ``budget-cut-order``: under a budget, fewer NICs per server while a feasible design with the
   full count exists, or the storage network left untrimmed while the compute fabric departs;
 * ``platform-check``: a server shape or design the platform cannot build that is not refused
-  naming its field, or a partial NVL72 rack without a warning (:data:`PLATFORM_CHECKS`).
+  naming its field, or a partial NVL72 rack without a warning (:data:`PLATFORM_CHECKS`);
+* ``rag-unnamed`` / ``rag-fabric-without-split`` / ``rag-tier-network``: a RAG pipeline
+  (:func:`rag_grid`) whose headline or ``rag`` record does not name it, that buys a GPU compute
+  fabric while every generation replica fits one scale-up domain, or whose tier network is not
+  Ethernet sized for its traffic and priced in the BOM.
 
 A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
 with every preset and the new presets on three established platforms.
@@ -114,6 +118,10 @@ NEW_HARDWARE_SIZES: tuple[int, ...] = (2, 18, 33, 257)
 NEW_HARDWARE_WORKLOADS: tuple[str, ...] = (
     "training", "inference-split", "inference-disaggregated",
 )  # fmt: skip
+RAG_WORKLOAD = "inference-rag"
+"""A retrieval pipeline (``rag: {}``) in front of a fleet whose deployment the engine picks."""
+RAG_GPUS: tuple[str, ...] = ("h100-sxm", "gb200-nvl72", "l40s", "mi300x")
+RAG_SIZES: tuple[int, ...] = (1, 2, 3, 33)
 NEW_MODEL_GPUS: tuple[str, ...] = ("h100-sxm", "b200", "mi300x")
 NEW_MODEL_SIZES: tuple[int, ...] = (4, 33)
 VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
@@ -219,7 +227,21 @@ def grid(catalog: Catalog | None = None) -> list[AuditCase]:
         )
     }
     cases |= set(new_hardware_grid(cat))
+    cases |= set(rag_grid(cat))
     return sorted(cases)
+
+
+def rag_grid(catalog: Catalog | None = None) -> list[AuditCase]:
+    """Retrieval pipelines: every audit model on four platforms at four sizes."""
+    cat = catalog or default_catalog()
+    return sorted(
+        AuditCase(model, gpu, RAG_WORKLOAD, "default", servers)
+        for model in AUDIT_MODELS
+        if cat.model(model) is not None
+        for gpu in RAG_GPUS
+        if cat.gpu(gpu) is not None
+        for servers in RAG_SIZES
+    )
 
 
 def new_hardware_grid(catalog: Catalog | None = None) -> list[AuditCase]:
@@ -257,7 +279,10 @@ def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, A
         "gpus": case.servers * per_server,
         "gpus_per_node": per_server,
     }
-    if case.workload.startswith("inference"):
+    if case.workload == RAG_WORKLOAD:
+        scenario["workload"] = "inference"
+        scenario["rag"] = {}
+    elif case.workload.startswith("inference"):
         scenario["workload"] = "inference"
         scenario["inference"] = dict(INFERENCE_DEPLOYMENTS[case.workload])
     else:
@@ -654,6 +679,61 @@ def serving_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     return out
 
 
+RAG_HEADLINE_WORDS = "RAG pipeline"
+"""How a retrieval pipeline's headline opens (decision/rag.add_rag_answer)."""
+
+
+def _replica_gpus(result: dict[str, Any]) -> int:
+    """GPUs of the largest model instance of the serving deployment (any pool)."""
+    pools = result.get("workload", {}).get("serving", {}).get("pools", {})
+    sizes = [int(p.get("gpus_per_instance", 0)) for p in pools.values() if isinstance(p, dict)]
+    return max(sizes, default=0)
+
+
+def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+    """A RAG pipeline is answered as one: named in the headline with its ``rag`` record; no
+    GPU compute fabric when every generation instance fits one scale-up domain and the
+    deployment is replicas; its tier network Ethernet with a port at least twice the busiest
+    tier server's traffic, and its parts in the BOM at the price the record states."""
+    if "rag" not in result.get("scenario", {}):
+        return []
+    rag = result.get("rag")
+    head = str(result.get("recommendation", {}).get("headline", ""))
+    if not isinstance(rag, dict) or not head.startswith(RAG_HEADLINE_WORDS):
+        return [Violation("rag-unnamed", case, head[:160])]
+    out: list[Violation] = []
+    serving = result.get("workload", {}).get("serving", {})
+    fits = 0 < _replica_gpus(result) <= _domain_gpus(result)
+    if (
+        result.get("recommendation", {}).get("needs_compute_fabric")
+        and fits
+        and serving.get("deployment") == "replicas"
+    ):
+        out.append(
+            Violation(
+                "rag-fabric-without-split",
+                case,
+                f"replicas of {_replica_gpus(result)} GPUs in a {_domain_gpus(result)}-GPU "
+                "domain buy a compute fabric",
+            )
+        )
+    net = rag.get("network", {})
+    port = _num(rag, "network", "port_gbps") or 0.0
+    busiest = _num(rag, "network", "busiest_gbits_per_s") or 0.0
+    lines = [ln for ln in result.get("bom", []) if ln.get("network") == "retrieval"]
+    priced = sum(float(ln.get("extended_price_usd", 0.0)) for ln in lines)
+    if port < 2 * busiest or not lines or abs(priced - float(net.get("capex_usd", -1))) > 0.01:
+        out.append(
+            Violation(
+                "rag-tier-network",
+                case,
+                f"{port:g}G ports for {busiest:.3g} Gb/s; {len(lines)} BOM lines for "
+                f"${priced:,.2f} against ${net.get('capex_usd')}",
+            )
+        )
+    return out
+
+
 def point_violations(outcome: Outcome) -> list[Violation]:
     """Every single-answer property of one case."""
     label = outcome.case.label()
@@ -675,6 +755,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *premium_violations(label, result),
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
+        *rag_violations(label, result),
     ]
 
 

@@ -1,0 +1,280 @@
+"""Retrieval pipelines (RAG): the scenario's ``rag`` section, the tiers' model and the answer.
+
+A RAG pipeline is a serving fleet with an embedding tier and a vector-search tier in front:
+the tiers get ordinary low-latency Ethernet sized for their traffic, the generation tier is
+answered exactly as the same fleet without retrieval, and a GPU compute fabric is bought only
+where generation itself needs one (docs/MODEL.md section 21).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate
+from advisor.engine.decision.bom import NetworkParts, check_bom
+from advisor.engine.decision.rag import tier_nic
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import (
+    EMBEDDING_BYTES_PER_DIM,
+    HNSW_BYTES_PER_LINK,
+    HNSW_LINKS,
+    TEXT_BYTES_PER_TOKEN,
+    VECTOR_INDEX_MEMORY_HEADROOM,
+    VECTOR_SERVER_MEMORY_BYTES,
+)
+from advisor.engine.input.rag import RagSpec
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.rag import index_bytes, network_s, plan_rag, query_rate
+from advisor.engine.result.records import EngineResult
+
+CATALOG = default_catalog()
+
+SERVING_70B: dict[str, Any] = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 16,
+    "inference": {"requests_per_s": 5},
+}
+RAG_70B: dict[str, Any] = {**SERVING_70B, "rag": {}}
+RAG_405B_SPLIT: dict[str, Any] = {
+    "workload": "inference",
+    "model": "llama3.1-405b",
+    "gpu": "h100-sxm",
+    "gpus": 32,
+    "precision": "bf16",
+    "inference": {"requests_per_s": 1, "prompt_tokens": 8192},
+    "rag": {"top_k": 8, "chunk_tokens": 512},
+}
+
+
+@cache
+def _answer(name: str) -> dict[str, Any]:
+    scenarios = {"serving": SERVING_70B, "rag": RAG_70B, "rag-405b": RAG_405B_SPLIT}
+    return evaluate(scenarios[name])
+
+
+def _errors(raw: dict[str, Any]) -> dict[str, str]:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(raw, CATALOG)
+    return {field: " ".join(msgs) for field, msgs in info.value.field_errors.items()}
+
+
+# ---------------------------------------------------------------------------------- input
+
+
+def test_an_empty_rag_section_takes_every_default_and_round_trips() -> None:
+    s = parse_scenario(RAG_70B, CATALOG)
+    assert s.rag == RagSpec()
+    echoed = s.to_dict()
+    assert echoed["rag"] == {
+        "top_k": 4,
+        "chunk_tokens": 256,
+        "embedding_dims": 1024,
+        "corpus_chunks": 10_000_000,
+    }
+    assert parse_scenario(echoed, CATALOG) == s
+
+
+def test_a_scenario_without_rag_has_none() -> None:
+    s = parse_scenario(SERVING_70B, CATALOG)
+    assert s.rag is None
+    assert "rag" not in s.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("rag", "field", "words"),
+    [
+        ({"top_k": 0}, "rag.top_k", "positive integer"),
+        ({"chunk_tokens": "long"}, "rag.chunk_tokens", "positive integer"),
+        ({"embedding_dims": 1.5}, "rag.embedding_dims", "positive integer"),
+        ({"corpus_chunks": 1e13}, "rag.corpus_chunks", "<="),
+        ({"vector_search_servers": -2}, "rag.vector_search_servers", "positive integer"),
+        ({"rerank": True}, "rag.rerank", "unknown field"),
+        ({"top_k": 8, "chunk_tokens": 512}, "rag.top_k", "inference.prompt_tokens"),
+    ],
+)
+def test_bad_rag_input_names_the_field(rag: dict[str, Any], field: str, words: str) -> None:
+    errors = _errors({**SERVING_70B, "rag": rag})
+    assert field in errors, errors
+    assert words in errors[field]
+
+
+def test_rag_is_refused_for_training_naming_rag() -> None:
+    errors = _errors({**SERVING_70B, "workload": "training", "inference": None, "rag": {}})
+    assert "inference" in errors["rag"]
+
+
+def test_rag_must_be_an_object() -> None:
+    assert "object" in _errors({**SERVING_70B, "rag": [4, 256]})["rag"]
+
+
+# ---------------------------------------------------------------------------------- model
+
+
+def test_index_memory_is_the_published_hnsw_formula() -> None:
+    rag = RagSpec(embedding_dims=768, corpus_chunks=1_000_000)
+    expected = 1e6 * (768 * EMBEDDING_BYTES_PER_DIM + HNSW_LINKS * HNSW_BYTES_PER_LINK)
+    assert index_bytes(rag) == pytest.approx(expected * VECTOR_INDEX_MEMORY_HEADROOM)
+
+
+def test_a_closed_loop_asks_the_rate_littles_law_gives_at_the_targets() -> None:
+    s = parse_scenario(
+        {
+            **RAG_70B,
+            "inference": {
+                "concurrent_requests": 100,
+                "output_tokens": 500,
+                "target_ms_per_token": 20,
+                "target_ttft_ms": 2000,
+            },
+        },
+        CATALOG,
+    )
+    assert s.inference is not None
+    rate, basis = query_rate(s.inference)
+    assert rate == pytest.approx(100 / (2.0 + 500 * 0.020))
+    assert "Little's law" in basis
+
+
+def test_flows_carry_the_question_vector_chunks_and_answer_bytes() -> None:
+    plan = plan_rag(parse_scenario(RAG_70B, CATALOG))
+    flows = {f.name: f for f in plan.flows}
+    assert flows["query vector"].bytes_per_query == 1024 * EMBEDDING_BYTES_PER_DIM
+    assert flows["retrieved chunks"].bytes_per_query == 4 * 256 * TEXT_BYTES_PER_TOKEN
+    assert flows["question"].bytes_per_query == (2048 - 1024) * TEXT_BYTES_PER_TOKEN
+    assert flows["answer"].bytes_per_query == 512 * TEXT_BYTES_PER_TOKEN
+    for flow in plan.flows:
+        assert flow.gbits_per_s == pytest.approx(5 * flow.bytes_per_query * 8 / 1e9)
+
+
+def test_vector_tier_grows_with_the_index_and_the_load() -> None:
+    small = plan_rag(parse_scenario(RAG_70B, CATALOG)).tier("vector_search").servers
+    big_corpus = {**RAG_70B, "rag": {"corpus_chunks": 1_000_000_000}}
+    shards = math.ceil(index_bytes(RagSpec(corpus_chunks=10**9)) / VECTOR_SERVER_MEMORY_BYTES)
+    assert plan_rag(parse_scenario(big_corpus, CATALOG)).tier("vector_search").servers == (
+        shards * small
+    )
+    busy = {**RAG_70B, "inference": {"requests_per_s": 30_000}}
+    assert plan_rag(parse_scenario(busy, CATALOG)).tier("vector_search").servers > small
+    assert small == 2  # one shard, N+1 replicas
+
+
+def test_given_tier_sizes_are_kept() -> None:
+    raw = {**RAG_70B, "rag": {"embedding_servers": 3, "vector_search_servers": 7}}
+    plan = plan_rag(parse_scenario(raw, CATALOG))
+    assert (plan.tier("embedding").servers, plan.tier("vector_search").servers) == (3, 7)
+    assert plan.retrieval_servers == 10
+
+
+def test_a_faster_tier_link_is_never_slower() -> None:
+    plan = plan_rag(parse_scenario(RAG_70B, CATALOG))
+    times = [network_s(plan, gbps) for gbps in (1, 10, 25, 100, 400)]
+    assert times == sorted(times, reverse=True)
+    assert all(t > 0 for t in times)
+
+
+def test_the_tier_nic_is_the_slowest_port_that_carries_the_busiest_server_twice() -> None:
+    parts = NetworkParts()
+    assert tier_nic(parts, 0.01).port_gbps == 25
+    assert tier_nic(parts, 20.0).port_gbps == 100  # 2 x 20 Gb/s does not fit a 25G port
+
+
+# ---------------------------------------------------------------------------------- answer
+
+
+def test_a_rag_pipeline_gets_its_own_answer() -> None:
+    r = _answer("rag")
+    rec = r["recommendation"]
+    assert rec["headline"].startswith("RAG pipeline at 5.0 questions/s: 2 x 25G Ethernet")
+    assert rec["rationale"][0].startswith("Retrieval tiers on ordinary low-latency Ethernet")
+    assert rec["needs_compute_fabric"] is False
+    rag = r["rag"]
+    assert [t["role"] for t in rag["tiers"]] == ["embedding", "vector_search", "generation"]
+    assert rag["network"]["port_gbps"] == 25
+    assert rag["compute_fabric"] is False
+    assert rag["meets_target"] is True
+    assert rag["first_token_ms"] == pytest.approx(rag["retrieval_ms"] + r["metrics"]["ttft_ms_p95"])
+    # customer-facing words: display names and part numbers, never catalog ids
+    text = " ".join([rec["headline"], *rag["statements"]])
+    assert "MCX631102AN-ADAT" in text and "MSN2700-CS2F" in text
+    assert "cx6lx-25g" not in text and "tor-100g-32" not in text
+
+
+def test_the_tier_network_is_in_the_bom_and_the_capex() -> None:
+    r = _answer("rag")
+    tier = [ln for ln in r["bom"] if ln["network"] == "retrieval"]
+    skus = {ln["sku"]: ln["quantity"] for ln in tier}
+    assert skus["cx6lx-25g"] == 4  # 2 embedding + 2 vector-search servers, one adapter each
+    assert skus["tor-100g-32"] == 2  # dual-homed: two leaves
+    assert sum(ln["extended_price_usd"] for ln in tier) == pytest.approx(
+        r["rag"]["network"]["capex_usd"]
+    )
+    assert check_bom(r["bom"]) == []
+    assert sum(ln["extended_price_usd"] for ln in r["bom"]) == pytest.approx(
+        r["cost"]["network_capex_usd"]
+    )
+
+
+def test_the_generation_tier_is_answered_as_the_same_fleet_without_retrieval() -> None:
+    rag, serving = _answer("rag"), _answer("serving")
+    assert rag["metrics"] == serving["metrics"]
+    assert rag["recommendation"]["fabric"] == serving["recommendation"]["fabric"]
+    assert rag["cost"]["network_capex_usd"] == pytest.approx(
+        serving["cost"]["network_capex_usd"] + rag["rag"]["network"]["capex_usd"]
+    )
+    assert serving["recommendation"]["headline"] in rag["recommendation"]["headline"]
+
+
+def test_a_model_split_across_servers_gets_a_compute_fabric_and_the_tiers_stay_ethernet() -> None:
+    r = _answer("rag-405b")
+    assert r["recommendation"]["needs_compute_fabric"] is True
+    assert r["rag"]["compute_fabric"] is True
+    assert "GPU compute fabric of its own" in r["rag"]["statements"][-1]
+    tier_nics = {ln["sku"] for ln in r["bom"] if ln["network"] == "retrieval"}
+    assert "cx6lx-25g" in tier_nics
+    assert check_bom(r["bom"]) == []
+
+
+def test_the_typed_result_reads_the_rag_record() -> None:
+    r = _answer("rag")
+    typed = EngineResult.from_dict(r)
+    assert typed.to_dict() == r
+    assert typed.rag is not None and typed.rag.network.nic_part_number == "MCX631102AN-ADAT"
+    assert typed.scenario.rag is not None and typed.scenario.rag.top_k == 4
+    assert EngineResult.from_dict(_answer("serving")).rag is None
+
+
+# ---------------------------------------------------------------------------------- audit
+
+
+def test_the_audit_finds_nothing_wrong_with_a_rag_answer() -> None:
+    from advisor.engine.tools.audit import rag_violations
+
+    assert rag_violations("case", _answer("rag")) == []
+    assert rag_violations("case", _answer("rag-405b")) == []
+    assert rag_violations("case", _answer("serving")) == []  # no pipeline, nothing to check
+
+
+def test_the_audit_catches_an_unnamed_pipeline_a_needless_fabric_and_an_unpriced_tier() -> None:
+    import copy
+
+    from advisor.engine.tools.audit import rag_violations
+
+    def props(result: dict[str, Any]) -> set[str]:
+        return {v.prop for v in rag_violations("case", result)}
+
+    unnamed = copy.deepcopy(_answer("rag"))
+    unnamed["recommendation"]["headline"] = "No GPU compute fabric needed."
+    assert props(unnamed) == {"rag-unnamed"}
+    needless = copy.deepcopy(_answer("rag"))
+    needless["recommendation"]["needs_compute_fabric"] = True
+    assert props(needless) == {"rag-fabric-without-split"}
+    unpriced = copy.deepcopy(_answer("rag"))
+    unpriced["bom"] = [ln for ln in unpriced["bom"] if ln["network"] != "retrieval"]
+    assert props(unpriced) == {"rag-tier-network"}
