@@ -147,3 +147,22 @@ def test_the_plan_says_which_dispatcher_it_assumes_and_deepep_is_faster_across_s
 def test_a_bad_dispatcher_names_the_field() -> None:
     with pytest.raises(ScenarioError, match=r"parallelism\.moe_dispatcher"):
         parse_scenario(_deepseek("flex"), default_catalog())
+
+
+def test_overlapped_all_to_all_costs_the_compute_its_sms() -> None:
+    # step = max(all-to-all, compute + share x all-to-all): with the overlap the step is
+    # shorter than paying both, never shorter than either alone
+    from advisor.engine.facts.constants import EP_COMM_SMS
+    from advisor.engine.model.efficiency import profile
+    from advisor.engine.model.training_step import _training_times
+
+    s = parse_scenario(_deepseek("deepep", "a2a_1f1b"), default_catalog())
+    w = plan_workload(s)
+    assert s.design is not None and w.training is not None
+    times = _training_times(s, w, w.training, s.design, "point")
+    share = EP_COMM_SMS / profile(s.gpu).sms
+    assert 0.1 < share < 0.2  # 20 of B200's 148 SMs
+    assert times.exposed_comm_s > 0.0
+    plain_s, _ = _step(_deepseek("deepep"))
+    overlap_s, _ = _step(_deepseek("deepep", "a2a_1f1b"))
+    assert overlap_s < plain_s

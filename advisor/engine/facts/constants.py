@@ -249,6 +249,11 @@ TP_COMM_OVERLAP = 0.0
 """Tensor-parallel collectives sit on the critical path (Megatron-LM default)."""
 EP_COMM_OVERLAP = 0.0
 """MoE all-to-all exposed unless the framework overlaps it (DualPipe hides most of it)."""
+EP_COMM_SMS = 20
+"""Streaming multiprocessors the expert all-to-all kernels hold while they run under another
+micro-batch's compute: DeepSeek-V3's DualPipe communication kernels use 20 SMs (DeepSeek-V3
+report arXiv 2412.19437 section 3.2.2), Megatron-Core's DeepEP dispatcher the same by default
+(``moe_deepep_num_sms = 20``, TransformerConfig).  The overlapped compute runs on the rest."""
 COMPUTE_JITTER_CV = 0.005
 """Per-node step-time variation from clocks, thermals and OS noise (0.5%); engineering
 estimate, stragglers in large runs reported in Llama 3 (arXiv 2407.21783 section 3.3.4)."""

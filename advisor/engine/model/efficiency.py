@@ -148,6 +148,12 @@ ELEMENTWISE_FFN_PASSES = 3.0
 read gate and up, write the product)."""
 UNFUSED_ATTENTION_BYTES_PER_SCORE = 13.0
 """Forward bytes per attention score without flash attention (see :func:`layer_forward`)."""
+MLA_HEAD_DIM = 128
+"""Per-head query/key ("nope") and value width of multi-head latent attention as trained
+(DeepSeek-V2 arXiv 2405.04434 and DeepSeek-V3 arXiv 2412.19437 section 4.2: d_h = 128)."""
+MLA_ROPE_DIM = 64
+"""Decoupled RoPE query/key width per head of multi-head latent attention (d_h^R = 64, same
+sources)."""
 BACKWARD_FACTOR = 2.0
 """Backward GEMMs: input and weight gradients, each the forward's size (Narayanan et al. 2021)."""
 
@@ -239,6 +245,25 @@ class LayerCompute:
         return self.model_flops / self.forward_s if self.forward_s > 0 else 0.0
 
 
+def latent_attention(model: ModelSpec) -> bool:
+    """Multi-head latent attention (DeepSeek MLA): the cached vector per layer is not
+    ``2 x kv_heads x head_dim`` (576 = 512 latent + 64 RoPE)."""
+    return model.kv_dim_per_layer != 2 * model.kv_heads * model.head_dim
+
+
+def attention_flops_per_query_key(model: ModelSpec) -> float:
+    """Score (QK^T) and context (AV) FLOPs per query per key position per layer, all heads.
+
+    Multi-head and grouped-query attention: ``2 heads x head_dim`` each, ``4 heads head_dim``
+    (= ``4 h``).  MLA as trained (no absorbed projections: Megatron-Core's MLA, DeepSeek's
+    training kernels) scores with per-head queries and keys of ``d_h + d_h^R`` = 192 and reads
+    values of ``d_h`` = 128: ``2 heads (192 + 128)``, 2.9x the ``4 h`` of DeepSeek-V3's
+    hidden size."""
+    if latent_attention(model):
+        return 2.0 * model.heads * (2 * MLA_HEAD_DIM + MLA_ROPE_DIM)
+    return 4.0 * model.heads * model.head_dim
+
+
 def _mlp_shapes(model: ModelSpec) -> tuple[float, float]:
     """(dense FFN width incl. gate, matmul params per layer of attention) for one layer."""
     kv = model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim
@@ -311,7 +336,10 @@ def layer_forward(
         ffn_elem = up_width
     p = profile(gpu)
     heads_dim = model.heads * model.head_dim
+    # model FLOPs count 4 s h per token (Megatron's convention, forward_flops_per_token); the
+    # kernels execute the attention's own head widths (MLA: 192-wide scores, 128-wide values)
     attn_flops = 4.0 * t * context * heads_dim / tp
+    attn_exec = t * context * attention_flops_per_query_key(model) / tp
     bf16_peak = gpu.peak_tflops("bf16") * 1e12 or gpu.peak_tflops(precision) * 1e12
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     # element-wise kernels (sequence parallel: hidden-sized tensors split over tp)
@@ -323,10 +351,10 @@ def layer_forward(
     )
     if flash:
         # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores
-        attention = 0.5 * attn_flops / (p.attention_fraction * p.sustained_ratio * bf16_peak)
+        attention = 0.5 * attn_exec / (p.attention_fraction * p.sustained_ratio * bf16_peak)
     else:
         attention = 0.0
-        gemm += attn_flops / (p.mamf_bf16 * p.sustained_ratio * bf16_peak)
+        gemm += attn_exec / (p.mamf_bf16 * p.sustained_ratio * bf16_peak)
         scores = t * context * max(1.0, model.heads / tp)
         elem_bytes += UNFUSED_ATTENTION_BYTES_PER_SCORE * scores
     elementwise = elem_bytes / hbm

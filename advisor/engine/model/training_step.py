@@ -14,6 +14,7 @@ from advisor.engine.facts.constants import (
     DDP_BUCKET_BYTES,
     DP_OVERLAP_EFFICIENCY,
     EP_COMM_OVERLAP,
+    EP_COMM_SMS,
     FABRICS,
     TP_COMM_OVERLAP,
 )
@@ -24,6 +25,7 @@ from advisor.engine.model.collectives import (
     p2p_time_s,
 )
 from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride, net_for
+from advisor.engine.model.efficiency import profile
 from advisor.engine.model.plans import GroupLayout, TrainingPlan, WorkloadPlan
 
 # ----------------------------------------------------------------------------- training
@@ -81,8 +83,11 @@ def _training_times(
     if t.ep_overlap in ("dualpipe", "a2a_1f1b"):
         # DualPipe (DeepSeek-V3 report, section 3.2.1) and Megatron-Core's 1F1B all-to-all
         # overlap (moe_a2a_overlap): one micro-batch's all-to-all runs under another's
-        # compute, so only the part longer than the compute is exposed
-        ep_exposed = max(0.0, ep_total - t.compute_s)
+        # compute, so only the part longer than the compute is exposed; while it runs, its
+        # kernels hold EP_COMM_SMS of the GPU's SMs and the compute under it slows to the
+        # rest: step = max(all-to-all, compute + share x all-to-all)
+        share = min(1.0, EP_COMM_SMS / max(1, profile(scenario.gpu).sms))
+        ep_exposed = max(ep_total - t.compute_s, share * ep_total, 0.0)
     else:
         ep_exposed = ep_total * (1.0 - EP_COMM_OVERLAP)
 
