@@ -116,3 +116,15 @@ def test_no_output_number_is_nan_or_infinite(
     except ScenarioError:
         return  # does not fit: refused cleanly
     assert all(math.isfinite(n) for n in _walk_numbers(result))
+
+
+def test_the_recommended_design_carries_its_step_bounds() -> None:
+    # candidates are scored without the step bounds; the chosen design gets them (the
+    # metrics and the uncertainty of the answer)
+    result = evaluate(scenario(design=None))
+    metrics = result["metrics"]
+    assert metrics["step_time_s_low"] <= metrics["step_time_s"] <= metrics["step_time_s_high"]
+    assert metrics["run_time_s_low"] <= metrics["run_time_s"] <= metrics["run_time_s_high"]
+    band = result["uncertainty"]["step_time_s"]
+    assert band["low"] < band["high"]
+    assert band["low"] == pytest.approx(metrics["step_time_s_low"], abs=1e-6)

@@ -269,3 +269,34 @@ def test_bounds_skipping_plans_by_their_point_step_are_exact(name: str, d: Desig
     full = performance._bounds_over_plans(s, plans, best, d, metrics).to_dict()
     assert pruned["step_time_s_high"] == full["step_time_s_high"]
     assert pruned["step_time_s_low"] == full["step_time_s_low"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(name=st.sampled_from(("70b", "70b-pp", "moe")), d=designs)
+def test_a_plans_network_free_step_never_exceeds_its_step_in_any_bound(
+    name: str, d: Design
+) -> None:
+    # the design evaluation skips a plan whose step on a free network already reaches the
+    # best step so far: exact only if that step is a lower bound in every world, to the bit
+    from advisor.engine.model import training_step
+
+    s, w = _scenario(name)
+    for plan in (w, *w.alternatives):
+        assert plan.training is not None
+        for bound in ("point", "low", "high"):
+            step = training_step._training_times(s, plan, plan.training, d, bound).step_s
+            assert training_step.free_step_s(s, plan, d, bound) <= step
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(("70b", "70b-pp", "moe")), d=designs)
+def test_metrics_without_bounds_are_the_metrics_less_the_bounds(name: str, d: Design) -> None:
+    # the recommendation scores every candidate without the step bounds and prices them for
+    # the chosen design only: every other figure must be the same
+    s, w = _scenario(name)
+    full = evaluate_design(s, w, d).to_dict()
+    lean = evaluate_design(s, w, d, bounds=False).to_dict()
+    bounds = {"step_time_s_low", "step_time_s_high", "run_time_s_low", "run_time_s_high"}
+    assert bounds <= set(full)
+    assert not bounds & set(lean)
+    assert lean == {k: v for k, v in full.items() if k not in bounds}

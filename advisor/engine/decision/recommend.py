@@ -152,6 +152,8 @@ def _recommend(
 ) -> dict[str, Any]:
     facts = job_facts(s, w, catalog, parts)
     evaluate = evaluator or performance_evaluator(s, w)
+    # every candidate is scored without its step bounds; the chosen design gets them below
+    score = evaluator or performance_evaluator(s, w, bounds=False)
     _report(progress, 0)
     storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
     if tiers is not None:
@@ -162,7 +164,7 @@ def _recommend(
         result["scaling"] = scaling(s, facts, _representatives(facts, candidates))
         _report(progress, 100)
         return result
-    scored, more = score_all(facts, parts, candidates, storage, evaluate, progress)
+    scored, more = score_all(facts, parts, candidates, storage, score, progress)
     pruned.extend(more)
     _report(progress, 90)
     if not scored:
@@ -181,6 +183,8 @@ def _recommend(
             storage, scored, note = trimmed
             notes = [note, *check_constraints(facts, scored, ttft)]
     choice = choose(facts, scored)
+    if score is not evaluate:
+        choice.best.metrics = clean(evaluate(choice.best.cand))
     result = _build(facts, parts, choice, scored, pruned, storage, notes)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
     if kv:
@@ -252,11 +256,13 @@ def _report(progress: Callable[[int], None] | None, pct: int) -> None:
         progress(pct)
 
 
-def performance_evaluator(s: Scenario, w: WorkloadPlan) -> Evaluator:
+def performance_evaluator(s: Scenario, w: WorkloadPlan, *, bounds: bool = True) -> Evaluator:
+    """``bounds=False``: a training design's metrics without the low and high step bounds
+    (:func:`advisor.engine.model.performance.evaluate_design`), for scoring every candidate."""
     from advisor.engine.model.performance import evaluate_design
 
     def run(cand: Candidate) -> Metrics:
-        return evaluate_design(s, w, design_of(cand))
+        return evaluate_design(s, w, design_of(cand), bounds=bounds)
 
     return run
 

@@ -50,7 +50,7 @@ def _points(
         except Exception:  # noqa: S112 - a size the planner cannot place is skipped
             continue
         for fabric, candidate in sorted(per_fabric.items()):
-            metrics = evaluate_design(sized, plan, design_of(candidate))
+            metrics = evaluate_design(sized, plan, design_of(candidate), bounds=False)
             if metrics.scaling_efficiency is not None:
                 eff = num(metrics.scaling_efficiency, math.nan)
             else:

@@ -59,6 +59,7 @@ from advisor.engine.model.training_step import (
     _network_free_step_s,
     _training_times,
     _TrainingTimes,
+    free_step_s,
 )
 from advisor.engine.result.records import Metrics
 
@@ -99,22 +100,28 @@ def _training_metrics(
     design: Design,
     point: _TrainingTimes | None = None,
     free_step_s: float | None = None,
+    *,
+    bounds: bool = True,
 ) -> Metrics:
     """``free_step_s``: the least step of the planner's plans on a network that costs
     nothing (:func:`_network_free_step_s`); the GPU time this design wastes waiting on the
-    network is the share of its step above it, so a faster design never wastes more."""
+    network is the share of its step above it, so a faster design never wastes more.
+    ``bounds=False``: the low and high step and run times are left out (None)."""
     point = point or _training_times(scenario, workload, t, design, "point")
-    low = _training_times(scenario, workload, t, design, "low")
-    high = _training_times(scenario, workload, t, design, "high")
     step = point.step_s
     run_s = t.steps * step
     peak = scenario.gpu.peak_tflops(scenario.precision) * 1e12
     tflops = t.hardware_flops_per_gpu / step / 1e12
-    # the model's own error (calibration residuals of training rows on this GPU generation)
-    # widens the placement/jitter bounds
-    err_low, err_high = _model_error(scenario, "training")
-    low_s = low.step_s * err_low
-    high_s = high.step_s * err_high
+    low_s: float | None = None
+    high_s: float | None = None
+    if bounds:
+        low = _training_times(scenario, workload, t, design, "low")
+        high = _training_times(scenario, workload, t, design, "high")
+        # the model's own error (calibration residuals of training rows on this GPU
+        # generation) widens the placement/jitter bounds
+        err_low, err_high = _model_error(scenario, "training")
+        low_s = low.step_s * err_low
+        high_s = high.step_s * err_high
     server, leaf, pod = _boundary_values(scenario, workload, design)
     return Metrics(
         step_time_s=step,
@@ -135,8 +142,8 @@ def _training_metrics(
         gpu_idle_fraction=_idle_fraction(step, free_step_s, point),
         tokens_per_s=t.tokens_per_step / step,
         run_time_s=run_s,
-        run_time_s_low=t.steps * low_s,
-        run_time_s_high=t.steps * high_s,
+        run_time_s_low=None if low_s is None else t.steps * low_s,
+        run_time_s_high=None if high_s is None else t.steps * high_s,
         gpu_hours=run_s * scenario.gpus / 3600.0,
         inter_server_bytes_per_gpu=server,
         inter_leaf_bytes_per_gpu=leaf,
@@ -407,6 +414,8 @@ def _bounds_over_plans(
                 break
             if bound == "high" and priced and priced.get(id(plan), 0.0) * factor >= best_step:
                 continue
+            if free_step_s(scenario, plan, design, bound) * factor >= best_step:
+                continue  # not even on a free network
             step = _training_times(scenario, plan, t, design, bound).step_s * factor
             if step < best_step:
                 best_step, best_run = step, t.steps * step
@@ -420,25 +429,45 @@ def _bounds_over_plans(
     )
 
 
-def evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> Metrics:
+def evaluate_design(
+    scenario: Scenario, workload: WorkloadPlan, design: Design, *, bounds: bool = True
+) -> Metrics:
     """Metrics of ``workload`` on design ``design`` (see module docstring for the composition).
 
     Cheap by construction: only the network-dependent collectives are priced here; the
     metrics of a training plan object on a design are kept in its memo while it lives (training
     plans are cached per scenario by :func:`advisor.engine.model.planner.plan_workload`).
+
+    ``bounds=False`` (training): the metrics without the low and high bounds of the step and
+    run time (None), every other figure the same; the bounds price every plan of the family
+    twice more, and the recommendation needs them for the chosen design only.
     """
     if workload.training is None:
         return _evaluate_design(scenario, workload, design)
-    key = ("metrics", design)
-    hit: tuple[Scenario, Metrics] | None = workload.memo.get(key)
-    if hit is not None and (hit[0] is scenario or hit[0] == scenario):
-        return hit[1]
-    metrics = _evaluate_design(scenario, workload, design)
-    workload.remember(key, (scenario, metrics))
+    for key in (("metrics", design, True), ("metrics", design, bounds)):
+        hit: tuple[Scenario, Metrics] | None = workload.memo.get(key)
+        if hit is not None and (hit[0] is scenario or hit[0] == scenario):
+            if bounds or key[2] is False:
+                return hit[1]
+            return _without_bounds(hit[1])
+    metrics = _evaluate_design(scenario, workload, design, bounds=bounds)
+    workload.remember(("metrics", design, bounds), (scenario, metrics))
     return metrics
 
 
-def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design) -> Metrics:
+def _without_bounds(metrics: Metrics) -> Metrics:
+    return dataclasses.replace(
+        metrics,
+        step_time_s_low=None,
+        step_time_s_high=None,
+        run_time_s_low=None,
+        run_time_s_high=None,
+    )
+
+
+def _evaluate_design(
+    scenario: Scenario, workload: WorkloadPlan, design: Design, *, bounds: bool = True
+) -> Metrics:
     if workload.training is not None:
         point = None
         plans: tuple[WorkloadPlan, ...] = ()
@@ -449,9 +478,9 @@ def _evaluate_design(scenario: Scenario, workload: WorkloadPlan, design: Design)
             workload, point = _fastest_plan(scenario, workload, design, priced)
         assert workload.training is not None
         metrics = _training_metrics(
-            scenario, workload, workload.training, design, point, free_step_s
+            scenario, workload, workload.training, design, point, free_step_s, bounds=bounds
         )
-        if not plans:
+        if not plans or not bounds:
             return metrics
         return _bounds_over_plans(scenario, plans, workload, design, metrics, priced)
     assert workload.inference is not None

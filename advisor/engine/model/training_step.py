@@ -266,6 +266,25 @@ def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Des
     return best
 
 
+def free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str) -> float:
+    """The step of plan ``workload`` in ``bound``'s world on a network that costs nothing: a
+    lower bound of its step on every design in that world (every term of
+    :func:`_training_times` is monotone in the network's times, and IEEE rounding keeps the
+    order), tighter than :func:`_compute_floor_s` (it counts the communication inside the
+    scale-up domain and the compute jitter).  The same for every design (kept in the plan's
+    memo), so a plan whose bound already reaches the best step so far is not priced."""
+    key = ("free-bound", bound, design.fabric if scenario.calibration is not None else None)
+    hit: float | None = workload.memo.get(key)
+    if hit is not None:
+        return hit
+    assert workload.training is not None
+    step = _training_times(
+        scenario, workload, workload.training, design, bound, free_network=True
+    ).step_s
+    value: float = workload.remember(key, step)
+    return value
+
+
 def _fastest_plan(
     scenario: Scenario,
     workload: WorkloadPlan,
@@ -284,6 +303,8 @@ def _fastest_plan(
     for floor, alt in _floors(workload):
         if floor >= point.step_s:
             break  # sorted: no later plan can win either
+        if free_step_s(scenario, alt, design, "point") >= point.step_s:
+            continue  # not even on a free network
         t = alt.training
         assert t is not None
         times = _training_times(scenario, alt, t, design, "point")
