@@ -18,6 +18,7 @@ from advisor.engine.input.scenario import Design
 from advisor.engine.model.design_network import _fabric_for
 from advisor.engine.model.placement import Communicator, place
 from advisor.engine.model.topology import TopologyError, size_topology
+from advisor.engine.tools.audit import whole_cage_violations
 
 CATALOG = default_catalog()
 PARTS = NetworkParts.from_catalog(CATALOG)
@@ -137,3 +138,47 @@ def test_100k_h100_multi_plane_options_carry_their_own_step_time() -> None:
     ]
     assert pairs
     assert all(planed <= single for planed, single in pairs)
+
+
+# ------------------------------------------------------------------ tier rule by ports
+
+
+@pytest.mark.parametrize(
+    ("endpoints", "rails", "ratio", "tiers"),
+    [
+        (2048, 8, 1.0, 2),  # DGX SuperPOD 8 SU: 64 leaves, every spine one port per leaf
+        (2056, 8, 1.0, 3),  # 257 servers: 72 leaves > k, three tiers
+        (3072, 1, 3.0, 2),  # 3:1 leaves keep 48 ports down: k x d = 64 x 48
+        (3073, 1, 3.0, 3),
+        (65_536, 1, 1.0, 3),  # k x k/2 x k/2
+        (65_537, 1, 1.0, 4),
+    ],
+)
+def test_tiers_follow_the_non_blocking_port_arithmetic(
+    endpoints: int, rails: int, ratio: float, tiers: int
+) -> None:
+    """Two tiers while leaves <= k and spines spread evenly, three while pods of k/2 leaves
+    fit k pods, then the 4-tree (docs/MODEL.md 11, "Tier rule")."""
+    topo = size_topology(endpoints, 64, ratio, rails=rails)
+    assert topo.tiers == tiers
+    assert endpoints <= topo.max_endpoints
+
+
+def test_three_tier_pods_spread_evenly_over_their_spines() -> None:
+    topo = size_topology(4096 * 8, 64, 1.0, rails=8)
+    assert topo.tiers == 3
+    # a full leaf of a full pod: 32 uplinks, one to each of its pod's 32 spines
+    assert (topo.leaf_uplinks, topo.links_per_leaf_spine) == (32, 1)
+    assert topo.spine_switches == topo.leaf_switches  # spines = leaves in a full fat tree
+
+
+def test_the_audit_catches_a_leaf_that_splits_a_gaudi3_osfp() -> None:
+    result = evaluate(train("gaudi3", 1024))
+    assert whole_cage_violations("gaudi3 1024", result) == []
+    split = {**result, "recommendation": dict(result["recommendation"])}
+    split["recommendation"]["topology"] = {
+        **result["recommendation"]["topology"],
+        "leaf_downlinks": 130,
+    }
+    found = whole_cage_violations("gaudi3 split", split)
+    assert [v.prop for v in found] == ["whole-cages"]

@@ -388,10 +388,8 @@ def _size_from_loads(
     per_load = {load: min(up, math.ceil(load / oversubscription - _EPS)) for load in set(loads)}
     needed = tuple(map(per_load.__getitem__, loads))
     uplinks = sum(needed)
-    tiers = next((n for n in range(2, MAX_TIERS + 1) if leaves <= max_leaves(radix, n)), 0)
-    spines_even = even_spines(needed, up, radix, min_spines) if tiers == 2 else None
-    if tiers == 2 and spines_even is None:
-        tiers = 3  # no even spread fits two tiers (partial leaves need too many spine ports)
+    half = radix // 2
+    tiers, spines_even, pods = _tiers_by_ports(needed, up, radix, min_spines)
     if not tiers:
         limit_leaves = max_leaves(radix, MAX_TIERS)
         raise TopologyError(
@@ -400,7 +398,6 @@ def _size_from_loads(
             f"at most {limit_leaves} leaves ({max_endpoints(radix, MAX_TIERS, oversubscription)} "
             "endpoints on full leaves); use a higher-radix switch or split the cluster"
         )
-    half = radix // 2
     full_leaf_up = max(needed)
     if tiers == 2 and spines_even is not None:
         # every leaf reaches every spine with ceil(u/S) links: its uplinks divide evenly
@@ -417,22 +414,8 @@ def _size_from_loads(
         uplinks = 0
         pair_links = 0
         top = max(needed)
-        # pods of the same leaves are sized alike (most pods are full): each distinct pod once
-        pods: dict[tuple[int, ...], tuple[int, int, int, int]] = {}
         for first in range(0, leaves, half):
-            pod = needed[first : first + half]
-            sized = pods.get(pod)
-            if sized is None:
-                pod_spines = even_spines(pod, up, half) or math.ceil(sum(pod) / half)
-                pod_pairs = [math.ceil(u / pod_spines) for u in pod]
-                biggest = max(pod)
-                sized = pods[pod] = (
-                    pod_spines,
-                    sum(pod_pairs),
-                    biggest,
-                    pod_pairs[pod.index(biggest)],
-                )
-            pod_spines, pod_pair_links, biggest, full_pair = sized
+            pod_spines, pod_pair_links, biggest, full_pair = pods[needed[first : first + half]]
             spines += pod_spines
             uplinks += pod_pair_links * pod_spines
             if not pair_links and biggest == top:
@@ -468,6 +451,51 @@ def _size_from_loads(
         leaf_downlinks=max(loads),
         links_per_leaf_spine=pair_links,
     )
+
+
+PodLayer = tuple[int, int, int, int]
+"""One pod's spine layer: (spines, leaf-spine links per spine, largest leaf uplinks, links
+from that leaf to each spine)."""
+
+
+def _tiers_by_ports(
+    uplinks_per_leaf: tuple[int, ...], up_ports: int, radix: int, min_spines: int = 1
+) -> tuple[int, int | None, dict[tuple[int, ...], PodLayer]]:
+    """(tiers, two-tier spines, pod spine layers) of the shallowest fabric whose non-blocking
+    port arithmetic holds for these leaves (docs/MODEL.md 11, "Tier rule"); 0 tiers when
+    none up to four does.
+
+    * Two tiers: every spine takes at least one port from every leaf, so leaves <= k, and an
+      even spine layer exists (:func:`even_spines`: each leaf runs ceil(u/S) links to each of
+      S spines within its up ports, each spine's ports <= k).
+    * Three tiers: pods of k/2 consecutive leaves, each with an even spine layer of spines
+      with k/2 ports down (a non-blocking spine keeps k/2 up); every core (k ports) reaches
+      every pod, so pods <= k, i.e. leaves <= k x k/2.
+    * Four tiers (k-ary 4-tree): leaves <= k x (k/2)^2.
+    """
+    leaves = len(uplinks_per_leaf)
+    half = radix // 2
+    if leaves <= radix:
+        spines = even_spines(uplinks_per_leaf, up_ports, radix, min_spines)
+        if spines is not None:
+            return 2, spines, {}
+    if leaves <= max_leaves(radix, 3):
+        pods: dict[tuple[int, ...], PodLayer] = {}
+        for first in range(0, leaves, half):
+            pod = uplinks_per_leaf[first : first + half]
+            if pod in pods:
+                continue  # most pods are full and alike: each distinct pod once
+            pod_spines = even_spines(pod, up_ports, half)
+            if pod_spines is None:
+                break  # this pod's leaves cannot spread evenly over k/2-port spines
+            pod_pairs = [math.ceil(u / pod_spines) for u in pod]
+            biggest = max(pod)
+            pods[pod] = (pod_spines, sum(pod_pairs), biggest, pod_pairs[pod.index(biggest)])
+        else:
+            return 3, None, pods
+    if leaves <= max_leaves(radix, 4):
+        return 4, None, {}
+    return 0, None, {}
 
 
 def even_spines(

@@ -20,6 +20,8 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
 * ``bom``: a bill of materials that :func:`advisor.engine.decision.bom.check_bom` rejects;
 * ``even-spines``: a non-blocking two-tier compute fabric whose spines do not divide each
   full leaf's uplinks (some leaf pairs below line rate);
+* ``whole-cages``: a leaf whose server links split an integrated multi-link cage (Gaudi 3's
+  4 x 200G OSFP) over leaves, which would need a breakout the BOM does not price;
 * ``premium-unstated``: a cheaper feasible field-practice design (beyond the tie band) whose
   comparison with the pick does not state the premium in percent, or calls it tied;
 * ``budget-cut-order``: under a budget, fewer NICs per server while a feasible design with the
@@ -47,9 +49,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine import evaluate
-from advisor.engine.decision.bom import check_bom
+from advisor.engine.decision.bom import NetworkParts, check_bom
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
+from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.model.placement import whole_groups
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
@@ -496,6 +499,34 @@ def even_spine_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     return []
 
 
+def whole_cage_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+    """Every leaf of a fabric on integrated multi-link cages (Gaudi 3: 4 x 200G per OSFP)
+    takes whole cages: a full leaf's server links are a multiple of the cage's links, as the
+    BOM's straight cage-to-cage cabling assumes (docs/MODEL.md 11, "Plies")."""
+    rec = result.get("recommendation", {})
+    topo = rec.get("topology") if isinstance(rec, dict) else None
+    sku = rec.get("nic_sku") if isinstance(rec, dict) else None
+    if not isinstance(topo, dict) or not sku or int(topo.get("tiers") or 0) < 2:
+        return []
+    try:
+        nic = NetworkParts().find(str(sku))
+    except KeyError:
+        return []
+    if not isinstance(nic, Nic) or not nic.integrated or nic.links_per_port <= 1:
+        return []
+    down = int(topo.get("leaf_downlinks") or 0)
+    if down % nic.links_per_port:
+        return [
+            Violation(
+                "whole-cages",
+                case,
+                f"a full leaf takes {down} of {nic.sku}'s links, not whole "
+                f"{nic.links_per_port}-link cages",
+            )
+        ]
+    return []
+
+
 def premium_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     """Every feasible field-practice option cheaper over the life than the pick beyond the tie
     band is compared in words that state the premium in percent, never as a tie."""
@@ -752,6 +783,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *field_practice_violations(outcome.case, result),
         *bom_violations(label, result),
         *even_spine_violations(label, result),
+        *whole_cage_violations(label, result),
         *premium_violations(label, result),
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
