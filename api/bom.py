@@ -3,7 +3,8 @@
 The recommended design's BOM is in the result (`result.bom`). Alternatives in
 `result.options` carry no BOM of their own, so theirs is priced on the run's catalog by
 the engine's `network_bom`, exactly the way the engine prices the recommended design
-(compute fabric + storage/front-end + management networks).
+(compute fabric + storage/front-end + management networks); a RAG pipeline's retrieval-tier
+network is the same in every design, so an option carries the result's own lines for it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from advisor.engine.decision.bom import BomError, NetworkParts, StorageSpec, network_bom
 from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.vocabulary import RETRIEVAL
 from advisor.engine.model.topology import TopologyError
 from advisor.engine.result.records import EngineResult, Option
 
@@ -55,7 +57,11 @@ def option_bom_lines(
         ) from exc
     except (TopologyError, BomError, ValueError) as exc:
         raise BomUnavailable(f"option {option.rank} cannot be priced: {exc}") from exc
-    return [line.to_dict() for line in lines]
+    # where the engine puts them: after the front-end network, before management
+    tiers = [line.to_dict() for line in result.bom if line.network == RETRIEVAL]
+    out = [line.to_dict() for line in lines]
+    at = next((i for i, ln in enumerate(out) if ln["network"] == "management"), len(out))
+    return [*out[:at], *tiers, *out[at:]]
 
 
 def bom_for(*, result: EngineResult, option: int | None, catalog: Catalog) -> dict[str, Any]:

@@ -335,7 +335,10 @@ class ScenarioBomApi(ApiView):
             quantity = serializers.IntegerField(min_value=0)
             unit_price_usd = serializers.FloatField()
             extended_price_usd = serializers.FloatField()
-            network = serializers.CharField(help_text="compute, storage, management or frontend.")
+            network = serializers.CharField(
+                help_text="compute, storage, retrieval (a RAG pipeline's tiers), management or "
+                "frontend."
+            )
             source = serializers.CharField()  # type: ignore[assignment]  # a BOM key, not Field.source
 
         scenario_id = serializers.UUIDField()
