@@ -170,3 +170,26 @@ def test_auto_chooses_as_nccls_tuner_and_pays_the_chosen_algorithms_fill() -> No
     # ... but NCCL's cost model (no fill) ranks it first, so the collective runs it
     assert algo == "nvls_tree"
     assert t == pytest.approx(t_nvls)
+
+
+def test_blackwell_nvls_reaches_nccls_lower_share_of_its_links() -> None:
+    from advisor.engine.model.collectives import NVLS_EFFICIENCY_BLACKWELL, NVLS_EFFICIENCY_HOPPER
+
+    def one(blackwell: bool) -> CommDomain:
+        return make_domain(
+            nodes=1,
+            ranks_per_node=8,
+            scaleup=ScaleUp(
+                kind="nvlink", gbytes_per_s=900, efficiency=0.82, nvls=True, blackwell=blackwell
+            ),
+            fabric_id=None,
+            nic_gbps=0,
+            nics_per_node=0,
+        )
+
+    hopper_like, blackwell = one(False), one(True)
+    assert blackwell.nvls_channels == 24 and hopper_like.nvls_channels == 16
+    nbytes = 2.0**36  # the chunk pipeline's fill is negligible
+    t_h = collective_time_s("all_reduce", nbytes, hopper_like, "nvls")[0]
+    t_b = collective_time_s("all_reduce", nbytes, blackwell, "nvls")[0]
+    assert t_h / t_b == pytest.approx(NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER, rel=2e-3)

@@ -119,6 +119,9 @@ class CommDomain:
     sharp: bool = False
     nvls_channels: int = NVLS_CHANNELS_HOPPER
     """CTAs (channels) NCCL's NVLS and NVLS-tree kernels run on (:func:`nvls_channels`)."""
+    nvls_generation: float = 1.0
+    """NVLS efficiency of this GPU generation relative to Hopper's (the NVLS factor was set on
+    8 x H100): NCCL tuning.cc ``nvlsEfficiency`` Blackwell 0.74 / Hopper 0.85."""
 
     @property
     def ranks(self) -> int:
@@ -333,6 +336,9 @@ def make_domain(
         ll128=ll128 and scaleup.kind == "nvlink",
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
         nvls_channels=nvls_channels(scaleup.blackwell, nodes),
+        nvls_generation=(
+            NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER if scaleup.blackwell else 1.0
+        ),
     )
 
 
@@ -486,6 +492,10 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
     return best_t, best_p
 
 
+NVLS_EFFICIENCY_HOPPER = 0.85
+NVLS_EFFICIENCY_BLACKWELL = 0.74
+"""NCCL tuning.cc ``nvlsEfficiency`` (2.30): the share of NVLink bandwidth NVLS reaches, by
+compute capability (Hopper 0.85, Blackwell 0.74)."""
 NVLS_CHUNK_BYTES = 128 * 1024
 """NCCL_NVLS_CHUNKSIZE default (nvls.cc): the largest chunk an NVLS head moves per pipeline step."""
 NVLS_TREE_MAX_CHUNK_BYTES_4_NODES = 64 * 1024
@@ -548,7 +558,7 @@ def _hierarchical_time(
     g, n = d.ranks_per_node, d.nodes
     if g > 1:
         if nvls:
-            intra_t = nbytes / (d.scaleup_bytes_per_s * NCCL_NVLS_BW_FACTOR)
+            intra_t = nbytes / (d.scaleup_bytes_per_s * NCCL_NVLS_BW_FACTOR * d.nvls_generation)
         else:
             intra_t = 2.0 * (g - 1) / g * nbytes / d.scaleup_bytes_per_s
     else:
