@@ -18,7 +18,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.cloud import CloudFabric, cloud_fabric
 from advisor.engine.facts.constants import CONSTANTS_VERSION
-from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.performance import (
     evaluate_design,
     model_assumptions,
@@ -68,7 +68,7 @@ def evaluate(
         "workload": w.to_dict(s),
     }
     if s.design is not None:
-        metrics = evaluate_design(s, w, s.design)
+        metrics = evaluate_design(s, w, _laid_out(s, cat))
         result["design_evaluation"] = {
             "design": s.design.to_dict(),
             "metrics": metrics.to_dict(),
@@ -99,6 +99,20 @@ def evaluate(
         )
     safe: dict[str, Any] = json_safe(result)
     return safe
+
+
+def _laid_out(s: Scenario, cat: Catalog) -> Design:
+    """The scenario's own design laid out as its platform cables it: a platform whose
+    integrated ports form plies (Gaudi 3: 3 plies of 8 x 200G, two whole OSFPs per leaf;
+    docs/MODEL.md 11, "Plies") puts each ply's links on one leaf, as the recommendation's
+    candidates do."""
+    assert s.design is not None
+    sku = s.gpu.reference_nic_sku if s.gpu.integrated_scaleout else ""
+    nic = next((n for n in cat.nics if n.sku == sku), None) if sku else None
+    if nic is None:
+        return s.design
+    per_rail = nic.rail_layout(s.design.nics_per_node)[1]
+    return s.design if per_rail == 1 else dataclasses.replace(s.design, links_per_rail=per_rail)
 
 
 def _cloud_reference(cloud: CloudFabric, result: dict[str, Any]) -> dict[str, Any]:

@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import _laid_out, evaluate
 from advisor.engine.decision.bom import NetworkParts, check_bom, network_bom
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.input.scenario import Design
-from advisor.engine.model.design_network import _fabric_for
+from advisor.engine.facts.constants import DEFAULT_SWITCH_RADIX
+from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.model.design_network import _fabric_for, design_fabric
 from advisor.engine.model.placement import Communicator, place
+from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.topology import TopologyError, size_topology
 from advisor.engine.tools.audit import whole_cage_violations
 
@@ -182,3 +184,29 @@ def test_the_audit_catches_a_leaf_that_splits_a_gaudi3_osfp() -> None:
     }
     found = whole_cage_violations("gaudi3 split", split)
     assert [v.prop for v in found] == ["whole-cages"]
+
+
+def test_a_given_gaudi3_design_is_placed_in_plies_like_the_recommendation() -> None:
+    """The scenario's own 24 x 200G RoCE design is laid out in Intel's plies for the
+    performance model: a leaf holds servers' 8-link ply groups, not one link per server."""
+    scenario = parse_scenario(
+        {
+            **train("gaudi3", 1024),
+            "design": {"fabric": "roce", "nic_gbps": 200, "nics_per_node": 24},
+        },
+        CATALOG,
+    )
+    laid = _laid_out(scenario, CATALOG)
+    assert laid.links_per_rail == 8 and scenario.design is not None
+    assert scenario.design.links_per_rail == 1  # the scenario itself is unchanged
+    workload = plan_workload(scenario)
+    radix = DEFAULT_SWITCH_RADIX
+    leaf_servers = (radix // 2) // 8
+    assert design_fabric(scenario, workload, laid).servers_per_block[0] == leaf_servers
+    r = evaluate(
+        {
+            **train("gaudi3", 1024),
+            "design": {"fabric": "roce", "nic_gbps": 200, "nics_per_node": 24},
+        }
+    )
+    assert "links_per_rail" not in r["design_evaluation"]["design"]
