@@ -19,6 +19,12 @@ from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.formatting import number
 from advisor.engine.facts.limits import LIMITS, Limit
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
+from advisor.engine.input.rag import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_CORPUS_CHUNKS,
+    DEFAULT_EMBEDDING_DIMS,
+    DEFAULT_TOP_K,
+)
 from advisor.engine.input.scenario import (
     DEFAULT_CONCURRENT_REQUESTS,
     DEFAULT_OUTPUT_TOKENS,
@@ -30,8 +36,18 @@ from advisor.engine.input.scenario import (
     Constraints,
 )
 
-WORKLOADS = ("training", "fine_tuning", "inference")
+WORKLOADS = ("training", "fine_tuning", "inference", "rag")
 TRAINING_LIKE = ("training", "fine_tuning")
+SERVING = ("inference", "rag")
+"""The answers that serve a model: "rag" is serving with a retrieval pipeline in front (the
+engine's workload "inference" with a ``rag`` section)."""
+RAG_ANSWERS: dict[str, str] = {
+    "rag_top_k": "top_k",
+    "rag_chunk_tokens": "chunk_tokens",
+    "rag_corpus_chunks": "corpus_chunks",
+    "rag_embedding_dims": "embedding_dims",
+}
+"""The retrieval questions and the ``rag`` field each one answers."""
 # The engine's scenario spec owns every default (advisor.engine.input.scenario): a question left at
 # its default gives the engine exactly what an API client that leaves the field out gives it.
 # An empty answer means "the engine's default" where that default depends on other answers
@@ -133,7 +149,8 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
     default_model = "llama3-70b" if catalog.model("llama3-70b") else models[0].value
     custom = ("model_choice", ("custom",))
     training = TRAINING_LIKE
-    inference = ("inference",)
+    inference = SERVING
+    rag = ("rag",)
     return (
         Step(
             "job",
@@ -152,6 +169,11 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                         Choice("training", "Train a model", "Pre-training from scratch"),
                         Choice("fine_tuning", "Fine-tune a model", "Adapt an existing model"),
                         Choice("inference", "Serve a model", "Answer users' requests"),
+                        Choice(
+                            "rag",
+                            "Answer from your documents (RAG)",
+                            "Embedding, vector search, then a model that answers",
+                        ),
                     ),
                 ),
                 Question(
@@ -449,6 +471,50 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     workloads=inference,
                 ),
                 Question(
+                    "rag_top_k",
+                    "How many document chunks does each question retrieve?",
+                    "The vector search returns this many chunks (top-k) and they become part "
+                    "of the prompt. 4 is LangChain's default.",
+                    "int",
+                    default=_g(DEFAULT_TOP_K),
+                    minimum=1,
+                    unit="chunks",
+                    workloads=rag,
+                ),
+                Question(
+                    "rag_chunk_tokens",
+                    "How long is one chunk?",
+                    "Documents are split into chunks of this many tokens before they are "
+                    "embedded; 128-512 is common. Chunks times top-k must fit in the prompt "
+                    "length above.",
+                    "int",
+                    default=_g(DEFAULT_CHUNK_TOKENS),
+                    minimum=1,
+                    unit="tokens",
+                    workloads=rag,
+                ),
+                Question(
+                    "rag_corpus_chunks",
+                    "How many chunks are in the index?",
+                    "Your documents' size in chunks: it sets the vector-search servers' "
+                    "memory (an in-memory HNSW index).",
+                    "int",
+                    default=_g(DEFAULT_CORPUS_CHUNKS),
+                    minimum=1,
+                    unit="chunks",
+                    workloads=rag,
+                ),
+                Question(
+                    "rag_embedding_dims",
+                    "Embedding size",
+                    "Dimensions of one embedding vector (1,024 for bge-large or e5-large).",
+                    "int",
+                    default=_g(DEFAULT_EMBEDDING_DIMS),
+                    minimum=1,
+                    unit="dimensions",
+                    workloads=rag,
+                ),
+                Question(
                     "target_ttft_ms",
                     "How long may a user wait for the first word of the answer?",
                     "The time to first token, for 95 of 100 requests. 2 seconds is a common "
@@ -739,7 +805,8 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
         gpu = catalog.gpu(gpu_id)
         if gpus is None and gpu is not None:
             gpus = per_node or gpu.gpus_per_server
-    inputs: dict[str, Any] = {"workload": workload, "gpu": gpu_id, "gpus": gpus}
+    engine_workload = "inference" if workload == "rag" else workload
+    inputs: dict[str, Any] = {"workload": engine_workload, "gpu": gpu_id, "gpus": gpus}
     if per_node is not None:
         inputs["gpus_per_node"] = per_node
     elif answers.get("scale") == "one" and isinstance(gpus, int) and gpus > 0:
@@ -799,6 +866,13 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
             if number is not None:
                 inference[key] = number
         inputs["inference"] = inference
+    if workload == "rag":
+        rag: dict[str, Any] = {}
+        for name, key in RAG_ANSWERS.items():
+            value = _num(answers, name, integer=True)
+            if value is not None:
+                rag[key] = value
+        inputs["rag"] = rag
 
     constraints: dict[str, Any] = {}
     for key in ("gpu_pricing", "team_skills", "prefer"):
@@ -837,7 +911,12 @@ def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str
     """Best-effort inverse of answers_to_inputs, to edit a saved scenario in the wizard."""
     answers = default_answers(build_steps(catalog))
     workload = str(inputs.get("workload") or "training")
-    answers["workload"] = workload
+    rag = inputs.get("rag")
+    answers["workload"] = "rag" if workload == "inference" and rag is not None else workload
+    if isinstance(rag, dict):
+        for name, key in RAG_ANSWERS.items():
+            if rag.get(key) is not None:
+                answers[name] = _text(rag[key])
     answers["gpu"] = _text(inputs.get("gpu"))
     answers["gpus"] = _text(inputs.get("gpus"))
     answers["gpus_per_node"] = _text(inputs.get("gpus_per_node"))
@@ -938,6 +1017,7 @@ QUESTION_FIELDS: dict[str, tuple[str, ...]] = {
     "output_tokens": ("inference.output_tokens",),
     "target_ms_per_token": ("inference.target_ms_per_token",),
     "target_ttft_ms": ("inference.target_ttft_ms",),
+    **{name: (f"rag.{key}",) for name, key in RAG_ANSWERS.items()},
     "gpu_pricing": ("constraints.gpu_pricing",),
     "gpu_hour_usd": ("constraints.gpu_hour_usd",),
     "network_budget_usd": ("constraints.network_budget_usd",),
@@ -991,7 +1071,7 @@ def edited_inputs(
     out = copy.deepcopy(base)
     if answers.get("workload") != before.get("workload"):
         # Another kind of job: the old workload's sections and plan do not carry over.
-        for section in ("training", "inference", "parallelism"):
+        for section in ("training", "inference", "rag", "parallelism"):
             out.pop(section, None)
             if section in edited:
                 out[section] = copy.deepcopy(edited[section])
@@ -1039,6 +1119,8 @@ _FIELD_TO_QUESTION: dict[str, str] = {
     "inference.pools": "replicas",
     "inference.requests_per_s": "requests_per_s",
     "inference.target_ttft_ms": "target_ttft_ms",
+    "rag": "workload",
+    **{f"rag.{key}": name for name, key in RAG_ANSWERS.items()},
     "constraints.gpu_pricing": "gpu_pricing",
     "constraints.gpu_hour_usd": "gpu_hour_usd",
     "constraints.network_budget_usd": "network_budget_usd",
@@ -1051,6 +1133,7 @@ _PREFIX_TO_QUESTION: tuple[tuple[str, str], ...] = (
     ("model.", "model_choice"),
     ("training.", "total_tokens_b"),
     ("inference.", "replicas"),
+    ("rag.", "rag_top_k"),
     ("constraints.", "prefer"),
     ("parallelism.", "gpus"),
     ("design.", "gpus"),

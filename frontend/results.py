@@ -22,6 +22,7 @@ from advisor.engine.facts.vocabulary import bom_role_label, network_label
 from advisor.engine.result.records import EngineResult
 from advisor.measurements.selectors import run_calibration_label
 from advisor.reports import charts, presenters
+from advisor.reports.rag import rag_section
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import export_filename, pdf_filename, report_pdf
@@ -132,6 +133,7 @@ def result_context(
         "topology": charts.topology_layout(result),
         "has_scaling": bool(charts.scaling_series(result)),
         "has_alternatives": len(result.options) > 1,
+        "rag": rag_section(result),
     }
 
 

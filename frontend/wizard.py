@@ -400,9 +400,12 @@ def _default_name(answers: dict[str, str], catalog: Catalog) -> str:
     model_name = model.name if model else "Custom model"
     gpu = catalog.gpu(answers.get("gpu", ""))
     gpu_name = gpu.name if gpu else answers.get("gpu", "GPU")
-    work = {"training": "training", "fine_tuning": "fine-tuning", "inference": "serving"}.get(
-        answers.get("workload", ""), "job"
-    )
+    work = {
+        "training": "training",
+        "fine_tuning": "fine-tuning",
+        "inference": "serving",
+        "rag": "RAG serving",
+    }.get(answers.get("workload", ""), "job")
     return f"{model_name} {work} on {answers.get('gpus', '?')} × {gpu_name}"
 
 

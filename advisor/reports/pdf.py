@@ -30,6 +30,7 @@ from advisor.engine.facts.formatting import duration, usd_whole
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.result.records import EngineResult
 from advisor.reports import charts, presenters
+from advisor.reports.rag import rag_section
 
 INK = (23, 32, 46)
 MUTED = (107, 116, 133)
@@ -438,6 +439,14 @@ def build_report_pdf(
         _para(pdf, f"When the answer would change: {change.statement}", color=MUTED)
     for row in presenters.uncertainty_rows(result):
         _para(pdf, f"Range: {row['label']} between {row['low']} and {row['high']}.", color=MUTED)
+
+    rag = rag_section(result)
+    if rag is not None:
+        _h2(pdf, "Retrieval pipeline (RAG)")
+        _table(pdf, rag.tiers, (34, 16, 100, 30))
+        _table(pdf, rag.flows, (40, 36, 36, 34, 34))
+        _table(pdf, rag.network, (45, 135))
+        _table(pdf, rag.timing, (75, 105))
 
     pdf.add_page()
     _h2(pdf, "Charts")

@@ -176,6 +176,8 @@ def headline(result: EngineResult) -> dict[str, Any]:
         title = f"{fabric} · {nics} × {gbps:g} Gb/s NICs per server · {topo} · network {capex}"
     else:
         title = f"No compute fabric needed · standard Ethernet · network {capex}"
+    if result.rag is not None:
+        title = f"RAG pipeline · {title}"
     if needs_fabric:
         facts = [
             Fact(
@@ -562,6 +564,16 @@ def input_summary(
         target = inference.target_ms_per_token
         if target:
             rows.append(("Latency target", f"{finite(target):g} ms per generated token"))
+        rag = scenario.rag
+        if rag is not None:
+            rows.append(
+                (
+                    "Retrieval (RAG)",
+                    f"top {rag.top_k:,} chunks of {rag.chunk_tokens:,} tokens from "
+                    f"{rag.corpus_chunks:,} chunks, {rag.embedding_dims:,}-dimension "
+                    "embeddings",
+                )
+            )
     else:
         training = scenario.training or TrainingInput()
         if training.global_batch_sequences:

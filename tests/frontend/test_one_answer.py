@@ -39,7 +39,7 @@ def _minimal(workload: str, **more: Any) -> dict[str, Any]:
     return {"workload": workload, "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 2048, **more}
 
 
-@pytest.mark.parametrize("workload", ["training", "inference"])
+@pytest.mark.parametrize("workload", ["training", "inference", "rag"])
 def test_the_questionnaires_defaults_give_the_engine_what_the_api_default_gives_it(
     workload: str,
 ) -> None:
@@ -51,7 +51,9 @@ def test_the_questionnaires_defaults_give_the_engine_what_the_api_default_gives_
         "gpus": "2048",
     }
     from_web = parse_scenario(qn.answers_to_inputs(answers, CATALOG), CATALOG)
-    from_api = parse_scenario(_minimal(workload), CATALOG)
+    # a RAG pipeline is a serving scenario with a rag section (every default: an empty one)
+    api = _minimal("inference", rag={}) if workload == "rag" else _minimal(workload)
+    from_api = parse_scenario(api, CATALOG)
 
     assert from_web == from_api
     assert from_web.constraints.team_skills == qn.ENGINE_CONSTRAINTS.team_skills
@@ -65,6 +67,7 @@ _NOT_ENGINE_DEFAULTS = ("workload", "scale", "gpu", "gpus", "model_choice")
 def test_every_default_the_questionnaire_shows_is_the_engines() -> None:
     parsed = parse_scenario(_minimal("inference"), CATALOG).to_dict()
     parsed["training"] = parse_scenario(_minimal("training"), CATALOG).to_dict()["training"]
+    parsed["rag"] = parse_scenario(_minimal("inference", rag={}), CATALOG).to_dict()["rag"]
     for name, question in QUESTIONS.items():
         paths = qn.QUESTION_FIELDS.get(name, ())
         if not question.default or not paths or name in _NOT_ENGINE_DEFAULTS:
@@ -122,7 +125,7 @@ def test_changing_one_answer_changes_only_the_fields_that_question_writes(
 
     owned = qn.QUESTION_FIELDS[name]
     if name == "workload":
-        owned = (*owned, "training", "inference", "parallelism")
+        owned = (*owned, "training", "inference", "rag", "parallelism")
     if name.startswith("custom_"):
         owned = (*owned, "model")  # a preset's id stays; a custom model changes one field
 

@@ -164,6 +164,7 @@ def test_pdf_text_has_no_internal_keys_for_every_workload(client: Client) -> Non
         {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8},
         {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 32},
         {"workload": "training", "model": "mixtral-8x7b", "gpu": "h100-sxm", "gpus": 256},
+        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16, "rag": {}},
     ):
         result = evaluate(scenario)
         text = pdf_text(client.get(f"/s/{make_scenario(result=result).pk}/report.pdf").content)
