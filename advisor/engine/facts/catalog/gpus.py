@@ -836,8 +836,8 @@ GPUS: tuple[GpuSpec, ...] = (
         storage_ports_per_server=2,
         integrated_scaleout=True,
         reference_design=(
-            "Intel Gaudi 3 HLS: 24 x 200GbE RoCE integrated ports per server (3 per card) on an "
-            "Ethernet leaf/spine, no added NICs"
+            "Intel Gaudi 3 HLS: 24 x 200GbE RoCE integrated ports per server (3 per card, 4 x "
+            "200G per OSFP) in three plies, each a separate Ethernet leaf/spine, no added NICs"
         ),
         sources=_PLATFORM(
             _sources(
@@ -847,8 +847,10 @@ GPUS: tuple[GpuSpec, ...] = (
                 "price: Intel's published 8-accelerator kit price of about $125,000 / 8",
             ),
             "Intel Gaudi 3 AI accelerator white paper (24 x 200GbE per card: 21 in-server, 3 "
-            "scale-out; 6 OSFP 800G per baseboard); host storage NICs: OEM-dependent, 2 x "
-            "100GbE estimate",
+            "scale-out; 6 OSFP 800G per baseboard); Intel Gaudi documentation, 'Network "
+            "Configuration' (3 scale-out ports per card bundled 4 x 200G per OSFP to leaf "
+            "switches) and 'Terminology' (a fabric rail or ply: a separate switch network per "
+            "card NIC); host storage NICs: OEM-dependent, 2 x 100GbE estimate",
         ),
     ),
 )
