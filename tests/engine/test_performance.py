@@ -289,14 +289,29 @@ def test_a_plans_network_free_step_never_exceeds_its_step_in_any_bound(
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.sampled_from(("70b", "70b-pp", "moe")), d=designs)
+@given(name=st.sampled_from(("70b", "70b-pp", "moe", "infer-405b", "disaggregated")), d=designs)
 def test_metrics_without_bounds_are_the_metrics_less_the_bounds(name: str, d: Design) -> None:
-    # the recommendation scores every candidate without the step bounds and prices them for
-    # the chosen design only: every other figure must be the same
-    s, w = _scenario(name)
+    # the recommendation scores every candidate without the bounds and prices them for the
+    # chosen design only: every other figure must be the same
+    if name == "disaggregated":
+        s, w = planned(
+            "disaggregated",
+            workload="inference",
+            model="deepseek-v3",
+            gpu="h800-sxm",
+            gpus=288,
+            precision="fp8",
+            inference={"deployment": "disaggregated", "concurrent_requests": 4096},
+        )
+    else:
+        s, w = _scenario(name)
     full = evaluate_design(s, w, d).to_dict()
     lean = evaluate_design(s, w, d, bounds=False).to_dict()
-    bounds = {"step_time_s_low", "step_time_s_high", "run_time_s_low", "run_time_s_high"}
+    bounds = (
+        {"step_time_s_low", "step_time_s_high", "run_time_s_low", "run_time_s_high"}
+        if s.is_training
+        else {"ms_per_token_low", "ms_per_token_high"}
+    )
     assert bounds <= set(full)
     assert not bounds & set(lean)
     assert lean == {k: v for k, v in full.items() if k not in bounds}

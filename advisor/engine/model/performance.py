@@ -237,19 +237,24 @@ def _inference_times(
 
 
 def _inference_metrics(
-    scenario: Scenario, workload: WorkloadPlan, inference: InferencePlan, design: Design
+    scenario: Scenario,
+    workload: WorkloadPlan,
+    inference: InferencePlan,
+    design: Design,
+    *,
+    bounds: bool = True,
 ) -> Metrics:
+    """``bounds=False``: without the low and high ms per token (None; the serving model's
+    operating points in the two other worlds are not solved)."""
     server, leaf, pod = _boundary_values(scenario, workload, design)
     if inference.serving is not None and not inference.serving.colocated:
         return dataclasses.replace(
-            _disaggregated_metrics(scenario, inference.serving, design),
+            _disaggregated_metrics(scenario, inference.serving, design, bounds=bounds),
             inter_server_bytes_per_gpu=server,
             inter_leaf_bytes_per_gpu=leaf,
             inter_pod_bytes_per_gpu=pod,
         )
     point = _inference_times(scenario, workload, inference, design, "point")
-    low = _inference_times(scenario, workload, inference, design, "low")
-    high = _inference_times(scenario, workload, inference, design, "high")
     servers = max(1, scenario.gpus // scenario.gpus_per_node)
     tokens_per_s = inference.replicas * inference.batch_per_replica / point.token_s
     target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
@@ -257,7 +262,12 @@ def _inference_metrics(
     # ms_per_token and ttft_ms mean the p95 at the scenario's load for every deployment
     # (docs/ENGINE_API.md); without a serving plan, the idle-batch model of section 7
     token_ms, ttft_ms = point.token_s * 1e3, point.ttft_s * 1e3
-    low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
+    low_ms: float | None = None
+    high_ms: float | None = None
+    if bounds:
+        low = _inference_times(scenario, workload, inference, design, "low")
+        high = _inference_times(scenario, workload, inference, design, "high")
+        low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
     serving = Metrics()
     if inference.serving is not None:
         # the serving model prices compute and in-server TP; the per-token model adds what
@@ -275,10 +285,11 @@ def _inference_metrics(
         serving = serving_metrics(scenario, plan(point), design)
         assert serving.ms_per_token_p95 is not None and serving.ttft_ms_p95 is not None
         token_ms, ttft_ms = serving.ms_per_token_p95, serving.ttft_ms_p95
-        lo = serving_model(scenario, plan(low), design, "low").operating_point()
-        hi = serving_model(scenario, plan(high), design, "high").operating_point()
-        low_ms = min(token_ms, lo.tpot_p95_s * 1e3 * err_low)
-        high_ms = max(token_ms, hi.tpot_p95_s * 1e3 * err_high)
+        if bounds:
+            lo = serving_model(scenario, plan(low), design, "low").operating_point()
+            hi = serving_model(scenario, plan(high), design, "high").operating_point()
+            low_ms = min(token_ms, lo.tpot_p95_s * 1e3 * err_low)
+            high_ms = max(token_ms, hi.tpot_p95_s * 1e3 * err_high)
     return dataclasses.replace(
         serving,
         ms_per_token=token_ms,
@@ -299,18 +310,23 @@ def _inference_metrics(
 
 
 def _disaggregated_metrics(
-    scenario: Scenario, serving_plan: ServingPlan, design: Design
+    scenario: Scenario, serving_plan: ServingPlan, design: Design, *, bounds: bool = True
 ) -> Metrics:
     """Prefill and decode pools under load (advisor.engine.model.serving.load).
 
     ``ms_per_token`` is the p95 time per output token at the scenario's load and ``ttft_ms``
     the p95 time to first token (KV transfer included), so the latency targets are checked
-    against what a user sees under load."""
+    against what a user sees under load.  ``bounds=False``: without the low and high ms per
+    token (None)."""
     serving = serving_metrics(scenario, serving_plan, design)
     model = serving_model(scenario, serving_plan, design, "point")
     op = model.operating_point()
-    low = serving_model(scenario, serving_plan, design, "low").operating_point()
-    high = serving_model(scenario, serving_plan, design, "high").operating_point()
+    low_ms: float | None = None
+    high_ms: float | None = None
+    if bounds:
+        low = serving_model(scenario, serving_plan, design, "low").operating_point()
+        high = serving_model(scenario, serving_plan, design, "high").operating_point()
+        low_ms, high_ms = low.tpot_p95_s * 1e3, high.tpot_p95_s * 1e3
     q = serving_plan.tokens_per_step
     b = op.decode_batch_per_instance
     compute = decode_compute_s(scenario, serving_plan, serving_plan.decode, b) / q
@@ -324,8 +340,8 @@ def _disaggregated_metrics(
     return dataclasses.replace(
         serving,
         ms_per_token=op.tpot_p95_s * 1e3,
-        ms_per_token_low=low.tpot_p95_s * 1e3,
-        ms_per_token_high=high.tpot_p95_s * 1e3,
+        ms_per_token_low=low_ms,
+        ms_per_token_high=high_ms,
         ttft_ms=op.ttft_p95_s * 1e3,
         tokens_per_s_per_server=tokens / max(1, serving_plan.servers),
         tokens_per_s=tokens,
@@ -438,12 +454,13 @@ def evaluate_design(
     metrics of a training plan object on a design are kept in its memo while it lives (training
     plans are cached per scenario by :func:`advisor.engine.model.planner.plan_workload`).
 
-    ``bounds=False`` (training): the metrics without the low and high bounds of the step and
-    run time (None), every other figure the same; the bounds price every plan of the family
-    twice more, and the recommendation needs them for the chosen design only.
+    ``bounds=False``: the metrics without the low and high bounds of the step and run time, or
+    of the ms per token (None), every other figure the same; the bounds price every plan of
+    the family (or solve the serving model) twice more, and the recommendation needs them for
+    the chosen design only.
     """
     if workload.training is None:
-        return _evaluate_design(scenario, workload, design)
+        return _evaluate_design(scenario, workload, design, bounds=bounds)
     for key in (("metrics", design, True), ("metrics", design, bounds)):
         hit: tuple[Scenario, Metrics] | None = workload.memo.get(key)
         if hit is not None and (hit[0] is scenario or hit[0] == scenario):
@@ -484,7 +501,7 @@ def _evaluate_design(
             return metrics
         return _bounds_over_plans(scenario, plans, workload, design, metrics, priced)
     assert workload.inference is not None
-    return _inference_metrics(scenario, workload, workload.inference, design)
+    return _inference_metrics(scenario, workload, workload.inference, design, bounds=bounds)
 
 
 # ----------------------------------------------------------------------------- assumptions

@@ -57,11 +57,9 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
     Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
     cannot fit even at maximum parallelism.
     """
-    if not scenario.is_training:
-        return _plan_inference(scenario)
     hit = _PLAN_CACHE.get(scenario)
     if hit is None:
-        hit = _plan_training(scenario)
+        hit = _plan_training(scenario) if scenario.is_training else _plan_inference(scenario)
         if len(_PLAN_CACHE) > 256:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[scenario] = hit
@@ -69,9 +67,10 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
 
 
 _PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
-"""Training plans by scenario: planning is a pure function of the (frozen) scenario, and the
-same plan object lets :func:`advisor.engine.model.performance.evaluate_design` reuse its design
-metrics."""
+"""Plans by scenario: planning is a pure function of the (frozen) scenario, and the same plan
+object lets :func:`advisor.engine.model.performance.evaluate_design` reuse its design metrics
+(training) and the scaling chart's point at the cluster's own size reuse the request's plan
+(a serving deployment search is the costliest part of planning)."""
 
 
 def _explicit_stages(scenario: Scenario, pp: int) -> tuple[int, int, int]:
