@@ -284,8 +284,8 @@ EMBEDDING_BYTES_PER_DIM = 4.0
 """A query vector travels as float32: 4 bytes per dimension (FAISS and Milvus FLOAT_VECTOR)."""
 EMBEDDING_MAX_INPUT_TOKENS = 512
 """BERT-class embedding models read at most 512 tokens (BAAI bge-large-en-v1.5 and intfloat
-e5-large-v2 model cards; Milvus 'optimal chunk size for RAG': BERT-based retrievers handle up
-to 512 tokens): a longer question is truncated before it is embedded."""
+e5-large-v2 model cards; NV-EmbedQA-E5-v5: 512 in the NVIDIA NeMo Retriever Embedding NIM
+support matrix): a longer question is truncated before it is embedded."""
 HNSW_LINKS = 16
 HNSW_BYTES_PER_LINK = 16.0
 VECTOR_INDEX_MEMORY_HEADROOM = 1.2
