@@ -546,9 +546,7 @@ def nvls_pipeline_factor(nbytes: float, d: CommDomain) -> float:
     return (chunks + NVLS_PIPELINE_STAGES - 1) / chunks
 
 
-def _hierarchical_time(
-    nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool, pipeline_fill: bool = True
-) -> float:
+def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool) -> float:
     """Reduce-scatter inside the domain, all-reduce of S/g between domains, all-gather inside.
 
     The phases are pipelined by chunks, so the bandwidth term is the slower phase.  NVLS does
@@ -583,9 +581,8 @@ def _hierarchical_time(
         inter_t, inter_lat = 0.0, 0.0
     if nvls:
         intra_lat = NCCL_HW_LATENCY_S["nvlink"]["nvls"]["Simple"]
-        # the chunk pipeline of NCCL's NVLS kernels fills before it streams (NCCL's tuner
-        # does not model it: ``pipeline_fill=False`` is the time its choice sees)
-        fill = nvls_pipeline_factor(nbytes, d) if pipeline_fill else 1.0
+        # the chunk pipeline of NCCL's NVLS kernels fills before it streams
+        fill = nvls_pipeline_factor(nbytes, d)
         intra_t *= fill
         inter_t *= fill
     else:
@@ -699,11 +696,7 @@ def collective_time_s(
         raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}")
     choices = algorithm_candidates(op, d) if algorithm == "auto" else (algorithm,)
     best = (_INF, "ring", "Simple")
-    chosen_by = _INF
     for algo in choices:
-        # NCCL's tuner picks by its cost model (tuning.cc), which leaves out the NVLS chunk
-        # pipeline's fill; the collective then takes the chosen algorithm's real time
-        tuner_t = _INF
         if algo == "ring":
             t, p = _ring_time(op, nbytes, d)
         elif algo == "tree":
@@ -714,18 +707,15 @@ def collective_time_s(
             if not d.nvls:
                 raise ValueError("nvls needs NVLink SHARP (NVSwitch gen 3+) GPUs")
             t, p = _hierarchical_time(nbytes, d, nvls=True, sharp=d.sharp), "Simple"
-            tuner_t = _hierarchical_time(nbytes, d, nvls=True, sharp=d.sharp, pipeline_fill=False)
             algo = "nvls" if d.nodes == 1 else ("nvls_sharp" if d.sharp else "nvls_tree")
         elif algo == "sharp":
             if not d.sharp:
                 raise ValueError("sharp needs an InfiniBand fabric with in-network reduction")
             t, p = _hierarchical_time(nbytes, d, nvls=d.nvls, sharp=True), "Simple"
-            tuner_t = _hierarchical_time(nbytes, d, nvls=d.nvls, sharp=True, pipeline_fill=False)
         else:
             raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
-        tuner_t = min(tuner_t, t)
-        if tuner_t < chosen_by:
-            chosen_by, best = tuner_t, (t, algo, p)
+        if t < best[0]:
+            best = (t, algo, p)
     return best
 
 
