@@ -206,6 +206,19 @@ def test_a_rag_pipeline_gets_its_own_answer() -> None:
     assert "cx6lx-25g" not in text and "tor-100g-32" not in text
 
 
+def test_retrieval_that_pushes_the_first_token_over_its_target_is_said_in_the_headline() -> None:
+    tight = {**SERVING_70B, "inference": {"requests_per_s": 5, "target_ttft_ms": 195}, "rag": {}}
+    r = evaluate(tight)
+    rag = r["rag"]
+    assert r["metrics"]["meets_latency_targets"] is True  # the generation tier alone meets it
+    assert rag["meets_target"] is False
+    assert rag["first_token_ms"] > 195 > rag["generation_ttft_ms"]
+    assert r["recommendation"]["headline"].endswith(
+        f"With retrieval the first token comes after {rag['first_token_ms']:,.0f} ms, over the "
+        "195 ms target."
+    )
+
+
 def test_the_tier_network_is_in_the_bom_and_the_capex() -> None:
     r = _answer("rag")
     tier = [ln for ln in r["bom"] if ln["network"] == "retrieval"]
@@ -275,6 +288,9 @@ def test_the_audit_catches_an_unnamed_pipeline_a_needless_fabric_and_an_unpriced
     needless = copy.deepcopy(_answer("rag"))
     needless["recommendation"]["needs_compute_fabric"] = True
     assert props(needless) == {"rag-fabric-without-split"}
+    silent = copy.deepcopy(_answer("rag"))
+    silent["rag"]["meets_target"] = False
+    assert props(silent) == {"rag-silent"}
     unpriced = copy.deepcopy(_answer("rag"))
     unpriced["bom"] = [ln for ln in unpriced["bom"] if ln["network"] != "retrieval"]
     assert props(unpriced) == {"rag-tier-network"}

@@ -28,10 +28,11 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
   full count exists, or the storage network left untrimmed while the compute fabric departs;
 * ``platform-check``: a server shape or design the platform cannot build that is not refused
   naming its field, or a partial NVL72 rack without a warning (:data:`PLATFORM_CHECKS`);
-* ``rag-unnamed`` / ``rag-fabric-without-split`` / ``rag-tier-network``: a RAG pipeline
-  (:func:`rag_grid`) whose headline or ``rag`` record does not name it, that buys a GPU compute
-  fabric while every generation replica fits one scale-up domain, or whose tier network is not
-  Ethernet sized for its traffic and priced in the BOM.
+* ``rag-unnamed`` / ``rag-fabric-without-split`` / ``rag-tier-network`` / ``rag-silent``: a
+  RAG pipeline (:func:`rag_grid`) whose headline or ``rag`` record does not name it, that buys a
+  GPU compute fabric while every generation replica fits one scale-up domain, whose tier
+  network is not Ethernet sized for its traffic and priced in the BOM, or whose first token
+  (retrieval included) misses its target without the headline saying so.
 
 A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
 with every preset and the new presets on three established platforms.
@@ -712,6 +713,8 @@ def serving_violations(case: str, result: dict[str, Any]) -> list[Violation]:
 
 RAG_HEADLINE_WORDS = "RAG pipeline"
 """How a retrieval pipeline's headline opens (decision/rag.add_rag_answer)."""
+RAG_LATE_WORDS = "With retrieval the first token comes after"
+"""What the headline says when retrieval plus generation misses the first-token target."""
 
 
 def _replica_gpus(result: dict[str, Any]) -> int:
@@ -748,6 +751,9 @@ def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
                 "domain buy a compute fabric",
             )
         )
+    first = _num(rag, "first_token_ms")
+    if first is not None and rag.get("meets_target") is False and RAG_LATE_WORDS not in head:
+        out.append(Violation("rag-silent", case, f"first token {first:,.0f} ms: {head[:160]}"))
     net = rag.get("network", {})
     port = _num(rag, "network", "port_gbps") or 0.0
     busiest = _num(rag, "network", "busiest_gbits_per_s") or 0.0
