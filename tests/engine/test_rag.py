@@ -294,3 +294,23 @@ def test_the_audit_catches_an_unnamed_pipeline_a_needless_fabric_and_an_unpriced
     unpriced = copy.deepcopy(_answer("rag"))
     unpriced["bom"] = [ln for ln in unpriced["bom"] if ln["network"] != "retrieval"]
     assert props(unpriced) == {"rag-tier-network"}
+
+
+def test_a_sweep_or_what_if_point_prices_the_tier_network_as_the_answer_does() -> None:
+    from advisor.engine.tools.sweep import evaluate_points
+
+    axes: dict[str, list[Any]] = {
+        "servers": [2, 4],
+        "fabric": ["roce"],
+        "nic_gbps": [400],
+        "nics_per_node": [8],
+        "oversubscription": [1.0],
+    }
+    with_rag, _ = evaluate_points(RAG_70B, axes, 0, 2, catalog=CATALOG)
+    without, _ = evaluate_points(SERVING_70B, axes, 0, 2, catalog=CATALOG)
+    for a, b in zip(with_rag, without, strict=True):
+        assert a.network_capex_usd is not None and b.network_capex_usd is not None
+        assert a.network_capex_usd - b.network_capex_usd == pytest.approx(
+            _answer("rag")["rag"]["network"]["capex_usd"], abs=1.0
+        )
+        assert a.metrics == b.metrics  # the generation tier is the same fleet

@@ -24,6 +24,7 @@ from typing import Any
 from advisor.engine.decision.bom import storage_plan
 from advisor.engine.decision.job_facts import job_facts
 from advisor.engine.decision.pricing import job_cost, life_cost
+from advisor.engine.decision.rag import tier_network, with_tier_network
 from advisor.engine.decision.recommend import network_parts
 from advisor.engine.decision.scaling import design_of
 from advisor.engine.decision.search import design_point
@@ -244,6 +245,8 @@ def evaluate_points(
             scenario, workload = plan
             facts = job_facts(scenario, workload, catalog, parts)
             storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
+            if scenario.rag is not None:  # priced with every design, as the recommendation does
+                storage = with_tier_network(storage, tier_network(parts, scenario))
             candidate, reason, capex, power = design_point(
                 facts,
                 parts,
