@@ -40,6 +40,7 @@ from advisor.engine.result.records import (
     EngineResult,
     InferenceInput,
     Option,
+    RagAnswer,
     Recommendation,
     ScenarioEcho,
     TrainingInput,
@@ -161,6 +162,17 @@ def part_name(result: EngineResult, sku: str) -> str:
     return part_label(sku)
 
 
+def _retrieval_fact(rag: RagAnswer) -> Fact:
+    """A RAG pipeline's retrieval tiers in the headline's facts: servers, ports, the part."""
+    servers = " + ".join(f"{t.servers:,}" for t in rag.tiers if t.role != "generation")
+    net = rag.network
+    return Fact(
+        "Retrieval tiers (RAG)",
+        f"{servers} servers · {net.ports_per_server} × {net.port_gbps}G",
+        f"{net.nic_name} ({net.nic_part_number}), embedding + vector search",
+    )
+
+
 def headline(result: EngineResult) -> dict[str, Any]:
     """The answer in one line plus the handful of numbers that back it."""
     rec = result.recommendation
@@ -196,16 +208,15 @@ def headline(result: EngineResult) -> dict[str, Any]:
             ),
             Fact("Compute fabric", "None", "GPUs talk over NVLink / PCIe"),
         ]
+    if result.rag is not None:
+        facts.append(_retrieval_fact(result.rag))
     costs = cost_figures(cost)
     facts.append(Fact(COST_LABELS["capex"], capex, "NICs, switches, optics, cables"))
     if is_inference(result):
-        facts.append(
-            Fact(
-                "Per token",
-                milliseconds(metrics.ms_per_token),
-                f"first token {milliseconds(metrics.ttft_ms)}",
-            )
-        )
+        first = f"first token {milliseconds(metrics.ttft_ms)}"
+        if result.rag is not None and result.rag.first_token_ms is not None:
+            first += f", {milliseconds(result.rag.first_token_ms)} with retrieval"
+        facts.append(Fact("Per token", milliseconds(metrics.ms_per_token), first))
         if metrics.max_requests_per_s_at_target is not None:
             facts.append(
                 Fact(

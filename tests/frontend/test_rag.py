@@ -98,3 +98,25 @@ def test_a_nonsense_chunk_count_is_refused_at_its_question() -> None:
     assert response.status_code == 200
     assert 'id="err-rag_top_k"' in response.content.decode()
     assert Scenario.objects.count() == 0
+
+
+def test_the_headline_facts_name_the_retrieval_tiers_and_the_first_token_with_retrieval() -> None:
+    from advisor.engine import evaluate_typed
+    from advisor.reports.presenters import headline
+
+    result = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"requests_per_s": 5},
+            "rag": {},
+        }
+    )
+    head = headline(result)
+    assert head["title"].startswith("RAG pipeline · ")
+    facts = {f.key: f for f in head["facts"]}
+    assert facts["Retrieval tiers (RAG)"].value == "2 + 2 servers · 2 × 25G"
+    assert "MCX631102AN-ADAT" in facts["Retrieval tiers (RAG)"].sub
+    assert "with retrieval" in facts["Per token"].sub
