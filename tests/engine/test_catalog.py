@@ -155,3 +155,42 @@ def test_network_parts_carry_orderable_vendor_part_numbers() -> None:
     for sku in ("cx7-400g", "spectrum4-sn5600", "quantum2-qm9700", "osfp-2x400g-sr8"):
         assert sku in numbered
     assert len(numbered) >= 30
+
+
+def test_gpu_and_model_hash_by_value_once_and_pickle_without_it() -> None:
+    # the planner's caches are keyed by the GPU and the model (not by id()): equal objects
+    # hash equal, a changed figure is another key, and a pickled copy hashes itself again
+    import dataclasses
+    import pickle
+
+    cat = default_catalog()
+    for spec in (cat.gpu("h100-sxm"), cat.model("llama3-70b")):
+        assert spec is not None
+        copy = pickle.loads(pickle.dumps(spec))  # noqa: S301 - our own object
+        assert copy == spec and hash(copy) == hash(spec)
+        assert "_value_hash" not in copy.__dict__ or hash(copy) == hash(spec)
+        assert "_value_hash" not in spec.__getstate__()
+        rebuilt = dataclasses.replace(spec)
+        assert rebuilt is not spec and rebuilt == spec and hash(rebuilt) == hash(spec)
+        changed = dataclasses.replace(spec, name=spec.name + " (edited)")
+        assert changed != spec and hash(changed) != hash(spec)
+
+
+def test_the_stage_cache_tells_an_edited_gpu_from_the_catalogs() -> None:
+    # a staff edit makes a new GPU object with the same id: its stage time is its own
+    import dataclasses
+
+    from advisor.engine.input.scenario import parse_scenario
+    from advisor.engine.model.stage_time import _stage_time_per_microbatch
+
+    cat = default_catalog()
+    s = parse_scenario(
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 64}, cat
+    )
+    faster = dataclasses.replace(
+        s, gpu=dataclasses.replace(s.gpu, bf16_dense_tflops=2 * s.gpu.bf16_dense_tflops)
+    )
+    args = (8, 1, 1, 1, "none", (10, 10, 10), 8)
+    base = _stage_time_per_microbatch(s, *args)
+    assert _stage_time_per_microbatch(faster, *args)[0] < base[0]
+    assert _stage_time_per_microbatch(s, *args) == base

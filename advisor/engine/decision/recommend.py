@@ -235,19 +235,19 @@ def _trim_storage(
     return trimmed, repriced, note
 
 
-_PARTS_CACHE: dict[int, tuple[Catalog, NetworkParts]] = {}
+_PARTS_CACHE: dict[Catalog, NetworkParts] = {}
 
 
 def network_parts(catalog: Catalog) -> NetworkParts:
-    """NetworkParts of a catalog, reused while the same catalog object is alive (keeps the
-    link-kit and cabling caches warm across evaluations)."""
-    hit = _PARTS_CACHE.get(id(catalog))
-    if hit is not None and hit[0] is catalog:
-        return hit[1]
+    """NetworkParts of a catalog, by the catalog's value (keeps the link-kit and cabling
+    caches warm across evaluations, also of equal catalogs read again), bounded."""
+    hit = _PARTS_CACHE.get(catalog)
+    if hit is not None:
+        return hit
     parts = NetworkParts.from_catalog(catalog)
     if len(_PARTS_CACHE) > 16:
         _PARTS_CACHE.clear()
-    _PARTS_CACHE[id(catalog)] = (catalog, parts)
+    _PARTS_CACHE[catalog] = parts
     return parts
 
 

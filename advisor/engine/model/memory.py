@@ -53,23 +53,22 @@ class MemoryEstimate:
 # ----------------------------------------------------------------------------- memory
 
 
-_CONSTS: dict[int, tuple[ModelSpec, tuple[float, float, float, float]]] = {}
+_CONSTS: dict[ModelSpec, tuple[float, float, float, float]] = {}
 
 
 def _model_consts(m: ModelSpec) -> tuple[float, float, float, float]:
     """(dense params, expert params, embedding params, per-layer dense params) of ``m``,
-    cached by identity (hashing a frozen ModelSpec on every planner step costs more than
-    the arithmetic it saves)."""
-    hit = _CONSTS.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
+    cached by value (a ModelSpec hashes once per object), bounded."""
+    hit = _CONSTS.get(m)
+    if hit is not None:
+        return hit
     dense = m.dense_params
     emb = m.embedding_params
     experts = m.expert_params if m.is_moe else 0.0
     value = (dense, experts, emb, max(0.0, dense - emb) / max(1, m.layers))
     if len(_CONSTS) > 256:
         _CONSTS.clear()
-    _CONSTS[id(m)] = (m, value)
+    _CONSTS[m] = value
     return value
 
 

@@ -83,8 +83,7 @@ re-runs this share of a layer's forward element-wise time."""
 
 
 _STAGE_CACHE: dict[tuple[Any, ...], tuple[float, float]] = {}
-_KEEP: dict[int, Any] = {}
-"""Objects whose id() keys the stage cache, kept alive so an id is never reused while cached."""
+"""Stage times by value (the GPU and the model hash once per object), bounded."""
 
 
 def _stage_time_per_microbatch(
@@ -99,11 +98,9 @@ def _stage_time_per_microbatch(
 ) -> tuple[float, float]:
     """Cached :func:`_stage_time` (the planner asks for the same stage many times)."""
     p = scenario.parallelism
-    _KEEP[id(scenario.gpu)] = scenario.gpu
-    _KEEP[id(scenario.model)] = scenario.model
     key = (
-        id(scenario.gpu),
-        id(scenario.model),
+        scenario.gpu,
+        scenario.model,
         scenario.precision,
         scenario.sequence_length,
         p.flash_attention,
@@ -120,9 +117,6 @@ def _stage_time_per_microbatch(
     if v is None:
         if len(_STAGE_CACHE) > 8192:
             _STAGE_CACHE.clear()
-            _KEEP.clear()
-            _KEEP[id(scenario.gpu)] = scenario.gpu
-            _KEEP[id(scenario.model)] = scenario.model
         v = _stage_time(scenario, tp, cp, ep, mb, recompute, stages, pp)
         _STAGE_CACHE[key] = v
     return v

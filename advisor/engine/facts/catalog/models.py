@@ -32,6 +32,20 @@ class ModelSpec:
     tied_embeddings: bool = False
     source: str = ""
 
+    def __hash__(self) -> int:
+        """The value hash, computed once per object: the planner keys its caches by the GPU
+        and the model (hashing every field on each of thousands of look-ups cost more than
+        the arithmetic saved).  Equal objects hash equal, as the dataclass's own hash."""
+        cached: int | None = self.__dict__.get("_value_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_value_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict[str, Any]:
+        # string hashes differ between processes: a pickled copy hashes itself again
+        return {k: v for k, v in self.__dict__.items() if k != "_value_hash"}
+
     @property
     def is_moe(self) -> bool:
         return self.moe_experts > 1 and self.moe_top_k > 0
