@@ -63,3 +63,33 @@ def test_disaggregated_serving_shows_latency_vs_load_per_network(
     assert "KV transfer" in share and "to first token" in share
     assert "KV cache" in page.inner_text("#serving-load")
     customer.screenshot("21-results-serving-load")
+
+
+@pytest.mark.parametrize("phone", [False, True])
+def test_a_rag_pipeline_is_asked_and_answered_in_the_browser(
+    new_page: Any, live_server: Any, phone: bool
+) -> None:
+    customer = new_page(phone=phone)
+    page = customer.page
+    page.goto(live_server.url + "/")
+    page.click("#start-button")
+    page.check("input[name=workload][value=rag]")
+    page.check("input[name=scale][value=many]")
+    _next(page)
+    page.check("input[name=model_choice][value='llama3-70b']")
+    _next(page)
+    page.check("input[name=gpu][value='h100-sxm']")
+    page.fill("input[name=gpus]", "16")
+    _next(page)
+    # the retrieval questions are asked for a RAG pipeline only
+    page.fill("input[name=requests_per_s]", "5")
+    page.fill("input[name=rag_top_k]", "4")
+    page.fill("input[name=rag_chunk_tokens]", "256")
+    _next(page)
+    _next(page)
+    page.click("#submit-button")
+    page.wait_for_selector("#rag")
+    assert page.inner_text("#headline-title").startswith("RAG pipeline")
+    card = page.inner_text("#rag")
+    assert "vector-search tier" in card and "MCX631102AN-ADAT" in card
+    customer.check("22-results-rag" + ("-phone" if phone else ""))

@@ -299,10 +299,13 @@ def add_rag_answer(result: dict[str, Any], net: TierNetwork, s: Scenario) -> Non
             f"{answer['first_token_ms'] or 0.0:,.0f} ms, over the {target:,.0f} ms target."
         )
     )
+    head = str(rec["headline"])
+    if head.startswith("No "):  # "No GPU compute fabric needed" inside the sentence
+        head = "no " + head[3:]
     rec["headline"] = (
         f"RAG pipeline at {net.plan.queries_per_s:,.1f} questions/s: {net.ports_per_server} x "
         f"{net.gbps}G Ethernet for the {net.plan.retrieval_servers} embedding and vector-search "
-        f"servers ({usd(net.capex_usd)}); {generation}: {rec['headline']}{late}"
+        f"servers ({usd(net.capex_usd)}); {generation}: {head}{late}"
     )
     rec["rationale"] = [*answer["statements"], *rec.get("rationale", [])]
     result.setdefault("assumptions", []).extend(rag_assumptions())
