@@ -5,9 +5,19 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 
 app = Celery("advisor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _warm_up_engine(**_: object) -> None:
+    """Each worker process pays the engine's process constants at start, not in its first
+    run (advisor.scenarios.engine_calls.warm_up)."""
+    from advisor.scenarios.engine_calls import warm_up
+
+    warm_up()

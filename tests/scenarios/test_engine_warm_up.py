@@ -1,0 +1,39 @@
+"""A fresh web or worker process pays the engine's process constants at start, not in a
+request (advisor.scenarios.engine_calls.warm_up)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from advisor.engine.tools.validation import residual_table
+from advisor.scenarios import engine_calls
+
+
+def test_warm_up_builds_the_model_error_residuals() -> None:
+    residual_table.cache_clear()
+    engine_calls.warm_up()
+    assert residual_table.cache_info().currsize == 1
+    assert residual_table()  # the bands of every answer come from it
+
+
+def test_a_failed_warm_up_is_logged_and_never_stops_the_start(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("catalog unreadable")
+
+    monkeypatch.setattr(engine_calls.engine, "evaluate", broken)
+    with caplog.at_level(logging.ERROR, logger="advisor.scenarios.engine_calls"):
+        engine_calls.warm_up()
+    assert "engine warm-up failed" in caplog.text
+
+
+def test_each_celery_worker_process_warms_up() -> None:
+    from celery.signals import worker_process_init
+
+    import advisor.celery
+
+    receivers = [r() if callable(r) else r for _, r in worker_process_init.receivers]
+    assert advisor.celery._warm_up_engine in receivers
