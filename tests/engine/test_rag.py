@@ -316,3 +316,22 @@ def test_a_sweep_or_what_if_point_prices_the_tier_network_as_the_answer_does() -
             _answer("rag")["rag"]["network"]["capex_usd"], abs=1.0
         )
         assert a.metrics == b.metrics  # the generation tier is the same fleet
+
+
+def test_given_tiers_too_small_for_the_load_are_said_with_what_would_carry_it() -> None:
+    raw = {
+        **RAG_70B,
+        "inference": {"requests_per_s": 10_000},
+        "rag": {"embedding_servers": 1, "vector_search_servers": 3},
+    }
+    r = evaluate(raw)
+    head = r["recommendation"]["headline"]
+    assert (
+        "Retrieval tiers fall short: 1 embedding tier server where 3 carry 10,000.0 "
+        "questions/s; 3 vector-search tier servers where 7 carry 10,000.0 questions/s." in head
+    )
+    tiers = {t["role"]: t for t in r["rag"]["tiers"]}
+    assert (tiers["embedding"]["servers"], tiers["embedding"]["needed_servers"]) == (1, 3)
+    assert EngineResult.from_dict(r).to_dict() == r
+    # the engine's own sizing never falls short
+    assert "fall short" not in _answer("rag")["recommendation"]["headline"]

@@ -219,6 +219,31 @@ def _latency_sentence(times: dict[str, float | None], target_ms: float) -> str:
     )
 
 
+RETRIEVAL_SHORT_WORDS = "Retrieval tiers fall short"
+"""How the headline opens its sentence on given tiers too small for the load."""
+
+
+def shortfall_sentence(net: TierNetwork) -> str | None:
+    """Given tier sizes too small for the load, or a server busier than the fastest adapter
+    carries with the front-end's headroom: said with the numbers, None when neither."""
+    plan = net.plan
+    parts = [
+        f"{t.servers:,} {RAG_TIER_LABELS[t.role]} server{'s' if t.servers != 1 else ''} where "
+        f"{t.needed_servers:,} carry {plan.queries_per_s:,.1f} questions/s"
+        for t in plan.tiers
+        if t.role != GENERATION_TIER and t.servers < t.needed_servers
+    ]
+    busiest = plan.busiest_gbits_per_s
+    if busiest * STORAGE_OVERSUBSCRIPTION > net.gbps:
+        parts.append(
+            f"the busiest server moves {bit_rate(busiest)}, more than one {net.gbps}G port "
+            "carries with 2:1 headroom (spread the tier over more servers)"
+        )
+    if not parts:
+        return None
+    return f"{RETRIEVAL_SHORT_WORDS}: " + "; ".join(parts) + "."
+
+
 def _generation_sentence(result: dict[str, Any]) -> str:
     rec = result["recommendation"]
     if rec.get("needs_compute_fabric"):
@@ -239,8 +264,10 @@ def rag_answer(result: dict[str, Any], net: TierNetwork, target_ttft_ms: float) 
     plan = net.plan
     times = _first_token(net, result.get("metrics", {}))
     total = times["first_token_ms"]
+    short = shortfall_sentence(net)
     statements = [
         _tier_sentence(net),
+        *([short] if short else []),
         _flow_sentence(net),
         _latency_sentence(times, target_ttft_ms),
         _generation_sentence(result),
@@ -258,6 +285,7 @@ def rag_answer(result: dict[str, Any], net: TierNetwork, target_ttft_ms: float) 
                 "servers": t.servers,
                 "sized_by": t.sized_by,
                 "gbits_per_s_per_server": t.gbits_per_s_per_server,
+                "needed_servers": t.needed_servers,
             }
             for t in plan.tiers
         ],
@@ -307,6 +335,9 @@ def add_rag_answer(result: dict[str, Any], net: TierNetwork, s: Scenario) -> Non
         f"{net.gbps}G Ethernet for the {net.plan.retrieval_servers} embedding and vector-search "
         f"servers ({usd(net.capex_usd)}); {generation}: {head}{late}"
     )
+    short = shortfall_sentence(net)
+    if short:
+        rec["headline"] += f" {short}"
     rec["rationale"] = [*answer["statements"], *rec.get("rationale", [])]
     result.setdefault("assumptions", []).extend(rag_assumptions())
 

@@ -44,6 +44,8 @@ class RagTier:
     servers: int
     sized_by: str
     gbits_per_s_per_server: float
+    needed_servers: int
+    """What the engine's own sizing asks for the load (``servers`` may be fewer when given)."""
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,23 @@ def index_bytes(rag: RagSpec) -> float:
     return rag.corpus_chunks * per_vector * VECTOR_INDEX_MEMORY_HEADROOM
 
 
+def _embedding_need(rate: float) -> int:
+    return max(RETRIEVAL_TIER_MIN_SERVERS, math.ceil(rate / EMBEDDING_QUERIES_PER_S_PER_SERVER))
+
+
+def _vector_need(rate: float, index: float) -> tuple[int, int]:
+    """(shards, replicas) the index and the load need."""
+    shards = math.ceil(index / VECTOR_SERVER_MEMORY_BYTES)
+    replicas = max(
+        RETRIEVAL_TIER_MIN_SERVERS, math.ceil(rate / VECTOR_SEARCH_QUERIES_PER_S_PER_SERVER)
+    )
+    return shards, replicas
+
+
 def _embedding_servers(rag: RagSpec, rate: float) -> tuple[int, str]:
     if rag.embedding_servers is not None:
         return rag.embedding_servers, "as given"
-    need = math.ceil(rate / EMBEDDING_QUERIES_PER_S_PER_SERVER)
-    servers = max(RETRIEVAL_TIER_MIN_SERVERS, need)
+    servers = _embedding_need(rate)
     return servers, (
         f"{rate:,.0f} questions/s at {EMBEDDING_QUERIES_PER_S_PER_SERVER:,.0f} per server, "
         f"at least {RETRIEVAL_TIER_MIN_SERVERS} (N+1)"
@@ -120,10 +134,7 @@ def _embedding_servers(rag: RagSpec, rate: float) -> tuple[int, str]:
 def _vector_servers(rag: RagSpec, rate: float, index: float) -> tuple[int, str]:
     if rag.vector_search_servers is not None:
         return rag.vector_search_servers, "as given"
-    shards = math.ceil(index / VECTOR_SERVER_MEMORY_BYTES)
-    replicas = max(
-        RETRIEVAL_TIER_MIN_SERVERS, math.ceil(rate / VECTOR_SEARCH_QUERIES_PER_S_PER_SERVER)
-    )
+    shards, replicas = _vector_need(rate, index)
     return shards * replicas, (
         f"{shards} shard{'s' if shards != 1 else ''} of the {index / 2**30:,.0f} GiB index "
         f"x {replicas} replicas ({rate:,.0f} queries/s at "
@@ -174,12 +185,15 @@ def plan_rag(s: Scenario) -> RagPlan:
     flows = _flows(rag, inference, rate, question)
     embed, embed_why = _embedding_servers(rag, rate)
     vector, vector_why = _vector_servers(rag, rate, index)
+    shards, replicas = _vector_need(rate, index)
     sizes = (
-        (EMBEDDING_TIER, embed, embed_why),
-        (VECTOR_SEARCH_TIER, vector, vector_why),
-        (GENERATION_TIER, s.nodes, "the scenario's GPU servers"),
+        (EMBEDDING_TIER, embed, embed_why, _embedding_need(rate)),
+        (VECTOR_SEARCH_TIER, vector, vector_why, shards * replicas),
+        (GENERATION_TIER, s.nodes, "the scenario's GPU servers", s.nodes),
     )
-    tiers = tuple(RagTier(role, n, why, _per_server(flows, role, n)) for role, n, why in sizes)
+    tiers = tuple(
+        RagTier(role, n, why, _per_server(flows, role, n), need) for role, n, why, need in sizes
+    )
     return RagPlan(
         queries_per_s=rate,
         rate_basis=basis,

@@ -819,6 +819,7 @@ class RagTier(_Record):
     servers: int = 0
     sized_by: str = ""
     gbits_per_s_per_server: float = 0.0
+    needed_servers: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

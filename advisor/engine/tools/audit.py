@@ -759,7 +759,12 @@ def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     busiest = _num(rag, "network", "busiest_gbits_per_s") or 0.0
     lines = [ln for ln in result.get("bom", []) if ln.get("network") == "retrieval"]
     priced = sum(float(ln.get("extended_price_usd", 0.0)) for ln in lines)
-    if port < 2 * busiest or not lines or abs(priced - float(net.get("capex_usd", -1))) > 0.01:
+    short_said = "Retrieval tiers fall short" in head
+    if (
+        (port < 2 * busiest and not short_said)
+        or not lines
+        or abs(priced - float(net.get("capex_usd", -1))) > 0.01
+    ):
         out.append(
             Violation(
                 "rag-tier-network",
