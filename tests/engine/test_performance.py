@@ -310,7 +310,13 @@ def test_metrics_without_bounds_are_the_metrics_less_the_bounds(name: str, d: De
     bounds = (
         {"step_time_s_low", "step_time_s_high", "run_time_s_low", "run_time_s_high"}
         if s.is_training
-        else {"ms_per_token_low", "ms_per_token_high"}
+        else {
+            "ms_per_token_low",
+            "ms_per_token_high",
+            "ttft_ms_p95_high",
+            "max_requests_per_s_at_target",
+            "tokens_per_s_per_gpu_at_target",
+        }
     )
     assert bounds <= set(full)
     assert not bounds & set(lean)

@@ -166,6 +166,10 @@ def _recommend(
         return result
     scored, more = score_all(facts, parts, candidates, storage, score, progress)
     pruned.extend(more)
+    if facts.inference and scored and score is not evaluate:
+        # the constraints read the fastest serving design's rates within the targets
+        fastest = min(scored, key=lambda sc: sc.perf)
+        fastest.metrics = clean(evaluate(fastest.cand))
     _report(progress, 90)
     if not scored:
         result = _no_fabric(facts, parts, evaluate, storage, candidates)

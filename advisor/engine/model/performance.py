@@ -282,7 +282,7 @@ def _inference_metrics(
                 reference_comm_s=max(0.0, ref.comm_s - inference.tp_decode_intra_s),
             )
 
-        serving = serving_metrics(scenario, plan(point), design)
+        serving = serving_metrics(scenario, plan(point), design, bounds=bounds)
         assert serving.ms_per_token_p95 is not None and serving.ttft_ms_p95 is not None
         token_ms, ttft_ms = serving.ms_per_token_p95, serving.ttft_ms_p95
         if bounds:
@@ -318,7 +318,7 @@ def _disaggregated_metrics(
     the p95 time to first token (KV transfer included), so the latency targets are checked
     against what a user sees under load.  ``bounds=False``: without the low and high ms per
     token (None)."""
-    serving = serving_metrics(scenario, serving_plan, design)
+    serving = serving_metrics(scenario, serving_plan, design, bounds=bounds)
     model = serving_model(scenario, serving_plan, design, "point")
     op = model.operating_point()
     low_ms: float | None = None
@@ -455,9 +455,10 @@ def evaluate_design(
     plans are cached per scenario by :func:`advisor.engine.model.planner.plan_workload`).
 
     ``bounds=False``: the metrics without the low and high bounds of the step and run time, or
-    of the ms per token (None), every other figure the same; the bounds price every plan of
-    the family (or solve the serving model) twice more, and the recommendation needs them for
-    the chosen design only.
+    of the ms per token, the pessimistic TTFT and the rates within the latency targets (None),
+    every other figure the same; the bounds price every plan of the family (or solve the
+    serving model) again, and the recommendation needs them for the chosen design only (and
+    the fastest serving design's rates).
     """
     if workload.training is None:
         return _evaluate_design(scenario, workload, design, bounds=bounds)

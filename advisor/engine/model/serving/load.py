@@ -403,19 +403,29 @@ def serving_model(
     return ServingModel(scenario, serving_plan, design, bound)
 
 
-def serving_metrics(scenario: Scenario, serving_plan: ServingPlan, design: Design) -> Metrics:
+def serving_metrics(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design, *, bounds: bool = True
+) -> Metrics:
     """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name);
-    the per-token and placement figures are the caller's."""
+    the per-token and placement figures are the caller's.  ``bounds=False``: without the
+    pessimistic TTFT and the rates within the targets (None; a bisection of ~20 solves of
+    the load model), which the recommendation reads for its chosen and fastest designs only."""
     queue_model = serving_model(scenario, serving_plan, design, "point")
     point = queue_model.operating_point()
-    high = serving_model(scenario, serving_plan, design, "high").operating_point()
     servers = max(1, serving_plan.servers)
     ttft = point.ttft_p50_s
-    at_target = queue_model.max_rate_at_target()
+    high_ttft_ms: float | None = None
+    at_target: float | None = None
+    per_gpu_at_target: float | None = None
+    if bounds:
+        high = serving_model(scenario, serving_plan, design, "high").operating_point()
+        high_ttft_ms = high.ttft_p95_s * 1e3
+        at_target = queue_model.max_rate_at_target()
+        per_gpu_at_target = at_target * serving_plan.output_tokens / max(1, scenario.gpus)
     return Metrics(
         ttft_ms_p50=point.ttft_p50_s * 1e3,
         ttft_ms_p95=point.ttft_p95_s * 1e3,
-        ttft_ms_p95_high=high.ttft_p95_s * 1e3,
+        ttft_ms_p95_high=high_ttft_ms,
         ms_per_token_p50=point.tpot_p50_s * 1e3,
         ms_per_token_p95=point.tpot_p95_s * 1e3,
         requests_per_s=point.requests_per_s,
@@ -424,9 +434,7 @@ def serving_metrics(scenario: Scenario, serving_plan: ServingPlan, design: Desig
         kv_transfer_ms=point.kv_transfer_s * 1e3,
         kv_transfer_share_of_ttft=min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0,
         max_requests_per_s_at_target=at_target,
-        tokens_per_s_per_gpu_at_target=at_target
-        * serving_plan.output_tokens
-        / max(1, scenario.gpus),
+        tokens_per_s_per_gpu_at_target=per_gpu_at_target,
         capacity_requests_per_s=queue_model.capacity_rps(),
         load_saturated=point.saturated,
         meets_latency_targets=point.meets(serving_plan),
