@@ -25,7 +25,15 @@ from advisor.engine.model.performance import (
     set_model_error_source,
 )
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.result.records import EngineResult
+from advisor.engine.result.records import (
+    Assumption,
+    DesignEvaluation,
+    DesignInput,
+    EngineResult,
+    Metrics,
+    ScenarioEcho,
+    WorkloadInfo,
+)
 from advisor.engine.tools.validation import model_error_band
 
 # the composition root: the bounds' model error comes from the calibration residuals, which
@@ -45,60 +53,80 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
     calibration: FabricFit | None = None,
 ) -> dict[str, Any]:
-    """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity).
+    """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity):
+    :func:`evaluate_typed`'s answer written as JSON once (``EngineResult.to_dict``), for the
+    CLI, sweeps, audit and anyone who wants the JSON contract of docs/ENGINE_API.md."""
+    typed = evaluate_typed(scenario, catalog=catalog, progress=progress, calibration=calibration)
+    safe: dict[str, Any] = json_safe(typed.to_dict())
+    return safe
+
+
+def evaluate_typed(
+    scenario: dict[str, Any],
+    *,
+    catalog: Catalog | None = None,
+    progress: Callable[[int], None] | None = None,
+    calibration: FabricFit | None = None,
+) -> EngineResult:
+    """The engine's answer, built as its typed records (:mod:`advisor.engine.result.records`).
 
     parse -> plan the workload -> price the given ``design`` (if any) -> recommendation
     (:func:`advisor.engine.decision.recommend.recommend`).  Bad input raises
-    :class:`ScenarioError` with per-field messages.
+    :class:`ScenarioError` with per-field messages.  ``to_dict()`` is the JSON the API
+    serves; a non-finite number anywhere raises ValueError here, not in a reader.
     """
     cat = catalog or default_catalog()
     s = parse_scenario(scenario, cat)
-    default_result: dict[str, Any] | None = None
+    default_result: EngineResult | None = None
     if (
         calibration is not None
     ):  # the customer's nccl-tests fit (advisor.engine.calibration.fabric_fit)
-        default_result = evaluate(scenario, catalog=cat)
+        default_result = evaluate_typed(scenario, catalog=cat)
         s = dataclasses.replace(s, calibration=calibration.calibration())
     w = plan_workload(s)
-    result: dict[str, Any] = {
-        "engine_version": ENGINE_VERSION,
-        "constants_version": CONSTANTS_VERSION,
-        "catalog_version": cat.version,
-        "scenario": s.to_dict(),
-        "workload": w.to_dict(s),
-    }
+    design_evaluation: DesignEvaluation | None = None
     if s.design is not None:
-        metrics = evaluate_design(s, w, _laid_out(s, cat))
-        result["design_evaluation"] = {
-            "design": s.design.to_dict(),
-            "metrics": metrics.to_dict(),
-        }
-    assumptions = model_assumptions(s, w)
-    extra = _recommend(s, w, cat, progress)
-    extra_assumptions = extra.pop("assumptions", None)
-    result.update(extra)
-    if extra_assumptions:
-        assumptions = assumptions + list(extra_assumptions)
-    result["assumptions"] = assumptions
-    cloud = cloud_fabric(s.constraints.cloud) if s.constraints.cloud else None
-    if cloud is not None:
-        result["cloud_fabric"] = _cloud_reference(cloud, result)
-        result["recommendation"]["rationale"] = [
-            result["cloud_fabric"]["statement"],
-            *result["recommendation"].get("rationale", []),
-        ]
-    if s.warnings:
-        result["warnings"] = list(s.warnings)
-        result["recommendation"]["rationale"] = [
-            *s.warnings,
-            *result["recommendation"].get("rationale", []),
-        ]
-    if calibration is not None and default_result is not None:
-        result["calibration"] = calibration_comparison(
-            default_result, json_safe(result), calibration
+        design_evaluation = DesignEvaluation(
+            design=_design_input(s.design.to_dict()),
+            metrics=evaluate_design(s, w, _laid_out(s, cat)),
         )
-    safe: dict[str, Any] = json_safe(result)
-    return safe
+    answer = _recommend(s, w, cat, progress)
+    rationale = answer.recommendation.rationale
+    cloud = cloud_fabric(s.constraints.cloud) if s.constraints.cloud else None
+    cloud_reference: dict[str, Any] | None = None
+    if cloud is not None:
+        cloud_reference = _cloud_reference(cloud, answer.metrics, design_evaluation)
+        rationale = (cloud_reference["statement"], *rationale)
+    if s.warnings:
+        rationale = (*s.warnings, *rationale)
+    result = EngineResult(
+        engine_version=ENGINE_VERSION,
+        constants_version=CONSTANTS_VERSION,
+        catalog_version=cat.version,
+        scenario=ScenarioEcho.from_dict(s.to_dict()),
+        workload=WorkloadInfo.from_dict(w.to_dict(s)),
+        design_evaluation=design_evaluation,
+        recommendation=dataclasses.replace(answer.recommendation, rationale=rationale),
+        metrics=answer.metrics,
+        bom=answer.bom,
+        cost=answer.cost,
+        options=answer.options,
+        pruned=answer.pruned,
+        break_even=answer.break_even,
+        uncertainty=answer.uncertainty,
+        monitoring=answer.monitoring,
+        scaling=answer.scaling,
+        rag=answer.rag,
+        assumptions=(*(Assumption(**a) for a in model_assumptions(s, w)), *answer.assumptions),
+        cloud_fabric=cloud_reference,
+        warnings=tuple(s.warnings) if s.warnings else None,
+    )
+    if calibration is not None and default_result is not None:
+        result = dataclasses.replace(
+            result, calibration=calibration_comparison(default_result, result, calibration)
+        )
+    json_safe(result.to_dict())  # the answer is finite everywhere (raises ValueError)
+    return result
 
 
 def _laid_out(s: Scenario, cat: Catalog) -> Design:
@@ -115,15 +143,20 @@ def _laid_out(s: Scenario, cat: Catalog) -> Design:
     return s.design if per_rail == 1 else dataclasses.replace(s.design, links_per_rail=per_rail)
 
 
-def _cloud_reference(cloud: CloudFabric, result: dict[str, Any]) -> dict[str, Any]:
+def _design_input(design: dict[str, Any]) -> DesignInput:
+    return DesignInput.from_dict(design)
+
+
+def _cloud_reference(
+    cloud: CloudFabric, rec: Metrics, given: DesignEvaluation | None
+) -> dict[str, Any]:
     """The rented instance's fabric as the reference the answer compares against (MODEL.md
     20.8): its shape, and its modelled step time / ms per token beside the recommendation's."""
     ref = cloud.to_dict()
-    given = result.get("design_evaluation", {}).get("metrics", {})
-    rec = result.get("metrics", {})
     compared = ""
     for key, unit in (("step_time_s", "s per step"), ("ms_per_token", "ms per token")):
-        mine, theirs = rec.get(key), given.get(key)
+        mine = getattr(rec, key)
+        theirs = getattr(given.metrics, key) if given is not None else None
         if isinstance(mine, float | int) and isinstance(theirs, float | int) and mine > 0:
             ref[f"cloud_{key}"] = theirs
             compared = (
@@ -139,23 +172,6 @@ def _cloud_reference(cloud: CloudFabric, result: dict[str, Any]) -> dict[str, An
         f"build.{compared}"
     )
     return ref
-
-
-def evaluate_typed(
-    scenario: dict[str, Any],
-    *,
-    catalog: Catalog | None = None,
-    progress: Callable[[int], None] | None = None,
-    calibration: FabricFit | None = None,
-) -> EngineResult:
-    """:func:`evaluate` read through the result's types (:mod:`advisor.engine.result.records`).
-
-    ``evaluate_typed(s).to_dict() == evaluate(s)``: the JSON dict stays the engine's contract
-    (CLI, sweeps, audit, the API); the Django shell reads this typed form.
-    """
-    return EngineResult.from_dict(
-        evaluate(scenario, catalog=catalog, progress=progress, calibration=calibration)
-    )
 
 
 class _NotPlainJson(Exception):

@@ -59,7 +59,7 @@ def run(
         "constraints": {"gpu_pricing": "cloud", "gpu_hour_usd": 2.5, **constraints},
     }
     s = parse_scenario(raw, CAT)
-    return recommend(s, plan_workload(s), CAT, None, evaluator=fake)
+    return recommend(s, plan_workload(s), CAT, None, evaluator=fake).to_dict()
 
 
 def inference(**constraints: Any) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def inference(**constraints: Any) -> dict[str, Any]:
         "constraints": constraints,
     }
     s = parse_scenario(raw, CAT)
-    return recommend(s, plan_workload(s), CAT, None, evaluator=fake_inference)
+    return recommend(s, plan_workload(s), CAT, None, evaluator=fake_inference).to_dict()
 
 
 def test_one_server_needs_no_compute_fabric() -> None:
@@ -320,7 +320,7 @@ def test_a_gpu_without_platform_facts_says_what_it_assumed() -> None:
     s = parse_scenario(
         {"workload": "training", "model": "llama3-70b", "gpu": "staff-gpu", "gpus": 512}, cat
     )
-    r = recommend(s, plan_workload(s), cat, None, evaluator=fake_training)
+    r = recommend(s, plan_workload(s), cat, None, evaluator=fake_training).to_dict()
     rec = r["recommendation"]
     assert rec["field_practice"] is True  # one 400G NIC per GPU, non-blocking, as on HGX
     pcie = next(a for a in r["assumptions"] if a["name"] == "host_pcie_gen")

@@ -13,7 +13,7 @@ from typing import Any
 from advisor.engine import evaluate
 from advisor.engine.decision.candidates import Candidate, enumerate_candidates
 from advisor.engine.decision.prose import switch_counts, topo_phrase
-from advisor.engine.decision.recommend import topology_dict
+from advisor.engine.decision.recommend import topology_record
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.model.topology import size_topology
 from advisor.engine.tools.audit import LADDER_SERVERS, MAX_FABRIC_CHANGES, AuditCase, scenario_for
@@ -177,9 +177,9 @@ def test_four_tier_fabric_is_named_as_such_and_lists_its_super_spines() -> None:
     assert "three-tier" not in topo_phrase(topo)
     assert "4-tier" in topo_phrase(topo)
     assert f"{topo.superspine_switches} super-spine" in switch_counts(topo)
-    d = topology_dict(topo, "quantum2-qm9700")
-    assert d["superspine_switches"] == topo.superspine_switches
-    assert d["tiers"] == 4
+    d = topology_record(topo, "quantum2-qm9700")
+    assert d.superspine_switches == topo.superspine_switches
+    assert d.tiers == 4
 
 
 def test_metrics_cache_key_tells_switches_of_different_radix_apart() -> None:

@@ -40,7 +40,12 @@ from advisor.engine.model.collectives import (
     collective_time_s,
     make_domain,
 )
-from advisor.engine.result.records import CalibrationSummary, EngineResult
+from advisor.engine.result.records import (
+    CalibrationApplied,
+    CalibrationComparison,
+    CalibrationSummary,
+    EngineResult,
+)
 
 __all__ = [
     "FabricFit",
@@ -818,16 +823,9 @@ def _same_option(result: EngineResult, design: CalibrationSummary) -> tuple[floa
 
 
 def calibration_comparison(
-    default: EngineResult | Mapping[str, Any],
-    calibrated: EngineResult | Mapping[str, Any],
-    fit: FabricFit,
-) -> dict[str, Any]:
-    """Default vs calibrated result side by side, and whether and why the answer changes
-    (the JSON of :class:`advisor.engine.result.records.CalibrationComparison`)."""
-    default = default if isinstance(default, EngineResult) else EngineResult.from_dict(default)
-    calibrated = (
-        calibrated if isinstance(calibrated, EngineResult) else EngineResult.from_dict(calibrated)
-    )
+    default: EngineResult, calibrated: EngineResult, fit: FabricFit
+) -> CalibrationComparison:
+    """Default vs calibrated result side by side, and whether and why the answer changes."""
     before, after = _summary(default), _summary(calibrated)
     cal = fit.calibration()
     changed = any(getattr(before, k) != getattr(after, k) for k in _DESIGN_KEYS)
@@ -876,11 +874,17 @@ def calibration_comparison(
                 f"(was {significant(old_o[0], 4)}); the "
                 f"{before.fabric} candidates keep the default model."
             )
-    return {
-        "calibration": cal.to_dict(),
-        "fit_warnings": list(fit.warnings),
-        "default": before.to_dict(),
-        "calibrated": after.to_dict(),
-        "recommendation_changed": changed,
-        "why": why,
-    }
+    return CalibrationComparison(
+        calibration=CalibrationApplied(
+            net_bandwidth_scale=cal.net_bandwidth_scale,
+            net_latency_delta_us=cal.net_latency_delta_s * 1e6,
+            scaleup_bandwidth_scale=cal.scaleup_bandwidth_scale,
+            source=cal.source,
+            fabric=cal.fabric,
+        ),
+        fit_warnings=tuple(fit.warnings),
+        default=before,
+        calibrated=after,
+        recommendation_changed=changed,
+        why=why,
+    )

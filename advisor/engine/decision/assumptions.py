@@ -22,9 +22,10 @@ from advisor.engine.model.topology import (
     SERVERS_PER_RACK,
     SPINE_LINK_M,
 )
+from advisor.engine.result.records import Assumption
 
 
-def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
+def assumptions(facts: JobFacts, storage: StoragePlan) -> list[Assumption]:
     costs = facts.costs
     platform = facts.platform
     items: list[tuple[str, Any, str, str]] = [
@@ -129,6 +130,6 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[dict[str, Any]]:
     else:
         items.append(("total_tokens", facts.total_tokens, "tokens", "training.total_tokens"))
     return [
-        {"name": name, "value": value, "unit": unit, "source": src}
+        Assumption(name=name, value=value, unit=unit, source=src)
         for name, value, unit, src in items
     ]

@@ -45,6 +45,7 @@ from advisor.engine.model.topology import (
     size_topology,
     size_tor_fabric,
 )
+from advisor.engine.result.records import BomLine
 
 # Storage / in-band and management network sizing (docs/MODEL.md, "Bill of materials").
 STORAGE_NIC_GBPS = 100
@@ -71,40 +72,6 @@ ItemT = Nic | Switch | Transceiver | Cable
 
 class BomError(ValueError):
     """The catalog lacks a part needed for this design (e.g. no optic at that speed)."""
-
-
-@dataclass(frozen=True)
-class BomLine:
-    sku: str
-    description: str
-    category: str
-    quantity: int
-    unit_price_usd: float
-    extended_price_usd: float
-    source: str
-    network: str
-    power_w: float
-    role: str = ""
-    """What the line is for: compute-nic, storage-nic, leaf, spine, core, storage-switch,
-    oob-switch, aggregation, server-link, switch-link, target-link, core-uplink,
-    mgmt-link, mgmt-uplink (check_bom counts ports by role)."""
-    part_number: str = ""
-    """The vendor's orderable part number; "" for a class of products (docs/MODEL.md)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sku": self.sku,
-            "part_number": self.part_number,
-            "description": self.description,
-            "category": self.category,
-            "quantity": self.quantity,
-            "unit_price_usd": self.unit_price_usd,
-            "extended_price_usd": self.extended_price_usd,
-            "source": self.source,
-            "network": self.network,
-            "power_w": self.power_w,
-            "role": self.role,
-        }
 
 
 def line(item: ItemT, quantity: int, network: str, role: str = "") -> BomLine:

@@ -16,7 +16,6 @@ The job's share (its run, or a month of serving) stays as a secondary, labelled 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.cost import (
@@ -32,7 +31,8 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num
 from advisor.engine.facts.catalog.network import ETHERNET, INFINIBAND, ROCE
 from advisor.engine.model.topology import TopologySize
-from advisor.engine.result.records import Metrics
+from advisor.engine.result.records import Cost, JobShare, Metrics
+from advisor.engine.result.records import LifeCost as LifeCostRecord
 
 SKILL_GAP: dict[str, dict[str, tuple[float, float]]] = {
     # team_skills -> fabric -> (one-time ramp-up USD, risk as a fraction of GPU cost)
@@ -85,17 +85,18 @@ class LifeCost:
             + self.operations_usd
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "years": self.years,
-            "utilization": self.utilization,
-            "network_capex_usd": round(self.network_capex_usd, 2),
-            "network_power_usd": round(self.network_power_usd, 2),
-            "gpu_time_wasted_usd": round(self.gpu_time_wasted_usd, 2),
-            "gpu_hours_wasted": round(self.gpu_hours_wasted, 2),
-            "operations_usd": round(self.operations_usd, 2),
-            "total_usd": round(self.total_usd, 2),
-        }
+    def record(self) -> LifeCostRecord:
+        """The result's ``cost.life`` (rounded to cents)."""
+        return LifeCostRecord(
+            years=self.years,
+            utilization=self.utilization,
+            network_capex_usd=round(self.network_capex_usd, 2),
+            network_power_usd=round(self.network_power_usd, 2),
+            gpu_time_wasted_usd=round(self.gpu_time_wasted_usd, 2),
+            gpu_hours_wasted=round(self.gpu_hours_wasted, 2),
+            operations_usd=round(self.operations_usd, 2),
+            total_usd=round(self.total_usd, 2),
+        )
 
 
 @dataclass
@@ -207,25 +208,53 @@ def price(
     )
 
 
-def cost_dict(facts: JobFacts, sc: Scored) -> dict[str, Any]:
-    """Result ``cost``: the job-share keys (kept for compatibility), ``life`` (the decision
+def cost_record(facts: JobFacts, sc: Scored) -> Cost:
+    """Result ``cost``: the job-share figures (kept for compatibility), ``life`` (the decision
     cost, over the amortization life) and ``job_share`` (the same job figures, labelled)."""
-    job = sc.cost.to_dict()
+    job = sc.cost
     capex = sc.capex_usd
-    share_pct = 100.0 * sc.cost.network_capex_share_usd / capex if capex > 0 else 0.0
-    job_share = {
-        **{k: v for k, v in job.items() if k != "total_cost_usd"},
-        "total_usd": job["total_cost_usd"],
-        "note": (
-            f"The {sc.cost.work} carries {share_pct:.1f}% of the network capex "
-            f"({sc.cost.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
-            "so its total can be smaller than the network's price."
+    share_pct = 100.0 * job.network_capex_share_usd / capex if capex > 0 else 0.0
+    capex_usd = round(job.network_capex_usd, 2)
+    capex_share_usd = round(job.network_capex_share_usd, 2)
+    power_w = round(job.network_power_w, 2)
+    power_cost_usd = round(job.network_power_cost_usd, 2)
+    gpu_cost_usd = round(job.gpu_cost_usd, 2)
+    idle_cost_usd = round(job.idle_cost_usd, 2)
+    operations_cost_usd = round(job.operations_cost_usd, 2)
+    total_cost_usd = round(job.total_cost_usd, 2)
+    gpu_hours = round(job.gpu_hours, 2)
+    work_hours = round(job.work_hours, 2)
+    return Cost(
+        network_capex_usd=capex_usd,
+        network_capex_share_usd=capex_share_usd,
+        network_power_w=power_w,
+        network_power_cost_usd=power_cost_usd,
+        gpu_cost_usd=gpu_cost_usd,
+        idle_cost_usd=idle_cost_usd,
+        operations_cost_usd=operations_cost_usd,
+        total_cost_usd=total_cost_usd,
+        work=job.work,
+        gpu_hours=gpu_hours,
+        work_hours=work_hours,
+        decision_cost_usd=round(sc.life.total_usd, 2),
+        decision_basis="life",
+        life=sc.life.record(),
+        job_share=JobShare(
+            network_capex_usd=capex_usd,
+            network_capex_share_usd=capex_share_usd,
+            network_power_w=power_w,
+            network_power_cost_usd=power_cost_usd,
+            gpu_cost_usd=gpu_cost_usd,
+            idle_cost_usd=idle_cost_usd,
+            operations_cost_usd=operations_cost_usd,
+            work=job.work,
+            gpu_hours=gpu_hours,
+            work_hours=work_hours,
+            total_usd=total_cost_usd,
+            note=(
+                f"The {job.work} carries {share_pct:.1f}% of the network capex "
+                f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
+                "so its total can be smaller than the network's price."
+            ),
         ),
-    }
-    return {
-        **job,
-        "decision_cost_usd": round(sc.life.total_usd, 2),
-        "decision_basis": "life",
-        "life": sc.life.to_dict(),
-        "job_share": job_share,
-    }
+    )

@@ -9,8 +9,6 @@ lies outside the price (+-20 %) and performance (+-5 %) uncertainty.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
 from advisor.engine.decision.candidates import fabric_title
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
@@ -33,7 +31,14 @@ from advisor.engine.facts.formatting import percent_in_text, usd, usd_cents
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
 from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.model.topology import TopologySize
-from advisor.engine.result.records import Metrics
+from advisor.engine.result.records import (
+    Band,
+    BreakEven,
+    Budget,
+    Metrics,
+    ReferenceDesign,
+    Uncertainty,
+)
 
 MAX_PRICE_FACTOR = 2.0
 """A network price break-even is quoted only up to a doubling of prices (beyond that it is
@@ -120,7 +125,7 @@ def design_phrase(scored: Scored) -> str:
 # --------------------------------------------------------------------- reference design
 
 
-def reference_design(facts: JobFacts, scored: Scored) -> dict[str, Any]:
+def reference_design(facts: JobFacts, scored: Scored) -> ReferenceDesign:
     platform = facts.platform
     phrases = [departure_phrase(facts, scored, code) for code in scored.departures]
     notes: list[str] = []
@@ -141,13 +146,13 @@ def reference_design(facts: JobFacts, scored: Scored) -> dict[str, Any]:
         text = f"Reference design: matches {platform.reference_design}" + (
             f" ({'; '.join(notes)})." if notes else "."
         )
-    return {
-        "name": platform.reference_design,
-        "matches": not phrases,
-        "departures": phrases,
-        "notes": notes,
-        "statement": text,
-    }
+    return ReferenceDesign(
+        name=platform.reference_design,
+        matches=not phrases,
+        departures=tuple(phrases),
+        notes=tuple(notes),
+        statement=text,
+    )
 
 
 # ------------------------------------------------------------------------------ headline
@@ -225,7 +230,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     return text + "."
 
 
-def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | None) -> str:
+def headline(facts: JobFacts, choice: Choice, budget_info: Budget | None) -> str:
     scored = choice.best
     life = scored.life
     base = (
@@ -234,13 +239,13 @@ def headline(facts: JobFacts, choice: Choice, budget_info: Mapping[str, Any] | N
     )
     if choice.mode == "over_budget" and facts.network_budget_usd is not None:
         buys = ""
-        if budget_info and budget_info.get("budget_buys"):
-            second = budget_info["budget_buys"]
-            buys = f" The budget would buy {second['design']} ({second['slowdown_text']})."
+        if budget_info is not None and budget_info.budget_buys is not None:
+            second = budget_info.budget_buys
+            buys = f" The budget would buy {second.design} ({second.slowdown_text})."
         elif budget_info is not None:
             buys = (
                 " The budget does not cover even the storage and management networks "
-                f"({usd(num(budget_info.get('north_south_capex_usd')))})."
+                f"({usd(num(budget_info.north_south_capex_usd))})."
             )
         return _with_shortfall(
             facts,
@@ -329,7 +334,7 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
             f"compute fabric: the recommended design runs a step in {best.perf:.2f} s and "
             f"finishes the {best.cost.work} in {best.cost.gpu_hours:,.0f} GPU-hours."
         )
-    out.append(reference_design(facts, best)["statement"])
+    out.append(reference_design(facts, best).statement)
     life = best.life
     out.append(
         f"Decision cost over the cluster's {life.years:g}-year life at "
@@ -567,11 +572,11 @@ def why_not(facts: JobFacts, scored: Scored, choice: Choice) -> str | None:
 # ------------------------------------------------------------------------- break-even etc.
 
 
-def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[dict[str, Any]]:
+def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[BreakEven]:
     """GPU-hour price and network price at which another design would win, quoted only when
     outside the uncertainty (price +-20 %)."""
     best = choice.best
-    out: list[dict[str, Any]] = []
+    out: list[BreakEven] = []
     rate = gpu_hour_cost_usd(facts.costs)
     if rate <= 0:
         return out
@@ -593,13 +598,13 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         name = fabric_title(fabric, alt.cand.nic_gbps)
         side = "Below" if k_alt > k_best else "Above"
         out.append(
-            {
-                "statement": f"{side} {usd_cents(price)} per GPU-hour "
+            BreakEven(
+                statement=f"{side} {usd_cents(price)} per GPU-hour "
                 f"(now {usd_cents(rate)}), {name} "
                 "would cost less over the life than the recommendation.",
-                "parameter": "gpu_hour_usd",
-                "value": round(price, 4),
-            }
+                parameter="gpu_hour_usd",
+                value=round(price, 4),
+            )
         )
     feasible = [
         design
@@ -615,15 +620,15 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         )
         if PRICE_UNCERTAINTY < factor - 1.0 <= MAX_PRICE_FACTOR - 1.0:
             out.append(
-                {
-                    "statement": "The recommendation holds unless its network prices rise "
+                BreakEven(
+                    statement="The recommendation holds unless its network prices rise "
                     f"{(factor - 1) * 100:.0f}% (x{factor:.2f}, beyond the "
                     f"+-{PRICE_UNCERTAINTY * 100:.0f}% price uncertainty) while the "
                     f"alternative's do not; then {runner.cand.label()} becomes cheaper over "
                     "the life.",
-                    "parameter": "network_price_factor",
-                    "value": round(factor, 4),
-                }
+                    parameter="network_price_factor",
+                    value=round(factor, 4),
+                )
             )
     if facts.inference and facts.target_ms_per_token is not None:
         slower_cheaper = [
@@ -638,13 +643,13 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[di
         if slower_cheaper and best.perf <= facts.target_ms_per_token:
             alt = min(slower_cheaper, key=lambda design: design.decision_usd)
             out.append(
-                {
-                    "statement": f"With a latency target of {alt.perf:.1f} ms per token or "
+                BreakEven(
+                    statement=f"With a latency target of {alt.perf:.1f} ms per token or "
                     f"more (now {facts.target_ms_per_token:g} ms), {alt.cand.label()} would "
                     f"do and save {usd(best.decision_usd - alt.decision_usd)} over the life.",
-                    "parameter": "target_ms_per_token",
-                    "value": round(alt.perf, 3),
-                }
+                    parameter="target_ms_per_token",
+                    value=round(alt.perf, 3),
+                )
             )
     return out
 
@@ -654,8 +659,7 @@ def _risk(scored: Scored) -> float:
     return scored.life.operations_risk_usd
 
 
-def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
-    key = facts.perf_key
+def uncertainty(facts: JobFacts, best: Scored) -> Uncertainty:
     low, high = perf_range(best.metrics, facts.inference, best.perf)
     cost = best.cost
     gpu = cost.gpu_cost_usd
@@ -675,17 +679,19 @@ def uncertainty(facts: JobFacts, best: Scored) -> dict[str, Any]:
     else:
         waste_low = waste_high = waste
     fixed = life.network_capex_usd + life.network_power_usd
-    return {
-        key: {"low": rounded(low), "high": rounded(high)},
-        "total_cost_usd": {
-            "low": rounded(gpu_low + net * (1 - PRICE_UNCERTAINTY) + other),
-            "high": rounded(gpu_high + net * (1 + PRICE_UNCERTAINTY) + other),
-        },
-        "decision_cost_usd": {
-            "low": rounded(fixed * (1 - PRICE_UNCERTAINTY) + waste_low + life.operations_usd),
-            "high": rounded(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
-        },
-    }
+    speed = Band(low=rounded(low), high=rounded(high))
+    return Uncertainty(
+        ms_per_token=speed if facts.inference else None,
+        step_time_s=None if facts.inference else speed,
+        total_cost_usd=Band(
+            low=rounded(gpu_low + net * (1 - PRICE_UNCERTAINTY) + other),
+            high=rounded(gpu_high + net * (1 + PRICE_UNCERTAINTY) + other),
+        ),
+        decision_cost_usd=Band(
+            low=rounded(fixed * (1 - PRICE_UNCERTAINTY) + waste_low + life.operations_usd),
+            high=rounded(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
+        ),
+    )
 
 
 def perf_range(metrics: Metrics, inference: bool, point: float) -> tuple[float, float]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.engine.decision.bom import (
     STORAGE_CORE_UPLINKS,
@@ -54,6 +53,15 @@ from advisor.engine.facts.vocabulary import (
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.rag import RagPlan, embedded_tokens, network_s, plan_rag
 from advisor.engine.model.topology import IN_RACK_LINK_M, SPINE_LINK_M
+from advisor.engine.result.records import (
+    Assumption,
+    Metrics,
+    RagAnswer,
+    RagFlow,
+    RagNetwork,
+    RagTier,
+    Recommendation,
+)
 
 
 @dataclass(frozen=True)
@@ -146,15 +154,15 @@ def tier_lines_of(storage: StoragePlan) -> tuple[BomLine, ...]:
 # ------------------------------------------------------------------------------ the answer
 
 
-def _first_token(net: TierNetwork, metrics: dict[str, Any]) -> dict[str, float | None]:
+def _first_token(net: TierNetwork, metrics: Metrics) -> dict[str, float | None]:
     """Retrieval (embedding, vector search, the tiers' network) then the generation tier's
     p95 time to first token; no total when the generation tier is saturated (its queue,
     not the pipeline, sets the wait, and the headline says so)."""
     network_ms = network_s(net.plan, net.gbps) * 1e3
     retrieval_ms = net.plan.retrieval_compute_s * 1e3 + network_ms
-    generation = metrics.get("ttft_ms_p95", metrics.get("ttft_ms"))
+    generation = metrics.ttft_ms_p95 if metrics.ttft_ms_p95 is not None else metrics.ttft_ms
     generation_ms = float(generation) if isinstance(generation, int | float) else None
-    saturated = bool(metrics.get("load_saturated"))
+    saturated = bool(metrics.load_saturated)
     total = retrieval_ms + generation_ms if generation_ms is not None and not saturated else None
     return {
         "network_ms": network_ms,
@@ -244,13 +252,12 @@ def shortfall_sentence(net: TierNetwork) -> str | None:
     return f"{RETRIEVAL_SHORT_WORDS}: " + "; ".join(parts) + "."
 
 
-def _generation_sentence(result: dict[str, Any]) -> str:
-    rec = result["recommendation"]
-    if rec.get("needs_compute_fabric"):
+def _generation_sentence(rec: Recommendation) -> str:
+    if rec.needs_compute_fabric:
         return (
             f"The generation tier needs a GPU compute fabric of its own "
-            f"({fabric_label(str(rec.get('fabric', '')))}, {rec.get('nics_per_node')} x "
-            f"{rec.get('nic_gbps')}G per server): the model is split or disaggregated across "
+            f"({fabric_label(rec.fabric)}, {rec.nics_per_node} x "
+            f"{rec.nic_gbps}G per server): the model is split or disaggregated across "
             "servers, so its traffic crosses them every token; the retrieval tiers never use it."
         )
     return (
@@ -259,103 +266,118 @@ def _generation_sentence(result: dict[str, Any]) -> str:
     )
 
 
-def rag_answer(result: dict[str, Any], net: TierNetwork, target_ttft_ms: float) -> dict[str, Any]:
+def rag_answer(
+    rec: Recommendation, metrics: Metrics, net: TierNetwork, target_ttft_ms: float
+) -> RagAnswer:
     """The result's ``rag`` record: tiers, flows, the tier network and the first-token time."""
     plan = net.plan
-    times = _first_token(net, result.get("metrics", {}))
+    times = _first_token(net, metrics)
     total = times["first_token_ms"]
     short = shortfall_sentence(net)
-    statements = [
+    statements = (
         _tier_sentence(net),
         *([short] if short else []),
         _flow_sentence(net),
         _latency_sentence(times, target_ttft_ms),
-        _generation_sentence(result),
-    ]
-    return {
-        "queries_per_s": plan.queries_per_s,
-        "rate_basis": plan.rate_basis,
-        "question_tokens": plan.question_tokens,
-        "context_tokens": plan.context_tokens,
-        "index_bytes": plan.index_bytes,
-        "tiers": [
-            {
-                "role": t.role,
-                "label": RAG_TIER_LABELS[t.role],
-                "servers": t.servers,
-                "sized_by": t.sized_by,
-                "gbits_per_s_per_server": t.gbits_per_s_per_server,
-                "needed_servers": t.needed_servers,
-            }
+        _generation_sentence(rec),
+    )
+    return RagAnswer(
+        queries_per_s=plan.queries_per_s,
+        rate_basis=plan.rate_basis,
+        question_tokens=plan.question_tokens,
+        context_tokens=plan.context_tokens,
+        index_bytes=plan.index_bytes,
+        tiers=tuple(
+            RagTier(
+                role=t.role,
+                label=RAG_TIER_LABELS[t.role],
+                servers=t.servers,
+                sized_by=t.sized_by,
+                gbits_per_s_per_server=t.gbits_per_s_per_server,
+                needed_servers=t.needed_servers,
+            )
             for t in plan.tiers
-        ],
-        "flows": [dataclasses.asdict(f) for f in plan.flows],
-        "network": {
-            "nic_sku": net.nic.sku,
-            "nic_part_number": net.nic.part_number,
-            "nic_name": net.nic.display_name,
-            "port_gbps": net.gbps,
-            "ports_per_server": net.ports_per_server,
-            "servers": plan.retrieval_servers,
-            "switch_sku": net.switch.sku,
-            "switch_part_number": net.switch.part_number,
-            "switch_name": net.switch.display_name,
-            "switches": net.leaves,
-            "capex_usd": round(net.capex_usd, 2),
-            "busiest_gbits_per_s": plan.busiest_gbits_per_s,
-        },
-        **times,
-        "target_ttft_ms": target_ttft_ms,
-        "meets_target": total is not None and total <= target_ttft_ms,
-        "compute_fabric": bool(result["recommendation"].get("needs_compute_fabric")),
-        "statements": statements,
-    }
+        ),
+        flows=tuple(
+            RagFlow(
+                name=f.name,
+                source=f.source,
+                target=f.target,
+                bytes_per_query=f.bytes_per_query,
+                gbits_per_s=f.gbits_per_s,
+            )
+            for f in plan.flows
+        ),
+        network=RagNetwork(
+            nic_sku=net.nic.sku,
+            nic_part_number=net.nic.part_number,
+            nic_name=net.nic.display_name,
+            port_gbps=net.gbps,
+            ports_per_server=net.ports_per_server,
+            servers=plan.retrieval_servers,
+            switch_sku=net.switch.sku,
+            switch_part_number=net.switch.part_number,
+            switch_name=net.switch.display_name,
+            switches=net.leaves,
+            capex_usd=round(net.capex_usd, 2),
+            busiest_gbits_per_s=plan.busiest_gbits_per_s,
+        ),
+        network_ms=times["network_ms"] or 0.0,
+        retrieval_ms=times["retrieval_ms"] or 0.0,
+        generation_ttft_ms=times["generation_ttft_ms"],
+        first_token_ms=total,
+        target_ttft_ms=target_ttft_ms,
+        meets_target=total is not None and total <= target_ttft_ms,
+        compute_fabric=rec.needs_compute_fabric,
+        statements=statements,
+    )
 
 
-def add_rag_answer(result: dict[str, Any], net: TierNetwork, s: Scenario) -> None:
-    """Name the pipeline in the answer: the ``rag`` record, the headline and the rationale."""
+def add_rag_answer(
+    rec: Recommendation, metrics: Metrics, net: TierNetwork, s: Scenario
+) -> tuple[Recommendation, RagAnswer]:
+    """Name the pipeline in the answer: the ``rag`` record, and the recommendation with the
+    pipeline in its headline and rationale."""
     target = s.inference.target_ttft_ms if s.inference is not None else 0.0
-    answer = rag_answer(result, net, target)
-    result["rag"] = answer
-    rec = result["recommendation"]
+    answer = rag_answer(rec, metrics, net, target)
     generation = RAG_TIER_LABELS[GENERATION_TIER]
     late = (
         ""
-        if answer["meets_target"] or answer["first_token_ms"] is None
+        if answer.meets_target or answer.first_token_ms is None
         else (
             f" With retrieval the first token comes after "
-            f"{answer['first_token_ms'] or 0.0:,.0f} ms, over the {target:,.0f} ms target."
+            f"{answer.first_token_ms or 0.0:,.0f} ms, over the {target:,.0f} ms target."
         )
     )
-    head = str(rec["headline"])
+    head = rec.headline
     if head.startswith("No "):  # "No GPU compute fabric needed" inside the sentence
         head = "no " + head[3:]
-    rec["headline"] = (
+    headline = (
         f"RAG pipeline at {net.plan.queries_per_s:,.1f} questions/s: {net.ports_per_server} x "
         f"{net.gbps}G Ethernet for the {net.plan.retrieval_servers} embedding and vector-search "
         f"servers ({usd(net.capex_usd)}); {generation}: {head}{late}"
     )
     short = shortfall_sentence(net)
     if short:
-        rec["headline"] += f" {short}"
-    rec["rationale"] = [*answer["statements"], *rec.get("rationale", [])]
-    result.setdefault("assumptions", []).extend(rag_assumptions())
+        headline += f" {short}"
+    rationale = (*answer.statements, *rec.rationale)
+    return dataclasses.replace(rec, headline=headline, rationale=rationale), answer
 
 
-def rag_assumptions() -> list[dict[str, Any]]:
+def rag_assumptions() -> list[Assumption]:
     """What the retrieval figures rest on (docs/MODEL.md section 21)."""
     return [
-        {
-            "name": "Retrieval tiers (RAG)",
-            "value": f"embedding {EMBEDDING_QUERIES_PER_S_PER_SERVER:,.0f} questions/s per "
+        Assumption(
+            name="Retrieval tiers (RAG)",
+            value=f"embedding {EMBEDDING_QUERIES_PER_S_PER_SERVER:,.0f} questions/s per "
             f"server, p99 {EMBEDDING_LATENCY_S * 1e3:g} ms; vector search "
             f"{VECTOR_SEARCH_QUERIES_PER_S_PER_SERVER:,.0f} queries/s per replica, p99 "
             f"{VECTOR_SEARCH_LATENCY_S * 1e3:g} ms; HNSW index N x (D x 4 + {HNSW_LINKS} x "
             f"{HNSW_BYTES_PER_LINK:g}) x {VECTOR_INDEX_MEMORY_HEADROOM:g} bytes on "
             f"{VECTOR_SERVER_MEMORY_BYTES / 2**30:,.0f} GiB servers; {TEXT_BYTES_PER_TOKEN:g} "
             "bytes of text per token",
-            "unit": "",
-            "source": "GigaGPU TEI/Infinity throughput table; a published VectorDBBench Milvus "
+            unit="",
+            source="GigaGPU TEI/Infinity throughput table; a published VectorDBBench Milvus "
             "run; ScyllaDB vector-search sizing; OpenAI tokens guide (docs/MODEL.md 21)",
-        }
+        )
     ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.decision.assumptions import assumptions
@@ -45,7 +46,7 @@ from advisor.engine.decision.policy import (
     premium,
     strictly_tied,
 )
-from advisor.engine.decision.pricing import Scored, cost_dict, price
+from advisor.engine.decision.pricing import Scored, cost_record, price
 from advisor.engine.decision.prose import (
     best_per_fabric,
     break_even,
@@ -62,6 +63,7 @@ from advisor.engine.decision.prose import (
 from advisor.engine.decision.rag import (
     TierNetwork,
     add_rag_answer,
+    rag_assumptions,
     tier_lines_of,
     tier_network,
     with_tier_network,
@@ -75,7 +77,28 @@ from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
-from advisor.engine.result.records import Metrics
+from advisor.engine.result.records import (
+    Assumption,
+    BomLine,
+    BreakEven,
+    Budget,
+    BudgetBuys,
+    Cost,
+    Decision,
+    EngineResult,
+    Metrics,
+    Option,
+    Premium,
+    Pruned,
+    RagAnswer,
+    Recommendation,
+    ReferenceDesign,
+    ScalingPoint,
+    Storage,
+    TierCliff,
+    Topology,
+    Uncertainty,
+)
 
 __all__ = [
     "OVERSUBSCRIPTIONS",
@@ -97,25 +120,50 @@ EXISTING_NETWORK_MAX_SERVERS = 4
 existing network: a few servers' 2-4 storage / in-band ports and a BMC port each fit the spare
 ports of the leaf and management switches every data centre runs, so an architect buys no
 switch for them (docs/MODEL.md 12, "Existing network")."""
-EXISTING_TOPOLOGY: dict[str, Any] = {
-    "kind": "existing",
-    "tiers": 0,
-    "leaf_switches": 0,
-    "spine_switches": 0,
-    "core_switches": 0,
-    "superspine_switches": 0,
-    "oversubscription": 1.0,
-    "rail_optimized": False,
-    "switch_model": "",
-    "planes": 1,
-    "leaf_downlinks": 0,
-    "leaf_uplinks": 0,
-    "links_per_leaf_spine": 0,
-}
+EXISTING_TOPOLOGY = Topology(
+    kind="existing",
+    tiers=0,
+    leaf_switches=0,
+    spine_switches=0,
+    core_switches=0,
+    superspine_switches=0,
+    oversubscription=1.0,
+    rail_optimized=False,
+    switch_model="",
+    planes=1,
+    leaf_downlinks=0,
+    leaf_uplinks=0,
+    links_per_leaf_spine=0,
+)
 """The topology of a job on the existing network: no switch of ours."""
 
 STORAGE_LINK_EFFICIENCY = 0.9
 """Share of the storage links' line rate a large sequential write reaches (estimate)."""
+
+
+@dataclass(frozen=True)
+class Recommended:
+    """The decision's part of the answer, as the result's records (docs/ENGINE_API.md)."""
+
+    recommendation: Recommendation
+    metrics: Metrics
+    bom: tuple[BomLine, ...]
+    cost: Cost
+    options: tuple[Option, ...]
+    pruned: tuple[Pruned, ...]
+    break_even: tuple[BreakEven, ...]
+    uncertainty: Uncertainty
+    monitoring: tuple[str, ...]
+    assumptions: tuple[Assumption, ...]
+    scaling: tuple[ScalingPoint, ...] = ()
+    rag: RagAnswer | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """These parts as the result's JSON (docs/ENGINE_API.md "Result (output)")."""
+        whole = EngineResult(
+            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        ).to_dict()
+        return {f.name: whole[f.name] for f in dataclasses.fields(self) if f.name in whole}
 
 
 def recommend(
@@ -125,7 +173,7 @@ def recommend(
     progress: Callable[[int], None] | None = None,
     *,
     evaluator: Evaluator | None = None,
-) -> dict[str, Any]:
+) -> Recommended:
     """Choose the network for scenario ``s`` with plan ``w``; see the module docstring.
 
     ``evaluator`` overrides the performance model (tests); by default each distinct design
@@ -137,7 +185,13 @@ def recommend(
     tiers = tier_network(parts, s) if s.rag is not None else None
     result = _recommend(s, w, catalog, parts, progress, evaluator, tiers)
     if tiers is not None:
-        add_rag_answer(result, tiers, s)
+        rec, answer = add_rag_answer(result.recommendation, result.metrics, tiers, s)
+        result = dataclasses.replace(
+            result,
+            recommendation=rec,
+            rag=answer,
+            assumptions=(*result.assumptions, *rag_assumptions()),
+        )
     return result
 
 
@@ -149,7 +203,7 @@ def _recommend(
     progress: Callable[[int], None] | None,
     evaluator: Evaluator | None,
     tiers: TierNetwork | None,
-) -> dict[str, Any]:
+) -> Recommended:
     facts = job_facts(s, w, catalog, parts)
     evaluate = evaluator or performance_evaluator(s, w)
     # every candidate is scored without its step bounds; the chosen design gets them below
@@ -161,7 +215,9 @@ def _recommend(
     candidates, pruned = enumerate_candidates(parts, facts.platform)
     if not facts.needs_compute_fabric:
         result = _no_fabric(facts, parts, evaluate, storage, candidates)
-        result["scaling"] = scaling(s, facts, _representatives(facts, candidates))
+        result = dataclasses.replace(
+            result, scaling=tuple(scaling(s, facts, _representatives(facts, candidates)))
+        )
         _report(progress, 100)
         return result
     scored, more = score_all(facts, parts, candidates, storage, score, progress)
@@ -173,8 +229,11 @@ def _recommend(
     _report(progress, 90)
     if not scored:
         result = _no_fabric(facts, parts, evaluate, storage, candidates)
-        result["pruned"] = pruned + result["pruned"]
-        result["scaling"] = scaling(s, facts, _representatives(facts, candidates))
+        result = dataclasses.replace(
+            result,
+            pruned=(*_pruned(pruned), *result.pruned),
+            scaling=tuple(scaling(s, facts, _representatives(facts, candidates))),
+        )
         _report(progress, 100)
         return result
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
@@ -189,14 +248,17 @@ def _recommend(
     choice = choose(facts, scored)
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
-    result = _build(facts, parts, choice, scored, pruned, storage, notes)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
-    if kv:
-        result["recommendation"]["rationale"].insert(1, kv)
+    result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
-    result["scaling"] = scaling(s, facts, reps)
+    result = dataclasses.replace(result, scaling=tuple(scaling(s, facts, reps)))
     _report(progress, 100)
     return result
+
+
+def _pruned(pruned: list[dict[str, Any]]) -> tuple[Pruned, ...]:
+    """The designs left out before pricing (their design keys vary: a mapping each)."""
+    return tuple(Pruned(design=p["design"], reason=p["reason"]) for p in pruned)
 
 
 def _trim_storage(
@@ -282,7 +344,8 @@ def _build(
     pruned: list[dict[str, Any]],
     storage: StoragePlan,
     notes: list[str],
-) -> dict[str, Any]:
+    kv: str | None = None,
+) -> Recommended:
     best = choice.best
     cand = best.cand
     lines = compute_fabric_lines(
@@ -299,47 +362,46 @@ def _build(
         nodes=facts.nodes,
         managed_switches=best.topo.total_switches + storage.topo.total_switches,
     )
-    bom = [ln.to_dict() for ln in (*lines, *storage.lines, *mgmt)]
     budget_info = _budget_info(facts, choice, scored, storage, mgmt)
     text = rationale(facts, choice, scored) + notes
     cliff = tier_cliff(facts, parts, best)
     if cliff is not None:
-        text.append(cliff["statement"])
+        text.append(cliff.statement)
     if budget_info is not None and choice.mode == "over_budget":
         text.insert(0, headline(facts, choice, budget_info))
+    if kv:
+        text.insert(1, kv)
     ranked = _ranked(choice, scored)
-    options = [_option(facts, i + 1, sc, choice) for i, sc in enumerate(ranked)]
-    return {
-        "recommendation": {
-            "fabric": cand.fabric,
-            "needs_compute_fabric": True,
-            "nic_gbps": cand.nic_gbps,
-            "nics_per_node": cand.nics_per_node,
-            "nic_sku": cand.nic.sku,
-            "topology": {
-                **topology_dict(best.topo, cand.switch.sku),
-                **({"tier_cliff": cliff} if cliff is not None else {}),
-            },
-            "headline": headline(facts, choice, budget_info),
-            "rationale": text,
-            "within_budget": choice.mode != "over_budget",
-            "budget": budget_info,
-            "field_practice": best.field_practice,
-            "departures": [departure_phrase(facts, best, d) for d in best.departures],
-            "reference_design": reference_design(facts, best),
-            "decision": _decision(facts, choice),
-            "storage": storage_summary(facts, storage),
-        },
-        "metrics": best.metrics.to_dict(),
-        "bom": bom,
-        "cost": cost_dict(facts, best),
-        "options": options,
-        "pruned": pruned,
-        "break_even": break_even(facts, choice, scored),
-        "uncertainty": uncertainty(facts, best),
-        "monitoring": monitoring(cand.fabric, True),
-        "assumptions": assumptions(facts, storage),
-    }
+    return Recommended(
+        recommendation=Recommendation(
+            fabric=cand.fabric,
+            needs_compute_fabric=True,
+            nic_gbps=cand.nic_gbps,
+            nics_per_node=cand.nics_per_node,
+            nic_sku=cand.nic.sku,
+            topology=dataclasses.replace(
+                topology_record(best.topo, cand.switch.sku), tier_cliff=cliff
+            ),
+            headline=headline(facts, choice, budget_info),
+            rationale=tuple(text),
+            within_budget=choice.mode != "over_budget",
+            budget=budget_info,
+            field_practice=best.field_practice,
+            departures=tuple(departure_phrase(facts, best, d) for d in best.departures),
+            reference_design=reference_design(facts, best),
+            decision=_decision(facts, choice),
+            storage=storage_summary(facts, storage),
+        ),
+        metrics=best.metrics,
+        bom=(*lines, *storage.lines, *mgmt),
+        cost=cost_record(facts, best),
+        options=tuple(_option(facts, i + 1, sc, choice) for i, sc in enumerate(ranked)),
+        pruned=_pruned(pruned),
+        break_even=tuple(break_even(facts, choice, scored)),
+        uncertainty=uncertainty(facts, best),
+        monitoring=tuple(monitoring(cand.fabric, True)),
+        assumptions=tuple(assumptions(facts, storage)),
+    )
 
 
 TIER_CLIFF_SPAN = 1.5
@@ -369,7 +431,7 @@ def _fabric_capex(facts: JobFacts, parts: NetworkParts, sc: Scored, servers: int
     )[0]
 
 
-def tier_cliff(facts: JobFacts, parts: NetworkParts, sc: Scored) -> dict[str, Any] | None:
+def tier_cliff(facts: JobFacts, parts: NetworkParts, sc: Scored) -> TierCliff | None:
     """The tier cliff the pick sits just above: the largest cluster that keeps one tier fewer
     on the same switch, NICs and planes, and what the extra tier costs per GPU.  None when the
     fabric has fewer than three tiers or the cluster is far above the cliff."""
@@ -417,39 +479,43 @@ def tier_cliff(facts: JobFacts, parts: NetworkParts, sc: Scored) -> dict[str, An
         f"{usd(extra)}. {low:,} servers is the nearest size that avoids it; a higher-radix "
         "switch or a multi-plane design moves the cliff."
     )
-    return {
-        "servers": facts.nodes,
-        "tiers": topo.tiers,
-        "nearest_servers": low,
-        "nearest_gpus": low * per_server_gpus,
-        "nearest_tiers": topo.tiers - 1,
-        "fabric_usd_per_gpu": round(per_gpu_here, 2),
-        "nearest_fabric_usd_per_gpu": round(per_gpu_below, 2),
-        "extra_tier_usd": round(extra, 2),
-        "extra_pct": round(pct, 1),
-        "statement": statement,
-    }
+    return TierCliff(
+        servers=facts.nodes,
+        tiers=topo.tiers,
+        nearest_servers=low,
+        nearest_gpus=low * per_server_gpus,
+        nearest_tiers=topo.tiers - 1,
+        fabric_usd_per_gpu=round(per_gpu_here, 2),
+        nearest_fabric_usd_per_gpu=round(per_gpu_below, 2),
+        extra_tier_usd=round(extra, 2),
+        extra_pct=round(pct, 1),
+        statement=statement,
+    )
 
 
-def _decision(facts: JobFacts, choice: Choice) -> dict[str, Any]:
-    return {
-        "mode": choice.mode,
-        "basis": "life cost: network capex + power + GPU time wasted + operations",
-        "tie_band": TIE_BAND,
-        "tie_break_order": list(TIE_BREAK_ORDER),
-        "tied_with": [sc.cand.label() for sc in choice.tied if strictly_tied(choice.best, sc)][:10],
-        "premium_over": [
-            {
-                "design": sc.cand.label(),
-                "capex_usd": round(prem.capex_usd, 2),
-                "capex_pct": round(prem.capex_pct, 1),
-                "life_usd": round(prem.life_usd, 2),
-                "life_pct": round(prem.life_pct, 1),
-            }
-            for sc in choice.tied
-            if (prem := premium(choice.best, sc)) is not None
-        ][:10],
-    }
+def _decision(facts: JobFacts, choice: Choice) -> Decision:
+    return Decision(
+        mode=choice.mode,
+        basis="life cost: network capex + power + GPU time wasted + operations",
+        tie_band=TIE_BAND,
+        tie_break_order=tuple(TIE_BREAK_ORDER),
+        tied_with=tuple(
+            [sc.cand.label() for sc in choice.tied if strictly_tied(choice.best, sc)][:10]
+        ),
+        premium_over=tuple(
+            [
+                Premium(
+                    design=sc.cand.label(),
+                    capex_usd=round(prem.capex_usd, 2),
+                    capex_pct=round(prem.capex_pct, 1),
+                    life_usd=round(prem.life_usd, 2),
+                    life_pct=round(prem.life_pct, 1),
+                )
+                for sc in choice.tied
+                if (prem := premium(choice.best, sc)) is not None
+            ][:10]
+        ),
+    )
 
 
 def _ranked(choice: Choice, scored: list[Scored]) -> list[Scored]:
@@ -470,27 +536,27 @@ def _ranked(choice: Choice, scored: list[Scored]) -> list[Scored]:
     return keep
 
 
-def _option(facts: JobFacts, rank: int, sc: Scored, choice: Choice) -> dict[str, Any]:
+def _option(facts: JobFacts, rank: int, sc: Scored, choice: Choice) -> Option:
     c = sc.cand
-    return {
-        "rank": rank,
-        "fabric": c.fabric,
-        "nic_gbps": c.nic_gbps,
-        "nics_per_node": c.nics_per_node,
-        "oversubscription": c.oversubscription,
-        "switch_model": c.switch.sku,
-        "nic_sku": c.nic.sku,
-        "feasible": sc.feasible,
-        "recommended": sc is choice.best,
-        "field_practice": sc.field_practice,
-        "departures": [departure_phrase(facts, sc, d) for d in sc.departures],
-        "spine_switches": sc.topo.spine_switches,
-        "tiers": sc.topo.tiers,
-        "planes": sc.topo.planes,
-        "metrics": option_metrics(facts, sc.metrics),
-        "cost": cost_dict(facts, sc),
-        "why_not": why_not(facts, sc, choice),
-    }
+    return Option(
+        rank=rank,
+        fabric=c.fabric,
+        nic_gbps=c.nic_gbps,
+        nics_per_node=c.nics_per_node,
+        oversubscription=c.oversubscription,
+        switch_model=c.switch.sku,
+        nic_sku=c.nic.sku,
+        feasible=sc.feasible,
+        recommended=sc is choice.best,
+        field_practice=sc.field_practice,
+        departures=tuple(departure_phrase(facts, sc, d) for d in sc.departures),
+        spine_switches=sc.topo.spine_switches,
+        tiers=sc.topo.tiers,
+        planes=sc.topo.planes,
+        metrics=option_metrics(facts, sc.metrics),
+        cost=cost_record(facts, sc),
+        why_not=why_not(facts, sc, choice),
+    )
 
 
 OPTION_METRICS_TRAINING: tuple[str, ...] = (
@@ -517,28 +583,27 @@ OPTION_METRICS_INFERENCE: tuple[str, ...] = (
 """Options carry the ENGINE_API metric keys only (the recommendation's ``metrics`` has all)."""
 
 
-def option_metrics(facts: JobFacts, metrics: Metrics) -> dict[str, Any]:
+def option_metrics(facts: JobFacts, metrics: Metrics) -> Metrics:
     keys = OPTION_METRICS_INFERENCE if facts.inference else OPTION_METRICS_TRAINING
-    values = metrics.to_dict()
-    return {k: values[k] for k in keys if k in values}
+    return Metrics(**{k: getattr(metrics, k) for k in keys})
 
 
-def topology_dict(topo: TopologySize, switch_sku: str) -> dict[str, Any]:
-    return {
-        "kind": topo.kind,
-        "tiers": topo.tiers,
-        "leaf_switches": topo.leaf_switches,
-        "spine_switches": topo.spine_switches,
-        "core_switches": topo.core_switches,
-        "superspine_switches": topo.superspine_switches,
-        "oversubscription": topo.oversubscription if topo.tiers > 1 else 1.0,
-        "rail_optimized": topo.rail_optimized,
-        "switch_model": switch_sku,
-        "planes": topo.planes,
-        "leaf_downlinks": topo.leaf_downlinks,
-        "leaf_uplinks": topo.leaf_uplinks,
-        "links_per_leaf_spine": topo.links_per_leaf_spine,
-    }
+def topology_record(topo: TopologySize, switch_sku: str) -> Topology:
+    return Topology(
+        kind=topo.kind,
+        tiers=topo.tiers,
+        leaf_switches=topo.leaf_switches,
+        spine_switches=topo.spine_switches,
+        core_switches=topo.core_switches,
+        superspine_switches=topo.superspine_switches,
+        oversubscription=topo.oversubscription if topo.tiers > 1 else 1.0,
+        rail_optimized=topo.rail_optimized,
+        switch_model=switch_sku,
+        planes=topo.planes,
+        leaf_downlinks=topo.leaf_downlinks,
+        leaf_uplinks=topo.leaf_uplinks,
+        links_per_leaf_spine=topo.links_per_leaf_spine,
+    )
 
 
 def _budget_info(
@@ -547,39 +612,37 @@ def _budget_info(
     scored: list[Scored],
     storage: StoragePlan,
     mgmt: list[Any],
-) -> dict[str, Any] | None:
+) -> Budget | None:
     budget = facts.network_budget_usd
     if budget is None:
         return None
     best = choice.best
     ns = totals(storage.lines)[0] + totals(mgmt)[0] if best.topo else 0.0
-    info: dict[str, Any] = {
-        "network_budget_usd": budget,
-        "within_budget": choice.mode != "over_budget",
-        "recommended_capex_usd": round(best.capex_usd, 2),
-        "north_south_capex_usd": round(ns, 2),
-        "budget_buys": None,
-    }
+    buys: BudgetBuys | None = None
     if choice.mode == "over_budget":
         affordable = [sc for sc in scored if sc.capex_usd <= budget]
         if affordable:
             buy = min(affordable, key=lambda sc: (sc.perf, sc.capex_usd))
             factor = buy.perf / best.perf if best.perf > 0 else float("inf")
-            info["budget_buys"] = {
-                "design": design_phrase(buy),
-                "capex_usd": round(buy.capex_usd, 2),
-                "perf": round(buy.perf, 6),
-                "slowdown": round(factor, 4),
-                "slowdown_text": f"{factor:.1f}x slower: {perf_str(facts, buy.perf)} instead of "
+            buys = BudgetBuys(
+                design=design_phrase(buy),
+                capex_usd=round(buy.capex_usd, 2),
+                perf=round(buy.perf, 6),
+                slowdown=round(factor, 4),
+                slowdown_text=f"{factor:.1f}x slower: {perf_str(facts, buy.perf)} instead of "
                 f"{perf_str(facts, best.perf)}",
-                "violations": list(buy.violations),
-            }
-    return info
+                violations=tuple(buy.violations),
+            )
+    return Budget(
+        network_budget_usd=budget,
+        within_budget=choice.mode != "over_budget",
+        recommended_capex_usd=round(best.capex_usd, 2),
+        north_south_capex_usd=round(ns, 2),
+        budget_buys=buys,
+    )
 
 
-def storage_summary(
-    facts: JobFacts, plan: StoragePlan, *, existing: bool = False
-) -> dict[str, Any]:
+def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = False) -> Storage:
     """Storage / in-band adapters per server and the time to write a full checkpoint: the
     cluster's data at the slower of the storage network and the storage system's stated
     write rate (``constraints.storage_write_gbytes_per_s``; the network's alone when unset)."""
@@ -609,24 +672,24 @@ def storage_summary(
         )
     )
     converged = " converged storage / in-band" if spec.converged else ""
-    return {
-        "adapter_sku": plan.nic.sku,
-        "adapters_per_server": plan.adapters_per_server,
-        "ports_per_server": plan.ports_per_server,
-        "storage_ports_per_server": spec.storage_ports,
-        "port_gbps": gbps,
-        "storage_gbytes_per_s_per_server": round(server_gbytes, 3),
-        "cluster_storage_gbytes_per_s": round(cluster, 3),
-        "network_storage_gbytes_per_s": round(network, 3),
-        "storage_write_gbytes_per_s": system,
-        "checkpoint_bytes": round(size, 0),
-        "checkpoint_write_s": round(seconds, 3),
-        "statement": f"Storage / in-band: {plan.adapters_per_server} x "
+    return Storage(
+        adapter_sku=plan.nic.sku,
+        adapters_per_server=plan.adapters_per_server,
+        ports_per_server=plan.ports_per_server,
+        storage_ports_per_server=spec.storage_ports,
+        port_gbps=gbps,
+        storage_gbytes_per_s_per_server=round(server_gbytes, 3),
+        cluster_storage_gbytes_per_s=round(cluster, 3),
+        network_storage_gbytes_per_s=round(network, 3),
+        storage_write_gbytes_per_s=system,
+        checkpoint_bytes=round(size, 0),
+        checkpoint_write_s=round(seconds, 3),
+        statement=f"Storage / in-band: {plan.adapters_per_server} x "
         f"{plan.nic.description.split(' (')[0]} per server, {plan.ports_per_server} x {gbps}G"
         f"{converged} port{'s' if plan.ports_per_server != 1 else ''} cabled on "
         f"{'your existing switches' if existing else plan.switch.display_name + ' leaves'}; "
         f"to {what} ({size / 1e9:,.0f} GB) at {limit} takes {_seconds(seconds)}.",
-    }
+    )
 
 
 def _seconds(seconds: float) -> str:
@@ -662,7 +725,7 @@ def _no_fabric(
     evaluate: Evaluator,
     storage: StoragePlan,
     candidates: list[Candidate],
-) -> dict[str, Any]:
+) -> Recommended:
     cand = Candidate(
         fabric=ETHERNET,
         nic=storage.nic,
@@ -774,63 +837,63 @@ def _no_fabric(
     bound = max(facts.gpus_per_node, facts.domain_gpus)
     unit = "server" if bound == facts.gpus_per_node else f"{bound}-GPU NVLink domain"
     storage_info = storage_summary(facts, storage, existing=existing)
-    rationale_text.append(storage_info["statement"])
-    return {
-        "recommendation": {
-            "fabric": ETHERNET,
-            "needs_compute_fabric": False,
-            "nic_gbps": storage.gbps,
-            "nics_per_node": storage.ports_per_server,
-            "nic_sku": storage.nic.sku,
-            "topology": EXISTING_TOPOLOGY
+    rationale_text.append(storage_info.statement)
+    return Recommended(
+        recommendation=Recommendation(
+            fabric=ETHERNET,
+            needs_compute_fabric=False,
+            nic_gbps=storage.gbps,
+            nics_per_node=storage.ports_per_server,
+            nic_sku=storage.nic.sku,
+            topology=EXISTING_TOPOLOGY
             if existing
-            else topology_dict(storage.topo, storage.switch.sku),
-            "headline": head,
-            "rationale": rationale_text,
-            "within_budget": within,
-            "budget": None
+            else topology_record(storage.topo, storage.switch.sku),
+            headline=head,
+            rationale=tuple(rationale_text),
+            within_budget=within,
+            budget=None
             if facts.network_budget_usd is None
-            else {
-                "network_budget_usd": facts.network_budget_usd,
-                "within_budget": within,
-                "recommended_capex_usd": round(capex, 2),
-                "north_south_capex_usd": round(capex, 2),
-                "budget_buys": None,
-            },
-            "field_practice": True,
-            "departures": [],
-            "reference_design": {
-                "name": "no compute fabric: storage / in-band and out-of-band networks only",
-                "matches": True,
-                "departures": [],
-                "notes": [],
-                "statement": "Reference design: a job inside one server or independent "
+            else Budget(
+                network_budget_usd=facts.network_budget_usd,
+                within_budget=within,
+                recommended_capex_usd=round(capex, 2),
+                north_south_capex_usd=round(capex, 2),
+                budget_buys=None,
+            ),
+            field_practice=True,
+            departures=(),
+            reference_design=ReferenceDesign(
+                name="no compute fabric: storage / in-band and out-of-band networks only",
+                matches=True,
+                departures=(),
+                notes=(),
+                statement="Reference design: a job inside one server or independent "
                 "replicas needs only the storage / in-band and management networks "
                 "(NVIDIA DGX SuperPOD reference architecture: GPU traffic of one server stays "
                 "on NVLink; storage, in-band and out-of-band management are separate "
                 "networks).",
-            },
-            "decision": _decision(facts, choice),
-            "storage": storage_info,
-        },
-        "metrics": metrics.to_dict(),
-        "bom": [ln.to_dict() for ln in lines],
-        "cost": cost_dict(facts, sc),
-        "options": [_option(facts, 1, sc, choice)],
-        "pruned": [{"design": {"fabric": "compute fabric"}, "reason": f"not needed: {reason}"}],
-        "break_even": [
-            {
-                "statement": f"A GPU compute fabric (RoCE or InfiniBand) becomes necessary "
+            ),
+            decision=_decision(facts, choice),
+            storage=storage_info,
+        ),
+        metrics=metrics,
+        bom=tuple(lines),
+        cost=cost_record(facts, sc),
+        options=(_option(facts, 1, sc, choice),),
+        pruned=(Pruned(design={"fabric": "compute fabric"}, reason=f"not needed: {reason}"),),
+        break_even=(
+            BreakEven(
+                statement=f"A GPU compute fabric (RoCE or InfiniBand) becomes necessary "
                 f"once one job or one model replica needs more than {bound} GPUs, i.e. spans "
                 f"more than one {unit}.",
-                "parameter": "gpus_per_job",
-                "value": bound,
-            }
-        ],
-        "uncertainty": uncertainty(facts, sc),
-        "monitoring": monitoring(ETHERNET, False),
-        "assumptions": assumptions(facts, storage),
-    }
+                parameter="gpus_per_job",
+                value=bound,
+            ),
+        ),
+        uncertainty=uncertainty(facts, sc),
+        monitoring=tuple(monitoring(ETHERNET, False)),
+        assumptions=tuple(assumptions(facts, storage)),
+    )
 
 
 def _the_work(facts: JobFacts, sc: Scored) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.result.records import ScalingPoint
 
 SCALING_MAX_POINTS = 7
 """Points of the scaling chart (servers 1, 2, 4, ... up to the job's size)."""
@@ -20,7 +20,7 @@ would cost in efficiency on each fabric class."""
 
 def scaling(
     scenario: Scenario, facts: JobFacts, per_fabric: dict[str, Candidate]
-) -> list[dict[str, Any]]:
+) -> list[ScalingPoint]:
     try:
         return _points(scenario, facts, per_fabric)
     except Exception:  # the chart is optional; never fail the evaluation
@@ -29,7 +29,7 @@ def scaling(
 
 def _points(
     scenario: Scenario, facts: JobFacts, per_fabric: dict[str, Candidate]
-) -> list[dict[str, Any]]:
+) -> list[ScalingPoint]:
     from advisor.engine.model.performance import evaluate_design
     from advisor.engine.model.planner import plan_workload
 
@@ -42,7 +42,7 @@ def _points(
         node_counts.append(count)
         count *= 2
     node_counts.append(max_nodes)
-    out: list[dict[str, Any]] = []
+    out: list[ScalingPoint] = []
     for nodes in node_counts:
         try:
             sized = resize(scenario, nodes * facts.gpus_per_node)
@@ -58,7 +58,9 @@ def _points(
                 compute_ms = num(metrics.compute_ms_per_token, math.nan)
                 eff = min(1.0, compute_ms / token_ms) if token_ms > 0 else math.nan
             if math.isfinite(eff):
-                out.append({"fabric": fabric, "nodes": nodes, "scaling_efficiency": rounded(eff)})
+                out.append(
+                    ScalingPoint(fabric=fabric, nodes=nodes, scaling_efficiency=rounded(eff))
+                )
     return out
 
 

@@ -2,10 +2,11 @@
 returns and what the pages, the PDF, the CSV and the API read (docs/ENGINE_API.md, "Typed
 result").
 
-One pair converts at the boundary where results are stored and served:
-:meth:`EngineResult.from_dict` (a stored or freshly computed JSON dict -> typed) and
-:meth:`EngineResult.to_dict` (typed -> the JSON dict the API serves; its shape is the
-contract of docs/ENGINE_API.md "Result (output)").
+The engine builds these records directly (:func:`advisor.engine.evaluate_typed`). One pair
+converts at the boundary where results are stored and served: :meth:`EngineResult.to_dict`
+(typed -> the JSON dict the API serves and :func:`advisor.engine.evaluate` returns; its shape
+is the contract of docs/ENGINE_API.md "Result (output)") and :meth:`EngineResult.from_dict`
+(a stored JSON dict -> typed).
 
 Rules of the conversion (the same for every class here):
 
@@ -160,10 +161,10 @@ class InferenceInput(_Record):
     prompt_tokens: int = 0
     output_tokens: int = 0
     target_ms_per_token: float = 0.0
-    target_ttft_ms: float = 0.0
-    prefix_cache_hit_rate: float = 0.0
     deployment: str | None = field(default=None, metadata=_ABSENT)
     requests_per_s: float | None = field(default=None, metadata=_ABSENT)
+    target_ttft_ms: float = 0.0
+    prefix_cache_hit_rate: float = 0.0
     mtp: float | None = field(default=None, metadata=_ABSENT)
     pools: Mapping[str, Mapping[str, int]] | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
@@ -227,9 +228,9 @@ class ScenarioEcho(_Record):
     sequence_length: int = 0
     parallelism: Mapping[str, Any] = field(default_factory=dict)
     constraints: Constraints = field(default_factory=Constraints)
+    training: TrainingInput | None = field(default=None, metadata=_ABSENT)
     inference: InferenceInput | None = field(default=None, metadata=_ABSENT)
     design: DesignInput | None = field(default=None, metadata=_ABSENT)
-    training: TrainingInput | None = field(default=None, metadata=_ABSENT)
     rag: RagInput | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -310,20 +311,20 @@ class Communicator(_Record):
 @dataclass(frozen=True)
 class Traffic(_Record):
     unit: str = ""
+    tokens_per_step: int | None = field(default=None, metadata=_ABSENT)
+    microbatches: int | None = field(default=None, metadata=_ABSENT)
     tensor_parallel_bytes: float = 0.0
     tensor_parallel_collectives: int = 0
     tensor_parallel_crosses_network: bool = False
     pipeline_bytes: float = 0.0
     pipeline_crosses_network: bool = False
+    data_parallel_bytes: float | None = field(default=None, metadata=_ABSENT)
+    data_parallel_crosses_network: bool | None = field(default=None, metadata=_ABSENT)
     expert_all_to_all_bytes: float = 0.0
     expert_crosses_network: bool = False
     placement: str = ""
     communicators: tuple[Communicator, ...] = ()
     inter_server_bytes_per_gpu: float = 0.0
-    tokens_per_step: int | None = field(default=None, metadata=_ABSENT)
-    microbatches: int | None = field(default=None, metadata=_ABSENT)
-    data_parallel_bytes: float | None = field(default=None, metadata=_ABSENT)
-    data_parallel_crosses_network: bool | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -886,6 +887,7 @@ class EngineResult(_Record):
     catalog_version: str = ""
     scenario: ScenarioEcho = field(default_factory=ScenarioEcho)
     workload: WorkloadInfo = field(default_factory=WorkloadInfo)
+    design_evaluation: DesignEvaluation | None = field(default=None, metadata=_ABSENT)
     recommendation: Recommendation = field(default_factory=Recommendation)
     metrics: Metrics = field(default_factory=Metrics)
     bom: tuple[BomLine, ...] = ()
@@ -896,11 +898,13 @@ class EngineResult(_Record):
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
     monitoring: tuple[str, ...] = ()
     scaling: tuple[ScalingPoint, ...] = ()
-    assumptions: tuple[Assumption, ...] = ()
-    design_evaluation: DesignEvaluation | None = field(default=None, metadata=_ABSENT)
-    calibration: CalibrationComparison | None = field(default=None, metadata=_ABSENT)
-    warnings: tuple[str, ...] | None = field(default=None, metadata=_ABSENT)
     rag: RagAnswer | None = field(default=None, metadata=_ABSENT)
+    """A retrieval pipeline's answer (only when ``scenario.rag`` is given)."""
+    assumptions: tuple[Assumption, ...] = ()
+    cloud_fabric: Mapping[str, Any] | None = field(default=None, metadata=_ABSENT)
+    """The rented instance's fabric as a reference (``constraints.cloud``, MODEL.md 20.8)."""
+    warnings: tuple[str, ...] | None = field(default=None, metadata=_ABSENT)
+    calibration: CalibrationComparison | None = field(default=None, metadata=_ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property

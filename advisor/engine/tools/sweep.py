@@ -237,7 +237,7 @@ def evaluate_points(
                 planned[servers] = str(exc)
         plan = planned[servers]
         reason: str | None = None
-        metrics: dict[str, Any] = {}
+        metrics = Metrics()
         money: dict[str, float | None] = dict.fromkeys(MONEY)
         if isinstance(plan, str):
             reason = plan
@@ -262,7 +262,10 @@ def evaluate_points(
                 except ScenarioError as exc:
                     reason = str(exc)
                 else:
-                    metrics = design_metrics.to_dict()
+                    rounded: dict[str, Any] = {
+                        key: six_digits(getattr(design_metrics, key)) for key in metric_keys
+                    }
+                    metrics = Metrics(**rounded)
                     money["network_capex_usd"] = six_digits(capex)
                     money["decision_cost_usd"] = six_digits(
                         life_cost(facts, fabric, design_metrics, capex, power).total_usd
@@ -270,8 +273,7 @@ def evaluate_points(
                     money["total_cost_usd"] = six_digits(
                         job_cost(facts, fabric, design_metrics, capex, power).total_cost_usd
                     )
-        values = {key: six_digits(metrics.get(key)) for key in metric_keys}
-        if reason is None and all(v is None for v in values.values()):
+        if reason is None and all(getattr(metrics, key) is None for key in metric_keys):
             reason = "the performance model found no valid timing for this design"
         rows.append(
             SweepPoint(
@@ -284,7 +286,7 @@ def evaluate_points(
                 oversubscription=oversubscription,
                 reason=reason,
                 inference=inference,
-                metrics=Metrics.from_dict({k: v for k, v in values.items() if v is not None}),
+                metrics=metrics,
                 network_capex_usd=money["network_capex_usd"],
                 decision_cost_usd=money["decision_cost_usd"],
                 total_cost_usd=money["total_cost_usd"],
