@@ -194,3 +194,17 @@ def test_the_stage_cache_tells_an_edited_gpu_from_the_catalogs() -> None:
     base = _stage_time_per_microbatch(s, *args)
     assert _stage_time_per_microbatch(faster, *args)[0] < base[0]
     assert _stage_time_per_microbatch(s, *args) == base
+
+
+def test_every_catalog_gpu_names_its_generation_and_hopper_or_newer_reads_it() -> None:
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.tools.audit import HOPPER_BLACKWELL
+
+    gpus = default_catalog().gpus
+    assert all(g.generation for g in gpus), [g.id for g in gpus if not g.generation]
+    # the audit's field-practice set comes from the catalog, not a list of its own
+    assert {
+        "h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20",
+        "b200", "gb200-nvl72", "b300", "gb300-nvl72",
+    } == HOPPER_BLACKWELL  # fmt: skip
+    assert not any(g.hopper_or_newer for g in gpus if g.vendor != "NVIDIA")

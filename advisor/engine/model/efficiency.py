@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
+from advisor.engine.facts.catalog.gpus import HOPPER_OR_NEWER
 from advisor.engine.facts.constants import (
     FP8_EFFICIENCY_FACTOR,
     GEMM_HALF_EFFICIENCY_WIDTH,
@@ -158,14 +159,11 @@ BACKWARD_FACTOR = 2.0
 """Backward GEMMs: input and weight gradients, each the forward's size (Narayanan et al. 2021)."""
 
 
-HOPPER_OR_NEWER: tuple[str, ...] = ("hopper", "blackwell")
-"""Compute generations that run tensor-parallel communication overlapped with GEMMs by default
-(Megatron-LM's userbuffers TP overlap on Hopper and Blackwell) and that field practice builds
-large training clusters of non-blocking (the audit's field-practice rule)."""
-
-
 def hopper_or_newer(gpu: GpuSpec) -> bool:
-    """Whether ``gpu`` is a Hopper or Blackwell GPU (by its compute profile's generation)."""
+    """Whether ``gpu``'s measured compute profile is a Hopper or Blackwell one (the planner's
+    TP-overlap default). GPUs without a profile of their own (B300, GB300, staff-added) read
+    as custom here although their catalog ``generation`` says Blackwell; which one the
+    planner should follow is a model change, left to the model's owners."""
     return profile(gpu).generation in HOPPER_OR_NEWER
 
 

@@ -69,10 +69,8 @@ FIELD_PRACTICE_MIN_SERVERS = 32
 one NIC per GPU."""
 FIELD_PRACTICE_MIN_NIC_GBPS = 400
 RDMA_FABRICS = frozenset({"roce", "infiniband"})
-HOPPER_BLACKWELL = frozenset(
-    {"h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20", "b200", "gb200-nvl72", "b300",
-     "gb300-nvl72"}
-)  # fmt: skip
+HOPPER_BLACKWELL = frozenset(g.id for g in default_catalog().gpus if g.hopper_or_newer)
+"""The catalog's Hopper and Blackwell GPUs (``GpuSpec.generation``), the field-practice rule's."""
 
 SIZES_SERVERS: tuple[int, ...] = (
     1, 2, 3, 4, 8, 13, 16, 32, 33, 64, 128, 257, 512, 1024, 2049, 4096, 8192, 16384,

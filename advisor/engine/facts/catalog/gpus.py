@@ -59,6 +59,13 @@ ASSUMED_PCIE_GEN = 5
 """Used only when a GPU's platform facts leave ``host_pcie_gen`` unset; the result says so."""
 
 
+HOPPER_OR_NEWER: tuple[str, ...] = ("hopper", "blackwell")
+"""NVIDIA compute generations from Hopper on: the ones field practice builds large training
+clusters of non-blocking with one 400G+ NIC per GPU (NVIDIA DGX SuperPOD H100 / B200 / GB200
+reference architectures) and that run tensor-parallel communication overlapped with GEMMs
+(Megatron-LM userbuffers)."""
+
+
 @dataclass(frozen=True)
 class GpuSpec:
     """One accelerator model.  Units are in the field names."""
@@ -119,6 +126,15 @@ class GpuSpec:
     8-GPU UBB/OAM baseboards: 8); () = any count up to ``gpus_per_server``."""
     rack_gpus: int = 0
     """GPUs per rack when the platform is sold as whole racks (72 for NVL72); 0 = per server."""
+    generation: str = ""
+    """The compute architecture as its vendor names it (``volta``, ``ampere``, ``hopper``,
+    ``blackwell``, ``ada``, ``cdna3``, ``cdna4``, ``gaudi3``); "" for a staff-added GPU not
+    yet classified."""
+
+    @property
+    def hopper_or_newer(self) -> bool:
+        """An NVIDIA Hopper or Blackwell GPU (:data:`HOPPER_OR_NEWER`, by ``generation``)."""
+        return self.generation in HOPPER_OR_NEWER
 
     def __hash__(self) -> int:
         """The value hash, computed once per object: the planner keys its caches by the GPU
@@ -204,6 +220,7 @@ def _PLATFORM(base: tuple[tuple[str, str], ...], platform: str) -> tuple[tuple[s
 GPUS: tuple[GpuSpec, ...] = (
     GpuSpec(
         id="a100-80gb-sxm",
+        generation="ampere",
         name="NVIDIA A100 80GB SXM4",
         vendor="NVIDIA",
         bf16_dense_tflops=312.0,
@@ -244,6 +261,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="v100-sxm2-32gb",
+        generation="volta",
         name="NVIDIA V100 SXM2 32GB",
         vendor="NVIDIA",
         bf16_dense_tflops=0.0,
@@ -286,6 +304,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="h100-sxm",
+        generation="hopper",
         name="NVIDIA H100 SXM5 80GB",
         vendor="NVIDIA",
         bf16_dense_tflops=989.0,
@@ -326,6 +345,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="h100-pcie",
+        generation="hopper",
         name="NVIDIA H100 PCIe 80GB",
         vendor="NVIDIA",
         bf16_dense_tflops=756.0,
@@ -367,6 +387,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="h200-sxm",
+        generation="hopper",
         name="NVIDIA H200 SXM 141GB",
         vendor="NVIDIA",
         bf16_dense_tflops=989.0,
@@ -406,6 +427,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="h800-sxm",
+        generation="hopper",
         name="NVIDIA H800 SXM5 80GB",
         vendor="NVIDIA",
         bf16_dense_tflops=989.0,
@@ -443,6 +465,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="h20",
+        generation="hopper",
         name="NVIDIA H20 96GB",
         vendor="NVIDIA",
         bf16_dense_tflops=148.0,
@@ -481,6 +504,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="b200",
+        generation="blackwell",
         name="NVIDIA B200 (HGX/DGX B200)",
         vendor="NVIDIA",
         bf16_dense_tflops=2250.0,
@@ -521,6 +545,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="gb200-nvl72",
+        generation="blackwell",
         name="NVIDIA GB200 NVL72 (per Blackwell GPU)",
         vendor="NVIDIA",
         bf16_dense_tflops=2500.0,
@@ -564,6 +589,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="b300",
+        generation="blackwell",
         name="NVIDIA B300 (HGX/DGX B300, Blackwell Ultra)",
         vendor="NVIDIA",
         bf16_dense_tflops=2250.0,
@@ -611,6 +637,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="gb300-nvl72",
+        generation="blackwell",
         name="NVIDIA GB300 NVL72 (per Blackwell Ultra GPU)",
         vendor="NVIDIA",
         bf16_dense_tflops=2500.0,
@@ -659,6 +686,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="l40s",
+        generation="ada",
         name="NVIDIA L40S 48GB",
         vendor="NVIDIA",
         bf16_dense_tflops=362.0,
@@ -692,6 +720,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="mi300x",
+        generation="cdna3",
         name="AMD Instinct MI300X 192GB",
         vendor="AMD",
         bf16_dense_tflops=1307.0,
@@ -735,6 +764,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="mi325x",
+        generation="cdna3",
         name="AMD Instinct MI325X 256GB",
         vendor="AMD",
         bf16_dense_tflops=1307.0,
@@ -777,6 +807,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="mi355x",
+        generation="cdna4",
         name="AMD Instinct MI355X 288GB",
         vendor="AMD",
         bf16_dense_tflops=2516.6,
@@ -823,6 +854,7 @@ GPUS: tuple[GpuSpec, ...] = (
     ),
     GpuSpec(
         id="gaudi3",
+        generation="gaudi3",
         name="Intel Gaudi 3 (OAM HL-325L)",
         vendor="Intel",
         bf16_dense_tflops=1835.0,
