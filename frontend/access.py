@@ -48,8 +48,13 @@ def draft_or_404(request: HttpRequest, draft_id: uuid.UUID | str) -> Questionnai
     return draft
 
 
+def _remembered(request: HttpRequest, key: str) -> list[str]:
+    """The ids this session keeps under ``key``, newest first ([] when none)."""
+    return list(request.session.get(key, []))
+
+
 def _remember(request: HttpRequest, key: str, item_id: uuid.UUID | str) -> None:
-    ids = [i for i in request.session.get(key, []) if i != str(item_id)]
+    ids = [i for i in _remembered(request, key) if i != str(item_id)]
     request.session[key] = [str(item_id), *ids][:REMEMBER_AT_MOST]
 
 
@@ -76,11 +81,11 @@ def remember_created_draft(request: HttpRequest, draft: QuestionnaireDraft) -> N
 
 
 def created_scenario_ids(request: HttpRequest) -> list[str]:
-    return list(request.session.get(SESSION_CREATED_SCENARIOS, []))
+    return _remembered(request, SESSION_CREATED_SCENARIOS)
 
 
 def created_draft_ids(request: HttpRequest) -> list[str]:
-    return list(request.session.get(SESSION_CREATED_DRAFTS, []))
+    return _remembered(request, SESSION_CREATED_DRAFTS)
 
 
 def draft_may_write_scenario(draft: QuestionnaireDraft) -> bool:
@@ -95,8 +100,8 @@ def draft_may_write_scenario(draft: QuestionnaireDraft) -> bool:
 
 
 def remembered_scenario_ids(request: HttpRequest) -> list[str]:
-    return list(request.session.get(SESSION_SCENARIOS, []))
+    return _remembered(request, SESSION_SCENARIOS)
 
 
 def remembered_draft_ids(request: HttpRequest) -> list[str]:
-    return list(request.session.get(SESSION_DRAFTS, []))
+    return _remembered(request, SESSION_DRAFTS)

@@ -117,16 +117,12 @@ def fit_figure(fit: FabricFit | None) -> dict[str, Any]:
     }
 
 
+FORM_FIELDS = ("name", "customer", "fabric", "transport", "nic_gbps", "nics_per_node", "text")
+"""The upload form's text fields, shown again as posted when the form has errors."""
+
+
 def _form_values(request: HttpRequest) -> dict[str, Any]:
-    return {
-        "name": request.POST.get("name", ""),
-        "customer": request.POST.get("customer", ""),
-        "fabric": request.POST.get("fabric", ""),
-        "transport": request.POST.get("transport", ""),
-        "nic_gbps": request.POST.get("nic_gbps", ""),
-        "nics_per_node": request.POST.get("nics_per_node", ""),
-        "text": request.POST.get("text", ""),
-    }
+    return {name: request.POST.get(name, "") for name in FORM_FIELDS}
 
 
 def _number(raw: str, field: str, errors: dict[str, list[str]], *, integer: bool) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -624,27 +624,52 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
     )
 
 
+class Answers(dict[str, str]):
+    """The questionnaire's answers by question name, as the form posted them (text).
+
+    One rule for a question not answered: it reads "" (``answers["gpus"]``), so no reader
+    keeps a default of its own; ``workload`` is the one answer with a meaning when empty.
+    """
+
+    def __missing__(self, name: str) -> str:
+        return ""
+
+    @classmethod
+    def of(cls, answers: Mapping[str, str]) -> Answers:
+        """``answers`` as an :class:`Answers` (the same object when it already is one)."""
+        if isinstance(answers, Answers):
+            return answers
+        return cls({name: value or "" for name, value in answers.items()})
+
+    @property
+    def workload(self) -> str:
+        """training | fine_tuning | inference (training when not answered)."""
+        return self["workload"] or "training"
+
+
 def step_slugs(steps: tuple[Step, ...]) -> list[str]:
     return [s.slug for s in steps]
 
 
-def default_answers(steps: tuple[Step, ...]) -> dict[str, str]:
-    return {q.name: q.default for s in steps for q in s.questions if q.default}
+def default_answers(steps: tuple[Step, ...]) -> Answers:
+    return Answers({q.name: q.default for s in steps for q in s.questions if q.default})
 
 
-def is_asked(question: Question, answers: dict[str, str]) -> bool:
+def is_asked(question: Question, answers: Mapping[str, str]) -> bool:
     """Whether this question applies to these answers (its workload and show_if)."""
-    if answers.get("workload", "training") not in question.workloads:
+    answers = Answers.of(answers)
+    if answers.workload not in question.workloads:
         return False
     if question.show_if is not None:
         other, values = question.show_if
-        return answers.get(other, "") in values
+        return answers[other] in values
     return True
 
 
-def visible_questions(step: Step, answers: dict[str, str]) -> list[Question]:
+def visible_questions(step: Step, answers: Mapping[str, str]) -> list[Question]:
     """Questions of a step for this workload (show_if ones are rendered and toggled client-side)."""
-    return [q for q in step.questions if answers.get("workload", "training") in q.workloads]
+    workload = Answers.of(answers).workload
+    return [q for q in step.questions if workload in q.workloads]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -716,13 +741,14 @@ def check_question(question: Question, raw: str) -> str | None:
     return None
 
 
-def check_step(step: Step, answers: dict[str, str], catalog: Catalog) -> dict[str, list[str]]:
+def check_step(step: Step, answers: Mapping[str, str], catalog: Catalog) -> dict[str, list[str]]:
     """Per-question problems for the questions of this step that apply to these answers."""
+    answers = Answers.of(answers)
     errors: dict[str, list[str]] = {}
     for question in step.questions:
         if not is_asked(question, answers):
             continue
-        problem = check_question(question, answers.get(question.name, ""))
+        problem = check_question(question, answers[question.name])
         if problem:
             errors.setdefault(question.name, []).append(problem)
     for name, problem in _cross_checks(step, answers, catalog):
@@ -731,17 +757,17 @@ def check_step(step: Step, answers: dict[str, str], catalog: Catalog) -> dict[st
     return errors
 
 
-def _cross_checks(step: Step, answers: dict[str, str], catalog: Catalog) -> list[tuple[str, str]]:
+def _cross_checks(step: Step, answers: Answers, catalog: Catalog) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     if step.slug == "hardware":
-        gpu = catalog.gpu(answers.get("gpu", ""))
+        gpu = catalog.gpu(answers["gpu"])
         try:
-            gpus = _parse_number(answers.get("gpus", ""), integer=True)
-            per_node = _parse_number(answers.get("gpus_per_node", ""), integer=True)
+            gpus = _parse_number(answers["gpus"], integer=True)
+            per_node = _parse_number(answers["gpus_per_node"], integer=True)
         except ValueError:
             return problems
         per_server = per_node or (gpu.gpus_per_server if gpu else None)
-        if gpus and per_server and answers.get("scale") == "one" and gpus > per_server:
+        if gpus and per_server and answers["scale"] == "one" and gpus > per_server:
             problems.append(
                 (
                     "gpus",
@@ -758,12 +784,12 @@ def _cross_checks(step: Step, answers: dict[str, str], catalog: Catalog) -> list
                     f"{gpus + per_server - gpus % per_server}.",
                 )
             )
-    if step.slug == "model" and answers.get("model_choice") == "custom":
+    if step.slug == "model" and answers["model_choice"] == "custom":
         try:
-            hidden = _parse_number(answers.get("custom_hidden", ""), integer=True)
-            heads = _parse_number(answers.get("custom_heads", ""), integer=True)
-            experts = _parse_number(answers.get("custom_moe_experts", "") or "0", integer=True)
-            top_k = _parse_number(answers.get("custom_moe_top_k", "") or "0", integer=True)
+            hidden = _parse_number(answers["custom_hidden"], integer=True)
+            heads = _parse_number(answers["custom_heads"], integer=True)
+            experts = _parse_number(answers["custom_moe_experts"] or "0", integer=True)
+            top_k = _parse_number(answers["custom_moe_top_k"] or "0", integer=True)
         except ValueError:
             return problems
         if hidden and heads and hidden % heads:
@@ -788,20 +814,21 @@ def _cross_checks(step: Step, answers: dict[str, str], catalog: Catalog) -> list
 # Answers <-> scenario v1
 
 
-def _num(answers: dict[str, str], name: str, *, integer: bool = False) -> Any:
+def _num(answers: Answers, name: str, *, integer: bool = False) -> Any:
     try:
-        return _parse_number(answers.get(name, "") or "", integer=integer)
+        return _parse_number(answers[name], integer=integer)
     except ValueError:
-        return answers.get(name)  # let the engine name the problem
+        return answers[name]  # let the engine name the problem
 
 
-def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, Any]:
+def answers_to_inputs(answers: Mapping[str, str], catalog: Catalog) -> dict[str, Any]:
     """The scenario v1 these answers describe (only what the person said; engine fills defaults)."""
-    workload = answers.get("workload") or "training"
-    gpu_id = answers.get("gpu") or ""
+    answers = Answers.of(answers)
+    workload = answers.workload
+    gpu_id = answers["gpu"]
     gpus = _num(answers, "gpus", integer=True)
     per_node = _num(answers, "gpus_per_node", integer=True)
-    if answers.get("scale") == "one":
+    if answers["scale"] == "one":
         gpu = catalog.gpu(gpu_id)
         if gpus is None and gpu is not None:
             gpus = per_node or gpu.gpus_per_server
@@ -809,13 +836,13 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
     inputs: dict[str, Any] = {"workload": engine_workload, "gpu": gpu_id, "gpus": gpus}
     if per_node is not None:
         inputs["gpus_per_node"] = per_node
-    elif answers.get("scale") == "one" and isinstance(gpus, int) and gpus > 0:
+    elif answers["scale"] == "one" and isinstance(gpus, int) and gpus > 0:
         gpu = catalog.gpu(gpu_id)
         # A single server: all the GPUs asked for sit in one box.
         if gpu is not None and gpus <= gpu.gpus_per_server:
             inputs["gpus_per_node"] = gpus
 
-    if answers.get("model_choice", "") == "custom":
+    if answers["model_choice"] == "custom":
         model: dict[str, Any] = {
             "params_b": _num(answers, "custom_params_b"),
             "layers": _num(answers, "custom_layers", integer=True),
@@ -828,9 +855,9 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
                 model[key] = value
         inputs["model"] = model
     else:
-        inputs["model"] = answers.get("model_choice") or ""
+        inputs["model"] = answers["model_choice"] or ""
 
-    if answers.get("precision"):
+    if answers["precision"]:
         inputs["precision"] = answers["precision"]
     seq = _num(answers, "sequence_length", integer=True)
     if seq is not None:
@@ -846,12 +873,12 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
         batch = _num(answers, "global_batch_sequences", integer=True)
         if batch is not None:
             training["global_batch_sequences"] = batch
-        if answers.get("sharding"):
+        if answers["sharding"]:
             training["sharding"] = answers["sharding"]
         if training:
             inputs["training"] = training
     else:
-        shape = answers.get("replicas", "auto")
+        shape = answers["replicas"] or "auto"
         inference: dict[str, Any] = {}
         if shape != "auto":
             inference["independent_replicas"] = shape == "independent"
@@ -876,9 +903,9 @@ def answers_to_inputs(answers: dict[str, str], catalog: Catalog) -> dict[str, An
 
     constraints: dict[str, Any] = {}
     for key in ("gpu_pricing", "team_skills", "prefer"):
-        if answers.get(key):
+        if answers[key]:
             constraints[key] = answers[key]
-    if answers.get("gpu_pricing") == "cloud":
+    if answers["gpu_pricing"] == "cloud":
         price = _num(answers, "gpu_hour_usd")
         if price is not None:
             constraints["gpu_hour_usd"] = price
@@ -907,7 +934,7 @@ _DEPLOYMENT_ANSWERS = {
 }
 
 
-def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> dict[str, str]:
+def inputs_to_answers(inputs: dict[str, Any], catalog: Catalog) -> Answers:
     """Best-effort inverse of answers_to_inputs, to edit a saved scenario in the wizard."""
     answers = default_answers(build_steps(catalog))
     workload = str(inputs.get("workload") or "training")
@@ -1055,7 +1082,7 @@ def _put_path(data: dict[str, Any], path: str, value: Any) -> None:
 
 
 def edited_inputs(
-    base: dict[str, Any] | None, answers: dict[str, str], catalog: Catalog
+    base: dict[str, Any] | None, answers: Mapping[str, str], catalog: Catalog
 ) -> dict[str, Any]:
     """The scenario v1 of a saved scenario (`base`) after the questionnaire's `answers`.
 
@@ -1064,21 +1091,22 @@ def edited_inputs(
     (QUESTION_FIELDS); fields no question writes are kept. A new scenario (no base) is
     what the answers say.
     """
+    answers = Answers.of(answers)
     edited = answers_to_inputs(answers, catalog)
     if not isinstance(base, dict):
         return edited
     before = inputs_to_answers(base, catalog)
     out = copy.deepcopy(base)
-    if answers.get("workload") != before.get("workload"):
+    if answers["workload"] != before["workload"]:
         # Another kind of job: the old workload's sections and plan do not carry over.
         for section in ("training", "inference", "rag", "parallelism"):
             out.pop(section, None)
             if section in edited:
                 out[section] = copy.deepcopy(edited[section])
-    if answers.get("model_choice") != before.get("model_choice"):
+    if answers["model_choice"] != before["model_choice"]:
         out["model"] = copy.deepcopy(edited.get("model"))
     for name, paths in QUESTION_FIELDS.items():
-        if name == "model_choice" or answers.get(name, "") == before.get(name, ""):
+        if name == "model_choice" or answers[name] == before[name]:
             continue
         for path in paths:
             _put_path(out, path, _get_path(edited, path))
@@ -1184,8 +1212,9 @@ def first_step_with_errors(errors: dict[str, list[str]], steps: tuple[Step, ...]
 AnswerCheck = Callable[[dict[str, str]], dict[str, list[str]]]
 
 
-def summary(steps: tuple[Step, ...], answers: dict[str, str]) -> list[dict[str, Any]]:
+def summary(steps: tuple[Step, ...], answers: Mapping[str, str]) -> list[dict[str, Any]]:
     """The review page: each step's asked questions with the answer in words."""
+    answers = Answers.of(answers)
     out = []
     for step in steps:
         if step.slug == "review":
@@ -1194,7 +1223,7 @@ def summary(steps: tuple[Step, ...], answers: dict[str, str]) -> list[dict[str, 
         for question in step.questions:
             if not is_asked(question, answers):
                 continue
-            raw = answers.get(question.name, "")
+            raw = answers[question.name]
             shown = raw
             if question.choices:
                 shown = next((c.label for c in question.choices if c.value == raw), raw)

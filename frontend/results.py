@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from advisor.cache import COUNTER_ERRORS
 from advisor.engine import ENGINE_VERSION
 from advisor.engine.facts.formatting import spreadsheet_cell
-from advisor.engine.facts.vocabulary import bom_role_label, network_label
+from advisor.engine.facts.vocabulary import bom_category_label, bom_role_label, network_label
 from advisor.engine.result.records import EngineResult
 from advisor.measurements.selectors import run_calibration_label
 from advisor.reports import charts, presenters
@@ -341,12 +341,6 @@ BOM_COLUMNS = (
     ("Power (W)", "power_w"),
     ("Source", "source"),
 )
-CATEGORY_LABELS = {
-    "nic": "Network adapter",
-    "switch": "Switch",
-    "transceiver": "Transceiver",
-    "cable": "Cable",
-}
 
 
 def _bom_cell(line: Any, field: str) -> Any:
@@ -354,7 +348,7 @@ def _bom_cell(line: Any, field: str) -> Any:
     if field == "network":
         return network_label(str(value))
     if field == "category":
-        return CATEGORY_LABELS.get(str(value), str(value).replace("_", " ").capitalize())
+        return bom_category_label(str(value))
     if field == "part_number":
         number = presenters.line_part_number(line)
         return "" if number == "–" else number

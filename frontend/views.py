@@ -172,7 +172,7 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         groups.append(
             {
                 "kind": kind,
-                "label": charts.KIND_LABELS.get(kind, kind.replace("_", " ")),
+                "label": charts.kind_label(kind),
                 "rows": members,
                 "passed": sum(1 for r in members if r.passed),
                 "median_error": errors[len(errors) // 2] if errors else None,
@@ -211,7 +211,7 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
             if use in by_use
         ],
         "kinds": [
-            {"kind": charts.KIND_LABELS.get(kind, kind.replace("_", " ")), **entry}
+            {"kind": charts.kind_label(kind), **entry}
             for kind, entry in summary.mae_by_kind.items()
         ],
         "arithmetic": summary.arithmetic_checks,
@@ -246,7 +246,7 @@ def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         low, high = model_error_band(kind, gen)
         bands.append(
             {
-                "kind": charts.KIND_LABELS.get(kind, kind.replace("_", " ")),
+                "kind": charts.kind_label(kind),
                 "generation": gen,
                 "count": len(values),
                 "fastest_pct": (math.exp(min(values)) - 1.0) * 100.0,

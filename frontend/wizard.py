@@ -41,28 +41,28 @@ ONE_SERVER_FALLBACK_GPUS = 8
 MANY_SERVERS_DEFAULT_GPUS = "64"
 
 
-def _answers(draft: QuestionnaireDraft, steps: tuple[qn.Step, ...]) -> dict[str, str]:
+def _answers(draft: QuestionnaireDraft, steps: tuple[qn.Step, ...]) -> qn.Answers:
     answers = qn.default_answers(steps)
     answers.update({str(k): str(v) for k, v in (draft.answers or {}).items()})
     return answers
 
 
-def _adjust_for_scale(answers: dict[str, str], catalog: Catalog, previous: dict[str, str]) -> None:
+def _adjust_for_scale(answers: qn.Answers, catalog: Catalog, previous: qn.Answers) -> None:
     """Keep the GPU count consistent with 'one server or many' when it was still a default."""
-    if answers.get("scale") == previous.get("scale"):
+    if answers["scale"] == previous["scale"]:
         return
-    gpu = catalog.gpu(answers.get("gpu", ""))
+    gpu = catalog.gpu(answers["gpu"])
     per_server = gpu.gpus_per_server if gpu else ONE_SERVER_FALLBACK_GPUS
-    if answers.get("scale") == "one":
+    if answers["scale"] == "one":
         try:
-            current = int(answers.get("gpus") or 0)
+            current = int(answers["gpus"] or 0)
         except ValueError:
             current = 0
         if current == 0 or current > per_server:
             answers["gpus"] = str(per_server)
-    elif answers.get("scale") == "many":
+    elif answers["scale"] == "many":
         try:
-            current = int(answers.get("gpus") or 0)
+            current = int(answers["gpus"] or 0)
         except ValueError:
             current = 0
         if current <= per_server:
@@ -79,7 +79,7 @@ FINE_TUNING_TOKENS_B = "1"
 AUTO_MODEL = "_auto_model"
 
 
-def _fitting_model(answers: dict[str, str], catalog: Catalog, preferred: str) -> str:
+def _fitting_model(answers: qn.Answers, catalog: Catalog, preferred: str) -> str:
     """The preferred model if it fits the hardware these answers give, else the largest that
     does (so a default never fails two steps later)."""
     others = sorted(
@@ -97,45 +97,45 @@ def _fitting_model(answers: dict[str, str], catalog: Catalog, preferred: str) ->
 
 
 def _adjust_defaults(
-    answers: dict[str, str],
+    answers: qn.Answers,
     catalog: Catalog,
-    previous: dict[str, str],
+    previous: qn.Answers,
     steps: tuple[qn.Step, ...],
 ) -> None:
     """Defaults that follow step 1: a fine-tuning-sized token count, a model that fits."""
-    if (answers.get("workload"), answers.get("scale")) == (
-        previous.get("workload"),
-        previous.get("scale"),
+    if (answers["workload"], answers["scale"]) == (
+        previous["workload"],
+        previous["scale"],
     ):
         return
     defaults = qn.default_answers(steps)
-    training_tokens = defaults.get("total_tokens_b", "")
-    tokens = answers.get("total_tokens_b", "")
-    if answers.get("workload") == "fine_tuning" and tokens in ("", training_tokens):
+    training_tokens = defaults["total_tokens_b"]
+    tokens = answers["total_tokens_b"]
+    if answers["workload"] == "fine_tuning" and tokens in ("", training_tokens):
         answers["total_tokens_b"] = FINE_TUNING_TOKENS_B
     elif (
-        answers.get("workload") == "training"
-        and previous.get("workload") == "fine_tuning"
+        answers["workload"] == "training"
+        and previous["workload"] == "fine_tuning"
         and tokens == FINE_TUNING_TOKENS_B
     ):
         answers["total_tokens_b"] = training_tokens
-    default_model = defaults.get("model_choice", "")
-    auto = answers.get(AUTO_MODEL, default_model)
-    if answers.get("model_choice") == auto and default_model:
+    default_model = defaults["model_choice"]
+    auto = answers[AUTO_MODEL] or default_model
+    if answers["model_choice"] == auto and default_model:
         chosen = _fitting_model(answers, catalog, default_model)
         answers["model_choice"] = chosen
         answers[AUTO_MODEL] = chosen
 
 
-def _posted(step: qn.Step, request: HttpRequest, answers: dict[str, str]) -> dict[str, str]:
-    out = dict(answers)
+def _posted(step: qn.Step, request: HttpRequest, answers: qn.Answers) -> qn.Answers:
+    out = qn.Answers(answers)
     for question in qn.visible_questions(step, answers):
         if question.name in request.POST:
             out[question.name] = request.POST.get(question.name, "").strip()
     return out
 
 
-def _inputs(draft: QuestionnaireDraft, answers: dict[str, str], catalog: Catalog) -> dict[str, Any]:
+def _inputs(draft: QuestionnaireDraft, answers: qn.Answers, catalog: Catalog) -> dict[str, Any]:
     """The scenario v1 these answers give: over the edited scenario's own inputs when the
     draft changes one (fields the form does not show are kept, qn.edited_inputs)."""
     base = draft.scenario.inputs if draft.scenario is not None else None
@@ -144,7 +144,7 @@ def _inputs(draft: QuestionnaireDraft, answers: dict[str, str], catalog: Catalog
 
 def _engine_errors(
     draft: QuestionnaireDraft,
-    answers: dict[str, str],
+    answers: qn.Answers,
     catalog: Catalog,
     steps: tuple[qn.Step, ...],
     upto: str,
@@ -166,14 +166,14 @@ def _engine_errors(
     return kept
 
 
-def _placeholder(question: qn.Question, answers: dict[str, str]) -> str:
+def _placeholder(question: qn.Question, answers: qn.Answers) -> str:
     """What an empty answer means for these answers: the global batch the engine would use
     for this cluster (published practice grows it with the GPU count)."""
     if question.name != "global_batch_sequences":
         return question.placeholder
     try:
-        gpus = int(answers.get("gpus") or 0)
-        sequence = int(answers.get("sequence_length") or DEFAULT_SEQUENCE_LENGTH)
+        gpus = int(answers["gpus"] or 0)
+        sequence = int(answers["sequence_length"] or DEFAULT_SEQUENCE_LENGTH)
     except ValueError:
         return question.placeholder
     if gpus <= 0 or sequence <= 0:
@@ -188,7 +188,7 @@ def _step_context(
     draft: QuestionnaireDraft,
     steps: tuple[qn.Step, ...],
     step: qn.Step,
-    answers: dict[str, str],
+    answers: qn.Answers,
     errors: dict[str, list[str]],
     *,
     saved: bool = False,
@@ -203,7 +203,7 @@ def _step_context(
         questions.append(
             {
                 "q": question,
-                "value": answers.get(question.name, ""),
+                "value": answers[question.name],
                 "errors": errors.get(question.name, []),
                 "show_if_values": ",".join(question.show_if[1]) if question.show_if else "",
                 "placeholder": _placeholder(question, answers),
@@ -333,7 +333,7 @@ def _submit(
     request: HttpRequest,
     draft: QuestionnaireDraft,
     steps: tuple[qn.Step, ...],
-    answers: dict[str, str],
+    answers: qn.Answers,
     catalog: Catalog,
 ) -> HttpResponse:
     all_errors: dict[str, list[str]] = {}
@@ -351,8 +351,8 @@ def _submit(
         messages.error(request, "Some answers need another look before we can compute.")
         return redirect("wizard_step", draft_id=draft.pk, step=target)
 
-    name = answers.get("name", "").strip() or _default_name(answers, catalog)
-    customer = answers.get("customer", "").strip()
+    name = answers["name"].strip() or _default_name(answers, catalog)
+    customer = answers["customer"].strip()
     if draft.scenario is not None and not draft_may_write_scenario(draft):
         # The scenario changed hands (its creator signed up): an old draft link, which
         # anybody may hold, no longer renames or recomputes it.
@@ -395,18 +395,18 @@ def _submit(
     return HttpResponseRedirect(reverse("scenario_detail", args=[scenario.pk]))
 
 
-def _default_name(answers: dict[str, str], catalog: Catalog) -> str:
-    model = catalog.model(answers.get("model_choice", ""))
+def _default_name(answers: qn.Answers, catalog: Catalog) -> str:
+    model = catalog.model(answers["model_choice"])
     model_name = model.name if model else "Custom model"
-    gpu = catalog.gpu(answers.get("gpu", ""))
-    gpu_name = gpu.name if gpu else answers.get("gpu", "GPU")
+    gpu = catalog.gpu(answers["gpu"])
+    gpu_name = gpu.name if gpu else answers["gpu"] or "GPU"
     work = {
         "training": "training",
         "fine_tuning": "fine-tuning",
         "inference": "serving",
         "rag": "RAG serving",
-    }.get(answers.get("workload", ""), "job")
-    return f"{model_name} {work} on {answers.get('gpus', '?')} × {gpu_name}"
+    }.get(answers["workload"], "job")
+    return f"{model_name} {work} on {answers['gpus'] or '?'} × {gpu_name}"
 
 
 @require_POST

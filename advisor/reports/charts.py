@@ -20,6 +20,15 @@ from advisor.engine.result.records import EngineResult, Metrics, Option, Validat
 from advisor.reports.presenters import decision_cost, is_inference, option_label, part_label
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
+OTHER_COLOR = "#5c6b80"
+"""The colour of a series no fabric class names."""
+
+
+def fabric_color(fabric: str) -> str:
+    """The chart colour of a fabric class (every chart, page and PDF alike)."""
+    return FABRIC_COLORS.get(fabric, OTHER_COLOR)
+
+
 RAIL_COLORS = (
     "#1f5eff",
     "#13a37f",
@@ -342,7 +351,7 @@ def scaling_figure(result: EngineResult) -> dict[str, Any]:
                 mode="lines+markers",
                 name=fabric_label(fabric) + (" (recommended)" if fabric == rec_fabric else ""),
                 line={
-                    "color": FABRIC_COLORS.get(fabric, "#5c6b80"),
+                    "color": fabric_color(fabric),
                     "width": 3 if fabric == rec_fabric else 2,
                 },
                 hovertemplate=fabric_label(fabric)
@@ -750,6 +759,14 @@ KIND_LABELS = {
     "topology": "Topology switch counts",
     "serving": "Serving throughput and time per token",
 }
+
+
+def kind_label(kind: str) -> str:
+    """The label of a validation row's kind ("all_to_all" -> "All-to-all (MoE) latency and
+    bandwidth"); an unknown kind in words."""
+    return KIND_LABELS.get(kind, kind.replace("_", " "))
+
+
 KIND_COLORS = {
     "collective": "#1f5eff",
     "all_to_all": "#e8833a",
@@ -771,7 +788,7 @@ def validation_figure(report: ValidationReport) -> dict[str, Any]:
                 x=[_num(r.measured) for r in group],
                 y=[_num(r.predicted) for r in group],
                 mode="markers",
-                name=KIND_LABELS.get(kind, kind.replace("_", " ")),
+                name=kind_label(kind),
                 marker={"size": 9, "color": KIND_COLORS.get(kind, "#5c6b80"), "opacity": 0.85},
                 text=[f"{r.id}: {r.metric}" for r in group],
                 customdata=[[_num(r.error_pct)] for r in group],

@@ -167,7 +167,7 @@ def scaling_png(result: EngineResult) -> io.BytesIO | None:
             [p[1] * 100 for p in points],
             marker="o",
             markersize=3,
-            color=charts.FABRIC_COLORS.get(fabric, "#5c6b80"),
+            color=charts.fabric_color(fabric),
             label=fabric_label(fabric),
         )
     nodes = float(result.workload.nodes or 0)

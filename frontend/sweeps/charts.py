@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.tools.sweep import SweepPoint
-from advisor.reports.charts import FABRIC_COLORS, FONT
+from advisor.reports.charts import FONT, fabric_color
 
 Row = SweepPoint
 
@@ -103,7 +103,7 @@ def _best_lines(rows: list[Row], x_of: Callable[[Row], Hashable], metric: Metric
                 y=[_speed(best[x]) for x in xs],
                 mode="lines+markers",
                 name=fabric_label(fabric),
-                line={"color": FABRIC_COLORS.get(fabric)},
+                line={"color": fabric_color(fabric)},
                 hovertext=[_hover(best[x], metric) for x in xs],
                 hoverinfo="text",
             )
@@ -142,7 +142,7 @@ def efficiency_figure(rows: list[Row]) -> dict[str, Any] | None:
                 y=[100 * best[x] for x in xs],
                 mode="lines+markers",
                 name=fabric_label(fabric),
-                line={"color": FABRIC_COLORS.get(fabric)},
+                line={"color": fabric_color(fabric)},
             )
         )
     fig.update_layout(

@@ -144,6 +144,19 @@ BOM_ROLE_LABELS: dict[str, str] = {
 }
 
 
+BOM_CATEGORY_LABELS: dict[str, str] = {
+    "nic": "Network adapter",
+    "switch": "Switch",
+    "transceiver": "Transceiver",
+    "cable": "Cable",
+}
+
+
+def bom_category_label(category: str) -> str:
+    """A BOM line's kind of part ("nic" -> "Network adapter"); an unknown one in words."""
+    return BOM_CATEGORY_LABELS.get(category, category.replace("_", " ").capitalize())
+
+
 def bom_role_label(role: str) -> str:
     """What a BOM line is for, in words ("leaf" -> "Leaf switch"); an unknown role in words
     ("front-end-link" -> "Front end link"), "" for none."""
