@@ -157,7 +157,12 @@ def test_disaggregated_dense_serving_says_the_kv_cache_crosses_not_every_token()
             "model": "llama3-70b",
             "gpu": "h100-sxm",
             "gpus": 32,
-            "inference": {"deployment": "disaggregated"},
+            # whole-server pools: the KV cache crosses servers (the engine's own disaggregated
+            # plan here keeps both pools inside every server, docs/MODEL.md 15.2)
+            "inference": {
+                "deployment": "disaggregated",
+                "pools": {"prefill": {"servers": 2}, "decode": {"servers": 2}},
+            },
         }
     )
     first = r["recommendation"]["rationale"][0]

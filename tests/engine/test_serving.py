@@ -147,10 +147,28 @@ def test_pools_that_do_not_add_up_to_the_servers_are_refused() -> None:
     assert "inference.pools" in err.value.field_errors
 
 
-def test_disaggregated_serving_needs_two_servers() -> None:
+def test_dense_disaggregated_serving_on_one_server_runs_its_pools_inside_it() -> None:
+    """Prefill and decode GPUs of one server, the KV cache over its NVLink (issue 20 item 2:
+    it was refused as needing two servers)."""
     raw = {**LONG_PROMPT_DISAGGREGATED, "gpus": 8}
+    _, w = _plan(raw)  # the module's helper: parse + plan
+    assert w.inference is not None and w.inference.serving is not None
+    sp = w.inference.serving
+    assert sp.deployment == "disaggregated" and sp.kv_inside_domain
+    assert sp.prefill.gpus + sp.decode.gpus == 8
+    assert not w.needs_compute_fabric
+
+
+def test_moe_disaggregated_serving_needs_two_servers() -> None:
+    raw = {
+        "workload": "inference",
+        "model": "mixtral-8x7b",
+        "gpu": "h100-sxm",
+        "gpus": 8,
+        "inference": {"deployment": "disaggregated"},
+    }
     with pytest.raises(ScenarioError) as err:
-        _plan(raw)  # the module's helper: parse + plan
+        _plan(raw)
     assert "inference.deployment" in err.value.field_errors
 
 

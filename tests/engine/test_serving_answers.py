@@ -36,7 +36,7 @@ def test_the_replica_size_is_the_one_that_serves_most_within_the_targets() -> No
     before and served 361 tokens/s per GPU within the targets against 516 now."""
     result = evaluate(_inference(requests_per_s=50.0))
     assert result["workload"]["plan"]["tp"] == 4
-    assert any("tensor-parallel size chosen by the load" in n for n in result["workload"]["notes"])
+    assert any("TP4 replicas serve the most" in n for n in result["workload"]["notes"])
     metrics = result["metrics"]
     assert metrics["tokens_per_s_per_gpu_at_target"] == pytest.approx(
         metrics["max_requests_per_s_at_target"] * 512 / 8
@@ -120,16 +120,20 @@ def test_llama_405b_disaggregated_on_32_h100_is_planned_with_tp8_pp2_instances()
 
 
 def test_a_serving_only_kv_fabric_is_sized_by_the_kv_stream_with_the_training_alternative() -> None:
-    """Llama 3.1 70B disaggregated on 4 H100 servers at 20 requests/s: 671 MB per request,
-    3.4 GB/s per server; one 400G NIC per server carries it within the targets, and the answer
-    names 8 x 400G for a cluster that will also train."""
+    """Llama 3.1 70B disaggregated on 4 H100 servers (2 prefill + 2 decode, as given) at 20
+    requests/s: 671 MB per request, 3.4 GB/s per server; one 400G NIC per server carries it
+    within the targets, and the answer names 8 x 400G for a cluster that will also train."""
     result = evaluate(
         {
             "workload": "inference",
             "model": "llama3-70b",
             "gpu": "h100-sxm",
             "gpus": 32,
-            "inference": {"deployment": "disaggregated", "requests_per_s": 20},
+            "inference": {
+                "deployment": "disaggregated",
+                "requests_per_s": 20,
+                "pools": {"prefill": {"servers": 2}, "decode": {"servers": 2}},
+            },
         }
     )
     rec = result["recommendation"]
@@ -159,3 +163,21 @@ def test_a_split_model_missing_its_target_under_load_blames_the_load_not_the_gpu
     assert "at this load" in tpot and "more servers or replicas" in tpot
     assert "faster GPUs per replica" not in tpot
     assert all("3,600,000" not in n for n in notes)
+
+
+def test_the_engine_weighs_disaggregated_pools_inside_each_server() -> None:
+    """Llama 3.1 70B BF16 on 8 H100 at 2,048 / 512 tokens: prefill and decode GPUs inside the
+    server (KV cache over NVLink) serve more within the targets than the best replicas
+    (docs/MODEL.md 15.2), and buy no compute fabric."""
+    result = evaluate(_inference(requests_per_s=1000.0) | {"gpu": "h100-sxm"})
+    serving = result["workload"]["serving"]
+    assert serving["deployment"] == "disaggregated"
+    pools = serving["pools"]
+    assert pools["prefill"]["gpus"] + pools["decode"]["gpus"] == 8
+    assert result["recommendation"]["needs_compute_fabric"] is False
+    replicas = evaluate(
+        _inference(requests_per_s=1000.0, deployment="replicas") | {"gpu": "h100-sxm"}
+    )
+    at_target = result["metrics"]["max_requests_per_s_at_target"]
+    assert at_target > replicas["metrics"]["max_requests_per_s_at_target"]
+    assert any("in every server serve the most" in n for n in result["workload"]["notes"])

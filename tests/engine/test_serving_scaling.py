@@ -17,6 +17,7 @@ from advisor.engine import evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.planner import plan_workload
+from advisor.engine.tools.audit import SERVING_RATE_TOLERANCE, AuditCase, run_case
 
 SIZES = (3, 4, 6, 8, 16)
 
@@ -36,12 +37,23 @@ def test_more_servers_never_serve_the_same_load_slower(model: str) -> None:
     served = []
     for servers in SIZES:
         metrics = evaluate(_raw(model, servers))["metrics"]
-        served.append((servers, metrics["requests_per_s"], metrics["ttft_ms_p95"]))
-    for (n0, rps0, ttft0), (n1, rps1, ttft1) in itertools.pairwise(served):
-        # 1 %: the recommended design's own communication is priced after the choice
+        served.append(
+            (
+                servers,
+                metrics["max_requests_per_s_at_target"],
+                metrics["requests_per_s"],
+                metrics["ttft_ms_p95"],
+            )
+        )
+    for (n0, at0, rps0, ttft0), (n1, at1, rps1, ttft1) in itertools.pairwise(served):
+        # the deployment's one objective: requests/s within both p95 targets (1 %: the
+        # recommended design's own communication is priced after the choice)
+        assert at1 >= at0 * 0.99, (model, n0, n1, served)
+        # and the users' load is served at least as fast, within the TTFT target
         assert rps1 >= rps0 * 0.99, (model, n0, n1, served)
-        assert ttft1 <= ttft0 * 1.01, (model, n0, n1, served)
+        assert ttft1 <= max(ttft0 * 1.01, 2000.0), (model, n0, n1, served)
     # 16 servers serve at least twice what 3 do (5 copies of the 3-server replica fit)
+    assert served[-1][2] >= 2 * served[0][2]
     assert served[-1][1] >= 2 * served[0][1]
 
 
@@ -68,3 +80,20 @@ def test_an_explicit_deployment_is_planned_as_given() -> None:
     assert w.inference is not None and w.inference.serving is not None
     assert w.inference.serving.deployment == "split"
     assert w.plan.dp * max(w.plan.ep, w.plan.tp * w.plan.pp) == 32  # all four servers
+
+
+@pytest.mark.parametrize("workload", ["inference-split", "inference-disaggregated"])
+def test_deepseek_on_l40s_serves_no_less_within_the_targets_on_16_servers_than_on_13(
+    workload: str,
+) -> None:
+    """The audit's serving-worse-with-more-servers cases: 16 servers took a disaggregated plan
+    that met the time-per-token target at its closed-loop load but served 0.70 requests/s
+    within the targets against 0.88 on 13; the deployment search now ranks by the rate within
+    the targets and a larger cluster can run copies of any smaller deployment."""
+    rates = []
+    for servers in (13, 16):
+        result = run_case(AuditCase("deepseek-v3", "l40s", workload, "default", servers)).result
+        assert result is not None
+        rates.append(result["metrics"]["max_requests_per_s_at_target"])
+    assert rates[1] >= rates[0] * (1 - SERVING_RATE_TOLERANCE), rates
+    assert rates[1] > 1.0, rates

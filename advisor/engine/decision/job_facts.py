@@ -181,8 +181,13 @@ def job_facts(
             and not workload.inference.serving.colocated
         ):
             why = (
-                f"prefill and decode pools share one NVLink domain of {workload.domain_gpus} "
-                "GPUs, so the KV cache and every expert all-to-all stay on NVLink/NVSwitch"
+                f"every server holds its own prefill and decode pools, so each request's KV "
+                f"cache moves over the server's NVLink and the {nodes} servers serve requests "
+                "independently"
+                if workload.inference.serving.kv_inside_domain
+                else f"prefill and decode pools share one NVLink domain of "
+                f"{workload.domain_gpus} GPUs, so the KV cache and every expert all-to-all stay "
+                "on NVLink/NVSwitch"
             )
         elif scenario.workload == "inference":
             why = (

@@ -162,6 +162,9 @@ class ServingPlan:
     """Per-step communication of a ``split`` replica from the per-token model (colocated)."""
     reference_comm_s: float = 0.0
     """The same on :func:`reference_design` (sets a closed loop's offered rate)."""
+    kv_inside_domain: bool = False
+    """Disaggregated copies whose prefill and decode pools share one scale-up domain (GPUs of
+    one server): the KV cache moves over NVLink/NVSwitch, never the network."""
 
     @property
     def colocated(self) -> bool:
@@ -673,7 +676,7 @@ def kv_transfer(
     Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
     Pools inside one scale-up domain move the cache over NVLink instead (no NIC, no fabric).
     """
-    if scenario.gpus <= scaleup_domain_gpus(scenario):
+    if serving_plan.kv_inside_domain or scenario.gpus <= scaleup_domain_gpus(scenario):
         # prefill and decode pools inside one NVLink domain (a server, an NVL72 rack): the
         # cache moves GPU to GPU over NVLink/NVSwitch (Dynamo NIXL, SGLang), no NIC involved
         nvlink = scenario.gpu.scaleup_gbytes_per_s * 1e9 * scenario.gpu.scaleup_efficiency

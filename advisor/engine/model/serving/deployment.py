@@ -26,7 +26,12 @@ from advisor.engine.model.plans import (
 )
 from advisor.engine.model.serving.compute import PoolPlan, ServingPlan
 from advisor.engine.model.serving.load import serving_model
-from advisor.engine.model.serving.pools import colocated_plan, plan_disaggregated, reference_design
+from advisor.engine.model.serving.pools import (
+    colocated_plan,
+    in_server_units,
+    plan_disaggregated,
+    reference_design,
+)
 from advisor.engine.model.stage_time import _inference_costs
 
 # ----------------------------------------------------------------------------- inference
@@ -229,18 +234,26 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
 _REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
 
 
-def _replica_score(scenario: Scenario, wp: WorkloadPlan) -> tuple[float, float, float, float]:
-    """(meets both p95 targets at the scenario's load, requests/s within the targets,
-    requests/s served, -p95 TTFT), rates to 3 significant digits."""
+ServingScore = tuple[float, float, float, float]
+"""(requests/s within both p95 targets, meets both targets at the scenario's load, requests/s
+served at the load, -p95 TTFT at the load): one objective, the rate within the targets, and the
+scenario's own load only to break its ties (docs/MODEL.md 15)."""
+
+
+def _serving_score(scenario: Scenario, wp: WorkloadPlan) -> ServingScore:
+    """:data:`ServingScore` of a plan on the reference network
+    (advisor.engine.model.serving.pools.reference_design), rates to 3 significant digits so
+    that near-equal rates are decided by the next key (and, walking server counts upward, by
+    the smaller deployment: the cheaper one)."""
     assert wp.inference is not None and wp.inference.serving is not None
     sp = wp.inference.serving
     model = serving_model(scenario, sp, reference_design(scenario), "point")
     point = model.operating_point()
     return (
-        1.0 if point.meets(sp) else 0.0,
         float(f"{model.max_rate_at_target():.3g}"),
+        1.0 if point.meets(sp) else 0.0,
         float(f"{point.requests_per_s:.3g}"),
-        -point.ttft_p95_s,
+        -float(f"{point.ttft_p95_s:.3g}"),
     )
 
 
@@ -248,13 +261,13 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     """Replicas of a dense model that fits one scale-up domain, their tensor-parallel size
     chosen by how they serve the scenario's load (docs/MODEL.md 15.2): every power-of-two TP
     up to the domain that holds the weights and the users' KV cache, scored by
-    :func:`_replica_score` on the reference network (the smaller TP on a tie).  ``None`` when
+    :func:`_serving_score` on the reference network (the smaller TP on a tie).  ``None`` when
     no replica fits one domain (the split planner below takes over)."""
     if scenario in _REPLICA_PLAN_CACHE:
         return _REPLICA_PLAN_CACHE[scenario]
     inf = scenario.inference
     assert inf is not None
-    best: tuple[tuple[float, float, float, float], WorkloadPlan] | None = None
+    best: tuple[ServingScore, WorkloadPlan] | None = None
     tried: list[str] = []
     for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
         if scenario.gpus % tp or scenario.model.heads % tp:
@@ -268,16 +281,31 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             wp = _plan_inference(fixed)
         except ScenarioError:
             continue
-        score = _replica_score(scenario, wp)
-        tried.append(f"TP{tp}: {score[1]:.3g} requests/s within the targets")
+        score = _serving_score(scenario, wp)
+        tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
         if best is None or score > best[0]:
             best = (score, wp)
+    if inf.deployment is None and not inf.independent_replicas and best is not None:
+        # disaggregated prefill and decode pools inside each server (KV over NVLink)
+        for unit in _in_server_plans(scenario):
+            score = _serving_score(scenario, unit)
+            if score > best[0]:
+                best = (score, unit)
+        serving = best[1].inference.serving if best[1].inference is not None else None
+        if serving is not None and not serving.colocated:
+            tried.append(f"{_unit_shape(best[1])}: {best[0][0]:.3g}")
     chosen: WorkloadPlan | None = None
     if best is not None:
         wp = best[1]
+        assert wp.inference is not None and wp.inference.serving is not None
+        kind = (
+            f"TP{wp.plan.tp} replicas"
+            if wp.inference.serving.colocated
+            else f"{_unit_shape(wp)} in every server"
+        )
         note = (
-            f"tensor-parallel size chosen by the load: TP{wp.plan.tp} replicas serve the most "
-            f"requests/s within the p95 targets ({'; '.join(tried)})"
+            f"deployment chosen by the load: {kind} serve the most requests/s within the p95 "
+            f"targets ({'; '.join(tried)})"
             if len(tried) > 1
             else ""
         )
@@ -290,6 +318,29 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
         _REPLICA_PLAN_CACHE.clear()
     _REPLICA_PLAN_CACHE[scenario] = chosen
     return chosen
+
+
+def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
+    """Every disaggregated unit of one server (pools.in_server_units) copied onto each of the
+    cluster's servers: the KV cache stays on the server's NVLink, so the copies serve
+    independently and need no compute fabric."""
+    out: list[WorkloadPlan] = []
+    dom = domain_gpus(scenario)
+    for unit in in_server_units(scenario):
+        copies = _copied(unit, scenario.nodes, scenario.nodes)
+        out.append(_disaggregated_on(scenario, dom, copies))
+    return out
+
+
+def _unit_shape(wp: WorkloadPlan) -> str:
+    """'4 x TP1 prefill + 1 x TP4 decode' of one server's disaggregated unit."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    per = max(1, wp.nodes) if sp.kv_inside_domain else 1
+    return (
+        f"{sp.prefill.instances // per} x TP{sp.prefill.tp} prefill + "
+        f"{sp.decode.instances // per} x TP{sp.decode.tp} decode"
+    )
 
 
 def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
@@ -318,26 +369,6 @@ the replica shapes of a larger cluster repeat these)."""
 _SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 
 
-def _serving_score(scenario: Scenario, wp: WorkloadPlan) -> tuple[float, float, float]:
-    """(meets the p95 time-per-token target, requests/s served, -p95 TTFT) at the scenario's
-    load on the reference network (advisor.engine.model.serving.pools.reference_design);
-    requests/s to 3 significant digits so that near-equal throughputs are decided by the
-    first-token latency."""
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
-    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
-    meets_tpot = 1.0 if point.tpot_p95_s <= sp.target_tpot_s else 0.0
-    return meets_tpot, float(f"{point.requests_per_s:.3g}"), -point.ttft_p95_s
-
-
-def _serves_better(new: tuple[float, float, float], old: tuple[float, float, float]) -> bool:
-    """``new`` meets the time-per-token target and ``old`` does not, or both equal on it and
-    ``new`` serves at least as many requests/s at no worse p95 TTFT, better in one of them."""
-    if new[0] != old[0]:
-        return new[0] > old[0]
-    return new[1] >= old[1] and new[2] >= old[2] and new != old
-
-
 def _describe_serving(scenario: Scenario, wp: WorkloadPlan) -> str:
     assert wp.inference is not None and wp.inference.serving is not None
     sp = wp.inference.serving
@@ -358,31 +389,30 @@ def _describe_serving(scenario: Scenario, wp: WorkloadPlan) -> str:
 
 def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan | None:
     """A deployment planned on ``sub`` (fewer servers) run on ``scenario``'s cluster: a split
-    replica is copied onto every whole replica's worth of servers, a disaggregated deployment
-    runs once; the remaining servers stay idle."""
+    replica, or a whole disaggregated deployment, is copied onto every whole copy's worth of
+    servers (as more servers of the same job would be used); the remaining servers stay idle.
+    A larger cluster can thus always run what a smaller one runs."""
     assert scenario.inference is not None and wp.inference is not None
     assert wp.inference.serving is not None
-    if wp.inference.serving.colocated:
-        p = wp.plan
-        r = max(p.ep, p.tp * p.pp) if p.ep > 1 else p.tp * p.pp
-        copies = scenario.gpus // r
-        if (copies * r) % scenario.gpus_per_node != 0:
-            return None
-        wider = replace(
-            scenario,
-            gpus=copies * r,
-            parallelism=ParallelismSpec(tp=p.tp, pp=p.pp, ep=p.ep),
-            inference=replace(scenario.inference, deployment="split"),
-        )
-        try:
-            wp = _plan_inference(wider)
-        except ScenarioError:
-            return None
-        used = wider.nodes
-    else:
-        used = sub.nodes
+    if not wp.inference.serving.colocated:
+        return _disaggregated_copies(scenario, sub.nodes, wp.inference.serving)
+    p = wp.plan
+    r = max(p.ep, p.tp * p.pp) if p.ep > 1 else p.tp * p.pp
+    copies = scenario.gpus // r
+    if (copies * r) % scenario.gpus_per_node != 0:
+        return None
+    wider = replace(
+        scenario,
+        gpus=copies * r,
+        parallelism=ParallelismSpec(tp=p.tp, pp=p.pp, ep=p.ep),
+        inference=replace(scenario.inference, deployment="split"),
+    )
+    try:
+        wp = _plan_inference(wider)
+    except ScenarioError:
+        return None
     assert wp.inference is not None and wp.inference.serving is not None
-    idle = scenario.nodes - used
+    idle = scenario.nodes - wider.nodes
     serving = replace(wp.inference.serving, servers=scenario.nodes)
     return replace(
         wp,
@@ -402,12 +432,12 @@ def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan |
 
 def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     """The engine's own deployment for a model that spans servers: the split planner's plan,
-    a disaggregated one (MoE), and the same on fewer servers (split replicas copied over the
-    cluster, or one disaggregated deployment with servers left idle, as the training planner
-    leaves GPUs idle), scored by :func:`_serving_score` on the reference network; the best is
-    kept and the notes say why.  More servers thus never serve the same load with fewer
-    requests per second, and a disaggregated plan whose decode pool cannot hold the users
-    (too few KV slots) loses to a split one."""
+    a disaggregated one (MoE), and the same on fewer servers copied over the cluster (the rest
+    idle, as the training planner leaves GPUs idle), scored by :func:`_serving_score` on the
+    reference network (requests/s within both p95 targets first); walking server counts
+    upward, a candidate replaces the incumbent only when it scores higher, so a tie keeps the
+    smaller deployment.  Every smaller deployment weighed here is a candidate of the larger
+    cluster too, so more servers never serve fewer requests/s within the targets."""
     hit = _SERVING_PLAN_CACHE.get(scenario)
     if hit is not None:
         return hit
@@ -416,7 +446,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     nodes, gpn = scenario.nodes, scenario.gpus_per_node
     smaller = set(_smaller_counts(nodes))
     first_error: ScenarioError | None = None
-    best: tuple[tuple[float, float, float], WorkloadPlan, int] | None = None
+    best: tuple[ServingScore, WorkloadPlan, int] | None = None
     beaten: list[str] = []
     for n in sorted(n for n in smaller | {nodes} if n >= 1):
         sub = scenario if n == nodes else replace(scenario, gpus=n * gpn)
@@ -437,9 +467,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             if lifted is None:
                 continue
             score = _serving_score(scenario, lifted)
-            # ascending server counts: a deployment on more servers replaces the incumbent
-            # only when it serves the load better (:func:`_serves_better`)
-            if best is None or _serves_better(score, best[0]):
+            if best is None or score > best[0]:
                 best = (score, lifted, n)
             elif n == nodes:
                 beaten.append(_describe_serving(scenario, lifted))
@@ -452,13 +480,12 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             chosen,
             notes=(
                 *chosen.notes,
-                "deployment chosen by serving the load on the reference network: "
-                f"{_describe_serving(scenario, chosen)}; "
+                "deployment chosen by the requests/s it serves within the p95 targets on the "
+                f"reference network ({best[0][0]:.3g}): {_describe_serving(scenario, chosen)}; "
                 + ("the other plan" if best[2] == nodes else "the plans")
                 + f" on all {nodes} servers"
                 + (" serves" if best[2] == nodes else " serve")
-                + " fewer requests/s, at a worse p95 time to first token or over the "
-                f"time-per-token target ({'; '.join(beaten)})",
+                + f" no more ({'; '.join(beaten)})",
             ),
         )
     if len(_SERVING_PLAN_CACHE) > 256:
@@ -492,7 +519,7 @@ def _copied(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
 def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     """The disaggregated deployment on all servers, or copies of the one planned on fewer
     servers (the rest idle) when those serve more requests/s within the p95 targets
-    (:func:`_replica_score`): more servers never serve worse.  Pools given in
+    (:func:`_serving_score`): more servers never serve worse.  Pools given in
     ``inference.pools`` are planned as given."""
     inf = scenario.inference
     assert inf is not None
@@ -501,38 +528,63 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
             "parallelism",
             "a disaggregated deployment takes its parallelism from inference.pools",
         )
-    whole = _disaggregated_whole(scenario, dom)
-    if inf.prefill_pool or inf.decode_pool or scenario.nodes <= 2:
-        return whole
+    if inf.prefill_pool or inf.decode_pool:
+        return _disaggregated_whole(scenario, dom)
     hit = _DISAGG_PLAN_CACHE.get(scenario)
     if hit is not None:
         return hit
-    best = (_replica_score(scenario, whole), whole)
+    units = _in_server_plans(scenario)
+    try:
+        whole: WorkloadPlan | None = _disaggregated_whole(scenario, dom)
+    except ScenarioError:
+        # one server: only pools inside it; otherwise the refusal names why
+        if not units:
+            raise
+        whole = None
+    best: tuple[ServingScore, WorkloadPlan] | None = None
+    if whole is not None:
+        best = (_serving_score(scenario, whole), whole)
     gpn = scenario.gpus_per_node
-    for n in _smaller_counts(scenario.nodes):
+    candidates: list[WorkloadPlan] = list(units)
+    for n in _smaller_counts(scenario.nodes) if scenario.nodes > 2 else []:
         if n < 2:
             continue
-        sub = replace(scenario, gpus=n * gpn)
         try:
-            sub_sp = plan_disaggregated(sub)
+            sub_sp = plan_disaggregated(replace(scenario, gpus=n * gpn))
         except ScenarioError:
             continue
-        copies = scenario.nodes // n
-        lifted = _disaggregated_on(scenario, dom, _copied(sub_sp, copies, scenario.nodes))
-        score = _replica_score(scenario, lifted)
-        if score > best[0]:
-            idle = scenario.nodes - n * copies
-            note = (
-                f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated "
-                f"deployment serve more requests/s within the p95 targets than one planned on "
-                f"all {scenario.nodes} servers"
-                + (f"; {idle} server{'s' if idle != 1 else ''} stay idle" if idle else "")
-            )
-            best = (score, replace(lifted, notes=(*lifted.notes, note)))
+        candidates.append(_disaggregated_copies(scenario, n, sub_sp))
+    for lifted in candidates:
+        score = _serving_score(scenario, lifted)
+        if best is None or score > best[0]:
+            why = ""
+            if whole is not None:
+                rate_whole = _serving_score(scenario, whole)[0]
+                why = (
+                    f"chosen over the deployment planned on all {scenario.nodes} servers: "
+                    f"{score[0]:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
+                    + ("" if score[0] > rate_whole else " (decided at the scenario's load)")
+                )
+            best = (score, replace(lifted, notes=(*lifted.notes, why)) if why else lifted)
+    assert best is not None
     if len(_DISAGG_PLAN_CACHE) > 256:
         _DISAGG_PLAN_CACHE.clear()
     _DISAGG_PLAN_CACHE[scenario] = best[1]
     return best[1]
+
+
+def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> WorkloadPlan:
+    """As many copies of the disaggregated deployment ``sub_sp`` planned on ``n`` servers as
+    ``scenario``'s cluster holds, the rest of its servers idle (said in the notes)."""
+    copies = scenario.nodes // n
+    lifted = _disaggregated_on(
+        scenario, domain_gpus(scenario), _copied(sub_sp, copies, scenario.nodes)
+    )
+    idle = scenario.nodes - n * copies
+    note = f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated deployment"
+    if idle:
+        note += f"; {idle} server{'s stay' if idle != 1 else ' stays'} idle"
+    return replace(lifted, notes=(*lifted.notes, note))
 
 
 _DISAGG_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
@@ -584,17 +636,27 @@ def _disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> Workload
         usable_gb=cap * MEMORY_USABLE_FRACTION,
     )
     costs = _inference_costs(scenario, plan, gpus_per_replica, batch, dom)
-    inference = replace(costs, serving=sp, independent_replicas=False)
-    inside = scenario.gpus <= dom
-    notes = [
-        f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} decode "
-        f"servers; each request's KV cache ({sp.kv_bytes_per_request / 1e6:.0f} MB) "
-        + (
-            f"moves over NVLink inside the {dom}-GPU scale-up domain (no compute fabric)"
-            if inside
-            else "crosses the fabric from prefill to decode"
-        )
-    ]
+    inference = replace(costs, serving=sp, independent_replicas=sp.kv_inside_domain)
+    kv_mb = sp.kv_bytes_per_request / 1e6
+    if sp.kv_inside_domain:
+        per = max(1, scenario.nodes)
+        notes = [
+            f"disaggregated serving inside every server: {sp.prefill.gpus // per} GPUs run "
+            f"{sp.prefill.instances // per} x TP{sp.prefill.tp} prefill and "
+            f"{sp.decode.gpus // per} GPUs {sp.decode.instances // per} x TP{sp.decode.tp} "
+            f"decode; each request's KV cache ({kv_mb:.0f} MB) moves over the server's NVLink "
+            "(no compute fabric)"
+        ]
+    else:
+        notes = [
+            f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
+            f"decode servers; each request's KV cache ({kv_mb:.0f} MB) "
+            + (
+                f"moves over NVLink inside the {dom}-GPU scale-up domain (no compute fabric)"
+                if scenario.gpus <= dom
+                else "crosses the fabric from prefill to decode"
+            )
+        ]
     if dec.redundant_experts > 0:
         notes.append(
             f"decode EP{dec.ep} hosts {dec.experts_per_gpu} routed experts per GPU "
@@ -608,7 +670,7 @@ def _disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> Workload
         domain_gpus=dom,
         domains=max(1, scenario.gpus // dom),
         spans_servers=True,
-        needs_compute_fabric=scenario.gpus > dom,
+        needs_compute_fabric=scenario.gpus > dom and not sp.kv_inside_domain,
         training=None,
         inference=inference,
         notes=tuple(notes),

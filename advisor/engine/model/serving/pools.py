@@ -7,6 +7,7 @@ Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.constants import (
@@ -38,12 +39,20 @@ from advisor.engine.model.serving.compute import (
 
 
 def _pool(
-    scenario: Scenario, role: str, servers: int, tp: int, pp: int, ep: int, context: int
+    scenario: Scenario,
+    role: str,
+    servers: int,
+    tp: int,
+    pp: int,
+    ep: int,
+    context: int,
+    gpus: int | None = None,
 ) -> PoolPlan | None:
-    """A pool of ``servers`` whole servers, or ``None`` when its weights leave no KV room."""
+    """A pool of ``servers`` whole servers (or ``gpus`` GPUs of them), or ``None`` when its
+    weights leave no KV room."""
     model = scenario.model
     weight_bytes = WEIGHT_BYTES[scenario.precision]
-    gpus = servers * scenario.gpus_per_node
+    gpus = gpus if gpus is not None else servers * scenario.gpus_per_node
     kvb = kv_bytes_per_token(model, scenario.precision)
     if ep > 1:
         per_gpu = experts_per_gpu(model, ep)
@@ -257,6 +266,47 @@ def plan_disaggregated(scenario: Scenario) -> ServingPlan:
                 f"must divide the model's heads ({scenario.model.heads})",
             )
     return _serving_plan(scenario, "disaggregated", prefill, decode)
+
+
+def in_server_units(scenario: Scenario) -> list[ServingPlan]:
+    """Disaggregated units of one server of a dense model (docs/MODEL.md 15.2): ``p`` of the
+    server's GPUs run prefill instances of TP ``tp_p``, the other ``g - p`` decode instances
+    of TP ``tp_d``, the KV cache moving over the server's NVLink (NVIDIA Dynamo and SGLang
+    run prefill and decode workers on one node this way).  Every split of the server into
+    whole instances whose decode instance holds a handful of requests; the plans are for one
+    server (``scenario`` with ``gpus_per_node`` GPUs), copied over the cluster by the caller.
+    Empty for MoE models, scale-up domains larger than a server (whole-tray pools cover an
+    NVL72 rack) and servers of fewer than 2 GPUs."""
+    inf = scenario.inference
+    gpn = scenario.gpus_per_node
+    model = scenario.model
+    if (
+        inf is None
+        or model.is_moe
+        or gpn < 2
+        or scenario.gpus % gpn
+        or domain_gpus(scenario) != gpn
+    ):
+        return []
+    unit = replace(scenario, gpus=gpn)
+    context = inf.prompt_tokens + inf.output_tokens
+    sizes = [tp for tp in (1, 2, 4, 8, 16, 32) if tp < gpn and model.heads % tp == 0]
+    plans: list[ServingPlan] = []
+    for tp_d in sizes:
+        for d in range(tp_d, gpn, tp_d):
+            decode = _pool(unit, "decode", 1, tp_d, 1, 1, context, gpus=d)
+            if decode is None or decode.max_batch_per_instance < 4:
+                continue
+            for tp_p in sizes:
+                p = gpn - d
+                if p % tp_p:
+                    continue
+                prefill = _pool(unit, "prefill", 1, tp_p, 1, 1, inf.prompt_tokens, gpus=p)
+                if prefill is None:
+                    continue
+                plan = _serving_plan(unit, "disaggregated", prefill, decode)
+                plans.append(replace(plan, kv_inside_domain=True))
+    return plans
 
 
 def reference_design(scenario: Scenario) -> Design:
