@@ -367,6 +367,8 @@ class ServingPlan(_Record):
     tokens_per_step: float = 0.0
     requests_per_s: float | None = None
     concurrent_requests: int = 0
+    kv_inside_domain: bool = False
+    """Disaggregated pools inside every server: the KV cache stays on NVLink."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

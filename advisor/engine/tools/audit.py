@@ -725,8 +725,9 @@ def _replica_gpus(result: dict[str, Any]) -> int:
 def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     """A RAG pipeline is answered as one: named in the headline with its ``rag`` record; no
     GPU compute fabric when every generation instance fits one scale-up domain and the
-    deployment is replicas; its tier network Ethernet with a port at least twice the busiest
-    tier server's traffic, and its parts in the BOM at the price the record states."""
+    deployment is replicas (or disaggregated pools inside every server); its tier network
+    Ethernet with a port at least twice the busiest tier server's traffic, and its parts in
+    the BOM at the price the record states."""
     if "rag" not in result.get("scenario", {}):
         return []
     rag = result.get("rag")
@@ -739,7 +740,7 @@ def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     if (
         result.get("recommendation", {}).get("needs_compute_fabric")
         and fits
-        and serving.get("deployment") == "replicas"
+        and (serving.get("deployment") == "replicas" or serving.get("kv_inside_domain") is True)
     ):
         out.append(
             Violation(

@@ -183,6 +183,7 @@ class ServingPlan:
             "tokens_per_step": self.tokens_per_step,
             "requests_per_s": self.requests_per_s,
             "concurrent_requests": self.concurrent_requests,
+            "kv_inside_domain": self.kv_inside_domain,
         }
 
 
