@@ -26,7 +26,6 @@ from advisor.engine.model.performance import (
 )
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.result.records import (
-    Assumption,
     DesignEvaluation,
     DesignInput,
     EngineResult,
@@ -87,7 +86,7 @@ def evaluate_typed(
     design_evaluation: DesignEvaluation | None = None
     if s.design is not None:
         design_evaluation = DesignEvaluation(
-            design=_design_input(s.design.to_dict()),
+            design=_design_input(s.design),
             metrics=evaluate_design(s, w, _laid_out(s, cat)),
         )
     answer = _recommend(s, w, cat, progress)
@@ -117,7 +116,7 @@ def evaluate_typed(
         monitoring=answer.monitoring,
         scaling=answer.scaling,
         rag=answer.rag,
-        assumptions=(*(Assumption(**a) for a in model_assumptions(s, w)), *answer.assumptions),
+        assumptions=(*model_assumptions(s, w), *answer.assumptions),
         cloud_fabric=cloud_reference,
         warnings=tuple(s.warnings) if s.warnings else None,
     )
@@ -143,8 +142,20 @@ def _laid_out(s: Scenario, cat: Catalog) -> Design:
     return s.design if per_rail == 1 else dataclasses.replace(s.design, links_per_rail=per_rail)
 
 
-def _design_input(design: dict[str, Any]) -> DesignInput:
-    return DesignInput.from_dict(design)
+def _design_input(design: Design) -> DesignInput:
+    """The scenario's own design as the result echoes it (``design_evaluation.design``); the
+    layout facts only the recommendation sets are echoed when they are not 1."""
+    layout = {"planes": design.planes, "links_per_rail": design.links_per_rail}
+    return DesignInput(
+        fabric=design.fabric,
+        nic_gbps=design.nic_gbps,
+        nics_per_node=design.nics_per_node,
+        oversubscription=design.oversubscription,
+        adaptive_routing=design.adaptive_routing,
+        in_network_reduction=design.in_network_reduction,
+        switch_radix=design.switch_radix,
+        extra={key: value for key, value in layout.items() if value != 1},
+    )
 
 
 def _cloud_reference(

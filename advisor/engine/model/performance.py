@@ -61,7 +61,7 @@ from advisor.engine.model.training_step import (
     _TrainingTimes,
     free_step_s,
 )
-from advisor.engine.result.records import Metrics
+from advisor.engine.result.records import Assumption, Metrics
 
 __all__ = ["Design", "evaluate_design", "model_assumptions"]
 
@@ -508,11 +508,11 @@ def _evaluate_design(
 # ----------------------------------------------------------------------------- assumptions
 
 
-def _row(name: str, value: Any, unit: str, source: str) -> dict[str, Any]:
-    return {"name": name, "value": value, "unit": unit, "source": source}
+def _row(name: str, value: Any, unit: str, source: str) -> Assumption:
+    return Assumption(name=name, value=value, unit=unit, source=source)
 
 
-def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[dict[str, Any]]:
+def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assumption]:
     """The performance-model constants that shaped this result."""
     g = scenario.gpu
     t = workload.training
