@@ -287,7 +287,9 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
-        for unit in _in_server_plans(scenario):
+        for unit in _by_capacity(scenario, _in_server_plans(scenario)):
+            if _below(scenario, unit, best[0][0]):
+                break  # no rate within the targets exceeds the capacity
             score = _serving_score(scenario, unit)
             if score > best[0]:
                 best = (score, unit)
@@ -318,6 +320,26 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
         _REPLICA_PLAN_CACHE.clear()
     _REPLICA_PLAN_CACHE[scenario] = chosen
     return chosen
+
+
+def _capacity_rps(scenario: Scenario, wp: WorkloadPlan) -> float:
+    """Requests/s a plan sustains on the reference network: an upper bound of its rate within
+    the targets (a few step times, where the rate within the targets bisects the load model)."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    return serving_model(scenario, sp, reference_design(scenario), "point").capacity_rps()
+
+
+def _by_capacity(scenario: Scenario, plans: list[WorkloadPlan]) -> list[WorkloadPlan]:
+    """``plans`` by capacity, largest first (stable), so the search can stop at the first one
+    whose capacity is below the best rate within the targets found so far."""
+    return sorted(plans, key=lambda wp: -_capacity_rps(scenario, wp))
+
+
+def _below(scenario: Scenario, wp: WorkloadPlan, best_rate: float) -> bool:
+    """Whether ``wp`` cannot reach ``best_rate`` (3 significant digits) within the targets:
+    its capacity bounds its rate within the targets from above."""
+    return _capacity_rps(scenario, wp) < best_rate * (1.0 - 5e-3)
 
 
 def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
@@ -554,7 +576,9 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         except ScenarioError:
             continue
         candidates.append(_disaggregated_copies(scenario, n, sub_sp))
-    for lifted in candidates:
+    for lifted in _by_capacity(scenario, candidates):
+        if best is not None and _below(scenario, lifted, best[0][0]):
+            break  # no rate within the targets exceeds the capacity
         score = _serving_score(scenario, lifted)
         if best is None or score > best[0]:
             why = ""
