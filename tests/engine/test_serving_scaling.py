@@ -17,7 +17,12 @@ from advisor.engine import evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.tools.audit import SERVING_RATE_TOLERANCE, AuditCase, run_case
+from advisor.engine.tools.audit import (
+    SERVING_RATE_TOLERANCE,
+    AuditCase,
+    run_case,
+    series_violations,
+)
 
 SIZES = (3, 4, 6, 8, 16)
 
@@ -97,3 +102,20 @@ def test_deepseek_on_l40s_serves_no_less_within_the_targets_on_16_servers_than_o
         rates.append(result["metrics"]["max_requests_per_s_at_target"])
     assert rates[1] >= rates[0] * (1 - SERVING_RATE_TOLERANCE), rates
     assert rates[1] > 1.0, rates
+
+
+def test_a_dense_disaggregated_deployment_keeps_its_pools_inside_every_server_at_every_size() -> (
+    None
+):
+    """Llama 3.1 70B on H200, deployment disaggregated: weighing the in-server units against
+    whole-server pools flipped the deployment and its fabric between 3, 4 and 8 servers
+    (InfiniBand, none, InfiniBand: the audit's capex-falls); the units are kept at every size."""
+    outcomes = [
+        run_case(AuditCase("llama3-70b", "h200-sxm", "inference-disaggregated", "default", n))
+        for n in (3, 4, 8)
+    ]
+    for o in outcomes:
+        assert o.result is not None
+        assert o.result["workload"]["serving"]["kv_inside_domain"] is True
+        assert o.result["recommendation"]["needs_compute_fabric"] is False
+    assert series_violations(outcomes) == []

@@ -539,8 +539,10 @@ def _copied(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
 
 
 def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
-    """The disaggregated deployment on all servers, or copies of the one planned on fewer
-    servers (the rest idle) when those serve more requests/s within the p95 targets
+    """A dense model whose prefill and decode instances fit one server: the best disaggregated
+    unit inside a server, copied onto every server (pools.in_server_units).  Otherwise the
+    disaggregated deployment on all servers, or copies of the one planned on fewer servers
+    (the rest idle) when those serve more requests/s within the p95 targets
     (:func:`_serving_score`): more servers never serve worse.  Pools given in
     ``inference.pools`` are planned as given."""
     inf = scenario.inference
@@ -556,18 +558,16 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     if hit is not None:
         return hit
     units = _in_server_plans(scenario)
-    try:
-        whole: WorkloadPlan | None = _disaggregated_whole(scenario, dom)
-    except ScenarioError:
-        # one server: only pools inside it; otherwise the refusal names why
-        if not units:
-            raise
-        whole = None
-    best: tuple[ServingScore, WorkloadPlan] | None = None
-    if whole is not None:
-        best = (_serving_score(scenario, whole), whole)
+    if units:
+        # a dense model whose prefill and decode instances fit one server keeps both pools in
+        # every server (KV cache over NVLink, no fabric): the same deployment at every size
+        best_unit = _best_of(scenario, units)
+        _DISAGG_PLAN_CACHE[scenario] = best_unit
+        return best_unit
+    whole = _disaggregated_whole(scenario, dom)
+    best: tuple[ServingScore, WorkloadPlan] | None = (_serving_score(scenario, whole), whole)
     gpn = scenario.gpus_per_node
-    candidates: list[WorkloadPlan] = list(units)
+    candidates: list[WorkloadPlan] = []
     for n in _smaller_counts(scenario.nodes) if scenario.nodes > 2 else []:
         if n < 2:
             continue
@@ -581,19 +581,31 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
             break  # no rate within the targets exceeds the capacity
         score = _serving_score(scenario, lifted)
         if best is None or score > best[0]:
-            why = ""
-            if whole is not None:
-                rate_whole = _serving_score(scenario, whole)[0]
-                why = (
-                    f"chosen over the deployment planned on all {scenario.nodes} servers: "
-                    f"{score[0]:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
-                    + ("" if score[0] > rate_whole else " (decided at the scenario's load)")
-                )
-            best = (score, replace(lifted, notes=(*lifted.notes, why)) if why else lifted)
+            rate_whole = _serving_score(scenario, whole)[0]
+            why = (
+                f"chosen over the deployment planned on all {scenario.nodes} servers: "
+                f"{score[0]:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
+                + ("" if score[0] > rate_whole else " (decided at the scenario's load)")
+            )
+            best = (score, replace(lifted, notes=(*lifted.notes, why)))
     assert best is not None
     if len(_DISAGG_PLAN_CACHE) > 256:
         _DISAGG_PLAN_CACHE.clear()
     _DISAGG_PLAN_CACHE[scenario] = best[1]
+    return best[1]
+
+
+def _best_of(scenario: Scenario, plans: list[WorkloadPlan]) -> WorkloadPlan:
+    """The plan of ``plans`` with the highest :func:`_serving_score` (the first on a tie),
+    largest capacity first, stopping where capacity falls below the best rate so far."""
+    best: tuple[ServingScore, WorkloadPlan] | None = None
+    for wp in _by_capacity(scenario, plans):
+        if best is not None and _below(scenario, wp, best[0][0]):
+            break
+        score = _serving_score(scenario, wp)
+        if best is None or score > best[0]:
+            best = (score, wp)
+    assert best is not None
     return best[1]
 
 
