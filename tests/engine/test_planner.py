@@ -187,3 +187,12 @@ def test_each_design_uses_the_fastest_of_the_planners_plans() -> None:
     assert chosen < own / 2  # another of the planner's plans wins on this design
     assert evaluate_design(s, w, roce100).step_time_s == pytest.approx(chosen)
     assert any("other plans instead" in note for note in w.notes)
+
+
+def test_a_model_trained_with_multi_token_prediction_lightens_its_last_stage() -> None:
+    # Megatron-Bridge's DeepSeek-V3 layouts (61 layers, MTP and loss on the last stage)
+    assert _stage_split(61, 16, mtp_layers=1) == (4, 4, 1)
+    assert _stage_split(61, 8, mtp_layers=1) == (8, 8, 5)
+    assert _stage_split(61, 4, mtp_layers=1) == (16, 16, 13)
+    assert _stage_split(61, 16) == (3, 4, 2)
+    assert _stage_split(64, 16, mtp_layers=1) == (4, 4, 4)

@@ -132,3 +132,24 @@ def test_held_out_error_has_not_grown_past_the_committed_baseline() -> None:
 
 def test_the_report_passes_as_a_whole() -> None:
     assert REPORT["passed"] is True
+
+
+def test_a_whole_job_ring_over_many_leaves_leaves_them_only_at_their_boundaries() -> None:
+    from advisor.engine.facts.constants import RAIL_GROUP_NODES
+    from advisor.engine.model.collectives import cross_leaf_fraction
+    from advisor.engine.tools.validation import _whole_job_leaf_load
+
+    ring = {"op": "all_reduce"}
+    # inside one leaf: no boundary, the fallback (nothing leaves) stands
+    assert _whole_job_leaf_load(ring, RAIL_GROUP_NODES, 8, "point") == (None, 1)
+    # 128 servers in rank order: 4 of the ring's 128 server-to-server edges leave a leaf
+    load, hops = _whole_job_leaf_load(ring, 128, 8, "point")
+    assert load == pytest.approx(4 / 128)
+    assert hops == 3
+    assert load < cross_leaf_fraction(128) == pytest.approx(0.75)
+    # the high bound keeps random server order (the product's scattered high bound)
+    assert _whole_job_leaf_load(ring, 128, 8, "high") == (None, 1)
+    # an all-to-all sends most of its bytes out of the leaf, placed or not: peers outside
+    # the leaf over peers outside the server
+    a2a, _ = _whole_job_leaf_load({"op": "all_to_all"}, 128, 8, "point")
+    assert a2a == pytest.approx((1024 - 256) / (1024 - 8))

@@ -199,3 +199,56 @@ def test_the_planner_estimate_charges_pipeline_sends_that_leave_the_server() -> 
     assert estimate(planner.SLOW_REFERENCE_GPU_NET_BYTES_PER_S) > 2 * estimate(
         planner.REFERENCE_GPU_NET_BYTES_PER_S
     )
+
+
+def test_multi_token_prediction_runs_on_the_last_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from advisor.engine.model.stage_time import _stage_time
+
+    catalog = default_catalog()
+    ds = catalog.model("deepseek-v3")
+    assert ds is not None and ds.mtp_layers == 1
+    raw: dict[str, Any] = {
+        "workload": "training",
+        "model": "deepseek-v3",
+        "gpu": "b200",
+        "gpus": 256,
+        "precision": "fp8",
+        "sequence_length": 4096,
+    }
+    s = parse_scenario(raw, catalog)
+    no_mtp = replace(s, model=replace(ds, mtp_layers=0))
+    # a last stage of one layer: with MTP it runs a second layer, the projection and the head
+    # once more, so it outweighs a stage of one plain layer by more than a layer
+    one = (1, 1, 1)
+    with_mtp, _ = _stage_time(s, 1, 1, 8, 1, "none", one, 16)
+    without, _ = _stage_time(no_mtp, 1, 1, 8, 1, "none", one, 16)
+    assert with_mtp > 2.0 * without - 1e-12
+    # an inner stage that outweighs the last stage with its MTP sets the time either way
+    inner = (1, 6, 1)
+    assert _stage_time(s, 1, 1, 8, 1, "none", inner, 16)[0] == pytest.approx(
+        _stage_time(no_mtp, 1, 1, 8, 1, "none", inner, 16)[0]
+    )
+
+
+def test_moe_layers_pay_the_permutation_of_every_routed_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from advisor.engine.model import efficiency
+
+    catalog = default_catalog()
+    ds = catalog.model("deepseek-v3")
+    gpu = catalog.gpu("b200")
+    assert ds is not None and gpu is not None
+    forward = efficiency.layer_forward.__wrapped__
+    with_permute = forward(gpu, "fp8", ds, 4096, 4096, 1, 8)
+    monkeypatch.setattr(efficiency, "MOE_PERMUTE_PASSES", 0.0)
+    without = forward(gpu, "fp8", ds, 4096, 4096, 1, 8)
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * efficiency.HBM_EFFICIENCY
+    # permute (read the token, write its 8 copies) and unpermute (read them, write the sum),
+    # bf16, 4,096 tokens of width 7,168
+    expected = 2.0 * 4096 * 2.0 * (1 + 8) * 7168 / hbm
+    assert with_permute.elementwise_s - without.elementwise_s == pytest.approx(expected)
+    assert with_permute.gemm_s == without.gemm_s
+    assert with_permute.model_flops == without.model_flops

@@ -180,7 +180,8 @@ def scaleup_latency_class(scaleup_kind: str) -> str:
 def cross_leaf_fraction(nodes: int) -> float:
     """Share of cross-server traffic leaving the leaf when ``nodes`` servers sit in random
     order on leaves of 32 (rail groups): the placement-free fallback of
-    :func:`network_efficiency` (callers without a placement, e.g. nccl-tests rows)."""
+    :func:`network_efficiency` (callers without a placement; the validation's whole-job rows
+    use it for their high bound only)."""
     if nodes <= RAIL_GROUP_NODES:
         return 0.0
     return 1.0 - RAIL_GROUP_NODES / nodes

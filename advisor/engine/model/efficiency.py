@@ -147,6 +147,13 @@ inventory of Korthikanti et al. 2022 (arXiv 2205.05198, section 4.1)."""
 ELEMENTWISE_FFN_PASSES = 3.0
 """Forward element-wise passes over FFN-sized tensors per token per layer (activation function:
 read gate and up, write the product)."""
+MOE_PERMUTE_PASSES = 2.0
+"""Forward hidden-sized passes per routed copy of a token in an MoE layer: Megatron-Core's token
+dispatcher permutes each token into expert order before the experts (``permute``: read the
+token, write its ``top_k`` copies) and unpermutes after them (``unpermute``: read the copies,
+write the weighted sum), megatron/core/transformer/moe/moe_utils.py (Transformer Engine's
+fused ``moe_permute`` / ``moe_unpermute`` do each in one pass).  Per token: read + write of
+``h`` once and of ``top_k x h`` once each way, bf16."""
 UNFUSED_ATTENTION_BYTES_PER_SCORE = 13.0
 """Forward bytes per attention score without flash attention (see :func:`layer_forward`)."""
 MLA_HEAD_DIM = 128
@@ -325,6 +332,8 @@ def layer_forward(
             gemm += gemm_time_s(gpu, precision, t, 2 * shared * expert_width / tp, h)
             gemm += gemm_time_s(gpu, precision, t, h, shared * expert_width / tp)
         ffn_elem = (model.moe_top_k + shared) * expert_width
+        # token permutation into expert order and back (MOE_PERMUTE_PASSES per copy)
+        permute_hidden = MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
     else:
         # split the MLP in up (+gate) and down GEMMs with the model's FFN width
         ffn = float(model.ffn_hidden or 4 * h)
@@ -332,6 +341,7 @@ def layer_forward(
         gemm += gemm_time_s(gpu, precision, t, up_width / tp, h)
         gemm += gemm_time_s(gpu, precision, t, h, ffn / tp)
         ffn_elem = up_width
+        permute_hidden = 0.0
     p = profile(gpu)
     heads_dim = model.heads * model.head_dim
     # model FLOPs count 4 s h per token (Megatron's convention, forward_flops_per_token); the
@@ -345,7 +355,10 @@ def layer_forward(
     elem_bytes = (
         2.0
         * t
-        * (ELEMENTWISE_HIDDEN_PASSES * h / hidden_split + ELEMENTWISE_FFN_PASSES * ffn_elem / tp)
+        * (
+            (ELEMENTWISE_HIDDEN_PASSES * h + permute_hidden) / hidden_split
+            + ELEMENTWISE_FFN_PASSES * ffn_elem / tp
+        )
     )
     if flash:
         # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores

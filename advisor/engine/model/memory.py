@@ -97,8 +97,12 @@ def _memory_parts(
         dense_stage = dense_params
     else:
         head = 0.0 if m.tied_embeddings else emb
+        # the last stage also holds the MTP modules (a layer and a 2h -> h projection each)
+        mtp = m.mtp_layers * (per_layer_params + 2.0 * m.hidden * m.hidden)
         dense_stage = max(
-            first * per_layer_params + emb, inner * per_layer_params, last * per_layer_params + head
+            first * per_layer_params + emb,
+            inner * per_layer_params,
+            last * per_layer_params + head + mtp,
         )
     dense = dense_stage / tp
     experts = expert_params / (ep * pp)
@@ -129,11 +133,12 @@ def _memory_parts(
     if recompute == "full":
         act += per_layer_full
     # logits of the last stage (fp32 for the loss); the last stage holds one micro-batch
-    logits = 4.0 * tokens * m.vocab / tp
+    # fp32 logits of the output head, once more per MTP module (on the last stage)
+    logits = 4.0 * tokens * m.vocab / tp * (1 + m.mtp_layers)
     if pp == 1:
         act += logits
     else:
-        last_act = last * per_layer_kept * interleave + logits
+        last_act = (last + m.mtp_layers) * per_layer_kept * interleave + logits
         act = max(act, last_act)
     weights_b = (
         TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)

@@ -78,7 +78,7 @@ def _explicit_stages(scenario: Scenario, pp: int) -> tuple[int, int, int]:
     p = scenario.parallelism
     layers = scenario.model.layers
     if p.first_stage_layers is None and p.last_stage_layers is None:
-        split = _stage_split(layers, pp)
+        split = _stage_split(layers, pp, scenario.model.mtp_layers)
         if split is None:
             raise ScenarioError.single(
                 "parallelism.pp", f"must be <= the model's layers ({layers})"
@@ -442,7 +442,7 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
     pps = sorted(
         q
         for q in set(_divisors(m.layers)) | set(_powers_of_two_up_to(m.layers))
-        if q <= PP_MAX and _stage_split(m.layers, q) is not None
+        if q <= PP_MAX and _stage_split(m.layers, q, m.mtp_layers) is not None
     )
     eps = [1]
     if m.is_moe:
@@ -456,7 +456,7 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
                 mp = tp * cp * pp
                 if mp > n:
                     break
-                stages = _stage_split(m.layers, pp)
+                stages = _stage_split(m.layers, pp, m.mtp_layers)
                 assert stages is not None
                 dp_max = n // mp
                 for ep in eps:

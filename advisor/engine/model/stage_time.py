@@ -43,13 +43,16 @@ def _intra_time_s(
     return scaleup_time_s(scenario.gpu, op, nbytes, ranks, nvls)
 
 
-def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+def _stage_split(layers: int, pp: int, mtp_layers: int = 0) -> tuple[int, int, int] | None:
     """(first, inner, last) layers per pipeline stage, Megatron's uneven split, or None.
 
     Inner stages hold ``ceil(layers / pp)`` layers; the first and last stages share the rest
     (at least one layer each, at most an inner stage's), as Megatron-Core's
     ``num_layers_in_first/last_pipeline_stage`` allow (Llama 3 405B: 126 layers on 16 stages
-    as 7 + 14 x 8 + 7, arXiv 2407.21783 section 3.3.2).
+    as 7 + 14 x 8 + 7, arXiv 2407.21783 section 3.3.2).  A model trained with multi-token
+    prediction runs its MTP modules and the loss on the last stage, so the first stage takes
+    a whole inner stage and the last the remainder, as Megatron-Bridge's DeepSeek-V3 layouts
+    do (61 layers: 4 + 14 x 4 + 1 on 16 stages, 8 x 7 + 5 on 8, 16 x 3 + 13 on 4).
     """
     if pp <= 1:
         return (layers, layers, layers)
@@ -62,6 +65,9 @@ def _stage_split(layers: int, pp: int) -> tuple[int, int, int] | None:
     if pp == 2:
         rest = layers
     first, last = math.ceil(rest / 2), rest // 2
+    if mtp_layers > 0:
+        first = min(inner, rest - 1)
+        last = rest - first
     if last < 1 or first > inner:
         return None
     return (first, inner, last)
@@ -156,6 +162,14 @@ def _stage_time(
     elif recompute == "selective":
         layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
     head = 3.0 * gemm_time_s(scenario.gpu, scenario.precision, tokens, m.vocab / tp, m.hidden)
+    if m.mtp_layers:
+        # multi-token prediction (DeepSeek-V3 report 2.2; Megatron-Core's MTP block after the
+        # last decoder layer): per module one more layer, the 2h -> h projection of the
+        # normed hidden state and embedding, and the shared output head once more
+        proj = 3.0 * gemm_time_s(
+            scenario.gpu, scenario.precision, tokens, m.hidden / tp, 2 * m.hidden
+        )
+        head += m.mtp_layers * (layer + proj + head)
     first, inner, last = stages
     if pp <= 1:
         stage = first * layer + head
@@ -215,7 +229,7 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
         (plan.last_stage_layers or math.ceil(m.layers / pp)),
     )
     if not plan.first_stage_layers and not plan.last_stage_layers:
-        split = _stage_split(m.layers, pp)
+        split = _stage_split(m.layers, pp, m.mtp_layers)
         stages = split if split is not None else stages
     per_mb, tp_stage_s = _stage_time_per_microbatch(
         scenario, tp, cp, ep, mb, plan.recompute, stages, pp

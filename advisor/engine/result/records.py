@@ -256,6 +256,7 @@ class ModelInfo(_Record):
     kv_dim_per_layer: int = 0
     tied_embeddings: bool = False
     source: str = ""
+    mtp_layers: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any
 
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import RAIL_GROUP_NODES
 from advisor.engine.facts.formatting import finite as num
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.collectives import (
@@ -36,6 +37,7 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
 from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.placement import contiguous_share
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.results import predict_published
 from advisor.engine.model.topology import size_topology
@@ -77,6 +79,7 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
     per_node = int(config.get("gpus_per_node") or gpu.gpus_per_server)
     nodes = int(config.get("nodes") or max(1, int(config.get("gpus", per_node)) // per_node))
     multi = nodes > 1
+    uplink_load, hops = _whole_job_leaf_load(config, nodes, per_node, bound)
     return gpu, make_domain(
         nodes=nodes,
         ranks_per_node=per_node,
@@ -88,7 +91,30 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
         oversubscription=float(config.get("oversubscription", 1.0)),
         in_network_reduction=bool(config.get("in_network_reduction", False)),
         bound=bound,
+        uplink_load=uplink_load,
+        hops=hops,
     )
+
+
+def _whole_job_leaf_load(
+    config: dict[str, Any], nodes: int, per_node: int, bound: str
+) -> tuple[float | None, int]:
+    """(leaf uplink load, switch hops) of a collective over every rank of a published run.
+
+    The point and low estimates place the ranks as the product's point estimate places a
+    training job's communicators (docs/MODEL.md section 17: contiguous, topology-ordered
+    servers, leaves of :data:`RAIL_GROUP_NODES` servers): a ring in rank order leaves a leaf
+    only at the leaf boundaries.  The high bound keeps the placement-free fallback (random
+    server order, :func:`collectives.cross_leaf_fraction`), as the product's high bound
+    scatters its servers.  ``None``: no leaf boundary inside the job, or the high bound.
+    """
+    if bound == "high" or nodes <= RAIL_GROUP_NODES:
+        return None, 1
+    ranks = nodes * per_node
+    pattern = "all_to_all" if config.get("op") == "all_to_all" else "ring"
+    server = contiguous_share(pattern, ranks, 1, per_node)
+    leaf = contiguous_share(pattern, ranks, 1, RAIL_GROUP_NODES * per_node)
+    return (leaf / server if server > 0.0 else 0.0), 3
 
 
 def predict_collective(row: dict[str, Any]) -> dict[str, float]:

@@ -13,6 +13,10 @@ class ModelSpec:
     ``kv_dim_per_layer`` is the number of cached elements per token per layer
     (``2 * kv_heads * head_dim`` for multi-head / grouped-query attention; 576 for
     DeepSeek's multi-head latent attention).  ``moe_ffn_hidden`` is one expert's width.
+    ``mtp_layers`` counts the multi-token-prediction modules trained with the model (DeepSeek-V3
+    report section 2.2: one, D = 1; ``num_nextn_predict_layers`` in its config.json): each is
+    one more transformer layer, a 2h -> h projection and a second pass of the shared output
+    head, run on the last pipeline stage in training (docs/MODEL.md section 5.1).
     """
 
     id: str
@@ -31,6 +35,7 @@ class ModelSpec:
     kv_dim_per_layer: int = 0
     tied_embeddings: bool = False
     source: str = ""
+    mtp_layers: int = 0
 
     def __hash__(self) -> int:
         """The value hash, computed once per object: the planner keys its caches by the GPU
@@ -190,6 +195,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=58,
             active_params_b=37.0,
             kv_dim_per_layer=576,
+            mtp_layers=1,
             source="DeepSeek-V3 technical report arXiv 2412.19437 (MLA KV 512+64, 1 shared + "
             "256 routed experts, top-8, first 3 layers dense)",
         ),
@@ -321,6 +327,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=58,
             active_params_b=37.0,
             kv_dim_per_layer=576,
+            mtp_layers=1,
             source="deepseek-ai/DeepSeek-R1 config.json (the DeepSeek-V3 architecture: MLA KV "
             "512+64, 1 shared + 256 routed experts, top-8, first 3 layers dense); arXiv "
             "2501.12948",
@@ -340,6 +347,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=58,
             active_params_b=37.0,
             kv_dim_per_layer=576,
+            mtp_layers=1,
             source="deepseek-ai/DeepSeek-V3.1 config.json (same architecture as DeepSeek-V3: "
             "61 layers, hidden 7168, MLA KV 512+64, 256 routed experts top-8 + 1 shared, first "
             "3 layers dense, vocab 129,280)",
