@@ -13,12 +13,21 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.contrib.auth.models import Group
+from django.db.models import Exists, OuterRef, QuerySet
 
 from advisor.scenarios.models import Scenario, ScenarioRun
 from advisor.scenarios.results import RESULT_COLUMNS
-from advisor.scenarios.selectors import as_uuid, scenario_list, scenarios_with_latest_run
+from advisor.scenarios.selectors import (
+    SALES_GROUP,
+    as_uuid,
+    scenario_list,
+    scenarios_with_latest_run,
+    user_is_sales_known,
+)
 from api.models import ApiClient
+
+_SALES_MEMBERSHIP = Group.objects.filter(name=SALES_GROUP, user=OuterRef("user_id"))
 
 
 def key_hash(key: str) -> str:
@@ -36,11 +45,15 @@ def api_client_for_key(*, key: str) -> ApiClient | None:
         return None
     client = (
         ApiClient.objects.select_related("user")
+        .annotate(user_in_sales=Exists(_SALES_MEMBERSHIP))
         .filter(key_prefix=prefix, revoked_at__isnull=True)
         .first()
     )
     if client is None or not hmac.compare_digest(client.key_hash, key_hash(key)):
         return None
+    # Whether the client's user is a sales engineer, asked in the same query: every read
+    # checks visibility (advisor.scenarios.selectors.user_is_sales), which would ask again.
+    user_is_sales_known(client.user, is_sales=client.user.is_staff or client.user_in_sales)
     return client
 
 

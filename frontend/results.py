@@ -20,7 +20,7 @@ from advisor.engine import ENGINE_VERSION
 from advisor.engine.facts.formatting import spreadsheet_cell
 from advisor.engine.facts.vocabulary import bom_category_label, bom_role_label, network_label
 from advisor.engine.result.records import EngineResult
-from advisor.measurements.selectors import run_calibration_label
+from advisor.measurements.selectors import run_calibration_label, scenario_calibrations
 from advisor.reports import charts, presenters
 from advisor.reports.rag import rag_section
 from advisor.scenarios.catalog_store import catalog_current
@@ -154,7 +154,16 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
     # Read-only: opening a link remembers nothing (only what this browser created is ever
     # claimed at sign-up, frontend.access), and a GET writes no session row either.
     scenario = scenario_or_404(request, scenario_id)
-    quoted = run_quoted(scenario=scenario)
+    # The history table needs no result: never load (and parse) those large JSON columns.
+    history = list(scenario.runs.order_by("-created_at").defer("result", "error_fields")[:10])
+    # The calibrated runs, read once: the panel lists them and they tell which run is quoted
+    # and which label the shown run carries (advisor.measurements.selectors).
+    calibrations = scenario_calibrations(scenario_id=scenario.pk)
+    # No calibrated run: the quoted run is the newest run, the history's first (run_quoted's
+    # rule, without asking the database again).
+    quoted = (
+        (history[0] if history else None) if not calibrations else run_quoted(scenario=scenario)
+    )
     run = _requested_run(request, scenario) or quoted
     is_sales = user_is_sales(request.user)
     catalog_version_now = catalog_current().version
@@ -164,12 +173,10 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         "nav": "list",
         "is_sales_view": is_sales,
         "catalog_version_now": catalog_version_now,
-        # The history table needs no result: never load (and parse) those large JSON columns.
-        "runs": list(
-            scenario.runs.order_by("-created_at").defer("result", "error_fields", "error")[:10]
-        ),
+        "runs": history,
+        "calibrated_runs": calibrations,
         # Which answer this page shows: the quoted one, or a calibrated side run on request.
-        "shown_label": run_calibration_label(run=run),
+        "shown_label": run_calibration_label(run=run, scenario_links=calibrations),
         "is_quoted": run is not None and quoted is not None and run.pk == quoted.pk,
         "run_query": f"?run={run.pk}" if run is not None and run != quoted else "",
     }

@@ -56,20 +56,46 @@ def run_calibration_fit(*, run: ScenarioRun, catalog: Catalog | None = None) -> 
     return measurement_fit(measurement=link.measurement, catalog=catalog)
 
 
-def run_measurement(*, run: ScenarioRun) -> Measurement | None:
-    link = RunCalibration.objects.select_related("measurement").filter(run=run).first()
+CALIBRATIONS_LISTED = 20
+"""How many of a scenario's calibrated runs its page lists (:func:`scenario_calibrations`)."""
+
+
+def run_calibration_link(
+    *, run: ScenarioRun, scenario_links: list[RunCalibration] | None = None
+) -> RunCalibration | None:
+    """The run's calibration (with its measurement), or None for a default run.
+
+    ``scenario_links``: the run's scenario's :func:`scenario_calibrations`, when the caller
+    has them (the scenario page does): the answer is read from them, without a query, unless
+    the list was cut at CALIBRATIONS_LISTED and does not hold the run."""
+    if scenario_links is not None:
+        for link in scenario_links:
+            if link.run_id == run.pk:
+                return link
+        if len(scenario_links) < CALIBRATIONS_LISTED:
+            return None  # the whole list: the run has no calibration
+    return RunCalibration.objects.select_related("measurement").filter(run=run).first()
+
+
+def run_measurement(
+    *, run: ScenarioRun, scenario_links: list[RunCalibration] | None = None
+) -> Measurement | None:
+    link = run_calibration_link(run=run, scenario_links=scenario_links)
     return link.measurement if link else None
 
 
 DEFAULT_MODEL_LABEL = "Default model (not calibrated with a measurement)"
 
 
-def run_calibration_label(*, run: ScenarioRun | None) -> str:
+def run_calibration_label(
+    *, run: ScenarioRun | None, scenario_links: list[RunCalibration] | None = None
+) -> str:
     """Which answer a page, PDF or CSV shows: the default model's, or "Calibrated with
-    “<measurement>” (<its date>)" for a run evaluated with a customer's measurement."""
+    “<measurement>” (<its date>)" for a run evaluated with a customer's measurement.
+    ``scenario_links``: as for :func:`run_calibration_link`."""
     if run is None:
         return DEFAULT_MODEL_LABEL
-    link = RunCalibration.objects.select_related("measurement").filter(run=run).first()
+    link = run_calibration_link(run=run, scenario_links=scenario_links)
     if link is None:
         return DEFAULT_MODEL_LABEL
     m = link.measurement
@@ -83,7 +109,7 @@ def scenario_calibrations(*, scenario_id: Any) -> list[RunCalibration]:
         RunCalibration.objects.select_related("measurement", "run")
         .defer("run__result", "run__error_fields")
         .filter(run__scenario_id=scenario_id)
-        .order_by("-created_at")[:20]
+        .order_by("-created_at")[:CALIBRATIONS_LISTED]
     )
 
 

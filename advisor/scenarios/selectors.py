@@ -17,6 +17,7 @@ from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.results import RESULT_COLUMNS, summary_kept
 
 _SALES_ATTR = "_fabric_is_sales"
+SALES_GROUP = "sales"
 
 
 def user_is_sales(user: Any) -> bool:
@@ -28,11 +29,17 @@ def user_is_sales(user: Any) -> bool:
         return True
     known = getattr(user, _SALES_ATTR, None)
     if known is None:
-        known = bool(user.groups.filter(name="sales").exists())
-        # A user object that takes no attributes is asked every time.
-        with contextlib.suppress(AttributeError):
-            setattr(user, _SALES_ATTR, known)
+        known = bool(user.groups.filter(name=SALES_GROUP).exists())
+        user_is_sales_known(user, is_sales=known)
     return bool(known)
+
+
+def user_is_sales_known(user: Any, *, is_sales: bool) -> None:
+    """Record on a request's user object what a query already said about user_is_sales (the
+    API's token lookup asks it in the same query as the key)."""
+    # A user object that takes no attributes is asked every time.
+    with contextlib.suppress(AttributeError):
+        setattr(user, _SALES_ATTR, bool(is_sales))
 
 
 def scenario_list(*, user: Any) -> QuerySet[Scenario]:

@@ -77,7 +77,11 @@ def calibration_panel(
     request = context.get("request")
     user = getattr(request, "user", None)
     calibration = result.calibration if isinstance(result, EngineResult) else None
-    measurement = run_measurement(run=run) if run is not None else None
+    # the scenario page reads its calibrated runs once (frontend.results.scenario_detail)
+    links = context.get("calibrated_runs")
+    if links is None:
+        links = scenario_calibrations(scenario_id=scenario.pk)
+    measurement = run_measurement(run=run, scenario_links=links) if run is not None else None
     inputs = scenario.inputs if isinstance(scenario.inputs, dict) else {}
     fabric = None
     if isinstance(result, EngineResult) and result.recommendation.fabric:
@@ -94,7 +98,7 @@ def calibration_panel(
         "rows": calibration_rows(calibration) if calibration is not None else [],
         "warnings": calibration_warnings(fit=measurement.fit) if measurement else [],
         "calibrated_with": measurement,
-        "calibrated_runs": scenario_calibrations(scenario_id=scenario.pk),
+        "calibrated_runs": links,
         "measurements": [
             {"m": m, "matches": matches, "note": note, "selected": i == 0}
             for i, (m, matches, note) in enumerate(choices)

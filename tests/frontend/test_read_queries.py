@@ -67,11 +67,26 @@ def test_a_result_page_read_again_takes_few_queries_and_not_the_result(
 ) -> None:
     scenario = make_scenario()
     sales_client.get(f"/s/{scenario.pk}/")  # this process has read the run
-    # session, user, sales group, scenario, quoted run, current catalog, history, the shown
-    # run's calibration label, the recorded catalog, the calibrations and measurements panel
-    with django_assert_num_queries(11) as captured:
+    # session, user, sales group, scenario, history (its newest run is the quoted one when
+    # no run is calibrated), the calibrated runs (the panel, and the shown run's label),
+    # current catalog, the measurements panel (the run's recorded catalog is the built-in one)
+    with django_assert_num_queries(8) as captured:
         response = sales_client.get(f"/s/{scenario.pk}/")
     assert response.status_code == 200
+    assert not _result_column_loaded(captured.captured_queries)
+
+
+def test_an_anonymous_result_page_takes_four_queries(
+    client: Client, django_assert_num_queries: Any
+) -> None:
+    """The page a shared link opens (most page views under load): no session, no user."""
+    scenario = make_scenario()
+    client.get(f"/s/{scenario.pk}/")
+    # scenario, history, the calibrated runs, current catalog (the run's recorded catalog is
+    # that same catalog, read without a query)
+    with django_assert_num_queries(4) as captured:
+        response = client.get(f"/s/{scenario.pk}/")
+    assert response.status_code == 200 and 'id="whatif"' in response.content.decode()
     assert not _result_column_loaded(captured.captured_queries)
 
 
@@ -135,12 +150,12 @@ def test_the_api_serves_the_same_result_from_its_cache(
     _forget_everything()
     built = http.get(f"/api/v1/scenarios/{scenario.pk}/").json()
     built_run = http.get(f"/api/v1/runs/{run.pk}/").json()
-    # the client and its user, the sales group, the scenario, its latest run
-    with django_assert_num_queries(4) as captured:
+    # the client with its user and whether they are in sales, the scenario, its latest run
+    with django_assert_num_queries(3) as captured:
         cached = http.get(f"/api/v1/scenarios/{scenario.pk}/").json()
     assert not _result_column_loaded(captured.captured_queries)
-    # the client and its user, the sales group, the run with its scenario
-    with django_assert_num_queries(3):
+    # the client with its user and sales membership, the run with its scenario
+    with django_assert_num_queries(2):
         cached_run = http.get(f"/api/v1/runs/{run.pk}/").json()
     assert cached == built and cached_run == built_run
     assert cached["result"] == built_run["result"] and cached["result"]["recommendation"]
@@ -181,3 +196,69 @@ def test_the_accuracy_page_from_its_cache_is_the_page_rendered_afresh(client: Cl
     cache.clear()
     assert _html(client.get("/accuracy/")) == rendered
     assert "How accurate is this?" in rendered and "held-out-summary" in rendered
+
+
+def test_api_reads_take_a_fixed_number_of_queries(
+    api_caller: tuple[APIClient, User], django_assert_num_queries: Any
+) -> None:
+    """What `make load` reads through the API: the list whatever its length, the catalog."""
+    http, user = api_caller
+    for i in range(3):
+        make_scenario(owner=user, name=f"S{i}")
+    http.get("/api/v1/scenarios/?limit=10")
+    # the client with its user and sales membership, the count, the page with latest runs
+    with django_assert_num_queries(3) as few:
+        first = http.get("/api/v1/scenarios/?limit=10")
+    for i in range(12):
+        make_scenario(owner=user, name=f"T{i}")
+    with django_assert_num_queries(3) as many:
+        second = http.get("/api/v1/scenarios/?limit=10")
+    assert first.status_code == second.status_code == 200
+    assert len(second.json()["results"]) == 10
+    assert not _result_column_loaded(few.captured_queries + many.captured_queries)
+    # the client with its user, the current catalog
+    with django_assert_num_queries(2):
+        assert http.get("/api/v1/catalog/").status_code == 200
+
+
+def test_a_sales_engineers_token_sees_everyones_scenarios_in_the_same_queries(
+    django_assert_num_queries: Any,
+) -> None:
+    """The sales-group check rides on the token's own query: none of its own."""
+    from django.contrib.auth.models import Group
+
+    issued = api_client_create(name="sales-desk")
+    issued.client.user.groups.add(Group.objects.get_or_create(name="sales")[0])
+    http = APIClient()
+    http.credentials(HTTP_AUTHORIZATION=f"Token {issued.key}")
+    theirs = make_scenario(owner=User.objects.create_user("someone.else"), name="Theirs")
+    http.get(f"/api/v1/scenarios/{theirs.pk}/")
+    with django_assert_num_queries(3):
+        response = http.get(f"/api/v1/scenarios/{theirs.pk}/")
+    assert response.status_code == 200 and response.json()["name"] == "Theirs"
+
+    outsider = api_client_create(name="customer-system")
+    http.credentials(HTTP_AUTHORIZATION=f"Token {outsider.key}")
+    assert http.get(f"/api/v1/scenarios/{theirs.pk}/").status_code == 404
+
+
+def test_a_what_if_takes_a_fixed_number_of_queries(
+    client: Client, api_caller: tuple[APIClient, User], django_assert_num_queries: Any
+) -> None:
+    """The live what-if reads the scenario and its run, and nothing per priced point."""
+    http, user = api_caller
+    shared = make_scenario()
+    body = {"nics_per_node": 2, "fabric": "roce"}
+    url = f"/s/{shared.pk}/whatif"
+    client.post(url, data=json.dumps(body), content_type="application/json")
+    # the scenario, its quoted run (its recorded catalog is the built-in one: no query)
+    with django_assert_num_queries(2):
+        response = client.post(url, data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 200 and response.json()["point"]["feasible"] is True
+    own = make_scenario(owner=user)
+    api_url = f"/api/v1/scenarios/{own.pk}/whatif/"
+    http.post(api_url, body, format="json")
+    # the client with its user and sales membership, the scenario, its quoted run
+    with django_assert_num_queries(3):
+        response = http.post(api_url, body, format="json")
+    assert response.status_code == 200 and response.json()["point"]["feasible"] is True
