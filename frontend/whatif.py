@@ -15,8 +15,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.whatif import ANSWER, design_label
 from advisor.scenarios import whatif
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import Scenario, ScenarioRun
@@ -103,7 +103,9 @@ def scenario_whatif_save(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRe
         return redirect("scenario_detail", scenario_id=scenario.pk)
     change = answer["change"]
     name = (
-        f"{scenario.name} (what if: {change['servers']} servers, {change['nics_per_node']} x "
+        f"{scenario.name} (what if: {change['servers']} servers)"
+        if answer["priced_as"] == ANSWER  # the engine's own design: none fixed
+        else f"{scenario.name} (what if: {change['servers']} servers, {change['nics_per_node']} x "
         f"{change['nic_gbps']:g}G {change['fabric']}, {change['oversubscription']:g}:1)"
     )
     try:
@@ -143,8 +145,8 @@ def whatif_context(scenario: Scenario, run: ScenarioRun, result: EngineResult) -
         "base": base,
         "training": base.global_batch_sequences is not None,
         "fabrics": [
-            {"value": f, "label": fabric_label(f), "selected": f == base.fabric}
-            for f in whatif.FABRICS
+            {"value": f, "label": design_label(f), "selected": f == base.fabric}
+            for f in whatif.fabrics(base)
         ],
         "nic_gbps": _choices(tuple(float(v) for v in whatif.NIC_GBPS_CHOICES), base.nic_gbps),
         "nics_per_node": _choices(

@@ -3,16 +3,16 @@
 The result page's live what-if and ``POST /api/v1/scenarios/{id}/whatif/`` share this module:
 change the servers, the fabric, the NICs (count and speed), the oversubscription, the training
 batch or the serving request rate, and get the step time (or ms per token, time to first
-token and tokens/s), the idle GPUs, the network capex and the network's life cost of that one
-design, as a sweep prices a design point (:func:`advisor.engine.sweep.evaluate_points`: the
-recommendation's own candidate rules for the NIC and switch, the performance model, the
-prices). A change the catalog cannot build is an answer too (``feasible`` false and the
-reason), not an error; a value outside the engine's input limits is a field-named error.
+token and tokens/s), the idle GPUs, the network capex and the network's life cost. Which
+figures a what-if shows is the engine's one rule (:mod:`advisor.engine.tools.whatif`,
+docs/MODEL.md "What-if"): with the answer's own design (no design field changed) they are the
+engine's answer for the changed size and load (nothing changed: the answer itself), with a
+design the user fixed they are that design priced as a sweep prices a design point. A change
+the catalog cannot build is an answer too (``feasible`` false and the reason), not an error;
+a value outside the engine's input limits is a field-named error.
 
 The engine call runs under the same wall-time limit as ``POST /api/v1/evaluate/``
-(``ENGINE_IN_REQUEST_TIME_LIMIT_S``). One design costs a plan of the workload (once per size)
-and one design evaluation, so the GPU-count limit of a whole synchronous evaluation
-(``API_SYNC_EVALUATE_MAX_GPUS``) does not apply.
+(``ENGINE_IN_REQUEST_TIME_LIMIT_S``).
 """
 
 from __future__ import annotations
@@ -30,12 +30,19 @@ from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
 from advisor.engine.facts.vocabulary import FABRIC_LABELS
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.result.records import EngineResult
-from advisor.engine.tools.sweep import evaluate_points
+from advisor.engine.tools.whatif import (
+    NO_FABRIC,
+    DesignChoice,
+    answer_design,
+    design_label,
+    whatif_point,
+)
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.timelimit import wall_time_limit
 
 FABRICS: tuple[str, ...] = tuple(FABRIC_LABELS)
-"""The fabrics a what-if may choose (scenario v1's ``design.fabric``)."""
+"""The fabrics a what-if may fix (scenario v1's ``design.fabric``); an answer with no compute
+fabric also offers its own, ``none`` (:data:`advisor.engine.tools.whatif.NO_FABRIC`)."""
 NIC_GBPS_CHOICES: tuple[int, ...] = (25, 50, 100, 200, 400, 800)
 NICS_PER_NODE_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 OVERSUBSCRIPTION_CHOICES: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
@@ -69,23 +76,38 @@ class WhatIf:
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
 
+    @property
+    def design(self) -> DesignChoice:
+        return DesignChoice(
+            fabric=self.fabric,
+            nic_gbps=self.nic_gbps,
+            nics_per_node=self.nics_per_node,
+            oversubscription=self.oversubscription,
+        )
+
 
 def baseline(inputs: dict[str, Any], result: EngineResult, catalog: Catalog) -> WhatIf:
-    """The what-if of nothing changed: the scenario's size and load on the recommended design."""
+    """The what-if of nothing changed: the scenario's size and load on the recommended design
+    (fabric ``none`` when the answer needs no compute fabric)."""
     scenario = parse_scenario(inputs, catalog)
-    rec = result.recommendation
-    fabric = rec.fabric if rec.fabric in FABRICS else "roce"
+    design = answer_design(result)
     training = scenario.training
     serving = scenario.inference
     return WhatIf(
         servers=max(1, scenario.gpus // scenario.gpus_per_node),
-        fabric=fabric,
-        nic_gbps=float(rec.nic_gbps or 400),
-        nics_per_node=int(rec.nics_per_node or 1),
-        oversubscription=float(rec.topology.oversubscription or 1.0),
+        fabric=design.fabric,
+        nic_gbps=design.nic_gbps,
+        nics_per_node=design.nics_per_node,
+        oversubscription=design.oversubscription,
         global_batch_sequences=training.global_batch_sequences if training else None,
         requests_per_s=serving.requests_per_s if serving else None,
     )
+
+
+def fabrics(base: WhatIf) -> tuple[str, ...]:
+    """The fabrics a what-if of this baseline may choose: the answer's own ``none`` first when
+    it needs no compute fabric, then every fabric a design may fix."""
+    return (NO_FABRIC, *FABRICS) if base.fabric == NO_FABRIC else FABRICS
 
 
 def _number(
@@ -126,8 +148,8 @@ def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
     for name in unknown:
         errors[name] = [f"unknown field; known: {', '.join(FIELDS)}"]
     fabric = raw.get("fabric", base.fabric)
-    if fabric not in FABRICS:
-        errors["fabric"] = [f"must be one of {', '.join(FABRICS)}"]
+    if fabric not in fabrics(base):
+        errors["fabric"] = [f"must be one of {', '.join(fabrics(base))}"]
     servers_max = GPUS_MAX // max(1, gpus_per_node)
     servers = raw.get("servers")
     if isinstance(servers, str) and servers.strip().isdigit():
@@ -151,6 +173,14 @@ def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
     rate = _number(raw, "requests_per_s", "inference.requests_per_s", errors)
     if rate is not None and base.global_batch_sequences is not None:
         errors["requests_per_s"] = ["applies to serving only"]
+    if fabric == NO_FABRIC:  # the answer's own storage / in-band network: nothing to fix
+        for name, value, kept in (
+            ("nic_gbps", nic_gbps, base.nic_gbps),
+            ("nics_per_node", nics, base.nics_per_node),
+            ("oversubscription", oversubscription, base.oversubscription),
+        ):
+            if value is not None and value != kept and name not in errors:
+                errors[name] = ["applies to a compute fabric: choose one first"]
     if errors:
         raise InvalidScenario(errors)
     return WhatIf(
@@ -166,8 +196,11 @@ def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
     )
 
 
-def changed_inputs(inputs: dict[str, Any], change: WhatIf, *, gpus_per_node: int) -> dict[str, Any]:
-    """Scenario v1 inputs with the what-if applied: its size, load and fixed design."""
+def changed_inputs(
+    inputs: dict[str, Any], change: WhatIf, *, gpus_per_node: int, fixed: bool = True
+) -> dict[str, Any]:
+    """Scenario v1 inputs with the what-if applied: its size, load and (``fixed``: a design
+    field changed) its fixed design; the answer's own design leaves ``design`` as it was."""
     out = copy.deepcopy(inputs)
     out["gpus"] = change.servers * gpus_per_node
     out["gpus_per_node"] = gpus_per_node
@@ -180,14 +213,15 @@ def changed_inputs(inputs: dict[str, Any], change: WhatIf, *, gpus_per_node: int
         serving = dict(out.get("inference") or {})
         serving["requests_per_s"] = change.requests_per_s
         out["inference"] = serving
-    design = dict(out.get("design") or {})
-    design.update(
-        fabric=change.fabric,
-        nic_gbps=change.nic_gbps,
-        nics_per_node=change.nics_per_node,
-        oversubscription=change.oversubscription,
-    )
-    out["design"] = design
+    if fixed:
+        design = dict(out.get("design") or {})
+        design.update(
+            fabric=change.fabric,
+            nic_gbps=change.nic_gbps,
+            nics_per_node=change.nics_per_node,
+            oversubscription=change.oversubscription,
+        )
+        out["design"] = design
     parallelism = out.get("parallelism")
     if isinstance(parallelism, dict) and parallelism.get("dp") is not None:
         model_parallel = int(parallelism.get("tp") or 1) * int(parallelism.get("pp") or 1)
@@ -211,33 +245,42 @@ def _field_of(path: str) -> str:
 
 
 def evaluate_whatif(
-    *, inputs: dict[str, Any], change: WhatIf, gpus_per_node: int, catalog: Catalog
+    *,
+    inputs: dict[str, Any],
+    change: WhatIf,
+    base: WhatIf,
+    result: EngineResult,
+    gpus_per_node: int,
+    catalog: Catalog,
 ) -> dict[str, Any]:
-    """Price one what-if: the sweep row of that design point, the changed inputs (to save as
-    a new scenario) and the engine's time. Raises InvalidScenario (field-named) and
-    :class:`advisor.scenarios.timelimit.EvaluationTimeout`."""
-    new_inputs = changed_inputs(inputs, change, gpus_per_node=gpus_per_node)
-    base_inputs = {k: v for k, v in new_inputs.items() if k != "design"}
-    axes: dict[str, list[Any]] = {
-        "servers": [change.servers],
-        "fabric": [change.fabric],
-        "nic_gbps": [change.nic_gbps],
-        "nics_per_node": [change.nics_per_node],
-        "oversubscription": [change.oversubscription],
-    }
+    """Price one what-if by the engine's rule (:func:`advisor.engine.tools.whatif.whatif_point`):
+    the point (a sweep row, plus the fabric it names), ``priced_as`` (``answer``: the engine's
+    answer for the changed size and load; ``fixed``: the design the user fixed), the changed
+    inputs (to save as a new scenario) and the engine's time. Raises InvalidScenario
+    (field-named) and :class:`advisor.scenarios.timelimit.EvaluationTimeout`."""
+    fixed = change.design != base.design
+    new_inputs = changed_inputs(inputs, change, gpus_per_node=gpus_per_node, fixed=fixed)
     started = time.perf_counter()
     try:
         with wall_time_limit(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S) as deadline:
-            rows, _ = evaluate_points(base_inputs, axes, 0, 1, catalog=catalog, tick=deadline.check)
+            row, source = whatif_point(
+                new_inputs,
+                change.design if fixed else None,
+                catalog=catalog,
+                answer=result if change == base else None,
+                tick=deadline.check,
+            )
     except ScenarioError as exc:
         errors: dict[str, list[str]] = {}
         for path, messages in exc.field_errors.items():
             errors.setdefault(_field_of(path), []).extend(messages)
         raise InvalidScenario(errors) from exc
-    point = rows[0].to_dict()
+    point = row.to_dict()
     point.pop("i", None)
+    point["fabric_label"] = design_label(row.fabric)
     return {
         "change": change.to_dict(),
+        "priced_as": source,
         "point": point,
         "inputs": new_inputs,
         "engine_ms": round((time.perf_counter() - started) * 1e3, 1),
@@ -257,6 +300,11 @@ def answer(
     base = baseline(inputs, result, catalog)
     change = parse_change(raw, base, gpus_per_node=scenario.gpus_per_node)
     priced = evaluate_whatif(
-        inputs=inputs, change=change, gpus_per_node=scenario.gpus_per_node, catalog=catalog
+        inputs=inputs,
+        change=change,
+        base=base,
+        result=result,
+        gpus_per_node=scenario.gpus_per_node,
+        catalog=catalog,
     )
     return {**priced, "baseline": base.to_dict()}

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from advisor.engine.facts.vocabulary import FABRIC_CHOICES
 from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.whatif import ANSWER, FIXED, NO_FABRIC, NO_FABRIC_LABEL
 from advisor.scenarios import whatif
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
@@ -488,7 +489,12 @@ class ScenarioWhatIfApi(ApiView):
 
     class InputSerializer(serializers.Serializer[Any]):
         servers = serializers.IntegerField(required=False, min_value=1)
-        fabric = serializers.ChoiceField(choices=FABRIC_CHOICES, required=False)
+        fabric = serializers.ChoiceField(
+            choices=(*FABRIC_CHOICES, (NO_FABRIC, NO_FABRIC_LABEL)),
+            required=False,
+            help_text="A fabric fixes that design; 'none' (offered when the answer needs no "
+            "compute fabric) keeps the answer's own.",
+        )
         nic_gbps = serializers.FloatField(required=False)
         nics_per_node = serializers.IntegerField(required=False)
         oversubscription = serializers.FloatField(required=False)
@@ -508,9 +514,16 @@ class ScenarioWhatIfApi(ApiView):
         baseline = serializers.DictField(
             help_text="The what-if of nothing changed: the recommended design."
         )
+        priced_as = serializers.ChoiceField(
+            choices=(ANSWER, FIXED),
+            help_text="answer: no design field changed, so the point is the engine's answer "
+            "for the changed size and load (nothing changed: the answer itself); fixed: the "
+            "design given, priced as a sweep prices a design point.",
+        )
         point = serializers.DictField(
             help_text="A sweep row: feasible, reason, the metrics of the workload's kind, "
-            "network_capex_usd, decision_cost_usd (the network's life cost), total_cost_usd."
+            "network_capex_usd, decision_cost_usd (the network's life cost), total_cost_usd, "
+            "and fabric_label (the fabric it names; 'No compute fabric' for none)."
         )
         inputs = serializers.DictField(help_text="Scenario v1 inputs with the change applied.")
         engine_ms = serializers.FloatField()
@@ -521,7 +534,9 @@ class ScenarioWhatIfApi(ApiView):
         description=(
             "Change the servers, the fabric, the NIC speed or count, the oversubscription, "
             "the training batch or the serving request rate; fields left out keep the "
-            "recommended design's value. Priced as a sweep prices a design point, within "
+            "recommended design's value. The answer's own design (no design field changed) "
+            "is priced as the engine answers the changed scenario (nothing changed: the "
+            "answer's own figures); a changed design as a sweep prices a design point, within "
             "ENGINE_IN_REQUEST_TIME_LIMIT_S seconds (503 evaluation_timeout). A design the "
             "catalog cannot build answers feasible false with the reason. 409 until the "
             "latest run succeeded."

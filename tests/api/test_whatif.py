@@ -36,7 +36,10 @@ def test_nothing_changed_is_the_recommended_design(client_a: Caller, submitted: 
     assert point["step_time_s"] == pytest.approx(run.result["metrics"]["step_time_s"], rel=1e-5)
     assert point["network_capex_usd"] > 0
     assert point["decision_cost_usd"] >= point["network_capex_usd"]
-    assert body["inputs"]["design"]["fabric"] == recommendation["fabric"]
+    assert body["priced_as"] == "answer"  # the answer's own figures, not a re-pricing
+    assert point["network_capex_usd"] == pytest.approx(run.result["cost"]["network_capex_usd"])
+    assert point["fabric_label"]
+    assert "design" not in body["inputs"]  # the answer's own design: none fixed
     assert body["inputs"]["gpus"] == TWO_SERVER_TRAINING["gpus"]
 
 
@@ -63,7 +66,8 @@ def test_a_change_is_priced_as_a_sweep_prices_that_point(client_a: Caller, submi
     rows, _ = evaluate_points(inputs, axes, 0, 1, catalog=default_catalog())
     expected = rows[0].to_dict()
     expected.pop("i")
-    assert body["point"] == expected
+    assert body["priced_as"] == "fixed"
+    assert body["point"] == {**expected, "fabric_label": "RoCE v2"}
     assert body["inputs"]["gpus"] == 48
     assert body["inputs"]["training"]["global_batch_sequences"] == 512
     assert body["inputs"]["design"] == {

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from advisor.scenarios.models import Scenario, ScenarioRun
+from advisor.engine import evaluate
+from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from tests.frontend.conftest import make_scenario
 
 pytestmark = pytest.mark.django_db
@@ -92,3 +93,74 @@ def test_saving_a_point_makes_a_new_scenario_with_that_design_and_computes_it(
     }
     assert ScenarioRun.objects.filter(scenario=saved).count() == 1
     assert scenario.inputs["gpus"] == 512  # the original is untouched
+
+
+SERVING_5_RPS: dict[str, Any] = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 16,
+    "gpus_per_node": 8,
+    "inference": {"requests_per_s": 5},
+}
+
+
+def _answered(inputs: dict[str, Any]) -> tuple[Scenario, dict[str, Any]]:
+    """A scenario whose run holds the engine's real answer for its inputs."""
+    result = evaluate(inputs)
+    scenario = Scenario.objects.create(name="70B serving", inputs=inputs)
+    ScenarioRun.objects.create(
+        scenario=scenario,
+        status=RunStatus.SUCCEEDED,
+        progress=100,
+        result=result,
+        engine_version=result["engine_version"],
+        catalog_version=result["catalog_version"],
+    )
+    return scenario, result
+
+
+@pytest.mark.parametrize("rag", [False, True])
+def test_a_no_fabric_answer_what_if_shows_the_answers_own_figures(rag: bool) -> None:
+    """Llama 3 70B on 16 H100 at 5 requests/s needs no compute fabric: the what-if at the
+    scenario's own inputs names no compute fabric and shows the answer's network capex and
+    serving figures (RAG: its retrieval tiers' network included), not an Ethernet fabric."""
+    inputs = {**SERVING_5_RPS, **({"rag": {}} if rag else {})}
+    scenario, result = _answered(inputs)
+    assert result["recommendation"]["needs_compute_fabric"] is False
+    page = Client().get(f"/s/{scenario.pk}/").content.decode()
+    assert '<option value="none" selected>No compute fabric</option>' in page
+    assert 'data-whatif="fabric_label"' in page
+
+    nothing = _post(Client(), scenario, {}).json()
+    assert nothing["priced_as"] == "answer"
+    assert nothing["baseline"]["fabric"] == "none"
+    point = nothing["point"]
+    assert point["fabric"] == "none"
+    assert point["fabric_label"] == "No compute fabric"
+    assert point["network_capex_usd"] == pytest.approx(result["cost"]["network_capex_usd"])
+    assert point["decision_cost_usd"] == pytest.approx(result["cost"]["decision_cost_usd"])
+    for key in ("ms_per_token", "ttft_ms", "tokens_per_s_per_server"):
+        assert point[key] == pytest.approx(result["metrics"][key], rel=1e-5)
+    # the page's script posts every control at its value: the same point
+    controls = {k: v for k, v in nothing["baseline"].items() if v is not None}
+    assert _post(Client(), scenario, controls).json()["point"] == point
+
+    # a design the user fixes is that design: an Ethernet compute fabric costs more
+    fixed = _post(Client(), scenario, {"fabric": "ethernet", "nic_gbps": 400, "nics_per_node": 8})
+    assert fixed.json()["priced_as"] == "fixed"
+    assert fixed.json()["point"]["network_capex_usd"] > point["network_capex_usd"]
+
+
+def test_a_changed_size_shows_what_a_new_evaluate_answers() -> None:
+    scenario, _ = _answered(SERVING_5_RPS)
+    body = _post(Client(), scenario, {"servers": 4}).json()
+    assert body["priced_as"] == "answer"
+    assert "design" not in body["inputs"]  # saved, it gets the engine's own answer
+    fresh = evaluate({**SERVING_5_RPS, "gpus": 32})
+    point = body["point"]
+    assert point["network_capex_usd"] == pytest.approx(fresh["cost"]["network_capex_usd"])
+    assert point["ms_per_token"] == pytest.approx(fresh["metrics"]["ms_per_token"], rel=1e-5)
+    nic = _post(Client(), scenario, {"nic_gbps": 100})
+    assert nic.status_code == 400
+    assert "choose one first" in nic.json()["error"]["fields"]["nic_gbps"][0]

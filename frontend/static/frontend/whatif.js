@@ -1,7 +1,8 @@
 /* The result page's live what-if: each change of a control prices that design or load on the
    server (POST /s/<id>/whatif, the API's body and error shape) and shows its figures beside the
-   recommendation's, without a page load. The figures of nothing changed are priced the same
-   way once, so both columns come from one model. */
+   recommendation's, without a page load. The figures of nothing changed come from the same
+   endpoint once: the answer's own figures (advisor.engine.tools.whatif), so both columns agree
+   with the answer above. */
 (function () {
   "use strict";
 
@@ -21,6 +22,7 @@
   }
 
   var FORMAT = {
+    fabric_label: function (v) { return String(v); },
     step_time_s: function (v) { return sig(v, 4) + " s"; },
     ms_per_token: function (v) { return sig(v, 3) + " ms"; },
     ttft_ms: function (v) { return sig(v, 3) + " ms"; },
