@@ -252,3 +252,24 @@ def test_moe_layers_pay_the_permutation_of_every_routed_copy(
     assert with_permute.elementwise_s - without.elementwise_s == pytest.approx(expected)
     assert with_permute.gemm_s == without.gemm_s
     assert with_permute.model_flops == without.model_flops
+
+
+def test_the_all_to_all_dispatcher_sorts_received_copies_by_local_expert() -> None:
+    from advisor.engine.model import efficiency
+
+    catalog = default_catalog()
+    ds = catalog.model("deepseek-v3")
+    gpu = catalog.gpu("b200")
+    assert ds is not None and gpu is not None
+    forward = efficiency.layer_forward.__wrapped__
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * efficiency.HBM_EFFICIENCY
+    # EP8: 32 experts per GPU, the copies are sorted by expert after the exchange and back
+    sorted_ = forward(gpu, "fp8", ds, 4096, 4096, 1, 8, sort_local=True)
+    plain = forward(gpu, "fp8", ds, 4096, 4096, 1, 8)
+    assert sorted_.elementwise_s - plain.elementwise_s == pytest.approx(
+        2.0 * 4096 * 4.0 * 8 * 7168 / hbm
+    )
+    # EP256: one expert per GPU, nothing to sort
+    assert forward(gpu, "fp8", ds, 4096, 4096, 1, 256, sort_local=True) == forward(
+        gpu, "fp8", ds, 4096, 4096, 1, 256
+    )

@@ -154,6 +154,13 @@ token, write its ``top_k`` copies) and unpermutes after them (``unpermute``: rea
 write the weighted sum), megatron/core/transformer/moe/moe_utils.py (Transformer Engine's
 fused ``moe_permute`` / ``moe_unpermute`` do each in one pass).  Per token: read + write of
 ``h`` once and of ``top_k x h`` once each way, bf16."""
+MOE_SORT_PASSES = 4.0
+"""Forward hidden-sized passes per routed copy that the all-to-all token dispatcher adds when a
+GPU holds more than one expert: after the exchange it sorts the received copies by local
+expert and before the return exchange sorts them back (Megatron-Core
+``MoEAlltoAllTokenDispatcher``, "Permutation 2", ``sort_chunks_by_idxs``): a read and a write of
+``top_k x h`` each way per token.  The DeepEP / HybridEP (flex) dispatcher writes its received
+tokens once and permutes them with the ``permute`` already counted."""
 UNFUSED_ATTENTION_BYTES_PER_SCORE = 13.0
 """Forward bytes per attention score without flash attention (see :func:`layer_forward`)."""
 MLA_HEAD_DIM = 128
@@ -287,8 +294,12 @@ def layer_forward(
     ep: int,
     flash: bool = True,
     sequence_parallel: bool = True,
+    sort_local: bool = False,
 ) -> LayerCompute:
     """One layer's forward pass over ``tokens`` rows (micro-batch x sequence / cp) on one GPU.
+
+    ``sort_local``: the MoE token dispatcher sorts received copies by local expert and back
+    (the all-to-all dispatcher, :data:`MOE_SORT_PASSES`).
 
     ``flash=False`` prices attention as Megatron-LM did before flash attention: batched GEMMs
     for QK^T and AV plus the score matrix (heads/tp x s x s per sequence) written by QK^T,
@@ -334,6 +345,8 @@ def layer_forward(
         ffn_elem = (model.moe_top_k + shared) * expert_width
         # token permutation into expert order and back (MOE_PERMUTE_PASSES per copy)
         permute_hidden = MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
+        if sort_local and local_experts > 1:
+            permute_hidden += MOE_SORT_PASSES * model.moe_top_k * h
     else:
         # split the MLP in up (+gate) and down GEMMs with the model's FFN width
         ffn = float(model.ffn_hidden or 4 * h)

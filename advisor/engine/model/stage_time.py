@@ -111,6 +111,7 @@ def _stage_time_per_microbatch(
         scenario.sequence_length,
         p.flash_attention,
         p.sequence_parallel,
+        p.moe_dispatcher,
         tp,
         cp,
         ep,
@@ -155,6 +156,7 @@ def _stage_time(
         ep,
         par.flash_attention is not False,
         par.sequence_parallel is not False,
+        sort_local=(par.moe_dispatcher or "alltoall") == "alltoall",
     )
     layer = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
     if recompute == "full":
