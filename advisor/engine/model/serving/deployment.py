@@ -270,10 +270,14 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     best: tuple[ServingScore, WorkloadPlan] | None = None
     tried: list[str] = []
     for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
-        if scenario.gpus % tp or scenario.model.heads % tp:
+        # a TP that does not divide the cluster runs on the whole servers it fills, the rest
+        # idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays)
+        used = scenario.gpus // tp * tp
+        if scenario.model.heads % tp or used % scenario.gpus_per_node:
             continue
         fixed = replace(
             scenario,
+            gpus=used,
             parallelism=ParallelismSpec(tp=tp, pp=1),
             inference=replace(inf, deployment="replicas"),
         )
@@ -281,6 +285,8 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             wp = _plan_inference(fixed)
         except ScenarioError:
             continue
+        if used < scenario.gpus:
+            wp = _with_idle_servers(scenario, wp, fixed.nodes)
         score = _serving_score(scenario, wp)
         tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
         if best is None or score > best[0]:
@@ -433,8 +439,14 @@ def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan |
         wp = _plan_inference(wider)
     except ScenarioError:
         return None
+    return _with_idle_servers(scenario, wp, wider.nodes)
+
+
+def _with_idle_servers(scenario: Scenario, wp: WorkloadPlan, used: int) -> WorkloadPlan:
+    """``wp``, planned on ``used`` of ``scenario``'s servers, as the whole cluster's plan: the
+    other servers idle (said in the notes)."""
     assert wp.inference is not None and wp.inference.serving is not None
-    idle = scenario.nodes - wider.nodes
+    idle = scenario.nodes - used
     serving = replace(wp.inference.serving, servers=scenario.nodes)
     return replace(
         wp,

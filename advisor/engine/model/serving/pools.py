@@ -275,8 +275,8 @@ def in_server_units(scenario: Scenario) -> list[ServingPlan]:
     run prefill and decode workers on one node this way).  Every split of the server into
     whole instances whose decode instance holds a handful of requests; the plans are for one
     server (``scenario`` with ``gpus_per_node`` GPUs), copied over the cluster by the caller.
-    Empty for MoE models, scale-up domains larger than a server (whole-tray pools cover an
-    NVL72 rack) and servers of fewer than 2 GPUs."""
+    Empty for MoE models, platforms whose scale-up domain is larger than a server (whole-tray
+    pools cover an NVL72 rack, even on one tray) and servers of fewer than 2 GPUs."""
     inf = scenario.inference
     gpn = scenario.gpus_per_node
     model = scenario.model
@@ -285,7 +285,7 @@ def in_server_units(scenario: Scenario) -> list[ServingPlan]:
         or model.is_moe
         or gpn < 2
         or scenario.gpus % gpn
-        or domain_gpus(scenario) != gpn
+        or scenario.gpu.scaleup_domain_gpus > gpn
     ):
         return []
     unit = replace(scenario, gpus=gpn)
