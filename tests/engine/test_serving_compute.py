@@ -94,3 +94,24 @@ def test_prefill_per_prompt_grows_with_the_prompt_and_shrinks_with_tp() -> None:
 def test_a_lone_prompt_is_slower_per_token_than_a_packed_pass() -> None:
     s = _scenario("llama3-8b", "h100-sxm", 1)
     assert dense_prefill_s(s, 128, 128, 1, 1, pack=False) > dense_prefill_s(s, 128, 128, 1, 1)
+
+
+def test_intra_domain_collective_times_are_kept_by_value() -> None:
+    # the deployment search asks for the same decode all-reduce many times: kept by (GPU, op,
+    # bytes, ranks), so a repeat is the same figure and an edited GPU of the same id its own
+    import dataclasses
+
+    from advisor.engine.model.collectives import scaleup_time_s
+    from advisor.engine.model.serving.compute import _intra_time_s
+
+    s = parse_scenario(
+        {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 8},
+        default_catalog(),
+    )
+    first = _intra_time_s(s, "all_reduce", 2.0**20, 8)
+    assert first == scaleup_time_s(s.gpu, "all_reduce", 2.0**20, 8)
+    assert _intra_time_s(s, "all_reduce", 2.0**20, 8) == first
+    faster = dataclasses.replace(
+        s, gpu=dataclasses.replace(s.gpu, scaleup_gbytes_per_s=4 * s.gpu.scaleup_gbytes_per_s)
+    )
+    assert _intra_time_s(faster, "all_reduce", 2.0**20, 8) < first

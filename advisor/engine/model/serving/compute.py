@@ -42,9 +42,22 @@ from advisor.engine.model.efficiency import (
 GB = 1e9
 
 
+_INTRA_CACHE: dict[tuple[GpuSpec, str, float, int], float] = {}
+"""Collective times inside a scale-up domain by value (GPU, op, bytes, ranks), bounded: the
+deployment search and the load model's fixed points ask for the same tensor-parallel
+all-reduce of a decode batch again for every replica count and every rate they try (about
+half the calls of a serving answer repeat one)."""
+
+
 def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
     """Collective time inside one scale-up domain (no network)."""
-    return scaleup_time_s(scenario.gpu, op, nbytes, ranks)
+    key = (scenario.gpu, op, nbytes, ranks)
+    hit = _INTRA_CACHE.get(key)
+    if hit is None:
+        if len(_INTRA_CACHE) >= 65536:
+            _INTRA_CACHE.clear()
+        hit = _INTRA_CACHE[key] = scaleup_time_s(scenario.gpu, op, nbytes, ranks)
+    return hit
 
 
 # ----------------------------------------------------------------------------- constants
