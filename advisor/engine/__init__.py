@@ -66,8 +66,12 @@ def evaluate_typed(
     catalog: Catalog | None = None,
     progress: Callable[[int], None] | None = None,
     calibration: FabricFit | None = None,
+    scaling_chart: bool = True,
 ) -> EngineResult:
     """The engine's answer, built as its typed records (:mod:`advisor.engine.result.records`).
+
+    ``scaling_chart=False``: without the scaling chart (``scaling`` empty), every other
+    figure the same (the what-if, :mod:`advisor.engine.tools.whatif`, shows none).
 
     parse -> plan the workload -> price the given ``design`` (if any) -> recommendation
     (:func:`advisor.engine.decision.recommend.recommend`).  Bad input raises
@@ -89,7 +93,7 @@ def evaluate_typed(
             design=_design_input(s.design),
             metrics=evaluate_design(s, w, _laid_out(s, cat)),
         )
-    answer = _recommend(s, w, cat, progress)
+    answer = _recommend(s, w, cat, progress, scaling_chart=scaling_chart)
     rationale = answer.recommendation.rationale
     cloud = cloud_fabric(s.constraints.cloud) if s.constraints.cloud else None
     cloud_reference: dict[str, Any] | None = None

@@ -209,3 +209,17 @@ def test_a_fixed_design_is_that_design_priced() -> None:
     no_fabric = DesignChoice(NO_FABRIC, 200, 2, 1.0)
     with pytest.raises(ScenarioError):
         whatif_point(scenario, no_fabric, catalog=CATALOG)
+
+
+@pytest.mark.parametrize(
+    "name", ["llama3-70b/h100/5rps/rag", "mixtral-8x7b/mi300x/training/default/4srv"]
+)
+def test_the_what_ifs_evaluation_leaves_out_only_the_scaling_chart(name: str) -> None:
+    """The what-if evaluates without the scaling chart (two thirds of an evaluation): every
+    other part of the answer is the same."""
+    full = _answer(name).to_dict()
+    quick = evaluate_typed(SCENARIOS[name], catalog=CATALOG, scaling_chart=False).to_dict()
+    assert full["scaling"] and not quick.get("scaling")
+    assert {k: v for k, v in quick.items() if k != "scaling"} == {
+        k: v for k, v in full.items() if k != "scaling"
+    }

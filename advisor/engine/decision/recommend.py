@@ -173,8 +173,13 @@ def recommend(
     progress: Callable[[int], None] | None = None,
     *,
     evaluator: Evaluator | None = None,
+    scaling_chart: bool = True,
 ) -> Recommended:
     """Choose the network for scenario ``s`` with plan ``w``; see the module docstring.
+
+    ``scaling_chart=False`` leaves the scaling chart out (``scaling`` empty): it plans the
+    workload at other sizes (about two thirds of an evaluation) and changes no other figure;
+    the what-if (:mod:`advisor.engine.tools.whatif`) shows none.
 
     ``evaluator`` overrides the performance model (tests); by default each distinct design
     is evaluated once with :func:`advisor.engine.model.performance.evaluate_design`.  A RAG
@@ -183,7 +188,7 @@ def recommend(
     """
     parts = network_parts(catalog)
     tiers = tier_network(parts, s) if s.rag is not None else None
-    result = _recommend(s, w, catalog, parts, progress, evaluator, tiers)
+    result = _recommend(s, w, catalog, parts, progress, evaluator, tiers, scaling_chart)
     if tiers is not None:
         rec, answer = add_rag_answer(result.recommendation, result.metrics, tiers, s)
         result = dataclasses.replace(
@@ -203,8 +208,13 @@ def _recommend(
     progress: Callable[[int], None] | None,
     evaluator: Evaluator | None,
     tiers: TierNetwork | None,
+    scaling_chart: bool = True,
 ) -> Recommended:
     facts = job_facts(s, w, catalog, parts)
+
+    def chart(reps: dict[str, Candidate]) -> tuple[ScalingPoint, ...]:
+        return tuple(scaling(s, facts, reps)) if scaling_chart else ()
+
     evaluate = evaluator or performance_evaluator(s, w)
     # every candidate is scored without its step bounds; the chosen design gets them below
     score = evaluator or performance_evaluator(s, w, bounds=False)
@@ -215,9 +225,7 @@ def _recommend(
     candidates, pruned = enumerate_candidates(parts, facts.platform)
     if not facts.needs_compute_fabric:
         result = _no_fabric(facts, parts, evaluate, storage, candidates)
-        result = dataclasses.replace(
-            result, scaling=tuple(scaling(s, facts, _representatives(facts, candidates)))
-        )
+        result = dataclasses.replace(result, scaling=chart(_representatives(facts, candidates)))
         _report(progress, 100)
         return result
     scored, more = score_all(facts, parts, candidates, storage, score, progress)
@@ -232,7 +240,7 @@ def _recommend(
         result = dataclasses.replace(
             result,
             pruned=(*_pruned(pruned), *result.pruned),
-            scaling=tuple(scaling(s, facts, _representatives(facts, candidates))),
+            scaling=chart(_representatives(facts, candidates)),
         )
         _report(progress, 100)
         return result
@@ -251,7 +259,7 @@ def _recommend(
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
-    result = dataclasses.replace(result, scaling=tuple(scaling(s, facts, reps)))
+    result = dataclasses.replace(result, scaling=chart(reps))
     _report(progress, 100)
     return result
 

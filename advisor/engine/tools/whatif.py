@@ -149,6 +149,7 @@ def whatif_point(
                 dict(scenario),
                 catalog=catalog,
                 progress=None if tick is None else (lambda _pct: tick()),
+                scaling_chart=False,  # the what-if shows no scaling chart
             )
         except ScenarioError as exc:  # a size the plan cannot hold: a point, as in a sweep
             return _refused(parsed, str(exc)), ANSWER
