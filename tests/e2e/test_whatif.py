@@ -95,3 +95,39 @@ def test_a_what_if_updates_beside_the_recommendation_and_saves(
         "oversubscription": 1,
     }
     assert str(saved.pk) in page.url
+
+
+SERVING_5_RPS = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 16,
+    "gpus_per_node": 8,
+    "inference": {"requests_per_s": 5},
+}
+
+
+def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if(
+    new_page: Any, live_server: Any
+) -> None:
+    """The what-if's two columns show the answer's network (adapters and cables for the
+    existing network), not an Ethernet compute fabric; a fixed fabric says it is the user's."""
+    run = scenario_submit(name="Llama 3 70B serving, 5 requests/s", inputs=SERVING_5_RPS)
+    run.refresh_from_db()
+    capex = run.result["cost"]["network_capex_usd"]
+    assert run.result["recommendation"]["needs_compute_fabric"] is False
+    page = new_page().page
+    page.goto(f"{live_server.url}/s/{run.scenario.pk}/")
+    page.wait_for_selector("#whatif")
+    seen = _priced(page, 0)
+    shown = f"${capex / 1e3:.0f}k"
+    assert page.inner_text("[data-base=network_capex_usd]") == shown
+    assert page.inner_text("[data-whatif=network_capex_usd]") == shown
+    assert page.inner_text("[data-base=fabric_label]") == "No compute fabric"
+    assert "engine's own answer" in page.inner_text("#whatif-basis")
+
+    page.select_option("select[name=fabric]", "ethernet")
+    _priced(page, seen)
+    assert page.inner_text("[data-whatif=fabric_label]") == "Ethernet (TCP)"
+    assert page.inner_text("[data-base=network_capex_usd]") == shown
+    assert "your design" in page.inner_text("#whatif-basis")

@@ -72,6 +72,7 @@
     var status = card.querySelector("#whatif-status");
     var reason = card.querySelector("#whatif-reason");
     var save = card.querySelector("#whatif-save");
+    var basis = card.querySelector("#whatif-basis");
     var csrf = form.elements.csrfmiddlewaretoken.value;
     var url = card.getAttribute("data-url");
     var sequence = 0;
@@ -114,6 +115,9 @@
       reason.hidden = point.feasible;
       reason.textContent = point.feasible ? "" : "Cannot be built: " + point.reason;
       save.disabled = !point.feasible;
+      basis.textContent = answer.data.priced_as === "fixed"
+        ? "What if: your design, priced as given (the engine would choose its own)."
+        : "What if: the engine's own answer for these servers and load.";
       status.textContent = "Priced in " + elapsed.toFixed(0) + " ms (" + answer.data.engine_ms + " ms in the engine).";
     }
 
