@@ -115,3 +115,30 @@ def test_intra_domain_collective_times_are_kept_by_value() -> None:
         s, gpu=dataclasses.replace(s.gpu, scaleup_gbytes_per_s=4 * s.gpu.scaleup_gbytes_per_s)
     )
     assert _intra_time_s(faster, "all_reduce", 2.0**20, 8) < first
+
+
+def test_dense_decode_steps_are_kept_by_what_they_read() -> None:
+    # kept by GPU, model, precision, GPUs per server and the arguments: a repeat is the same
+    # figure, another model or precision is its own
+    s = parse_scenario(
+        {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 8},
+        default_catalog(),
+    )
+    first = dense_decode_s(s, 64.0, 1, 2048.0, 8, 1)
+    assert dense_decode_s(s, 64.0, 1, 2048.0, 8, 1) == first
+    fp8 = parse_scenario(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "precision": "fp8",
+        },
+        default_catalog(),
+    )
+    assert dense_decode_s(fp8, 64.0, 1, 2048.0, 8, 1) < first
+    small = parse_scenario(
+        {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8},
+        default_catalog(),
+    )
+    assert dense_decode_s(small, 64.0, 1, 2048.0, 8, 1) < first

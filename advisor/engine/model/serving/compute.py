@@ -384,6 +384,12 @@ def dense_prefill_s(
     return (passes + comm) / (pp * packed)
 
 
+_DECODE_CACHE: dict[tuple[Any, ...], float] = {}
+"""Dense decode steps by value, bounded: every replica count the deployment search weighs and
+every rate the load model tries asks again for the decode step of the same batch on the same
+tensor-parallel instance."""
+
+
 def dense_decode_s(
     scenario: Scenario,
     batch: float,
@@ -398,7 +404,40 @@ def dense_decode_s(
     Each stage works on batch / pp sequences at a time (pp micro-batches); per layer the GEMMs
     over the micro-batch's rows, max(KV read, attention FLOPs), the element-wise kernels and
     the other kernels' launch; the output head for every row; the tensor-parallel all-reduces
-    inside the server (``tp_comm=False``: without them, for callers that price them apart)."""
+    inside the server (``tp_comm=False``: without them, for callers that price them apart).
+    Kept by what it reads of the scenario (GPU, model, precision, GPUs per server) and its
+    arguments."""
+    key = (
+        scenario.gpu,
+        scenario.model,
+        scenario.precision,
+        scenario.gpus_per_node,
+        batch,
+        rows_per_step,
+        context,
+        tp,
+        pp,
+        tp_comm,
+    )
+    hit = _DECODE_CACHE.get(key)
+    if hit is None:
+        if len(_DECODE_CACHE) >= 65536:
+            _DECODE_CACHE.clear()
+        hit = _DECODE_CACHE[key] = _dense_decode_s(
+            scenario, batch, rows_per_step, context, tp, pp, tp_comm
+        )
+    return hit
+
+
+def _dense_decode_s(
+    scenario: Scenario,
+    batch: float,
+    rows_per_step: int,
+    context: float,
+    tp: int,
+    pp: int,
+    tp_comm: bool,
+) -> float:
     model = scenario.model
     live = max(batch, 0.0) / pp
     rows = live * rows_per_step
