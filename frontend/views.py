@@ -205,6 +205,15 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
             "loo_share_pct": _pct(summary.held_out_loo_coverage),
             "baseline_mae_pct": summary.held_out_baseline_mae_pct,
         },
+        # held-out rows no model change was aimed at, nor made after their prediction was seen
+        "unseen": {
+            "mae_pct": summary.held_out_unseen_mae_pct,
+            "lines": summary.held_out_unseen_lines,
+            "rows": summary.held_out_unseen_rows,
+            "loo_inside": summary.held_out_unseen_loo_inside,
+            "loo_share_pct": _pct(summary.held_out_unseen_loo_coverage),
+            "looked_at_rows": summary.held_out_looked_at_rows,
+        },
         "uses": [
             {"use": use, "label": USE_LABELS[use], **by_use[use]}
             for use in ("held_out", "development", "fitted")

@@ -115,6 +115,27 @@ def test_summary_is_the_mean_absolute_error_of_its_lines() -> None:
     assert "topology" not in summary["mae_by_kind"]
 
 
+def test_the_never_looked_at_figures_are_over_the_held_out_rows_without_the_mark() -> None:
+    shipped = ALL_ROWS + serving_capacity_rows()
+    marked = {row["id"] for row in shipped if row.get("looked_at")}
+    assert marked, "docs/VALIDATION_SOURCES.md names held-out rows that were looked at"
+    for line in REPORT["rows"]:
+        assert bool(line["looked_at"]) == (line["id"] in marked), line["id"]
+    held = [
+        line
+        for line in REPORT["rows"]
+        if line["use"] == "held_out" and not is_bound(line["metric"])
+    ]
+    unseen = [line for line in held if line["id"] not in marked]
+    summary = REPORT["summary"]
+    assert 0 < summary["held_out_unseen_lines"] == len(unseen) < summary["held_out_lines"]
+    assert summary["held_out_unseen_mae_pct"] == pytest.approx(
+        sum(abs(line["error_pct"]) for line in unseen) / len(unseen)
+    )
+    assert summary["held_out_unseen_loo_inside"] == sum(1 for line in unseen if line["loo_inside"])
+    assert summary["held_out_looked_at_rows"] == len(marked)
+
+
 def test_held_out_error_has_not_grown_past_the_committed_baseline() -> None:
     baseline = validation_baseline()
     held = {

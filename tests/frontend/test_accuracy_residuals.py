@@ -30,3 +30,22 @@ def test_accuracy_page_leads_with_the_held_out_error(client: Client) -> None:
     assert f"{summary['held_out_mae_pct']:.1f} %" in html[held : held + 200]
     assert f"{summary['held_out_loo_inside']} / {summary['held_out_lines']}" in html
     assert "Held out: never used to set or choose anything" in html
+
+
+def test_accuracy_page_shows_the_held_out_error_with_and_without_rows_looked_at(
+    client: Client,
+) -> None:
+    from advisor.engine.tools.validation import validation_report
+
+    report = validation_report()
+    summary = report["summary"]
+    html = client.get("/accuracy/").content.decode()
+    unseen = html.index('id="unseen-mae"')
+    assert html.index('id="held-out-mae"') < unseen < html.index('id="passed-count"')
+    card = html[unseen : unseen + 600]
+    assert f"{summary['held_out_unseen_mae_pct']:.1f} %" in card
+    assert f"over {summary['held_out_unseen_lines']} measurements" in card
+    assert f"the other {summary['held_out_looked_at_rows']} held-out rows" in card
+    assert f"{summary['held_out_unseen_loo_inside']} / {summary['held_out_unseen_lines']}" in html
+    marked_lines = sum(1 for line in report["rows"] if line["looked_at"])
+    assert html.count('<span class="tag">looked at</span>') == marked_lines > 0

@@ -943,6 +943,8 @@ class ValidationRow(_Record):
     """fitted / development / held_out / arithmetic (docs/VALIDATION_SOURCES.md)."""
     fitted: tuple[str, ...] = ()
     """Constants set on this row (``use == "fitted"``)."""
+    looked_at: tuple[str, ...] = ()
+    """Changes aimed at this held-out row or made after its prediction was seen (with commit)."""
     loo_low: float | None = None
     """The engine's range for this line computed without the row (leave-one-out)."""
     loo_high: float | None = None
@@ -960,6 +962,13 @@ class ValidationSummary(_Record):
     held_out_within_tolerance: int = 0
     held_out_loo_inside: int = 0
     held_out_loo_coverage: float | None = None
+    held_out_unseen_mae_pct: float | None = None  # held-out rows without ``looked_at``
+    held_out_unseen_lines: int = 0
+    held_out_unseen_rows: int = 0
+    held_out_unseen_loo_inside: int = 0
+    held_out_unseen_loo_coverage: float | None = None
+    held_out_unseen_mae_by_kind: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    held_out_looked_at_rows: int = 0
     held_out_baseline_mae_pct: float | None = None
     held_out_regression_ok: bool | None = field(default=None, metadata=_ABSENT)
     mae_by_use: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)

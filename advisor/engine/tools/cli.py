@@ -256,6 +256,18 @@ def _format_table(report: dict[str, Any]) -> str:
         f"leave-one-out bands hold {summary.get('held_out_loo_inside')} of "
         f"{summary.get('held_out_lines')}; baseline {pct(summary.get('held_out_baseline_mae_pct'))}"
     )
+    lines.append(
+        f"held out, never looked at: MAE {pct(summary.get('held_out_unseen_mae_pct'))} over "
+        f"{summary.get('held_out_unseen_lines')} lines "
+        f"({summary.get('held_out_unseen_rows')} rows; "
+        f"{summary.get('held_out_looked_at_rows')} held-out rows carry looked_at); "
+        f"leave-one-out bands hold {summary.get('held_out_unseen_loo_inside')} of "
+        f"{summary.get('held_out_unseen_lines')}"
+    )
+    for kind, entry in summary.get("held_out_unseen_mae_by_kind", {}).items():
+        lines.append(
+            f"  unseen {kind:12} MAE {pct(entry['mae_pct']):>8} over {entry['lines']} lines"
+        )
     for use, entry in summary.get("mae_by_use", {}).items():
         lines.append(f"  {use:12} MAE {pct(entry['mae_pct']):>8} over {entry['lines']} lines")
     for kind, entry in summary.get("mae_by_kind", {}).items():

@@ -14,6 +14,11 @@ leads with the held-out figures.  :func:`model_error_band` turns the residuals i
 model-error part of every low/high range (docs/MODEL.md section 9.1); each report line also gets
 the band computed without its own row (``loo_low`` / ``loo_high``), whose coverage on held-out
 rows is the honest check of those ranges.
+
+A held-out row may carry ``looked_at``: the model changes aimed at it, or made after its
+prediction had been seen (docs/VALIDATION_SOURCES.md).  The held-out MAE and leave-one-out
+coverage are reported over every held-out row (the baseline check) and again over the held-out
+rows without that mark (``held_out_unseen_*``).
 """
 
 from __future__ import annotations
@@ -264,6 +269,40 @@ def row_use(row: dict[str, Any]) -> str:
     return str(use)
 
 
+LOOKED_AT_FIELDS = ("change", "commit", "date", "why")
+"""Every ``looked_at`` entry names the change, its commit (7-40 hex digits), the date
+(YYYY-MM-DD) and why the row counts as looked at."""
+
+
+def row_looked_at(row: dict[str, Any]) -> list[dict[str, str]]:
+    """The row's ``looked_at`` entries (empty: never looked at); malformed entries are an error.
+
+    Only held-out rows carry the mark: a fitted or development row was used anyway.
+    """
+    import re
+
+    entries = row.get("looked_at", [])
+    where = f"calibration row {row.get('id')!r}: looked_at"
+    if not isinstance(entries, list):
+        raise ValueError(f"{where} must be a list, got {type(entries).__name__}")
+    if entries and row.get("use") != "held_out":
+        raise ValueError(f"{where} is for held-out rows only (use {row.get('use')!r})")
+    out: list[dict[str, str]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or set(entry) != set(LOOKED_AT_FIELDS):
+            raise ValueError(f"{where}[{i}] must have exactly the fields {LOOKED_AT_FIELDS}")
+        if not all(isinstance(entry[k], str) and entry[k].strip() for k in LOOKED_AT_FIELDS):
+            raise ValueError(f"{where}[{i}]: every field must be a non-empty string")
+        if not re.fullmatch(r"[0-9a-f]{7,40}", entry["commit"]):
+            raise ValueError(
+                f"{where}[{i}].commit must be 7-40 hex digits, got {entry['commit']!r}"
+            )
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry["date"]):
+            raise ValueError(f"{where}[{i}].date must be YYYY-MM-DD, got {entry['date']!r}")
+        out.append({k: str(entry[k]) for k in LOOKED_AT_FIELDS})
+    return out
+
+
 def is_bound(metric: str) -> bool:
     """``*_max`` metrics are upper bounds (the model must not exceed them), not point values."""
     return metric.endswith("_max")
@@ -274,6 +313,7 @@ def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     kind = row["kind"]
     use = row_use(row)
     fitted = [str(name) for name in row.get("fitted", [])]
+    looked_at = [f"{entry['change']} ({entry['commit']})" for entry in row_looked_at(row)]
     predicted = _PREDICTORS[kind](row)
     lines = []
     for metric, measured in row["measured"].items():
@@ -294,6 +334,7 @@ def validate_row(row: dict[str, Any]) -> list[dict[str, Any]]:
                 "kind": kind,
                 "use": use,
                 "fitted": fitted,
+                "looked_at": looked_at,
                 "source": row.get("source", ""),
                 "confidence": row.get("confidence", ""),
                 "metric": metric,
@@ -411,6 +452,9 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
         by_kind[kind] = {"mae_pct": _mae(members), "lines": len(members)}
     held = [line for line in accuracy if line["use"] == "held_out"]
     held_in_band = [line for line in held if line.get("loo_inside")]
+    # held-out rows no model change was aimed at, nor made after their prediction was seen
+    unseen = [line for line in held if not line.get("looked_at")]
+    unseen_in_band = [line for line in unseen if line.get("loo_inside")]
     arithmetic = [line for line in lines if line["use"] == "arithmetic"]
     baseline = validation_baseline().get("held_out_mae_pct")
     held_mae = _mae(held)
@@ -426,6 +470,19 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "held_out_within_tolerance": sum(1 for line in held if line["passed"]),
         "held_out_loo_inside": len(held_in_band),
         "held_out_loo_coverage": len(held_in_band) / len(held) if held else None,
+        "held_out_unseen_mae_pct": _mae(unseen),
+        "held_out_unseen_lines": len(unseen),
+        "held_out_unseen_rows": len({line["id"] for line in unseen}),
+        "held_out_unseen_loo_inside": len(unseen_in_band),
+        "held_out_unseen_loo_coverage": len(unseen_in_band) / len(unseen) if unseen else None,
+        "held_out_unseen_mae_by_kind": {
+            kind: {
+                "mae_pct": _mae([m for m in unseen if m["kind"] == kind]),
+                "lines": sum(1 for m in unseen if m["kind"] == kind),
+            }
+            for kind in sorted({line["kind"] for line in unseen})
+        },
+        "held_out_looked_at_rows": len({line["id"] for line in held if line.get("looked_at")}),
         "held_out_baseline_mae_pct": baseline,
         "held_out_regression_ok": regression_ok,
         "mae_by_use": by_use,
