@@ -48,8 +48,13 @@ def _succeeded(
 
 
 def _answer(scenario: Scenario, run: ScenarioRun, result: EngineResult, raw: Any) -> dict[str, Any]:
+    catalog = run_catalog(run=run)
     return whatif.answer(
-        inputs=scenario.inputs, result=result, raw=raw, catalog=run_catalog(run=run)
+        inputs=scenario.inputs,
+        result=result,
+        raw=raw,
+        catalog=catalog,
+        calibration=whatif.calibration_of(run=run, result=result, catalog=catalog),
     )
 
 

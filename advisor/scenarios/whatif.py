@@ -24,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 
+from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
@@ -37,7 +38,9 @@ from advisor.engine.tools.whatif import (
     design_label,
     whatif_point,
 )
+from advisor.measurements.selectors import run_calibration_fit
 from advisor.scenarios.engine_calls import InvalidScenario
+from advisor.scenarios.models import ScenarioRun
 from advisor.scenarios.timelimit import wall_time_limit
 
 FABRICS: tuple[str, ...] = tuple(FABRIC_LABELS)
@@ -252,6 +255,7 @@ def evaluate_whatif(
     result: EngineResult,
     gpus_per_node: int,
     catalog: Catalog,
+    calibration: FabricFit | None = None,
 ) -> dict[str, Any]:
     """Price one what-if by the engine's rule (:func:`advisor.engine.tools.whatif.whatif_point`):
     the point (a sweep row, plus the fabric it names), ``priced_as`` (``answer``: the engine's
@@ -269,6 +273,7 @@ def evaluate_whatif(
                 catalog=catalog,
                 answer=result if change == base else None,
                 tick=deadline.check,
+                calibration=calibration,
             )
     except ScenarioError as exc:
         errors: dict[str, list[str]] = {}
@@ -287,12 +292,26 @@ def evaluate_whatif(
     }
 
 
+def calibration_of(*, run: ScenarioRun, result: EngineResult, catalog: Catalog) -> FabricFit | None:
+    """The customer's fit a calibrated run was evaluated with, for its what-ifs; None (and no
+    query) for a default run."""
+    if result.calibration is None:
+        return None
+    return run_calibration_fit(run=run, catalog=catalog)
+
+
 def answer(
-    *, inputs: dict[str, Any], result: EngineResult, raw: Any, catalog: Catalog
+    *,
+    inputs: dict[str, Any],
+    result: EngineResult,
+    raw: Any,
+    catalog: Catalog,
+    calibration: FabricFit | None = None,
 ) -> dict[str, Any]:
     """The what-if of request data ``raw`` against a scenario's inputs and its result (the
     API's and the page's one entry): the change, the baseline (nothing changed) and the priced
-    point. Raises InvalidScenario naming each bad field, EvaluationTimeout past the limit."""
+    point; ``calibration``: the fit of a calibrated answer (:func:`calibration_of`). Raises
+    InvalidScenario naming each bad field, EvaluationTimeout past the limit."""
     try:
         scenario = parse_scenario(inputs, catalog)
     except ScenarioError as exc:
@@ -306,5 +325,6 @@ def answer(
         result=result,
         gpus_per_node=scenario.gpus_per_node,
         catalog=catalog,
+        calibration=calibration,
     )
     return {**priced, "baseline": base.to_dict()}

@@ -551,7 +551,11 @@ class ScenarioWhatIfApi(ApiView):
         catalog = run_catalog(run=run)
         try:
             answer = whatif.answer(
-                inputs=scenario.inputs, result=result, raw=request.data, catalog=catalog
+                inputs=scenario.inputs,
+                result=result,
+                raw=request.data,
+                catalog=catalog,
+                calibration=whatif.calibration_of(run=run, result=result, catalog=catalog),
             )
         except InvalidScenario as exc:
             fields = dict(exc.field_errors)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate_typed
+from advisor.engine.calibration.fabric_fit import FabricFit, FitHardware, TermFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.result.records import EngineResult
@@ -223,3 +224,54 @@ def test_the_what_ifs_evaluation_leaves_out_only_the_scaling_chart(name: str) ->
     assert {k: v for k, v in quick.items() if k != "scaling"} == {
         k: v for k, v in full.items() if k != "scaling"
     }
+
+
+def _slow_roce_fit() -> FabricFit:
+    """A customer's nccl-tests fit of a RoCE fabric at a quarter of the default bandwidth."""
+    net = TermFit(
+        kind="network",
+        bytes_per_s=368e9 * 0.25,
+        default_bytes_per_s=368e9,
+        latency_s=50e-6,
+        default_latency_s=1e-6,
+        bandwidth_identified=True,
+        latency_identified=True,
+        rms_residual_pct=5.0,
+        default_rms_residual_pct=20.0,
+        points=(),
+    )
+    return FabricFit(
+        gpu_id="h100-sxm",
+        gpu_name="NVIDIA H100 80GB HBM3",
+        hardware=FitHardware(fabric="roce", nic_gbps=400, nics_per_node=8),
+        network=net,
+        scaleup=None,
+        warnings=(),
+    )
+
+
+def test_a_calibrated_answer_keeps_its_fit_in_the_what_if() -> None:
+    """A calibrated answer's what-if applies the same fit: at unchanged inputs it is the
+    calibrated answer, at a new size the calibrated evaluate, and a fixed RoCE design is
+    priced on the measured (slower) fabric."""
+    fit = _slow_roce_fit()
+    scenario = {
+        "workload": "training",
+        "model": "llama3-8b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "constraints": {"team_skills": "ethernet", "prefer": "cost"},  # a RoCE answer
+    }
+    calibrated = evaluate_typed(scenario, catalog=CATALOG, calibration=fit)
+    assert calibrated.recommendation.fabric == "roce"
+    point, _ = whatif_point(scenario, None, catalog=CATALOG, calibration=fit)
+    assert _mismatches(point, calibrated) == []
+    resized = {**scenario, "gpus": 96}
+    point, _ = whatif_point(resized, None, catalog=CATALOG, calibration=fit)
+    assert _mismatches(point, evaluate_typed(resized, catalog=CATALOG, calibration=fit)) == []
+    uncalibrated, _ = whatif_point(resized, None, catalog=CATALOG)
+    assert (point.metrics.step_time_s or 0) > (uncalibrated.metrics.step_time_s or 0)
+    roce = DesignChoice(fabric="roce", nic_gbps=400, nics_per_node=8, oversubscription=1.0)
+    measured, _ = whatif_point(scenario, roce, catalog=CATALOG, calibration=fit)
+    default, _ = whatif_point(scenario, roce, catalog=CATALOG)
+    assert (measured.metrics.step_time_s or 0) > (default.metrics.step_time_s or 0)

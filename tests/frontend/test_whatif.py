@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +11,15 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from advisor.engine import evaluate
+from advisor.engine.facts.catalog import default_catalog
+from advisor.measurements.selectors import measurement_fit
+from advisor.measurements.services import (
+    measurement_create,
+    scenario_quoted_run_choose,
+    scenario_run_calibrated,
+)
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
+from advisor.scenarios.services import scenario_submit
 from tests.frontend.conftest import make_scenario
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +173,46 @@ def test_a_changed_size_shows_what_a_new_evaluate_answers() -> None:
     nic = _post(Client(), scenario, {"nic_gbps": 100})
     assert nic.status_code == 400
     assert "choose one first" in nic.json()["error"]["fields"]["nic_gbps"][0]
+
+
+NCCL_LOG = (
+    Path(__file__).resolve().parent.parent / "data" / "nccl" / "amd_mi300x_2x8_all_reduce_roce.txt"
+)
+MI300X_ROCE = {
+    "workload": "training",
+    "model": "llama3-8b",
+    "gpu": "mi300x",
+    "gpus": 16,
+    "training": {"global_batch_sequences": 256, "total_tokens": 1e10},
+    "constraints": {"team_skills": "ethernet", "prefer": "cost"},
+}
+
+
+def test_a_quoted_calibrated_answers_what_if_applies_the_measurements_fit(
+    customer_user: User, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The what-if of a calibrated answer the customer chose evaluates with its fit: a new
+    size shows what a calibrated evaluate of that size answers, not the default model."""
+    with django_capture_on_commit_callbacks(execute=True):
+        scenario = scenario_submit(name="MI300X", inputs=MI300X_ROCE, owner=customer_user).scenario
+    measurement = measurement_create(
+        name="MI300X pair", text=NCCL_LOG.read_text(), owner=customer_user
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        run = scenario_run_calibrated(scenario=scenario, measurement=measurement)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    scenario_quoted_run_choose(scenario=scenario, run_id=run.pk)
+    client = Client()
+    client.force_login(customer_user)
+    body = _post(client, scenario, {"servers": 16}).json()
+    fit = measurement_fit(measurement=measurement, catalog=default_catalog())
+    resized = {**MI300X_ROCE, "gpus": 128}
+    calibrated = evaluate(resized, calibration=fit)
+    default = evaluate(resized)
+    assert body["point"]["step_time_s"] == pytest.approx(
+        calibrated["metrics"]["step_time_s"], rel=1e-5
+    )
+    assert calibrated["metrics"]["step_time_s"] != pytest.approx(
+        default["metrics"]["step_time_s"], rel=1e-5
+    )

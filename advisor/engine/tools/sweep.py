@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.decision.bom import storage_plan
 from advisor.engine.decision.job_facts import job_facts
 from advisor.engine.decision.pricing import job_cost, life_cost
@@ -211,6 +212,7 @@ def evaluate_points(
     *,
     catalog: Catalog,
     tick: Callable[[], None] | None = None,
+    calibration: FabricFit | None = None,
 ) -> tuple[list[SweepPoint], int]:
     """Evaluate design points [start, stop); (rows, infeasible count).
 
@@ -218,9 +220,12 @@ def evaluate_points(
     performance model runs once per point. A point the engine refuses (a plan that does not
     fit, a NIC count the server cannot hold) is a result too: a row with `feasible` false and
     the engine's reason. `tick` is called before each point (a chance to stop).
+    `calibration`: a customer's fit, applied as a calibrated evaluation applies it.
     """
     parts = network_parts(catalog)
     base = parse_scenario(inputs, catalog)
+    if calibration is not None:
+        base = dataclasses.replace(base, calibration=calibration.calibration())
     inference = not base.is_training
     metric_keys = INFERENCE_METRICS if inference else TRAINING_METRICS
     planned: dict[int, tuple[Scenario, WorkloadPlan] | str] = {}

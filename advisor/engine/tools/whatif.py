@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine import evaluate_typed
+from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.vocabulary import fabric_label
@@ -130,6 +131,7 @@ def whatif_point(
     catalog: Catalog,
     answer: EngineResult | None = None,
     tick: Callable[[], None] | None = None,
+    calibration: FabricFit | None = None,
 ) -> tuple[SweepPoint, str]:
     """The what-if of scenario v1 ``inputs`` (the changed size and load, no ``design``):
     (point, source).
@@ -137,7 +139,8 @@ def whatif_point(
     ``design`` None: the answer's own design, i.e. the engine's answer for ``inputs``;
     ``answer`` is that answer when the caller already has it (the stored answer of unchanged
     inputs), else it is evaluated here. A ``design``: that design, fixed, priced as a sweep
-    point. Raises :class:`advisor.engine.errors.ScenarioError` for inputs the engine refuses.
+    point. ``calibration``: a calibrated answer's fit, applied either way. Raises
+    :class:`advisor.engine.errors.ScenarioError` for inputs the engine refuses.
     """
     scenario = {k: v for k, v in inputs.items() if k != "design"}
     if design is None:
@@ -149,6 +152,7 @@ def whatif_point(
                 dict(scenario),
                 catalog=catalog,
                 progress=None if tick is None else (lambda _pct: tick()),
+                calibration=calibration,
                 scaling_chart=False,  # the what-if shows no scaling chart
             )
         except ScenarioError as exc:  # a size the plan cannot hold: a point, as in a sweep
@@ -166,5 +170,7 @@ def whatif_point(
         "nics_per_node": [design.nics_per_node],
         "oversubscription": [design.oversubscription],
     }
-    rows, _ = evaluate_points(dict(scenario), axes, 0, 1, catalog=catalog, tick=tick)
+    rows, _ = evaluate_points(
+        dict(scenario), axes, 0, 1, catalog=catalog, tick=tick, calibration=calibration
+    )
     return rows[0], FIXED
