@@ -6,10 +6,12 @@ import csv
 import io
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
 from advisor.engine.result.records import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
@@ -51,10 +53,16 @@ def test_single_server_says_no_compute_fabric_is_needed(client: Client) -> None:
 def test_progress_is_polled_until_the_run_finishes(client: Client) -> None:
     scenario = make_scenario(status=RunStatus.RUNNING, progress=40)
     html = client.get(f"/s/{scenario.pk}/").content.decode()
-    assert 'hx-trigger="every 1s"' in html
+    assert 'hx-trigger="every 250ms"' in html  # a young run: most finish within a second
     assert 'aria-valuenow="40"' in html and "width: 40%" in html
     partial = client.get(f"/s/{scenario.pk}/progress")
     assert b'aria-valuenow="40"' in partial.content and "HX-Refresh" not in partial
+    # a run still going after 5 s is a long one: polled every 0.5 s, after 30 s every second
+    for age_s, trigger in ((10, b"every 500ms"), (45, b"every 1000ms")):
+        ScenarioRun.objects.filter(scenario=scenario).update(
+            created_at=timezone.now() - timedelta(seconds=age_s)
+        )
+        assert trigger in client.get(f"/s/{scenario.pk}/progress").content
     ScenarioRun.objects.filter(scenario=scenario).update(status=RunStatus.SUCCEEDED, progress=100)
     done = client.get(f"/s/{scenario.pk}/progress")
     assert done["HX-Refresh"] == "true"

@@ -152,7 +152,9 @@ def test_a_run_succeeds_with_its_result_and_versions_and_says_so_once(
     engine: Callable[[Evaluate], None],
     finished_signals: list[uuid.UUID],
     committed: Callable[[], Any],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(services, "PROGRESS_EVERY_S", 0.0)  # as if each step took long
     run = queued_run()
     reported: list[int] = []
 
@@ -176,6 +178,36 @@ def test_a_run_succeeds_with_its_result_and_versions_and_says_so_once(
     assert run.attempts == 1
     assert run.finished_at is not None
     assert finished_signals == [run.pk]
+
+
+def test_a_quick_run_writes_no_progress_on_its_way(
+    engine: Callable[[Evaluate], None],
+    committed: Callable[[], Any],
+    django_assert_max_num_queries: Any,
+) -> None:
+    """Progress is written at most every PROGRESS_EVERY_S: a run that takes less (most do)
+    costs its claim and its finish, not an UPDATE per 5 % step."""
+    run = queued_run()
+    reported: list[int] = []
+
+    def evaluate(inputs: dict[str, Any], catalog: object = None, progress: Any = None) -> dict:
+        for pct in range(5, 100, 5):
+            progress(pct)
+        reported.append(ScenarioRun.objects.get(pk=run.pk).progress)
+        return dict(RESULT)
+
+    engine(evaluate)
+    # claim, read the run, its calibration, the progress read above, finish (+ savepoints)
+    with committed(), django_assert_max_num_queries(10) as captured:
+        assert run_execute(run_id=run.pk) == RunStatus.SUCCEEDED
+    progress_writes = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith('UPDATE "scenarios_scenariorun" SET "heartbeat_at"')
+    ]
+    assert reported == [0] and progress_writes == []
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.progress == 100
 
 
 def test_a_second_delivery_of_a_finished_run_changes_nothing(
