@@ -6,13 +6,14 @@ PY := $(VENV)/bin/python
 LOCK := requirements-dev.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
 
-.PHONY: help venv run worker test check fmt bench bench-sweep load validate audit audit-deps lock clean
+.PHONY: help venv run worker test check fmt bench bench-sweep bench-whatif load validate audit audit-deps lock clean
 
 help:
 	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
 	@echo "make test       lint, types, import contracts and the whole suite on real PostgreSQL, Redis, Celery and Chromium"
 	@echo "make bench      engine figures -> bench/results.json; largest adversarial uploads -> bench/parse.json"
 	@echo "make bench-sweep sweep throughput with 1 vs 2 worker processes -> bench/sweep.json"
+	@echo "make bench-whatif the result page's what-if in Chromium, change to new figures -> bench/whatif.json"
 	@echo "make load       60 s load test on loopback -> bench/load.json"
 	@echo "make validate   the engine's predictions against published measurements; fails when a fitted or development row leaves its tolerance or the held-out MAE rises >1 point above the committed baseline"
 	@echo "make audit      every model x GPU x size through the engine, checked for its properties -> bench/audit.json"
@@ -66,6 +67,9 @@ bench: venv
 
 bench-sweep: venv
 	@bash scripts/with_services.sh $(PY) bench/sweep_bench.py
+
+bench-whatif: venv
+	@bash scripts/with_services.sh $(PY) bench/whatif_bench.py
 
 validate: venv
 	$(PY) -m advisor.engine validate

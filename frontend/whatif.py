@@ -55,6 +55,7 @@ def _answer(scenario: Scenario, run: ScenarioRun, result: EngineResult, raw: Any
         raw=raw,
         catalog=catalog,
         calibration=whatif.calibration_of(run=run, result=result, catalog=catalog),
+        run_id=run.pk,
     )
 
 

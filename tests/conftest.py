@@ -63,6 +63,17 @@ def _fresh_throttle_counters(request: pytest.FixtureRequest) -> None:
     }
 
 
+@pytest.fixture(autouse=True)
+def _fresh_whatif_answers(request: pytest.FixtureRequest) -> None:
+    """Each test prices its what-ifs afresh (a kept answer would hide a stubbed engine or a
+    time limit the test sets)."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    from advisor.scenarios.whatif import priced_clear
+
+    priced_clear()
+
+
 @pytest.fixture
 def worker_factory(
     django_db_setup: Any, django_db_blocker: Any

@@ -18,12 +18,17 @@ The engine call runs under the same wall-time limit as ``POST /api/v1/evaluate/`
 from __future__ import annotations
 
 import copy
+import json
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db.models.signals import post_delete, post_save
 
+from advisor.engine import ENGINE_VERSION
 from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
@@ -300,6 +305,62 @@ def calibration_of(*, run: ScenarioRun, result: EngineResult, catalog: Catalog) 
     return run_calibration_fit(run=run, catalog=catalog)
 
 
+class _Priced:
+    """A bounded, thread-safe LRU of priced what-ifs, keyed by value: the run priced against,
+    the scenario's inputs, the change, the catalog and the engine's version. The engine is
+    deterministic, so an entry is the answer computing it again would give. It pays for the
+    page's opening price (nothing changed: asked on every visit of a result page) and for a
+    control set back to a value already priced; a size never priced still costs its engine
+    time."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: tuple[Any, ...], item: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[key] = item
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def drop_run(self, run_id: Any) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k[0] == run_id]:
+                del self._items[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+PRICED_MAX = 512
+"""What-ifs kept per process: each a few kilobytes (a sweep row and the changed inputs)."""
+_priced = _Priced(PRICED_MAX)
+
+
+def priced_clear() -> None:
+    """Forget every kept what-if (tests)."""
+    _priced.clear()
+
+
+def _forget_run(sender: Any, instance: Any, **_kwargs: Any) -> None:
+    # A run saved again (recomputed in place by an admin, or a test) is priced afresh.
+    _priced.drop_run(instance.pk)
+
+
+post_save.connect(_forget_run, sender=ScenarioRun, dispatch_uid="whatif-priced-save")
+post_delete.connect(_forget_run, sender=ScenarioRun, dispatch_uid="whatif-priced-delete")
+
+
 def answer(
     *,
     inputs: dict[str, Any],
@@ -307,17 +368,36 @@ def answer(
     raw: Any,
     catalog: Catalog,
     calibration: FabricFit | None = None,
+    run_id: Any = None,
 ) -> dict[str, Any]:
     """The what-if of request data ``raw`` against a scenario's inputs and its result (the
     API's and the page's one entry): the change, the baseline (nothing changed) and the priced
     point; ``calibration``: the fit of a calibrated answer (:func:`calibration_of`). Raises
-    InvalidScenario naming each bad field, EvaluationTimeout past the limit."""
+    InvalidScenario naming each bad field, EvaluationTimeout past the limit.
+
+    ``run_id``: the succeeded run whose ``result`` this is (a finished result never changes,
+    nor the fit it was evaluated with). Given, a what-if this process priced already for that
+    run, inputs, catalog and engine is answered from :class:`_Priced`; its ``engine_ms`` is
+    then this request's (next to nothing), not the first one's."""
     try:
         scenario = parse_scenario(inputs, catalog)
     except ScenarioError as exc:
         raise InvalidScenario(dict(exc.field_errors)) from exc
     base = baseline(inputs, result, catalog)
     change = parse_change(raw, base, gpus_per_node=scenario.gpus_per_node)
+    started = time.perf_counter()
+    key = (
+        run_id,  # the result priced against: its recommendation is the baseline
+        json.dumps(inputs, sort_keys=True, default=str),
+        change,
+        scenario.gpus_per_node,
+        catalog,  # by value (a frozen dataclass): an edited catalog is another key
+        ENGINE_VERSION,
+    )
+    kept = _priced.get(key) if run_id is not None else None
+    if kept is not None:
+        engine_ms = round((time.perf_counter() - started) * 1e3, 1)
+        return {**copy.deepcopy(kept), "engine_ms": engine_ms, "baseline": base.to_dict()}
     priced = evaluate_whatif(
         inputs=inputs,
         change=change,
@@ -327,4 +407,6 @@ def answer(
         catalog=catalog,
         calibration=calibration,
     )
+    if run_id is not None:
+        _priced.put(key, copy.deepcopy(priced))
     return {**priced, "baseline": base.to_dict()}

@@ -556,6 +556,7 @@ class ScenarioWhatIfApi(ApiView):
                 raw=request.data,
                 catalog=catalog,
                 calibration=whatif.calibration_of(run=run, result=result, catalog=catalog),
+                run_id=run.pk,
             )
         except InvalidScenario as exc:
             fields = dict(exc.field_errors)

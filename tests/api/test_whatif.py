@@ -137,3 +137,37 @@ def test_only_after_a_run_succeeded_and_only_for_its_owner(
     assert _whatif(client_a, pending["id"], {}).status_code == 409
     created = submitted()
     assert _whatif(client_b, created["id"], {}).status_code == 404
+
+
+def test_a_what_if_priced_again_is_the_same_answer_without_the_engine(
+    client_a: Caller, submitted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What-ifs are kept per process by value: the page's opening price and a control set
+    back cost no engine time, and answer exactly what pricing again would."""
+    from advisor.scenarios import whatif
+
+    created = submitted()
+    calls: list[int] = []
+    real = whatif.whatif_point
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(whatif, "whatif_point", counting)
+    change = {"fabric": "roce", "nics_per_node": 2}
+    first = _whatif(client_a, created["id"], change).json()
+    again = _whatif(client_a, created["id"], change).json()
+    assert len(calls) == 1
+    assert {k: v for k, v in again.items() if k != "engine_ms"} == {
+        k: v for k, v in first.items() if k != "engine_ms"
+    }
+    other = _whatif(client_a, created["id"], {**change, "nics_per_node": 4}).json()
+    assert len(calls) == 2 and other["point"] != first["point"]
+    whatif.priced_clear()
+    assert _whatif(client_a, created["id"], change).json()["point"] == first["point"]
+    assert len(calls) == 3
+    run = latest_run(created["id"])
+    run.save()  # a run saved again (recomputed in place) is priced afresh
+    assert _whatif(client_a, created["id"], change).json()["point"] == first["point"]
+    assert len(calls) == 4

@@ -51,6 +51,7 @@ def test_a_what_if_updates_beside_the_recommendation_and_saves(
     # fewer, slower NICs: slower and cheaper, priced without leaving the page
     url_before = page.url
     page.select_option("select[name=fabric]", "roce")
+    seen = _priced(page, seen)  # a choice from a list is priced at once, no debounce
     page.select_option("select[name=nics_per_node]", "2")
     seen = _priced(page, seen)
     latencies.append(float(page.get_attribute("#whatif", "data-elapsed-ms") or "nan"))

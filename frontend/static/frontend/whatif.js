@@ -127,8 +127,13 @@
       update(answer, elapsed);
     });
 
-    function changed() {
-      if (timer !== null) { clearTimeout(timer); }
+    // A choice from a list is one deliberate change: priced at once. Typing in a number
+    // fires an event per key: priced once it pauses for DEBOUNCE_MS.
+    function changed(event) {
+      var picked = event.target && event.target.tagName === "SELECT";
+      if (picked && event.type === "input") { return; }  // its "change" follows at once
+      if (timer !== null) { clearTimeout(timer); timer = null; }
+      if (picked) { price(body(form), update); return; }
       timer = setTimeout(function () {
         timer = null;
         price(body(form), update);
