@@ -232,7 +232,11 @@ SPECTACULAR_SETTINGS = {
     # Separate request components, so request-only rules (minLength of required text)
     # are documented and generated clients send what we accept.
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "advisor.scenarios.models.RunStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "advisor.scenarios.models.RunStatus",
+        "FabricEnum": "advisor.engine.facts.vocabulary.FABRIC_CHOICES",
+        "WhatIfFabricEnum": "advisor.engine.tools.whatif.WHATIF_FABRIC_CHOICES",
+    },
 }
 
 # --- Celery (https://docs.celeryq.dev/en/stable/userguide/configuration.html) -------------

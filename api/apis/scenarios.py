@@ -14,9 +14,8 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from advisor.engine.facts.vocabulary import FABRIC_CHOICES
 from advisor.engine.result.records import EngineResult
-from advisor.engine.tools.whatif import ANSWER, FIXED, NO_FABRIC, NO_FABRIC_LABEL
+from advisor.engine.tools.whatif import ANSWER, FIXED, WHATIF_FABRIC_CHOICES
 from advisor.scenarios import whatif
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
@@ -490,7 +489,7 @@ class ScenarioWhatIfApi(ApiView):
     class InputSerializer(serializers.Serializer[Any]):
         servers = serializers.IntegerField(required=False, min_value=1)
         fabric = serializers.ChoiceField(
-            choices=(*FABRIC_CHOICES, (NO_FABRIC, NO_FABRIC_LABEL)),
+            choices=WHATIF_FABRIC_CHOICES,
             required=False,
             help_text="A fabric fixes that design; 'none' (offered when the answer needs no "
             "compute fabric) keeps the answer's own.",

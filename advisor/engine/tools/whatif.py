@@ -28,7 +28,7 @@ from advisor.engine import evaluate_typed
 from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
-from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.facts.vocabulary import FABRIC_CHOICES, fabric_label
 from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.result.records import EngineResult, Metrics
 from advisor.engine.tools.sweep import (
@@ -43,6 +43,8 @@ NO_FABRIC = "none"
 """The what-if's fabric of an answer that needs no GPU compute fabric (storage / in-band and
 management networks only, or the data centre's existing network)."""
 NO_FABRIC_LABEL = "No compute fabric"
+WHATIF_FABRIC_CHOICES: tuple[tuple[str, str], ...] = (*FABRIC_CHOICES, (NO_FABRIC, NO_FABRIC_LABEL))
+"""(id, label) of the fabrics a what-if may name: every fabric, and none (the API's enum)."""
 ANSWER = "answer"
 """A point's source: the engine's answer for the (changed) scenario, its own design."""
 FIXED = "fixed"
