@@ -160,7 +160,7 @@ def accuracy(request: HttpRequest) -> HttpResponse:
 @functools.lru_cache(maxsize=2)
 def _accuracy_context(engine_version: str) -> dict[str, Any]:
     """The report depends only on the engine's code and calibration data: build it once."""
-    from advisor.engine.result.records import ValidationReport
+    from advisor.engine.result.validation_report import ValidationReport
     from advisor.engine.tools.validation import validation_report
 
     report = ValidationReport.from_dict(validation_report())

@@ -25,14 +25,8 @@ from advisor.engine.model.performance import (
     set_model_error_source,
 )
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.result.records import (
-    DesignEvaluation,
-    DesignInput,
-    EngineResult,
-    Metrics,
-    ScenarioEcho,
-    WorkloadInfo,
-)
+from advisor.engine.result.echo import DesignInput, ScenarioEcho, WorkloadInfo
+from advisor.engine.result.records import DesignEvaluation, EngineResult, Metrics
 from advisor.engine.tools.validation import model_error_band
 
 # the composition root: the bounds' model error comes from the calibration residuals, which

@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 
 from advisor.engine.facts.formatting import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
-from advisor.engine.result.records import EngineResult, Metrics, Option, ValidationReport
+from advisor.engine.result.records import EngineResult, Metrics, Option
+from advisor.engine.result.validation_report import ValidationReport
 from advisor.reports.presenters import decision_cost, is_inference, option_label, part_label
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}

@@ -32,18 +32,20 @@ from advisor.engine.facts.vocabulary import (
     topology_label,
 )
 from advisor.engine.input.scenario import default_global_batch_tokens
+from advisor.engine.result.echo import (
+    Constraints,
+    CustomModel,
+    InferenceInput,
+    ScenarioEcho,
+    TrainingInput,
+)
 from advisor.engine.result.records import (
     BomLine,
-    Constraints,
     Cost,
-    CustomModel,
     EngineResult,
-    InferenceInput,
     Option,
     RagAnswer,
     Recommendation,
-    ScenarioEcho,
-    TrainingInput,
 )
 
 

@@ -19,12 +19,8 @@ from typing import Any
 from django.db.models.signals import post_delete, post_save
 
 from advisor.engine import ENGINE_VERSION
-from advisor.engine.result.records import (
-    Cost,
-    EngineResult,
-    Recommendation,
-    ResultFormatError,
-)
+from advisor.engine.result.base import ResultFormatError
+from advisor.engine.result.records import Cost, EngineResult, Recommendation
 from advisor.scenarios.models import RunStatus, ScenarioRun
 
 _CACHE_ATTR = "_typed_result"

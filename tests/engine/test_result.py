@@ -9,14 +9,8 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate, evaluate_typed
-from advisor.engine.result.records import (
-    Band,
-    Cost,
-    EngineResult,
-    Metrics,
-    Option,
-    ResultFormatError,
-)
+from advisor.engine.result.base import ResultFormatError
+from advisor.engine.result.records import Band, Cost, EngineResult, Metrics, Option
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "training": {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256},
@@ -237,7 +231,7 @@ def test_a_calibrated_result_round_trips_with_its_comparison() -> None:
 
 
 def test_the_validation_report_round_trips_typed() -> None:
-    from advisor.engine.result.records import ValidationReport
+    from advisor.engine.result.validation_report import ValidationReport
     from advisor.engine.tools.validation import validation_report
 
     raw = validation_report()
@@ -248,7 +242,8 @@ def test_the_validation_report_round_trips_typed() -> None:
 
 
 def test_a_wrong_typed_number_text_or_flag_is_refused_naming_its_path() -> None:
-    from advisor.engine.result.records import EngineResult, ResultFormatError
+    from advisor.engine.result.base import ResultFormatError
+    from advisor.engine.result.records import EngineResult
 
     good = {"cost": {"network_capex_usd": 1200, "work": "training"}}
     assert EngineResult.from_dict(good).cost.network_capex_usd == 1200
@@ -264,7 +259,8 @@ def test_a_wrong_typed_number_text_or_flag_is_refused_naming_its_path() -> None:
 def test_flags_stored_as_one_or_zero_read_as_booleans_and_other_numbers_are_refused() -> None:
     # results stored before meets_target / load_saturated / meets_latency_targets were JSON
     # booleans carry 1.0 / 0.0; they read as the same truth value
-    from advisor.engine.result.records import Metrics, ResultFormatError
+    from advisor.engine.result.base import ResultFormatError
+    from advisor.engine.result.records import Metrics
 
     old = Metrics.from_dict({"meets_target": 1.0, "load_saturated": 0.0, "ms_per_token": 12.5})
     assert old.meets_target is True and old.load_saturated is False

@@ -17,7 +17,8 @@ from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import erlang_c, kv_bytes_per_token, mgc_wait_quantile_s
 from advisor.engine.model.serving.load import ServingModel, kv_transfer_sentence
 from advisor.engine.model.serving.results import load_curves_for_result
-from advisor.engine.result.records import Option, ScenarioEcho
+from advisor.engine.result.echo import ScenarioEcho
+from advisor.engine.result.records import Option
 from advisor.engine.tools.validation import serving_calibration_rows, validate_row
 
 CATALOG = default_catalog()

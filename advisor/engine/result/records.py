@@ -8,19 +8,10 @@ converts at the boundary where results are stored and served: :meth:`EngineResul
 is the contract of docs/ENGINE_API.md "Result (output)") and :meth:`EngineResult.from_dict`
 (a stored JSON dict -> typed).
 
-Rules of the conversion (the same for every class here):
-
-- A key missing from the dict takes the field's default, so results stored by older engine
-  versions still load. Fields marked ``_ABSENT`` (default ``None``) are left out of
-  ``to_dict`` when ``None``: the engine omits those keys (training results have no
-  ``ms_per_token``, a scenario without a ``design`` has no ``design_evaluation``).
-- A key this module does not know is kept in ``extra`` and written back by ``to_dict``, so a
-  key a newer engine adds reaches the API unchanged before a field is declared for it.
-- Values are not coerced: an ``int`` stays an ``int`` where the field says ``float`` (the
-  JSON the API serves keeps ``400``, not ``400.0``). Lists become tuples and back.
-- A number, text or flag of the wrong JSON type (``"lots"`` where a price goes) raises
-  :class:`ResultFormatError` naming its path: a damaged stored result is refused where it is
-  read, not deep inside a page.
+The records live in three modules: the scenario and workload echoes
+(:mod:`advisor.engine.result.echo`), the answer's own parts (here) and the validation report
+(:mod:`advisor.engine.result.validation_report`); their conversion rules are
+:mod:`advisor.engine.result.base`'s.
 
 For every current result ``EngineResult.from_dict(d).to_dict() == d`` and for every typed
 result ``EngineResult.from_dict(r.to_dict()) == r`` (tests/engine/test_result.py).
@@ -29,22 +20,14 @@ result ``EngineResult.from_dict(r.to_dict()) == r`` (tests/engine/test_result.py
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+from typing import Any
 
-from advisor.engine.facts.constants import (
-    DEFAULT_AMORTIZATION_YEARS,
-    DEFAULT_ELECTRICITY_USD_PER_KWH,
-    DEFAULT_GPU_HOUR_USD,
-    DEFAULT_GPU_PRICING,
-    DEFAULT_PREFER,
-    DEFAULT_PUE,
-    DEFAULT_TEAM_SKILLS,
-    DEFAULT_UTILIZATION,
-)
+from advisor.engine.result.base import ABSENT, Record
+from advisor.engine.result.echo import DesignInput, ScenarioEcho, WorkloadInfo
+
+# ---------------------------------------------------------------------------------- metrics
 
 __all__ = [
     "Assumption",
@@ -56,401 +39,89 @@ __all__ = [
     "CalibrationApplied",
     "CalibrationComparison",
     "CalibrationSummary",
-    "Communicator",
-    "Constraints",
     "Cost",
-    "CustomModel",
     "Decision",
     "DesignEvaluation",
-    "DesignInput",
     "EngineResult",
-    "InferenceInput",
     "JobShare",
     "LifeCost",
-    "Memory",
     "Metrics",
-    "ModelInfo",
     "Option",
-    "Plan",
+    "Premium",
     "Pruned",
     "RagAnswer",
     "RagFlow",
-    "RagInput",
     "RagNetwork",
     "RagTier",
     "Recommendation",
     "ReferenceDesign",
-    "ResultFormatError",
     "ScalingPoint",
-    "ScenarioEcho",
-    "ServingPlan",
-    "ServingPool",
-    "ServingPools",
     "Storage",
+    "TierCliff",
     "Topology",
-    "Traffic",
-    "TrainingInput",
     "Uncertainty",
-    "ValidationReport",
-    "ValidationRow",
-    "ValidationSummary",
-    "WorkloadInfo",
 ]
 
-_OMIT = "omit_when_none"
-EXTRA = "extra"
-
-
-class ResultFormatError(ValueError):
-    """A stored result whose shape this module cannot read (names the path)."""
-
-
-_ABSENT = {_OMIT: True}
-"""Metadata of a field whose key the engine leaves out when there is no value (``None``)."""
-
-
-T = TypeVar("T", bound="_Record")
-
-
-class _Record:
-    """Base of every result dataclass: ``from_dict`` / ``to_dict`` by the field types."""
-
-    @classmethod
-    def from_dict(cls: type[T], data: Mapping[str, Any] | None) -> T:
-        return typing.cast(T, _load(cls, data if data is not None else {}, cls.__name__))
-
-    def to_dict(self) -> dict[str, Any]:
-        return typing.cast(dict[str, Any], _dump(self))
-
-
-# --------------------------------------------------------------------------------- scenario
-
 
 @dataclass(frozen=True)
-class Constraints(_Record):
-    """The scenario's constraints with the engine's defaults (one default each: a result
-    stored before a key existed reads the default the engine used)."""
-
-    gpu_pricing: str = DEFAULT_GPU_PRICING
-    gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
-    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
-    pue: float = DEFAULT_PUE
-    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
-    network_budget_usd: float | None = None
-    team_skills: str = DEFAULT_TEAM_SKILLS
-    prefer: str = DEFAULT_PREFER
-    utilization: float = DEFAULT_UTILIZATION
-    allow_oversubscription: bool = False
-    storage_write_gbytes_per_s: float | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class TrainingInput(_Record):
-    global_batch_sequences: int = 0
-    global_batch_tokens: int = 0
-    total_tokens: float = 0.0
-    sharding: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class InferenceInput(_Record):
-    independent_replicas: bool | None = None
-    concurrent_requests: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    target_ms_per_token: float = 0.0
-    deployment: str | None = field(default=None, metadata=_ABSENT)
-    requests_per_s: float | None = field(default=None, metadata=_ABSENT)
-    target_ttft_ms: float = 0.0
-    prefix_cache_hit_rate: float = 0.0
-    mtp: float | None = field(default=None, metadata=_ABSENT)
-    pools: Mapping[str, Mapping[str, int]] | None = field(default=None, metadata=_ABSENT)
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class RagInput(_Record):
-    """A retrieval pipeline as given, defaults filled (``scenario.rag``)."""
-
-    top_k: int = 0
-    chunk_tokens: int = 0
-    embedding_dims: int = 0
-    corpus_chunks: int = 0
-    embedding_servers: int | None = field(default=None, metadata=_ABSENT)
-    vector_search_servers: int | None = field(default=None, metadata=_ABSENT)
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class DesignInput(_Record):
-    """A network design as given (``scenario.design``, ``design_evaluation.design``)."""
-
-    fabric: str = ""
-    nic_gbps: float = 0.0
-    nics_per_node: int = 0
-    oversubscription: float = 1.0
-    adaptive_routing: bool | None = None
-    in_network_reduction: bool = False
-    switch_radix: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class CustomModel(_Record):
-    """A model given by its shape instead of a preset id (``scenario.model``)."""
-
-    params_b: float = 0.0
-    layers: int = 0
-    hidden: int = 0
-    heads: int = 0
-    kv_heads: int = 0
-    vocab: int = 0
-    ffn_hidden: int = 0
-    moe_experts: int = 0
-    moe_top_k: int = 0
-    active_params_b: float = 0.0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class ScenarioEcho(_Record):
-    """The normalised scenario v1 with every default filled in (``result.scenario``)."""
-
-    workload: str = ""
-    model: str | CustomModel = ""
-    """A preset model id, or the custom model's shape."""
-    gpu: str = ""
-    gpus: int = 0
-    gpus_per_node: int = 0
-    precision: str = ""
-    sequence_length: int = 0
-    parallelism: Mapping[str, Any] = field(default_factory=dict)
-    constraints: Constraints = field(default_factory=Constraints)
-    training: TrainingInput | None = field(default=None, metadata=_ABSENT)
-    inference: InferenceInput | None = field(default=None, metadata=_ABSENT)
-    design: DesignInput | None = field(default=None, metadata=_ABSENT)
-    rag: RagInput | None = field(default=None, metadata=_ABSENT)
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-# --------------------------------------------------------------------------------- workload
-
-
-@dataclass(frozen=True)
-class ModelInfo(_Record):
-    id: str = ""
-    name: str = ""
-    params_b: float = 0.0
-    layers: int = 0
-    hidden: int = 0
-    heads: int = 0
-    kv_heads: int = 0
-    vocab: int = 0
-    ffn_hidden: int = 0
-    moe_experts: int = 0
-    moe_top_k: int = 0
-    moe_layers: int = 0
-    active_params_b: float = 0.0
-    kv_dim_per_layer: int = 0
-    tied_embeddings: bool = False
-    source: str = ""
-    mtp_layers: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class Memory(_Record):
-    weights_gb: float = 0.0
-    gradients_gb: float = 0.0
-    optimizer_gb: float = 0.0
-    activations_gb: float = 0.0
-    kv_cache_gb: float = 0.0
-    total_gb: float = 0.0
-    capacity_gb: float = 0.0
-    usable_gb: float = 0.0
-    fits: bool = True
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class Plan(_Record):
-    tp: int = 1
-    pp: int = 1
-    dp: int = 1
-    ep: int = 1
-    micro_batch: int = 1
-    virtual_stages: int = 1
-    sharding: str = ""
-    recompute: str = ""
-    source: str = ""
-    cp: int = 1
-    first_stage_layers: int = 0
-    last_stage_layers: int = 0
-    tp_comm_overlap: bool = False
-    ep_overlap: str = ""
-    moe_dispatcher: str = ""
-    gpus_used: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class Communicator(_Record):
-    kind: str = ""
-    pattern: str = ""
-    size: int = 0
-    stride_gpus: int = 0
-    scaleup_domains_per_group: int = 0
-    ranks_per_domain: int = 0
-    wire_bytes_per_gpu: float = 0.0
-    inter_server_bytes_per_gpu: float = 0.0
-    crosses_network: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class Traffic(_Record):
-    unit: str = ""
-    tokens_per_step: int | None = field(default=None, metadata=_ABSENT)
-    microbatches: int | None = field(default=None, metadata=_ABSENT)
-    tensor_parallel_bytes: float = 0.0
-    tensor_parallel_collectives: int = 0
-    tensor_parallel_crosses_network: bool = False
-    pipeline_bytes: float = 0.0
-    pipeline_crosses_network: bool = False
-    data_parallel_bytes: float | None = field(default=None, metadata=_ABSENT)
-    data_parallel_crosses_network: bool | None = field(default=None, metadata=_ABSENT)
-    expert_all_to_all_bytes: float = 0.0
-    expert_crosses_network: bool = False
-    placement: str = ""
-    communicators: tuple[Communicator, ...] = ()
-    inter_server_bytes_per_gpu: float = 0.0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class ServingPool(_Record):
-    role: str = ""
-    servers: int = 0
-    gpus: int = 0
-    tp: int = 1
-    pp: int = 1
-    ep: int = 1
-    instances: int = 0
-    gpus_per_instance: int = 0
-    experts_per_gpu: int = 0
-    redundant_experts: int = 0
-    weights_gb_per_gpu: float = 0.0
-    kv_gb_per_request: float = 0.0
-    max_batch_per_instance: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class ServingPools(_Record):
-    """``prefill`` and ``decode`` (disaggregated), or ``serve`` when they share GPUs."""
-
-    prefill: ServingPool | None = field(default=None, metadata=_ABSENT)
-    decode: ServingPool | None = field(default=None, metadata=_ABSENT)
-    serve: ServingPool | None = field(default=None, metadata=_ABSENT)
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class ServingPlan(_Record):
-    deployment: str = ""
-    servers: int = 0
-    pools: ServingPools = field(default_factory=ServingPools)
-    kv_bytes_per_token: float = 0.0
-    kv_bytes_per_request: float = 0.0
-    computed_prompt_tokens: float = 0.0
-    tokens_per_step: float = 0.0
-    requests_per_s: float | None = None
-    concurrent_requests: int = 0
-    kv_inside_domain: bool = False
-    """Disaggregated pools inside every server: the KV cache stays on NVLink."""
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class WorkloadInfo(_Record):
-    model: ModelInfo = field(default_factory=ModelInfo)
-    memory: Memory = field(default_factory=Memory)
-    plan: Plan = field(default_factory=Plan)
-    nodes: int = 0
-    gpus_per_node: int = 0
-    scaleup_domain_gpus: int | None = field(default=None, metadata=_ABSENT)
-    spans_servers: bool = False
-    needs_compute_fabric: bool | None = field(default=None, metadata=_ABSENT)
-    traffic: Traffic = field(default_factory=Traffic)
-    notes: tuple[str, ...] = ()
-    serving: ServingPlan | None = field(default=None, metadata=_ABSENT)
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-# ---------------------------------------------------------------------------------- metrics
-
-
-@dataclass(frozen=True)
-class Metrics(_Record):
+class Metrics(Record):
     """A design's metrics: training keys or inference keys (docs/ENGINE_API.md); a key the
     engine did not report is ``None`` here and absent from ``to_dict``."""
 
     # inference
-    ms_per_token: float | None = field(default=None, metadata=_ABSENT)
-    ms_per_token_low: float | None = field(default=None, metadata=_ABSENT)
-    ms_per_token_high: float | None = field(default=None, metadata=_ABSENT)
-    ttft_ms: float | None = field(default=None, metadata=_ABSENT)
-    tokens_per_s_per_server: float | None = field(default=None, metadata=_ABSENT)
-    tokens_per_s: float | None = field(default=None, metadata=_ABSENT)
-    comm_ms_per_token: float | None = field(default=None, metadata=_ABSENT)
-    network_ms_per_token: float | None = field(default=None, metadata=_ABSENT)
-    compute_ms_per_token: float | None = field(default=None, metadata=_ABSENT)
-    gpu_idle_fraction: float | None = field(default=None, metadata=_ABSENT)
-    meets_target: bool | None = field(default=None, metadata=_ABSENT)
-    decode_tokens_per_s_per_server: float | None = field(default=None, metadata=_ABSENT)
-    prefill_servers: float | None = field(default=None, metadata=_ABSENT)
-    decode_servers: float | None = field(default=None, metadata=_ABSENT)
-    kv_bytes_per_request: float | None = field(default=None, metadata=_ABSENT)
-    prefill_tokens_per_s_per_server: float | None = field(default=None, metadata=_ABSENT)
-    ttft_ms_p50: float | None = field(default=None, metadata=_ABSENT)
-    ttft_ms_p95: float | None = field(default=None, metadata=_ABSENT)
-    ttft_ms_p95_high: float | None = field(default=None, metadata=_ABSENT)
-    ms_per_token_p50: float | None = field(default=None, metadata=_ABSENT)
-    ms_per_token_p95: float | None = field(default=None, metadata=_ABSENT)
-    requests_per_s: float | None = field(default=None, metadata=_ABSENT)
-    serving_tokens_per_s_per_server: float | None = field(default=None, metadata=_ABSENT)
-    decode_batch_per_instance: float | None = field(default=None, metadata=_ABSENT)
-    kv_transfer_ms: float | None = field(default=None, metadata=_ABSENT)
-    kv_transfer_share_of_ttft: float | None = field(default=None, metadata=_ABSENT)
-    max_requests_per_s_at_target: float | None = field(default=None, metadata=_ABSENT)
-    tokens_per_s_per_gpu_at_target: float | None = field(default=None, metadata=_ABSENT)
-    capacity_requests_per_s: float | None = field(default=None, metadata=_ABSENT)
-    load_saturated: bool | None = field(default=None, metadata=_ABSENT)
-    meets_latency_targets: bool | None = field(default=None, metadata=_ABSENT)
+    ms_per_token: float | None = field(default=None, metadata=ABSENT)
+    ms_per_token_low: float | None = field(default=None, metadata=ABSENT)
+    ms_per_token_high: float | None = field(default=None, metadata=ABSENT)
+    ttft_ms: float | None = field(default=None, metadata=ABSENT)
+    tokens_per_s_per_server: float | None = field(default=None, metadata=ABSENT)
+    tokens_per_s: float | None = field(default=None, metadata=ABSENT)
+    comm_ms_per_token: float | None = field(default=None, metadata=ABSENT)
+    network_ms_per_token: float | None = field(default=None, metadata=ABSENT)
+    compute_ms_per_token: float | None = field(default=None, metadata=ABSENT)
+    gpu_idle_fraction: float | None = field(default=None, metadata=ABSENT)
+    meets_target: bool | None = field(default=None, metadata=ABSENT)
+    decode_tokens_per_s_per_server: float | None = field(default=None, metadata=ABSENT)
+    prefill_servers: float | None = field(default=None, metadata=ABSENT)
+    decode_servers: float | None = field(default=None, metadata=ABSENT)
+    kv_bytes_per_request: float | None = field(default=None, metadata=ABSENT)
+    prefill_tokens_per_s_per_server: float | None = field(default=None, metadata=ABSENT)
+    ttft_ms_p50: float | None = field(default=None, metadata=ABSENT)
+    ttft_ms_p95: float | None = field(default=None, metadata=ABSENT)
+    ttft_ms_p95_high: float | None = field(default=None, metadata=ABSENT)
+    ms_per_token_p50: float | None = field(default=None, metadata=ABSENT)
+    ms_per_token_p95: float | None = field(default=None, metadata=ABSENT)
+    requests_per_s: float | None = field(default=None, metadata=ABSENT)
+    serving_tokens_per_s_per_server: float | None = field(default=None, metadata=ABSENT)
+    decode_batch_per_instance: float | None = field(default=None, metadata=ABSENT)
+    kv_transfer_ms: float | None = field(default=None, metadata=ABSENT)
+    kv_transfer_share_of_ttft: float | None = field(default=None, metadata=ABSENT)
+    max_requests_per_s_at_target: float | None = field(default=None, metadata=ABSENT)
+    tokens_per_s_per_gpu_at_target: float | None = field(default=None, metadata=ABSENT)
+    capacity_requests_per_s: float | None = field(default=None, metadata=ABSENT)
+    load_saturated: bool | None = field(default=None, metadata=ABSENT)
+    meets_latency_targets: bool | None = field(default=None, metadata=ABSENT)
     # placement (every design)
-    inter_server_bytes_per_gpu: float | None = field(default=None, metadata=_ABSENT)
-    inter_leaf_bytes_per_gpu: float | None = field(default=None, metadata=_ABSENT)
-    inter_pod_bytes_per_gpu: float | None = field(default=None, metadata=_ABSENT)
+    inter_server_bytes_per_gpu: float | None = field(default=None, metadata=ABSENT)
+    inter_leaf_bytes_per_gpu: float | None = field(default=None, metadata=ABSENT)
+    inter_pod_bytes_per_gpu: float | None = field(default=None, metadata=ABSENT)
     # training
-    step_time_s: float | None = field(default=None, metadata=_ABSENT)
-    step_time_s_low: float | None = field(default=None, metadata=_ABSENT)
-    step_time_s_high: float | None = field(default=None, metadata=_ABSENT)
-    compute_s: float | None = field(default=None, metadata=_ABSENT)
-    exposed_comm_s: float | None = field(default=None, metadata=_ABSENT)
-    exposed_network_s: float | None = field(default=None, metadata=_ABSENT)
-    network_comm_s: float | None = field(default=None, metadata=_ABSENT)
-    bubble_s: float | None = field(default=None, metadata=_ABSENT)
-    straggler_s: float | None = field(default=None, metadata=_ABSENT)
-    tflops_per_gpu: float | None = field(default=None, metadata=_ABSENT)
-    model_tflops_per_gpu: float | None = field(default=None, metadata=_ABSENT)
-    mfu: float | None = field(default=None, metadata=_ABSENT)
-    scaling_efficiency: float | None = field(default=None, metadata=_ABSENT)
-    run_time_s: float | None = field(default=None, metadata=_ABSENT)
-    run_time_s_low: float | None = field(default=None, metadata=_ABSENT)
-    run_time_s_high: float | None = field(default=None, metadata=_ABSENT)
-    gpu_hours: float | None = field(default=None, metadata=_ABSENT)
+    step_time_s: float | None = field(default=None, metadata=ABSENT)
+    step_time_s_low: float | None = field(default=None, metadata=ABSENT)
+    step_time_s_high: float | None = field(default=None, metadata=ABSENT)
+    compute_s: float | None = field(default=None, metadata=ABSENT)
+    exposed_comm_s: float | None = field(default=None, metadata=ABSENT)
+    exposed_network_s: float | None = field(default=None, metadata=ABSENT)
+    network_comm_s: float | None = field(default=None, metadata=ABSENT)
+    bubble_s: float | None = field(default=None, metadata=ABSENT)
+    straggler_s: float | None = field(default=None, metadata=ABSENT)
+    tflops_per_gpu: float | None = field(default=None, metadata=ABSENT)
+    model_tflops_per_gpu: float | None = field(default=None, metadata=ABSENT)
+    mfu: float | None = field(default=None, metadata=ABSENT)
+    scaling_efficiency: float | None = field(default=None, metadata=ABSENT)
+    run_time_s: float | None = field(default=None, metadata=ABSENT)
+    run_time_s_low: float | None = field(default=None, metadata=ABSENT)
+    run_time_s_high: float | None = field(default=None, metadata=ABSENT)
+    gpu_hours: float | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def speed(self, inference: bool) -> float:
@@ -463,7 +134,7 @@ class Metrics(_Record):
 
 
 @dataclass(frozen=True)
-class LifeCost(_Record):
+class LifeCost(Record):
     """The network over the cluster's amortization life (the decision figure)."""
 
     years: float = 0.0
@@ -478,7 +149,7 @@ class LifeCost(_Record):
 
 
 @dataclass(frozen=True)
-class JobShare(_Record):
+class JobShare(Record):
     """What this job (training run, or the serving period) is charged."""
 
     network_capex_usd: float = 0.0
@@ -497,9 +168,9 @@ class JobShare(_Record):
 
 
 @dataclass(frozen=True)
-class Cost(_Record):
+class Cost(Record):
     network_capex_usd: float = 0.0
-    network_capex_share_usd: float | None = field(default=None, metadata=_ABSENT)
+    network_capex_share_usd: float | None = field(default=None, metadata=ABSENT)
     network_power_w: float = 0.0
     network_power_cost_usd: float = 0.0
     gpu_cost_usd: float = 0.0
@@ -509,10 +180,10 @@ class Cost(_Record):
     work: str = ""
     gpu_hours: float = 0.0
     work_hours: float = 0.0
-    decision_cost_usd: float | None = field(default=None, metadata=_ABSENT)
-    decision_basis: str | None = field(default=None, metadata=_ABSENT)
-    life: LifeCost | None = field(default=None, metadata=_ABSENT)
-    job_share: JobShare | None = field(default=None, metadata=_ABSENT)
+    decision_cost_usd: float | None = field(default=None, metadata=ABSENT)
+    decision_basis: str | None = field(default=None, metadata=ABSENT)
+    life: LifeCost | None = field(default=None, metadata=ABSENT)
+    job_share: JobShare | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -525,7 +196,7 @@ class Cost(_Record):
 
 
 @dataclass(frozen=True)
-class TierCliff(_Record):
+class TierCliff(Record):
     """The pick sits just above a tier boundary: the nearest size with one tier fewer."""
 
     servers: int = 0
@@ -542,7 +213,7 @@ class TierCliff(_Record):
 
 
 @dataclass(frozen=True)
-class Topology(_Record):
+class Topology(Record):
     kind: str = ""
     tiers: int = 0
     leaf_switches: int = 0
@@ -552,16 +223,16 @@ class Topology(_Record):
     oversubscription: float = 1.0
     rail_optimized: bool = False
     switch_model: str = ""
-    planes: int | None = field(default=None, metadata=_ABSENT)
-    leaf_downlinks: int | None = field(default=None, metadata=_ABSENT)
-    leaf_uplinks: int | None = field(default=None, metadata=_ABSENT)
-    links_per_leaf_spine: int | None = field(default=None, metadata=_ABSENT)
-    tier_cliff: TierCliff | None = field(default=None, metadata=_ABSENT)
+    planes: int | None = field(default=None, metadata=ABSENT)
+    leaf_downlinks: int | None = field(default=None, metadata=ABSENT)
+    leaf_uplinks: int | None = field(default=None, metadata=ABSENT)
+    links_per_leaf_spine: int | None = field(default=None, metadata=ABSENT)
+    tier_cliff: TierCliff | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
-class BudgetBuys(_Record):
+class BudgetBuys(Record):
     """The fastest design the network budget buys when the recommendation exceeds it."""
 
     design: str | Mapping[str, Any] = ""
@@ -574,7 +245,7 @@ class BudgetBuys(_Record):
 
 
 @dataclass(frozen=True)
-class Budget(_Record):
+class Budget(Record):
     network_budget_usd: float = 0.0
     within_budget: bool = True
     recommended_capex_usd: float = 0.0
@@ -584,7 +255,7 @@ class Budget(_Record):
 
 
 @dataclass(frozen=True)
-class ReferenceDesign(_Record):
+class ReferenceDesign(Record):
     name: str = ""
     matches: bool = True
     departures: tuple[str, ...] = ()
@@ -594,7 +265,7 @@ class ReferenceDesign(_Record):
 
 
 @dataclass(frozen=True)
-class Premium(_Record):
+class Premium(Record):
     """What the pick costs beyond a cheaper design it was chosen over."""
 
     design: str = ""
@@ -606,7 +277,7 @@ class Premium(_Record):
 
 
 @dataclass(frozen=True)
-class Decision(_Record):
+class Decision(Record):
     mode: str = ""
     basis: str = ""
     tie_band: float = 0.0
@@ -617,7 +288,7 @@ class Decision(_Record):
 
 
 @dataclass(frozen=True)
-class Storage(_Record):
+class Storage(Record):
     adapter_sku: str = ""
     adapters_per_server: int = 0
     ports_per_server: int = 0
@@ -634,7 +305,7 @@ class Storage(_Record):
 
 
 @dataclass(frozen=True)
-class Recommendation(_Record):
+class Recommendation(Record):
     fabric: str = ""
     needs_compute_fabric: bool = True
     nic_gbps: float = 0.0
@@ -647,9 +318,9 @@ class Recommendation(_Record):
     budget: Budget | None = None
     field_practice: bool = False
     departures: tuple[str, ...] = ()
-    reference_design: ReferenceDesign | None = field(default=None, metadata=_ABSENT)
-    decision: Decision | None = field(default=None, metadata=_ABSENT)
-    storage: Storage | None = field(default=None, metadata=_ABSENT)
+    reference_design: ReferenceDesign | None = field(default=None, metadata=ABSENT)
+    decision: Decision | None = field(default=None, metadata=ABSENT)
+    storage: Storage | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -657,7 +328,7 @@ class Recommendation(_Record):
 
 
 @dataclass(frozen=True)
-class BomLine(_Record):
+class BomLine(Record):
     """One bill-of-materials line (the JSON of :class:`advisor.engine.decision.bom.BomLine`)."""
 
     sku: str = ""
@@ -677,7 +348,7 @@ class BomLine(_Record):
 
 
 @dataclass(frozen=True)
-class Option(_Record):
+class Option(Record):
     """One priced candidate design (``result.options``, by rank)."""
 
     rank: int = 0
@@ -701,7 +372,7 @@ class Option(_Record):
 
 
 @dataclass(frozen=True)
-class Pruned(_Record):
+class Pruned(Record):
     """A design left out before pricing, with the reason (its design keys vary)."""
 
     design: Mapping[str, Any] = field(default_factory=dict)
@@ -710,7 +381,7 @@ class Pruned(_Record):
 
 
 @dataclass(frozen=True)
-class BreakEven(_Record):
+class BreakEven(Record):
     statement: str = ""
     parameter: str = ""
     value: float = 0.0
@@ -718,20 +389,20 @@ class BreakEven(_Record):
 
 
 @dataclass(frozen=True)
-class Band(_Record):
+class Band(Record):
     low: float = 0.0
     high: float = 0.0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
-class Uncertainty(_Record):
+class Uncertainty(Record):
     """Low and high bounds of the speed and the costs (docs/MODEL.md section 9)."""
 
-    ms_per_token: Band | None = field(default=None, metadata=_ABSENT)
-    step_time_s: Band | None = field(default=None, metadata=_ABSENT)
-    total_cost_usd: Band | None = field(default=None, metadata=_ABSENT)
-    decision_cost_usd: Band | None = field(default=None, metadata=_ABSENT)
+    ms_per_token: Band | None = field(default=None, metadata=ABSENT)
+    step_time_s: Band | None = field(default=None, metadata=ABSENT)
+    total_cost_usd: Band | None = field(default=None, metadata=ABSENT)
+    decision_cost_usd: Band | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def bands(self) -> Iterator[tuple[str, Band]]:
@@ -746,7 +417,7 @@ class Uncertainty(_Record):
 
 
 @dataclass(frozen=True)
-class ScalingPoint(_Record):
+class ScalingPoint(Record):
     fabric: str = ""
     nodes: int = 0
     scaling_efficiency: float = 0.0
@@ -754,7 +425,7 @@ class ScalingPoint(_Record):
 
 
 @dataclass(frozen=True)
-class Assumption(_Record):
+class Assumption(Record):
     name: str = ""
     value: Any = None
     unit: str = ""
@@ -763,7 +434,7 @@ class Assumption(_Record):
 
 
 @dataclass(frozen=True)
-class DesignEvaluation(_Record):
+class DesignEvaluation(Record):
     """The design the scenario gave, priced (only when ``scenario.design`` is given)."""
 
     design: DesignInput = field(default_factory=DesignInput)
@@ -772,7 +443,7 @@ class DesignEvaluation(_Record):
 
 
 @dataclass(frozen=True)
-class CalibrationApplied(_Record):
+class CalibrationApplied(Record):
     """The calibration a customer's measurement sets (``Calibration.to_dict``)."""
 
     net_bandwidth_scale: float = 1.0
@@ -784,7 +455,7 @@ class CalibrationApplied(_Record):
 
 
 @dataclass(frozen=True)
-class CalibrationSummary(_Record):
+class CalibrationSummary(Record):
     """One side of the comparison: the recommendation without or with the measurement."""
 
     fabric: str | None = None
@@ -802,7 +473,7 @@ class CalibrationSummary(_Record):
 
 
 @dataclass(frozen=True)
-class CalibrationComparison(_Record):
+class CalibrationComparison(Record):
     """Default vs calibrated recommendation with a customer's measurement (section 16)."""
 
     calibration: CalibrationApplied = field(default_factory=CalibrationApplied)
@@ -815,7 +486,7 @@ class CalibrationComparison(_Record):
 
 
 @dataclass(frozen=True)
-class RagTier(_Record):
+class RagTier(Record):
     """One tier of a retrieval pipeline (``rag.tiers``)."""
 
     role: str = ""
@@ -828,7 +499,7 @@ class RagTier(_Record):
 
 
 @dataclass(frozen=True)
-class RagFlow(_Record):
+class RagFlow(Record):
     """What one question moves between two tiers (``rag.flows``)."""
 
     name: str = ""
@@ -840,7 +511,7 @@ class RagFlow(_Record):
 
 
 @dataclass(frozen=True)
-class RagNetwork(_Record):
+class RagNetwork(Record):
     """The retrieval tiers' Ethernet (``rag.network``; its parts are the ``retrieval`` BOM)."""
 
     nic_sku: str = ""
@@ -859,7 +530,7 @@ class RagNetwork(_Record):
 
 
 @dataclass(frozen=True)
-class RagAnswer(_Record):
+class RagAnswer(Record):
     """A retrieval pipeline's own answer (``rag``, docs/MODEL.md section 21)."""
 
     queries_per_s: float = 0.0
@@ -882,15 +553,15 @@ class RagAnswer(_Record):
 
 
 @dataclass(frozen=True)
-class EngineResult(_Record):
+class EngineResult(Record):
     """The whole answer of ``evaluate`` (docs/ENGINE_API.md "Result (output)")."""
 
     engine_version: str = ""
-    constants_version: str | None = field(default=None, metadata=_ABSENT)
+    constants_version: str | None = field(default=None, metadata=ABSENT)
     catalog_version: str = ""
     scenario: ScenarioEcho = field(default_factory=ScenarioEcho)
     workload: WorkloadInfo = field(default_factory=WorkloadInfo)
-    design_evaluation: DesignEvaluation | None = field(default=None, metadata=_ABSENT)
+    design_evaluation: DesignEvaluation | None = field(default=None, metadata=ABSENT)
     recommendation: Recommendation = field(default_factory=Recommendation)
     metrics: Metrics = field(default_factory=Metrics)
     bom: tuple[BomLine, ...] = ()
@@ -901,13 +572,13 @@ class EngineResult(_Record):
     uncertainty: Uncertainty = field(default_factory=Uncertainty)
     monitoring: tuple[str, ...] = ()
     scaling: tuple[ScalingPoint, ...] = ()
-    rag: RagAnswer | None = field(default=None, metadata=_ABSENT)
+    rag: RagAnswer | None = field(default=None, metadata=ABSENT)
     """A retrieval pipeline's answer (only when ``scenario.rag`` is given)."""
     assumptions: tuple[Assumption, ...] = ()
-    cloud_fabric: Mapping[str, Any] | None = field(default=None, metadata=_ABSENT)
+    cloud_fabric: Mapping[str, Any] | None = field(default=None, metadata=ABSENT)
     """The rented instance's fabric as a reference (``constraints.cloud``, MODEL.md 20.8)."""
-    warnings: tuple[str, ...] | None = field(default=None, metadata=_ABSENT)
-    calibration: CalibrationComparison | None = field(default=None, metadata=_ABSENT)
+    warnings: tuple[str, ...] | None = field(default=None, metadata=ABSENT)
+    calibration: CalibrationComparison | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -920,181 +591,3 @@ class EngineResult(_Record):
     @property
     def recommended_option(self) -> Option | None:
         return next((o for o in self.options if o.recommended), None)
-
-
-# ------------------------------------------------------------------------- validation report
-
-
-@dataclass(frozen=True)
-class ValidationRow(_Record):
-    """One published measurement against the model (``validation_report()["rows"]``)."""
-
-    id: str = ""
-    kind: str = ""
-    source: str = ""
-    confidence: str = ""
-    metric: str = ""
-    predicted: float = 0.0
-    measured: float = 0.0
-    error_pct: float = 0.0
-    tolerance_pct: float = 0.0
-    passed: bool = False
-    use: str = ""
-    """fitted / development / held_out / arithmetic (docs/VALIDATION_SOURCES.md)."""
-    fitted: tuple[str, ...] = ()
-    """Constants set on this row (``use == "fitted"``)."""
-    looked_at: tuple[str, ...] = ()
-    """Changes aimed at this held-out row or made after its prediction was seen (with commit)."""
-    loo_low: float | None = None
-    """The engine's range for this line computed without the row (leave-one-out)."""
-    loo_high: float | None = None
-    loo_inside: bool | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class ValidationSummary(_Record):
-    """MAE per use and kind, held-out MAE and leave-one-out coverage (docs/MODEL.md 9)."""
-
-    held_out_mae_pct: float | None = None
-    held_out_lines: int = 0
-    held_out_rows: int = 0
-    held_out_within_tolerance: int = 0
-    held_out_loo_inside: int = 0
-    held_out_loo_coverage: float | None = None
-    held_out_unseen_mae_pct: float | None = None  # held-out rows without ``looked_at``
-    held_out_unseen_lines: int = 0
-    held_out_unseen_rows: int = 0
-    held_out_unseen_loo_inside: int = 0
-    held_out_unseen_loo_coverage: float | None = None
-    held_out_unseen_mae_by_kind: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    held_out_looked_at_rows: int = 0
-    held_out_baseline_mae_pct: float | None = None
-    held_out_regression_ok: bool | None = field(default=None, metadata=_ABSENT)
-    mae_by_use: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """use -> {"mae_pct", "lines", "rows"}."""
-    mae_by_kind: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """kind -> {"mae_pct", "lines"}."""
-    arithmetic_checks: Mapping[str, Any] = field(default_factory=dict)
-    """{"passed", "total"} of the exact topology rows."""
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class ValidationReport(_Record):
-    """:func:`advisor.engine.tools.validation.validation_report`, typed (the accuracy page)."""
-
-    rows: tuple[ValidationRow, ...] = ()
-    summary: ValidationSummary = field(default_factory=ValidationSummary)
-    passed: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-
-# ------------------------------------------------------------------------------ conversion
-
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = typing.get_type_hints(cls)
-        _HINTS[cls] = hints
-    return hints
-
-
-def _load(cls: type, data: Any, path: str) -> Any:
-    if not isinstance(data, Mapping):
-        raise ResultFormatError(f"{path}: expected an object, got {type(data).__name__}")
-    hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
-    names = set()
-    for f in dataclasses.fields(cls):
-        if f.name == EXTRA:
-            continue
-        names.add(f.name)
-        if f.name in data:
-            kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{path}.{f.name}")
-    kwargs[EXTRA] = {k: v for k, v in data.items() if k not in names}
-    return cls(**kwargs)
-
-
-def _convert(tp: Any, value: Any, path: str) -> Any:
-    if tp is Any:
-        return value
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        if value is None:
-            return None
-        arms = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(arms) == 1:
-            return _convert(arms[0], value, path)
-        for arm in arms:  # str | Mapping[...]: the arm the value's JSON type matches
-            if _matches(arm, value):
-                return _convert(arm, value, path)
-        return value
-    if isinstance(tp, type) and issubclass(tp, _Record):
-        return _load(tp, value, path)
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise ResultFormatError(f"{path}: expected a list, got {type(value).__name__}")
-        item = typing.get_args(tp)[0]
-        return tuple(_convert(item, v, f"{path}[{i}]") for i, v in enumerate(value))
-    if origin is Mapping:
-        if not isinstance(value, Mapping):
-            raise ResultFormatError(f"{path}: expected an object, got {type(value).__name__}")
-        item = typing.get_args(tp)[1]
-        return {str(k): _convert(item, v, f"{path}.{k}") for k, v in value.items()}
-    if tp is bool and type(value) in (int, float) and value in (0, 1):
-        return bool(value)  # results stored before the engine's flags were JSON booleans
-    _check_scalar(tp, value, path)
-    return value
-
-
-def _check_scalar(tp: Any, value: Any, path: str) -> None:
-    """A stored number, text or flag of the wrong JSON type is refused naming its path (the
-    pages would otherwise fail on it far from here); values are still not coerced."""
-    if tp is bool:
-        ok = isinstance(value, bool)
-    elif tp is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif tp is int:
-        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    elif tp is str:
-        ok = isinstance(value, str)
-    else:
-        return
-    if not ok:
-        raise ResultFormatError(
-            f"{path}: expected {tp.__name__}, got {type(value).__name__} {value!r:.40}"
-        )
-
-
-def _matches(tp: Any, value: Any) -> bool:
-    origin = typing.get_origin(tp)
-    if origin is Mapping or (isinstance(tp, type) and issubclass(tp, _Record)):
-        return isinstance(value, Mapping)
-    if origin is tuple:
-        return isinstance(value, list | tuple)
-    return isinstance(tp, type) and isinstance(value, tp)
-
-
-def _dump(value: Any) -> Any:
-    if isinstance(value, _Record):
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):  # type: ignore[arg-type]
-            if f.name == EXTRA:
-                continue
-            item = getattr(value, f.name)
-            if item is None and f.metadata.get(_OMIT):
-                continue
-            out[f.name] = _dump(item)
-        out.update({k: _dump(v) for k, v in getattr(value, EXTRA).items()})
-        return out
-    if isinstance(value, tuple | list):
-        return [_dump(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _dump(v) for k, v in value.items()}
-    return value

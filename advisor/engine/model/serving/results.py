@@ -16,7 +16,8 @@ from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.compute import decode_step_s, prefill_service_s
 from advisor.engine.model.serving.load import load_curve, serving_metrics, serving_model
-from advisor.engine.result.records import Option, ScenarioEcho
+from advisor.engine.result.echo import ScenarioEcho
+from advisor.engine.result.records import Option
 
 
 def load_curves_for_result(

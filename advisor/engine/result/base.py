@@ -1,0 +1,162 @@
+"""The conversion every result record shares: ``to_dict`` / ``from_dict`` by the field types
+(:class:`Record`), and the error a damaged stored result raises (:class:`ResultFormatError`).
+
+Rules of the conversion (the same for every record of :mod:`advisor.engine.result`):
+
+- A key missing from the dict takes the field's default, so results stored by older engine
+  versions still load. Fields marked ``ABSENT`` (default ``None``) are left out of
+  ``to_dict`` when ``None``: the engine omits those keys (training results have no
+  ``ms_per_token``, a scenario without a ``design`` has no ``design_evaluation``).
+- A key the record does not declare is kept in ``extra`` and written back by ``to_dict``,
+  so a key a newer engine adds reaches the API unchanged before a field is declared for it.
+- Values are not coerced: an ``int`` stays an ``int`` where the field says ``float`` (the
+  JSON the API serves keeps ``400``, not ``400.0``). Lists become tuples and back.
+- A number, text or flag of the wrong JSON type (``"lots"`` where a price goes) raises
+  :class:`ResultFormatError` naming its path: a damaged stored result is refused where it is
+  read, not deep inside a page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar, Union
+
+__all__ = ["ABSENT", "EXTRA", "Record", "ResultFormatError"]
+
+_OMIT = "omit_when_none"
+EXTRA = "extra"
+
+
+class ResultFormatError(ValueError):
+    """A stored result whose shape this module cannot read (names the path)."""
+
+
+ABSENT = {_OMIT: True}
+"""Metadata of a field whose key the engine leaves out when there is no value (``None``)."""
+
+
+T = TypeVar("T", bound="Record")
+
+
+class Record:
+    """Base of every result dataclass: ``from_dict`` / ``to_dict`` by the field types."""
+
+    @classmethod
+    def from_dict(cls: type[T], data: Mapping[str, Any] | None) -> T:
+        return typing.cast(T, _load(cls, data if data is not None else {}, cls.__name__))
+
+    def to_dict(self) -> dict[str, Any]:
+        return typing.cast(dict[str, Any], _dump(self))
+
+
+# ------------------------------------------------------------------------------ conversion
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = typing.get_type_hints(cls)
+        _HINTS[cls] = hints
+    return hints
+
+
+def _load(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise ResultFormatError(f"{path}: expected an object, got {type(data).__name__}")
+    hints = _hints(cls)
+    kwargs: dict[str, Any] = {}
+    names = set()
+    for f in dataclasses.fields(cls):
+        if f.name == EXTRA:
+            continue
+        names.add(f.name)
+        if f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{path}.{f.name}")
+    kwargs[EXTRA] = {k: v for k, v in data.items() if k not in names}
+    return cls(**kwargs)
+
+
+def _convert(tp: Any, value: Any, path: str) -> Any:
+    if tp is Any:
+        return value
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        arms = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(arms) == 1:
+            return _convert(arms[0], value, path)
+        for arm in arms:  # str | Mapping[...]: the arm the value's JSON type matches
+            if _matches(arm, value):
+                return _convert(arm, value, path)
+        return value
+    if isinstance(tp, type) and issubclass(tp, Record):
+        return _load(tp, value, path)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ResultFormatError(f"{path}: expected a list, got {type(value).__name__}")
+        item = typing.get_args(tp)[0]
+        return tuple(_convert(item, v, f"{path}[{i}]") for i, v in enumerate(value))
+    if origin is Mapping:
+        if not isinstance(value, Mapping):
+            raise ResultFormatError(f"{path}: expected an object, got {type(value).__name__}")
+        item = typing.get_args(tp)[1]
+        return {str(k): _convert(item, v, f"{path}.{k}") for k, v in value.items()}
+    if tp is bool and type(value) in (int, float) and value in (0, 1):
+        return bool(value)  # results stored before the engine's flags were JSON booleans
+    _check_scalar(tp, value, path)
+    return value
+
+
+def _check_scalar(tp: Any, value: Any, path: str) -> None:
+    """A stored number, text or flag of the wrong JSON type is refused naming its path (the
+    pages would otherwise fail on it far from here); values are still not coerced."""
+    if tp is bool:
+        ok = isinstance(value, bool)
+    elif tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    elif tp is int:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    elif tp is str:
+        ok = isinstance(value, str)
+    else:
+        return
+    if not ok:
+        raise ResultFormatError(
+            f"{path}: expected {tp.__name__}, got {type(value).__name__} {value!r:.40}"
+        )
+
+
+def _matches(tp: Any, value: Any) -> bool:
+    origin = typing.get_origin(tp)
+    if origin is Mapping or (isinstance(tp, type) and issubclass(tp, Record)):
+        return isinstance(value, Mapping)
+    if origin is tuple:
+        return isinstance(value, list | tuple)
+    return isinstance(tp, type) and isinstance(value, tp)
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, Record):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(value):  # type: ignore[arg-type]
+            if f.name == EXTRA:
+                continue
+            item = getattr(value, f.name)
+            if item is None and f.metadata.get(_OMIT):
+                continue
+            out[f.name] = _dump(item)
+        out.update({k: _dump(v) for k, v in getattr(value, EXTRA).items()})
+        return out
+    if isinstance(value, tuple | list):
+        return [_dump(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _dump(v) for k, v in value.items()}
+    return value

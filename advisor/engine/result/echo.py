@@ -1,0 +1,305 @@
+"""The scenario and the workload plan as the result echoes them (``result.scenario``,
+``result.workload``): the normalised scenario v1 with every default filled in, and the plan
+the model made of it (docs/ENGINE_API.md "Result (output)")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from advisor.engine.facts.constants import (
+    DEFAULT_AMORTIZATION_YEARS,
+    DEFAULT_ELECTRICITY_USD_PER_KWH,
+    DEFAULT_GPU_HOUR_USD,
+    DEFAULT_GPU_PRICING,
+    DEFAULT_PREFER,
+    DEFAULT_PUE,
+    DEFAULT_TEAM_SKILLS,
+    DEFAULT_UTILIZATION,
+)
+from advisor.engine.result.base import ABSENT, Record
+
+# --------------------------------------------------------------------------------- scenario
+
+__all__ = [
+    "Communicator",
+    "Constraints",
+    "CustomModel",
+    "DesignInput",
+    "InferenceInput",
+    "Memory",
+    "ModelInfo",
+    "Plan",
+    "RagInput",
+    "ScenarioEcho",
+    "ServingPlan",
+    "ServingPool",
+    "ServingPools",
+    "Traffic",
+    "TrainingInput",
+    "WorkloadInfo",
+]
+
+
+@dataclass(frozen=True)
+class Constraints(Record):
+    """The scenario's constraints with the engine's defaults (one default each: a result
+    stored before a key existed reads the default the engine used)."""
+
+    gpu_pricing: str = DEFAULT_GPU_PRICING
+    gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
+    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+    pue: float = DEFAULT_PUE
+    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
+    network_budget_usd: float | None = None
+    team_skills: str = DEFAULT_TEAM_SKILLS
+    prefer: str = DEFAULT_PREFER
+    utilization: float = DEFAULT_UTILIZATION
+    allow_oversubscription: bool = False
+    storage_write_gbytes_per_s: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class TrainingInput(Record):
+    global_batch_sequences: int = 0
+    global_batch_tokens: int = 0
+    total_tokens: float = 0.0
+    sharding: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class InferenceInput(Record):
+    independent_replicas: bool | None = None
+    concurrent_requests: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    target_ms_per_token: float = 0.0
+    deployment: str | None = field(default=None, metadata=ABSENT)
+    requests_per_s: float | None = field(default=None, metadata=ABSENT)
+    target_ttft_ms: float = 0.0
+    prefix_cache_hit_rate: float = 0.0
+    mtp: float | None = field(default=None, metadata=ABSENT)
+    pools: Mapping[str, Mapping[str, int]] | None = field(default=None, metadata=ABSENT)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RagInput(Record):
+    """A retrieval pipeline as given, defaults filled (``scenario.rag``)."""
+
+    top_k: int = 0
+    chunk_tokens: int = 0
+    embedding_dims: int = 0
+    corpus_chunks: int = 0
+    embedding_servers: int | None = field(default=None, metadata=ABSENT)
+    vector_search_servers: int | None = field(default=None, metadata=ABSENT)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class DesignInput(Record):
+    """A network design as given (``scenario.design``, ``design_evaluation.design``)."""
+
+    fabric: str = ""
+    nic_gbps: float = 0.0
+    nics_per_node: int = 0
+    oversubscription: float = 1.0
+    adaptive_routing: bool | None = None
+    in_network_reduction: bool = False
+    switch_radix: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class CustomModel(Record):
+    """A model given by its shape instead of a preset id (``scenario.model``)."""
+
+    params_b: float = 0.0
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    kv_heads: int = 0
+    vocab: int = 0
+    ffn_hidden: int = 0
+    moe_experts: int = 0
+    moe_top_k: int = 0
+    active_params_b: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class ScenarioEcho(Record):
+    """The normalised scenario v1 with every default filled in (``result.scenario``)."""
+
+    workload: str = ""
+    model: str | CustomModel = ""
+    """A preset model id, or the custom model's shape."""
+    gpu: str = ""
+    gpus: int = 0
+    gpus_per_node: int = 0
+    precision: str = ""
+    sequence_length: int = 0
+    parallelism: Mapping[str, Any] = field(default_factory=dict)
+    constraints: Constraints = field(default_factory=Constraints)
+    training: TrainingInput | None = field(default=None, metadata=ABSENT)
+    inference: InferenceInput | None = field(default=None, metadata=ABSENT)
+    design: DesignInput | None = field(default=None, metadata=ABSENT)
+    rag: RagInput | None = field(default=None, metadata=ABSENT)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+# --------------------------------------------------------------------------------- workload
+
+
+@dataclass(frozen=True)
+class ModelInfo(Record):
+    id: str = ""
+    name: str = ""
+    params_b: float = 0.0
+    layers: int = 0
+    hidden: int = 0
+    heads: int = 0
+    kv_heads: int = 0
+    vocab: int = 0
+    ffn_hidden: int = 0
+    moe_experts: int = 0
+    moe_top_k: int = 0
+    moe_layers: int = 0
+    active_params_b: float = 0.0
+    kv_dim_per_layer: int = 0
+    tied_embeddings: bool = False
+    source: str = ""
+    mtp_layers: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Memory(Record):
+    weights_gb: float = 0.0
+    gradients_gb: float = 0.0
+    optimizer_gb: float = 0.0
+    activations_gb: float = 0.0
+    kv_cache_gb: float = 0.0
+    total_gb: float = 0.0
+    capacity_gb: float = 0.0
+    usable_gb: float = 0.0
+    fits: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Plan(Record):
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    micro_batch: int = 1
+    virtual_stages: int = 1
+    sharding: str = ""
+    recompute: str = ""
+    source: str = ""
+    cp: int = 1
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
+    tp_comm_overlap: bool = False
+    ep_overlap: str = ""
+    moe_dispatcher: str = ""
+    gpus_used: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Communicator(Record):
+    kind: str = ""
+    pattern: str = ""
+    size: int = 0
+    stride_gpus: int = 0
+    scaleup_domains_per_group: int = 0
+    ranks_per_domain: int = 0
+    wire_bytes_per_gpu: float = 0.0
+    inter_server_bytes_per_gpu: float = 0.0
+    crosses_network: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Traffic(Record):
+    unit: str = ""
+    tokens_per_step: int | None = field(default=None, metadata=ABSENT)
+    microbatches: int | None = field(default=None, metadata=ABSENT)
+    tensor_parallel_bytes: float = 0.0
+    tensor_parallel_collectives: int = 0
+    tensor_parallel_crosses_network: bool = False
+    pipeline_bytes: float = 0.0
+    pipeline_crosses_network: bool = False
+    data_parallel_bytes: float | None = field(default=None, metadata=ABSENT)
+    data_parallel_crosses_network: bool | None = field(default=None, metadata=ABSENT)
+    expert_all_to_all_bytes: float = 0.0
+    expert_crosses_network: bool = False
+    placement: str = ""
+    communicators: tuple[Communicator, ...] = ()
+    inter_server_bytes_per_gpu: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class ServingPool(Record):
+    role: str = ""
+    servers: int = 0
+    gpus: int = 0
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    instances: int = 0
+    gpus_per_instance: int = 0
+    experts_per_gpu: int = 0
+    redundant_experts: int = 0
+    weights_gb_per_gpu: float = 0.0
+    kv_gb_per_request: float = 0.0
+    max_batch_per_instance: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class ServingPools(Record):
+    """``prefill`` and ``decode`` (disaggregated), or ``serve`` when they share GPUs."""
+
+    prefill: ServingPool | None = field(default=None, metadata=ABSENT)
+    decode: ServingPool | None = field(default=None, metadata=ABSENT)
+    serve: ServingPool | None = field(default=None, metadata=ABSENT)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class ServingPlan(Record):
+    deployment: str = ""
+    servers: int = 0
+    pools: ServingPools = field(default_factory=ServingPools)
+    kv_bytes_per_token: float = 0.0
+    kv_bytes_per_request: float = 0.0
+    computed_prompt_tokens: float = 0.0
+    tokens_per_step: float = 0.0
+    requests_per_s: float | None = None
+    concurrent_requests: int = 0
+    kv_inside_domain: bool = False
+    """Disaggregated pools inside every server: the KV cache stays on NVLink."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class WorkloadInfo(Record):
+    model: ModelInfo = field(default_factory=ModelInfo)
+    memory: Memory = field(default_factory=Memory)
+    plan: Plan = field(default_factory=Plan)
+    nodes: int = 0
+    gpus_per_node: int = 0
+    scaleup_domain_gpus: int | None = field(default=None, metadata=ABSENT)
+    spans_servers: bool = False
+    needs_compute_fabric: bool | None = field(default=None, metadata=ABSENT)
+    traffic: Traffic = field(default_factory=Traffic)
+    notes: tuple[str, ...] = ()
+    serving: ServingPlan | None = field(default=None, metadata=ABSENT)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
