@@ -5,7 +5,8 @@ Writes ``bench/audit.json`` (counts, violations by property, examples) and exits
 property is violated (see ``advisor/engine/tools/audit.py`` for the properties).  Options:
 ``--processes N`` (default: all cores), ``--every K`` (every K-th case only, for a quick look;
 series properties then compare the sizes that remain), ``--serving`` (the inference cases
-only).
+only).  Cases are evaluated without the scaling chart, which no property reads (see
+``advisor/engine/tools/audit.py``).
 """
 
 from __future__ import annotations
