@@ -292,6 +292,7 @@ def main() -> None:
         result_link=result_link,
         bodies=scenario_bodies(),
     )
+    load_at_start = os.getloadavg()[0]  # other work on the machine skews every figure
     started_at = timezone.now()
     started = time.monotonic()
     deadline = started + args.duration
@@ -310,7 +311,8 @@ def main() -> None:
         by_endpoint[f"{s.kind}:{s.name}"].append(s)
     errors = [s for s in samples if s.error]
     runs = submitted_runs(started_at, wait_s=60)
-    reads_p95 = latency_summary(reads)["p95_ms"]
+    reads_summary = latency_summary(reads)
+    reads_p95, reads_p99 = reads_summary["p95_ms"], reads_summary["p99_ms"]
     report = {
         "what": "make load: concurrent users against gunicorn + Celery on loopback",
         "users": args.users,
@@ -331,17 +333,20 @@ def main() -> None:
         "submit_to_succeeded": runs,
         "submission_variants": len(shared.bodies),
         "error_samples": sorted({f"{s.kind}:{s.name} {s.error}" for s in errors})[:20],
+        # issue 24's: reads p95 < 100 ms and p99 < 300 ms, submit-to-result p95 < 1 s, 0 errors
         "goals": {
             "zero_errors": not errors,
-            "reads_p95_under_300_ms": reads_p95 is not None and reads_p95 < 300,
+            "reads_p95_under_100_ms": reads_p95 is not None and reads_p95 < 100,
+            "reads_p99_under_300_ms": reads_p99 is not None and reads_p99 < 300,
             "finished_scenario_page_p95_under_300_ms": (
                 latency_summary(by_endpoint.get("page:result", []))["p95_ms"] or 1e9
             )
             < 300,
-            "submit_to_succeeded_p95_under_3_s": runs["p95_s"] is not None
-            and runs["p95_s"] < 3
+            "submit_to_succeeded_p95_under_1_s": runs["p95_s"] is not None
+            and runs["p95_s"] < 1
             and runs["unfinished"] == 0,
         },
+        "load_average_1m_at_start_end": [round(load_at_start, 2), round(os.getloadavg()[0], 2)],
     }
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({k: report[k] for k in ("totals", "goals", "submit_to_succeeded")}, indent=2))
