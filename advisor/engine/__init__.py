@@ -18,14 +18,15 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.cloud import CloudFabric, cloud_fabric
 from advisor.engine.facts.constants import CONSTANTS_VERSION
+from advisor.engine.input.echo import design_input, scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model.echo import workload_info
 from advisor.engine.model.performance import (
     evaluate_design,
     model_assumptions,
     set_model_error_source,
 )
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.result.echo import DesignInput, ScenarioEcho, WorkloadInfo
 from advisor.engine.result.records import DesignEvaluation, EngineResult, Metrics
 from advisor.engine.tools.validation import model_error_band
 
@@ -84,7 +85,7 @@ def evaluate_typed(
     design_evaluation: DesignEvaluation | None = None
     if s.design is not None:
         design_evaluation = DesignEvaluation(
-            design=_design_input(s.design),
+            design=design_input(s.design),
             metrics=evaluate_design(s, w, _laid_out(s, cat)),
         )
     answer = _recommend(s, w, cat, progress, scaling_chart=scaling_chart)
@@ -100,8 +101,8 @@ def evaluate_typed(
         engine_version=ENGINE_VERSION,
         constants_version=CONSTANTS_VERSION,
         catalog_version=cat.version,
-        scenario=ScenarioEcho.from_dict(s.to_dict()),
-        workload=WorkloadInfo.from_dict(w.to_dict(s)),
+        scenario=scenario_echo(s),
+        workload=workload_info(w, s),
         design_evaluation=design_evaluation,
         recommendation=dataclasses.replace(answer.recommendation, rationale=rationale),
         metrics=answer.metrics,
@@ -138,22 +139,6 @@ def _laid_out(s: Scenario, cat: Catalog) -> Design:
         return s.design
     per_rail = nic.rail_layout(s.design.nics_per_node)[1]
     return s.design if per_rail == 1 else dataclasses.replace(s.design, links_per_rail=per_rail)
-
-
-def _design_input(design: Design) -> DesignInput:
-    """The scenario's own design as the result echoes it (``design_evaluation.design``); the
-    layout facts only the recommendation sets are echoed when they are not 1."""
-    layout = {"planes": design.planes, "links_per_rail": design.links_per_rail}
-    return DesignInput(
-        fabric=design.fabric,
-        nic_gbps=design.nic_gbps,
-        nics_per_node=design.nics_per_node,
-        oversubscription=design.oversubscription,
-        adaptive_routing=design.adaptive_routing,
-        in_network_reduction=design.in_network_reduction,
-        switch_radix=design.switch_radix,
-        extra={key: value for key, value in layout.items() if value != 1},
-    )
 
 
 def _cloud_reference(

@@ -27,6 +27,7 @@ from advisor.engine.facts.constants import (
     VECTOR_INDEX_MEMORY_HEADROOM,
     VECTOR_SERVER_MEMORY_BYTES,
 )
+from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.rag import RagSpec
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.rag import index_bytes, network_s, plan_rag, query_rate
@@ -71,7 +72,7 @@ def _errors(raw: dict[str, Any]) -> dict[str, str]:
 def test_an_empty_rag_section_takes_every_default_and_round_trips() -> None:
     s = parse_scenario(RAG_70B, CATALOG)
     assert s.rag == RagSpec()
-    echoed = s.to_dict()
+    echoed = scenario_echo(s).to_dict()
     assert echoed["rag"] == {
         "top_k": 4,
         "chunk_tokens": 256,
@@ -84,7 +85,7 @@ def test_an_empty_rag_section_takes_every_default_and_round_trips() -> None:
 def test_a_scenario_without_rag_has_none() -> None:
     s = parse_scenario(SERVING_70B, CATALOG)
     assert s.rag is None
-    assert "rag" not in s.to_dict()
+    assert "rag" not in scenario_echo(s).to_dict()
 
 
 @pytest.mark.parametrize(

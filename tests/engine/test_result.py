@@ -271,3 +271,64 @@ def test_flags_stored_as_one_or_zero_read_as_booleans_and_other_numbers_are_refu
         {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8}
     )
     assert isinstance(fresh.metrics.meets_target, bool)
+
+
+ECHOED: dict[str, dict[str, Any]] = {
+    "custom_model_on_cloud": {
+        "workload": "training",
+        "model": {"params_b": 30, "layers": 48, "hidden": 6144, "heads": 48, "kv_heads": 8},
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "parallelism": {"tp": 8},
+        "constraints": {"cloud": "aws-p5", "network_budget_usd": 500000},
+    },
+    "pools_and_rag": {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 32,
+        "inference": {
+            "deployment": "disaggregated",
+            "prompt_tokens": 8000,
+            "requests_per_s": 1,
+            "pools": {"prefill": {"servers": 2}, "decode": {}},
+        },
+        "rag": {"top_k": 8},
+    },
+    **{name: SCENARIOS[name] for name in ("training_with_design", "inference_split")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ECHOED))
+def test_the_echoes_are_built_from_the_typed_scenario_and_plan(name: str) -> None:
+    """``result.scenario`` / ``result.workload`` are written from the parsed scenario and the
+    workload plan field by field: every key typed, a typed round trip, what was given kept."""
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.input.echo import scenario_echo
+    from advisor.engine.input.scenario import parse_scenario
+    from advisor.engine.model.echo import workload_info
+    from advisor.engine.model.planner import plan_workload
+    from advisor.engine.result.echo import ScenarioEcho, WorkloadInfo
+
+    s = parse_scenario(ECHOED[name], default_catalog())
+    w = plan_workload(s)
+    scenario, workload = scenario_echo(s), workload_info(w, s)
+    assert ScenarioEcho.from_dict(scenario.to_dict()) == scenario
+    assert WorkloadInfo.from_dict(workload.to_dict()) == workload
+    assert scenario.extra == {} and scenario.constraints.extra == {} and workload.extra == {}
+    assert workload.plan.tp == w.plan.tp and workload.memory.fits == w.memory.fits
+    assert workload.traffic.communicators == tuple(
+        c for c in workload.traffic.communicators if c.size > 1
+    )
+    typed = evaluate_typed(ECHOED[name])
+    assert typed.scenario == scenario and typed.workload == workload
+    if name == "custom_model_on_cloud":
+        assert scenario.constraints.cloud == "aws-p5"
+        assert scenario.to_dict()["constraints"]["cloud"] == "aws-p5"
+        assert scenario.parallelism["tp"] == 8 and not isinstance(scenario.model, str)
+        assert scenario.model.layers == 48
+    if name == "pools_and_rag":
+        assert scenario.inference is not None and scenario.rag is not None
+        assert scenario.inference.pools == {"prefill": {"servers": 2}}
+        assert scenario.rag.top_k == 8
+        assert workload.serving is not None and workload.serving.pools.prefill is not None

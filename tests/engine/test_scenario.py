@@ -8,6 +8,7 @@ import pytest
 
 from advisor.engine import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.planner import plan_workload
 
@@ -38,7 +39,7 @@ def test_only_four_fields_are_required_and_defaults_are_filled() -> None:
     assert s.training.global_batch_tokens == 4096 * 1024
     assert s.training.sharding == "zero1"
     assert s.design is None
-    normalised = s.to_dict()
+    normalised = scenario_echo(s).to_dict()
     assert normalised["gpus_per_node"] == 8
     assert normalised["training"]["total_tokens"] == 1e12
 

@@ -9,6 +9,7 @@ import pytest
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.input.spec import FIELDS, scenario_json_schema, scenario_paths
 
@@ -69,7 +70,9 @@ def test_every_published_field_is_one_the_parser_knows(path: str) -> None:
 def test_every_stated_default_is_the_parsers(workload: str) -> None:
     # a serving scenario states its retrieval pipeline too (an empty rag: every default)
     rag = {"rag": {}} if workload == "inference" else {}
-    parsed = parse_scenario({"workload": workload, **MINIMAL, **rag}, CATALOG).to_dict()
+    parsed = scenario_echo(
+        parse_scenario({"workload": workload, **MINIMAL, **rag}, CATALOG)
+    ).to_dict()
     checked = 0
     for path, field in _leaves(scenario_json_schema()).items():
         if "default" not in field or path.startswith(("model.", "design.")):
@@ -89,8 +92,8 @@ def test_every_stated_default_is_the_parsers(workload: str) -> None:
 
 
 def test_design_defaults_are_the_parsers() -> None:
-    parsed = parse_scenario(
-        {"workload": "training", **MINIMAL, "design": {"fabric": "roce"}}, CATALOG
+    parsed = scenario_echo(
+        parse_scenario({"workload": "training", **MINIMAL, "design": {"fabric": "roce"}}, CATALOG)
     ).to_dict()["design"]
     for path, field in _leaves(scenario_json_schema()).items():
         if path.startswith("design.") and "default" in field:

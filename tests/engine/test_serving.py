@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from advisor.engine import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model.echo import workload_info
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import WorkloadPlan
@@ -300,7 +302,7 @@ def test_load_curves_price_every_option_network() -> None:
         Option(fabric="ethernet", nic_gbps=200, nics_per_node=2, recommended=False),
         Option(fabric="roce", nic_gbps=200, nics_per_node=2, recommended=True),
     ]
-    curves = load_curves_for_result(ScenarioEcho.from_dict(s.to_dict()), options)
+    curves = load_curves_for_result(scenario_echo(s), options)
     assert [c["fabric"] for c in curves] == ["ethernet", "roce"]
     for curve in curves:
         rates = [p["requests_per_s"] for p in curve["points"]]
@@ -325,7 +327,7 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     s, w = _plan(LONG_PROMPT_DISAGGREGATED)
     rdma = evaluate_design(s, w, ROCE_2X200)
     tcp = evaluate_design(s, w, TCP_2X200)
-    serving = w.to_dict(s)["serving"]
+    serving = workload_info(w, s).to_dict()["serving"]
     sentence = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000)
     assert sentence is not None
     assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence

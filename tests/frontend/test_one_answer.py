@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import parse_scenario
 from frontend import questionnaire as qn
 from tests.support.schema_strategy import from_schema
@@ -65,9 +66,12 @@ _NOT_ENGINE_DEFAULTS = ("workload", "scale", "gpu", "gpus", "model_choice")
 
 
 def test_every_default_the_questionnaire_shows_is_the_engines() -> None:
-    parsed = parse_scenario(_minimal("inference"), CATALOG).to_dict()
-    parsed["training"] = parse_scenario(_minimal("training"), CATALOG).to_dict()["training"]
-    parsed["rag"] = parse_scenario(_minimal("inference", rag={}), CATALOG).to_dict()["rag"]
+    def echoed(raw: dict[str, Any]) -> dict[str, Any]:
+        return scenario_echo(parse_scenario(raw, CATALOG)).to_dict()
+
+    parsed = echoed(_minimal("inference"))
+    parsed["training"] = echoed(_minimal("training"))["training"]
+    parsed["rag"] = echoed(_minimal("inference", rag={}))["rag"]
     for name, question in QUESTIONS.items():
         paths = qn.QUESTION_FIELDS.get(name, ())
         if not question.default or not paths or name in _NOT_ENGINE_DEFAULTS:

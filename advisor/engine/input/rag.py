@@ -59,11 +59,6 @@ class RagSpec:
         """Retrieved tokens in every prompt: ``top_k x chunk_tokens``."""
         return self.top_k * self.chunk_tokens
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {key: getattr(self, key) for key in _COUNTS}
-        out.update({k: getattr(self, k) for k in _SERVERS if getattr(self, k) is not None})
-        return out
-
 
 def _count(value: Any) -> int | None:
     """A positive whole number, or None."""

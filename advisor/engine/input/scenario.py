@@ -193,14 +193,6 @@ class Design:
     """Links of a server that land on one rail leaf together (8 per Gaudi 3 ply: two whole
     4 x 200G OSFPs); set by the recommendation from the NIC's rail layout."""
 
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        # layout facts the recommendation sets; a scenario's own design never carries them
-        for key in ("planes", "links_per_rail"):
-            if out[key] == 1:
-                del out[key]
-        return out
-
 
 @dataclass(frozen=True)
 class TrainingSpec:
@@ -369,59 +361,6 @@ class Scenario:
     @property
     def is_training(self) -> bool:
         return self.workload in ("training", "fine_tuning")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Normalised scenario v1 with every default filled in."""
-        out: dict[str, Any] = {
-            "workload": self.workload,
-            "model": self.model.id if self.model_is_preset else _custom_model_dict(self.model),
-            "gpu": self.gpu.id,
-            "gpus": self.gpus,
-            "gpus_per_node": self.gpus_per_node,
-            "precision": self.precision,
-            "sequence_length": self.sequence_length,
-            "parallelism": {k: v for k, v in asdict(self.parallelism).items() if v is not None},
-            "constraints": {
-                k: v for k, v in asdict(self.constraints).items() if v is not None or k != "cloud"
-            },
-        }
-        if self.training is not None:
-            t = asdict(self.training)
-            t.pop("sharding_given")
-            out["training"] = t
-        if self.inference is not None:
-            inf = asdict(self.inference)
-            pools = {
-                role: {k: v for k, v in (inf.pop(f"{role}_pool") or {}).items() if v is not None}
-                for role in ("prefill", "decode")
-            }
-            pools = {k: v for k, v in pools.items() if v}
-            if pools:
-                inf["pools"] = pools
-            for key in ("deployment", "requests_per_s", "mtp"):
-                if inf[key] is None:
-                    del inf[key]
-            out["inference"] = inf
-        if self.design is not None:
-            out["design"] = self.design.to_dict()
-        if self.rag is not None:
-            out["rag"] = self.rag.to_dict()
-        return out
-
-
-def _custom_model_dict(m: ModelSpec) -> dict[str, Any]:
-    return {
-        "params_b": m.params_b,
-        "layers": m.layers,
-        "hidden": m.hidden,
-        "heads": m.heads,
-        "kv_heads": m.kv_heads,
-        "vocab": m.vocab,
-        "ffn_hidden": m.ffn_hidden,
-        "moe_experts": m.moe_experts,
-        "moe_top_k": m.moe_top_k,
-        "active_params_b": m.active_params_b,
-    }
 
 
 class _Errors:

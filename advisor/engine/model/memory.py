@@ -6,8 +6,7 @@ Units: bytes unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import (
@@ -43,11 +42,6 @@ class MemoryEstimate:
     @property
     def fits(self) -> bool:
         return self.total_gb <= self.usable_gb
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["fits"] = self.fits
-        return d
 
 
 # ----------------------------------------------------------------------------- memory

@@ -7,7 +7,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.input.scenario import Scenario
@@ -15,10 +15,8 @@ from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.memory import MemoryEstimate
 from advisor.engine.model.placement import (
     Communicator,
-    Fabric,
     blocks_spanned,
     contiguous_share,
-    place,
     training_communicators,
     wire_bytes,
 )
@@ -48,9 +46,6 @@ class Plan:
     """Training's expert dispatcher: ``deepep`` (once per destination server) or ``alltoall``."""
     gpus_used: int = 0
     """GPUs the plan runs on (tp x cp x pp x dp); the rest of the cluster idles (0 = all)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @property
     def model_parallel(self) -> int:
@@ -194,58 +189,6 @@ class WorkloadPlan:
         self.memo[key] = value
         return value
 
-    def to_dict(self, scenario: Scenario) -> dict[str, Any]:
-        return {
-            "model": scenario.model.to_dict(),
-            "memory": self.memory.to_dict(),
-            "plan": self.plan.to_dict(),
-            "nodes": self.nodes,
-            "gpus_per_node": self.gpus_per_node,
-            "scaleup_domain_gpus": self.domain_gpus,
-            "spans_servers": self.spans_servers,
-            "needs_compute_fabric": self.needs_compute_fabric,
-            "traffic": traffic_dict(self) | server_traffic(self),
-            "notes": list(self.notes),
-        } | (
-            {"serving": self.inference.serving.to_dict()}
-            if self.inference is not None and self.inference.serving is not None
-            else {}
-        )
-
-
-def traffic_dict(workload: WorkloadPlan) -> dict[str, Any]:
-    """Traffic volumes per step (training) or per output token (inference), in bytes."""
-    if workload.training is not None:
-        t = workload.training
-        dp_total = sum(b * c for _, b, c in t.dp_op_bytes)
-        edp_total = sum(b * c for _, b, c in t.expert_dp_op_bytes)
-        return {
-            "unit": "bytes per GPU per training step",
-            "tokens_per_step": t.tokens_per_step,
-            "microbatches": t.microbatches,
-            "tensor_parallel_bytes": t.tp_bytes_per_collective * t.tp_collectives_per_step,
-            "tensor_parallel_collectives": t.tp_collectives_per_step,
-            "tensor_parallel_crosses_network": t.tp_layout.crosses_network,
-            "pipeline_bytes": t.pp_bytes_per_p2p * t.pp_p2p_per_step,
-            "pipeline_crosses_network": t.pp_crosses_network,
-            "data_parallel_bytes": dp_total + edp_total,
-            "data_parallel_crosses_network": t.dp_layout.crosses_network,
-            "expert_all_to_all_bytes": t.ep_bytes_per_all_to_all * t.ep_all_to_all_per_step,
-            "expert_crosses_network": t.ep_layout.crosses_network,
-        }
-    assert workload.inference is not None
-    i = workload.inference
-    return {
-        "unit": "bytes per GPU per output token (decode step)",
-        "tensor_parallel_bytes": i.tp_bytes_per_decode_collective * i.tp_collectives_per_token,
-        "tensor_parallel_collectives": i.tp_collectives_per_token,
-        "tensor_parallel_crosses_network": i.tp_layout.crosses_network,
-        "pipeline_bytes": i.pp_bytes_per_token,
-        "pipeline_crosses_network": i.pp_crosses_network,
-        "expert_all_to_all_bytes": 2.0 * i.ep_dispatch_bytes_per_gpu * i.moe_layers,
-        "expert_crosses_network": i.ep_layout.crosses_network,
-    }
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -334,37 +277,3 @@ def plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
         (Communicator("pp", "p2p", p.pp, p.tp), pp_b),
         (Communicator("ep", "all_to_all", p.ep, 1), ep_b),
     )
-
-
-def server_traffic(w: WorkloadPlan) -> dict[str, Any]:
-    """Design-independent placement facts of a workload plan for ``result["workload"]
-    ["traffic"]``: per communicator, the scale-up domains a group spans and the bytes per GPU
-    that cross the domain boundary (the NICs) under contiguous placement.  Leaf and pod
-    crossings depend on the design; they are in each design's metrics."""
-    dom = Fabric(blocks=(max(1, w.domain_gpus),), servers=max(1, w.nodes), servers_per_block=())
-    comms: list[dict[str, Any]] = []
-    total = 0.0
-    for comm, nbytes in plan_traffic(w):
-        if comm.size <= 1:
-            continue
-        x = place(comm, dom)
-        crossing = nbytes * x.shares[0]
-        total += crossing
-        comms.append(
-            {
-                "kind": comm.kind,
-                "pattern": comm.pattern,
-                "size": comm.size,
-                "stride_gpus": comm.stride,
-                "scaleup_domains_per_group": x.domains,
-                "ranks_per_domain": x.ranks_per_domain,
-                "wire_bytes_per_gpu": nbytes,
-                "inter_server_bytes_per_gpu": crossing,
-                "crosses_network": x.crosses_network,
-            }
-        )
-    return {
-        "placement": "contiguous",
-        "communicators": comms,
-        "inter_server_bytes_per_gpu": total,
-    }

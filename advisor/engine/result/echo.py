@@ -58,6 +58,8 @@ class Constraints(Record):
     utilization: float = DEFAULT_UTILIZATION
     allow_oversubscription: bool = False
     storage_write_gbytes_per_s: float | None = None
+    cloud: str | None = field(default=None, metadata=ABSENT)
+    """The cloud instance type the GPUs are rented as (``constraints.cloud``, MODEL.md 20.8)."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

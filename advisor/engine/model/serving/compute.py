@@ -8,7 +8,7 @@ Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -145,9 +145,6 @@ class PoolPlan:
     max_batch_per_instance: int
     """Requests an instance can hold in memory at full context."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class ServingPlan:
@@ -182,22 +179,6 @@ class ServingPlan:
     @property
     def colocated(self) -> bool:
         return self.deployment != "disaggregated"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "deployment": self.deployment,
-            "servers": self.servers,
-            "pools": {"prefill": self.prefill.to_dict(), "decode": self.decode.to_dict()}
-            if not self.colocated
-            else {"serve": self.decode.to_dict()},
-            "kv_bytes_per_token": self.kv_bytes_per_token,
-            "kv_bytes_per_request": self.kv_bytes_per_request,
-            "computed_prompt_tokens": self.computed_prompt_tokens,
-            "tokens_per_step": self.tokens_per_step,
-            "requests_per_s": self.requests_per_s,
-            "concurrent_requests": self.concurrent_requests,
-            "kv_inside_domain": self.kv_inside_domain,
-        }
 
 
 def kv_element_bytes(precision: str, latent: bool = False) -> float:
