@@ -9,6 +9,7 @@ on the reference network and keeps the one that serves the load best."""
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import pytest
@@ -16,10 +17,13 @@ import pytest
 from advisor.engine import evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.tools.audit import (
     SERVING_RATE_TOLERANCE,
     AuditCase,
+    expected_crossings,
+    placement_violations,
     run_case,
     series_violations,
 )
@@ -119,3 +123,35 @@ def test_a_dense_disaggregated_deployment_keeps_its_pools_inside_every_server_at
         assert o.result["workload"]["serving"]["kv_inside_domain"] is True
         assert o.result["recommendation"]["needs_compute_fabric"] is False
     assert series_violations(outcomes) == []
+
+
+def test_disaggregated_copies_on_nvl72_sit_whole_inside_a_rack() -> None:
+    """Mixtral 8x7B disaggregated on 64 GB200 NVL72 trays (3 racks of 18 and 10 trays): the
+    search ran 4 copies of the 16-tray deployment, counted as 64 // 16, so copies straddled
+    racks and the decode EP groups crossed the network where the traffic said they did not
+    (the audit's placement property).  Copies are now placed per rack by
+    placement.whole_groups, the leftover trays idle, and the placement property holds."""
+    case = AuditCase("mixtral-8x7b", "gb200-nvl72", "inference-disaggregated", "default", 64)
+    outcome = run_case(case)
+    assert outcome.result is not None, outcome.refusal or outcome.error
+    result = outcome.result
+    assert placement_violations(case.label(), result) == []
+    notes = " ".join(result["workload"]["notes"])
+    found = re.search(r"(\d+) copies of the (\d+)-server disaggregated deployment", notes)
+    assert found is not None, notes
+    copies, per_copy = int(found.group(1)), int(found.group(2))
+    assert per_copy <= 18  # a copy fits one 18-tray rack
+    assert copies == whole_groups(per_copy * 4, 72, 64 * 4)  # none straddles two racks
+    record = result["workload"]["serving"]
+    assert (record["copies"], record["copy_servers"]) == (copies, per_copy)
+    # the audit's rule still catches copies counted as servers / n (64 // 9 = 7 here, so
+    # counted as before 4 copies of 16 trays, 3 racks hold only 3 whole)
+    before = {**record, "copies": 4, "copy_servers": 16}
+    plan = {**result["workload"]["plan"], "dp": 4, "ep": 20}
+    old = {**result, "workload": {**result["workload"], "serving": before, "plan": plan}}
+    assert expected_crossings(old)["expert"] is True
+    serving = result["workload"]["serving"]["pools"]
+    used = serving["prefill"]["servers"] + serving["decode"]["servers"]
+    assert used == copies * per_copy
+    idle = 64 - used
+    assert idle > 0 and f"{idle} server" in notes

@@ -173,6 +173,8 @@ def _serving(sp: ServingPlan) -> echo.ServingPlan:
         requests_per_s=sp.requests_per_s,
         concurrent_requests=sp.concurrent_requests,
         kv_inside_domain=sp.kv_inside_domain,
+        copies=sp.copies,
+        copy_servers=sp.copy_servers,
     )
 
 

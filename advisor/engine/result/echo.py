@@ -288,6 +288,10 @@ class ServingPlan(Record):
     concurrent_requests: int = 0
     kv_inside_domain: bool = False
     """Disaggregated pools inside every server: the KV cache stays on NVLink."""
+    copies: int = 1
+    """Independent copies of a disaggregated deployment planned on fewer servers."""
+    copy_servers: int = 0
+    """Servers of one copy (0: one deployment on all its servers)."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -409,6 +409,15 @@ def expected_crossings(result: dict[str, Any]) -> dict[str, bool]:
     if serving and ep <= 1 and replica <= domain and dp <= whole_groups(replica, domain, gpus):
         # independent serving replicas sit whole inside a scale-up domain (whole_groups)
         return dict.fromkeys(("tensor_parallel", "data_parallel", "expert", "pipeline"), False)
+    record = result.get("workload", {}).get("serving") or {}
+    copies = int(record.get("copies") or 1) if serving else 1
+    copy_gpus = int(record.get("copy_servers") or 0) * int(
+        result.get("workload", {}).get("gpus_per_node", 1)
+    )
+    if copies > 1 and 0 < copy_gpus <= domain and copies <= whole_groups(copy_gpus, domain, gpus):
+        # copies of a disaggregated deployment sit whole inside a scale-up domain (whole_groups)
+        # and every communicator of a copy with them
+        return dict.fromkeys(("tensor_parallel", "data_parallel", "expert", "pipeline"), False)
     return {
         "tensor_parallel": _straddles(tp, domain, used),
         "data_parallel": dp > 1 and _straddles(tp * cp * dp, domain, used),

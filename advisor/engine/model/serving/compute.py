@@ -175,6 +175,12 @@ class ServingPlan:
     kv_inside_domain: bool = False
     """Disaggregated copies whose prefill and decode pools share one scale-up domain (GPUs of
     one server): the KV cache moves over NVLink/NVSwitch, never the network."""
+    copies: int = 1
+    """Independent copies of a disaggregated deployment planned on fewer servers (1: one)."""
+    copy_servers: int = 0
+    """Servers of one such copy (0: one deployment on all its servers); on a platform whose
+    scale-up domain spans servers each copy that fits one sits whole inside one
+    (placement.whole_groups)."""
 
     @property
     def colocated(self) -> bool:

@@ -587,7 +587,9 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
             sub_sp = plan_disaggregated(replace(scenario, gpus=n * gpn))
         except ScenarioError:
             continue
-        candidates.append(_disaggregated_copies(scenario, n, sub_sp))
+        lifted = _disaggregated_copies(scenario, n, sub_sp)
+        if lifted is not None:
+            candidates.append(lifted)
     for lifted in _by_capacity(scenario, candidates):
         if best is not None and _below(scenario, lifted, best[0][0]):
             break  # no rate within the targets exceeds the capacity
@@ -621,15 +623,33 @@ def _best_of(scenario: Scenario, plans: list[WorkloadPlan]) -> WorkloadPlan:
     return best[1]
 
 
-def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> WorkloadPlan:
+def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> WorkloadPlan | None:
     """As many copies of the disaggregated deployment ``sub_sp`` planned on ``n`` servers as
-    ``scenario``'s cluster holds, the rest of its servers idle (said in the notes)."""
-    copies = scenario.nodes // n
-    lifted = _disaggregated_on(
-        scenario, domain_gpus(scenario), _copied(sub_sp, copies, scenario.nodes)
-    )
+    ``scenario``'s cluster holds, the rest of its servers idle (said in the notes).
+
+    On a platform whose scale-up domain spans servers (an NVL72 rack of 18 trays) a copy that
+    fits one domain is placed whole inside one (placement.whole_groups: ``18 // n`` copies per
+    full rack and ``rest // n`` in a partial one), so no copy straddles two racks and its
+    communicators stay where the plan says; the trays left over in each rack idle.  A copy
+    larger than one domain is not taken there (``None``): copies laid side by side would put
+    decode expert groups across rack boundaries that the plan's traffic counts inside one (the
+    audit's ``placement`` property); the deployment planned on the whole cluster is weighed
+    beside the copies."""
+    dom = domain_gpus(scenario)
+    gpn = scenario.gpus_per_node
+    if dom > gpn and n * gpn > dom:
+        return None
+    copies = whole_groups(n * gpn, dom, scenario.nodes * gpn) if dom > gpn else scenario.nodes // n
+    copied = replace(_copied(sub_sp, copies, scenario.nodes), copies=copies, copy_servers=n)
+    lifted = _disaggregated_on(scenario, dom, copied)
     idle = scenario.nodes - n * copies
     note = f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated deployment"
+    if dom > gpn and scenario.gpus > dom:
+        per = dom // gpn
+        note += (
+            f", each whole inside one {per}-server scale-up domain ({per // n} per full domain; "
+            "none straddles two)"
+        )
     if idle:
         note += f"; {idle} server{'s stay' if idle != 1 else ' stays'} idle"
     return replace(lifted, notes=(*lifted.notes, note))
