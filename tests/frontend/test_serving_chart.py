@@ -21,6 +21,9 @@ DISAGGREGATED = {
         "output_tokens": 500,
         "requests_per_s": 0.5,
         "target_ttft_ms": 2000,
+        # Whole-server pools: the KV cache crosses the fabric, so the network choice shows
+        # in TTFT (in-server pools keep it on NVLink and leave one curve).
+        "pools": {"prefill": {"servers": 2}, "decode": {"servers": 2}},
     },
 }
 

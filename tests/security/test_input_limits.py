@@ -247,7 +247,7 @@ def test_evaluate_stops_an_endless_evaluation_with_a_clear_error(
     from advisor import engine
 
     settings.ENGINE_IN_REQUEST_TIME_LIMIT_S = 1
-    monkeypatch.setattr(engine, "evaluate", spin_forever)
+    monkeypatch.setattr(engine, "evaluate_typed", spin_forever)  # what the shell calls
     response = client_a.http.post("/api/v1/evaluate/", {"inputs": BASE}, format="json")
     assert response.status_code == 503
     error = response.json()["error"]
@@ -263,7 +263,7 @@ def test_an_embedded_run_that_never_ends_fails_with_the_reason(
 
     settings.ENGINE_IN_REQUEST_TIME_LIMIT_S = 1
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr(engine, "evaluate", spin_forever)
+    monkeypatch.setattr(engine, "evaluate_typed", spin_forever)  # what the shell calls
     with django_capture_on_commit_callbacks(execute=True):
         run = scenario_submit(name="endless", inputs=BASE)
     run.refresh_from_db()
