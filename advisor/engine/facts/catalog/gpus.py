@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
+
 _NV_A100 = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/a100)"
 _NV_V100 = "NVIDIA V100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/v100)"
 _NV_H100 = "NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100)"
@@ -137,18 +139,11 @@ class GpuSpec:
         return self.generation in HOPPER_OR_NEWER
 
     def __hash__(self) -> int:
-        """The value hash, computed once per object: the planner keys its caches by the GPU
-        and the model (hashing every field on each of thousands of look-ups cost more than
-        the arithmetic saved).  Equal objects hash equal, as the dataclass's own hash."""
-        cached: int | None = self.__dict__.get("_value_hash")
-        if cached is None:
-            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
-            object.__setattr__(self, "_value_hash", cached)
-        return cached
+        """The value hash, computed once per object (:func:`cached_value_hash`)."""
+        return cached_value_hash(self)
 
     def __getstate__(self) -> dict[str, Any]:
-        # string hashes differ between processes: a pickled copy hashes itself again
-        return {k: v for k, v in self.__dict__.items() if k != "_value_hash"}
+        return state_without_value_hash(self)
 
     @property
     def slot_gbps(self) -> float:

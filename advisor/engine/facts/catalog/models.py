@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -38,18 +40,11 @@ class ModelSpec:
     mtp_layers: int = 0
 
     def __hash__(self) -> int:
-        """The value hash, computed once per object: the planner keys its caches by the GPU
-        and the model (hashing every field on each of thousands of look-ups cost more than
-        the arithmetic saved).  Equal objects hash equal, as the dataclass's own hash."""
-        cached: int | None = self.__dict__.get("_value_hash")
-        if cached is None:
-            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
-            object.__setattr__(self, "_value_hash", cached)
-        return cached
+        """The value hash, computed once per object (:func:`cached_value_hash`)."""
+        return cached_value_hash(self)
 
     def __getstate__(self) -> dict[str, Any]:
-        # string hashes differ between processes: a pickled copy hashes itself again
-        return {k: v for k, v in self.__dict__.items() if k != "_value_hash"}
+        return state_without_value_hash(self)
 
     @property
     def is_moe(self) -> bool:

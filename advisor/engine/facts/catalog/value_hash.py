@@ -1,0 +1,35 @@
+"""The value hash a frozen catalog record (a GPU, a model) computes once and keeps: the
+planner keys its caches by the GPU and the model, and hashing every field on each of
+thousands of look-ups cost more than the arithmetic saved.  A record uses it as
+
+    def __hash__(self) -> int:
+        return cached_value_hash(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return state_without_value_hash(self)
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+__all__ = ["cached_value_hash", "state_without_value_hash"]
+
+_KEY = "_value_hash"
+
+
+def cached_value_hash(record: Any) -> int:
+    """The hash of the dataclass ``record``'s field values, computed on first use and kept
+    on the object.  Equal records hash equal, as the dataclass's own hash."""
+    cached: int | None = record.__dict__.get(_KEY)
+    if cached is None:
+        cached = hash(tuple(getattr(record, f.name) for f in fields(record)))
+        object.__setattr__(record, _KEY, cached)
+    return cached
+
+
+def state_without_value_hash(record: Any) -> dict[str, Any]:
+    """``record``'s pickled state without the kept hash: string hashes differ between
+    processes, so a pickled copy hashes itself again."""
+    return {k: v for k, v in record.__dict__.items() if k != _KEY}
