@@ -12,8 +12,6 @@ and the API serves, and a stored run's JSON back into the typed result the pages
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from django.db.models.signals import post_delete, post_save
@@ -22,6 +20,7 @@ from advisor.engine import ENGINE_VERSION
 from advisor.engine.result.base import ResultFormatError
 from advisor.engine.result.records import Cost, EngineResult, Recommendation
 from advisor.scenarios.models import RunStatus, ScenarioRun
+from advisor.scenarios.run_lru import RunLRU
 
 _CACHE_ATTR = "_typed_result"
 
@@ -60,44 +59,10 @@ RESULT_COLUMNS = ("result",)
 MEMO_MAX = 48
 
 
-class _Memo:
-    """A thread-safe bounded LRU of (typed result, served JSON or None) by run key."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[tuple[Any, ...], list[Any]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...]) -> list[Any] | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is not None:
-                self._items.move_to_end(key)
-            return item
-
-    def put(self, key: tuple[Any, ...], item: list[Any]) -> None:
-        with self._lock:
-            self._items[key] = item
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def drop_run(self, run_id: Any) -> None:
-        with self._lock:
-            for key in [k for k in self._items if k[0] == run_id]:
-                del self._items[key]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-_memo = _Memo(MEMO_MAX)
+# A thread-safe bounded LRU of (typed result, served JSON or None) by run key.
+_memo: RunLRU[list[Any]] = RunLRU(MEMO_MAX)
 # The scenario list's recommendation and cost per run: small, so many more.
-_summaries = _Memo(4096)
+_summaries: RunLRU[list[Any]] = RunLRU(4096)
 
 
 def memo_clear() -> None:

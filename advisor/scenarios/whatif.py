@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +44,7 @@ from advisor.engine.tools.whatif import (
 from advisor.measurements.selectors import run_calibration_fit
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import ScenarioRun
+from advisor.scenarios.run_lru import RunLRU
 from advisor.scenarios.timelimit import wall_time_limit
 
 FABRICS: tuple[str, ...] = tuple(FABRIC_LABELS)
@@ -305,46 +304,15 @@ def calibration_of(*, run: ScenarioRun, result: EngineResult, catalog: Catalog) 
     return run_calibration_fit(run=run, catalog=catalog)
 
 
-class _Priced:
-    """A bounded, thread-safe LRU of priced what-ifs, keyed by value: the run priced against,
-    the scenario's inputs, the change, the catalog and the engine's version. The engine is
-    deterministic, so an entry is the answer computing it again would give. It pays for the
-    page's opening price (nothing changed: asked on every visit of a result page) and for a
-    control set back to a value already priced; a size never priced still costs its engine
-    time."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is not None:
-                self._items.move_to_end(key)
-            return item
-
-    def put(self, key: tuple[Any, ...], item: dict[str, Any]) -> None:
-        with self._lock:
-            self._items[key] = item
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def drop_run(self, run_id: Any) -> None:
-        with self._lock:
-            for key in [k for k in self._items if k[0] == run_id]:
-                del self._items[key]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
+# A bounded, thread-safe LRU of priced what-ifs, keyed by value: the run priced against,
+# the scenario's inputs, the change, the catalog and the engine's version. The engine is
+# deterministic, so an entry is the answer computing it again would give. It pays for the
+# page's opening price (nothing changed: asked on every visit of a result page) and for a
+# control set back to a value already priced; a size never priced still costs its engine
+# time.
 PRICED_MAX = 512
 """What-ifs kept per process: each a few kilobytes (a sweep row and the changed inputs)."""
-_priced = _Priced(PRICED_MAX)
+_priced: RunLRU[dict[str, Any]] = RunLRU(PRICED_MAX)
 
 
 def priced_clear() -> None:
@@ -377,7 +345,7 @@ def answer(
 
     ``run_id``: the succeeded run whose ``result`` this is (a finished result never changes,
     nor the fit it was evaluated with). Given, a what-if this process priced already for that
-    run, inputs, catalog and engine is answered from :class:`_Priced`; its ``engine_ms`` is
+    run, inputs, catalog and engine is answered from ``_priced``; its ``engine_ms`` is
     then this request's (next to nothing), not the first one's."""
     try:
         scenario = parse_scenario(inputs, catalog)
