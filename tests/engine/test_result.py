@@ -216,7 +216,8 @@ def test_the_acceptance_plan_reads_a_stored_result_through_its_types(
 
 
 def test_a_calibrated_result_round_trips_with_its_comparison() -> None:
-    from tests.measurements.test_calibrated_evaluate import SCENARIO, roce_fit
+    from tests.measurements.test_calibrated_evaluate import SCENARIO
+    from tests.support.fits import roce_fit
 
     raw = evaluate(SCENARIO, calibration=roce_fit(0.25, latency_s=50e-6))
     typed = EngineResult.from_dict(raw)

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate_typed
-from advisor.engine.calibration.fabric_fit import FabricFit, FitHardware, TermFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.result.records import EngineResult
@@ -26,6 +25,7 @@ from advisor.engine.tools.whatif import (
     design_label,
     whatif_point,
 )
+from tests.support.fits import roce_fit
 
 CATALOG = default_catalog()
 
@@ -226,35 +226,11 @@ def test_the_what_ifs_evaluation_leaves_out_only_the_scaling_chart(name: str) ->
     }
 
 
-def _slow_roce_fit() -> FabricFit:
-    """A customer's nccl-tests fit of a RoCE fabric at a quarter of the default bandwidth."""
-    net = TermFit(
-        kind="network",
-        bytes_per_s=368e9 * 0.25,
-        default_bytes_per_s=368e9,
-        latency_s=50e-6,
-        default_latency_s=1e-6,
-        bandwidth_identified=True,
-        latency_identified=True,
-        rms_residual_pct=5.0,
-        default_rms_residual_pct=20.0,
-        points=(),
-    )
-    return FabricFit(
-        gpu_id="h100-sxm",
-        gpu_name="NVIDIA H100 80GB HBM3",
-        hardware=FitHardware(fabric="roce", nic_gbps=400, nics_per_node=8),
-        network=net,
-        scaleup=None,
-        warnings=(),
-    )
-
-
 def test_a_calibrated_answer_keeps_its_fit_in_the_what_if() -> None:
     """A calibrated answer's what-if applies the same fit: at unchanged inputs it is the
     calibrated answer, at a new size the calibrated evaluate, and a fixed RoCE design is
     priced on the measured (slower) fabric."""
-    fit = _slow_roce_fit()
+    fit = roce_fit(0.25, latency_s=50e-6)  # a quarter of the default bandwidth
     scenario = {
         "workload": "training",
         "model": "llama3-8b",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.engine import evaluate
-from advisor.engine.calibration.fabric_fit import FabricFit, FitHardware, TermFit
+from tests.support.fits import roce_fit
 
 SCENARIO = {
     "workload": "training",
@@ -12,29 +12,6 @@ SCENARIO = {
     "gpus": 64,
     "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
 }
-
-
-def roce_fit(scale: float, latency_s: float = 1e-6) -> FabricFit:
-    net = TermFit(
-        kind="network",
-        bytes_per_s=368e9 * scale,
-        default_bytes_per_s=368e9,
-        latency_s=latency_s,
-        default_latency_s=1e-6,
-        bandwidth_identified=True,
-        latency_identified=True,
-        rms_residual_pct=5.0,
-        default_rms_residual_pct=20.0,
-        points=(),
-    )
-    return FabricFit(
-        gpu_id="h100-sxm",
-        gpu_name="NVIDIA H100 80GB HBM3",
-        hardware=FitHardware(fabric="roce", nic_gbps=400, nics_per_node=8),
-        network=net,
-        scaleup=None,
-        warnings=(),
-    )
 
 
 def test_a_slow_measured_roce_fabric_slows_the_roce_design_and_says_so():
