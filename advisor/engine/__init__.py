@@ -37,7 +37,14 @@ set_model_error_source(model_error_band)
 
 ENGINE_VERSION = "1.0.0"
 
-__all__ = ["ENGINE_VERSION", "EngineResult", "ScenarioError", "evaluate", "evaluate_typed"]
+__all__ = [
+    "ENGINE_VERSION",
+    "EngineResult",
+    "ScenarioError",
+    "evaluate",
+    "evaluate_json",
+    "evaluate_typed",
+]
 
 
 def evaluate(
@@ -50,9 +57,9 @@ def evaluate(
     """Evaluate a scenario v1 dict; returns a JSON-compatible dict (never NaN or infinity):
     :func:`evaluate_typed`'s answer written as JSON once (``EngineResult.to_dict``), for the
     CLI, sweeps, audit and anyone who wants the JSON contract of docs/ENGINE_API.md."""
-    typed = evaluate_typed(scenario, catalog=catalog, progress=progress, calibration=calibration)
-    safe: dict[str, Any] = json_safe(typed.to_dict())
-    return safe
+    return _evaluate(
+        scenario, catalog=catalog, progress=progress, calibration=calibration, scaling_chart=True
+    )[1]
 
 
 def evaluate_typed(
@@ -73,6 +80,37 @@ def evaluate_typed(
     :class:`ScenarioError` with per-field messages.  ``to_dict()`` is the JSON the API
     serves; a non-finite number anywhere raises ValueError here, not in a reader.
     """
+    return _evaluate(
+        scenario,
+        catalog=catalog,
+        progress=progress,
+        calibration=calibration,
+        scaling_chart=scaling_chart,
+    )[0]
+
+
+def evaluate_json(
+    scenario: dict[str, Any],
+    *,
+    catalog: Catalog | None = None,
+    scaling_chart: bool = True,
+) -> dict[str, Any]:
+    """:func:`evaluate` with ``scaling_chart`` (the audit's: it evaluates without the chart)."""
+    return _evaluate(
+        scenario, catalog=catalog, progress=None, calibration=None, scaling_chart=scaling_chart
+    )[1]
+
+
+def _evaluate(
+    scenario: dict[str, Any],
+    *,
+    catalog: Catalog | None,
+    progress: Callable[[int], None] | None,
+    calibration: FabricFit | None,
+    scaling_chart: bool,
+) -> tuple[EngineResult, dict[str, Any]]:
+    """The typed answer and its JSON, written once: the JSON is both the finiteness check
+    (:func:`json_safe` raises ValueError on NaN or infinity) and :func:`evaluate`'s answer."""
     cat = catalog or default_catalog()
     s = parse_scenario(scenario, cat)
     default_result: EngineResult | None = None
@@ -123,8 +161,8 @@ def evaluate_typed(
         result = dataclasses.replace(
             result, calibration=calibration_comparison(default_result, result, calibration)
         )
-    json_safe(result.to_dict())  # the answer is finite everywhere (raises ValueError)
-    return result
+    safe: dict[str, Any] = json_safe(result.to_dict())  # finite everywhere (raises ValueError)
+    return result, safe
 
 
 def _laid_out(s: Scenario, cat: Catalog) -> Design:

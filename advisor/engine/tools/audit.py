@@ -37,7 +37,7 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
 A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
 with every preset and the new presets on three established platforms.
 
-Every case is evaluated without the scaling chart (``evaluate_typed(..., scaling_chart=False)``,
+Every case is evaluated without the scaling chart (``evaluate_json(..., scaling_chart=False)``,
 the what-if's evaluation): no property reads the chart, every other figure is the same with or
 without it (``tests/engine/test_whatif.py``), and the chart never fails an evaluation
 (``decision.scaling.scaling`` returns no points rather than raise), so no check is lost; the
@@ -57,7 +57,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine import evaluate, evaluate_typed, json_safe
+from advisor.engine import evaluate, evaluate_json
 from advisor.engine.decision.bom import NetworkParts, check_bom
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
@@ -309,8 +309,9 @@ def run_case(case: AuditCase, catalog: Catalog | None = None) -> Outcome:
     outcome = Outcome(case)
     try:
         # no property reads the scaling chart (see the module docstring): evaluated without it
-        typed = evaluate_typed(scenario_for(case, catalog), catalog=catalog, scaling_chart=False)
-        outcome.result = json_safe(typed.to_dict())
+        outcome.result = evaluate_json(
+            scenario_for(case, catalog), catalog=catalog, scaling_chart=False
+        )
     except ScenarioError as err:
         outcome.refusal = dict(err.field_errors)
     except Exception as err:  # the audit's whole point is to catch these
