@@ -42,7 +42,8 @@ the what-if's evaluation): no property reads the chart, every other figure is th
 without it (``tests/engine/test_whatif.py``), and the chart never fails an evaluation
 (``decision.scaling.scaling`` returns no points rather than raise), so no check is lost; the
 chart re-plans the workload at up to six smaller sizes, each repeating the planner's (or the
-serving deployment's) search, about half of the audit's time.  The chart's figures are
+serving deployment's) search (a third to a half of an isolated case's time; little along a
+series, whose smaller sizes are mostly planned already: docs/MODEL.md).  The chart's figures are
 checked finite under hypothesis in ``tests/engine/test_recommend_properties.py``.
 
 Pure Python like the rest of the engine; ``bench/audit.py`` (``make audit``) runs the whole
