@@ -49,7 +49,7 @@ def test_work_cost_charges_the_time_share_of_the_network() -> None:
     assert cost.gpu_cost_usd == pytest.approx(1024 * HOURS_PER_YEAR * 2.0)
     assert cost.idle_cost_usd == pytest.approx(cost.gpu_cost_usd * 0.1)
     assert cost.network_power_cost_usd == pytest.approx(100 * 0.1 * HOURS_PER_YEAR)
-    assert cost.total_cost_usd == pytest.approx(
+    assert cost.total_usd == pytest.approx(
         cost.network_capex_share_usd + cost.network_power_cost_usd + cost.gpu_cost_usd
     )
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+
+from advisor.engine.result.records import JobShare
 
 HOURS_PER_YEAR = 8766.0
 """365.25 days x 24 h."""
@@ -59,38 +60,6 @@ def gpu_hour_cost_usd(c: CostInputs) -> float:
     return max(0.0, capex_per_hour + power_per_hour)
 
 
-@dataclass(frozen=True)
-class WorkCost:
-    """Cost of finishing the work with one design (USD, W, hours)."""
-
-    network_capex_usd: float
-    network_capex_share_usd: float
-    network_power_w: float
-    network_power_cost_usd: float
-    gpu_cost_usd: float
-    idle_cost_usd: float
-    total_cost_usd: float
-    work: str
-    gpu_hours: float
-    work_hours: float
-    operations_cost_usd: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "network_capex_usd": round(self.network_capex_usd, 2),
-            "network_capex_share_usd": round(self.network_capex_share_usd, 2),
-            "network_power_w": round(self.network_power_w, 2),
-            "network_power_cost_usd": round(self.network_power_cost_usd, 2),
-            "gpu_cost_usd": round(self.gpu_cost_usd, 2),
-            "idle_cost_usd": round(self.idle_cost_usd, 2),
-            "operations_cost_usd": round(self.operations_cost_usd, 2),
-            "total_cost_usd": round(self.total_cost_usd, 2),
-            "work": self.work,
-            "gpu_hours": round(self.gpu_hours, 2),
-            "work_hours": round(self.work_hours, 2),
-        }
-
-
 def network_share_usd(c: CostInputs, capex_usd: float, work_hours: float) -> float:
     """The work's time share of the network capex over the amortization life (<= capex)."""
     life_h = max(c.amortization_years, 1e-9) * HOURS_PER_YEAR
@@ -111,12 +80,14 @@ def work_cost(
     network_power_w: float,
     work: str,
     operations_usd: float = 0.0,
-) -> WorkCost:
+) -> JobShare:
     """Total cost of keeping ``gpus`` GPUs and the network busy for ``work_hours``.
 
     ``idle_fraction`` is the share of GPU time spent waiting on the network; its money is
     ``idle_cost_usd`` (already inside ``gpu_cost_usd``, shown separately).
-    ``operations_usd`` (team ramp-up and risk) is added to the total.
+    ``operations_usd`` (team ramp-up and risk) is added to the total.  Unrounded: the
+    result's ``cost`` and ``cost.job_share`` are it rounded to cents
+    (:func:`advisor.engine.decision.pricing.cost_record`).
     """
     work_hours = _finite(work_hours)
     idle = min(1.0, max(0.0, _finite(idle_fraction)))
@@ -124,18 +95,18 @@ def work_cost(
     gpu_cost = gpu_hours * gpu_hour_cost_usd(c)
     share = network_share_usd(c, network_capex_usd, work_hours)
     power_cost = network_power_cost_usd(c, network_power_w, work_hours)
-    return WorkCost(
+    return JobShare(
         network_capex_usd=network_capex_usd,
         network_capex_share_usd=share,
         network_power_w=network_power_w,
         network_power_cost_usd=power_cost,
         gpu_cost_usd=gpu_cost,
         idle_cost_usd=gpu_cost * idle,
-        total_cost_usd=share + power_cost + gpu_cost + max(0.0, _finite(operations_usd)),
+        operations_cost_usd=max(0.0, _finite(operations_usd)),
         work=work,
         gpu_hours=gpu_hours,
         work_hours=work_hours,
-        operations_cost_usd=max(0.0, _finite(operations_usd)),
+        total_usd=share + power_cost + gpu_cost + max(0.0, _finite(operations_usd)),
     )
 
 

@@ -10,18 +10,19 @@ it, so designs are ranked by their **life cost** (docs/MODEL.md "Decision cost")
          + operations (team ramp-up + risk premium over the first months)
 
 The job's share (its run, or a month of serving) stays as a secondary, labelled figure:
-:class:`advisor.engine.decision.cost.WorkCost`, whose keys the result has always carried.
+:func:`advisor.engine.decision.cost.work_cost` (the result's ``cost.job_share`` record, whose
+keys ``cost`` has always carried).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.cost import (
     HOURS_PER_YEAR,
     SERVING_DAYS,
-    WorkCost,
     gpu_hour_cost_usd,
     serving_work,
     training_work,
@@ -31,8 +32,7 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num
 from advisor.engine.facts.catalog.network import ETHERNET, INFINIBAND, ROCE
 from advisor.engine.model.topology import TopologySize
-from advisor.engine.result.records import Cost, JobShare, Metrics
-from advisor.engine.result.records import LifeCost as LifeCostRecord
+from advisor.engine.result.records import Cost, JobShare, LifeCost, Metrics
 
 SKILL_GAP: dict[str, dict[str, tuple[float, float]]] = {
     # team_skills -> fabric -> (one-time ramp-up USD, risk as a fraction of GPU cost)
@@ -59,44 +59,18 @@ RAMP_UP_MONTHS = 12.0
 """The risk premium applies to the GPU time of the first year (the learning period)."""
 
 
-@dataclass(frozen=True)
-class LifeCost:
-    """The network's cost over the cluster's amortization life (the decision cost)."""
-
-    years: float
-    utilization: float
-    network_capex_usd: float
-    network_power_usd: float
-    gpu_time_wasted_usd: float
-    gpu_hours_wasted: float
-    operations_one_time_usd: float
-    operations_risk_usd: float
-
-    @property
-    def operations_usd(self) -> float:
-        return self.operations_one_time_usd + self.operations_risk_usd
-
-    @property
-    def total_usd(self) -> float:
-        return (
-            self.network_capex_usd
-            + self.network_power_usd
-            + self.gpu_time_wasted_usd
-            + self.operations_usd
-        )
-
-    def record(self) -> LifeCostRecord:
-        """The result's ``cost.life`` (rounded to cents)."""
-        return LifeCostRecord(
-            years=self.years,
-            utilization=self.utilization,
-            network_capex_usd=round(self.network_capex_usd, 2),
-            network_power_usd=round(self.network_power_usd, 2),
-            gpu_time_wasted_usd=round(self.gpu_time_wasted_usd, 2),
-            gpu_hours_wasted=round(self.gpu_hours_wasted, 2),
-            operations_usd=round(self.operations_usd, 2),
-            total_usd=round(self.total_usd, 2),
-        )
+def rounded_life(life: LifeCost) -> LifeCost:
+    """The result's ``cost.life``: the decision's life cost rounded to cents (years and
+    utilization as given)."""
+    return dataclasses.replace(
+        life,
+        network_capex_usd=round(life.network_capex_usd, 2),
+        network_power_usd=round(life.network_power_usd, 2),
+        gpu_time_wasted_usd=round(life.gpu_time_wasted_usd, 2),
+        gpu_hours_wasted=round(life.gpu_hours_wasted, 2),
+        operations_usd=round(life.operations_usd, 2),
+        total_usd=round(life.total_usd, 2),
+    )
 
 
 @dataclass
@@ -107,8 +81,12 @@ class Scored:
     perf: float
     capex_usd: float
     power_w: float
-    cost: WorkCost
+    cost: JobShare
+    """The job's share, unrounded (the result's ``cost`` is it rounded to cents)."""
     life: LifeCost
+    """The life cost, unrounded (the result's ``cost.life`` is it rounded to cents)."""
+    operations_risk_usd: float
+    """The GPU-price-proportional part of ``life.operations_usd`` (the risk premium)."""
     violations: list[str] = field(default_factory=list)
     departures: list[str] = field(default_factory=list)
     """Ways the design departs from field practice (empty: it is field practice)."""
@@ -134,25 +112,37 @@ def life_hours(facts: JobFacts) -> float:
     return max(facts.costs.amortization_years, 1e-9) * HOURS_PER_YEAR
 
 
+def life_risk_usd(facts: JobFacts, fabric: str) -> float:
+    """The risk premium of ``fabric`` over the life: GPU time lost while the team learns it
+    (the first :data:`RAMP_UP_MONTHS`)."""
+    hours = life_hours(facts)
+    ramp_hours = min(hours, RAMP_UP_MONTHS / 12.0 * HOURS_PER_YEAR)
+    risk = skill_cost(facts, fabric)[1]
+    return risk * facts.gpus * ramp_hours * facts.utilization * gpu_hour_cost_usd(facts.costs)
+
+
 def life_cost(
     facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
 ) -> LifeCost:
+    """The network's cost over the cluster's amortization life (the decision cost),
+    unrounded."""
     c = facts.costs
     hours = life_hours(facts)
     rate = gpu_hour_cost_usd(c)
     idle = min(1.0, max(0.0, num(metrics.gpu_idle_fraction)))
     busy_gpu_hours = facts.gpus * hours * facts.utilization
-    one_time, risk = skill_cost(facts, fabric)
-    ramp_hours = min(hours, RAMP_UP_MONTHS / 12.0 * HOURS_PER_YEAR)
+    power_usd = power_w / 1000.0 * c.pue * c.electricity_usd_per_kwh * hours
+    wasted_usd = busy_gpu_hours * idle * rate
+    operations_usd = skill_cost(facts, fabric)[0] + life_risk_usd(facts, fabric)
     return LifeCost(
         years=c.amortization_years,
         utilization=facts.utilization,
         network_capex_usd=capex_usd,
-        network_power_usd=power_w / 1000.0 * c.pue * c.electricity_usd_per_kwh * hours,
-        gpu_time_wasted_usd=busy_gpu_hours * idle * rate,
+        network_power_usd=power_usd,
+        gpu_time_wasted_usd=wasted_usd,
         gpu_hours_wasted=busy_gpu_hours * idle,
-        operations_one_time_usd=one_time,
-        operations_risk_usd=risk * facts.gpus * ramp_hours * facts.utilization * rate,
+        operations_usd=operations_usd,
+        total_usd=capex_usd + power_usd + wasted_usd + operations_usd,
     )
 
 
@@ -168,7 +158,7 @@ def work_label(facts: JobFacts) -> str:
 
 def job_cost(
     facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
-) -> WorkCost:
+) -> JobShare:
     """The job's share: its time share of capex, its power, its GPU time and operations."""
     hours = work_hours(facts, metrics)
     rate = gpu_hour_cost_usd(facts.costs)
@@ -205,56 +195,49 @@ def price(
         power_w=power_w,
         cost=job_cost(facts, cand.fabric, metrics, capex_usd, power_w),
         life=life_cost(facts, cand.fabric, metrics, capex_usd, power_w),
+        operations_risk_usd=life_risk_usd(facts, cand.fabric),
     )
 
 
 def cost_record(facts: JobFacts, sc: Scored) -> Cost:
     """Result ``cost``: the job-share figures (kept for compatibility), ``life`` (the decision
-    cost, over the amortization life) and ``job_share`` (the same job figures, labelled)."""
+    cost, over the amortization life) and ``job_share`` (the same job figures, labelled), all
+    rounded to cents."""
     job = sc.cost
     capex = sc.capex_usd
     share_pct = 100.0 * job.network_capex_share_usd / capex if capex > 0 else 0.0
-    capex_usd = round(job.network_capex_usd, 2)
-    capex_share_usd = round(job.network_capex_share_usd, 2)
-    power_w = round(job.network_power_w, 2)
-    power_cost_usd = round(job.network_power_cost_usd, 2)
-    gpu_cost_usd = round(job.gpu_cost_usd, 2)
-    idle_cost_usd = round(job.idle_cost_usd, 2)
-    operations_cost_usd = round(job.operations_cost_usd, 2)
-    total_cost_usd = round(job.total_cost_usd, 2)
-    gpu_hours = round(job.gpu_hours, 2)
-    work_hours = round(job.work_hours, 2)
+    share = dataclasses.replace(
+        job,
+        network_capex_usd=round(job.network_capex_usd, 2),
+        network_capex_share_usd=round(job.network_capex_share_usd, 2),
+        network_power_w=round(job.network_power_w, 2),
+        network_power_cost_usd=round(job.network_power_cost_usd, 2),
+        gpu_cost_usd=round(job.gpu_cost_usd, 2),
+        idle_cost_usd=round(job.idle_cost_usd, 2),
+        operations_cost_usd=round(job.operations_cost_usd, 2),
+        gpu_hours=round(job.gpu_hours, 2),
+        work_hours=round(job.work_hours, 2),
+        total_usd=round(job.total_usd, 2),
+        note=(
+            f"The {job.work} carries {share_pct:.1f}% of the network capex "
+            f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
+            "so its total can be smaller than the network's price."
+        ),
+    )
     return Cost(
-        network_capex_usd=capex_usd,
-        network_capex_share_usd=capex_share_usd,
-        network_power_w=power_w,
-        network_power_cost_usd=power_cost_usd,
-        gpu_cost_usd=gpu_cost_usd,
-        idle_cost_usd=idle_cost_usd,
-        operations_cost_usd=operations_cost_usd,
-        total_cost_usd=total_cost_usd,
-        work=job.work,
-        gpu_hours=gpu_hours,
-        work_hours=work_hours,
+        network_capex_usd=share.network_capex_usd,
+        network_capex_share_usd=share.network_capex_share_usd,
+        network_power_w=share.network_power_w,
+        network_power_cost_usd=share.network_power_cost_usd,
+        gpu_cost_usd=share.gpu_cost_usd,
+        idle_cost_usd=share.idle_cost_usd,
+        operations_cost_usd=share.operations_cost_usd,
+        total_cost_usd=share.total_usd,
+        work=share.work,
+        gpu_hours=share.gpu_hours,
+        work_hours=share.work_hours,
         decision_cost_usd=round(sc.life.total_usd, 2),
         decision_basis="life",
-        life=sc.life.record(),
-        job_share=JobShare(
-            network_capex_usd=capex_usd,
-            network_capex_share_usd=capex_share_usd,
-            network_power_w=power_w,
-            network_power_cost_usd=power_cost_usd,
-            gpu_cost_usd=gpu_cost_usd,
-            idle_cost_usd=idle_cost_usd,
-            operations_cost_usd=operations_cost_usd,
-            work=job.work,
-            gpu_hours=gpu_hours,
-            work_hours=work_hours,
-            total_usd=total_cost_usd,
-            note=(
-                f"The {job.work} carries {share_pct:.1f}% of the network capex "
-                f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
-                "so its total can be smaller than the network's price."
-            ),
-        ),
+        life=rounded_life(sc.life),
+        job_share=share,
     )

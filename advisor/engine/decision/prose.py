@@ -656,7 +656,7 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[Br
 
 def _risk(scored: Scored) -> float:
     """The GPU-price-proportional part of operations (the risk premium)."""
-    return scored.life.operations_risk_usd
+    return scored.operations_risk_usd
 
 
 def uncertainty(facts: JobFacts, best: Scored) -> Uncertainty:
@@ -668,7 +668,7 @@ def uncertainty(facts: JobFacts, best: Scored) -> Uncertainty:
     else:
         gpu_low = gpu_high = gpu
     net = cost.network_capex_share_usd + cost.network_power_cost_usd
-    other = cost.total_cost_usd - gpu - net
+    other = cost.total_usd - gpu - net
     life = best.life
     idle = num(best.metrics.gpu_idle_fraction)
     waste = life.gpu_time_wasted_usd

@@ -802,7 +802,7 @@ def _no_fabric(
         f"A compute fabric (e.g. {facts.platform.reference_count} x "
         f"{facts.platform.reference_gbps}G per server) would add NICs, switches and optics "
         f"without speeding up this job; {_the_work(facts, sc)} costs "
-        f"{usd(sc.cost.total_cost_usd)}, of which {usd(sc.cost.gpu_cost_usd)} is GPU time "
+        f"{usd(sc.cost.total_usd)}, of which {usd(sc.cost.gpu_cost_usd)} is GPU time "
         f"({sc.cost.gpu_hours:,.0f} GPU-hours).",
     ]
     if sc.violations:

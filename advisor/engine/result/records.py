@@ -135,7 +135,9 @@ class Metrics(Record):
 
 @dataclass(frozen=True)
 class LifeCost(Record):
-    """The network over the cluster's amortization life (the decision figure)."""
+    """The network over the cluster's amortization life (the decision figure): the decision
+    ranks designs by it unrounded (:func:`advisor.engine.decision.pricing.life_cost`), the
+    result carries it rounded to cents."""
 
     years: float = 0.0
     utilization: float = 0.0
@@ -150,7 +152,9 @@ class LifeCost(Record):
 
 @dataclass(frozen=True)
 class JobShare(Record):
-    """What this job (training run, or the serving period) is charged."""
+    """What this job (training run, or the serving period) is charged: the decision builds it
+    unrounded (:func:`advisor.engine.decision.cost.work_cost`), the result carries it rounded
+    to cents with its ``note``."""
 
     network_capex_usd: float = 0.0
     network_capex_share_usd: float = 0.0

@@ -276,7 +276,7 @@ def evaluate_points(
                         life_cost(facts, fabric, design_metrics, capex, power).total_usd
                     )
                     money["total_cost_usd"] = six_digits(
-                        job_cost(facts, fabric, design_metrics, capex, power).total_cost_usd
+                        job_cost(facts, fabric, design_metrics, capex, power).total_usd
                     )
         if reason is None and all(getattr(metrics, key) is None for key in metric_keys):
             reason = "the performance model found no valid timing for this design"
