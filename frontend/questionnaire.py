@@ -33,8 +33,8 @@ from advisor.engine.input.scenario import (
     DEFAULT_TARGET_MS_PER_TOKEN,
     DEFAULT_TARGET_TTFT_MS,
     DEFAULT_TRAINING_TOKENS,
-    Constraints,
 )
+from advisor.engine.result.echo import Constraints
 
 WORKLOADS = ("training", "fine_tuning", "inference", "rag")
 TRAINING_LIKE = ("training", "fine_tuning")

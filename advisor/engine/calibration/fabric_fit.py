@@ -41,7 +41,6 @@ from advisor.engine.model.collectives import (
     make_domain,
 )
 from advisor.engine.result.records import (
-    CalibrationApplied,
     CalibrationComparison,
     CalibrationSummary,
     EngineResult,
@@ -297,7 +296,7 @@ class FabricFit:
             "scaleup": self.scaleup.to_dict() if self.scaleup else None,
             "warnings": list(self.warnings),
             "link": self.link,
-            "calibration": self.calibration().to_dict(),
+            "calibration": self.calibration().applied().to_dict(),
         }
 
     @classmethod
@@ -875,13 +874,7 @@ def calibration_comparison(
                 f"{before.fabric} candidates keep the default model."
             )
     return CalibrationComparison(
-        calibration=CalibrationApplied(
-            net_bandwidth_scale=cal.net_bandwidth_scale,
-            net_latency_delta_us=cal.net_latency_delta_s * 1e6,
-            scaleup_bandwidth_scale=cal.scaleup_bandwidth_scale,
-            source=cal.source,
-            fabric=cal.fabric,
-        ),
+        calibration=cal.applied(),
         fit_warnings=tuple(fit.warnings),
         default=before,
         calibrated=after,

@@ -14,6 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from advisor.engine.facts.constants import (
+    DEFAULT_AMORTIZATION_YEARS,
+    DEFAULT_ELECTRICITY_USD_PER_KWH,
+    DEFAULT_GPU_HOUR_USD,
+    DEFAULT_GPU_PRICING,
+    DEFAULT_PUE,
+)
 from advisor.engine.result.records import JobShare
 
 HOURS_PER_YEAR = 8766.0
@@ -32,13 +39,14 @@ PRICE_UNCERTAINTY = 0.2
 
 @dataclass(frozen=True)
 class CostInputs:
-    """Prices and operating assumptions (the scenario's ``constraints`` plus the GPU)."""
+    """Prices and operating assumptions (the scenario's ``constraints`` plus the GPU; the same
+    defaults as :class:`advisor.engine.result.echo.Constraints`)."""
 
-    gpu_pricing: str = "cloud"
-    gpu_hour_usd: float = 2.5
-    electricity_usd_per_kwh: float = 0.1
-    pue: float = 1.3
-    amortization_years: float = 4.0
+    gpu_pricing: str = DEFAULT_GPU_PRICING
+    gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
+    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
+    pue: float = DEFAULT_PUE
+    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
     gpu_price_usd: float = 30000.0
     gpu_power_w: float = 700.0
 

@@ -9,7 +9,6 @@ from dataclasses import fields
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.input.rag import RagSpec
 from advisor.engine.input.scenario import (
-    Constraints,
     Design,
     InferenceSpec,
     PoolSpec,
@@ -36,7 +35,7 @@ def scenario_echo(s: Scenario) -> echo.ScenarioEcho:
             for f in fields(s.parallelism)
             if getattr(s.parallelism, f.name) is not None
         },
-        constraints=_constraints(s.constraints),
+        constraints=s.constraints,
         training=_training(s.training) if s.training is not None else None,
         inference=_inference(s.inference) if s.inference is not None else None,
         design=design_input(s.design) if s.design is not None else None,
@@ -72,23 +71,6 @@ def _custom_model(m: ModelSpec) -> echo.CustomModel:
         moe_experts=m.moe_experts,
         moe_top_k=m.moe_top_k,
         active_params_b=m.active_params_b,
-    )
-
-
-def _constraints(c: Constraints) -> echo.Constraints:
-    return echo.Constraints(
-        gpu_pricing=c.gpu_pricing,
-        gpu_hour_usd=c.gpu_hour_usd,
-        electricity_usd_per_kwh=c.electricity_usd_per_kwh,
-        pue=c.pue,
-        amortization_years=c.amortization_years,
-        network_budget_usd=c.network_budget_usd,
-        team_skills=c.team_skills,
-        prefer=c.prefer,
-        utilization=c.utilization,
-        allow_oversubscription=c.allow_oversubscription,
-        storage_write_gbytes_per_s=c.storage_write_gbytes_per_s,
-        cloud=c.cloud,
     )
 
 

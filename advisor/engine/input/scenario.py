@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
@@ -21,19 +21,15 @@ from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.facts.catalog.cloud import cloud_fabric, cloud_fabric_ids
 from advisor.engine.facts.catalog.models import with_derived_defaults
 from advisor.engine.facts.constants import (
-    DEFAULT_AMORTIZATION_YEARS,
-    DEFAULT_ELECTRICITY_USD_PER_KWH,
     DEFAULT_GPU_HOUR_USD,
-    DEFAULT_GPU_PRICING,
-    DEFAULT_PREFER,
-    DEFAULT_PUE,
-    DEFAULT_TEAM_SKILLS,
-    DEFAULT_UTILIZATION,
     FABRIC_IDS,
 )
 from advisor.engine.facts.limits import check_limits
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
 from advisor.engine.input.rag import RagSpec, parse_rag, rag_problems
+from advisor.engine.result.base import EXTRA
+from advisor.engine.result.echo import Constraints
+from advisor.engine.result.records import CalibrationApplied
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
@@ -268,27 +264,9 @@ class ParallelismSpec:
         return any(v is not None for v in (self.tp, self.pp, self.dp, self.ep, self.cp))
 
 
-@dataclass(frozen=True)
-class Constraints:
-    gpu_pricing: str = DEFAULT_GPU_PRICING
-    gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
-    electricity_usd_per_kwh: float = DEFAULT_ELECTRICITY_USD_PER_KWH
-    pue: float = DEFAULT_PUE
-    amortization_years: float = DEFAULT_AMORTIZATION_YEARS
-    network_budget_usd: float | None = None
-    team_skills: str = DEFAULT_TEAM_SKILLS
-    prefer: str = DEFAULT_PREFER
-    utilization: float = DEFAULT_UTILIZATION
-    """Share of the amortization life the cluster runs work (prices GPU time the network
-    wastes over the cluster's life; docs/MODEL.md "Decision cost")."""
-    allow_oversubscription: bool = False
-    """With prefer=cost, oversubscribed or fewer-NIC designs may be recommended."""
-    storage_write_gbytes_per_s: float | None = None
-    """The storage system's sustained write rate for the whole cluster (GB/s): checkpoint
-    time is the slower of it and the storage network (None: the network's rate, said so)."""
-    cloud: str | None = None
-    """A cloud instance type whose fabric the GPUs are rented with (``facts.catalog.cloud``):
-    its fabric shape is evaluated as the given design when none is given (MODEL.md 20.8)."""
+CONSTRAINT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Constraints) if f.name != EXTRA)
+"""The keys of ``constraints`` (the fields of the result's :class:`Constraints` record, which
+the parser fills: one description, one default each)."""
 
 
 @dataclass(frozen=True)
@@ -309,23 +287,14 @@ class Calibration:
     """Fabric class the network terms were measured on; they apply to candidates of that class
     only (a RoCE measurement says nothing about an InfiniBand fabric).  None: every class."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "net_bandwidth_scale": self.net_bandwidth_scale,
-            "net_latency_delta_us": self.net_latency_delta_s * 1e6,
-            "scaleup_bandwidth_scale": self.scaleup_bandwidth_scale,
-            "source": self.source,
-            "fabric": self.fabric,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Calibration:
-        return cls(
-            net_bandwidth_scale=float(d.get("net_bandwidth_scale", 1.0)),
-            net_latency_delta_s=float(d.get("net_latency_delta_us", 0.0)) / 1e6,
-            scaleup_bandwidth_scale=float(d.get("scaleup_bandwidth_scale", 1.0)),
-            source=str(d.get("source", "")),
-            fabric=d.get("fabric"),
+    def applied(self) -> CalibrationApplied:
+        """The calibration as the result and a stored fit say it (latency in microseconds)."""
+        return CalibrationApplied(
+            net_bandwidth_scale=self.net_bandwidth_scale,
+            net_latency_delta_us=self.net_latency_delta_s * 1e6,
+            scaleup_bandwidth_scale=self.scaleup_bandwidth_scale,
+            source=self.source,
+            fabric=self.fabric,
         )
 
 
@@ -946,7 +915,7 @@ def _parse_constraints(errors: _Errors, raw: dict[str, Any], gpu: GpuSpec | None
     base = Constraints(
         gpu_hour_usd=gpu.cloud_usd_per_hour if gpu is not None else DEFAULT_GPU_HOUR_USD
     )
-    values: dict[str, Any] = asdict(base)
+    values: dict[str, Any] = {key: getattr(base, key) for key in CONSTRAINT_KEYS}
     errors.reject_unknown(raw, values, "constraints")
     if raw.get("gpu_pricing") is not None:
         values["gpu_pricing"] = _choice(

@@ -10,7 +10,7 @@ without a description here fails :func:`scenario_paths`' check in the tests.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.facts.catalog.cloud import cloud_fabric_ids
@@ -19,6 +19,7 @@ from advisor.engine.facts.limits import LIMITS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
 from advisor.engine.input import rag as rg
 from advisor.engine.input import scenario as sc
+from advisor.engine.result.echo import Constraints
 
 _UNSET = object()
 
@@ -33,7 +34,7 @@ class FieldDoc:
     choices: tuple[Any, ...] = ()
 
 
-_C = sc.Constraints()
+_C = Constraints()
 
 FIELDS: dict[str, FieldDoc] = {
     "workload": FieldDoc("string", "What the GPUs do.", choices=sc.WORKLOADS),
@@ -240,7 +241,7 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "rag": rg.RAG_KEYS,
     "parallelism": sc.PARALLELISM_KEYS,
     "design": sc.DESIGN_KEYS,
-    "constraints": tuple(f.name for f in fields(sc.Constraints)),
+    "constraints": sc.CONSTRAINT_KEYS,
 }
 _REQUIRED = {"": ("workload", "model", "gpu", "gpus"), "design": ("fabric",)}
 _MODEL_REQUIRED = ("params_b", "layers", "hidden", "heads")

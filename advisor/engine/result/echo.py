@@ -44,8 +44,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Constraints(Record):
-    """The scenario's constraints with the engine's defaults (one default each: a result
-    stored before a key existed reads the default the engine used)."""
+    """The scenario's constraints with the engine's defaults: what the parser fills
+    (:mod:`advisor.engine.input.scenario`, the keys ``CONSTRAINT_KEYS``) and the result echoes
+    (one default each: a result stored before a key existed reads the default the engine
+    used)."""
 
     gpu_pricing: str = DEFAULT_GPU_PRICING
     gpu_hour_usd: float = DEFAULT_GPU_HOUR_USD
@@ -56,11 +58,19 @@ class Constraints(Record):
     team_skills: str = DEFAULT_TEAM_SKILLS
     prefer: str = DEFAULT_PREFER
     utilization: float = DEFAULT_UTILIZATION
+    """Share of the amortization life the cluster runs work (prices GPU time the network
+    wastes over the cluster's life; docs/MODEL.md "Decision cost")."""
     allow_oversubscription: bool = False
+    """With prefer=cost, oversubscribed or fewer-NIC designs may be recommended."""
     storage_write_gbytes_per_s: float | None = None
+    """The storage system's sustained write rate for the whole cluster (GB/s): checkpoint
+    time is the slower of it and the storage network (None: the network's rate, said so)."""
     cloud: str | None = field(default=None, metadata=ABSENT)
-    """The cloud instance type the GPUs are rented as (``constraints.cloud``, MODEL.md 20.8)."""
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """A cloud instance type whose fabric the GPUs are rented with (``facts.catalog.cloud``):
+    its fabric shape is evaluated as the given design when none is given (MODEL.md 20.8)."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
+    """Keys of a stored result this record does not declare (none in a parsed scenario; left
+    out of the hash, so a parsed scenario keys the engine's caches)."""
 
 
 @dataclass(frozen=True)

@@ -448,7 +448,7 @@ class DesignEvaluation(Record):
 
 @dataclass(frozen=True)
 class CalibrationApplied(Record):
-    """The calibration a customer's measurement sets (``Calibration.to_dict``)."""
+    """The calibration a customer's measurement sets (``Calibration.applied``)."""
 
     net_bandwidth_scale: float = 1.0
     net_latency_delta_us: float = 0.0
