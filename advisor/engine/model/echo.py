@@ -9,7 +9,7 @@ from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import MemoryEstimate
 from advisor.engine.model.placement import Fabric, place
-from advisor.engine.model.plans import Plan, WorkloadPlan, plan_traffic
+from advisor.engine.model.plans import WorkloadPlan, plan_traffic
 from advisor.engine.model.serving.compute import PoolPlan, ServingPlan
 from advisor.engine.result import echo
 
@@ -22,7 +22,7 @@ def workload_info(w: WorkloadPlan, s: Scenario) -> echo.WorkloadInfo:
     return echo.WorkloadInfo(
         model=_model(s.model),
         memory=_memory(w.memory),
-        plan=_plan(w.plan),
+        plan=w.plan,
         nodes=w.nodes,
         gpus_per_node=w.gpus_per_node,
         scaleup_domain_gpus=w.domain_gpus,
@@ -67,27 +67,6 @@ def _memory(m: MemoryEstimate) -> echo.Memory:
         capacity_gb=m.capacity_gb,
         usable_gb=m.usable_gb,
         fits=m.fits,
-    )
-
-
-def _plan(p: Plan) -> echo.Plan:
-    return echo.Plan(
-        tp=p.tp,
-        pp=p.pp,
-        dp=p.dp,
-        ep=p.ep,
-        micro_batch=p.micro_batch,
-        virtual_stages=p.virtual_stages,
-        sharding=p.sharding,
-        recompute=p.recompute,
-        source=p.source,
-        cp=p.cp,
-        first_stage_layers=p.first_stage_layers,
-        last_stage_layers=p.last_stage_layers,
-        tp_comm_overlap=p.tp_comm_overlap,
-        ep_overlap=p.ep_overlap,
-        moe_dispatcher=p.moe_dispatcher,
-        gpus_used=p.gpus_used,
     )
 
 

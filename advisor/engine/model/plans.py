@@ -21,35 +21,7 @@ from advisor.engine.model.placement import (
     wire_bytes,
 )
 from advisor.engine.model.serving.compute import ServingPlan
-
-
-@dataclass(frozen=True)
-class Plan:
-    tp: int
-    pp: int
-    dp: int
-    ep: int
-    micro_batch: int
-    virtual_stages: int
-    sharding: str
-    recompute: str
-    source: str
-    """``planner`` or ``explicit``."""
-    cp: int = 1
-    """Context parallel ranks (the sequence is split over them; ring attention)."""
-    first_stage_layers: int = 0
-    last_stage_layers: int = 0
-    """Layers on the first / last pipeline stage; 0 = an even split."""
-    tp_comm_overlap: bool = False
-    ep_overlap: str = "none"
-    moe_dispatcher: str = "alltoall"
-    """Training's expert dispatcher: ``deepep`` (once per destination server) or ``alltoall``."""
-    gpus_used: int = 0
-    """GPUs the plan runs on (tp x cp x pp x dp); the rest of the cluster idles (0 = all)."""
-
-    @property
-    def model_parallel(self) -> int:
-        return self.tp * self.cp * self.pp
+from advisor.engine.result.echo import Plan as Plan  # the plan is the result's own record
 
 
 @dataclass(frozen=True)

@@ -204,6 +204,9 @@ class Memory(Record):
 
 @dataclass(frozen=True)
 class Plan(Record):
+    """The parallelism plan: what the planner (:mod:`advisor.engine.model.planner`) and the
+    serving deployment choice make and the result echoes (``result.workload.plan``)."""
+
     tp: int = 1
     pp: int = 1
     dp: int = 1
@@ -213,14 +216,25 @@ class Plan(Record):
     sharding: str = ""
     recompute: str = ""
     source: str = ""
+    """``planner`` or ``explicit``."""
     cp: int = 1
+    """Context parallel ranks (the sequence is split over them; ring attention)."""
     first_stage_layers: int = 0
     last_stage_layers: int = 0
+    """Layers on the first / last pipeline stage; 0 = an even split."""
     tp_comm_overlap: bool = False
-    ep_overlap: str = ""
-    moe_dispatcher: str = ""
+    ep_overlap: str = "none"
+    moe_dispatcher: str = "alltoall"
+    """Training's expert dispatcher: ``deepep`` (once per destination server) or ``alltoall``."""
     gpus_used: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """GPUs the plan runs on (tp x cp x pp x dp); the rest of the cluster idles (0 = all)."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
+    """Keys of a stored result this record does not declare (none in a plan the engine makes;
+    left out of the hash, so a plan keys the model's caches)."""
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tp * self.cp * self.pp
 
 
 @dataclass(frozen=True)
