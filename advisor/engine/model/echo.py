@@ -10,7 +10,7 @@ from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import MemoryEstimate
 from advisor.engine.model.placement import Fabric, place
 from advisor.engine.model.plans import WorkloadPlan, plan_traffic
-from advisor.engine.model.serving.compute import PoolPlan, ServingPlan
+from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.result import echo
 
 __all__ = ["workload_info"]
@@ -137,9 +137,9 @@ def _traffic(w: WorkloadPlan) -> echo.Traffic:
 
 def _serving(sp: ServingPlan) -> echo.ServingPlan:
     pools = (
-        echo.ServingPools(serve=_pool(sp.decode))
+        echo.ServingPools(serve=sp.decode)
         if sp.colocated
-        else echo.ServingPools(prefill=_pool(sp.prefill), decode=_pool(sp.decode))
+        else echo.ServingPools(prefill=sp.prefill, decode=sp.decode)
     )
     return echo.ServingPlan(
         deployment=sp.deployment,
@@ -154,22 +154,4 @@ def _serving(sp: ServingPlan) -> echo.ServingPlan:
         kv_inside_domain=sp.kv_inside_domain,
         copies=sp.copies,
         copy_servers=sp.copy_servers,
-    )
-
-
-def _pool(p: PoolPlan) -> echo.ServingPool:
-    return echo.ServingPool(
-        role=p.role,
-        servers=p.servers,
-        gpus=p.gpus,
-        tp=p.tp,
-        pp=p.pp,
-        ep=p.ep,
-        instances=p.instances,
-        gpus_per_instance=p.gpus_per_instance,
-        experts_per_gpu=p.experts_per_gpu,
-        redundant_experts=p.redundant_experts,
-        weights_gb_per_gpu=p.weights_gb_per_gpu,
-        kv_gb_per_request=p.kv_gb_per_request,
-        max_batch_per_instance=p.max_batch_per_instance,
     )

@@ -273,6 +273,13 @@ class Traffic(Record):
 
 @dataclass(frozen=True)
 class ServingPool(Record):
+    """One pool of GPUs serving one phase (``prefill``, ``decode``) or both (``serve``): what
+    the serving model plans (:mod:`advisor.engine.model.serving.pools`) and the result echoes.
+
+    An *instance* batches requests on its own: a tensor/pipeline-parallel replica, or one
+    GPU of attention data-parallel when experts are spread over ``ep`` GPUs.
+    """
+
     role: str = ""
     servers: int = 0
     gpus: int = 0
@@ -285,8 +292,12 @@ class ServingPool(Record):
     redundant_experts: int = 0
     weights_gb_per_gpu: float = 0.0
     kv_gb_per_request: float = 0.0
+    """KV cache of one request at its full context, per GPU holding it."""
     max_batch_per_instance: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Requests an instance can hold in memory at full context."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
+    """Keys of a stored result this record does not declare (none in a pool the engine plans;
+    left out of the hash, so a pool keys the serving model's caches)."""
 
 
 @dataclass(frozen=True)

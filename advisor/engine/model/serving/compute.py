@@ -38,6 +38,7 @@ from advisor.engine.model.efficiency import (
     gemm_time_s,
     profile,
 )
+from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
 
@@ -122,37 +123,12 @@ CURVE_POINTS = 10
 
 
 @dataclass(frozen=True)
-class PoolPlan:
-    """One pool of GPUs serving one phase (``prefill``, ``decode``) or both (``serve``).
-
-    An *instance* batches requests on its own: a tensor/pipeline-parallel replica, or one
-    GPU of attention data-parallel when experts are spread over ``ep`` GPUs.
-    """
-
-    role: str
-    servers: int
-    gpus: int
-    tp: int
-    pp: int
-    ep: int
-    instances: int
-    gpus_per_instance: int
-    experts_per_gpu: int
-    redundant_experts: int
-    weights_gb_per_gpu: float
-    kv_gb_per_request: float
-    """KV cache of one request at its full context, per GPU holding it."""
-    max_batch_per_instance: int
-    """Requests an instance can hold in memory at full context."""
-
-
-@dataclass(frozen=True)
 class ServingPlan:
     """Design-independent serving quantities (see module docstring)."""
 
     deployment: str
-    prefill: PoolPlan
-    decode: PoolPlan
+    prefill: ServingPool
+    decode: ServingPool
     servers: int
     kv_bytes_per_token: float
     kv_bytes_per_request: float
@@ -453,7 +429,7 @@ def _dense_decode_s(
 
 
 def decode_compute_s(
-    scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, batch: float
+    scenario: Scenario, serving_plan: ServingPlan, pool: ServingPool, batch: float
 ) -> float:
     """One decode step of an instance holding ``batch`` sequences, without the network.
 
@@ -509,7 +485,7 @@ def decode_compute_s(
 
 
 def _ep_domain(
-    scenario: Scenario, pool: PoolPlan, design: Design | None, bound: str, net_share: float
+    scenario: Scenario, pool: ServingPool, design: Design | None, bound: str, net_share: float
 ) -> CommDomain:
     return _ep_domain_cached(
         scenario.gpu, scaleup_domain_gpus(scenario), pool.ep, design, bound, round(net_share, 3)
@@ -544,7 +520,7 @@ def _make_ep_domain(
 
 def ep_comm_s(
     scenario: Scenario,
-    pool: PoolPlan,
+    pool: ServingPool,
     tokens_per_gpu: float,
     design: Design | None,
     bound: str,
@@ -618,7 +594,11 @@ def decode_step_s(
 
 
 def prefill_service_s(
-    scenario: Scenario, serving_plan: ServingPlan, pool: PoolPlan, design: Design | None, bound: str
+    scenario: Scenario,
+    serving_plan: ServingPlan,
+    pool: ServingPool,
+    design: Design | None,
+    bound: str,
 ) -> float:
     """Seconds one instance spends on one request's prompt at full batching efficiency."""
 

@@ -24,7 +24,7 @@ from advisor.engine.model.plans import (
     _powers_of_two_up_to,
     domain_gpus,
 )
-from advisor.engine.model.serving.compute import PoolPlan, ServingPlan
+from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     colocated_plan,
@@ -33,6 +33,7 @@ from advisor.engine.model.serving.pools import (
     reference_design,
 )
 from advisor.engine.model.stage_time import _inference_costs
+from advisor.engine.result.echo import ServingPool
 
 # ----------------------------------------------------------------------------- inference
 
@@ -539,7 +540,7 @@ def _smaller_counts(nodes: int) -> list[int]:
 def _copied(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
     """``copies`` independent copies of a disaggregated deployment on a ``servers`` cluster."""
 
-    def times(pool: PoolPlan) -> PoolPlan:
+    def times(pool: ServingPool) -> ServingPool:
         return replace(
             pool,
             servers=pool.servers * copies,

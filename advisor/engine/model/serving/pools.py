@@ -24,7 +24,6 @@ from advisor.engine.model.serving.compute import (
     GB,
     MTP_DRAFT_TOKENS,
     PREFILL_TTFT_SHARE,
-    PoolPlan,
     ServingPlan,
     _expert_bytes,
     _gemm_flops_per_s,
@@ -36,6 +35,7 @@ from advisor.engine.model.serving.compute import (
     latent_kv,
     prefill_service_s,
 )
+from advisor.engine.result.echo import ServingPool
 
 
 def _pool(
@@ -47,7 +47,7 @@ def _pool(
     ep: int,
     context: int,
     gpus: int | None = None,
-) -> PoolPlan | None:
+) -> ServingPool | None:
     """A pool of ``servers`` whole servers (or ``gpus`` GPUs of them), or ``None`` when its
     weights leave no KV room."""
     model = scenario.model
@@ -79,7 +79,7 @@ def _pool(
     if max_batch < 1:
         return None
     per_instance = max_batch
-    return PoolPlan(
+    return ServingPool(
         role=role,
         servers=servers,
         gpus=gpus,
@@ -96,7 +96,9 @@ def _pool(
     )
 
 
-def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -> PoolPlan | None:
+def _dense_instance(
+    scenario: Scenario, role: str, servers: int, context: int
+) -> ServingPool | None:
     """Smallest power-of-two tensor-parallel group inside one server that holds the model;
     for a model larger than a server, TP over the server x the fewest pipeline stages (servers)
     that hold it.
@@ -108,7 +110,7 @@ def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -
     model = scenario.model
     inf = scenario.inference
     assert inf is not None
-    fitting: list[PoolPlan] = []
+    fitting: list[ServingPool] = []
     tp = 1
     while tp <= scenario.gpus_per_node:
         if model.heads % tp == 0 and (servers * scenario.gpus_per_node) % tp == 0:
@@ -136,7 +138,7 @@ def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -
     tp = scenario.gpus_per_node
     while tp > 1 and model.heads % tp:
         tp //= 2
-    last: PoolPlan | None = None
+    last: ServingPool | None = None
     for pp in range(2, servers + 1):
         if model.layers < pp:
             break
@@ -150,7 +152,7 @@ def _dense_instance(scenario: Scenario, role: str, servers: int, context: int) -
 
 def _moe_pool(
     scenario: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
-) -> PoolPlan | None:
+) -> ServingPool | None:
     """Attention data-parallel + experts over the pool (or ``spec.ep`` GPUs).
 
     Without ``spec.tp`` the attention and dense layers take the smallest power-of-two tensor-
@@ -161,7 +163,7 @@ def _moe_pool(
     ep = (spec.ep if spec and spec.ep else None) or gpus
     if spec and spec.tp:
         return _pool(scenario, role, servers, spec.tp, 1, ep, context)
-    fitting: PoolPlan | None = None
+    fitting: ServingPool | None = None
     tp = 1
     while tp <= scenario.gpus_per_node:
         if scenario.model.heads % tp == 0 and gpus % tp == 0:
@@ -176,7 +178,7 @@ def _moe_pool(
 
 def _pool_for(
     scenario: Scenario, role: str, servers: int, context: int, spec: PoolSpec | None
-) -> PoolPlan | None:
+) -> ServingPool | None:
     model = scenario.model
     if model.is_moe and (spec is None or spec.ep is None or spec.ep > 1):
         pool = _moe_pool(scenario, role, servers, context, spec)
@@ -361,8 +363,8 @@ def _balanced_prefill_servers(
 def _serving_plan(
     scenario: Scenario,
     deployment: str,
-    prefill: PoolPlan,
-    decode: PoolPlan,
+    prefill: ServingPool,
+    decode: ServingPool,
     legacy_comm_s: float = 0.0,
 ) -> ServingPlan:
     inf = scenario.inference
@@ -405,7 +407,7 @@ def colocated_plan(
     if pool is None:
         # a job smaller than a server, or whose weights fill memory: still report one instance
         gpi = 1 if ep > 1 else tp * pp
-        pool = PoolPlan(
+        pool = ServingPool(
             role="serve",
             servers=servers,
             gpus=scenario.gpus,
