@@ -334,11 +334,61 @@ _Shape = tuple[float, int, int, int, int, int, int, int, tuple[int, int, int], i
 """(compute floor, tp, cp, pp, ep, micro-batch, dp, micro-batches, stages, deepest vp)."""
 
 
+class _SizeMemo:
+    """Memory fits and stage times of one cluster size (one scenario): its fast and slow
+    searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
+
+    __slots__ = ("_fits", "_recomputes", "_scenario", "_timing")
+
+    def __init__(self, scenario: Scenario) -> None:
+        p = scenario.parallelism
+        self._scenario = scenario
+        self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+        self._fits: dict[tuple[Any, ...], bool] = {}
+        self._timing: dict[tuple[Any, ...], list[tuple[float, float]]] = {}
+
+    def fits(
+        self,
+        tp: int,
+        pp: int,
+        dp: int,
+        ep: int,
+        mb: int,
+        sharding: str,
+        recompute: str,
+        mcount: int,
+        cp: int,
+        vp: int,
+        stages: tuple[int, int, int],
+    ) -> bool:
+        """:func:`advisor.engine.model.memory._fits` of this size, asked once per value."""
+        key = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
+        hit = self._fits.get(key)
+        if hit is None:
+            hit = self._fits[key] = _fits(self._scenario, *key)
+        return hit
+
+    def timing(
+        self, tp: int, cp: int, ep: int, mb: int, stages: tuple[int, int, int], pp: int
+    ) -> list[tuple[float, float]]:
+        """The stage time per micro-batch of a shape under each recomputation tried."""
+        key = (tp, cp, ep, mb, stages, pp)
+        hit = self._timing.get(key)
+        if hit is None:
+            hit = self._timing[key] = [
+                _stage_time_per_microbatch(self._scenario, tp, cp, ep, mb, rc, stages, pp)
+                for rc in self._recomputes
+            ]
+        return hit
+
+
 def _search_training(
     scenario: Scenario,
     bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
     keep: int = 1,
     shapes: list[_Shape] | None = None,
+    *,
+    shared: _SizeMemo | None = None,
 ) -> list[_Candidate]:
     """The fitting plans the planner considers (branch and bound on the step estimate).
 
@@ -354,9 +404,13 @@ def _search_training(
     are exact (among the plans returned): a true top ``keep`` depends on the plans alone, so
     the best plans of a size that fit a smaller size are the best of that size too, and the
     planner's levels (:func:`_fastest_on_fewer_gpus`) carry them to every larger size.
+
+    ``shared``: the memory fits and stage times of this size, shared by its fast and slow
+    searches (both walk the same shapes).
     """
     assert scenario.training is not None
     p = scenario.parallelism
+    memo = shared if shared is not None else _SizeMemo(scenario)
     recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
     shardings = _sharding_options(scenario)
     tp_overlap = _tp_overlap(scenario)
@@ -369,24 +423,20 @@ def _search_training(
     out: list[_Candidate] = []
     kept: list[float] = []
     best = math.inf
+    fits = memo.fits
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > best:
             break  # compute alone (no recomputation, no communication) is already slower
         # the smallest footprint of this shape (last sharding and recomputation, no
         # interleaving), then a bound with the data-parallel term of the cheaper sharding
-        if not _fits(
-            scenario, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
-        ):
+        if not fits(tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages):
             continue
         shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
-        timing = [
-            _stage_time_per_microbatch(scenario, tp, cp, ep, mb, rc, stages, pp)
-            for rc in recomputes
-        ]
-        bound = _estimate_from(
+        timing = memo.timing(tp, cp, ep, mb, stages, pp)
+        lowest = _estimate_from(
             shape, timing[0][0], timing[0][1], tp_overlap, pp, vp_max, shardings, False
         )
-        if bound > best:
+        if lowest > best:
             continue
         vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
         if not p.virtual_stages and pp > 1:
@@ -401,7 +451,7 @@ def _search_training(
                     est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
                     if est > best:
                         break  # more recomputation is only slower
-                    if _fits(scenario, tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
+                    if fits(tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
                         mem = training_memory(
                             scenario, tp, pp, dp, ep, mb, sharding, rc, mcount,
                             cp=cp, vp=vp, stages=stages,
@@ -520,10 +570,15 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
         return sorted(found, key=lambda c: (c.estimate_s, c.tp * c.pp * c.cp * c.dp))
 
     shapes = _shapes(scenario)
-    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS, shapes=shapes))
+    memo = _SizeMemo(scenario)
+    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS, shapes=shapes, shared=memo))
     slow = rank(
         _search_training(
-            scenario, SLOW_REFERENCE_GPU_NET_BYTES_PER_S, keep=SLOW_PLAN_CONTENDERS, shapes=shapes
+            scenario,
+            SLOW_REFERENCE_GPU_NET_BYTES_PER_S,
+            keep=SLOW_PLAN_CONTENDERS,
+            shapes=shapes,
+            shared=memo,
         )
     )
     seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
