@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.facts.catalog import Catalog
-from advisor.engine.facts.formatting import number
-from advisor.engine.facts.limits import LIMITS, Limit
-from advisor.engine.facts.vocabulary import TEAM_SKILLS
-from advisor.engine.input.rag import (
+from advisor.engine.facts.constants import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_CORPUS_CHUNKS,
     DEFAULT_EMBEDDING_DIMS,
     DEFAULT_TOP_K,
 )
+from advisor.engine.facts.formatting import number
+from advisor.engine.facts.limits import LIMITS, Limit
+from advisor.engine.facts.vocabulary import TEAM_SKILLS
 from advisor.engine.input.scenario import (
     DEFAULT_CONCURRENT_REQUESTS,
     DEFAULT_OUTPUT_TOKENS,

@@ -28,9 +28,9 @@ from advisor.engine.facts.constants import (
     VECTOR_SERVER_MEMORY_BYTES,
 )
 from advisor.engine.input.echo import scenario_echo
-from advisor.engine.input.rag import RagSpec
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.rag import index_bytes, network_s, plan_rag, query_rate
+from advisor.engine.result.echo import RagInput
 from advisor.engine.result.records import EngineResult
 
 CATALOG = default_catalog()
@@ -71,7 +71,7 @@ def _errors(raw: dict[str, Any]) -> dict[str, str]:
 
 def test_an_empty_rag_section_takes_every_default_and_round_trips() -> None:
     s = parse_scenario(RAG_70B, CATALOG)
-    assert s.rag == RagSpec()
+    assert s.rag == RagInput()
     echoed = scenario_echo(s).to_dict()
     assert echoed["rag"] == {
         "top_k": 4,
@@ -119,7 +119,7 @@ def test_rag_must_be_an_object() -> None:
 
 
 def test_index_memory_is_the_published_hnsw_formula() -> None:
-    rag = RagSpec(embedding_dims=768, corpus_chunks=1_000_000)
+    rag = RagInput(embedding_dims=768, corpus_chunks=1_000_000)
     expected = 1e6 * (768 * EMBEDDING_BYTES_PER_DIM + HNSW_LINKS * HNSW_BYTES_PER_LINK)
     assert index_bytes(rag) == pytest.approx(expected * VECTOR_INDEX_MEMORY_HEADROOM)
 
@@ -157,7 +157,7 @@ def test_flows_carry_the_question_vector_chunks_and_answer_bytes() -> None:
 def test_vector_tier_grows_with_the_index_and_the_load() -> None:
     small = plan_rag(parse_scenario(RAG_70B, CATALOG)).tier("vector_search").servers
     big_corpus = {**RAG_70B, "rag": {"corpus_chunks": 1_000_000_000}}
-    shards = math.ceil(index_bytes(RagSpec(corpus_chunks=10**9)) / VECTOR_SERVER_MEMORY_BYTES)
+    shards = math.ceil(index_bytes(RagInput(corpus_chunks=10**9)) / VECTOR_SERVER_MEMORY_BYTES)
     assert plan_rag(parse_scenario(big_corpus, CATALOG)).tier("vector_search").servers == (
         shards * small
     )

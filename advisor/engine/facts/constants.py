@@ -329,3 +329,18 @@ DEFAULT_TEAM_SKILLS = "both"
 DEFAULT_PREFER = "balanced"
 DEFAULT_UTILIZATION = 0.8
 """Share of the amortization life the cluster runs work (docs/MODEL.md "Decision cost")."""
+
+# --- Scenario defaults: a retrieval pipeline (``rag``, docs/MODEL.md section 21) ---------------
+
+DEFAULT_TOP_K = 4
+"""Chunks retrieved per question: LangChain's ``VectorStore.similarity_search`` returns k = 4
+by default (langchain-core reference)."""
+DEFAULT_CHUNK_TOKENS = 256
+"""Tokens per chunk: common practice is 128-512 tokens (Milvus, 'optimal chunk size for RAG
+applications'); Vertex AI RAG Engine defaults to 1,024 (Google Cloud docs)."""
+DEFAULT_EMBEDDING_DIMS = 1024
+"""Dimensions of one embedding: bge-large-en-v1.5, e5-large-v2 and NVIDIA NV-EmbedQA-E5-v5
+all produce 1,024 (their model cards)."""
+DEFAULT_CORPUS_CHUNKS = 10_000_000
+"""Chunks in the index: VectorDBBench's 10M-vector performance case (zilliztech/VectorDBBench,
+Performance768D10M), about 2.6 billion tokens at 256 tokens per chunk."""

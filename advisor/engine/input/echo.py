@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import fields
 
 from advisor.engine.facts.catalog import ModelSpec
-from advisor.engine.input.rag import RagSpec
 from advisor.engine.input.scenario import (
     Design,
     InferenceSpec,
@@ -39,7 +38,7 @@ def scenario_echo(s: Scenario) -> echo.ScenarioEcho:
         training=_training(s.training) if s.training is not None else None,
         inference=_inference(s.inference) if s.inference is not None else None,
         design=design_input(s.design) if s.design is not None else None,
-        rag=_rag(s.rag) if s.rag is not None else None,
+        rag=s.rag,
     )
 
 
@@ -105,14 +104,3 @@ def _pool(pool: PoolSpec) -> dict[str, int]:
     """The pool's sizes the scenario fixed (``None`` = left to the engine: not echoed)."""
     sizes = {"servers": pool.servers, "tp": pool.tp, "ep": pool.ep}
     return {key: value for key, value in sizes.items() if value is not None}
-
-
-def _rag(r: RagSpec) -> echo.RagInput:
-    return echo.RagInput(
-        top_k=r.top_k,
-        chunk_tokens=r.chunk_tokens,
-        embedding_dims=r.embedding_dims,
-        corpus_chunks=r.corpus_chunks,
-        embedding_servers=r.embedding_servers,
-        vector_search_servers=r.vector_search_servers,
-    )

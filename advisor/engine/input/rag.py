@@ -6,15 +6,18 @@ chunks of the corpus, and the generation tier (the scenario's GPUs, answered by 
 model like any fleet) reads them as part of its prompt: ``top_k x chunk_tokens`` of
 ``inference.prompt_tokens`` are retrieved context, the rest is the question and instructions.
 
-Defaults (docs/MODEL.md section 21): 4 chunks of 256 tokens, 1,024-dimensional embeddings,
-a corpus of 10 million chunks; tier sizes left to the engine.
+Defaults (docs/MODEL.md section 21; ``DEFAULT_TOP_K`` and its neighbours in
+:mod:`advisor.engine.facts.constants`, read by the parser and the result's ``RagInput``
+record alike): 4 chunks of 256 tokens, 1,024-dimensional embeddings, a corpus of 10 million
+chunks; tier sizes left to the engine.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
+
+from advisor.engine.result.echo import RagInput
 
 RAG_KEYS: tuple[str, ...] = (
     "top_k",
@@ -26,38 +29,8 @@ RAG_KEYS: tuple[str, ...] = (
 )
 """The keys of ``rag`` (the parser below and the published schema read these)."""
 
-DEFAULT_TOP_K = 4
-"""Chunks retrieved per question: LangChain's ``VectorStore.similarity_search`` returns k = 4
-by default (langchain-core reference)."""
-DEFAULT_CHUNK_TOKENS = 256
-"""Tokens per chunk: common practice is 128-512 tokens (Milvus, 'optimal chunk size for RAG
-applications'); Vertex AI RAG Engine defaults to 1,024 (Google Cloud docs)."""
-DEFAULT_EMBEDDING_DIMS = 1024
-"""Dimensions of one embedding: bge-large-en-v1.5, e5-large-v2 and NVIDIA NV-EmbedQA-E5-v5
-all produce 1,024 (their model cards)."""
-DEFAULT_CORPUS_CHUNKS = 10_000_000
-"""Chunks in the index: VectorDBBench's 10M-vector performance case (zilliztech/VectorDBBench,
-Performance768D10M), about 2.6 billion tokens at 256 tokens per chunk."""
-
 _COUNTS = ("top_k", "chunk_tokens", "embedding_dims", "corpus_chunks")
 _SERVERS = ("embedding_servers", "vector_search_servers")
-
-
-@dataclass(frozen=True)
-class RagSpec:
-    """A retrieval pipeline in front of the generation tier (``None`` = sized by the engine)."""
-
-    top_k: int = DEFAULT_TOP_K
-    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
-    embedding_dims: int = DEFAULT_EMBEDDING_DIMS
-    corpus_chunks: int = DEFAULT_CORPUS_CHUNKS
-    embedding_servers: int | None = None
-    vector_search_servers: int | None = None
-
-    @property
-    def context_tokens(self) -> int:
-        """Retrieved tokens in every prompt: ``top_k x chunk_tokens``."""
-        return self.top_k * self.chunk_tokens
 
 
 def _count(value: Any) -> int | None:
@@ -69,7 +42,7 @@ def _count(value: Any) -> int | None:
     return int(value)
 
 
-def parse_rag(raw: Any) -> tuple[RagSpec | None, dict[str, str]]:
+def parse_rag(raw: Any) -> tuple[RagInput | None, dict[str, str]]:
     """``rag`` as given: the spec and one message per bad field (dotted path -> message).
 
     Cross-checks against the rest of the scenario (the workload, the prompt length) are the
@@ -80,7 +53,7 @@ def parse_rag(raw: Any) -> tuple[RagSpec | None, dict[str, str]]:
     if not isinstance(raw, dict):
         return None, {"rag": "must be an object (top_k, chunk_tokens, embedding_dims, ...)"}
     errors = {f"rag.{key}": "unknown field" for key in raw if key not in RAG_KEYS}
-    values: dict[str, int] = {}
+    values: dict[str, Any] = {}
     for key in RAG_KEYS:
         if raw.get(key) is None:
             continue
@@ -91,10 +64,10 @@ def parse_rag(raw: Any) -> tuple[RagSpec | None, dict[str, str]]:
             values[key] = number
     if errors:
         return None, errors
-    return RagSpec(**values), {}
+    return RagInput(**values), {}
 
 
-def rag_problems(rag: RagSpec, workload: str | None, prompt_tokens: int | None) -> dict[str, str]:
+def rag_problems(rag: RagInput, workload: str | None, prompt_tokens: int | None) -> dict[str, str]:
     """What the rest of the scenario rules out for this pipeline (dotted path -> message)."""
     if workload != "inference":
         return {

@@ -26,9 +26,9 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.facts.limits import check_limits
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
-from advisor.engine.input.rag import RagSpec, parse_rag, rag_problems
+from advisor.engine.input.rag import parse_rag, rag_problems
 from advisor.engine.result.base import EXTRA
-from advisor.engine.result.echo import Constraints
+from advisor.engine.result.echo import Constraints, RagInput
 from advisor.engine.result.records import CalibrationApplied
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
@@ -319,7 +319,7 @@ class Scenario:
     ``evaluate(calibration=...)``."""
     warnings: tuple[str, ...] = ()
     """What the input asks that the platform is not sold as (e.g. part of an NVL72 rack)."""
-    rag: RagSpec | None = None
+    rag: RagInput | None = None
     """A retrieval pipeline (embedding and vector-search tiers) in front of the serving fleet
     (:mod:`advisor.engine.input.rag`); only with workload ``inference``."""
 

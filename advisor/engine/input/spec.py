@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.facts.catalog.cloud import cloud_fabric_ids
-from advisor.engine.facts.constants import FABRIC_IDS
+from advisor.engine.facts.constants import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_CORPUS_CHUNKS,
+    DEFAULT_EMBEDDING_DIMS,
+    DEFAULT_TOP_K,
+    FABRIC_IDS,
+)
 from advisor.engine.facts.limits import LIMITS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
 from advisor.engine.input import rag as rg
@@ -120,17 +126,17 @@ FIELDS: dict[str, FieldDoc] = {
         "A retrieval pipeline (RAG) in front of the serving fleet: an embedding tier and a "
         "vector-search tier feed top_k chunks into every prompt (workload inference only).",
     ),
-    "rag.top_k": FieldDoc("integer", "Chunks retrieved per question.", default=rg.DEFAULT_TOP_K),
+    "rag.top_k": FieldDoc("integer", "Chunks retrieved per question.", default=DEFAULT_TOP_K),
     "rag.chunk_tokens": FieldDoc(
         "integer",
         "Tokens per chunk; top_k x chunk_tokens of inference.prompt_tokens is retrieved context.",
-        default=rg.DEFAULT_CHUNK_TOKENS,
+        default=DEFAULT_CHUNK_TOKENS,
     ),
     "rag.embedding_dims": FieldDoc(
-        "integer", "Dimensions of one embedding vector.", default=rg.DEFAULT_EMBEDDING_DIMS
+        "integer", "Dimensions of one embedding vector.", default=DEFAULT_EMBEDDING_DIMS
     ),
     "rag.corpus_chunks": FieldDoc(
-        "integer", "Chunks in the vector index.", default=rg.DEFAULT_CORPUS_CHUNKS
+        "integer", "Chunks in the vector index.", default=DEFAULT_CORPUS_CHUNKS
     ),
     "rag.embedding_servers": FieldDoc(
         "integer", "Servers of the embedding tier; null: sized by the engine for the load."

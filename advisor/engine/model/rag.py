@@ -32,8 +32,8 @@ from advisor.engine.facts.vocabulary import (
     GENERATION_TIER,
     VECTOR_SEARCH_TIER,
 )
-from advisor.engine.input.rag import RagSpec
 from advisor.engine.input.scenario import InferenceSpec, Scenario
+from advisor.engine.result.echo import RagInput
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def query_rate(inference: InferenceSpec) -> tuple[float, str]:
     )
 
 
-def index_bytes(rag: RagSpec) -> float:
+def index_bytes(rag: RagInput) -> float:
     """Memory of the HNSW index: N x (D x 4 + m x 16) x headroom (MODEL.md 21)."""
     per_vector = rag.embedding_dims * EMBEDDING_BYTES_PER_DIM + HNSW_LINKS * HNSW_BYTES_PER_LINK
     return rag.corpus_chunks * per_vector * VECTOR_INDEX_MEMORY_HEADROOM
@@ -121,7 +121,7 @@ def _vector_need(rate: float, index: float) -> tuple[int, int]:
     return shards, replicas
 
 
-def _embedding_servers(rag: RagSpec, rate: float) -> tuple[int, str]:
+def _embedding_servers(rag: RagInput, rate: float) -> tuple[int, str]:
     if rag.embedding_servers is not None:
         return rag.embedding_servers, "as given"
     servers = _embedding_need(rate)
@@ -131,7 +131,7 @@ def _embedding_servers(rag: RagSpec, rate: float) -> tuple[int, str]:
     )
 
 
-def _vector_servers(rag: RagSpec, rate: float, index: float) -> tuple[int, str]:
+def _vector_servers(rag: RagInput, rate: float, index: float) -> tuple[int, str]:
     if rag.vector_search_servers is not None:
         return rag.vector_search_servers, "as given"
     shards, replicas = _vector_need(rate, index)
@@ -144,7 +144,7 @@ def _vector_servers(rag: RagSpec, rate: float, index: float) -> tuple[int, str]:
 
 
 def _flows(
-    rag: RagSpec, inference: InferenceSpec, rate: float, question_tokens: int
+    rag: RagInput, inference: InferenceSpec, rate: float, question_tokens: int
 ) -> tuple[RagFlow, ...]:
     def flow(name: str, source: str, target: str, size: float) -> RagFlow:
         return RagFlow(name, source, target, size, rate * size * 8 / 1e9)

@@ -10,12 +10,16 @@ from typing import Any
 
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_CORPUS_CHUNKS,
     DEFAULT_ELECTRICITY_USD_PER_KWH,
+    DEFAULT_EMBEDDING_DIMS,
     DEFAULT_GPU_HOUR_USD,
     DEFAULT_GPU_PRICING,
     DEFAULT_PREFER,
     DEFAULT_PUE,
     DEFAULT_TEAM_SKILLS,
+    DEFAULT_TOP_K,
     DEFAULT_UTILIZATION,
 )
 from advisor.engine.result.base import ABSENT, Record
@@ -100,15 +104,24 @@ class InferenceInput(Record):
 
 @dataclass(frozen=True)
 class RagInput(Record):
-    """A retrieval pipeline as given, defaults filled (``scenario.rag``)."""
+    """A retrieval pipeline in front of the generation tier as given, defaults filled
+    (``scenario.rag``; :mod:`advisor.engine.input.rag` parses it; ``None`` = sized by the
+    engine)."""
 
-    top_k: int = 0
-    chunk_tokens: int = 0
-    embedding_dims: int = 0
-    corpus_chunks: int = 0
+    top_k: int = DEFAULT_TOP_K
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
+    embedding_dims: int = DEFAULT_EMBEDDING_DIMS
+    corpus_chunks: int = DEFAULT_CORPUS_CHUNKS
     embedding_servers: int | None = field(default=None, metadata=ABSENT)
     vector_search_servers: int | None = field(default=None, metadata=ABSENT)
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
+    """Keys of a stored result this record does not declare (none in a parsed scenario; left
+    out of the hash, so a parsed scenario keys the engine's caches)."""
+
+    @property
+    def context_tokens(self) -> int:
+        """Retrieved tokens in every prompt: ``top_k x chunk_tokens``."""
+        return self.top_k * self.chunk_tokens
 
 
 @dataclass(frozen=True)
