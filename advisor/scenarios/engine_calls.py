@@ -13,7 +13,7 @@ from advisor import engine
 from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.input.scenario import parse_scenario
-from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.planner import check_workload
 from advisor.engine.result.records import EngineResult
 
 logger = logging.getLogger(__name__)
@@ -71,10 +71,12 @@ def warm_up() -> None:
 
 
 def validate_inputs(inputs: Any, *, catalog: Catalog | None = None) -> None:
-    """Check inputs without the full evaluation: parse and plan the workload."""
+    """Check inputs without the full evaluation: parse them and check that the workload can
+    be planned (the errors planning would raise; a searched training plan is not planned
+    here, the worker plans it: :func:`advisor.engine.model.planner.check_workload`)."""
     if not isinstance(inputs, dict):
         raise InvalidScenario({"inputs": ["must be a JSON object (scenario v1)"]})
     try:
-        plan_workload(parse_scenario(inputs, catalog or default_catalog()))
+        check_workload(parse_scenario(inputs, catalog or default_catalog()))
     except engine.ScenarioError as exc:
         raise InvalidScenario(exc.field_errors) from exc

@@ -11,7 +11,7 @@ import pytest
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
-from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.planner import check_workload, plan_workload
 from advisor.engine.model.stage_time import _stage_split
 from advisor.engine.model.training_step import training_step_time_s
 
@@ -196,3 +196,33 @@ def test_a_model_trained_with_multi_token_prediction_lightens_its_last_stage() -
     assert _stage_split(61, 4, mtp_layers=1) == (16, 16, 13)
     assert _stage_split(61, 16) == (3, 4, 2)
     assert _stage_split(64, 16, mtp_layers=1) == (4, 4, 4)
+
+
+def test_the_submit_check_refuses_exactly_what_planning_refuses() -> None:
+    """check_workload (the web's check of a submitted scenario) raises the same field errors
+    as plan_workload, without the search of every smaller size, near the memory limit too:
+    given interleaving, given recomputation, long sequences, MoE and dense models."""
+    cases: list[dict[str, Any]] = []
+    for gpus in (2, 4, 8, 16, 32, 64, 128):
+        for extra in (
+            {},
+            {"parallelism": {"virtual_stages": 8}},
+            {"parallelism": {"recompute": "none", "micro_batch": 2}},
+            {"sequence_length": 32768},
+        ):
+            cases.append({"model": "llama3.1-405b", "gpu": "l40s", "gpus": gpus, **extra})
+            cases.append({"model": "llama3-70b", "gpu": "a100-80gb-sxm", "gpus": gpus, **extra})
+        cases.append({"model": "deepseek-v3", "gpu": "h100-sxm", "gpus": gpus * 4})
+    outcomes = []
+    for raw in cases:
+        s = parse_scenario({"workload": "training", **raw}, default_catalog())
+        errors = []
+        for check in (check_workload, plan_workload):
+            try:
+                check(s)
+                errors.append(None)
+            except ScenarioError as exc:
+                errors.append(exc.field_errors)
+        assert errors[0] == errors[1], raw
+        outcomes.append(errors[1] is None)
+    assert any(outcomes) and not all(outcomes)  # both answers occur

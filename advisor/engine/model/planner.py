@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -473,6 +473,22 @@ def _search_training(
 def _shapes(scenario: Scenario) -> list[_Shape]:
     """Every shape (tp, cp, pp, ep, micro-batch) of :func:`_search_training` that can fit at
     all, with its compute floor (no recomputation, the deepest interleaving), lowest first."""
+    p = scenario.parallelism
+    first_rc = p.recompute or RECOMPUTE_ORDER[0]
+    shapes: list[_Shape] = []
+    for tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in _shape_rows(scenario):
+        per_mb = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, first_rc, stages, pp)[0]
+        floor = (mcount + (pp - 1) / vp_max) * per_mb
+        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
+    shapes.sort(key=lambda x: x[0])
+    return shapes
+
+
+def _shape_rows(
+    scenario: Scenario,
+) -> Iterator[tuple[int, int, int, int, int, int, int, tuple[int, int, int], int]]:
+    """The shapes of :func:`_shapes` without their floors, in enumeration order:
+    (tp, cp, pp, ep, micro-batch, dp, micro-batches, stages, deepest vp)."""
     assert scenario.training is not None
     p = scenario.parallelism
     m = scenario.model
@@ -498,8 +514,6 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
     if m.is_moe:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
     mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
-    recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
-    shapes: list[_Shape] = []
     for tp in tps:
         for cp in cps:
             for pp in pps:
@@ -521,13 +535,52 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
                         vp_max = p.virtual_stages or max(
                             (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
                         )
-                        per_mb = _stage_time_per_microbatch(
-                            scenario, tp, cp, ep, mb, recomputes[0], stages, pp
-                        )[0]
-                        floor = (mcount + (pp - 1) / vp_max) * per_mb
-                        shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
-    shapes.sort(key=lambda x: x[0])
-    return shapes
+                        yield tp, cp, pp, ep, mb, dp, mcount, stages, vp_max
+
+
+def _any_plan_fits(scenario: Scenario) -> bool:
+    """Whether the planner's search of this size finds any plan, without searching: with no
+    plan found yet it prices nothing and takes the first shape that fits at its smallest
+    footprint (last sharding and recomputation, no interleaving) and fits under some sharding
+    and recomputation at its first interleaving (the one given, else none)."""
+    assert scenario.training is not None
+    p = scenario.parallelism
+    recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
+    shardings = _sharding_options(scenario)
+    vp = p.virtual_stages or 1
+    for tp, cp, pp, ep, mb, dp, mcount, stages, _ in _shape_rows(scenario):
+        if not _fits(
+            scenario, tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
+        ):
+            continue
+        for sharding in shardings:
+            for rc in recomputes:
+                if _fits(scenario, tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
+                    return True
+    return False
+
+
+def _does_not_fit(scenario: Scenario) -> ScenarioError:
+    return ScenarioError.single(
+        "gpus",
+        f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id} "
+        "even with maximum tensor, pipeline, context and expert parallelism, full "
+        "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
+    )
+
+
+def check_workload(scenario: Scenario) -> None:
+    """Raise the :class:`ScenarioError` :func:`plan_workload` would raise, for the checks of
+    a submitted scenario (the worker plans it again in its own process): a training plan the
+    planner searches is refused only when no plan of the cluster's size fits
+    (:func:`_any_plan_fits`, a few ms where the plan itself searches every smaller size); an
+    explicit training plan and a serving deployment are planned as :func:`plan_workload`
+    plans them."""
+    if scenario.is_training and not scenario.parallelism.given and scenario not in _PLAN_CACHE:
+        if not _any_plan_fits(scenario):
+            raise _does_not_fit(scenario)
+        return
+    plan_workload(scenario)
 
 
 RECOMPUTE_ORDER: tuple[str, ...] = ("none", "selective", "full")
@@ -780,12 +833,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
     else:
         fitting = _ranked_contenders(scenario)
         if not fitting:
-            raise ScenarioError.single(
-                "gpus",
-                f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id} "
-                "even with maximum tensor, pipeline, context and expert parallelism, full "
-                "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
-            )
+            raise _does_not_fit(scenario)
         chosen = _fastest_on_fewer_gpus(scenario, fitting[0], notes, others, contenders=fitting[1:])
         source = "planner"
     plan = _candidate_plan(scenario, chosen, source)
