@@ -57,9 +57,7 @@ from advisor.engine.result.records import (
     Assumption,
     Metrics,
     RagAnswer,
-    RagFlow,
     RagNetwork,
-    RagTier,
     Recommendation,
 )
 
@@ -287,27 +285,8 @@ def rag_answer(
         question_tokens=plan.question_tokens,
         context_tokens=plan.context_tokens,
         index_bytes=plan.index_bytes,
-        tiers=tuple(
-            RagTier(
-                role=t.role,
-                label=RAG_TIER_LABELS[t.role],
-                servers=t.servers,
-                sized_by=t.sized_by,
-                gbits_per_s_per_server=t.gbits_per_s_per_server,
-                needed_servers=t.needed_servers,
-            )
-            for t in plan.tiers
-        ),
-        flows=tuple(
-            RagFlow(
-                name=f.name,
-                source=f.source,
-                target=f.target,
-                bytes_per_query=f.bytes_per_query,
-                gbits_per_s=f.gbits_per_s,
-            )
-            for f in plan.flows
-        ),
+        tiers=plan.tiers,
+        flows=plan.flows,
         network=RagNetwork(
             nic_sku=net.nic.sku,
             nic_part_number=net.nic.part_number,

@@ -30,33 +30,12 @@ from advisor.engine.facts.vocabulary import (
     EMBEDDING_TIER,
     ETHERNET,
     GENERATION_TIER,
+    RAG_TIER_LABELS,
     VECTOR_SEARCH_TIER,
 )
 from advisor.engine.input.scenario import InferenceSpec, Scenario
 from advisor.engine.result.echo import RagInput
-
-
-@dataclass(frozen=True)
-class RagTier:
-    """One tier of the pipeline: its servers, why that many, and its traffic per server."""
-
-    role: str
-    servers: int
-    sized_by: str
-    gbits_per_s_per_server: float
-    needed_servers: int
-    """What the engine's own sizing asks for the load (``servers`` may be fewer when given)."""
-
-
-@dataclass(frozen=True)
-class RagFlow:
-    """What one question moves from one tier to the next (``bytes_per_query``) at the rate."""
-
-    name: str
-    source: str
-    target: str
-    bytes_per_query: float
-    gbits_per_s: float
+from advisor.engine.result.records import RagFlow, RagTier
 
 
 @dataclass(frozen=True)
@@ -147,7 +126,13 @@ def _flows(
     rag: RagInput, inference: InferenceSpec, rate: float, question_tokens: int
 ) -> tuple[RagFlow, ...]:
     def flow(name: str, source: str, target: str, size: float) -> RagFlow:
-        return RagFlow(name, source, target, size, rate * size * 8 / 1e9)
+        return RagFlow(
+            name=name,
+            source=source,
+            target=target,
+            bytes_per_query=size,
+            gbits_per_s=rate * size * 8 / 1e9,
+        )
 
     return (
         flow("question", "users", EMBEDDING_TIER, question_tokens * TEXT_BYTES_PER_TOKEN),
@@ -192,7 +177,15 @@ def plan_rag(s: Scenario) -> RagPlan:
         (GENERATION_TIER, s.nodes, "the scenario's GPU servers", s.nodes),
     )
     tiers = tuple(
-        RagTier(role, n, why, _per_server(flows, role, n), need) for role, n, why, need in sizes
+        RagTier(
+            role=role,
+            label=RAG_TIER_LABELS[role],
+            servers=n,
+            sized_by=why,
+            gbits_per_s_per_server=_per_server(flows, role, n),
+            needed_servers=need,
+        )
+        for role, n, why, need in sizes
     )
     return RagPlan(
         queries_per_s=rate,

@@ -491,7 +491,8 @@ class CalibrationComparison(Record):
 
 @dataclass(frozen=True)
 class RagTier(Record):
-    """One tier of a retrieval pipeline (``rag.tiers``)."""
+    """One tier of a retrieval pipeline (``rag.tiers``): its servers, why that many, and its
+    traffic per server, as :func:`advisor.engine.model.rag.plan_rag` sizes it."""
 
     role: str = ""
     label: str = ""
@@ -499,12 +500,14 @@ class RagTier(Record):
     sized_by: str = ""
     gbits_per_s_per_server: float = 0.0
     needed_servers: int = 0
+    """What the engine's own sizing asks for the load (``servers`` may be fewer when given)."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
 class RagFlow(Record):
-    """What one question moves between two tiers (``rag.flows``)."""
+    """What one question moves from one tier to the next (``bytes_per_query``) at the
+    pipeline's rate (``rag.flows``, :func:`advisor.engine.model.rag.plan_rag`)."""
 
     name: str = ""
     source: str = ""
