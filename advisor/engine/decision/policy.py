@@ -42,6 +42,7 @@ from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.model.serving.compute import SATURATED_S
+from advisor.engine.result.records import Premium
 
 MAX_PUBLISHED_TIERS = 3
 """Deepest compute fabric in the published AI cluster designs: three tiers (the 100k-GPU
@@ -362,24 +363,16 @@ def strictly_tied(a: Scored, b: Scored) -> bool:
     return abs(a.decision_usd - b.decision_usd) <= TIE_BAND * scale
 
 
-@dataclass(frozen=True)
-class Premium:
-    """What the pick costs beyond a cheaper design: capex and life cost, in USD and %."""
-
-    capex_usd: float
-    capex_pct: float
-    life_usd: float
-    life_pct: float
-
-
 def premium(best: Scored, cheaper: Scored) -> Premium | None:
     """The pick's premium over ``cheaper`` when it costs more over the life beyond the tie
-    band (None when it does not)."""
+    band (None when it does not): capex and life cost, in USD and %, unrounded (the result's
+    ``decision.premium_over`` rounds them)."""
     d_life = best.decision_usd - cheaper.decision_usd
     if d_life <= TIE_BAND * max(abs(best.decision_usd), abs(cheaper.decision_usd), 1e-12):
         return None
     d_capex = best.capex_usd - cheaper.capex_usd
     return Premium(
+        design=cheaper.cand.label(),
         capex_usd=d_capex,
         capex_pct=100.0 * d_capex / cheaper.capex_usd if cheaper.capex_usd > 0 else 0.0,
         life_usd=d_life,

@@ -88,7 +88,6 @@ from advisor.engine.result.records import (
     EngineResult,
     Metrics,
     Option,
-    Premium,
     Pruned,
     RagAnswer,
     Recommendation,
@@ -512,8 +511,8 @@ def _decision(facts: JobFacts, choice: Choice) -> Decision:
         ),
         premium_over=tuple(
             [
-                Premium(
-                    design=sc.cand.label(),
+                dataclasses.replace(
+                    prem,
                     capex_usd=round(prem.capex_usd, 2),
                     capex_pct=round(prem.capex_pct, 1),
                     life_usd=round(prem.life_usd, 2),
