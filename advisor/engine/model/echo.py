@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.memory import MemoryEstimate
 from advisor.engine.model.placement import Fabric, place
 from advisor.engine.model.plans import WorkloadPlan, plan_traffic
 from advisor.engine.model.serving.compute import ServingPlan
@@ -21,7 +20,7 @@ def workload_info(w: WorkloadPlan, s: Scenario) -> echo.WorkloadInfo:
     serving = w.inference.serving if w.inference is not None else None
     return echo.WorkloadInfo(
         model=_model(s.model),
-        memory=_memory(w.memory),
+        memory=w.memory,
         plan=w.plan,
         nodes=w.nodes,
         gpus_per_node=w.gpus_per_node,
@@ -53,20 +52,6 @@ def _model(m: ModelSpec) -> echo.ModelInfo:
         tied_embeddings=m.tied_embeddings,
         source=m.source,
         mtp_layers=m.mtp_layers,
-    )
-
-
-def _memory(m: MemoryEstimate) -> echo.Memory:
-    return echo.Memory(
-        weights_gb=m.weights_gb,
-        gradients_gb=m.gradients_gb,
-        optimizer_gb=m.optimizer_gb,
-        activations_gb=m.activations_gb,
-        kv_cache_gb=m.kv_cache_gb,
-        total_gb=m.total_gb,
-        capacity_gb=m.capacity_gb,
-        usable_gb=m.usable_gb,
-        fits=m.fits,
     )
 
 

@@ -6,7 +6,6 @@ Units: bytes unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import (
@@ -19,6 +18,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.serving.compute import experts_per_gpu
+from advisor.engine.result.echo import Memory
 
 GB = 1e9
 
@@ -26,22 +26,30 @@ GB = 1e9
 # ----------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
-class MemoryEstimate:
-    """Per-GPU memory in GB."""
-
-    weights_gb: float
-    gradients_gb: float
-    optimizer_gb: float
-    activations_gb: float
-    kv_cache_gb: float
-    total_gb: float
-    capacity_gb: float
-    usable_gb: float
-
-    @property
-    def fits(self) -> bool:
-        return self.total_gb <= self.usable_gb
+def memory_estimate(
+    *,
+    weights_gb: float,
+    gradients_gb: float,
+    optimizer_gb: float,
+    activations_gb: float,
+    kv_cache_gb: float,
+    total_gb: float,
+    capacity_gb: float,
+    usable_gb: float,
+) -> Memory:
+    """Per-GPU memory in GB as the result's :class:`Memory` record; it fits when the total is
+    within the usable part of the capacity."""
+    return Memory(
+        weights_gb=weights_gb,
+        gradients_gb=gradients_gb,
+        optimizer_gb=optimizer_gb,
+        activations_gb=activations_gb,
+        kv_cache_gb=kv_cache_gb,
+        total_gb=total_gb,
+        capacity_gb=capacity_gb,
+        usable_gb=usable_gb,
+        fits=total_gb <= usable_gb,
+    )
 
 
 # ----------------------------------------------------------------------------- memory
@@ -154,7 +162,7 @@ def training_memory(
     cp: int = 1,
     vp: int = 1,
     stages: tuple[int, int, int] | None = None,
-) -> MemoryEstimate:
+) -> Memory:
     """Per-GPU memory of a training plan (GB), for the fullest pipeline stage.
 
     Dense parameters are split over tp x pp (by the stage's layers; the first stage also holds
@@ -172,7 +180,7 @@ def training_memory(
     )
     total = wg + opt + act
     cap = scenario.gpu.memory_gb
-    return MemoryEstimate(
+    return memory_estimate(
         weights_gb=weights_b / GB,
         gradients_gb=(wg - weights_b) / GB,
         optimizer_gb=opt / GB,
@@ -207,7 +215,7 @@ def _fits(
 
 def inference_memory(
     scenario: Scenario, gpus_per_replica: int, batch: int, kv_split: int
-) -> MemoryEstimate:
+) -> Memory:
     """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_split (GB)."""
     assert scenario.inference is not None
     m = scenario.model
@@ -218,7 +226,7 @@ def inference_memory(
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
     total = weights + kv + act
     cap = scenario.gpu.memory_gb
-    return MemoryEstimate(
+    return memory_estimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
         optimizer_gb=0.0,
@@ -230,7 +238,7 @@ def inference_memory(
     )
 
 
-def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> MemoryEstimate:
+def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> Memory:
     assert scenario.inference is not None
     m = scenario.model
     wbytes = WEIGHT_BYTES[scenario.precision]
@@ -244,7 +252,7 @@ def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> MemoryEstimate:
     kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes
     total = weights + kv
     cap = scenario.gpu.memory_gb
-    return MemoryEstimate(
+    return memory_estimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
         optimizer_gb=0.0,

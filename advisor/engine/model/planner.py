@@ -26,7 +26,7 @@ from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
 from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.efficiency import hopper_or_newer
-from advisor.engine.model.memory import MemoryEstimate, _fits, _model_consts, training_memory
+from advisor.engine.model.memory import _fits, _model_consts, training_memory
 from advisor.engine.model.placement import (
     pipeline_crosses_network,
 )
@@ -47,6 +47,7 @@ from advisor.engine.model.stage_time import (
     _training_costs,
 )
 from advisor.engine.model.training_step import training_step_time_s
+from advisor.engine.result.echo import Memory
 
 # ----------------------------------------------------------------------------- planner
 
@@ -174,7 +175,7 @@ class _Candidate:
     sharding: str
     recompute: str
     stages: tuple[int, int, int]
-    mem: MemoryEstimate
+    mem: Memory
     estimate_s: float
 
 
@@ -793,7 +794,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
         recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
         tp_overlap = _tp_overlap(scenario)
         options: list[_Candidate] = []
-        best_mem: MemoryEstimate | None = None
+        best_mem: Memory | None = None
         for vp in vps:
             for sharding in _sharding_options(scenario):
                 for rc in recomputes:
@@ -879,7 +880,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
 
 
 def _training_workload(
-    scenario: Scenario, plan: Plan, mem: MemoryEstimate, *, notes: tuple[str, ...]
+    scenario: Scenario, plan: Plan, mem: Memory, *, notes: tuple[str, ...]
 ) -> WorkloadPlan:
     """The WorkloadPlan of a training scenario under one parallelism plan."""
     dom = domain_gpus(scenario)

@@ -12,7 +12,6 @@ from typing import Any
 
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.collectives import deepep_network_share
-from advisor.engine.model.memory import MemoryEstimate
 from advisor.engine.model.placement import (
     Communicator,
     blocks_spanned,
@@ -21,6 +20,7 @@ from advisor.engine.model.placement import (
     wire_bytes,
 )
 from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.result.echo import Memory
 from advisor.engine.result.echo import Plan as Plan  # the plan is the result's own record
 
 
@@ -133,7 +133,7 @@ class WorkloadPlan:
     """Everything about the workload that does not depend on the network design."""
 
     plan: Plan
-    memory: MemoryEstimate
+    memory: Memory
     nodes: int
     gpus_per_node: int
     domain_gpus: int

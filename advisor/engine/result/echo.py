@@ -203,6 +203,10 @@ class ModelInfo(Record):
 
 @dataclass(frozen=True)
 class Memory(Record):
+    """Per-GPU memory in GB of the plan's fullest GPU: what the model estimates
+    (:func:`advisor.engine.model.memory.memory_estimate`, which sets ``fits``) and the result
+    echoes (``result.workload.memory``)."""
+
     weights_gb: float = 0.0
     gradients_gb: float = 0.0
     optimizer_gb: float = 0.0
@@ -212,7 +216,9 @@ class Memory(Record):
     capacity_gb: float = 0.0
     usable_gb: float = 0.0
     fits: bool = True
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
+    """Keys of a stored result this record does not declare (none in an estimate; left out
+    of the hash, so a workload plan holding it stays hashable)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
-from advisor.engine.model.memory import GB, MemoryEstimate, _moe_ep_memory, inference_memory
+from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory, memory_estimate
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
     Plan,
@@ -33,7 +33,7 @@ from advisor.engine.model.serving.pools import (
     reference_design,
 )
 from advisor.engine.model.stage_time import _inference_costs
-from advisor.engine.result.echo import ServingPool
+from advisor.engine.result.echo import Memory, ServingPool
 
 # ----------------------------------------------------------------------------- inference
 
@@ -59,7 +59,7 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         if by_load is not None:
             return by_load
 
-    chosen: tuple[int, int, int, int, MemoryEstimate] | None = None  # tp, pp, ep, r, mem
+    chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
         r = tp * pp if ep <= 1 else max(ep, tp * pp)
@@ -694,7 +694,7 @@ def _disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> Workload
     )
     kv_gb = per_gpu_requests * dec.kv_gb_per_request / max(1, dec.gpus_per_instance)
     cap = scenario.gpu.memory_gb
-    mem = MemoryEstimate(
+    mem = memory_estimate(
         weights_gb=dec.weights_gb_per_gpu,
         gradients_gb=0.0,
         optimizer_gb=0.0,
