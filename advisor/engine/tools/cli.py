@@ -221,7 +221,7 @@ def run_validate(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
     from advisor.engine.tools.validation import baseline_from_report, validation_report
 
     report = validation_report()
-    if getattr(args, "write_baseline", False):
+    if args.write_baseline:
         data_dir = Path(__file__).resolve().parents[1] / "calibration" / "data"
         path = data_dir / "validation_baseline.json"
         path.write_text(json.dumps(baseline_from_report(report), indent=2) + "\n", "utf-8")
