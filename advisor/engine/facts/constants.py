@@ -265,6 +265,15 @@ MOE_LL_FIXED_OVERHEAD_S = 30e-6
 completion flags over the network).  Engineering estimate; checked against DeepEP's published
 latencies for EP8..EP256 (docs/MODEL.md)."""
 MOE_NORMAL_FIXED_OVERHEAD_S = 30e-6
+DEEPEP_NORMAL_FORWARD_BYTES_PER_S = 147e9
+"""Most a GPU's DeepEP normal internode kernels deliver over NVLink, in the benchmark's own
+count (``nvl_recv_bytes``: a token once per distinct GPU holding one of its experts, the GPU it
+arrives at included).  A kernel limit, not the link's: on two 8 x H20 servers over RoCE
+(NVLink ~450 GB/s per direction) the benchmark reports up to 139 GB/s (NVL) at 42.5 GB/s
+(RDMA) with 24 SMs (deepseek-ai/DeepEP issue #137), and the same author's two-server run in
+pull request #181 up to 147 GB/s at 44.7; on two servers every token reaches both, so NVLink,
+not the NIC, binds.  Taken as 147 GB/s (the best line) for every GPU but Blackwell (DeepEP's
+internode kernels were measured on Hopper)."""
 FP8_SCALE_BYTES_PER_128 = 4.0
 """DeepEP FP8 dispatch adds one fp32 scale per 128 elements."""
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from advisor.engine.facts.constants import (
     BITS_PER_BYTE,
+    DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
     ECMP_COLLISION_LOSS,
     ECMP_COLLISION_LOSS_HIGH,
     FABRICS,
@@ -122,6 +123,9 @@ class CommDomain:
     nvls_generation: float = 1.0
     """NVLS efficiency of this GPU generation relative to Hopper's (the NVLS factor was set on
     8 x H100): NCCL tuning.cc ``nvlsEfficiency`` Blackwell 0.74 / Hopper 0.85."""
+    deepep_forward_bytes_per_s: float = 0.0
+    """Most DeepEP's normal internode kernels forward over NVLink per GPU, in the benchmark's
+    count (``constants.DEEPEP_NORMAL_FORWARD_BYTES_PER_S``); 0 = the link's rate only."""
 
     @property
     def ranks(self) -> int:
@@ -340,6 +344,7 @@ def make_domain(
         nvls_generation=(
             NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER if scaleup.blackwell else 1.0
         ),
+        deepep_forward_bytes_per_s=0.0 if scaleup.blackwell else DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
     )
 
 
@@ -766,6 +771,10 @@ class MoeDispatchResult:
     """tokens x top_k x bytes per token copy (DeepEP's 'dispatch bytes')."""
     rdma_bytes: float
     nvlink_bytes: float
+    reported_rdma_bytes: float = 0.0
+    """What DeepEP's normal-kernel benchmark calls its RDMA bytes: every node a token is sent
+    to, the sender's own node included (``tests/legacy/test_internode.py``,
+    ``num_rdma_token_sent``); only ``rdma_bytes`` of it crosses the NIC."""
 
     @property
     def total_bytes_per_s(self) -> float:
@@ -790,15 +799,24 @@ def moe_dispatch(
     bytes_per_element: float,
     d: CommDomain,
     mode: str = "low_latency",
+    node_limit: int | None = None,
 ) -> MoeDispatchResult:
     """Expert-parallel dispatch (or combine, with bf16 bytes) across ``d.ranks`` GPUs.
 
     Experts are spread uniformly, so a token copy goes to another domain with probability
     (N-g)/N and over NVLink with (g-1)/N.  ``low_latency`` (DeepEP LL kernels) sends every
     (token, expert) copy; ``normal`` sends a token once per remote domain that hosts at least
-    one of its experts (expected 1 - (1 - 1/nodes)^top_k per other domain) and forwards it
-    over NVLink.  Each GPU uses its share of the domain's NICs.  Time = fixed kernel and
-    signalling overhead + one network latency + the slower of the RDMA and NVLink transfers.
+    one of its experts and forwards it there over NVLink.  ``node_limit`` (node-limited
+    routing: a token's experts lie in at most that many domains, DeepSeek-V3's M = 4, DeepEP's
+    ``num_topk_groups``) restricts the domains a token can reach; each reached domain holds at
+    least one of its experts with probability ``h = 1 - (1 - 1/reach)^top_k``, so a token goes
+    to ``reach x h`` domains, ``(nodes - 1) / nodes`` of them remote.  Across domains the
+    NVLink carries one copy per distinct GPU holding an expert of the token, except the GPU the
+    token arrives at (the same-rank forwarder, or the sender itself on its own domain):
+    ``reach x (g - 1) x (1 - (1 - 1/(reach g))^top_k)`` copies per token (DeepEP's internode
+    kernels send to ranks, not to experts).  Each GPU uses its share of the domain's NICs.
+    Time = fixed kernel and signalling overhead + one network latency + the slower of the RDMA
+    and NVLink transfers.
     """
     from advisor.engine.facts.constants import (
         MOE_LL_FIXED_OVERHEAD_S,
@@ -808,10 +826,24 @@ def moe_dispatch(
     n, g, nodes = d.ranks, d.ranks_per_node, d.nodes
     per_copy = moe_token_bytes(hidden, bytes_per_element)
     total = tokens_per_rank * top_k * per_copy
+    reported = 0.0
+    t_forward = 0.0
     if mode == "normal":
-        hit = 1.0 - (1.0 - 1.0 / nodes) ** top_k if nodes > 1 else 0.0
-        rdma = tokens_per_rank * per_copy * hit * (nodes - 1)
         nvl = total * (g - 1) / n
+        rdma = 0.0
+        if nodes > 1:
+            reach = nodes if node_limit is None else max(1, min(nodes, node_limit))
+            sent = reach * (1.0 - (1.0 - 1.0 / reach) ** top_k)
+            rdma = tokens_per_rank * per_copy * sent * (nodes - 1) / nodes
+            reported = tokens_per_rank * per_copy * sent
+            if g > 1:
+                targets = 1.0 - (1.0 - 1.0 / (reach * g)) ** top_k
+                nvl = tokens_per_rank * per_copy * reach * (g - 1) * targets
+                if d.deepep_forward_bytes_per_s > 0:
+                    # the kernels' forwarding limit, on the benchmark's count (every distinct
+                    # target GPU, the one the token arrives at included)
+                    counted = tokens_per_rank * per_copy * reach * g * targets
+                    t_forward = counted / d.deepep_forward_bytes_per_s
         fixed = MOE_NORMAL_FIXED_OVERHEAD_S
     else:
         rdma = total * (n - g) / n
@@ -819,7 +851,7 @@ def moe_dispatch(
         fixed = MOE_LL_FIXED_OVERHEAD_S
     net_per_gpu = d.net_bytes_per_s / g if nodes > 1 else 0.0
     t_rdma = rdma / net_per_gpu if rdma > 0 and net_per_gpu > 0 else 0.0
-    t_nvl = nvl / d.scaleup_bytes_per_s if nvl > 0 else 0.0
+    t_nvl = max(nvl / d.scaleup_bytes_per_s if nvl > 0 else 0.0, t_forward)
     latency = 0.0
     if nodes > 1:
         fabric_latency = NCCL_HW_LATENCY_S["net"]["ring"]["LL"] + d.net_extra_latency_s
@@ -829,6 +861,7 @@ def moe_dispatch(
         total_bytes=total,
         rdma_bytes=rdma,
         nvlink_bytes=nvl,
+        reported_rdma_bytes=reported,
     )
 
 

@@ -218,16 +218,24 @@ def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
         bytes_per_element=float(config.get("bytes_per_element", 1)),
         d=domain,
         mode=mode,
+        node_limit=int(config["topk_groups"]) if config.get("topk_groups") else None,
     )
     # DeepEP's low-latency benchmark divides all dispatched bytes by the time; the normal
-    # kernels report the RDMA bytes each GPU moves.
+    # kernels' benchmark divides its own count of RDMA bytes (every node a token is sent to,
+    # the sender's own included: tests/legacy/test_internode.py) by the time.
+    normal_rdma = dispatch.reported_rdma_bytes
     return {
         "latency_us": dispatch.time_s * 1e6,
         "rdma_GBps": (
             dispatch.total_bytes_per_s if mode == "low_latency" else dispatch.rdma_bytes_per_s
         )
         / 1e9,
-        "rdma_GBps_per_gpu": dispatch.rdma_bytes_per_s / 1e9,
+        "rdma_GBps_per_gpu": (
+            normal_rdma / dispatch.time_s if mode == "normal" and dispatch.time_s > 0 else 0.0
+        )
+        / 1e9
+        if mode == "normal"
+        else dispatch.rdma_bytes_per_s / 1e9,
         # DeepEP's intranode "bottleneck bandwidth (NVLink)": NVLink bytes per GPU / time
         "nvlink_GBps_per_gpu": (
             dispatch.nvlink_bytes / dispatch.time_s / 1e9 if dispatch.time_s > 0 else 0.0
