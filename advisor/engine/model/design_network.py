@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
     DEFAULT_SWITCH_RADIX,
 )
@@ -135,7 +136,7 @@ def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: s
     on it, the planner many plans on one reference design.
     """
     return _net(
-        ScaleUp.of(scenario.gpu),
+        _scaleup_of(scenario.gpu),
         scenario.calibration,
         design,
         bound,
@@ -143,6 +144,13 @@ def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: s
         scenario.gpus_per_node,
         workload.domain_gpus,
     )
+
+
+@lru_cache(maxsize=64)
+def _scaleup_of(gpu: GpuSpec) -> ScaleUp:
+    """:meth:`ScaleUp.of` by the GPU's value (a pure function of it): built once per GPU, not
+    once per plan priced on a design (~1,000 times an evaluation)."""
+    return ScaleUp.of(gpu)
 
 
 @lru_cache(maxsize=4096)
