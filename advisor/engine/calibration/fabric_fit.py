@@ -40,6 +40,12 @@ from advisor.engine.model.collectives import (
     collective_time_s,
     make_domain,
 )
+from advisor.engine.result.base import (
+    ResultFormatError,
+    stored,
+    stored_object,
+    stored_optional,
+)
 from advisor.engine.result.records import (
     CalibrationComparison,
     CalibrationSummary,
@@ -115,6 +121,19 @@ def gpu_id_for_name(name: str | None) -> str | None:
     return None
 
 
+def _texts(d: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+    """A stored list of texts (missing or null: none), each checked to be text."""
+    items = d.get(key) or []
+    if not isinstance(items, list):
+        raise ResultFormatError(f"{path}.{key}: expected a list, got {type(items).__name__}")
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise ResultFormatError(
+                f"{path}.{key}[{i}]: expected str, got {type(item).__name__} {item!r:.40}"
+            )
+    return tuple(items)
+
+
 @dataclass(frozen=True)
 class FitHardware:
     """What the measured cluster is built from (for the default model it is compared with)."""
@@ -134,12 +153,13 @@ class FitHardware:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> FitHardware:
+    def from_dict(cls, d: Any, path: str = "fit.hardware") -> FitHardware:
+        d = stored_object(d, path)
         return cls(
-            fabric=str(d["fabric"]),
-            nic_gbps=float(d["nic_gbps"]),
-            nics_per_node=int(d["nics_per_node"]),
-            assumed=tuple(str(name) for name in d.get("assumed") or ()),
+            fabric=stored(d, "fabric", str, path),
+            nic_gbps=stored(d, "nic_gbps", float, path),
+            nics_per_node=stored(d, "nics_per_node", int, path),
+            assumed=_texts(d, "assumed", path),
         )
 
 
@@ -172,17 +192,18 @@ class FitPoint:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> FitPoint:
+    def from_dict(cls, d: Any, path: str = "fit.points[]") -> FitPoint:
+        d = stored_object(d, path)
         return cls(
-            run=int(d["run"]),
-            op=str(d["op"]),
-            nodes=int(d["nodes"]),
-            ranks=int(d["ranks"]),
-            nbytes=int(d["bytes"]),
-            measured_busbw_gbytes_per_s=float(d["measured_busbw_GBps"]),
-            default_busbw_gbytes_per_s=float(d["default_busbw_GBps"]),
-            fitted_busbw_gbytes_per_s=float(d["fitted_busbw_GBps"]),
-            residual_pct=float(d["residual_pct"]),
+            run=stored(d, "run", int, path),
+            op=stored(d, "op", str, path),
+            nodes=stored(d, "nodes", int, path),
+            ranks=stored(d, "ranks", int, path),
+            nbytes=stored(d, "bytes", int, path),
+            measured_busbw_gbytes_per_s=stored(d, "measured_busbw_GBps", float, path),
+            default_busbw_gbytes_per_s=stored(d, "default_busbw_GBps", float, path),
+            fitted_busbw_gbytes_per_s=stored(d, "fitted_busbw_GBps", float, path),
+            residual_pct=stored(d, "residual_pct", float, path),
         )
 
 
@@ -235,19 +256,26 @@ class TermFit:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> TermFit:
-        """A stored fit term (to_dict's shape, GB/s and microseconds) back in SI units."""
+    def from_dict(cls, d: Any, path: str = "fit.term") -> TermFit:
+        """A stored fit term (to_dict's shape, GB/s and microseconds) back in SI units; a
+        value of the wrong type raises ResultFormatError naming its path."""
+        d = stored_object(d, path)
+        points = d.get("points") or []
+        if not isinstance(points, list):
+            raise ResultFormatError(f"{path}.points: expected a list, got {type(points).__name__}")
         return cls(
-            kind=str(d["kind"]),
-            bytes_per_s=float(d["bandwidth_GBps"]) * 1e9,
-            default_bytes_per_s=float(d["default_bandwidth_GBps"]) * 1e9,
-            latency_s=float(d["latency_us"]) / 1e6,
-            default_latency_s=float(d["default_latency_us"]) / 1e6,
-            bandwidth_identified=bool(d["bandwidth_identified"]),
-            latency_identified=bool(d["latency_identified"]),
-            rms_residual_pct=float(d["rms_residual_pct"]),
-            default_rms_residual_pct=float(d["default_rms_residual_pct"]),
-            points=tuple(FitPoint.from_dict(p) for p in d.get("points") or ()),
+            kind=stored(d, "kind", str, path),
+            bytes_per_s=stored(d, "bandwidth_GBps", float, path) * 1e9,
+            default_bytes_per_s=stored(d, "default_bandwidth_GBps", float, path) * 1e9,
+            latency_s=stored(d, "latency_us", float, path) / 1e6,
+            default_latency_s=stored(d, "default_latency_us", float, path) / 1e6,
+            bandwidth_identified=stored(d, "bandwidth_identified", bool, path),
+            latency_identified=stored(d, "latency_identified", bool, path),
+            rms_residual_pct=stored(d, "rms_residual_pct", float, path),
+            default_rms_residual_pct=stored(d, "default_rms_residual_pct", float, path),
+            points=tuple(
+                FitPoint.from_dict(p, f"{path}.points[{i}]") for i, p in enumerate(points)
+            ),
         )
 
 
@@ -300,19 +328,21 @@ class FabricFit:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> FabricFit:
+    def from_dict(cls, d: Any) -> FabricFit:
         """A stored fit (to_dict's shape) as the typed record; its `calibration` key is not read
-        (calibration() derives it from the terms, as to_dict did)."""
+        (calibration() derives it from the terms, as to_dict did). A damaged value raises
+        ResultFormatError naming its path (``fit.network.latency_us: expected float, ...``)."""
+        d = stored_object(d, "fit")
         hardware, network, scaleup = d.get("hardware"), d.get("network"), d.get("scaleup")
-        link = d.get("link")
+        link = stored_object(d.get("link") or {}, "fit.link")
         return cls(
-            gpu_id=d.get("gpu_id"),
-            gpu_name=d.get("gpu_name"),
+            gpu_id=stored_optional(d, "gpu_id", str, "fit"),
+            gpu_name=stored_optional(d, "gpu_name", str, "fit"),
             hardware=FitHardware.from_dict(hardware) if hardware else None,
-            network=TermFit.from_dict(network) if network else None,
-            scaleup=TermFit.from_dict(scaleup) if scaleup else None,
-            warnings=tuple(str(w) for w in d.get("warnings") or ()),
-            link={str(k): float(v) for k, v in link.items()} if link else None,
+            network=TermFit.from_dict(network, "fit.network") if network else None,
+            scaleup=TermFit.from_dict(scaleup, "fit.scaleup") if scaleup else None,
+            warnings=_texts(d, "warnings", "fit"),
+            link={str(k): stored(link, k, float, "fit.link") for k in link} if link else None,
         )
 
     @property

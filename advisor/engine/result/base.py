@@ -24,7 +24,15 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar, Union
 
-__all__ = ["ABSENT", "EXTRA", "Record", "ResultFormatError"]
+__all__ = [
+    "ABSENT",
+    "EXTRA",
+    "Record",
+    "ResultFormatError",
+    "stored",
+    "stored_object",
+    "stored_optional",
+]
 
 _OMIT = "omit_when_none"
 EXTRA = "extra"
@@ -39,6 +47,7 @@ ABSENT = {_OMIT: True}
 
 
 T = TypeVar("T", bound="Record")
+S = TypeVar("S", bool, int, float, str)
 
 
 class Record:
@@ -160,3 +169,33 @@ def _dump(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _dump(v) for k, v in value.items()}
     return value
+
+
+# ------------------------------------------------------------- other stored JSON, by hand
+
+
+def stored_object(data: Any, path: str) -> Mapping[str, Any]:
+    """``data`` of a stored JSON document checked to be an object (named by ``path``)."""
+    if not isinstance(data, Mapping):
+        raise ResultFormatError(f"{path}: expected an object, got {type(data).__name__}")
+    return data
+
+
+def stored(data: Mapping[str, Any], key: str, tp: type[S], path: str) -> S:
+    """``data[key]`` of a stored JSON object (a measurement's fit, a sweep row: JSON the
+    engine wrote and reads back by hand, not a :class:`Record`), checked to be of ``tp``'s
+    JSON type as :class:`Record` checks its fields (a float may be stored as an int, an int
+    as a whole float, which comes back as an int; other values are not coerced). A missing
+    key or a value of another type raises :class:`ResultFormatError` naming ``path.key``."""
+    if key not in data:
+        raise ResultFormatError(f"{path}.{key}: missing")
+    value = data[key]
+    _check_scalar(tp, value, f"{path}.{key}")
+    return typing.cast(S, int(value) if tp is int else value)
+
+
+def stored_optional(data: Mapping[str, Any], key: str, tp: type[S], path: str) -> S | None:
+    """:func:`stored` where a missing key or ``null`` is ``None``."""
+    if data.get(key) is None:
+        return None
+    return stored(data, key, tp, path)

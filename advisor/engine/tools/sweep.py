@@ -36,6 +36,7 @@ from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.result.base import stored, stored_object, stored_optional
 from advisor.engine.result.records import Metrics
 
 # Axis names in the order the design points are numbered (servers outermost, so a range of
@@ -144,23 +145,25 @@ class SweepPoint:
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> SweepPoint:
         """A stored row (to_dict's shape) as a point; an inference row is one that carries
-        the `ms_per_token` column (to_dict writes it, None or not, for every inference row)."""
+        the `ms_per_token` column (to_dict writes it, None or not, for every inference row).
+        A value of the wrong type raises ResultFormatError naming it (``point.servers``)."""
+        row = stored_object(row, "point")
         inference = "ms_per_token" in row
         keys = INFERENCE_METRICS if inference else TRAINING_METRICS
         return cls(
-            i=int(row["i"]),
-            servers=int(row["servers"]),
-            gpus=int(row["gpus"]),
-            fabric=str(row["fabric"]),
-            nic_gbps=row["nic_gbps"],
-            nics_per_node=int(row["nics_per_node"]),
-            oversubscription=row["oversubscription"],
-            reason=row["reason"],
+            i=stored(row, "i", int, "point"),
+            servers=stored(row, "servers", int, "point"),
+            gpus=stored(row, "gpus", int, "point"),
+            fabric=stored(row, "fabric", str, "point"),
+            nic_gbps=stored(row, "nic_gbps", float, "point"),
+            nics_per_node=stored(row, "nics_per_node", int, "point"),
+            oversubscription=stored(row, "oversubscription", float, "point"),
+            reason=stored_optional(row, "reason", str, "point"),
             inference=inference,
             metrics=Metrics.from_dict({key: row[key] for key in keys if row.get(key) is not None}),
-            network_capex_usd=row.get("network_capex_usd"),
-            decision_cost_usd=row.get("decision_cost_usd"),
-            total_cost_usd=row.get("total_cost_usd"),
+            network_capex_usd=stored_optional(row, "network_capex_usd", float, "point"),
+            decision_cost_usd=stored_optional(row, "decision_cost_usd", float, "point"),
+            total_cost_usd=stored_optional(row, "total_cost_usd", float, "point"),
         )
 
     def cells(self) -> list[Any]:
