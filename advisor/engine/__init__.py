@@ -27,7 +27,7 @@ from advisor.engine.model.performance import (
     set_model_error_source,
 )
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.result.records import DesignEvaluation, EngineResult, Metrics
+from advisor.engine.result.records import CloudReference, DesignEvaluation, EngineResult, Metrics
 from advisor.engine.tools.validation import model_error_band
 
 # the composition root: the bounds' model error comes from the calibration residuals, which
@@ -129,10 +129,10 @@ def _evaluate(
     answer = _recommend(s, w, cat, progress, scaling_chart=scaling_chart)
     rationale = answer.recommendation.rationale
     cloud = cloud_fabric(s.constraints.cloud) if s.constraints.cloud else None
-    cloud_reference: dict[str, Any] | None = None
+    cloud_reference: CloudReference | None = None
     if cloud is not None:
         cloud_reference = _cloud_reference(cloud, answer.metrics, design_evaluation)
-        rationale = (cloud_reference["statement"], *rationale)
+        rationale = (cloud_reference.statement, *rationale)
     if s.warnings:
         rationale = (*s.warnings, *rationale)
     result = EngineResult(
@@ -181,29 +181,45 @@ def _laid_out(s: Scenario, cat: Catalog) -> Design:
 
 def _cloud_reference(
     cloud: CloudFabric, rec: Metrics, given: DesignEvaluation | None
-) -> dict[str, Any]:
+) -> CloudReference:
     """The rented instance's fabric as the reference the answer compares against (MODEL.md
     20.8): its shape, and its modelled step time / ms per token beside the recommendation's."""
-    ref = cloud.to_dict()
     compared = ""
+    figures: dict[str, float] = {}
     for key, unit in (("step_time_s", "s per step"), ("ms_per_token", "ms per token")):
         mine = getattr(rec, key)
         theirs = getattr(given.metrics, key) if given is not None else None
         if isinstance(mine, float | int) and isinstance(theirs, float | int) and mine > 0:
-            ref[f"cloud_{key}"] = theirs
+            figures[f"cloud_{key}"] = theirs
             compared = (
                 f" Modelled on its shape: {theirs:.3g} {unit} against {mine:.3g} for the "
                 f"recommended owned fabric ({theirs / mine:.2f}x)."
             )
             break
-    ref["statement"] = (
-        f"On rented GPUs the scale-out fabric is the provider's: {cloud.describe()}. Its "
-        "shape (links x speed per instance, RDMA or not) is evaluated as the given design on a "
-        "non-blocking fabric; the provider's topology, oversubscription and transport tuning "
-        "are not modelled. The recommendation is what an owned cluster of these GPUs would "
-        f"build.{compared}"
+    return CloudReference(
+        id=cloud.id,
+        provider=cloud.provider,
+        instance=cloud.instance,
+        gpu=cloud.gpu_id,
+        gpus_per_instance=cloud.gpus_per_instance,
+        links=cloud.links,
+        link_gbps=cloud.link_gbps,
+        instance_gbps=cloud.instance_gbps,
+        gbps_per_gpu=cloud.gbps_per_gpu,
+        transport=cloud.transport,
+        rdma=cloud.rdma,
+        evaluated_as=cloud.fabric,
+        source=cloud.source,
+        cloud_step_time_s=figures.get("cloud_step_time_s"),
+        cloud_ms_per_token=figures.get("cloud_ms_per_token"),
+        statement=(
+            f"On rented GPUs the scale-out fabric is the provider's: {cloud.describe()}. Its "
+            "shape (links x speed per instance, RDMA or not) is evaluated as the given design "
+            "on a non-blocking fabric; the provider's topology, oversubscription and transport "
+            "tuning are not modelled. The recommendation is what an owned cluster of these "
+            f"GPUs would build.{compared}"
+        ),
     )
-    return ref
 
 
 class _NotPlainJson(Exception):

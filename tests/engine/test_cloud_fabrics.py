@@ -69,7 +69,11 @@ def test_a_named_cloud_is_evaluated_as_its_fabric_shape() -> None:
     assert result["recommendation"]["rationale"][0] == ref["statement"]
     assert "32 x 100G EFA (SRD)" in ref["statement"]
     assert result["scenario"]["constraints"]["cloud"] == "aws-p5"
-    assert evaluate_typed(train("h100-sxm", 64, cloud="aws-p5")).to_dict() == result
+    typed = evaluate_typed(train("h100-sxm", 64, cloud="aws-p5"))
+    assert typed.to_dict() == result
+    assert typed.cloud_fabric is not None and typed.cloud_fabric.instance_gbps == 3200
+    assert typed.cloud_fabric.cloud_step_time_s == ref["cloud_step_time_s"]
+    assert typed.cloud_fabric.cloud_ms_per_token is None and not typed.cloud_fabric.extra
 
 
 def test_tcpxo_is_evaluated_as_tcp_ethernet_and_is_slower_than_rdma() -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "CalibrationApplied",
     "CalibrationComparison",
     "CalibrationSummary",
+    "CloudReference",
     "Cost",
     "Decision",
     "DesignEvaluation",
@@ -560,6 +561,34 @@ class RagAnswer(Record):
 
 
 @dataclass(frozen=True)
+class CloudReference(Record):
+    """The rented instance's scale-out fabric as the reference the answer compares against
+    (``cloud_fabric``, from ``constraints.cloud``; MODEL.md 20.8)."""
+
+    id: str = ""
+    provider: str = ""
+    instance: str = ""
+    gpu: str = ""
+    gpus_per_instance: int = 0
+    links: int = 0
+    """Scale-out network interfaces (EFA devices, InfiniBand HCAs, GPU NICs) per instance."""
+    link_gbps: int = 0
+    instance_gbps: int = 0
+    gbps_per_gpu: float = 0.0
+    transport: str = ""
+    rdma: bool = False
+    evaluated_as: str = ""
+    """The engine's fabric class the shape is evaluated as."""
+    source: str = ""
+    cloud_step_time_s: float | None = field(default=None, metadata=ABSENT)
+    """The instance's shape evaluated as the given design: its step time (training) ..."""
+    cloud_ms_per_token: float | None = field(default=None, metadata=ABSENT)
+    """... or its ms per token (inference), when the recommendation has the same figure."""
+    statement: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
 class EngineResult(Record):
     """The whole answer of ``evaluate`` (docs/ENGINE_API.md "Result (output)")."""
 
@@ -582,7 +611,7 @@ class EngineResult(Record):
     rag: RagAnswer | None = field(default=None, metadata=ABSENT)
     """A retrieval pipeline's answer (only when ``scenario.rag`` is given)."""
     assumptions: tuple[Assumption, ...] = ()
-    cloud_fabric: Mapping[str, Any] | None = field(default=None, metadata=ABSENT)
+    cloud_fabric: CloudReference | None = field(default=None, metadata=ABSENT)
     """The rented instance's fabric as a reference (``constraints.cloud``, MODEL.md 20.8)."""
     warnings: tuple[str, ...] | None = field(default=None, metadata=ABSENT)
     calibration: CalibrationComparison | None = field(default=None, metadata=ABSENT)

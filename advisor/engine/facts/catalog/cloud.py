@@ -11,7 +11,6 @@ Every figure is from the provider's public documentation, named in ``source``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from advisor.engine.facts.vocabulary import ETHERNET, INFINIBAND, ROCE
 
@@ -53,23 +52,6 @@ class CloudFabric:
             f"({self.instance_gbps:,} Gb/s, {self.gbps_per_gpu:g} Gb/s per GPU"
             f"{'' if self.rdma else ', not RDMA'})"
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "provider": self.provider,
-            "instance": self.instance,
-            "gpu": self.gpu_id,
-            "gpus_per_instance": self.gpus_per_instance,
-            "links": self.links,
-            "link_gbps": self.link_gbps,
-            "instance_gbps": self.instance_gbps,
-            "gbps_per_gpu": self.gbps_per_gpu,
-            "transport": self.transport,
-            "rdma": self.rdma,
-            "evaluated_as": self.fabric,
-            "source": self.source,
-        }
 
 
 CLOUD_FABRICS: tuple[CloudFabric, ...] = (
