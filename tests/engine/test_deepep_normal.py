@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import (
     DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
     MOE_NORMAL_FIXED_OVERHEAD_S,
@@ -23,11 +24,11 @@ from advisor.engine.tools.validation import _domain_for, calibration_rows, predi
 TOKENS, HIDDEN, TOP_K = 4096, 7168, 8
 
 
-def h800_servers(nodes: int, *, blackwell: bool = False) -> CommDomain:
+def h800_servers(nodes: int, *, hopper: bool = True) -> CommDomain:
     return make_domain(
         nodes=nodes,
         ranks_per_node=8,
-        scaleup=ScaleUp(kind="nvlink", gbytes_per_s=200, blackwell=blackwell),
+        scaleup=ScaleUp(kind="nvlink", gbytes_per_s=200, hopper=hopper),
         fabric_id="infiniband",
         nic_gbps=400,
         nics_per_node=8,
@@ -82,11 +83,25 @@ def test_on_two_hopper_servers_the_kernels_forwarding_limit_binds() -> None:
     assert r.rdma_bytes / (d.net_bytes_per_s / 8) < counted / DEEPEP_NORMAL_FORWARD_BYTES_PER_S
 
 
-def test_the_forwarding_limit_is_not_applied_to_blackwell_nor_inside_one_server() -> None:
-    assert h800_servers(2, blackwell=True).deepep_forward_bytes_per_s == 0.0
+def test_the_forwarding_limit_is_hoppers_only_and_not_inside_one_server() -> None:
+    assert h800_servers(2, hopper=False).deepep_forward_bytes_per_s == 0.0
     assert h800_servers(2).deepep_forward_bytes_per_s == DEEPEP_NORMAL_FORWARD_BYTES_PER_S
-    blackwell = normal(h800_servers(2, blackwell=True))
-    assert blackwell.time_s < normal(h800_servers(2)).time_s
+    other = normal(h800_servers(2, hopper=False))
+    assert other.time_s < normal(h800_servers(2)).time_s
+    catalog = default_catalog()
+    generations = {}
+    for gpu_id in ("h800-sxm", "h100-sxm", "b200", "gb300-nvl72", "mi300x", "a100-80gb-sxm"):
+        gpu = catalog.gpu(gpu_id)
+        assert gpu is not None
+        generations[gpu_id] = ScaleUp.of(gpu).hopper
+    assert generations == {
+        "h800-sxm": True,
+        "h100-sxm": True,
+        "b200": False,
+        "gb300-nvl72": False,
+        "mi300x": False,
+        "a100-80gb-sxm": False,
+    }
     one = normal(h800_servers(1))
     assert one.rdma_bytes == 0.0 and one.reported_rdma_bytes == 0.0
     assert one.nvlink_bytes == pytest.approx(TOKENS * TOP_K * moe_token_bytes(HIDDEN, 1) * 7 / 8)

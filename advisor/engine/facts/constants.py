@@ -272,8 +272,8 @@ arrives at included).  A kernel limit, not the link's: on two 8 x H20 servers ov
 (NVLink ~450 GB/s per direction) the benchmark reports up to 139 GB/s (NVL) at 42.5 GB/s
 (RDMA) with 24 SMs (deepseek-ai/DeepEP issue #137), and the same author's two-server run in
 pull request #181 up to 147 GB/s at 44.7; on two servers every token reaches both, so NVLink,
-not the NIC, binds.  Taken as 147 GB/s (the best line) for every GPU but Blackwell (DeepEP's
-internode kernels were measured on Hopper)."""
+not the NIC, binds.  Taken as 147 GB/s (the best line) for Hopper GPUs only, where DeepEP's
+internode kernels were measured (other generations: the link's rate alone)."""
 FP8_SCALE_BYTES_PER_128 = 4.0
 """DeepEP FP8 dispatch adds one fp32 scale per 128 elements."""
 

@@ -83,6 +83,8 @@ class ScaleUp:
     """NVLink SHARP (in-switch reduction) available."""
     blackwell: bool = False
     """Blackwell-generation NVLink (NCCL sizes its NVLS channels by compute capability)."""
+    hopper: bool = False
+    """Hopper generation (DeepEP's internode kernels' forwarding limit was measured there)."""
 
     @classmethod
     def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:
@@ -95,6 +97,7 @@ class ScaleUp:
             efficiency=gpu.scaleup_efficiency,
             nvls=gpu.nvlink_sharp if nvls is None else nvls,
             blackwell=profile(gpu).generation == "blackwell",
+            hopper=profile(gpu).generation == "hopper",
         )
 
 
@@ -344,7 +347,7 @@ def make_domain(
         nvls_generation=(
             NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER if scaleup.blackwell else 1.0
         ),
-        deepep_forward_bytes_per_s=0.0 if scaleup.blackwell else DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
+        deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
     )
 
 
