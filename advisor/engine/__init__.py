@@ -18,7 +18,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.cloud import CloudFabric, cloud_fabric
 from advisor.engine.facts.constants import CONSTANTS_VERSION
-from advisor.engine.input.echo import design_input, scenario_echo
+from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.echo import workload_info
 from advisor.engine.model.performance import (
@@ -123,7 +123,7 @@ def _evaluate(
     design_evaluation: DesignEvaluation | None = None
     if s.design is not None:
         design_evaluation = DesignEvaluation(
-            design=design_input(s.design),
+            design=s.design,
             metrics=evaluate_design(s, w, _laid_out(s, cat)),
         )
     answer = _recommend(s, w, cat, progress, scaling_chart=scaling_chart)

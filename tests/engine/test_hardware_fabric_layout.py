@@ -15,7 +15,6 @@ from advisor.engine import _laid_out, evaluate
 from advisor.engine.decision.bom import NetworkParts, check_bom, network_bom
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import DEFAULT_SWITCH_RADIX
-from advisor.engine.input.echo import design_input
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.design_network import _fabric_for, design_fabric
 from advisor.engine.model.placement import Communicator, place
@@ -121,10 +120,11 @@ def test_a_multi_plane_design_is_placed_on_one_planes_tiers() -> None:
 
 def test_design_layout_fields_stay_out_of_a_scenarios_design() -> None:
     design = Design(fabric="roce", nic_gbps=400.0, nics_per_node=8)
-    echoed = design_input(design).to_dict()
+    echoed = design.to_dict()
     assert "planes" not in echoed and "links_per_rail" not in echoed
     planes = Design(fabric="roce", nic_gbps=400.0, nics_per_node=8, planes=8)
-    assert design_input(planes).to_dict()["planes"] == 8
+    assert planes.to_dict()["planes"] == 8
+    assert Design.from_dict(planes.to_dict()) == planes
 
 
 def test_100k_h100_multi_plane_options_carry_their_own_step_time() -> None:

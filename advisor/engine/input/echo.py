@@ -8,7 +8,6 @@ from dataclasses import fields
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.input.scenario import (
-    Design,
     InferenceSpec,
     PoolSpec,
     Scenario,
@@ -16,7 +15,7 @@ from advisor.engine.input.scenario import (
 )
 from advisor.engine.result import echo
 
-__all__ = ["design_input", "scenario_echo"]
+__all__ = ["scenario_echo"]
 
 
 def scenario_echo(s: Scenario) -> echo.ScenarioEcho:
@@ -37,24 +36,8 @@ def scenario_echo(s: Scenario) -> echo.ScenarioEcho:
         constraints=s.constraints,
         training=_training(s.training) if s.training is not None else None,
         inference=_inference(s.inference) if s.inference is not None else None,
-        design=design_input(s.design) if s.design is not None else None,
+        design=s.design,
         rag=s.rag,
-    )
-
-
-def design_input(design: Design) -> echo.DesignInput:
-    """A design as the scenario gave it (``scenario.design``, ``design_evaluation.design``); the
-    layout facts only the recommendation sets are echoed when they are not 1."""
-    layout = {"planes": design.planes, "links_per_rail": design.links_per_rail}
-    return echo.DesignInput(
-        fabric=design.fabric,
-        nic_gbps=design.nic_gbps,
-        nics_per_node=design.nics_per_node,
-        oversubscription=design.oversubscription,
-        adaptive_routing=design.adaptive_routing,
-        in_network_reduction=design.in_network_reduction,
-        switch_radix=design.switch_radix,
-        extra={key: value for key, value in layout.items() if value != 1},
     )
 
 

@@ -29,6 +29,7 @@ from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
 from advisor.engine.input.rag import parse_rag, rag_problems
 from advisor.engine.result.base import EXTRA
 from advisor.engine.result.echo import Constraints, RagInput
+from advisor.engine.result.echo import Design as Design  # a design is the result's record
 from advisor.engine.result.records import CalibrationApplied
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
@@ -162,32 +163,6 @@ DESIGN_KEYS: tuple[str, ...] = (
     "adaptive_routing",
     "in_network_reduction",
 )
-
-
-@dataclass(frozen=True)
-class Design:
-    """One network design to evaluate (re-exported by ``advisor.engine.model.performance``).
-
-    ``nic_gbps`` is the line rate of one compute NIC port; ``nics_per_node`` counts compute
-    NICs per server; ``oversubscription`` is r of r:1 at the leaf; ``adaptive_routing=None``
-    means the fabric default (InfiniBand yes, RoCE/Ethernet no).  ``switch_radix`` is the
-    compute switch's port count at ``nic_gbps`` (None: ``constants.DEFAULT_SWITCH_RADIX``);
-    it sizes the leaves and pods that placement uses.
-    """
-
-    fabric: str
-    nic_gbps: float
-    nics_per_node: int
-    oversubscription: float = 1.0
-    adaptive_routing: bool | None = None
-    in_network_reduction: bool = False
-    switch_radix: int | None = None
-    planes: int = 1
-    """Independent fabrics the rails are split over (a multi-plane design: each plane its own
-    shallower fat tree); set by the recommendation for its multi-plane candidates."""
-    links_per_rail: int = 1
-    """Links of a server that land on one rail leaf together (8 per Gaudi 3 ply: two whole
-    4 x 200G OSFPs); set by the recommendation from the NIC's rail layout."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Rules of the conversion (the same for every record of :mod:`advisor.engine.resul
   versions still load. Fields marked ``ABSENT`` (default ``None``) are left out of
   ``to_dict`` when ``None``: the engine omits those keys (training results have no
   ``ms_per_token``, a scenario without a ``design`` has no ``design_evaluation``).
+- Fields marked ``AT_DEFAULT_ABSENT`` are left out of ``to_dict`` at their default.
 - A key the record does not declare is kept in ``extra`` and written back by ``to_dict``,
   so a key a newer engine adds reaches the API unchanged before a field is declared for it.
 - Values are not coerced: an ``int`` stays an ``int`` where the field says ``float`` (the
@@ -26,6 +27,7 @@ from typing import Any, TypeVar, Union
 
 __all__ = [
     "ABSENT",
+    "AT_DEFAULT_ABSENT",
     "EXTRA",
     "Record",
     "ResultFormatError",
@@ -44,6 +46,11 @@ class ResultFormatError(ValueError):
 
 ABSENT = {_OMIT: True}
 """Metadata of a field whose key the engine leaves out when there is no value (``None``)."""
+
+_OMIT_DEFAULT = "omit_when_default"
+AT_DEFAULT_ABSENT = {_OMIT_DEFAULT: True}
+"""Metadata of a field whose key the engine leaves out at its default (a design's ``planes``:
+said only when the design is split over several)."""
 
 
 T = TypeVar("T", bound="Record")
@@ -160,6 +167,8 @@ def _dump(value: Any) -> Any:
                 continue
             item = getattr(value, f.name)
             if item is None and f.metadata.get(_OMIT):
+                continue
+            if f.metadata.get(_OMIT_DEFAULT) and item == f.default:
                 continue
             out[f.name] = _dump(item)
         out.update({k: _dump(v) for k, v in getattr(value, EXTRA).items()})

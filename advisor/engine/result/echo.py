@@ -22,7 +22,7 @@ from advisor.engine.facts.constants import (
     DEFAULT_TOP_K,
     DEFAULT_UTILIZATION,
 )
-from advisor.engine.result.base import ABSENT, Record
+from advisor.engine.result.base import ABSENT, AT_DEFAULT_ABSENT, Record
 
 # --------------------------------------------------------------------------------- scenario
 
@@ -30,7 +30,7 @@ __all__ = [
     "Communicator",
     "Constraints",
     "CustomModel",
-    "DesignInput",
+    "Design",
     "InferenceInput",
     "Memory",
     "ModelInfo",
@@ -125,8 +125,17 @@ class RagInput(Record):
 
 
 @dataclass(frozen=True)
-class DesignInput(Record):
-    """A network design as given (``scenario.design``, ``design_evaluation.design``)."""
+class Design(Record):
+    """One network design: as the scenario gives it (``scenario.design``,
+    ``design_evaluation.design``), and as the engine evaluates its candidates (the parser and
+    the recommendation build it; re-exported by :mod:`advisor.engine.input.scenario`).
+
+    ``nic_gbps`` is the line rate of one compute NIC port; ``nics_per_node`` counts compute
+    NICs per server; ``oversubscription`` is r of r:1 at the leaf; ``adaptive_routing=None``
+    means the fabric default (InfiniBand yes, RoCE/Ethernet no).  ``switch_radix`` is the
+    compute switch's port count at ``nic_gbps`` (None: ``constants.DEFAULT_SWITCH_RADIX``);
+    it sizes the leaves and pods that placement uses.
+    """
 
     fabric: str = ""
     nic_gbps: float = 0.0
@@ -135,7 +144,15 @@ class DesignInput(Record):
     adaptive_routing: bool | None = None
     in_network_reduction: bool = False
     switch_radix: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    planes: int = field(default=1, metadata=AT_DEFAULT_ABSENT)
+    """Independent fabrics the rails are split over (a multi-plane design: each plane its own
+    shallower fat tree); set by the recommendation for its multi-plane candidates."""
+    links_per_rail: int = field(default=1, metadata=AT_DEFAULT_ABSENT)
+    """Links of a server that land on one rail leaf together (8 per Gaudi 3 ply: two whole
+    4 x 200G OSFPs); set by the recommendation from the NIC's rail layout."""
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
+    """Keys of a stored result this record does not declare (none in a design the engine
+    makes; left out of the hash, so a design keys the model's caches)."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +188,7 @@ class ScenarioEcho(Record):
     constraints: Constraints = field(default_factory=Constraints)
     training: TrainingInput | None = field(default=None, metadata=ABSENT)
     inference: InferenceInput | None = field(default=None, metadata=ABSENT)
-    design: DesignInput | None = field(default=None, metadata=ABSENT)
+    design: Design | None = field(default=None, metadata=ABSENT)
     rag: RagInput | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 

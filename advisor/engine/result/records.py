@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.result.base import ABSENT, Record
-from advisor.engine.result.echo import DesignInput, ScenarioEcho, WorkloadInfo
+from advisor.engine.result.echo import Design, ScenarioEcho, WorkloadInfo
 
 # ---------------------------------------------------------------------------------- metrics
 
@@ -442,7 +442,7 @@ class Assumption(Record):
 class DesignEvaluation(Record):
     """The design the scenario gave, priced (only when ``scenario.design`` is given)."""
 
-    design: DesignInput = field(default_factory=DesignInput)
+    design: Design = field(default_factory=Design)
     metrics: Metrics = field(default_factory=Metrics)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
