@@ -135,7 +135,8 @@ def _evaluate(
         rationale = (cloud_reference.statement, *rationale)
     if s.warnings:
         rationale = (*s.warnings, *rationale)
-    result = EngineResult(
+    result = dataclasses.replace(
+        answer,
         engine_version=ENGINE_VERSION,
         constants_version=CONSTANTS_VERSION,
         catalog_version=cat.version,
@@ -143,16 +144,6 @@ def _evaluate(
         workload=workload_info(w, s),
         design_evaluation=design_evaluation,
         recommendation=dataclasses.replace(answer.recommendation, rationale=rationale),
-        metrics=answer.metrics,
-        bom=answer.bom,
-        cost=answer.cost,
-        options=answer.options,
-        pruned=answer.pruned,
-        break_even=answer.break_even,
-        uncertainty=answer.uncertainty,
-        monitoring=answer.monitoring,
-        scaling=answer.scaling,
-        rag=answer.rag,
         assumptions=(*model_assumptions(s, w), *answer.assumptions),
         cloud_fabric=cloud_reference,
         warnings=tuple(s.warnings) if s.warnings else None,

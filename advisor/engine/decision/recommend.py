@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.decision.assumptions import assumptions
@@ -78,25 +77,20 @@ from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
 from advisor.engine.result.records import (
-    Assumption,
-    BomLine,
     BreakEven,
     Budget,
     BudgetBuys,
-    Cost,
     Decision,
     EngineResult,
     Metrics,
     Option,
     Pruned,
-    RagAnswer,
     Recommendation,
     ReferenceDesign,
     ScalingPoint,
     Storage,
     TierCliff,
     Topology,
-    Uncertainty,
 )
 
 __all__ = [
@@ -140,31 +134,6 @@ STORAGE_LINK_EFFICIENCY = 0.9
 """Share of the storage links' line rate a large sequential write reaches (estimate)."""
 
 
-@dataclass(frozen=True)
-class Recommended:
-    """The decision's part of the answer, as the result's records (docs/ENGINE_API.md)."""
-
-    recommendation: Recommendation
-    metrics: Metrics
-    bom: tuple[BomLine, ...]
-    cost: Cost
-    options: tuple[Option, ...]
-    pruned: tuple[Pruned, ...]
-    break_even: tuple[BreakEven, ...]
-    uncertainty: Uncertainty
-    monitoring: tuple[str, ...]
-    assumptions: tuple[Assumption, ...]
-    scaling: tuple[ScalingPoint, ...] = ()
-    rag: RagAnswer | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """These parts as the result's JSON (docs/ENGINE_API.md "Result (output)")."""
-        whole = EngineResult(
-            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        ).to_dict()
-        return {f.name: whole[f.name] for f in dataclasses.fields(self) if f.name in whole}
-
-
 def recommend(
     s: Scenario,
     w: WorkloadPlan,
@@ -173,8 +142,13 @@ def recommend(
     *,
     evaluator: Evaluator | None = None,
     scaling_chart: bool = True,
-) -> Recommended:
+) -> EngineResult:
     """Choose the network for scenario ``s`` with plan ``w``; see the module docstring.
+
+    The answer is the result's own record with the decision's parts filled (recommendation,
+    metrics, BOM, cost, options, pruned, break-even, bounds, monitoring, the decision's
+    assumptions, scaling, RAG); :func:`advisor.engine.evaluate_typed` adds the versions, the
+    echoes, the given design's evaluation and the model's assumptions.
 
     ``scaling_chart=False`` leaves the scaling chart out (``scaling`` empty): it plans the
     workload at other sizes (about two thirds of an evaluation) and changes no other figure;
@@ -208,7 +182,7 @@ def _recommend(
     evaluator: Evaluator | None,
     tiers: TierNetwork | None,
     scaling_chart: bool = True,
-) -> Recommended:
+) -> EngineResult:
     facts = job_facts(s, w, catalog, parts)
 
     def chart(reps: dict[str, Candidate]) -> tuple[ScalingPoint, ...]:
@@ -352,7 +326,7 @@ def _build(
     storage: StoragePlan,
     notes: list[str],
     kv: str | None = None,
-) -> Recommended:
+) -> EngineResult:
     best = choice.best
     cand = best.cand
     lines = compute_fabric_lines(
@@ -379,7 +353,7 @@ def _build(
     if kv:
         text.insert(1, kv)
     ranked = _ranked(choice, scored)
-    return Recommended(
+    return EngineResult(
         recommendation=Recommendation(
             fabric=cand.fabric,
             needs_compute_fabric=True,
@@ -732,7 +706,7 @@ def _no_fabric(
     evaluate: Evaluator,
     storage: StoragePlan,
     candidates: list[Candidate],
-) -> Recommended:
+) -> EngineResult:
     cand = Candidate(
         fabric=ETHERNET,
         nic=storage.nic,
@@ -845,7 +819,7 @@ def _no_fabric(
     unit = "server" if bound == facts.gpus_per_node else f"{bound}-GPU NVLink domain"
     storage_info = storage_summary(facts, storage, existing=existing)
     rationale_text.append(storage_info.statement)
-    return Recommended(
+    return EngineResult(
         recommendation=Recommendation(
             fabric=ETHERNET,
             needs_compute_fabric=False,
