@@ -508,13 +508,17 @@ def even_spines(
     does not divide them leaves some leaf pairs below line rate.  None when no S fits (the
     fabric needs another tier).
     """
-    counts = Counter(uplinks_per_leaf)  # leaves of one load behave alike
+    counts = list(Counter(uplinks_per_leaf).items())  # leaves of one load behave alike
     for spines in range(max(1, min_spines), up_ports + 1):
-        if any(math.ceil(u / spines) * spines > up_ports for u in counts):
-            continue
-        if sum(n * math.ceil(u / spines) for u, n in counts.items()) > radix:
-            continue
-        return spines
+        ports = 0  # one spine's ports
+        for u, n in counts:
+            per_spine = -(-u // spines)  # ceil(u / spines) on integers
+            if per_spine * spines > up_ports:
+                break
+            ports += n * per_spine
+        else:
+            if ports <= radix:
+                return spines
     return None
 
 
