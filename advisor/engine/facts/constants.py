@@ -232,9 +232,6 @@ MASTER_AND_ADAM_BYTES_PER_PARAM = 12.0
 with 2 B weights and 2 B gradients)."""
 TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM = 4.0
 """bf16 weights (2) + bf16 gradients (2) kept on every model-parallel shard."""
-ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 34.0
-"""Activation bytes per token per hidden unit per layer with flash attention (no s^2 term):
-Korthikanti et al., 'Reducing Activation Recomputation', arXiv 2205.05198, eq. 1."""
 RECOMPUTE_BYTES_PER_TOKEN_HIDDEN = 2.0
 """Full recomputation keeps only each layer's bf16 input (2 bytes per token per hidden)."""
 

@@ -9,7 +9,6 @@ import math
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import (
-    ACTIVATION_BYTES_PER_TOKEN_HIDDEN,
     MASTER_AND_ADAM_BYTES_PER_PARAM,
     MEMORY_USABLE_FRACTION,
     RECOMPUTE_BYTES_PER_TOKEN_HIDDEN,
@@ -117,35 +116,110 @@ def _memory_parts(
     opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
     opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
     tokens = scenario.sequence_length * mb / max(1, cp)
-    per_layer_full = ACTIVATION_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
-    ffn_act = float(m.ffn_hidden) * (m.moe_top_k if is_moe else 1)
+    per_token_hidden, activation_fn = _layer_activation_bytes(m, scenario.precision)
+    per_layer_full = per_token_hidden * tokens * m.hidden / tp
     if recompute == "selective":
         per_layer_kept = max(
             RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
-            per_layer_full - 2.0 * tokens * ffn_act / tp,
+            per_layer_full - activation_fn * tokens * m.hidden / tp,
         )
     elif recompute == "full":
         per_layer_kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
     else:
         per_layer_kept = per_layer_full
-    in_flight = min(pp, microbatches)
-    interleave = 1.0 + (pp - 1) / (pp * vp) if vp > 1 and pp > 1 else 1.0
-    stage_layers = max(first, inner) if pp > 1 else m.layers
-    act = stage_layers * in_flight * interleave * per_layer_kept
+    if pp > 1:
+        # the fullest stage: the first (input embedding) or the second, which holds one
+        # micro-batch fewer in flight but, with a lighter first stage, more layers
+        held = max(
+            _held_layer_microbatches(0, first, pp, vp, microbatches),
+            _held_layer_microbatches(
+                1, inner if pp > 2 else last + m.mtp_layers, pp, vp, microbatches
+            ),
+        )
+    else:
+        held = float(m.layers)
+    act = held * per_layer_kept
     if recompute == "full":
         act += per_layer_full
-    # logits of the last stage (fp32 for the loss); the last stage holds one micro-batch
     # fp32 logits of the output head, once more per MTP module (on the last stage)
     logits = 4.0 * tokens * m.vocab / tp * (1 + m.mtp_layers)
     if pp == 1:
         act += logits
     else:
-        last_act = (last + m.mtp_layers) * per_layer_kept * interleave + logits
-        act = max(act, last_act)
+        last_held = _held_layer_microbatches(pp - 1, last + m.mtp_layers, pp, vp, microbatches)
+        act = max(act, last_held * per_layer_kept + logits)
     weights_b = (
         TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
     )
     return wg, opt, act, weights_b
+
+
+def _held_layer_microbatches(rank: int, layers: int, pp: int, vp: int, microbatches: int) -> float:
+    """Layer x micro-batch activations pipeline rank ``rank`` holds at its peak under 1F1B.
+
+    Megatron-Core (``schedules.py``, ``get_pp_rank_microbatches``): a rank runs
+    ``pp - rank - 1`` warm-up forwards before its first backward, so it holds ``pp - rank``
+    micro-batches of its layers; interleaved over ``vp`` chunks it runs
+    ``2 (pp - rank - 1) + (vp - 1) pp`` warm-up chunk forwards, so it holds one more than that
+    chunk passes of ``layers / vp`` layers each (never more than the step's chunk passes).
+    """
+    if vp > 1:
+        passes = min(2 * (pp - rank - 1) + (vp - 1) * pp + 1, microbatches * vp)
+        return passes * layers / vp
+    return min(pp - rank, microbatches) * float(layers)
+
+
+_ACT_CACHE: dict[tuple[ModelSpec, str], tuple[float, float]] = {}
+
+
+def _layer_activation_bytes(m: ModelSpec, precision: str) -> tuple[float, float]:
+    """(bytes one layer keeps for its backward pass, bytes of its activation function's
+    output) per token per hidden unit, before the division by tp (sequence parallel).
+
+    Korthikanti et al. 2022 (arXiv 2205.05198, section 4.1) counted 34 B for GPT-3's layer
+    with flash attention (no s^2 scores): per token per h, attention 2 (norm input) + 2 (QKV
+    GEMM input) + 4 (Q, K) + 2 (V) + 2 (attention output = projection input) + 1 (dropout
+    mask); MLP 2 (norm input) + 2 (first GEMM input) + 8 (GeLU input, 4 h) + 8 (GeLU output =
+    second GEMM input) + 1 (dropout mask).  The same terms at the model's own widths: K and V
+    at the KV heads' width (GQA), a gated MLP (SwiGLU) keeps its first GEMM's 2 x ffn outputs,
+    a MoE layer top_k copies of the expert width and of its permuted input.  Under fp8
+    Transformer Engine keeps each GEMM input as its fp8 cast (1 B, ``saved_inputmat`` in
+    ``module/linear.py``), besides the bf16 attention output the attention kernel keeps.
+    Dropout masks only for the GPT-3 family (non-gated MLP; the Llama / MoE configs set no
+    dropout).
+    """
+    key = (m, precision)
+    hit = _ACT_CACHE.get(key)
+    if hit is not None:
+        return hit
+    h = float(m.hidden)
+    gemm_in = 1.0 if precision == "fp8" else 2.0
+    q = m.heads * m.head_dim / h
+    kv = 2.0 * m.kv_heads * m.head_dim / h
+    gated = m.is_moe or _gated_mlp(m)
+    ffn = float(m.ffn_hidden) * (m.moe_top_k if m.is_moe else 1) / h
+    up = (2.0 if gated else 1.0) * ffn
+    mask = 0.0 if gated else 1.0
+    attention = 2.0 + gemm_in + 2.0 * q + 2.0 * kv + 2.0 * q + mask
+    attention += gemm_in if precision == "fp8" else 0.0  # the projection's own fp8 copy
+    act_out = gemm_in * ffn
+    # a MoE layer's experts take their input as top_k permuted copies of the token
+    copies = float(m.moe_top_k) if m.is_moe else 0.0
+    mlp = 2.0 + gemm_in + gemm_in * copies + 2.0 * up + act_out + mask
+    value = (attention + mlp, act_out)
+    if len(_ACT_CACHE) > 256:
+        _ACT_CACHE.clear()
+    _ACT_CACHE[key] = value
+    return value
+
+
+def _gated_mlp(m: ModelSpec) -> bool:
+    """Whether the dense MLP is gated (3 h x ffn parameters, SwiGLU) rather than 2 h x ffn,
+    read from the layer's parameters left after attention."""
+    dense, _, emb, _ = _model_consts(m)
+    per_layer = max(0.0, dense - emb) / max(1, m.layers)
+    attention = 2.0 * m.hidden * m.heads * m.head_dim + 2.0 * m.hidden * m.kv_heads * m.head_dim
+    return per_layer - attention > 2.5 * m.hidden * m.ffn_hidden
 
 
 def training_memory(
@@ -170,16 +244,18 @@ def training_memory(
     gradients take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by
     dp x cp under zero1 (distributed optimizer); zero3 also shards weights and gradients.
     Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):
-    34 B x s/cp x b x h / tp per layer; selective recomputation drops the activation function's
-    output (2 B x ffn); full recomputation keeps 2 B x s x b x h per layer plus one layer's
-    working set.  The first 1F1B stage holds min(pp, microbatches) micro-batches of its layers,
-    x (1 + (pp - 1) / (pp x vp)) when interleaved (Narayanan et al. SC'21, section 2.2).
+    A x s/cp x b x h / tp per layer with A from the model's widths and the precision
+    (:func:`_layer_activation_bytes`; 34 for GPT-3 in bf16); selective recomputation drops the
+    activation function's output; full recomputation keeps 2 B x s x b x h per layer plus one
+    layer's working set.  The fullest pipeline rank holds the layer x micro-batch count of
+    Megatron-Core's 1F1B warm-up (:func:`_held_layer_microbatches`).  Capacity is the GPU's
+    HBM in bytes (:attr:`GpuSpec.memory_bytes`: the vendor's figure counts binary gigabytes).
     """
     wg, opt, act, weights_b = _memory_parts(
         scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
     )
     total = wg + opt + act
-    cap = scenario.gpu.memory_gb
+    cap = scenario.gpu.memory_bytes / GB
     return memory_estimate(
         weights_gb=weights_b / GB,
         gradients_gb=(wg - weights_b) / GB,
@@ -210,7 +286,7 @@ def _fits(
     wg, opt, act, _ = _memory_parts(
         scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
     )
-    return (wg + opt + act) / GB <= scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION
+    return wg + opt + act <= scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
 
 
 def inference_memory(

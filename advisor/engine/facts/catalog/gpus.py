@@ -59,6 +59,8 @@ per lane, 128b/130b encoding; Gen6 FLIT mode).  A NIC faster than its slot canno
 line rate."""
 ASSUMED_PCIE_GEN = 5
 """Used only when a GPU's platform facts leave ``host_pcie_gen`` unset; the result says so."""
+GIB_BYTES = float(2**30)
+"""Bytes in the gigabyte GPU vendors quote HBM capacity in (a binary gigabyte, GiB)."""
 
 
 HOPPER_OR_NEWER: tuple[str, ...] = ("hopper", "blackwell")
@@ -144,6 +146,14 @@ class GpuSpec:
 
     def __getstate__(self) -> dict[str, Any]:
         return state_without_value_hash(self)
+
+    @property
+    def memory_bytes(self) -> float:
+        """HBM capacity in bytes: ``memory_gb`` is the vendor's figure, which counts binary
+        gigabytes (HBM stacks come in 16/24/36 GiB): nvidia-smi reports 81,559 MiB on an
+        "80 GB" H100, 183,359 MiB on a "180 GB" B200 and 189,471 MiB on a "186 GB" GB200,
+        i.e. the figure in GiB less a ~0.5 % driver reserve (docs/MODEL.md section 5.2)."""
+        return self.memory_gb * GIB_BYTES
 
     @property
     def slot_gbps(self) -> float:

@@ -1,0 +1,86 @@
+"""Training memory: activations at the model's own widths, the pipeline's in-flight count and
+the GPU's capacity in bytes (docs/MODEL.md section 5.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.facts.catalog import ModelSpec, default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.memory import (
+    _held_layer_microbatches,
+    _layer_activation_bytes,
+    training_memory,
+)
+from advisor.engine.model.stage_time import _stage_split
+
+MIB = 2**20
+
+
+def _model(model_id: str) -> ModelSpec:
+    model = default_catalog().model(model_id)
+    assert model is not None
+    return model
+
+
+def test_gpt3_layer_keeps_korthikanti_34_bytes_in_bf16() -> None:
+    # Korthikanti et al. 2022, section 4.1: 34 s b h per layer once the s^2 scores are gone
+    kept, activation_out = _layer_activation_bytes(_model("gpt3-175b"), "bf16")
+    assert kept == pytest.approx(34.0)
+    assert activation_out == pytest.approx(8.0)  # the GeLU output: 4 h in bf16
+
+
+def test_llama_layer_counts_gqa_swiglu_and_fp8_gemm_inputs() -> None:
+    llama = _model("llama3.1-405b")
+    # 2 + 2 + 2 (Q) + 0.25 (K, V of 8 of 128 heads) + 2 (O) + 2 + 2 + 13 (2 x 3.25 h) + 6.5
+    assert _layer_activation_bytes(llama, "bf16") == pytest.approx((31.75, 6.5))
+    # the four GEMM inputs as fp8 casts (1 B), the projection's besides the bf16 output
+    assert _layer_activation_bytes(llama, "fp8") == pytest.approx((27.5, 3.25))
+
+
+def test_first_rank_of_an_even_split_matches_narayanan() -> None:
+    pp, vp, layers = 8, 4, 12
+    held = _held_layer_microbatches(0, layers, pp, vp, microbatches=64)
+    assert held == pytest.approx(pp * (1 + (pp - 1) / (pp * vp)) * layers)
+    # without interleaving rank r holds pp - r micro-batches, never more than the step has
+    assert _held_layer_microbatches(0, layers, pp, 1, microbatches=64) == pp * layers
+    assert _held_layer_microbatches(3, layers, pp, 1, microbatches=64) == (pp - 3) * layers
+    assert _held_layer_microbatches(0, layers, pp, 1, microbatches=2) == 2 * layers
+
+
+def test_second_rank_is_fullest_when_the_first_stage_is_lighter() -> None:
+    # Llama 3 405B on 16 stages: 7 + 14 x 8 + 7; interleaved by 4 the second rank runs
+    # 2 x 14 + 3 x 16 warm-up chunk passes and holds one more, 2 layers each
+    first, inner, _ = _stage_split(126, 16) or (0, 0, 0)
+    assert (first, inner) == (7, 8)
+    rank0 = _held_layer_microbatches(0, first, 16, 4, microbatches=384)
+    rank1 = _held_layer_microbatches(1, inner, 16, 4, microbatches=384)
+    assert rank1 == pytest.approx(154.0)
+    assert rank1 > rank0
+
+
+def test_capacity_counts_the_vendors_binary_gigabytes() -> None:
+    catalog = default_catalog()
+    # nvidia-smi totals: 81,559 MiB on an "80 GB" H100, 189,471 MiB on a "186 GB" GB200
+    for gpu_id, smi_mib in (("h100-sxm", 81_559), ("gb200-nvl72", 189_471)):
+        gpu = catalog.gpu(gpu_id)
+        assert gpu is not None
+        assert gpu.memory_bytes == pytest.approx(smi_mib * MIB, rel=0.01)
+        assert gpu.memory_bytes > gpu.memory_gb * 1e9
+
+
+def test_training_memory_reports_capacity_in_decimal_gigabytes() -> None:
+    scenario = parse_scenario(
+        {
+            "workload": "training",
+            "model": "llama3-8b",
+            "gpu": "gb200-nvl72",
+            "gpus": 8,
+            "sequence_length": 8192,
+            "training": {"global_batch_sequences": 64},
+        },
+        default_catalog(),
+    )
+    mem = training_memory(scenario, 1, 1, 8, 1, 1, "zero1", "none", 8)
+    assert mem.capacity_gb == pytest.approx(186.0 * 2**30 / 1e9)
+    assert mem.usable_gb == pytest.approx(0.9 * mem.capacity_gb)
