@@ -146,11 +146,13 @@ def _text(row: dict[str, Any]) -> str:
 
 
 def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
-    """Scenario v1 for a published training run (recomputation/interleaving from its text)."""
+    """Scenario v1 for a published training run (recomputation from its source's title,
+    interleaving from its text).  Only the source names the run's recomputation: a note may
+    discuss recomputation the run does not use."""
     config = row["config"]
     text = _text(row)
     parallelism = dict(config.get("parallelism", {}))
-    if "recompute" not in parallelism and "recomput" in text:
+    if "recompute" not in parallelism and "recomput" in str(row.get("source", "")).lower():
         parallelism["recompute"] = "full"
     model = config["model"]
     if "virtual_stages" not in parallelism and "interleav" in text and isinstance(model, dict):
