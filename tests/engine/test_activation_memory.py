@@ -1,5 +1,6 @@
 """Training memory: activations at the model's own widths, the pipeline's in-flight count and
-the GPU's capacity in bytes (docs/MODEL.md section 5.2)."""
+the GPU's capacity in bytes (docs/MODEL.md section 5.2); MLA's recomputed up-projections
+(section 6)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from advisor.engine.facts.catalog import ModelSpec, default_catalog
 from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model.efficiency import mla_up_projection_flops_per_token, mla_up_projection_s
 from advisor.engine.model.memory import (
     _held_layer_microbatches,
     _layer_activation_bytes,
@@ -84,3 +86,16 @@ def test_training_memory_reports_capacity_in_decimal_gigabytes() -> None:
     mem = training_memory(scenario, 1, 1, 8, 1, 1, "zero1", "none", 8)
     assert mem.capacity_gb == pytest.approx(186.0 * 2**30 / 1e9)
     assert mem.usable_gb == pytest.approx(0.9 * mem.capacity_gb)
+
+
+def test_mla_up_projections_are_recomputed_unless_everything_is() -> None:
+    gpu = default_catalog().gpu("b200")
+    assert gpu is not None
+    deepseek = _model("deepseek-v3")
+    # q_lora_rank 1536 -> 128 x 192, kv latent 512 -> 128 x 256 (DeepSeek-V3 config.json)
+    assert mla_up_projection_flops_per_token(deepseek) == 2.0 * 128 * (192 * 1536 + 256 * 512)
+    assert mla_up_projection_s(gpu, "fp8", deepseek, 4096, 1) > 0.0
+    # grouped-query attention has no latent up-projection to recompute
+    llama = _model("llama3-70b")
+    assert mla_up_projection_flops_per_token(llama) == 0.0
+    assert mla_up_projection_s(gpu, "fp8", llama, 4096, 1) == 0.0

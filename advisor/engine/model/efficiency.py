@@ -169,6 +169,10 @@ MLA_HEAD_DIM = 128
 MLA_ROPE_DIM = 64
 """Decoupled RoPE query/key width per head of multi-head latent attention (d_h^R = 64, same
 sources)."""
+MLA_Q_LORA_RANK = 1536
+"""Query down-projection rank of multi-head latent attention (DeepSeek-V3 / R1 / V3.1 and
+Kimi K2 ``config.json``: ``q_lora_rank`` 1536; the key/value rank is the cached latent,
+``kv_dim_per_layer`` less the RoPE width: 512)."""
 BACKWARD_FACTOR = 2.0
 """Backward GEMMs: input and weight gradients, each the forward's size (Narayanan et al. 2021)."""
 
@@ -261,6 +265,36 @@ def latent_attention(model: ModelSpec) -> bool:
     """Multi-head latent attention (DeepSeek MLA): the cached vector per layer is not
     ``2 x kv_heads x head_dim`` (576 = 512 latent + 64 RoPE)."""
     return model.kv_dim_per_layer != 2 * model.kv_heads * model.head_dim
+
+
+def mla_up_projection_s(
+    gpu: GpuSpec, precision: str, model: ModelSpec, tokens: int, tp: int
+) -> float:
+    """Forward seconds of an MLA layer's up-projections on ``tokens`` rows: the query's
+    (``q_lora_rank`` -> heads x (d_h + d_h^R)) and the key/value's (latent -> heads x 2 d_h),
+    heads split over tp.  Training recomputes them in the backward pass instead of keeping
+    their outputs (DeepSeek-V3 report arXiv 2412.19437 section 3.2.3, "Recomputation of
+    RMSNorm and MLA Up-Projection"; Megatron-Bridge's DeepSeek-V3 recipes,
+    ``recompute_modules=["mla_up_proj"]``).  0 for other attention."""
+    if not latent_attention(model):
+        return 0.0
+    heads = model.heads / max(1, tp)
+    kv_rank = max(1, model.kv_dim_per_layer - MLA_ROPE_DIM)
+    return gemm_time_s(
+        gpu, precision, tokens, heads * (MLA_HEAD_DIM + MLA_ROPE_DIM), MLA_Q_LORA_RANK
+    ) + gemm_time_s(gpu, precision, tokens, heads * 2 * MLA_HEAD_DIM, kv_rank)
+
+
+def mla_up_projection_flops_per_token(model: ModelSpec) -> float:
+    """Forward FLOPs per token per layer of :func:`mla_up_projection_s` (0 without MLA)."""
+    if not latent_attention(model):
+        return 0.0
+    kv_rank = max(1, model.kv_dim_per_layer - MLA_ROPE_DIM)
+    return (
+        2.0
+        * model.heads
+        * ((MLA_HEAD_DIM + MLA_ROPE_DIM) * MLA_Q_LORA_RANK + 2 * MLA_HEAD_DIM * kv_rank)
+    )
 
 
 def attention_flops_per_query_key(model: ModelSpec) -> float:

@@ -27,6 +27,8 @@ from advisor.engine.model.efficiency import (
     forward_flops_per_token,
     gemm_time_s,
     layer_forward,
+    mla_up_projection_flops_per_token,
+    mla_up_projection_s,
 )
 from advisor.engine.model.placement import (
     pipeline_crosses_network,
@@ -161,8 +163,11 @@ def _stage_time(
     layer = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
     if recompute == "full":
         layer += lc.forward_s
-    elif recompute == "selective":
-        layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
+    else:
+        # MLA's up-projections are recomputed in the backward pass (section 6 of MODEL.md)
+        layer += mla_up_projection_s(scenario.gpu, scenario.precision, m, tokens, tp)
+        if recompute == "selective":
+            layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
     head = 3.0 * gemm_time_s(scenario.gpu, scenario.precision, tokens, m.vocab / tp, m.hidden)
     if m.mtp_layers:
         # multi-token prediction (DeepSeek-V3 report 2.2; Megatron-Core's MTP block after the
@@ -217,7 +222,11 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     fwd = forward_flops_per_token(m, seq)
     passes = 4.0 if plan.recompute == "full" else 3.0
     # recomputation repeats every layer's forward pass but not the output (logit) layer
-    recompute_flops = fwd - 2.0 * m.hidden * m.vocab if plan.recompute == "full" else 0.0
+    recompute_flops = (
+        fwd - 2.0 * m.hidden * m.vocab
+        if plan.recompute == "full"
+        else mla_up_projection_flops_per_token(m) * m.layers
+    )
     hardware_flops = tokens * (3.0 * fwd + recompute_flops) / used
     model_flops = tokens * fwd * 3.0 / used
     # causal attention executes half of the 4 s h per layer that fwd counts
