@@ -21,6 +21,7 @@ from advisor.engine.facts.constants import WEIGHT_BYTES
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.serving.compute import ServingPlan
 
 
 @dataclass(frozen=True)
@@ -180,15 +181,7 @@ def job_facts(
             and workload.inference.serving is not None
             and not workload.inference.serving.colocated
         ):
-            why = (
-                f"every server holds its own prefill and decode pools, so each request's KV "
-                f"cache moves over the server's NVLink and the {nodes} servers serve requests "
-                "independently"
-                if workload.inference.serving.kv_inside_domain
-                else f"prefill and decode pools share one NVLink domain of "
-                f"{workload.domain_gpus} GPUs, so the KV cache and every expert all-to-all stay "
-                "on NVLink/NVSwitch"
-            )
+            why = _disaggregated_why(scenario, workload, workload.inference.serving)
         elif scenario.workload == "inference":
             why = (
                 f"each inference replica fits one server or NVLink domain ({replica} of "
@@ -233,6 +226,28 @@ def job_facts(
         storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
         serving=_serving_ask(scenario, workload),
         domain_gpus=workload.domain_gpus,
+    )
+
+
+def _disaggregated_why(scenario: Scenario, workload: WorkloadPlan, sp: ServingPlan) -> str:
+    """Why a disaggregated deployment needs no compute fabric."""
+    nodes, dom = workload.nodes, workload.domain_gpus
+    stay = " and every expert all-to-all stay" if scenario.model.is_moe else " stays"
+    if sp.kv_inside_domain and dom <= scenario.gpus_per_node:
+        return (
+            f"every server holds its own prefill and decode pools, so each request's KV "
+            f"cache moves over the server's NVLink and the {nodes} servers serve requests "
+            "independently"
+        )
+    if sp.kv_inside_domain and scenario.gpus > dom:
+        return (
+            f"every NVLink domain of {dom} GPUs holds its own prefill and decode pools, so each "
+            f"request's KV cache{stay} on NVLink/NVSwitch and the domains serve requests "
+            "independently"
+        )
+    return (
+        f"prefill and decode pools share one NVLink domain of {dom} GPUs, so the KV cache and "
+        "every expert all-to-all stay on NVLink/NVSwitch"
     )
 
 

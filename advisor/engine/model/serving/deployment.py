@@ -577,6 +577,15 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         best_unit = _best_of(scenario, units)
         _DISAGG_PLAN_CACHE[scenario] = best_unit
         return best_unit
+    per_domain = _per_domain_plans(scenario, dom)
+    if per_domain:
+        # a cluster of several NVL72 racks whose deployment fits one rack keeps both pools in
+        # every rack (KV cache and expert all-to-all over NVLink, no fabric), as one rack does
+        best_domain = _best_of(scenario, per_domain)
+        if len(_DISAGG_PLAN_CACHE) > 256:
+            _DISAGG_PLAN_CACHE.clear()
+        _DISAGG_PLAN_CACHE[scenario] = best_domain
+        return best_domain
     whole = _disaggregated_whole(scenario, dom)
     best: tuple[ServingScore, WorkloadPlan] | None = (_serving_score(scenario, whole), whole)
     gpn = scenario.gpus_per_node
@@ -624,6 +633,76 @@ def _best_of(scenario: Scenario, plans: list[WorkloadPlan]) -> WorkloadPlan:
     return best[1]
 
 
+def _per_domain_plans(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
+    """Disaggregated deployments of a cluster of several scale-up domains that span servers
+    (NVL72 racks of 18 trays), every one whole inside one domain so that its KV cache and its
+    expert all-to-all move over NVLink, never the network (docs/MODEL.md 15): copies of the
+    deployment planned on each n = 2 .. 18 trays placed per rack (placement.whole_groups, the
+    trays left over idle), and one deployment per rack (each full rack's plan and the partial
+    rack's own) when their instances are alike.  Empty on other platforms, inside one domain,
+    or when no deployment fits one domain (then the pools span racks)."""
+    gpn = scenario.gpus_per_node
+    if dom <= gpn or scenario.gpus <= dom or scenario.gpus % gpn:
+        return []
+    per = dom // gpn
+    out: list[WorkloadPlan] = []
+    plans: dict[int, ServingPlan] = {}
+    for n in range(2, per + 1):
+        try:
+            plans[n] = plan_disaggregated(replace(scenario, gpus=n * gpn))
+        except ScenarioError:
+            continue
+        lifted = _disaggregated_copies(scenario, n, plans[n])
+        if lifted is not None:
+            out.append(lifted)
+    racks, rest = divmod(scenario.nodes, per)
+    rack, partial = plans.get(per), plans.get(rest)
+    if rack is not None and partial is not None and _alike(rack, partial):
+        # one deployment per rack: the full racks' and the partial rack's, pools side by side
+        merged = _copied(rack, racks, scenario.nodes)
+        merged = replace(
+            merged,
+            prefill=_joined(merged.prefill, partial.prefill),
+            decode=_joined(merged.decode, partial.decode),
+            copies=racks + 1,
+            copy_servers=per,
+            kv_inside_domain=True,
+        )
+        wp = _disaggregated_on(scenario, dom, merged)
+        note = (
+            f"one disaggregated deployment per {dom}-GPU scale-up domain: "
+            f"{rack.prefill.servers} prefill + {rack.decode.servers} decode servers in each of "
+            f"the {racks} full one{'s' if racks != 1 else ''}, {partial.prefill.servers} + "
+            f"{partial.decode.servers} in the last {rest} servers"
+        )
+        out.append(replace(wp, notes=(*wp.notes, note)))
+    return out
+
+
+def _alike(a: ServingPlan, b: ServingPlan) -> bool:
+    """Whether two deployments' instances are the same shape (their pools can sit side by side
+    as one pool of each role)."""
+
+    def shape(pool: ServingPool) -> tuple[int, ...]:
+        return (
+            pool.tp,
+            pool.pp,
+            pool.ep,
+            pool.gpus_per_instance,
+            pool.experts_per_gpu,
+            pool.max_batch_per_instance,
+        )
+
+    return shape(a.prefill) == shape(b.prefill) and shape(a.decode) == shape(b.decode)
+
+
+def _joined(a: ServingPool, b: ServingPool) -> ServingPool:
+    """Two pools of alike instances as one."""
+    return replace(
+        a, servers=a.servers + b.servers, gpus=a.gpus + b.gpus, instances=a.instances + b.instances
+    )
+
+
 def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> WorkloadPlan | None:
     """As many copies of the disaggregated deployment ``sub_sp`` planned on ``n`` servers as
     ``scenario``'s cluster holds, the rest of its servers idle (said in the notes).
@@ -641,7 +720,13 @@ def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> Wo
     if dom > gpn and n * gpn > dom:
         return None
     copies = whole_groups(n * gpn, dom, scenario.nodes * gpn) if dom > gpn else scenario.nodes // n
-    copied = replace(_copied(sub_sp, copies, scenario.nodes), copies=copies, copy_servers=n)
+    copied = replace(
+        _copied(sub_sp, copies, scenario.nodes),
+        copies=copies,
+        copy_servers=n,
+        # each copy sits whole inside one NVLink domain: its KV cache never leaves it
+        kv_inside_domain=dom > gpn or sub_sp.kv_inside_domain,
+    )
     lifted = _disaggregated_on(scenario, dom, copied)
     idle = scenario.nodes - n * copies
     note = f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated deployment"
@@ -707,7 +792,15 @@ def _disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> Workload
     costs = _inference_costs(scenario, plan, gpus_per_replica, batch, dom)
     inference = replace(costs, serving=sp, independent_replicas=sp.kv_inside_domain)
     kv_mb = sp.kv_bytes_per_request / 1e6
-    if sp.kv_inside_domain:
+    if sp.kv_inside_domain and dom > scenario.gpus_per_node:
+        notes = [
+            f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
+            f"decode servers, each deployment whole inside one {dom}-GPU scale-up domain; each "
+            f"request's KV cache ({kv_mb:.0f} MB)"
+            + (" and every expert all-to-all stay" if scenario.model.is_moe else " stays")
+            + " on its NVLink (no compute fabric)"
+        ]
+    elif sp.kv_inside_domain:
         per = max(1, scenario.nodes)
         notes = [
             f"disaggregated serving inside every server: {sp.prefill.gpus // per} GPUs run "

@@ -330,20 +330,37 @@ def _balanced_prefill_servers(
     servers = scenario.nodes
     reference = reference_design(scenario)
 
+    rates: dict[int, tuple[float, float]] = {}
+
+    def pool_rates(n_p: int) -> tuple[float, float]:
+        """(prefill rate, decode rate) of the split; prefill 0 when the prefill pool cannot
+        hold the model, decode 0 when the decode pool cannot."""
+        if n_p not in rates:
+            prefill_pool = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
+            decode_pool = _pool_for(scenario, "decode", servers - n_p, context, dspec)
+            if prefill_pool is None or decode_pool is None:
+                rates[n_p] = (
+                    0.0 if prefill_pool is None else math.inf,
+                    0.0 if decode_pool is None else math.inf,
+                )
+            else:
+                serving_plan = _serving_plan(scenario, "disaggregated", prefill_pool, decode_pool)
+                service = prefill_service_s(
+                    scenario, serving_plan, serving_plan.prefill, reference, "point"
+                )
+                rates[n_p] = (
+                    serving_plan.prefill.instances / max(service, 1e-12),
+                    decode_capacity_rps(scenario, serving_plan, reference, "point"),
+                )
+        return rates[n_p]
+
     def balance(n_p: int) -> float:
         """log(prefill rate / decode rate); -inf when prefill cannot hold the model."""
-        prefill_pool = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
-        if prefill_pool is None:
+        prefill_rps, decode_rps = pool_rates(n_p)
+        if prefill_rps <= 0.0:
             return -math.inf
-        decode_pool = _pool_for(scenario, "decode", servers - n_p, context, dspec)
-        if decode_pool is None:
+        if decode_rps <= 0.0:
             return math.inf
-        serving_plan = _serving_plan(scenario, "disaggregated", prefill_pool, decode_pool)
-        service = prefill_service_s(
-            scenario, serving_plan, serving_plan.prefill, reference, "point"
-        )
-        prefill_rps = serving_plan.prefill.instances / max(service, 1e-12)
-        decode_rps = decode_capacity_rps(scenario, serving_plan, reference, "point")
         return math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12))
 
     lo, hi = 1, servers - 1
@@ -357,7 +374,34 @@ def _balanced_prefill_servers(
             lo = mid
         else:
             hi = mid
-    return lo if abs(balance(lo)) <= abs(balance(hi)) else hi
+
+    def capacity(n_p: int) -> tuple[float, float]:
+        """The split's capacity (the slower pool's rate), then both pools' rates together."""
+        prefill_rps, decode_rps = pool_rates(n_p)
+        if math.isinf(prefill_rps) or math.isinf(decode_rps):
+            return (0.0, 0.0)
+        return (min(prefill_rps, decode_rps), prefill_rps + decode_rps)
+
+    # instances of several servers (TP x PP over servers) change only every few servers: the
+    # splits around the crossing that keep the same instances but give the other pool a server
+    span = max(1, math.ceil(_instance_servers(scenario, context, pspec, dspec)))
+    near = range(max(1, lo - span), min(servers - 1, hi + span) + 1)
+    return max(near, key=lambda n_p: (capacity(n_p), -abs(n_p - lo)))
+
+
+def _instance_servers(
+    scenario: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
+) -> float:
+    """Servers of the larger instance of the two pools planned on the whole cluster (1 when
+    instances fit one server)."""
+    inf = scenario.inference
+    assert inf is not None
+    widest = 1.0
+    for role, ctx, spec in (("prefill", inf.prompt_tokens, pspec), ("decode", context, dspec)):
+        pool = _pool_for(scenario, role, scenario.nodes, ctx, spec)
+        if pool is not None and pool.ep <= 1:
+            widest = max(widest, pool.gpus_per_instance / scenario.gpus_per_node)
+    return widest
 
 
 def _serving_plan(
