@@ -108,9 +108,9 @@ def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_
     assert rate_small == pytest.approx(4.376, rel=1e-3)
     assert small["workload"]["serving"]["pools"]["prefill"]["servers"] == 6
     assert rate_large >= rate_small
-    assert large["workload"]["serving"]["pools"]["decode"]["servers"] == 1224
-    assert large["workload"]["serving"]["pools"]["prefill"]["servers"] == 816
+    assert large["workload"]["serving"]["pools"]["decode"]["servers"] == 1280
+    assert large["workload"]["serving"]["pools"]["prefill"]["servers"] == 768
     assert any(
-        "136 copies of the 15-server disaggregated deployment" in n and "9 servers stay idle" in n
+        "128 copies of the 16-server disaggregated deployment" in n and "1 server stays idle" in n
         for n in large["workload"]["notes"]
     )

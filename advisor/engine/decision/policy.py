@@ -188,18 +188,26 @@ def check_constraints(
                 + ", so it needs more GPUs rather than a faster network."
             )
             ttft_applies = False
+    # what the GPUs serve within the targets on the best network weighed: a KV-only fabric
+    # must not cap it (docs/MODEL.md 15.2, "A serving fabric sized for serving traffic")
+    best_at_target = max(
+        (num(sc.metrics.max_requests_per_s_at_target, 0.0) for sc in scored), default=0.0
+    )
     for sc in scored:
         sc.departures = departures(facts, sc)
         if not math.isfinite(sc.perf):
             sc.violations.append("the performance model found no valid timing for it")
         # disaggregated serving that moves only KV caches may run over TCP when the design's
-        # own KV transfer (TCP efficiency and socket cap) keeps it within the targets; the
+        # own KV transfer (TCP efficiency and socket cap) keeps it within the targets at the
+        # load and serves, within them, what the GPUs serve on RDMA (within the tie band); the
         # latency checks below rule it out otherwise
         kv_over_tcp_ok = (
             facts.inference
             and facts.kv_only
             and not sc.metrics.load_saturated
             and bool(sc.metrics.meets_latency_targets)
+            and num(sc.metrics.max_requests_per_s_at_target, 0.0)
+            >= (1.0 - TIE_BAND) * best_at_target
         )
         if (
             facts.needs_compute_fabric

@@ -5,7 +5,6 @@ disaggregated) and the smaller deployments run on the whole cluster it is compar
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
@@ -29,6 +28,7 @@ from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     colocated_plan,
     in_server_units,
+    least_pool_servers,
     plan_disaggregated,
     reference_design,
 )
@@ -114,6 +114,13 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             and k * scenario.gpus_per_node > dom
         ]
         sizes += [r for r in _powers_of_two_up_to(scenario.gpus) if r > dom]
+        # a scale-up domain of several servers (an NVL72 slice) also holds power-of-two replicas
+        # of whole servers that do not divide it (TP16 on 5 trays, 4 GPUs idle)
+        sizes += [
+            r
+            for r in _powers_of_two_up_to(dom)
+            if dom > scenario.gpus_per_node and r > scenario.gpus_per_node
+        ]
         if inf.independent_replicas or deployment == "replicas":
             sizes = [r for r in sizes if r <= dom]
         if deployment == "split":
@@ -127,11 +134,20 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
                     "inside the domain) or add servers",
                 )
         # replicas that use every GPU first, then the smallest that fits
-        for r in sorted(set(sizes), key=lambda size: (scenario.gpus % size != 0, size)):
+        ordered = sorted(set(sizes), key=lambda size: (scenario.gpus % size != 0, size))
+        # then, when no replica of those shapes fits, replicas inside the domain of the largest
+        # power of two dividing both the heads and the replica, the rest pipeline stages
+        # (TP4 x PP3 on three 4-GPU trays), smallest first
+        shapes = [(r, False) for r in ordered] + [(r, True) for r in sorted(set(sizes)) if r <= dom]
+        for r, staged in shapes:
             replicas = scenario.gpus // r
             batch = math.ceil(inf.concurrent_requests / replicas)
             if r <= dom:
                 tp_c = min(r, _largest_pow2_dividing(m.heads, r))
+                if staged:
+                    tp_c = _largest_pow2_dividing(math.gcd(m.heads, r), r)
+                    if tp_c * (r // tp_c) != r or r // tp_c == 1:
+                        continue  # no pipeline shape, or one tried above
                 tp, pp, ep = tp_c, r // tp_c, 1
                 if m.is_moe and r > 1 and m.moe_experts % r == 0 and r > dom:
                     ep = r
@@ -486,7 +502,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     for n in sorted(n for n in smaller | {nodes} if n >= 1):
         sub = scenario if n == nodes else replace(scenario, gpus=n * gpn)
         sub_dom = domain_gpus(sub)
-        tries: list[Callable[[], WorkloadPlan]] = []
+        tries: list[partial[WorkloadPlan]] = []
         if scenario.model.is_moe and n >= 2:
             tries.append(partial(_disaggregated_whole, sub, sub_dom))
         split_sub = replace(sub, inference=replace(inf, deployment="split"))
@@ -495,7 +511,15 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             try:
                 wp = make()
             except ScenarioError as exc:
-                if n == nodes and first_error is None:
+                # on the whole cluster the split planner's refusal (the ordinary deployment) is
+                # the one said when nothing fits, unless it only says split does not apply
+                if n == nodes and (
+                    first_error is None
+                    or (
+                        make.func is _plan_inference
+                        and "inference.deployment" not in exc.field_errors
+                    )
+                ):
                     first_error = exc
                 continue
             lifted = wp if n == nodes else _lift(scenario, sub, wp)
@@ -508,6 +532,23 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
                 beaten.append(_describe_serving(scenario, lifted))
     if best is None:
         assert first_error is not None
+        if any(f.startswith("inference.pools") for f in first_error.field_errors):
+            # no deployment was asked for: say what does not fit, not the disaggregated pools
+            weights_gb = scenario.model.params * WEIGHT_BYTES[scenario.precision] / GB
+            usable_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION * scenario.gpus
+            raise ScenarioError.single(
+                "gpus",
+                f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id}: "
+                f"its {scenario.precision} weights take {weights_gb:,.0f} GB"
+                + (
+                    f" against {usable_gb:,.0f} GB usable on all {scenario.gpus} GPUs"
+                    if weights_gb >= usable_gb
+                    else f" and no split replica leaves room for the KV cache of "
+                    f"{inf.concurrent_requests} requests"
+                )
+                + " (add GPUs or use a smaller precision); "
+                + " ".join(m for msgs in first_error.field_errors.values() for m in msgs),
+            ) from first_error
         raise first_error
     chosen = best[1]
     if beaten:
@@ -586,7 +627,10 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
             _DISAGG_PLAN_CACHE.clear()
         _DISAGG_PLAN_CACHE[scenario] = best_domain
         return best_domain
-    whole = _disaggregated_whole(scenario, dom)
+    try:
+        whole = _disaggregated_whole(scenario, dom)
+    except ScenarioError as err:
+        raise _with_alternatives(scenario, err) from err
     best: tuple[ServingScore, WorkloadPlan] | None = (_serving_score(scenario, whole), whole)
     gpn = scenario.gpus_per_node
     candidates: list[WorkloadPlan] = []
@@ -631,6 +675,46 @@ def _best_of(scenario: Scenario, plans: list[WorkloadPlan]) -> WorkloadPlan:
             best = (score, wp)
     assert best is not None
     return best[1]
+
+
+def _with_alternatives(scenario: Scenario, err: ScenarioError) -> ScenarioError:
+    """A disaggregated deployment refused on this cluster, with what would serve the model:
+    the engine's own deployment on the same servers, and fp8 weights (fewer servers per pool)
+    when the GPU runs fp8."""
+    inf = scenario.inference
+    assert inf is not None
+    if len(err.field_errors) != 1:
+        return err
+    field, messages = next(iter(err.field_errors.items()))
+    if not field.startswith("inference.pools"):
+        return err
+    extra: list[str] = []
+    try:
+        own = _plan_inference(replace(scenario, inference=replace(inf, deployment=None)))
+    except ScenarioError:
+        own = None
+    if own is not None and own.inference is not None and own.inference.serving is not None:
+        p = own.plan
+        shape = (
+            f"TP{p.tp}"
+            + (f" x PP{p.pp}" if p.pp > 1 else "")
+            + (f" x EP{p.ep}" if p.ep > 1 else "")
+        )
+        kind = own.inference.serving.deployment
+        extra.append(
+            f"on these {scenario.nodes} servers {kind} serve it ({p.dp} x {shape}; "
+            f"inference.deployment '{kind}' or left out)"
+        )
+    if scenario.precision == "bf16" and scenario.gpu.fp8_dense_tflops > 0:
+        need = least_pool_servers(replace(scenario, precision="fp8"))
+        if need is not None:
+            extra.append(
+                f"with fp8 weights disaggregated serving needs {need[0]} prefill + {need[1]} "
+                "decode servers"
+            )
+    if not extra:
+        return err
+    return ScenarioError({field: [*messages[:-1], f"{messages[-1]}; " + "; ".join(extra)]})
 
 
 def _per_domain_plans(scenario: Scenario, dom: int) -> list[WorkloadPlan]:

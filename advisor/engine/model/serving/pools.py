@@ -160,20 +160,41 @@ def _moe_pool(
     ``--tp`` with ``--enable-dp-attention``: attention TP inside the server when the dense
     weights do not fit one GPU next to its experts)."""
     gpus = servers * scenario.gpus_per_node
-    ep = (spec.ep if spec and spec.ep else None) or gpus
-    if spec and spec.tp:
-        return _pool(scenario, role, servers, spec.tp, 1, ep, context)
+    widths = [spec.ep] if spec and spec.ep else _expert_widths(scenario, role, gpus)
     fitting: ServingPool | None = None
-    tp = 1
-    while tp <= scenario.gpus_per_node:
-        if scenario.model.heads % tp == 0 and gpus % tp == 0:
-            pool = _pool(scenario, role, servers, tp, 1, ep, context)
-            if pool is not None:
-                if pool.max_batch_per_instance >= 4:
-                    return pool
-                fitting = fitting or pool
-        tp *= 2
+    for ep in widths:
+        if spec and spec.tp:
+            pool = _pool(scenario, role, servers, spec.tp, 1, ep, context)
+            if pool is not None and (pool.max_batch_per_instance >= 4 or ep == widths[-1]):
+                return pool
+            fitting = fitting or pool
+            continue
+        tp = 1
+        while tp <= scenario.gpus_per_node:
+            if scenario.model.heads % tp == 0 and gpus % tp == 0:
+                pool = _pool(scenario, role, servers, tp, 1, ep, context)
+                if pool is not None:
+                    if pool.max_batch_per_instance >= 4:
+                        return pool
+                    fitting = fitting or pool
+            tp *= 2
     return fitting
+
+
+def _expert_widths(scenario: Scenario, role: str, gpus: int) -> list[int]:
+    """Expert-parallel group sizes to try for a pool of ``gpus`` GPUs, preferred first: one
+    server (or one NVLink domain, when larger) when it divides the pool, then the whole pool.
+
+    A model whose weights fit one server with room for a handful of requests keeps every
+    expert group inside a server: a prefill GPU (attention data-parallel) prefills its own
+    prompts at the same FLOPs whatever the group, and a wider decode group only trades expert
+    weights per GPU for an all-to-all over the network every token.  Kept at every cluster
+    size, as the dense pools inside a server are, so that only KV caches cross servers and the
+    fabric does not flip between RDMA for expert traffic and a KV-only network as servers are
+    added (docs/MODEL.md 15, Pools).  A model larger than a server spreads its groups over the
+    whole pool (DeepSeek-V3 on H800: decode EP72 to EP144, as DeepSeek deploys it)."""
+    local = max(scenario.gpus_per_node, domain_gpus(scenario))
+    return [local, gpus] if local < gpus and gpus % local == 0 else [gpus]
 
 
 def _pool_for(
@@ -219,7 +240,14 @@ def plan_disaggregated(scenario: Scenario) -> ServingPlan:
             "inference.pools", f"each pool needs at least one of the {servers} servers"
         )
     if fixed_p is None and fixed_d is None:
-        fixed_p = _balanced_prefill_servers(scenario, context, pspec, dspec)
+        # the least servers each pool needs to hold the model with KV room for one request
+        need_p = _least_pool_servers(scenario, "prefill", inf.prompt_tokens, pspec)
+        need_d = _least_pool_servers(scenario, "decode", context, dspec)
+        if need_p is None or need_d is None or need_p + need_d > servers:
+            raise _too_small(scenario, need_p, need_d)
+        fixed_p = _balanced_prefill_servers(
+            scenario, context, pspec, dspec, lo=need_p, hi=servers - need_d
+        )
     n_p = fixed_p if fixed_p is not None else servers - (fixed_d or 0)
     n_d = servers - n_p
     prefill = _pool_for(scenario, "prefill", n_p, inf.prompt_tokens, pspec)
@@ -270,6 +298,60 @@ def plan_disaggregated(scenario: Scenario) -> ServingPlan:
     return _serving_plan(scenario, "disaggregated", prefill, decode)
 
 
+POOL_SEARCH_SERVERS = 256
+"""How many servers beyond the cluster a refusal looks for a pool that holds the model."""
+
+
+def _least_pool_servers(
+    scenario: Scenario, role: str, context: int, spec: PoolSpec | None
+) -> int | None:
+    """The fewest whole servers whose pool of ``role`` holds the model with KV room for one
+    request (``None``: not within the cluster and POOL_SEARCH_SERVERS more)."""
+    return next(
+        (
+            k
+            for k in range(1, scenario.nodes + POOL_SEARCH_SERVERS)
+            if _pool_for(scenario, role, k, context, spec) is not None
+        ),
+        None,
+    )
+
+
+def least_pool_servers(scenario: Scenario) -> tuple[int, int] | None:
+    """The fewest servers of a prefill and of a decode pool that hold the model with KV room
+    for one request (pools as planned when ``inference.pools`` is not given); ``None`` when one
+    does not fit within POOL_SEARCH_SERVERS servers beyond the cluster."""
+    inf = scenario.inference
+    assert inf is not None
+    need_p = _least_pool_servers(scenario, "prefill", inf.prompt_tokens, None)
+    need_d = _least_pool_servers(scenario, "decode", inf.prompt_tokens + inf.output_tokens, None)
+    return None if need_p is None or need_d is None else (need_p, need_d)
+
+
+def _too_small(scenario: Scenario, need_p: int | None, need_d: int | None) -> ScenarioError:
+    """The refusal of a cluster too small for both pools: what each pool needs, in servers."""
+    inf = scenario.inference
+    assert inf is not None
+    where = f"{scenario.gpus_per_node} x {scenario.gpu.id}"
+    limit = scenario.nodes + POOL_SEARCH_SERVERS - 1
+    if need_p is None or need_d is None:
+        name = "prefill" if need_p is None else "decode"
+        return ScenarioError.single(
+            f"inference.pools.{name}",
+            f"{scenario.model.name} does not fit a {name} pool of up to {limit} servers of "
+            f"{where}: its weights leave no room for the KV cache of one request",
+        )
+    name = "prefill" if need_p >= need_d else "decode"
+    return ScenarioError.single(
+        f"inference.pools.{name}",
+        f"{scenario.model.name} disaggregated needs at least {need_p} prefill + {need_d} decode "
+        f"servers of {where} ({need_p + need_d} in all; the scenario has {scenario.nodes}): on "
+        f"fewer its {scenario.precision} weights leave no room for the KV cache of one request "
+        f"({inf.prompt_tokens}-token prompt in prefill, {inf.prompt_tokens + inf.output_tokens}"
+        "-token context in decode)",
+    )
+
+
 def in_server_units(scenario: Scenario) -> list[ServingPlan]:
     """Disaggregated units of one server of a dense model (docs/MODEL.md 15.2): ``p`` of the
     server's GPUs run prefill instances of TP ``tp_p``, the other ``g - p`` decode instances
@@ -311,15 +393,31 @@ def in_server_units(scenario: Scenario) -> list[ServingPlan]:
     return plans
 
 
+REFERENCE_NIC_GBPS: tuple[float, ...] = (400.0, 200.0, 100.0)
+"""NIC speeds of the reference network, fastest first: the fastest one the host's x16 slot
+carries (GpuSpec.slot_gbps) is the platform's."""
+
+
 def reference_design(scenario: Scenario) -> Design:
-    """The platform's reference network: InfiniBand, one 400G NIC per GPU (as the training
-    planner's).  Pools are balanced on it, and a closed loop of users offers the arrival rate it
-    reaches on it."""
-    return Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=scenario.gpus_per_node)
+    """The platform's reference network: InfiniBand, one NIC per GPU at 400G, or at the fastest
+    speed the host's PCIe x16 slot carries (100G on a Gen3 V100 host, 200G on Gen4 A100 and
+    L40S hosts: a faster NIC cannot run at line rate there).  Pools are balanced on it,
+    deployments are weighed on it, and a closed loop of users offers the arrival rate it reaches
+    on it; a network the platform cannot carry would rank deployments by traffic it never
+    gets."""
+    slot = scenario.gpu.slot_gbps
+    gbps = next((g for g in REFERENCE_NIC_GBPS if g <= slot), REFERENCE_NIC_GBPS[-1])
+    return Design(fabric="infiniband", nic_gbps=gbps, nics_per_node=scenario.gpus_per_node)
 
 
 def _balanced_prefill_servers(
-    scenario: Scenario, context: int, pspec: PoolSpec | None, dspec: PoolSpec | None
+    scenario: Scenario,
+    context: int,
+    pspec: PoolSpec | None,
+    dspec: PoolSpec | None,
+    *,
+    lo: int = 1,
+    hi: int | None = None,
 ) -> int:
     """Prefill servers whose request rate matches the decode pool's at the time-per-token
     target, both priced on the platform's reference network (one 400G RDMA NIC per GPU, as
@@ -363,7 +461,8 @@ def _balanced_prefill_servers(
             return math.inf
         return math.log(max(prefill_rps, 1e-12) / max(decode_rps, 1e-12))
 
-    lo, hi = 1, servers - 1
+    hi = servers - 1 if hi is None else hi
+    least, most = lo, hi
     if balance(lo) >= 0:
         return lo
     if balance(hi) <= 0:
@@ -385,7 +484,7 @@ def _balanced_prefill_servers(
     # instances of several servers (TP x PP over servers) change only every few servers: the
     # splits around the crossing that keep the same instances but give the other pool a server
     span = max(1, math.ceil(_instance_servers(scenario, context, pspec, dspec)))
-    near = range(max(1, lo - span), min(servers - 1, hi + span) + 1)
+    near = range(max(least, lo - span), min(most, hi + span) + 1)
     return max(near, key=lambda n_p: (capacity(n_p), -abs(n_p - lo)))
 
 
