@@ -204,6 +204,24 @@ def profile(gpu: GpuSpec) -> ComputeProfile:
     )
 
 
+FP8_TILE_DEPTH_K = 725.0
+"""Fixed cost of one FP8 GEMM output tile (prologue, pipeline fill, epilogue) in elements of
+its reduction depth K: a training FP8 GEMM takes ``1 + FP8_TILE_DEPTH_K / K`` times the deep-K
+time, the MAMF being read as the rate of a deep GEMM.  Least-squares fit of
+``rate / (1 + K0 / K)`` (rate 1,441 TFLOP/s, K0 725) to the nine M = 4096 rows of DeepGEMM's
+first published H800 tables with N >= 4096 (deepseek-ai/DeepGEMM README at a6d97a1,
+2025-02-25: normal GEMMs N x K = 7168 x 16384 1358, 4096 x 7168 1304, 7168 x 2048 1025,
+24576 x 1536 990, 32768 x 512 590 TFLOPS; contiguous grouped GEMMs 4096 x 7168 1297 / 1288,
+7168 x 2048 1099 / 1093), mean error 1.6 %.  Measured on Hopper only; applied to every FP8
+training GEMM (Blackwell included: an assumption, no public K sweep for it)."""
+
+
+def fp8_depth_factor(k: float) -> float:
+    """Time multiplier of an FP8 training GEMM of reduction depth ``k``
+    (:data:`FP8_TILE_DEPTH_K`)."""
+    return 1.0 + FP8_TILE_DEPTH_K / max(1.0, k)
+
+
 def gemm_time_s(
     gpu: GpuSpec, precision: str, m: float, n: float, k: float, inference: bool = False
 ) -> float:
@@ -214,7 +232,8 @@ def gemm_time_s(
     before it), and a GEMM whose rows fit one tile (decode: M = the batch) is split over K
     across the idle SMs (cuBLAS / CUTLASS split-K and stream-K), so it pays no wave loss; the
     loss returns linearly as M grows to two tiles' rows (no jump in a step's time at M = one
-    tile)."""
+    tile).  An FP8 training GEMM also pays its tiles' fixed cost against its depth K
+    (:func:`fp8_depth_factor`)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
     p = profile(gpu)
@@ -229,6 +248,8 @@ def gemm_time_s(
         wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / p.tile_m - 1.0))
     flops = 2.0 * m * n * k
     compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
+    if precision == "fp8" and not inference:
+        compute *= fp8_depth_factor(k)
     # a GEMM also streams its operands once: the memory roofline
     bytes_moved = (m * k + k * n + m * n) * WEIGHT_BYTES[precision]
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
@@ -251,6 +272,10 @@ class LayerCompute:
     elementwise_s: float
     model_flops: float
     """Forward FLOPs of the layer on this GPU as the engine counts them (full attention)."""
+    backward_gemm_extra_s: float = 0.0
+    """Backward GEMM seconds beyond ``BACKWARD_FACTOR x gemm_s``: the routed experts' input-
+    and weight-gradient GEMMs priced at their own shapes (the weight gradient's depth K is the
+    expert's rows, see :func:`expert_backward_s`)."""
 
     @property
     def forward_s(self) -> float:
@@ -259,6 +284,20 @@ class LayerCompute:
     @property
     def flops_per_s(self) -> float:
         return self.model_flops / self.forward_s if self.forward_s > 0 else 0.0
+
+
+def expert_backward_s(gpu: GpuSpec, precision: str, rows: float, h: float, width: float) -> float:
+    """Backward seconds of one routed expert's gated MLP (up+gate ``h -> 2 width``, down
+    ``width -> h``) over ``rows`` tokens, each GEMM at its own shape: the input gradients
+    (rows x h from K = 2 width; rows x width from K = h) and the weight gradients (2 width x h
+    and h x width outputs, K = rows: the depth of a weight-gradient GEMM is the expert's token
+    count, small when many experts share a GPU's tokens)."""
+    return (
+        gemm_time_s(gpu, precision, rows, h, 2 * width)
+        + gemm_time_s(gpu, precision, rows, width, h)
+        + gemm_time_s(gpu, precision, 2 * width, h, rows)
+        + gemm_time_s(gpu, precision, h, width, rows)
+    )
 
 
 def latent_attention(model: ModelSpec) -> bool:
@@ -283,6 +322,27 @@ def mla_up_projection_s(
     return gemm_time_s(
         gpu, precision, tokens, heads * (MLA_HEAD_DIM + MLA_ROPE_DIM), MLA_Q_LORA_RANK
     ) + gemm_time_s(gpu, precision, tokens, heads * 2 * MLA_HEAD_DIM, kv_rank)
+
+
+def mla_projection_shapes(model: ModelSpec) -> tuple[tuple[float, float, str], ...]:
+    """(N, K, the dimension tensor parallelism splits) of each projection GEMM of an MLA layer
+    as trained (DeepSeek-V3 report arXiv 2412.19437 section 2.1.1 and its config.json:
+    ``q_lora_rank`` 1536, ``kv_lora_rank`` 512, ``qk_nope_head_dim`` 128, ``qk_rope_head_dim``
+    64, ``v_head_dim`` 128; Megatron-Core ``MLASelfAttention``): the query and key/value
+    down-projections from the hidden state (one GEMM of N = 1536 + 576, not split), the
+    query's up-projection to heads x 192 and the latent's to heads x 256 (split over heads),
+    and the output projection from heads x 128 (split over K).  Empty without MLA."""
+    if not latent_attention(model):
+        return ()
+    h = float(model.hidden)
+    heads = float(model.heads)
+    kv_rank = float(max(1, model.kv_dim_per_layer - MLA_ROPE_DIM))
+    return (
+        (MLA_Q_LORA_RANK + float(model.kv_dim_per_layer), h, "none"),
+        (heads * (MLA_HEAD_DIM + MLA_ROPE_DIM), MLA_Q_LORA_RANK, "n"),
+        (heads * 2 * MLA_HEAD_DIM, kv_rank, "n"),
+        (h, heads * MLA_HEAD_DIM, "k"),
+    )
 
 
 def mla_up_projection_flops_per_token(model: ModelSpec) -> float:
@@ -351,13 +411,24 @@ def layer_forward(
     matmul_params = max(0.0, model.active_params - lookup - float(model.vocab * h))
     per_layer = matmul_params / max(1, model.layers)
     attn_params, kv = _mlp_shapes(model)
-    attn_params = min(attn_params, per_layer)
-    mlp_params = max(0.0, per_layer - attn_params)
     t = float(tokens)
     gemm = 0.0
-    # attention projections: QKV (N = (h + kv)/tp) and output (K = h/tp)
-    gemm += gemm_time_s(gpu, precision, t, (h + kv) / tp, h)
-    gemm += gemm_time_s(gpu, precision, t, h, h / tp)
+    if latent_attention(model):
+        # MLA's own projections (mla_projection_shapes): the down-projections of the query
+        # and the key/value latent, their up-projections and the output projection
+        attn_params = 0.0
+        for n, k, split in mla_projection_shapes(model):
+            attn_params += n * k
+            n_rank = n / tp if split == "n" else n
+            k_rank = k / tp if split == "k" else k
+            gemm += gemm_time_s(gpu, precision, t, n_rank, k_rank)
+        attn_params = min(attn_params, per_layer)
+    else:
+        attn_params = min(attn_params, per_layer)
+        # attention projections: QKV (N = (h + kv)/tp) and output (K = h/tp)
+        gemm += gemm_time_s(gpu, precision, t, (h + kv) / tp, h)
+        gemm += gemm_time_s(gpu, precision, t, h, h / tp)
+    mlp_params = max(0.0, per_layer - attn_params)
     if model.is_moe:
         # routed experts: tokens x top_k rows spread over the experts this GPU holds
         local_experts = max(1.0, model.moe_experts / max(1, ep))
@@ -369,9 +440,13 @@ def layer_forward(
         shared = max(0.0, active_experts - model.moe_top_k)
         experts_run = local_experts
         rows = rows_per_expert
-        gemm += experts_run * (
-            gemm_time_s(gpu, precision, rows, 2 * expert_width / tp, h)
-            + gemm_time_s(gpu, precision, rows, h, expert_width / tp)
+        expert_fwd = gemm_time_s(gpu, precision, rows, 2 * expert_width / tp, h) + gemm_time_s(
+            gpu, precision, rows, h, expert_width / tp
+        )
+        gemm += experts_run * expert_fwd
+        backward_extra = experts_run * (
+            expert_backward_s(gpu, precision, rows, h, expert_width / tp)
+            - BACKWARD_FACTOR * expert_fwd
         )
         if shared > 0:
             gemm += gemm_time_s(gpu, precision, t, 2 * shared * expert_width / tp, h)
@@ -389,6 +464,7 @@ def layer_forward(
         gemm += gemm_time_s(gpu, precision, t, h, ffn / tp)
         ffn_elem = up_width
         permute_hidden = 0.0
+        backward_extra = 0.0
     p = profile(gpu)
     heads_dim = model.heads * model.head_dim
     # model FLOPs count 4 s h per token (Megatron's convention, forward_flops_per_token); the
@@ -418,7 +494,11 @@ def layer_forward(
     elementwise = elem_bytes / hbm
     model_flops = 2.0 * per_layer * t / tp + attn_flops
     return LayerCompute(
-        gemm_s=gemm, attention_s=attention, elementwise_s=elementwise, model_flops=model_flops
+        gemm_s=gemm,
+        attention_s=attention,
+        elementwise_s=elementwise,
+        model_flops=model_flops,
+        backward_gemm_extra_s=backward_extra,
     )
 
 
@@ -441,7 +521,11 @@ def training_efficiency(
     lc = layer_forward(
         gpu, precision, model, max(1, tokens), max(1, context), tp, ep, flash, sequence_parallel
     )
-    time = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
+    time = (
+        (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s)
+        + lc.backward_gemm_extra_s
+        + 3.5 * lc.attention_s
+    )
     peak = gpu.peak_tflops(precision) * 1e12
     if time <= 0 or peak <= 0:
         return 0.0

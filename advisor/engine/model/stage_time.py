@@ -160,7 +160,11 @@ def _stage_time(
         par.sequence_parallel is not False,
         sort_local=(par.moe_dispatcher or "alltoall") == "alltoall",
     )
-    layer = (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s) + 3.5 * lc.attention_s
+    layer = (
+        (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s)
+        + lc.backward_gemm_extra_s
+        + 3.5 * lc.attention_s
+    )
     if recompute == "full":
         layer += lc.forward_s
     else:
