@@ -538,7 +538,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             usable_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION * scenario.gpus
             raise ScenarioError.single(
                 "gpus",
-                f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id}: "
+                f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.name}: "
                 f"its {scenario.precision} weights take {weights_gb:,.0f} GB"
                 + (
                     f" against {usable_gb:,.0f} GB usable on all {scenario.gpus} GPUs"

@@ -332,7 +332,7 @@ def _too_small(scenario: Scenario, need_p: int | None, need_d: int | None) -> Sc
     """The refusal of a cluster too small for both pools: what each pool needs, in servers."""
     inf = scenario.inference
     assert inf is not None
-    where = f"{scenario.gpus_per_node} x {scenario.gpu.id}"
+    where = f"{scenario.gpus_per_node} x {scenario.gpu.name}"
     limit = scenario.nodes + POOL_SEARCH_SERVERS - 1
     if need_p is None or need_d is None:
         name = "prefill" if need_p is None else "decode"
@@ -345,7 +345,7 @@ def _too_small(scenario: Scenario, need_p: int | None, need_d: int | None) -> Sc
     return ScenarioError.single(
         f"inference.pools.{name}",
         f"{scenario.model.name} disaggregated needs at least {need_p} prefill + {need_d} decode "
-        f"servers of {where} ({need_p + need_d} in all; the scenario has {scenario.nodes}): on "
+        f"servers, {need_p + need_d} in all, of {where}; the scenario has {scenario.nodes}. On "
         f"fewer its {scenario.precision} weights leave no room for the KV cache of one request "
         f"({inf.prompt_tokens}-token prompt in prefill, {inf.prompt_tokens + inf.output_tokens}"
         "-token context in decode)",
