@@ -393,18 +393,20 @@ def _search_training(
 ) -> list[_Candidate]:
     """The fitting plans the planner considers (branch and bound on the step estimate).
 
-    tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the
-    layers and powers of two (Megatron's uneven first/last stages); cp: while >= 4096 tokens
-    per rank; ep: divisors of the experts; vp: interleaving that divides the inner stages;
-    micro-batch 1/2; ZeRO 1/3; recomputation none < selective < full (the first that fits,
-    per sharding).  dp is the fewest ranks that reach the micro-batch count of all remaining
-    GPUs, so adding servers never slows a plan (monotone by construction): the extra GPUs
-    idle instead.  Estimates use ``bw`` bytes/s per GPU across servers.  A plan whose compute
-    alone (no recomputation, no communication) is slower than the ``keep``-th best fitting
-    plan found so far is skipped without pricing its memory, so the ``keep`` best by estimate
-    are exact (among the plans returned): a true top ``keep`` depends on the plans alone, so
-    the best plans of a size that fit a smaller size are the best of that size too, and the
-    planner's levels (:func:`_fastest_on_fewer_gpus`) carry them to every larger size.
+    tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the layers
+    and powers of two (Megatron's uneven first/last stages); cp: while >= 4096 tokens per rank;
+    ep: divisors of the experts; vp: interleaving that divides the inner stages; micro-batch
+    1/2; ZeRO 1/3; recomputation none < selective < full (the first that fits, per sharding and
+    per interleaving: deeper interleaving may hold less than vp 2, so each vp walks the levels,
+    from the first that vp 1, which holds least, could take). dp is the fewest ranks that reach
+    the micro-batch count of all remaining GPUs, so adding servers never slows a plan (monotone
+    by construction): the extra GPUs idle instead. Estimates use ``bw`` bytes/s per GPU across
+    servers. A plan whose compute alone (no recomputation, no communication) is slower than the
+    ``keep``-th best fitting plan found so far is skipped without pricing its memory, so the
+    ``keep`` best by estimate are exact (among the plans returned): a true top ``keep`` depends
+    on the plans alone, so the best plans of a size that fit a smaller size are the best of that
+    size too, and the planner's levels (:func:`_fastest_on_fewer_gpus`) carry them to every
+    larger size.
 
     ``shared``: the memory fits and stage times of this size, shared by its fast and slow
     searches (both walk the same shapes).
@@ -443,12 +445,16 @@ def _search_training(
         if not p.virtual_stages and pp > 1:
             vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
         for sharding in shardings:
-            # memory grows with interleaving: the first recomputation that fits never drops
-            first_rc = 0
+            # each interleaving takes its own least recomputation that fits: memory is not
+            # monotone in vp (the first rank's 1 + (pp-1)/(pp vp) peaks at vp 2, the last
+            # rank's grows with vp), only least without interleaving, so a level that does not
+            # fit at vp 1 fits at no vp and every walk starts from vp 1's first candidate level
+            floor_rc = 0
             for vp in vps:
-                while first_rc < len(recomputes):
-                    rc = recomputes[first_rc]
-                    per_mb, tp_s = timing[first_rc]
+                level = floor_rc
+                while level < len(recomputes):
+                    rc = recomputes[level]
+                    per_mb, tp_s = timing[level]
                     est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
                     if est > best:
                         break  # more recomputation is only slower
@@ -465,8 +471,10 @@ def _search_training(
                             _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
                         )
                         break
-                    first_rc += 1
-                if first_rc >= len(recomputes):
+                    level += 1
+                if vp == 1:
+                    floor_rc = level  # the levels below do not fit at vp 1, so at no vp
+                if floor_rc >= len(recomputes):
                     break
     return out
 
