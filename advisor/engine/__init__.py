@@ -42,7 +42,6 @@ __all__ = [
     "EngineResult",
     "ScenarioError",
     "evaluate",
-    "evaluate_json",
     "evaluate_typed",
 ]
 
@@ -87,18 +86,6 @@ def evaluate_typed(
         calibration=calibration,
         scaling_chart=scaling_chart,
     )[0]
-
-
-def evaluate_json(
-    scenario: dict[str, Any],
-    *,
-    catalog: Catalog | None = None,
-    scaling_chart: bool = True,
-) -> dict[str, Any]:
-    """:func:`evaluate` with ``scaling_chart`` (the audit's: it evaluates without the chart)."""
-    return _evaluate(
-        scenario, catalog=catalog, progress=None, calibration=None, scaling_chart=scaling_chart
-    )[1]
 
 
 def _evaluate(

@@ -4,9 +4,11 @@ explicit disaggregated deployment never serves worse on more servers."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import evaluate_typed
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.tools.audit import (
     AuditCase,
@@ -33,7 +35,7 @@ def test_whole_groups_never_straddle_a_domain(group: int, domain: int, gpus: int
 
 
 def test_a_tp16_replica_plan_on_nvl72_runs_4_per_rack_and_says_so() -> None:
-    r = evaluate(
+    r = evaluate_typed(
         {
             "model": "llama3.1-405b",
             "gpu": "gb200-nvl72",
@@ -44,16 +46,15 @@ def test_a_tp16_replica_plan_on_nvl72_runs_4_per_rack_and_says_so() -> None:
             "parallelism": {"tp": 16, "pp": 1},
         }
     )
-    wl = r["workload"]
-    assert wl["plan"]["dp"] == 14
-    assert wl["serving"]["pools"]["serve"]["instances"] == 14
-    assert wl["traffic"]["tensor_parallel_crosses_network"] is False
-    assert any("the other 32 are too few" in n for n in wl["notes"])
+    wl = r.workload
+    assert wl.plan.dp == 14
+    assert wl.serving.pools.serve.instances == 14
+    assert wl.traffic.tensor_parallel_crosses_network is False
+    assert any("the other 32 are too few" in n for n in wl.notes)
     assert not placement_violations("tp16", r)
     # the audit's own rule: 16 TP16 replicas on 256 GPUs would straddle racks
-    assert expected_crossings({**r, "workload": {**wl, "plan": {**wl["plan"], "dp": 16}}})[
-        "tensor_parallel"
-    ]
+    sixteen = replace(r, workload=replace(wl, plan=replace(wl.plan, dp=16)))
+    assert expected_crossings(sixteen)["tensor_parallel"]
 
 
 @pytest.mark.parametrize(
@@ -66,9 +67,9 @@ def test_405b_split_on_nvl72_chooses_tp8_replicas_inside_racks(
     case = AuditCase("llama3.1-405b", "gb200-nvl72", "inference-split", "default", servers)
     r = run_case(case).result
     assert r is not None
-    plan = r["workload"]["plan"]
-    assert (plan["tp"], plan["pp"], plan["dp"]) == (tp, 1, dp)
-    assert r["workload"]["traffic"]["tensor_parallel_crosses_network"] is False
+    plan = r.workload.plan
+    assert (plan.tp, plan.pp, plan.dp) == (tp, 1, dp)
+    assert r.workload.traffic.tensor_parallel_crosses_network is False
     assert placement_violations(case.label(), r) == []
 
 
@@ -76,19 +77,19 @@ def test_405b_disaggregated_pipeline_stays_inside_a_rack() -> None:
     case = AuditCase("llama3.1-405b", "gb200-nvl72", "inference-disaggregated", "default", 1024)
     r = run_case(case).result
     assert r is not None
-    plan = r["workload"]["plan"]
+    plan = r.workload.plan
     # one deployment per rack (56 full racks of 10 prefill + 8 decode trays, 10 + 6 in the last
     # 16): TP4 x PP2 instances whole inside a rack, the KV cache on NVLink, no compute fabric.
     # Before: the pools planned across all 1,024 trays (1,711 requests/s within the targets on
     # the InfiniBand they needed for the KV cache; 1,688 now, with none)
-    assert (plan["tp"], plan["pp"]) == (4, 2)
-    serving = r["workload"]["serving"]
-    assert serving["kv_inside_domain"] is True
-    assert serving["copies"] == 57 and serving["copy_servers"] == 18
-    assert r["recommendation"]["needs_compute_fabric"] is False
-    pools = serving["pools"]
-    assert pools["prefill"]["servers"] + pools["decode"]["servers"] == 1024  # no tray idle
-    assert r["workload"]["traffic"]["pipeline_crosses_network"] is False
+    assert (plan.tp, plan.pp) == (4, 2)
+    serving = r.workload.serving
+    assert serving.kv_inside_domain is True
+    assert serving.copies == 57 and serving.copy_servers == 18
+    assert r.recommendation.needs_compute_fabric is False
+    pools = serving.pools
+    assert pools.prefill.servers + pools.decode.servers == 1024  # no tray idle
+    assert r.workload.traffic.pipeline_crosses_network is False
     assert expected_crossings(r)["pipeline"] is False
     assert placement_violations(case.label(), r) == []
 
@@ -101,16 +102,16 @@ def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_
         AuditCase("deepseek-v3", "v100-sxm2-32gb", "inference-disaggregated", "default", 2049)
     ).result
     assert small is not None and large is not None
-    rate_small = small["metrics"]["max_requests_per_s_at_target"]
-    rate_large = large["metrics"]["max_requests_per_s_at_target"]
+    rate_small = small.metrics.max_requests_per_s_at_target
+    rate_large = large.metrics.max_requests_per_s_at_target
     # 16 servers: 6 prefill (one TP8 x PP6 instance) + 10 decode, 4.38 requests/s within the
     # targets (3.975 when the balance gave the prefill pool a 7th server its instance left idle)
     assert rate_small == pytest.approx(4.376, rel=1e-3)
-    assert small["workload"]["serving"]["pools"]["prefill"]["servers"] == 6
+    assert small.workload.serving.pools.prefill.servers == 6
     assert rate_large >= rate_small
-    assert large["workload"]["serving"]["pools"]["decode"]["servers"] == 1280
-    assert large["workload"]["serving"]["pools"]["prefill"]["servers"] == 768
+    assert large.workload.serving.pools.decode.servers == 1280
+    assert large.workload.serving.pools.prefill.servers == 768
     assert any(
         "128 copies of the 16-server disaggregated deployment" in n and "1 server stays idle" in n
-        for n in large["workload"]["notes"]
+        for n in large.workload.notes
     )

@@ -7,13 +7,15 @@ job at growing sizes; the properties are the audit's own, so a failure here is a
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.result.echo import Plan, ScenarioEcho, Traffic, WorkloadInfo
+from advisor.engine.result.records import Cost, EngineResult, Metrics, Recommendation
 from advisor.engine.tools.audit import (
     LADDER_SERVERS,
     SIZES_SERVERS,
@@ -58,19 +60,19 @@ def test_a_growing_cluster_never_slows_the_step_or_cheapens_the_network(
 # --- the checks themselves must be able to fail --------------------------------------------
 
 
-def _result(plan: dict[str, int], traffic: dict[str, Any], *, per_node: int = 8) -> dict[str, Any]:
-    return {
-        "scenario": {"workload": "training", "gpu": "h100-sxm", "gpus": 64},
-        "workload": {"nodes": 8, "gpus_per_node": per_node, "plan": plan, "traffic": traffic},
-        "recommendation": {"fabric": "infiniband"},
-    }
+def _result(plan: Plan, traffic: Traffic, *, per_node: int = 8) -> EngineResult:
+    return EngineResult(
+        scenario=ScenarioEcho(workload="training", gpu="h100-sxm", gpus=64),
+        workload=WorkloadInfo(nodes=8, gpus_per_node=per_node, plan=plan, traffic=traffic),
+        recommendation=Recommendation(fabric="infiniband"),
+    )
 
 
 def test_pipeline_stages_on_different_servers_must_cross_the_network() -> None:
     # issue 10's example: tp2/pp64/dp1 puts 4 stages per server; stage edges join servers
     result = _result(
-        {"tp": 2, "pp": 32, "dp": 1},
-        {"pipeline_bytes": 1.37e11, "pipeline_crosses_network": False},
+        Plan(tp=2, pp=32, dp=1),
+        Traffic(pipeline_bytes=1.37e11, pipeline_crosses_network=False),
     )
     assert expected_crossings(result)["pipeline"] is True
     assert [v.prop for v in placement_violations("case", result)] == ["placement"]
@@ -78,15 +80,15 @@ def test_pipeline_stages_on_different_servers_must_cross_the_network() -> None:
 
 def test_tensor_parallel_inside_a_server_must_not_cross() -> None:
     result = _result(
-        {"tp": 8, "pp": 1, "dp": 8},
-        {"tensor_parallel_bytes": 1e9, "tensor_parallel_crosses_network": True},
+        Plan(tp=8, pp=1, dp=8),
+        Traffic(tensor_parallel_bytes=1e9, tensor_parallel_crosses_network=True),
     )
     assert expected_crossings(result)["tensor_parallel"] is False
     assert [v.prop for v in placement_violations("case", result)] == ["placement"]
 
 
 def test_a_data_parallel_group_that_straddles_servers_crosses() -> None:
-    result = _result({"tp": 4, "pp": 1, "dp": 16}, {})
+    result = _result(Plan(tp=4, pp=1, dp=16), Traffic())
     assert expected_crossings(result) == {
         "tensor_parallel": False,
         "data_parallel": True,
@@ -97,12 +99,12 @@ def test_a_data_parallel_group_that_straddles_servers_crosses() -> None:
 
 def _answer(servers: int, step_s: float, capex: float, fabric: str) -> Outcome:
     case = AuditCase("m", "g", "training", "default", servers)
-    result = {
-        "metrics": {"step_time_s": step_s},
-        "cost": {"network_capex_usd": capex},
-        "recommendation": {"fabric": fabric},
-        "workload": {"nodes": servers},
-    }
+    result = EngineResult(
+        metrics=Metrics(step_time_s=step_s),
+        cost=Cost(network_capex_usd=capex),
+        recommendation=Recommendation(fabric=fabric),
+        workload=WorkloadInfo(nodes=servers),
+    )
     return Outcome(case, result=result)
 
 
@@ -126,24 +128,24 @@ def test_multi_server_training_needs_rdma(
     fabric: str, workload: str, nodes: int, expected: list[str]
 ) -> None:
     case = AuditCase("llama3-70b", "a100-80gb-sxm", workload, "default", nodes)
-    result = {
-        "scenario": {"workload": workload, "gpu": "a100-80gb-sxm", "gpus": 8 * nodes},
-        "workload": {"nodes": nodes, "gpus_per_node": 8, "plan": {}},
-        "recommendation": {"fabric": fabric},
-    }
+    result = EngineResult(
+        scenario=ScenarioEcho(workload=workload, gpu="a100-80gb-sxm", gpus=8 * nodes),
+        workload=WorkloadInfo(nodes=nodes, gpus_per_node=8),
+        recommendation=Recommendation(fabric=fabric),
+    )
     assert [v.prop for v in point_violations(Outcome(case, result=result))] == expected
 
 
 def test_training_inside_one_nvl72_rack_needs_no_fabric() -> None:
     # 8 GB200 compute trays of 4 GPUs share one NVLink domain of 72: no network in the step
     case = AuditCase("llama3-70b", "gb200-nvl72", "training", "default", 8)
-    result = {
-        "scenario": {"workload": "training", "gpu": "gb200-nvl72", "gpus": 32},
-        "workload": {"nodes": 8, "gpus_per_node": 4, "plan": {}},
-        "recommendation": {"fabric": "ethernet"},
-    }
+    result = EngineResult(
+        scenario=ScenarioEcho(workload="training", gpu="gb200-nvl72", gpus=32),
+        workload=WorkloadInfo(nodes=8, gpus_per_node=4),
+        recommendation=Recommendation(fabric="ethernet"),
+    )
     assert point_violations(Outcome(case, result=result)) == []
-    result["scenario"]["gpus"] = 144
+    result = dataclasses.replace(result, scenario=dataclasses.replace(result.scenario, gpus=144))
     assert [v.prop for v in point_violations(Outcome(case, result=result))] == ["no-rdma"]
 
 

@@ -3,9 +3,12 @@ for a job inside one scale-up domain, never worse with more servers."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from advisor.engine import evaluate
+from advisor.engine import evaluate_typed
+from advisor.engine.result.echo import ScenarioEcho, WorkloadInfo
+from advisor.engine.result.records import EngineResult, Metrics, Recommendation
 from advisor.engine.tools.audit import (
     AuditCase,
     Outcome,
@@ -14,44 +17,46 @@ from advisor.engine.tools.audit import (
 )
 
 
-def _result(**metrics: Any) -> dict[str, Any]:
-    base = {
+def _result(**metrics: Any) -> EngineResult:
+    base: dict[str, Any] = {
         "requests_per_s": 5.0,
         "max_requests_per_s_at_target": 4.0,
         "tokens_per_s_per_gpu_at_target": 250.0,
-        "load_saturated": 0.0,
-        "meets_latency_targets": 1.0,
+        "load_saturated": False,
+        "meets_latency_targets": True,
     }
-    return {
-        "scenario": {"gpus": 16},
-        "workload": {"scaleup_domain_gpus": 8},
-        "metrics": base | metrics,
-        "recommendation": {
-            "headline": "No GPU compute fabric needed.",
-            "needs_compute_fabric": False,
-        },
-    }
+    return EngineResult(
+        scenario=ScenarioEcho(gpus=16),
+        workload=WorkloadInfo(scaleup_domain_gpus=8),
+        metrics=Metrics(**(base | metrics)),
+        recommendation=Recommendation(
+            headline="No GPU compute fabric needed.", needs_compute_fabric=False
+        ),
+    )
 
 
-def _props(result: dict[str, Any]) -> set[str]:
+def _props(result: EngineResult) -> set[str]:
     return {v.prop for v in serving_violations("case", result)}
 
 
 def test_a_silent_shortfall_and_missing_metrics_are_violations() -> None:
     assert _props(_result()) == set()
-    assert _props(_result(load_saturated=1.0)) == {"serving-silent"}
-    said = _result(meets_latency_targets=0.0)
-    said["recommendation"]["headline"] += " Serving falls short: 2 x TP4 replicas ..."
+    assert _props(_result(load_saturated=True)) == {"serving-silent"}
+    said = _result(meets_latency_targets=False)
+    head = said.recommendation.headline + " Serving falls short: 2 x TP4 replicas ..."
+    said = replace(said, recommendation=replace(said.recommendation, headline=head))
     assert _props(said) == set()
-    missing = _result()
-    del missing["metrics"]["tokens_per_s_per_gpu_at_target"]
+    missing = _result(tokens_per_s_per_gpu_at_target=None)
     assert _props(missing) == {"serving-metrics-missing"}
 
 
 def test_a_fabric_for_a_job_inside_one_domain_is_a_violation() -> None:
     inside = _result()
-    inside["scenario"]["gpus"] = 8
-    inside["recommendation"]["needs_compute_fabric"] = True
+    inside = replace(
+        inside,
+        scenario=replace(inside.scenario, gpus=8),
+        recommendation=replace(inside.recommendation, needs_compute_fabric=True),
+    )
     assert _props(inside) == {"serving-fabric-inside-domain"}
 
 
@@ -68,7 +73,7 @@ def test_fewer_requests_within_targets_on_more_servers_is_a_violation() -> None:
 
 
 def test_an_engine_answer_that_misses_its_target_passes_the_audit_by_saying_so() -> None:
-    result = evaluate(
+    result = evaluate_typed(
         {
             "workload": "inference",
             "model": "llama3-70b",
@@ -78,5 +83,5 @@ def test_an_engine_answer_that_misses_its_target_passes_the_audit_by_saying_so()
             "inference": {"requests_per_s": 50.0, "target_ms_per_token": 50},
         }
     )
-    assert result["metrics"]["load_saturated"] == 1.0
+    assert result.metrics.load_saturated is True
     assert serving_violations("llama", result) == []

@@ -7,11 +7,12 @@ Assertions are layout facts of the published references, never fitted numbers.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from advisor.engine import _laid_out, evaluate
+from advisor.engine import _laid_out, evaluate, evaluate_typed
 from advisor.engine.decision.bom import NetworkParts, check_bom, network_bom
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import DEFAULT_SWITCH_RADIX
@@ -178,13 +179,15 @@ def test_three_tier_pods_spread_evenly_over_their_spines() -> None:
 
 
 def test_the_audit_catches_a_leaf_that_splits_a_gaudi3_osfp() -> None:
-    result = evaluate(train("gaudi3", 1024))
+    result = evaluate_typed(train("gaudi3", 1024))
     assert whole_cage_violations("gaudi3 1024", result) == []
-    split = {**result, "recommendation": dict(result["recommendation"])}
-    split["recommendation"]["topology"] = {
-        **result["recommendation"]["topology"],
-        "leaf_downlinks": 130,
-    }
+    rec = result.recommendation
+    split = dataclasses.replace(
+        result,
+        recommendation=dataclasses.replace(
+            rec, topology=dataclasses.replace(rec.topology, leaf_downlinks=130)
+        ),
+    )
     found = whole_cage_violations("gaudi3 split", split)
     assert [v.prop for v in found] == ["whole-cages"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import evaluate, evaluate_typed
 from advisor.engine.decision.bom import NetworkParts, check_bom
 from advisor.engine.decision.rag import tier_nic
 from advisor.engine.errors import ScenarioError
@@ -58,6 +58,13 @@ RAG_405B_SPLIT: dict[str, Any] = {
 def _answer(name: str) -> dict[str, Any]:
     scenarios = {"serving": SERVING_70B, "rag": RAG_70B, "rag-405b": RAG_405B_SPLIT}
     return evaluate(scenarios[name])
+
+
+@cache
+def _typed(name: str) -> EngineResult:
+    """The same answer as the engine's typed records (what the audit reads)."""
+    scenarios = {"serving": SERVING_70B, "rag": RAG_70B, "rag-405b": RAG_405B_SPLIT}
+    return evaluate_typed(scenarios[name])
 
 
 def _errors(raw: dict[str, Any]) -> dict[str, str]:
@@ -272,30 +279,29 @@ def test_the_typed_result_reads_the_rag_record() -> None:
 def test_the_audit_finds_nothing_wrong_with_a_rag_answer() -> None:
     from advisor.engine.tools.audit import rag_violations
 
-    assert rag_violations("case", _answer("rag")) == []
-    assert rag_violations("case", _answer("rag-405b")) == []
-    assert rag_violations("case", _answer("serving")) == []  # no pipeline, nothing to check
+    assert rag_violations("case", _typed("rag")) == []
+    assert rag_violations("case", _typed("rag-405b")) == []
+    assert rag_violations("case", _typed("serving")) == []  # no pipeline, nothing to check
 
 
 def test_the_audit_catches_an_unnamed_pipeline_a_needless_fabric_and_an_unpriced_tier() -> None:
-    import copy
+    from dataclasses import replace
 
     from advisor.engine.tools.audit import rag_violations
 
-    def props(result: dict[str, Any]) -> set[str]:
+    def props(result: EngineResult) -> set[str]:
         return {v.prop for v in rag_violations("case", result)}
 
-    unnamed = copy.deepcopy(_answer("rag"))
-    unnamed["recommendation"]["headline"] = "No GPU compute fabric needed."
+    answer = _typed("rag")
+    assert answer.rag is not None
+    rec = answer.recommendation
+    unnamed = replace(answer, recommendation=replace(rec, headline="No GPU compute fabric needed."))
     assert props(unnamed) == {"rag-unnamed"}
-    needless = copy.deepcopy(_answer("rag"))
-    needless["recommendation"]["needs_compute_fabric"] = True
+    needless = replace(answer, recommendation=replace(rec, needs_compute_fabric=True))
     assert props(needless) == {"rag-fabric-without-split"}
-    silent = copy.deepcopy(_answer("rag"))
-    silent["rag"]["meets_target"] = False
+    silent = replace(answer, rag=replace(answer.rag, meets_target=False))
     assert props(silent) == {"rag-silent"}
-    unpriced = copy.deepcopy(_answer("rag"))
-    unpriced["bom"] = [ln for ln in unpriced["bom"] if ln["network"] != "retrieval"]
+    unpriced = replace(answer, bom=tuple(ln for ln in answer.bom if ln.network != "retrieval"))
     assert props(unpriced) == {"rag-tier-network"}
 
 

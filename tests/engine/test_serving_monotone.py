@@ -29,14 +29,14 @@ def test_two_nvl72_racks_serve_no_less_than_one(model: str) -> None:
     ]
     one, two = (o.result for o in outcomes)
     assert one is not None and two is not None
-    rate_one = one["metrics"]["max_requests_per_s_at_target"]
-    rate_two = two["metrics"]["max_requests_per_s_at_target"]
+    rate_one = one.metrics.max_requests_per_s_at_target
+    rate_two = two.metrics.max_requests_per_s_at_target
     assert rate_two >= rate_one * (1 - SERVING_RATE_TOLERANCE), (rate_one, rate_two)
     # two racks serve well beyond one (the second holds 15 more trays)
     assert rate_two >= 1.5 * rate_one, (rate_one, rate_two)
-    serving = two["workload"]["serving"]
-    assert serving["kv_inside_domain"] is True
-    assert two["recommendation"]["needs_compute_fabric"] is False
+    serving = two.workload.serving
+    assert serving.kv_inside_domain is True
+    assert two.recommendation.needs_compute_fabric is False
     assert placement_violations("two racks", two) == []
     assert series_violations(outcomes) == []
 
@@ -48,9 +48,9 @@ def test_a_dense_deployment_per_rack_uses_the_partial_rack_too() -> None:
         AuditCase("llama3-8b", "gb300-nvl72", "inference-disaggregated", "default", 33)
     ).result
     assert r is not None
-    pools = r["workload"]["serving"]["pools"]
-    assert pools["prefill"]["servers"] + pools["decode"]["servers"] == 33
-    assert any("one disaggregated deployment per 72-GPU" in n for n in r["workload"]["notes"])
+    pools = r.workload.serving.pools
+    assert pools.prefill.servers + pools.decode.servers == 33
+    assert any("one disaggregated deployment per 72-GPU" in n for n in r.workload.notes)
 
 
 @pytest.mark.parametrize(
@@ -68,9 +68,9 @@ def test_more_servers_never_buy_a_cheaper_serving_fabric(model: str, gpu: str) -
     capex = []
     for o in outcomes:
         assert o.result is not None
-        pools = o.result["workload"]["serving"]["pools"]
-        assert all(pool["ep"] <= 8 for pool in pools.values())
-        capex.append(o.result["cost"]["network_capex_usd"])
+        pools = o.result.workload.serving.pools
+        assert all(p.ep <= 8 for p in (pools.prefill, pools.decode, pools.serve) if p is not None)
+        capex.append(o.result.cost.network_capex_usd)
     assert capex == sorted(capex), capex
     assert series_violations(outcomes) == []
 
@@ -88,7 +88,7 @@ def test_tcp_never_caps_a_kv_only_fabric_below_what_the_gpus_serve() -> None:
     rates = []
     for o in outcomes:
         assert o.result is not None
-        rates.append(o.result["metrics"]["max_requests_per_s_at_target"])
+        rates.append(o.result.metrics.max_requests_per_s_at_target)
     assert rates == sorted(rates), rates
     assert rates[1] > 1.2 * rates[0], rates
     assert series_violations(outcomes) == []
@@ -111,9 +111,9 @@ def test_deepseek_on_too_few_gb200_trays_is_refused_with_what_would_serve_it() -
     assert "1 x TP4 x PP3" in text
     split = run_case(AuditCase("deepseek-v3", "gb200-nvl72", "inference-split", "default", 3))
     assert split.result is not None, split.refusal
-    plan = split.result["workload"]["plan"]
-    assert (plan["tp"], plan["pp"]) == (4, 3)
-    assert split.result["metrics"]["max_requests_per_s_at_target"] > 0
+    plan = split.result.workload.plan
+    assert (plan.tp, plan.pp) == (4, 3)
+    assert split.result.metrics.max_requests_per_s_at_target > 0
 
 
 @pytest.mark.parametrize("workload", ["inference-split", "inference-replicas", "inference-rag"])
@@ -127,7 +127,7 @@ def test_gpt3_on_three_gb200_trays_serves_no_less_than_on_two(workload: str) -> 
     two, three = (o.result for o in outcomes)
     assert two is not None and three is not None
     assert (
-        three["metrics"]["max_requests_per_s_at_target"]
-        >= two["metrics"]["max_requests_per_s_at_target"] * (1 - SERVING_RATE_TOLERANCE)
+        three.metrics.max_requests_per_s_at_target
+        >= two.metrics.max_requests_per_s_at_target * (1 - SERVING_RATE_TOLERANCE)
         > 0
     )

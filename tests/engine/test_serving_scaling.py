@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -103,7 +104,7 @@ def test_deepseek_on_l40s_serves_no_less_within_the_targets_on_16_servers_than_o
     for servers in (13, 16):
         result = run_case(AuditCase("deepseek-v3", "l40s", workload, "default", servers)).result
         assert result is not None
-        rates.append(result["metrics"]["max_requests_per_s_at_target"])
+        rates.append(result.metrics.max_requests_per_s_at_target)
     assert rates[1] >= rates[0] * (1 - SERVING_RATE_TOLERANCE), rates
     assert rates[1] > 1.0, rates
 
@@ -120,8 +121,8 @@ def test_a_dense_disaggregated_deployment_keeps_its_pools_inside_every_server_at
     ]
     for o in outcomes:
         assert o.result is not None
-        assert o.result["workload"]["serving"]["kv_inside_domain"] is True
-        assert o.result["recommendation"]["needs_compute_fabric"] is False
+        assert o.result.workload.serving.kv_inside_domain is True
+        assert o.result.recommendation.needs_compute_fabric is False
     assert series_violations(outcomes) == []
 
 
@@ -136,22 +137,22 @@ def test_disaggregated_copies_on_nvl72_sit_whole_inside_a_rack() -> None:
     assert outcome.result is not None, outcome.refusal or outcome.error
     result = outcome.result
     assert placement_violations(case.label(), result) == []
-    notes = " ".join(result["workload"]["notes"])
+    notes = " ".join(result.workload.notes)
     found = re.search(r"(\d+) copies of the (\d+)-server disaggregated deployment", notes)
     assert found is not None, notes
     copies, per_copy = int(found.group(1)), int(found.group(2))
     assert per_copy <= 18  # a copy fits one 18-tray rack
     assert copies == whole_groups(per_copy * 4, 72, 64 * 4)  # none straddles two racks
-    record = result["workload"]["serving"]
-    assert (record["copies"], record["copy_servers"]) == (copies, per_copy)
+    record = result.workload.serving
+    assert (record.copies, record.copy_servers) == (copies, per_copy)
     # the audit's rule still catches copies counted as servers / n (64 // 9 = 7 here, so
     # counted as before 4 copies of 16 trays, 3 racks hold only 3 whole)
-    before = {**record, "copies": 4, "copy_servers": 16}
-    plan = {**result["workload"]["plan"], "dp": 4, "ep": 20}
-    old = {**result, "workload": {**result["workload"], "serving": before, "plan": plan}}
+    before = replace(record, copies=4, copy_servers=16)
+    plan = replace(result.workload.plan, dp=4, ep=20)
+    old = replace(result, workload=replace(result.workload, serving=before, plan=plan))
     assert expected_crossings(old)["expert"] is True
-    serving = result["workload"]["serving"]["pools"]
-    used = serving["prefill"]["servers"] + serving["decode"]["servers"]
+    serving = result.workload.serving.pools
+    used = serving.prefill.servers + serving.decode.servers
     assert used == copies * per_copy
     idle = 64 - used
     assert idle > 0 and f"{idle} server" in notes

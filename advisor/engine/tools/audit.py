@@ -37,7 +37,7 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
 A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
 with every preset and the new presets on three established platforms.
 
-Every case is evaluated without the scaling chart (``evaluate_json(..., scaling_chart=False)``,
+Every case is evaluated without the scaling chart (``evaluate_typed(..., scaling_chart=False)``,
 the what-if's evaluation): no property reads the chart, every other figure is the same with or
 without it (``tests/engine/test_whatif.py``), and the chart never fails an evaluation
 (``decision.scaling.scaling`` returns no points rather than raise), so no check is lost; the
@@ -45,6 +45,11 @@ chart re-plans the workload at up to six smaller sizes, each repeating the plann
 serving deployment's) search (a third to a half of an isolated case's time; little along a
 series, whose smaller sizes are mostly planned already: docs/MODEL.md).  The chart's figures are
 checked finite under hypothesis in ``tests/engine/test_recommend_properties.py``.
+
+Every property reads the typed answer (:class:`advisor.engine.result.records.EngineResult`,
+what :func:`advisor.engine.evaluate_typed` returns), never its JSON, so mypy checks each field
+a property reads; an :class:`Outcome` carries that record (picklable) back from a worker
+process.
 
 Pure Python like the rest of the engine; ``bench/audit.py`` (``make audit``) runs the whole
 grid and ``tests/engine/test_audit_properties.py`` runs a random subset under hypothesis.
@@ -58,12 +63,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine import evaluate, evaluate_json
+from advisor.engine import evaluate_typed
 from advisor.engine.decision.bom import NetworkParts, check_bom
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.model.placement import whole_groups
+from advisor.engine.result.echo import Traffic
+from advisor.engine.result.records import EngineResult
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
 """Adding servers must not slow training: a step may get at most 2 % slower when servers are
@@ -177,7 +184,7 @@ class Outcome:
     """What ``evaluate`` said about one case: a result, a refusal, or an exception."""
 
     case: AuditCase
-    result: dict[str, Any] | None = None
+    result: EngineResult | None = None
     refusal: dict[str, list[str]] | None = None
     error: str | None = None
     seconds: float = 0.0
@@ -310,7 +317,7 @@ def run_case(case: AuditCase, catalog: Catalog | None = None) -> Outcome:
     outcome = Outcome(case)
     try:
         # no property reads the scaling chart (see the module docstring): evaluated without it
-        outcome.result = evaluate_json(
+        outcome.result = evaluate_typed(
             scenario_for(case, catalog), catalog=catalog, scaling_chart=False
         )
     except ScenarioError as err:
@@ -324,46 +331,29 @@ def run_case(case: AuditCase, catalog: Catalog | None = None) -> Outcome:
 # --- properties of one answer --------------------------------------------------------------
 
 
-def _num(mapping: Any, *keys: str) -> float | None:
-    value: Any = mapping
-    for key in keys:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def _plan(result: dict[str, Any]) -> dict[str, Any]:
-    plan = result.get("workload", {}).get("plan", {})
-    return plan if isinstance(plan, dict) else {}
-
-
-def _nodes(result: dict[str, Any]) -> int:
-    return int(result.get("workload", {}).get("nodes", 1))
-
-
-def _splits_model(result: dict[str, Any]) -> bool:
+def _splits_model(result: EngineResult) -> bool:
     """Inference whose one model copy spans servers (not independent replicas)."""
-    scen = result.get("scenario", {})
-    if scen.get("workload") != "inference":
+    scen = result.scenario
+    if scen.workload != "inference":
         return False
-    serving = scen.get("inference", {})
-    if serving.get("independent_replicas") is True or serving.get("deployment") in (
-        "replicas",
-        "disaggregated",  # only the KV cache crosses: RDMA when its transfer misses the target
+    serving = scen.inference
+    if serving is not None and (
+        serving.independent_replicas is True
+        or serving.deployment
+        in (
+            "replicas",
+            "disaggregated",  # only the KV cache crosses: RDMA when its transfer misses the target
+        )
     ):
         return False
-    plan = _plan(result)
-    group = int(plan.get("tp", 1)) * int(plan.get("pp", 1)) * int(plan.get("ep", 1) or 1)
+    plan = result.workload.plan
+    group = plan.tp * plan.pp * (plan.ep or 1)
     return group > _domain_gpus(result)
 
 
-def _spans_domains(result: dict[str, Any]) -> bool:
+def _spans_domains(result: EngineResult) -> bool:
     """The job's GPUs span more than one scale-up domain (server, or NVL72 rack)."""
-    gpus = int(result.get("scenario", {}).get("gpus", 1))
-    return gpus > _domain_gpus(result)
+    return result.scenario.gpus > _domain_gpus(result)
 
 
 def _straddles(block: int, domain: int, used: int) -> bool:
@@ -376,21 +366,17 @@ def _straddles(block: int, domain: int, used: int) -> bool:
     return any((k * block) % domain + block > domain for k in range(min(blocks, domain)))
 
 
-def _domain_gpus(result: dict[str, Any], catalog: Catalog | None = None) -> int:
+def _domain_gpus(result: EngineResult, catalog: Catalog | None = None) -> int:
     """GPUs per scale-up domain as the workload planner counts them (a server or NVL72 rack)."""
-    wl = result.get("workload", {})
-    per_server = int(wl.get("gpus_per_node", 1))
-    if "domain_gpus" in wl:
-        return int(wl["domain_gpus"])
-    gpu = (catalog or default_catalog()).gpu(str(result.get("scenario", {}).get("gpu", "")))
-    gpus = int(result.get("scenario", {}).get("gpus", per_server))
+    per_server = result.workload.gpus_per_node
+    gpu = (catalog or default_catalog()).gpu(result.scenario.gpu)
     if gpu is None or gpu.scaleup_domain_gpus <= per_server:
         return per_server
-    dom = min(gpu.scaleup_domain_gpus, gpus)
+    dom = min(gpu.scaleup_domain_gpus, result.scenario.gpus)
     return max(per_server, dom - dom % per_server)
 
 
-def expected_crossings(result: dict[str, Any]) -> dict[str, bool]:
+def expected_crossings(result: EngineResult) -> dict[str, bool]:
     """Which communicators must send some bytes between scale-up domains, from the plan alone.
 
     Megatron order: tp fastest, then cp, dp (with ep inside it), pp.  A communicator's groups
@@ -399,23 +385,21 @@ def expected_crossings(result: dict[str, Any]) -> dict[str, bool]:
     ``tp*cp*dp`` ranks; with more than one stage and more than one domain in use, some stage
     edge joins two domains.
     """
-    plan = _plan(result)
+    plan = result.workload.plan
     domain = _domain_gpus(result)
-    tp, pp, dp, cp, ep = (int(plan.get(k, 1) or 1) for k in ("tp", "pp", "dp", "cp", "ep"))
+    tp, pp, dp, cp, ep = (n or 1 for n in (plan.tp, plan.pp, plan.dp, plan.cp, plan.ep))
     # serving runs attention tensor-parallel inside the expert group: its EP ranks are
     # consecutive GPUs (stride 1), where training nests EP inside data parallel (stride tp*cp)
-    serving = result.get("scenario", {}).get("workload") == "inference"
+    serving = result.scenario.workload == "inference"
     used = tp * cp * max(dp, ep) * pp if not serving else max(tp * pp * dp, ep * dp)
-    gpus = int(result.get("scenario", {}).get("gpus", used))
+    gpus = result.scenario.gpus
     replica = tp * pp
     if serving and ep <= 1 and replica <= domain and dp <= whole_groups(replica, domain, gpus):
         # independent serving replicas sit whole inside a scale-up domain (whole_groups)
         return dict.fromkeys(("tensor_parallel", "data_parallel", "expert", "pipeline"), False)
-    record = result.get("workload", {}).get("serving") or {}
-    copies = int(record.get("copies") or 1) if serving else 1
-    copy_gpus = int(record.get("copy_servers") or 0) * int(
-        result.get("workload", {}).get("gpus_per_node", 1)
-    )
+    record = result.workload.serving
+    copies = (record.copies or 1) if serving and record is not None else 1
+    copy_gpus = (record.copy_servers if record is not None else 0) * result.workload.gpus_per_node
     if copies > 1 and 0 < copy_gpus <= domain and copies <= whole_groups(copy_gpus, domain, gpus):
         # copies of a disaggregated deployment sit whole inside a scale-up domain (whole_groups)
         # and every communicator of a copy with them
@@ -428,19 +412,34 @@ def expected_crossings(result: dict[str, Any]) -> dict[str, bool]:
     }
 
 
-def _plan_text(result: dict[str, Any]) -> str:
-    return "/".join(str(_plan(result).get(k, 1)) for k in ("tp", "cp", "dp", "ep", "pp"))
+def _plan_text(result: EngineResult) -> str:
+    plan = result.workload.plan
+    return "/".join(str(n) for n in (plan.tp, plan.cp, plan.dp, plan.ep, plan.pp))
 
 
-def placement_violations(case: str, result: dict[str, Any]) -> list[Violation]:
-    traffic = result.get("workload", {}).get("traffic", {})
-    if not isinstance(traffic, dict) or not traffic:
-        return []
+def _traffic_said(traffic: Traffic) -> dict[str, tuple[bool | None, float]]:
+    """What the traffic report says of each communicator: crosses the network, and bytes per
+    GPU per step."""
+    return {
+        "tensor_parallel": (
+            traffic.tensor_parallel_crosses_network,
+            traffic.tensor_parallel_bytes,
+        ),
+        "data_parallel": (
+            traffic.data_parallel_crosses_network,
+            traffic.data_parallel_bytes or 0.0,
+        ),
+        "expert": (traffic.expert_crosses_network, traffic.expert_all_to_all_bytes),
+        "pipeline": (traffic.pipeline_crosses_network, traffic.pipeline_bytes),
+    }
+
+
+def placement_violations(case: str, result: EngineResult) -> list[Violation]:
+    said_by_comm = _traffic_said(result.workload.traffic)
     out: list[Violation] = []
     for comm, must_cross in expected_crossings(result).items():
-        said = traffic.get(f"{comm}_crosses_network")
-        nbytes = _num(traffic, f"{comm}_bytes") or _num(traffic, f"{comm}_all_to_all_bytes") or 0.0
-        if not isinstance(said, bool) or nbytes <= 0.0:
+        said, nbytes = said_by_comm[comm]
+        if said is None or nbytes <= 0.0:
             continue
         if said != must_cross:
             out.append(
@@ -455,29 +454,30 @@ def placement_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     return out
 
 
-def rdma_violations(case: str, result: dict[str, Any]) -> list[Violation]:
-    rec = result.get("recommendation", {})
-    fabric = rec.get("fabric")
-    workload = result.get("scenario", {}).get("workload")
+def rdma_violations(case: str, result: EngineResult) -> list[Violation]:
+    fabric = result.recommendation.fabric
+    workload = result.scenario.workload
     multi_server_training = workload in ("training", "fine_tuning") and _spans_domains(result)
     if (multi_server_training or _splits_model(result)) and fabric not in RDMA_FABRICS:
         kind = "multi-server training" if multi_server_training else "split-model inference"
-        return [Violation("no-rdma", case, f"{kind} on {_nodes(result)} servers gets {fabric}")]
+        return [
+            Violation("no-rdma", case, f"{kind} on {result.workload.nodes} servers gets {fabric}")
+        ]
     return []
 
 
-def field_practice_violations(case: AuditCase, result: dict[str, Any]) -> list[Violation]:
+def field_practice_violations(case: AuditCase, result: EngineResult) -> list[Violation]:
     if case.variant != "default" or case.gpu not in HOPPER_BLACKWELL:
         return []
     if case.workload not in ("training", "fine_tuning"):
         return []
-    if _nodes(result) < FIELD_PRACTICE_MIN_SERVERS:
+    if result.workload.nodes < FIELD_PRACTICE_MIN_SERVERS:
         return []
-    rec = result.get("recommendation", {})
-    per_server = int(result.get("workload", {}).get("gpus_per_node", 1))
-    nics = int(rec.get("nics_per_node") or 0)
-    gbps = float(rec.get("nic_gbps") or 0)
-    oversub = _num(rec, "topology", "oversubscription") or 1.0
+    rec = result.recommendation
+    per_server = result.workload.gpus_per_node
+    nics = rec.nics_per_node
+    gbps = float(rec.nic_gbps)
+    oversub = float(rec.topology.oversubscription or 1.0)
     if nics >= per_server and gbps >= FIELD_PRACTICE_MIN_NIC_GBPS and oversub <= 1.0:
         return []
     return [
@@ -489,24 +489,22 @@ def field_practice_violations(case: AuditCase, result: dict[str, Any]) -> list[V
     ]
 
 
-def bom_violations(case: str, result: dict[str, Any]) -> list[Violation]:
-    if "bom" not in result:
-        return []
-    return [Violation("bom", case, problem) for problem in check_bom(result["bom"])]
+def bom_violations(case: str, result: EngineResult) -> list[Violation]:
+    return [Violation("bom", case, problem) for problem in check_bom(result.bom)]
 
 
-def even_spine_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+def even_spine_violations(case: str, result: EngineResult) -> list[Violation]:
     """A non-blocking two-tier fabric spreads every full leaf's uplinks evenly over the spines
     of its plane."""
-    topo = result.get("recommendation", {}).get("topology", {})
-    if not isinstance(topo, dict) or topo.get("tiers") != 2:
+    topo = result.recommendation.topology
+    if topo.tiers != 2:
         return []
-    if (_num(topo, "oversubscription") or 1.0) > 1.0:
+    if (topo.oversubscription or 1.0) > 1.0:
         return []
-    planes = int(topo.get("planes") or 1)
-    spines = int(topo.get("spine_switches") or 0) // max(1, planes)
-    up = int(topo.get("leaf_uplinks") or 0)
-    pair = int(topo.get("links_per_leaf_spine") or 0)
+    planes = topo.planes or 1
+    spines = topo.spine_switches // max(1, planes)
+    up = topo.leaf_uplinks or 0
+    pair = topo.links_per_leaf_spine or 0
     if spines and up and (up % spines or pair * spines != up):
         return [
             Violation(
@@ -519,22 +517,21 @@ def even_spine_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     return []
 
 
-def whole_cage_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+def whole_cage_violations(case: str, result: EngineResult) -> list[Violation]:
     """Every leaf of a fabric on integrated multi-link cages (Gaudi 3: 4 x 200G per OSFP)
     takes whole cages: a full leaf's server links are a multiple of the cage's links, as the
     BOM's straight cage-to-cage cabling assumes (docs/MODEL.md 11, "Plies")."""
-    rec = result.get("recommendation", {})
-    topo = rec.get("topology") if isinstance(rec, dict) else None
-    sku = rec.get("nic_sku") if isinstance(rec, dict) else None
-    if not isinstance(topo, dict) or not sku or int(topo.get("tiers") or 0) < 2:
+    rec = result.recommendation
+    topo = rec.topology
+    if not rec.nic_sku or topo.tiers < 2:
         return []
     try:
-        nic = NetworkParts().find(str(sku))
+        nic = NetworkParts().find(rec.nic_sku)
     except KeyError:
         return []
     if not isinstance(nic, Nic) or not nic.integrated or nic.links_per_port <= 1:
         return []
-    down = int(topo.get("leaf_downlinks") or 0)
+    down = topo.leaf_downlinks or 0
     if down % nic.links_per_port:
         return [
             Violation(
@@ -547,74 +544,70 @@ def whole_cage_violations(case: str, result: dict[str, Any]) -> list[Violation]:
     return []
 
 
-def premium_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+def premium_violations(case: str, result: EngineResult) -> list[Violation]:
     """Every feasible field-practice option cheaper over the life than the pick beyond the tie
     band is compared in words that state the premium in percent, never as a tie."""
-    options = result.get("options", [])
-    pick = next((o for o in options if o.get("recommended")), None)
-    if pick is None or not isinstance(pick.get("cost"), dict):
+    options = result.options
+    pick = next((o for o in options if o.recommended), None)
+    if pick is None:
         return []
-    best = _num(pick, "cost", "decision_cost_usd")
+    best = pick.cost.decision_cost_usd
     if best is None:
         return []
     out: list[Violation] = []
     for o in options:
-        if o is pick or not o.get("feasible") or o.get("departures"):
+        if o is pick or not o.feasible or o.departures:
             continue
-        life = _num(o, "cost", "decision_cost_usd")
+        life = o.cost.decision_cost_usd
         if life is None or best - life <= TIE_BAND * max(best, life):
             continue
-        text = str(o.get("why_not") or "")
+        text = o.why_not or ""
         if "%" not in text or text.startswith("Tied"):
             out.append(
                 Violation(
                     "premium-unstated",
                     case,
-                    f"{o.get('nic_sku')} on {o.get('switch_model')} is {best - life:,.0f} USD "
+                    f"{o.nic_sku} on {o.switch_model} is {best - life:,.0f} USD "
                     f"cheaper over the life; said: {text[:120]!r}",
                 )
             )
     return out
 
 
-def budget_cut_violations(case: AuditCase, result: dict[str, Any]) -> list[Violation]:
+def budget_cut_violations(case: AuditCase, result: EngineResult) -> list[Violation]:
     """Under a budget: one NIC per GPU is the last thing cut, and the storage network is
     trimmed before the compute fabric departs."""
     if case.variant != "tight-budget":
         return []
-    rec = result.get("recommendation", {})
-    if not rec.get("within_budget") or not rec.get("needs_compute_fabric", True):
+    rec = result.recommendation
+    if not rec.within_budget or not rec.needs_compute_fabric:
         return []
     out: list[Violation] = []
 
-    def fewer(departures: Any) -> bool:
-        return any("per server instead of" in str(d) for d in departures or ())
+    def fewer(departures: Iterable[str]) -> bool:
+        return any("per server instead of" in d for d in departures)
 
-    if fewer(rec.get("departures")):
-        full = [
-            o
-            for o in result.get("options", [])
-            if o.get("feasible") and not fewer(o.get("departures"))
-        ]
+    if fewer(rec.departures):
+        full = [o for o in result.options if o.feasible and not fewer(o.departures)]
         if full:
             out.append(
                 Violation(
                     "budget-cut-order",
                     case.label(),
-                    f"{rec.get('nics_per_node')} NIC ports per server while "
-                    f"{full[0].get('nics_per_node')} x {full[0].get('nic_gbps')}G "
-                    f"({full[0].get('nic_sku')}, {full[0].get('oversubscription')}:1) fits",
+                    f"{rec.nics_per_node} NIC ports per server while "
+                    f"{full[0].nics_per_node} x {full[0].nic_gbps}G "
+                    f"({full[0].nic_sku}, {full[0].oversubscription}:1) fits",
                 )
             )
-    if rec.get("departures") and not any("cut first" in t for t in rec.get("rationale", [])):
-        storage = rec.get("storage") or {}
-        if int(storage.get("ports_per_server") or 0) > 1:
+    if rec.departures and not any("cut first" in t for t in rec.rationale):
+        storage = rec.storage
+        if storage is not None and storage.ports_per_server > 1:
             out.append(
                 Violation(
                     "budget-cut-order",
                     case.label(),
                     "the compute fabric departs from field practice while the storage network "
-                    f"keeps {storage.get('ports_per_server')} ports per server",
+                    f"keeps {storage.ports_per_server} ports per server",
                 )
             )
     return out
@@ -666,7 +659,7 @@ def platform_check_violations(catalog: Catalog | None = None) -> list[Violation]
     out: list[Violation] = []
     for label, scenario, expected in PLATFORM_CHECKS:
         try:
-            result = evaluate(scenario, catalog=catalog)
+            result = evaluate_typed(scenario, catalog=catalog)
         except ScenarioError as err:
             if expected == "warning" or expected not in err.field_errors:
                 out.append(Violation("platform-check", label, f"refused: {err}"))
@@ -676,7 +669,7 @@ def platform_check_violations(catalog: Catalog | None = None) -> list[Violation]
             continue
         if expected != "warning":
             out.append(Violation("platform-check", label, f"answered; {expected} not refused"))
-        elif not result.get("warnings"):
+        elif not result.warnings:
             out.append(Violation("platform-check", label, "answered without a warning"))
     return out
 
@@ -690,36 +683,37 @@ SERVING_RATE_TOLERANCE = 0.02
 deployment search's 3-significant-digit scores) before the audit calls it worse."""
 
 
-def serving_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+def serving_violations(case: str, result: EngineResult) -> list[Violation]:
     """A serving answer states its capacity: both at-target metrics present; a saturated or
     target-missing answer says so in its headline; a job inside one scale-up domain buys no
     compute fabric (its traffic, KV cache included, stays on NVLink)."""
-    metrics = result.get("metrics", {})
-    if not isinstance(metrics, dict) or "requests_per_s" not in metrics:
+    metrics = result.metrics
+    if metrics.requests_per_s is None:
         return []
     out: list[Violation] = []
-    missing = [key for key in SERVING_METRICS if _num(result, "metrics", key) is None]
+    at_target = (
+        ("max_requests_per_s_at_target", metrics.max_requests_per_s_at_target),
+        ("tokens_per_s_per_gpu_at_target", metrics.tokens_per_s_per_gpu_at_target),
+    )
+    missing = [key for key, value in at_target if value is None]
     if missing:
         out.append(Violation("serving-metrics-missing", case, ", ".join(missing)))
-    short = metrics.get("load_saturated") == 1.0 or metrics.get("meets_latency_targets") == 0.0
-    head = str(result.get("recommendation", {}).get("headline", ""))
+    short = bool(metrics.load_saturated) or (
+        metrics.meets_latency_targets is not None and not metrics.meets_latency_targets
+    )
+    head = result.recommendation.headline
     if short and SERVING_SHORTFALL_WORDS not in head:
         out.append(
             Violation(
                 "serving-silent",
                 case,
-                f"saturated={metrics.get('load_saturated')} "
-                f"meets_targets={metrics.get('meets_latency_targets')}: {head[:160]}",
+                f"saturated={metrics.load_saturated} "
+                f"meets_targets={metrics.meets_latency_targets}: {head[:160]}",
             )
         )
-    gpus = _num(result, "scenario", "gpus")
-    domain = _num(result, "workload", "scaleup_domain_gpus")
-    if (
-        gpus is not None
-        and domain is not None
-        and gpus <= domain
-        and result.get("recommendation", {}).get("needs_compute_fabric")
-    ):
+    gpus = result.scenario.gpus
+    domain = result.workload.scaleup_domain_gpus
+    if domain is not None and gpus <= domain and result.recommendation.needs_compute_fabric:
         out.append(
             Violation(
                 "serving-fabric-inside-domain",
@@ -736,32 +730,35 @@ RAG_LATE_WORDS = "With retrieval the first token comes after"
 """What the headline says when retrieval plus generation misses the first-token target."""
 
 
-def _replica_gpus(result: dict[str, Any]) -> int:
+def _replica_gpus(result: EngineResult) -> int:
     """GPUs of the largest model instance of the serving deployment (any pool)."""
-    pools = result.get("workload", {}).get("serving", {}).get("pools", {})
-    sizes = [int(p.get("gpus_per_instance", 0)) for p in pools.values() if isinstance(p, dict)]
-    return max(sizes, default=0)
+    serving = result.workload.serving
+    if serving is None:
+        return 0
+    pools = (serving.pools.prefill, serving.pools.decode, serving.pools.serve)
+    return max((p.gpus_per_instance for p in pools if p is not None), default=0)
 
 
-def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
+def rag_violations(case: str, result: EngineResult) -> list[Violation]:
     """A RAG pipeline is answered as one: named in the headline with its ``rag`` record; no
     GPU compute fabric when every generation instance fits one scale-up domain and the
     deployment is replicas (or disaggregated pools inside every server); its tier network
     Ethernet with a port at least twice the busiest tier server's traffic, and its parts in
     the BOM at the price the record states."""
-    if "rag" not in result.get("scenario", {}):
+    if result.scenario.rag is None:
         return []
-    rag = result.get("rag")
-    head = str(result.get("recommendation", {}).get("headline", ""))
-    if not isinstance(rag, dict) or not head.startswith(RAG_HEADLINE_WORDS):
+    rag = result.rag
+    head = result.recommendation.headline
+    if rag is None or not head.startswith(RAG_HEADLINE_WORDS):
         return [Violation("rag-unnamed", case, head[:160])]
     out: list[Violation] = []
-    serving = result.get("workload", {}).get("serving", {})
+    serving = result.workload.serving
     fits = 0 < _replica_gpus(result) <= _domain_gpus(result)
     if (
-        result.get("recommendation", {}).get("needs_compute_fabric")
+        result.recommendation.needs_compute_fabric
         and fits
-        and (serving.get("deployment") == "replicas" or serving.get("kv_inside_domain") is True)
+        and serving is not None
+        and (serving.deployment == "replicas" or serving.kv_inside_domain is True)
     ):
         out.append(
             Violation(
@@ -771,26 +768,22 @@ def rag_violations(case: str, result: dict[str, Any]) -> list[Violation]:
                 "domain buy a compute fabric",
             )
         )
-    first = _num(rag, "first_token_ms")
-    if first is not None and rag.get("meets_target") is False and RAG_LATE_WORDS not in head:
+    first = rag.first_token_ms
+    if first is not None and rag.meets_target is False and RAG_LATE_WORDS not in head:
         out.append(Violation("rag-silent", case, f"first token {first:,.0f} ms: {head[:160]}"))
-    net = rag.get("network", {})
-    port = _num(rag, "network", "port_gbps") or 0.0
-    busiest = _num(rag, "network", "busiest_gbits_per_s") or 0.0
-    lines = [ln for ln in result.get("bom", []) if ln.get("network") == "retrieval"]
-    priced = sum(float(ln.get("extended_price_usd", 0.0)) for ln in lines)
+    net = rag.network
+    port = float(net.port_gbps or 0.0)
+    busiest = net.busiest_gbits_per_s or 0.0
+    lines = [ln for ln in result.bom if ln.network == "retrieval"]
+    priced = sum(ln.extended_price_usd for ln in lines)
     short_said = "Retrieval tiers fall short" in head
-    if (
-        (port < 2 * busiest and not short_said)
-        or not lines
-        or abs(priced - float(net.get("capex_usd", -1))) > 0.01
-    ):
+    if (port < 2 * busiest and not short_said) or not lines or abs(priced - net.capex_usd) > 0.01:
         out.append(
             Violation(
                 "rag-tier-network",
                 case,
                 f"{port:g}G ports for {busiest:.3g} Gb/s; {len(lines)} BOM lines for "
-                f"${priced:,.2f} against ${net.get('capex_usd')}",
+                f"${priced:,.2f} against ${net.capex_usd}",
             )
         )
     return out
@@ -825,18 +818,15 @@ def point_violations(outcome: Outcome) -> list[Violation]:
 # --- properties along a series (same job, growing cluster) ---------------------------------
 
 
-def _step_s(result: dict[str, Any]) -> float | None:
+def _step_s(result: EngineResult) -> float | None:
     """Step time per 4M tokens: the default batch grows with the cluster (1,024 tokens per
     GPU above 4,096 GPUs), so the same work is compared per token, not per step."""
-    step = _num(result, "metrics", "step_time_s")
-    tokens = _num(result, "scenario", "training", "global_batch_tokens")
+    step = result.metrics.step_time_s
+    training = result.scenario.training
+    tokens = training.global_batch_tokens if training is not None else 0
     if step is None or not tokens:
         return step
     return step * 4_194_304 / tokens
-
-
-def _capex(result: dict[str, Any]) -> float | None:
-    return _num(result, "cost", "network_capex_usd")
 
 
 def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
@@ -861,26 +851,22 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
                 )
             if best_step is None or step < best_step[0]:
                 best_step = (step, servers)
-        capex = _capex(o.result)
-        if capex is not None:
-            if top_capex is not None and capex < top_capex[0] - CAPEX_TOLERANCE_USD:
-                out.append(
-                    Violation(
-                        "capex-falls",
-                        o.case.label(),
-                        f"${capex:,.0f} on {servers} servers vs ${top_capex[0]:,.0f} "
-                        f"on {top_capex[1]}",
-                    )
+        capex = o.result.cost.network_capex_usd
+        if top_capex is not None and capex < top_capex[0] - CAPEX_TOLERANCE_USD:
+            out.append(
+                Violation(
+                    "capex-falls",
+                    o.case.label(),
+                    f"${capex:,.0f} on {servers} servers vs ${top_capex[0]:,.0f} on {top_capex[1]}",
                 )
-            if top_capex is None or capex > top_capex[0]:
-                top_capex = (capex, servers)
+            )
+        if top_capex is None or capex > top_capex[0]:
+            top_capex = (capex, servers)
     out.extend(_serving_series_violations(answered))
     ladder = [
-        o.result["recommendation"].get("fabric")
+        o.result.recommendation.fabric
         for o in answered
-        if o.case.servers in LADDER_SERVERS
-        and o.result is not None
-        and "recommendation" in o.result
+        if o.case.servers in LADDER_SERVERS and o.result is not None
     ]
     changes = sum(1 for a, b in itertools.pairwise(ladder) if a != b)
     if changes > MAX_FABRIC_CHANGES and answered:
@@ -902,7 +888,7 @@ def _serving_series_violations(answered: Sequence[Outcome]) -> list[Violation]:
     for o in answered:
         if o.result is None or not o.case.workload.startswith("inference"):
             continue
-        rate = _num(o.result, "metrics", "max_requests_per_s_at_target")
+        rate = o.result.metrics.max_requests_per_s_at_target
         if rate is None:
             continue
         if best is not None and rate < best[0] * (1 - SERVING_RATE_TOLERANCE):
