@@ -26,9 +26,16 @@ if [ "$(id -u)" = "0" ]; then chown postgres "$SERVICES_DIR"; fi
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  if [ -f "$SERVICES_DIR/redis.pid" ]; then kill "$(cat "$SERVICES_DIR/redis.pid")" 2>/dev/null || true; fi
+  local redis_pid=""
+  if [ -f "$SERVICES_DIR/redis.pid" ]; then redis_pid=$(cat "$SERVICES_DIR/redis.pid"); fi
+  if [ -n "$redis_pid" ]; then kill "$redis_pid" 2>/dev/null || true; fi
   if [ -f "$PGDATA/postmaster.pid" ]; then as_pg "$PG_BIN/pg_ctl" -D "$PGDATA" -m immediate stop >/dev/null 2>&1 || true; fi
-  rm -rf "$SERVICES_DIR"
+  # redis-server writes its last log line as it exits: wait for it (up to 5 s) before removing
+  # its directory, or rm races the write and fails with "Directory not empty".
+  if [ -n "$redis_pid" ]; then
+    for _ in $(seq 50); do kill -0 "$redis_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$SERVICES_DIR" 2>/dev/null || { sleep 1; rm -rf "$SERVICES_DIR" || true; }
   exit $rc
 }
 trap cleanup EXIT INT TERM
