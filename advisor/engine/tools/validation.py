@@ -141,25 +141,12 @@ def predict_collective(row: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def _text(row: dict[str, Any]) -> str:
-    return f"{row.get('source', '')} {row.get('note', '')}".lower()
-
-
 def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
-    """Scenario v1 for a published training run (recomputation from its source's title,
-    interleaving from its text).  Only the source names the run's recomputation: a note may
-    discuss recomputation the run does not use."""
+    """Scenario v1 for a published training run: the row's own settings (a setting its source
+    leaves open is left to the planner; none is read from the row's prose)."""
     config = row["config"]
-    text = _text(row)
     parallelism = dict(config.get("parallelism", {}))
-    if "recompute" not in parallelism and "recomput" in str(row.get("source", "")).lower():
-        parallelism["recompute"] = "full"
     model = config["model"]
-    if "virtual_stages" not in parallelism and "interleav" in text and isinstance(model, dict):
-        layers_per_stage = int(model["layers"]) // int(parallelism.get("pp", 1))
-        parallelism["virtual_stages"] = (
-            2 if layers_per_stage % 2 == 0 and parallelism.get("pp", 1) > 1 else 1
-        )
     scenario: dict[str, Any] = {
         "workload": "training",
         "model": model,
@@ -212,7 +199,7 @@ def predict_training(row: dict[str, Any]) -> dict[str, float]:
 def predict_all_to_all(row: dict[str, Any]) -> dict[str, float]:
     config = row["config"]
     _, domain = _domain_for(config)
-    mode = config.get("mode") or ("normal" if "normal kernels" in _text(row) else "low_latency")
+    mode = config["mode"]
     dispatch = moe_dispatch(
         tokens_per_rank=int(config["tokens_per_rank"]),
         hidden=int(config["hidden"]),
