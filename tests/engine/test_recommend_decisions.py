@@ -357,6 +357,34 @@ def test_a_budget_no_design_fits_is_said_plainly() -> None:
     assert check_bom(r["bom"]) == []
 
 
+def test_a_budget_cuts_nic_speed_only_as_far_as_it_needs() -> None:
+    """Audit trial: GPT-3 175B on MI325X with $6,000 of network per GPU.  On 2 servers
+    16 x 100G fits; on 3 servers 16 x 100G needs a second switch tier and 8 x 200G fits
+    ($130,510 of $144,000), yet 16 x 25G was picked on unit cost, tied within the model's
+    +-5 % although 19 % dearer over the life, and capex fell as a server was added."""
+
+    def budgeted(servers: int) -> dict[str, Any]:
+        raw = {
+            "workload": "training",
+            "model": "gpt3-175b",
+            "gpu": "mi325x",
+            "gpus": servers * 8,
+            "constraints": {"network_budget_usd": 6000 * 8 * servers},
+        }
+        return _rec(raw)
+
+    two, three = budgeted(2), budgeted(3)
+    rec = three["recommendation"]
+    assert rec["within_budget"] is True
+    # one NIC per GPU kept; of the designs that cut NIC speed, the fastest NIC that fits
+    assert rec["nic_gbps"] == 200, rec["headline"]
+    assert rec["nics_per_node"] == 8
+    options = [o for o in three["options"] if o["feasible"]]
+    cut_speed = [o for o in options if any("G NICs instead of" in d for d in o["departures"])]
+    assert rec["nic_gbps"] == max(o["nic_gbps"] for o in cut_speed)
+    assert three["cost"]["network_capex_usd"] >= two["cost"]["network_capex_usd"]
+
+
 def test_oversubscription_needs_prefer_cost_and_allow_oversubscription() -> None:
     """Meta oversubscribes only above the AI zone, with topology-aware placement (SIGCOMM'24):
     inside it the default stays non-blocking; the customer may ask for the cheaper option."""

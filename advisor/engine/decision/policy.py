@@ -263,6 +263,14 @@ def cut_level(sc: Scored) -> int:
     return max((CUT_ORDER.get(code, 1) for code in sc.departures), default=0)
 
 
+def fastest_nics(pool: list[Scored]) -> list[Scored]:
+    """NIC speed is cut only as far as the budget needs: of designs that cut it, those with
+    the fastest NIC that still fits (FIELD_PRACTICE "Budgets": one NIC per GPU kept, NIC speed
+    cut last; 8 x 200G before 16 x 25G, which the tie band alone would let win on unit cost)."""
+    top = max(sc.cand.nic_gbps for sc in pool)
+    return [sc for sc in pool if sc.cand.nic_gbps == top]
+
+
 def only_budget(sc: Scored) -> bool:
     return bool(sc.violations) and all("budget" in v for v in sc.violations)
 
@@ -502,6 +510,8 @@ def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
         # the shallowest cut that fits: oversubscription before NIC speed before NIC count
         level = min(cut_level(sc) for sc in feasible)
         pool, mode = [sc for sc in feasible if cut_level(sc) == level], "constraints_forced"
+        if level == CUT_ORDER["nic_speed"]:
+            pool = fastest_nics(pool)
     else:
         needs = [sc for sc in scored if only_budget(sc)]
         # what the job needs: RDMA and its targets, built as the published designs build it
