@@ -251,6 +251,14 @@ def _comms(plan: Plan) -> dict[str, Communicator]:
     return training_communicators(plan.tp, plan.cp, plan.dp, max(1, plan.ep), plan.pp)
 
 
+_OPS_CACHE: dict[tuple[CommDomain, tuple[tuple[str, float, int], ...]], float] = {}
+"""Seconds of a communicator's collectives (``ops``) on a domain, by value: designs that
+differ only where the communicator does not reach (another oversubscription or switch for a
+group inside one leaf) give equal domains, and a plan's data-parallel gradients are priced on
+them again for every design (~70 % of the look-ups of a training evaluation repeat one)."""
+_OPS_CACHE_MAX = 16384
+
+
 def _ops_time(
     net: _Net,
     layout: GroupLayout,
@@ -260,7 +268,15 @@ def _ops_time(
     if layout.size <= 1 or not ops:
         return 0.0
     dom = net.domain(layout, comm)
-    return sum(count * collective_time_s(op, nbytes, dom)[0] for op, nbytes, count in ops)
+    key = (dom, ops)
+    hit = _OPS_CACHE.get(key)
+    if hit is None:
+        if len(_OPS_CACHE) >= _OPS_CACHE_MAX:
+            _OPS_CACHE.clear()
+        hit = _OPS_CACHE[key] = sum(
+            count * collective_time_s(op, nbytes, dom)[0] for op, nbytes, count in ops
+        )
+    return hit
 
 
 def _pp_stride(plan: Plan) -> int:
