@@ -63,7 +63,19 @@ _LL_MAX_BUSBW_SINGLE_NODE: tuple[tuple[float, float], ...] = ((400e9, 141e9), (2
 _LL_MAX_BUSBW_VOLTA = 39e9
 _LL_MAX_BUSBW_2_NODES = 39e9
 _LL_MAX_BUSBW_MANY_NODES = 20.4e9
-"""NCCL llMaxBws (tuning.cc): LL protocol bus bandwidth caps, GB/s -> B/s."""
+"""NCCL llMaxBws (tuning.cc): LL protocol bus bandwidth caps, GB/s -> B/s.  Across servers
+NCCL indexes the table by host CPU (Intel and Arm hosts: 39 on 2 nodes, 20.4 beyond); in one
+server by the GPU's compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`).  A GPU without a
+compute-capability row (other vendors' scale-up) keeps the bandwidth-threshold fallback."""
+LL_MAX_BUSBW_ONE_NODE: dict[str, float] = {
+    "volta": 39e9,
+    "ampere": 87.7e9,
+    "ada": 87.7e9,
+    "hopper": 141e9,
+    "blackwell": 282e9,
+}
+"""NCCL tuning.cc ``llMaxBws[compCapIndex][0]`` (2.26-2.30): Volta 39, Ampere 87.7 (compute
+capability 8.x, Ada included), Hopper 141, Blackwell 2 x 141 GB/s."""
 NVLS_CHANNELS_HOPPER = 16
 NVLS_CHANNELS_BLACKWELL_MULTI_NODE = 32
 NVLS_CHANNELS_BLACKWELL_ONE_NODE = 24
@@ -85,6 +97,9 @@ class ScaleUp:
     """Blackwell-generation NVLink (NCCL sizes its NVLS channels by compute capability)."""
     hopper: bool = False
     """Hopper generation (DeepEP's internode kernels' forwarding limit was measured there)."""
+    generation: str = ""
+    """Catalog GPU generation (``volta`` ... ``blackwell``); NCCL picks its one-server LL cap
+    by compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`); empty: unknown."""
 
     @classmethod
     def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:
@@ -98,6 +113,7 @@ class ScaleUp:
             nvls=gpu.nvlink_sharp if nvls is None else nvls,
             blackwell=profile(gpu).generation == "blackwell",
             hopper=profile(gpu).generation == "hopper",
+            generation=gpu.generation,
         )
 
 
@@ -129,6 +145,9 @@ class CommDomain:
     deepep_forward_bytes_per_s: float = 0.0
     """Most DeepEP's normal internode kernels forward over NVLink per GPU, in the benchmark's
     count (``constants.DEEPEP_NORMAL_FORWARD_BYTES_PER_S``); 0 = the link's rate only."""
+    ll_cap_one_node: float = 0.0
+    """NCCL's LL bus bandwidth cap in one domain for this GPU's compute capability (bytes/s,
+    :data:`LL_MAX_BUSBW_ONE_NODE`); 0 = by scale-up bandwidth (GPUs NCCL has no row for)."""
 
     @property
     def ranks(self) -> int:
@@ -348,6 +367,7 @@ def make_domain(
             NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER if scaleup.blackwell else 1.0
         ),
         deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
+        ll_cap_one_node=LL_MAX_BUSBW_ONE_NODE.get(scaleup.generation, 0.0),
     )
 
 
@@ -381,6 +401,8 @@ def _ll_cap(d: CommDomain) -> float:
         return _LL_MAX_BUSBW_MANY_NODES
     if d.nodes == 2:
         return _LL_MAX_BUSBW_2_NODES
+    if d.ll_cap_one_node > 0.0:
+        return d.ll_cap_one_node
     for threshold, cap in _LL_MAX_BUSBW_SINGLE_NODE:
         if d.scaleup_bytes_per_s >= threshold * 0.8:
             return cap
@@ -401,7 +423,8 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
     moved = nbytes * nsteps / n if op != "broadcast" else nbytes
     bus = _ring_bus_bytes_per_s(d)
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]
-    hw_net = NCCL_HW_LATENCY_S["net"]["ring"]
+    # tuning.cc: "With ppn=1 latencies are fully exposed, use the Tree network latency"
+    hw_net = NCCL_HW_LATENCY_S["net"]["tree" if d.ranks_per_node == 1 else "ring"]
     base = NCCL_BASE_LATENCY_S["ring"]
     best_t, best_p = _INF, "Simple"
     for p in _protocols(d):
@@ -483,7 +506,8 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["tree"]
     hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
     base = NCCL_BASE_LATENCY_S["tree"]
-    log_nodes = math.log2(d.nodes) if d.nodes > 1 else 0.0
+    # tuning.cc counts the tree's network hops as log2i(nNodes), the floor of log2
+    log_nodes = float(d.nodes.bit_length() - 1) if d.nodes > 1 else 0.0
     best_t, best_p = _INF, "Simple"
     for p in _protocols(d):
         lat = base[p] + 2.0 * (
@@ -491,7 +515,8 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
         )
         bw = bus
         if p == "LL":
-            bw = min(bus / 3.8 * 2.0, _ll_cap(d))
+            # tuning.cc: busBw = min(busBw / 3.8, llMaxBw), then the tree's 0.5 below
+            bw = min(bus / 3.8, _ll_cap(d))
         elif p == "LL128":
             bw = bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0)
         # tuning.cc: tree algorithm bandwidth = 0.5 x bus bandwidth, corrected for size
@@ -583,7 +608,7 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
             ranks = d.ranks
             tree_bw = d.net_bytes_per_s * (2.0 if n <= 2 else 1.0)
             inter_t = 2.0 * (ranks - 1) / ranks * nbytes / tree_bw
-            hops = 2.0 * math.log2(n)
+            hops = 2.0 * (n.bit_length() - 1)  # tuning.cc log2i(nNodes)
             net_lat = NCCL_HW_LATENCY_S["net"]["nvls_tree" if nvls else "tree"]["Simple"]
             inter_lat = hops * (net_lat + d.net_extra_latency_s)
     else:
