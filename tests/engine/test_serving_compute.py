@@ -142,3 +142,21 @@ def test_dense_decode_steps_are_kept_by_what_they_read() -> None:
         default_catalog(),
     )
     assert dense_decode_s(small, 64.0, 1, 2048.0, 8, 1) < first
+
+
+def test_an_fp8_deployment_runs_its_prefill_attention_in_fp8() -> None:
+    """trtllm-bench builds every FP8 checkpoint with FP8 context attention (docs/MODEL.md
+    15.1): the prefill's attention runs at the FP8 peak (twice the bf16 one on H100) with the
+    same attention fraction and clock; a bf16 deployment keeps the bf16 rate (it failed before:
+    both ran at the bf16 rate).  A 20,000-token prompt on Llama 3 8B is mostly attention, so
+    its fp8 prefill takes well under two thirds of the bf16 one."""
+    from advisor.engine.model.serving.compute import _prefill_attention_flops_per_s
+
+    fp8 = _scenario("llama3-8b", "h100-sxm", 1)
+    bf16 = _scenario("llama3-8b", "h100-sxm", 1, precision="bf16")
+    ratio = _prefill_attention_flops_per_s(fp8) / _prefill_attention_flops_per_s(bf16)
+    assert ratio == pytest.approx(fp8.gpu.peak_tflops("fp8") / bf16.gpu.peak_tflops("bf16"))
+    assert ratio == pytest.approx(2.0, rel=0.01)
+    long_fp8 = dense_prefill_s(fp8, 20000, 20000, 1, 1)
+    long_bf16 = dense_prefill_s(bf16, 20000, 20000, 1, 1)
+    assert long_fp8 < 0.65 * long_bf16

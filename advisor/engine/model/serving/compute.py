@@ -300,6 +300,21 @@ def _other_kernels_s_per_layer(scenario: Scenario) -> float:
     return max(0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * gemm_t0)
 
 
+def _prefill_attention_flops_per_s(scenario: Scenario) -> float:
+    """Flash attention of a prefill pass: the training attention rate (``attention_fraction``
+    x ``sustained_ratio``) of the bf16 peak, or of the FP8 peak when the scenario serves fp8
+    weights on a GPU with FP8 tensor cores: an fp8 deployment keeps an fp8 KV cache
+    (:func:`kv_element_bytes`) and runs its context attention in FP8, as ``trtllm-bench build``
+    sets up every FP8 checkpoint (``use_fp8_context_fmha``, tensorrt_llm/bench/build/build.py;
+    FlashAttention-3's FP8 forward pass reaches ~1.2 of H100's 1.98 PFLOP/s, arXiv 2407.08608)."""
+    gpu = scenario.gpu
+    p = profile(gpu)
+    peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
+    if scenario.precision == "fp8" and gpu.peak_tflops("fp8") > 0:
+        peak = gpu.peak_tflops("fp8")
+    return p.attention_fraction * p.sustained_ratio * peak * 1e12
+
+
 def dense_prefill_s(
     scenario: Scenario,
     prompt_tokens: float,
@@ -312,9 +327,11 @@ def dense_prefill_s(
     ``computed_tokens`` are new (the rest hit the prefix cache).
 
     Prompts are packed into passes of PREFILL_BATCH_TOKENS rows; attention is causal flash
-    attention over the cached prefix and half the new tokens on average, in bf16 at the
-    training attention rate; only each prompt's last token reaches the output head; pipeline
-    stages work on successive passes at once (the time per prompt counts all tp x pp GPUs).
+    attention over the cached prefix and half the new tokens on average, at the training
+    attention rate in bf16, or in FP8 for an fp8 deployment
+    (:func:`_prefill_attention_flops_per_s`); only each prompt's last token reaches the output
+    head; pipeline stages work on successive passes at once (the time per prompt counts all
+    tp x pp GPUs).
     ``pack=False``: one prompt in a pass of its own (the latency of a lone request).
     """
     if computed_tokens <= 0:
@@ -326,8 +343,6 @@ def dense_prefill_s(
     gemm, elementwise = dense_layer_s(
         scenario.gpu, scenario.precision, model, float(math.ceil(rows)), tp
     )
-    p = profile(scenario.gpu)
-    bf16 = (scenario.gpu.peak_tflops("bf16") or scenario.gpu.peak_tflops("fp16")) * 1e12
     context = max(0.0, prompt - computed_tokens / 2.0)
     attention = (
         4.0
@@ -336,7 +351,7 @@ def dense_prefill_s(
         * model.heads
         * model.head_dim
         / tp
-        / (p.attention_fraction * p.sustained_ratio * bf16)
+        / _prefill_attention_flops_per_s(scenario)
     )
     passes = model.layers * (gemm + elementwise + attention) + _output_head_s(scenario, packed, tp)
     comm = 0.0
