@@ -1,13 +1,20 @@
-"""The cold path's shared work (value-keyed memos within and across design evaluations) never
-changes an answer: a design priced after others equals the same design priced first."""
+"""The cold path's shared work (value-keyed memos within and across design evaluations, the
+result writer's per-class field lists) never changes an answer: a design priced after others
+equals the same design priced first, and a result is written as its records define it."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Mapping
+
+from advisor.engine import evaluate_typed
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model import design_network, planner
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
+from advisor.engine.result import base
 
 DESIGNS = [
     Design(fabric=fabric, nic_gbps=gbps, nics_per_node=nics, oversubscription=over)
@@ -57,3 +64,42 @@ def test_the_ops_memo_is_bounded() -> None:
         assert len(design_network._OPS_CACHE) <= 2
     finally:
         design_network._OPS_CACHE_MAX = limit
+
+
+def _reference_dump(value: object) -> object:
+    """The result's JSON by its definition: every field of a record in declaration order,
+    those marked omitted when None or at their default left out, then ``extra``."""
+    if isinstance(value, base.Record):
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(value):  # type: ignore[arg-type]
+            if f.name == base.EXTRA:
+                continue
+            item = getattr(value, f.name)
+            if item is None and f.metadata.get("omit_when_none"):
+                continue
+            if f.metadata.get("omit_when_default") and item == f.default:
+                continue
+            out[f.name] = _reference_dump(item)
+        out.update({k: _reference_dump(v) for k, v in getattr(value, base.EXTRA).items()})
+        return out
+    if isinstance(value, tuple | list):
+        return [_reference_dump(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _reference_dump(v) for k, v in value.items()}
+    return value
+
+
+def test_a_result_is_written_as_its_records_define_it() -> None:
+    for raw in (
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64},
+        {
+            "workload": "inference",
+            "model": "mixtral-8x7b",
+            "gpu": "h200-sxm",
+            "gpus": 16,
+            "design": {"fabric": "roce", "nic_gbps": 400, "nics_per_node": 8},
+        },
+    ):
+        result = evaluate_typed(raw)
+        written = result.to_dict()
+        assert json.dumps(written) == json.dumps(_reference_dump(result))

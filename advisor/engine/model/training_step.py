@@ -26,6 +26,7 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride, net_for
 from advisor.engine.model.efficiency import profile
+from advisor.engine.model.placement import Communicator
 from advisor.engine.model.plans import GroupLayout, TrainingPlan, WorkloadPlan
 
 # ----------------------------------------------------------------------------- training
@@ -56,13 +57,17 @@ def _training_times(
     send that leaves a scale-up domain takes no time, and the straggler term keeps only the
     compute jitter); every term is monotone in the network's times, so no design beats it.
     """
-    net = net_for(scenario, workload, design, bound)
+    net_key = ("net", design, bound)
+    net: _Net | None = workload.memo.get(net_key)
+    if net is None:
+        net = workload.remember(net_key, net_for(scenario, workload, design, bound))
+        assert net is not None
     fabric = FABRICS[design.fabric]
     m = t.microbatches
     plan = workload.plan
 
     # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
-    comms = _comms(plan)
+    comms = _plan_comms(workload)
     tp_net = 0.0
     if t.tp_layout.crosses_network and t.tp_collectives_per_step and not free_network:
         dom = net.domain(t.tp_layout, comms["tp"])
@@ -110,13 +115,7 @@ def _training_times(
     pp_net = 0.0
     if t.pp_p2p_per_step and not (free_network and t.pp_crosses_network):
         if t.pp_crosses_network:
-            senders = max(1, min(workload.domain_gpus, _pp_stride(plan)))
-            pair = GroupLayout(
-                size=2 * workload.domain_gpus,
-                nodes=2,
-                ranks_per_node=workload.domain_gpus,
-                concurrent_groups=1,
-            )
+            senders, pair = _pp_pair(workload)
             dom = net.domain(pair, comms["pp"])
             per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=senders)
             pp_net = t.pp_p2p_per_step * per
@@ -177,6 +176,33 @@ def _training_times(
         bubble_s=bubble,
         straggler_s=straggler,
     )
+
+
+def _plan_comms(workload: WorkloadPlan) -> dict[str, Communicator]:
+    """The plan's communicators (:func:`design_network._comms`), kept in its memo: asked once
+    per plan and design priced."""
+    hit: dict[str, Communicator] | None = workload.memo.get("comms")
+    if hit is None:
+        hit = workload.remember("comms", _comms(workload.plan))
+        assert hit is not None
+    return hit
+
+
+def _pp_pair(workload: WorkloadPlan) -> tuple[int, GroupLayout]:
+    """(GPUs of a domain that send at once, the two-domain layout) of a pipeline edge that
+    joins two scale-up domains, kept in the plan's memo."""
+    hit: tuple[int, GroupLayout] | None = workload.memo.get("pp-pair")
+    if hit is None:
+        senders = max(1, min(workload.domain_gpus, _pp_stride(workload.plan)))
+        pair = GroupLayout(
+            size=2 * workload.domain_gpus,
+            nodes=2,
+            ranks_per_node=workload.domain_gpus,
+            concurrent_groups=1,
+        )
+        hit = workload.remember("pp-pair", (senders, pair))
+        assert hit is not None
+    return hit
 
 
 def _in_domain_s(

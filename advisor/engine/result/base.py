@@ -159,18 +159,37 @@ def _matches(tp: Any, value: Any) -> bool:
     return isinstance(tp, type) and isinstance(value, tp)
 
 
+_DUMP_FIELDS: dict[type, tuple[tuple[str, bool, bool, Any], ...]] = {}
+"""Per record class, its fields as :func:`_dump` writes them: (name, omitted when None,
+omitted at its default, the default), ``extra`` left out (read once per class instead of
+``dataclasses.fields`` and two metadata look-ups per field of every record written)."""
+
+
+def _dump_fields(cls: type) -> tuple[tuple[str, bool, bool, Any], ...]:
+    hit = _DUMP_FIELDS.get(cls)
+    if hit is None:
+        hit = tuple(
+            (f.name, bool(f.metadata.get(_OMIT)), bool(f.metadata.get(_OMIT_DEFAULT)), f.default)
+            for f in dataclasses.fields(cls)
+            if f.name != EXTRA
+        )
+        _DUMP_FIELDS[cls] = hit
+    return hit
+
+
 def _dump(value: Any) -> Any:
+    kind = type(value)
+    if kind is float or kind is str or kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, Record):
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):  # type: ignore[arg-type]
-            if f.name == EXTRA:
+        for name, omit_none, omit_default, default in _dump_fields(kind):
+            item = getattr(value, name)
+            if item is None and omit_none:
                 continue
-            item = getattr(value, f.name)
-            if item is None and f.metadata.get(_OMIT):
+            if omit_default and item == default:
                 continue
-            if f.metadata.get(_OMIT_DEFAULT) and item == f.default:
-                continue
-            out[f.name] = _dump(item)
+            out[name] = _dump(item)
         out.update({k: _dump(v) for k, v in getattr(value, EXTRA).items()})
         return out
     if isinstance(value, tuple | list):
