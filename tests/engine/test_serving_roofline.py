@@ -95,18 +95,39 @@ def test_the_two_nvidia_pages_disagree_by_5_percent_on_the_same_cases() -> None:
     assert max(gaps) < 0.22
 
 
-def test_every_dense_row_reads_within_its_tolerance_unless_the_pages_disagree() -> None:
+def _floor(pair: tuple[dict[str, Any], dict[str, Any]]) -> float:
+    """The least error one prediction can have on the worse of two measurements a, b of one
+    case: p = 2ab / (a + b) misses both by |a - b| / (a + b)."""
+    metric = "output_tokens_per_s_per_instance"
+    a, b = float(pair[0]["measured"][metric]), float(pair[1]["measured"][metric])
+    return abs(a - b) / (a + b)
+
+
+def test_one_figure_could_read_both_pages_of_every_shared_case_within_10_percent() -> None:
+    """The pages' largest disagreement (21.5 %, 70B TP1 H200 500/2000) costs one prediction
+    at least 9.7 % on one page, the others at most 5.2 %, 2.4 % on average: no shared case
+    stops a model from reading both pages within 15 %."""
+    floors = [_floor(p) for p in _page_pairs()]
+    assert 0.09 < max(floors) < 0.10
+    assert sorted(floors)[-2] < 0.06
+    assert 0.02 < sum(floors) / len(floors) < 0.03
+
+
+KNOWN_HELD_OUT_MISSES = {"trtllm017-llama3-70b-h200-sxm-tp1-500-2000"}
+"""Held-out rows the model misses by more than their tolerance (a held-out miss does not fail
+``validate``; docs/MODEL.md 15.1): Llama 3.1 70B TP1 H200 500/2000 on the v0.17 page reads
++32 % where the v1.0 page's same case reads +8.7 % (3,018 against 3,666 tokens/s measured)."""
+
+
+def test_every_dense_row_reads_within_its_tolerance_but_the_known_misses() -> None:
     """Every development row within 20 % (largest 19.3 % when written), every held-out row
-    within its 25 % tolerance, except a case the two pages themselves measure more than 15 %
-    apart (Llama 3.3 70B TP1 H200 500/2000: 3,666 vs 3,018 tokens/s)."""
-    disputed = {row["id"] for pair in _page_pairs() if _page_gap(pair) > 0.15 for row in pair}
-    assert disputed == {
-        "trtllm-llama3-70b-h200-sxm-tp1-500-2000",
-        "trtllm017-llama3-70b-h200-sxm-tp1-500-2000",
-    }
+    within its 25 % tolerance except the misses listed above, and each listed miss is one
+    (so the list cannot outlive the miss)."""
     for row in ROWS:
         error = abs(LINES[row["id"]]["error_pct"])
         if row["use"] == "development":
             assert error < 20.0, row["id"]
-        elif row["id"] not in disputed:
+        elif row["id"] in KNOWN_HELD_OUT_MISSES:
+            assert error > row["tolerance_pct"], row["id"]
+        else:
             assert error <= row["tolerance_pct"], row["id"]
