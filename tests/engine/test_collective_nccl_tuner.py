@@ -12,6 +12,7 @@ from advisor.engine.facts.constants import (
     NCCL_BASE_LATENCY_S,
     NCCL_HW_LATENCY_S,
     NCCL_NET_OVERHEAD_S,
+    NCCL_NVLS_BW_FACTOR,
     NCCL_TREE_BW_FACTOR,
 )
 from advisor.engine.model import collectives as c
@@ -132,3 +133,32 @@ def test_one_rank_per_server_ring_pays_the_trees_network_latency() -> None:
         + 6 * (NCCL_HW_LATENCY_S["net"]["ring"]["LL"] + extra)
     )
     assert r8.time_s == pytest.approx(lat8 + 8 * 2 * 31 / 32 / 20.4e9, rel=1e-9)
+
+
+def test_nvls_tree_runs_its_network_tree_on_at_most_32_heads() -> None:
+    # Two NVL72 racks of 72 GPUs with a 100G NIC per GPU: NCCL's NVLS heads are one GPU per
+    # NIC, at most 32 (NCCL_MAX_NVLS_ARITY), so the tree between racks uses 32 of 72 NICs.
+    gpu = default_catalog().gpu("gb200-nvl72")
+    assert gpu is not None
+    racks = make_domain(
+        nodes=2,
+        ranks_per_node=72,
+        scaleup=ScaleUp.of(gpu),
+        fabric_id="infiniband",
+        nic_gbps=100,
+        nics_per_node=72,
+    )
+    assert c.nvls_tree_nic_share(racks) == pytest.approx(32 / 72)
+    nbytes = 16 * 2**30
+    t = c._hierarchical_time(nbytes, racks, nvls=True, sharp=False)
+    intra = nbytes / (racks.scaleup_bytes_per_s * NCCL_NVLS_BW_FACTOR * racks.nvls_generation)
+    ranks = racks.ranks
+    inter = 2 * (ranks - 1) / ranks * nbytes / (racks.net_bytes_per_s * 2 * 32 / 72)
+    assert inter > intra  # the 32 heads' NICs bind
+    fill = c.nvls_pipeline_factor(nbytes, racks)
+    lat = NCCL_HW_LATENCY_S["nvlink"]["nvls"]["Simple"] + 2 * (
+        NCCL_HW_LATENCY_S["net"]["nvls_tree"]["Simple"] + racks.net_extra_latency_s
+    )
+    assert t == pytest.approx(lat + inter * fill, rel=1e-12)
+    # eight-GPU servers with a NIC each keep every NIC (8 heads)
+    assert c.nvls_tree_nic_share(_ib(4, 8)) == 1.0

@@ -568,6 +568,19 @@ def nvls_chunk_bytes(nbytes: float, d: CommDomain) -> float:
     return chunk
 
 
+def nvls_tree_nic_share(d: CommDomain) -> float:
+    """Share of a domain's NICs an NVLS-tree carries its network tree on.
+
+    NCCL runs the tree between domains from the NVLS heads, one GPU per NIC that has a local
+    GPU and at most ``NCCL_MAX_NVLS_ARITY`` (32) of them (``src/graph/search.cc``, NVLS
+    pattern: ``maxChannels = min(32, GPUs)``, one head per NIC; ``src/graph/connect.cc``
+    ``connectNvls``: each head rank keeps the tree's up and down links), so a domain of more
+    than 32 GPUs and NICs (an NVL72 rack with a NIC per GPU) sends the tree over 32 of them.
+    """
+    pool = min(d.ranks_per_node, d.nic_count)
+    return min(1.0, NVLS_MAX_HEADS / pool) if pool > 0 else 1.0
+
+
 def nvls_pipeline_factor(nbytes: float, d: CommDomain) -> float:
     """How much longer than ``bytes / bandwidth`` an NVLS or NVLS-tree all-reduce's transfer
     takes while its chunk pipeline fills: each (channel, head) pair moves ``k`` chunks through
@@ -607,6 +620,8 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
             # for nNodes <= 2, x 1 beyond).
             ranks = d.ranks
             tree_bw = d.net_bytes_per_s * (2.0 if n <= 2 else 1.0)
+            if nvls:
+                tree_bw *= nvls_tree_nic_share(d)
             inter_t = 2.0 * (ranks - 1) / ranks * nbytes / tree_bw
             hops = 2.0 * (n.bit_length() - 1)  # tuning.cc log2i(nNodes)
             net_lat = NCCL_HW_LATENCY_S["net"]["nvls_tree" if nvls else "tree"]["Simple"]
