@@ -28,6 +28,8 @@ def _metrics_in_order(raw: dict[str, object], order: list[Design]) -> dict[Desig
     planner._PLAN_CACHE.clear()
     design_network._net.cache_clear()
     design_network._OPS_CACHE.clear()
+    design_network._DOMAIN_CACHE.clear()
+    design_network._NET_KINDS_CACHE.clear()
     scenario = parse_scenario(raw, default_catalog())
     workload = plan_workload(scenario)
     return {d: evaluate_design(scenario, workload, d) for d in order}
@@ -45,8 +47,19 @@ def test_a_design_priced_after_others_equals_it_priced_first() -> None:
     assert forward == backward
     alone = {d: _metrics_in_order(raw, [d])[d] for d in DESIGNS[:3]}
     assert all(alone[d] == forward[d] for d in alone)
-    # designs that differ only in oversubscription share the in-leaf domains' figures
+    # designs that differ only in oversubscription share the in-leaf domains and their figures
     assert len(design_network._OPS_CACHE) > 0
+    assert len(design_network._DOMAIN_CACHE) > 0
+
+
+def test_a_network_kind_number_is_never_reused() -> None:
+    """A network built before the caches were emptied keeps its number: a later network of
+    another value must not read its domains."""
+    first = design_network._net_kind(("a",))
+    design_network._NET_KINDS_CACHE.clear()
+    second = design_network._net_kind(("b",))
+    assert first != second
+    assert design_network._net_kind(("b",)) == second
 
 
 def test_the_ops_memo_is_bounded() -> None:
