@@ -116,3 +116,20 @@ def test_a_result_is_written_as_its_records_define_it() -> None:
         result = evaluate_typed(raw)
         written = result.to_dict()
         assert json.dumps(written) == json.dumps(_reference_dump(result))
+
+
+def test_clean_leaves_out_every_non_finite_figure() -> None:
+    import math
+
+    import numpy as np
+
+    from advisor.engine.decision.util import clean
+    from advisor.engine.result.records import Metrics
+
+    m = Metrics(step_time_s=1.5, compute_s=math.inf, bubble_s=float(np.float64("nan")))
+    m = dataclasses.replace(m, straggler_s=np.float64("inf"))  # type: ignore[arg-type]
+    out = clean(m)
+    assert out.step_time_s == 1.5
+    assert out.compute_s is None and out.bubble_s is None and out.straggler_s is None
+    finite = Metrics(step_time_s=2.0)
+    assert clean(finite) is finite

@@ -22,11 +22,20 @@ def rounded(value: float) -> float:
     return round(value, 6) if math.isfinite(value) else 0.0
 
 
+_METRIC_NAMES = tuple(f.name for f in dataclasses.fields(Metrics))
+"""The fields of a Metrics record, read once (every design's metrics are cleaned)."""
+
+
 def clean(metrics: Metrics) -> Metrics:
     """The metrics without NaN/inf (a figure the model could not bound is left out)."""
+    names = (
+        _METRIC_NAMES
+        if type(metrics) is Metrics
+        else tuple(f.name for f in dataclasses.fields(metrics))
+    )
     bad: dict[str, Any] = {
-        f.name: None
-        for f in dataclasses.fields(metrics)
-        if isinstance(v := getattr(metrics, f.name), float) and not math.isfinite(v)
+        name: None
+        for name in names
+        if isinstance(v := getattr(metrics, name), float) and not math.isfinite(v)
     }
     return dataclasses.replace(metrics, **bad) if bad else metrics
