@@ -17,4 +17,5 @@ RUN DJANGO_ENV=production SECRET_KEY=build-only-collectstatic-key-0123456789-abc
 RUN useradd --create-home --uid 1000 advisor
 USER advisor
 EXPOSE 8000
-CMD ["gunicorn", "advisor.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# workers, threads and the preloaded warm-up: gunicorn.conf.py
+CMD ["gunicorn", "advisor.wsgi:application", "-c", "gunicorn.conf.py", "--bind", "0.0.0.0:8000"]

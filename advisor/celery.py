@@ -17,7 +17,10 @@ app.autodiscover_tasks()
 @worker_process_init.connect
 def _warm_up_engine(**_: object) -> None:
     """Each worker process pays the engine's process constants at start, not in its first
-    run (advisor.scenarios.engine_calls.warm_up)."""
+    run (advisor.scenarios.engine_calls.warm_up), then freezes what it holds so the garbage
+    collector does not walk it again in every full collection (advisor.heap)."""
+    from advisor.heap import freeze_heap
     from advisor.scenarios.engine_calls import warm_up
 
     warm_up()
+    freeze_heap()

@@ -7,10 +7,19 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 application = get_wsgi_application()
 
-# a fresh web worker pays the engine's process constants now, not in its first what-if
+# A fresh web process pays its one-off costs now, not in its first requests. With gunicorn's
+# preload_app (gunicorn.conf.py) this runs once, in the master, and the workers fork warm.
+from advisor.heap import freeze_heap  # noqa: E402
 from advisor.scenarios.engine_calls import warm_up  # noqa: E402
 from advisor.scenarios.reports import warm_up as warm_up_reports  # noqa: E402
+from frontend.warm import warm_up as warm_up_pages  # noqa: E402
 
+# the engine's process constants, not in its first what-if
 warm_up()
-# and its PDF imports (matplotlib) and first drawing, not in its first report request
+# the PDF's imports (matplotlib), not in its first report request
 warm_up_reports()
+# the pages' imports, templates and process-wide figures, not in their first views
+warm_up_pages()
+# and then keep the garbage collector off everything alive now: a full collection walking the
+# warm heap stalled every thread of a worker (advisor.heap)
+freeze_heap()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make load`: inside scripts/with_services.sh (throwaway PostgreSQL and Redis on loopback),
-# serve the app as production would (gunicorn, a Celery worker, celery beat; DEBUG off) and
-# drive it with bench/load_test.py for LOAD_DURATION_S seconds (60) with LOAD_USERS (50)
-# concurrent users, each pausing LOAD_THINK_S (0.5,1.5: min,max seconds) between actions.
+# serve the app as production would (gunicorn with gunicorn.conf.py, a Celery worker, celery
+# beat; DEBUG off) and drive it with bench/load_test.py for LOAD_DURATION_S seconds (60) with
+# LOAD_USERS (50) concurrent users, each pausing LOAD_THINK_S (0.5,1.5: min,max seconds)
+# between actions.
 # Figures go to LOAD_OUT (bench/load.json); logs to test-output/load/.
 set -euo pipefail
 PY=.venv/bin/python
@@ -41,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-.venv/bin/gunicorn advisor.wsgi:application --bind "127.0.0.1:$PORT" \
+.venv/bin/gunicorn advisor.wsgi:application -c gunicorn.conf.py --bind "127.0.0.1:$PORT" \
   --workers "$GUNICORN_WORKERS" --threads "$GUNICORN_THREADS" --worker-class gthread \
   --keep-alive 5 --log-level warning >"$LOGS/gunicorn.log" 2>&1 &
 pids+=($!)
@@ -52,13 +53,13 @@ pids+=($!)
   >"$LOGS/beat.log" 2>&1 &
 pids+=($!)
 
-for _ in $(seq 100); do
+for _ in $(seq 300); do
   curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
   sleep 0.2
 done
 curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { echo "the web did not come up"; cat "$LOGS/gunicorn.log"; exit 1; }
 
-SETUP="gunicorn ${GUNICORN_WORKERS} workers x ${GUNICORN_THREADS} threads (gthread), Celery worker concurrency ${CELERY_CONCURRENCY} at nice ${WORKER_NICE} + beat, PostgreSQL + Redis, DJANGO_ENV=production, all on one machine"
+SETUP="gunicorn ${GUNICORN_WORKERS} workers x ${GUNICORN_THREADS} threads (gthread, app preloaded warm), Celery worker concurrency ${CELERY_CONCURRENCY} at nice ${WORKER_NICE} + beat, PostgreSQL + Redis, DJANGO_ENV=production, all on one machine"
 echo "load: $USERS users for $DURATION s against http://127.0.0.1:$PORT ($SETUP)"
 $PY bench/load_test.py --base-url "http://127.0.0.1:$PORT" --users "$USERS" --duration "$DURATION" \
   --think "$THINK" --out "$OUT" --setup "$SETUP"

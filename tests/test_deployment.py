@@ -111,3 +111,33 @@ def test_nonsense_in_a_setting_fails_loudly_naming_the_variable() -> None:
     )
     assert result.returncode != 0
     assert "DEBUG must be a boolean" in result.stderr
+
+
+def gunicorn_settings() -> dict[str, object]:
+    """gunicorn.conf.py read by gunicorn's own settings table (an unknown name or a value of
+    the wrong type fails here, as gunicorn would refuse it)."""
+    import runpy
+
+    from gunicorn.config import Config
+
+    config = Config()
+    found = {}
+    for name, value in runpy.run_path(str(REPO / "gunicorn.conf.py")).items():
+        if name.startswith("_") or not name.islower() or callable(value):
+            continue
+        assert name in config.settings, f"gunicorn.conf.py: {name} is not a gunicorn setting"
+        config.set(name, value)
+        found[name] = config.settings[name].get()
+    return found
+
+
+def test_every_server_of_the_web_uses_gunicorn_conf() -> None:
+    """docker-compose, the image and `make load` start gunicorn with the same settings: the
+    app preloaded (warm, frozen: advisor/wsgi.py) and workers with threads."""
+    settings = gunicorn_settings()
+    assert settings["preload_app"] is True
+    assert settings["worker_class"] == "gthread" and settings["threads"] > 1
+    compose_web = compose()["services"]["web"]["command"]
+    assert "gunicorn advisor.wsgi:application -c gunicorn.conf.py" in compose_web
+    assert '"-c", "gunicorn.conf.py"' in (REPO / "Dockerfile").read_text()
+    assert "-c gunicorn.conf.py" in (REPO / "scripts" / "load.sh").read_text()

@@ -1,0 +1,96 @@
+"""What a web process pays once, paid before it answers anyone (advisor/wsgi.py).
+
+A cold process spent ~3 s of CPU in its first requests (measured with `make load`'s pages:
+home 1.2 s, accuracy 0.9-2.4 s, a result page 0.8 s, then 4-26 ms each): importing every
+view through the URLconf, evaluating the home page's example, building the accuracy report
+and its figure, Plotly's first validators and compiling the templates. Under load that cost
+fell inside the first requests of every gunicorn worker, on every thread of it at once, and
+made the load test's p99. Each step here fills the same per-process cache the page reads, so
+the first request finds it warm; gunicorn's `preload_app` (gunicorn.conf.py) does all of it
+once, in the master, before forking the workers that inherit it.
+
+Each step is independent and never stops a server from starting (a failure is logged); the
+ones that read the database close their connection after, so that no connection is shared
+by processes forked from this one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connections
+from django.template import TemplateSyntaxError
+from django.template.loader import get_template
+from django.urls import get_resolver
+
+logger = logging.getLogger(__name__)
+
+
+def _urlconf() -> None:
+    """Every view module (Django imports the URLconf on the first request) and the reverse
+    lookup tables the templates' {% url %} use."""
+    resolver = get_resolver()
+    resolver.url_patterns  # noqa: B018 -- imports every urls.py and the views they name
+    resolver.reverse_dict  # noqa: B018 -- builds the reverse tables
+
+
+def _templates() -> None:
+    """Compile the project's templates into the cached loader (and import their tag
+    libraries), so no first render parses them."""
+    root = Path(settings.BASE_DIR) / "templates"
+    for path in sorted(root.rglob("*.html")):
+        name = path.relative_to(root).as_posix()
+        try:
+            get_template(name)
+        except TemplateSyntaxError:
+            # a fragment that is only valid inside another template; it is parsed there
+            logger.debug("template %s not compiled alone", name)
+
+
+def _home_example() -> None:
+    from frontend.example import home_example
+
+    home_example()
+
+
+def _accuracy() -> None:
+    from advisor.engine import ENGINE_VERSION
+    from frontend.views import _accuracy_context
+
+    _accuracy_context(ENGINE_VERSION)
+
+
+def _figures() -> None:
+    """Plotly builds a validator per property on its first use in a process (~0.3 s for a
+    result page's figures): draw one small result's figures."""
+    from advisor.reports import charts
+    from advisor.scenarios.engine_calls import WARM_UP_SCENARIO, evaluate_inputs
+
+    charts.all_figures(evaluate_inputs(dict(WARM_UP_SCENARIO)))
+
+
+STEPS: dict[str, Callable[[], None]] = {
+    "urlconf": _urlconf,
+    "templates": _templates,
+    "home example": _home_example,
+    "accuracy report": _accuracy,
+    "figures": _figures,
+}
+
+
+def warm_up() -> dict[str, float]:
+    """Run every step; returns each step's seconds (a failed step is logged and skipped)."""
+    took: dict[str, float] = {}
+    for name, step in STEPS.items():
+        started = time.perf_counter()
+        try:
+            step()
+        except Exception:  # a warm-up never stops a server from starting
+            logger.exception("web warm-up step %r failed", name)
+        took[name] = time.perf_counter() - started
+    connections.close_all()
+    return took

@@ -1,0 +1,18 @@
+"""gunicorn's settings for every server of this app: docker-compose.yml, the Dockerfile,
+`make load` (scripts/load.sh) and `make bench-whatif`. Flags on the command line win.
+https://docs.gunicorn.org/en/stable/settings.html
+"""
+
+# Import advisor/wsgi.py, with its warm-up (engine, PDF libraries, pages: frontend.warm), once
+# in the master and fork the workers from it: each starts warm (~3 s of CPU it would otherwise
+# spend inside its first requests, on every thread at once) and shares the master's memory.
+# The warm-up closes its database connections before the fork. A code change needs a restart
+# (not a HUP) to take effect.
+preload_app = True
+
+# Three processes on a 2-core machine, each serving four requests at once: a slow request (a
+# first PDF, ~2.4 s; an in-request evaluation) holds one thread, not a whole worker.
+workers = 3
+worker_class = "gthread"
+threads = 4
+keepalive = 5

@@ -1,0 +1,52 @@
+"""A web process warms the pages' one-off costs before its first request (frontend.warm)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+
+from advisor.engine import ENGINE_VERSION
+from frontend import example, warm
+from frontend.views import _accuracy_context
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_every_step_fills_what_the_first_request_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache.clear()
+    _accuracy_context.cache_clear()
+    took = warm.warm_up()
+    assert set(took) == set(warm.STEPS)
+    # no database connection is left for processes forked after the warm-up
+    assert connection.connection is None
+
+    # the home page's example (an engine evaluation) and the accuracy report (the residuals,
+    # its table and figure) are kept, as the pages read them
+    def computed_again() -> None:
+        raise AssertionError("the home page's example was not kept by the warm-up")
+
+    monkeypatch.setattr(example, "_compute", computed_again)
+    assert example.home_example() is not None
+    assert _accuracy_context.cache_info().currsize == 1
+    assert _accuracy_context(ENGINE_VERSION)["total"] > 0
+
+
+def test_a_failing_step_is_logged_and_the_others_still_run(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    ran: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("catalog table missing")
+
+    steps: dict[str, Any] = {"broken": broken, "after": lambda: ran.append("after")}
+    monkeypatch.setattr(warm, "STEPS", steps)
+    with caplog.at_level(logging.ERROR, logger="frontend.warm"):
+        took = warm.warm_up()
+    assert "web warm-up step 'broken' failed" in caplog.text
+    assert ran == ["after"]
+    assert set(took) == {"broken", "after"}
