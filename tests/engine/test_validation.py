@@ -174,3 +174,35 @@ def test_a_whole_job_ring_over_many_leaves_leaves_them_only_at_their_boundaries(
     # the leaf over peers outside the server
     a2a, _ = _whole_job_leaf_load({"op": "all_to_all"}, 128, 8, "point")
     assert a2a == pytest.approx((1024 - 256) / (1024 - 8))
+
+
+def test_a_row_whose_source_switched_nvls_off_is_priced_without_it() -> None:
+    """A source job that exports NCCL_NVLS_ENABLE=0 ran ring or tree, not NVLS / NVLS-tree: its
+    rows say ``nvls: false`` and the engine prices them without NVLink SHARP; a job that exports
+    NCCL_NVLS_ENABLE=1 is left on the GPU's default (docs/VALIDATION_SOURCES.md)."""
+    from advisor.engine.model.collectives import collective
+    from advisor.engine.tools.validation import _domain_for
+
+    off = {
+        row["id"]
+        for row in calibration_rows()
+        if "NCCL_NVLS_ENABLE=0" in row.get("source", "") + row.get("note", "")
+    }
+    # CoreWeave's 20-rack GB200 log was published (coreweave/nccl-tests bee97e7) while its
+    # GB200 example jobs exported NCCL_NVLS_ENABLE=0; the OCI rows' manifest did the same
+    assert {
+        "cw-gb200-nvl72-20rack-512M",
+        "cw-gb200-nvl72-20rack-16G",
+        "oci-gb200-2rack-8B",
+        "oci-gb200-2rack-128M",
+        "oci-gb200-2rack-32G",
+    } <= off
+    for row in calibration_rows():
+        config = row["config"]
+        if row["id"] in off:
+            assert config.get("nvls") is False, row["id"]
+            _, domain = _domain_for(config)
+            result = collective(config["op"], float(config["bytes"]), domain, "auto")
+            assert result.algorithm in ("ring", "tree"), (row["id"], result.algorithm)
+        elif "NCCL_NVLS_ENABLE=1" in row.get("source", ""):
+            assert config.get("nvls") is not False, row["id"]
