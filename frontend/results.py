@@ -36,6 +36,7 @@ from advisor.scenarios.selectors import (
     user_is_sales,
 )
 from advisor.scenarios.services import RunInProgress, run_start, scenario_clone, scenario_update
+from advisor.scenarios.single_flight import KeyedLocks
 from frontend import questionnaire as qn
 from frontend.access import remember_created_draft, remember_created_scenario, scenario_or_404
 from frontend.middleware import unreadable_result_page
@@ -65,6 +66,10 @@ def cache_keep(key: str, value: Any) -> None:
         cache.set(key, value, FIGURES_CACHE_S)
 
 
+# A run's figures being drawn, by cache key (advisor.scenarios.single_flight).
+_drawing = KeyedLocks()
+
+
 def run_figures(result: EngineResult, run_id: uuid.UUID | None) -> dict[str, Any]:
     """The Plotly figures of a result; cached by run id (Plotly's validation is costly)."""
     if run_id is None:
@@ -72,8 +77,11 @@ def run_figures(result: EngineResult, run_id: uuid.UUID | None) -> dict[str, Any
     key = f"frontend:figures:v1:{run_id}:{ENGINE_VERSION}"
     figures: dict[str, Any] | None = cached(key)
     if figures is None:
-        figures = charts.all_figures(result)
-        cache_keep(key, figures)
+        with _drawing.hold(key):  # threads showing the same run at once draw it once
+            figures = cached(key)
+            if figures is None:
+                figures = charts.all_figures(result)
+                cache_keep(key, figures)
     return figures
 
 

@@ -21,6 +21,7 @@ from advisor.engine.result.base import ResultFormatError
 from advisor.engine.result.records import Cost, EngineResult, Recommendation
 from advisor.scenarios.models import RunStatus, ScenarioRun
 from advisor.scenarios.run_lru import RunLRU
+from advisor.scenarios.single_flight import KeyedLocks
 
 _CACHE_ATTR = "_typed_result"
 
@@ -63,6 +64,8 @@ MEMO_MAX = 48
 _memo: RunLRU[list[Any]] = RunLRU(MEMO_MAX)
 # The scenario list's recommendation and cost per run: small, so many more.
 _summaries: RunLRU[list[Any]] = RunLRU(4096)
+# A run being parsed into _memo, by its key.
+_parsing = KeyedLocks()
 
 
 def memo_clear() -> None:
@@ -111,15 +114,25 @@ def stored_result(run: ScenarioRun | None) -> EngineResult | None:
         return None
     if kept is not None:
         typed = kept[0]
+    elif key is None:
+        typed = _parse(run, run.result)
     else:
-        try:
-            typed = result_from_json(run.result)
-        except READ_ERRORS as exc:
-            raise UnreadableResult(run) from exc
-        if key is not None:
-            _memo.put(key, [typed, None])
+        with _parsing.hold(key):  # threads opening the same run at once parse it once
+            kept = _memo.get(key)
+            if kept is not None:
+                typed = kept[0]
+            else:
+                typed = _parse(run, run.result)
+                _memo.put(key, [typed, None])
     run.__dict__[_CACHE_ATTR] = (run.result, typed)
     return typed  # type: ignore[no-any-return]
+
+
+def _parse(run: ScenarioRun, data: dict[str, Any]) -> EngineResult:
+    try:
+        return result_from_json(data)
+    except READ_ERRORS as exc:
+        raise UnreadableResult(run) from exc
 
 
 def summary_kept(run: ScenarioRun) -> bool:

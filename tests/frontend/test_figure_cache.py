@@ -11,7 +11,7 @@ from django.test import Client
 from advisor.reports import charts
 from tests.frontend.conftest import make_scenario
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_results_page_builds_a_runs_figures_once(
@@ -47,3 +47,64 @@ def test_a_new_run_gets_its_own_figures(client: Client, monkeypatch: pytest.Monk
     client.get(f"/s/{make_scenario(name='B').pk}/")
 
     assert len(built) == 2
+
+
+def test_threads_showing_a_new_run_at_once_parse_and_draw_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Four requests of one gunicorn worker opening the same run it has not shown yet: one
+    parses the result and draws the figures, the others wait for them (they did it four
+    times over under one GIL, ~1 s for all four)."""
+    import threading
+    import time
+
+    from advisor.scenarios import results
+    from advisor.scenarios.models import ScenarioRun
+    from frontend import results as pages
+
+    cache.clear()
+    results.memo_clear()
+    run_id = make_scenario().runs.get().pk
+    parsed: list[int] = []
+    drawn: list[int] = []
+    real_parse, real_draw = results.result_from_json, charts.all_figures
+
+    def slow_parse(data: dict[str, Any]) -> Any:
+        parsed.append(1)
+        time.sleep(0.1)  # the others arrive while it is being made
+        return real_parse(data)
+
+    def slow_draw(result: Any) -> dict[str, Any]:
+        drawn.append(1)
+        time.sleep(0.1)
+        return real_draw(result)
+
+    monkeypatch.setattr(results, "result_from_json", slow_parse)
+    monkeypatch.setattr(charts, "all_figures", slow_draw)
+    answers: list[dict[str, Any]] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def request() -> None:
+        try:
+            start.wait()
+            run = ScenarioRun.objects.get(pk=run_id)  # each request reads its own row
+            typed = results.stored_result(run)
+            assert typed is not None
+            answers.append(pages.run_figures(typed, run.pk))
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+        finally:
+            from django.db import connection
+
+            connection.close()
+
+    threads = [threading.Thread(target=request) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not failures, failures
+    assert len(answers) == 4 and all(a == answers[0] for a in answers)
+    assert (len(parsed), len(drawn)) == (1, 1)
+    assert len(results._parsing) == 0 and len(pages._drawing) == 0  # no lock left behind
