@@ -162,3 +162,42 @@ def test_nvls_tree_runs_its_network_tree_on_at_most_32_heads() -> None:
     assert t == pytest.approx(lat + inter * fill, rel=1e-12)
     # eight-GPU servers with a NIC each keep every NIC (8 heads)
     assert c.nvls_tree_nic_share(_ib(4, 8)) == 1.0
+
+
+def test_ring_and_tree_send_over_at_most_32_nics_of_a_domain() -> None:
+    # NCCL's search finds at most 32 ring channels per node (init.cc: ringGraph->maxChannels =
+    # MAXCHANNELS/2; the tree at most the ring's), each through one NIC: two NVL72 racks with
+    # a 100G NIC per GPU send a ring or tree over 32 of their 72 NICs.
+    gpu = default_catalog().gpu("gb200-nvl72")
+    assert gpu is not None
+    racks = make_domain(
+        nodes=2,
+        ranks_per_node=72,
+        scaleup=ScaleUp.of(gpu, nvls=False),
+        fabric_id="infiniband",
+        nic_gbps=100,
+        nics_per_node=72,
+    )
+    assert c.ring_tree_nic_share(racks) == pytest.approx(32 / 72)
+    wire = racks.net_bytes_per_s * 32 / 72
+    assert wire < racks.scaleup_bytes_per_s  # the 32 NICs bind, not NVLink
+    nbytes = 16 * 2**30
+    ring = collective("all_reduce", nbytes, racks, "ring")
+    assert ring.protocol == "Simple"
+    moved = nbytes * 2 * (racks.ranks - 1) / racks.ranks
+    assert ring.time_s > moved / wire
+    assert ring.busbw_bytes_per_s <= wire
+    tree = collective("all_reduce", nbytes, racks, "tree")
+    assert tree.busbw_bytes_per_s <= wire * NCCL_TREE_BW_FACTOR
+    # a communicator of one GPU per rack, or eight-GPU servers, keeps every NIC it has
+    one = make_domain(
+        nodes=2,
+        ranks_per_node=1,
+        scaleup=ScaleUp.of(gpu, nvls=False),
+        fabric_id="infiniband",
+        nic_gbps=100,
+        nics_per_node=72,
+        net_share=1 / 72,
+    )
+    assert c.ring_tree_nic_share(one) == 1.0
+    assert c.ring_tree_nic_share(_ib(4, 8)) == 1.0

@@ -389,9 +389,24 @@ def scaleup_time_s(
     return collective_time_s(op, nbytes, domain)[0]
 
 
+def ring_tree_nic_share(d: CommDomain) -> float:
+    """Share of a domain's NICs NCCL's ring and tree send over.
+
+    NCCL's topology search finds at most ``MAXCHANNELS / 2`` = 32 ring channels per node
+    (``src/init.cc``: ``ringGraph->maxChannels = MAXCHANNELS/2``; the tree at most the ring's,
+    ``treeGraph->maxChannels = ringGraph->nChannels``), each entering and leaving the node
+    through one NIC (``src/graph/search.cc``, ``graph->inter``); duplicated channels
+    (``ncclTopoDupChannels``, ``connect.cc`` ``copyChannels``) reuse those NICs.  So a domain
+    of more than 32 GPUs and NICs (an NVL72 rack with a NIC per GPU) sends a ring or tree over
+    at most 32 of them, as the NVLS-tree (:func:`nvls_tree_nic_share`).
+    """
+    pool = min(d.ranks_per_node, d.nic_count)
+    return min(1.0, _NCCL_MAX_CHANNELS / pool) if pool > 0 else 1.0
+
+
 def _ring_bus_bytes_per_s(d: CommDomain) -> float:
     intra = d.scaleup_bytes_per_s if d.ranks_per_node > 1 else _INF
-    inter = d.net_bytes_per_s if d.nodes > 1 else _INF
+    inter = d.net_bytes_per_s * ring_tree_nic_share(d) if d.nodes > 1 else _INF
     bw = min(intra, inter)
     return bw if bw != _INF else d.scaleup_bytes_per_s
 
