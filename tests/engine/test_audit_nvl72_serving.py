@@ -104,14 +104,22 @@ def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_
     assert small is not None and large is not None
     rate_small = small.metrics.max_requests_per_s_at_target
     rate_large = large.metrics.max_requests_per_s_at_target
-    # 16 servers: 6 prefill (one TP8 x PP6 instance) + 10 decode, 4.38 requests/s within the
-    # targets (3.975 when the balance gave the prefill pool a 7th server its instance left idle)
-    assert rate_small == pytest.approx(4.376, rel=1e-3)
+    # 16 servers: 6 prefill (one TP8 x PP6 instance) + 10 decode, 2.52 requests/s within the
+    # targets (3.975 when the balance gave the prefill pool a 7th server its instance left idle;
+    # 4.38 before the MoE roofline of docs/MODEL.md 15.1, whose TP8 decode step reads MLA's
+    # down-projections whole on every rank, as serving stacks replicate them: 44 -> 48 ms at
+    # the pool's 23 sequences, so the p95 batch passes the 50 ms target at a lower rate)
+    assert rate_small == pytest.approx(2.518, rel=1e-3)
     assert small.workload.serving.pools.prefill.servers == 6
     assert rate_large >= rate_small
-    assert large.workload.serving.pools.decode.servers == 1280
-    assert large.workload.serving.pools.prefill.servers == 768
+    # 2,049 servers: copies of the 14-server deployment (6 + 8; 2.41 requests/s each), weighed
+    # on the platform's reference network of 4 x 100G (its reference NIC count): 146 copies,
+    # 351 requests/s within the targets (128 copies of the 16-server one before the MoE
+    # roofline; on 8 x 100G, which a V100 host is never offered, copies of a 32-server
+    # deployment with EP120 prefill across servers scored 558 and served 0 on 4 x 100G)
+    assert large.workload.serving.pools.decode.servers == 1168
+    assert large.workload.serving.pools.prefill.servers == 876
     assert any(
-        "128 copies of the 16-server disaggregated deployment" in n and "1 server stays idle" in n
+        "146 copies of the 14-server disaggregated deployment" in n and "5 servers stay idle" in n
         for n in large.workload.notes
     )

@@ -236,22 +236,29 @@ def gemm_time_s(
     (:func:`fp8_depth_factor`)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
+    return _gemm_roofline_s(gpu, precision, 1.0, m, n, k, inference)
+
+
+def _gemm_roofline_s(
+    gpu: GpuSpec, precision: str, groups: float, m: float, n: float, k: float, inference: bool
+) -> float:
+    """:func:`gemm_time_s` of ``groups`` GEMMs of one shape, each with its own weights, run as
+    one kernel: their output tiles share the waves, their operands all stream once."""
     p = profile(gpu)
     frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
     peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
-    tiles = math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n)
-    waves = math.ceil(tiles / p.sms)
-    wave_loss = waves * p.sms / tiles
+    tiles = math.ceil(groups * math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n))
+    wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
     if inference:
         # split-K spreads a GEMM of one row of tiles over the idle SMs; its benefit fades as
         # a second row of tiles fills (continuous in M, the training loss from 2 tile rows)
         wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / p.tile_m - 1.0))
-    flops = 2.0 * m * n * k
+    flops = 2.0 * m * n * k * groups
     compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
     if precision == "fp8" and not inference:
         compute *= fp8_depth_factor(k)
     # a GEMM also streams its operands once: the memory roofline
-    bytes_moved = (m * k + k * n + m * n) * WEIGHT_BYTES[precision]
+    bytes_moved = (m * k + k * n + m * n) * groups * WEIGHT_BYTES[precision]
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     memory = bytes_moved / hbm
     cast = 0.0
@@ -259,8 +266,38 @@ def gemm_time_s(
         # Transformer Engine quantises the GEMM output's consumer input and keeps a transposed
         # FP8 copy for the weight-gradient GEMM: read bf16 (2 B) + write fp8 (1 B) of the output,
         # + the transpose (1 B read + 1 B write) of the activation input
-        cast = (3.0 * m * n + 2.0 * m * k) / hbm
+        cast = (3.0 * m * n + 2.0 * m * k) * groups / hbm
     return max(compute, memory) + cast + p.gemm_latency_s
+
+
+def grouped_gemm_time_s(
+    gpu: GpuSpec, precision: str, groups: float, m: float, n: float, k: float, inference: bool
+) -> float:
+    """``groups`` GEMMs of ``m`` x ``n`` x ``k``, each with its own weights, run as one grouped
+    kernel (the routed experts of one GPU: CUTLASS grouped GEMM, DeepGEMM's contiguous and
+    masked layouts, vLLM's fused MoE kernel): :func:`gemm_time_s`'s roofline over all of
+    them (the groups' output tiles share the waves, every group's weights and activations
+    stream once), one launch latency.  ``groups`` may be fractional (an expected number of
+    experts that received a token).
+
+    At inference the wave rule is :func:`gemm_time_s`'s (split-K below one tile of rows, the
+    training wave loss from two), over the tiles of all groups, and a grouped kernel is never
+    slower per row than one tile of rows: it can run an expert's rows as blocks of one tile
+    each (DeepGEMM's masked layout, vLLM's fused MoE kernel choosing its M block by the tokens
+    per expert), split over K and reading the weights again, so the time is at most
+    ``m / tile_m`` such blocks (the one-tile bound of docs/MODEL.md 15.1, applied to grouped
+    GEMMs only).  Without it the training tile of 256 x 256 charged Mixtral's down projection
+    on MI300X (N = 4,096, 16 tiles a row of tiles on 304 CUs) 9.5 times its FLOP time at 512
+    rows."""
+    if groups <= 0 or m <= 0 or n <= 0 or k <= 0:
+        return 0.0
+    tiled = _gemm_roofline_s(gpu, precision, groups, m, n, k, inference)
+    p = profile(gpu)
+    if not inference or m <= p.tile_m:
+        return tiled
+    t0 = p.gemm_latency_s
+    one_tile = _gemm_roofline_s(gpu, precision, groups, p.tile_m, n, k, inference) - t0
+    return min(tiled, m / p.tile_m * one_tile + t0)
 
 
 @dataclass(frozen=True)
@@ -566,7 +603,7 @@ def achievable_flops_per_s(gpu: GpuSpec, precision: str, tp: int, hidden: int) -
     return gpu.peak_tflops(precision) * 1e12 * compute_efficiency(gpu, precision, tp, hidden)
 
 
-def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
+def experts_hit_fraction(model: ModelSpec, tokens: float) -> float:
     """Expected share of routed experts a decode step reads: 1 - (1 - 1/E)^(tokens x top_k).
 
     A decode step only streams the weights of experts that received at least one token
@@ -575,5 +612,6 @@ def experts_hit_fraction(model: ModelSpec, tokens: int) -> float:
     """
     if not model.is_moe:
         return 1.0
-    draws = max(1, tokens) * model.moe_top_k
-    return 1.0 - (1.0 - 1.0 / model.moe_experts) ** draws
+    draws = max(1.0, float(tokens)) * model.moe_top_k
+    miss: float = (1.0 - 1.0 / model.moe_experts) ** draws
+    return 1.0 - miss

@@ -7,10 +7,10 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from advisor.engine.facts.constants import (
-    DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
     GRAD_BYTES_PER_PARAM,
     HBM_EFFICIENCY,
     OPTIMIZER_BYTES_PER_PARAM,
@@ -22,8 +22,6 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.efficiency import (
     BACKWARD_FACTOR,
-    achievable_flops_per_s,
-    experts_hit_fraction,
     forward_flops_per_token,
     gemm_time_s,
     layer_forward,
@@ -35,7 +33,14 @@ from advisor.engine.model.placement import (
     whole_groups,
 )
 from advisor.engine.model.plans import InferencePlan, Plan, TrainingPlan, domain_gpus, group_layout
-from advisor.engine.model.serving.compute import dense_decode_s, dense_prefill_s
+from advisor.engine.model.serving.compute import (
+    dense_decode_s,
+    dense_prefill_s,
+    experts_per_gpu,
+    moe_decode_s,
+    moe_prefill_pass_s,
+)
+from advisor.engine.result.echo import ServingPool
 
 
 def _intra_time_s(
@@ -406,21 +411,23 @@ def _inference_costs(
     tp, pp, ep = plan.tp, plan.pp, plan.ep
     wbytes = WEIGHT_BYTES[scenario.precision]
     act_bytes = 2.0
-    hbm = scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     context = inf.prompt_tokens + inf.output_tokens / 2.0
-    fwd_token = forward_flops_per_token(m, int(context))
-    flops_per_s = achievable_flops_per_s(scenario.gpu, scenario.precision, tp, m.hidden)
+    prompt = float(inf.prompt_tokens)
 
     if ep > 1:
-        # expert-parallel serving: attention data-parallel, experts spread over r GPUs
+        # expert-parallel serving: attention data-parallel (one GPU an instance), experts
+        # spread over the replica's GPUs; the MoE roofline of the serving model (15.1)
         requests_per_gpu = math.ceil(batch / gpus_per_replica)
-        hit = experts_hit_fraction(m, batch)
-        weight_read = (m.dense_params + m.expert_params * hit / gpus_per_replica) * wbytes
-        kv_read = requests_per_gpu * context * m.layers * m.kv_dim_per_layer * wbytes
-        flops = requests_per_gpu * fwd_token
-        decode = max((weight_read + kv_read) / hbm, flops / flops_per_s)
-        decode += DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
-        prefill = inf.prompt_tokens * forward_flops_per_token(m, inf.prompt_tokens) / flops_per_s
+        pool = ServingPool(
+            role="decode",
+            tp=1,
+            pp=1,
+            ep=gpus_per_replica,
+            gpus_per_instance=1,
+            experts_per_gpu=experts_per_gpu(m, gpus_per_replica),
+        )
+        decode = moe_decode_s(scenario, pool, requests_per_gpu, 1, context, tp_comm=False)
+        prefill = moe_prefill_pass_s(scenario, pool, prompt, 1.0, prompt / 2.0)
         tokens_per_gpu = requests_per_gpu
         dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
         ep_layout = group_layout(ep, 1, dom, gpus_per_replica)
@@ -430,23 +437,13 @@ def _inference_costs(
         tp_prefill_bytes = 0.0
     else:
         if m.is_moe:
-            # per pipeline stage: read its weights + its KV, or compute, whichever is slower
-            hit = experts_hit_fraction(m, batch)
-            weight_read = (m.dense_params + m.expert_params * hit) * wbytes / (tp * pp)
-            kv_split = min(tp, m.kv_heads)
-            kv_read = batch * context * m.layers * m.kv_dim_per_layer * wbytes / (kv_split * pp)
-            flops_stage = batch * fwd_token / (tp * pp)
-            stage = max((weight_read + kv_read) / hbm, flops_stage / flops_per_s)
-            decode = stage * pp + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * m.layers
-            prefill = (
-                inf.prompt_tokens
-                * forward_flops_per_token(m, inf.prompt_tokens)
-                / (tp * flops_per_s)
-            )
+            # experts split over tp (no expert parallelism): the MoE roofline (15.1)
+            pool = ServingPool(role="decode", tp=tp, pp=pp, ep=1, gpus_per_instance=tp * pp)
+            decode = moe_decode_s(scenario, pool, batch, 1, context, tp_comm=False)
+            prefill = moe_prefill_pass_s(scenario, replace(pool, pp=1), prompt, 1.0, prompt / 2.0)
         else:
             # dense: the serving model's GEMM roofline (docs/MODEL.md 15.1), launch costs in it
             decode = dense_decode_s(scenario, batch, 1, context, tp, pp, tp_comm=False)
-            prompt = float(inf.prompt_tokens)
             prefill = dense_prefill_s(scenario, prompt, prompt, tp, 1, pack=False)
         dispatch = 0.0
         tokens_per_gpu = 0

@@ -32,10 +32,12 @@ from advisor.engine.model.collectives import (
 from advisor.engine.model.efficiency import (
     ELEMENTWISE_FFN_PASSES,
     ELEMENTWISE_HIDDEN_PASSES,
-    achievable_flops_per_s,
+    MOE_PERMUTE_PASSES,
+    attention_flops_per_query_key,
     experts_hit_fraction,
-    forward_flops_per_token,
     gemm_time_s,
+    grouped_gemm_time_s,
+    mla_projection_shapes,
     profile,
 )
 from advisor.engine.result.echo import ServingPool
@@ -81,17 +83,14 @@ visible.  Fitted to the LMSYS 9-node decode row (docs/MODEL.md)."""
 PREFILL_TBO_OVERLAP = 0.9
 """Prefill two-micro-batch overlap hides most of the all-to-all (SGLang: +27-35 % prefill
 throughput from TBO; DeepSeek profile shows communication hidden); engineering estimate."""
-SERVING_PREFILL_EFFICIENCY = 0.50
-"""Prefill reaches this share of the training compute model's GEMM efficiency: variable-length
-batches, expert load imbalance (SGLang: default EPLB 20 % slower than perfect balance), routing,
-quantisation and sampling kernels.  Fitted between the DeepSeek production and RTP-LLM prefill
-rows (docs/MODEL.md)."""
-DENSE_PREFILL_EFFICIENCY = 1.0
-"""A dense (non-expert-parallel) prefill reaches the training compute model's GEMM rate: none
-of the MoE losses above apply.  Checked against TensorRT-LLM's published in-flight-batching
-throughput of Llama 3.1 405B FP8 on 8 H100 (perf-overview, v1.0 PyTorch backend): 0.5 read
-2048/128 at 187 vs 453 output tokens/s and 5000/500 at 279 vs 610; 1.0 reads 328 and 473, and
-2048/2048 at 2,279 vs 2,296 (tests/engine/test_serving_load.py, docs/MODEL.md)."""
+SERVING_PREFILL_EFFICIENCY = 0.45
+"""Share of the GEMM/attention roofline (docs/MODEL.md 15.1) that an expert-parallel prefill
+reaches: what the roofline leaves out of a DeepEP prefill pass (the SMs the normal kernels
+occupy while they overlap the computation, 20-24 of 132 in DeepSeek's and DeepEP's settings;
+expert load imbalance across the group, which EPLB narrows but does not remove; routing,
+activation quantisation and sampling kernels; variable-length batches).  Fitted between the
+DeepSeek production and RTP-LLM prefill rows (docs/MODEL.md 15.1, "MoE"); it was 0.50 of the
+catalog's flat achievable-compute fraction before the roofline."""
 PREFILL_BATCH_TOKENS = 8192
 """Prompt tokens a dense instance packs into one prefill forward pass (TensorRT-LLM's
 ``max_num_tokens`` default, 8,192; vLLM V1 schedules the same budget per step): short prompts
@@ -227,19 +226,9 @@ def _hbm_bytes_per_s(scenario: Scenario) -> float:
     return scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
 
 
-def _gemm_flops_per_s(scenario: Scenario, tp: int) -> float:
-
-    return achievable_flops_per_s(scenario.gpu, scenario.precision, tp, scenario.model.hidden)
-
-
 def _attention_flops_per_s(scenario: Scenario) -> float:
     peak = scenario.gpu.peak_tflops("bf16") or scenario.gpu.peak_tflops("fp16")
     return peak * 1e12 * ATTENTION_DECODE_EFFICIENCY
-
-
-def _matmul_active_params(model: ModelSpec) -> float:
-    lookup = 0.0 if model.tied_embeddings else float(model.vocab * model.hidden)
-    return max(0.0, model.active_params - lookup)
 
 
 # ----------------------------------------------------------------------------- dense roofline
@@ -362,6 +351,257 @@ def dense_prefill_s(
     return (passes + comm) / (pp * packed)
 
 
+# ----------------------------------------------------------------------------- MoE roofline
+# An MoE model's prefill and decode on the same GEMM roofline (docs/MODEL.md 15.1, "MoE"):
+# attention projections (MLA's own shapes) and the non-routed MLP (shared experts, dense
+# layers) as dense GEMMs over the instance's rows, the routed experts as one grouped GEMM per
+# projection at the rows each expert on the GPU receives.
+
+SHARED_MLP_MIN_EXPERTS = 0.5
+"""Non-routed MLP parameters (shared experts, dense-FFN layers) below half of one routed
+expert's per layer are read as rounding of the published parameter counts (Mixtral 8x7B:
+12.9B active leaves ~1M per layer beside attention and two experts), not as a layer."""
+
+
+@dataclass(frozen=True)
+class MoeLayerTimes:
+    """Seconds of one layer's parts on one GPU (forward, ``rows`` tokens)."""
+
+    attention_gemm_s: float
+    """Attention projections (QKV and output, or MLA's down-, up- and output projections)."""
+    shared_gemm_s: float
+    """Non-routed MLP per layer (shared experts and dense-FFN layers spread over the layers)."""
+    routed_s: float
+    """Routed experts of one MoE layer: up+gate and down grouped GEMMs."""
+    elementwise_s: float
+    """Norms, residuals, activation and the token permutation at HBM speed."""
+    experts_run: float
+    """Routed experts on this GPU that receive a token (expected)."""
+    rows_per_expert: float
+
+
+@lru_cache(maxsize=8192)
+def moe_layer_s(
+    gpu: GpuSpec,
+    precision: str,
+    model: ModelSpec,
+    rows: float,
+    tp: int,
+    ep: int,
+    experts_per_gpu: int,
+    group_rows: float,
+) -> MoeLayerTimes:
+    """One MoE model layer over ``rows`` tokens of an instance on one GPU of its ``tp`` group.
+
+    Widths as the training model splits the parameters (efficiency.layer_forward): attention
+    (MLA: :func:`mla_projection_shapes`), routed experts of ``ffn_hidden`` (gated: 3 h w
+    parameters each, top_k per token per MoE layer), the rest of the active matmul parameters
+    a non-routed MLP of the same gated shape spread over the layers.  Routed experts:
+    ``ep`` > 1 keeps whole experts, ``experts_per_gpu`` on each GPU, and the ``group_rows``
+    tokens of the expert group send ``rows x top_k / tp`` copies to each GPU; ``ep`` = 1 splits
+    every expert over ``tp`` (each GPU runs its slice of all of them on ``rows x top_k``
+    copies).  Only experts that received a token run (expected share
+    ``1 - (1 - 1/E)^(group_rows x top_k)``), each at its share of the copies: a small decode
+    batch reads its experts' weights (memory bound), a large prefill pass runs them at the
+    GEMMs' FLOP rate."""
+    h = float(model.hidden)
+    tp = max(1, tp)
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab) * h
+    matmul = max(0.0, model.active_params - lookup - float(model.vocab) * h)
+    per_layer = matmul / max(1, model.layers)
+    attention_gemm = 0.0
+    shapes = mla_projection_shapes(model)
+    if shapes:
+        attn_params = 0.0
+        for n, k, split in shapes:
+            attn_params += n * k
+            attention_gemm += gemm_time_s(
+                gpu,
+                precision,
+                rows,
+                n / tp if split == "n" else n,
+                k / tp if split == "k" else k,
+                inference=True,
+            )
+    else:
+        kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
+        attn_params = 2.0 * h * h + h * kv
+        attention_gemm = gemm_time_s(
+            gpu, precision, rows, (h + kv) / tp, h, inference=True
+        ) + gemm_time_s(gpu, precision, rows, h, h / tp, inference=True)
+    width = float(model.ffn_hidden)
+    expert_params = 3.0 * h * width
+    routed_per_layer = model.moe_top_k * expert_params * model.moe_layers / max(1, model.layers)
+    rest = max(0.0, per_layer - min(attn_params, per_layer) - routed_per_layer)
+    shared_width = rest / (3.0 * h) if rest >= SHARED_MLP_MIN_EXPERTS * expert_params else 0.0
+    shared = 0.0
+    if shared_width > 0:
+        shared = gemm_time_s(
+            gpu, precision, rows, 2.0 * shared_width / tp, h, inference=True
+        ) + gemm_time_s(gpu, precision, rows, h, shared_width / tp, inference=True)
+    hit = experts_hit_fraction(model, max(1.0, group_rows))
+    if ep > 1:
+        experts_run = experts_per_gpu * hit
+        copies = rows * model.moe_top_k / tp
+        expert_width = width
+    else:
+        experts_run = model.moe_experts * hit
+        copies = rows * model.moe_top_k
+        expert_width = width / tp
+    per_expert = copies / max(experts_run, 1e-9)
+    routed = grouped_gemm_time_s(
+        gpu, precision, experts_run, per_expert, 2.0 * expert_width, h, inference=True
+    ) + grouped_gemm_time_s(gpu, precision, experts_run, per_expert, h, expert_width, True)
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    ffn_elem = (model.moe_top_k * width * model.moe_layers / max(1, model.layers)) / (
+        1 if ep > 1 else tp
+    ) + shared_width / tp
+    moe_share = model.moe_layers / max(1, model.layers)
+    elementwise = (
+        2.0
+        * rows
+        * (
+            ELEMENTWISE_HIDDEN_PASSES * h
+            + moe_share * MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
+            + ELEMENTWISE_FFN_PASSES * ffn_elem
+        )
+        / hbm
+    )
+    return MoeLayerTimes(
+        attention_gemm_s=attention_gemm,
+        shared_gemm_s=shared,
+        routed_s=routed,
+        elementwise_s=elementwise,
+        experts_run=experts_run,
+        rows_per_expert=per_expert,
+    )
+
+
+def moe_decode_s(
+    scenario: Scenario,
+    pool: ServingPool,
+    batch: float,
+    rows_per_step: int,
+    context: float,
+    tp_comm: bool = True,
+) -> float:
+    """One decode step of an MoE instance of ``pool`` holding ``batch`` sequences.
+
+    Per layer the attention projections and the non-routed MLP over the rows, max(KV read,
+    attention FLOPs), the element-wise kernels and the other kernels' launch; per MoE layer
+    the routed experts' grouped GEMMs (:func:`moe_layer_s`); the output head for every row.
+    Without expert parallelism pipeline stages run pp micro-batches as the dense path does;
+    with it the instance is one attention data-parallel rank (``tp`` GPUs) of an expert group
+    of ``ep`` GPUs whose instances all step together."""
+    model = scenario.model
+    tp, ep = max(1, pool.tp), max(1, pool.ep)
+    pp = 1 if ep > 1 else max(1, pool.pp)
+    live = max(batch, 0.0) / pp
+    # continuous in the batch (the load model's fixed points need a step that grows with it)
+    rows = max(1.0, live * rows_per_step)
+    group = rows * ep / max(1, pool.gpus_per_instance) if ep > 1 else rows
+    parts = moe_layer_s(
+        scenario.gpu,
+        scenario.precision,
+        model,
+        float(rows),
+        tp,
+        ep,
+        max(1, pool.experts_per_gpu),
+        group,
+    )
+    kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
+    kv_read = live * context * kv_bytes_per_token(model, scenario.precision) / model.layers
+    attention = max(
+        kv_read / kv_split / _hbm_bytes_per_s(scenario),
+        rows
+        * context
+        * decode_attention_flops_per_context_token(model)
+        / tp
+        / _attention_flops_per_s(scenario),
+    )
+    layer = (
+        parts.attention_gemm_s
+        + parts.shared_gemm_s
+        + parts.elementwise_s
+        + attention
+        + _other_kernels_s_per_layer(scenario)
+    )
+    stage = (
+        model.layers / pp * layer
+        + model.moe_layers / pp * parts.routed_s
+        + _output_head_s(scenario, rows, tp) / pp
+    )
+    step = pp * stage
+    if tp_comm and tp > 1 and tp <= scenario.gpus_per_node:
+        step += (
+            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+        )
+    return step
+
+
+def _moe_prefill_attention_flops_per_s(scenario: Scenario) -> float:
+    """Context attention of an MoE prefill: in FP8 only where the deployment keeps an fp8 KV
+    cache (:func:`kv_element_bytes`: GQA models); MLA caches stay bf16 (FlashMLA), so MLA's
+    prefill attention runs in bf16 at the training attention rate."""
+    if kv_element_bytes(scenario.precision, latent_kv(scenario.model)) < 2.0:
+        return _prefill_attention_flops_per_s(scenario)
+    gpu = scenario.gpu
+    p = profile(gpu)
+    peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
+    return p.attention_fraction * p.sustained_ratio * peak * 1e12
+
+
+def moe_prefill_pass_s(
+    scenario: Scenario, pool: ServingPool, rows: float, prompts: float, context: float
+) -> float:
+    """One prefill forward pass of ``rows`` tokens (``prompts`` prompts, attention span
+    ``context`` per token: cached prefix + half the new tokens) on an MoE instance, without
+    expert-parallel communication; pipeline stages one after another (the caller divides)."""
+    model = scenario.model
+    tp, ep = max(1, pool.tp), max(1, pool.ep)
+    group = rows * ep / max(1, pool.gpus_per_instance) if ep > 1 else rows
+    parts = moe_layer_s(
+        scenario.gpu,
+        scenario.precision,
+        model,
+        float(rows),
+        tp,
+        ep,
+        max(1, pool.experts_per_gpu),
+        group,
+    )
+    attention = (
+        rows
+        * context
+        * attention_flops_per_query_key(model)
+        / tp
+        / _moe_prefill_attention_flops_per_s(scenario)
+    )
+    passes = (
+        model.layers
+        * (parts.attention_gemm_s + parts.shared_gemm_s + parts.elementwise_s + attention)
+        + model.moe_layers * parts.routed_s
+        + _output_head_s(scenario, max(1.0, prompts), tp)
+    )
+    if tp > 1 and tp <= scenario.gpus_per_node:
+        passes += (
+            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+        )
+    return passes
+
+
+def moe_prefill_alone_s(scenario: Scenario, pool: ServingPool) -> float:
+    """One prompt alone on an MoE instance (no packing): the latency a request sees."""
+    inf = scenario.inference
+    assert inf is not None
+    tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
+    if tokens <= 0:
+        return 0.0
+    context = max(0.0, inf.prompt_tokens - tokens / 2.0)
+    return moe_prefill_pass_s(scenario, pool, tokens, 1.0, context)
+
+
 _DECODE_CACHE: dict[tuple[Any, ...], float] = {}
 """Dense decode steps by value, bounded: every replica count the deployment search weighs and
 every rate the load model tries asks again for the decode step of the same batch on the same
@@ -459,44 +699,7 @@ def decode_compute_s(
         return dense_decode_s(
             scenario, batch, serving_plan.rows_per_step, context, pool.tp, pool.pp
         )
-    weight_bytes = WEIGHT_BYTES[scenario.precision]
-    live_batch = max(batch, 0.0)
-    rows = live_batch * serving_plan.rows_per_step
-    hbm = _hbm_bytes_per_s(scenario)
-    tp, pp = pool.tp, pool.pp
-    kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
-    if pool.ep > 1:
-        hit = experts_hit_fraction(model, max(1, round(rows * pool.ep / pool.gpus_per_instance)))
-        weights = (
-            model.dense_params * weight_bytes / tp
-            + pool.experts_per_gpu * _expert_bytes(model, weight_bytes) * hit
-        )
-        gemm = rows * 2.0 * _matmul_active_params(model) / tp
-        share = tp
-        stages = 1
-    else:
-        # pipeline parallel: the batch runs as pp micro-batches (vLLM virtual engines,
-        # TensorRT-LLM / SGLang micro-batches), so every stage works on one micro-batch of
-        # rows / pp while the others hold the rest; a step (every sequence one token) is pp
-        # stage times of one micro-batch
-        live_batch /= pp
-        rows /= pp
-        hit = experts_hit_fraction(model, max(1, round(rows)))
-        weights = (model.dense_params + model.expert_params * hit) * weight_bytes / (tp * pp)
-        gemm = rows * 2.0 * _matmul_active_params(model) / (tp * pp)
-        share = tp * pp
-        stages = pp
-    kv_read = live_batch * context * kv_bytes_per_token(model, scenario.precision) / (kv_split * pp)
-    attn = rows * context * model.layers * decode_attention_flops_per_context_token(model) / share
-    gemm_s = max(weights / hbm, gemm / _gemm_flops_per_s(scenario, tp))
-    attn_s = max(kv_read / hbm, attn / _attention_flops_per_s(scenario))
-    step = stages * (gemm_s + attn_s) + DECODE_KERNEL_OVERHEAD_S_PER_LAYER * model.layers
-    if tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
-        # each micro-batch's all-reduces over its own layers: layers x AR(rows) per step
-        step += (
-            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
-        )
-    return step
+    return moe_decode_s(scenario, pool, batch, serving_plan.rows_per_step, context)
 
 
 def _ep_domain(
@@ -618,33 +821,29 @@ def prefill_service_s(
     """Seconds one instance spends on one request's prompt at full batching efficiency."""
 
     model = scenario.model
-    flops_tok = forward_flops_per_token(model, serving_plan.prompt_tokens)
     tokens = serving_plan.computed_prompt_tokens
     if tokens <= 0:
         return 0.0
     if not model.is_moe:
         return dense_prefill_s(scenario, serving_plan.prompt_tokens, tokens, pool.tp, pool.pp)
-    fps = _gemm_flops_per_s(scenario, pool.tp) * (
-        SERVING_PREFILL_EFFICIENCY if pool.ep > 1 else DENSE_PREFILL_EFFICIENCY
-    )
+    # attention span per new token: the cached prefix and half the new tokens (causal)
+    context = max(0.0, serving_plan.prompt_tokens - tokens / 2.0)
     if pool.ep > 1:
+        # expert-parallel prefill: DeepEP normal kernels over a batch of
+        # PREFILL_TOKENS_PER_GPU_EP tokens, two micro-batches hiding most of the all-to-all
         batch = max(PREFILL_TOKENS_PER_GPU_EP, tokens)
-        compute = batch * flops_tok / (pool.tp * fps)
+        compute = (
+            moe_prefill_pass_s(scenario, pool, batch, batch / tokens, context)
+            / SERVING_PREFILL_EFFICIENCY
+        )
         comm = ep_comm_s(scenario, pool, batch, design, bound, "normal")
         per_batch = overlapped(compute, comm, PREFILL_TBO_OVERLAP)
         return per_batch * tokens / batch
-    # pipeline stages work on successive chunks / prompts at once (chunked prefill keeps
-    # every stage busy under load): the instance's time per prompt is its FLOPs over all
-    # tp x pp GPUs; the extra latency of filling the pipeline is prefill_fill_s
-    compute = tokens * flops_tok / (pool.tp * pool.pp * fps)
-    comm = 0.0
-    if pool.tp > 1 and pool.tp <= scenario.gpus_per_node:
-        comm = (
-            2
-            * model.layers
-            * _intra_time_s(scenario, "all_reduce", tokens * model.hidden * 2.0, pool.tp)
-        )
-    return compute + comm
+    # prompts packed into passes of PREFILL_BATCH_TOKENS rows as the dense path does;
+    # pipeline stages work on successive passes at once (time per prompt over all stages)
+    packed = max(1, int(PREFILL_BATCH_TOKENS // max(1.0, tokens)))
+    rows = packed * tokens
+    return moe_prefill_pass_s(scenario, pool, rows, packed, context) / (pool.pp * packed)
 
 
 def decode_capacity_rps(

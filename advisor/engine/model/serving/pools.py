@@ -14,25 +14,21 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, PoolSpec, Scenario
-from advisor.engine.model.efficiency import (
-    forward_flops_per_token,
-)
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import domain_gpus
 from advisor.engine.model.serving.compute import (
-    DENSE_PREFILL_EFFICIENCY,
     GB,
     MTP_DRAFT_TOKENS,
     PREFILL_TTFT_SHARE,
     ServingPlan,
     _expert_bytes,
-    _gemm_flops_per_s,
     _usable_bytes,
     decode_capacity_rps,
     dense_prefill_s,
     experts_per_gpu,
     kv_bytes_per_token,
     latent_kv,
+    moe_prefill_alone_s,
     prefill_service_s,
 )
 from advisor.engine.result.echo import ServingPool
@@ -122,12 +118,10 @@ def _dense_instance(
                     return pool
                 tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
                 # one prompt alone (no packing): the latency a request sees
-                alone = dense_prefill_s(scenario, inf.prompt_tokens, tokens, tp, 1, pack=False)
                 if model.is_moe:
-                    flops = tokens * forward_flops_per_token(model, inf.prompt_tokens)
-                    alone = flops / (
-                        _gemm_flops_per_s(scenario, tp) * DENSE_PREFILL_EFFICIENCY * tp
-                    )
+                    alone = moe_prefill_alone_s(scenario, pool)
+                else:
+                    alone = dense_prefill_s(scenario, inf.prompt_tokens, tokens, tp, 1, pack=False)
                 if alone <= PREFILL_TTFT_SHARE * inf.target_ttft_ms / 1e3:
                     return pool
         tp *= 2
@@ -401,13 +395,17 @@ carries (GpuSpec.slot_gbps) is the platform's."""
 def reference_design(scenario: Scenario) -> Design:
     """The platform's reference network: InfiniBand, one NIC per GPU at 400G, or at the fastest
     speed the host's PCIe x16 slot carries (100G on a Gen3 V100 host, 200G on Gen4 A100 and
-    L40S hosts: a faster NIC cannot run at line rate there).  Pools are balanced on it,
-    deployments are weighed on it, and a closed loop of users offers the arrival rate it reaches
-    on it; a network the platform cannot carry would rank deployments by traffic it never
-    gets."""
+    L40S hosts: a faster NIC cannot run at line rate there), and no more NICs a server than
+    the platform's reference design has (4 on V100 and L40S hosts: the candidates never offer
+    more).  Pools are balanced on it, deployments are weighed on it, and a closed loop of users
+    offers the arrival rate it reaches on it; a network the platform cannot carry would rank
+    deployments by traffic it never gets."""
     slot = scenario.gpu.slot_gbps
     gbps = next((g for g in REFERENCE_NIC_GBPS if g <= slot), REFERENCE_NIC_GBPS[-1])
-    return Design(fabric="infiniband", nic_gbps=gbps, nics_per_node=scenario.gpus_per_node)
+    nics = scenario.gpus_per_node
+    if scenario.gpu.reference_nic_count > 0:
+        nics = min(nics, scenario.gpu.reference_nic_count)
+    return Design(fabric="infiniband", nic_gbps=gbps, nics_per_node=nics)
 
 
 def _balanced_prefill_servers(
