@@ -4,8 +4,11 @@ properties on the whole grid, docs/MODEL.md 15)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from advisor.engine import evaluate
 from advisor.engine.tools.audit import (
     SERVING_RATE_TOLERANCE,
     AuditCase,
@@ -130,4 +133,57 @@ def test_gpt3_on_three_gb200_trays_serves_no_less_than_on_two(workload: str) -> 
         three.metrics.max_requests_per_s_at_target
         >= two.metrics.max_requests_per_s_at_target * (1 - SERVING_RATE_TOLERANCE)
         > 0
+    )
+
+
+def _llama70b_h200(gpus: int, **inference: object) -> dict[str, Any]:
+    """Llama 3 70B BF16 on H200 at AIConfigurator's 2,048 / 512 tokens, 2 s / 50 ms
+    (docs/MODEL.md 15.2, bench/aic_side_by_side.py)."""
+    spec: dict[str, Any] = {
+        "prompt_tokens": 2048,
+        "output_tokens": 512,
+        "target_ttft_ms": 2000,
+        "target_ms_per_token": 50,
+        "requests_per_s": 1000,
+    }
+    spec.update(inference)
+    return evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h200-sxm",
+            "gpus": gpus,
+            "precision": "bf16",
+            "inference": spec,
+        }
+    )
+
+
+def test_whole_server_pools_are_weighed_beside_the_units_inside_each_server() -> None:
+    """Llama 3 70B on 64 H200 (8 servers) took the best unit inside each server (2 x TP2
+    prefill + 2 x TP2 decode, 541 tokens/s per GPU within the targets, 87 % of AIConfigurator's
+    624); whole-server pools of 5 prefill + 3 decode servers serve 661.  Never less than the
+    in-server choice (8 copies of the one-server deployment), and the KV cache that now
+    crosses servers is priced on the fabric, which the plan needs."""
+    in_server = _llama70b_h200(8, deployment="disaggregated")
+    assert in_server["workload"]["serving"]["kv_inside_domain"] is True
+    unit_rate = in_server["metrics"]["max_requests_per_s_at_target"]
+    r = _llama70b_h200(64)
+    rate = r["metrics"]["max_requests_per_s_at_target"]
+    assert rate >= 8 * unit_rate * 1.15, (rate, unit_rate)
+    assert r["metrics"]["tokens_per_s_per_gpu_at_target"] > 600
+    serving = r["workload"]["serving"]
+    assert serving["kv_inside_domain"] is False
+    pools = serving["pools"]
+    assert pools["prefill"]["servers"] + pools["decode"]["servers"] == 8
+    assert pools["prefill"]["servers"] > pools["decode"]["servers"]
+    assert r["recommendation"]["needs_compute_fabric"] is True
+    # within capacity the KV transfer is on the TTFT path: 671 MB over at least one 400G NIC
+    loaded = _llama70b_h200(64, requests_per_s=40)
+    assert loaded["workload"]["serving"]["kv_inside_domain"] is False
+    assert 671e6 / 50e9 * 1e3 < loaded["metrics"]["kv_transfer_ms"] < 2000
+    # the explicit disaggregated deployment weighs the same pools
+    explicit = _llama70b_h200(64, deployment="disaggregated")
+    assert explicit["metrics"]["max_requests_per_s_at_target"] >= rate * (
+        1 - SERVING_RATE_TOLERANCE
     )

@@ -109,20 +109,25 @@ def test_deepseek_on_l40s_serves_no_less_within_the_targets_on_16_servers_than_o
     assert rates[1] > 1.0, rates
 
 
-def test_a_dense_disaggregated_deployment_keeps_its_pools_inside_every_server_at_every_size() -> (
-    None
-):
+def test_a_dense_disaggregated_deployment_never_flips_its_fabric_back_with_size() -> None:
     """Llama 3.1 70B on H200, deployment disaggregated: weighing the in-server units against
     whole-server pools flipped the deployment and its fabric between 3, 4 and 8 servers
-    (InfiniBand, none, InfiniBand: the audit's capex-falls); the units are kept at every size."""
+    (InfiniBand, none, InfiniBand: the audit's capex-falls), so the units were kept at every
+    size.  The pools are weighed again, now with the servers a smaller deployment's copies
+    leave over each running a unit in the same pools (not idle): once whole-server pools win
+    they win at the next size too (3 servers 2 + 1, 4 servers 3-server pools + 1 unit, 8
+    servers 5 + 3), and the network never gets cheaper."""
     outcomes = [
         run_case(AuditCase("llama3-70b", "h200-sxm", "inference-disaggregated", "default", n))
         for n in (3, 4, 8)
     ]
+    capex = []
     for o in outcomes:
         assert o.result is not None
-        assert o.result.workload.serving.kv_inside_domain is True
-        assert o.result.recommendation.needs_compute_fabric is False
+        assert o.result.workload.serving.kv_inside_domain is False
+        assert o.result.recommendation.needs_compute_fabric is True
+        capex.append(o.result.cost.network_capex_usd)
+    assert capex == sorted(capex), capex
     assert series_violations(outcomes) == []
 
 

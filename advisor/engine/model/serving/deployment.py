@@ -4,6 +4,7 @@ disaggregated) and the smaller deployments run on the whole cluster it is compar
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import replace
 from functools import partial
@@ -310,7 +311,9 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
-        for unit in _by_capacity(scenario, _in_server_plans(scenario)):
+        units = _in_server_plans(scenario)
+        pools = _whole_server_pools(scenario, dom) if units else []
+        for unit in _by_capacity(scenario, units + pools):
             if _below(scenario, unit, best[0][0]):
                 break  # no rate within the targets exceeds the capacity
             score = _serving_score(scenario, unit)
@@ -327,6 +330,8 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             f"TP{wp.plan.tp} replicas"
             if wp.inference.serving.colocated
             else f"{_unit_shape(wp)} in every server"
+            if wp.inference.serving.kv_inside_domain
+            else f"disaggregated pools of {_unit_shape(wp)}"
         )
         note = (
             f"deployment chosen by the load: {kind} serve the most requests/s within the p95 "
@@ -381,7 +386,9 @@ def _unit_shape(wp: WorkloadPlan) -> str:
     """'4 x TP1 prefill + 1 x TP4 decode' of one server's disaggregated unit."""
     assert wp.inference is not None and wp.inference.serving is not None
     sp = wp.inference.serving
-    per = max(1, wp.nodes) if sp.kv_inside_domain else 1
+    if not sp.kv_inside_domain:
+        return f"{sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
+    per = max(1, wp.nodes)
     return (
         f"{sp.prefill.instances // per} x TP{sp.prefill.tp} prefill + "
         f"{sp.decode.instances // per} x TP{sp.decode.tp} decode"
@@ -613,9 +620,12 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         return hit
     units = _in_server_plans(scenario)
     if units:
-        # a dense model whose prefill and decode instances fit one server keeps both pools in
-        # every server (KV cache over NVLink, no fabric): the same deployment at every size
-        best_unit = _best_of(scenario, units)
+        # a dense model whose prefill and decode instances fit one server: the units inside
+        # every server (KV cache over NVLink, no fabric) beside whole-server pools (KV cache
+        # over the fabric), the one serving the most within the targets
+        best_unit = _best_of(scenario, units + _whole_server_pools(scenario, dom))
+        if len(_DISAGG_PLAN_CACHE) > 256:
+            _DISAGG_PLAN_CACHE.clear()
         _DISAGG_PLAN_CACHE[scenario] = best_unit
         return best_unit
     per_domain = _per_domain_plans(scenario, dom)
@@ -661,6 +671,76 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         _DISAGG_PLAN_CACHE.clear()
     _DISAGG_PLAN_CACHE[scenario] = best[1]
     return best[1]
+
+
+def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
+    """Disaggregated pools of whole servers (prefill servers : decode servers balanced by the
+    load model, pools.plan_disaggregated) of a dense model whose units fit one server, weighed
+    beside the units inside each server (docs/MODEL.md 15.2): the pools planned on all of the
+    cluster's servers and copies of those planned on fewer (the rest idle), so that what a
+    smaller cluster serves this way a larger one serves too.  Each request's KV cache crosses
+    the scale-out fabric (priced per design, as for every multi-server pool).  Empty on one
+    server."""
+    if scenario.nodes < 2:
+        return []
+    out: list[WorkloadPlan] = []
+    with contextlib.suppress(ScenarioError):
+        out.append(_disaggregated_whole(scenario, dom))
+    gpn = scenario.gpus_per_node
+    units = in_server_units(replace(scenario, gpus=gpn))
+    for n in _smaller_counts(scenario.nodes):
+        if n < 2:
+            continue
+        try:
+            sub_sp = plan_disaggregated(replace(scenario, gpus=n * gpn))
+        except ScenarioError:
+            continue
+        lifted = _disaggregated_copies(scenario, n, sub_sp)
+        if lifted is not None:
+            out.append(lifted)
+        out.extend(_pools_and_units(scenario, dom, n, sub_sp, units))
+    return out
+
+
+def _pools_and_units(
+    scenario: Scenario, dom: int, n: int, sub_sp: ServingPlan, units: list[ServingPlan]
+) -> list[WorkloadPlan]:
+    """Copies of the whole-server pools planned on ``n`` servers, the servers left over each
+    running a unit inside the server whose instances are alike (one pool of each role, side
+    by side), rather than idle: a cluster one server larger than the pools' serves what they
+    serve and a unit's more.  Every KV cache is priced as crossing the fabric (the units'
+    moves over NVLink: conservative) and the leftover servers count in the prefill pool."""
+    copies = scenario.nodes // n
+    rest = scenario.nodes - copies * n
+    if rest == 0:
+        return []
+    out: list[WorkloadPlan] = []
+    base = _copied(sub_sp, copies, scenario.nodes)
+    for unit in units:
+        if not _alike(sub_sp, unit):
+            continue
+        extra = _copied(unit, rest, rest)
+        merged = replace(
+            base,
+            prefill=replace(
+                _joined(base.prefill, extra.prefill), servers=base.prefill.servers + rest
+            ),
+            decode=replace(_joined(base.decode, extra.decode), servers=base.decode.servers),
+            copies=copies,
+            copy_servers=n,
+            kv_inside_domain=False,
+        )
+        wp = _disaggregated_on(scenario, dom, merged)
+        note = (
+            f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated "
+            f"deployment ({sub_sp.prefill.servers} prefill + {sub_sp.decode.servers} decode "
+            f"servers); the other {rest} server{'s' if rest != 1 else ''} each run "
+            f"{unit.prefill.instances} x TP{unit.prefill.tp} prefill + "
+            f"{unit.decode.instances} x TP{unit.decode.tp} decode, their instances in the same "
+            "pools"
+        )
+        out.append(replace(wp, notes=(*wp.notes, note)))
+    return out
 
 
 def _best_of(scenario: Scenario, plans: list[WorkloadPlan]) -> WorkloadPlan:
