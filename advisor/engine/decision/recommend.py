@@ -42,6 +42,7 @@ from advisor.engine.decision.policy import (
     check_constraints,
     choose,
     departure_phrase,
+    kv_rate_short,
     premium,
     strictly_tied,
 )
@@ -229,12 +230,44 @@ def _recommend(
     choice = choose(facts, scored)
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
+        choice = _kv_rate_kept(facts, scored, choice, evaluate)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
     result = dataclasses.replace(result, scaling=chart(reps))
     _report(progress, 100)
     return result
+
+
+def _kv_rate_kept(
+    facts: JobFacts, scored: list[Scored], choice: Choice, evaluate: Evaluator
+) -> Choice:
+    """A KV-only pick that serves, within the targets, less than the best network weighed
+    does (the widest: RDMA, the most NIC bandwidth per server; beyond the tie band) is ruled
+    out and the choice made again, each new pick with its rate computed
+    (:func:`advisor.engine.decision.policy.kv_rate_short`); the widest never falls short of
+    itself, and a pick already ruled out ends the loop."""
+    if not (facts.inference and facts.kv_only and scored):
+        return choice
+
+    def width(sc: Scored) -> tuple[bool, float, float]:
+        d = design_of(sc.cand)
+        return (d.fabric != ETHERNET, d.nic_gbps * d.nics_per_node, -d.oversubscription)
+
+    # the best network weighed: RDMA, the most NIC bandwidth per server, non-blocking
+    widest = max(scored, key=width)
+    if widest.metrics.max_requests_per_s_at_target is None:
+        widest.metrics = clean(evaluate(widest.cand))
+    while True:
+        best = max(
+            (num(sc.metrics.max_requests_per_s_at_target, 0.0) for sc in scored), default=0.0
+        )
+        reason = kv_rate_short(facts, choice.best, best)
+        if reason is None or reason in choice.best.violations:
+            return choice
+        choice.best.violations.append(reason)
+        choice = choose(facts, scored)
+        choice.best.metrics = clean(evaluate(choice.best.cand))
 
 
 def _pruned(pruned: list[dict[str, Any]]) -> tuple[Pruned, ...]:

@@ -312,13 +312,14 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
         units = _in_server_plans(scenario)
-        pools = _whole_server_pools(scenario, dom) if units else []
-        for unit in _by_capacity(scenario, units + pools):
+        for unit in _by_capacity(scenario, units):
             if _below(scenario, unit, best[0][0]):
                 break  # no rate within the targets exceeds the capacity
             score = _serving_score(scenario, unit)
             if score > best[0]:
                 best = (score, unit)
+        if units:
+            best = _with_pools(scenario, dom, best)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
             tried.append(f"{_unit_shape(best[1])}: {best[0][0]:.3g}")
@@ -623,7 +624,8 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         # a dense model whose prefill and decode instances fit one server: the units inside
         # every server (KV cache over NVLink, no fabric) beside whole-server pools (KV cache
         # over the fabric), the one serving the most within the targets
-        best_unit = _best_of(scenario, units + _whole_server_pools(scenario, dom))
+        unit = _best_of(scenario, units)
+        best_unit = _with_pools(scenario, dom, (_serving_score(scenario, unit), unit))[1]
         if len(_DISAGG_PLAN_CACHE) > 256:
             _DISAGG_PLAN_CACHE.clear()
         _DISAGG_PLAN_CACHE[scenario] = best_unit
@@ -671,6 +673,24 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         _DISAGG_PLAN_CACHE.clear()
     _DISAGG_PLAN_CACHE[scenario] = best[1]
     return best[1]
+
+
+POOLS_MARGIN = 0.05
+"""Whole-server pools, whose KV cache needs a fabric, replace a deployment that needs none only
+when they serve more than this fraction more within the targets (the decision's tie band)."""
+
+
+def _with_pools(
+    scenario: Scenario, dom: int, best: tuple[ServingScore, WorkloadPlan]
+) -> tuple[ServingScore, WorkloadPlan]:
+    """``best`` (a deployment that needs no fabric), or the best whole-server pools when they
+    serve more than POOLS_MARGIN more within the targets."""
+    pools = _whole_server_pools(scenario, dom)
+    if not pools:
+        return best
+    top = _best_of(scenario, pools)
+    score = _serving_score(scenario, top)
+    return (score, top) if score[0] > best[0][0] * (1.0 + POOLS_MARGIN) else best
 
 
 def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
