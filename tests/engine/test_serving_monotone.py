@@ -205,8 +205,9 @@ def test_a_kv_only_network_does_not_cap_the_pools_it_was_bought_for(
     servers once their KV stream ran on the cheaper design the decision bought for it (GPT-3
     175B on 8 B200 servers 7.5 requests/s within the targets on 1 x 400G against 8.4 on 4;
     Llama 3 70B for the cost-minded Ethernet team on 16 MI325X servers 47.8 on Ethernet
-    against 141 on 13).  Every KV-only pick now serves within the tie band what the widest
-    design weighed serves (docs/MODEL.md 15.2)."""
+    against 141 on 13).  The pools are now weighed on the network bought for their KV stream
+    (one RDMA NIC per server) and every KV-only pick serves within the tie band what they serve
+    there (docs/MODEL.md 15, 15.2)."""
     outcomes = [run_case(AuditCase(model, gpu, workload, variant, n)) for n in sizes]
     small, large = (o.result for o in outcomes)
     assert small is not None and large is not None
@@ -215,3 +216,63 @@ def test_a_kv_only_network_does_not_cap_the_pools_it_was_bought_for(
     assert rate_small is not None and rate_large is not None
     assert rate_large >= rate_small * (1 - SERVING_RATE_TOLERANCE), (rate_small, rate_large)
     assert series_violations(outcomes) == []
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "sizes"),
+    [
+        ("llama3-8b", "h100-pcie", (2, 3, 4, 8)),
+        ("llama3-8b", "h20", (4, 8, 13, 16)),
+    ],
+)
+def test_whole_server_pools_once_adopted_stay_adopted(
+    model: str, gpu: str, sizes: tuple[int, ...]
+) -> None:
+    """Whole-server pools replaced the units inside each server wherever they served 5 % more
+    at that size, and that edge is not monotone in the size (the units' queues pool better on
+    more servers): Llama 3 8B on H100 PCIe bought InfiniBand for 1 + 2 pools on 3 servers
+    ($128,030) and none on 4 (units, $12,832); on H20 pools on 4 and 8 servers ($243,580) and
+    units on 13 and 16 ($180,602, $204,836).  The pools are now adopted at N when they win on
+    some 2 <= n <= min(N, 8) servers, sizes that nest, so the fabric never comes and goes
+    (docs/MODEL.md 15.2)."""
+    outcomes = [
+        run_case(AuditCase(model, gpu, "inference-disaggregated", "default", n)) for n in sizes
+    ]
+    assert series_violations(outcomes) == []
+    fabric = []
+    for o in outcomes:
+        assert o.result is not None
+        serving = o.result.workload.serving
+        assert serving is not None
+        fabric.append(serving.kv_inside_domain is False)
+    assert fabric == sorted(fabric), fabric  # False (no fabric) ... then True, never back
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "sizes"),
+    [
+        ("mixtral-8x7b", "b200", (32, 33)),
+        ("gpt3-175b", "a100-80gb-sxm", (2, 3, 4)),
+    ],
+)
+def test_a_kv_only_network_is_held_to_the_network_its_pools_were_weighed_on(
+    model: str, gpu: str, sizes: tuple[int, ...]
+) -> None:
+    """A KV-only pick held to within 5 % of the widest design weighed could sit anywhere in
+    that band, so neighbouring sizes bought different networks: Mixtral 8x7B on 32 B200
+    servers 2 x 400G InfiniBand ($1,055,716; one NIC served 87 % of the widest, its 9 decode
+    servers receiving 23 prefill servers' caches) and on 33 one NIC ($891,964, 95.3 %,
+    10 decode servers), serving 1,749 requests/s within the targets against 1,809; GPT-3 175B
+    on 3 A100 servers 4 x 200G (1 prefill server sending to 2) and 1 x 200G on 4.  The bar is
+    now the rate on one RDMA NIC per server at the reference speed, the network the pools are
+    weighed on and the decision buys (docs/MODEL.md 15.2)."""
+    outcomes = [
+        run_case(AuditCase(model, gpu, "inference-disaggregated", "default", n)) for n in sizes
+    ]
+    assert series_violations(outcomes) == []
+    for o in outcomes:
+        assert o.result is not None
+        picked = [x for x in o.result.options if x.recommended]
+        assert len(picked) == 1
+        assert picked[0].fabric in {"infiniband", "roce"}
+        assert picked[0].nics_per_node == 1, (o.case.servers, picked[0])

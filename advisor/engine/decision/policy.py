@@ -499,21 +499,22 @@ def fastest_group(pool: list[Scored]) -> list[Scored]:
     return [sc for sc in pool if perf_tied(sc, fastest) and perf_tied(sc, by_class[sc.cand.fabric])]
 
 
-def kv_rate_short(facts: JobFacts, sc: Scored, best_at_target: float) -> str | None:
+def kv_rate_short(facts: JobFacts, sc: Scored, planned_at_target: float) -> str | None:
     """Why a design that carries only KV caches is ruled out, or None: it must serve within
-    the targets, within the tie band, what the deployment serves on the best network weighed
-    (the rule TCP already meets in :func:`check_constraints`, for every KV-only design: one
-    400G NIC or Ethernet that caps the KV stream would otherwise serve less on more servers
-    than a smaller cluster, docs/MODEL.md 15.2).  Reads the design's rate within the targets,
-    which the caller computes for the designs it asks about."""
+    the targets, within the tie band, what the deployment serves on the network it was
+    weighed on (``planned_at_target``: one RDMA NIC per server at the reference speed,
+    :func:`advisor.engine.model.serving.pools.kv_design`); Ethernet or slower NICs that cap
+    the KV stream would otherwise serve less on more servers than a smaller cluster
+    (docs/MODEL.md 15.2).  Reads the design's rate within the targets, which the caller
+    computes for the designs it asks about."""
     if not (facts.inference and facts.kv_only and facts.needs_compute_fabric):
         return None
     at_target = num(sc.metrics.max_requests_per_s_at_target, 0.0)
-    if best_at_target <= 0.0 or at_target >= (1.0 - TIE_BAND) * best_at_target:
+    if planned_at_target <= 0.0 or at_target >= (1.0 - TIE_BAND) * planned_at_target:
         return None
     return (
         f"it serves {at_target:,.3g} requests/s within the targets, against "
-        f"{best_at_target:,.3g} on the best network weighed: its KV transfer caps the "
+        f"{planned_at_target:,.3g} on one RDMA NIC per server: its KV transfer caps the "
         "deployment"
     )
 

@@ -76,6 +76,7 @@ from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.serving.pools import kv_design
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
 from advisor.engine.result.records import (
     BreakEven,
@@ -230,7 +231,7 @@ def _recommend(
     choice = choose(facts, scored)
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
-        choice = _kv_rate_kept(facts, scored, choice, evaluate)
+        choice = _kv_rate_kept(facts, s, scored, choice, evaluate)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
@@ -240,29 +241,41 @@ def _recommend(
 
 
 def _kv_rate_kept(
-    facts: JobFacts, scored: list[Scored], choice: Choice, evaluate: Evaluator
+    facts: JobFacts, s: Scenario, scored: list[Scored], choice: Choice, evaluate: Evaluator
 ) -> Choice:
-    """A KV-only pick that serves, within the targets, less than the best network weighed
-    does (the widest: RDMA, the most NIC bandwidth per server; beyond the tie band) is ruled
-    out and the choice made again, each new pick with its rate computed
-    (:func:`advisor.engine.decision.policy.kv_rate_short`); the widest never falls short of
-    itself, and a pick already ruled out ends the loop."""
+    """A KV-only pick that serves, within the targets, less than the network the deployment
+    was weighed on (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per
+    server at the reference speed; the scored RDMA design with the least NIC bandwidth per
+    server at least that, non-blocking) does, beyond the tie band, is ruled out and the
+    choice made again, each new pick with its rate computed
+    (:func:`advisor.engine.decision.policy.kv_rate_short`).  Every RDMA design at least as
+    wide serves at least that rate (more bandwidth is never slower), so the rule rules out
+    only TCP, slower NICs or oversubscription that cap the deployment; a pick already ruled
+    out ends the loop."""
     if not (facts.inference and facts.kv_only and scored):
         return choice
+    kv = kv_design(s)
+    floor_gbps = kv.nic_gbps * kv.nics_per_node
 
-    def width(sc: Scored) -> tuple[bool, float, float]:
+    def gbps(sc: Scored) -> float:
         d = design_of(sc.cand)
-        return (d.fabric != ETHERNET, d.nic_gbps * d.nics_per_node, -d.oversubscription)
+        return d.nic_gbps * d.nics_per_node
 
-    # the best network weighed: RDMA, the most NIC bandwidth per server, non-blocking
-    widest = max(scored, key=width)
-    if widest.metrics.max_requests_per_s_at_target is None:
-        widest.metrics = clean(evaluate(widest.cand))
+    planned = [
+        sc
+        for sc in scored
+        if sc.cand.fabric != ETHERNET
+        and sc.cand.oversubscription <= 1.0
+        and gbps(sc) >= floor_gbps * (1.0 - 1e-9)
+    ]
+    if not planned:
+        return choice
+    bar = min(planned, key=gbps)
+    if bar.metrics.max_requests_per_s_at_target is None:
+        bar.metrics = clean(evaluate(bar.cand))
+    rate = num(bar.metrics.max_requests_per_s_at_target, 0.0)
     while True:
-        best = max(
-            (num(sc.metrics.max_requests_per_s_at_target, 0.0) for sc in scored), default=0.0
-        )
-        reason = kv_rate_short(facts, choice.best, best)
+        reason = kv_rate_short(facts, choice.best, rate)
         if reason is None or reason in choice.best.violations:
             return choice
         choice.best.violations.append(reason)

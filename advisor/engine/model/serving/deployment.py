@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
@@ -29,9 +30,17 @@ from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     colocated_plan,
     in_server_units,
+    kv_design,
     least_pool_servers,
     plan_disaggregated,
     reference_design,
+)
+from advisor.engine.model.serving.scoring import (
+    ServingScore,
+    below,
+    best_of,
+    by_capacity,
+    serving_score,
 )
 from advisor.engine.model.stage_time import _inference_costs
 from advisor.engine.result.echo import Memory, ServingPool
@@ -252,74 +261,20 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
 _REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
 
 
-ServingScore = tuple[float, float, float, float]
-"""(requests/s within both p95 targets, meets both targets at the scenario's load, requests/s
-served at the load, -p95 TTFT at the load): one objective, the rate within the targets, and the
-scenario's own load only to break its ties (docs/MODEL.md 15)."""
-
-
-def _serving_score(scenario: Scenario, wp: WorkloadPlan) -> ServingScore:
-    """:data:`ServingScore` of a plan on the reference network
-    (advisor.engine.model.serving.pools.reference_design), rates to 3 significant digits so
-    that near-equal rates are decided by the next key (and, walking server counts upward, by
-    the smaller deployment: the cheaper one)."""
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
-    model = serving_model(scenario, sp, reference_design(scenario), "point")
-    point = model.operating_point()
-    return (
-        float(f"{model.max_rate_at_target():.3g}"),
-        1.0 if point.meets(sp) else 0.0,
-        float(f"{point.requests_per_s:.3g}"),
-        -float(f"{point.ttft_p95_s:.3g}"),
-    )
-
-
 def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     """Replicas of a dense model that fits one scale-up domain, their tensor-parallel size
     chosen by how they serve the scenario's load (docs/MODEL.md 15.2): every power-of-two TP
     up to the domain that holds the weights and the users' KV cache, scored by
-    :func:`_serving_score` on the reference network (the smaller TP on a tie).  ``None`` when
+    :func:`serving_score` on the reference network (the smaller TP on a tie).  ``None`` when
     no replica fits one domain (the split planner below takes over)."""
     if scenario in _REPLICA_PLAN_CACHE:
         return _REPLICA_PLAN_CACHE[scenario]
     inf = scenario.inference
     assert inf is not None
-    best: tuple[ServingScore, WorkloadPlan] | None = None
-    tried: list[str] = []
-    for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
-        # a TP that does not divide the cluster runs on the whole servers it fills, the rest
-        # idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays)
-        used = scenario.gpus // tp * tp
-        if scenario.model.heads % tp or used % scenario.gpus_per_node:
-            continue
-        fixed = replace(
-            scenario,
-            gpus=used,
-            parallelism=ParallelismSpec(tp=tp, pp=1),
-            inference=replace(inf, deployment="replicas"),
-        )
-        try:
-            wp = _plan_inference(fixed)
-        except ScenarioError:
-            continue
-        if used < scenario.gpus:
-            wp = _with_idle_servers(scenario, wp, fixed.nodes)
-        score = _serving_score(scenario, wp)
-        tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
-        if best is None or score > best[0]:
-            best = (score, wp)
+    best, tried = _fabric_free_best(scenario, dom)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
-        # disaggregated prefill and decode pools inside each server (KV over NVLink)
-        units = _in_server_plans(scenario)
-        for unit in _by_capacity(scenario, units):
-            if _below(scenario, unit, best[0][0]):
-                break  # no rate within the targets exceeds the capacity
-            score = _serving_score(scenario, unit)
-            if score > best[0]:
-                best = (score, unit)
-        if units:
-            best = _with_pools(scenario, dom, best)
+        if _in_server_plans(scenario):
+            best = _with_pools(scenario, dom, best, _fabric_free_rate)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
             tried.append(f"{_unit_shape(best[1])}: {best[0][0]:.3g}")
@@ -351,24 +306,72 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     return chosen
 
 
-def _capacity_rps(scenario: Scenario, wp: WorkloadPlan) -> float:
-    """Requests/s a plan sustains on the reference network: an upper bound of its rate within
-    the targets (a few step times, where the rate within the targets bisects the load model)."""
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
-    return serving_model(scenario, sp, reference_design(scenario), "point").capacity_rps()
+_FABRIC_FREE_CACHE: dict[
+    Scenario, tuple[tuple[ServingScore, WorkloadPlan] | None, tuple[str, ...]]
+] = {}
 
 
-def _by_capacity(scenario: Scenario, plans: list[WorkloadPlan]) -> list[WorkloadPlan]:
-    """``plans`` by capacity, largest first (stable), so the search can stop at the first one
-    whose capacity is below the best rate within the targets found so far."""
-    return sorted(plans, key=lambda wp: -_capacity_rps(scenario, wp))
+def _fabric_free_best(
+    scenario: Scenario, dom: int
+) -> tuple[tuple[ServingScore, WorkloadPlan] | None, list[str]]:
+    """The best deployment of a model that fits one scale-up domain that needs no fabric:
+    replicas at every power-of-two TP and (when the engine chooses) the disaggregated units
+    inside each server, scored on the reference network (:func:`serving_score`, the smaller
+    TP on a tie); with what each TP served, for the answer's note."""
+    hit = _FABRIC_FREE_CACHE.get(scenario)
+    if hit is not None:
+        return hit[0], list(hit[1])
+    inf = scenario.inference
+    assert inf is not None
+    best: tuple[ServingScore, WorkloadPlan] | None = None
+    tried: list[str] = []
+    for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
+        # a TP that does not divide the cluster runs on the whole servers it fills, the rest
+        # idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays)
+        used = scenario.gpus // tp * tp
+        if scenario.model.heads % tp or used % scenario.gpus_per_node:
+            continue
+        fixed = replace(
+            scenario,
+            gpus=used,
+            parallelism=ParallelismSpec(tp=tp, pp=1),
+            inference=replace(inf, deployment="replicas"),
+        )
+        try:
+            wp = _plan_inference(fixed)
+        except ScenarioError:
+            continue
+        if used < scenario.gpus:
+            wp = _with_idle_servers(scenario, wp, fixed.nodes)
+        score = serving_score(scenario, wp)
+        tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
+        if best is None or score > best[0]:
+            best = (score, wp)
+    if inf.deployment is None and not inf.independent_replicas and best is not None:
+        # disaggregated prefill and decode pools inside each server (KV over NVLink)
+        for unit in by_capacity(scenario, _in_server_plans(scenario)):
+            if below(scenario, unit, best[0][0]):
+                break  # no rate within the targets exceeds the capacity
+            score = serving_score(scenario, unit)
+            if score > best[0]:
+                best = (score, unit)
+    if len(_FABRIC_FREE_CACHE) > 256:
+        _FABRIC_FREE_CACHE.clear()
+    _FABRIC_FREE_CACHE[scenario] = (best, tuple(tried))
+    return best, tried
 
 
-def _below(scenario: Scenario, wp: WorkloadPlan, best_rate: float) -> bool:
-    """Whether ``wp`` cannot reach ``best_rate`` (3 significant digits) within the targets:
-    its capacity bounds its rate within the targets from above."""
-    return _capacity_rps(scenario, wp) < best_rate * (1.0 - 5e-3)
+def _fabric_free_rate(scenario: Scenario) -> float:
+    """Requests/s within the targets of the engine's deployment that needs no fabric
+    (:func:`_fabric_free_best`) on ``scenario``'s servers; 0 when none fits."""
+    best, _ = _fabric_free_best(scenario, domain_gpus(scenario))
+    return best[0][0] if best is not None else 0.0
+
+
+def _units_rate(scenario: Scenario) -> float:
+    """Requests/s within the targets of the best disaggregated unit inside each server."""
+    units = _in_server_plans(scenario)
+    return serving_score(scenario, best_of(scenario, units))[0] if units else 0.0
 
 
 def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
@@ -492,7 +495,7 @@ def _with_idle_servers(scenario: Scenario, wp: WorkloadPlan, used: int) -> Workl
 def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     """The engine's own deployment for a model that spans servers: the split planner's plan,
     a disaggregated one (MoE), and the same on fewer servers copied over the cluster (the rest
-    idle, as the training planner leaves GPUs idle), scored by :func:`_serving_score` on the
+    idle, as the training planner leaves GPUs idle), scored by :func:`serving_score` on the
     reference network (requests/s within both p95 targets first); walking server counts
     upward, a candidate replaces the incumbent only when it scores higher, so a tie keeps the
     smaller deployment.  Every smaller deployment weighed here is a candidate of the larger
@@ -533,7 +536,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             lifted = wp if n == nodes else _lift(scenario, sub, wp)
             if lifted is None:
                 continue
-            score = _serving_score(scenario, lifted)
+            score = serving_score(scenario, lifted)
             if best is None or score > best[0]:
                 best = (score, lifted, n)
             elif n == nodes:
@@ -605,7 +608,7 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     unit inside a server, copied onto every server (pools.in_server_units).  Otherwise the
     disaggregated deployment on all servers, or copies of the one planned on fewer servers
     (the rest idle) when those serve more requests/s within the p95 targets
-    (:func:`_serving_score`): more servers never serve worse.  Pools given in
+    (:func:`serving_score`): more servers never serve worse.  Pools given in
     ``inference.pools`` are planned as given."""
     inf = scenario.inference
     assert inf is not None
@@ -624,8 +627,10 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         # a dense model whose prefill and decode instances fit one server: the units inside
         # every server (KV cache over NVLink, no fabric) beside whole-server pools (KV cache
         # over the fabric), the one serving the most within the targets
-        unit = _best_of(scenario, units)
-        best_unit = _with_pools(scenario, dom, (_serving_score(scenario, unit), unit))[1]
+        unit = best_of(scenario, units)
+        best_unit = _with_pools(scenario, dom, (serving_score(scenario, unit), unit), _units_rate)[
+            1
+        ]
         if len(_DISAGG_PLAN_CACHE) > 256:
             _DISAGG_PLAN_CACHE.clear()
         _DISAGG_PLAN_CACHE[scenario] = best_unit
@@ -634,7 +639,7 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     if per_domain:
         # a cluster of several NVL72 racks whose deployment fits one rack keeps both pools in
         # every rack (KV cache and expert all-to-all over NVLink, no fabric), as one rack does
-        best_domain = _best_of(scenario, per_domain)
+        best_domain = best_of(scenario, per_domain)
         if len(_DISAGG_PLAN_CACHE) > 256:
             _DISAGG_PLAN_CACHE.clear()
         _DISAGG_PLAN_CACHE[scenario] = best_domain
@@ -643,7 +648,7 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         whole = _disaggregated_whole(scenario, dom)
     except ScenarioError as err:
         raise _with_alternatives(scenario, err) from err
-    best: tuple[ServingScore, WorkloadPlan] | None = (_serving_score(scenario, whole), whole)
+    best: tuple[ServingScore, WorkloadPlan] | None = (serving_score(scenario, whole), whole)
     gpn = scenario.gpus_per_node
     candidates: list[WorkloadPlan] = []
     for n in _smaller_counts(scenario.nodes) if scenario.nodes > 2 else []:
@@ -656,12 +661,12 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         lifted = _disaggregated_copies(scenario, n, sub_sp)
         if lifted is not None:
             candidates.append(lifted)
-    for lifted in _by_capacity(scenario, candidates):
-        if best is not None and _below(scenario, lifted, best[0][0]):
+    for lifted in by_capacity(scenario, candidates):
+        if best is not None and below(scenario, lifted, best[0][0]):
             break  # no rate within the targets exceeds the capacity
-        score = _serving_score(scenario, lifted)
+        score = serving_score(scenario, lifted)
         if best is None or score > best[0]:
-            rate_whole = _serving_score(scenario, whole)[0]
+            rate_whole = serving_score(scenario, whole)[0]
             why = (
                 f"chosen over the deployment planned on all {scenario.nodes} servers: "
                 f"{score[0]:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
@@ -678,19 +683,64 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
 POOLS_MARGIN = 0.05
 """Whole-server pools, whose KV cache needs a fabric, replace a deployment that needs none only
 when they serve more than this fraction more within the targets (the decision's tie band)."""
+POOLS_DECIDED_UP_TO = 8
+"""Servers up to which whole-server pools are weighed against the deployment that needs no
+fabric (:func:`_pools_adopted`); a larger cluster repeats the decision of the largest of them
+(its pools include copies of theirs)."""
+
+_POOLS_WIN_CACHE: dict[Scenario, bool] = {}
 
 
 def _with_pools(
-    scenario: Scenario, dom: int, best: tuple[ServingScore, WorkloadPlan]
+    scenario: Scenario,
+    dom: int,
+    best: tuple[ServingScore, WorkloadPlan],
+    fabric_free_rate: Callable[[Scenario], float],
 ) -> tuple[ServingScore, WorkloadPlan]:
-    """``best`` (a deployment that needs no fabric), or the best whole-server pools when they
-    serve more than POOLS_MARGIN more within the targets."""
+    """``best`` (a deployment that needs no fabric), or the best whole-server pools, weighed
+    on the KV network the decision buys for them (:func:`pools.kv_design`, one RDMA NIC per
+    server), when :func:`_pools_adopted`."""
+    if not _pools_adopted(scenario, dom, best[0][0], fabric_free_rate):
+        return best
     pools = _whole_server_pools(scenario, dom)
     if not pools:
         return best
-    top = _best_of(scenario, pools)
-    score = _serving_score(scenario, top)
-    return (score, top) if score[0] > best[0][0] * (1.0 + POOLS_MARGIN) else best
+    kv = kv_design(scenario)
+    top = best_of(scenario, pools, kv)
+    return serving_score(scenario, top, kv), top
+
+
+def _pools_adopted(
+    scenario: Scenario,
+    dom: int,
+    fabric_free_here: float,
+    fabric_free_rate: Callable[[Scenario], float],
+) -> bool:
+    """Whether whole-server pools replace the deployment that needs no fabric: on some
+    cluster of n servers, 2 <= n <= min(servers, POOLS_DECIDED_UP_TO), the pools balanced on
+    all n serve, within the targets on :func:`pools.kv_design`, more than POOLS_MARGIN more
+    than that deployment does on the n servers.  The sizes weighed at N include those weighed
+    at every smaller size, so once pools are adopted they stay adopted as servers are added:
+    the fabric (and its cost) never comes and goes with the cluster size (docs/MODEL.md 15.2).
+    ``fabric_free_rate`` gives that deployment's rate on a smaller cluster."""
+    gpn = scenario.gpus_per_node
+    for n in range(2, min(scenario.nodes, POOLS_DECIDED_UP_TO) + 1):
+        sub = scenario if n == scenario.nodes else replace(scenario, gpus=n * gpn)
+        hit = _POOLS_WIN_CACHE.get(sub)
+        if hit is None:
+            base = fabric_free_here if n == scenario.nodes else fabric_free_rate(sub)
+            hit = False
+            with contextlib.suppress(ScenarioError):
+                sub_dom = dom if n == scenario.nodes else domain_gpus(sub)
+                pools = _disaggregated_whole(sub, sub_dom)
+                rate = serving_score(sub, pools, kv_design(sub))[0]
+                hit = rate > base * (1.0 + POOLS_MARGIN)
+            if len(_POOLS_WIN_CACHE) > 256:
+                _POOLS_WIN_CACHE.clear()
+            _POOLS_WIN_CACHE[sub] = hit
+        if hit:
+            return True
+    return False
 
 
 def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
@@ -761,20 +811,6 @@ def _pools_and_units(
         )
         out.append(replace(wp, notes=(*wp.notes, note)))
     return out
-
-
-def _best_of(scenario: Scenario, plans: list[WorkloadPlan]) -> WorkloadPlan:
-    """The plan of ``plans`` with the highest :func:`_serving_score` (the first on a tie),
-    largest capacity first, stopping where capacity falls below the best rate so far."""
-    best: tuple[ServingScore, WorkloadPlan] | None = None
-    for wp in _by_capacity(scenario, plans):
-        if best is not None and _below(scenario, wp, best[0][0]):
-            break
-        score = _serving_score(scenario, wp)
-        if best is None or score > best[0]:
-            best = (score, wp)
-    assert best is not None
-    return best[1]
 
 
 def _with_alternatives(scenario: Scenario, err: ScenarioError) -> ScenarioError:

@@ -408,6 +408,16 @@ def reference_design(scenario: Scenario) -> Design:
     return Design(fabric="infiniband", nic_gbps=gbps, nics_per_node=nics)
 
 
+def kv_design(scenario: Scenario) -> Design:
+    """The least network the decision buys for a deployment whose only cross-server traffic is
+    KV caches: one RDMA NIC per server at the reference speed (:func:`reference_design`'s NIC;
+    docs/MODEL.md 15.2, "A serving fabric sized for serving traffic": fewer NICs than GPUs are
+    no departure there).  Whole-server pools of a model that fits one server are weighed on
+    it, so the rate the planner counts on is the rate of the network bought, not of one NIC
+    per GPU."""
+    return replace(reference_design(scenario), nics_per_node=1)
+
+
 def _balanced_prefill_servers(
     scenario: Scenario,
     context: int,
