@@ -46,7 +46,7 @@ from advisor.engine.model.stage_time import (
     _stage_time_per_microbatch,
     _training_costs,
 )
-from advisor.engine.model.training_step import training_step_time_s
+from advisor.engine.model.training_step import plan_floor_s, training_step_time_s
 from advisor.engine.result.echo import Memory
 
 # ----------------------------------------------------------------------------- planner
@@ -667,6 +667,36 @@ def _reference_step_s(scenario: Scenario, c: _Candidate) -> float:
     )
 
 
+def _priced_steps(
+    plans: Sequence[tuple[Plan, Memory]],
+    scenario: Scenario,
+    workloads: Sequence[WorkloadPlan | None] = (),
+    first: int | None = None,
+) -> list[float]:
+    """The full step of each plan on :data:`REFERENCE_DESIGN` (each on its own servers), or
+    ``inf`` for a plan that cannot be the fastest: branch and bound on its compute floor
+    (:func:`training_step.plan_floor_s`, a lower bound of its step that needs neither its
+    workload nor the network).  Plans are priced lowest floor first (``first``, if given,
+    before all), and one whose floor is above the least step priced so far is not priced:
+    its step is at least its floor, so above the least, and a ``min`` over ``(step, ...)``
+    picks the same plan as over the priced steps of every plan.  ``workloads``: the plans'
+    workloads where already built (the others are built when priced)."""
+    floors = [plan_floor_s(scenario, plan) for plan, _ in plans]
+    order = sorted(range(len(plans)), key=lambda i: (i != first, floors[i], i))
+    steps = [math.inf] * len(plans)
+    least = math.inf
+    for i in order:
+        if floors[i] > least and i != first:
+            break  # sorted by floor: no later plan can be below the least either
+        workload = workloads[i] if i < len(workloads) else None
+        if workload is None:
+            plan, mem = plans[i]
+            workload = _training_workload(scenario, plan, mem, notes=())
+        steps[i] = training_step_time_s(scenario, workload, REFERENCE_DESIGN)
+        least = min(least, steps[i])
+    return steps
+
+
 def _level_best(
     scenario: Scenario, smaller_best: _Candidate | None
 ) -> tuple[_Candidate | None, tuple[_Candidate, ...]]:
@@ -678,12 +708,19 @@ def _level_best(
             _LEVEL_CACHE.clear()
         contenders = _ranked_contenders(scenario)
         pool = [*contenders, *([smaller_best] if smaller_best is not None else [])]
+        steps = _priced_steps(
+            [(_candidate_plan(scenario, c, "planner"), c.mem) for c in pool],
+            scenario,
+        )
         best = (
-            min(pool, key=lambda c: (_reference_step_s(scenario, c), c.tp * c.pp * c.cp * c.dp))
+            min(
+                range(len(pool)),
+                key=lambda i: (steps[i], pool[i].tp * pool[i].pp * pool[i].cp * pool[i].dp),
+            )
             if pool
             else None
         )
-        _LEVEL_CACHE[scenario] = (best, contenders)
+        _LEVEL_CACHE[scenario] = (pool[best] if best is not None else None, contenders)
     return _LEVEL_CACHE[scenario]
 
 
@@ -722,15 +759,21 @@ def _fastest_on_fewer_gpus(
         return chosen
     seen: dict[tuple[Any, ...], tuple[float, int, _Candidate]] = {}
     workloads: dict[tuple[Any, ...], WorkloadPlan] = {}
+    unique: list[tuple[tuple[Any, ...], _Candidate, WorkloadPlan]] = []
     for c in candidates:
         key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
-        if key in seen:
+        if key in workloads:
             continue
         plan = _candidate_plan(scenario, c, "planner")
-        workload = _training_workload(scenario, plan, c.mem, notes=())
-        step = training_step_time_s(scenario, workload, REFERENCE_DESIGN)
-        seen[key] = (step, plan.gpus_used, c)
-        workloads[key] = workload
+        workloads[key] = _training_workload(scenario, plan, c.mem, notes=())
+        unique.append((key, c, workloads[key]))
+    # the chosen plan is always priced (its step is the note's); a plan whose floor is above
+    # the least step priced keeps ``inf`` and loses the ``min`` as it would with its step
+    steps = _priced_steps(
+        [(w.plan, c.mem) for _, c, w in unique], scenario, [w for _, _, w in unique], first=0
+    )
+    for (key, c, w), step in zip(unique, steps, strict=True):
+        seen[key] = (step, w.plan.gpus_used, c)
     best = min(seen.values(), key=lambda x: (x[0], x[1]))
     others.extend(workload for key, workload in workloads.items() if seen[key][2] is not best[2])
     for c in level_contenders:

@@ -219,28 +219,17 @@ def _intra_time_cached(scenario: Scenario, nbytes: float, ranks: int) -> float:
     return v
 
 
-def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
+def _compute_terms(
+    scenario: Scenario, plan: Plan
+) -> tuple[int, tuple[int, int, int], float, float, float]:
+    """(micro-batches, stage layers, TP seconds of a stage per micro-batch, compute seconds,
+    optimizer seconds) of a training plan: the part of :func:`_training_costs` that the
+    compute floor (:func:`training_step.plan_floor_s`) reads, shared so the floor is the
+    same float as the one of the plan's :class:`TrainingPlan`."""
     assert scenario.training is not None
     m = scenario.model
     tp, pp, dp, ep, mb, cp = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.cp
-    used = plan.gpus_used or scenario.gpus
     microbatches = _microbatches(scenario.training.global_batch_sequences, dp, mb)
-    batch = microbatches * dp * mb
-    seq = scenario.sequence_length
-    tokens = batch * seq
-    fwd = forward_flops_per_token(m, seq)
-    passes = 4.0 if plan.recompute == "full" else 3.0
-    # recomputation repeats every layer's forward pass but not the output (logit) layer
-    recompute_flops = (
-        fwd - 2.0 * m.hidden * m.vocab
-        if plan.recompute == "full"
-        else mla_up_projection_flops_per_token(m) * m.layers
-    )
-    hardware_flops = tokens * (3.0 * fwd + recompute_flops) / used
-    model_flops = tokens * fwd * 3.0 / used
-    # causal attention executes half of the 4 s h per layer that fwd counts
-    causal_fwd = fwd - 2.0 * seq * m.heads * m.head_dim * m.layers
-    causal_model_flops = tokens * causal_fwd * 3.0 / used
     stages = (
         (plan.first_stage_layers or math.ceil(m.layers / pp)),
         math.ceil(m.layers / pp)
@@ -266,6 +255,34 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
         * OPTIMIZER_BYTES_PER_PARAM
         / (scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
     )
+    return microbatches, stages, tp_stage_s, compute_s, optimizer_s
+
+
+def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
+    assert scenario.training is not None
+    m = scenario.model
+    tp, pp, dp, ep, mb, cp = plan.tp, plan.pp, plan.dp, plan.ep, plan.micro_batch, plan.cp
+    used = plan.gpus_used or scenario.gpus
+    microbatches, stages, tp_stage_s, compute_s, optimizer_s = _compute_terms(scenario, plan)
+    batch = microbatches * dp * mb
+    seq = scenario.sequence_length
+    tokens = batch * seq
+    fwd = forward_flops_per_token(m, seq)
+    passes = 4.0 if plan.recompute == "full" else 3.0
+    # recomputation repeats every layer's forward pass but not the output (logit) layer
+    recompute_flops = (
+        fwd - 2.0 * m.hidden * m.vocab
+        if plan.recompute == "full"
+        else mla_up_projection_flops_per_token(m) * m.layers
+    )
+    hardware_flops = tokens * (3.0 * fwd + recompute_flops) / used
+    model_flops = tokens * fwd * 3.0 / used
+    # causal attention executes half of the 4 s h per layer that fwd counts
+    causal_fwd = fwd - 2.0 * seq * m.heads * m.head_dim * m.layers
+    causal_model_flops = tokens * causal_fwd * 3.0 / used
+    dense = m.dense_params / (tp * pp)
+    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
+    edp = max(1, dp * cp // ep) if m.is_moe else dp * cp
     act_bytes = _act_bytes(scenario)
     dom = domain_gpus(scenario)
     stage_layers = max(stages) if pp > 1 else m.layers

@@ -27,7 +27,8 @@ from advisor.engine.model.collectives import (
 from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride, net_for
 from advisor.engine.model.efficiency import profile
 from advisor.engine.model.placement import Communicator
-from advisor.engine.model.plans import GroupLayout, TrainingPlan, WorkloadPlan
+from advisor.engine.model.plans import GroupLayout, Plan, TrainingPlan, WorkloadPlan
+from advisor.engine.model.stage_time import _compute_terms
 
 # ----------------------------------------------------------------------------- training
 
@@ -250,6 +251,21 @@ def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
     """A step can be no shorter than compute + optimizer + the compute part of the bubble
     (every communication term of :func:`_training_times` is >= 0)."""
     return t.compute_s + t.optimizer_s + (pp - 1) / max(1, vp) * t.compute_s / t.microbatches
+
+
+def plan_floor_s(scenario: Scenario, plan: Plan) -> float:
+    """:func:`_compute_floor_s` of a training plan without building its workload (its
+    communicators, traffic and layouts): the same float as the floor of the plan's
+    :class:`TrainingPlan` (the same terms, :func:`stage_time._compute_terms`, in the same
+    order), so a lower bound of its step on every design, in every bound's world.  The
+    planner prices a contender's full step only when this floor is below the best step so far
+    (MODEL.md 5.3, cost)."""
+    microbatches, _, _, compute_s, optimizer_s = _compute_terms(scenario, plan)
+    return (
+        compute_s
+        + optimizer_s
+        + (plan.pp - 1) / max(1, plan.virtual_stages) * compute_s / microbatches
+    )
 
 
 def _floors(workload: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:

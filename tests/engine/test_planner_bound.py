@@ -1,0 +1,172 @@
+"""The planner's branch and bound on a contender's compute floor (MODEL.md 5.3, cost): the
+floor (``training_step.plan_floor_s``) is never above the plan's full step, on any design and
+in any bound's world, and pruning by it chooses what pricing every contender chooses."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import advisor.engine.model.planner as planner
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model.memory import training_memory
+from advisor.engine.model.planner import (
+    RECOMPUTE_ORDER,
+    REFERENCE_DESIGN,
+    VIRTUAL_STAGES,
+    _Candidate,
+    _candidate_plan,
+    _shape_rows,
+    _training_workload,
+    plan_workload,
+)
+from advisor.engine.model.training_step import (
+    _compute_floor_s,
+    _training_times,
+    plan_floor_s,
+    training_step_time_s,
+)
+
+MODELS = ("llama3-8b", "llama3-70b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3", "llama3.1-405b")
+GPUS = ("h100-sxm", "a100-80gb-sxm", "mi300x", "gb200-nvl72", "l40s", "b200")
+
+
+def _scenario(model: str, gpu: str, servers: int, workload: str = "training") -> Scenario:
+    raw: dict[str, Any] = {"workload": workload, "model": model, "gpu": gpu, "gpus": 8 * servers}
+    return parse_scenario(raw, default_catalog())
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    model=st.sampled_from(MODELS),
+    gpu=st.sampled_from(GPUS),
+    servers=st.integers(min_value=1, max_value=96),
+    pick=st.integers(min_value=0, max_value=10**6),
+    sharding=st.sampled_from(("none", "zero1", "zero3")),
+    recompute=st.sampled_from(RECOMPUTE_ORDER),
+    vp_pick=st.integers(min_value=0, max_value=3),
+    fabric=st.sampled_from(("ethernet", "roce", "infiniband")),
+    nic_gbps=st.sampled_from((25.0, 100.0, 200.0, 400.0, 800.0)),
+    nics=st.sampled_from((1, 2, 4, 8)),
+    oversubscription=st.sampled_from((1.0, 2.0, 3.0)),
+)
+def test_the_floor_is_never_above_the_priced_step(
+    model: str,
+    gpu: str,
+    servers: int,
+    pick: int,
+    sharding: str,
+    recompute: str,
+    vp_pick: int,
+    fabric: str,
+    nic_gbps: float,
+    nics: int,
+    oversubscription: float,
+) -> None:
+    # any shape the planner enumerates (fitting in memory or not: the floor does not read
+    # memory), any sharding, recomputation and interleaving, priced on the reference design
+    # and on a random one in the low, point and high worlds
+    s = _scenario(model, gpu, servers)
+    rows = list(_shape_rows(s))
+    if not rows:
+        return
+    tp, cp, pp, ep, mb, dp, mcount, stages, _ = rows[pick % len(rows)]
+    vps = [v for v in VIRTUAL_STAGES if stages[1] % v == 0] if pp > 1 else [1]
+    vp = vps[vp_pick % len(vps)]
+    mem = training_memory(s, tp, pp, dp, ep, mb, sharding, recompute, mcount, cp=cp, vp=vp,
+                          stages=stages)  # fmt: skip
+    c = _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, recompute, stages, mem, 0.0)
+    plan = _candidate_plan(s, c, "planner")
+    workload = _training_workload(s, plan, mem, notes=())
+    assert workload.training is not None
+    floor = plan_floor_s(s, plan)
+    # the same float as the floor of the plan's own TrainingPlan
+    assert floor == _compute_floor_s(workload.training, plan.pp, plan.virtual_stages)
+    assert floor <= training_step_time_s(s, workload, REFERENCE_DESIGN)
+    design = Design(
+        fabric=fabric, nic_gbps=nic_gbps, nics_per_node=nics, oversubscription=oversubscription
+    )
+    for bound in ("low", "point", "high"):
+        for d in (REFERENCE_DESIGN, design):
+            step = _training_times(s, workload, workload.training, d, bound).step_s
+            assert floor <= step, (bound, d, floor, step)
+
+
+def _clear_planner_caches() -> None:
+    planner._PLAN_CACHE.clear()
+    planner._LEVEL_CACHE.clear()
+    planner._CONTENDERS_CACHE.clear()
+
+
+def _plan_summary(s: Scenario) -> tuple[Any, ...]:
+    w = plan_workload(s)
+    return (w.plan, w.memory, w.notes, tuple((a.plan, a.memory) for a in w.alternatives))
+
+
+@pytest.mark.parametrize(
+    "model, gpu, servers, workload",
+    [
+        ("gpt3-175b", "h100-sxm", 128, "training"),
+        ("llama3-70b", "h100-sxm", 125, "training"),
+        ("llama3-8b", "a100-80gb-sxm", 2, "training"),
+        ("llama3.1-405b", "mi300x", 129, "training"),
+        ("mixtral-8x7b", "h100-sxm", 13, "fine_tuning"),
+        ("deepseek-v3", "h800-sxm", 256, "training"),
+        ("llama3-70b", "l40s", 40, "training"),
+    ],
+)
+def test_pruning_chooses_what_pricing_every_contender_chooses(
+    model: str, gpu: str, servers: int, workload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = _scenario(model, gpu, servers, workload)
+    _clear_planner_caches()
+    priced: list[float] = []
+    real_step = planner.training_step_time_s
+
+    def counting(*args: Any) -> float:
+        step = real_step(*args)
+        priced.append(step)
+        return step
+
+    monkeypatch.setattr(planner, "training_step_time_s", counting)
+    pruned = _plan_summary(s)
+    pruned_count = len(priced)
+    # exhaustive: a floor of 0 prices every contender
+    _clear_planner_caches()
+    priced.clear()
+    monkeypatch.setattr(planner, "plan_floor_s", lambda scenario, plan: 0.0)
+    exhaustive = _plan_summary(s)
+    _clear_planner_caches()
+    assert pruned == exhaustive
+    assert pruned_count <= len(priced)
+    assert all(math.isfinite(x) for x in priced)
+
+
+def test_pruning_skips_the_smaller_levels_slower_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GPT-3 175B on 128 H100 servers: the best plans of 1 to 64 servers compute far longer
+    # than the cluster's own contenders, so many full steps are not priced
+    s = _scenario("gpt3-175b", "h100-sxm", 128)
+    counts = [0, 0]
+    real = planner._priced_steps
+
+    def spy(*args: Any, **kwargs: Any) -> list[float]:
+        steps = real(*args, **kwargs)
+        counts[0] += sum(1 for x in steps if math.isfinite(x))
+        counts[1] += len(steps)
+        return steps
+
+    _clear_planner_caches()
+    monkeypatch.setattr(planner, "_priced_steps", spy)
+    plan_workload(s)
+    _clear_planner_caches()
+    assert 0 < counts[0] < counts[1] * 0.75, counts
