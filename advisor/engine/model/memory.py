@@ -86,13 +86,17 @@ def _memory_parts(
     cp: int,
     vp: int,
     stages: tuple[int, int, int] | None,
+    consts: tuple[tuple[float, float, float, float], tuple[float, float]] | None = None,
 ) -> tuple[float, float, float, float]:
     """(weights + gradients, optimizer, activations, weights) bytes per GPU
-    (see :func:`training_memory`)."""
+    (see :func:`training_memory`); ``consts``: :func:`memory_consts` of the scenario, if the
+    caller holds it."""
     m = scenario.model
+    if consts is None:
+        consts = memory_consts(scenario)
     first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
     emb = float(m.vocab * m.hidden)
-    dense_params, expert_params, _, per_layer_params = _model_consts(m)
+    dense_params, expert_params, _, per_layer_params = consts[0]
     is_moe = expert_params > 0
     if pp <= 1:
         dense_stage = dense_params
@@ -116,7 +120,7 @@ def _memory_parts(
     opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
     opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
     tokens = scenario.sequence_length * mb / max(1, cp)
-    per_token_hidden, activation_fn = _layer_activation_bytes(m, scenario.precision)
+    per_token_hidden, activation_fn = consts[1]
     per_layer_full = per_token_hidden * tokens * m.hidden / tp
     if recompute == "selective":
         per_layer_kept = max(
@@ -152,6 +156,17 @@ def _memory_parts(
         TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
     )
     return wg, opt, act, weights_b
+
+
+def memory_consts(
+    scenario: Scenario,
+) -> tuple[tuple[float, float, float, float], tuple[float, float]]:
+    """(:func:`_model_consts`, :func:`_layer_activation_bytes`) of ``scenario``'s model and
+    precision: what :func:`_memory_parts` reads of them, looked up once by a caller that asks
+    for many fits of one scenario (the planner's search)."""
+    return _model_consts(scenario.model), _layer_activation_bytes(
+        scenario.model, scenario.precision
+    )
 
 
 def _held_layer_microbatches(rank: int, layers: int, pp: int, vp: int, microbatches: int) -> float:
@@ -281,10 +296,12 @@ def _fits(
     cp: int,
     vp: int,
     stages: tuple[int, int, int],
+    consts: tuple[tuple[float, float, float, float], tuple[float, float]] | None = None,
 ) -> bool:
-    """Whether :func:`training_memory` fits, without building the estimate."""
+    """Whether :func:`training_memory` fits, without building the estimate (``consts``: as
+    :func:`_memory_parts`)."""
     wg, opt, act, _ = _memory_parts(
-        scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
+        scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages, consts
     )
     return wg + opt + act <= scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
 

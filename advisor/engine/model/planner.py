@@ -26,7 +26,7 @@ from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
 from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.efficiency import hopper_or_newer
-from advisor.engine.model.memory import _fits, _model_consts, training_memory
+from advisor.engine.model.memory import _fits, _model_consts, memory_consts, training_memory
 from advisor.engine.model.placement import (
     pipeline_crosses_network,
 )
@@ -43,6 +43,7 @@ from advisor.engine.model.stage_time import (
     _act_bytes,
     _microbatches,
     _stage_split,
+    _stage_table,
     _stage_time_per_microbatch,
     _training_costs,
 )
@@ -339,7 +340,7 @@ class _SizeMemo:
     """Memory fits and stage times of one cluster size (one scenario): its fast and slow
     searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
 
-    __slots__ = ("_fits", "_recomputes", "_scenario", "_timing")
+    __slots__ = ("_consts", "_fits", "_recomputes", "_scenario", "_table", "_timing")
 
     def __init__(self, scenario: Scenario) -> None:
         p = scenario.parallelism
@@ -347,6 +348,9 @@ class _SizeMemo:
         self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
         self._fits: dict[tuple[Any, ...], bool] = {}
         self._timing: dict[tuple[Any, ...], list[tuple[float, float]]] = {}
+        # the model's constants and the stage-time table, looked up once for the size
+        self._consts = memory_consts(scenario)
+        self._table = _stage_table(scenario)
 
     def fits(
         self,
@@ -366,7 +370,7 @@ class _SizeMemo:
         key = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
         hit = self._fits.get(key)
         if hit is None:
-            hit = self._fits[key] = _fits(self._scenario, *key)
+            hit = self._fits[key] = _fits(self._scenario, *key, consts=self._consts)
         return hit
 
     def timing(
@@ -377,7 +381,9 @@ class _SizeMemo:
         hit = self._timing.get(key)
         if hit is None:
             hit = self._timing[key] = [
-                _stage_time_per_microbatch(self._scenario, tp, cp, ep, mb, rc, stages, pp)
+                _stage_time_per_microbatch(
+                    self._scenario, tp, cp, ep, mb, rc, stages, pp, self._table
+                )
                 for rc in self._recomputes
             ]
         return hit
@@ -485,8 +491,11 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
     p = scenario.parallelism
     first_rc = p.recompute or RECOMPUTE_ORDER[0]
     shapes: list[_Shape] = []
+    table = _stage_table(scenario)
     for tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in _shape_rows(scenario):
-        per_mb = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, first_rc, stages, pp)[0]
+        per_mb = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, first_rc, stages, pp, table)[
+            0
+        ]
         floor = (mcount + (pp - 1) / vp_max) * per_mb
         shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
     shapes.sort(key=lambda x: x[0])

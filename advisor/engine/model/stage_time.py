@@ -95,8 +95,32 @@ SELECTIVE_RECOMPUTE_EXTRA = 0.3
 re-runs this share of a layer's forward element-wise time."""
 
 
-_STAGE_CACHE: dict[tuple[Any, ...], tuple[float, float]] = {}
-"""Stage times by value (the GPU and the model hash once per object), bounded."""
+_STAGE_CACHE: dict[tuple[Any, ...], dict[tuple[Any, ...], tuple[float, float]]] = {}
+"""Stage times by value, bounded: one table per (GPU, model, precision, sequence, kernel
+settings), keyed inside by the shape (the planner asks for the same stage many times, and
+hashing the GPU and the model for each of ~70,000 look-ups of a grid cost more than the
+look-up)."""
+
+
+def _stage_table(scenario: Scenario) -> dict[tuple[Any, ...], tuple[float, float]]:
+    """The stage-time table of ``scenario``'s GPU, model, precision, sequence and kernel
+    settings (:data:`_STAGE_CACHE`): a planner asks it once per cluster size."""
+    p = scenario.parallelism
+    key = (
+        scenario.gpu,
+        scenario.model,
+        scenario.precision,
+        scenario.sequence_length,
+        p.flash_attention,
+        p.sequence_parallel,
+        p.moe_dispatcher,
+    )
+    table = _STAGE_CACHE.get(key)
+    if table is None:
+        if len(_STAGE_CACHE) > 64:
+            _STAGE_CACHE.clear()
+        table = _STAGE_CACHE[key] = {}
+    return table
 
 
 def _stage_time_per_microbatch(
@@ -108,31 +132,19 @@ def _stage_time_per_microbatch(
     recompute: str,
     stages: tuple[int, int, int],
     pp: int,
+    table: dict[tuple[Any, ...], tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
-    """Cached :func:`_stage_time` (the planner asks for the same stage many times)."""
-    p = scenario.parallelism
-    key = (
-        scenario.gpu,
-        scenario.model,
-        scenario.precision,
-        scenario.sequence_length,
-        p.flash_attention,
-        p.sequence_parallel,
-        p.moe_dispatcher,
-        tp,
-        cp,
-        ep,
-        mb,
-        recompute,
-        stages,
-        pp,
-    )
-    v = _STAGE_CACHE.get(key)
+    """Cached :func:`_stage_time` (the planner asks for the same stage many times);
+    ``table``: :func:`_stage_table` of ``scenario``, if the caller holds it."""
+    if table is None:
+        table = _stage_table(scenario)
+    key = (tp, cp, ep, mb, recompute, stages, pp)
+    v = table.get(key)
     if v is None:
-        if len(_STAGE_CACHE) > 8192:
-            _STAGE_CACHE.clear()
+        if len(table) > 8192:
+            table.clear()
         v = _stage_time(scenario, tp, cp, ep, mb, recompute, stages, pp)
-        _STAGE_CACHE[key] = v
+        table[key] = v
     return v
 
 
