@@ -340,14 +340,13 @@ class _SizeMemo:
     """Memory fits and stage times of one cluster size (one scenario): its fast and slow
     searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
 
-    __slots__ = ("_consts", "_fits", "_recomputes", "_scenario", "_table", "_timing")
+    __slots__ = ("_consts", "_fits", "_recomputes", "_scenario", "_table")
 
     def __init__(self, scenario: Scenario) -> None:
         p = scenario.parallelism
         self._scenario = scenario
         self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
         self._fits: dict[tuple[Any, ...], bool] = {}
-        self._timing: dict[tuple[Any, ...], list[tuple[float, float]]] = {}
         # the model's constants and the stage-time table, looked up once for the size
         self._consts = memory_consts(scenario)
         self._table = _stage_table(scenario)
@@ -374,19 +373,21 @@ class _SizeMemo:
         return hit
 
     def timing(
-        self, tp: int, cp: int, ep: int, mb: int, stages: tuple[int, int, int], pp: int
-    ) -> list[tuple[float, float]]:
-        """The stage time per micro-batch of a shape under each recomputation tried."""
-        key = (tp, cp, ep, mb, stages, pp)
-        hit = self._timing.get(key)
-        if hit is None:
-            hit = self._timing[key] = [
-                _stage_time_per_microbatch(
-                    self._scenario, tp, cp, ep, mb, rc, stages, pp, self._table
-                )
-                for rc in self._recomputes
-            ]
-        return hit
+        self,
+        tp: int,
+        cp: int,
+        ep: int,
+        mb: int,
+        stages: tuple[int, int, int],
+        pp: int,
+        level: int,
+    ) -> tuple[float, float]:
+        """The stage time per micro-batch of a shape under the ``level``-th recomputation
+        tried, computed when first asked (a shape cut by its bound never needs the levels
+        above the first)."""
+        return _stage_time_per_microbatch(
+            self._scenario, tp, cp, ep, mb, self._recomputes[level], stages, pp, self._table
+        )
 
 
 def _search_training(
@@ -441,10 +442,8 @@ def _search_training(
         if not fits(tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages):
             continue
         shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
-        timing = memo.timing(tp, cp, ep, mb, stages, pp)
-        lowest = _estimate_from(
-            shape, timing[0][0], timing[0][1], tp_overlap, pp, vp_max, shardings, False
-        )
+        per_mb0, tp_s0 = memo.timing(tp, cp, ep, mb, stages, pp, 0)
+        lowest = _estimate_from(shape, per_mb0, tp_s0, tp_overlap, pp, vp_max, shardings, False)
         if lowest > best:
             continue
         vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
@@ -460,7 +459,7 @@ def _search_training(
                 level = floor_rc
                 while level < len(recomputes):
                     rc = recomputes[level]
-                    per_mb, tp_s = timing[level]
+                    per_mb, tp_s = memo.timing(tp, cp, ep, mb, stages, pp, level)
                     est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
                     if est > best:
                         break  # more recomputation is only slower
