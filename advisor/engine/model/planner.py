@@ -398,7 +398,8 @@ def _search_training(
     *,
     shared: _SizeMemo | None = None,
 ) -> list[_Candidate]:
-    """The fitting plans the planner considers (branch and bound on the step estimate).
+    """The fitting plans the planner considers (branch and bound on the step estimate), their
+    memory left to :func:`_with_memory` (:data:`_MEMORY_PENDING`).
 
     tp: powers of two inside the scale-up domain dividing the heads; pp: divisors of the layers
     and powers of two (Megatron's uneven first/last stages); cp: while >= 4096 tokens per rank;
@@ -464,17 +465,16 @@ def _search_training(
                     if est > best:
                         break  # more recomputation is only slower
                     if fits(tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
-                        mem = training_memory(
-                            scenario, tp, pp, dp, ep, mb, sharding, rc, mcount,
-                            cp=cp, vp=vp, stages=stages,
-                        )  # fmt: skip
                         heapq.heappush(kept, -est)
                         if len(kept) > keep:
                             heapq.heappop(kept)
                         best = -kept[0] if len(kept) >= keep else math.inf
                         out.append(
-                            _Candidate(tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages, mem, est)
-                        )
+                            _Candidate(
+                                tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages,
+                                _MEMORY_PENDING, est,
+                            )
+                        )  # fmt: skip
                         break
                     level += 1
                 if vp == 1:
@@ -653,7 +653,7 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
     )
     seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
     extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
-    out = (*fast[:PLAN_CONTENDERS], *extra)
+    out = tuple(_with_memory(scenario, c) for c in (*fast[:PLAN_CONTENDERS], *extra))
     if len(_CONTENDERS_CACHE) > 2048:
         _CONTENDERS_CACHE.clear()
     _CONTENDERS_CACHE[scenario] = out
@@ -661,6 +661,22 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
 
 
 _CONTENDERS_CACHE: dict[Scenario, tuple[_Candidate, ...]] = {}
+
+
+_MEMORY_PENDING = Memory(fits=False)
+"""The memory of a candidate the search found (it fits): computed only for the contenders
+kept (:func:`_with_memory`), not for the ~30 others a size's search passes through."""
+
+
+def _with_memory(scenario: Scenario, c: _Candidate) -> _Candidate:
+    """``c`` with its :func:`training_memory` (the search keeps :data:`_MEMORY_PENDING`)."""
+    assert scenario.training is not None
+    mcount = _microbatches(scenario.training.global_batch_sequences, c.dp, c.mb)
+    mem = training_memory(
+        scenario, c.tp, c.pp, c.dp, c.ep, c.mb, c.sharding, c.recompute, mcount,
+        cp=c.cp, vp=c.vp, stages=c.stages,
+    )  # fmt: skip
+    return replace(c, mem=mem)
 
 
 def _plan_key(c: _Candidate) -> tuple[Any, ...]:
