@@ -385,9 +385,13 @@ class _SizeMemo:
         """The stage time per micro-batch of a shape under the ``level``-th recomputation
         tried, computed when first asked (a shape cut by its bound never needs the levels
         above the first)."""
-        return _stage_time_per_microbatch(
-            self._scenario, tp, cp, ep, mb, self._recomputes[level], stages, pp, self._table
-        )
+        rc = self._recomputes[level]
+        hit = self._table.get((tp, cp, ep, mb, rc, stages, pp))  # _stage_time_per_microbatch's
+        if hit is None:
+            hit = _stage_time_per_microbatch(
+                self._scenario, tp, cp, ep, mb, rc, stages, pp, self._table
+            )
+        return hit
 
 
 def _search_training(
