@@ -122,7 +122,7 @@ def compare_view(request: HttpRequest) -> HttpResponse:
         return _refuse(request, len(_columns(request)))
     columns = data["columns"]
     for i, column in enumerate(columns):
-        topo = run_figures(column["result"], column["run"].pk)["topology"]
+        topo = run_figures(column["result"], column["run"])["topology"]
         column["topology"] = charts.topology_layout(column["result"])
         column["topology_chart"] = {"id": f"c{i}-topology", "script_id": f"fig-c{i}-topology"}
         column["topology_figure"] = topo

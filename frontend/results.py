@@ -17,7 +17,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from advisor.cache import COUNTER_ERRORS
-from advisor.engine import ENGINE_VERSION
 from advisor.engine.facts.formatting import spreadsheet_cell
 from advisor.engine.facts.vocabulary import bom_category_label, bom_role_label, network_label
 from advisor.engine.result.records import EngineResult
@@ -25,6 +24,8 @@ from advisor.measurements.selectors import run_calibration_label, scenario_calib
 from advisor.reports import charts, presenters
 from advisor.reports.rag import rag_section
 from advisor.scenarios.catalog_store import catalog_current
+from advisor.scenarios.figures import figures_key
+from advisor.scenarios.figures import run_figures as stored_run_figures
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import export_filename, pdf_filename, report_pdf
 from advisor.scenarios.results import READ_ERRORS, UnreadableResult, served_result, stored_result
@@ -48,7 +49,8 @@ from frontend.whatif import whatif_context
 OPTIONS_IN_TABLE = 25
 
 
-# A finished run's result never changes, so its figures are built once per run and process.
+# A finished run's result never changes, so its figures are drawn once per run (and stored
+# with it, advisor.scenarios.figures) and kept by each process that shows them.
 FIGURES_CACHE_S = 24 * 3600
 
 
@@ -66,32 +68,40 @@ def cache_keep(key: str, value: Any) -> None:
         cache.set(key, value, FIGURES_CACHE_S)
 
 
-# A run's figures being drawn, by cache key (advisor.scenarios.single_flight).
+# A run's figures being read or drawn, by cache key (advisor.scenarios.single_flight).
 _drawing = KeyedLocks()
 
 
-def run_figures(result: EngineResult, run_id: uuid.UUID | None) -> dict[str, Any]:
-    """The Plotly figures of a result; cached by run id (Plotly's validation is costly)."""
-    if run_id is None:
-        return charts.all_figures(result)
-    key = f"frontend:figures:v1:{run_id}:{ENGINE_VERSION}"
+def _figures_cache_key(run: ScenarioRun | None) -> str | None:
+    if run is None or run.pk is None or run.status != RunStatus.SUCCEEDED:
+        return None
+    return f"frontend:figures:v2:{figures_key(run)}"
+
+
+def run_figures(result: EngineResult, run: ScenarioRun | None) -> dict[str, Any]:
+    """The Plotly figures of a run's result: kept per process, else the run's stored figures,
+    else drawn once and stored with the run (advisor.scenarios.figures.run_figures)."""
+    key = _figures_cache_key(run)
+    if key is None:
+        return stored_run_figures(run, result)
     figures: dict[str, Any] | None = cached(key)
     if figures is None:
         with _drawing.hold(key):  # threads showing the same run at once draw it once
             figures = cached(key)
             if figures is None:
-                figures = charts.all_figures(result)
+                figures = stored_run_figures(run, result)
                 cache_keep(key, figures)
     return figures
 
 
-def _figure_names(result: EngineResult, run_id: uuid.UUID | None) -> list[str]:
+def _figure_names(result: EngineResult, run: ScenarioRun | None) -> list[str]:
     """Which figures a result has, without fetching them (a small cache entry per run)."""
-    key = f"frontend:figure-names:v1:{run_id}:{ENGINE_VERSION}"
-    names: list[str] | None = cached(key) if run_id is not None else None
+    figures_key_ = _figures_cache_key(run)
+    key = f"{figures_key_}:names" if figures_key_ is not None else None
+    names: list[str] | None = cached(key) if key is not None else None
     if names is None:
-        names = list(run_figures(result, run_id))
-        if run_id is not None:
+        names = list(run_figures(result, run))
+        if key is not None:
             cache_keep(key, names)
     return names
 
@@ -112,10 +122,11 @@ class _Lazy:
 
 
 def result_context(
-    result: EngineResult, prefix: str = "chart", *, run_id: uuid.UUID | None = None
+    result: EngineResult, prefix: str = "chart", *, run: ScenarioRun | None = None
 ) -> dict[str, Any]:
-    """Everything the results templates need from one engine result."""
-    figures = _Lazy(lambda: run_figures(result, run_id))
+    """Everything the results templates need from one engine result (``run``: the run it
+    is the result of, whose figures are stored; none for a result that is not stored)."""
+    figures = _Lazy(lambda: run_figures(result, run))
 
     def figure(name: str) -> _Lazy:
         return _Lazy(lambda: figures()[name])
@@ -131,7 +142,7 @@ def result_context(
                 "script_id": f"fig-{prefix}-{name}",
                 "figure": figure(name),
             }
-            for name in _figure_names(result, run_id)
+            for name in _figure_names(result, run)
         },
         "bom_groups": _Lazy(lambda: presenters.bom_groups(result)),
         "bom_total": presenters.bom_total(result),
@@ -200,7 +211,7 @@ def scenario_detail(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRespons
         return render(request, "frontend/scenario_failed.html", context, status=200)
     try:
         result = stored_result(run) or EngineResult()
-        context.update(result_context(result, run_id=run.pk))
+        context.update(result_context(result, run=run))
         context["whatif"] = whatif_context(scenario, run, result)
         context["stale_catalog"] = run.catalog_version not in ("", catalog_version_now)
         return render(request, "frontend/results.html", context)

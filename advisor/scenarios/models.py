@@ -96,6 +96,26 @@ class ScenarioRun(ClaimedWork):
         return f"{self.scenario_id} run {self.id} ({self.status})"
 
 
+class RunFigures(models.Model):
+    """A succeeded run's Plotly figures, drawn once by the first page that showed the run and
+    then served by every web process, which no longer draws them itself (~100-250 ms of CPU
+    each time). ``key`` is what they were drawn from
+    (:func:`advisor.scenarios.figures.figures_key`: the run, its finish, its engine and
+    catalog versions, this engine and this code); figures of another key are never served,
+    they are drawn again and replaced."""
+
+    run = models.OneToOneField(
+        ScenarioRun, primary_key=True, on_delete=models.CASCADE, related_name="stored_figures"
+    )
+    key = models.CharField(max_length=64)
+    # JSON text exactly as drawn: a jsonb column would reorder the figures' keys.
+    figures = models.TextField()
+    drawn_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"figures of run {self.run_id}"
+
+
 class SweepStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"

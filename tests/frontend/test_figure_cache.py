@@ -91,7 +91,7 @@ def test_threads_showing_a_new_run_at_once_parse_and_draw_it_once(
             run = ScenarioRun.objects.get(pk=run_id)  # each request reads its own row
             typed = results.stored_result(run)
             assert typed is not None
-            answers.append(pages.run_figures(typed, run.pk))
+            answers.append(pages.run_figures(typed, run))
         except BaseException as exc:  # reported below, not lost in the thread
             failures.append(exc)
         finally:
@@ -108,3 +108,103 @@ def test_threads_showing_a_new_run_at_once_parse_and_draw_it_once(
     assert len(answers) == 4 and all(a == answers[0] for a in answers)
     assert (len(parsed), len(drawn)) == (1, 1)
     assert len(results._parsing) == 0 and len(pages._drawing) == 0  # no lock left behind
+
+
+def _counting_draws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    drawn: list[int] = []
+    real = charts.all_figures
+
+    def counting(result: Any) -> dict[str, Any]:
+        drawn.append(1)
+        return real(result)
+
+    monkeypatch.setattr(charts, "all_figures", counting)
+    return drawn
+
+
+def _new_process() -> None:
+    """What another web process (or this one after a restart) starts with: nothing kept."""
+    from advisor.scenarios import results
+
+    cache.clear()
+    results.memo_clear()
+
+
+def _figure_scripts(html: bytes) -> dict[str, str]:
+    import re
+
+    found = re.findall(
+        rb'<script id="(fig-chart-[a-z]+)" type="application/json">(.*?)</script>', html
+    )
+    return {name.decode(): body.decode() for name, body in found}
+
+
+def test_another_process_serves_a_finished_runs_figures_without_drawing_them(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first view of a run (stored before figures were, so it has none) draws and stores
+    them; a second web process showing the run reads them (each process drew them before),
+    and serves the same characters as the page that drew them."""
+    _new_process()
+    drawn = _counting_draws(monkeypatch)
+    scenario = make_scenario()
+
+    first = client.get(f"/s/{scenario.pk}/")
+    _new_process()
+    second = client.get(f"/s/{scenario.pk}/")
+
+    assert first.status_code == second.status_code == 200
+    assert len(drawn) == 1
+    assert _figure_scripts(second.content) == _figure_scripts(first.content)
+    assert set(_figure_scripts(second.content)) >= {"fig-chart-cost", "fig-chart-topology"}
+
+
+def test_figures_drawn_from_something_else_are_drawn_again(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored figures are served only for what they were drawn from: the run recomputed in
+    place (a new finish), other engine or catalog versions, or another code's figures are
+    drawn again and replace them."""
+    from datetime import timedelta
+
+    from advisor.scenarios import figures
+    from advisor.scenarios.models import RunFigures
+
+    _new_process()
+    scenario = make_scenario()
+    run = scenario.runs.get()
+    key = figures.figures_key(run)
+    for change in ({"engine_version": "0.9"}, {"catalog_version": "other"}):
+        other = type(run).objects.get(pk=run.pk)
+        for field, value in change.items():
+            setattr(other, field, value)
+        assert figures.figures_key(other) != key
+    other = type(run).objects.get(pk=run.pk)
+    other.finished_at = (other.finished_at or other.created_at) + timedelta(seconds=1)
+    assert figures.figures_key(other) != key
+    monkeypatch.setattr(figures, "code_digest", lambda: "another deploy")
+    assert figures.figures_key(run) != key
+    monkeypatch.undo()
+
+    drawn = _counting_draws(monkeypatch)
+    client.get(f"/s/{scenario.pk}/")
+    RunFigures.objects.filter(run=run).update(key="0" * 64, figures='{"cost": {}}')
+    _new_process()
+    page = client.get(f"/s/{scenario.pk}/")
+
+    assert page.status_code == 200 and len(drawn) == 2
+    assert RunFigures.objects.get(run=run).key == key
+    assert '"cost": {}' not in RunFigures.objects.get(run=run).figures
+
+
+def test_figures_of_a_run_deleted_meanwhile_are_not_stored_and_do_not_fail() -> None:
+    import uuid
+
+    from advisor.scenarios import figures
+    from advisor.scenarios.models import RunFigures, ScenarioRun
+
+    gone = ScenarioRun(pk=uuid.uuid4(), status="succeeded")
+    figures.store_figures(gone, figures.figures_key(gone), {"cost": {}})
+
+    assert not RunFigures.objects.exists()
+    assert ScenarioRun.objects.count() == 0  # the database still answers
