@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import advisor.engine.model.planner as planner
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
-from advisor.engine.model.memory import training_memory
+from advisor.engine.model.memory import _fits, training_memory
 from advisor.engine.model.planner import (
     RECOMPUTE_ORDER,
     REFERENCE_DESIGN,
@@ -170,3 +170,35 @@ def test_pruning_skips_the_smaller_levels_slower_plans(monkeypatch: pytest.Monke
     plan_workload(s)
     _clear_planner_caches()
     assert 0 < counts[0] < counts[1] * 0.75, counts
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    model=st.sampled_from(MODELS),
+    gpu=st.sampled_from(GPUS),
+    servers=st.integers(min_value=1, max_value=96),
+    pick=st.integers(min_value=0, max_value=10**6),
+    sharding=st.sampled_from(("none", "zero1", "zero3")),
+    recompute=st.sampled_from(RECOMPUTE_ORDER),
+    vp_pick=st.integers(min_value=0, max_value=3),
+)
+def test_the_search_fits_a_plan_exactly_as_the_memory_model(
+    model: str, gpu: str, servers: int, pick: int, sharding: str, recompute: str, vp_pick: int
+) -> None:
+    # the search's memo composes the fit from the weights/optimizer half and the activation
+    # half, each kept per size: the same answer as memory._fits and training_memory
+    s = _scenario(model, gpu, servers)
+    rows = list(_shape_rows(s))
+    if not rows:
+        return
+    memo = planner._SizeMemo(s)
+    for tp, cp, pp, ep, mb, dp, mcount, stages, _ in (rows[pick % len(rows)], rows[0], rows[-1]):
+        vps = [v for v in VIRTUAL_STAGES if stages[1] % v == 0] if pp > 1 else [1]
+        vp = vps[vp_pick % len(vps)]
+        args = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
+        expected = _fits(s, *args)
+        assert memo.fits(*args) is expected
+        assert memo.fits(*args) is expected  # and from its memo
+        mem = training_memory(s, tp, pp, dp, ep, mb, sharding, recompute, mcount, cp=cp, vp=vp,
+                              stages=stages)  # fmt: skip
+        assert mem.fits is expected

@@ -73,6 +73,9 @@ def _model_consts(m: ModelSpec) -> tuple[float, float, float, float]:
     return value
 
 
+_Consts = tuple[tuple[float, float, float, float], tuple[float, float]]
+
+
 def _memory_parts(
     scenario: Scenario,
     tp: int,
@@ -86,14 +89,32 @@ def _memory_parts(
     cp: int,
     vp: int,
     stages: tuple[int, int, int] | None,
-    consts: tuple[tuple[float, float, float, float], tuple[float, float]] | None = None,
+    consts: _Consts | None = None,
 ) -> tuple[float, float, float, float]:
     """(weights + gradients, optimizer, activations, weights) bytes per GPU
     (see :func:`training_memory`); ``consts``: :func:`memory_consts` of the scenario, if the
     caller holds it."""
-    m = scenario.model
     if consts is None:
         consts = memory_consts(scenario)
+    wg, opt, weights_b = _state_parts(scenario, tp, pp, dp, ep, sharding, cp, stages, consts)
+    act = _activation_part(scenario, tp, pp, mb, recompute, microbatches, cp, vp, stages, consts)
+    return wg, opt, act, weights_b
+
+
+def _state_parts(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    dp: int,
+    ep: int,
+    sharding: str,
+    cp: int,
+    stages: tuple[int, int, int] | None,
+    consts: _Consts,
+) -> tuple[float, float, float]:
+    """(weights + gradients, optimizer, weights) bytes per GPU of :func:`_memory_parts`: what
+    does not depend on the micro-batch, recomputation or interleaving."""
+    m = scenario.model
     first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
     emb = float(m.vocab * m.hidden)
     dense_params, expert_params, _, per_layer_params = consts[0]
@@ -119,6 +140,27 @@ def _memory_parts(
     opt_div_dense = dpg if sharding in ("zero1", "zero3") else 1
     opt_div_exp = edp if sharding in ("zero1", "zero3") else 1
     opt = MASTER_AND_ADAM_BYTES_PER_PARAM * (dense / opt_div_dense + experts / opt_div_exp)
+    weights_b = (
+        TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
+    )
+    return wg, opt, weights_b
+
+
+def _activation_part(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    mb: int,
+    recompute: str,
+    microbatches: int,
+    cp: int,
+    vp: int,
+    stages: tuple[int, int, int] | None,
+    consts: _Consts,
+) -> float:
+    """Activation bytes per GPU of :func:`_memory_parts` (the fullest pipeline rank)."""
+    m = scenario.model
+    first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
     tokens = scenario.sequence_length * mb / max(1, cp)
     per_token_hidden, activation_fn = consts[1]
     per_layer_full = per_token_hidden * tokens * m.hidden / tp
@@ -152,10 +194,7 @@ def _memory_parts(
     else:
         last_held = _held_layer_microbatches(pp - 1, last + m.mtp_layers, pp, vp, microbatches)
         act = max(act, last_held * per_layer_kept + logits)
-    weights_b = (
-        TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM / 2.0 * (dense / dense_shard + experts / expert_shard)
-    )
-    return wg, opt, act, weights_b
+    return act
 
 
 def memory_consts(
@@ -296,13 +335,18 @@ def _fits(
     cp: int,
     vp: int,
     stages: tuple[int, int, int],
-    consts: tuple[tuple[float, float, float, float], tuple[float, float]] | None = None,
+    consts: _Consts | None = None,
 ) -> bool:
     """Whether :func:`training_memory` fits, without building the estimate (``consts``: as
     :func:`_memory_parts`)."""
     wg, opt, act, _ = _memory_parts(
         scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages, consts
     )
+    return _parts_fit(scenario, wg, opt, act)
+
+
+def _parts_fit(scenario: Scenario, wg: float, opt: float, act: float) -> bool:
+    """Whether a plan of these parts (bytes per GPU) fits the GPU's usable memory."""
     return wg + opt + act <= scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
 
 

@@ -26,7 +26,15 @@ from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
 from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.efficiency import hopper_or_newer
-from advisor.engine.model.memory import _fits, _model_consts, memory_consts, training_memory
+from advisor.engine.model.memory import (
+    _activation_part,
+    _fits,
+    _model_consts,
+    _parts_fit,
+    _state_parts,
+    memory_consts,
+    training_memory,
+)
 from advisor.engine.model.placement import (
     pipeline_crosses_network,
 )
@@ -340,13 +348,15 @@ class _SizeMemo:
     """Memory fits and stage times of one cluster size (one scenario): its fast and slow
     searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
 
-    __slots__ = ("_consts", "_fits", "_recomputes", "_scenario", "_table")
+    __slots__ = ("_act", "_consts", "_fits", "_recomputes", "_scenario", "_state", "_table")
 
     def __init__(self, scenario: Scenario) -> None:
         p = scenario.parallelism
         self._scenario = scenario
         self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
         self._fits: dict[tuple[Any, ...], bool] = {}
+        self._state: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+        self._act: dict[tuple[Any, ...], float] = {}
         # the model's constants and the stage-time table, looked up once for the size
         self._consts = memory_consts(scenario)
         self._table = _stage_table(scenario)
@@ -369,7 +379,23 @@ class _SizeMemo:
         key = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
         hit = self._fits.get(key)
         if hit is None:
-            hit = self._fits[key] = _fits(self._scenario, *key, consts=self._consts)
+            # memory._fits from its two halves, each kept for the size: the weights and
+            # optimizer state do not depend on the micro-batch, recomputation or interleaving,
+            # the activations not on the data parallelism or the sharding
+            s = self._scenario
+            state_key = (tp, pp, dp, ep, sharding, cp, stages)
+            state = self._state.get(state_key)
+            if state is None:
+                state = self._state[state_key] = _state_parts(
+                    s, tp, pp, dp, ep, sharding, cp, stages, self._consts
+                )
+            act_key = (tp, pp, mb, recompute, mcount, cp, vp, stages)
+            act = self._act.get(act_key)
+            if act is None:
+                act = self._act[act_key] = _activation_part(
+                    s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts
+                )
+            hit = self._fits[key] = _parts_fit(s, state[0], state[1], act)
         return hit
 
     def timing(
