@@ -58,7 +58,8 @@ def owner_or_none(user: AbstractBaseUser | AnonymousUser | None) -> Any:
     return user if user is not None and user.is_authenticated else None
 
 
-@transaction.atomic
+# No transaction of its own: the checks write nothing and the scenario is one INSERT; a
+# caller that writes more (the saved what-if) holds it in its own, without a savepoint.
 def scenario_create(
     *,
     name: str,
@@ -108,9 +109,10 @@ def scenario_clone(
     )
 
 
-@transaction.atomic
 def run_enqueue(*, scenario: Scenario) -> ScenarioRun:
-    """Create a QUEUED run; its task is sent only once this transaction commits."""
+    """Create a QUEUED run; its task is sent only once this transaction commits (at once
+    when called outside one: the run's single INSERT has committed by then). No transaction
+    of its own, so a caller's holds it without a savepoint."""
     run = ScenarioRun.objects.create(scenario=scenario, enqueued_at=timezone.now())
     # delay_on_commit, made robust: a broker that is down at commit time must not turn a saved
     # submission into an error; the run stays QUEUED and the reconciler sends it again.
@@ -148,7 +150,6 @@ def run_start(*, scenario: Scenario) -> ScenarioRun:
     return run_enqueue(scenario=scenario)
 
 
-@transaction.atomic
 def scenario_submit(
     *,
     name: str,
@@ -157,11 +158,22 @@ def scenario_submit(
     customer: str = "",
     callback_url: str = "",
 ) -> ScenarioRun:
-    """Save a scenario and queue its first run (the questionnaire's and the API's path)."""
-    scenario = scenario_create(
-        name=name, inputs=inputs, owner=owner, customer=customer, callback_url=callback_url
-    )
-    return run_enqueue(scenario=scenario)
+    """Save a scenario and queue its first run (the questionnaire's and the API's path).
+
+    Bad inputs raise InvalidScenario before anything is written; the scenario and its run
+    are then written together, in the caller's transaction when there is one (the API's
+    idempotent submission) without a savepoint of their own: a database error there ends
+    the caller's transaction anyway."""
+    validate_inputs(inputs, catalog=catalog_current())
+    with transaction.atomic(savepoint=False):
+        scenario = Scenario.objects.create(
+            name=name,
+            inputs=inputs,
+            owner=owner_or_none(owner),
+            customer=customer,
+            callback_url=callback_url,
+        )
+        return run_enqueue(scenario=scenario)
 
 
 # --- Run lifecycle ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import ANSWER, FIXED, WHATIF_FABRIC_CHOICES
 from advisor.scenarios import whatif
+from advisor.scenarios.claims import tasks_run_in_process
 from advisor.scenarios.engine_calls import InvalidScenario
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.reports import pdf_filename, report_pdf
@@ -144,7 +145,8 @@ class ScenarioCreateApi(ApiView):
         submission = scenario_submit_api(
             owner=request.user, idempotency_key=key, **serializer.validated_data
         )
-        submission.run.refresh_from_db()  # eager mode may already have run it
+        if tasks_run_in_process():  # eager mode has already run it: show how it ended
+            submission.run.refresh_from_db()
         body = ScenarioCreateApi.OutputSerializer(submission, context={"request": request}).data
         response = Response(body, status=status.HTTP_202_ACCEPTED)
         response["Location"] = body["url"]
