@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 
@@ -589,6 +589,20 @@ def _smaller_counts(nodes: int) -> list[int]:
     return sorted(n for n in smaller if 1 <= n < nodes)
 
 
+def _smaller_pools(scenario: Scenario) -> Iterator[tuple[int, ServingPlan]]:
+    """Disaggregated pools planned on each smaller server count from 2 (:func:`_smaller_counts`)
+    on which they can be planned: what copies of a smaller deployment are built from."""
+    gpn = scenario.gpus_per_node
+    for n in _smaller_counts(scenario.nodes):
+        if n < 2:
+            continue
+        try:
+            pools = plan_disaggregated(replace(scenario, gpus=n * gpn))
+        except ScenarioError:
+            continue
+        yield n, pools
+
+
 def _copied(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
     """``copies`` independent copies of a disaggregated deployment on a ``servers`` cluster."""
 
@@ -649,15 +663,8 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     except ScenarioError as err:
         raise _with_alternatives(scenario, err) from err
     best: tuple[ServingScore, WorkloadPlan] | None = (serving_score(scenario, whole), whole)
-    gpn = scenario.gpus_per_node
     candidates: list[WorkloadPlan] = []
-    for n in _smaller_counts(scenario.nodes) if scenario.nodes > 2 else []:
-        if n < 2:
-            continue
-        try:
-            sub_sp = plan_disaggregated(replace(scenario, gpus=n * gpn))
-        except ScenarioError:
-            continue
+    for n, sub_sp in _smaller_pools(scenario):
         lifted = _disaggregated_copies(scenario, n, sub_sp)
         if lifted is not None:
             candidates.append(lifted)
@@ -756,15 +763,8 @@ def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
     out: list[WorkloadPlan] = []
     with contextlib.suppress(ScenarioError):
         out.append(_disaggregated_whole(scenario, dom))
-    gpn = scenario.gpus_per_node
-    units = in_server_units(replace(scenario, gpus=gpn))
-    for n in _smaller_counts(scenario.nodes):
-        if n < 2:
-            continue
-        try:
-            sub_sp = plan_disaggregated(replace(scenario, gpus=n * gpn))
-        except ScenarioError:
-            continue
+    units = in_server_units(replace(scenario, gpus=scenario.gpus_per_node))
+    for n, sub_sp in _smaller_pools(scenario):
         lifted = _disaggregated_copies(scenario, n, sub_sp)
         if lifted is not None:
             out.append(lifted)
