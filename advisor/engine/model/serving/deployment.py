@@ -634,45 +634,43 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     if inf.prefill_pool or inf.decode_pool:
         return _disaggregated_whole(scenario, dom)
     hit = _DISAGG_PLAN_CACHE.get(scenario)
-    if hit is not None:
-        return hit
+    if hit is None:
+        hit = _search_disaggregated(scenario, dom)
+        if len(_DISAGG_PLAN_CACHE) > 256:
+            _DISAGG_PLAN_CACHE.clear()
+        _DISAGG_PLAN_CACHE[scenario] = hit
+    return hit
+
+
+def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
+    """The search of :func:`_plan_disaggregated` for pools it is not given."""
     units = _in_server_plans(scenario)
     if units:
         # a dense model whose prefill and decode instances fit one server: the units inside
         # every server (KV cache over NVLink, no fabric) beside whole-server pools (KV cache
         # over the fabric), the one serving the most within the targets
         unit = best_of(scenario, units)
-        best_unit = _with_pools(scenario, dom, (serving_score(scenario, unit), unit), _units_rate)[
-            1
-        ]
-        if len(_DISAGG_PLAN_CACHE) > 256:
-            _DISAGG_PLAN_CACHE.clear()
-        _DISAGG_PLAN_CACHE[scenario] = best_unit
-        return best_unit
+        return _with_pools(scenario, dom, (serving_score(scenario, unit), unit), _units_rate)[1]
     per_domain = _per_domain_plans(scenario, dom)
     if per_domain:
         # a cluster of several NVL72 racks whose deployment fits one rack keeps both pools in
         # every rack (KV cache and expert all-to-all over NVLink, no fabric), as one rack does
-        best_domain = best_of(scenario, per_domain)
-        if len(_DISAGG_PLAN_CACHE) > 256:
-            _DISAGG_PLAN_CACHE.clear()
-        _DISAGG_PLAN_CACHE[scenario] = best_domain
-        return best_domain
+        return best_of(scenario, per_domain)
     try:
         whole = _disaggregated_whole(scenario, dom)
     except ScenarioError as err:
         raise _with_alternatives(scenario, err) from err
-    best: tuple[ServingScore, WorkloadPlan] | None = (serving_score(scenario, whole), whole)
+    best: tuple[ServingScore, WorkloadPlan] = (serving_score(scenario, whole), whole)
     candidates: list[WorkloadPlan] = []
     for n, sub_sp in _smaller_pools(scenario):
         lifted = _disaggregated_copies(scenario, n, sub_sp)
         if lifted is not None:
             candidates.append(lifted)
     for lifted in by_capacity(scenario, candidates):
-        if best is not None and below(scenario, lifted, best[0][0]):
+        if below(scenario, lifted, best[0][0]):
             break  # no rate within the targets exceeds the capacity
         score = serving_score(scenario, lifted)
-        if best is None or score > best[0]:
+        if score > best[0]:
             rate_whole = serving_score(scenario, whole)[0]
             why = (
                 f"chosen over the deployment planned on all {scenario.nodes} servers: "
@@ -680,10 +678,6 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
                 + ("" if score[0] > rate_whole else " (decided at the scenario's load)")
             )
             best = (score, replace(lifted, notes=(*lifted.notes, why)))
-    assert best is not None
-    if len(_DISAGG_PLAN_CACHE) > 256:
-        _DISAGG_PLAN_CACHE.clear()
-    _DISAGG_PLAN_CACHE[scenario] = best[1]
     return best[1]
 
 
