@@ -266,9 +266,21 @@ def cabling_items(
     Endpoint links run from ``switch`` cages to ``far`` cages (NICs); switch-to-switch tiers
     join two cages of ``switch``.
     """
+    return _cabling_at(parts, fabric, gbps, tiers, switch_cage(switch, gbps), far, far_lane)
+
+
+def _cabling_at(
+    parts: NetworkParts,
+    fabric: str,
+    gbps: int,
+    tiers: Sequence[TierLinks],
+    sw: Cage,
+    far: Cage,
+    far_lane: int,
+) -> list[tuple[ItemT, int, str]]:
+    """:func:`cabling_items` from the switch's cage (all it reads of the switch)."""
     quantities: dict[tuple[str, str], float] = {}
     items: dict[str, ItemT] = {}
-    sw = switch_cage(switch, gbps)
     for tier in tiers:
         if tier.links == 0:
             continue
@@ -323,11 +335,11 @@ def compute_fabric_items(
     ):
         if count:
             out.append((switch, count, role))
-    out.extend(
-        _fabric_cabling(
-            parts, topo, nodes, fabric, nic.port_gbps, switch, nic_cage(nic), nic.lane_gbps
-        )
+    gbps = nic.port_gbps
+    cabling = _fabric_cabling(
+        parts, topo, nodes, fabric, gbps, switch_cage(switch, gbps), nic_cage(nic), nic.lane_gbps
     )
+    out.extend(cabling[0])
     return out
 
 
@@ -338,14 +350,18 @@ def _fabric_cabling(
     nodes: int,
     fabric: str,
     gbps: int,
-    switch: Switch,
+    sw: Cage,
     far: Cage,
     far_lane: int = 0,
-) -> tuple[tuple[ItemT, int, str], ...]:
-    """Cabling of a compute fabric; cached because many candidates share a topology."""
+) -> tuple[tuple[tuple[ItemT, int, str], ...], tuple[tuple[float, float], ...]]:
+    """Cabling of a compute fabric, and each line's (price, power) rounded to cents as
+    :func:`compute_fabric_totals` adds them; cached because many candidates share a topology
+    and switches of one cage share their cabling (the switch's cage is all it reads)."""
     tiers = plan_cabling(topo, servers=nodes)
-    return tuple(
-        cabling_items(parts, fabric, gbps, tiers, switch=switch, far=far, far_lane=far_lane)
+    items = tuple(_cabling_at(parts, fabric, gbps, tiers, sw, far, far_lane))
+    return items, tuple(
+        (round(qty * item.unit_price_usd, 2), round(qty * item.power_w, 2))
+        for item, qty, _ in items
     )
 
 
@@ -382,21 +398,29 @@ def compute_fabric_totals(
     switch: Switch,
     topo: TopologySize,
 ) -> tuple[float, float]:
-    """(capex USD, power W) of the compute fabric; equals :func:`totals` of its lines."""
-    items = compute_fabric_items(
-        parts,
-        fabric=fabric,
-        nic=nic,
-        nics_per_node=nics_per_node,
-        nodes=nodes,
-        switch=switch,
-        topo=topo,
-    )
+    """(capex USD, power W) of the compute fabric; equals :func:`totals` of its lines
+    (:func:`compute_fabric_items`' lines, each rounded to cents and added in their order)."""
+    cards = nodes * cards_per_node(nic, nics_per_node)
     price = 0.0
     power = 0.0
-    for item, qty, _ in items:
-        price += round(qty * item.unit_price_usd, 2)
-        power += round(qty * item.power_w, 2)
+    price += round(cards * nic.unit_price_usd, 2)
+    power += round(cards * nic.power_w, 2)
+    for count in (
+        topo.leaf_switches,
+        topo.spine_switches,
+        topo.core_switches,
+        topo.superspine_switches,
+    ):
+        if count:
+            price += round(count * switch.unit_price_usd, 2)
+            power += round(count * switch.power_w, 2)
+    gbps = nic.port_gbps
+    cabling = _fabric_cabling(
+        parts, topo, nodes, fabric, gbps, switch_cage(switch, gbps), nic_cage(nic), nic.lane_gbps
+    )
+    for line_price, line_power in cabling[1]:
+        price += line_price
+        power += line_power
     return price, power
 
 
