@@ -122,10 +122,15 @@ def life_risk_usd(facts: JobFacts, fabric: str) -> float:
 
 
 def life_cost(
-    facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
+    facts: JobFacts,
+    fabric: str,
+    metrics: Metrics,
+    capex_usd: float,
+    power_w: float,
+    risk_usd: float | None = None,
 ) -> LifeCost:
     """The network's cost over the cluster's amortization life (the decision cost),
-    unrounded."""
+    unrounded.  ``risk_usd``: :func:`life_risk_usd` of ``fabric`` when the caller has it."""
     c = facts.costs
     hours = life_hours(facts)
     rate = gpu_hour_cost_usd(c)
@@ -133,7 +138,9 @@ def life_cost(
     busy_gpu_hours = facts.gpus * hours * facts.utilization
     power_usd = power_w / 1000.0 * c.pue * c.electricity_usd_per_kwh * hours
     wasted_usd = busy_gpu_hours * idle * rate
-    operations_usd = skill_cost(facts, fabric)[0] + life_risk_usd(facts, fabric)
+    if risk_usd is None:
+        risk_usd = life_risk_usd(facts, fabric)
+    operations_usd = skill_cost(facts, fabric)[0] + risk_usd
     return LifeCost(
         years=c.amortization_years,
         utilization=facts.utilization,
@@ -186,6 +193,7 @@ def price(
     power_w: float,
 ) -> Scored:
     perf = num(metrics.ms_per_token if facts.inference else metrics.step_time_s, float("inf"))
+    risk_usd = life_risk_usd(facts, cand.fabric)
     return Scored(
         cand=cand,
         topo=topo,
@@ -194,8 +202,8 @@ def price(
         capex_usd=capex_usd,
         power_w=power_w,
         cost=job_cost(facts, cand.fabric, metrics, capex_usd, power_w),
-        life=life_cost(facts, cand.fabric, metrics, capex_usd, power_w),
-        operations_risk_usd=life_risk_usd(facts, cand.fabric),
+        life=life_cost(facts, cand.fabric, metrics, capex_usd, power_w, risk_usd),
+        operations_risk_usd=risk_usd,
     )
 
 

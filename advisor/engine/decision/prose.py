@@ -518,12 +518,13 @@ def _alternative_sentences(facts: JobFacts, best: Scored, scored: list[Scored]) 
 def best_per_fabric(scored: list[Scored]) -> dict[str, Scored]:
     """Each fabric class's representative: its cheapest feasible field-practice design, else
     its cheapest feasible design, else the one closest to feasible."""
-    best: dict[str, Scored] = {}
+    best: dict[str, tuple[tuple[int, int, float], Scored]] = {}
     for design in scored:
         cur = best.get(design.cand.fabric)
-        if cur is None or class_key(design) < class_key(cur):
-            best[design.cand.fabric] = design
-    return best
+        key = class_key(design)
+        if cur is None or key < cur[0]:
+            best[design.cand.fabric] = (key, design)
+    return {fabric: design for fabric, (_, design) in best.items()}
 
 
 def class_key(scored: Scored) -> tuple[int, int, float]:
