@@ -139,7 +139,9 @@ def _evaluate(
         result = dataclasses.replace(
             result, calibration=calibration_comparison(default_result, result, calibration)
         )
-    safe: dict[str, Any] = json_safe(result.to_dict())  # finite everywhere (raises ValueError)
+    # finite everywhere (json_safe raises ValueError naming where)
+    plain = result.to_plain_dict()  # one walk when every value is plain, finite JSON
+    safe: dict[str, Any] = plain if plain is not None else json_safe(result.to_dict())
     return result, safe
 
 

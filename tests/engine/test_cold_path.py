@@ -133,3 +133,28 @@ def test_clean_leaves_out_every_non_finite_figure() -> None:
     assert out.compute_s is None and out.bubble_s is None and out.straggler_s is None
     finite = Metrics(step_time_s=2.0)
     assert clean(finite) is finite
+
+
+def test_a_plain_result_is_written_in_one_walk_as_json_safe_copies_it() -> None:
+    import math
+
+    import numpy as np
+
+    from advisor.engine import json_safe
+    from advisor.engine.result.records import Metrics
+
+    for raw in (
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 64},
+        {"workload": "inference", "model": "mixtral-8x7b", "gpu": "h200-sxm", "gpus": 16},
+    ):
+        result = evaluate_typed(raw)
+        plain = result.to_plain_dict()
+        assert plain is not None
+        # the same values of the same types (json text tells 1 from 1.0 and True from 1)
+        assert json.dumps(plain) == json.dumps(json_safe(result.to_dict()))
+    for value in (math.inf, math.nan, np.float64(1.5)):
+        # not finite, or a type json_safe does not copy as it is: the careful path decides
+        m = dataclasses.replace(Metrics(step_time_s=1.0), compute_s=value)
+        assert m.to_plain_dict() is None
+    extra = Metrics.from_dict({"step_time_s": 2.0, "new_key": [1, 2.5, {"k": None}]})
+    assert extra.to_plain_dict() == json_safe(extra.to_dict())

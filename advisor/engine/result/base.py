@@ -20,6 +20,7 @@ Rules of the conversion (the same for every record of :mod:`advisor.engine.resul
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -66,6 +67,17 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         return typing.cast(dict[str, Any], _dump(self))
+
+    def to_plain_dict(self) -> dict[str, Any] | None:
+        """``to_dict`` in one walk when it holds only plain JSON values (dicts with text keys,
+        lists, text, whole numbers, flags, None and finite floats of exactly those types):
+        then equal, type for type, to ``advisor.engine.json_safe(self.to_dict())`` without
+        its second walk and copy.  ``None`` otherwise (a non-finite number, any other type):
+        the caller takes the careful path, which names where."""
+        try:
+            return typing.cast(dict[str, Any], _dump_plain(self))
+        except _NotPlain:
+            return None
 
 
 # ------------------------------------------------------------------------------ conversion
@@ -197,6 +209,40 @@ def _dump(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _dump(v) for k, v in value.items()}
     return value
+
+
+class _NotPlain(Exception):
+    """:func:`_dump_plain` met a value that is not plain, finite JSON."""
+
+
+def _dump_plain(value: Any) -> Any:
+    """:func:`_dump` that refuses (:class:`_NotPlain`) what ``json_safe`` would not copy as
+    it is: a float that is not finite, a value of a type other than the exact JSON ones
+    (``_dump`` passes those through); keys written as text, as ``json_safe`` writes them."""
+    kind = type(value)
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _NotPlain
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if isinstance(value, Record):
+        out: dict[str, Any] = {}
+        for name, omit_none, omit_default, default in _dump_fields(kind):
+            item = getattr(value, name)
+            if item is None and omit_none:
+                continue
+            if omit_default and item == default:
+                continue
+            out[name] = _dump_plain(item)
+        for k, v in getattr(value, EXTRA).items():
+            out[str(k)] = _dump_plain(v)
+        return out
+    if isinstance(value, tuple | list):
+        return [_dump_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _dump_plain(v) for k, v in value.items()}
+    raise _NotPlain
 
 
 # ------------------------------------------------------------- other stored JSON, by hand
