@@ -204,6 +204,12 @@ def _pool_for(
     return _dense_instance(scenario, role, servers, context)
 
 
+_DISAGG_POOLS_CACHE: dict[Scenario, ServingPlan | dict[str, list[str]]] = {}
+"""The pools :func:`plan_disaggregated` planned (or the field errors it refused with) by
+scenario, bounded: the deployment search plans the pools of every smaller server count again
+for each cluster size the scaling chart asks for (about a third of the scenarios are new)."""
+
+
 def plan_disaggregated(scenario: Scenario) -> ServingPlan:
     """Size the prefill and decode pools (given in ``inference.pools`` or balanced here).
 
@@ -211,6 +217,21 @@ def plan_disaggregated(scenario: Scenario) -> ServingPlan:
     server) / (output tokens per request / decode rate per server at the time-per-token
     target), both from the compute model alone (the network is priced per design later).
     """
+    hit = _DISAGG_POOLS_CACHE.get(scenario)
+    if hit is None:
+        try:
+            hit = _plan_disaggregated(scenario)
+        except ScenarioError as err:
+            hit = err.field_errors
+        if len(_DISAGG_POOLS_CACHE) >= 256:
+            _DISAGG_POOLS_CACHE.clear()
+        _DISAGG_POOLS_CACHE[scenario] = hit
+    if isinstance(hit, dict):
+        raise ScenarioError(hit)
+    return hit
+
+
+def _plan_disaggregated(scenario: Scenario) -> ServingPlan:
     inf = scenario.inference
     assert inf is not None
     servers = scenario.nodes
