@@ -274,7 +274,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     best, tried = _fabric_free_best(scenario, dom)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         if _in_server_plans(scenario):
-            best = _with_pools(scenario, dom, best, _fabric_free_rate)
+            best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
             tried.append(f"{_unit_shape(best[1])}: {best[0][0]:.3g}")
@@ -321,10 +321,33 @@ def _fabric_free_best(
     hit = _FABRIC_FREE_CACHE.get(scenario)
     if hit is not None:
         return hit[0], list(hit[1])
-    inf = scenario.inference
-    assert inf is not None
     best: tuple[ServingScore, WorkloadPlan] | None = None
     tried: list[str] = []
+    for tp, wp in _fabric_free_replicas(scenario, dom):
+        score = serving_score(scenario, wp)
+        tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
+        if best is None or score > best[0]:
+            best = (score, wp)
+    if _weighs_units(scenario) and best is not None:
+        # disaggregated prefill and decode pools inside each server (KV over NVLink)
+        for unit in by_capacity(scenario, _in_server_plans(scenario)):
+            if below(scenario, unit, best[0][0]):
+                break  # no rate within the targets exceeds the capacity
+            score = serving_score(scenario, unit)
+            if score > best[0]:
+                best = (score, unit)
+    if len(_FABRIC_FREE_CACHE) > 256:
+        _FABRIC_FREE_CACHE.clear()
+    _FABRIC_FREE_CACHE[scenario] = (best, tuple(tried))
+    return best, tried
+
+
+def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[int, WorkloadPlan]]:
+    """Replicas at every power-of-two TP up to the domain that hold the model, by TP (the
+    replicas :func:`_fabric_free_best` weighs)."""
+    inf = scenario.inference
+    assert inf is not None
+    out: list[tuple[int, WorkloadPlan]] = []
     for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
         # a TP that does not divide the cluster runs on the whole servers it fills, the rest
         # idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays)
@@ -343,22 +366,25 @@ def _fabric_free_best(
             continue
         if used < scenario.gpus:
             wp = _with_idle_servers(scenario, wp, fixed.nodes)
-        score = serving_score(scenario, wp)
-        tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
-        if best is None or score > best[0]:
-            best = (score, wp)
-    if inf.deployment is None and not inf.independent_replicas and best is not None:
-        # disaggregated prefill and decode pools inside each server (KV over NVLink)
-        for unit in by_capacity(scenario, _in_server_plans(scenario)):
-            if below(scenario, unit, best[0][0]):
-                break  # no rate within the targets exceeds the capacity
-            score = serving_score(scenario, unit)
-            if score > best[0]:
-                best = (score, unit)
-    if len(_FABRIC_FREE_CACHE) > 256:
-        _FABRIC_FREE_CACHE.clear()
-    _FABRIC_FREE_CACHE[scenario] = (best, tuple(tried))
-    return best, tried
+        out.append((tp, wp))
+    return out
+
+
+def _weighs_units(scenario: Scenario) -> bool:
+    """Whether :func:`_fabric_free_best` weighs the disaggregated units inside each server
+    (when the engine chooses the deployment and it has a replica to weigh them against)."""
+    inf = scenario.inference
+    assert inf is not None
+    return inf.deployment is None and not inf.independent_replicas
+
+
+def _fabric_free_plans(scenario: Scenario) -> list[WorkloadPlan]:
+    """Every deployment :func:`_fabric_free_best` weighs on ``scenario``: the rate within the
+    targets of each is at most :func:`_fabric_free_rate` (the units it skips by capacity
+    serve less than the best it found)."""
+    replicas = [wp for _, wp in _fabric_free_replicas(scenario, domain_gpus(scenario))]
+    units = _in_server_plans(scenario) if replicas and _weighs_units(scenario) else []
+    return replicas + units
 
 
 def _fabric_free_rate(scenario: Scenario) -> float:
@@ -374,6 +400,12 @@ def _units_rate(scenario: Scenario) -> float:
     return serving_score(scenario, best_of(scenario, units))[0] if units else 0.0
 
 
+FabricFree = tuple[Callable[[Scenario], float], Callable[[Scenario], list[WorkloadPlan]]]
+"""A deployment that needs no fabric, as :func:`_pools_adopted` weighs it on a smaller
+cluster: its rate within the targets, and the plans it is the best of (each plan's rate within
+the targets is at most that rate)."""
+
+
 def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
     """Every disaggregated unit of one server (pools.in_server_units) copied onto each of the
     cluster's servers: the KV cache stays on the server's NVLink, so the copies serve
@@ -384,6 +416,10 @@ def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
         copies = _copied(unit, scenario.nodes, scenario.nodes)
         out.append(_disaggregated_on(scenario, dom, copies))
     return out
+
+
+_FABRIC_FREE: FabricFree = (_fabric_free_rate, _fabric_free_plans)
+_UNITS: FabricFree = (_units_rate, _in_server_plans)
 
 
 def _unit_shape(wp: WorkloadPlan) -> str:
@@ -650,7 +686,7 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         # every server (KV cache over NVLink, no fabric) beside whole-server pools (KV cache
         # over the fabric), the one serving the most within the targets
         unit = best_of(scenario, units)
-        return _with_pools(scenario, dom, (serving_score(scenario, unit), unit), _units_rate)[1]
+        return _with_pools(scenario, dom, (serving_score(scenario, unit), unit), _UNITS)[1]
     per_domain = _per_domain_plans(scenario, dom)
     if per_domain:
         # a cluster of several NVL72 racks whose deployment fits one rack keeps both pools in
@@ -696,12 +732,12 @@ def _with_pools(
     scenario: Scenario,
     dom: int,
     best: tuple[ServingScore, WorkloadPlan],
-    fabric_free_rate: Callable[[Scenario], float],
+    fabric_free: FabricFree,
 ) -> tuple[ServingScore, WorkloadPlan]:
     """``best`` (a deployment that needs no fabric), or the best whole-server pools, weighed
     on the KV network the decision buys for them (:func:`pools.kv_design`, one RDMA NIC per
     server), when :func:`_pools_adopted`."""
-    if not _pools_adopted(scenario, dom, best[0][0], fabric_free_rate):
+    if not _pools_adopted(scenario, dom, best[0][0], fabric_free):
         return best
     pools = _whole_server_pools(scenario, dom)
     if not pools:
@@ -715,7 +751,7 @@ def _pools_adopted(
     scenario: Scenario,
     dom: int,
     fabric_free_here: float,
-    fabric_free_rate: Callable[[Scenario], float],
+    fabric_free: FabricFree,
 ) -> bool:
     """Whether whole-server pools replace the deployment that needs no fabric: on some
     cluster of n servers, 2 <= n <= min(servers, POOLS_DECIDED_UP_TO), the pools balanced on
@@ -723,25 +759,45 @@ def _pools_adopted(
     than that deployment does on the n servers.  The sizes weighed at N include those weighed
     at every smaller size, so once pools are adopted they stay adopted as servers are added:
     the fabric (and its cost) never comes and goes with the cluster size (docs/MODEL.md 15.2).
-    ``fabric_free_rate`` gives that deployment's rate on a smaller cluster."""
+    ``fabric_free`` gives that deployment on a smaller cluster."""
     gpn = scenario.gpus_per_node
     for n in range(2, min(scenario.nodes, POOLS_DECIDED_UP_TO) + 1):
         sub = scenario if n == scenario.nodes else replace(scenario, gpus=n * gpn)
         hit = _POOLS_WIN_CACHE.get(sub)
         if hit is None:
-            base = fabric_free_here if n == scenario.nodes else fabric_free_rate(sub)
-            hit = False
+            rate: float | None = None
             with contextlib.suppress(ScenarioError):
                 sub_dom = dom if n == scenario.nodes else domain_gpus(sub)
                 pools = _disaggregated_whole(sub, sub_dom)
                 rate = serving_score(sub, pools, kv_design(sub))[0]
-                hit = rate > base * (1.0 + POOLS_MARGIN)
+            if rate is None:
+                hit = False
+            elif n == scenario.nodes:
+                hit = rate > fabric_free_here * (1.0 + POOLS_MARGIN)
+            else:
+                hit = not _serves_near(sub, rate, fabric_free)
             if len(_POOLS_WIN_CACHE) > 256:
                 _POOLS_WIN_CACHE.clear()
             _POOLS_WIN_CACHE[sub] = hit
         if hit:
             return True
     return False
+
+
+def _serves_near(sub: Scenario, rate: float, fabric_free: FabricFree) -> bool:
+    """Whether the deployment that needs no fabric on ``sub`` serves, within the targets, at
+    least ``rate`` / (1 + POOLS_MARGIN) (rate <= its rate x (1 + POOLS_MARGIN)).  One plan it is
+    the best of that does proves it (its rate is at most that deployment's), so the plans are
+    scored largest capacity first and the rest left unscored; when none does (or every
+    capacity is below that rate) the deployment's own rate decides."""
+    exact, plans = fabric_free
+    if exact is not _fabric_free_rate or sub not in _FABRIC_FREE_CACHE:
+        for wp in by_capacity(sub, plans(sub)):
+            if below(sub, wp, rate / (1.0 + POOLS_MARGIN)):
+                break  # nor does any plan after it
+            if rate <= serving_score(sub, wp)[0] * (1.0 + POOLS_MARGIN):
+                return True
+    return rate <= exact(sub) * (1.0 + POOLS_MARGIN)
 
 
 def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
