@@ -24,6 +24,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.serving.compute import (
@@ -40,7 +41,7 @@ from advisor.engine.model.serving.compute import (
     mgc_wait_quantile_s,
     prefill_service_s,
 )
-from advisor.engine.model.serving.pools import reference_design
+from advisor.engine.model.serving.pools import decode_view, reference_design
 from advisor.engine.result.records import Metrics
 
 # ----------------------------------------------------------------------------- load
@@ -66,10 +67,20 @@ class LoadPoint:
         )
 
 
-@lru_cache(maxsize=32)
-def _compute_cache(scenario: Scenario, serving_plan: ServingPlan) -> dict[float, float]:
-    """Decode compute per batch is design-independent: shared by every design's model."""
-    return {}
+_DECODE_TABLES_CACHE: dict[tuple[Any, ...], dict[Any, float]] = {}
+"""Decode steps (and their compute) already priced, by batch, one table per decode instance as
+a step reads it (:func:`pools.decode_view`), bounded: every replica count, cluster size and copy
+count the deployment search weighs runs the same instances, and the load model's fixed points
+and bisections ask again for the batches another deployment's asked for."""
+
+
+def _decode_table(key: tuple[Any, ...]) -> dict[Any, float]:
+    table = _DECODE_TABLES_CACHE.get(key)
+    if table is None:
+        if len(_DECODE_TABLES_CACHE) >= 512:
+            _DECODE_TABLES_CACHE.clear()
+        table = _DECODE_TABLES_CACHE[key] = {}
+    return table
 
 
 class ServingModel:
@@ -100,8 +111,9 @@ class ServingModel:
             self.kv = KvTransfer(seconds=0.0, bytes_per_s_per_server=math.inf, rdma=True)
         else:
             self.kv = kv_transfer(scenario, serving_plan, design, bound)
-        self._steps: dict[tuple[float, float], float] = {}
-        self._compute = _compute_cache(scenario, serving_plan)
+        view = decode_view(scenario, serving_plan)
+        self._steps = _decode_table(("step", *view, design, bound))
+        self._compute = _decode_table(("compute", *view))
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
 

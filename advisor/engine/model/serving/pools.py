@@ -30,8 +30,25 @@ from advisor.engine.model.serving.compute import (
     latent_kv,
     moe_prefill_alone_s,
     prefill_service_s,
+    scaleup_domain_gpus,
 )
 from advisor.engine.result.echo import ServingPool
+
+
+def decode_view(scenario: Scenario, serving_plan: ServingPlan) -> tuple[Scenario, ServingPlan]:
+    """``scenario`` and ``serving_plan`` as a decode step reads them (decode_step_s,
+    decode_compute_s): without what sizes the deployment rather than its decode instance (the
+    cluster's GPUs beyond one scale-up domain, the prefill pool, the servers, copies and
+    instances of the pools), so that deployments of the same instances share what they price
+    (the load model's steps, the decode pool's batch at the time-per-token target)."""
+    gpus = min(scenario.gpus, scaleup_domain_gpus(scenario))
+    instance = replace(serving_plan.decode, servers=0, gpus=0, instances=0)
+    return (
+        scenario if gpus == scenario.gpus else replace(scenario, gpus=gpus),
+        replace(
+            serving_plan, prefill=instance, decode=instance, servers=0, copies=1, copy_servers=0
+        ),
+    )
 
 
 def _pool(
@@ -477,7 +494,7 @@ def _balanced_prefill_servers(
                 )
                 rates[n_p] = (
                     serving_plan.prefill.instances / max(service, 1e-12),
-                    decode_capacity_rps(scenario, serving_plan, reference, "point"),
+                    _decode_rate(scenario, serving_plan, reference),
                 )
         return rates[n_p]
 
@@ -515,6 +532,25 @@ def _balanced_prefill_servers(
     span = max(1, math.ceil(_instance_servers(scenario, context, pspec, dspec)))
     near = range(max(least, lo - span), min(most, hi + span) + 1)
     return max(near, key=lambda n_p: (capacity(n_p), -abs(n_p - lo)))
+
+
+_DECODE_RATE_CACHE: dict[tuple[Scenario, ServingPlan, int, Design], float] = {}
+"""Decode pools' rates at the time-per-token target by instance (:func:`decode_view`) and
+instance count, bounded: the balances of every smaller cluster the deployment search plans
+pools on price the same decode pools again."""
+
+
+def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) -> float:
+    """compute.decode_capacity_rps on ``design`` (the point bound)."""
+    key = (*decode_view(scenario, serving_plan), serving_plan.decode.instances, design)
+    rate = _DECODE_RATE_CACHE.get(key)
+    if rate is None:
+        if len(_DECODE_RATE_CACHE) >= 4096:
+            _DECODE_RATE_CACHE.clear()
+        rate = _DECODE_RATE_CACHE[key] = decode_capacity_rps(
+            scenario, serving_plan, design, "point"
+        )
+    return rate
 
 
 def _instance_servers(
