@@ -277,7 +277,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
-            tried.append(f"{_unit_shape(best[1])}: {best[0][0]:.3g}")
+            tried.append(f"{_unit_shape(best[1])}: {best[0].rate:.3g}")
     chosen: WorkloadPlan | None = None
     if best is not None:
         wp = best[1]
@@ -325,13 +325,13 @@ def _fabric_free_best(
     tried: list[str] = []
     for tp, wp in _fabric_free_replicas(scenario, dom):
         score = serving_score(scenario, wp)
-        tried.append(f"TP{tp}: {score[0]:.3g} requests/s within the targets")
+        tried.append(f"TP{tp}: {score.rate:.3g} requests/s within the targets")
         if best is None or score > best[0]:
             best = (score, wp)
     if _weighs_units(scenario) and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
         for unit in by_capacity(scenario, _in_server_plans(scenario)):
-            if below(scenario, unit, best[0][0]):
+            if below(scenario, unit, best[0].rate):
                 break  # no rate within the targets exceeds the capacity
             score = serving_score(scenario, unit)
             if score > best[0]:
@@ -391,13 +391,13 @@ def _fabric_free_rate(scenario: Scenario) -> float:
     """Requests/s within the targets of the engine's deployment that needs no fabric
     (:func:`_fabric_free_best`) on ``scenario``'s servers; 0 when none fits."""
     best, _ = _fabric_free_best(scenario, domain_gpus(scenario))
-    return best[0][0] if best is not None else 0.0
+    return best[0].rate if best is not None else 0.0
 
 
 def _units_rate(scenario: Scenario) -> float:
     """Requests/s within the targets of the best disaggregated unit inside each server."""
     units = _in_server_plans(scenario)
-    return serving_score(scenario, best_of(scenario, units))[0] if units else 0.0
+    return serving_score(scenario, best_of(scenario, units)).rate if units else 0.0
 
 
 FabricFree = tuple[Callable[[Scenario], float], Callable[[Scenario], list[WorkloadPlan]]]
@@ -604,7 +604,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             notes=(
                 *chosen.notes,
                 "deployment chosen by the requests/s it serves within the p95 targets on the "
-                f"reference network ({best[0][0]:.3g}): {_describe_serving(scenario, chosen)}; "
+                f"reference network ({best[0].rate:.3g}): {_describe_serving(scenario, chosen)}; "
                 + ("the other plan" if best[2] == nodes else "the plans")
                 + f" on all {nodes} servers"
                 + (" serves" if best[2] == nodes else " serve")
@@ -703,15 +703,15 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         if lifted is not None:
             candidates.append(lifted)
     for lifted in by_capacity(scenario, candidates):
-        if below(scenario, lifted, best[0][0]):
+        if below(scenario, lifted, best[0].rate):
             break  # no rate within the targets exceeds the capacity
         score = serving_score(scenario, lifted)
         if score > best[0]:
-            rate_whole = serving_score(scenario, whole)[0]
+            rate_whole = serving_score(scenario, whole).rate
             why = (
                 f"chosen over the deployment planned on all {scenario.nodes} servers: "
-                f"{score[0]:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
-                + ("" if score[0] > rate_whole else " (decided at the scenario's load)")
+                f"{score.rate:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
+                + ("" if score.rate > rate_whole else " (decided at the scenario's load)")
             )
             best = (score, replace(lifted, notes=(*lifted.notes, why)))
     return best[1]
@@ -737,7 +737,7 @@ def _with_pools(
     """``best`` (a deployment that needs no fabric), or the best whole-server pools, weighed
     on the KV network the decision buys for them (:func:`pools.kv_design`, one RDMA NIC per
     server), when :func:`_pools_adopted`."""
-    if not _pools_adopted(scenario, dom, best[0][0], fabric_free):
+    if not _pools_adopted(scenario, dom, best[0].rate, fabric_free):
         return best
     pools = _whole_server_pools(scenario, dom)
     if not pools:
@@ -769,7 +769,7 @@ def _pools_adopted(
             with contextlib.suppress(ScenarioError):
                 sub_dom = dom if n == scenario.nodes else domain_gpus(sub)
                 pools = _disaggregated_whole(sub, sub_dom)
-                rate = serving_score(sub, pools, kv_design(sub))[0]
+                rate = serving_score(sub, pools, kv_design(sub)).rate
             if rate is None:
                 hit = False
             elif n == scenario.nodes:
@@ -795,7 +795,7 @@ def _serves_near(sub: Scenario, rate: float, fabric_free: FabricFree) -> bool:
         for wp in by_capacity(sub, plans(sub)):
             if below(sub, wp, rate / (1.0 + POOLS_MARGIN)):
                 break  # nor does any plan after it
-            if rate <= serving_score(sub, wp)[0] * (1.0 + POOLS_MARGIN):
+            if rate <= serving_score(sub, wp).rate * (1.0 + POOLS_MARGIN):
                 return True
     return rate <= exact(sub) * (1.0 + POOLS_MARGIN)
 

@@ -5,31 +5,54 @@ from __future__ import annotations
 
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.plans import WorkloadPlan
-from advisor.engine.model.serving.load import serving_model
+from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.model.serving.load import ServingModel, serving_model
 from advisor.engine.model.serving.pools import reference_design
 
-ServingScore = tuple[float, float, float, float]
-"""(requests/s within both p95 targets, meets both targets at the scenario's load, requests/s
-served at the load, -p95 TTFT at the load): one objective, the rate within the targets, and the
-scenario's own load only to break its ties (docs/MODEL.md 15)."""
+
+class ServingScore:
+    """A plan's score on a network: (requests/s within both p95 targets, meets both targets at
+    the scenario's load, requests/s served at the load, -p95 TTFT at the load), compared as
+    that tuple: one objective, the rate within the targets, and the scenario's own load only
+    to break its ties (docs/MODEL.md 15).  Rates to 3 significant digits, so that near-equal
+    rates are decided by the next key (and, walking server counts upward, by the smaller
+    deployment: the cheaper one).  The load's keys are priced only when a tie asks for them
+    (a closed loop's load is a bisection of its own, on the reference network)."""
+
+    __slots__ = ("_load", "_model", "_plan", "rate")
+
+    def __init__(self, model: ServingModel, serving_plan: ServingPlan) -> None:
+        self._model, self._plan = model, serving_plan
+        self.rate = float(f"{model.max_rate_at_target():.3g}")
+        """Requests/s within both p95 targets (3 significant digits)."""
+        self._load: tuple[float, float, float] | None = None
+
+    def key(self) -> tuple[float, float, float, float]:
+        """The score as the tuple it compares as."""
+        if self._load is None:
+            point = self._model.operating_point()
+            self._load = (
+                1.0 if point.meets(self._plan) else 0.0,
+                float(f"{point.requests_per_s:.3g}"),
+                -float(f"{point.ttft_p95_s:.3g}"),
+            )
+        return (self.rate, *self._load)
+
+    def __gt__(self, other: ServingScore) -> bool:
+        if self.rate != other.rate:
+            return self.rate > other.rate
+        return self.key() > other.key()
 
 
 def serving_score(
     scenario: Scenario, wp: WorkloadPlan, design: Design | None = None
 ) -> ServingScore:
-    """:data:`ServingScore` of a plan on ``design``, by default the reference network
-    (advisor.engine.model.serving.pools.reference_design), rates to 3 significant digits so
-    that near-equal rates are decided by the next key (and, walking server counts upward, by
-    the smaller deployment: the cheaper one)."""
+    """:class:`ServingScore` of a plan on ``design``, by default the reference network
+    (advisor.engine.model.serving.pools.reference_design)."""
     assert wp.inference is not None and wp.inference.serving is not None
     sp = wp.inference.serving
-    model = serving_model(scenario, sp, design or reference_design(scenario), "point")
-    point = model.operating_point()
-    return (
-        float(f"{model.max_rate_at_target():.3g}"),
-        1.0 if point.meets(sp) else 0.0,
-        float(f"{point.requests_per_s:.3g}"),
-        -float(f"{point.ttft_p95_s:.3g}"),
+    return ServingScore(
+        serving_model(scenario, sp, design or reference_design(scenario), "point"), sp
     )
 
 
@@ -67,7 +90,7 @@ def best_of(
     capacity falls below the best rate so far."""
     best: tuple[ServingScore, WorkloadPlan] | None = None
     for wp in by_capacity(scenario, plans, design):
-        if best is not None and below(scenario, wp, best[0][0], design):
+        if best is not None and below(scenario, wp, best[0].rate, design):
             break
         score = serving_score(scenario, wp, design)
         if best is None or score > best[0]:
