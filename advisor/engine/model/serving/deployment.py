@@ -28,8 +28,10 @@ from advisor.engine.model.plans import (
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
+    alike,
     colocated_plan,
     in_server_units,
+    joined,
     kv_design,
     least_pool_servers,
     plan_disaggregated,
@@ -40,6 +42,7 @@ from advisor.engine.model.serving.scoring import (
     below,
     best_of,
     by_capacity,
+    reaches,
     serving_score,
 )
 from advisor.engine.model.stage_time import _inference_costs
@@ -321,6 +324,8 @@ def _fabric_free_best(
     hit = _FABRIC_FREE_CACHE.get(scenario)
     if hit is not None:
         return hit[0], list(hit[1])
+    inf = scenario.inference
+    assert inf is not None
     best: tuple[ServingScore, WorkloadPlan] | None = None
     tried: list[str] = []
     for tp, wp in _fabric_free_replicas(scenario, dom):
@@ -328,7 +333,7 @@ def _fabric_free_best(
         tried.append(f"TP{tp}: {score.rate:.3g} requests/s within the targets")
         if best is None or score > best[0]:
             best = (score, wp)
-    if _weighs_units(scenario) and best is not None:
+    if inf.deployment is None and not inf.independent_replicas and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
         for unit in by_capacity(scenario, _in_server_plans(scenario)):
             if below(scenario, unit, best[0].rate):
@@ -370,21 +375,15 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[int, Workl
     return out
 
 
-def _weighs_units(scenario: Scenario) -> bool:
-    """Whether :func:`_fabric_free_best` weighs the disaggregated units inside each server
-    (when the engine chooses the deployment and it has a replica to weigh them against)."""
-    inf = scenario.inference
-    assert inf is not None
-    return inf.deployment is None and not inf.independent_replicas
-
-
 def _fabric_free_plans(scenario: Scenario) -> list[WorkloadPlan]:
     """Every deployment :func:`_fabric_free_best` weighs on ``scenario``: the rate within the
     targets of each is at most :func:`_fabric_free_rate` (the units it skips by capacity
     serve less than the best it found)."""
+    inf = scenario.inference
+    assert inf is not None
     replicas = [wp for _, wp in _fabric_free_replicas(scenario, domain_gpus(scenario))]
-    units = _in_server_plans(scenario) if replicas and _weighs_units(scenario) else []
-    return replicas + units
+    weighs_units = inf.deployment is None and not inf.independent_replicas
+    return replicas + (_in_server_plans(scenario) if replicas and weighs_units else [])
 
 
 def _fabric_free_rate(scenario: Scenario) -> float:
@@ -401,9 +400,8 @@ def _units_rate(scenario: Scenario) -> float:
 
 
 FabricFree = tuple[Callable[[Scenario], float], Callable[[Scenario], list[WorkloadPlan]]]
-"""A deployment that needs no fabric, as :func:`_pools_adopted` weighs it on a smaller
-cluster: its rate within the targets, and the plans it is the best of (each plan's rate within
-the targets is at most that rate)."""
+"""A deployment that needs no fabric on a cluster: its rate within the targets, and the plans
+it is the best of (each one's rate within the targets at most that)."""
 
 
 def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
@@ -786,18 +784,12 @@ def _pools_adopted(
 
 def _serves_near(sub: Scenario, rate: float, fabric_free: FabricFree) -> bool:
     """Whether the deployment that needs no fabric on ``sub`` serves, within the targets, at
-    least ``rate`` / (1 + POOLS_MARGIN) (rate <= its rate x (1 + POOLS_MARGIN)).  One plan it is
-    the best of that does proves it (its rate is at most that deployment's), so the plans are
-    scored largest capacity first and the rest left unscored; when none does (or every
-    capacity is below that rate) the deployment's own rate decides."""
+    least ``rate`` / (1 + POOLS_MARGIN): one of the plans it is the best of that does proves
+    it (scoring.reaches); when none does, its own rate decides."""
     exact, plans = fabric_free
-    if exact is not _fabric_free_rate or sub not in _FABRIC_FREE_CACHE:
-        for wp in by_capacity(sub, plans(sub)):
-            if below(sub, wp, rate / (1.0 + POOLS_MARGIN)):
-                break  # nor does any plan after it
-            if rate <= serving_score(sub, wp).rate * (1.0 + POOLS_MARGIN):
-                return True
-    return rate <= exact(sub) * (1.0 + POOLS_MARGIN)
+    known = exact is _fabric_free_rate and sub in _FABRIC_FREE_CACHE
+    margin = 1.0 + POOLS_MARGIN
+    return (not known and reaches(sub, plans(sub), rate, margin)) or rate <= exact(sub) * margin
 
 
 def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
@@ -837,15 +829,15 @@ def _pools_and_units(
     out: list[WorkloadPlan] = []
     base = _copied(sub_sp, copies, scenario.nodes)
     for unit in units:
-        if not _alike(sub_sp, unit):
+        if not alike(sub_sp, unit):
             continue
         extra = _copied(unit, rest, rest)
         merged = replace(
             base,
             prefill=replace(
-                _joined(base.prefill, extra.prefill), servers=base.prefill.servers + rest
+                joined(base.prefill, extra.prefill), servers=base.prefill.servers + rest
             ),
-            decode=replace(_joined(base.decode, extra.decode), servers=base.decode.servers),
+            decode=replace(joined(base.decode, extra.decode), servers=base.decode.servers),
             copies=copies,
             copy_servers=n,
             kv_inside_domain=False,
@@ -927,13 +919,13 @@ def _per_domain_plans(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
             out.append(lifted)
     racks, rest = divmod(scenario.nodes, per)
     rack, partial = plans.get(per), plans.get(rest)
-    if rack is not None and partial is not None and _alike(rack, partial):
+    if rack is not None and partial is not None and alike(rack, partial):
         # one deployment per rack: the full racks' and the partial rack's, pools side by side
         merged = _copied(rack, racks, scenario.nodes)
         merged = replace(
             merged,
-            prefill=_joined(merged.prefill, partial.prefill),
-            decode=_joined(merged.decode, partial.decode),
+            prefill=joined(merged.prefill, partial.prefill),
+            decode=joined(merged.decode, partial.decode),
             copies=racks + 1,
             copy_servers=per,
             kv_inside_domain=True,
@@ -947,30 +939,6 @@ def _per_domain_plans(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
         )
         out.append(replace(wp, notes=(*wp.notes, note)))
     return out
-
-
-def _alike(a: ServingPlan, b: ServingPlan) -> bool:
-    """Whether two deployments' instances are the same shape (their pools can sit side by side
-    as one pool of each role)."""
-
-    def shape(pool: ServingPool) -> tuple[int, ...]:
-        return (
-            pool.tp,
-            pool.pp,
-            pool.ep,
-            pool.gpus_per_instance,
-            pool.experts_per_gpu,
-            pool.max_batch_per_instance,
-        )
-
-    return shape(a.prefill) == shape(b.prefill) and shape(a.decode) == shape(b.decode)
-
-
-def _joined(a: ServingPool, b: ServingPool) -> ServingPool:
-    """Two pools of alike instances as one."""
-    return replace(
-        a, servers=a.servers + b.servers, gpus=a.gpus + b.gpus, instances=a.instances + b.instances
-    )
 
 
 def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> WorkloadPlan | None:

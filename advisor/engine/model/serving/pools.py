@@ -568,6 +568,30 @@ def _instance_servers(
     return widest
 
 
+def alike(a: ServingPlan, b: ServingPlan) -> bool:
+    """Whether two deployments' instances are the same shape (their pools can sit side by side
+    as one pool of each role)."""
+
+    def shape(pool: ServingPool) -> tuple[int, ...]:
+        return (
+            pool.tp,
+            pool.pp,
+            pool.ep,
+            pool.gpus_per_instance,
+            pool.experts_per_gpu,
+            pool.max_batch_per_instance,
+        )
+
+    return shape(a.prefill) == shape(b.prefill) and shape(a.decode) == shape(b.decode)
+
+
+def joined(a: ServingPool, b: ServingPool) -> ServingPool:
+    """Two pools of alike instances as one."""
+    return replace(
+        a, servers=a.servers + b.servers, gpus=a.gpus + b.gpus, instances=a.instances + b.instances
+    )
+
+
 def _serving_plan(
     scenario: Scenario,
     deployment: str,

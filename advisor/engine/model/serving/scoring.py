@@ -97,3 +97,15 @@ def best_of(
             best = (score, wp)
     assert best is not None
     return best[1]
+
+
+def reaches(scenario: Scenario, plans: list[WorkloadPlan], rate: float, factor: float) -> bool:
+    """Whether one of ``plans`` serves at least ``rate`` / ``factor`` within the targets on the
+    reference network (``rate`` <= its rate x ``factor``), so that the best of them does too:
+    scored largest capacity first, stopping at the first whose capacity cannot reach it."""
+    for wp in by_capacity(scenario, plans):
+        if below(scenario, wp, rate / factor):
+            return False
+        if rate <= serving_score(scenario, wp).rate * factor:
+            return True
+    return False
