@@ -108,8 +108,10 @@ def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_
     # targets (3.975 when the balance gave the prefill pool a 7th server its instance left idle;
     # 4.38 before the MoE roofline of docs/MODEL.md 15.1, whose TP8 decode step reads MLA's
     # down-projections whole on every rank, as serving stacks replicate them: 44 -> 48 ms at
-    # the pool's 23 sequences, so the p95 batch passes the 50 ms target at a lower rate)
-    assert rate_small == pytest.approx(2.518, rel=1e-3)
+    # the pool's 23 sequences, so the p95 batch passes the 50 ms target at a lower rate; 2.708
+    # since the p95 time per token reads the batch a request sees over its own decode time,
+    # whose spread is sqrt(2/3) of the instantaneous batch's, docs/MODEL.md 15, "Load")
+    assert rate_small == pytest.approx(2.708, rel=1e-3)
     assert small.workload.serving.pools.prefill.servers == 6
     assert rate_large >= rate_small
     # 2,049 servers: copies of the 14-server deployment (6 + 8; 2.41 requests/s each), weighed

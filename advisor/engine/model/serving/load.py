@@ -30,6 +30,7 @@ from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.serving.compute import (
     CHUNKED_PREFILL_TOKENS,
     CURVE_POINTS,
+    LIFETIME_BATCH_VARIANCE,
     P95_Z,
     SATURATED_S,
     KvTransfer,
@@ -247,7 +248,9 @@ class ServingModel:
         b = self._little_batch(rate * out * stretch / (tokens_per_step * inst), cap_b, share)
         saturated = b >= cap_b or rho_p >= 1.0 or rho_kv >= 1.0
         b_eff = min(b, cap_b)
-        b95 = min(cap_b, b_eff + P95_Z * math.sqrt(max(b_eff, 0.0)))
+        # a request's time per token is its own mean over its steps: the batch it sees
+        # averaged over its decode time (LIFETIME_BATCH_VARIANCE of the Poisson variance)
+        b95 = min(cap_b, b_eff + P95_Z * math.sqrt(LIFETIME_BATCH_VARIANCE * max(b_eff, 0.0)))
         if users is not None:
             b95 = min(b95, max(b_eff, users / inst))
         mean_step = self.step(b_eff, share) * stretch
