@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -291,7 +292,7 @@ def _size_cached(
         oversubscription,
         rails=rails,
         rail_optimized=rails > 1,
-        loads=tuple(_leaf_loads(endpoints, rails, down, links_per_rail)),
+        loads=_leaf_runs(endpoints, rails, down, links_per_rail),
         single_switch=endpoints <= radix and not leaf_spine,
         min_spines=min_spines,
     )
@@ -326,22 +327,36 @@ def _size_tor_cached(
 ) -> TopologySize:
     endpoints = servers * ports_per_server
     down, _ = leaf_ports(radix, oversubscription)
-    loads: list[int] = []
-    remaining = servers
-    while remaining > 0:
-        rack_ports = min(servers_per_rack, remaining) * ports_per_server
-        remaining -= servers_per_rack
+
+    def rack(rack_servers: int) -> list[int]:
+        """A rack's leaves: its ports in leaves of ``down`` ports, the rest on one more."""
+        loads: list[int] = []
+        rack_ports = rack_servers * ports_per_server
         while rack_ports > 0:
             load = min(down, rack_ports)
             loads.append(load)
             rack_ports -= load
+        return loads
+
+    # every full rack's leaves are alike: runs of racks, not a leaf at a time
+    full_racks, rest = divmod(servers, servers_per_rack)
+    full = rack(servers_per_rack)
+    runs: list[tuple[int, int]] = []
+    if full_racks:
+        if len(set(full)) == 1:
+            _add_run(runs, full[0], len(full) * full_racks)
+        else:
+            for load, leaves in _runs(full * full_racks):
+                _add_run(runs, load, leaves)
+    for load in rack(rest):
+        _add_run(runs, load, 1)
     return _size_from_loads(
         endpoints,
         radix,
         oversubscription,
         rails=1,
         rail_optimized=False,
-        loads=tuple(loads),
+        loads=tuple(runs),
         single_switch=servers <= servers_per_rack and endpoints <= radix,
     )
 
@@ -353,10 +368,11 @@ def _size_from_loads(
     *,
     rails: int,
     rail_optimized: bool,
-    loads: tuple[int, ...],
+    loads: Runs,
     single_switch: bool,
     min_spines: int = 1,
 ) -> TopologySize:
+    """The fabric of leaves carrying ``loads`` endpoints each (in order, as runs)."""
     down, up = leaf_ports(radix, oversubscription)
     achieved = down / up
 
@@ -382,12 +398,13 @@ def _size_from_loads(
             leaf_downlinks=endpoints,
         )
 
-    leaves = len(loads)
+    leaves = sum(n for _, n in loads)
     # uplinks per leaf: leaves of one load need the same (a 100,000-GPU fabric has tens of
-    # thousands of leaves and a handful of distinct loads)
-    per_load = {load: min(up, math.ceil(load / oversubscription - _EPS)) for load in set(loads)}
-    needed = tuple(map(per_load.__getitem__, loads))
-    uplinks = sum(needed)
+    # thousands of leaves and a handful of distinct loads, a few runs)
+    per_load = {load: min(up, math.ceil(load / oversubscription - _EPS)) for load, _ in loads}
+    needed = _runs_mapped(loads, per_load)
+    uplinks = sum(u * n for u, n in needed)
+    top = max(u for u, _ in needed)
     half = radix // 2
     tiers, spines_even, pods = _tiers_by_ports(needed, up, radix, min_spines)
     if not tiers:
@@ -398,14 +415,13 @@ def _size_from_loads(
             f"at most {limit_leaves} leaves ({max_endpoints(radix, MAX_TIERS, oversubscription)} "
             "endpoints on full leaves); use a higher-radix switch or split the cluster"
         )
-    full_leaf_up = max(needed)
+    full_leaf_up = top
     if tiers == 2 and spines_even is not None:
         # every leaf reaches every spine with ceil(u/S) links: its uplinks divide evenly
         spines = spines_even
-        per_need = {u: math.ceil(u / spines) for u in set(needed)}
-        per_pair = tuple(map(per_need.__getitem__, needed))
-        uplinks = sum(per_pair) * spines
-        pair_links = per_pair[needed.index(max(needed))]  # a full leaf
+        per_need = {u: math.ceil(u / spines) for u, _ in needed}
+        uplinks = sum(per_need[u] * n for u, n in needed) * spines
+        pair_links = per_need[top]  # a full leaf
         full_leaf_up = pair_links * spines
     elif tiers == 3:
         # pods of k/2 leaves, each with its own spines (k/2 ports down, k/2 up), every leaf
@@ -413,11 +429,10 @@ def _size_from_loads(
         spines = 0
         uplinks = 0
         pair_links = 0
-        top = max(needed)
-        for first in range(0, leaves, half):
-            pod_spines, pod_pair_links, biggest, full_pair = pods[needed[first : first + half]]
-            spines += pod_spines
-            uplinks += pod_pair_links * pod_spines
+        for pod, alike in _pods(needed, half):
+            pod_spines, pod_pair_links, biggest, full_pair = pods[pod]
+            spines += pod_spines * alike
+            uplinks += pod_pair_links * pod_spines * alike
             if not pair_links and biggest == top:
                 pair_links = full_pair  # a full leaf of a full pod
                 full_leaf_up = pair_links * pod_spines
@@ -448,7 +463,7 @@ def _size_from_loads(
         superspine_switches=superspines,
         core_superspine_links=uplinks if tiers >= 4 else 0,
         leaf_uplinks=full_leaf_up,
-        leaf_downlinks=max(loads),
+        leaf_downlinks=max(load for load, _ in loads),
         links_per_leaf_spine=pair_links,
     )
 
@@ -458,9 +473,66 @@ PodLayer = tuple[int, int, int, int]
 from that leaf to each spine)."""
 
 
+Runs = tuple[tuple[int, int], ...]
+"""Leaves in order as runs of (value, leaves in a row with it): the leaves of a large fabric
+are a handful of runs (every full leaf of a rail alike), so the sizing walks runs, not leaves."""
+
+
+def _add_run(runs: list[tuple[int, int]], value: int, count: int) -> None:
+    """``count`` leaves of ``value`` after ``runs`` (joined to the last run when alike)."""
+    if runs and runs[-1][0] == value:
+        runs[-1] = (value, runs[-1][1] + count)
+    else:
+        runs.append((value, count))
+
+
+def _runs(values: list[int]) -> Runs:
+    """``values`` as runs."""
+    out: list[tuple[int, int]] = []
+    for v in values:
+        _add_run(out, v, 1)
+    return tuple(out)
+
+
+def _runs_mapped(runs: Runs, value: dict[int, int]) -> Runs:
+    """``runs`` with each value replaced by ``value[v]`` (neighbours made equal joined)."""
+    out: list[tuple[int, int]] = []
+    for v, n in runs:
+        _add_run(out, value[v], n)
+    return tuple(out)
+
+
+def _pods(runs: Runs, half: int) -> Iterator[tuple[Runs, int]]:
+    """The pods of ``half`` consecutive leaves (the last may have fewer), in order, each as
+    its runs with how many alike pods in a row it stands for (full pods inside one run)."""
+    i = 0
+    left = runs[0][1] if runs else 0  # leaves of run i not yet in a pod
+    while i < len(runs):
+        if left >= half:
+            alike = left // half
+            yield ((runs[i][0], half),), alike
+            left -= alike * half
+        else:
+            pod: list[tuple[int, int]] = []
+            need = half
+            while need and i < len(runs):
+                take = min(need, left)
+                pod.append((runs[i][0], take))
+                need -= take
+                left -= take
+                if not left:
+                    i += 1
+                    left = runs[i][1] if i < len(runs) else 0
+            yield tuple(pod), 1
+            continue
+        if not left:
+            i += 1
+            left = runs[i][1] if i < len(runs) else 0
+
+
 def _tiers_by_ports(
-    uplinks_per_leaf: tuple[int, ...], up_ports: int, radix: int, min_spines: int = 1
-) -> tuple[int, int | None, dict[tuple[int, ...], PodLayer]]:
+    uplinks_per_leaf: Runs, up_ports: int, radix: int, min_spines: int = 1
+) -> tuple[int, int | None, dict[Runs, PodLayer]]:
     """(tiers, two-tier spines, pod spine layers) of the shallowest fabric whose non-blocking
     port arithmetic holds for these leaves (docs/MODEL.md 11, "Tier rule"); 0 tiers when
     none up to four does.
@@ -473,24 +545,23 @@ def _tiers_by_ports(
       every pod, so pods <= k, i.e. leaves <= k x k/2.
     * Four tiers (k-ary 4-tree): leaves <= k x (k/2)^2.
     """
-    leaves = len(uplinks_per_leaf)
+    leaves = sum(n for _, n in uplinks_per_leaf)
     half = radix // 2
     if leaves <= radix:
-        spines = even_spines(uplinks_per_leaf, up_ports, radix, min_spines)
+        spines = _even_spines(uplinks_per_leaf, up_ports, radix, min_spines)
         if spines is not None:
             return 2, spines, {}
     if leaves <= max_leaves(radix, 3):
-        pods: dict[tuple[int, ...], PodLayer] = {}
-        for first in range(0, leaves, half):
-            pod = uplinks_per_leaf[first : first + half]
+        pods: dict[Runs, PodLayer] = {}
+        for pod, _ in _pods(uplinks_per_leaf, half):
             if pod in pods:
                 continue  # most pods are full and alike: each distinct pod once
-            pod_spines = even_spines(pod, up_ports, half)
+            pod_spines = _even_spines(pod, up_ports, half)
             if pod_spines is None:
                 break  # this pod's leaves cannot spread evenly over k/2-port spines
-            pod_pairs = [math.ceil(u / pod_spines) for u in pod]
-            biggest = max(pod)
-            pods[pod] = (pod_spines, sum(pod_pairs), biggest, pod_pairs[pod.index(biggest)])
+            pairs = sum(math.ceil(u / pod_spines) * n for u, n in pod)
+            biggest = max(u for u, _ in pod)
+            pods[pod] = (pod_spines, pairs, biggest, math.ceil(biggest / pod_spines))
         else:
             return 3, None, pods
     if leaves <= max_leaves(radix, 4):
@@ -508,7 +579,13 @@ def even_spines(
     does not divide them leaves some leaf pairs below line rate.  None when no S fits (the
     fabric needs another tier).
     """
-    counts = list(Counter(uplinks_per_leaf).items())  # leaves of one load behave alike
+    # leaves of one load behave alike
+    return _even_spines(tuple(Counter(uplinks_per_leaf).items()), up_ports, radix, min_spines)
+
+
+def _even_spines(counts: Runs, up_ports: int, radix: int, min_spines: int = 1) -> int | None:
+    """:func:`even_spines` of leaves given as (uplinks, leaves) pairs (runs, in any order; a
+    value may come in several)."""
     for spines in range(max(1, min_spines), up_ports + 1):
         ports = 0  # one spine's ports
         for u, n in counts:
@@ -522,8 +599,8 @@ def even_spines(
     return None
 
 
-def _leaf_loads(endpoints: int, rails: int, down: int, links_per_rail: int = 1) -> list[int]:
-    """Endpoints on each leaf; each rail fills its own leaves in turn.
+def _leaf_runs(endpoints: int, rails: int, down: int, links_per_rail: int = 1) -> Runs:
+    """Endpoints on each leaf, as runs; each rail fills its own leaves in turn.
 
     A server's ``links_per_rail`` links of one rail land on one leaf together (whole OSFPs),
     so a leaf takes ``down // links_per_rail`` servers' links of a rail.
@@ -537,27 +614,27 @@ def _leaf_loads(endpoints: int, rails: int, down: int, links_per_rail: int = 1) 
     group = max(1, links_per_rail)
     per_rail = math.ceil(endpoints / rails / group) * group  # one rail's links
     leaf_links = down // group * group  # a full leaf holds whole server groups
+    runs: list[tuple[int, int]] = []
     if rails > 1 and 2 * per_rail <= leaf_links:
         per_leaf = leaf_links // per_rail
-        packed: list[int] = []
-        remaining = endpoints
-        while remaining > 0:
-            load = min(per_leaf * per_rail, remaining)
-            packed.append(load)
-            remaining -= load
-        return packed
-    loads: list[int] = []
+        full, rest = divmod(endpoints, per_leaf * per_rail)
+        if full:
+            _add_run(runs, per_leaf * per_rail, full)
+        if rest:
+            _add_run(runs, rest, 1)
+        return tuple(runs)
     remaining = endpoints
     for _ in range(rails):
         rail_endpoints = min(per_rail, remaining)
         remaining -= rail_endpoints
-        # full leaves, then the rest of the rail (a list product, not a leaf at a time: a
-        # 100,000-GPU cluster has tens of thousands of leaves)
+        # full leaves, then the rest of the rail (a run, not a leaf at a time: a 100,000-GPU
+        # cluster has tens of thousands of leaves)
         full, rest = divmod(rail_endpoints, leaf_links)
-        loads += [leaf_links] * full
+        if full:
+            _add_run(runs, leaf_links, full)
         if rest:
-            loads.append(rest)
-    return loads
+            _add_run(runs, rest, 1)
+    return tuple(runs)
 
 
 def _check(radix: int, oversubscription: float) -> None:
