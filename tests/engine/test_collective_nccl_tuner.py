@@ -109,8 +109,9 @@ def test_tree_counts_floor_log2_network_hops() -> None:
         7 * NCCL_HW_LATENCY_S["nvlink"]["tree"]["LL"]
         + 2 * (NCCL_HW_LATENCY_S["net"]["tree"]["LL"] + extra)
     )
-    # LL beyond two servers: min(0.92 x bus / 3.8, 20.4 GB/s) = 20.4, algbw half of it
-    assert t6.time_s == pytest.approx(lat + 8 / (0.5 * 20.4e9), rel=1e-12)
+    # LL beyond two servers: min(0.92 x bus / 3.8, 20.4 GB/s) = 20.4, algbw half of it; the
+    # 8 B cross the tree's 2 x 2 network stages whole (tree_pipeline_factor)
+    assert t6.time_s == pytest.approx(lat + 4 * 8 / (0.5 * 20.4e9), rel=1e-12)
 
 
 def test_one_rank_per_server_ring_pays_the_trees_network_latency() -> None:

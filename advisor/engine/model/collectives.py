@@ -148,6 +148,9 @@ class CommDomain:
     ll_cap_one_node: float = 0.0
     """NCCL's LL bus bandwidth cap in one domain for this GPU's compute capability (bytes/s,
     :data:`LL_MAX_BUSBW_ONE_NODE`); 0 = by scale-up bandwidth (GPUs NCCL has no row for)."""
+    generation: str = ""
+    """The GPU's generation (``ScaleUp.generation``): NCCL's per-channel caps are by compute
+    capability (:data:`PER_CHANNEL_MAX_BUSBW`); empty or another vendor's: none."""
 
     @property
     def ranks(self) -> int:
@@ -368,6 +371,7 @@ def make_domain(
         ),
         deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
         ll_cap_one_node=LL_MAX_BUSBW_ONE_NODE.get(scaleup.generation, 0.0),
+        generation=scaleup.generation,
     )
 
 
@@ -468,6 +472,9 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
         bw = bus * NCCL_PROTOCOL_BW_FACTOR[p]
         if p == "LL":
             bw = min(bw, _ll_cap(d))
+        elif p == "LL128":
+            # tuning.cc: min(busBw x 0.92, nChannels x perChMaxRingLL128Bw)
+            bw = min(bw, per_channel_cap("ring_ll128", d))
         t = lat + moved / bw
         if t < best_t:
             best_t, best_p = t, p
@@ -516,8 +523,130 @@ def tree_correction(protocol: str, nbytes: float) -> float:
     return table[i] + (upper - table[i]) * (x - i)
 
 
+TREE_SIMPLE_CHUNK_BYTES = (1 << 22) // 8
+"""NCCL's Simple tree step: DEFAULT_BUFFSIZE 4 MiB / NCCL_STEPS 8 (``src/init.cc``,
+``src/include/device.h``), one step per chunk for the tree (``calcCollChunking``:
+``chunkSteps`` = 1 unless ring)."""
+TREE_LL128_CHUNK_BYTES = (120 * 640 * 8 * 8 // 8) // 16 * 15
+"""NCCL's LL128 tree chunk before shrinking: DEFAULT_LL128_BUFFSIZE (120 elements x 640
+threads x 8 steps x 8 B) / NCCL_STEPS, 15 of every 16 words data (``calcCollChunking``)."""
+TREE_LL_CHUNK_BYTES = (8 * 512 * 8 * 16 // 8) // 2
+"""NCCL's LL tree chunk: DEFAULT_LL_BUFFSIZE (8 lines x 512 threads x 8 steps x 16 B) /
+NCCL_STEPS, half of every line data."""
+_NCCL_EXEC_CHANNELS_MAX = 64
+"""MAXCHANNELS (``src/include/device.h``): ``connect.cc`` doubles the search's channels up to it."""
+
+
+PER_CHANNEL_MAX_BUSBW: dict[str, dict[str, tuple[float, float, float]]] = {
+    "ring_ll128": {
+        "volta": (20.0e9, 20.0e9, 20.0e9),
+        "ampere": (20.0e9, 20.0e9, 20.0e9),
+        "hopper": (36.7e9, 36.7e9, 36.7e9),
+        "blackwell": (40.0e9, 40.0e9, 40.0e9),
+    },
+    "tree_ll128": {
+        "volta": (20.0e9, 20.0e9, 20.0e9),
+        "ampere": (20.0e9, 20.0e9, 20.0e9),
+        "hopper": (36.7e9, 36.7e9, 29.0e9),
+        "blackwell": (55.6e9, 31.67e9, 20.0e9),
+    },
+    "tree": {
+        "volta": (26.5e9, 18.5e9, 10.0e9),
+        "ampere": (24.0e9, 23.6e9, 17.8e9),
+        "hopper": (38.7e9, 41.4e9, 36.0e9),
+        "blackwell": (70.0e9, 42.8e9, 24.0e9),
+    },
+}
+"""NCCL tuning.cc (2.30.7) ``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``,
+``perChMaxTreeBws``: the bus bandwidth one search channel reaches at most, by compute
+capability (Ada counts as Ampere) and by 1 / 2 / more nodes, bytes/s."""
+
+
+def search_channels(d: CommDomain) -> int:
+    """The channels NCCL's topology search finds for the ring and tree across domains, as the
+    engine counts them for NCCL's per-channel caps.
+
+    ``src/graph/search.cc``: each channel enters and leaves a domain through one NIC at the
+    fastest speed of its speed array the NIC carries, at most 32 (``MAXCHANNELS/2``), and
+    ``ncclTopoDupChannels`` doubles them unless the GPU is Hopper or newer with more than 4
+    (an A100 server's 8 become 16; 8 x H100 with 8 x 400G NICs keep 8, NCCL's 8 at 45 GB/s).
+    The search also stops at what each GPU's NVLink carries at that speed (an NVL72 rack: 15 at
+    48 GB/s); the engine does not count that bound, nor the loss of the doubling from 4 NICs to
+    5, because with them a faster or an added NIC would lower the cap (fewer, faster channels
+    each held to the same per-channel figure): it takes the most channels any subset of the
+    domain's NICs at any speed up to theirs gets, ``max(min(NICs, 32), 2 min(NICs, 4))``."""
+    pool = max(1, min(d.ranks_per_node, d.nic_count))
+    if d.generation in ("hopper", "blackwell"):
+        return max(min(pool, _NCCL_MAX_CHANNELS), 2 * min(pool, 4))
+    return min(2 * pool, _NCCL_MAX_CHANNELS)
+
+
+def per_channel_cap(kind: str, d: CommDomain) -> float:
+    """NCCL's cap on a ring's or tree's bus bandwidth across domains: the search's channels x
+    the per-channel figure (:data:`PER_CHANNEL_MAX_BUSBW`); none in one domain (the engine
+    derives no one-domain channel count) or for GPUs NCCL has no row for."""
+    if d.nodes <= 1:
+        return _INF
+    generation = "ampere" if d.generation == "ada" else d.generation
+    row = PER_CHANNEL_MAX_BUSBW[kind].get(generation)
+    if row is None:
+        return _INF
+    return search_channels(d) * row[min(d.nodes, 3) - 1]
+
+
+def ring_tree_channels(d: CommDomain) -> int:
+    """The ring and tree channels (CTAs) a communicator's chunks spread over across domains:
+    ``connect.cc`` doubles the search's (:func:`search_channels`) for execution
+    (``nChannels*2``, at most 64): 8 x H100 with 8 x 400G NICs 16 (NCCL's logs: "16 coll
+    channels").  Counted on the NICs whose bandwidth the communicator gets (a transport capped
+    per server, or NICs shared with other communicators, give it fewer), so that a NIC that
+    adds no bandwidth adds no channel to fill."""
+    if d.stream_bytes_per_s > 0.0 and d.net_bytes_per_s > 0.0:
+        used = max(1, math.ceil(d.net_bytes_per_s / d.stream_bytes_per_s - 1e-9))
+        d = replace(d, nic_count=min(d.nic_count, used))
+    return min(_NCCL_EXEC_CHANNELS_MAX, 2 * search_channels(d))
+
+
+def tree_chunk_bytes(protocol: str, nbytes: float, d: CommDomain) -> float:
+    """The chunk a tree all-reduce channel moves per step (``calcCollChunking``,
+    ``src/enqueue.cc`` 2.26-2.30): Simple 512 KB, LL 32 KB, LL128 576,000 B halved while a
+    channel would get fewer than ``nstepsLL128 x 64 / ppn`` chunks (down to 128 KB), then
+    ``x 16 / ppn`` (down to 32 KB), ``nstepsLL128 = 1 + log2i(nNodes) + 0.1 ppn``."""
+    if protocol == "Simple":
+        return float(TREE_SIMPLE_CHUNK_BYTES)
+    if protocol == "LL":
+        return float(TREE_LL_CHUNK_BYTES)
+    chunk = TREE_LL128_CHUNK_BYTES
+    ppn = float(d.ranks_per_node)
+    nsteps = 1.0 + (d.nodes.bit_length() - 1) + 0.1 * ppn
+    per = nbytes / ring_tree_channels(d)
+    while per // chunk < nsteps * 64.0 / ppn and chunk > 131072:
+        chunk //= 2
+    while per // chunk < nsteps * 16.0 / ppn and chunk > 32768:
+        chunk //= 2
+    return float(chunk)
+
+
+def tree_pipeline_factor(protocol: str, nbytes: float, d: CommDomain) -> float:
+    """How much longer than ``bytes / bandwidth`` a tree all-reduce across domains takes while
+    its chunks fill the tree: a chunk is forwarded only once whole at every store-and-forward
+    stage, the network hops for every protocol (NCCL's proxy posts a step once the GPU has
+    written all of it, NVIDIA/nccl #756) and, on Simple, the NVLink hops too (the receiver
+    waits for the step's tail flag; LL and LL128 forward each flagged line as it lands).  Up
+    and down the tree that is ``D = 2 log2i(nodes)`` stages (Simple: ``+ 2 (g - 1)``), and
+    each channel's ``k`` chunks take ``(k + D - 1) / k`` chunk times (k >= 1)."""
+    if d.nodes <= 1:
+        return 1.0
+    stages = 2.0 * (d.nodes.bit_length() - 1)
+    if protocol == "Simple":
+        stages += 2.0 * (d.ranks_per_node - 1)
+    chunks = max(1.0, nbytes / (ring_tree_channels(d) * tree_chunk_bytes(protocol, nbytes, d)))
+    return (chunks + stages - 1.0) / chunks
+
+
 def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
-    bus = _ring_bus_bytes_per_s(d) * NCCL_TREE_BW_FACTOR
+    # tuning.cc: min(busBw x 0.92, nChannels x perChMaxTreeBw) for every protocol
+    bus = min(_ring_bus_bytes_per_s(d) * NCCL_TREE_BW_FACTOR, per_channel_cap("tree", d))
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["tree"]
     hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
     base = NCCL_BASE_LATENCY_S["tree"]
@@ -533,9 +662,14 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
             # tuning.cc: busBw = min(busBw / 3.8, llMaxBw), then the tree's 0.5 below
             bw = min(bus / 3.8, _ll_cap(d))
         elif p == "LL128":
-            bw = bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0)
+            bw = min(
+                bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0),
+                per_channel_cap("tree_ll128", d),
+            )
         # tuning.cc: tree algorithm bandwidth = 0.5 x bus bandwidth, corrected for size
-        t = lat + nbytes / (0.5 * bw * tree_correction(p, nbytes))
+        t = lat + nbytes / (0.5 * bw * tree_correction(p, nbytes)) * tree_pipeline_factor(
+            p, nbytes, d
+        )
         if t < best_t:
             best_t, best_p = t, p
     return best_t, best_p
