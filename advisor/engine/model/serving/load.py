@@ -117,6 +117,7 @@ class ServingModel:
         self._compute = _decode_table(("compute", *view))
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
+        self._bracket: tuple[float, float, int] | None = None
 
     # -- decode
     def step(self, batch: float, net_share: float = 1.0) -> float:
@@ -372,28 +373,53 @@ class ServingModel:
     def max_rate_at_target(self) -> float:
         """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
         if self._max_rate is None:
-            self._max_rate = self._max_rate_at_target()
+            self._max_rate = self._rate_at_target(three_digits=False)
         return self._max_rate
 
-    def _max_rate_at_target(self) -> float:
-        cap = self.capacity_rps()
-        lo, hi = 0.0, cap * 0.999
-        if self.at_rate(hi).meets(self.serving_plan):
-            return hi
-        if not self.at_rate(hi * 1e-3).meets(self.serving_plan):
-            return 0.0
-        lo = hi * 1e-3
-        for _ in range(20):
+    def rate_at_target_3g(self) -> float:
+        """:meth:`max_rate_at_target` to 3 significant digits (what the deployment search
+        compares), the bisection stopped once its bracket settles them: the rate lies in the
+        bracket and rounding is monotone, so both ends rounding alike fixes it.  A later
+        :meth:`max_rate_at_target` resumes the same bisection from that bracket."""
+        if self._max_rate is None:
+            return _three_digits(self._rate_at_target(three_digits=True))
+        return _three_digits(self._max_rate)
+
+    def _rate_at_target(self, *, three_digits: bool) -> float:
+        """The bisection of :meth:`max_rate_at_target` (20 halvings from 1e-3 of 0.999 x
+        capacity), run until done or, ``three_digits``, until both ends of its bracket have
+        the same 3 significant digits (then its lower end)."""
+        if self._bracket is None:
+            hi = self.capacity_rps() * 0.999
+            if self.at_rate(hi).meets(self.serving_plan):
+                self._max_rate = hi
+                return hi
+            if not self.at_rate(hi * 1e-3).meets(self.serving_plan):
+                self._max_rate = 0.0
+                return 0.0
+            self._bracket = (hi * 1e-3, hi, 0)
+        lo, hi, halvings = self._bracket
+        while halvings < 20:
+            if three_digits and _three_digits(lo) == _three_digits(hi):
+                break
             mid = (lo + hi) / 2
             if self.at_rate(mid).meets(self.serving_plan):
                 lo = mid
             else:
                 hi = mid
+            halvings += 1
+        self._bracket = (lo, hi, halvings)
+        if halvings == 20:
+            self._max_rate = lo
         return lo
 
     def curve(self, points: int = CURVE_POINTS) -> list[LoadPoint]:
         cap = self.capacity_rps()
         return [self.at_rate(cap * (i + 1) / points * 0.98) for i in range(points)]
+
+
+def _three_digits(x: float) -> float:
+    return float(f"{x:.3g}")
 
 
 @lru_cache(maxsize=64)

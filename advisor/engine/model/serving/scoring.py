@@ -23,7 +23,7 @@ class ServingScore:
 
     def __init__(self, model: ServingModel, serving_plan: ServingPlan) -> None:
         self._model, self._plan = model, serving_plan
-        self.rate = float(f"{model.max_rate_at_target():.3g}")
+        self.rate = model.rate_at_target_3g()
         """Requests/s within both p95 targets (3 significant digits)."""
         self._load: tuple[float, float, float] | None = None
 
