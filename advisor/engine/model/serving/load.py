@@ -24,7 +24,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.serving.compute import (
@@ -82,6 +82,19 @@ def _decode_table(key: tuple[Any, ...]) -> dict[Any, float]:
             _DECODE_TABLES_CACHE.clear()
         table = _DECODE_TABLES_CACHE[key] = {}
     return table
+
+
+class _DecodeAt(NamedTuple):
+    b_eff: float
+    saturated: bool
+    mean_step: float
+    tpot50: float
+    tpot95: float
+    service: float
+    kv_s: float
+    slots: int
+    hold: float
+    unloaded: float
 
 
 class ServingModel:
@@ -229,8 +242,10 @@ class ServingModel:
         behind more than ``users / prefill instances`` prompts (caps the open-queue wait)."""
         return self._at_rate(rate, users)[0]
 
-    def _at_rate(self, rate: float, users: float | None = None) -> tuple[LoadPoint, float]:
-        """The load point and the *mean* time in system (Little's law of a closed loop)."""
+    def _decode_at(self, rate: float, users: float | None) -> _DecodeAt:
+        """The decode pool at ``rate`` (see :meth:`_at_rate`): its batch (Little's law), its
+        times per token, a prompt's service and what a first token waits for besides
+        queues."""
         serving_plan = self.serving_plan
         inst = serving_plan.decode.instances
         out = serving_plan.output_tokens
@@ -282,14 +297,40 @@ class ServingModel:
             assert self.kv is not None
             kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
         tpot95 = max(tpot50, tpot95)
-        prefill_instances = serving_plan.prefill.instances
-        w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
-        w95 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.95)
-        w_mean = mgc_mean_wait_s(rate, service, prefill_instances)
         # a request waits for a decode slot (KV memory) once the pool's batches are full:
         # M/G/c with c = instances x batch that fits, each slot held for the request's decode
         slots = max(1, int(inst * cap_b))
         hold = steps_per_request * mean_step
+        first = self.step(b_eff, share)
+        unloaded = service + fill + kv_s + first
+        return _DecodeAt(
+            b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded
+        )
+
+    def meets_at(self, rate: float) -> bool:
+        """``at_rate(rate).meets(serving_plan)``, without the queues when the decode pool
+        already misses (saturated, or its p95 time per token over the target) and without
+        the median and mean waits."""
+        serving_plan = self.serving_plan
+        d = self._decode_at(rate, None)
+        if d.saturated or d.tpot95 > serving_plan.target_tpot_s:
+            return False
+        w95 = mgc_wait_quantile_s(rate, d.service, serving_plan.prefill.instances, 0.95)
+        w95 += mgc_wait_quantile_s(rate, d.hold, d.slots, 0.95)
+        return min(SATURATED_S, w95 + d.unloaded) <= serving_plan.target_ttft_s
+
+    def _at_rate(self, rate: float, users: float | None = None) -> tuple[LoadPoint, float]:
+        """The load point and the *mean* time in system (Little's law of a closed loop)."""
+        serving_plan = self.serving_plan
+        inst = serving_plan.decode.instances
+        out = serving_plan.output_tokens
+        tokens_per_step = serving_plan.tokens_per_step
+        d = self._decode_at(rate, users)
+        b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded = d
+        prefill_instances = serving_plan.prefill.instances
+        w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
+        w95 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.95)
+        w_mean = mgc_mean_wait_s(rate, service, prefill_instances)
         if not saturated:
             w50 += mgc_wait_quantile_s(rate, hold, slots, 0.50)
             w95 += mgc_wait_quantile_s(rate, hold, slots, 0.95)
@@ -303,8 +344,6 @@ class ServingModel:
                 users / max(1, prefill_instances) * service + max(0.0, users - slots) / slots * hold
             )
             w50, w95 = min(w50, closed), min(w95, closed)
-        first = self.step(b_eff, share)
-        unloaded = service + fill + kv_s + first
         ttft50 = min(SATURATED_S, w50 + unloaded)
         ttft95 = min(SATURATED_S, w95 + unloaded)
         if users is not None:
@@ -313,11 +352,7 @@ class ServingModel:
             cycle = max(unloaded, users / max(self.capacity_rps(), 1e-12))
             ttft50, ttft95 = min(ttft50, cycle), min(ttft95, cycle)
         tokens = b_eff * inst * tokens_per_step / mean_step if b_eff > 0 else 0.0
-        in_system = (
-            math.inf
-            if saturated or kv_s >= SATURATED_S
-            else w_mean + unloaded + steps_per_request * mean_step
-        )
+        in_system = math.inf if saturated or kv_s >= SATURATED_S else w_mean + unloaded + hold
         point = LoadPoint(
             requests_per_s=min(rate, self.capacity_rps()) if saturated else rate,
             ttft_p50_s=ttft50,
@@ -391,10 +426,10 @@ class ServingModel:
         the same 3 significant digits (then its lower end)."""
         if self._bracket is None:
             hi = self.capacity_rps() * 0.999
-            if self.at_rate(hi).meets(self.serving_plan):
+            if self.meets_at(hi):
                 self._max_rate = hi
                 return hi
-            if not self.at_rate(hi * 1e-3).meets(self.serving_plan):
+            if not self.meets_at(hi * 1e-3):
                 self._max_rate = 0.0
                 return 0.0
             self._bracket = (hi * 1e-3, hi, 0)
@@ -403,7 +438,7 @@ class ServingModel:
             if three_digits and _three_digits(lo) == _three_digits(hi):
                 break
             mid = (lo + hi) / 2
-            if self.at_rate(mid).meets(self.serving_plan):
+            if self.meets_at(mid):
                 lo = mid
             else:
                 hi = mid
