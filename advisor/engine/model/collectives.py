@@ -247,14 +247,10 @@ def network_efficiency(
     ``offered`` (:func:`make_domain`), so the bandwidth is ``min(offered, 1/(uplink_load x r))``
     of the line rate times the collision factor: never less with more NICs.
     """
-    if bound == "low":
-        wire = fabric.wire_efficiency_high
-        loss = 0.0
-    else:
-        wire = fabric.wire_efficiency if bound == "point" else fabric.wire_efficiency_low
-        loss = 0.0
-        if not adaptive_routing:
-            loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
+    wire = _wire_efficiency(fabric, bound)
+    loss = 0.0
+    if bound != "low" and not adaptive_routing:
+        loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
     leaf = cross_leaf_fraction(nodes) if uplink_load is None else uplink_load
     r = max(1.0, oversubscription)
     offered = min(1.0, max(offered, 1e-12))
@@ -271,6 +267,14 @@ def network_efficiency(
     if pod_load > 0.0:
         factor = min(factor, 1.0 - loss * min(1.0, pod_load * offered))
     return wire * factor
+
+
+def _wire_efficiency(fabric: FabricClass, bound: str) -> float:
+    """The fabric's wire efficiency at ``bound`` (``low``, the optimistic bound, takes the best
+    published one): :func:`network_efficiency` of traffic that never leaves the leaf."""
+    if bound == "low":
+        return fabric.wire_efficiency_high
+    return fabric.wire_efficiency if bound == "point" else fabric.wire_efficiency_low
 
 
 def node_cap_bytes_per_s(fabric: FabricClass, bound: str = "point") -> float:
@@ -328,10 +332,8 @@ def make_domain(
         # a transport capped per server (NCCL over TCP) offers the NICs only the cap: the
         # cap is the server's, however many NICs share it, and the uplinks see that load
         cap = node_cap_bytes_per_s(fabric, bound) * max(1, servers_per_node)
-        wire = network_efficiency(
-            fabric, nodes=nodes, oversubscription=1.0, adaptive_routing=True, bound=bound,
-            uplink_load=0.0,
-        )  # fmt: skip
+        # network_efficiency of traffic that stays under one leaf: the wire efficiency alone
+        wire = _wire_efficiency(fabric, bound)
         offered = min(1.0, cap / (line * wire)) if cap > 0.0 and line * wire > 0.0 else 1.0
         eff = network_efficiency(
             fabric,
