@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from advisor.engine.facts.constants import (
@@ -155,6 +156,21 @@ class CommDomain:
     @property
     def ranks(self) -> int:
         return self.nodes * self.ranks_per_node
+
+    @cached_property
+    def ring_tree_limits(self) -> tuple[int, float, float, float]:
+        """Across domains, NCCL's ring and tree channels and per-channel caps, computed once per
+        domain: (channels run, tree cap, tree LL128 cap, ring LL128 cap); :func:`search_channels`,
+        :func:`ring_tree_channels`, :func:`per_channel_cap`."""
+        if self.nodes <= 1:
+            return 0, _INF, _INF, _INF
+        search = search_channels(self)
+        return (
+            ring_tree_channels(self),
+            _per_channel_cap("tree", self, search),
+            _per_channel_cap("tree_ll128", self, search),
+            _per_channel_cap("ring_ll128", self, search),
+        )
 
 
 @dataclass(frozen=True)
@@ -447,6 +463,7 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
     # tuning.cc: "With ppn=1 latencies are fully exposed, use the Tree network latency"
     hw_net = NCCL_HW_LATENCY_S["net"]["tree" if d.ranks_per_node == 1 else "ring"]
     base = NCCL_BASE_LATENCY_S["ring"]
+    cap128 = d.ring_tree_limits[3]
     best_t, best_p = _INF, "Simple"
     for p in _protocols(d):
         intra_lat = hw_intra[p]
@@ -476,7 +493,7 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
             bw = min(bw, _ll_cap(d))
         elif p == "LL128":
             # tuning.cc: min(busBw x 0.92, nChannels x perChMaxRingLL128Bw)
-            bw = min(bw, per_channel_cap("ring_ll128", d))
+            bw = min(bw, cap128)
         t = lat + moved / bw
         if t < best_t:
             best_t, best_p = t, p
@@ -577,8 +594,11 @@ def search_channels(d: CommDomain) -> int:
     5, because with them a faster or an added NIC would lower the cap (fewer, faster channels
     each held to the same per-channel figure): it takes the most channels any subset of the
     domain's NICs at any speed up to theirs gets, ``max(min(NICs, 32), 2 min(NICs, 4))``."""
-    pool = max(1, min(d.ranks_per_node, d.nic_count))
-    if d.generation in ("hopper", "blackwell"):
+    return _search_channels(max(1, min(d.ranks_per_node, d.nic_count)), d.generation)
+
+
+def _search_channels(pool: int, generation: str) -> int:
+    if generation in ("hopper", "blackwell"):
         return max(min(pool, _NCCL_MAX_CHANNELS), 2 * min(pool, 4))
     return min(2 * pool, _NCCL_MAX_CHANNELS)
 
@@ -589,11 +609,12 @@ def per_channel_cap(kind: str, d: CommDomain) -> float:
     derives no one-domain channel count) or for GPUs NCCL has no row for."""
     if d.nodes <= 1:
         return _INF
-    generation = "ampere" if d.generation == "ada" else d.generation
-    row = PER_CHANNEL_MAX_BUSBW[kind].get(generation)
-    if row is None:
-        return _INF
-    return search_channels(d) * row[min(d.nodes, 3) - 1]
+    return _per_channel_cap(kind, d, search_channels(d))
+
+
+def _per_channel_cap(kind: str, d: CommDomain, search: int) -> float:
+    row = PER_CHANNEL_MAX_BUSBW[kind].get("ampere" if d.generation == "ada" else d.generation)
+    return _INF if row is None else search * row[min(d.nodes, 3) - 1]
 
 
 def ring_tree_channels(d: CommDomain) -> int:
@@ -603,10 +624,11 @@ def ring_tree_channels(d: CommDomain) -> int:
     channels").  Counted on the NICs whose bandwidth the communicator gets (a transport capped
     per server, or NICs shared with other communicators, give it fewer), so that a NIC that
     adds no bandwidth adds no channel to fill."""
+    pool = max(1, min(d.ranks_per_node, d.nic_count))
     if d.stream_bytes_per_s > 0.0 and d.net_bytes_per_s > 0.0:
         used = max(1, math.ceil(d.net_bytes_per_s / d.stream_bytes_per_s - 1e-9))
-        d = replace(d, nic_count=min(d.nic_count, used))
-    return min(_NCCL_EXEC_CHANNELS_MAX, 2 * search_channels(d))
+        pool = min(pool, used)
+    return min(_NCCL_EXEC_CHANNELS_MAX, 2 * _search_channels(pool, d.generation))
 
 
 def tree_chunk_bytes(protocol: str, nbytes: float, d: CommDomain) -> float:
@@ -614,6 +636,10 @@ def tree_chunk_bytes(protocol: str, nbytes: float, d: CommDomain) -> float:
     ``src/enqueue.cc`` 2.26-2.30): Simple 512 KB, LL 32 KB, LL128 576,000 B halved while a
     channel would get fewer than ``nstepsLL128 x 64 / ppn`` chunks (down to 128 KB), then
     ``x 16 / ppn`` (down to 32 KB), ``nstepsLL128 = 1 + log2i(nNodes) + 0.1 ppn``."""
+    return _tree_chunk_bytes(protocol, nbytes, d, ring_tree_channels(d))
+
+
+def _tree_chunk_bytes(protocol: str, nbytes: float, d: CommDomain, channels: int) -> float:
     if protocol == "Simple":
         return float(TREE_SIMPLE_CHUNK_BYTES)
     if protocol == "LL":
@@ -621,7 +647,7 @@ def tree_chunk_bytes(protocol: str, nbytes: float, d: CommDomain) -> float:
     chunk = TREE_LL128_CHUNK_BYTES
     ppn = float(d.ranks_per_node)
     nsteps = 1.0 + (d.nodes.bit_length() - 1) + 0.1 * ppn
-    per = nbytes / ring_tree_channels(d)
+    per = nbytes / channels
     while per // chunk < nsteps * 64.0 / ppn and chunk > 131072:
         chunk //= 2
     while per // chunk < nsteps * 16.0 / ppn and chunk > 32768:
@@ -639,16 +665,22 @@ def tree_pipeline_factor(protocol: str, nbytes: float, d: CommDomain) -> float:
     each channel's ``k`` chunks take ``(k + D - 1) / k`` chunk times (k >= 1)."""
     if d.nodes <= 1:
         return 1.0
+    return _tree_pipeline_factor(protocol, nbytes, d, ring_tree_channels(d))
+
+
+def _tree_pipeline_factor(protocol: str, nbytes: float, d: CommDomain, channels: int) -> float:
     stages = 2.0 * (d.nodes.bit_length() - 1)
     if protocol == "Simple":
         stages += 2.0 * (d.ranks_per_node - 1)
-    chunks = max(1.0, nbytes / (ring_tree_channels(d) * tree_chunk_bytes(protocol, nbytes, d)))
+    chunk = _tree_chunk_bytes(protocol, nbytes, d, channels)
+    chunks = max(1.0, nbytes / (channels * chunk))
     return (chunks + stages - 1.0) / chunks
 
 
 def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
     # tuning.cc: min(busBw x 0.92, nChannels x perChMaxTreeBw) for every protocol
-    bus = min(_ring_bus_bytes_per_s(d) * NCCL_TREE_BW_FACTOR, per_channel_cap("tree", d))
+    channels, cap, cap128, _ = d.ring_tree_limits
+    bus = min(_ring_bus_bytes_per_s(d) * NCCL_TREE_BW_FACTOR, cap)
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["tree"]
     hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
     base = NCCL_BASE_LATENCY_S["tree"]
@@ -664,14 +696,12 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
             # tuning.cc: busBw = min(busBw / 3.8, llMaxBw), then the tree's 0.5 below
             bw = min(bus / 3.8, _ll_cap(d))
         elif p == "LL128":
-            bw = min(
-                bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0),
-                per_channel_cap("tree_ll128", d),
-            )
+            bw = min(bus * (120.0 / 128.0 if d.nodes > 1 else 7.0 / 9.0), cap128)
         # tuning.cc: tree algorithm bandwidth = 0.5 x bus bandwidth, corrected for size
-        t = lat + nbytes / (0.5 * bw * tree_correction(p, nbytes)) * tree_pipeline_factor(
-            p, nbytes, d
-        )
+        xfer = nbytes / (0.5 * bw * tree_correction(p, nbytes))
+        if channels:
+            xfer *= _tree_pipeline_factor(p, nbytes, d, channels)
+        t = lat + xfer
         if t < best_t:
             best_t, best_p = t, p
     return best_t, best_p
