@@ -348,13 +348,16 @@ class _SizeMemo:
     """Memory fits and stage times of one cluster size (one scenario): its fast and slow
     searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
 
-    __slots__ = ("_act", "_consts", "_fits", "_recomputes", "_scenario", "_state", "_table")
+    __slots__ = (
+        "_act", "_consts", "_fits", "_recomputes", "_scenario", "_shape_fits", "_state", "_table",
+    )  # fmt: skip
 
     def __init__(self, scenario: Scenario) -> None:
         p = scenario.parallelism
         self._scenario = scenario
         self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
         self._fits: dict[tuple[Any, ...], bool] = {}
+        self._shape_fits: dict[tuple[Any, ...], dict[tuple[str, str, int], bool]] = {}
         self._state: dict[tuple[Any, ...], tuple[float, float, float]] = {}
         self._act: dict[tuple[Any, ...], float] = {}
         # the model's constants and the stage-time table, looked up once for the size
@@ -379,24 +382,64 @@ class _SizeMemo:
         key = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
         hit = self._fits.get(key)
         if hit is None:
-            # memory._fits from its two halves, each kept for the size: the weights and
-            # optimizer state do not depend on the micro-batch, recomputation or interleaving,
-            # the activations not on the data parallelism or the sharding
-            s = self._scenario
-            state_key = (tp, pp, dp, ep, sharding, cp, stages)
-            state = self._state.get(state_key)
-            if state is None:
-                state = self._state[state_key] = _state_parts(
-                    s, tp, pp, dp, ep, sharding, cp, stages, self._consts
-                )
-            act_key = (tp, pp, mb, recompute, mcount, cp, vp, stages)
-            act = self._act.get(act_key)
-            if act is None:
-                act = self._act[act_key] = _activation_part(
-                    s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts
-                )
-            hit = self._fits[key] = _parts_fit(s, state[0], state[1], act)
+            hit = self._fits[key] = self.fit_of(
+                tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages
+            )
         return hit
+
+    def shape_fits(
+        self,
+        tp: int,
+        pp: int,
+        dp: int,
+        ep: int,
+        mb: int,
+        mcount: int,
+        cp: int,
+        stages: tuple[int, int, int],
+    ) -> dict[tuple[str, str, int], bool]:
+        """The fits of one shape by (sharding, recomputation, interleaving), filled by the
+        searches of this size as they ask (:meth:`fit_of`): a search asks each shape
+        several times, both searches the same shapes."""
+        key = (tp, pp, dp, ep, mb, mcount, cp, stages)
+        table = self._shape_fits.get(key)
+        if table is None:
+            table = self._shape_fits[key] = {}
+        return table
+
+    def fit_of(
+        self,
+        tp: int,
+        pp: int,
+        dp: int,
+        ep: int,
+        mb: int,
+        sharding: str,
+        recompute: str,
+        mcount: int,
+        cp: int,
+        vp: int,
+        stages: tuple[int, int, int],
+    ) -> bool:
+        """:func:`advisor.engine.model.memory._fits`, not kept (:meth:`fits` and
+        :meth:`shape_fits` keep it)."""
+        # memory._fits from its two halves, each kept for the size: the weights and
+        # optimizer state do not depend on the micro-batch, recomputation or interleaving,
+        # the activations not on the data parallelism or the sharding
+        s = self._scenario
+        state_key = (tp, pp, dp, ep, sharding, cp, stages)
+        state = self._state.get(state_key)
+        if state is None:
+            state = self._state[state_key] = _state_parts(
+                s, tp, pp, dp, ep, sharding, cp, stages, self._consts
+            )
+        act_key = (tp, pp, mb, recompute, mcount, cp, vp, stages)
+        act = self._act.get(act_key)
+        if act is None:
+            act = self._act[act_key] = _activation_part(
+                s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts
+            )
+        return _parts_fit(s, state[0], state[1], act)
 
     def timing(
         self,
@@ -464,16 +507,24 @@ def _search_training(
     out: list[_Candidate] = []
     kept: list[float] = []
     best = math.inf
-    fits = memo.fits
+    fit_of = memo.fit_of
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > best:
             break  # compute alone (no recomputation, no communication) is already slower
         # the smallest footprint of this shape (last sharding and recomputation, no
         # interleaving), then a bound with the data-parallel term of the cheaper sharding
-        if not fits(tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages):
+        fit = memo.shape_fits(tp, pp, dp, ep, mb, mcount, cp, stages)
+        smallest = fit.get((shardings[-1], recomputes[-1], 1))
+        if smallest is None:
+            smallest = fit[shardings[-1], recomputes[-1], 1] = fit_of(
+                tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
+            )
+        if not smallest:
             continue
         shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
-        per_mb0, tp_s0 = memo.timing(tp, cp, ep, mb, stages, pp, 0)
+        # the stage time of each recomputation level, asked once per shape
+        times: list[tuple[float, float] | None] = [None] * len(recomputes)
+        per_mb0, tp_s0 = times[0] = memo.timing(tp, cp, ep, mb, stages, pp, 0)
         lowest = _estimate_from(shape, per_mb0, tp_s0, tp_overlap, pp, vp_max, shardings, False)
         if lowest > best:
             continue
@@ -490,11 +541,19 @@ def _search_training(
                 level = floor_rc
                 while level < len(recomputes):
                     rc = recomputes[level]
-                    per_mb, tp_s = memo.timing(tp, cp, ep, mb, stages, pp, level)
+                    timed = times[level]
+                    if timed is None:
+                        timed = times[level] = memo.timing(tp, cp, ep, mb, stages, pp, level)
+                    per_mb, tp_s = timed
                     est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
                     if est > best:
                         break  # more recomputation is only slower
-                    if fits(tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages):
+                    ok = fit.get((sharding, rc, vp))
+                    if ok is None:
+                        ok = fit[sharding, rc, vp] = fit_of(
+                            tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages
+                        )
+                    if ok:
                         heapq.heappush(kept, -est)
                         if len(kept) > keep:
                             heapq.heappop(kept)
@@ -569,6 +628,9 @@ def _shape_rows(
                     break
                 stages = _stage_split(m.layers, pp, m.mtp_layers)
                 assert stages is not None
+                vp_max = p.virtual_stages or max(
+                    (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
+                )
                 dp_max = n // mp
                 for ep in eps:
                     ep_unit = max(1, ep // math.gcd(ep, cp))
@@ -579,9 +641,6 @@ def _shape_rows(
                             continue
                         dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
                         mcount = _microbatches(batch, dp, mb)
-                        vp_max = p.virtual_stages or max(
-                            (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
-                        )
                         yield tp, cp, pp, ep, mb, dp, mcount, stages, vp_max
 
 
