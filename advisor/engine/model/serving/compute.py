@@ -117,6 +117,11 @@ lambda x (H - s)+ at lag s (Eick, Massey and Whitt, "The physics of the Mt/G/inf
 Operations Research 41, 1993), so its mean over a window of H has variance
 (1/H^2) x double integral of lambda (H - |t - u|) = 2/3 lambda H = 2/3 b.  A request's time
 per output token is its own mean over its steps (vLLM benchmarks/serve.py, MLPerf TPOT)."""
+ARRIVALS_BATCH_CORRELATION = math.sqrt(3.0 / 8.0)
+"""Correlation between that lifetime-mean batch and the number of requests arriving during a
+request's decode time H (whose prompts' chunks ride its steps): the same arrivals raise both.
+Covariance (1/H) x integral of Var(arrivals in (0, t]) = lambda H / 2 over the variances
+2/3 lambda H and lambda H: (1/2) / sqrt(2/3) = sqrt(3/8)."""
 SATURATED_S = 3600.0
 """Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
 ERLANG_MAX_SERVERS = 512

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.serving.compute import (
+    ARRIVALS_BATCH_CORRELATION,
     CHUNKED_PREFILL_TOKENS,
     CURVE_POINTS,
     LIFETIME_BATCH_VARIANCE,
@@ -278,13 +279,23 @@ class ServingModel:
                 1.0, CHUNKED_PREFILL_TOKENS / max(1.0, serving_plan.computed_prompt_tokens)
             )
             # time per output token is each request's own mean (vLLM benchmark_serving TPOT,
-            # MLPerf TPOT): the chunks its decode steps carry are Poisson, K ~ Poisson(m) with
-            # m = steps per request x share of steps carrying a chunk; the mean is in the
-            # stretch, the 95th percentile adds 1.645 sqrt(m) chunks spread over its steps
+            # MLPerf TPOT): its decode steps carry K chunks, mean m = steps per request x share
+            # of steps carrying a chunk; the mean is in the stretch, the spread below
             chunks = math.ceil(serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
             chunk_share = min(1.0, rate / inst * chunks * mean_step)
             m = steps_per_request * chunk_share
-            tpot95 += P95_Z * math.sqrt(m) * chunk_s / steps_per_request / tokens_per_step
+            # every prompt that arrives brings all its chunks (compound Poisson: variance
+            # chunks x m), and the same arrivals raise the batch: the two spreads add as
+            # correlated normals, not as two 95th percentiles
+            batch_excess = tpot95 - tpot50
+            chunk_excess = (
+                P95_Z * math.sqrt(m * chunks) * chunk_s / steps_per_request / tokens_per_step
+            )
+            tpot95 = tpot50 + math.sqrt(
+                batch_excess**2
+                + chunk_excess**2
+                + 2.0 * ARRIVALS_BATCH_CORRELATION * batch_excess * chunk_excess
+            )
             service = self.prefill_s + (
                 serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
             ) * self.step(b_eff)
