@@ -7,7 +7,8 @@ Policy (docs/MODEL.md "Field practice", which lists the published designs and fi
    40-60 % of wire speed (NVIDIA/nccl #209, #450) and a split model pays tens of microseconds
    per message on every token.  TCP designs stay in ``options``, ruled out with that reason.
    Disaggregated serving that moves only KV caches is sized by that stream instead: TCP and
-   fewer or slower NICs are allowed when the design meets its latency targets.
+   fewer or slower NICs are allowed when the design serves, within the targets, what the
+   deployment serves on one RDMA NIC per server (:func:`kv_rate_short`, the one rule).
 2. Training and split-model compute fabrics are built as the published designs build them
    (DGX SuperPOD, Spectrum-X RA, Azure ND H100 v5, Meta SIGCOMM'24, Alibaba HPN, ByteDance
    MegaScale): non-blocking (1:1) leaves, rail-optimized, one NIC per GPU at the platform's
@@ -42,7 +43,7 @@ from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.model.serving.compute import SATURATED_S
-from advisor.engine.result.records import Premium
+from advisor.engine.result.records import Metrics, Premium
 
 MAX_PUBLISHED_TIERS = 3
 """Deepest compute fabric in the published AI cluster designs: three tiers (the 100k-GPU
@@ -130,9 +131,16 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
 
 
 def check_constraints(
-    facts: JobFacts, scored: list[Scored], target_ttft_ms: float | None
+    facts: JobFacts,
+    scored: list[Scored],
+    target_ttft_ms: float | None,
+    kv_reference: Metrics | None = None,
 ) -> list[str]:
     """Mark hard-constraint violations and departures; return notes for unmeetable targets.
+
+    ``kv_reference``: the serving metrics, rates within the targets included, of the design
+    a KV-only deployment is held to (:func:`kv_rate_short`); the rule is applied here to every
+    design whose rate is known, and by the caller to each pick it computes the rate of.
 
     A latency target that no design reaches (the GPUs' own time is above it) cannot tell
     networks apart, so it is reported instead of ruling everything out.  The p95
@@ -188,43 +196,28 @@ def check_constraints(
                 + ", so it needs more GPUs rather than a faster network."
             )
             ttft_applies = False
-    # what the GPUs serve within the targets on the best network weighed: a KV-only fabric
-    # must not cap it (docs/MODEL.md 15.2, "A serving fabric sized for serving traffic")
-    best_at_target = max(
-        (num(sc.metrics.max_requests_per_s_at_target, 0.0) for sc in scored), default=0.0
-    )
     for sc in scored:
         sc.departures = departures(facts, sc)
         if not math.isfinite(sc.perf):
             sc.violations.append("the performance model found no valid timing for it")
-        # disaggregated serving that moves only KV caches may run over TCP when the design's
-        # own KV transfer (TCP efficiency and socket cap) keeps it within the targets at the
-        # load and serves, within them, what the GPUs serve on RDMA (within the tie band); the
-        # latency checks below rule it out otherwise
-        kv_over_tcp_ok = (
-            facts.inference
-            and facts.kv_only
-            and not sc.metrics.load_saturated
-            and bool(sc.metrics.meets_latency_targets)
-            and num(sc.metrics.max_requests_per_s_at_target, 0.0)
-            >= (1.0 - TIE_BAND) * best_at_target
-        )
+        # a network that carries only KV caches may run over TCP: it is held, as every
+        # KV-only design is, to the rate on one RDMA NIC per server (kv_rate_short)
         if (
             facts.needs_compute_fabric
             and sc.cand.fabric == ETHERNET
             and rdma
-            and not kv_over_tcp_ok
+            and not (facts.inference and facts.kv_only)
         ):
             sc.violations.append(
-                "disaggregated serving moves every request's KV cache between servers: TCP "
-                "reaches a fraction of wire speed and adds tens of microseconds per message"
-                if facts.inference and facts.kv_only
-                else "a model split across servers needs RDMA: every token crosses the network "
+                "a model split across servers needs RDMA: every token crosses the network "
                 "and TCP adds tens of microseconds per message"
                 if facts.inference
                 else "multi-server training needs RDMA: NCCL over TCP sockets reaches only "
                 "40-60 % of wire speed (NVIDIA/nccl #209, #450)"
             )
+        short = kv_rate_short(facts, sc, kv_reference)
+        if short is not None:
+            sc.violations.append(short)
         if latency_applies and target is not None and sc.perf > target:
             sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
         ttft = num(sc.metrics.ttft_ms_p95, math.nan)
@@ -499,22 +492,33 @@ def fastest_group(pool: list[Scored]) -> list[Scored]:
     return [sc for sc in pool if perf_tied(sc, fastest) and perf_tied(sc, by_class[sc.cand.fabric])]
 
 
-def kv_rate_short(facts: JobFacts, sc: Scored, planned_at_target: float) -> str | None:
-    """Why a design that carries only KV caches is ruled out, or None: it must serve within
-    the targets, within the tie band, what the deployment serves on the network it was
-    weighed on (``planned_at_target``: one RDMA NIC per server at the reference speed,
-    :func:`advisor.engine.model.serving.pools.kv_design`); Ethernet or slower NICs that cap
-    the KV stream would otherwise serve less on more servers than a smaller cluster
-    (docs/MODEL.md 15.2).  Reads the design's rate within the targets, which the caller
-    computes for the designs it asks about."""
-    if not (facts.inference and facts.kv_only and facts.needs_compute_fabric):
+def kv_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -> str | None:
+    """The one rule for a network that carries only KV caches (disaggregated pools whose
+    instances each fit a scale-up domain), or None when the design keeps it: it must serve,
+    within the targets and within the tie band, what the same deployment serves on the network
+    the decision buys for that stream and weighs the pools on, one RDMA NIC per server at the
+    reference speed (``reference``, the caller's metrics of that design,
+    :func:`advisor.engine.model.serving.pools.kv_design`; docs/MODEL.md 15.2, "A serving
+    fabric sized for serving traffic").  TCP, fewer or slower NICs and oversubscription are
+    allowed only so far: a cheaper KV fabric that caps the deployment would serve less on more
+    servers than a smaller cluster.  When the reference serves nothing within the targets (the
+    GPUs miss them at any rate, said in the notes), the rate it serves at the offered load is
+    the bar instead.  None too while the design's figure is not computed (the rate within the
+    targets is computed only for the designs the caller asks about)."""
+    if reference is None or not (facts.inference and facts.kv_only and facts.needs_compute_fabric):
         return None
-    at_target = num(sc.metrics.max_requests_per_s_at_target, 0.0)
-    if planned_at_target <= 0.0 or at_target >= (1.0 - TIE_BAND) * planned_at_target:
+    bar = reference.max_requests_per_s_at_target
+    rate = sc.metrics.max_requests_per_s_at_target
+    what = "within the targets"
+    if bar is not None and bar <= 0.0:
+        bar = reference.requests_per_s
+        rate = sc.metrics.requests_per_s
+        what = "at the offered load"
+    if rate is None or bar is None or bar <= 0.0 or rate >= (1.0 - TIE_BAND) * bar:
         return None
     return (
-        f"it serves {at_target:,.3g} requests/s within the targets, against "
-        f"{planned_at_target:,.3g} on one RDMA NIC per server: its KV transfer caps the "
+        f"it serves {rate:,.3g} requests/s {what}, against {bar:,.3g} on one RDMA NIC per "
+        f"server: its KV transfer{' over TCP' if sc.cand.fabric == ETHERNET else ''} caps the "
         "deployment"
     )
 

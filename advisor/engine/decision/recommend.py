@@ -220,18 +220,19 @@ def _recommend(
         _report(progress, 100)
         return result
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
-    notes = check_constraints(facts, scored, ttft)
+    kv_reference = _kv_reference(facts, s, scored, evaluate)
+    notes = check_constraints(facts, scored, ttft, kv_reference)
     if facts.network_budget_usd is not None and not any(
         sc.feasible and sc.field_practice for sc in scored
     ):
         trimmed = _trim_storage(facts, parts, storage, scored)
         if trimmed is not None:
             storage, scored, note = trimmed
-            notes = [note, *check_constraints(facts, scored, ttft)]
+            notes = [note, *check_constraints(facts, scored, ttft, kv_reference)]
     choice = choose(facts, scored)
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
-        choice = _kv_rate_kept(facts, s, scored, choice, evaluate)
+        choice = _kv_rate_kept(facts, scored, choice, evaluate, kv_reference)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
@@ -240,20 +241,20 @@ def _recommend(
     return result
 
 
-def _kv_rate_kept(
-    facts: JobFacts, s: Scenario, scored: list[Scored], choice: Choice, evaluate: Evaluator
-) -> Choice:
-    """A KV-only pick that serves, within the targets, less than the network the deployment
-    was weighed on (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per
-    server at the reference speed; the scored RDMA design with the least NIC bandwidth per
-    server at least that, non-blocking) does, beyond the tie band, is ruled out and the
-    choice made again, each new pick with its rate computed
-    (:func:`advisor.engine.decision.policy.kv_rate_short`).  Every RDMA design at least as
-    wide serves at least that rate (more bandwidth is never slower), so the rule rules out
-    only TCP, slower NICs or oversubscription that cap the deployment; a pick already ruled
-    out ends the loop."""
-    if not (facts.inference and facts.kv_only and scored):
-        return choice
+def _kv_reference(
+    facts: JobFacts, s: Scenario, scored: list[Scored], evaluate: Evaluator
+) -> Metrics | None:
+    """The metrics, rates within the targets computed, of the design a KV-only deployment is
+    held to (:func:`advisor.engine.decision.policy.kv_rate_short`): the network its pools were
+    weighed on and the decision buys for their KV stream
+    (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per server at the
+    reference speed), as the scored non-blocking RDMA design with the least NIC bandwidth per
+    server at least that.  Every RDMA design at least as wide serves at least its rate (more
+    bandwidth is never slower), so the rule rules out only TCP, slower NICs or
+    oversubscription that cap the deployment.  None when the job is not KV-only or no such
+    design is scored (then only TCP is weighed, or nothing)."""
+    if not (facts.inference and facts.kv_only and facts.needs_compute_fabric and scored):
+        return None
     kv = kv_design(s)
     floor_gbps = kv.nic_gbps * kv.nics_per_node
 
@@ -269,13 +270,27 @@ def _kv_rate_kept(
         and gbps(sc) >= floor_gbps * (1.0 - 1e-9)
     ]
     if not planned:
-        return choice
+        return None
     bar = min(planned, key=gbps)
     if bar.metrics.max_requests_per_s_at_target is None:
         bar.metrics = clean(evaluate(bar.cand))
-    rate = num(bar.metrics.max_requests_per_s_at_target, 0.0)
+    return bar.metrics
+
+
+def _kv_rate_kept(
+    facts: JobFacts,
+    scored: list[Scored],
+    choice: Choice,
+    evaluate: Evaluator,
+    reference: Metrics | None,
+) -> Choice:
+    """The KV-only rule (:func:`advisor.engine.decision.policy.kv_rate_short`, which
+    :func:`check_constraints` applied to every design whose rate was known) on the picks: a
+    pick that serves less than ``reference`` beyond the tie band is ruled out and the choice
+    made again, each new pick with its rate computed; a pick already ruled out ends the
+    loop."""
     while True:
-        reason = kv_rate_short(facts, choice.best, rate)
+        reason = kv_rate_short(facts, choice.best, reference)
         if reason is None or reason in choice.best.violations:
             return choice
         choice.best.violations.append(reason)
