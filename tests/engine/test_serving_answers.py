@@ -181,3 +181,20 @@ def test_the_engine_weighs_disaggregated_pools_inside_each_server() -> None:
     at_target = result["metrics"]["max_requests_per_s_at_target"]
     assert at_target > replicas["metrics"]["max_requests_per_s_at_target"]
     assert any("in every server serve the most" in n for n in result["workload"]["notes"])
+
+
+def test_a_serving_fleet_without_a_fabric_names_the_training_fabric_for_a_cluster_that_trains() -> (
+    None
+):
+    """Llama 3 70B on 16 H100 servers, serving only: the prefill and decode pools of every
+    server keep the KV cache on NVLink, so no compute fabric is bought (not the training-grade
+    8 x 400G); the answer says what to buy if the cluster will also train."""
+    result = evaluate(
+        {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 128}
+    )
+    rec = result["recommendation"]
+    assert rec["needs_compute_fabric"] is False
+    text = " ".join(rec["rationale"])
+    assert "If this cluster will also train, buy the training fabric instead: 8 x 400G RDMA" in (
+        text
+    )

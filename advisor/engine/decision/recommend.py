@@ -839,6 +839,14 @@ def _no_fabric(
         f"{usd(sc.cost.total_usd)}, of which {usd(sc.cost.gpu_cost_usd)} is GPU time "
         f"({sc.cost.gpu_hours:,.0f} GPU-hours).",
     ]
+    if facts.inference and facts.nodes > 1:
+        # the serving answer buys no compute fabric; training on the same servers would
+        p = facts.platform
+        rationale_text[-1] += (
+            f" If this cluster will also train, buy the training fabric instead: "
+            f"{p.reference_count} x {p.reference_gbps}G RDMA per server"
+            + (" (one NIC per GPU)." if p.reference_count == facts.gpus_per_node else ".")
+        )
     if sc.violations:
         rationale_text.append("Note: " + "; ".join(sc.violations) + ".")
     if (
