@@ -17,10 +17,9 @@ from advisor.engine.model.collectives import (
     collective,
     cross_leaf_fraction,
     make_domain,
-    moe_dispatch,
-    moe_token_bytes,
     physical_busbw_bound_bytes_per_s,
 )
+from advisor.engine.model.moe_dispatch import moe_dispatch, moe_token_bytes
 
 GB = 1e9
 

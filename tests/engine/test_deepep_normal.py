@@ -13,12 +13,10 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.model.collectives import (
     CommDomain,
-    MoeDispatchResult,
     ScaleUp,
     make_domain,
-    moe_dispatch,
-    moe_token_bytes,
 )
+from advisor.engine.model.moe_dispatch import MoeDispatchResult, moe_dispatch, moe_token_bytes
 from advisor.engine.tools.validation import _domain_for, calibration_rows, predict_all_to_all
 
 TOKENS, HIDDEN, TOP_K = 4096, 7168, 8

@@ -29,11 +29,11 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     collective_time_s,
-    moe_dispatch,
     p2p_time_s,
 )
 from advisor.engine.model.design_network import design_fabric, net_for
 from advisor.engine.model.efficiency import compute_efficiency, profile
+from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.placement import (
     Communicator,
     boundary_bytes,

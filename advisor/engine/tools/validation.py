@@ -37,10 +37,10 @@ from advisor.engine.model.collectives import (
     ScaleUp,
     collective,
     make_domain,
-    moe_dispatch,
     nic_bytes_per_s,
 )
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
+from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import contiguous_share
 from advisor.engine.model.planner import plan_workload

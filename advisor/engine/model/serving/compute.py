@@ -25,7 +25,6 @@ from advisor.engine.model.collectives import (
     CommDomain,
     ScaleUp,
     make_domain,
-    moe_dispatch,
     nic_bytes_per_s,
     scaleup_time_s,
 )
@@ -40,6 +39,7 @@ from advisor.engine.model.efficiency import (
     mla_projection_shapes,
     profile,
 )
+from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
