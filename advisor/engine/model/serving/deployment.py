@@ -339,7 +339,7 @@ def _fabric_free_best(
             if below(scenario, unit, best[0].rate):
                 break  # no rate within the targets exceeds the capacity
             score = serving_score(scenario, unit)
-            if score > best[0]:
+            if score.beats(best[0]):
                 best = (score, unit)
     if len(_FABRIC_FREE_CACHE) > 256:
         _FABRIC_FREE_CACHE.clear()
@@ -571,7 +571,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             if lifted is None:
                 continue
             score = serving_score(scenario, lifted)
-            if best is None or score > best[0]:
+            if best is None or score.beats(best[0]):
                 best = (score, lifted, n)
             elif n == nodes:
                 beaten.append(_describe_serving(scenario, lifted))
@@ -704,7 +704,7 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         if below(scenario, lifted, best[0].rate):
             break  # no rate within the targets exceeds the capacity
         score = serving_score(scenario, lifted)
-        if score > best[0]:
+        if score.beats(best[0]):
             rate_whole = serving_score(scenario, whole).rate
             why = (
                 f"chosen over the deployment planned on all {scenario.nodes} servers: "

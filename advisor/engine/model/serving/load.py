@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -419,24 +420,34 @@ class ServingModel:
     def max_rate_at_target(self) -> float:
         """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
         if self._max_rate is None:
-            self._max_rate = self._rate_at_target(three_digits=False)
+            rate = self._rate_at_target(three_digits=False, short=None)
+            assert rate is not None
+            self._max_rate = rate
         return self._max_rate
 
-    def rate_at_target_3g(self) -> float:
+    def rate_at_target_3g(self, short: Callable[[float], bool] | None = None) -> float | None:
         """:meth:`max_rate_at_target` to 3 significant digits (what the deployment search
         compares), the bisection stopped once its bracket settles them: the rate lies in the
-        bracket and rounding is monotone, so both ends rounding alike fixes it.  A later
-        :meth:`max_rate_at_target` resumes the same bisection from that bracket."""
-        if self._max_rate is None:
-            return _three_digits(self._rate_at_target(three_digits=True))
-        return _three_digits(self._max_rate)
+        bracket and rounding is monotone, so both ends rounding alike fixes it.  ``short``: a
+        test true of a 3-digit rate and of every lower one (below the incumbent's); once it
+        holds for the bracket's upper end it holds for the rate, and ``None`` says so without
+        settling it.  A later call resumes the same bisection from the bracket."""
+        if self._max_rate is not None:
+            return _three_digits(self._max_rate)
+        rate = self._rate_at_target(three_digits=True, short=short)
+        return None if rate is None else _three_digits(rate)
 
-    def _rate_at_target(self, *, three_digits: bool) -> float:
+    def _rate_at_target(
+        self, *, three_digits: bool, short: Callable[[float], bool] | None
+    ) -> float | None:
         """The bisection of :meth:`max_rate_at_target` (20 halvings from 1e-3 of 0.999 x
         capacity), run until done or, ``three_digits``, until both ends of its bracket have
-        the same 3 significant digits (then its lower end)."""
+        the same 3 significant digits (then its lower end), or ``short`` holds for its upper
+        end (then ``None``)."""
         if self._bracket is None:
             hi = self.capacity_rps() * 0.999
+            if short is not None and short(_three_digits(hi)):
+                return None
             if self.meets_at(hi):
                 self._max_rate = hi
                 return hi
@@ -445,8 +456,12 @@ class ServingModel:
                 return 0.0
             self._bracket = (hi * 1e-3, hi, 0)
         lo, hi, halvings = self._bracket
+        settled = False
         while halvings < 20:
             if three_digits and _three_digits(lo) == _three_digits(hi):
+                break
+            if short is not None and short(_three_digits(hi)):
+                settled = True
                 break
             mid = (lo + hi) / 2
             if self.meets_at(mid):
@@ -457,7 +472,8 @@ class ServingModel:
         self._bracket = (lo, hi, halvings)
         if halvings == 20:
             self._max_rate = lo
-        return lo
+            return lo
+        return None if settled else lo
 
     def curve(self, points: int = CURVE_POINTS) -> list[LoadPoint]:
         cap = self.capacity_rps()

@@ -19,13 +19,38 @@ class ServingScore:
     deployment: the cheaper one).  The load's keys are priced only when a tie asks for them
     (a closed loop's load is a bisection of its own, on the reference network)."""
 
-    __slots__ = ("_load", "_model", "_plan", "rate")
+    __slots__ = ("_load", "_model", "_plan", "_rate")
 
     def __init__(self, model: ServingModel, serving_plan: ServingPlan) -> None:
         self._model, self._plan = model, serving_plan
-        self.rate = model.rate_at_target_3g()
-        """Requests/s within both p95 targets (3 significant digits)."""
+        self._rate: float | None = None
         self._load: tuple[float, float, float] | None = None
+
+    @property
+    def rate(self) -> float:
+        """Requests/s within both p95 targets (3 significant digits)."""
+        if self._rate is None:
+            self._rate = self._model.rate_at_target_3g()
+            assert self._rate is not None
+        return self._rate
+
+    def beats(self, other: ServingScore) -> bool:
+        """``self > other``, without settling a rate within the targets proven below
+        ``other``'s (a plan that does not win the search is bisected only so far)."""
+        if self._rate is None:
+            bound = other.rate
+            self._rate = self._model.rate_at_target_3g(lambda rate: rate < bound)
+            if self._rate is None:
+                return False
+        return self > other
+
+    def reaches(self, rate: float, factor: float) -> bool:
+        """``rate <= self.rate * factor``, without settling a rate proven short of it."""
+        if self._rate is None:
+            self._rate = self._model.rate_at_target_3g(lambda mine: mine * factor < rate)
+            if self._rate is None:
+                return False
+        return rate <= self._rate * factor
 
     def key(self) -> tuple[float, float, float, float]:
         """The score as the tuple it compares as."""
@@ -93,7 +118,7 @@ def best_of(
         if best is not None and below(scenario, wp, best[0].rate, design):
             break
         score = serving_score(scenario, wp, design)
-        if best is None or score > best[0]:
+        if best is None or score.beats(best[0]):
             best = (score, wp)
     assert best is not None
     return best[1]
@@ -106,6 +131,6 @@ def reaches(scenario: Scenario, plans: list[WorkloadPlan], rate: float, factor: 
     for wp in by_capacity(scenario, plans):
         if below(scenario, wp, rate / factor):
             return False
-        if rate <= serving_score(scenario, wp).rate * factor:
+        if serving_score(scenario, wp).reaches(rate, factor):
             return True
     return False
