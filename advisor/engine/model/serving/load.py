@@ -331,6 +331,15 @@ class ServingModel:
         w95 += mgc_wait_quantile_s(rate, d.hold, d.slots, 0.95)
         return min(SATURATED_S, w95 + d.unloaded) <= serving_plan.target_ttft_s
 
+    def _mean_in_system_s(self, rate: float) -> float:
+        """``_at_rate(rate)[1]`` without the load point (the median and p95 waits)."""
+        d = self._decode_at(rate, None)
+        if d.saturated or d.kv_s >= SATURATED_S:
+            return math.inf
+        w_mean = mgc_mean_wait_s(rate, d.service, self.serving_plan.prefill.instances)
+        w_mean += mgc_mean_wait_s(rate, d.hold, d.slots)
+        return w_mean + d.unloaded + d.hold
+
     def _at_rate(self, rate: float, users: float | None = None) -> tuple[LoadPoint, float]:
         """The load point and the *mean* time in system (Little's law of a closed loop)."""
         serving_plan = self.serving_plan
@@ -402,7 +411,7 @@ class ServingModel:
         hi = cap * (1.0 - 1e-6)
 
         def in_system(rate: float) -> float:
-            return rate * self._at_rate(rate)[1]
+            return rate * self._mean_in_system_s(rate)
 
         if in_system(hi) <= users:
             return hi
