@@ -7,7 +7,7 @@ Units: bytes, seconds unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from advisor.engine.facts.constants import (
     COMPUTE_JITTER_CV,
@@ -33,14 +33,78 @@ from advisor.engine.model.stage_time import _compute_terms
 # ----------------------------------------------------------------------------- training
 
 
-@dataclass(frozen=True)
-class _TrainingTimes:
+class _TrainingTimes(NamedTuple):
     step_s: float
     exposed_comm_s: float
     exposed_network_s: float
     network_comm_s: float
     bubble_s: float
     straggler_s: float
+
+
+class _Static(NamedTuple):
+    """What :func:`_training_times` reads of a plan that is the same on every design and in
+    every bound (kept in the plan's memo): which communicators leave the scale-up domain and
+    the network-free factors of the step, each the same float as the step computed them."""
+
+    tp_net: bool
+    ep_net: bool
+    cp_net: bool
+    pp_net: bool
+    dp_net: bool
+    edp_net: bool
+    in_domain: bool
+    """Some communicator stays inside the domain (:func:`_in_domain_s` is read)."""
+    tp_hidden: float
+    dualpipe: bool
+    ep_share: float
+    window: float
+    min_exposed_share: float
+    bubble_share: float
+    busy_s: float
+    """compute + optimizer seconds."""
+    jitter_compute_s: float
+    straggler_sigmas: float
+    """sqrt(2 ln domains), 0 with one domain."""
+
+
+def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Static:
+    hit: _Static | None = workload.memo.get("static")
+    if hit is not None:
+        return hit
+    plan = workload.plan
+    dp_net = t.dp_layout.crosses_network
+    edp_net = t.expert_dp_layout.crosses_network
+    dualpipe = t.ep_overlap in ("dualpipe", "a2a_1f1b")
+    per_mb = t.compute_s / t.microbatches
+    if plan.sharding == "zero3":
+        window = t.compute_s * DP_OVERLAP_EFFICIENCY
+    else:
+        window = per_mb * DP_OVERLAP_EFFICIENCY
+    static = _Static(
+        tp_net=t.tp_layout.crosses_network and bool(t.tp_collectives_per_step),
+        ep_net=t.ep_layout.crosses_network and bool(t.ep_all_to_all_per_step),
+        cp_net=bool(t.cp_exchanges_per_step) and t.cp_layout.crosses_network,
+        pp_net=bool(t.pp_p2p_per_step) and t.pp_crosses_network,
+        dp_net=dp_net,
+        edp_net=edp_net,
+        in_domain=(bool(t.pp_p2p_per_step) and not t.pp_crosses_network)
+        or not dp_net
+        or not edp_net,
+        tp_hidden=1.0 - max(TP_COMM_OVERLAP, t.tp_overlap),
+        dualpipe=dualpipe,
+        ep_share=min(1.0, EP_COMM_SMS / max(1, profile(scenario.gpu).sms)) if dualpipe else 0.0,
+        window=window,
+        min_exposed_share=min(1.0, DDP_BUCKET_BYTES / max(t.dp_bytes, 1.0)),
+        bubble_share=(plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0,
+        busy_s=t.compute_s + t.optimizer_s,
+        jitter_compute_s=COMPUTE_JITTER_CV * t.compute_s,
+        straggler_sigmas=math.sqrt(2.0 * math.log(workload.domains))
+        if workload.domains > 1
+        else 0.0,
+    )
+    value: _Static = workload.remember("static", static)
+    return value
 
 
 def _training_times(
@@ -58,55 +122,73 @@ def _training_times(
     send that leaves a scale-up domain takes no time, and the straggler term keeps only the
     compute jitter); every term is monotone in the network's times, so no design beats it.
     """
+    times = _times_below(scenario, workload, t, design, bound, math.inf, free_network)
+    assert times is not None
+    return times
+
+
+def _times_below(
+    scenario: Scenario,
+    workload: WorkloadPlan,
+    t: TrainingPlan,
+    design: Design,
+    bound: str,
+    above: float,
+    free_network: bool = False,
+) -> _TrainingTimes | None:
+    """:func:`_training_times`, or None when the step is not below ``above``: before the
+    data-parallel gradients that cross the network are priced (the costliest collectives of
+    most plans), the step with them free, a lower bound of the step (every term is monotone
+    in their time), is checked against ``above``."""
     net_key = ("net", design, bound)
     net: _Net | None = workload.memo.get(net_key)
     if net is None:
         net = workload.remember(net_key, net_for(scenario, workload, design, bound))
         assert net is not None
-    fabric = FABRICS[design.fabric]
-    m = t.microbatches
-    plan = workload.plan
+    st = _static(scenario, workload, t)
+    comms = _plan_comms(workload)
+    in_domain = _in_domain_s(scenario, workload, t, net) if st.in_domain else (0.0, 0.0, 0.0)
+    priced = not free_network
 
     # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
-    comms = _plan_comms(workload)
     tp_net = 0.0
-    if t.tp_layout.crosses_network and t.tp_collectives_per_step and not free_network:
+    if st.tp_net and priced:
         dom = net.domain(t.tp_layout, comms["tp"])
         tp_net = (
             t.tp_collectives_per_step
             * collective_time_s("all_reduce", t.tp_bytes_per_collective, dom)[0]
         )
-    tp_exposed = (t.tp_comm_s + tp_net) * (1.0 - max(TP_COMM_OVERLAP, t.tp_overlap))
+    tp_exposed = (t.tp_comm_s + tp_net) * st.tp_hidden
 
     # expert parallel all-to-all
     ep_net = 0.0
-    if t.ep_layout.crosses_network and t.ep_all_to_all_per_step and not free_network:
+    if st.ep_net and priced:
         dom = net.domain(t.ep_layout, comms["ep"])
         ep_net = t.ep_all_to_all_per_step * expert_all_to_all_time_s(
             t.ep_bytes_per_all_to_all, dom, top_k=t.moe_top_k, dispatcher=t.moe_dispatcher
         )
     ep_total = t.ep_intra_s + ep_net
-    if t.ep_overlap in ("dualpipe", "a2a_1f1b"):
+    if st.dualpipe:
         # DualPipe (DeepSeek-V3 report, section 3.2.1) and Megatron-Core's 1F1B all-to-all
         # overlap (moe_a2a_overlap): one micro-batch's all-to-all runs under another's
         # compute, so only the part longer than the compute is exposed; while it runs, its
         # kernels hold EP_COMM_SMS of the GPU's SMs and the compute under it slows to the
         # rest: step = max(all-to-all, compute + share x all-to-all)
-        share = min(1.0, EP_COMM_SMS / max(1, profile(scenario.gpu).sms))
-        ep_exposed = max(ep_total - t.compute_s, share * ep_total, 0.0)
+        ep_exposed = max(ep_total - t.compute_s, st.ep_share * ep_total, 0.0)
     else:
         ep_exposed = ep_total * (1.0 - EP_COMM_OVERLAP)
 
     # context parallel: the K/V ring is hidden behind the attention kernels it feeds
     cp_total = t.cp_intra_s
-    if t.cp_exchanges_per_step and t.cp_layout.crosses_network and free_network:
-        cp_total = 0.0
-    elif t.cp_exchanges_per_step and t.cp_layout.crosses_network:
-        dom = net.domain(t.cp_layout, comms["cp"])
-        cp_total = (
-            t.cp_exchanges_per_step
-            * collective_time_s("all_gather", t.cp_bytes_per_exchange, dom)[0]
-        )
+    if st.cp_net:
+        if priced:
+            dom = net.domain(t.cp_layout, comms["cp"])
+            cp_total = (
+                t.cp_exchanges_per_step
+                * collective_time_s("all_gather", t.cp_bytes_per_exchange, dom)[0]
+            )
+        else:
+            cp_total = 0.0
     cp_exposed = max(0.0, cp_total - t.attention_s)
 
     # pipeline point-to-point: the stages are synchronous, so once any edge joins two
@@ -114,48 +196,64 @@ def _training_times(
     # sits in another domain (min(domain, stride) of them) send at once
     pp_s = 0.0
     pp_net = 0.0
-    if t.pp_p2p_per_step and not (free_network and t.pp_crosses_network):
-        if t.pp_crosses_network:
+    if st.pp_net:
+        if priced:
             senders, pair = _pp_pair(workload)
             dom = net.domain(pair, comms["pp"])
-            per = p2p_time_s(t.pp_bytes_per_p2p, dom, concurrent_per_node=senders)
-            pp_net = t.pp_p2p_per_step * per
+            pp_net = t.pp_p2p_per_step * p2p_time_s(
+                t.pp_bytes_per_p2p, dom, concurrent_per_node=senders
+            )
             pp_s = pp_net
-        else:
-            pp_s = _in_domain_s(scenario, workload, t, net)[0]
+    elif t.pp_p2p_per_step:
+        pp_s = in_domain[0]
 
     # data parallel gradients, overlapped with the last micro-batch's backward pass
-    dp_s = edp_s = 0.0
-    if t.dp_layout.crosses_network:
-        if not free_network:
+    dp_s = 0.0 if st.dp_net else in_domain[1]
+    edp_s = 0.0 if st.edp_net else in_domain[2]
+    if priced and (st.dp_net or st.edp_net):
+        if above < math.inf:
+            free = _assemble(
+                st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
+                pp_net, pp_s, dp_s, edp_s,
+            )  # fmt: skip
+            if free.step_s >= above:
+                return None
+        if st.dp_net:
             dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
-    else:
-        dp_s = _in_domain_s(scenario, workload, t, net)[1]
-    if t.expert_dp_layout.crosses_network:
-        if not free_network:
+        if st.edp_net:
             edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
-    else:
-        edp_s = _in_domain_s(scenario, workload, t, net)[2]
+    return _assemble(
+        st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
+        pp_net, pp_s, dp_s, edp_s,
+    )  # fmt: skip
+
+
+def _assemble(
+    st: _Static,
+    t: TrainingPlan,
+    design: Design,
+    bound: str,
+    tp_net: float,
+    tp_exposed: float,
+    ep_net: float,
+    ep_exposed: float,
+    cp_exposed: float,
+    pp_net: float,
+    pp_s: float,
+    dp_s: float,
+    edp_s: float,
+) -> _TrainingTimes:
+    """The step of :func:`_times_below` from its communication terms."""
     dp_total = dp_s + edp_s
-    per_mb = t.compute_s / m
-    if plan.sharding == "zero3":
-        window = t.compute_s * DP_OVERLAP_EFFICIENCY
-    else:
-        window = per_mb * DP_OVERLAP_EFFICIENCY
-    grad_bytes = max(t.dp_bytes, 1.0)
-    min_exposed = dp_total * min(1.0, DDP_BUCKET_BYTES / grad_bytes)
-    dp_exposed = max(dp_total - window, min_exposed) if dp_total > 0 else 0.0
-    dp_net = dp_s if t.dp_layout.crosses_network else 0.0
-    dp_net += edp_s if t.expert_dp_layout.crosses_network else 0.0
+    dp_exposed = max(dp_total - st.window, dp_total * st.min_exposed_share) if dp_total > 0 else 0.0
+    dp_net = dp_s if st.dp_net else 0.0
+    dp_net += edp_s if st.edp_net else 0.0
     dp_net_exposed = dp_exposed * (dp_net / dp_total) if dp_total > 0 else 0.0
 
     bubble = 0.0
-    if plan.pp > 1:
+    if st.bubble_share:
         bubble = (
-            (plan.pp - 1)
-            / plan.virtual_stages
-            * (t.compute_s + tp_exposed + ep_exposed + cp_exposed)
-            / m
+            st.bubble_share * (t.compute_s + tp_exposed + ep_exposed + cp_exposed) / t.microbatches
         )
 
     network_comm = tp_net + ep_net + pp_net + dp_net
@@ -163,14 +261,13 @@ def _training_times(
     exposed_network = tp_net + ep_net * (1.0 - EP_COMM_OVERLAP) + pp_net + dp_net_exposed
 
     straggler = 0.0
-    if workload.domains > 1 and bound != "low":
-        sigma = math.hypot(COMPUTE_JITTER_CV * t.compute_s, fabric.jitter_cv * network_comm)
-        straggler = sigma * math.sqrt(2.0 * math.log(workload.domains))
+    if st.straggler_sigmas and bound != "low":
+        sigma = math.hypot(st.jitter_compute_s, FABRICS[design.fabric].jitter_cv * network_comm)
+        straggler = sigma * st.straggler_sigmas
         if bound == "high":
             straggler *= 2.0
-    step = t.compute_s + t.optimizer_s + exposed + bubble + straggler
     return _TrainingTimes(
-        step_s=step,
+        step_s=st.busy_s + exposed + bubble + straggler,
         exposed_comm_s=exposed,
         exposed_network_s=exposed_network,
         network_comm_s=network_comm,
@@ -335,9 +432,10 @@ def _fastest_plan(
 ) -> tuple[WorkloadPlan, _TrainingTimes]:
     """The planner's plan or, if faster on ``design``, one of its plans of fewer servers
     (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
-    far cannot win and is not priced): with the same global batch, adding servers never
-    slows a design's predicted step.  ``priced`` collects the point step of every plan priced
-    (by ``id``)."""
+    far cannot win and is not priced, nor one whose step with its network-crossing
+    data-parallel gradients free is not below it, :func:`_times_below`): with the same global
+    batch, adding servers never slows a design's predicted step.  ``priced`` collects the
+    point step of every plan priced (by ``id``)."""
     assert workload.training is not None
     best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
     if priced is not None:
@@ -349,9 +447,11 @@ def _fastest_plan(
             continue  # not even on a free network
         t = alt.training
         assert t is not None
-        times = _training_times(scenario, alt, t, design, "point")
+        below = _times_below(scenario, alt, t, design, "point", point.step_s)
+        if below is None:
+            continue  # its step is at least its bound, not below the best
         if priced is not None:
-            priced[id(alt)] = times.step_s
-        if times.step_s < point.step_s:
-            best, point = alt, times
+            priced[id(alt)] = below.step_s
+        if below.step_s < point.step_s:
+            best, point = alt, below
     return best, point
