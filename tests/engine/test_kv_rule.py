@@ -66,13 +66,19 @@ def test_tcp_is_held_to_the_rate_on_one_rdma_nic_per_server_not_the_widest() -> 
     server and 100 on the widest design: the rule in the constraints held TCP to the best rate
     weighed (88 < 95, ruled out) while the rule on the pick held every other KV-only design to
     the one NIC (a slower RDMA design at 86 passed).  One rule now, one reference: 88 is within
-    5 % of 90, so TCP is weighed on its cost like every design that does not cap the
-    deployment."""
+    5 % of 90, so TCP is not ruled out; it is a departure from field practice (the published
+    serving stacks move KV caches over RDMA), priced beside the pick, not bought on a tie."""
     r = _answer(88.0)
     assert r["recommendation"]["needs_compute_fabric"] is True
     assert _tcp(r)
     for o in _tcp(r):
         assert o["feasible"] is True, o["why_not"]
+        assert o["field_practice"] is False
+        assert o["departures"] == ["TCP for the KV transfer instead of RDMA"]
+        assert "Departs from field practice" in o["why_not"]
+    picked = [o for o in r["options"] if o["recommended"]]
+    assert len(picked) == 1
+    assert picked[0]["fabric"] != "ethernet"
 
 
 def test_tcp_that_caps_the_deployment_is_ruled_out_with_the_figures() -> None:

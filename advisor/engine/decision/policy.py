@@ -8,7 +8,8 @@ Policy (docs/MODEL.md "Field practice", which lists the published designs and fi
    per message on every token.  TCP designs stay in ``options``, ruled out with that reason.
    Disaggregated serving that moves only KV caches is sized by that stream instead: TCP and
    fewer or slower NICs are allowed when the design serves, within the targets, what the
-   deployment serves on one RDMA NIC per server (:func:`kv_rate_short`, the one rule).
+   deployment serves on one RDMA NIC per server (:func:`kv_rate_short`, the one rule); TCP
+   there is a departure (the published serving stacks move KV caches over RDMA).
 2. Training and split-model compute fabrics are built as the published designs build them
    (DGX SuperPOD, Spectrum-X RA, Azure ND H100 v5, Meta SIGCOMM'24, Alibaba HPN, ByteDance
    MegaScale): non-blocking (1:1) leaves, rail-optimized, one NIC per GPU at the platform's
@@ -74,6 +75,10 @@ RISKS: dict[str, str] = {
     "extra_tier": "every tier adds two switch hops of latency, a third more optics per "
     "endpoint and another layer to cable, monitor and fail; no published AI cluster runs "
     "four tiers",
+    "kv_tcp": "the published disaggregated serving stacks move KV caches over RDMA "
+    "(NVIDIA Dynamo's NIXL, Mooncake's transfer engine; GPUDirect, TCP only as their "
+    "fallback): over TCP every cache is copied through the host and reaches a fraction of "
+    "wire speed, so the time to first token grows with the prompt and the load",
 }
 
 
@@ -88,7 +93,7 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
         out.append("single_switch")
     # a serving-only fabric that carries only KV caches is sized by that traffic, not by the
     # training reference (docs/MODEL.md 15.2): fewer or slower NICs are not a departure there;
-    # a design too small for the KV stream misses the TTFT target and is ruled out by it
+    # a design too small for the KV stream is ruled out by kv_rate_short
     serving_kv = facts.inference and facts.kv_only
     if c.nics_per_node < full_links(p, c.nic) and not serving_kv:
         out.append("fewer_nics")
@@ -97,6 +102,10 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
         or (not c.nic.integrated and card_gbps(c.nic) < p.reference_card_gbps)
     ):
         out.append("nic_speed")
+    if serving_kv and c.fabric == ETHERNET:
+        # not ruled out when it carries the stream (kv_rate_short), but the published serving
+        # stacks move KV caches over RDMA: a departure, never bought on a tie with RoCE
+        out.append("kv_tcp")
     if sc.topo.tiers > MAX_PUBLISHED_TIERS:
         out.append("extra_tier")
     if p.reference_nic is not None and p.nic_standing(c.nic) == 2:
@@ -122,6 +131,8 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
             f"a {sc.topo.tiers}-tier fabric instead of at most {MAX_PUBLISHED_TIERS} tiers "
             "(higher-radix switches or a multi-plane design)"
         )
+    if code == "kv_tcp":
+        return "TCP for the KV transfer instead of RDMA"
     if code == "single_switch":
         return f"one switch for {facts.nodes} servers instead of a leaf-spine"
     if code == "nic_vendor":
@@ -242,6 +253,7 @@ CUT_ORDER: dict[str, int] = {
     "single_switch": 1,
     "extra_tier": 1,
     "nic_vendor": 1,
+    "kv_tcp": 1,
     "nic_speed": 2,
     "fewer_nics": 3,
 }
