@@ -57,6 +57,7 @@ from advisor.engine.model.training_step import (
     _fastest_plan,
     _idle_fraction,
     _network_free_step_s,
+    _times_below,
     _training_times,
     _TrainingTimes,
     free_step_s,
@@ -432,7 +433,10 @@ def _bounds_over_plans(
                 continue
             if free_step_s(scenario, plan, design, bound) * factor >= best_step:
                 continue  # not even on a free network
-            step = _training_times(scenario, plan, t, design, bound).step_s * factor
+            below = _times_below(scenario, plan, t, design, bound, best_step, factor=factor)
+            if below is None:
+                continue  # its step x factor is at least its bound's, not below the best
+            step = below.step_s * factor
             if step < best_step:
                 best_step, best_run = step, t.steps * step
         bounds[bound], runs[bound] = best_step, best_run

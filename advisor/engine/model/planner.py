@@ -55,7 +55,11 @@ from advisor.engine.model.stage_time import (
     _stage_time_per_microbatch,
     _training_costs,
 )
-from advisor.engine.model.training_step import plan_floor_s, training_step_time_s
+from advisor.engine.model.training_step import (
+    plan_floor_s,
+    training_step_above,
+    training_step_time_s,
+)
 from advisor.engine.result.echo import Memory
 
 # ----------------------------------------------------------------------------- planner
@@ -805,7 +809,11 @@ def _priced_steps(
         if workload is None:
             plan, mem = plans[i]
             workload = _training_workload(scenario, plan, mem, notes=())
-        steps[i] = training_step_time_s(scenario, workload, REFERENCE_DESIGN)
+        if i == first or least == math.inf:
+            steps[i] = training_step_time_s(scenario, workload, REFERENCE_DESIGN)
+        else:
+            # above the least it keeps ``inf`` too (its network-crossing gradients unpriced)
+            steps[i] = training_step_above(scenario, workload, REFERENCE_DESIGN, least)
         least = min(least, steps[i])
     return steps
 

@@ -135,11 +135,12 @@ def _times_below(
     bound: str,
     above: float,
     free_network: bool = False,
+    factor: float = 1.0,
 ) -> _TrainingTimes | None:
-    """:func:`_training_times`, or None when the step is not below ``above``: before the
-    data-parallel gradients that cross the network are priced (the costliest collectives of
-    most plans), the step with them free, a lower bound of the step (every term is monotone
-    in their time), is checked against ``above``."""
+    """:func:`_training_times`, or None when the step x ``factor`` (> 0) is not below
+    ``above``: before the data-parallel gradients that cross the network are priced (the
+    costliest collectives of most plans), the step with them free, a lower bound of the step
+    (every term is monotone in their time), is checked against ``above``."""
     net_key = ("net", design, bound)
     net: _Net | None = workload.memo.get(net_key)
     if net is None:
@@ -216,7 +217,7 @@ def _times_below(
                 st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
                 pp_net, pp_s, dp_s, edp_s,
             )  # fmt: skip
-            if free.step_s >= above:
+            if free.step_s * factor >= above:
                 return None
         if st.dp_net:
             dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
@@ -342,6 +343,20 @@ def training_step_time_s(scenario: Scenario, workload: WorkloadPlan, design: Des
     if workload.alternatives:
         return _fastest_plan(scenario, workload, design)[1].step_s
     return _training_times(scenario, workload, workload.training, design, "point").step_s
+
+
+def training_step_above(
+    scenario: Scenario, workload: WorkloadPlan, design: Design, least: float
+) -> float:
+    """:func:`training_step_time_s` of a plan without alternatives, or ``inf`` when it is
+    above ``least`` (its data-parallel gradients across the network are not priced when the
+    step without them already is, :func:`_times_below`); a step equal to ``least`` is
+    returned."""
+    assert workload.training is not None and not workload.alternatives
+    times = _times_below(
+        scenario, workload, workload.training, design, "point", math.nextafter(least, math.inf)
+    )
+    return math.inf if times is None else times.step_s
 
 
 def _compute_floor_s(t: TrainingPlan, pp: int, vp: int) -> float:
