@@ -1,6 +1,7 @@
 """The planner's branch and bound on a contender's compute floor (MODEL.md 5.3, cost): the
 floor (``training_step.plan_floor_s``) is never above the plan's full step, on any design and
-in any bound's world, and pruning by it chooses what pricing every contender chooses."""
+in any bound's world, and pruning by it chooses what pricing every contender chooses; a
+design evaluation that stops pricing a plan early picks what pricing every plan picks."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import advisor.engine.model.planner as planner
+import advisor.engine.model.training_step as training_step
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.memory import _fits, training_memory
@@ -202,3 +204,46 @@ def test_the_search_fits_a_plan_exactly_as_the_memory_model(
         mem = training_memory(s, tp, pp, dp, ep, mb, sharding, recompute, mcount, cp=cp, vp=vp,
                               stages=stages)  # fmt: skip
         assert mem.fits is expected
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "servers"),
+    [
+        ("llama3-70b", "h100-sxm", 128),
+        ("gpt3-175b", "a100-80gb-sxm", 96),
+        ("mixtral-8x7b", "h100-sxm", 32),
+    ],
+)
+@pytest.mark.parametrize(
+    "design",
+    [
+        Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8),
+        Design(fabric="roce", nic_gbps=200.0, nics_per_node=2, oversubscription=3.0),
+        Design(fabric="ethernet", nic_gbps=25.0, nics_per_node=1),
+    ],
+)
+def test_a_design_evaluation_stopping_early_picks_what_pricing_every_plan_picks(
+    model: str, gpu: str, servers: int, design: Design
+) -> None:
+    # _fastest_plan prices an alternative's network-crossing data-parallel gradients only
+    # while its step without them is below the best so far (MODEL.md 5.3): it picks the
+    # first plan of the least step, as a min over every plan's full step does, and a plan
+    # it stops early has a full step at least the best
+    s = _scenario(model, gpu, servers)
+    w = plan_workload(s)
+    assert w.alternatives
+    plans = (w, *(alt for _, alt in training_step._floors(w)))
+    steps = []
+    for p in plans:
+        assert p.training is not None
+        steps.append(_training_times(s, p, p.training, design, "point").step_s)
+    least = min(steps)
+    chosen, times = training_step._fastest_plan(s, w, design)
+    assert times.step_s == least
+    assert chosen is plans[steps.index(least)]
+    for p, step in zip(plans, steps, strict=True):
+        assert p.training is not None
+        below = training_step._times_below(s, p, p.training, design, "point", least)
+        assert (below is None) <= (step >= least)
+        if below is not None:
+            assert below.step_s == step
