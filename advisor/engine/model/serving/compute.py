@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.constants import (
@@ -24,9 +24,9 @@ from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     CommDomain,
     ScaleUp,
+    collective_time_s,
     make_domain,
     nic_bytes_per_s,
-    scaleup_time_s,
 )
 from advisor.engine.model.efficiency import (
     ELEMENTWISE_FFN_PASSES,
@@ -52,14 +52,39 @@ all-reduce of a decode batch again for every replica count and every rate they t
 half the calls of a serving answer repeat one)."""
 
 
+_SCALEUP_DOMAIN_CACHE: dict[tuple[GpuSpec, int], CommDomain] = {}
+"""The one-server domain of :func:`scaleup_time_s` by value (GPU, ranks), bounded: a decode
+step's all-reduce grows with its batch, so :data:`_INTRA_CACHE` rarely hits, but the domain
+it runs on is the same for every batch."""
+
+
 def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
-    """Collective time inside one scale-up domain (no network)."""
-    key = (scenario.gpu, op, nbytes, ranks)
+    """Collective time inside one scale-up domain (no network): :func:`scaleup_time_s` on
+    the GPU's own NVLink SHARP, its domain built once per (GPU, ranks)."""
+    gpu = scenario.gpu
+    key = (gpu, op, nbytes, ranks)
     hit = _INTRA_CACHE.get(key)
     if hit is None:
         if len(_INTRA_CACHE) >= 65536:
             _INTRA_CACHE.clear()
-        hit = _INTRA_CACHE[key] = scaleup_time_s(scenario.gpu, op, nbytes, ranks)
+        if ranks <= 1 or nbytes <= 0:
+            hit = 0.0
+        else:
+            dkey = (gpu, ranks)
+            domain = _SCALEUP_DOMAIN_CACHE.get(dkey)
+            if domain is None:
+                if len(_SCALEUP_DOMAIN_CACHE) >= 1024:
+                    _SCALEUP_DOMAIN_CACHE.clear()
+                domain = _SCALEUP_DOMAIN_CACHE[dkey] = make_domain(
+                    nodes=1,
+                    ranks_per_node=ranks,
+                    scaleup=ScaleUp.of(gpu),
+                    fabric_id=None,
+                    nic_gbps=0.0,
+                    nics_per_node=0,
+                )
+            hit = collective_time_s(op, nbytes, domain)[0]
+        _INTRA_CACHE[key] = hit
     return hit
 
 
@@ -235,13 +260,32 @@ def scaleup_domain_gpus(scenario: Scenario) -> int:
     return gpn
 
 
-def _hbm_bytes_per_s(scenario: Scenario) -> float:
-    return scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+class _DecodeConsts(NamedTuple):
+    """What a decode step reads of (GPU, model, precision) besides its batch, computed once."""
+
+    kv_bytes_per_token: float
+    attention_flops_per_context_token: float
+    hbm_bytes_per_s: float
+    attention_flops_per_s: float
+    """Decode attention: ATTENTION_DECODE_EFFICIENCY of the bf16 (or fp16) peak."""
+    other_kernels_s: float
+    """Decode kernels other than the GEMMs per layer (attention, norms, rotary, activation,
+    residual): the per-layer launch cost less the GEMMs' own latency."""
+    latent: bool
 
 
-def _attention_flops_per_s(scenario: Scenario) -> float:
-    peak = scenario.gpu.peak_tflops("bf16") or scenario.gpu.peak_tflops("fp16")
-    return peak * 1e12 * ATTENTION_DECODE_EFFICIENCY
+@lru_cache(maxsize=256)
+def _decode_consts(gpu: GpuSpec, model: ModelSpec, precision: str) -> _DecodeConsts:
+    peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
+    gemm_t0 = profile(gpu).gemm_latency_s
+    return _DecodeConsts(
+        kv_bytes_per_token=kv_bytes_per_token(model, precision),
+        attention_flops_per_context_token=decode_attention_flops_per_context_token(model),
+        hbm_bytes_per_s=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
+        attention_flops_per_s=peak * 1e12 * ATTENTION_DECODE_EFFICIENCY,
+        other_kernels_s=max(0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * gemm_t0),
+        latent=latent_kv(model),
+    )
 
 
 # ----------------------------------------------------------------------------- dense roofline
@@ -293,13 +337,6 @@ def _output_head_s(scenario: Scenario, rows: float, tp: int) -> float:
         model.hidden,
         inference=True,
     )
-
-
-def _other_kernels_s_per_layer(scenario: Scenario) -> float:
-    """Decode kernels other than the GEMMs per layer (attention, norms, rotary, activation,
-    residual): the per-layer launch cost less the GEMMs' own latency."""
-    gemm_t0 = profile(scenario.gpu).gemm_latency_s
-    return max(0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * gemm_t0)
 
 
 def _prefill_attention_flops_per_s(scenario: Scenario) -> float:
@@ -417,69 +454,29 @@ def moe_layer_s(
     ``1 - (1 - 1/E)^(group_rows x top_k)``), each at its share of the copies: a small decode
     batch reads its experts' weights (memory bound), a large prefill pass runs them at the
     GEMMs' FLOP rate."""
-    h = float(model.hidden)
     tp = max(1, tp)
-    lookup = 0.0 if model.tied_embeddings else float(model.vocab) * h
-    matmul = max(0.0, model.active_params - lookup - float(model.vocab) * h)
-    per_layer = matmul / max(1, model.layers)
+    shapes = _moe_layer_shapes(model, tp, ep > 1)
+    h = shapes.hidden
     attention_gemm = 0.0
-    shapes = mla_projection_shapes(model)
-    if shapes:
-        attn_params = 0.0
-        for n, k, split in shapes:
-            attn_params += n * k
-            attention_gemm += gemm_time_s(
-                gpu,
-                precision,
-                rows,
-                n / tp if split == "n" else n,
-                k / tp if split == "k" else k,
-                inference=True,
-            )
-    else:
-        kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
-        attn_params = 2.0 * h * h + h * kv
-        attention_gemm = gemm_time_s(
-            gpu, precision, rows, (h + kv) / tp, h, inference=True
-        ) + gemm_time_s(gpu, precision, rows, h, h / tp, inference=True)
-    width = float(model.ffn_hidden)
-    expert_params = 3.0 * h * width
-    routed_per_layer = model.moe_top_k * expert_params * model.moe_layers / max(1, model.layers)
-    rest = max(0.0, per_layer - min(attn_params, per_layer) - routed_per_layer)
-    shared_width = rest / (3.0 * h) if rest >= SHARED_MLP_MIN_EXPERTS * expert_params else 0.0
+    for n, k in shapes.attention:
+        attention_gemm += gemm_time_s(gpu, precision, rows, n, k, inference=True)
     shared = 0.0
-    if shared_width > 0:
-        shared = gemm_time_s(
-            gpu, precision, rows, 2.0 * shared_width / tp, h, inference=True
-        ) + gemm_time_s(gpu, precision, rows, h, shared_width / tp, inference=True)
+    for n, k in shapes.shared:
+        shared += gemm_time_s(gpu, precision, rows, n, k, inference=True)
     hit = experts_hit_fraction(model, max(1.0, group_rows))
     if ep > 1:
         experts_run = experts_per_gpu * hit
         copies = rows * model.moe_top_k / tp
-        expert_width = width
     else:
         experts_run = model.moe_experts * hit
         copies = rows * model.moe_top_k
-        expert_width = width / tp
+    expert_width = shapes.expert_width
     per_expert = copies / max(experts_run, 1e-9)
     routed = grouped_gemm_time_s(
         gpu, precision, experts_run, per_expert, 2.0 * expert_width, h, inference=True
     ) + grouped_gemm_time_s(gpu, precision, experts_run, per_expert, h, expert_width, True)
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-    ffn_elem = (model.moe_top_k * width * model.moe_layers / max(1, model.layers)) / (
-        1 if ep > 1 else tp
-    ) + shared_width / tp
-    moe_share = model.moe_layers / max(1, model.layers)
-    elementwise = (
-        2.0
-        * rows
-        * (
-            ELEMENTWISE_HIDDEN_PASSES * h
-            + moe_share * MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
-            + ELEMENTWISE_FFN_PASSES * ffn_elem
-        )
-        / hbm
-    )
+    elementwise = 2.0 * rows * shapes.elementwise_bytes_per_row / hbm
     return MoeLayerTimes(
         attention_gemm_s=attention_gemm,
         shared_gemm_s=shared,
@@ -487,6 +484,65 @@ def moe_layer_s(
         elementwise_s=elementwise,
         experts_run=experts_run,
         rows_per_expert=per_expert,
+    )
+
+
+class _MoeShapes(NamedTuple):
+    """What :func:`moe_layer_s` reads of (model, tp, expert parallelism) besides its rows,
+    computed once per instance shape instead of at every batch."""
+
+    hidden: float
+    attention: tuple[tuple[float, float], ...]
+    """(N, K) on one GPU of each attention projection GEMM."""
+    shared: tuple[tuple[float, float], ...]
+    """(N, K) on one GPU of the non-routed MLP's two GEMMs (none without one)."""
+    expert_width: float
+    """A routed expert's width on one GPU (whole under expert parallelism)."""
+    elementwise_bytes_per_row: float
+    """Element-wise passes per row before the 2-byte factor: hidden, permutation, FFN."""
+
+
+@lru_cache(maxsize=256)
+def _moe_layer_shapes(model: ModelSpec, tp: int, expert_parallel: bool) -> _MoeShapes:
+    h = float(model.hidden)
+    lookup = 0.0 if model.tied_embeddings else float(model.vocab) * h
+    matmul = max(0.0, model.active_params - lookup - float(model.vocab) * h)
+    per_layer = matmul / max(1, model.layers)
+    attention: tuple[tuple[float, float], ...]
+    mla = mla_projection_shapes(model)
+    if mla:
+        attn_params = 0.0
+        projections = []
+        for n, k, split in mla:
+            attn_params += n * k
+            projections.append((n / tp if split == "n" else n, k / tp if split == "k" else k))
+        attention = tuple(projections)
+    else:
+        kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
+        attn_params = 2.0 * h * h + h * kv
+        attention = (((h + kv) / tp, h), (h, h / tp))
+    width = float(model.ffn_hidden)
+    expert_params = 3.0 * h * width
+    routed_per_layer = model.moe_top_k * expert_params * model.moe_layers / max(1, model.layers)
+    rest = max(0.0, per_layer - min(attn_params, per_layer) - routed_per_layer)
+    shared_width = rest / (3.0 * h) if rest >= SHARED_MLP_MIN_EXPERTS * expert_params else 0.0
+    shared: tuple[tuple[float, float], ...] = ()
+    if shared_width > 0:
+        shared = ((2.0 * shared_width / tp, h), (h, shared_width / tp))
+    ffn_elem = (model.moe_top_k * width * model.moe_layers / max(1, model.layers)) / (
+        1 if expert_parallel else tp
+    ) + shared_width / tp
+    moe_share = model.moe_layers / max(1, model.layers)
+    return _MoeShapes(
+        hidden=h,
+        attention=attention,
+        shared=shared,
+        expert_width=width if expert_parallel else width / tp,
+        elementwise_bytes_per_row=(
+            ELEMENTWISE_HIDDEN_PASSES * h
+            + moe_share * MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
+            + ELEMENTWISE_FFN_PASSES * ffn_elem
+        ),
     )
 
 
@@ -523,28 +579,26 @@ def moe_decode_s(
         max(1, pool.experts_per_gpu),
         group,
     )
-    kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
-    kv_read = live * context * kv_bytes_per_token(model, scenario.precision) / model.layers
+    consts = _decode_consts(scenario.gpu, model, scenario.precision)
+    kv_split = 1 if consts.latent else min(tp, model.kv_heads)
+    kv_read = live * context * consts.kv_bytes_per_token / model.layers
     attention = max(
-        kv_read / kv_split / _hbm_bytes_per_s(scenario),
+        kv_read / kv_split / consts.hbm_bytes_per_s,
         rows
         * context
-        * decode_attention_flops_per_context_token(model)
+        * consts.attention_flops_per_context_token
         / tp
-        / _attention_flops_per_s(scenario),
+        / consts.attention_flops_per_s,
     )
     layer = (
         parts.attention_gemm_s
         + parts.shared_gemm_s
         + parts.elementwise_s
         + attention
-        + _other_kernels_s_per_layer(scenario)
+        + consts.other_kernels_s
     )
-    stage = (
-        model.layers / pp * layer
-        + model.moe_layers / pp * parts.routed_s
-        + _output_head_s(scenario, rows, tp) / pp
-    )
+    head = gemm_time_s(scenario.gpu, scenario.precision, rows, model.vocab / tp, model.hidden, True)
+    stage = model.layers / pp * layer + model.moe_layers / pp * parts.routed_s + head / pp
     step = pp * stage
     if tp_comm and tp > 1 and tp <= scenario.gpus_per_node:
         step += (
@@ -670,29 +724,29 @@ def _dense_decode_s(
     tp_comm: bool,
 ) -> float:
     model = scenario.model
+    gpu, precision = scenario.gpu, scenario.precision
+    consts = _decode_consts(gpu, model, precision)
+    layers = model.layers
     live = max(batch, 0.0) / pp
     rows = live * rows_per_step
-    gemm, elementwise = dense_layer_s(
-        scenario.gpu, scenario.precision, model, float(max(1, math.ceil(rows))), tp
-    )
+    gemm, elementwise = dense_layer_s(gpu, precision, model, float(max(1, math.ceil(rows))), tp)
     kv_split = min(tp, model.kv_heads)
-    kv_read = live * context * kv_bytes_per_token(model, scenario.precision) / model.layers
+    kv_read = live * context * consts.kv_bytes_per_token / layers
     attention = max(
-        kv_read / kv_split / _hbm_bytes_per_s(scenario),
+        kv_read / kv_split / consts.hbm_bytes_per_s,
         rows
         * context
-        * decode_attention_flops_per_context_token(model)
-        / model.layers
+        * consts.attention_flops_per_context_token
+        / layers
         / tp
-        / _attention_flops_per_s(scenario),
+        / consts.attention_flops_per_s,
     )
-    layer = gemm + elementwise + attention + _other_kernels_s_per_layer(scenario)
-    stage = model.layers / pp * layer + _output_head_s(scenario, max(1.0, rows), tp) / pp
+    layer = gemm + elementwise + attention + consts.other_kernels_s
+    head = gemm_time_s(gpu, precision, max(1.0, rows), model.vocab / tp, model.hidden, True)
+    stage = layers / pp * layer + head / pp
     step = pp * stage
     if tp_comm and tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
-        step += (
-            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
-        )
+        step += 2 * layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
     return step
 
 
@@ -764,9 +818,11 @@ def ep_comm_s(
     model = scenario.model
     if pool.ep <= 1 or not model.is_moe or tokens_per_gpu <= 0:
         return 0.0
-    dom = _ep_domain(scenario, pool, design, bound, net_share)
-    if dom.nodes > 1 and design is None:
+    if design is None and pool.ep // scaleup_domain_gpus(scenario) > 1:
+        # the group spans servers (its domain's nodes, :func:`_make_ep_domain`) and there is
+        # no network to price: decided before the domain is built
         return 0.0
+    dom = _ep_domain(scenario, pool, design, bound, net_share)
     tokens = max(1, math.ceil(tokens_per_gpu))
     return model.moe_layers * _dispatch_combine_s(
         tokens,
@@ -864,8 +920,7 @@ def decode_capacity_rps(
 ) -> float:
     """Requests per second the decode pool finishes at the largest batch that meets the
     time-per-token target (or fits memory)."""
-    batch = max_decode_batch(scenario, serving_plan, design, bound)
-    step = decode_step_s(scenario, serving_plan, batch, design, bound)
+    batch, step = _max_decode_batch_step(scenario, serving_plan, design, bound)
     return (
         batch
         * serving_plan.decode.instances
@@ -878,25 +933,36 @@ def max_decode_batch(
     scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
 ) -> float:
     """Largest batch per instance with step / tokens_per_step <= target (at least 1)."""
+    return _max_decode_batch_step(scenario, serving_plan, design, bound)[0]
+
+
+def _max_decode_batch_step(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
+) -> tuple[float, float]:
+    """:func:`max_decode_batch` and the decode step at that batch (the bisection has priced
+    it: :func:`decode_capacity_rps` needs it too)."""
     cap = float(serving_plan.decode.max_batch_per_instance)
+    target = serving_plan.target_tpot_s
+    tokens_per_step = serving_plan.tokens_per_step
 
-    def tpot(b: float) -> float:
-        return (
-            decode_step_s(scenario, serving_plan, b, design, bound) / serving_plan.tokens_per_step
-        )
+    def step(b: float) -> float:
+        return decode_step_s(scenario, serving_plan, b, design, bound)
 
-    if tpot(cap) <= serving_plan.target_tpot_s:
-        return cap
+    cap_step = step(cap)
+    if cap_step / tokens_per_step <= target:
+        return cap, cap_step
     lo, hi = 1.0, cap
-    if tpot(lo) > serving_plan.target_tpot_s:
-        return lo
+    lo_step = step(lo)
+    if lo_step / tokens_per_step > target:
+        return lo, lo_step
     for _ in range(30):
         mid = (lo + hi) / 2
-        if tpot(mid) <= serving_plan.target_tpot_s:
-            lo = mid
+        mid_step = step(mid)
+        if mid_step / tokens_per_step <= target:
+            lo, lo_step = mid, mid_step
         else:
             hi = mid
-    return lo
+    return lo, lo_step
 
 
 # ----------------------------------------------------------------------------- KV transfer
