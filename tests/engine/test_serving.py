@@ -230,6 +230,34 @@ def test_erlang_c_matches_the_textbook_value() -> None:
     assert erlang_c(4, 4.0) == 1.0
 
 
+def _erlang_c_reference(servers: int, offered: float) -> float:
+    """Erlang C by the Erlang B recursion as written in textbooks (integer k)."""
+    if offered <= 0:
+        return 0.0
+    if offered >= servers:
+        return 1.0
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+        if b < 1e-300:
+            return 0.0
+    rho = offered / servers
+    return b / (1.0 - rho * (1.0 - b))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    servers=st.integers(min_value=1, max_value=700),
+    load=st.floats(min_value=0.0, max_value=1.2, allow_nan=False),
+)
+def test_erlang_c_is_bit_for_bit_the_textbook_recursion(servers: int, load: float) -> None:
+    # the engine's loop runs over float server counts and computes offered x b once: the
+    # same IEEE operations, so the same bits (past ERLANG_MAX_SERVERS it loops over ints)
+    erlang_c.cache_clear()
+    offered = servers * load
+    assert erlang_c(servers, offered) == _erlang_c_reference(servers, offered)
+
+
 def test_waiting_time_quantiles_grow_with_load() -> None:
     waits = [mgc_wait_quantile_s(rate, 1.0, 4, 0.95) for rate in (0.5, 2.0, 3.0, 3.9)]
     assert waits[0] == 0.0

@@ -1032,6 +1032,9 @@ def kv_transfer(
 # ----------------------------------------------------------------------------- queueing
 
 
+_SERVER_COUNTS = tuple(float(k) for k in range(1, ERLANG_MAX_SERVERS + 1))
+
+
 @lru_cache(maxsize=4096)
 def erlang_c(servers: int, offered: float) -> float:
     """Probability of waiting in M/M/c (Erlang C) via the Erlang B recursion (cached: the
@@ -1041,8 +1044,9 @@ def erlang_c(servers: int, offered: float) -> float:
     if offered >= servers:
         return 1.0
     b = 1.0
-    for k in range(1, servers + 1):
-        b = offered * b / (k + offered * b)
+    for k in _SERVER_COUNTS[:servers] if servers <= ERLANG_MAX_SERVERS else range(1, servers + 1):
+        ab = offered * b  # k + offered x b as floats, offered x b once: the same IEEE values
+        b = ab / (k + ab)
         if b < 1e-300:
             # Erlang B falls with every server added: the probability of waiting is 0 to
             # within 1e-300
