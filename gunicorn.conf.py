@@ -16,3 +16,14 @@ workers = 3
 worker_class = "gthread"
 threads = 4
 keepalive = 5
+
+
+def post_fork(server, worker):  # type: ignore[no-untyped-def]
+    """Each worker opens its PostgreSQL connections (one per thread, from its pool:
+    advisor.db_pool) before it accepts a request, instead of every thread opening one inside
+    its first request as the first users arrive together."""
+    if not server.cfg.preload_app:
+        return  # the app (and Django) is loaded later, in the worker; it opens connections then
+    from advisor.db_pool import fill_pools
+
+    fill_pools(server.cfg.threads)

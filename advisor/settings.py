@@ -114,11 +114,31 @@ TEMPLATES = [
 ]
 
 # https://github.com/jazzband/dj-database-url
+# A pool of PostgreSQL connections per process (Django's own, psycopg_pool:
+# https://docs.djangoproject.com/en/5.2/ref/databases/#connection-pool), on by default in
+# production: a request takes an open connection from it instead of each server thread opening
+# its own (a new backend process and SCRAM authentication, inside the thread's first request;
+# under `make load` all twelve gunicorn threads did that at once in the 50 users' first burst).
+# gunicorn opens each worker's pool before the worker answers anyone (gunicorn.conf.py).
+# Without it, each thread keeps its own connection for CONN_MAX_AGE seconds.
+DATABASE_POOL = env_bool("DATABASE_POOL", PRODUCTION)
+DATABASE_POOL_MAX_SIZE = env_int("DATABASE_POOL_MAX_SIZE", 8, minimum=1)
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
     if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        # A blip in PostgreSQL must not poison persistent connections.
+        # A blip in PostgreSQL must not poison persistent connections: a kept connection is
+        # checked before its first query in each request (with the pool: when it is taken).
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+        if DATABASE_POOL:
+            # The pool opens one connection when it starts and grows to max_size when
+            # threads need more; a thread that finds it full waits up to `timeout` seconds.
+            # Pooling replaces persistent connections (Django refuses both at once).
+            DATABASES["default"]["CONN_MAX_AGE"] = 0
+            DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+                "min_size": 1,
+                "max_size": DATABASE_POOL_MAX_SIZE,
+                "timeout": 10,
+            }
 else:
     # Embedded mode serves several requests at once (runserver threads, the webhook
     # deliverer): WAL lets readers and one writer work together, every transaction takes the

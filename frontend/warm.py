@@ -10,8 +10,8 @@ the first request finds it warm; gunicorn's `preload_app` (gunicorn.conf.py) doe
 once, in the master, before forking the workers that inherit it.
 
 Each step is independent and never stops a server from starting (a failure is logged); the
-ones that read the database close their connection after, so that no connection is shared
-by processes forked from this one.
+ones that read the database close their connections (and pool) after, so that no connection
+is shared by processes forked from this one.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connections
 from django.template import TemplateSyntaxError
 from django.template.loader import get_template
 from django.urls import get_resolver
+
+from advisor.db_pool import close_pools
 
 logger = logging.getLogger(__name__)
 
@@ -92,5 +93,6 @@ def warm_up() -> dict[str, float]:
         except Exception:  # a warm-up never stops a server from starting
             logger.exception("web warm-up step %r failed", name)
         took[name] = time.perf_counter() - started
-    connections.close_all()
+    # no connection (nor connection pool, advisor.db_pool) is shared by processes forked later
+    close_pools()
     return took
