@@ -1,15 +1,33 @@
-"""Rate limits per client and per address for anonymous callers."""
+"""Rate limits per client and per address for anonymous callers, counted in a process's memory
+(tests, embedded mode: DRF's own code) and in Redis (services mode: api.throttling's script)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
+from django.conf import settings as live_settings
 from rest_framework.test import APIClient
 
 from tests.api.conftest import Caller
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True, params=["memory", pytest.param("redis", marks=pytest.mark.services)])
+def counter_store(request: pytest.FixtureRequest, settings: Any) -> str:
+    """Every test here runs against both stores; the Redis one under its own key prefix."""
+    if request.param == "redis":
+        settings.CACHES = {
+            **settings.CACHES,
+            settings.API_THROTTLE_CACHE: {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": live_settings.REDIS_URL,
+                "KEY_PREFIX": f"throttle-test-{uuid.uuid4()}",
+            },
+        }
+    return str(request.param)
 
 
 @pytest.fixture
