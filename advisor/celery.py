@@ -5,13 +5,23 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 
 app = Celery("advisor")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _plain_database_connections(**_: object) -> None:
+    """A worker process runs one task at a time, and Celery's Django fix-up closes a pooled
+    process's whole pool around every task: a worker uses plain connections, not the web's
+    pool (advisor.db_pool). Runs in the worker's main process, before it forks its pool."""
+    from advisor.db_pool import use_plain_connections
+
+    use_plain_connections()
 
 
 @worker_process_init.connect

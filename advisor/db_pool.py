@@ -11,6 +11,8 @@ PostgreSQL backend process and SCRAM authentication, on all twelve threads of `m
 three workers at once as the 50 users' first requests arrived together. gunicorn's post_fork
 hook (gunicorn.conf.py) calls `fill_pools` with the worker's thread count, so that many
 connections are open before the worker accepts a request.
+
+A Celery worker uses plain connections (`use_plain_connections`, from advisor.celery).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 
+from django.conf import settings
 from django.db import connections
 
 logger = logging.getLogger(__name__)
@@ -60,3 +63,14 @@ def fill_pools(connections_wanted: int) -> int:
             (time.perf_counter() - started) * 1000,
         )
     return opened
+
+
+def use_plain_connections() -> None:
+    """Turn this process's pools off: each thread opens its own connection and keeps it
+    settings.DATABASE_CONN_MAX_AGE seconds, as without DATABASE_POOL (a Celery worker, whose
+    Django fix-up would close a pool around every task: advisor.celery)."""
+    close_pools()
+    for alias in connections:
+        options = connections.settings[alias].get("OPTIONS", {})
+        if options.pop("pool", None) is not None:
+            connections.settings[alias]["CONN_MAX_AGE"] = settings.DATABASE_CONN_MAX_AGE

@@ -119,12 +119,14 @@ TEMPLATES = [
 # production: a request takes an open connection from it instead of each server thread opening
 # its own (a new backend process and SCRAM authentication, inside the thread's first request;
 # under `make load` all twelve gunicorn threads did that at once in the 50 users' first burst).
-# gunicorn opens each worker's pool before the worker answers anyone (gunicorn.conf.py).
+# gunicorn opens each worker's pool before the worker answers anyone (gunicorn.conf.py); a
+# Celery worker (one task at a time per process) uses plain connections (advisor.celery).
 # Without it, each thread keeps its own connection for CONN_MAX_AGE seconds.
 DATABASE_POOL = env_bool("DATABASE_POOL", PRODUCTION)
 DATABASE_POOL_MAX_SIZE = env_int("DATABASE_POOL_MAX_SIZE", 8, minimum=1)
+DATABASE_CONN_MAX_AGE = 60
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=DATABASE_CONN_MAX_AGE)}
     if DATABASES["default"]["ENGINE"].endswith("postgresql"):
         # A blip in PostgreSQL must not poison persistent connections: a kept connection is
         # checked before its first query in each request (with the pool: when it is taken).

@@ -27,6 +27,11 @@ with connections["default"].cursor() as cursor:  # a request's query takes a poo
 print(pool.get_stats()["connections_num"])
 close_pools()
 print("default" in type(connections["default"])._connection_pools)
+from advisor.celery import _plain_database_connections  # a Celery worker's start
+_plain_database_connections()
+with connections["default"].cursor() as cursor:
+    cursor.execute("SELECT 1")
+print(connections["default"].pool is None, connections["default"].settings_dict["CONN_MAX_AGE"])
 """
 
 
@@ -47,6 +52,7 @@ def test_production_pools_connections_and_a_worker_fills_its_pool_before_serving
     assert lines[2] == "3 3"
     assert lines[3] == "3"  # the query used one of them, opened no fourth
     assert lines[4] == "False"  # closed, and forgotten: a forked child opens its own
+    assert lines[5] == "True 60"  # a Celery worker: plain connections, kept 60 s
 
 
 def test_the_pool_can_be_turned_off() -> None:
