@@ -208,3 +208,59 @@ def test_figures_of_a_run_deleted_meanwhile_are_not_stored_and_do_not_fail() -> 
 
     assert not RunFigures.objects.exists()
     assert ScenarioRun.objects.count() == 0  # the database still answers
+
+
+@pytest.mark.services  # PostgreSQL's advisory locks
+def test_processes_showing_a_new_run_at_once_draw_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three web processes opening a run nobody has shown yet, at the same moment: one draws
+    and stores its figures, the others wait on the run's PostgreSQL advisory lock and read
+    them (each process drew them for itself before). Threads with their own connections stand
+    for the processes: the per-process caches (frontend.results) are not used here."""
+    import threading
+    import time
+
+    from django.db import connection
+
+    from advisor.scenarios import figures, results
+    from advisor.scenarios.models import ScenarioRun
+
+    _new_process()
+    run_id = make_scenario().runs.get().pk
+    drawn: list[int] = []
+    real_draw = figures.draw
+
+    def slow_draw(result: Any) -> dict[str, Any]:
+        drawn.append(1)
+        time.sleep(0.2)  # the others arrive while it is being drawn
+        return real_draw(result)
+
+    monkeypatch.setattr(figures, "draw", slow_draw)
+    answers: list[dict[str, Any]] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(3)
+
+    def process() -> None:
+        try:
+            run = ScenarioRun.objects.get(pk=run_id)
+            typed = results.stored_result(run)
+            assert typed is not None
+            start.wait()
+            answers.append(figures.run_figures(run, typed))
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=process) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not failures, failures
+    assert len(answers) == 3 and all(a == answers[0] for a in answers)
+    assert len(drawn) == 1
+    with connection.cursor() as cursor:  # no lock left behind
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        assert cursor.fetchone() == (0,)
