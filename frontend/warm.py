@@ -74,12 +74,27 @@ def _figures() -> None:
     charts.all_figures(evaluate_inputs(dict(WARM_UP_SCENARIO)))
 
 
+def _task_queue() -> None:
+    """What the first submission in a process built and imported (~100 ms of CPU in the
+    first POST /api/v1/scenarios/ of a warm process, 10-17 ms after): Celery's app finalized
+    (every task registered and built), its result backend found and the broker's transport and
+    message-building modules imported. No connection is opened: each forked worker opens its own."""
+    from advisor.celery import app
+
+    app.finalize(auto=True)
+    app.backend  # noqa: B018 -- the result backend (none: disabled), found by a scan of entry points
+    app.amqp.router  # noqa: B018 -- the task routes (settings.CELERY_TASK_ROUTES)
+    app.amqp.producer_pool  # noqa: B018 -- the producer's classes (lazy, no connection)
+    app.connection_for_write().transport  # noqa: B018 -- imports kombu's Redis transport
+
+
 STEPS: dict[str, Callable[[], None]] = {
     "urlconf": _urlconf,
     "templates": _templates,
     "home example": _home_example,
     "accuracy report": _accuracy,
     "figures": _figures,
+    "task queue": _task_queue,
 }
 
 

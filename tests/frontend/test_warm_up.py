@@ -33,6 +33,10 @@ def test_every_step_fills_what_the_first_request_reads(monkeypatch: pytest.Monke
     assert example.home_example() is not None
     assert _accuracy_context.cache_info().currsize == 1
     assert _accuracy_context(ENGINE_VERSION)["total"] > 0
+    # the first submission's Celery set-up: every task built, the result backend found
+    from advisor.celery import app
+
+    assert app.finalized and app._backend is not None
 
 
 def test_a_failing_step_is_logged_and_the_others_still_run(
