@@ -75,7 +75,7 @@ class Record:
         its second walk and copy.  ``None`` otherwise (a non-finite number, any other type):
         the caller takes the careful path, which names where."""
         try:
-            return typing.cast(dict[str, Any], _dump_plain(self))
+            return typing.cast(dict[str, Any], _dump(self, plain=True))
         except _NotPlain:
             return None
 
@@ -189,41 +189,21 @@ def _dump_fields(cls: type) -> tuple[tuple[str, bool, bool, Any], ...]:
     return hit
 
 
-def _dump(value: Any) -> Any:
-    kind = type(value)
-    if kind is float or kind is str or kind is int or kind is bool or value is None:
-        return value
-    if isinstance(value, Record):
-        out: dict[str, Any] = {}
-        for name, omit_none, omit_default, default in _dump_fields(kind):
-            item = getattr(value, name)
-            if item is None and omit_none:
-                continue
-            if omit_default and item == default:
-                continue
-            out[name] = _dump(item)
-        out.update({k: _dump(v) for k, v in getattr(value, EXTRA).items()})
-        return out
-    if isinstance(value, tuple | list):
-        return [_dump(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _dump(v) for k, v in value.items()}
-    return value
-
-
 class _NotPlain(Exception):
-    """:func:`_dump_plain` met a value that is not plain, finite JSON."""
+    """:func:`_dump` with ``plain`` met a value that is not plain, finite JSON."""
 
 
-def _dump_plain(value: Any) -> Any:
-    """:func:`_dump` that refuses (:class:`_NotPlain`) what ``json_safe`` would not copy as
-    it is: a float that is not finite, a value of a type other than the exact JSON ones
-    (``_dump`` passes those through); keys written as text, as ``json_safe`` writes them."""
+def _dump(value: Any, plain: bool = False) -> Any:
+    """A record as dicts, lists and scalars: each record class's fields as
+    :func:`_dump_fields` lists them, then its extra keys.  With ``plain``, it refuses
+    (:class:`_NotPlain`) what ``json_safe`` would not copy as it is: a float that is not
+    finite, a value of a type other than the exact JSON ones (which it otherwise passes
+    through); and it writes the extra keys as text, as ``json_safe`` writes them."""
     kind = type(value)
     if kind is float:
-        if math.isfinite(value):
-            return value
-        raise _NotPlain
+        if plain and not math.isfinite(value):
+            raise _NotPlain
+        return value
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if isinstance(value, Record):
@@ -234,15 +214,17 @@ def _dump_plain(value: Any) -> Any:
                 continue
             if omit_default and item == default:
                 continue
-            out[name] = _dump_plain(item)
+            out[name] = _dump(item, plain)
         for k, v in getattr(value, EXTRA).items():
-            out[str(k)] = _dump_plain(v)
+            out[str(k) if plain else k] = _dump(v, plain)
         return out
     if isinstance(value, tuple | list):
-        return [_dump_plain(v) for v in value]
+        return [_dump(v, plain) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): _dump_plain(v) for k, v in value.items()}
-    raise _NotPlain
+        return {str(k): _dump(v, plain) for k, v in value.items()}
+    if plain:
+        raise _NotPlain
+    return value
 
 
 # ------------------------------------------------------------- other stored JSON, by hand
