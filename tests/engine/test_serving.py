@@ -369,6 +369,28 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     assert kv_transfer_sentence("x", replicas, None, None, 2000) is None
 
 
+def test_the_kv_sentence_names_the_fastest_tcp_design_when_tcp_designs_tie_on_ttft() -> None:
+    """'at best' names the TCP design with the shortest TTFT; of designs that tie on it (all
+    saturated, say) the one with the most bandwidth, not the first one listed."""
+    from types import SimpleNamespace
+
+    from advisor.engine.decision.recommend import _kv_transfer_sentence
+
+    s, w = _plan(LONG_PROMPT_DISAGGREGATED)
+    rdma = evaluate_design(s, w, ROCE_2X200)
+    tcp = evaluate_design(s, w, TCP_2X200)
+
+    def scored(fabric: str, nics: int, gbps: int, metrics: Any) -> Any:
+        cand = SimpleNamespace(fabric=fabric, nics_per_node=nics, nic_gbps=gbps)
+        return SimpleNamespace(cand=cand, metrics=metrics)
+
+    best = scored("roce", 2, 200, rdma)
+    tied = [scored("ethernet", 2, 100, tcp), scored("ethernet", 1, 400, tcp)]
+    sentence = _kv_transfer_sentence(best, [best, *tied], 2000)
+    assert sentence is not None
+    assert "1 x 400G) it takes" in sentence and "2 x 100G" not in sentence
+
+
 # --- engine-chosen deployments never refuse a job some deployment serves (helper S)
 
 

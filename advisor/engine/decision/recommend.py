@@ -961,9 +961,14 @@ def _kv_transfer_sentence(
     def label(sc: Scored) -> str:
         return f"{fabric_label(sc.cand.fabric)} {sc.cand.nics_per_node} x {sc.cand.nic_gbps}G"
 
-    # the best a TCP fabric can do: the Ethernet design with the shortest time to first token
+    # the best a TCP fabric can do: the Ethernet design with the shortest time to first token,
+    # and of designs that tie on it (all saturated, say) the one with the most bandwidth
     tcp_designs = [sc for sc in scored if sc.cand.fabric == ETHERNET]
-    tcp = min(tcp_designs, key=lambda sc: num(sc.metrics.ttft_ms_p95), default=None)
+    tcp = min(
+        tcp_designs,
+        key=lambda sc: (num(sc.metrics.ttft_ms_p95), -sc.cand.nics_per_node * sc.cand.nic_gbps),
+        default=None,
+    )
     return kv_transfer_sentence(
         label(best),
         best.metrics,
