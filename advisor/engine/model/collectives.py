@@ -43,6 +43,7 @@ from advisor.engine.facts.constants import (
     FabricClass,
 )
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
+from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, NcclVersion, tables
 
 if TYPE_CHECKING:
     from advisor.engine.facts.catalog import GpuSpec
@@ -68,15 +69,10 @@ _LL_MAX_BUSBW_MANY_NODES = 20.4e9
 NCCL indexes the table by host CPU (Intel and Arm hosts: 39 on 2 nodes, 20.4 beyond); in one
 server by the GPU's compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`).  A GPU without a
 compute-capability row (other vendors' scale-up) keeps the bandwidth-threshold fallback."""
-LL_MAX_BUSBW_ONE_NODE: dict[str, float] = {
-    "volta": 39e9,
-    "ampere": 87.7e9,
-    "ada": 87.7e9,
-    "hopper": 141e9,
-    "blackwell": 282e9,
-}
-"""NCCL tuning.cc ``llMaxBws[compCapIndex][0]`` (2.26-2.30): Volta 39, Ampere 87.7 (compute
-capability 8.x, Ada included), Hopper 141, Blackwell 2 x 141 GB/s."""
+LL_MAX_BUSBW_ONE_NODE: dict[str, float] = tables(NCCL_DEFAULT_VERSION).ll_one_node
+"""NCCL tuning.cc ``llMaxBws[compCapIndex][0]`` (2.30.7): Volta 39, Ampere 87.7 (compute
+capability 8.x, Ada included), Hopper 141, Blackwell 2 x 141 GB/s; other releases'
+figures in :mod:`nccl_versions`."""
 NVLS_CHANNELS_HOPPER = 16
 NVLS_CHANNELS_BLACKWELL_MULTI_NODE = 32
 NVLS_CHANNELS_BLACKWELL_ONE_NODE = 24
@@ -152,6 +148,8 @@ class CommDomain:
     generation: str = ""
     """The GPU's generation (``ScaleUp.generation``): NCCL's per-channel caps are by compute
     capability (:data:`PER_CHANNEL_MAX_BUSBW`); empty or another vendor's: none."""
+    nccl_version: NcclVersion = NCCL_DEFAULT_VERSION
+    """The NCCL release whose tuning figures apply (:func:`nccl_versions.tables`)."""
 
     @property
     def ranks(self) -> int:
@@ -326,6 +324,7 @@ def make_domain(
     pod_load: float = 0.0,
     hops: int = 1,
     servers_per_node: int = 1,
+    nccl_version: NcclVersion = NCCL_DEFAULT_VERSION,
 ) -> CommDomain:
     """Build a :class:`CommDomain` from hardware figures.
 
@@ -336,6 +335,7 @@ def make_domain(
     its farthest message crosses: each hop beyond the first adds the fabric's per-switch
     latency to every inter-node algorithm step.  A transport with a per-server throughput cap
     (NCCL over TCP sockets) gets at most ``servers_per_node`` x that cap per domain.
+    ``nccl_version``: the NCCL release whose tuning figures apply (a published run's own).
     """
     fabric = FABRICS[fabric_id] if fabric_id else None
     net = 0.0
@@ -383,13 +383,14 @@ def make_domain(
         net_extra_latency_s=extra,
         ll128=ll128 and scaleup.kind == "nvlink",
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
-        nvls_channels=nvls_channels(scaleup.blackwell, nodes),
+        nvls_channels=nvls_channels(scaleup.blackwell, nodes, nccl_version),
         nvls_generation=(
             NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER if scaleup.blackwell else 1.0
         ),
         deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
-        ll_cap_one_node=LL_MAX_BUSBW_ONE_NODE.get(scaleup.generation, 0.0),
+        ll_cap_one_node=tables(nccl_version).ll_one_node.get(scaleup.generation, 0.0),
         generation=scaleup.generation,
+        nccl_version=nccl_version,
     )
 
 
@@ -556,29 +557,13 @@ _NCCL_EXEC_CHANNELS_MAX = 64
 """MAXCHANNELS (``src/include/device.h``): ``connect.cc`` doubles the search's channels up to it."""
 
 
-PER_CHANNEL_MAX_BUSBW: dict[str, dict[str, tuple[float, float, float]]] = {
-    "ring_ll128": {
-        "volta": (20.0e9, 20.0e9, 20.0e9),
-        "ampere": (20.0e9, 20.0e9, 20.0e9),
-        "hopper": (36.7e9, 36.7e9, 36.7e9),
-        "blackwell": (40.0e9, 40.0e9, 40.0e9),
-    },
-    "tree_ll128": {
-        "volta": (20.0e9, 20.0e9, 20.0e9),
-        "ampere": (20.0e9, 20.0e9, 20.0e9),
-        "hopper": (36.7e9, 36.7e9, 29.0e9),
-        "blackwell": (55.6e9, 31.67e9, 20.0e9),
-    },
-    "tree": {
-        "volta": (26.5e9, 18.5e9, 10.0e9),
-        "ampere": (24.0e9, 23.6e9, 17.8e9),
-        "hopper": (38.7e9, 41.4e9, 36.0e9),
-        "blackwell": (70.0e9, 42.8e9, 24.0e9),
-    },
-}
+PER_CHANNEL_MAX_BUSBW: dict[str, dict[str, tuple[float, float, float]]] = tables(
+    NCCL_DEFAULT_VERSION
+).per_channel_caps
 """NCCL tuning.cc (2.30.7) ``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``,
 ``perChMaxTreeBws``: the bus bandwidth one search channel reaches at most, by compute
-capability (Ada counts as Ampere) and by 1 / 2 / more nodes, bytes/s."""
+capability (Ada counts as Ampere) and by 1 / 2 / more nodes, bytes/s; a domain takes its NCCL
+release's table (:mod:`nccl_versions`)."""
 
 
 def search_channels(d: CommDomain) -> int:
@@ -613,7 +598,7 @@ def per_channel_cap(kind: str, d: CommDomain) -> float:
 
 
 def _per_channel_cap(kind: str, d: CommDomain, search: int) -> float:
-    row = PER_CHANNEL_MAX_BUSBW[kind].get("ampere" if d.generation == "ada" else d.generation)
+    row = tables(d.nccl_version).per_channel_caps[kind].get(d.generation)
     return _INF if row is None else search * row[min(d.nodes, 3) - 1]
 
 
@@ -723,11 +708,14 @@ NVLS_MAX_HEADS = 32
 """NCCL_MAX_NVLS_ARITY (src/include/device.h)."""
 
 
-def nvls_channels(blackwell: bool, nodes: int) -> int:
-    """NVLS CTAs NCCL runs (nvls.cc defaults, no user override)."""
+def nvls_channels(
+    blackwell: bool, nodes: int, nccl_version: NcclVersion = NCCL_DEFAULT_VERSION
+) -> int:
+    """NVLS CTAs NCCL runs (nvls.cc defaults of the release, no user override)."""
+    hopper, multi, one = tables(nccl_version).nvls_channels
     if not blackwell:
-        return NVLS_CHANNELS_HOPPER
-    return NVLS_CHANNELS_BLACKWELL_MULTI_NODE if nodes > 1 else NVLS_CHANNELS_BLACKWELL_ONE_NODE
+        return hopper
+    return multi if nodes > 1 else one
 
 
 def nvls_chunk_bytes(nbytes: float, d: CommDomain) -> float:
@@ -805,12 +793,16 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
                 tree_bw *= nvls_tree_nic_share(d)
             inter_t = 2.0 * (ranks - 1) / ranks * nbytes / tree_bw
             hops = 2.0 * (n.bit_length() - 1)  # tuning.cc log2i(nNodes)
-            net_lat = NCCL_HW_LATENCY_S["net"]["nvls_tree" if nvls else "tree"]["Simple"]
+            net_lat = (
+                tables(d.nccl_version).nvls_tree_net_latency_s
+                if nvls
+                else NCCL_HW_LATENCY_S["net"]["tree"]["Simple"]
+            )
             inter_lat = hops * (net_lat + d.net_extra_latency_s)
     else:
         inter_t, inter_lat = 0.0, 0.0
     if nvls:
-        intra_lat = NCCL_HW_LATENCY_S["nvlink"]["nvls"]["Simple"]
+        intra_lat = tables(d.nccl_version).nvls_latency_s
         # the chunk pipeline of NCCL's NVLS kernels fills before it streams
         fill = nvls_pipeline_factor(nbytes, d)
         intra_t *= fill

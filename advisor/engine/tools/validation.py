@@ -41,6 +41,7 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
 from advisor.engine.model.moe_dispatch import moe_dispatch
+from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import contiguous_share
 from advisor.engine.model.planner import plan_workload
@@ -98,6 +99,12 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
         bound=bound,
         uplink_load=uplink_load,
         hops=hops,
+        # the NCCL release the source's run used, where it says (docs/MODEL.md section 3)
+        nccl_version=(
+            parse_version(str(config["nccl_version"]))
+            if config.get("nccl_version")
+            else NCCL_DEFAULT_VERSION
+        ),
     )
 
 

@@ -1,0 +1,242 @@
+"""NCCL's tuning figures by NCCL release, read from NVIDIA/nccl's source at each tag.
+
+A published nccl-tests measurement ran one NCCL release, and NCCL changed the figures its tuner
+uses between releases: the per-channel bandwidth caps of the ring and tree
+(``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``, ``perChMaxTreeBws`` in
+``src/graph/tuning.cc``; one flat ``ll128MaxBwPerCh`` before 2.18.3), the one-domain LL cap of
+Hopper and Blackwell (``llMaxBws``), the NVLS and NVLS-tree latencies (``baseLat``/``hwLat``) and
+the NVLS channels a Blackwell domain runs (``src/transport/nvls.cc``).  :func:`tables` gives the
+figures of a release; the product prices :data:`NCCL_DEFAULT_VERSION`, a validation row the
+release its source states (docs/MODEL.md section 3, "NCCL releases").
+
+Each entry below is the first release tag at which the figure took that value (every release
+tag v2.12.7-1 ... v2.30.7-1 was read; a figure holds until the next entry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TypeVar
+
+_T = TypeVar("_T")
+NcclVersion = tuple[int, int, int]
+
+NCCL_DEFAULT_VERSION: NcclVersion = (2, 30, 7)
+"""The release the product prices (NVIDIA/nccl v2.30.7-1, the newest read)."""
+NCCL_OLDEST_VERSION: NcclVersion = (2, 12, 0)
+"""Oldest release whose tables are carried (v2.12.7-1 is the oldest tag read)."""
+
+_Caps = tuple[float, float, float]
+"""Per-channel bus bandwidth cap on 1 / 2 / more nodes, bytes/s."""
+
+
+def _gb(a: float, b: float, c: float) -> _Caps:
+    return (a * 1e9, b * 1e9, c * 1e9)
+
+
+_FLAT20 = _gb(20.0, 20.0, 20.0)
+_VOLTA_TREE = _gb(26.5, 18.5, 10.0)
+_AMPERE_TREE = _gb(24.0, 23.6, 17.8)
+_HOPPER_LL128 = _gb(36.7, 36.7, 36.7)
+_HOPPER_TREE_LL128 = _gb(36.7, 36.7, 29.0)
+_HOPPER_TREE = _gb(38.7, 41.4, 36.0)
+
+# (first version, {cap kind: {generation: caps}}); a generation missing from a release's row
+# takes the row NCCL indexed it by then (compute capability >= 9.0 -> Hopper before 2.25.1,
+# exactly 8.0 -> Ampere and 9.0 -> Hopper before 2.17.1, everything else Volta's row)
+_CAPS: tuple[tuple[NcclVersion, dict[str, dict[str, _Caps]]], ...] = (
+    (
+        (2, 12, 0),
+        {
+            "ring_ll128": {g: _FLAT20 for g in ("volta", "ampere", "ada", "hopper", "blackwell")},
+            "tree_ll128": {g: _FLAT20 for g in ("volta", "ampere", "ada", "hopper", "blackwell")},
+            "tree": {
+                "volta": _VOLTA_TREE,
+                "ampere": _AMPERE_TREE,
+                "ada": _VOLTA_TREE,
+                "hopper": _VOLTA_TREE,
+                "blackwell": _VOLTA_TREE,
+            },
+        },
+    ),
+    (
+        (2, 16, 0),
+        {
+            "ring_ll128": {g: _FLAT20 for g in ("volta", "ampere", "ada", "hopper", "blackwell")},
+            "tree_ll128": {g: _FLAT20 for g in ("volta", "ampere", "ada", "hopper", "blackwell")},
+            "tree": {
+                "volta": _VOLTA_TREE,
+                "ampere": _AMPERE_TREE,
+                "ada": _VOLTA_TREE,
+                "hopper": _AMPERE_TREE,
+                "blackwell": _VOLTA_TREE,
+            },
+        },
+    ),
+    (
+        (2, 17, 1),
+        {
+            "ring_ll128": {
+                "volta": _FLAT20,
+                "ampere": _FLAT20,
+                "ada": _FLAT20,
+                "hopper": _HOPPER_LL128,
+                "blackwell": _HOPPER_LL128,
+            },
+            "tree_ll128": {
+                "volta": _FLAT20,
+                "ampere": _FLAT20,
+                "ada": _FLAT20,
+                "hopper": _HOPPER_LL128,
+                "blackwell": _HOPPER_LL128,
+            },
+            "tree": {
+                "volta": _VOLTA_TREE,
+                "ampere": _AMPERE_TREE,
+                "ada": _AMPERE_TREE,
+                "hopper": _gb(38.7, 41.4, 33.0),
+                "blackwell": _gb(38.7, 41.4, 33.0),
+            },
+        },
+    ),
+    (
+        (2, 18, 3),
+        {
+            "ring_ll128": {
+                "volta": _FLAT20,
+                "ampere": _FLAT20,
+                "ada": _FLAT20,
+                "hopper": _HOPPER_LL128,
+                "blackwell": _HOPPER_LL128,
+            },
+            "tree_ll128": {
+                "volta": _FLAT20,
+                "ampere": _FLAT20,
+                "ada": _FLAT20,
+                "hopper": _HOPPER_TREE_LL128,
+                "blackwell": _HOPPER_TREE_LL128,
+            },
+            "tree": {
+                "volta": _VOLTA_TREE,
+                "ampere": _AMPERE_TREE,
+                "ada": _AMPERE_TREE,
+                "hopper": _HOPPER_TREE,
+                "blackwell": _HOPPER_TREE,
+            },
+        },
+    ),
+    (
+        (2, 25, 1),
+        {
+            "ring_ll128": {"blackwell": _gb(73.4, 73.4, 73.4)},
+            "tree_ll128": {"blackwell": _gb(73.4, 73.4, 58.0)},
+            "tree": {"blackwell": _gb(77.4, 82.8, 72.0)},
+        },
+    ),
+    (
+        (2, 28, 3),
+        {
+            "tree_ll128": {"blackwell": _gb(55.6, 31.67, 20.0)},
+            "tree": {"blackwell": _gb(70.0, 42.8, 24.0)},
+        },
+    ),
+    ((2, 28, 7), {"ring_ll128": {"blackwell": _gb(73.4, 34.6, 73.4)}}),
+    ((2, 29, 2), {"ring_ll128": {"blackwell": _gb(34.5, 34.6, 34.5)}}),
+    ((2, 29, 7), {"ring_ll128": {"blackwell": _gb(40.0, 40.0, 40.0)}}),
+)
+
+_LL_ONE_NODE: tuple[tuple[NcclVersion, dict[str, float]], ...] = (
+    (
+        (2, 12, 0),
+        {"volta": 39e9, "ampere": 87.7e9, "ada": 39e9, "hopper": 39e9, "blackwell": 39e9},
+    ),
+    ((2, 16, 0), {"hopper": 87.7e9}),
+    ((2, 17, 1), {"ada": 87.7e9, "blackwell": 87.7e9}),
+    ((2, 21, 5), {"hopper": 141e9, "blackwell": 141e9}),
+    ((2, 25, 1), {"blackwell": 282e9}),
+)
+"""``llMaxBws[compCapIndex][0]``: the LL bus bandwidth cap in one domain, by the row NCCL
+indexes the GPU by (Volta 39, Ampere 87.7 GB/s; Hopper Volta's row before 2.16, 87.7 before
+2.21.5, 141 from it; Blackwell its own 2 x 141 from 2.25.1)."""
+
+_NVLS_LATENCY: tuple[tuple[NcclVersion, float], ...] = (
+    ((2, 12, 0), 23e-6),
+    ((2, 21, 5), 25e-6),
+)
+"""NVLS in one domain: ``baseLat`` + ``hwLat[NVLINK]`` of NVLS, Simple: 23 µs (2.17-2.20),
+25 µs from 2.21.5."""
+
+_NVLS_TREE_NET_LATENCY: tuple[tuple[NcclVersion, float], ...] = (
+    ((2, 12, 0), 19e-6),
+    ((2, 19, 1), 14e-6),
+    ((2, 28, 9), 20.9e-6),
+)
+"""``hwLat[NET][NVLS_TREE][Simple]``: 19 µs (2.18), 14 µs (2.19.1-2.28.7), 20.9 µs from 2.28.9."""
+
+_NVLS_CHANNELS: tuple[tuple[NcclVersion, tuple[int, int, int]], ...] = (
+    ((2, 12, 0), (16, 16, 16)),
+    ((2, 25, 1), (16, 32, 32)),
+    ((2, 27, 3), (16, 32, 24)),
+)
+"""NVLS CTAs (``src/transport/nvls.cc``): (Hopper, Blackwell across domains, Blackwell in one
+domain): ``NCCL_NVLS_NCHANNELS`` 16 before 2.25.1; ``NVLS_NCHANNELS_SM100`` 32 from 2.25.1;
+``NVLS_NCHANNELS_SM100_NVL`` 24 in one Blackwell domain from 2.27.3."""
+
+
+@dataclass(frozen=True)
+class NcclTables:
+    """The tuning figures of one NCCL release the engine uses."""
+
+    version: NcclVersion
+    per_channel_caps: dict[str, dict[str, _Caps]]
+    """cap kind (``ring_ll128``, ``tree_ll128``, ``tree``) -> generation -> 1/2/more nodes."""
+    ll_one_node: dict[str, float]
+    nvls_latency_s: float
+    nvls_tree_net_latency_s: float
+    nvls_channels: tuple[int, int, int]
+
+
+def parse_version(text: str) -> NcclVersion:
+    """``"2.26.2"`` (or ``"v2.26.2-1"``, ``"2.26.2+cuda12.8"``) -> (2, 26, 2); a clear error
+    naming the field otherwise, and for releases older than the oldest carried."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:-\d+)?(?:\+\S*)?", text.strip())
+    if m is None:
+        raise ValueError(f"nccl_version: {text!r} is not an NCCL release such as '2.26.2'")
+    version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    if version < NCCL_OLDEST_VERSION:
+        oldest = ".".join(map(str, NCCL_OLDEST_VERSION))
+        raise ValueError(f"nccl_version: {text!r} is older than {oldest}, the oldest carried")
+    return version
+
+
+def _at(entries: tuple[tuple[NcclVersion, _T], ...], version: NcclVersion) -> _T:
+    value = entries[0][1]
+    for first, v in entries:
+        if first <= version:
+            value = v
+    return value
+
+
+@lru_cache(maxsize=64)
+def tables(version: NcclVersion = NCCL_DEFAULT_VERSION) -> NcclTables:
+    """The figures of release ``version`` (entries merged from the oldest up)."""
+    caps: dict[str, dict[str, _Caps]] = {}
+    for first, kinds in _CAPS:
+        if first > version:
+            break
+        for kind, rows in kinds.items():
+            caps.setdefault(kind, {}).update(rows)
+    ll: dict[str, float] = {}
+    for first, row in _LL_ONE_NODE:
+        if first <= version:
+            ll.update(row)
+    return NcclTables(
+        version=version,
+        per_channel_caps=caps,
+        ll_one_node=ll,
+        nvls_latency_s=_at(_NVLS_LATENCY, version),
+        nvls_tree_net_latency_s=_at(_NVLS_TREE_NET_LATENCY, version),
+        nvls_channels=_at(_NVLS_CHANNELS, version),
+    )

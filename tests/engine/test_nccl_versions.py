@@ -1,0 +1,121 @@
+"""NCCL's tuning figures by release (advisor/engine/model/nccl_versions.py), each checked against
+the value NVIDIA/nccl's src/graph/tuning.cc or src/transport/nvls.cc holds at that tag."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import NCCL_HW_LATENCY_S
+from advisor.engine.model.collectives import (
+    LL_MAX_BUSBW_ONE_NODE,
+    PER_CHANNEL_MAX_BUSBW,
+    CommDomain,
+    ScaleUp,
+    collective,
+    make_domain,
+    per_channel_cap,
+)
+from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version, tables
+
+
+def test_parse_version_forms_and_errors() -> None:
+    assert parse_version("2.26.2") == (2, 26, 2)
+    assert parse_version("v2.27.3-1") == (2, 27, 3)
+    assert parse_version("2.27.3+cuda12.9") == (2, 27, 3)
+    with pytest.raises(ValueError, match="nccl_version"):
+        parse_version("latest")
+    with pytest.raises(ValueError, match="oldest carried"):
+        parse_version("2.7.8")
+
+
+def test_default_release_is_the_engine_s_2_30_7_table() -> None:
+    t = tables()
+    assert t.version == NCCL_DEFAULT_VERSION == (2, 30, 7)
+    assert t.per_channel_caps == PER_CHANNEL_MAX_BUSBW
+    assert t.ll_one_node == LL_MAX_BUSBW_ONE_NODE
+    assert t.per_channel_caps["tree"]["blackwell"] == (70.0e9, 42.8e9, 24.0e9)
+    assert t.per_channel_caps["ring_ll128"]["blackwell"] == (40.0e9, 40.0e9, 40.0e9)
+    assert t.nvls_latency_s == NCCL_HW_LATENCY_S["nvlink"]["nvls"]["Simple"] == 25e-6
+    assert t.nvls_tree_net_latency_s == NCCL_HW_LATENCY_S["net"]["nvls_tree"]["Simple"]
+    assert t.nvls_channels == (16, 32, 24)
+
+
+@pytest.mark.parametrize(
+    ("version", "tree", "tree_ll128", "ring_ll128"),
+    [
+        # tuning.cc v2.26.2-1 l. 158-175 and v2.27.3-1 l. 172-189: Blackwell = 2 x Hopper
+        ((2, 26, 2), (77.4, 82.8, 72.0), (73.4, 73.4, 58.0), (73.4, 73.4, 73.4)),
+        ((2, 27, 3), (77.4, 82.8, 72.0), (73.4, 73.4, 58.0), (73.4, 73.4, 73.4)),
+        # v2.28.3-1: tree rows lowered; v2.28.7-1: ring LL128 on 2 nodes 34.6
+        ((2, 28, 3), (70.0, 42.8, 24.0), (55.6, 31.67, 20.0), (73.4, 73.4, 73.4)),
+        ((2, 28, 9), (70.0, 42.8, 24.0), (55.6, 31.67, 20.0), (73.4, 34.6, 73.4)),
+        # v2.29.2-1: ring LL128 34.5/34.6/34.5; v2.29.7-1 and 2.30: 40
+        ((2, 29, 2), (70.0, 42.8, 24.0), (55.6, 31.67, 20.0), (34.5, 34.6, 34.5)),
+        ((2, 30, 7), (70.0, 42.8, 24.0), (55.6, 31.67, 20.0), (40.0, 40.0, 40.0)),
+        # before 2.25.1 Blackwell (compute capability >= 9.0) took Hopper's row
+        ((2, 24, 3), (38.7, 41.4, 36.0), (36.7, 36.7, 29.0), (36.7, 36.7, 36.7)),
+    ],
+)
+def test_blackwell_caps_by_release(
+    version: tuple[int, int, int],
+    tree: tuple[float, float, float],
+    tree_ll128: tuple[float, float, float],
+    ring_ll128: tuple[float, float, float],
+) -> None:
+    caps = tables(version).per_channel_caps
+    assert caps["tree"]["blackwell"] == pytest.approx(tuple(x * 1e9 for x in tree))
+    assert caps["tree_ll128"]["blackwell"] == pytest.approx(tuple(x * 1e9 for x in tree_ll128))
+    assert caps["ring_ll128"]["blackwell"] == pytest.approx(tuple(x * 1e9 for x in ring_ll128))
+
+
+def test_older_release_rows() -> None:
+    # v2.12.12-1: one flat ll128MaxBwPerCh = 20 and two tree rows indexed by compCap80
+    old = tables((2, 12, 12))
+    assert old.per_channel_caps["ring_ll128"]["hopper"] == (20e9, 20e9, 20e9)
+    assert old.per_channel_caps["tree"]["ampere"] == (24.0e9, 23.6e9, 17.8e9)
+    assert old.per_channel_caps["tree"]["hopper"] == (26.5e9, 18.5e9, 10.0e9)
+    # llMaxBws Hopper-N1: 87.7 before 2.21.5, 141 from it
+    assert tables((2, 18, 5)).ll_one_node["hopper"] == 87.7e9
+    assert tables((2, 21, 5)).ll_one_node["hopper"] == 141e9
+    # NVLS: 23 us before 2.21.5; NVLSTree network hop 19 (2.18), 14 (2.19.1-2.28.7), 20.9
+    assert tables((2, 18, 5)).nvls_latency_s == 23e-6
+    assert tables((2, 18, 5)).nvls_tree_net_latency_s == 19e-6
+    assert tables((2, 26, 2)).nvls_tree_net_latency_s == 14e-6
+    assert tables((2, 28, 7)).nvls_tree_net_latency_s == 14e-6
+    assert tables((2, 28, 9)).nvls_tree_net_latency_s == 20.9e-6
+    # NVLS CTAs on one Blackwell domain: 32 (2.25.1-2.26.6), 24 from 2.27.3; 16 before 2.25
+    assert tables((2, 26, 6)).nvls_channels == (16, 32, 32)
+    assert tables((2, 27, 3)).nvls_channels == (16, 32, 24)
+    assert tables((2, 24, 3)).nvls_channels == (16, 16, 16)
+
+
+def _gb200_partitions(version: tuple[int, int, int]) -> CommDomain:
+    gpu = default_catalog().gpu("gb200-nvl72")
+    assert gpu is not None
+    return make_domain(
+        nodes=3,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(gpu, nvls=False),
+        fabric_id="infiniband",
+        nic_gbps=400.0,
+        nics_per_node=8,
+        nccl_version=version,
+    )
+
+
+def test_a_domain_takes_its_release_s_caps() -> None:
+    """Three NVLink partitions of 8 GB200 with a 400G NIC each (NVIDIA/nccl #1801's setup): the
+    tree's cap is 8 channels x 24 GB/s under 2.30.7 but 8 x 72 under 2.27.3, the run's release,
+    where the NICs, not the cap, bound the tree."""
+    new, old = _gb200_partitions((2, 30, 7)), _gb200_partitions((2, 27, 3))
+    assert per_channel_cap("tree", new) == pytest.approx(8 * 24e9)
+    assert per_channel_cap("tree", old) == pytest.approx(8 * 72e9)
+    size = float(16 << 30)
+    t_new = collective("all_reduce", size, new, "tree")
+    t_old = collective("all_reduce", size, old, "tree")
+    assert t_old.busbw_bytes_per_s > 1.5 * t_new.busbw_bytes_per_s
+    assert t_old.busbw_bytes_per_s < old.net_bytes_per_s  # NIC-bound, not cap-bound
+    # the ring moves its bytes at the NICs' rate in both releases
+    ring_new = collective("all_reduce", size, new, "ring").time_s
+    assert collective("all_reduce", size, old, "ring").time_s == pytest.approx(ring_new)
