@@ -52,6 +52,7 @@ class Sample:
     latency_s: float
     error: str = ""
     retried: bool = False
+    at_s: float = 0.0  # when the request was sent, in seconds from the test's start
 
 
 @dataclass
@@ -62,6 +63,7 @@ class Shared:
     bodies: list[dict[str, Any]]
     samples: list[Sample] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    started: float = field(default_factory=time.perf_counter)  # reset as the users start
 
     def record(self, sample: Sample) -> None:
         with self.lock:
@@ -132,13 +134,18 @@ class User(threading.Thread):
                 return self.failed(kind, name, started, exc, retried)
         elapsed = time.perf_counter() - started
         error = "" if response.status_code < 400 else f"HTTP {response.status_code}"
-        self.shared.record(Sample(kind, name, response.status_code, elapsed, error, retried))
+        self.shared.record(
+            Sample(kind, name, response.status_code, elapsed, error, retried, self.at(started))
+        )
         return response
 
     def failed(self, kind: str, name: str, started: float, exc: Exception, retried: bool) -> None:
         error = f"{type(exc).__name__}: {str(exc)[:160]}"
         elapsed = time.perf_counter() - started
-        self.shared.record(Sample(kind, name, 0, elapsed, error, retried))
+        self.shared.record(Sample(kind, name, 0, elapsed, error, retried, self.at(started)))
+
+    def at(self, started: float) -> float:
+        return round(started - self.shared.started, 3)
 
     def page(self) -> None:
         choice = self.rng.random()
@@ -206,6 +213,23 @@ def latency_summary(samples: list[Sample]) -> dict[str, Any]:
         "errors": sum(1 for s in samples if s.error),
         "retried_after_connection_reset": sum(1 for s in samples if s.retried),
         **{f"{k}_ms": round(v, 1) if v is not None else None for k, v in ms.items()},
+    }
+
+
+def slow_reads(reads: list[Sample], over_ms: float = 300.0) -> dict[str, Any]:
+    """Where the slowest reads fall in the test: the reads over ``over_ms`` counted per second
+    of the test (by when they were sent), and the reads' p99 after the first five seconds,
+    when the users no longer send their first requests together."""
+    slow = [s for s in reads if s.latency_s * 1000 > over_ms]
+    per_second: dict[int, int] = defaultdict(int)
+    for s in slow:
+        per_second[int(s.at_s)] += 1
+    later = [s.latency_s * 1000 for s in reads if s.at_s >= 5.0]
+    return {
+        "over_ms": over_ms,
+        "count": len(slow),
+        "per_second_sent": dict(sorted(per_second.items())),
+        "p99_ms_after_first_5_s": round(percentiles(later)["p99"] or 0.0, 1),
     }
 
 
@@ -295,6 +319,7 @@ def main() -> None:
     load_at_start = os.getloadavg()[0]  # other work on the machine skews every figure
     started_at = timezone.now()
     started = time.monotonic()
+    shared.started = time.perf_counter()
     deadline = started + args.duration
     users = [User(i, shared, deadline, seed=i, think_s=think_s) for i in range(args.users)]
     for user in users:
@@ -331,6 +356,7 @@ def main() -> None:
             name: latency_summary(group) for name, group in sorted(by_endpoint.items())
         },
         "submit_to_succeeded": runs,
+        "slow_reads": slow_reads(reads),
         "submission_variants": len(shared.bodies),
         "error_samples": sorted({f"{s.kind}:{s.name} {s.error}" for s in errors})[:20],
         # issue 24's: reads p95 < 100 ms and p99 < 300 ms, submit-to-result p95 < 1 s, 0 errors
