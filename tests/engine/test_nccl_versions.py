@@ -119,3 +119,40 @@ def test_a_domain_takes_its_release_s_caps() -> None:
     # the ring moves its bytes at the NICs' rate in both releases
     ring_new = collective("all_reduce", size, new, "ring").time_s
     assert collective("all_reduce", size, old, "ring").time_s == pytest.approx(ring_new)
+
+
+def test_ll128_between_gb200_racks_only_from_2_27_3() -> None:
+    """A GB200 tray's NICs sit on the Grace CPU's PCIe, reached over C2C: the GPU-NIC path is PHB
+    until 2.27.3 made it P2C and enabled LL128 up to it, so between racks NCCL 2.26 runs LL and
+    Simple only; in one rack LL128 stays on; an H100 server (NICs on PCIe switches) keeps it."""
+    gpu = default_catalog().gpu("gb200-nvl72")
+    h100 = default_catalog().gpu("h100-sxm")
+    assert gpu is not None and h100 is not None
+    assert ScaleUp.of(gpu).nic_c2c and not ScaleUp.of(h100).nic_c2c
+
+    def racks(version: tuple[int, int, int], nodes: int = 2) -> CommDomain:
+        return make_domain(
+            nodes=nodes,
+            ranks_per_node=72,
+            scaleup=ScaleUp.of(gpu, nvls=False),
+            fabric_id="infiniband",
+            nic_gbps=400.0,
+            nics_per_node=72,
+            nccl_version=version,
+        )
+
+    assert not racks((2, 26, 2)).ll128
+    assert racks((2, 27, 3)).ll128 and racks(NCCL_DEFAULT_VERSION).ll128
+    assert racks((2, 26, 2), nodes=1).ll128
+    size = float(512 << 20)
+    assert collective("all_reduce", size, racks((2, 26, 2))).protocol != "LL128"
+    hopper = make_domain(
+        nodes=2,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(h100),
+        fabric_id="infiniband",
+        nic_gbps=400.0,
+        nics_per_node=8,
+        nccl_version=(2, 26, 2),
+    )
+    assert hopper.ll128

@@ -43,7 +43,12 @@ from advisor.engine.facts.constants import (
     FabricClass,
 )
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
-from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, NcclVersion, tables
+from advisor.engine.model.nccl_versions import (
+    NCCL_DEFAULT_VERSION,
+    NIC_BEHIND_C2C_GPUS,
+    NcclVersion,
+    tables,
+)
 
 if TYPE_CHECKING:
     from advisor.engine.facts.catalog import GpuSpec
@@ -97,6 +102,10 @@ class ScaleUp:
     generation: str = ""
     """Catalog GPU generation (``volta`` ... ``blackwell``); NCCL picks its one-server LL cap
     by compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`); empty: unknown."""
+    nic_c2c: bool = False
+    """The compute NICs hang off the host CPU, reached over a C2C link (Grace superchips:
+    :data:`nccl_versions.NIC_BEHIND_C2C_GPUS`); NCCL enables LL128 across domains on that path
+    only from 2.27.3."""
 
     @classmethod
     def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:
@@ -111,6 +120,7 @@ class ScaleUp:
             blackwell=profile(gpu).generation == "blackwell",
             hopper=profile(gpu).generation == "hopper",
             generation=gpu.generation,
+            nic_c2c=gpu.id in NIC_BEHIND_C2C_GPUS,
         )
 
 
@@ -368,7 +378,11 @@ def make_domain(
             stream = min(stream, cap)
         net *= net_share
         extra = fabric.extra_step_latency_s + max(0, hops - 1) * fabric.switch_hop_latency_s
-        ll128 = fabric.ll128_allowed
+        # NCCL enables LL128 across nodes only up to PXN (2.18-2.26) or P2C (2.27.3+,
+        # NCCL_LL128_C2C): a NIC behind a Grace CPU is PHB before 2.27.3 (tuning.cc, paths.cc)
+        ll128 = fabric.ll128_allowed and (
+            not scaleup.nic_c2c or tables(nccl_version).ll128_over_c2c
+        )
     return CommDomain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,

@@ -185,6 +185,18 @@ domain): ``NCCL_NVLS_NCHANNELS`` 16 before 2.25.1; ``NVLS_NCHANNELS_SM100`` 32 f
 ``NVLS_NCHANNELS_SM100_NVL`` 24 in one Blackwell domain from 2.27.3."""
 
 
+LL128_OVER_C2C_FROM: NcclVersion = (2, 27, 3)
+"""First release that enables LL128 across nodes when the GPU reaches its NIC through the host
+CPU over C2C (GB200): 2.27.3 adds the ``P2C`` path type (``src/graph/paths.cc``: a PHB path
+whose GPU-CPU hop is C2C becomes P2C) and enables LL128 up to P2C (``tuning.cc``,
+``NCCL_LL128_C2C`` default 1; release notes: "Add support for P2C (PXN over C2C) and the LL128
+protocol").  Before it the path is PHB and LL128 needs PXB, or PXN on Hopper and newer
+(v2.26.2-1 ``tuning.cc`` l. 426-440), so it is off between GB200 racks."""
+NIC_BEHIND_C2C_GPUS: frozenset[str] = frozenset({"gb200-nvl72"})
+"""Catalog GPUs whose compute NICs sit on the Grace CPU's PCIe, reached over C2C (NVIDIA DGX
+SuperPOD GB200 RA: per compute tray 4 x ConnectX-7 on the Grace host's PCIe Gen5)."""
+
+
 @dataclass(frozen=True)
 class NcclTables:
     """The tuning figures of one NCCL release the engine uses."""
@@ -196,6 +208,8 @@ class NcclTables:
     nvls_latency_s: float
     nvls_tree_net_latency_s: float
     nvls_channels: tuple[int, int, int]
+    ll128_over_c2c: bool
+    """LL128 across nodes with the NIC behind a C2C-attached CPU (:data:`LL128_OVER_C2C_FROM`)."""
 
 
 def parse_version(text: str) -> NcclVersion:
@@ -239,4 +253,5 @@ def tables(version: NcclVersion = NCCL_DEFAULT_VERSION) -> NcclTables:
         nvls_latency_s=_at(_NVLS_LATENCY, version),
         nvls_tree_net_latency_s=_at(_NVLS_TREE_NET_LATENCY, version),
         nvls_channels=_at(_NVLS_CHANNELS, version),
+        ll128_over_c2c=version >= LL128_OVER_C2C_FROM,
     )
