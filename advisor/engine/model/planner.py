@@ -18,26 +18,30 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import (
-    DP_OVERLAP_EFFICIENCY,
-    GRAD_BYTES_PER_PARAM,
-)
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ZERO_STAGES, Design, Scenario
-from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.efficiency import hopper_or_newer
 from advisor.engine.model.memory import (
     _activation_part,
     _fits,
-    _model_consts,
     _parts_fit,
     _state_parts,
     memory_consts,
     training_memory,
 )
-from advisor.engine.model.placement import (
-    pipeline_crosses_network,
+from advisor.engine.model.plan_estimate import (
+    REFERENCE_GPU_NET_BYTES_PER_S as REFERENCE_GPU_NET_BYTES_PER_S,
 )
+from advisor.engine.model.plan_estimate import (
+    SLOW_REFERENCE_GPU_NET_BYTES_PER_S as SLOW_REFERENCE_GPU_NET_BYTES_PER_S,
+)
+from advisor.engine.model.plan_estimate import (
+    _estimate_from,
+    _ShapeBase,
+    shape_base,
+    shape_terms_at,
+)
+from advisor.engine.model.plan_estimate import _estimate_step_s as _estimate_step_s
 from advisor.engine.model.plans import (
     Plan,
     WorkloadPlan,
@@ -47,8 +51,6 @@ from advisor.engine.model.plans import (
 )
 from advisor.engine.model.serving.deployment import _plan_inference
 from advisor.engine.model.stage_time import (
-    TP_OVERLAP_HIDDEN,
-    _act_bytes,
     _microbatches,
     _stage_split,
     _stage_table,
@@ -208,128 +210,6 @@ def _tp_overlap(scenario: Scenario) -> bool:
     return hopper_or_newer(scenario.gpu)
 
 
-REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
-"""The planner's fabric-independent reference: one 400G RDMA NIC per GPU at 90 % of line rate
-(the engine's InfiniBand/RoCE wire efficiency), non-blocking."""
-
-SLOW_REFERENCE_GPU_NET_BYTES_PER_S = 25e9 / 8.0 * 0.9 / 8.0
-"""The other end of the designs the recommendation prices: one 25G RDMA NIC per 8-GPU server
-(0.35 GB/s per GPU, 1/128 of :data:`REFERENCE_GPU_NET_BYTES_PER_S`).  The planner also keeps
-its best plans for this network (:data:`SLOW_PLAN_CONTENDERS`): the plans best on a fast
-network move many bytes (data parallel over every GPU, ZeRO-3), and a design far slower
-than the reference needs the plans that keep traffic inside the server (tensor parallel
-over the whole server, pipeline stages)."""
-
-
-def _estimate_step_s(
-    scenario: Scenario,
-    tp: int,
-    pp: int,
-    cp: int,
-    dp: int,
-    ep: int,
-    mb: int,
-    vp: int,
-    recompute: str,
-    stages: tuple[int, int, int],
-    tp_overlap: bool,
-    sharding: str | tuple[str, ...] = "zero1",
-    pp_sends: bool = True,
-    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
-) -> float:
-    """Fabric-independent step estimate used to rank plans (``pp_sends=False`` leaves out the
-    pipeline sends, which grow with interleaving: a lower bound over every interleaving; a
-    tuple of shardings gives the cheapest of them: a lower bound over them).
-
-    Stage compute x (micro-batches + bubble / vp) + exposed in-server TP collectives +
-    data-parallel traffic not hidden behind the backward pass + pipeline sends + expert
-    all-to-all, the communication on the reference fabric (:data:`REFERENCE_GPU_NET_BYTES_PER_S`).
-    Every term is non-increasing as data-parallel ranks are added with the same global batch
-    (ring traffic is bounded by its 2x limit), which is what makes the planner monotone in
-    servers.
-    """
-    shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
-    per_mb, tp_s = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, recompute, stages, pp)
-    shardings = (sharding,) if isinstance(sharding, str) else sharding
-    return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
-
-
-def _shape_terms(
-    scenario: Scenario,
-    tp: int,
-    pp: int,
-    cp: int,
-    dp: int,
-    ep: int,
-    mb: int,
-    stages: tuple[int, int, int],
-    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
-) -> tuple[int, float, float, float, bool, bool]:
-    """(micro-batches, DP seconds per gradient pass, PP send seconds per micro-batch and
-    virtual stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe),
-    with ``bw`` bytes/s per GPU across servers (inside a server the reference's)."""
-    assert scenario.training is not None
-    m = scenario.model
-    mcount = _microbatches(scenario.training.global_batch_sequences, dp, mb)
-    gpn = scenario.gpus_per_node
-    dense_params, expert_params, _, _ = _model_consts(m)
-    grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
-    grad /= bw if tp * cp * dp > gpn else REFERENCE_GPU_NET_BYTES_PER_S
-    act = _act_bytes(scenario)
-    pp_unit = 0.0
-    # the stages are synchronous: once any edge joins two scale-up domains (placement, Megatron
-    # order) every step waits on a network send
-    if pipeline_crosses_network(tp, cp, dp, pp, domain_gpus(scenario)):
-        pp_unit = 2.0 * mb * scenario.sequence_length / cp * m.hidden * act / tp / bw
-    ep_unit = 0.0
-    if expert_params > 0 and ep > 1:
-        tokens = mb * scenario.sequence_length / cp / tp
-        a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
-        if ep * tp * cp > gpn and (scenario.parallelism.moe_dispatcher or "alltoall") == "deepep":
-            # a token crosses the network once per destination server (section 8)
-            a2a *= deepep_network_share(math.ceil(ep * tp * cp / gpn), m.moe_top_k)
-        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
-        ep_unit = (
-            a2a * moe_layers / (bw if ep * tp * cp > gpn else REFERENCE_GPU_NET_BYTES_PER_S * 8)
-        )
-    return (
-        mcount,
-        grad,
-        pp_unit,
-        ep_unit,
-        dp * cp > 1,
-        scenario.parallelism.ep_overlap in ("dualpipe", "a2a_1f1b"),
-    )
-
-
-def _estimate_from(
-    shape: tuple[int, float, float, float, bool, bool],
-    per_mb: float,
-    tp_s: float,
-    tp_overlap: bool,
-    pp: int,
-    vp: int,
-    shardings: tuple[str, ...],
-    pp_sends: bool,
-) -> float:
-    """The arithmetic of :func:`_estimate_step_s` for one shape's precomputed terms."""
-    mcount, grad, pp_unit, ep_unit, has_dp, dualpipe = shape
-    tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
-    compute = (mcount + (pp - 1) / vp) * (per_mb + tp_exposed)
-    dp_exposed = math.inf
-    for sh in shardings:
-        # reduce-scatter + all-gather (2x the shard at the ring limit); zero3 gathers the
-        # weights again for every micro-batch's forward and backward
-        dp_s = (2.0 + (2.0 * mcount if sh == "zero3" else 0.0)) * grad if has_dp else 0.0
-        window = (compute if sh == "zero3" else per_mb) * DP_OVERLAP_EFFICIENCY
-        dp_exposed = min(dp_exposed, max(0.0, dp_s - window))
-    pp_send = pp_unit * mcount * vp if pp_sends else 0.0
-    ep_s = ep_unit * mcount
-    if dualpipe:
-        ep_s = max(0.0, ep_s - compute)
-    return compute + dp_exposed + pp_send + ep_s
-
-
 def _sharding_options(scenario: Scenario) -> tuple[str, ...]:
     assert scenario.training is not None
     p = scenario.parallelism
@@ -354,6 +234,7 @@ class _SizeMemo:
 
     __slots__ = (
         "_act", "_consts", "_fits", "_recomputes", "_scenario", "_shape_fits", "_state", "_table",
+        "bases",
     )  # fmt: skip
 
     def __init__(self, scenario: Scenario) -> None:
@@ -364,6 +245,9 @@ class _SizeMemo:
         self._shape_fits: dict[tuple[Any, ...], dict[tuple[str, str, int], bool]] = {}
         self._state: dict[tuple[Any, ...], tuple[float, float, float]] = {}
         self._act: dict[tuple[Any, ...], float] = {}
+        self.bases: dict[tuple[int, ...], _ShapeBase] = {}
+        """Each shape's :func:`plan_estimate.shape_base` (its bytes; each search divides
+        them by its own rate)."""
         # the model's constants and the stage-time table, looked up once for the size
         self._consts = memory_consts(scenario)
         self._table = _stage_table(scenario)
@@ -512,6 +396,7 @@ def _search_training(
     kept: list[float] = []
     best = math.inf
     fit_of = memo.fit_of
+    bases = memo.bases
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > best:
             break  # compute alone (no recomputation, no communication) is already slower
@@ -525,7 +410,12 @@ def _search_training(
             )
         if not smallest:
             continue
-        shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
+        base = bases.get((tp, cp, pp, ep, mb, dp))
+        if base is None:
+            base = bases[tp, cp, pp, ep, mb, dp] = shape_base(
+                scenario, tp, pp, cp, dp, ep, mb, stages
+            )
+        shape = shape_terms_at(base, bw)
         # the stage time of each recomputation level, asked once per shape
         times: list[tuple[float, float] | None] = [None] * len(recomputes)
         per_mb0, tp_s0 = times[0] = memo.timing(tp, cp, ep, mb, stages, pp, 0)

@@ -1,0 +1,181 @@
+"""The planner's fabric-independent step estimate of a training plan shape (how its search
+ranks plans), on a reference network per GPU.
+
+Units: bytes, seconds unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, GRAD_BYTES_PER_PARAM
+from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.collectives import deepep_network_share
+from advisor.engine.model.memory import _model_consts
+from advisor.engine.model.placement import pipeline_crosses_network
+from advisor.engine.model.plans import domain_gpus
+from advisor.engine.model.stage_time import (
+    TP_OVERLAP_HIDDEN,
+    _act_bytes,
+    _microbatches,
+    _stage_time_per_microbatch,
+)
+
+REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
+"""The planner's fabric-independent reference: one 400G RDMA NIC per GPU at 90 % of line rate
+(the engine's InfiniBand/RoCE wire efficiency), non-blocking."""
+
+SLOW_REFERENCE_GPU_NET_BYTES_PER_S = 25e9 / 8.0 * 0.9 / 8.0
+"""The other end of the designs the recommendation prices: one 25G RDMA NIC per 8-GPU server
+(0.35 GB/s per GPU, 1/128 of :data:`REFERENCE_GPU_NET_BYTES_PER_S`).  The planner also keeps
+its best plans for this network (:data:`SLOW_PLAN_CONTENDERS`): the plans best on a fast
+network move many bytes (data parallel over every GPU, ZeRO-3), and a design far slower
+than the reference needs the plans that keep traffic inside the server (tensor parallel
+over the whole server, pipeline stages)."""
+
+
+def _estimate_step_s(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    vp: int,
+    recompute: str,
+    stages: tuple[int, int, int],
+    tp_overlap: bool,
+    sharding: str | tuple[str, ...] = "zero1",
+    pp_sends: bool = True,
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
+) -> float:
+    """Fabric-independent step estimate used to rank plans (``pp_sends=False`` leaves out the
+    pipeline sends, which grow with interleaving: a lower bound over every interleaving; a
+    tuple of shardings gives the cheapest of them: a lower bound over them).
+
+    Stage compute x (micro-batches + bubble / vp) + exposed in-server TP collectives +
+    data-parallel traffic not hidden behind the backward pass + pipeline sends + expert
+    all-to-all, the communication on the reference fabric (:data:`REFERENCE_GPU_NET_BYTES_PER_S`).
+    Every term is non-increasing as data-parallel ranks are added with the same global batch
+    (ring traffic is bounded by its 2x limit), which is what makes the planner monotone in
+    servers.
+    """
+    shape = _shape_terms(scenario, tp, pp, cp, dp, ep, mb, stages, bw)
+    per_mb, tp_s = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, recompute, stages, pp)
+    shardings = (sharding,) if isinstance(sharding, str) else sharding
+    return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
+
+
+_ShapeBase = tuple[int, float, bool, float, float, bool, bool, bool]
+"""What :func:`_shape_terms` reads of a shape whatever the network: (micro-batches, gradient
+bytes of a pass, gradients cross servers, PP send bytes per micro-batch and virtual stage (0
+when no edge crosses), EP all-to-all bytes per micro-batch (0 without expert parallelism), the
+all-to-all crosses servers, data-parallel group > 1, DualPipe)."""
+
+
+def shape_base(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    stages: tuple[int, int, int],
+) -> _ShapeBase:
+    """The bytes of :func:`_shape_terms` before they are divided by a network's rate: the
+    planner's fast and slow searches of a size walk the same shapes at two rates, so each
+    shape's bytes are computed once (:func:`shape_terms_at` divides them, the same float
+    operations in the same order)."""
+    assert scenario.training is not None
+    m = scenario.model
+    mcount = _microbatches(scenario.training.global_batch_sequences, dp, mb)
+    gpn = scenario.gpus_per_node
+    dense_params, expert_params, _, _ = _model_consts(m)
+    grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
+    act = _act_bytes(scenario)
+    pp_bytes = 0.0
+    # the stages are synchronous: once any edge joins two scale-up domains (placement, Megatron
+    # order) every step waits on a network send
+    if pipeline_crosses_network(tp, cp, dp, pp, domain_gpus(scenario)):
+        pp_bytes = 2.0 * mb * scenario.sequence_length / cp * m.hidden * act / tp
+    ep_bytes = 0.0
+    ep_net = ep * tp * cp > gpn
+    if expert_params > 0 and ep > 1:
+        tokens = mb * scenario.sequence_length / cp / tp
+        a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
+        if ep_net and (scenario.parallelism.moe_dispatcher or "alltoall") == "deepep":
+            # a token crosses the network once per destination server (section 8)
+            a2a *= deepep_network_share(math.ceil(ep * tp * cp / gpn), m.moe_top_k)
+        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
+        ep_bytes = a2a * moe_layers
+    return (
+        mcount,
+        grad,
+        tp * cp * dp > gpn,
+        pp_bytes,
+        ep_bytes,
+        ep_net,
+        dp * cp > 1,
+        scenario.parallelism.ep_overlap in ("dualpipe", "a2a_1f1b"),
+    )
+
+
+def shape_terms_at(base: _ShapeBase, bw: float) -> tuple[int, float, float, float, bool, bool]:
+    """:func:`_shape_terms` of a shape's :func:`shape_base` on ``bw`` bytes/s per GPU across
+    servers (0 bytes give 0 s, as the terms of a shape without them)."""
+    mcount, grad, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
+    return (
+        mcount,
+        grad / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S),
+        pp_bytes / bw,
+        ep_bytes / (bw if ep_net else REFERENCE_GPU_NET_BYTES_PER_S * 8),
+        has_dp,
+        dualpipe,
+    )
+
+
+def _shape_terms(
+    scenario: Scenario,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    stages: tuple[int, int, int],
+    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
+) -> tuple[int, float, float, float, bool, bool]:
+    """(micro-batches, DP seconds per gradient pass, PP send seconds per micro-batch and
+    virtual stage, EP all-to-all seconds per micro-batch, data-parallel group > 1, DualPipe),
+    with ``bw`` bytes/s per GPU across servers (inside a server the reference's)."""
+    return shape_terms_at(shape_base(scenario, tp, pp, cp, dp, ep, mb, stages), bw)
+
+
+def _estimate_from(
+    shape: tuple[int, float, float, float, bool, bool],
+    per_mb: float,
+    tp_s: float,
+    tp_overlap: bool,
+    pp: int,
+    vp: int,
+    shardings: tuple[str, ...],
+    pp_sends: bool,
+) -> float:
+    """The arithmetic of :func:`_estimate_step_s` for one shape's precomputed terms."""
+    mcount, grad, pp_unit, ep_unit, has_dp, dualpipe = shape
+    tp_exposed = tp_s * (1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0)
+    compute = (mcount + (pp - 1) / vp) * (per_mb + tp_exposed)
+    dp_exposed = math.inf
+    for sh in shardings:
+        # reduce-scatter + all-gather (2x the shard at the ring limit); zero3 gathers the
+        # weights again for every micro-batch's forward and backward
+        dp_s = (2.0 + (2.0 * mcount if sh == "zero3" else 0.0)) * grad if has_dp else 0.0
+        window = (compute if sh == "zero3" else per_mb) * DP_OVERLAP_EFFICIENCY
+        dp_exposed = min(dp_exposed, max(0.0, dp_s - window))
+    pp_send = pp_unit * mcount * vp if pp_sends else 0.0
+    ep_s = ep_unit * mcount
+    if dualpipe:
+        ep_s = max(0.0, ep_s - compute)
+    return compute + dp_exposed + pp_send + ep_s
