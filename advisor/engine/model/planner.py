@@ -15,6 +15,7 @@ import heapq
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
@@ -505,26 +506,18 @@ def _shape_rows(
             and scenario.sequence_length % (2 * c) == 0
         )
     ]
-    pps = sorted(
-        q
-        for q in set(_divisors(m.layers)) | set(_powers_of_two_up_to(m.layers))
-        if q <= PP_MAX and _stage_split(m.layers, q, m.mtp_layers) is not None
-    )
+    depths = _pipeline_depths(m.layers, m.mtp_layers)
     eps = [1]
     if m.is_moe:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
     mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
     for tp in tps:
         for cp in cps:
-            for pp in pps:
+            for pp, stages, deepest in depths:
                 mp = tp * cp * pp
                 if mp > n:
                     break
-                stages = _stage_split(m.layers, pp, m.mtp_layers)
-                assert stages is not None
-                vp_max = p.virtual_stages or max(
-                    (v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1
-                )
+                vp_max = p.virtual_stages or deepest
                 dp_max = n // mp
                 for ep in eps:
                     ep_unit = max(1, ep // math.gcd(ep, cp))
@@ -536,6 +529,27 @@ def _shape_rows(
                         dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
                         mcount = _microbatches(batch, dp, mb)
                         yield tp, cp, pp, ep, mb, dp, mcount, stages, vp_max
+
+
+@lru_cache(maxsize=64)
+def _pipeline_depths(
+    layers: int, mtp_layers: int
+) -> tuple[tuple[int, tuple[int, int, int], int], ...]:
+    """(pp, stage layers, deepest interleaving dividing the inner stages) of every pipeline
+    depth :func:`_shape_rows` tries, shallowest first: divisors of the layers and powers of
+    two up to :data:`PP_MAX` that split them (a pure function of the model's layers, asked
+    by every cluster size the planner searches)."""
+    out = []
+    for pp in sorted(
+        q
+        for q in set(_divisors(layers)) | set(_powers_of_two_up_to(layers))
+        if q <= PP_MAX and _stage_split(layers, q, mtp_layers) is not None
+    ):
+        stages = _stage_split(layers, pp, mtp_layers)
+        assert stages is not None
+        deepest = max((v for v in VIRTUAL_STAGES if stages[1] % v == 0), default=1)
+        out.append((pp, stages, deepest))
+    return tuple(out)
 
 
 def _any_plan_fits(scenario: Scenario) -> bool:
