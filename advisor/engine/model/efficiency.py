@@ -216,6 +216,18 @@ first published H800 tables with N >= 4096 (deepseek-ai/DeepGEMM README at a6d97
 training GEMM (Blackwell included: an assumption, no public K sweep for it)."""
 
 
+CUBLAS_NO_WAVE_GENERATIONS: tuple[str, ...] = ("ampere", "hopper", "blackwell")
+"""GPU generations whose 16-bit (BF16/FP16) inference GEMMs pay no wave-quantisation loss at any
+M (cuBLAS picks tile, split-K and stream-K per shape): the BF16 GEMM latencies TensorRT-LLM's
+PyTorch flow measured on them (NVIDIA AIConfigurator 0.12.0's SILICON database,
+``aiconfigurator_core/systems/data/<gpu>/gemm/trtllm/<version>/gemm_perf.parquet``: A100 SXM
+1.0.0; H100 SXM, H200 SXM, B200 SXM, GB200 1.3.0rc20) read 10.2 % (H100), 11.1 % (H200),
+10.3 % (A100), 13.7 % (B200) and 13.6 % (GB200) from this roofline on average over their
+126-168 shapes with M >= 256, and 42-151 % from the training wave rule (docs/MODEL.md 15.1,
+"16-bit inference GEMMs").  FP8 keeps the split-K rule; generations without such a table (Ada,
+CDNA, Gaudi, custom) keep it too."""
+
+
 def fp8_depth_factor(k: float) -> float:
     """Time multiplier of an FP8 training GEMM of reduction depth ``k``
     (:data:`FP8_TILE_DEPTH_K`)."""
@@ -232,8 +244,9 @@ def gemm_time_s(
     before it), and a GEMM whose rows fit one tile (decode: M = the batch) is split over K
     across the idle SMs (cuBLAS / CUTLASS split-K and stream-K), so it pays no wave loss; the
     loss returns linearly as M grows to two tiles' rows (no jump in a step's time at M = one
-    tile).  An FP8 training GEMM also pays its tiles' fixed cost against its depth K
-    (:func:`fp8_depth_factor`)."""
+    tile).  A 16-bit inference GEMM on an Ampere, Hopper or Blackwell GPU pays no wave loss at
+    any M (:data:`CUBLAS_NO_WAVE_GENERATIONS`).  An FP8 training GEMM also pays its tiles'
+    fixed cost against its depth K (:func:`fp8_depth_factor`)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
     return _gemm_roofline_s(gpu, precision, 1.0, m, n, k, inference)
@@ -249,7 +262,10 @@ def _gemm_roofline_s(
     peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
     tiles = math.ceil(groups * math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n))
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
-    if inference:
+    if inference and precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS:
+        # a 16-bit inference GEMM on cuBLAS: no wave loss at any M (CUBLAS_NO_WAVE_GENERATIONS)
+        wave_loss = 1.0
+    elif inference:
         # split-K spreads a GEMM of one row of tiles over the idle SMs; its benefit fades as
         # a second row of tiles fills (continuous in M, the training loss from 2 tile rows)
         wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / p.tile_m - 1.0))
@@ -281,7 +297,8 @@ def grouped_gemm_time_s(
     experts that received a token).
 
     At inference the wave rule is :func:`gemm_time_s`'s (split-K below one tile of rows, the
-    training wave loss from two), over the tiles of all groups, and a grouped kernel is never
+    training wave loss from two; none for 16-bit GEMMs on the generations of
+    :data:`CUBLAS_NO_WAVE_GENERATIONS`), over the tiles of all groups, and a grouped kernel is never
     slower per row than one tile of rows: it can run an expert's rows as blocks of one tile
     each (DeepGEMM's masked layout, vLLM's fused MoE kernel choosing its M block by the tokens
     per expert), split over K and reading the weights again, so the time is at most
