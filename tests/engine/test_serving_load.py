@@ -179,3 +179,47 @@ def test_405b_serving_capacity_meets_tensorrt_llm_within_25_percent(
     model = ServingModel(s, w.inference.serving, IB)
     predicted = model.capacity_rps() * output
     assert predicted == pytest.approx(measured, rel=0.25)
+
+
+def test_decode_steps_shared_across_designs_are_what_each_design_prices() -> None:
+    """ServingModel keeps one table of decode steps for designs that differ only in what a
+    step does not read (the switch radix, the planes, in-network reduction), and one for every
+    design, bound and NIC share when the instance has no expert parallelism; each shared step
+    must equal the step priced on its own design (compute.decode_step_s)."""
+    from advisor.engine.model.serving.compute import decode_step_s
+
+    s, wp = _plan(
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "h800-sxm",
+            "gpus": 64,
+            "precision": "fp8",
+            "inference": {"deployment": "disaggregated", "concurrent_requests": 1024},
+        }
+    )
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    assert sp.decode.ep > s.gpus_per_node  # the expert all-to-all crosses the network
+    other = dataclasses.replace(IB, switch_radix=32, planes=2, in_network_reduction=True)
+    for batch in (1.0, 17.0, float(sp.decode.max_batch_per_instance)):
+        for share in (1.0, 0.5):
+            step = decode_step_s(s, sp, batch, IB, "point", share)
+            assert step == decode_step_s(s, sp, batch, other, "point", share)
+    assert decode_step_s(s, sp, 17.0, TCP, "point") != decode_step_s(s, sp, 17.0, IB, "point")
+    dense, dwp = _plan(LLAMA_405B_TWO_SERVERS)
+    assert dwp.inference is not None and dwp.inference.serving is not None
+    dsp = dwp.inference.serving
+    assert dsp.decode.ep <= 1
+    for batch in (1.0, 64.0):
+        steps = {
+            decode_step_s(dense, dsp, batch, design, bound, share)
+            for design in (IB, ROCE, TCP, None)
+            for bound in ("point", "high")
+            for share in (1.0, 0.3)
+        }
+        assert len(steps) == 1
+    # and the load model reads the same operating point whichever design filled the table
+    first = ServingModel(dense, dsp, TCP).operating_point()
+    fresh = ServingModel(dense, dsp, IB).operating_point()
+    assert first == fresh

@@ -86,6 +86,21 @@ def _decode_table(key: tuple[Any, ...]) -> dict[Any, float]:
     return table
 
 
+def _step_network(design: Design | None) -> tuple[Any, ...] | None:
+    """What of ``design`` a decode step reads: the expert all-to-all's domain
+    (compute._make_ep_domain) takes the fabric, the NICs, the oversubscription and the
+    adaptive routing, not the switch radix, the planes or in-network reduction."""
+    if design is None:
+        return None
+    return (
+        design.fabric,
+        design.nic_gbps,
+        design.nics_per_node,
+        design.oversubscription,
+        design.adaptive_routing,
+    )
+
+
 class _DecodeAt(NamedTuple):
     b_eff: float
     saturated: bool
@@ -128,8 +143,14 @@ class ServingModel:
         else:
             self.kv = kv_transfer(scenario, serving_plan, design, bound)
         view = decode_view(scenario, serving_plan)
-        self._steps = _decode_table(("step", *view, design, bound))
+        # a decode instance without expert parallelism sends nothing over the network in its
+        # step (compute.ep_comm_s is 0): its steps, and the batches Little's law finds from
+        # them, are the same on every design, bound and share of the NICs
+        self._network_free = serving_plan.decode.ep <= 1 or not scenario.model.is_moe
+        on = () if self._network_free else (_step_network(design), bound)
+        self._steps = _decode_table(("step", *view, *on))
         self._compute = _decode_table(("compute", *view))
+        self._little = _decode_table(("little", *view, *on))
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
         self._bracket: tuple[float, float, int] | None = None
@@ -137,7 +158,10 @@ class ServingModel:
     # -- decode
     def step(self, batch: float, net_share: float = 1.0) -> float:
         # 4 significant digits: the fixed points and bisections below revisit nearby batches
-        key = (float(f"{batch:.4g}"), round(min(1.0, net_share), 3))
+        key = (
+            float(f"{batch:.4g}"),
+            1.0 if self._network_free else round(min(1.0, net_share), 3),
+        )
         step_s = self._steps.get(key)
         if step_s is None:
             compute = self._compute.get(key[0])
@@ -167,7 +191,17 @@ class ServingModel:
         step grows almost in proportion to the batch (compute-bound decode near a full pool)
         the iterates creep up by less than the stopping tolerance long before the fixed point;
         then the least root of k x step(b) - b above the last iterate is found by bisection,
-        and a pool with no root below its KV slots is full (k x step(slots) is returned)."""
+        and a pool with no root below its KV slots is full (k x step(slots) is returned).
+
+        Kept by value with the steps it reads: deployments of the same decode instance ask
+        again for the same k (the same rate per instance)."""
+        key = (k, cap_b, 1.0 if self._network_free else share)
+        hit = self._little.get(key)
+        if hit is None:
+            hit = self._little[key] = self._solve_little_batch(k, cap_b, share)
+        return hit
+
+    def _solve_little_batch(self, k: float, cap_b: float, share: float) -> float:
         b = 0.0
         for _ in range(200):
             nb = k * self.step(min(b, cap_b), share)
@@ -506,7 +540,7 @@ def offered_rate(scenario: Scenario, serving_plan: ServingPlan) -> float:
     return serving_model(scenario, ref, reference_design(scenario), "point").closed_loop_rate()
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def serving_model(
     scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str = "point"
 ) -> ServingModel:

@@ -22,8 +22,8 @@ from advisor.engine.model.serving.compute import (
     PREFILL_TTFT_SHARE,
     ServingPlan,
     _expert_bytes,
+    _max_decode_batch_step,
     _usable_bytes,
-    decode_capacity_rps,
     dense_prefill_s,
     experts_per_gpu,
     kv_bytes_per_token,
@@ -534,23 +534,31 @@ def _balanced_prefill_servers(
     return max(near, key=lambda n_p: (capacity(n_p), -abs(n_p - lo)))
 
 
-_DECODE_RATE_CACHE: dict[tuple[Scenario, ServingPlan, int, Design], float] = {}
-"""Decode pools' rates at the time-per-token target by instance (:func:`decode_view`) and
-instance count, bounded: the balances of every smaller cluster the deployment search plans
-pools on price the same decode pools again."""
+_DECODE_RATE_CACHE: dict[tuple[Scenario, ServingPlan, Design], tuple[float, float]] = {}
+"""Decode instances' largest batch at the time-per-token target and their step at it, by
+instance (:func:`decode_view`), bounded: the balances of every smaller cluster the deployment
+search plans pools on, and every split of one, price the same decode instances again (the
+batch is the instance's; only the pool's rate counts its instances)."""
 
 
 def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) -> float:
-    """compute.decode_capacity_rps on ``design`` (the point bound)."""
-    key = (*decode_view(scenario, serving_plan), serving_plan.decode.instances, design)
-    rate = _DECODE_RATE_CACHE.get(key)
-    if rate is None:
+    """compute.decode_capacity_rps on ``design`` (the point bound), the same arithmetic on the
+    instance's batch and step at the target."""
+    key = (*decode_view(scenario, serving_plan), design)
+    hit = _DECODE_RATE_CACHE.get(key)
+    if hit is None:
         if len(_DECODE_RATE_CACHE) >= 4096:
             _DECODE_RATE_CACHE.clear()
-        rate = _DECODE_RATE_CACHE[key] = decode_capacity_rps(
+        hit = _DECODE_RATE_CACHE[key] = _max_decode_batch_step(
             scenario, serving_plan, design, "point"
         )
-    return rate
+    batch, step = hit
+    return (
+        batch
+        * serving_plan.decode.instances
+        * serving_plan.tokens_per_step
+        / (step * serving_plan.output_tokens)
+    )
 
 
 def _instance_servers(
