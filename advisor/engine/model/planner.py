@@ -354,12 +354,11 @@ class _SizeMemo:
 
 def _search_training(
     scenario: Scenario,
-    bw: float = REFERENCE_GPU_NET_BYTES_PER_S,
-    keep: int = 1,
+    rates: Sequence[tuple[float, int]] = ((REFERENCE_GPU_NET_BYTES_PER_S, 1),),
     shapes: list[_Shape] | None = None,
     *,
     shared: _SizeMemo | None = None,
-) -> list[_Candidate]:
+) -> list[list[_Candidate]]:
     """The fitting plans the planner considers (branch and bound on the step estimate), their
     memory left to :func:`_with_memory` (:data:`_MEMORY_PENDING`).
 
@@ -378,8 +377,11 @@ def _search_training(
     size too, and the planner's levels (:func:`_fastest_on_fewer_gpus`) carry them to every
     larger size.
 
-    ``shared``: the memory fits and stage times of this size, shared by its fast and slow
-    searches (both walk the same shapes).
+    ``rates``: (``bw``, ``keep``) of each search; the searches walk the shapes together (one
+    list of plans found each, in the order each alone finds them): a shape's fits, stage
+    times, bytes and interleavings are looked up once for all of them, and a search that has
+    passed its bound drops out.  ``shared``: the memory fits and stage times of this size
+    (its searches walk the same shapes).
     """
     assert scenario.training is not None
     p = scenario.parallelism
@@ -391,16 +393,19 @@ def _search_training(
     # (the same whatever ``bw``: computed once for both searches of a size)
     if shapes is None:
         shapes = _shapes(scenario)
-    # 2. best first: price shapes by their floor until the floor exceeds the keep-th best
-    # estimate (a max-heap of the keep best so far)
-    out: list[_Candidate] = []
-    kept: list[float] = []
-    best = math.inf
+    # 2. best first: each search prices shapes by their floor until the floor exceeds its
+    # keep-th best estimate (a max-heap of the keep best so far); floors rise and bests only
+    # fall, so a search that has stopped never resumes
+    searches = [_Search(bw, keep) for bw, keep in rates]
+    live = searches
     fit_of = memo.fit_of
     bases = memo.bases
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
-        if floor > best:
-            break  # compute alone (no recomputation, no communication) is already slower
+        if any(floor > s.best for s in live):
+            # compute alone (no recomputation, no communication) is already slower
+            live = [s for s in live if floor <= s.best]
+            if not live:
+                break
         # the smallest footprint of this shape (last sharding and recomputation, no
         # interleaving), then a bound with the data-parallel term of the cheaper sharding
         fit = memo.shape_fits(tp, pp, dp, ep, mb, mcount, cp, stages)
@@ -416,56 +421,82 @@ def _search_training(
             base = bases[tp, cp, pp, ep, mb, dp] = shape_base(
                 scenario, tp, pp, cp, dp, ep, mb, stages
             )
-        shape = shape_terms_at(base, bw)
         # the stage time of each recomputation level, asked once per shape
         times: list[tuple[float, float] | None] = [None] * len(recomputes)
         per_mb0, tp_s0 = times[0] = memo.timing(tp, cp, ep, mb, stages, pp, 0)
-        lowest = _estimate_from(shape, per_mb0, tp_s0, tp_overlap, pp, vp_max, shardings, False)
-        if lowest > best:
-            continue
-        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
-        if not p.virtual_stages and pp > 1:
-            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
-        for sharding in shardings:
-            # each interleaving takes its own least recomputation that fits: memory is not
-            # monotone in vp (the first rank's 1 + (pp-1)/(pp vp) peaks at vp 2, the last
-            # rank's grows with vp), only least without interleaving, so a level that does not
-            # fit at vp 1 fits at no vp and every walk starts from vp 1's first candidate level
-            floor_rc = 0
-            for vp in vps:
-                level = floor_rc
-                while level < len(recomputes):
-                    rc = recomputes[level]
-                    timed = times[level]
-                    if timed is None:
-                        timed = times[level] = memo.timing(tp, cp, ep, mb, stages, pp, level)
-                    per_mb, tp_s = timed
-                    est = _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True)
-                    if est > best:
-                        break  # more recomputation is only slower
-                    ok = fit.get((sharding, rc, vp))
-                    if ok is None:
-                        ok = fit[sharding, rc, vp] = fit_of(
-                            tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages
+        vps: tuple[int, ...] | None = None
+        for search in live:
+            shape = shape_terms_at(base, search.bw)
+            lowest = _estimate_from(shape, per_mb0, tp_s0, tp_overlap, pp, vp_max, shardings, False)
+            if lowest > search.best:
+                continue
+            if vps is None:
+                vps = (p.virtual_stages,) if p.virtual_stages else (1,)
+                if not p.virtual_stages and pp > 1:
+                    vps = tuple(
+                        v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp
+                    ) or (1,)
+            best = search.best
+            kept = search.kept
+            for sharding in shardings:
+                # each interleaving takes its own least recomputation that fits: memory is not
+                # monotone in vp (the first rank's 1 + (pp-1)/(pp vp) peaks at vp 2, the last
+                # rank's grows with vp), only least without interleaving, so a level that does
+                # not fit at vp 1 fits at no vp and every walk starts from vp 1's first
+                # candidate level
+                floor_rc = 0
+                for vp in vps:
+                    level = floor_rc
+                    while level < len(recomputes):
+                        rc = recomputes[level]
+                        timed = times[level]
+                        if timed is None:
+                            timed = times[level] = memo.timing(tp, cp, ep, mb, stages, pp, level)
+                        per_mb, tp_s = timed
+                        est = _estimate_from(
+                            shape, per_mb, tp_s, tp_overlap, pp, vp, (sharding,), True
                         )
-                    if ok:
-                        heapq.heappush(kept, -est)
-                        if len(kept) > keep:
-                            heapq.heappop(kept)
-                        best = -kept[0] if len(kept) >= keep else math.inf
-                        out.append(
-                            _Candidate(
-                                tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages,
-                                _MEMORY_PENDING, est,
+                        if est > best:
+                            break  # more recomputation is only slower
+                        ok = fit.get((sharding, rc, vp))
+                        if ok is None:
+                            ok = fit[sharding, rc, vp] = fit_of(
+                                tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages
                             )
-                        )  # fmt: skip
+                        if ok:
+                            heapq.heappush(kept, -est)
+                            if len(kept) > search.keep:
+                                heapq.heappop(kept)
+                            best = -kept[0] if len(kept) >= search.keep else math.inf
+                            search.out.append(
+                                _Candidate(
+                                    tp, pp, cp, dp, ep, mb, vp, sharding, rc, stages,
+                                    _MEMORY_PENDING, est,
+                                )
+                            )  # fmt: skip
+                            break
+                        level += 1
+                    if vp == 1:
+                        floor_rc = level  # the levels below do not fit at vp 1, so at no vp
+                    if floor_rc >= len(recomputes):
                         break
-                    level += 1
-                if vp == 1:
-                    floor_rc = level  # the levels below do not fit at vp 1, so at no vp
-                if floor_rc >= len(recomputes):
-                    break
-    return out
+            search.best = best
+    return [s.out for s in searches]
+
+
+class _Search:
+    """One search of :func:`_search_training`: its rate, how many best plans it keeps, the
+    keep-th best estimate so far (its bound), the max-heap of the kept estimates and the
+    plans found."""
+
+    __slots__ = ("best", "bw", "keep", "kept", "out")
+
+    def __init__(self, bw: float, keep: int) -> None:
+        self.bw = bw
+        self.keep = keep
+        self.best = math.inf
+        self.kept: list[float] = []
+        self.out: list[_Candidate] = []
 
 
 def _shapes(scenario: Scenario) -> list[_Shape]:
@@ -638,16 +669,17 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
 
     shapes = _shapes(scenario)
     memo = _SizeMemo(scenario)
-    fast = rank(_search_training(scenario, keep=PLAN_CONTENDERS, shapes=shapes, shared=memo))
-    slow = rank(
-        _search_training(
-            scenario,
-            SLOW_REFERENCE_GPU_NET_BYTES_PER_S,
-            keep=SLOW_PLAN_CONTENDERS,
-            shapes=shapes,
-            shared=memo,
-        )
+    found_fast, found_slow = _search_training(
+        scenario,
+        (
+            (REFERENCE_GPU_NET_BYTES_PER_S, PLAN_CONTENDERS),
+            (SLOW_REFERENCE_GPU_NET_BYTES_PER_S, SLOW_PLAN_CONTENDERS),
+        ),
+        shapes,
+        shared=memo,
     )
+    fast = rank(found_fast)
+    slow = rank(found_slow)
     seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
     extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
     out = tuple(_with_memory(scenario, c) for c in (*fast[:PLAN_CONTENDERS], *extra))
