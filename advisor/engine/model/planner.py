@@ -507,9 +507,12 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
     shapes: list[_Shape] = []
     table = _stage_table(scenario)
     for tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in _shape_rows(scenario):
-        per_mb = _stage_time_per_microbatch(scenario, tp, cp, ep, mb, first_rc, stages, pp, table)[
-            0
-        ]
+        timed = table.get((tp, cp, ep, mb, first_rc, stages, pp))  # as the function keys it
+        if timed is None:
+            timed = _stage_time_per_microbatch(
+                scenario, tp, cp, ep, mb, first_rc, stages, pp, table
+            )
+        per_mb = timed[0]
         floor = (mcount + (pp - 1) / vp_max) * per_mb
         shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
     shapes.sort(key=lambda x: x[0])
@@ -542,6 +545,7 @@ def _shape_rows(
     if m.is_moe:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
     mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
+    ranks: dict[tuple[int, int, int], tuple[int, int]] = {}
     for tp in tps:
         for cp in cps:
             for pp, stages, deepest in depths:
@@ -557,9 +561,13 @@ def _shape_rows(
                     for mb in mbs:
                         if mb > 1 and batch < dp_max * mb and mb != p.micro_batch:
                             continue
-                        dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
-                        mcount = _microbatches(batch, dp, mb)
-                        yield tp, cp, pp, ep, mb, dp, mcount, stages, vp_max
+                        # shapes of one model-parallel size share their dp (integers, asked once)
+                        key = (dp_max, mb, ep_unit)
+                        counts = ranks.get(key)
+                        if counts is None:
+                            dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
+                            counts = ranks[key] = (dp, _microbatches(batch, dp, mb))
+                        yield tp, cp, pp, ep, mb, counts[0], counts[1], stages, vp_max
 
 
 @lru_cache(maxsize=64)
