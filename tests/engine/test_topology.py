@@ -188,3 +188,35 @@ def test_top_of_rack_fabric_puts_a_leaf_in_every_rack() -> None:
     tiers = plan_cabling(many, servers=64, top_of_rack=True)
     assert tiers[0].medium == "dac"
     assert tiers[1].medium == "optical"
+
+
+def _even_spines_by_walk(
+    counts: tuple[tuple[int, int], ...], up_ports: int, radix: int, min_spines: int
+) -> int | None:
+    """The definition of topology._even_spines walked from ``min_spines`` up (its walk before
+    it started at the spine count the leaves' uplinks need)."""
+    for spines in range(max(1, min_spines), up_ports + 1):
+        if all(-(-u // spines) * spines <= up_ports for u, _ in counts) and (
+            sum(n * -(-u // spines) for u, n in counts) <= radix
+        ):
+            return spines
+    return None
+
+
+def test_even_spines_starts_where_the_uplinks_fit_and_finds_the_same_spines() -> None:
+    import random
+
+    from advisor.engine.model.topology import _even_spines
+
+    rnd = random.Random(24)
+    for radix in (8, 32, 36, 48, 64, 128, 144, 512):
+        for up in range(1, radix + 1, max(1, radix // 16)):
+            for _ in range(40):
+                counts = tuple(
+                    (rnd.randint(0, up), rnd.randint(1, 2 * radix))
+                    for _ in range(rnd.randint(1, 3))
+                )
+                min_spines = rnd.choice((1, 2, 4, 8))
+                assert _even_spines(counts, up, radix, min_spines) == _even_spines_by_walk(
+                    counts, up, radix, min_spines
+                ), (counts, up, radix, min_spines)

@@ -585,8 +585,13 @@ def even_spines(
 
 def _even_spines(counts: Runs, up_ports: int, radix: int, min_spines: int = 1) -> int | None:
     """:func:`even_spines` of leaves given as (uplinks, leaves) pairs (runs, in any order; a
-    value may come in several)."""
-    for spines in range(max(1, min_spines), up_ports + 1):
+    value may come in several).
+
+    A spine takes ceil(u/S) >= u/S ports of every leaf, so S spines of ``radix`` ports hold
+    every leaf only from S >= (sum of uplinks) / radix: the walk starts there (the fewest S
+    that fits is the same; a fabric of many full leaves skipped up to ~30 spine counts)."""
+    uplinks = sum(u * n for u, n in counts)
+    for spines in range(max(1, min_spines, -(-uplinks // radix)), up_ports + 1):
         ports = 0  # one spine's ports
         for u, n in counts:
             per_spine = -(-u // spines)  # ceil(u / spines) on integers
