@@ -16,7 +16,7 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
-from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory, memory_estimate
+from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
     Plan,
@@ -26,6 +26,8 @@ from advisor.engine.model.plans import (
     domain_gpus,
 )
 from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
+from advisor.engine.model.serving.disaggregated import inference_costs
 from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     alike,
@@ -45,7 +47,6 @@ from advisor.engine.model.serving.scoring import (
     reaches,
     serving_score,
 )
-from advisor.engine.model.stage_time import _inference_costs
 from advisor.engine.result.echo import Memory, ServingPool
 
 # ----------------------------------------------------------------------------- inference
@@ -233,7 +234,7 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
         recompute="none",
         source=source,
     )
-    inference = _inference_costs(scenario, plan, r, batch, dom)
+    inference = inference_costs(scenario, plan, r, batch, dom)
     inference = replace(
         inference,
         serving=colocated_plan(
@@ -404,16 +405,25 @@ FabricFree = tuple[Callable[[Scenario], float], Callable[[Scenario], list[Worklo
 it is the best of (each one's rate within the targets at most that)."""
 
 
+_IN_SERVER_CACHE: dict[Scenario, tuple[WorkloadPlan, ...]] = {}
+
+
 def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
     """Every disaggregated unit of one server (pools.in_server_units) copied onto each of the
     cluster's servers: the KV cache stays on the server's NVLink, so the copies serve
-    independently and need no compute fabric."""
-    out: list[WorkloadPlan] = []
-    dom = domain_gpus(scenario)
-    for unit in in_server_units(scenario):
-        copies = _copied(unit, scenario.nodes, scenario.nodes)
-        out.append(_disaggregated_on(scenario, dom, copies))
-    return out
+    independently and need no compute fabric.  Kept by scenario, bounded (the search asks
+    for a cluster's units from the fabric-free best, its pools' decision and its rate)."""
+    hit = _IN_SERVER_CACHE.get(scenario)
+    if hit is None:
+        dom = domain_gpus(scenario)
+        hit = tuple(
+            _disaggregated_on(scenario, dom, _copied(unit, scenario.nodes, scenario.nodes))
+            for unit in in_server_units(scenario)
+        )
+        if len(_IN_SERVER_CACHE) > 256:
+            _IN_SERVER_CACHE.clear()
+        _IN_SERVER_CACHE[scenario] = hit
+    return list(hit)
 
 
 _FABRIC_FREE: FabricFree = (_fabric_free_rate, _fabric_free_plans)
@@ -985,96 +995,6 @@ _DISAGG_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 def _disaggregated_whole(scenario: Scenario, dom: int) -> WorkloadPlan:
     """The disaggregated deployment planned on all of ``scenario``'s servers."""
     return _disaggregated_on(scenario, dom, plan_disaggregated(scenario))
-
-
-def _disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadPlan:
-    """Prefill and decode pools (advisor.engine.model.serving.load); the decode pool is the plan."""
-    inf = scenario.inference
-    assert inf is not None
-    if scenario.parallelism.given:
-        raise ScenarioError.single(
-            "parallelism",
-            "a disaggregated deployment takes its parallelism from inference.pools",
-        )
-    dec = sp.decode
-    gpus_per_replica = dec.ep if dec.ep > 1 else dec.tp * dec.pp
-    replicas = max(1, dec.gpus // gpus_per_replica)
-    batch = max(1, math.ceil(inf.concurrent_requests / replicas))
-    plan = Plan(
-        tp=dec.tp,
-        pp=dec.pp,
-        dp=replicas,
-        ep=dec.ep,
-        micro_batch=batch,
-        virtual_stages=1,
-        sharding="none",
-        recompute="none",
-        source="explicit" if inf.decode_pool or inf.prefill_pool else "planner",
-    )
-    per_gpu_requests = min(
-        float(dec.max_batch_per_instance),
-        inf.concurrent_requests / max(1, dec.instances),
-    )
-    kv_gb = per_gpu_requests * dec.kv_gb_per_request / max(1, dec.gpus_per_instance)
-    cap = scenario.gpu.memory_gb
-    mem = memory_estimate(
-        weights_gb=dec.weights_gb_per_gpu,
-        gradients_gb=0.0,
-        optimizer_gb=0.0,
-        activations_gb=0.0,
-        kv_cache_gb=kv_gb,
-        total_gb=dec.weights_gb_per_gpu + kv_gb,
-        capacity_gb=cap,
-        usable_gb=cap * MEMORY_USABLE_FRACTION,
-    )
-    costs = _inference_costs(scenario, plan, gpus_per_replica, batch, dom)
-    inference = replace(costs, serving=sp, independent_replicas=sp.kv_inside_domain)
-    kv_mb = sp.kv_bytes_per_request / 1e6
-    if sp.kv_inside_domain and dom > scenario.gpus_per_node:
-        notes = [
-            f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
-            f"decode servers, each deployment whole inside one {dom}-GPU scale-up domain; each "
-            f"request's KV cache ({kv_mb:.0f} MB)"
-            + (" and every expert all-to-all stay" if scenario.model.is_moe else " stays")
-            + " on its NVLink (no compute fabric)"
-        ]
-    elif sp.kv_inside_domain:
-        per = max(1, scenario.nodes)
-        notes = [
-            f"disaggregated serving inside every server: {sp.prefill.gpus // per} GPUs run "
-            f"{sp.prefill.instances // per} x TP{sp.prefill.tp} prefill and "
-            f"{sp.decode.gpus // per} GPUs {sp.decode.instances // per} x TP{sp.decode.tp} "
-            f"decode; each request's KV cache ({kv_mb:.0f} MB) moves over the server's NVLink "
-            "(no compute fabric)"
-        ]
-    else:
-        notes = [
-            f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
-            f"decode servers; each request's KV cache ({kv_mb:.0f} MB) "
-            + (
-                f"moves over NVLink inside the {dom}-GPU scale-up domain (no compute fabric)"
-                if scenario.gpus <= dom
-                else "crosses the fabric from prefill to decode"
-            )
-        ]
-    if dec.redundant_experts > 0:
-        notes.append(
-            f"decode EP{dec.ep} hosts {dec.experts_per_gpu} routed experts per GPU "
-            f"({dec.redundant_experts} redundant copies)"
-        )
-    return WorkloadPlan(
-        plan=plan,
-        memory=mem,
-        nodes=scenario.nodes,
-        gpus_per_node=scenario.gpus_per_node,
-        domain_gpus=dom,
-        domains=max(1, scenario.gpus // dom),
-        spans_servers=True,
-        needs_compute_fabric=scenario.gpus > dom and not sp.kv_inside_domain,
-        training=None,
-        inference=inference,
-        notes=tuple(notes),
-    )
 
 
 def _largest_pow2_dividing(n: int, limit: int) -> int:

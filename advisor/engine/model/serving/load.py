@@ -70,20 +70,22 @@ class LoadPoint:
         )
 
 
-_DECODE_TABLES_CACHE: dict[tuple[Any, ...], dict[Any, float]] = {}
-"""Decode steps (and their compute) already priced, by batch, one table per decode instance as
-a step reads it (:func:`pools.decode_view`), bounded: every replica count, cluster size and copy
-count the deployment search weighs runs the same instances, and the load model's fixed points
-and bisections ask again for the batches another deployment's asked for."""
+_DECODE_TABLES_CACHE: dict[tuple[Any, ...], dict[Any, dict[Any, float]]] = {}
+"""Decode steps (and their compute, and the batches Little's law finds from them) already
+priced, by batch, tables per decode instance as a step reads it (:func:`pools.decode_view`),
+bounded: every replica count, cluster size and copy count the deployment search weighs runs
+the same instances, and the load model's fixed points and bisections ask again for the
+batches another deployment's asked for."""
 
 
-def _decode_table(key: tuple[Any, ...]) -> dict[Any, float]:
-    table = _DECODE_TABLES_CACHE.get(key)
-    if table is None:
+def _decode_tables(view: tuple[Any, ...]) -> dict[Any, dict[Any, float]]:
+    """The tables of one decode instance (``view``), by what they hold and on what network."""
+    tables = _DECODE_TABLES_CACHE.get(view)
+    if tables is None:
         if len(_DECODE_TABLES_CACHE) >= 512:
             _DECODE_TABLES_CACHE.clear()
-        table = _DECODE_TABLES_CACHE[key] = {}
-    return table
+        tables = _DECODE_TABLES_CACHE[view] = {}
+    return tables
 
 
 def _step_network(design: Design | None) -> tuple[Any, ...] | None:
@@ -148,9 +150,10 @@ class ServingModel:
         # them, are the same on every design, bound and share of the NICs
         self._network_free = serving_plan.decode.ep <= 1 or not scenario.model.is_moe
         on = () if self._network_free else (_step_network(design), bound)
-        self._steps = _decode_table(("step", *view, *on))
-        self._compute = _decode_table(("compute", *view))
-        self._little = _decode_table(("little", *view, *on))
+        tables = _decode_tables(view)
+        self._steps = tables.setdefault(("step", *on), {})
+        self._compute = tables.setdefault(("compute",), {})
+        self._little = tables.setdefault(("little", *on), {})
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
         self._bracket: tuple[float, float, int] | None = None

@@ -7,7 +7,8 @@ Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
+from typing import Any
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.constants import (
@@ -35,19 +36,34 @@ from advisor.engine.model.serving.compute import (
 from advisor.engine.result.echo import ServingPool
 
 
-def decode_view(scenario: Scenario, serving_plan: ServingPlan) -> tuple[Scenario, ServingPlan]:
+def _hashed(record: type[Any], *left_out: str) -> tuple[str, ...]:
+    """The fields of the dataclass ``record`` its hash reads, but ``left_out``."""
+    return tuple(
+        f.name
+        for f in fields(record)
+        if (f.compare if f.hash is None else f.hash) and f.name not in left_out
+    )
+
+
+_VIEW_SCENARIO = _hashed(Scenario, "gpus")
+_VIEW_PLAN = _hashed(ServingPlan, "prefill", "decode", "servers", "copies", "copy_servers")
+_VIEW_POOL = _hashed(ServingPool, "servers", "gpus", "instances")
+
+
+def decode_view(scenario: Scenario, serving_plan: ServingPlan) -> tuple[Any, ...]:
     """``scenario`` and ``serving_plan`` as a decode step reads them (decode_step_s,
-    decode_compute_s): without what sizes the deployment rather than its decode instance (the
-    cluster's GPUs beyond one scale-up domain, the prefill pool, the servers, copies and
-    instances of the pools), so that deployments of the same instances share what they price
-    (the load model's steps, the decode pool's batch at the time-per-token target)."""
-    gpus = min(scenario.gpus, scaleup_domain_gpus(scenario))
-    instance = replace(serving_plan.decode, servers=0, gpus=0, instances=0)
+    decode_compute_s), as a key: without what sizes the deployment rather than its decode
+    instance (the cluster's GPUs beyond one scale-up domain, the prefill pool, the servers,
+    copies and instances of the pools), so that deployments of the same instances share what
+    they price (the load model's steps, the decode pool's batch at the time-per-token target).
+    Field values in a tuple rather than copies of the records (two dataclass copies cost more
+    than the look-ups they key)."""
+    pool = serving_plan.decode
     return (
-        scenario if gpus == scenario.gpus else replace(scenario, gpus=gpus),
-        replace(
-            serving_plan, prefill=instance, decode=instance, servers=0, copies=1, copy_servers=0
-        ),
+        min(scenario.gpus, scaleup_domain_gpus(scenario)),
+        *[getattr(scenario, name) for name in _VIEW_SCENARIO],
+        *[getattr(serving_plan, name) for name in _VIEW_PLAN],
+        *[getattr(pool, name) for name in _VIEW_POOL],
     )
 
 
@@ -534,7 +550,7 @@ def _balanced_prefill_servers(
     return max(near, key=lambda n_p: (capacity(n_p), -abs(n_p - lo)))
 
 
-_DECODE_RATE_CACHE: dict[tuple[Scenario, ServingPlan, Design], tuple[float, float]] = {}
+_DECODE_RATE_CACHE: dict[tuple[Any, ...], tuple[float, float]] = {}
 """Decode instances' largest batch at the time-per-token target and their step at it, by
 instance (:func:`decode_view`), bounded: the balances of every smaller cluster the deployment
 search plans pools on, and every split of one, price the same decode instances again (the
@@ -544,7 +560,7 @@ batch is the instance's; only the pool's rate counts its instances)."""
 def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) -> float:
     """compute.decode_capacity_rps on ``design`` (the point bound), the same arithmetic on the
     instance's batch and step at the target."""
-    key = (*decode_view(scenario, serving_plan), design)
+    key = (decode_view(scenario, serving_plan), design)
     hit = _DECODE_RATE_CACHE.get(key)
     if hit is None:
         if len(_DECODE_RATE_CACHE) >= 4096:
