@@ -43,6 +43,7 @@ from advisor.engine.facts.constants import (
     FabricClass,
 )
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
+from advisor.engine.model.nccl_tree import tree_network_scale
 from advisor.engine.model.nccl_versions import (
     NCCL_DEFAULT_VERSION,
     NIC_BEHIND_C2C_GPUS,
@@ -676,16 +677,36 @@ def _tree_pipeline_factor(protocol: str, nbytes: float, d: CommDomain, channels:
     return (chunks + stages - 1.0) / chunks
 
 
-def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
+def _tree_bus_bytes_per_s(d: CommDomain, *, tuner: bool) -> float:
+    """The tree's bus bandwidth before NCCL's factors: the ring's, with the network's raised by
+    ``2 / f(N)`` for the bytes the double binary tree sends (:mod:`nccl_tree`)."""
+    if d.nodes <= 1:
+        return _ring_bus_bytes_per_s(d)
+    intra = d.scaleup_bytes_per_s if d.ranks_per_node > 1 else _INF
+    inter = d.net_bytes_per_s * ring_tree_nic_share(d) * tree_network_scale(d.nodes, tuner=tuner)
+    return min(intra, inter)
+
+
+def _tree_time(nbytes: float, d: CommDomain, *, tuner: bool = False) -> tuple[float, str]:
+    """(time, protocol) of a tree all-reduce, the fastest protocol.  ``tuner``: with the bytes
+    NCCL's tuner prices (2 S per domain on three domains, where the tree sends 1.5 S,
+    :mod:`nccl_tree`), as ``auto`` chooses and prices it; otherwise with the bytes sent, as a
+    forced tree (``NCCL_ALGO=Tree``) costs.  The two differ on three domains only."""
+    times = _tree_protocol_times(nbytes, d, tuner=tuner)
+    best = min(times, key=lambda p: times[p])
+    return times[best], best
+
+
+def _tree_protocol_times(nbytes: float, d: CommDomain, *, tuner: bool) -> dict[str, float]:
     # tuning.cc: min(busBw x 0.92, nChannels x perChMaxTreeBw) for every protocol
     channels, cap, cap128, _ = d.ring_tree_limits
-    bus = min(_ring_bus_bytes_per_s(d) * NCCL_TREE_BW_FACTOR, cap)
+    bus = min(_tree_bus_bytes_per_s(d, tuner=tuner) * NCCL_TREE_BW_FACTOR, cap)
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["tree"]
     hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
     base = NCCL_BASE_LATENCY_S["tree"]
     # tuning.cc counts the tree's network hops as log2i(nNodes), the floor of log2
     log_nodes = float(d.nodes.bit_length() - 1) if d.nodes > 1 else 0.0
-    best_t, best_p = _INF, "Simple"
+    times: dict[str, float] = {}
     for p in _protocols(d):
         lat = base[p] + 2.0 * (
             (d.ranks_per_node - 1) * hw_intra[p] + log_nodes * (hw_net[p] + d.net_extra_latency_s)
@@ -700,10 +721,8 @@ def _tree_time(nbytes: float, d: CommDomain) -> tuple[float, str]:
         xfer = nbytes / (0.5 * bw * tree_correction(p, nbytes))
         if channels:
             xfer *= _tree_pipeline_factor(p, nbytes, d, channels)
-        t = lat + xfer
-        if t < best_t:
-            best_t, best_p = t, p
-    return best_t, best_p
+        times[p] = lat + xfer
+    return times
 
 
 NVLS_EFFICIENCY_HOPPER = 0.85
@@ -931,12 +950,15 @@ def collective_time_s(
     if op != "all_reduce":
         raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}")
     choices = algorithm_candidates(op, d) if algorithm == "auto" else (algorithm,)
+    # auto chooses and prices by NCCL's tuner's bytes (the tree's differ from what it sends on
+    # three domains only, nccl_tree: there auto keeps the tuner's figure, so that a larger
+    # message never takes less time); a forced tree costs what it sends
     best = (_INF, "ring", "Simple")
     for algo in choices:
         if algo == "ring":
             t, p = _ring_time(op, nbytes, d)
         elif algo == "tree":
-            t, p = _tree_time(nbytes, d)
+            t, p = _tree_time(nbytes, d, tuner=algorithm == "auto")
         elif algo == "hierarchical":
             t, p = _hierarchical_time(nbytes, d, nvls=False, sharp=False), "Simple"
         elif algo == "nvls":
