@@ -277,7 +277,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     assert inf is not None
     best, tried = _fabric_free_best(scenario, dom)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
-        if _in_server_plans(scenario):
+        if _in_server_units(scenario):
             best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
@@ -336,12 +336,12 @@ def _fabric_free_best(
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
-        for unit in by_capacity(scenario, _in_server_plans(scenario)):
+        for unit in by_capacity(scenario, _in_server_units(scenario)):
             if below(scenario, unit, best[0].rate):
                 break  # no rate within the targets exceeds the capacity
             score = serving_score(scenario, unit)
             if score.beats(best[0]):
-                best = (score, unit)
+                best = (score, _unit_plan(scenario, unit))
     if len(_FABRIC_FREE_CACHE) > 256:
         _FABRIC_FREE_CACHE.clear()
     _FABRIC_FREE_CACHE[scenario] = (best, tuple(tried))
@@ -376,15 +376,17 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[int, Workl
     return out
 
 
-def _fabric_free_plans(scenario: Scenario) -> list[WorkloadPlan]:
+def _fabric_free_plans(scenario: Scenario) -> list[WorkloadPlan | ServingPlan]:
     """Every deployment :func:`_fabric_free_best` weighs on ``scenario``: the rate within the
     targets of each is at most :func:`_fabric_free_rate` (the units it skips by capacity
     serve less than the best it found)."""
     inf = scenario.inference
     assert inf is not None
-    replicas = [wp for _, wp in _fabric_free_replicas(scenario, domain_gpus(scenario))]
+    replicas: list[WorkloadPlan | ServingPlan] = [
+        wp for _, wp in _fabric_free_replicas(scenario, domain_gpus(scenario))
+    ]
     weighs_units = inf.deployment is None and not inf.independent_replicas
-    return replicas + (_in_server_plans(scenario) if replicas and weighs_units else [])
+    return replicas + (list(_in_server_units(scenario)) if replicas and weighs_units else [])
 
 
 def _fabric_free_rate(scenario: Scenario) -> float:
@@ -396,29 +398,30 @@ def _fabric_free_rate(scenario: Scenario) -> float:
 
 def _units_rate(scenario: Scenario) -> float:
     """Requests/s within the targets of the best disaggregated unit inside each server."""
-    units = _in_server_plans(scenario)
+    units = _in_server_units(scenario)
     return serving_score(scenario, best_of(scenario, units)).rate if units else 0.0
 
 
-FabricFree = tuple[Callable[[Scenario], float], Callable[[Scenario], list[WorkloadPlan]]]
+FabricFree = tuple[
+    Callable[[Scenario], float], Callable[[Scenario], list[WorkloadPlan | ServingPlan]]
+]
 """A deployment that needs no fabric on a cluster: its rate within the targets, and the plans
 it is the best of (each one's rate within the targets at most that)."""
 
 
-_IN_SERVER_CACHE: dict[Scenario, tuple[WorkloadPlan, ...]] = {}
+_IN_SERVER_CACHE: dict[Scenario, tuple[ServingPlan, ...]] = {}
 
 
-def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
+def _in_server_units(scenario: Scenario) -> list[ServingPlan]:
     """Every disaggregated unit of one server (pools.in_server_units) copied onto each of the
     cluster's servers: the KV cache stays on the server's NVLink, so the copies serve
-    independently and need no compute fabric.  Kept by scenario, bounded (the search asks
-    for a cluster's units from the fabric-free best, its pools' decision and its rate)."""
+    independently and need no compute fabric.  Their serving plans, what the search scores
+    (the plan of the one chosen is :func:`_unit_plan`); kept by scenario, bounded (the search
+    asks for a cluster's units from the fabric-free best, its pools' decision and its rate)."""
     hit = _IN_SERVER_CACHE.get(scenario)
     if hit is None:
-        dom = domain_gpus(scenario)
         hit = tuple(
-            _disaggregated_on(scenario, dom, _copied(unit, scenario.nodes, scenario.nodes))
-            for unit in in_server_units(scenario)
+            _copied(unit, scenario.nodes, scenario.nodes) for unit in in_server_units(scenario)
         )
         if len(_IN_SERVER_CACHE) > 256:
             _IN_SERVER_CACHE.clear()
@@ -426,8 +429,18 @@ def _in_server_plans(scenario: Scenario) -> list[WorkloadPlan]:
     return list(hit)
 
 
+def _unit_plan(scenario: Scenario, unit: ServingPlan) -> WorkloadPlan:
+    """The plan of an in-server unit of :func:`_in_server_units` on ``scenario``'s cluster."""
+    return _disaggregated_on(scenario, domain_gpus(scenario), unit)
+
+
+def _in_server_units_list(scenario: Scenario) -> list[WorkloadPlan | ServingPlan]:
+    """:func:`_in_server_units` as the plans a :data:`FabricFree` gives."""
+    return list(_in_server_units(scenario))
+
+
 _FABRIC_FREE: FabricFree = (_fabric_free_rate, _fabric_free_plans)
-_UNITS: FabricFree = (_units_rate, _in_server_plans)
+_UNITS: FabricFree = (_units_rate, _in_server_units_list)
 
 
 def _unit_shape(wp: WorkloadPlan) -> str:
@@ -688,13 +701,14 @@ def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
 
 def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     """The search of :func:`_plan_disaggregated` for pools it is not given."""
-    units = _in_server_plans(scenario)
+    units = _in_server_units(scenario)
     if units:
         # a dense model whose prefill and decode instances fit one server: the units inside
         # every server (KV cache over NVLink, no fabric) beside whole-server pools (KV cache
         # over the fabric), the one serving the most within the targets
         unit = best_of(scenario, units)
-        return _with_pools(scenario, dom, (serving_score(scenario, unit), unit), _UNITS)[1]
+        chosen = (serving_score(scenario, unit), _unit_plan(scenario, unit))
+        return _with_pools(scenario, dom, chosen, _UNITS)[1]
     per_domain = _per_domain_plans(scenario, dom)
     if per_domain:
         # a cluster of several NVL72 racks whose deployment fits one rack keeps both pools in

@@ -3,11 +3,25 @@ within the p95 targets of a plan on a network, its capacity, and the best of sev
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.load import ServingModel, serving_model
 from advisor.engine.model.serving.pools import reference_design
+
+Deployment = TypeVar("Deployment", bound=WorkloadPlan | ServingPlan)
+"""A deployment the search weighs: a whole plan, or only its serving plan (what every score
+reads), whose plan is built only if it is chosen."""
+
+
+def serving_of(wp: WorkloadPlan | ServingPlan) -> ServingPlan:
+    """The serving plan of a deployment."""
+    if isinstance(wp, ServingPlan):
+        return wp
+    assert wp.inference is not None and wp.inference.serving is not None
+    return wp.inference.serving
 
 
 class ServingScore:
@@ -70,37 +84,40 @@ class ServingScore:
 
 
 def serving_score(
-    scenario: Scenario, wp: WorkloadPlan, design: Design | None = None
+    scenario: Scenario, wp: WorkloadPlan | ServingPlan, design: Design | None = None
 ) -> ServingScore:
     """:class:`ServingScore` of a plan on ``design``, by default the reference network
     (advisor.engine.model.serving.pools.reference_design)."""
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
+    sp = serving_of(wp)
     return ServingScore(
         serving_model(scenario, sp, design or reference_design(scenario), "point"), sp
     )
 
 
-def capacity_rps(scenario: Scenario, wp: WorkloadPlan, design: Design | None = None) -> float:
+def capacity_rps(
+    scenario: Scenario, wp: WorkloadPlan | ServingPlan, design: Design | None = None
+) -> float:
     """Requests/s a plan sustains on ``design`` (by default the reference network): an upper
     bound of its rate within the targets (a few step times, where the rate within the targets
     bisects the load model)."""
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
+    sp = serving_of(wp)
     net = design or reference_design(scenario)
     return serving_model(scenario, sp, net, "point").capacity_rps()
 
 
 def by_capacity(
-    scenario: Scenario, plans: list[WorkloadPlan], design: Design | None = None
-) -> list[WorkloadPlan]:
+    scenario: Scenario, plans: list[Deployment], design: Design | None = None
+) -> list[Deployment]:
     """``plans`` by capacity, largest first (stable), so the search can stop at the first one
     whose capacity is below the best rate within the targets found so far."""
     return sorted(plans, key=lambda wp: -capacity_rps(scenario, wp, design))
 
 
 def below(
-    scenario: Scenario, wp: WorkloadPlan, best_rate: float, design: Design | None = None
+    scenario: Scenario,
+    wp: WorkloadPlan | ServingPlan,
+    best_rate: float,
+    design: Design | None = None,
 ) -> bool:
     """Whether ``wp`` cannot reach ``best_rate`` (3 significant digits) within the targets:
     its capacity bounds its rate within the targets from above."""
@@ -108,12 +125,12 @@ def below(
 
 
 def best_of(
-    scenario: Scenario, plans: list[WorkloadPlan], design: Design | None = None
-) -> WorkloadPlan:
+    scenario: Scenario, plans: list[Deployment], design: Design | None = None
+) -> Deployment:
     """The plan of ``plans`` with the highest :func:`serving_score` on ``design`` (by default
     the reference network; the first on a tie), largest capacity first, stopping where
     capacity falls below the best rate so far."""
-    best: tuple[ServingScore, WorkloadPlan] | None = None
+    best: tuple[ServingScore, Deployment] | None = None
     for wp in by_capacity(scenario, plans, design):
         if best is not None and below(scenario, wp, best[0].rate, design):
             break
@@ -124,7 +141,9 @@ def best_of(
     return best[1]
 
 
-def reaches(scenario: Scenario, plans: list[WorkloadPlan], rate: float, factor: float) -> bool:
+def reaches(
+    scenario: Scenario, plans: list[WorkloadPlan | ServingPlan], rate: float, factor: float
+) -> bool:
     """Whether one of ``plans`` serves at least ``rate`` / ``factor`` within the targets on the
     reference network (``rate`` <= its rate x ``factor``), so that the best of them does too:
     scored largest capacity first, stopping at the first whose capacity cannot reach it."""
