@@ -9,7 +9,8 @@ from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.result.records import ScalingPoint
+from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.result.records import Metrics, ScalingPoint
 
 SCALING_MAX_POINTS = 7
 """Points of the scaling chart (servers 1, 2, 4, ... up to the job's size)."""
@@ -27,14 +28,9 @@ def scaling(
         return []
 
 
-def _points(
-    scenario: Scenario, facts: JobFacts, per_fabric: dict[str, Candidate]
-) -> list[ScalingPoint]:
-    from advisor.engine.model.performance import evaluate_design
-    from advisor.engine.model.planner import plan_workload
-
-    if not per_fabric:
-        return []
+def chart_sizes(facts: JobFacts) -> list[int]:
+    """Servers of the chart's points: 1, 2, 4, ... and the job's own size (at least
+    :data:`SCALING_MIN_SERVERS`), :data:`SCALING_MAX_POINTS` at most."""
     max_nodes = max(SCALING_MIN_SERVERS, facts.nodes)
     node_counts: list[int] = []
     count = 1
@@ -42,21 +38,55 @@ def _points(
         node_counts.append(count)
         count *= 2
     node_counts.append(max_nodes)
+    return node_counts
+
+
+def fabric_free(sized: Scenario, plan: WorkloadPlan) -> bool:
+    """Whether the chart's figure at this size is the same on every design: the planned job
+    needs no compute fabric (every communicator, KV stream and replica inside one scale-up
+    domain, :attr:`WorkloadPlan.needs_compute_fabric`) and no calibration (a customer's fit is
+    applied per fabric kind).  ``tests/engine/test_scaling_chart.py`` holds the shared figure
+    to the per-design one over random scenarios and many designs."""
+    return not plan.needs_compute_fabric and sized.calibration is None
+
+
+def efficiency(metrics: Metrics) -> float:
+    """The chart's figure of one design: training's scaling efficiency, or serving's share of a
+    token's time spent computing (NaN when the model could not say)."""
+    if metrics.scaling_efficiency is not None:
+        return num(metrics.scaling_efficiency, math.nan)
+    token_ms = num(metrics.ms_per_token, math.nan)
+    compute_ms = num(metrics.compute_ms_per_token, math.nan)
+    return min(1.0, compute_ms / token_ms) if token_ms > 0 else math.nan
+
+
+def _points(
+    scenario: Scenario,
+    facts: JobFacts,
+    per_fabric: dict[str, Candidate],
+    *,
+    share_fabric_free: bool = True,
+) -> list[ScalingPoint]:
+    """The chart's points.  A size that needs no compute fabric (:func:`fabric_free`) is
+    evaluated on one design and its figure given to every fabric kind (``share_fabric_free``;
+    False evaluates it once per fabric, the reference the tests hold the shared figure to)."""
+    from advisor.engine.model.performance import evaluate_design
+    from advisor.engine.model.planner import plan_workload
+
+    if not per_fabric:
+        return []
     out: list[ScalingPoint] = []
-    for nodes in node_counts:
+    for nodes in chart_sizes(facts):
         try:
             sized = resize(scenario, nodes * facts.gpus_per_node)
             plan = plan_workload(sized)
         except Exception:  # noqa: S112 - a size the planner cannot place is skipped
             continue
-        for fabric, candidate in sorted(per_fabric.items()):
-            metrics = evaluate_design(sized, plan, design_of(candidate), bounds=False)
-            if metrics.scaling_efficiency is not None:
-                eff = num(metrics.scaling_efficiency, math.nan)
-            else:
-                token_ms = num(metrics.ms_per_token, math.nan)
-                compute_ms = num(metrics.compute_ms_per_token, math.nan)
-                eff = min(1.0, compute_ms / token_ms) if token_ms > 0 else math.nan
+        shared = share_fabric_free and fabric_free(sized, plan)
+        eff = math.nan
+        for i, (fabric, candidate) in enumerate(sorted(per_fabric.items())):
+            if not (shared and i):
+                eff = efficiency(evaluate_design(sized, plan, design_of(candidate), bounds=False))
             if math.isfinite(eff):
                 out.append(
                     ScalingPoint(fabric=fabric, nodes=nodes, scaling_efficiency=rounded(eff))
