@@ -4,9 +4,17 @@ late-2026 hardware grid and the platform checks.
 Writes ``bench/audit.json`` (counts, violations by property, examples) and exits 1 when any
 property is violated (see ``advisor/engine/tools/audit.py`` for the properties).  Options:
 ``--processes N`` (default: all cores), ``--every K`` (every K-th case only, for a quick look;
-series properties then compare the sizes that remain), ``--serving`` (the inference cases
-only).  Cases are evaluated without the scaling chart, which no property reads (see
+series properties then compare the sizes that remain), ``--jobs-every K`` (every K-th job, a
+model on a GPU for one kind of work, with all its variants and sizes: series properties compare
+the same sizes as the whole audit), ``--serving`` (the inference cases only).  Cases are
+evaluated without the scaling chart, which no property reads (see
 ``advisor/engine/tools/audit.py``).
+
+A worker process evaluates one job at a time (all its variants and sizes, in the grid's order),
+so what the engine keeps by value for a job (its plans of smaller clusters, the deployment
+searches of fewer servers, the design networks) serves every case of the job in that process;
+the largest jobs go first, so no worker is left with a long one at the end.  The outcomes are
+put back in the grid's order before the properties are checked: the report is the same.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ if str(ROOT) not in sys.path:
 from advisor.engine import ENGINE_VERSION  # noqa: E402
 from advisor.engine.tools.audit import (  # noqa: E402
     PLATFORM_CHECKS,
+    AuditCase,
+    Outcome,
     audit,
     grid,
     platform_check_violations,
@@ -34,10 +44,27 @@ from advisor.engine.tools.audit import (  # noqa: E402
 OUT = ROOT / "bench" / "audit.json"
 
 
+def by_job(cases: list[AuditCase]) -> list[list[AuditCase]]:
+    """The cases of each job (model, GPU, kind of work), in the grid's order."""
+    jobs: dict[tuple[str, str, str], list[AuditCase]] = {}
+    for case in cases:
+        jobs.setdefault((case.model, case.gpu, case.workload), []).append(case)
+    return list(jobs.values())
+
+
+def _job_size(job: list[AuditCase]) -> tuple[int, int]:
+    return (len(job), max(c.servers for c in job))
+
+
+def run_job(job: list[AuditCase]) -> list[Outcome]:
+    return [run_case(case) for case in job]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--processes", type=int, default=multiprocessing.cpu_count())
     parser.add_argument("--every", type=int, default=1)
+    parser.add_argument("--jobs-every", type=int, default=1)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--serving", action="store_true", help="serving (inference) cases only, no platform checks"
@@ -45,9 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cases = [c for c in grid() if not args.serving or c.workload.startswith("inference")]
     cases = cases[:: max(1, args.every)]
+    jobs = by_job(cases)[:: max(1, args.jobs_every)]
     started = time.perf_counter()
     with multiprocessing.Pool(max(1, args.processes)) as pool:
-        outcomes = pool.map(run_case, cases, chunksize=16)
+        done = pool.imap_unordered(run_job, sorted(jobs, key=_job_size, reverse=True))
+        outcomes = sorted((o for job in done for o in job), key=lambda o: o.case)
     report = audit(outcomes)
     if not args.serving:
         report.cases += len(PLATFORM_CHECKS)

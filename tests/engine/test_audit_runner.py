@@ -1,0 +1,65 @@
+"""``bench/audit.py`` (``make audit``) hands whole jobs to its worker processes and puts the
+outcomes back in the grid's order: every case is evaluated exactly once and the report is the
+one a plain run over the cases in order gives."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from advisor.engine.tools.audit import (
+    PLATFORM_CHECKS,
+    audit,
+    grid,
+    platform_check_violations,
+    run_case,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def runner() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_audit", ROOT / "bench" / "audit.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_audit"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_jobs_partition_the_grid_in_its_order(runner: ModuleType) -> None:
+    cases = grid()
+    jobs = runner.by_job(cases)
+    assert sorted(c for job in jobs for c in job) == cases
+    for job in jobs:
+        assert job == sorted(job)
+        assert len({(c.model, c.gpu, c.workload) for c in job}) == 1
+    # a job holds every variant and size of its series, so series properties see them all
+    series = {c.series for c in cases}
+    assert {c.series for job in jobs for c in job} == series
+    assert len(jobs) == len({(c.model, c.gpu, c.workload) for c in cases})
+
+
+def test_the_pooled_report_is_the_in_order_report(runner: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "audit.json"
+    argv = ["--every", "3", "--jobs-every", "150", "--processes", "2", "--out", str(out)]
+    code = runner.main(argv)
+    pooled = json.loads(out.read_text())
+    cases = [c for job in runner.by_job(grid()[::3])[::150] for c in job]
+    assert len(cases) > 10
+    report = audit([run_case(c) for c in cases])
+    report.cases += len(PLATFORM_CHECKS)
+    report.violations.extend(platform_check_violations())
+    plain = report.to_dict()
+    for key in ("seconds", "slowest_case_s"):
+        pooled.pop(key)
+        plain.pop(key)
+    pooled.pop("engine_version")
+    assert pooled == plain
+    assert code == (1 if report.violations else 0)
