@@ -13,7 +13,9 @@ evaluated without the scaling chart, which no property reads (see
 A worker process evaluates one job at a time (all its variants and sizes, in the grid's order),
 so what the engine keeps by value for a job (its plans of smaller clusters, the deployment
 searches of fewer servers, the design networks) serves every case of the job in that process;
-the largest jobs go first, so no worker is left with a long one at the end.  The outcomes are
+the largest jobs go first, so no worker is left with a long one at the end.  A worker checks
+each answer's own properties and sends back only the violations and the few figures the series
+properties read, not the ~70 kB answer for the main process to unpickle.  The outcomes are
 put back in the grid's order before the properties are checked: the report is the same.
 """
 
@@ -36,6 +38,7 @@ from advisor.engine.tools.audit import (  # noqa: E402
     AuditCase,
     Outcome,
     audit,
+    checked,
     grid,
     platform_check_violations,
     run_case,
@@ -57,7 +60,9 @@ def _job_size(job: list[AuditCase]) -> tuple[int, int]:
 
 
 def run_job(job: list[AuditCase]) -> list[Outcome]:
-    return [run_case(case) for case in job]
+    """The job's outcomes as a worker sends them back: checked where they were evaluated,
+    without their results (:func:`advisor.engine.tools.audit.checked`)."""
+    return [checked(run_case(case)) for case in job]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,8 @@ from advisor.engine.tools.audit import (
     SIZES_SERVERS,
     AuditCase,
     Outcome,
+    audit,
+    checked,
     expected_crossings,
     grid,
     placement_violations,
@@ -117,6 +119,26 @@ def test_series_checks_catch_a_slower_step_falling_capex_and_flipping_fabrics() 
     ]
     props = sorted(v.prop for v in series_violations(outcomes))
     assert props == ["capex-falls", "fabric-flips", "step-slows"]
+    # what a worker of make audit sends back (no result) gives the same violations and report
+    slim = [checked(o) for o in outcomes]
+    assert all(o.result is None for o in slim)
+    assert series_violations(slim) == series_violations(outcomes)
+    assert audit(slim).to_dict() == audit(outcomes).to_dict()
+
+
+def test_a_checked_outcome_keeps_its_single_answer_violations() -> None:
+    case = AuditCase("llama3-70b", "a100-80gb-sxm", "training", "default", 2)
+    result = EngineResult(
+        scenario=ScenarioEcho(workload="training", gpu="a100-80gb-sxm", gpus=16),
+        workload=WorkloadInfo(nodes=2, gpus_per_node=8),
+        recommendation=Recommendation(fabric="ethernet"),
+    )
+    full = Outcome(case, result=result)
+    slim = checked(full)
+    assert [v.prop for v in point_violations(slim)] == ["no-rdma"]
+    assert audit([slim]).to_dict() == audit([full]).to_dict()
+    refused = Outcome(case, refusal={"gpus": ["too few"]})
+    assert audit([checked(refused)]).to_dict() == audit([refused]).to_dict()
 
 
 @pytest.mark.parametrize(

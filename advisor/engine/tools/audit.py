@@ -179,15 +179,63 @@ class Violation:
         return {"property": self.prop, "case": self.case, "detail": self.detail}
 
 
+@dataclass(frozen=True)
+class SeriesFigures:
+    """What the properties along a series read of one answer (:func:`series_violations`)."""
+
+    step_s: float | None
+    """Step time per 4M tokens (:func:`_step_s`)."""
+    network_capex_usd: float
+    fabric: str | None
+    max_requests_per_s_at_target: float | None
+
+    @classmethod
+    def of(cls, result: EngineResult) -> SeriesFigures:
+        return cls(
+            step_s=_step_s(result),
+            network_capex_usd=result.cost.network_capex_usd,
+            fabric=result.recommendation.fabric,
+            max_requests_per_s_at_target=result.metrics.max_requests_per_s_at_target,
+        )
+
+
 @dataclass
 class Outcome:
-    """What ``evaluate`` said about one case: a result, a refusal, or an exception."""
+    """What ``evaluate`` said about one case: a result, a refusal, or an exception.
+
+    :func:`checked` turns it into what a worker process sends back: the single-answer
+    properties already checked (``violations``) and the figures the series properties read
+    (``figures``), without the result (~70 kB pickled)."""
 
     case: AuditCase
     result: EngineResult | None = None
     refusal: dict[str, list[str]] | None = None
     error: str | None = None
     seconds: float = 0.0
+    violations: list[Violation] | None = None
+    figures: SeriesFigures | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.result is not None or self.figures is not None
+
+    def series_figures(self) -> SeriesFigures | None:
+        if self.figures is not None:
+            return self.figures
+        return SeriesFigures.of(self.result) if self.result is not None else None
+
+
+def checked(outcome: Outcome) -> Outcome:
+    """``outcome`` with its single-answer properties checked and the figures the series
+    properties read, without the result: :func:`audit` reports the same of either."""
+    return Outcome(
+        outcome.case,
+        refusal=outcome.refusal,
+        error=outcome.error,
+        seconds=outcome.seconds,
+        violations=point_violations(outcome),
+        figures=outcome.series_figures(),
+    )
 
 
 @dataclass
@@ -790,7 +838,9 @@ def rag_violations(case: str, result: EngineResult) -> list[Violation]:
 
 
 def point_violations(outcome: Outcome) -> list[Violation]:
-    """Every single-answer property of one case."""
+    """Every single-answer property of one case (checked already by :func:`checked`)."""
+    if outcome.violations is not None:
+        return list(outcome.violations)
     label = outcome.case.label()
     if outcome.error is not None:
         return [Violation("exception", label, outcome.error)]
@@ -831,14 +881,13 @@ def _step_s(result: EngineResult) -> float | None:
 
 def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
     """Monotonicity and fabric flips along one series, sizes ascending."""
-    answered = [o for o in outcomes if o.result is not None]
+    answered = [(o, f) for o in outcomes if (f := o.series_figures()) is not None]
     out: list[Violation] = []
     best_step: tuple[float, int] | None = None
     top_capex: tuple[float, int] | None = None
-    for o in answered:
-        assert o.result is not None
+    for o, figures in answered:
         servers = o.case.servers
-        step = _step_s(o.result)
+        step = figures.step_s
         if step is not None and o.case.workload in ("training", "fine_tuning"):
             if best_step is not None and step > best_step[0] * (1 + STEP_SLOWDOWN_TOLERANCE):
                 out.append(
@@ -851,7 +900,7 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
                 )
             if best_step is None or step < best_step[0]:
                 best_step = (step, servers)
-        capex = o.result.cost.network_capex_usd
+        capex = figures.network_capex_usd
         if top_capex is not None and capex < top_capex[0] - CAPEX_TOLERANCE_USD:
             out.append(
                 Violation(
@@ -863,32 +912,30 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
         if top_capex is None or capex > top_capex[0]:
             top_capex = (capex, servers)
     out.extend(_serving_series_violations(answered))
-    ladder = [
-        o.result.recommendation.fabric
-        for o in answered
-        if o.case.servers in LADDER_SERVERS and o.result is not None
-    ]
+    ladder = [f.fabric for o, f in answered if o.case.servers in LADDER_SERVERS]
     changes = sum(1 for a, b in itertools.pairwise(ladder) if a != b)
     if changes > MAX_FABRIC_CHANGES and answered:
         out.append(
             Violation(
                 "fabric-flips",
-                answered[0].case.label().rsplit("/", 1)[0],
+                answered[0][0].case.label().rsplit("/", 1)[0],
                 f"{changes} fabric changes along the ladder: {' -> '.join(map(str, ladder))}",
             )
         )
     return out
 
 
-def _serving_series_violations(answered: Sequence[Outcome]) -> list[Violation]:
+def _serving_series_violations(
+    answered: Sequence[tuple[Outcome, SeriesFigures]],
+) -> list[Violation]:
     """The engine's serving deployment never serves fewer requests/s within the targets on
     more servers of the same job (it may leave servers idle, as the deployment search does)."""
     out: list[Violation] = []
     best: tuple[float, int] | None = None
-    for o in answered:
-        if o.result is None or not o.case.workload.startswith("inference"):
+    for o, figures in answered:
+        if not o.case.workload.startswith("inference"):
             continue
-        rate = o.result.metrics.max_requests_per_s_at_target
+        rate = figures.max_requests_per_s_at_target
         if rate is None:
             continue
         if best is not None and rate < best[0] * (1 - SERVING_RATE_TOLERANCE):
@@ -917,7 +964,7 @@ def audit(outcomes: Sequence[Outcome]) -> AuditReport:
     """Check every property over already-evaluated outcomes."""
     report = AuditReport(cases=len(outcomes))
     for o in outcomes:
-        if o.result is not None:
+        if o.answered:
             report.answered += 1
         elif o.refusal is not None:
             report.refused += 1
