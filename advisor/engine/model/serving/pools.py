@@ -25,6 +25,7 @@ from advisor.engine.model.serving.compute import (
     _expert_bytes,
     _max_decode_batch_step,
     _usable_bytes,
+    decode_step_s,
     dense_prefill_s,
     experts_per_gpu,
     kv_bytes_per_token,
@@ -565,9 +566,7 @@ def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) 
     if hit is None:
         if len(_DECODE_RATE_CACHE) >= 4096:
             _DECODE_RATE_CACHE.clear()
-        hit = _DECODE_RATE_CACHE[key] = _max_decode_batch_step(
-            scenario, serving_plan, design, "point"
-        )
+        hit = _DECODE_RATE_CACHE[key] = max_decode_batch_step(scenario, serving_plan, design)
     batch, step = hit
     return (
         batch
@@ -575,6 +574,112 @@ def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) 
         * serving_plan.tokens_per_step
         / (step * serving_plan.output_tokens)
     )
+
+
+BISECTION_HALVINGS = 30
+"""Halvings of compute._max_decode_batch_step's bisection on [1, KV slots]."""
+NARROWING_STEPS = 6
+"""Interpolation steps (Illinois regula falsi) that narrow the bracket before the bisection is
+replayed (:func:`max_decode_batch_step`)."""
+
+
+def max_decode_batch_step(
+    scenario: Scenario, serving_plan: ServingPlan, design: Design
+) -> tuple[float, float]:
+    """compute._max_decode_batch_step on ``design`` (the point bound): the largest batch per
+    instance whose step meets the time-per-token target, by the same 30 halvings of [1, KV
+    slots], and the step there, with fewer steps priced.
+
+    A decode step grows with the batch, so a batch at or below one that meets the target
+    meets it and one at or above one that misses misses it: a few interpolation steps narrow
+    the bracket [meets, misses] around the crossing (a step is close to affine in the batch),
+    then the bisection is replayed, pricing only the midpoints that fall inside the bracket.
+    Its two ends are priced again at the end, and should either contradict the rule (a step
+    that is not monotone there) the bisection is run as compute runs it."""
+    cap = float(serving_plan.decode.max_batch_per_instance)
+    target = serving_plan.target_tpot_s
+    tokens_per_step = serving_plan.tokens_per_step
+    priced: dict[float, float] = {}
+
+    def step(b: float) -> float:
+        hit = priced.get(b)
+        if hit is None:
+            hit = priced[b] = decode_step_s(scenario, serving_plan, b, design, "point")
+        return hit
+
+    cap_step = step(cap)
+    if cap_step / tokens_per_step <= target:
+        return cap, cap_step
+    lo_step = step(1.0)
+    if lo_step / tokens_per_step > target:
+        return 1.0, lo_step
+    # [meets, misses] and the gaps to the target there (<= 0, > 0)
+    meets, misses = 1.0, cap
+    gap_meets, gap_misses = lo_step / tokens_per_step - target, cap_step / tokens_per_step - target
+    kept = 0  # Illinois: the end kept twice running has its gap halved
+    width = cap / 2.0**BISECTION_HALVINGS
+    for _ in range(NARROWING_STEPS):
+        if misses - meets <= width:
+            break
+        x = meets + (misses - meets) * (-gap_meets) / (gap_misses - gap_meets)
+        if not meets < x < misses:
+            break
+        gap = step(x) / tokens_per_step - target
+        if gap <= 0.0:
+            meets, gap_meets = x, gap
+            kept = kept - 1 if kept < 0 else -1
+            if kept <= -2:
+                gap_misses /= 2.0
+        else:
+            misses, gap_misses = x, gap
+            kept = kept + 1 if kept > 0 else 1
+            if kept >= 2:
+                gap_meets /= 2.0
+    # the crossing is often where the step jumps (a batch's rows and tokens are whole
+    # numbers): try the whole batches in the bracket and the floats either side of each;
+    # else close the bracket around the interpolated crossing
+    if misses - meets > width:
+        probes = [
+            (float(n), math.nextafter(float(n), -math.inf), math.nextafter(float(n), math.inf))
+            for n in range(math.ceil(meets), math.floor(misses) + 1)
+        ][:2]
+        if not probes:
+            x = meets + (misses - meets) * (-gap_meets) / (gap_misses - gap_meets)
+            probes = [(x, max(meets, x - width / 4.0), min(misses, x + width / 4.0))]
+        for x, below_x, above_x in probes:
+            if not meets < x < misses:
+                continue
+            if step(x) / tokens_per_step <= target:
+                meets = x
+                if meets < above_x < misses:
+                    if step(above_x) / tokens_per_step <= target:
+                        meets = above_x
+                    else:
+                        misses = above_x
+                        break
+            else:
+                misses = x
+                if meets < below_x < misses:
+                    if step(below_x) / tokens_per_step <= target:
+                        meets = below_x
+                    else:
+                        misses = below_x
+                break
+    lo, hi = 1.0, cap
+    for _ in range(BISECTION_HALVINGS):
+        mid = (lo + hi) / 2
+        if mid <= meets:
+            lo = mid
+        elif mid >= misses:
+            hi = mid
+        elif step(mid) / tokens_per_step <= target:
+            lo = meets = mid
+        else:
+            hi = misses = mid
+    lo_step = step(lo)
+    if lo_step / tokens_per_step > target or step(hi) / tokens_per_step <= target:
+        return _max_decode_batch_step(scenario, serving_plan, design, "point")
+    return lo, lo_step
 
 
 def _instance_servers(
