@@ -40,6 +40,7 @@ from advisor.engine.model.collectives import (
     nic_bytes_per_s,
 )
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
+from advisor.engine.model.launch_mode import benchmark_time_s
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version
 from advisor.engine.model.performance import evaluate_design
@@ -135,14 +136,23 @@ def predict_collective(row: dict[str, Any]) -> dict[str, float]:
     result = collective(
         config["op"], float(config["bytes"]), domain, config.get("algorithm", "auto") or "auto"
     )
-    busbw = result.busbw_bytes_per_s
+    # nccl-tests' one-process mode (``-g N``), where the source states it (docs/MODEL.md 3)
+    gpus_per_process = config.get("gpus_per_process", 1)
+    if not isinstance(gpus_per_process, int) or gpus_per_process < 1:
+        raise ValueError(
+            f"config.gpus_per_process: must be a whole number of at least 1, "
+            f"got {gpus_per_process!r}"
+        )
+    time_s = benchmark_time_s(result.time_s, gpus_per_process)
+    slower = result.time_s / time_s if time_s > 0 else 1.0
+    busbw = result.busbw_bytes_per_s * slower
     wire = nic_bytes_per_s(float(config.get("nic_gbps") or 0.0)) * int(
         config.get("nics_per_node") or 1
     )
     return {
         "busbw_GBps": busbw / 1e9,
-        "algbw_GBps": result.algbw_bytes_per_s / 1e9,
-        "time_us": result.time_s * 1e6,
+        "algbw_GBps": result.algbw_bytes_per_s * slower / 1e9,
+        "time_us": time_s * 1e6,
         "wire_fraction_max": busbw / wire if wire > 0 else 0.0,
         "wire_fraction": busbw / wire if wire > 0 else 0.0,
     }
