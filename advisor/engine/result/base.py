@@ -214,7 +214,16 @@ def _dump(value: Any, plain: bool = False) -> Any:
                 continue
             if omit_default and item == default:
                 continue
-            out[name] = _dump(item, plain)
+            # a scalar field (most of them) is written here, as the call would write it
+            leaf = type(item)
+            if leaf is float:
+                if plain and not math.isfinite(item):
+                    raise _NotPlain
+                out[name] = item
+            elif leaf is str or leaf is int or leaf is bool or item is None:
+                out[name] = item
+            else:
+                out[name] = _dump(item, plain)
         for k, v in getattr(value, EXTRA).items():
             out[str(k) if plain else k] = _dump(v, plain)
         return out
