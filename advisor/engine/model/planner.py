@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
@@ -406,16 +407,6 @@ def _search_training(
             live = [s for s in live if floor <= s.best]
             if not live:
                 break
-        # the smallest footprint of this shape (last sharding and recomputation, no
-        # interleaving), then a bound with the data-parallel term of the cheaper sharding
-        fit = memo.shape_fits(tp, pp, dp, ep, mb, mcount, cp, stages)
-        smallest = fit.get((shardings[-1], recomputes[-1], 1))
-        if smallest is None:
-            smallest = fit[shardings[-1], recomputes[-1], 1] = fit_of(
-                tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
-            )
-        if not smallest:
-            continue
         base = bases.get((tp, cp, pp, ep, mb, dp))
         if base is None:
             base = bases[tp, cp, pp, ep, mb, dp] = shape_base(
@@ -424,18 +415,30 @@ def _search_training(
         # the stage time of each recomputation level, asked once per shape
         times: list[tuple[float, float] | None] = [None] * len(recomputes)
         per_mb0, tp_s0 = times[0] = memo.timing(tp, cp, ep, mb, stages, pp, 0)
-        vps: tuple[int, ...] | None = None
+        # a bound with the data-parallel term of the cheaper sharding and the deepest
+        # interleaving; then the smallest footprint of the shape (last sharding and
+        # recomputation, no interleaving) must fit: a shape either fails is skipped, so the
+        # memory is asked only of the shapes some search's bound keeps
+        pricing = []
         for search in live:
             shape = shape_terms_at(base, search.bw)
             lowest = _estimate_from(shape, per_mb0, tp_s0, tp_overlap, pp, vp_max, shardings, False)
-            if lowest > search.best:
-                continue
-            if vps is None:
-                vps = (p.virtual_stages,) if p.virtual_stages else (1,)
-                if not p.virtual_stages and pp > 1:
-                    vps = tuple(
-                        v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp
-                    ) or (1,)
+            if lowest <= search.best:
+                pricing.append((search, shape))
+        if not pricing:
+            continue
+        fit = memo.shape_fits(tp, pp, dp, ep, mb, mcount, cp, stages)
+        smallest = fit.get((shardings[-1], recomputes[-1], 1))
+        if smallest is None:
+            smallest = fit[shardings[-1], recomputes[-1], 1] = fit_of(
+                tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
+            )
+        if not smallest:
+            continue
+        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+        if not p.virtual_stages and pp > 1:
+            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
+        for search, shape in pricing:
             best = search.best
             kept = search.kept
             for sharding in shardings:
@@ -515,7 +518,7 @@ def _shapes(scenario: Scenario) -> list[_Shape]:
         per_mb = timed[0]
         floor = (mcount + (pp - 1) / vp_max) * per_mb
         shapes.append((floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max))
-    shapes.sort(key=lambda x: x[0])
+    shapes.sort(key=itemgetter(0))
     return shapes
 
 
