@@ -181,6 +181,30 @@ class CommDomain:
             _per_channel_cap("ring_ll128", self, search),
         )
 
+    @cached_property
+    def tree_nic_subsets(self) -> tuple[CommDomain, ...]:
+        """The domain on fewer of its NICs, for each smaller NIC count that runs fewer tree
+        channels (:func:`_tree_time` prices the best of them).  More channels mean more chunks
+        to fill the tree's pipeline (:func:`tree_pipeline_factor`); where the scale-up side, not
+        the NICs, bounds the tree's bandwidth (GPUs without NCCL's per-channel caps: AMD,
+        Gaudi), an added NIC adds channels and no bandwidth, so the tree would get slower.  A
+        communicator can always be pinned to fewer NICs (``NCCL_IB_HCA``), so a design is
+        never priced slower for a NIC it has: each subset gets its share of the network
+        bandwidth, ``net x k / NICs`` (docs/MODEL.md section 3, "NIC subsets")."""
+        if self.nodes <= 1 or self.nic_count <= 1:
+            return ()
+        channels = self.ring_tree_limits[0]
+        subsets: list[CommDomain] = []
+        # a pool of NICs at least the ranks or NCCL's 32 search channels runs as many
+        for k in range(min(self.nic_count, self.ranks_per_node, _NCCL_MAX_CHANNELS + 1) - 1, 0, -1):
+            fewer = replace(
+                self, nic_count=k, net_bytes_per_s=self.net_bytes_per_s * k / self.nic_count
+            )
+            if fewer.ring_tree_limits[0] < channels:
+                subsets.append(fewer)
+                channels = fewer.ring_tree_limits[0]
+        return tuple(subsets)
+
 
 @dataclass(frozen=True)
 class CollectiveResult:
@@ -693,6 +717,9 @@ def _tree_time(nbytes: float, d: CommDomain, *, tuner: bool = False) -> tuple[fl
     :mod:`nccl_tree`), as ``auto`` chooses and prices it; otherwise with the bytes sent, as a
     forced tree (``NCCL_ALGO=Tree``) costs.  The two differ on three domains only."""
     times = _tree_protocol_times(nbytes, d, tuner=tuner)
+    for fewer in d.tree_nic_subsets:
+        for p, t in _tree_protocol_times(nbytes, fewer, tuner=tuner).items():
+            times[p] = min(times[p], t)
     best = min(times, key=lambda p: times[p])
     return times[best], best
 
