@@ -64,7 +64,7 @@ from advisor.engine.model.training_step import (
     training_step_above,
     training_step_time_s,
 )
-from advisor.engine.result.echo import Memory
+from advisor.engine.result.echo import Constraints, Memory
 
 # ----------------------------------------------------------------------------- planner
 
@@ -75,13 +75,28 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
     Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
     cannot fit even at maximum parallelism.
     """
-    hit = _PLAN_CACHE.get(scenario)
+    planned = _as_planned(scenario)
+    hit = _PLAN_CACHE.get(planned)
     if hit is None:
-        hit = _plan_training(scenario) if scenario.is_training else _plan_inference(scenario)
+        hit = _plan_training(planned) if planned.is_training else _plan_inference(planned)
         if len(_PLAN_CACHE) > 256:
             _PLAN_CACHE.clear()
-        _PLAN_CACHE[scenario] = hit
+        _PLAN_CACHE[planned] = hit
     return hit
+
+
+_NO_CONSTRAINTS = Constraints()
+
+
+def _as_planned(scenario: Scenario) -> Scenario:
+    """The scenario as the planner sees it: with the default constraints.  The constraints
+    (budget, team skills, preference, GPU pricing, power, cloud) are the decision's; no model
+    module reads them (``tests/engine/test_planner_constraints.py``), so jobs that differ only
+    in them share one plan, its deployment search and its memo (the audit's constraint
+    variants, a what-if that changes the budget)."""
+    if scenario.constraints == _NO_CONSTRAINTS:
+        return scenario
+    return replace(scenario, constraints=_NO_CONSTRAINTS)
 
 
 _PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}

@@ -1,0 +1,80 @@
+"""Jobs that differ only in their constraints share one plan (``planner._as_planned``): the
+constraints are the decision's and no model module reads them.  Checked three ways: the
+model's source reads no ``constraints`` outside that function, a plan made from a scenario
+with constraints equals the one made from it without, and an answer is the same whether its
+plan was made for it or taken from a job with other constraints."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from advisor.engine import evaluate_typed
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model import planner
+from advisor.engine.result.echo import Constraints
+from advisor.engine.tools.audit import VARIANT_SIZES, VARIANTS, AuditCase, scenario_for
+
+CATALOG = default_catalog()
+MODEL = Path(planner.__file__).resolve().parent
+
+
+def test_no_model_module_reads_the_constraints() -> None:
+    readers = []
+    for path in sorted(MODEL.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        allowed: set[int] = set()
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and fn.name == "_as_planned":
+                allowed |= {id(n) for n in ast.walk(fn)}
+        for node in ast.walk(tree):
+            reads = (isinstance(node, ast.Attribute) and node.attr == "constraints") or (
+                isinstance(node, ast.Constant) and node.value == "constraints"
+            )
+            if reads and id(node) not in allowed:
+                readers.append(f"{path.relative_to(MODEL)}:{getattr(node, 'lineno', '?')}")
+    assert readers == []
+
+
+JOBS = [
+    ("llama3-70b", "h100-sxm", "training", 33),
+    ("llama3-8b", "a100-80gb-sxm", "training", 2),
+    ("mixtral-8x7b", "mi300x", "inference-split", 3),
+    ("llama3.1-405b", "h100-sxm", "inference-split", 257),
+]
+
+
+@pytest.mark.parametrize(("model", "gpu", "workload", "servers"), JOBS)
+def test_a_plan_does_not_depend_on_the_constraints(
+    model: str, gpu: str, workload: str, servers: int
+) -> None:
+    assert servers in VARIANT_SIZES
+    plans = []
+    for variant in VARIANTS:
+        if variant == "tight-budget" and workload != "training":
+            continue
+        s = parse_scenario(scenario_for(AuditCase(model, gpu, workload, variant, servers)), CATALOG)
+        planner._PLAN_CACHE.clear()
+        uncached = (planner._plan_training if s.is_training else planner._plan_inference)(s)
+        assert planner.plan_workload(s) == uncached
+        plans.append(uncached)
+        assert dataclasses.replace(s, constraints=Constraints()) == planner._as_planned(s)
+    assert len(plans) >= 3
+    assert all(p == plans[0] for p in plans)
+
+
+@pytest.mark.parametrize(("model", "gpu", "workload", "servers"), JOBS)
+def test_an_answer_is_the_same_with_a_plan_made_for_other_constraints(
+    model: str, gpu: str, workload: str, servers: int
+) -> None:
+    case = AuditCase(model, gpu, workload, "ethernet-team-cost", servers)
+    planner._PLAN_CACHE.clear()
+    alone = evaluate_typed(scenario_for(case), catalog=CATALOG).to_dict()
+    planner._PLAN_CACHE.clear()
+    evaluate_typed(scenario_for(dataclasses.replace(case, variant="default")), catalog=CATALOG)
+    shared = evaluate_typed(scenario_for(case), catalog=CATALOG).to_dict()
+    assert shared == alone
