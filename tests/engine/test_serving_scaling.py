@@ -161,3 +161,22 @@ def test_disaggregated_copies_on_nvl72_sit_whole_inside_a_rack() -> None:
     assert used == copies * per_copy
     idle = 64 - used
     assert idle > 0 and f"{idle} server" in notes
+
+
+def test_a_cluster_whose_single_fat_tree_needs_four_tiers_is_offered_planes() -> None:
+    """DeepSeek-V3 disaggregated on 2,049 A100 servers (16,392 HDR ports, over the 16,000 a
+    three-tier fat tree of 40-port switches reaches): below 32,768 GPUs no multi-plane design was
+    priced, so the pick was a 2:1 oversubscribed three-tier fabric whose time to first token sat
+    at 1,997 ms against the 2,000 ms target, serving 1,488 requests/s within the targets against
+    2,709 on 1,024 servers (the audit's serving-worse-with-more-servers).  A multi-plane design
+    is now priced wherever a single fat tree would need a fourth tier (docs/MODEL.md 20.3)."""
+    rates = []
+    for servers in (1024, 2049):
+        result = run_case(
+            AuditCase("deepseek-v3", "a100-80gb-sxm", "inference-disaggregated", "default", servers)
+        ).result
+        assert result is not None
+        rates.append(result.metrics.max_requests_per_s_at_target)
+    assert rates[1] >= rates[0] * (1 - SERVING_RATE_TOLERANCE), rates
+    assert (result.recommendation.topology.planes, result.recommendation.topology.tiers) == (8, 3)
+    assert not result.recommendation.departures

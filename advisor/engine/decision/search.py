@@ -136,7 +136,9 @@ MULTI_PLANE_MIN_GPUS = 32_768
 """Multi-plane designs are priced from this size: where single fat trees of 51.2T switches
 need three tiers and the published multi-plane designs start (DeepSeek-V3 ISCA'25: 8 planes
 of two-tier fat trees, up to 16,384 GPUs on 64-port switches; Spectrum-X / AMD Pollara
-multi-plane Ethernet)."""
+multi-plane Ethernet); below it, only where a single fat tree would need a fourth tier
+(``policy`` "extra_tier": no published AI cluster runs four; a multi-plane design is the way
+the field avoids it)."""
 
 
 def multi_plane_variant(
@@ -144,10 +146,12 @@ def multi_plane_variant(
 ) -> TopologySize | None:
     """The same candidate with every rail on its own fat tree (planes = links per server),
     when that saves a tier: a multi-plane design keeps large clusters shallower.  None when
-    the cluster is below ``MULTI_PLANE_MIN_GPUS``, the server has one link, or planes save
-    no tier."""
+    the cluster is below ``MULTI_PLANE_MIN_GPUS`` and its single fat tree has at most three
+    tiers, the server has one link, or planes save no tier."""
     links = cand.nics_per_node
-    if facts.gpus < MULTI_PLANE_MIN_GPUS or links < 2 or topo.tiers < 3 or cand.nic.integrated:
+    if links < 2 or topo.tiers < 3 or cand.nic.integrated:
+        return None
+    if facts.gpus < MULTI_PLANE_MIN_GPUS and topo.tiers <= 3:
         return None
     try:
         planed = size_compute_fabric(
