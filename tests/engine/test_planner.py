@@ -277,3 +277,35 @@ def test_each_interleaving_takes_its_own_least_recomputation(gpu: str, gpus: int
     assert best
     steps = [_reference_step_s(s, c) for c in best]
     assert chosen <= min(steps) * (1 + 1e-9), (chosen, steps)
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "extra"),
+    [
+        ("llama3-70b", "h100-sxm", 1000, {}),
+        ("deepseek-v3", "h800-sxm", 2048, {}),
+        ("llama3-70b", "h100-sxm", 128, {"sequence_length": 32768}),
+        ("llama3-70b", "gb200-nvl72", 576, {}),
+    ],
+)
+def test_a_plans_costs_do_not_depend_on_the_cluster_size(
+    model: str, gpu: str, gpus: int, extra: dict[str, Any]
+) -> None:
+    """planner._COSTS_CACHE keeps a plan's TrainingPlan by everything but the GPU count: the
+    costs of each of the planner's plans (its own and every alternative, on as many GPUs as
+    they use) are the same on a cluster of any size with the same scale-up domain."""
+    from advisor.engine.model.plans import domain_gpus
+    from advisor.engine.model.stage_time import _training_costs
+
+    s = parse_scenario(
+        {"workload": "training", "model": model, "gpu": gpu, "gpus": gpus, **extra},
+        default_catalog(),
+    )
+    w = plan_workload(s)
+    for plan in (w, *w.alternatives):
+        for other in (plan.plan.gpus_used, 2 * s.gpus, s.gpus + s.gpus_per_node):
+            sized = replace(s, gpus=other)
+            if domain_gpus(sized) != domain_gpus(s):
+                continue
+            assert _training_costs(sized, plan.plan) == _training_costs(s, plan.plan)
+            assert plan.training == _training_costs(sized, plan.plan)

@@ -46,6 +46,7 @@ from advisor.engine.model.plan_estimate import (
 from advisor.engine.model.plan_estimate import _estimate_step_s as _estimate_step_s
 from advisor.engine.model.plans import (
     Plan,
+    TrainingPlan,
     WorkloadPlan,
     _divisors,
     _powers_of_two_up_to,
@@ -1027,7 +1028,41 @@ def _training_workload(
         domains=max(1, (plan.gpus_used or scenario.gpus) // dom),
         spans_servers=scenario.nodes > 1,
         needs_compute_fabric=scenario.gpus > dom,
-        training=_training_costs(scenario, plan),
+        training=_plan_costs(scenario, plan, dom),
         inference=None,
         notes=notes,
     )
+
+
+_COSTS_CACHE: dict[tuple[Any, ...], TrainingPlan] = {}
+"""A training plan's :class:`TrainingPlan` by value: the planner's levels, the cluster's own
+size and the scaling chart's sizes build the workload of the same plan again (~2 of 3 builds
+of an evaluation), and :func:`stage_time._training_costs` of a plan that states the GPUs it
+uses reads the scenario's GPU, model, precision, sequence, training, parallelism and scale-up
+domain, not its GPU count (``tests/engine/test_planner.py`` holds it to that), bounded."""
+_COSTS_CACHE_MAX = 4096
+
+
+def _plan_costs(scenario: Scenario, plan: Plan, dom: int) -> TrainingPlan:
+    """:func:`stage_time._training_costs` of ``plan`` (``dom``: the scenario's scale-up domain),
+    kept in :data:`_COSTS_CACHE` when the plan states the GPUs it uses."""
+    if not plan.gpus_used:
+        return _training_costs(scenario, plan)
+    key = (
+        scenario.gpu,
+        scenario.model,
+        scenario.precision,
+        scenario.sequence_length,
+        scenario.training,
+        scenario.parallelism,
+        scenario.calibration,
+        scenario.gpus_per_node,
+        dom,
+        plan,
+    )
+    hit = _COSTS_CACHE.get(key)
+    if hit is None:
+        if len(_COSTS_CACHE) >= _COSTS_CACHE_MAX:
+            _COSTS_CACHE.clear()
+        hit = _COSTS_CACHE[key] = _training_costs(scenario, plan)
+    return hit
