@@ -35,11 +35,11 @@ from advisor.engine.model.efficiency import (
     attention_flops_per_query_key,
     experts_hit_fraction,
     gemm_time_s,
-    grouped_gemm_time_s,
     mla_projection_shapes,
     profile,
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
+from advisor.engine.model.serving.gemm import inference_gemm, inference_gemms
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
@@ -456,13 +456,12 @@ def moe_layer_s(
     GEMMs' FLOP rate."""
     tp = max(1, tp)
     shapes = _moe_layer_shapes(model, tp, ep > 1)
-    h = shapes.hidden
-    attention_gemm = 0.0
-    for n, k in shapes.attention:
-        attention_gemm += gemm_time_s(gpu, precision, rows, n, k, inference=True)
-    shared = 0.0
-    for n, k in shapes.shared:
-        shared += gemm_time_s(gpu, precision, rows, n, k, inference=True)
+    gemms = inference_gemms(gpu, precision, shapes.gemms)  # attention, shared, up, down
+    attention_gemm = shared = 0.0
+    for g in gemms[: len(shapes.attention)]:
+        attention_gemm += g.time_s(rows)
+    for g in gemms[len(shapes.attention) : -2]:
+        shared += g.time_s(rows)
     hit = experts_hit_fraction(model, max(1.0, group_rows))
     if ep > 1:
         experts_run = experts_per_gpu * hit
@@ -470,11 +469,9 @@ def moe_layer_s(
     else:
         experts_run = model.moe_experts * hit
         copies = rows * model.moe_top_k
-    expert_width = shapes.expert_width
     per_expert = copies / max(experts_run, 1e-9)
-    routed = grouped_gemm_time_s(
-        gpu, precision, experts_run, per_expert, 2.0 * expert_width, h, inference=True
-    ) + grouped_gemm_time_s(gpu, precision, experts_run, per_expert, h, expert_width, True)
+    routed = gemms[-2].grouped_time_s(experts_run, per_expert)  # a routed expert's up + down
+    routed += gemms[-1].grouped_time_s(experts_run, per_expert)
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     elementwise = 2.0 * rows * shapes.elementwise_bytes_per_row / hbm
     return MoeLayerTimes(
@@ -496,10 +493,10 @@ class _MoeShapes(NamedTuple):
     """(N, K) on one GPU of each attention projection GEMM."""
     shared: tuple[tuple[float, float], ...]
     """(N, K) on one GPU of the non-routed MLP's two GEMMs (none without one)."""
-    expert_width: float
-    """A routed expert's width on one GPU (whole under expert parallelism)."""
     elementwise_bytes_per_row: float
     """Element-wise passes per row before the 2-byte factor: hidden, permutation, FFN."""
+    gemms: tuple[tuple[float, float], ...]
+    """(N, K) on one GPU: attention, shared, a routed expert's up, down (whole under EP)."""
 
 
 @lru_cache(maxsize=256)
@@ -533,11 +530,12 @@ def _moe_layer_shapes(model: ModelSpec, tp: int, expert_parallel: bool) -> _MoeS
         1 if expert_parallel else tp
     ) + shared_width / tp
     moe_share = model.moe_layers / max(1, model.layers)
+    expert_width = width if expert_parallel else width / tp
     return _MoeShapes(
         hidden=h,
         attention=attention,
         shared=shared,
-        expert_width=width if expert_parallel else width / tp,
+        gemms=attention + shared + ((2.0 * expert_width, h), (h, expert_width)),
         elementwise_bytes_per_row=(
             ELEMENTWISE_HIDDEN_PASSES * h
             + moe_share * MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
@@ -597,7 +595,9 @@ def moe_decode_s(
         + attention
         + consts.other_kernels_s
     )
-    head = gemm_time_s(scenario.gpu, scenario.precision, rows, model.vocab / tp, model.hidden, True)
+    head = inference_gemm(scenario.gpu, scenario.precision, model.vocab / tp, model.hidden).time_s(
+        rows
+    )
     stage = model.layers / pp * layer + model.moe_layers / pp * parts.routed_s + head / pp
     step = pp * stage
     if tp_comm and tp > 1 and tp <= scenario.gpus_per_node:
@@ -742,7 +742,7 @@ def _dense_decode_s(
         / consts.attention_flops_per_s,
     )
     layer = gemm + elementwise + attention + consts.other_kernels_s
-    head = gemm_time_s(gpu, precision, max(1.0, rows), model.vocab / tp, model.hidden, True)
+    head = inference_gemm(gpu, precision, model.vocab / tp, model.hidden).time_s(max(1.0, rows))
     stage = layers / pp * layer + head / pp
     step = pp * stage
     if tp_comm and tp > 1 and tp <= scenario.gpus_per_node and rows > 0:

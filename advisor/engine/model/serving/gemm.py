@@ -1,0 +1,99 @@
+"""Inference GEMMs of one shape, their batch-independent part computed once.
+
+A decode step prices the same GEMM shapes (an attention projection, the non-routed MLP, the
+routed experts, the output head of one instance) at every batch the load model and the
+deployment search try; only the rows M change.  :func:`inference_gemm` keeps, by value
+(GPU, precision, N, K), what :func:`efficiency.gemm_time_s` and
+:func:`efficiency.grouped_gemm_time_s` read besides M and the group count: the compute
+profile, the FLOP rate, the tiles along N, the HBM rate, the wave rule.  Its methods are those
+functions at ``inference=True``, with the same operations in the same order (the same bits).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from advisor.engine.facts.catalog import GpuSpec
+from advisor.engine.facts.constants import HBM_EFFICIENCY, WEIGHT_BYTES
+from advisor.engine.model.efficiency import CUBLAS_NO_WAVE_GENERATIONS, profile
+
+
+class InferenceGemm:
+    """One N x K inference GEMM shape on one GPU at one precision (docs/MODEL.md 15.1)."""
+
+    __slots__ = (
+        "empty",
+        "flop_rate",
+        "hbm",
+        "k",
+        "kn",
+        "latency",
+        "n",
+        "no_wave",
+        "sms",
+        "tile_m",
+        "tiles_n",
+        "wbytes",
+    )
+
+    def __init__(self, gpu: GpuSpec, precision: str, n: float, k: float) -> None:
+        p = profile(gpu)
+        self.n, self.k, self.kn = n, k, k * n
+        self.empty = n <= 0 or k <= 0
+        self.tile_m = p.tile_m
+        self.tiles_n = math.ceil(n / p.tile_n) if not self.empty else 0
+        self.sms = p.sms
+        self.no_wave = precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS
+        frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
+        peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
+        self.flop_rate = frac * p.sustained_ratio * peak
+        self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+        self.wbytes = WEIGHT_BYTES[precision]
+        self.latency = p.gemm_latency_s
+
+    def _roofline_s(self, groups: float, m: float) -> float:
+        """``efficiency._gemm_roofline_s`` at ``inference=True``."""
+        n, k = self.n, self.k
+        if self.no_wave:
+            wave_loss = 1.0
+        else:
+            tiles = math.ceil(groups * math.ceil(m / self.tile_m) * self.tiles_n)
+            sms = self.sms
+            wave_loss = math.ceil(tiles / sms) * sms / tiles
+            wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / self.tile_m - 1.0))
+        compute = 2.0 * m * n * k * groups / self.flop_rate * wave_loss
+        memory = (m * k + self.kn + m * n) * groups * self.wbytes / self.hbm
+        return max(compute, memory) + 0.0 + self.latency
+
+    def time_s(self, m: float) -> float:
+        """``efficiency.gemm_time_s(gpu, precision, m, n, k, inference=True)``."""
+        if m <= 0 or self.empty:
+            return 0.0
+        return self._roofline_s(1.0, m)
+
+    def grouped_time_s(self, groups: float, m: float) -> float:
+        """``efficiency.grouped_gemm_time_s(gpu, precision, groups, m, n, k, inference=True)``."""
+        if groups <= 0 or m <= 0 or self.empty:
+            return 0.0
+        tiled = self._roofline_s(groups, m)
+        if m <= self.tile_m:
+            return tiled
+        t0 = self.latency
+        one_tile = self._roofline_s(groups, self.tile_m) - t0
+        return min(tiled, m / self.tile_m * one_tile + t0)
+
+
+@lru_cache(maxsize=1024)
+def inference_gemm(gpu: GpuSpec, precision: str, n: float, k: float) -> InferenceGemm:
+    """The :class:`InferenceGemm` of (GPU, precision, N, K), kept by value (bounded)."""
+    return InferenceGemm(gpu, precision, n, k)
+
+
+@lru_cache(maxsize=1024)
+def inference_gemms(
+    gpu: GpuSpec, precision: str, shapes: tuple[tuple[float, float], ...]
+) -> tuple[InferenceGemm, ...]:
+    """The :class:`InferenceGemm` of each (N, K) of ``shapes`` (one instance's GEMMs of a
+    layer), kept by value (bounded): one look-up per layer instead of one per GEMM."""
+    return tuple(inference_gemm(gpu, precision, n, k) for n, k in shapes)
