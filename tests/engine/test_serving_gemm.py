@@ -10,7 +10,12 @@ import pytest
 
 from advisor.engine.facts.catalog.gpus import GPUS, GpuSpec
 from advisor.engine.model.efficiency import gemm_time_s, grouped_gemm_time_s
-from advisor.engine.model.serving.gemm import InferenceGemm, inference_gemm, inference_gemms
+from advisor.engine.model.serving.gemm import (
+    InferenceGemm,
+    inference_gemm,
+    inference_gemms,
+    total_time_s,
+)
 
 SHAPES = [(7168.0, 1536.0), (4096.0, 4096.0), (16032.0 / 3, 5120.0 / 7), (3.5, 7.0), (0.0, 4096.0)]
 ROWS = [
@@ -66,3 +71,14 @@ def test_kept_by_value() -> None:
     pair = inference_gemms(gpu, "bf16", ((4096.0, 1024.0), (1024.0, 4096.0)))
     assert [(g.n, g.k) for g in pair] == [(4096.0, 1024.0), (1024.0, 4096.0)]
     assert pair[0] is inference_gemm(gpu, "bf16", 4096.0, 1024.0)
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp8"])
+@pytest.mark.parametrize("gpu", [g for g in GPUS if g.bf16_dense_tflops > 0], ids=lambda g: g.id)
+def test_a_layers_sum_is_the_loop_it_replaces(gpu: GpuSpec, precision: str) -> None:
+    gemms = inference_gemms(gpu, precision, tuple(SHAPES))
+    for m in ROWS:
+        loop = 0.0
+        for n, k in SHAPES:
+            loop += gemm_time_s(gpu, precision, m, n, k, inference=True)
+        assert total_time_s(gemms, m) == loop

@@ -39,7 +39,7 @@ from advisor.engine.model.efficiency import (
     profile,
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
-from advisor.engine.model.serving.gemm import inference_gemm, inference_gemms
+from advisor.engine.model.serving.gemm import inference_gemm, inference_gemms, total_time_s
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
@@ -457,11 +457,8 @@ def moe_layer_s(
     tp = max(1, tp)
     shapes = _moe_layer_shapes(model, tp, ep > 1)
     gemms = inference_gemms(gpu, precision, shapes.gemms)  # attention, shared, up, down
-    attention_gemm = shared = 0.0
-    for g in gemms[: len(shapes.attention)]:
-        attention_gemm += g.time_s(rows)
-    for g in gemms[len(shapes.attention) : -2]:
-        shared += g.time_s(rows)
+    attention_gemm = total_time_s(gemms[: len(shapes.attention)], rows)
+    shared = total_time_s(gemms[len(shapes.attention) : -2], rows)
     hit = experts_hit_fraction(model, max(1.0, group_rows))
     if ep > 1:
         experts_run = experts_per_gpu * hit

@@ -52,36 +52,54 @@ class InferenceGemm:
         self.wbytes = WEIGHT_BYTES[precision]
         self.latency = p.gemm_latency_s
 
-    def _roofline_s(self, groups: float, m: float) -> float:
-        """``efficiency._gemm_roofline_s`` at ``inference=True``."""
-        n, k = self.n, self.k
-        if self.no_wave:
-            wave_loss = 1.0
-        else:
-            tiles = math.ceil(groups * math.ceil(m / self.tile_m) * self.tiles_n)
-            sms = self.sms
-            wave_loss = math.ceil(tiles / sms) * sms / tiles
-            wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / self.tile_m - 1.0))
-        compute = 2.0 * m * n * k * groups / self.flop_rate * wave_loss
-        memory = (m * k + self.kn + m * n) * groups * self.wbytes / self.hbm
-        return max(compute, memory) + 0.0 + self.latency
-
     def time_s(self, m: float) -> float:
         """``efficiency.gemm_time_s(gpu, precision, m, n, k, inference=True)``."""
         if m <= 0 or self.empty:
             return 0.0
-        return self._roofline_s(1.0, m)
+        return _rooflines_s((self,), 1.0, m)
 
     def grouped_time_s(self, groups: float, m: float) -> float:
         """``efficiency.grouped_gemm_time_s(gpu, precision, groups, m, n, k, inference=True)``."""
         if groups <= 0 or m <= 0 or self.empty:
             return 0.0
-        tiled = self._roofline_s(groups, m)
+        tiled = _rooflines_s((self,), groups, m)
         if m <= self.tile_m:
             return tiled
         t0 = self.latency
-        one_tile = self._roofline_s(groups, self.tile_m) - t0
+        one_tile = _rooflines_s((self,), groups, self.tile_m) - t0
         return min(tiled, m / self.tile_m * one_tile + t0)
+
+
+def total_time_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
+    """0.0 + each of ``gemms``' :meth:`InferenceGemm.time_s` at ``m`` rows, in order (a
+    layer's GEMMs at one batch): the same sum, in one call."""
+    if m <= 0:
+        return 0.0
+    return _rooflines_s(gemms, 1.0, m)
+
+
+def _rooflines_s(gemms: tuple[InferenceGemm, ...], groups: float, m: float) -> float:
+    """0.0 + ``efficiency._gemm_roofline_s`` at ``inference=True`` of each non-empty GEMM of
+    ``gemms``, in order (``m`` > 0).  The builtin max / min written out as the comparisons
+    they make (max(a, b) is b only when b > a; min(a, b) is b only when b < a)."""
+    total = 0.0
+    for g in gemms:
+        if g.empty:
+            continue  # gemm_time_s is 0.0 for it, and x + 0.0 is x
+        n, k = g.n, g.k
+        if g.no_wave:
+            wave_loss = 1.0
+        else:
+            tiles = math.ceil(groups * math.ceil(m / g.tile_m) * g.tiles_n)
+            sms = g.sms
+            wave_loss = math.ceil(tiles / sms) * sms / tiles
+            ramp = m / g.tile_m - 1.0
+            ramp = ramp if ramp > 0.0 else 0.0
+            wave_loss = 1.0 + (wave_loss - 1.0) * (ramp if ramp < 1.0 else 1.0)
+        compute = 2.0 * m * n * k * groups / g.flop_rate * wave_loss
+        memory = (m * k + g.kn + m * n) * groups * g.wbytes / g.hbm
+        total += (memory if memory > compute else compute) + 0.0 + g.latency
+    return total
 
 
 @lru_cache(maxsize=1024)
