@@ -415,14 +415,16 @@ def _search_training(
     # fall, so a search that has stopped never resumes
     searches = [_Search(bw, keep) for bw, keep in rates]
     live = searches
+    least = math.inf  # the lowest bound of the live searches
     fit_of = memo.fit_of
     bases = memo.bases
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
-        if any(floor > s.best for s in live):
+        if floor > least:
             # compute alone (no recomputation, no communication) is already slower
             live = [s for s in live if floor <= s.best]
             if not live:
                 break
+            least = min(s.best for s in live)
         base = bases.get((tp, cp, pp, ep, mb, dp))
         if base is None:
             base = bases[tp, cp, pp, ep, mb, dp] = shape_base(
@@ -499,7 +501,9 @@ def _search_training(
                         floor_rc = level  # the levels below do not fit at vp 1, so at no vp
                     if floor_rc >= len(recomputes):
                         break
-            search.best = best
+            if best < search.best:
+                search.best = best
+                least = min(least, best)
     return [s.out for s in searches]
 
 
