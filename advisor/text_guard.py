@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
 # C0 controls except \t \n \r, DEL, and UTF-16 surrogates (never valid alone in UTF-8).
@@ -95,7 +96,12 @@ class ControlCharacterMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        found = first_control_character(_query_and_form_items(request))
+        try:
+            found = first_control_character(_query_and_form_items(request))
+        except MultiPartParserError as exc:
+            # a multipart body Django cannot split (no boundary, a broken part): refused in the
+            # API's error shape here, not Django's HTML 400 page
+            return refusal(request, "body", f"is not a readable multipart/form-data body: {exc}")
         if found is not None:
             return refusal(request, *found)
         return self.get_response(request)

@@ -154,3 +154,27 @@ def test_a_malformed_measurement_id_in_the_calibrate_form_is_a_400(db: Any) -> N
 
     assert response.status_code == 400
     assert scenario.runs.count() == 1
+
+
+def test_a_multipart_body_without_a_boundary_is_refused_in_the_apis_shape(
+    client_a: Caller,
+) -> None:
+    """Django cannot split a multipart body whose Content-Type names no boundary; reading the
+    form raised in this middleware and Django answered its own HTML 400 where the API documents
+    JSON (schemathesis found it on the what-if endpoint)."""
+    scenario = make_scenario(name="What-if target")
+
+    response = client_a.http.post(
+        f"/api/v1/scenarios/{scenario.pk}/whatif/", b"x=1", content_type="multipart/form-data"
+    )
+
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert "boundary" in json.dumps(response.json()["error"]["fields"]["body"])
+
+
+def test_a_page_form_without_a_multipart_boundary_is_a_400_page() -> None:
+    response = Client().post("/start/", b"x=1", content_type="multipart/form-data")
+
+    assert response.status_code == 400
+    assert "“body”" in response.content.decode()
