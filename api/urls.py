@@ -77,5 +77,6 @@ urlpatterns = [
     path("schema/", SchemaApi.as_view(), name="schema"),
     path("docs/", DocsApi.as_view(url_name="api:schema"), name="docs"),
     # Anything else under /api/v1/ is a 404 in the API's error shape, not an HTML page.
-    re_path(r"^.*$", not_found, name="not-found"),
+    # [\s\S], not ".": a path carrying a line feed (%0A) must reach the JSON 404 too
+    re_path(r"^[\s\S]*$", not_found, name="not-found"),
 ]

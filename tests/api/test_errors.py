@@ -75,6 +75,15 @@ def test_an_unknown_url_under_the_api_is_a_json_404(client_a: Caller) -> None:
     assert error["message"] == "No such endpoint."
 
 
+def test_a_url_carrying_a_line_feed_is_a_json_404_too(client_a: Caller) -> None:
+    """The catch-all's "." stopped at a line feed, so such a path fell through to Django's HTML
+    404 (schemathesis: POST /api/v1/scenarios/<id with %0A>/whatif/)."""
+    for path in ("/api/v1/scenarios/%0A/whatif/", "/api/v1/a%0Ab/"):
+        response = client_a.http.post(path, {}, format="json")
+        error = assert_error_shape(response, 404, "not_found")
+        assert error["message"] == "No such endpoint."
+
+
 def test_a_missing_trailing_slash_is_pointed_out(client_a: Caller) -> None:
     error = assert_error_shape(client_a.http.get("/api/v1/scenarios"), 404, "not_found")
     assert error["message"] == "No such endpoint; did you mean /api/v1/scenarios/ ?"
