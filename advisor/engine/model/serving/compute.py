@@ -933,6 +933,10 @@ def max_decode_batch(
     return _max_decode_batch_step(scenario, serving_plan, design, bound)[0]
 
 
+BISECTION_HALVINGS = 30
+"""Halvings of the largest-decode-batch bisection on [1, KV slots] (pools replays them)."""
+
+
 def _max_decode_batch_step(
     scenario: Scenario, serving_plan: ServingPlan, design: Design | None, bound: str
 ) -> tuple[float, float]:
@@ -952,7 +956,7 @@ def _max_decode_batch_step(
     lo_step = step(lo)
     if lo_step / tokens_per_step > target:
         return lo, lo_step
-    for _ in range(30):
+    for _ in range(BISECTION_HALVINGS):
         mid = (lo + hi) / 2
         mid_step = step(mid)
         if mid_step / tokens_per_step <= target:

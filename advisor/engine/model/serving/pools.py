@@ -18,6 +18,7 @@ from advisor.engine.input.scenario import Design, PoolSpec, Scenario
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import domain_gpus
 from advisor.engine.model.serving.compute import (
+    BISECTION_HALVINGS,
     GB,
     MTP_DRAFT_TOKENS,
     PREFILL_TTFT_SHARE,
@@ -576,8 +577,6 @@ def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) 
     )
 
 
-BISECTION_HALVINGS = 30
-"""Halvings of compute._max_decode_batch_step's bisection on [1, KV slots]."""
 NARROWING_STEPS = 6
 """Interpolation steps (Illinois regula falsi) that narrow the bracket before the bisection is
 replayed (:func:`max_decode_batch_step`)."""
