@@ -962,7 +962,9 @@ def algorithm_candidates(op: str, d: CommDomain) -> tuple[str, ...]:
 def collective_time_s(
     op: str, nbytes: float, d: CommDomain, algorithm: str = "auto"
 ) -> tuple[float, str, str]:
-    """(time_s, algorithm, protocol) of one collective; 0 s for a single rank."""
+    """(time_s, algorithm, protocol) of one collective; 0 s for a single rank.  An all-reduce
+    inside one domain is replayed term by term by ``serving/intra.py`` (its test holds the
+    two to the same bits): a change here to that case is made there too."""
     if d.ranks <= 1 or nbytes <= 0:
         return 0.0, "none", "none"
     if op == "all_to_all":

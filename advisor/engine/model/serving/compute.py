@@ -24,7 +24,6 @@ from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     CommDomain,
     ScaleUp,
-    collective_time_s,
     make_domain,
     nic_bytes_per_s,
 )
@@ -40,52 +39,16 @@ from advisor.engine.model.efficiency import (
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.serving.gemm import inference_gemm, inference_gemms, total_time_s
+from advisor.engine.model.serving.intra import intra_time_s
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
 
 
-_INTRA_CACHE: dict[tuple[GpuSpec, str, float, int], float] = {}
-"""Collective times inside a scale-up domain by value (GPU, op, bytes, ranks), bounded: the
-deployment search and the load model's fixed points ask for the same tensor-parallel
-all-reduce of a decode batch again for every replica count and every rate they try (about
-half the calls of a serving answer repeat one)."""
-
-
-_SCALEUP_DOMAIN_CACHE: dict[tuple[GpuSpec, int], CommDomain] = {}
-"""The one-server domain of :func:`scaleup_time_s` by value (GPU, ranks), bounded: a decode
-step's all-reduce grows with its batch, so :data:`_INTRA_CACHE` rarely hits, but the domain
-it runs on is the same for every batch."""
-
-
 def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
-    """Collective time inside one scale-up domain (no network): :func:`scaleup_time_s` on
-    the GPU's own NVLink SHARP, its domain built once per (GPU, ranks)."""
-    gpu = scenario.gpu
-    key = (gpu, op, nbytes, ranks)
-    hit = _INTRA_CACHE.get(key)
-    if hit is None:
-        if len(_INTRA_CACHE) >= 65536:
-            _INTRA_CACHE.clear()
-        if ranks <= 1 or nbytes <= 0:
-            hit = 0.0
-        else:
-            dkey = (gpu, ranks)
-            domain = _SCALEUP_DOMAIN_CACHE.get(dkey)
-            if domain is None:
-                if len(_SCALEUP_DOMAIN_CACHE) >= 1024:
-                    _SCALEUP_DOMAIN_CACHE.clear()
-                domain = _SCALEUP_DOMAIN_CACHE[dkey] = make_domain(
-                    nodes=1,
-                    ranks_per_node=ranks,
-                    scaleup=ScaleUp.of(gpu),
-                    fabric_id=None,
-                    nic_gbps=0.0,
-                    nics_per_node=0,
-                )
-            hit = collective_time_s(op, nbytes, domain)[0]
-        _INTRA_CACHE[key] = hit
-    return hit
+    """Collective time inside one scale-up domain (no network): :func:`intra.intra_time_s`
+    on the scenario's GPU."""
+    return intra_time_s(scenario.gpu, op, nbytes, ranks)
 
 
 # ----------------------------------------------------------------------------- constants
