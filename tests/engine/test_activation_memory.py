@@ -5,13 +5,18 @@ the GPU's capacity in bytes (docs/MODEL.md section 5.2); MLA's recomputed up-pro
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisor.engine.facts.catalog import ModelSpec, default_catalog
+from advisor.engine.facts.constants import RECOMPUTE_BYTES_PER_TOKEN_HIDDEN
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.efficiency import mla_up_projection_flops_per_token, mla_up_projection_s
 from advisor.engine.model.memory import (
+    _activation_part,
     _held_layer_microbatches,
     _layer_activation_bytes,
+    memory_consts,
     training_memory,
 )
 from advisor.engine.model.stage_time import _stage_split
@@ -99,3 +104,63 @@ def test_mla_up_projections_are_recomputed_unless_everything_is() -> None:
     llama = _model("llama3-70b")
     assert mla_up_projection_flops_per_token(llama) == 0.0
     assert mla_up_projection_s(gpu, "fp8", llama, 4096, 1) == 0.0
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    model=st.sampled_from(("llama3-70b", "gpt3-175b", "deepseek-v3", "llama3.1-405b")),
+    tp=st.sampled_from((1, 2, 4, 8)),
+    pp=st.integers(min_value=1, max_value=128),
+    mb=st.sampled_from((1, 2)),
+    recompute=st.sampled_from(("none", "selective", "full")),
+    microbatches=st.integers(min_value=1, max_value=512),
+    cp=st.sampled_from((1, 2, 4)),
+    vp=st.sampled_from((1, 2, 3, 4, 8)),
+)
+def test_the_activation_part_holds_what_each_ranks_warm_up_holds(
+    model: str, tp: int, pp: int, mb: int, recompute: str, microbatches: int, cp: int, vp: int
+) -> None:
+    # _activation_part writes out _held_layer_microbatches of ranks 0, 1 and pp - 1 (the
+    # planner asks ~1,000 fits a design): the same bytes, bit for bit, as the function's
+    s = parse_scenario(
+        {"workload": "training", "model": model, "gpu": "h100-sxm", "gpus": 8 * 128},
+        default_catalog(),
+    )
+    m = s.model
+    stages = _stage_split(m.layers, pp, m.mtp_layers)
+    if stages is None:
+        return
+    first, inner, last = stages
+    consts = memory_consts(s)
+    got = _activation_part(s, tp, pp, mb, recompute, microbatches, cp, vp, stages, consts)
+    # the function's own terms, with the ranks' warm-up counts from the function itself
+    tokens = s.sequence_length * mb / max(1, cp)
+    per_token_hidden, activation_fn = consts[1]
+    full = per_token_hidden * tokens * m.hidden / tp
+    if recompute == "selective":
+        kept = max(
+            RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
+            full - activation_fn * tokens * m.hidden / tp,
+        )
+    elif recompute == "full":
+        kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
+    else:
+        kept = full
+    if pp > 1:
+        second = inner if pp > 2 else last + m.mtp_layers
+        held = max(
+            _held_layer_microbatches(0, first, pp, vp, microbatches),
+            _held_layer_microbatches(1, second, pp, vp, microbatches),
+        )
+    else:
+        held = float(m.layers)
+    want = held * kept
+    if recompute == "full":
+        want += full
+    logits = 4.0 * tokens * m.vocab / tp * (1 + m.mtp_layers)
+    if pp == 1:
+        want += logits
+    else:
+        final = _held_layer_microbatches(pp - 1, last + m.mtp_layers, pp, vp, microbatches)
+        want = max(want, final * kept + logits)
+    assert got == want

@@ -175,13 +175,24 @@ def _activation_part(
         per_layer_kept = per_layer_full
     if pp > 1:
         # the fullest stage: the first (input embedding) or the second, which holds one
-        # micro-batch fewer in flight but, with a lighter first stage, more layers
-        held = max(
-            _held_layer_microbatches(0, first, pp, vp, microbatches),
-            _held_layer_microbatches(
-                1, inner if pp > 2 else last + m.mtp_layers, pp, vp, microbatches
-            ),
-        )
+        # micro-batch fewer in flight but, with a lighter first stage, more layers; each
+        # _held_layer_microbatches of ranks 0, 1 and pp - 1 written out (~1,000 fits a design)
+        second = inner if pp > 2 else last + m.mtp_layers
+        final = last + m.mtp_layers
+        if vp > 1:
+            most = microbatches * vp
+            warm = (vp - 1) * pp + 1
+            passes = 2 * (pp - 1) + warm
+            held = (most if most < passes else passes) * first / vp
+            passes = 2 * (pp - 2) + warm
+            held_1 = (most if most < passes else passes) * second / vp
+            last_held = (most if most < warm else warm) * final / vp
+        else:
+            held = (pp if pp < microbatches else microbatches) * float(first)
+            held_1 = (pp - 1 if pp - 1 < microbatches else microbatches) * float(second)
+            last_held = (1 if microbatches > 1 else microbatches) * float(final)
+        if held_1 > held:  # max(held, held_1)
+            held = held_1
     else:
         held = float(m.layers)
     act = held * per_layer_kept
@@ -192,7 +203,6 @@ def _activation_part(
     if pp == 1:
         act += logits
     else:
-        last_held = _held_layer_microbatches(pp - 1, last + m.mtp_layers, pp, vp, microbatches)
         act = max(act, last_held * per_layer_kept + logits)
     return act
 

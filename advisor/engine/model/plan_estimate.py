@@ -74,6 +74,35 @@ when no edge crosses), EP all-to-all bytes per micro-batch (0 without expert par
 all-to-all crosses servers, data-parallel group > 1, DualPipe)."""
 
 
+_ShapeConsts = tuple[int, int, float, float, float, int, int, int, int, int, int, bool, bool]
+"""What :func:`shape_base` reads of a scenario whatever the shape (:func:`shape_consts`):
+(global batch, GPUs per server, dense params, expert params, activation bytes, scale-up domain
+GPUs, sequence length, hidden, top-k, MoE layers, layers, DeepEP, DualPipe)."""
+
+
+def shape_consts(scenario: Scenario) -> _ShapeConsts:
+    """The scenario's part of :func:`shape_base`, looked up once per cluster size (the planner's
+    search asks the bytes of ~70 shapes a size)."""
+    assert scenario.training is not None
+    m = scenario.model
+    dense_params, expert_params, _, _ = _model_consts(m)
+    return (
+        scenario.training.global_batch_sequences,
+        scenario.gpus_per_node,
+        dense_params,
+        expert_params,
+        _act_bytes(scenario),
+        domain_gpus(scenario),
+        scenario.sequence_length,
+        m.hidden,
+        m.moe_top_k,
+        m.moe_layers,
+        m.layers,
+        (scenario.parallelism.moe_dispatcher or "alltoall") == "deepep",
+        scenario.parallelism.ep_overlap in ("dualpipe", "a2a_1f1b"),
+    )
+
+
 def shape_base(
     scenario: Scenario,
     tp: int,
@@ -88,38 +117,44 @@ def shape_base(
     planner's fast and slow searches of a size walk the same shapes at two rates, so each
     shape's bytes are computed once (:func:`shape_terms_at` divides them, the same float
     operations in the same order)."""
-    assert scenario.training is not None
-    m = scenario.model
-    mcount = _microbatches(scenario.training.global_batch_sequences, dp, mb)
-    gpn = scenario.gpus_per_node
-    dense_params, expert_params, _, _ = _model_consts(m)
+    consts = shape_consts(scenario)
+    mcount = _microbatches(consts[0], dp, mb)
+    return shape_base_of(consts, tp, pp, cp, dp, ep, mb, stages, mcount)
+
+
+def shape_base_of(
+    consts: _ShapeConsts,
+    tp: int,
+    pp: int,
+    cp: int,
+    dp: int,
+    ep: int,
+    mb: int,
+    stages: tuple[int, int, int],
+    mcount: int,
+) -> _ShapeBase:
+    """:func:`shape_base` from the scenario's :func:`shape_consts` and the shape's
+    micro-batches (``_microbatches(batch, dp, mb)``)."""
+    (
+        _, gpn, dense_params, expert_params, act, dom, seq, hidden, top_k, moe_layers, layers,
+        deepep, dualpipe,
+    ) = consts  # fmt: skip
     grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
-    act = _act_bytes(scenario)
     pp_bytes = 0.0
     # the stages are synchronous: once any edge joins two scale-up domains (placement, Megatron
     # order) every step waits on a network send
-    if pipeline_crosses_network(tp, cp, dp, pp, domain_gpus(scenario)):
-        pp_bytes = 2.0 * mb * scenario.sequence_length / cp * m.hidden * act / tp
+    if pipeline_crosses_network(tp, cp, dp, pp, dom):
+        pp_bytes = 2.0 * mb * seq / cp * hidden * act / tp
     ep_bytes = 0.0
     ep_net = ep * tp * cp > gpn
     if expert_params > 0 and ep > 1:
-        tokens = mb * scenario.sequence_length / cp / tp
-        a2a = tokens * m.moe_top_k * m.hidden * act * 4.0
-        if ep_net and (scenario.parallelism.moe_dispatcher or "alltoall") == "deepep":
+        tokens = mb * seq / cp / tp
+        a2a = tokens * top_k * hidden * act * 4.0
+        if ep_net and deepep:
             # a token crosses the network once per destination server (section 8)
-            a2a *= deepep_network_share(math.ceil(ep * tp * cp / gpn), m.moe_top_k)
-        moe_layers = math.ceil(m.moe_layers / m.layers * max(stages))
-        ep_bytes = a2a * moe_layers
-    return (
-        mcount,
-        grad,
-        tp * cp * dp > gpn,
-        pp_bytes,
-        ep_bytes,
-        ep_net,
-        dp * cp > 1,
-        scenario.parallelism.ep_overlap in ("dualpipe", "a2a_1f1b"),
-    )
+            a2a *= deepep_network_share(math.ceil(ep * tp * cp / gpn), top_k)
+        ep_bytes = a2a * math.ceil(moe_layers / layers * max(stages))
+    return (mcount, grad, tp * cp * dp > gpn, pp_bytes, ep_bytes, ep_net, dp * cp > 1, dualpipe)
 
 
 def shape_terms_at(base: _ShapeBase, bw: float) -> tuple[int, float, float, float, bool, bool]:
