@@ -74,8 +74,10 @@ def _case(row: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _page_pairs() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    # the 72 v0.17 rows read after the model was frozen (``trtllm017-``); the page's rows added
+    # later (``trtllm017b-``, docs/VALIDATION_SOURCES.md) are not the cases these tests describe
     v10 = {_case(r): r for r in ROWS if not r["id"].startswith("trtllm017")}
-    v017 = {_case(r): r for r in ROWS if r["id"].startswith("trtllm017")}
+    v017 = {_case(r): r for r in ROWS if r["id"].startswith("trtllm017-")}
     return [(v10[k], v017[k]) for k in sorted(set(v10) & set(v017))]
 
 
@@ -113,10 +115,15 @@ def test_one_figure_could_read_both_pages_of_every_shared_case_within_10_percent
     assert 0.02 < sum(floors) / len(floors) < 0.03
 
 
-KNOWN_HELD_OUT_MISSES = {"trtllm017-llama3-70b-h200-sxm-tp1-500-2000"}
+KNOWN_HELD_OUT_MISSES = {
+    "trtllm017-llama3-70b-h200-sxm-tp1-500-2000",
+    "trtllm017b-llama3-70b-h100-sxm-tp1-128-128",
+}
 """Held-out rows the model misses by more than their tolerance (a held-out miss does not fail
-``validate``; docs/MODEL.md 15.1): Llama 3.1 70B TP1 H200 500/2000 on the v0.17 page reads
-+32 % where the v1.0 page's same case reads +8.7 % (3,018 against 3,666 tokens/s measured)."""
+``validate``; docs/MODEL.md 15.1 and 9.2): Llama 3.1 70B TP1 H200 500/2000 on the v0.17 page reads
++32 % where the v1.0 page's same case reads +8.7 % (3,018 against 3,666 tokens/s measured); 70B
+TP1 on H100 128/128 (v0.17, added 2026-12-02) reads -70 %: 70 GB of FP8 weights leave the engine
+almost no KV cache in its 72 GB usable."""
 
 
 def test_every_dense_row_reads_within_its_tolerance_but_the_known_misses() -> None:
