@@ -17,7 +17,10 @@ Policy (docs/MODEL.md "Field practice", which lists the published designs and fi
    (oversubscribed leaves, fewer or slower NICs, another vendor's NIC) is a priced
    alternative with its risks written out, recommended only when the customer asks for it
    (``prefer: cost`` with ``allow_oversubscription: true``) or when no field-practice design
-   meets the hard constraints (the budget); the headline then says so.
+   meets the hard constraints (the budget); the headline then says so.  Departures forced
+   on a serving fleet are compared on the rate they keep within the targets too: one that
+   serves beyond the tie band less than its fabric class's best departure is ruled out
+   (:func:`rate_capped`).
 3. Ties are ties: designs within ``TIE_BAND`` (+-5 %, the model's uncertainty until the
    engine publishes its bands) in performance whose life costs are within 5 % too, or
    whose costs that do not follow from performance (capex, power, operations) differ by
@@ -43,6 +46,8 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
+from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.result.records import Metrics, Premium
 
@@ -535,19 +540,77 @@ def kv_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -> str
     )
 
 
-def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
+def choice_pool(facts: JobFacts, scored: list[Scored]) -> tuple[list[Scored], str] | None:
+    """The designs the choice is made among and its mode (:class:`Choice`), or None when no
+    design is feasible (the choice is then over budget or a fallback)."""
     feasible = [sc for sc in scored if sc.feasible]
     practice = [sc for sc in feasible if sc.field_practice]
     if facts.prefer == "cost" and facts.allow_oversubscription and feasible:
-        pool, mode = feasible, "cost_preference"
-    elif practice:
-        pool, mode = practice, "field_practice"
-    elif feasible:
-        # the shallowest cut that fits: oversubscription before NIC speed before NIC count
-        level = min(cut_level(sc) for sc in feasible)
-        pool, mode = [sc for sc in feasible if cut_level(sc) == level], "constraints_forced"
-        if level == CUT_ORDER["nic_speed"]:
-            pool = fastest_nics(pool)
+        return feasible, "cost_preference"
+    if practice:
+        return practice, "field_practice"
+    if not feasible:
+        return None
+    # the shallowest cut that fits: oversubscription before NIC speed before NIC count
+    level = min(cut_level(sc) for sc in feasible)
+    pool = [sc for sc in feasible if cut_level(sc) == level]
+    if level == CUT_ORDER["nic_speed"]:
+        pool = fastest_nics(pool)
+    return pool, "constraints_forced"
+
+
+def rate_capped(facts: JobFacts, sc: Scored, pool: list[Scored]) -> str | None:
+    """The rule for the departures the constraints force on a serving fleet, or None when
+    ``sc`` keeps it: of the departures the choice is made among (``pool``, mode
+    ``constraints_forced``: no field-practice design meets the constraints), a design must
+    serve, within the p95 targets, within ``TIE_BAND`` of the best of them on its own fabric
+    class.  Designs of one class share every efficiency constant and differ only in structure
+    (oversubscription, NICs, tiers, planes), so a gap beyond the band is what the departure
+    costs the fleet (:func:`perf_tied`; between classes, the cost comparison decides as
+    before).  Life cost prices the GPU time a network wastes at the offered load; a departure
+    that meets the targets at that load but not a little above it caps the fleet's rate within
+    them, and the servers above that rate serve nothing within the targets.  DeepSeek-V3 on
+    16,384 A100 servers, where no three-tier non-blocking fabric of 40-port HDR switches fits:
+    the 2:1 three-tier design serves 11,908 requests/s within the targets, the non-blocking
+    four-tier one 43,351 (8,192 servers: 21,676); docs/MODEL.md 14.5.  A deployment whose
+    only cross-server traffic is KV caches keeps its own rule (:func:`kv_rate_short`, held to
+    the network its pools were weighed on, not to the widest design weighed), so None for it,
+    and None too while a rate is not computed."""
+    rate = sc.metrics.max_requests_per_s_at_target
+    if not facts.inference or facts.kv_only or rate is None:
+        return None
+    same = [
+        d
+        for d in pool
+        if d.cand.fabric == sc.cand.fabric and d.metrics.max_requests_per_s_at_target is not None
+    ]
+    if not same:
+        return None
+    best = max(same, key=lambda d: num(d.metrics.max_requests_per_s_at_target))
+    bar = num(best.metrics.max_requests_per_s_at_target)
+    if bar <= 0.0 or rate >= (1.0 - TIE_BAND) * bar:
+        return None
+    own = [code for code in sc.departures if code not in best.departures]
+    what = (
+        "the departure"
+        + ("s (" if len(own) > 1 else " (")
+        + "; ".join(departure_phrase(facts, sc, code) for code in own)
+        + (") cap" if len(own) > 1 else ") caps")
+        if own
+        else "its structure caps"
+    )
+    return (
+        f"it serves {significant(rate)} requests/s within the targets, against "
+        f"{significant(bar)} on the {fabric_label(best.cand.fabric)} design with "
+        f"{'; '.join(departure_phrase(facts, best, code) for code in best.departures)}: "
+        f"{what} the fleet's rate"
+    )
+
+
+def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
+    chosen = choice_pool(facts, scored)
+    if chosen is not None:
+        pool, mode = chosen
     else:
         needs = [sc for sc in scored if only_budget(sc)]
         # what the job needs: RDMA and its targets, built as the published designs build it

@@ -40,10 +40,12 @@ from advisor.engine.decision.policy import (
     TIE_BREAK_ORDER,
     Choice,
     check_constraints,
+    choice_pool,
     choose,
     departure_phrase,
     kv_rate_short,
     premium,
+    rate_capped,
     strictly_tied,
 )
 from advisor.engine.decision.pricing import Scored, cost_record, price
@@ -229,7 +231,7 @@ def _recommend(
         if trimmed is not None:
             storage, scored, note = trimmed
             notes = [note, *check_constraints(facts, scored, ttft, kv_reference)]
-    choice = choose(facts, scored)
+    choice = _forced_rate_kept(facts, scored, choose(facts, scored), evaluate)
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
         choice = _kv_rate_kept(facts, scored, choice, evaluate, kv_reference)
@@ -275,6 +277,34 @@ def _kv_reference(
     if bar.metrics.max_requests_per_s_at_target is None:
         bar.metrics = clean(evaluate(bar.cand))
     return bar.metrics
+
+
+def _forced_rate_kept(
+    facts: JobFacts, scored: list[Scored], choice: Choice, evaluate: Evaluator
+) -> Choice:
+    """The rule for departures forced on a serving fleet
+    (:func:`advisor.engine.decision.policy.rate_capped`): when no field-practice design meets
+    the constraints, every design of the pool the choice is made among gets its rate within
+    the targets computed; those that serve beyond the tie band less than the best of their
+    fabric class in it are ruled out with the figures and the choice is made again (each
+    class's best stays in the pool, so the mode and the cut do not change).  A KV-only
+    deployment is held to its own rule instead (:func:`_kv_rate_kept`)."""
+    if not facts.inference or facts.kv_only or choice.mode != "constraints_forced":
+        return choice
+    chosen = choice_pool(facts, scored)
+    if chosen is None:
+        return choice
+    pool = chosen[0]
+    for sc in pool:
+        if sc.metrics.max_requests_per_s_at_target is None:
+            sc.metrics = clean(evaluate(sc.cand))
+    capped = False
+    for sc in pool:
+        reason = rate_capped(facts, sc, pool)
+        if reason is not None:
+            sc.violations.append(reason)
+            capped = True
+    return choose(facts, scored) if capped else choice
 
 
 def _kv_rate_kept(
