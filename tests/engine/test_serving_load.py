@@ -294,3 +294,64 @@ def test_the_decode_batch_at_the_target_is_compute_bisection_with_fewer_steps(
             checked += 1
     assert checked >= 5
     assert priced["fast"] <= priced["compute"]
+
+
+DEEPSEEK_DISAGGREGATED = {
+    "workload": "inference",
+    "model": "deepseek-v3",
+    "gpu": "h800-sxm",
+    "gpus": 288,
+    "inference": {"deployment": "disaggregated", "concurrent_requests": 4096},
+}
+
+
+def test_a_prefill_floor_over_the_ttft_target_misses_it_without_the_decode_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A disaggregated deployment's prefill queue, prompt and KV transfer are a floor under its
+    time to first token: a rate whose floor is over the target misses it with no decode batch
+    solved, and every rate gets the answer of the whole load point."""
+    s, wp = _plan(DEEPSEEK_DISAGGREGATED)
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = dataclasses.replace(wp.inference.serving, target_ttft_s=0.6)
+    assert not sp.colocated
+    model = ServingModel(s, sp, IB)
+    solved: list[float] = []
+    decode_at = ServingModel._decode_at
+
+    def counted(self: ServingModel, rate: float, users: float | None) -> Any:
+        solved.append(rate)
+        return decode_at(self, rate, users)
+
+    monkeypatch.setattr(ServingModel, "_decode_at", counted)
+    cap = model.capacity_rps()
+    floored = 0
+    for i in range(1, 60):
+        rate = cap * i / 60
+        solved.clear()
+        meets = model.meets_at(rate)
+        floor = model._prefill_floor(rate, 0.95)
+        assert floor is not None
+        if floor > sp.target_ttft_s:
+            floored += 1
+            assert not meets and solved == []
+        assert meets == model.at_rate(rate).meets(sp)
+    assert floored >= 5
+
+
+@pytest.mark.parametrize("target_ttft_s", [0.6, 0.63, 0.66, 2.0])
+def test_the_prefill_floor_leaves_the_rates_bisected_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch, target_ttft_s: float
+) -> None:
+    """The closed loop's rate and the rate within the targets are the same floats with the
+    floor as without it (the bisections take the same halvings)."""
+    s, wp = _plan(DEEPSEEK_DISAGGREGATED)
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = dataclasses.replace(
+        wp.inference.serving, target_ttft_s=target_ttft_s, concurrent_requests=64
+    )
+    with_floor = ServingModel(s, sp, IB)
+    rates = (with_floor.closed_loop_rate(), with_floor.max_rate_at_target())
+    monkeypatch.setattr(ServingModel, "_prefill_floor", lambda self, rate, q: None)
+    without = ServingModel(s, sp, IB)
+    assert (without.closed_loop_rate(), without.max_rate_at_target()) == rates

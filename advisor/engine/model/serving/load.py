@@ -361,12 +361,40 @@ class ServingModel:
         already misses (saturated, or its p95 time per token over the target) and without
         the median and mean waits."""
         serving_plan = self.serving_plan
+        floor = self._prefill_floor(rate, 0.95)
+        if floor is not None and floor > serving_plan.target_ttft_s < SATURATED_S:
+            return False
         d = self._decode_at(rate, None)
         if d.saturated or d.tpot95 > serving_plan.target_tpot_s:
             return False
         w95 = mgc_wait_quantile_s(rate, d.service, serving_plan.prefill.instances, 0.95)
         w95 += mgc_wait_quantile_s(rate, d.hold, d.slots, 0.95)
         return min(SATURATED_S, w95 + d.unloaded) <= serving_plan.target_ttft_s
+
+    def _prefill_floor(self, rate: float, q: float | None) -> float | None:
+        """A floor under a disaggregated deployment's time to first token at ``rate`` (its
+        ``q`` quantile; ``None``: its mean) priced without the decode pool: the prefill queue's
+        wait, the prompt and the KV transfer, the sum :meth:`_decode_at` and its callers make
+        before they add the decode-slot wait and the first step (both >= 0).  Rounding to
+        nearest is monotone, so the computed sum is never below this floor, and a rate whose
+        floor is over a target misses it without a decode batch solved.  ``None`` for a
+        colocated deployment (its prompt's service reads the decode step) or a saturated
+        transfer (its decode pool decides)."""
+        if self.kv is None:
+            return None
+        rho_kv = self._kv_load(rate)
+        if rho_kv >= 1.0:
+            return None
+        # _decode_at: service, fill 0.0, kv_s (then + first); the callers' prefill wait
+        kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv)
+        unloaded = self.prefill_s + 0.0 + kv_s
+        instances = self.serving_plan.prefill.instances
+        wait = (
+            mgc_mean_wait_s(rate, self.prefill_s, instances)
+            if q is None
+            else mgc_wait_quantile_s(rate, self.prefill_s, instances, q)
+        )
+        return wait + unloaded
 
     def _mean_in_system_s(self, rate: float) -> float:
         """``_at_rate(rate)[1]`` without the load point (the median and p95 waits)."""
@@ -447,15 +475,20 @@ class ServingModel:
         cap = self.capacity_rps()
         hi = cap * (1.0 - 1e-6)
 
-        def in_system(rate: float) -> float:
-            return rate * self._mean_in_system_s(rate)
+        def within(rate: float) -> bool:
+            # rate x mean time in system <= users; a disaggregated deployment's prefill floor
+            # over it decides without the decode pool (the product is monotone in the mean)
+            floor = self._prefill_floor(rate, None)
+            if floor is not None and rate * floor > users:
+                return False
+            return rate * self._mean_in_system_s(rate) <= users
 
-        if in_system(hi) <= users:
+        if within(hi):
             return hi
         lo = 0.0
         for _ in range(40):
             mid = (lo + hi) / 2
-            if in_system(mid) <= users:
+            if within(mid):
                 lo = mid
             else:
                 hi = mid
