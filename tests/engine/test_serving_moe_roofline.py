@@ -219,3 +219,31 @@ def test_a_grouped_expert_gemm_never_costs_more_per_row_than_one_tile_of_rows(
     rate = p.mamf_bf16 * p.sustained_ratio * gpu.peak_tflops(precision) * 1e12
     big = grouped_gemm_time_s(gpu, precision, 2.0, 4096.0, n, k, inference=True)
     assert 2 * 2.0 * 4096.0 * n * k / rate <= big <= 1.4 * 2 * 2.0 * 4096.0 * n * k / rate
+
+
+def test_decode_batches_leave_the_kept_moe_layers_alone() -> None:
+    """A decode step prices its layer on its instance's GEMMs looked up once, without keeping
+    the layer of each batch (every batch the load model tries is a new one): the layers
+    moe_layer_s keeps (prefill passes) are not pushed out by decode batches, and a batch's
+    step is the same whether or not moe_layer_s has seen its rows."""
+    scenario = _deepseek_disaggregated()
+    plan = _plan(scenario)
+    pool = plan.decode
+    context = plan.prompt_tokens + plan.output_tokens / 2.0
+    moe_layer_s.cache_clear()
+    steps = [moe_decode_s(scenario, pool, b, plan.rows_per_step, context) for b in (1.0, 7.5, 64.0)]
+    assert moe_layer_s.cache_info().currsize == 0
+    for b in (1.0, 7.5, 64.0):
+        rows = max(1.0, b * plan.rows_per_step)
+        moe_layer_s(
+            scenario.gpu,
+            scenario.precision,
+            scenario.model,
+            rows,
+            max(1, pool.tp),
+            pool.ep,
+            pool.experts_per_gpu,
+            rows * pool.ep / pool.gpus_per_instance,
+        )
+    again = [moe_decode_s(scenario, pool, b, plan.rows_per_step, context) for b in (1.0, 7.5, 64.0)]
+    assert again == steps

@@ -38,7 +38,12 @@ from advisor.engine.model.efficiency import (
     profile,
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
-from advisor.engine.model.serving.gemm import inference_gemm, inference_gemms, total_time_s
+from advisor.engine.model.serving.gemm import (
+    InferenceGemm,
+    inference_gemm,
+    inference_gemms,
+    total_time_s,
+)
 from advisor.engine.model.serving.intra import intra_time_s
 from advisor.engine.result.echo import ServingPool
 
@@ -376,8 +381,7 @@ expert's per layer are read as rounding of the published parameter counts (Mixtr
 12.9B active leaves ~1M per layer beside attention and two experts), not as a layer."""
 
 
-@dataclass(frozen=True)
-class MoeLayerTimes:
+class MoeLayerTimes(NamedTuple):
     """Seconds of one layer's parts on one GPU (forward, ``rows`` tokens)."""
 
     attention_gemm_s: float
@@ -418,10 +422,56 @@ def moe_layer_s(
     batch reads its experts' weights (memory bound), a large prefill pass runs them at the
     GEMMs' FLOP rate."""
     tp = max(1, tp)
-    shapes = _moe_layer_shapes(model, tp, ep > 1)
+    layer = _moe_layer_gemms(gpu, precision, model, tp, ep > 1)
+    return _moe_layer(layer, model, rows, tp, ep, experts_per_gpu, group_rows)
+
+
+class _MoeLayerGemms(NamedTuple):
+    """What :func:`moe_layer_s` and :func:`moe_decode_s` read of (GPU, precision, model, tp,
+    expert parallelism) besides their rows, looked up once per instance shape instead of at
+    every batch (one key hashed instead of five)."""
+
+    attention: tuple[InferenceGemm, ...]
+    shared: tuple[InferenceGemm, ...]
+    up: InferenceGemm
+    down: InferenceGemm
+    elementwise_bytes_per_row: float
+    hbm: float
+    head: InferenceGemm
+    """The output head, ``vocab / tp`` x ``hidden`` (a decode step's)."""
+    consts: _DecodeConsts
+
+
+@lru_cache(maxsize=256)
+def _moe_layer_gemms(
+    gpu: GpuSpec, precision: str, model: ModelSpec, tp: int, expert_parallel: bool
+) -> _MoeLayerGemms:
+    shapes = _moe_layer_shapes(model, tp, expert_parallel)
     gemms = inference_gemms(gpu, precision, shapes.gemms)  # attention, shared, up, down
-    attention_gemm = total_time_s(gemms[: len(shapes.attention)], rows)
-    shared = total_time_s(gemms[len(shapes.attention) : -2], rows)
+    return _MoeLayerGemms(
+        attention=gemms[: len(shapes.attention)],
+        shared=gemms[len(shapes.attention) : -2],
+        up=gemms[-2],
+        down=gemms[-1],
+        elementwise_bytes_per_row=shapes.elementwise_bytes_per_row,
+        hbm=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
+        head=inference_gemm(gpu, precision, model.vocab / tp, model.hidden),
+        consts=_decode_consts(gpu, model, precision),
+    )
+
+
+def _moe_layer(
+    layer: _MoeLayerGemms,
+    model: ModelSpec,
+    rows: float,
+    tp: int,
+    ep: int,
+    experts_per_gpu: int,
+    group_rows: float,
+) -> MoeLayerTimes:
+    """:func:`moe_layer_s` on its instance's GEMMs (``tp`` >= 1)."""
+    attention_gemm = total_time_s(layer.attention, rows)
+    shared = total_time_s(layer.shared, rows)
     hit = experts_hit_fraction(model, max(1.0, group_rows))
     if ep > 1:
         experts_run = experts_per_gpu * hit
@@ -430,18 +480,10 @@ def moe_layer_s(
         experts_run = model.moe_experts * hit
         copies = rows * model.moe_top_k
     per_expert = copies / max(experts_run, 1e-9)
-    routed = gemms[-2].grouped_time_s(experts_run, per_expert)  # a routed expert's up + down
-    routed += gemms[-1].grouped_time_s(experts_run, per_expert)
-    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-    elementwise = 2.0 * rows * shapes.elementwise_bytes_per_row / hbm
-    return MoeLayerTimes(
-        attention_gemm_s=attention_gemm,
-        shared_gemm_s=shared,
-        routed_s=routed,
-        elementwise_s=elementwise,
-        experts_run=experts_run,
-        rows_per_expert=per_expert,
-    )
+    routed = layer.up.grouped_time_s(experts_run, per_expert)  # a routed expert's up + down
+    routed += layer.down.grouped_time_s(experts_run, per_expert)
+    elementwise = 2.0 * rows * layer.elementwise_bytes_per_row / layer.hbm
+    return MoeLayerTimes(attention_gemm, shared, routed, elementwise, experts_run, per_expert)
 
 
 class _MoeShapes(NamedTuple):
@@ -527,17 +569,10 @@ def moe_decode_s(
     # continuous in the batch (the load model's fixed points need a step that grows with it)
     rows = max(1.0, live * rows_per_step)
     group = rows * ep / max(1, pool.gpus_per_instance) if ep > 1 else rows
-    parts = moe_layer_s(
-        scenario.gpu,
-        scenario.precision,
-        model,
-        float(rows),
-        tp,
-        ep,
-        max(1, pool.experts_per_gpu),
-        group,
-    )
-    consts = _decode_consts(scenario.gpu, model, scenario.precision)
+    layer = _moe_layer_gemms(scenario.gpu, scenario.precision, model, tp, ep > 1)
+    # the layer of a batch not kept (moe_layer_s keeps prefill passes): every batch is new
+    parts = _moe_layer(layer, model, float(rows), tp, ep, max(1, pool.experts_per_gpu), group)
+    consts = layer.consts
     kv_split = 1 if consts.latent else min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / model.layers
     attention = max(
@@ -548,17 +583,15 @@ def moe_decode_s(
         / tp
         / consts.attention_flops_per_s,
     )
-    layer = (
+    per_layer = (
         parts.attention_gemm_s
         + parts.shared_gemm_s
         + parts.elementwise_s
         + attention
         + consts.other_kernels_s
     )
-    head = inference_gemm(scenario.gpu, scenario.precision, model.vocab / tp, model.hidden).time_s(
-        rows
-    )
-    stage = model.layers / pp * layer + model.moe_layers / pp * parts.routed_s + head / pp
+    head = layer.head.time_s(rows)
+    stage = model.layers / pp * per_layer + model.moe_layers / pp * parts.routed_s + head / pp
     step = pp * stage
     if tp_comm and tp > 1 and tp <= scenario.gpus_per_node:
         step += (
