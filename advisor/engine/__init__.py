@@ -18,6 +18,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.cloud import CloudFabric, cloud_fabric
 from advisor.engine.facts.constants import CONSTANTS_VERSION
+from advisor.engine.facts.formatting import significant
 from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.echo import workload_info
@@ -172,7 +173,8 @@ def _cloud_reference(
         if isinstance(mine, float | int) and isinstance(theirs, float | int) and mine > 0:
             figures[f"cloud_{key}"] = theirs
             compared = (
-                f" Modelled on its shape: {theirs:.3g} {unit} against {mine:.3g} for the "
+                f" Modelled on its shape: {significant(theirs)} {unit} against "
+                f"{significant(mine)} for the "
                 f"recommended owned fabric ({theirs / mine:.2f}x)."
             )
             break

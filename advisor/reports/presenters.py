@@ -223,7 +223,7 @@ def headline(result: EngineResult) -> dict[str, Any]:
             facts.append(
                 Fact(
                     "Within the latency targets",
-                    f"{finite(metrics.max_requests_per_s_at_target):.3g} requests/s",
+                    f"{significant(metrics.max_requests_per_s_at_target)} requests/s",
                     f"{finite(metrics.tokens_per_s_per_gpu_at_target):,.0f} tokens/s per GPU",
                 )
             )
@@ -369,7 +369,7 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
             rows.append(
                 (
                     "Requests/s within targets",
-                    f"{finite(metrics.max_requests_per_s_at_target):.3g}",
+                    significant(metrics.max_requests_per_s_at_target),
                 )
             )
             rows.append(

@@ -21,6 +21,7 @@ from advisor.engine.facts.constants import (
     DEFAULT_GPU_PRICING,
     DEFAULT_PUE,
 )
+from advisor.engine.facts.formatting import significant
 from advisor.engine.result.records import JobShare
 
 HOURS_PER_YEAR = 8766.0
@@ -129,7 +130,7 @@ def serving_work(days: float = SERVING_DAYS) -> str:
 def _tokens(n: float) -> str:
     for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
         if n >= scale:
-            return f"{n / scale:.3g}{unit}"
+            return f"{significant(n / scale)}{unit}"
     return f"{n:.0f}"
 
 

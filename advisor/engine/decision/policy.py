@@ -179,11 +179,11 @@ def check_constraints(
             served = num(fastest.metrics.requests_per_s)
             notes.append(
                 f"No network design reaches the {target:g} ms per token target at this load: "
-                f"the fastest reads {fastest.perf:.1f} ms at {served:,.3g} requests/s, of "
+                f"the fastest reads {fastest.perf:.1f} ms at {significant(served)} requests/s, of "
                 f"which one unloaded decode step is {compute_ms:.1f} ms; the rest is load "
                 "(batching, prefill sharing the GPUs, queueing). Within the target it serves "
-                f"up to {num(at_target):,.3g} requests/s, so it needs more servers or replicas "
-                "rather than a faster network or faster GPUs."
+                f"up to {significant(num(at_target))} requests/s, so it needs more servers or "
+                "replicas rather than a faster network or faster GPUs."
             )
         else:
             notes.append(
@@ -534,9 +534,9 @@ def kv_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -> str
     if rate is None or bar is None or bar <= 0.0 or rate >= (1.0 - TIE_BAND) * bar:
         return None
     return (
-        f"it serves {rate:,.3g} requests/s {what}, against {bar:,.3g} on one RDMA NIC per "
-        f"server: its KV transfer{' over TCP' if sc.cand.fabric == ETHERNET else ''} caps the "
-        "deployment"
+        f"it serves {significant(rate)} requests/s {what}, against {significant(bar)} on one "
+        f"RDMA NIC per server: its KV transfer{' over TCP' if sc.cand.fabric == ETHERNET else ''} "
+        "caps the deployment"
     )
 
 

@@ -27,7 +27,7 @@ from advisor.engine.decision.policy import (
 )
 from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
-from advisor.engine.facts.formatting import percent_in_text, usd, usd_cents
+from advisor.engine.facts.formatting import percent_in_text, significant, usd, usd_cents
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
 from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.model.topology import TopologySize
@@ -164,7 +164,7 @@ words, not as a number."""
 
 
 def _seconds(value_s: float) -> str:
-    return f"{value_s:,.0f} s" if value_s >= 100 else f"{value_s:.3g} s"
+    return f"{value_s:,.0f} s" if value_s >= 100 else f"{significant(value_s)} s"
 
 
 def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
@@ -184,11 +184,11 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     parts: list[str] = []
     if saturated:
         asked = (
-            f"of the {ask.requests_per_s:,.3g} asked"
+            f"of the {significant(ask.requests_per_s)} asked"
             if ask.requests_per_s is not None
             else f"for {ask.users:,} users"
         )
-        parts.append(f"serves {served:,.3g} requests/s {asked}, at capacity")
+        parts.append(f"serves {significant(served)} requests/s {asked}, at capacity")
     if ttft >= SATURATED_TTFT_MS:
         parts.append("the queue for a first token grows without bound")
     elif ttft > ask.target_ttft_ms:
@@ -215,9 +215,9 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     if at_target > 0:
         servers = max(facts.nodes + 1, math.ceil(facts.nodes * need / at_target))
         text += (
-            f". Within the targets it serves up to {at_target:,.3g} requests/s; "
+            f". Within the targets it serves up to {significant(at_target)} requests/s; "
             f"about {servers:,} servers of the same deployment would carry "
-            f"{need:,.3g} requests/s"
+            f"{significant(need)} requests/s"
         )
     else:
         wider = (
@@ -293,7 +293,8 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
     text = (
         f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} GPUs), "
         f"so each request's KV cache ({kv_bytes / 1e6:,.0f} MB) crosses the network once, not "
-        f"every token: {per_server / 1e9:,.2g} GB/s per server at {rate:,.3g} requests/s. "
+        f"every token: {significant(per_server / 1e9, 2)} GB/s per server at "
+        f"{significant(rate)} requests/s. "
         f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
         f"{fabric_label(c.fabric)} per server moves a cache in {kv_ms:,.0f} ms and decodes at "
         f"{best.perf:.1f} ms per token"

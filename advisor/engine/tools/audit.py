@@ -32,7 +32,9 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
   RAG pipeline (:func:`rag_grid`) whose headline or ``rag`` record does not name it, that buys a
   GPU compute fabric while every generation replica fits one scale-up domain, whose tier
   network is not Ethernet sized for its traffic and priced in the BOM, or whose first token
-  (retrieval included) misses its target without the headline saying so.
+  (retrieval included) misses its target without the headline saying so;
+* ``e-notation``: a figure written as "1.19e+04" in text a customer reads
+  (:func:`customer_prose`).
 
 A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
 with every preset and the new presets on three established platforms.
@@ -58,6 +60,7 @@ grid and ``tests/engine/test_audit_properties.py`` runs a random subset under hy
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -837,6 +840,51 @@ def rag_violations(case: str, result: EngineResult) -> list[Violation]:
     return out
 
 
+E_NOTATION_EXPONENT = re.compile(r"[eE][+-][0-9]", re.ASCII)
+"""The exponent of a number in e-notation ("1.19e+04"; Python's "g" and "e" formats always sign
+it): never in text a customer reads (facts.formatting.significant writes plain decimals).  The
+digit before it is checked per match: a class of digits in the pattern scans 5x slower."""
+
+
+def customer_prose(result: EngineResult) -> Iterator[str]:
+    """The sentences of an answer a customer reads: headline, rationale, the options' and
+    pruned designs' reasons, break-even statements, monitoring, assumptions, warnings, the
+    workload's notes, the cloud reference, the RAG statements and the BOM's descriptions."""
+    rec = result.recommendation
+    yield rec.headline
+    yield from rec.rationale
+    for option in result.options:
+        yield option.why_not or ""
+        yield from option.departures
+        yield option.cost.job_share.note if option.cost.job_share is not None else ""
+    for pruned in result.pruned:
+        yield pruned.reason
+    for point in result.break_even:
+        yield point.statement
+    yield from result.monitoring
+    for assumption in result.assumptions:
+        yield str(assumption.value)
+        yield assumption.source
+    yield from result.warnings or ()
+    yield from result.workload.notes
+    if result.cloud_fabric is not None:
+        yield result.cloud_fabric.statement
+    if result.rag is not None:
+        yield from result.rag.statements
+    for line in result.bom:
+        yield line.description
+
+
+def text_violations(case: str, result: EngineResult) -> list[Violation]:
+    """``e-notation``: a figure in customer text written as "1.19e+04"."""
+    prose = "\n".join(customer_prose(result))  # one scan: the audit runs it on every case
+    return [
+        Violation("e-notation", case, prose[max(0, m.start() - 60) : m.end() + 20])
+        for m in E_NOTATION_EXPONENT.finditer(prose)
+        if m.start() > 0 and prose[m.start() - 1].isdigit()
+    ]
+
+
 def point_violations(outcome: Outcome) -> list[Violation]:
     """Every single-answer property of one case (checked already by :func:`checked`)."""
     if outcome.violations is not None:
@@ -862,6 +910,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
         *rag_violations(label, result),
+        *text_violations(label, result),
     ]
 
 

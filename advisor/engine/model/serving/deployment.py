@@ -15,6 +15,7 @@ from advisor.engine.facts.constants import (
     MEMORY_USABLE_FRACTION,
     WEIGHT_BYTES,
 )
+from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
 from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
 from advisor.engine.model.placement import whole_groups
@@ -281,7 +282,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
-            tried.append(f"{_unit_shape(best[1])}: {best[0].rate:.3g}")
+            tried.append(f"{_unit_shape(best[1])}: {significant(best[0].rate)}")
     chosen: WorkloadPlan | None = None
     if best is not None:
         wp = best[1]
@@ -331,7 +332,7 @@ def _fabric_free_best(
     tried: list[str] = []
     for tp, wp in _fabric_free_replicas(scenario, dom):
         score = serving_score(scenario, wp)
-        tried.append(f"TP{tp}: {score.rate:.3g} requests/s within the targets")
+        tried.append(f"TP{tp}: {significant(score.rate)} requests/s within the targets")
         if best is None or score > best[0]:
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
@@ -625,7 +626,8 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             notes=(
                 *chosen.notes,
                 "deployment chosen by the requests/s it serves within the p95 targets on the "
-                f"reference network ({best[0].rate:.3g}): {_describe_serving(scenario, chosen)}; "
+                f"reference network ({significant(best[0].rate)}): "
+                f"{_describe_serving(scenario, chosen)}; "
                 + ("the other plan" if best[2] == nodes else "the plans")
                 + f" on all {nodes} servers"
                 + (" serves" if best[2] == nodes else " serve")
@@ -732,7 +734,8 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
             rate_whole = serving_score(scenario, whole).rate
             why = (
                 f"chosen over the deployment planned on all {scenario.nodes} servers: "
-                f"{score.rate:.3g} against {rate_whole:.3g} requests/s within the p95 targets"
+                f"{significant(score.rate)} against {significant(rate_whole)} requests/s "
+                "within the p95 targets"
                 + ("" if score.rate > rate_whole else " (decided at the scenario's load)")
             )
             best = (score, replace(lifted, notes=(*lifted.notes, why)))
