@@ -59,11 +59,14 @@ def test_a_tp16_replica_plan_on_nvl72_runs_4_per_rack_and_says_so() -> None:
 
 @pytest.mark.parametrize(
     ("servers", "tp", "dp"),
-    [(64, 8, 32), (16384, 8, 8192)],
+    [(64, 8, 32), (16384, 16, 3641)],
 )
-def test_405b_split_on_nvl72_chooses_tp8_replicas_inside_racks(
-    servers: int, tp: int, dp: int
-) -> None:
+def test_405b_split_on_nvl72_chooses_replicas_inside_racks(servers: int, tp: int, dp: int) -> None:
+    """TP8 replicas on 64 trays; on 16,384 trays TP16 replicas, four a rack (64 of its 72 GPUs):
+    with the decode attention priced by TensorRT-LLM's measured kernels (docs/MODEL.md 15.1)
+    they serve 2.67e4 requests/s within the targets against TP8's 2.66e4 on every GPU (TP8
+    2.79e4 and TP16 2.74e4 before), the same load on 7,280 fewer GPUs; either way each replica
+    stays inside its rack."""
     case = AuditCase("llama3.1-405b", "gb200-nvl72", "inference-split", "default", servers)
     r = run_case(case).result
     assert r is not None

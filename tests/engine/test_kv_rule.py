@@ -52,6 +52,9 @@ def _fake(tcp_rps: float) -> Callable[[Candidate], Metrics]:
 
 def _answer(tcp_rps: float) -> dict[str, Any]:
     raw = scenario_for(AuditCase("llama3-8b", "h100-pcie", "inference-disaggregated", "default", 4))
+    # whole-server pools, as the engine chose them here until the KV cache was sized in binary
+    # gigabytes (docs/MODEL.md 15.1): since then the units inside each server serve as much
+    raw["inference"]["pools"] = {"prefill": {"servers": 2}, "decode": {"servers": 2}}
     s = parse_scenario(raw, CAT)
     w = plan_workload(s)
     return recommend(s, w, CAT, None, evaluator=_fake(tcp_rps)).to_dict()

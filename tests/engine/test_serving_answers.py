@@ -186,11 +186,14 @@ def test_the_engine_weighs_disaggregated_pools_inside_each_server() -> None:
 def test_a_serving_fleet_without_a_fabric_names_the_training_fabric_for_a_cluster_that_trains() -> (
     None
 ):
-    """Llama 3 70B on 16 H100 servers, serving only: the prefill and decode pools of every
+    """Llama 3 70B on 4 H100 servers, serving only: the prefill and decode pools of every
     server keep the KV cache on NVLink, so no compute fabric is bought (not the training-grade
-    8 x 400G); the answer says what to buy if the cluster will also train."""
+    8 x 400G); the answer says what to buy if the cluster will also train.  (On 16 servers,
+    as this test had it until the KV cache was sized in binary gigabytes, docs/MODEL.md 15.1,
+    whole-server pools of 9 prefill + 7 decode servers now serve 150 requests/s within the
+    targets against the in-server units' 134, past the 5 % that buys their fabric.)"""
     result = evaluate(
-        {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 128}
+        {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 32}
     )
     rec = result["recommendation"]
     assert rec["needs_compute_fabric"] is False

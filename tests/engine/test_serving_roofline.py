@@ -55,7 +55,10 @@ def test_a_decode_step_moves_from_the_weight_read_to_the_flops(
 @pytest.mark.parametrize(("model", "gpu", "tp"), CASES)
 def test_a_decode_step_sits_on_or_above_both_roofs(model: str, gpu: str, tp: int) -> None:
     """No step beats the weight read at the catalog's HBM bandwidth x HBM_EFFICIENCY, nor the
-    matmul FLOPs at the GPU's dense FP8 peak; at batch 1 the weight read is most of it."""
+    matmul FLOPs at the GPU's dense FP8 peak; at batch 1 the weight read is most of it (the
+    rest the kernels' launch and the decode attention's measured fixed time per layer, about
+    9 us: 70B TP4 on H100, 80 layers, reads 1.35 x its weights at batch 1; 1.3 before that time
+    was priced, docs/MODEL.md 15.1)."""
     s = _scenario(model, gpu, tp)
     m, gpu_spec = s.model, s.gpu
     weights = m.params * WEIGHT_BYTES["fp8"] / tp
@@ -65,7 +68,7 @@ def test_a_decode_step_sits_on_or_above_both_roofs(model: str, gpu: str, tp: int
         flops_s = 2.0 * m.active_params * b / tp / (gpu_spec.peak_tflops("fp8") * 1e12)
         assert step >= 0.95 * read_s
         assert step >= flops_s
-    assert dense_decode_s(s, 1, 1, 128.0, tp, 1, tp_comm=False) < 1.3 * read_s
+    assert dense_decode_s(s, 1, 1, 128.0, tp, 1, tp_comm=False) < 1.4 * read_s
 
 
 def _case(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -115,25 +118,24 @@ def test_one_figure_could_read_both_pages_of_every_shared_case_within_10_percent
     assert 0.02 < sum(floors) / len(floors) < 0.03
 
 
-KNOWN_HELD_OUT_MISSES = {
-    "trtllm017-llama3-70b-h200-sxm-tp1-500-2000",
-    "trtllm017b-llama3-70b-h100-sxm-tp1-128-128",
-}
+KNOWN_HELD_OUT_MISSES: set[str] = set()
 """Held-out rows the model misses by more than their tolerance (a held-out miss does not fail
-``validate``; docs/MODEL.md 15.1 and 9.2): Llama 3.1 70B TP1 H200 500/2000 on the v0.17 page reads
-+32 % where the v1.0 page's same case reads +8.7 % (3,018 against 3,666 tokens/s measured); 70B
-TP1 on H100 128/128 (v0.17, added 2026-12-02) reads -70 %: 70 GB of FP8 weights leave the engine
-almost no KV cache in its 72 GB usable."""
+``validate``; docs/MODEL.md 15.1 and 9.2); none since 2026-12-02, when the decode attention was
+priced by TensorRT-LLM's measured kernels and the KV cache sized in binary gigabytes: Llama 3.1
+70B TP1 H200 500/2000 on the v0.17 page read +32 % before (+15.0 % since), 70B TP1 on H100
+128/128 (v0.17) -70 % (-7.5 % since: 70 GB of FP8 weights had left almost no KV cache in the
+72 GB the engine took as usable, 12 GB in the binary gigabytes less 2 GB)."""
 
 
 def test_every_dense_row_reads_within_its_tolerance_but_the_known_misses() -> None:
-    """Every development row within 20 % (largest 19.3 % when written), every held-out row
+    """Every development row within 18 % (largest 17.3 % with the measured decode attention,
+    19.3 % before it, docs/MODEL.md 15.1), every held-out row
     within its 25 % tolerance except the misses listed above, and each listed miss is one
     (so the list cannot outlive the miss)."""
     for row in ROWS:
         error = abs(LINES[row["id"]]["error_pct"])
         if row["use"] == "development":
-            assert error < 20.0, row["id"]
+            assert error < 18.0, row["id"]
         elif row["id"] in KNOWN_HELD_OUT_MISSES:
             assert error > row["tolerance_pct"], row["id"]
         else:

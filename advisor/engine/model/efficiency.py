@@ -226,6 +226,15 @@ PyTorch flow measured on them (NVIDIA AIConfigurator 0.12.0's SILICON database,
 126-168 shapes with M >= 256, and 42-151 % from the training wave rule (docs/MODEL.md 15.1,
 "16-bit inference GEMMs").  FP8 keeps the split-K rule; generations without such a table (Ada,
 CDNA, Gaudi, custom) keep it too."""
+FP8_INFERENCE_OVERLAP_GENERATIONS: tuple[str, ...] = ("hopper", "blackwell")
+"""GPU generations whose FP8 inference GEMMs pay no wave loss and overlap their memory and compute
+phases only half: ``max(c, m) + FP8_INFERENCE_OVERLAP x min(c, m)``.  TensorRT-LLM's measured
+FP8 GEMM latencies (AIConfigurator 0.12.0, ``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``) read
+this within -5 to +7 % at the dense decode layers' shapes on H100 and H200, where the training
+wave loss misses them +12 to +37 % (few rows) and -5 to -25 % (docs/MODEL.md 15.1)."""
+FP8_INFERENCE_OVERLAP = 0.5
+"""Share of the shorter of an FP8 inference GEMM's compute and memory times added to the longer
+(0.4-0.5 the best over the H100 FP8 table's grid of M >= 129; docs/MODEL.md 15.1)."""
 
 
 def fp8_depth_factor(k: float) -> float:
@@ -253,7 +262,14 @@ def gemm_time_s(
 
 
 def _gemm_roofline_s(
-    gpu: GpuSpec, precision: str, groups: float, m: float, n: float, k: float, inference: bool
+    gpu: GpuSpec,
+    precision: str,
+    groups: float,
+    m: float,
+    n: float,
+    k: float,
+    inference: bool,
+    grouped: bool = False,
 ) -> float:
     """:func:`gemm_time_s` of ``groups`` GEMMs of one shape, each with its own weights, run as
     one kernel: their output tiles share the waves, their operands all stream once."""
@@ -262,7 +278,16 @@ def _gemm_roofline_s(
     peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
     tiles = math.ceil(groups * math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n))
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
-    if inference and precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS:
+    overlap = 0.0
+    if (
+        inference
+        and not grouped
+        and precision == "fp8"
+        and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
+    ):
+        # an FP8 inference GEMM: no wave loss, half overlap (FP8_INFERENCE_OVERLAP_GENERATIONS)
+        wave_loss, overlap = 1.0, FP8_INFERENCE_OVERLAP
+    elif inference and precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS:
         # a 16-bit inference GEMM on cuBLAS: no wave loss at any M (CUBLAS_NO_WAVE_GENERATIONS)
         wave_loss = 1.0
     elif inference:
@@ -283,7 +308,7 @@ def _gemm_roofline_s(
         # FP8 copy for the weight-gradient GEMM: read bf16 (2 B) + write fp8 (1 B) of the output,
         # + the transpose (1 B read + 1 B write) of the activation input
         cast = (3.0 * m * n + 2.0 * m * k) * groups / hbm
-    return max(compute, memory) + cast + p.gemm_latency_s
+    return max(compute, memory) + overlap * min(compute, memory) + cast + p.gemm_latency_s
 
 
 def grouped_gemm_time_s(
@@ -308,12 +333,12 @@ def grouped_gemm_time_s(
     rows."""
     if groups <= 0 or m <= 0 or n <= 0 or k <= 0:
         return 0.0
-    tiled = _gemm_roofline_s(gpu, precision, groups, m, n, k, inference)
+    tiled = _gemm_roofline_s(gpu, precision, groups, m, n, k, inference, grouped=True)
     p = profile(gpu)
     if not inference or m <= p.tile_m:
         return tiled
     t0 = p.gemm_latency_s
-    one_tile = _gemm_roofline_s(gpu, precision, groups, p.tile_m, n, k, inference) - t0
+    one_tile = _gemm_roofline_s(gpu, precision, groups, p.tile_m, n, k, inference, True) - t0
     return min(tiled, m / p.tile_m * one_tile + t0)
 
 

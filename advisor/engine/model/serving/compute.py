@@ -17,7 +17,6 @@ from advisor.engine.facts.constants import (
     DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
     FABRICS,
     HBM_EFFICIENCY,
-    MEMORY_USABLE_FRACTION,
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
@@ -38,6 +37,7 @@ from advisor.engine.model.efficiency import (
     profile,
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
+from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     inference_gemm,
@@ -209,10 +209,6 @@ def experts_per_gpu(model: ModelSpec, ep: int, redundant: int = 0) -> int:
     experts so every GPU holds the same number (DeepSeek: 256 + 32 redundant over EP144 = 2
     per GPU; EPLB makes EP72 possible with 288 slots)."""
     return math.ceil((model.moe_experts + redundant) / max(1, ep))
-
-
-def _usable_bytes(scenario: Scenario) -> float:
-    return scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
 
 
 # ----------------------------------------------------------------------------- step costs
@@ -575,13 +571,12 @@ def moe_decode_s(
     consts = layer.consts
     kv_split = 1 if consts.latent else min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / model.layers
-    attention = max(
-        kv_read / kv_split / consts.hbm_bytes_per_s,
-        rows
-        * context
-        * consts.attention_flops_per_context_token
-        / tp
-        / consts.attention_flops_per_s,
+    flops = rows * context * consts.attention_flops_per_context_token / tp
+    rates = None if consts.latent else decode_attention_rates(scenario.gpu)
+    attention = (
+        decode_attention_s(rates, kv_read / kv_split, flops)
+        if rates
+        else max(kv_read / kv_split / consts.hbm_bytes_per_s, flops / consts.attention_flops_per_s)
     )
     per_layer = (
         parts.attention_gemm_s
@@ -725,14 +720,15 @@ def _dense_decode_s(
     gemm, elementwise = dense_layer_s(gpu, precision, model, float(max(1, math.ceil(rows))), tp)
     kv_split = min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / layers
-    attention = max(
-        kv_read / kv_split / consts.hbm_bytes_per_s,
-        rows
-        * context
-        * consts.attention_flops_per_context_token
-        / layers
-        / tp
-        / consts.attention_flops_per_s,
+    flops = rows * context * consts.attention_flops_per_context_token
+    rates = None if consts.latent else decode_attention_rates(gpu)
+    attention = (
+        decode_attention_s(rates, kv_read / kv_split, flops / tp)
+        if rates
+        else max(
+            kv_read / kv_split / consts.hbm_bytes_per_s,
+            flops / layers / tp / consts.attention_flops_per_s,
+        )
     )
     layer = gemm + elementwise + attention + consts.other_kernels_s
     head = inference_gemm(gpu, precision, model.vocab / tp, model.hidden).time_s(max(1.0, rows))

@@ -10,10 +10,10 @@ import math
 from dataclasses import replace
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import MEMORY_USABLE_FRACTION
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import memory_estimate
 from advisor.engine.model.plans import InferencePlan, Plan, WorkloadPlan
+from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.stage_time import _inference_costs
 
@@ -74,7 +74,7 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
         kv_cache_gb=kv_gb,
         total_gb=dec.weights_gb_per_gpu + kv_gb,
         capacity_gb=cap,
-        usable_gb=cap * MEMORY_USABLE_FRACTION,
+        usable_gb=serving_usable_gb(scenario.gpu, dec.weights_gb_per_gpu, dec.ep > 1),
     )
     costs = inference_costs(scenario, plan, gpus_per_replica, batch, dom)
     inference = replace(costs, serving=sp, independent_replicas=sp.kv_inside_domain)

@@ -16,7 +16,12 @@ from functools import lru_cache
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import HBM_EFFICIENCY, WEIGHT_BYTES
-from advisor.engine.model.efficiency import CUBLAS_NO_WAVE_GENERATIONS, profile
+from advisor.engine.model.efficiency import (
+    CUBLAS_NO_WAVE_GENERATIONS,
+    FP8_INFERENCE_OVERLAP,
+    FP8_INFERENCE_OVERLAP_GENERATIONS,
+    profile,
+)
 
 
 class InferenceGemm:
@@ -31,6 +36,8 @@ class InferenceGemm:
         "latency",
         "n",
         "no_wave",
+        "no_wave_grouped",
+        "overlap",
         "sms",
         "tile_m",
         "tiles_n",
@@ -44,7 +51,10 @@ class InferenceGemm:
         self.tile_m = p.tile_m
         self.tiles_n = math.ceil(n / p.tile_n) if not self.empty else 0
         self.sms = p.sms
-        self.no_wave = precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS
+        fp8_overlap = precision == "fp8" and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
+        self.no_wave_grouped = precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS
+        self.no_wave = fp8_overlap or self.no_wave_grouped
+        self.overlap = FP8_INFERENCE_OVERLAP if fp8_overlap else 0.0
         frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
         self.flop_rate = frac * p.sustained_ratio * peak
@@ -62,11 +72,11 @@ class InferenceGemm:
         """``efficiency.grouped_gemm_time_s(gpu, precision, groups, m, n, k, inference=True)``."""
         if groups <= 0 or m <= 0 or self.empty:
             return 0.0
-        tiled = _rooflines_s((self,), groups, m)
+        tiled = _rooflines_s((self,), groups, m, grouped=True)
         if m <= self.tile_m:
             return tiled
         t0 = self.latency
-        one_tile = _rooflines_s((self,), groups, self.tile_m) - t0
+        one_tile = _rooflines_s((self,), groups, self.tile_m, grouped=True) - t0
         return min(tiled, m / self.tile_m * one_tile + t0)
 
 
@@ -78,7 +88,9 @@ def total_time_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
     return _rooflines_s(gemms, 1.0, m)
 
 
-def _rooflines_s(gemms: tuple[InferenceGemm, ...], groups: float, m: float) -> float:
+def _rooflines_s(
+    gemms: tuple[InferenceGemm, ...], groups: float, m: float, grouped: bool = False
+) -> float:
     """0.0 + ``efficiency._gemm_roofline_s`` at ``inference=True`` of each non-empty GEMM of
     ``gemms``, in order (``m`` > 0).  The builtin max / min written out as the comparisons
     they make (max(a, b) is b only when b > a; min(a, b) is b only when b < a)."""
@@ -87,7 +99,7 @@ def _rooflines_s(gemms: tuple[InferenceGemm, ...], groups: float, m: float) -> f
         if g.empty:
             continue  # gemm_time_s is 0.0 for it, and x + 0.0 is x
         n, k = g.n, g.k
-        if g.no_wave:
+        if g.no_wave_grouped if grouped else g.no_wave:
             wave_loss = 1.0
         else:
             tiles = math.ceil(groups * math.ceil(m / g.tile_m) * g.tiles_n)
@@ -98,7 +110,8 @@ def _rooflines_s(gemms: tuple[InferenceGemm, ...], groups: float, m: float) -> f
             wave_loss = 1.0 + (wave_loss - 1.0) * (ramp if ramp < 1.0 else 1.0)
         compute = 2.0 * m * n * k * groups / g.flop_rate * wave_loss
         memory = (m * k + g.kn + m * n) * groups * g.wbytes / g.hbm
-        total += (memory if memory > compute else compute) + 0.0 + g.latency
+        longer, shorter = (memory, compute) if memory > compute else (compute, memory)
+        total += longer + (0.0 if grouped else g.overlap) * shorter + 0.0 + g.latency
     return total
 
 

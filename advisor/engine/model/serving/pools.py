@@ -11,12 +11,11 @@ from dataclasses import fields, replace
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import (
-    WEIGHT_BYTES,
-)
+from advisor.engine.facts.constants import MEMORY_USABLE_FRACTION, WEIGHT_BYTES
 from advisor.engine.input.scenario import Design, PoolSpec, Scenario
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import domain_gpus
+from advisor.engine.model.serving.attention import kv_room_bytes
 from advisor.engine.model.serving.compute import (
     BISECTION_HALVINGS,
     GB,
@@ -25,7 +24,6 @@ from advisor.engine.model.serving.compute import (
     ServingPlan,
     _expert_bytes,
     _max_decode_batch_step,
-    _usable_bytes,
     decode_step_s,
     dense_prefill_s,
     experts_per_gpu,
@@ -103,7 +101,7 @@ def _pool(
         instances = whole_groups(gpi, domain_gpus(scenario), gpus)
     kv_req = context * kvb / (kv_split * pp)
     # the activation working set of a decode step is small next to the KV cache
-    room = _usable_bytes(scenario) - weights
+    room = kv_room_bytes(scenario.gpu, weights, ep > 1)
     if room <= 0:
         return None
     max_batch = int(room / kv_req)
@@ -127,6 +125,14 @@ def _pool(
     )
 
 
+def _holds_a_handful(scenario: Scenario, pool: ServingPool) -> bool:
+    """Room for at least 4 requests by the engine's fit rule (``MEMORY_USABLE_FRACTION`` of
+    the vendor's figure less the weights): the bar a pool's tensor-parallel size is chosen by,
+    as before the runtime's KV sizing (``attention.kv_room_bytes``) set its batch."""
+    room_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION - pool.weights_gb_per_gpu
+    return room_gb >= 4 * pool.kv_gb_per_request
+
+
 def _dense_instance(
     scenario: Scenario, role: str, servers: int, context: int
 ) -> ServingPool | None:
@@ -147,7 +153,7 @@ def _dense_instance(
         if model.heads % tp == 0 and (servers * scenario.gpus_per_node) % tp == 0:
             pool = _pool(scenario, role, servers, tp, 1, 1, context)
             # keep at least a handful of requests per instance
-            if pool is not None and pool.max_batch_per_instance >= 4:
+            if pool is not None and _holds_a_handful(scenario, pool):
                 fitting.append(pool)
                 if role != "prefill":
                     return pool
@@ -173,7 +179,7 @@ def _dense_instance(
             break
         pool = _pool(scenario, role, servers, tp, pp, 1, context)
         if pool is not None:
-            if pool.max_batch_per_instance >= 4:
+            if _holds_a_handful(scenario, pool):
                 return pool
             last = last or pool
     return last
@@ -194,7 +200,7 @@ def _moe_pool(
     for ep in widths:
         if spec and spec.tp:
             pool = _pool(scenario, role, servers, spec.tp, 1, ep, context)
-            if pool is not None and (pool.max_batch_per_instance >= 4 or ep == widths[-1]):
+            if pool is not None and (_holds_a_handful(scenario, pool) or ep == widths[-1]):
                 return pool
             fitting = fitting or pool
             continue
@@ -203,7 +209,7 @@ def _moe_pool(
             if scenario.model.heads % tp == 0 and gpus % tp == 0:
                 pool = _pool(scenario, role, servers, tp, 1, ep, context)
                 if pool is not None:
-                    if pool.max_batch_per_instance >= 4:
+                    if _holds_a_handful(scenario, pool):
                         return pool
                     fitting = fitting or pool
             tp *= 2
@@ -429,7 +435,7 @@ def in_server_units(scenario: Scenario) -> list[ServingPlan]:
     for tp_d in sizes:
         for d in range(tp_d, gpn, tp_d):
             decode = _pool(unit, "decode", 1, tp_d, 1, 1, context, gpus=d)
-            if decode is None or decode.max_batch_per_instance < 4:
+            if decode is None or not _holds_a_handful(unit, decode):
                 continue
             for tp_p in sizes:
                 p = gpn - d

@@ -1,0 +1,98 @@
+"""Decode attention of one layer on one GPU, and the KV memory of a serving instance.
+
+A decode step's attention reads every live sequence's KV cache.  On NVIDIA Hopper and
+Blackwell it is priced by a closed form whose three constants were fitted on TensorRT-LLM's
+measured generation-attention latencies (docs/MODEL.md 15.1, "Decode attention in closed
+form"): a fixed time per call, the KV bytes at a share of the HBM peak, and the attention
+FLOPs (query heads x context) at a share of the 16-bit tensor peak, added, not overlapped.
+The table reads the kernels far below the HBM roofline where a GPU holds few KV heads and
+many query heads per KV head (405B / 70B at TP8), and far above it at small batches, where
+the fixed time dominates.  Other generations, and latent (MLA) caches, keep the roofline
+``max(KV read / (HBM x 0.8), FLOPs / (0.67 x 16-bit peak))``, priced by the caller.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+from advisor.engine.facts.catalog import GpuSpec
+from advisor.engine.facts.constants import BYTES_PER_GB, MEMORY_USABLE_FRACTION
+
+DECODE_ATTENTION_FIXED_S = 9.43e-6
+"""Fixed time of one decode-attention call (fitted on the kernel table, not on serving rows:
+``bench/aic_attention_fit.py``; docs/MODEL.md 15.1)."""
+DECODE_ATTENTION_HBM_FRACTION = 0.982
+"""Share of the HBM peak at which the decode attention streams the KV cache (fitted as above)."""
+DECODE_ATTENTION_FLOP_FRACTION = 0.184
+"""Share of the 16-bit dense tensor peak at which it runs the attention FLOPs, 4 x query heads x
+head_dim per cached token, added to the KV stream (fitted as above)."""
+DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("hopper", "blackwell")
+"""Generations whose TensorRT-LLM generation-attention tables the constants were fitted on
+(H100 SXM, H200 SXM) or checked against (B200 SXM, GB200).  The A100 table (TensorRT-LLM 1.0.0)
+reads up to 1.5 x the HBM peak, so it measures no KV stream; Ampere, Ada, AMD, Gaudi and
+custom GPUs keep the roofline."""
+
+KV_MEMORY_FRACTION = 0.90
+"""Share of the memory left after the weights and ``KV_MEMORY_RESERVE_BYTES`` that a serving
+instance's KV cache takes: TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` default (0.90),
+vLLM's ``gpu_memory_utilization`` default (0.90)."""
+KV_MEMORY_RESERVE_BYTES = 2e9
+"""Memory per GPU besides weights and KV cache: CUDA context, activations of a decode step,
+runtime buffers (docs/MODEL.md 15.1)."""
+
+
+class DecodeAttentionRates(NamedTuple):
+    fixed_s: float
+    s_per_byte: float
+    s_per_flop: float
+
+
+@lru_cache(maxsize=64)
+def decode_attention_rates(gpu: GpuSpec) -> DecodeAttentionRates | None:
+    """The fitted decode attention's constants on ``gpu``, or None where the roofline prices it
+    (a generation outside :data:`DECODE_ATTENTION_FITTED_GENERATIONS`)."""
+    if gpu.generation not in DECODE_ATTENTION_FITTED_GENERATIONS:
+        return None
+    peak = (gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")) * 1e12
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9
+    if peak <= 0 or hbm <= 0:
+        return None
+    return DecodeAttentionRates(
+        DECODE_ATTENTION_FIXED_S,
+        1.0 / (DECODE_ATTENTION_HBM_FRACTION * hbm),
+        1.0 / (DECODE_ATTENTION_FLOP_FRACTION * peak),
+    )
+
+
+def decode_attention_s(rates: DecodeAttentionRates, kv_bytes: float, flops: float) -> float:
+    """One layer's decode attention on one GPU reading ``kv_bytes`` of KV cache and running
+    ``flops`` attention FLOPs: fixed + bytes / (0.982 HBM) + FLOPs / (0.184 16-bit peak); 0.0
+    when it reads nothing (an empty batch)."""
+    if kv_bytes <= 0.0:
+        return 0.0
+    return rates.fixed_s + kv_bytes * rates.s_per_byte + flops * rates.s_per_flop
+
+
+def kv_room_bytes(gpu: GpuSpec, weights: float, expert_parallel: bool = False) -> float:
+    """KV-cache memory of one GPU holding ``weights`` bytes of weights: ``KV_MEMORY_FRACTION``
+    of the HBM capacity in binary gigabytes (:attr:`GpuSpec.memory_bytes`, as the runtime reads
+    it) less the weights and ``KV_MEMORY_RESERVE_BYTES``.  0.0 where the weights alone pass
+    the engine's fit rule, ``MEMORY_USABLE_FRACTION`` of the vendor's figure (the deployment
+    search's), so which deployments fit does not change with the KV sizing; an expert-parallel
+    pool (DeepEP's communication buffers beside the weights) keeps that rule's share,
+    ``MEMORY_USABLE_FRACTION`` of the vendor's figure less the weights."""
+    usable = gpu.memory_gb * BYTES_PER_GB * MEMORY_USABLE_FRACTION
+    if weights >= usable:
+        return 0.0
+    if expert_parallel:
+        # DeepEP's and the expert-parallel runtimes' own buffers: the fit rule's share as before
+        return usable - weights
+    return KV_MEMORY_FRACTION * (gpu.memory_bytes - weights - KV_MEMORY_RESERVE_BYTES)
+
+
+def serving_usable_gb(gpu: GpuSpec, weights_gb: float, expert_parallel: bool = False) -> float:
+    """What a serving GPU holding ``weights_gb`` GB of weights gives its weights and KV cache
+    (GB): the weights plus :func:`kv_room_bytes`, the memory report's usable figure for a pool
+    whose KV cache was sized by it."""
+    return weights_gb + kv_room_bytes(gpu, weights_gb * 1e9, expert_parallel) / 1e9

@@ -1,0 +1,164 @@
+"""The decode attention's three constants, fitted on TensorRT-LLM's measured generation-attention
+latencies (docs/MODEL.md 15.1, "Decode attention in closed form").
+
+NVIDIA AIConfigurator 0.12.0 ships the generation-attention latencies its collector measured
+with TensorRT-LLM 1.3.0rc20 (``aiconfigurator_core/systems/data/<gpu>/attention/trtllm/
+1.3.0rc20/generation_attention_perf.parquet``: batch, step (the context less one), query heads,
+KV heads, head dim, KV dtype, window, latency in ms).  The peer is a tool beside the product,
+never a dependency of it: install it into a scratch venv (``python3.11 -m venv /tmp/aic &&
+/tmp/aic/bin/pip install aiconfigurator``) and run this script with that venv's Python, which
+has pandas and numpy::
+
+    /tmp/aic/bin/python bench/aic_attention_fit.py
+
+One call on one GPU reads ``S = batch x context x KV heads x head_dim x 2 x KV bytes`` and runs
+``F = 4 x query heads x head_dim x batch x context`` FLOPs.  The rule is
+``t = t0 + S / (e x HBM peak) + F / (r x 16-bit dense peak)``, linear in (t0, 1/e, 1/r), so the
+constants are the least-squares solution on the relative error (each row divided by its
+measured latency).  Fit domain, fixed before reading any serving row: the H100 SXM and H200 SXM
+tables, FP8 KV cache (what an FP8 deployment keeps), head dim 64 or 128, no sliding window,
+GQA with 2-32 query heads per KV head and at most 8 KV heads (the catalog's models per GPU),
+at least 16 sequences and 512 tokens of context (a serving decode batch).  Prints the constants
+and, for every table (FP8 and BF16 KV), the rule's and the roofline's (KV read at
+``HBM_EFFICIENCY``) mean |error| and mean signed error, by query heads per KV head; the engine's
+constants (``advisor/engine/model/serving/attention.py``) are printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import HBM_EFFICIENCY
+from advisor.engine.model.serving import attention
+
+# AIConfigurator's system name -> the catalog's GPU (TensorRT-LLM 1.3.0rc20 tables)
+TABLES = {
+    "h100_sxm": "h100-sxm",
+    "h200_sxm": "h200-sxm",
+    "b200_sxm": "b200",
+    "gb200": "gb200-nvl72",
+}
+FITTED_ON = ("h100_sxm", "h200_sxm")
+VERSION = "1.3.0rc20"
+GROUPS = (2, 4, 5, 8, 16, 32)
+
+
+def _data_dir() -> Path:
+    import aiconfigurator_core  # type: ignore[import-not-found]
+
+    return Path(aiconfigurator_core.__file__).resolve().parent / "systems" / "data"
+
+
+def _rows(data: Path, system: str, kv_dtype: str) -> dict[str, Any]:
+    import numpy as np  # type: ignore[import-not-found]
+    import pandas as pd  # type: ignore[import-not-found]
+
+    path = data / system / "attention" / "trtllm" / VERSION / "generation_attention_perf.parquet"
+    f = pd.read_parquet(path)
+    group = f.num_heads // f.num_key_value_heads
+    f = f[
+        f.head_dim.isin((64, 128))
+        & (f.window_size == 0)
+        & (f.kv_cache_dtype == kv_dtype)
+        & (f.num_key_value_heads <= 8)
+        & (group >= 2)
+        & (group <= 32)
+        & (f.batch_size >= 16)
+        & (f.step + 1 >= 512)
+    ]
+    gpu = default_catalog().gpu(TABLES[system])
+    width = 1.0 if kv_dtype == "fp8" else 2.0
+    head_dim = f.head_dim.to_numpy(float)
+    tokens = f.batch_size.to_numpy(float) * (f.step + 1).to_numpy(float)
+    return {
+        "S": tokens * f.num_key_value_heads.to_numpy(float) * head_dim * 2 * width,
+        "F": 4.0 * f.num_heads.to_numpy(float) * head_dim * tokens,
+        "t": f.latency.to_numpy(float) * 1e-3,
+        "g": (f.num_heads // f.num_key_value_heads).to_numpy(),
+        "hbm": gpu.memory_bw_gbytes_per_s * 1e9,
+        "peak": (gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")) * 1e12,
+        "np": np,
+    }
+
+
+def fit(tables: list[dict[str, Any]]) -> tuple[float, float, float]:
+    np = tables[0]["np"]
+    design = np.concatenate(
+        [
+            np.stack([1.0 / d["t"], d["S"] / d["hbm"] / d["t"], d["F"] / d["peak"] / d["t"]], 1)
+            for d in tables
+        ]
+    )
+    (t0, inv_e, inv_r), *_ = np.linalg.lstsq(design, np.ones(len(design)), rcond=None)
+    return float(t0), 1.0 / float(inv_e), 1.0 / float(inv_r)
+
+
+def read(d: dict[str, Any], t0: float, e: float, r: float) -> dict[str, Any]:
+    np = d["np"]
+    rule = (t0 + d["S"] / (e * d["hbm"]) + d["F"] / (r * d["peak"])) / d["t"] - 1.0
+    roof = d["S"] / (HBM_EFFICIENCY * d["hbm"]) / d["t"] - 1.0
+
+    def stats(err: Any, mask: Any) -> dict[str, float | int]:
+        sel = err[mask]
+        if not len(sel):
+            return {"calls": 0}
+        return {
+            "calls": len(sel),
+            "mae_pct": round(100 * float(np.mean(np.abs(sel))), 1),
+            "bias_pct": round(100 * float(np.mean(sel)), 1),
+        }
+
+    every = np.ones(len(d["t"]), dtype=bool)
+    return {
+        "rule": stats(rule, every),
+        "roofline": stats(roof, every),
+        "rule_by_group": {str(g): stats(rule, d["g"] == g) for g in GROUPS},
+        "roofline_by_group": {str(g): stats(roof, d["g"] == g) for g in GROUPS},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, help="AIConfigurator's systems/data directory")
+    args = parser.parse_args()
+    try:
+        data = args.data or _data_dir()
+    except ImportError:
+        sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
+    t0, e, r = fit([_rows(data, s, "fp8") for s in FITTED_ON])
+    print(
+        json.dumps(
+            {
+                "fitted": {
+                    "fixed_us": round(t0 * 1e6, 2),
+                    "hbm_fraction": round(e, 3),
+                    "flop_fraction": round(r, 3),
+                },
+                "engine": {
+                    "fixed_us": round(attention.DECODE_ATTENTION_FIXED_S * 1e6, 2),
+                    "hbm_fraction": attention.DECODE_ATTENTION_HBM_FRACTION,
+                    "flop_fraction": attention.DECODE_ATTENTION_FLOP_FRACTION,
+                },
+            }
+        )
+    )
+    engine = (
+        attention.DECODE_ATTENTION_FIXED_S,
+        attention.DECODE_ATTENTION_HBM_FRACTION,
+        attention.DECODE_ATTENTION_FLOP_FRACTION,
+    )
+    for system in TABLES:
+        for kv_dtype in ("fp8", "bfloat16"):
+            out = {"system": system, "kv": kv_dtype} | read(_rows(data, system, kv_dtype), *engine)
+            print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
