@@ -157,22 +157,15 @@ def _activation_part(
     vp: int,
     stages: tuple[int, int, int] | None,
     consts: _Consts,
+    terms: tuple[float, float, float] | None = None,
 ) -> float:
-    """Activation bytes per GPU of :func:`_memory_parts` (the fullest pipeline rank)."""
+    """Activation bytes per GPU of :func:`_memory_parts` (the fullest pipeline rank);
+    ``terms``: :func:`_activation_terms` of (tp, mb, recompute, cp), if the caller holds it."""
     m = scenario.model
     first, inner, last = stages or (math.ceil(m.layers / pp),) * 3
-    tokens = scenario.sequence_length * mb / max(1, cp)
-    per_token_hidden, activation_fn = consts[1]
-    per_layer_full = per_token_hidden * tokens * m.hidden / tp
-    if recompute == "selective":
-        per_layer_kept = max(
-            RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
-            per_layer_full - activation_fn * tokens * m.hidden / tp,
-        )
-    elif recompute == "full":
-        per_layer_kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
-    else:
-        per_layer_kept = per_layer_full
+    per_layer_kept, per_layer_full, logits = terms or _activation_terms(
+        scenario, tp, mb, recompute, cp, consts
+    )
     if pp > 1:
         # the fullest stage: the first (input embedding) or the second, which holds one
         # micro-batch fewer in flight but, with a lighter first stage, more layers; each
@@ -198,13 +191,35 @@ def _activation_part(
     act = held * per_layer_kept
     if recompute == "full":
         act += per_layer_full
-    # fp32 logits of the output head, once more per MTP module (on the last stage)
-    logits = 4.0 * tokens * m.vocab / tp * (1 + m.mtp_layers)
     if pp == 1:
         act += logits
     else:
         act = max(act, last_held * per_layer_kept + logits)
     return act
+
+
+def _activation_terms(
+    scenario: Scenario, tp: int, mb: int, recompute: str, cp: int, consts: _Consts
+) -> tuple[float, float, float]:
+    """(bytes a layer keeps for its backward pass, its whole activations, the output head's
+    fp32 logits) per micro-batch of :func:`_activation_part`: what does not depend on the
+    pipeline (the planner's search asks ~1,000 fits a design of ~30 such values)."""
+    m = scenario.model
+    tokens = scenario.sequence_length * mb / max(1, cp)
+    per_token_hidden, activation_fn = consts[1]
+    per_layer_full = per_token_hidden * tokens * m.hidden / tp
+    if recompute == "selective":
+        per_layer_kept = max(
+            RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp,
+            per_layer_full - activation_fn * tokens * m.hidden / tp,
+        )
+    elif recompute == "full":
+        per_layer_kept = RECOMPUTE_BYTES_PER_TOKEN_HIDDEN * tokens * m.hidden / tp
+    else:
+        per_layer_kept = per_layer_full
+    # fp32 logits of the output head, once more per MTP module (on the last stage)
+    logits = 4.0 * tokens * m.vocab / tp * (1 + m.mtp_layers)
+    return per_layer_kept, per_layer_full, logits
 
 
 def memory_consts(

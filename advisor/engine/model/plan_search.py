@@ -18,13 +18,17 @@ from typing import Any
 from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, MEMORY_USABLE_FRACTION
 from advisor.engine.input.scenario import ZERO_STAGES, Scenario
 from advisor.engine.model.efficiency import hopper_or_newer
-from advisor.engine.model.memory import _activation_part, _state_parts, memory_consts
+from advisor.engine.model.memory import (
+    _activation_part,
+    _activation_terms,
+    _state_parts,
+    memory_consts,
+)
 from advisor.engine.model.plan_estimate import (
     REFERENCE_GPU_NET_BYTES_PER_S,
     _ShapeBase,
     shape_base_of,
     shape_consts,
-    shape_terms_at,
 )
 from advisor.engine.model.plans import _divisors, _powers_of_two_up_to, domain_gpus
 from advisor.engine.model.stage_time import (
@@ -103,7 +107,7 @@ class _SizeMemo:
 
     __slots__ = (
         "_act", "_cap", "_consts", "_fits", "_recomputes", "_scenario", "_shape_fits", "_state",
-        "_table", "bases", "consts",
+        "_table", "_terms", "bases", "consts",
     )  # fmt: skip
 
     def __init__(self, scenario: Scenario) -> None:
@@ -114,6 +118,8 @@ class _SizeMemo:
         self._shape_fits: dict[tuple[Any, ...], dict[tuple[str, str, int], bool]] = {}
         self._state: dict[tuple[Any, ...], tuple[float, float, float]] = {}
         self._act: dict[tuple[Any, ...], float] = {}
+        self._terms: dict[tuple[int, int, str, int], tuple[float, float, float]] = {}
+        """memory._activation_terms by (tp, micro-batch, recomputation, cp)."""
         self.bases: dict[tuple[int, ...], _ShapeBase] = {}
         """Each shape's :func:`plan_estimate.shape_base` (its bytes; each search divides
         them by its own rate)."""
@@ -197,8 +203,14 @@ class _SizeMemo:
         act_key = (tp, pp, mb, recompute, mcount, cp, vp, stages)
         act = self._act.get(act_key)
         if act is None:
+            terms_key = (tp, mb, recompute, cp)
+            terms = self._terms.get(terms_key)
+            if terms is None:
+                terms = self._terms[terms_key] = _activation_terms(
+                    s, tp, mb, recompute, cp, self._consts
+                )
             act = self._act[act_key] = _activation_part(
-                s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts
+                s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts, terms
             )
         return state[0] + state[1] + act <= self._cap  # memory._parts_fit
 
@@ -279,6 +291,7 @@ def _search_training(
     hidden = 1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0
     zero3 = tuple(sharding == "zero3" for sharding in shardings)
     last_fit = (shardings[-1], recomputes[-1], 1)
+    no_dp = [0.0] * len(shardings)
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > least:
             # compute alone (no recomputation, no communication) is already slower
@@ -312,10 +325,15 @@ def _search_training(
         # memory is asked only of the shapes some search's bound keeps
         pricing = []
         compute0 = (mcount + (pp - 1) / vp_max) * (per_mb0 + tp_s0 * hidden)
+        # shape_terms_at of each search's rate, written out (the same divisions)
+        _, grad_b, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
+        passes = [2.0 + (2.0 * mcount if z3 else 0.0) for z3 in zero3] if has_dp else None
         for search in live:
-            shape = shape_terms_at(base, search.bw)
-            _, grad, pp_unit, ep_unit, has_dp, dualpipe = shape
-            dp_s = [(2.0 + (2.0 * mcount if z3 else 0.0)) * grad if has_dp else 0.0 for z3 in zero3]
+            bw = search.bw
+            grad = grad_b / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S)
+            pp_unit = pp_bytes / bw
+            ep_unit = ep_bytes / (bw if ep_net else REFERENCE_GPU_NET_BYTES_PER_S * 8)
+            dp_s = [n * grad for n in passes] if passes is not None else no_dp
             if search.best < math.inf:
                 dp_exposed = math.inf
                 for z3, dp_z in zip(zero3, dp_s, strict=True):

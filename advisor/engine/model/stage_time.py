@@ -143,7 +143,7 @@ def _stage_time_per_microbatch(
     if v is None:
         if len(table) > 8192:
             table.clear()
-        v = _stage_time(scenario, tp, cp, ep, mb, recompute, stages, pp)
+        v = _stage_time(scenario, tp, cp, ep, mb, recompute, stages, pp, table)
         table[key] = v
     return v
 
@@ -157,10 +157,42 @@ def _stage_time(
     recompute: str,
     stages: tuple[int, int, int],
     pp: int,
+    table: dict[tuple[Any, ...], tuple[float, float]] | None = None,
 ) -> tuple[float, float]:
     """(compute seconds of the slowest pipeline stage for one micro-batch forward+backward,
-    in-domain TP collective seconds of that stage)."""
+    in-domain TP collective seconds of that stage); ``table``: :func:`_stage_table` of
+    ``scenario``, which then also keeps the layer's and the output head's seconds
+    (:func:`_layer_time`: the same for every pipeline depth)."""
+    m = scenario.model
+    seq = scenario.sequence_length
+    if table is None:
+        layer, head = _layer_time(scenario, tp, cp, ep, mb, recompute)
+    else:
+        key = ("layer", tp, cp, ep, mb, recompute)
+        hit = table.get(key)
+        if hit is None:
+            hit = table[key] = _layer_time(scenario, tp, cp, ep, mb, recompute)
+        layer, head = hit
+    first, inner, last = stages
+    if pp <= 1:
+        stage = first * layer + head
+        stage_layers = first
+    else:
+        stage = max(first * layer, inner * layer, last * layer + head)
+        stage_layers = max(first, inner, last)
+    tp_s = 0.0
+    if tp > 1:
+        tp_bytes = mb * seq / cp * m.hidden * _act_bytes(scenario)
+        per_layer = 6 if recompute == "full" else 4
+        tp_s = per_layer * stage_layers * _intra_time_cached(scenario, tp_bytes, tp)
+    return stage, tp_s
 
+
+def _layer_time(
+    scenario: Scenario, tp: int, cp: int, ep: int, mb: int, recompute: str
+) -> tuple[float, float]:
+    """(seconds of one layer's forward + backward for one micro-batch, seconds of the output
+    head and multi-token prediction modules) of :func:`_stage_time`."""
     m = scenario.model
     seq = scenario.sequence_length
     tokens = max(1, mb * seq // max(1, cp))
@@ -198,19 +230,7 @@ def _stage_time(
             scenario.gpu, scenario.precision, tokens, m.hidden / tp, 2 * m.hidden
         )
         head += m.mtp_layers * (layer + proj + head)
-    first, inner, last = stages
-    if pp <= 1:
-        stage = first * layer + head
-        stage_layers = first
-    else:
-        stage = max(first * layer, inner * layer, last * layer + head)
-        stage_layers = max(first, inner, last)
-    tp_s = 0.0
-    if tp > 1:
-        tp_bytes = mb * seq / cp * m.hidden * _act_bytes(scenario)
-        per_layer = 6 if recompute == "full" else 4
-        tp_s = per_layer * stage_layers * _intra_time_cached(scenario, tp_bytes, tp)
-    return stage, tp_s
+    return layer, head
 
 
 def _act_bytes(scenario: Scenario) -> float:
