@@ -16,8 +16,9 @@ from advisor.engine.model.echo import workload_info
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import WorkloadPlan
-from advisor.engine.model.serving.compute import erlang_c, kv_bytes_per_token, mgc_wait_quantile_s
+from advisor.engine.model.serving.compute import kv_bytes_per_token
 from advisor.engine.model.serving.load import ServingModel, kv_transfer_sentence
+from advisor.engine.model.serving.queueing import erlang_c, mgc_wait_quantile_s
 from advisor.engine.model.serving.results import load_curves_for_result
 from advisor.engine.result.echo import ScenarioEcho
 from advisor.engine.result.records import Option

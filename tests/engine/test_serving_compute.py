@@ -160,3 +160,21 @@ def test_an_fp8_deployment_runs_its_prefill_attention_in_fp8() -> None:
     long_fp8 = dense_prefill_s(fp8, 20000, 20000, 1, 1)
     long_bf16 = dense_prefill_s(bf16, 20000, 20000, 1, 1)
     assert long_fp8 < 0.65 * long_bf16
+
+
+def test_a_share_of_the_nics_is_rounded_as_round_rounds_it() -> None:
+    # the load model's step table and the expert all-to-all's domain round a load point's
+    # share of the NICs to 3 decimals at every step: kept by value, the same float as round's
+    import random
+
+    from advisor.engine.model.serving import compute
+
+    rng = random.Random(3)
+    shares = [1.0, 0.05, 0.0625, 0.1235, 0.9995, 0.5005] + [
+        rng.uniform(0.05, 1.0) for _ in range(2000)
+    ]
+    compute._ROUND3_CACHE.clear()
+    for x in shares:
+        assert compute.round3(x) == round(x, 3)
+        assert compute._ROUND3_CACHE[x] == round(x, 3)
+        assert compute.round3(x) == round(x, 3)

@@ -19,8 +19,9 @@ from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import WorkloadPlan
-from advisor.engine.model.serving.compute import decode_compute_s, mgc_mean_wait_s
+from advisor.engine.model.serving.compute import decode_compute_s
 from advisor.engine.model.serving.load import ServingModel
+from advisor.engine.model.serving.queueing import mgc_mean_wait_s
 
 CATALOG = default_catalog()
 

@@ -40,11 +40,11 @@ from advisor.engine.model.serving.compute import (
     decode_compute_s,
     decode_step_s,
     kv_transfer,
-    mgc_mean_wait_s,
-    mgc_wait_quantile_s,
     prefill_service_s,
+    round3,
 )
 from advisor.engine.model.serving.pools import decode_view, reference_design
+from advisor.engine.model.serving.queueing import mgc_mean_wait_s, mgc_wait_quantile_s
 from advisor.engine.result.records import Metrics
 
 # ----------------------------------------------------------------------------- load
@@ -163,7 +163,7 @@ class ServingModel:
         # 4 significant digits: the fixed points and bisections below revisit nearby batches
         key = (
             float(f"{batch:.4g}"),
-            1.0 if self._network_free else round(min(1.0, net_share), 3),
+            1.0 if self._network_free else round3(min(1.0, net_share)),
         )
         step_s = self._steps.get(key)
         if step_s is None:
