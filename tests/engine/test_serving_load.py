@@ -356,3 +356,22 @@ def test_the_prefill_floor_leaves_the_rates_bisected_bit_for_bit(
     monkeypatch.setattr(ServingModel, "_prefill_floor", lambda self, rate, q: None)
     without = ServingModel(s, sp, IB)
     assert (without.closed_loop_rate(), without.max_rate_at_target()) == rates
+
+
+def test_a_model_keeps_its_expert_groups_communicator_by_rounded_share() -> None:
+    """The load model asks for the expert all-to-all's communicator at every batch it prices:
+    kept by the model per rounded share of the NICs, it is compute.ep_domain's, and a step
+    priced on it is decode_step_s's own."""
+    from advisor.engine.model.serving.compute import decode_step_s, ep_domain
+
+    s, wp = _plan(DEEPSEEK_DISAGGREGATED)
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    model = ServingModel(s, sp, ROCE, "high")
+    shares = (1.0, 0.9, 0.90004, 0.5)
+    for share in shares:
+        for batch in (1.0, 3.7, 40.0):
+            assert model.step(batch, share) == decode_step_s(s, sp, batch, ROCE, "high", share)
+    assert sorted(model._domains) == [0.5, 0.9, 1.0]
+    for share in shares:
+        assert model._domains[round(share, 3)] == ep_domain(s, sp.decode, ROCE, "high", share)

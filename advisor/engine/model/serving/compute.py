@@ -775,9 +775,10 @@ def round3(x: float) -> float:
     return hit
 
 
-def _ep_domain(
+def ep_domain(
     scenario: Scenario, pool: ServingPool, design: Design | None, bound: str, net_share: float
 ) -> CommDomain:
+    """The expert group's communicator on ``design`` at ``net_share`` of its NICs."""
     return _ep_domain_cached(
         scenario.gpu, scaleup_domain_gpus(scenario), pool.ep, design, bound, round3(net_share)
     )
@@ -817,10 +818,12 @@ def ep_comm_s(
     bound: str,
     mode: str,
     net_share: float = 1.0,
+    domain: CommDomain | None = None,
 ) -> float:
     """Dispatch + combine per MoE layer, all MoE layers (DeepEP model in collectives).
 
-    Without a design (planning), only the NVLink part is priced."""
+    Without a design (planning), only the NVLink part is priced.  ``domain``: the group's
+    :func:`ep_domain` at ``net_share``, when the caller keeps it."""
     model = scenario.model
     if pool.ep <= 1 or not model.is_moe or tokens_per_gpu <= 0:
         return 0.0
@@ -828,7 +831,7 @@ def ep_comm_s(
         # the group spans servers (its domain's nodes, :func:`_make_ep_domain`) and there is
         # no network to price: decided before the domain is built
         return 0.0
-    dom = _ep_domain(scenario, pool, design, bound, net_share)
+    dom = ep_domain(scenario, pool, design, bound, net_share) if domain is None else domain
     tokens = max(1, math.ceil(tokens_per_gpu))
     return model.moe_layers * _dispatch_combine_s(
         tokens,
@@ -873,15 +876,17 @@ def decode_step_s(
     bound: str,
     net_share: float = 1.0,
     compute_s: float | None = None,
+    domain: CommDomain | None = None,
 ) -> float:
-    """One decode step on design ``d`` (``compute_s``: a precomputed decode_compute_s)."""
+    """One decode step on design ``d`` (``compute_s``: a precomputed decode_compute_s;
+    ``domain``: the expert group's :func:`ep_domain` at ``net_share``, kept by the caller)."""
     pool = serving_plan.decode
     compute = (
         decode_compute_s(scenario, serving_plan, pool, batch) if compute_s is None else compute_s
     )
     # tokens each GPU dispatches: the instance's rows spread over its GPUs
     rows = batch * serving_plan.rows_per_step / max(1, pool.gpus_per_instance)
-    comm = ep_comm_s(scenario, pool, rows, design, bound, "low_latency", net_share)
+    comm = ep_comm_s(scenario, pool, rows, design, bound, "low_latency", net_share, domain)
     step = overlapped(compute, comm, DECODE_TBO_OVERLAP) if comm > 0 else compute
     return step + serving_plan.legacy_comm_s
 

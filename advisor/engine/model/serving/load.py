@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.collectives import CommDomain
 from advisor.engine.model.serving.compute import (
     ARRIVALS_BATCH_CORRELATION,
     CHUNKED_PREFILL_TOKENS,
@@ -39,6 +40,7 @@ from advisor.engine.model.serving.compute import (
     ServingPlan,
     decode_compute_s,
     decode_step_s,
+    ep_domain,
     kv_transfer,
     prefill_service_s,
     round3,
@@ -90,7 +92,7 @@ def _decode_tables(view: tuple[Any, ...]) -> dict[Any, dict[Any, float]]:
 
 def _step_network(design: Design | None) -> tuple[Any, ...] | None:
     """What of ``design`` a decode step reads: the expert all-to-all's domain
-    (compute._make_ep_domain) takes the fabric, the NICs, the oversubscription and the
+    (compute.ep_domain) takes the fabric, the NICs, the oversubscription and the
     adaptive routing, not the switch radix, the planes or in-network reduction."""
     if design is None:
         return None
@@ -154,6 +156,7 @@ class ServingModel:
         self._steps = tables.setdefault(("step", *on), {})
         self._compute = tables.setdefault(("compute",), {})
         self._little = tables.setdefault(("little", *on), {})
+        self._domains: dict[float, CommDomain] = {}
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
         self._bracket: tuple[float, float, int] | None = None
@@ -181,9 +184,24 @@ class ServingModel:
                 self.bound,
                 net_share,
                 compute_s=compute,
+                domain=None if self._network_free else self._ep_domain(net_share),
             )
             self._steps[key] = step_s
         return step_s
+
+    def _ep_domain(self, net_share: float) -> CommDomain | None:
+        """The expert group's communicator at ``net_share`` of the NICs (compute.ep_domain,
+        by its rounded share), kept by this model: its steps at one share ask for it at every
+        batch.  ``None`` without a design (the step decides what to price)."""
+        if self.design is None:
+            return None
+        share = round3(net_share)
+        domain = self._domains.get(share)
+        if domain is None:
+            domain = self._domains[share] = ep_domain(
+                self.scenario, self.serving_plan.decode, self.design, self.bound, net_share
+            )
+        return domain
 
     def _little_batch(self, k: float, cap_b: float, share: float) -> float:
         """The least batch b = k x step(min(b, cap_b)) (Little's law).
