@@ -178,3 +178,31 @@ def test_a_share_of_the_nics_is_rounded_as_round_rounds_it() -> None:
         assert compute.round3(x) == round(x, 3)
         assert compute._ROUND3_CACHE[x] == round(x, 3)
         assert compute.round3(x) == round(x, 3)
+
+
+def test_dense_prefills_are_kept_by_what_they_read() -> None:
+    # every design the search prices builds a load model of the same plan and asks for its
+    # prompt's prefill: kept by GPU, model, precision, GPUs per server and the arguments, so a
+    # repeat is the figure computed, and an edited GPU of the same id or fp8 its own
+    import dataclasses
+
+    from advisor.engine.model.serving import compute
+
+    s = parse_scenario(
+        {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 8},
+        default_catalog(),
+    )
+    compute._PREFILL_CACHE.clear()
+    first = compute.dense_prefill_s(s, 2048, 1536.0, 8, 1)
+    assert {
+        (s.gpu, s.model, s.precision, s.gpus_per_node, 2048, 1536.0, 8, 1, True): first
+    } == compute._PREFILL_CACHE
+    assert compute.dense_prefill_s(s, 2048, 1536.0, 8, 1) == first
+    assert first == compute._dense_prefill_s(s, 2048, 1536.0, 8, 1, True)
+    slower = dataclasses.replace(
+        s, gpu=dataclasses.replace(s.gpu, memory_bw_gbytes_per_s=s.gpu.memory_bw_gbytes_per_s / 4)
+    )
+    assert compute.dense_prefill_s(slower, 2048, 1536.0, 8, 1) > first
+    fp8 = dataclasses.replace(s, precision="fp8")
+    assert compute.dense_prefill_s(fp8, 2048, 1536.0, 8, 1) != first
+    assert compute.dense_prefill_s(s, 2048, 1536.0, 8, 1, pack=False) != first

@@ -336,7 +336,42 @@ def dense_prefill_s(
     head; pipeline stages work on successive passes at once (the time per prompt counts all
     tp x pp GPUs).
     ``pack=False``: one prompt in a pass of its own (the latency of a lone request).
+    Kept by what it reads of the scenario (GPU, model, precision, GPUs per server) and its
+    arguments: the load model of every design the search prices asks for its plan's prompt.
     """
+    key = (
+        scenario.gpu,
+        scenario.model,
+        scenario.precision,
+        scenario.gpus_per_node,
+        prompt_tokens,
+        computed_tokens,
+        tp,
+        pp,
+        pack,
+    )
+    hit = _PREFILL_CACHE.get(key)
+    if hit is None:
+        if len(_PREFILL_CACHE) >= 4096:
+            _PREFILL_CACHE.clear()
+        hit = _PREFILL_CACHE[key] = _dense_prefill_s(
+            scenario, prompt_tokens, computed_tokens, tp, pp, pack
+        )
+    return hit
+
+
+_PREFILL_CACHE: dict[tuple[Any, ...], float] = {}
+"""Dense prefill times by value, bounded (:func:`dense_prefill_s`)."""
+
+
+def _dense_prefill_s(
+    scenario: Scenario,
+    prompt_tokens: float,
+    computed_tokens: float,
+    tp: int,
+    pp: int,
+    pack: bool,
+) -> float:
     if computed_tokens <= 0:
         return 0.0
     model = scenario.model
