@@ -12,12 +12,15 @@ application = get_wsgi_application()
 from advisor.heap import freeze_heap  # noqa: E402
 from advisor.scenarios.engine_calls import warm_up  # noqa: E402
 from advisor.scenarios.reports import warm_up as warm_up_reports  # noqa: E402
+from api.warm import warm_up as warm_up_api  # noqa: E402
 from frontend.warm import warm_up as warm_up_pages  # noqa: E402
 
 # the engine's process constants, not in its first what-if
 warm_up()
 # the PDF's imports (matplotlib), not in its first report request
 warm_up_reports()
+# the API's first read (token lookup, list queries and serializers, the served catalog)
+warm_up_api()
 # the pages' imports, templates and process-wide figures, not in their first views
 warm_up_pages()
 # and then keep the garbage collector off everything alive now: a full collection walking the

@@ -15,16 +15,24 @@ the whole window's list of timestamps and writes it back (two round trips, up to
 timestamps each way for a client, and two web processes could both read the same list and
 both let a request through past the limit). Another cache (tests, embedded mode) is counted
 by DRF's code.
+
+The script runs on one Redis client per process and cache configuration (`counter_client`,
+redis-py's public client on a connection pool of its own, thread-safe), built from the
+cache's settings. Django's cache objects are per thread and keep their client private, so
+each server thread made its own pool and opened its own connection in its first request.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from django.utils.module_loading import import_string
+from redis import ConnectionPool, Redis
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -50,6 +58,46 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {counted, n, oldest[2] or ARGV[1]}
 """
+
+
+_CLIENTS: dict[tuple[str, tuple[tuple[str, str], ...]], Redis] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def counter_client() -> Redis:
+    """The process's Redis client for the rate-limit counters, on a pool of its own (built
+    as Django's RedisCache builds its pools: ConnectionPool.from_url of the cache's first
+    LOCATION, which takes the writes, with its OPTIONS), shared by every thread. Another
+    configuration (a test's settings) gets its own client."""
+    config: Any = settings.CACHES[settings.API_THROTTLE_CACHE]
+    location = config["LOCATION"]
+    if isinstance(location, str):
+        location = location.split(",")
+    url = str(location[0]).strip()
+    options: dict[str, Any] = dict(config.get("OPTIONS", {}))
+    key = (url, tuple(sorted((k, repr(v)) for k, v in options.items())))
+    client = _CLIENTS.get(key)
+    if client is None:
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(key)
+            if client is None:
+                client = Redis(connection_pool=_pool(url, options))
+                _CLIENTS[key] = client
+    return client
+
+
+def _pool(url: str, options: dict[str, Any]) -> ConnectionPool:
+    """A pool as Django's RedisCacheClient makes one from a cache's OPTIONS (its own
+    `serializer`, `pool_class` and `parser_class` options read as it reads them)."""
+    options.pop("serializer", None)  # the script's arguments and answer are not pickled
+    pool_class = options.pop("pool_class", None) or ConnectionPool
+    if isinstance(pool_class, str):
+        pool_class = import_string(pool_class)
+    parser_class = options.get("parser_class")
+    if isinstance(parser_class, str):
+        options["parser_class"] = import_string(parser_class)
+    pool: ConnectionPool = pool_class.from_url(url, **options)
+    return pool
 
 
 class _ApiThrottle(SimpleRateThrottle):
@@ -78,8 +126,7 @@ class _ApiThrottle(SimpleRateThrottle):
             return True
         self.now = self.timer()
         key = cache.make_and_validate_key(self.key)
-        client = cache._cache.get_client(key, write=True)
-        counted, in_window, oldest = client.eval(
+        counted, in_window, oldest = counter_client().eval(
             _SLIDING_LOG, 1, key, repr(self.now), duration, num_requests, uuid.uuid4().hex
         )
         self._window = (num_requests, duration, int(in_window), float(oldest))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import Any
 
@@ -10,7 +11,10 @@ import pytest
 from django.conf import settings as live_settings
 from django.core.cache import caches
 from redis import Redis
+from rest_framework.request import Request
+from rest_framework.test import APIRequestFactory
 
+from api.throttling import AnonymousThrottle, counter_client
 from tests.api.conftest import Caller
 
 pytestmark = [pytest.mark.django_db, pytest.mark.services]
@@ -44,7 +48,7 @@ def test_a_request_is_counted_in_one_round_trip_in_a_sorted_set_that_expires(
     monkeypatch.setattr(Redis, "execute_command", execute)
 
     cache = caches[live_settings.API_THROTTLE_CACHE]
-    client = cache._cache.get_client(write=False)  # type: ignore[attr-defined]
+    client = counter_client()
     (key,) = client.keys(cache.make_key("throttle_client_*"))
     assert client.type(key) == b"zset"
     assert client.zcard(key) == 1
@@ -53,3 +57,38 @@ def test_a_request_is_counted_in_one_round_trip_in_a_sorted_set_that_expires(
     statuses = [client_a.http.get("/api/v1/scenarios/").status_code for _ in range(3)]
     assert statuses == [200, 200, 429]
     assert client.zcard(key) == 3
+
+
+def test_server_threads_count_on_one_shared_redis_connection(settings: Any) -> None:
+    """A web process's threads share one client and pool (api.throttling.counter_client):
+    Django's cache objects are per thread, so each server thread made its own pool and opened
+    a connection of its own inside its first request (12 at once in `make load`'s first
+    second). Requests counted one after the other from four new threads open one at most."""
+    settings.CACHES = {
+        **settings.CACHES,
+        settings.API_THROTTLE_CACHE: {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": live_settings.REDIS_URL,
+            "KEY_PREFIX": f"throttle-test-{uuid.uuid4()}",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        },
+    }
+    observer = Redis.from_url(live_settings.REDIS_URL)
+
+    def connections_received() -> int:
+        return int(observer.info("stats")["total_connections_received"])
+
+    counted: list[bool] = []
+
+    def one_request() -> None:
+        request = Request(APIRequestFactory().get("/api/v1/scenarios/"), authenticators=())
+        counted.append(AnonymousThrottle().allow_request(request, view=None))
+
+    before = connections_received()
+    for _ in range(4):
+        thread = threading.Thread(target=one_request)
+        thread.start()
+        thread.join()
+    opened = connections_received() - before
+    assert counted == [True] * 4
+    assert opened <= 1, f"{opened} connections for 4 requests"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -54,3 +55,22 @@ def test_a_failing_step_is_logged_and_the_others_still_run(
     assert "web warm-up step 'broken' failed" in caplog.text
     assert ran == ["after"]
     assert set(took) == {"broken", "after"}
+
+
+def test_the_accuracy_pages_content_is_rendered_before_the_first_view(client: Any) -> None:
+    """The page's cached block (the report's tables and figure, ~250 KB) is rendered by the
+    warm-up, in the process gunicorn forks its workers from: the first view reads it from the
+    cache, and the page is the one rendered afresh in a request."""
+    from django.core.cache.utils import make_template_fragment_key
+
+    key = make_template_fragment_key("accuracy-content-v2", [ENGINE_VERSION])
+    cache.clear()
+    warm.warm_up()
+    warmed = cache.get(key)
+    assert warmed is not None and "How accurate is this?" in warmed
+    # each response masks the CSRF token afresh: the only part that may differ
+    csrf = re.compile(r'(CSRFToken": ")[A-Za-z0-9]+')
+    page = csrf.sub(r"\1-", client.get("/accuracy/").content.decode())
+    cache.clear()
+    assert csrf.sub(r"\1-", client.get("/accuracy/").content.decode()) == page
+    assert cache.get(key) == warmed
