@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
 
@@ -34,3 +34,16 @@ def _warm_up_engine(**_: object) -> None:
 
     warm_up()
     freeze_heap()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _database_as_for_a_request(**_: object) -> None:
+    """Before and after each task, a connection is closed as Django closes one around a
+    request: when it broke or is older than settings.DATABASE_CONN_MAX_AGE (its health is
+    checked again at its next use: CONN_HEALTH_CHECKS). Celery's Django fix-up closed it
+    before and after every task instead (settings.CELERY_DB_REUSE_MAX now leaves that to
+    this), so each run opened a new PostgreSQL session."""
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -282,6 +282,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_S", 600, minimum=1),
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fix-up closes a worker's database connections around every task unless this
+# is set, and then only every this many tasks: each run opened a new PostgreSQL session (a
+# backend process and its authentication). advisor.celery closes them around each task as
+# Django does around a request (broken, or older than DATABASE_CONN_MAX_AGE seconds).
+# https://docs.celeryq.dev/en/stable/userguide/configuration.html (Django fix-up)
+CELERY_DB_REUSE_MAX = 100
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 LOGGING = {

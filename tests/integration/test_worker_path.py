@@ -66,3 +66,30 @@ def test_a_redelivered_message_for_a_finished_run_changes_nothing(
     assert run.status == RunStatus.SUCCEEDED
     assert run.attempts == 1
     assert run.finished_at == first_finish
+
+
+def test_a_worker_keeps_its_database_connection_from_one_run_to_the_next(
+    celery_worker: WorkerProcess, purge_queue: None
+) -> None:
+    """A worker process treats each task as Django treats a request (advisor.celery): its
+    connection is kept settings.DATABASE_CONN_MAX_AGE seconds unless it broke, where Celery's
+    Django fix-up closed it before and after every task, so each run opened a new PostgreSQL
+    session (a backend process and its authentication)."""
+
+    def sessions() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+            )
+            return int(cursor.fetchone()[0])
+
+    first = scenario_submit(name="Two-server training", inputs=TWO_SERVER_TRAINING)
+    assert wait_until(lambda: finished(first.pk), timeout_s=90), "\n".join(celery_worker.log[-30:])
+    before = sessions()
+    for i in range(4):
+        run = scenario_submit(name=f"Two-server training {i}", inputs=TWO_SERVER_TRAINING)
+        assert wait_until(lambda: finished(run.pk), timeout_s=90)  # noqa: B023
+        run.refresh_from_db()
+        assert run.status == RunStatus.SUCCEEDED, run.error
+    opened = sessions() - before
+    assert opened <= 1, f"{opened} PostgreSQL sessions opened for 4 runs"
