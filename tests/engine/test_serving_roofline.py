@@ -118,9 +118,30 @@ def test_one_figure_could_read_both_pages_of_every_shared_case_within_10_percent
     assert 0.02 < sum(floors) / len(floors) < 0.03
 
 
-KNOWN_HELD_OUT_MISSES: set[str] = set()
+KNOWN_HELD_OUT_MISSES: set[str] = {
+    # batch B of the v0.17 page (L40S FP8, A100 FP16; docs/VALIDATION_SOURCES.md), read once when
+    # landed: 17 of the 33 Llama 3.1 70B TP4 / TP8 cells on L40S and A100 read 25-46 % fast
+    "trtllm017b-llama3-70b-l40s-tp4-128-2048",
+    "trtllm017b-llama3-70b-l40s-tp4-128-4096",
+    "trtllm017b-llama3-70b-l40s-tp4-500-2000",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp4-128-2048",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp4-128-4096",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp4-500-2000",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp4-2048-2048",
+    "trtllm017b-llama3-70b-l40s-tp8-128-128",
+    "trtllm017b-llama3-70b-l40s-tp8-128-2048",
+    "trtllm017b-llama3-70b-l40s-tp8-128-4096",
+    "trtllm017b-llama3-70b-l40s-tp8-500-2000",
+    "trtllm017b-llama3-70b-l40s-tp8-1000-1000",
+    "trtllm017b-llama3-70b-l40s-tp8-2048-128",
+    "trtllm017b-llama3-70b-l40s-tp8-2048-2048",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp8-128-2048",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp8-128-4096",
+    "trtllm017b-llama3-70b-a100-80gb-sxm-tp8-2048-2048",
+}
 """Held-out rows the model misses by more than their tolerance (a held-out miss does not fail
-``validate``; docs/MODEL.md 15.1 and 9.2); none since 2026-12-02, when the decode attention was
+``validate``; docs/MODEL.md 15.1 and 9.2): the batch-B rows above, and among the Hopper rows none
+since 2026-12-02, when the decode attention was
 priced by TensorRT-LLM's measured kernels and the KV cache sized in binary gigabytes: Llama 3.1
 70B TP1 H200 500/2000 on the v0.17 page read +32 % before (+15.0 % since), 70B TP1 on H100
 128/128 (v0.17) -70 % (-7.5 % since: 70 GB of FP8 weights had left almost no KV cache in the
