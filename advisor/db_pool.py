@@ -4,7 +4,7 @@ filled before the process answers anyone.
 Django keeps one pool per process and database alias (psycopg_pool, opened on first use). Its
 connections and its background threads must not cross a fork: gunicorn's master, which warms
 the app before forking the workers (preload_app), closes its pool after the warm-up
-(`close_pools`, from frontend.warm), and each worker opens its own.
+(`close_pools`, from advisor.warm.run_steps), and each worker opens its own.
 
 Without a pool, each gunicorn thread opened its own connection inside its first request: a new
 PostgreSQL backend process and SCRAM authentication, on all twelve threads of `make load`'s

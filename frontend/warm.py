@@ -17,7 +17,6 @@ is shared by processes forked from this one.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from django.template import TemplateSyntaxError
 from django.template.loader import get_template
 from django.urls import get_resolver
 
-from advisor.db_pool import close_pools
+from advisor.warm import run_steps
 
 logger = logging.getLogger(__name__)
 
@@ -114,15 +113,5 @@ STEPS: dict[str, Callable[[], None]] = {
 
 
 def warm_up() -> dict[str, float]:
-    """Run every step; returns each step's seconds (a failed step is logged and skipped)."""
-    took: dict[str, float] = {}
-    for name, step in STEPS.items():
-        started = time.perf_counter()
-        try:
-            step()
-        except Exception:  # a warm-up never stops a server from starting
-            logger.exception("web warm-up step %r failed", name)
-        took[name] = time.perf_counter() - started
-    # no connection (nor connection pool, advisor.db_pool) is shared by processes forked later
-    close_pools()
-    return took
+    """Run every step; returns each step's seconds (advisor.warm.run_steps)."""
+    return run_steps(STEPS, "web", logger)
