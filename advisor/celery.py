@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery
+from celery import Celery, Task
 from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "advisor.settings")
@@ -38,12 +38,19 @@ def _warm_up_engine(**_: object) -> None:
 
 @task_prerun.connect
 @task_postrun.connect
-def _database_as_for_a_request(**_: object) -> None:
+def _database_as_for_a_request(task: Task | None = None, **_: object) -> None:
     """Before and after each task, a connection is closed as Django closes one around a
     request: when it broke or is older than settings.DATABASE_CONN_MAX_AGE (its health is
     checked again at its next use: CONN_HEALTH_CHECKS). Celery's Django fix-up closed it
     before and after every task instead (settings.CELERY_DB_REUSE_MAX now leaves that to
-    this), so each run opened a new PostgreSQL session."""
+    this), so each run opened a new PostgreSQL session.
+
+    Not for a task run eagerly (in-process tasks: `make run`'s embedded default, the tests):
+    its connection is the caller's, inside the caller's request or transaction, and closing
+    it there broke the caller's next query ("the connection is closed"). Celery's own fix-up
+    skips eager tasks the same way (celery/fixups/django.py, on_task_prerun)."""
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
     from django.db import close_old_connections
 
     close_old_connections()
