@@ -199,8 +199,8 @@ def test_the_search_fits_a_plan_exactly_as_the_memory_model(
         vp = vps[vp_pick % len(vps)]
         args = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
         expected = _fits(s, *args)
-        assert memo.fits(*args) is expected
-        assert memo.fits(*args) is expected  # and from its memo
+        assert memo.fit_of(*args) is expected
+        assert memo.fit_of(*args) is expected  # and from the halves it kept
         mem = training_memory(s, tp, pp, dp, ep, mb, sharding, recompute, mcount, cp=cp, vp=vp,
                               stages=stages)  # fmt: skip
         assert mem.fits is expected

@@ -106,7 +106,7 @@ class _SizeMemo:
     searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
 
     __slots__ = (
-        "_act", "_cap", "_consts", "_fits", "_recomputes", "_scenario", "_shape_fits", "_state",
+        "_act", "_cap", "_consts", "_recomputes", "_scenario", "_shape_fits", "_state",
         "_table", "_terms", "bases", "consts",
     )  # fmt: skip
 
@@ -114,7 +114,6 @@ class _SizeMemo:
         p = scenario.parallelism
         self._scenario = scenario
         self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
-        self._fits: dict[tuple[Any, ...], bool] = {}
         self._shape_fits: dict[tuple[Any, ...], dict[tuple[str, str, int], bool]] = {}
         self._state: dict[tuple[Any, ...], tuple[float, float, float]] = {}
         self._act: dict[tuple[Any, ...], float] = {}
@@ -130,29 +129,6 @@ class _SizeMemo:
         """:func:`plan_estimate.shape_consts` of the size (what each shape's bytes read of it)."""
         self._cap = scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
         """:func:`memory._parts_fit`'s usable bytes."""
-
-    def fits(
-        self,
-        tp: int,
-        pp: int,
-        dp: int,
-        ep: int,
-        mb: int,
-        sharding: str,
-        recompute: str,
-        mcount: int,
-        cp: int,
-        vp: int,
-        stages: tuple[int, int, int],
-    ) -> bool:
-        """:func:`advisor.engine.model.memory._fits` of this size, asked once per value."""
-        key = (tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages)
-        hit = self._fits.get(key)
-        if hit is None:
-            hit = self._fits[key] = self.fit_of(
-                tp, pp, dp, ep, mb, sharding, recompute, mcount, cp, vp, stages
-            )
-        return hit
 
     def shape_fits(
         self,
@@ -188,8 +164,8 @@ class _SizeMemo:
         vp: int,
         stages: tuple[int, int, int],
     ) -> bool:
-        """:func:`advisor.engine.model.memory._fits`, not kept (:meth:`fits` and
-        :meth:`shape_fits` keep it)."""
+        """:func:`advisor.engine.model.memory._fits`, not kept (the searches keep it in
+        :meth:`shape_fits`'s tables)."""
         # memory._fits from its two halves, each kept for the size: the weights and
         # optimizer state do not depend on the micro-batch, recomputation or interleaving,
         # the activations not on the data parallelism or the sharding
