@@ -19,6 +19,7 @@ from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.cloud import CloudFabric, cloud_fabric
 from advisor.engine.facts.constants import CONSTANTS_VERSION
 from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.transports import net_transport
 from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.echo import workload_info
@@ -160,6 +161,15 @@ def _laid_out(s: Scenario, cat: Catalog) -> Design:
     return s.design if per_rail == 1 else dataclasses.replace(s.design, links_per_rail=per_rail)
 
 
+def _transport_clause(cloud: CloudFabric) -> str:
+    """What the evaluation takes of a network-plugin transport (EFA's step latency and
+    protocols, ``facts.transports``), said by its display label."""
+    plugin = net_transport(cloud.net_transport)
+    if plugin is None:
+        return ""
+    return f"; the latency per network step and the protocols of {plugin.label}"
+
+
 def _cloud_reference(
     cloud: CloudFabric, rec: Metrics, given: DesignEvaluation | None
 ) -> CloudReference:
@@ -196,10 +206,11 @@ def _cloud_reference(
         cloud_ms_per_token=figures.get("cloud_ms_per_token"),
         statement=(
             f"On rented GPUs the scale-out fabric is the provider's: {cloud.describe()}. Its "
-            "shape (links x speed per instance, RDMA or not) is evaluated as the given design "
-            "on a non-blocking fabric; the provider's topology, oversubscription and transport "
-            "tuning are not modelled. The recommendation is what an owned cluster of these "
-            f"GPUs would build.{compared}"
+            "shape (links x speed per instance, RDMA or not"
+            f"{_transport_clause(cloud)}) is evaluated as the given design on a non-blocking "
+            "fabric; the provider's topology, oversubscription and transport tuning are not "
+            "modelled. The recommendation is what an owned cluster of these GPUs would "
+            f"build.{compared}"
         ),
     )
 

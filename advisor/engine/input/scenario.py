@@ -445,7 +445,10 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
             )
         elif design is None:
             design = Design(
-                fabric=cloud.fabric, nic_gbps=float(cloud.link_gbps), nics_per_node=cloud.links
+                fabric=cloud.fabric,
+                nic_gbps=float(cloud.link_gbps),
+                nics_per_node=cloud.links,
+                transport=cloud.net_transport or "",
             )
 
     errors.raise_if_any()

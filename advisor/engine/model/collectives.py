@@ -42,6 +42,7 @@ from advisor.engine.facts.constants import (
     SCALEUP_EFFICIENCY,
     FabricClass,
 )
+from advisor.engine.facts.transports import NetTransport, net_transport
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
 from advisor.engine.model.nccl_tree import tree_network_scale
 from advisor.engine.model.nccl_versions import (
@@ -161,6 +162,9 @@ class CommDomain:
     capability (:data:`PER_CHANNEL_MAX_BUSBW`); empty or another vendor's: none."""
     nccl_version: NcclVersion = NCCL_DEFAULT_VERSION
     """The NCCL release whose tuning figures apply (:func:`nccl_versions.tables`)."""
+    transport: NetTransport | None = None
+    """A network-plugin transport (AWS EFA) across domains: its step latency replaces NCCL's
+    network latency and it sets the protocols (``facts/transports.py``); None: NCCL's own."""
 
     @property
     def ranks(self) -> int:
@@ -360,6 +364,7 @@ def make_domain(
     hops: int = 1,
     servers_per_node: int = 1,
     nccl_version: NcclVersion = NCCL_DEFAULT_VERSION,
+    transport: str | None = None,
 ) -> CommDomain:
     """Build a :class:`CommDomain` from hardware figures.
 
@@ -371,8 +376,10 @@ def make_domain(
     latency to every inter-node algorithm step.  A transport with a per-server throughput cap
     (NCCL over TCP sockets) gets at most ``servers_per_node`` x that cap per domain.
     ``nccl_version``: the NCCL release whose tuning figures apply (a published run's own).
+    ``transport``: a network-plugin transport id (``facts.transports.TRANSPORTS``, AWS EFA).
     """
     fabric = FABRICS[fabric_id] if fabric_id else None
+    plugin = net_transport(transport) if fabric is not None and nodes > 1 else None
     net = 0.0
     stream = 0.0
     extra = 0.0
@@ -402,7 +409,9 @@ def make_domain(
         if cap > 0.0:
             stream = min(stream, cap)
         net *= net_share
-        extra = fabric.extra_step_latency_s + max(0, hops - 1) * fabric.switch_hop_latency_s
+        # a plugin transport's step latency is whole (no RoCE extra); hops beyond still add
+        extra = 0.0 if plugin is not None else fabric.extra_step_latency_s
+        extra += max(0, hops - 1) * fabric.switch_hop_latency_s
         # NCCL enables LL128 across nodes only up to PXN (2.18-2.26) or P2C (2.27.3+,
         # NCCL_LL128_C2C): a NIC behind a Grace CPU is PHB before 2.27.3 (tuning.cc, paths.cc)
         ll128 = fabric.ll128_allowed and (
@@ -430,6 +439,7 @@ def make_domain(
         ll_cap_one_node=tables(nccl_version).ll_one_node.get(scaleup.generation, 0.0),
         generation=scaleup.generation,
         nccl_version=nccl_version,
+        transport=plugin,
     )
 
 
@@ -487,7 +497,13 @@ def _ll_cap(d: CommDomain) -> float:
 
 
 def _protocols(d: CommDomain) -> tuple[str, ...]:
-    return ("LL", "LL128", "Simple") if d.ll128 else ("LL", "Simple")
+    both = ("LL", "LL128", "Simple") if d.ll128 else ("LL", "Simple")
+    return both if d.transport is None else tuple(p for p in both if p in d.transport.protocols)
+
+
+def _net_latency(d: CommDomain, algo: str) -> dict[str, float]:
+    """One inter-node step's latency by protocol: NCCL's (``hwLat[NET]``), or the plugin's."""
+    return NCCL_HW_LATENCY_S["net"][algo] if d.transport is None else d.transport.step_latencies_s()
 
 
 def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
@@ -501,7 +517,7 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
     bus = _ring_bus_bytes_per_s(d)
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]
     # tuning.cc: "With ppn=1 latencies are fully exposed, use the Tree network latency"
-    hw_net = NCCL_HW_LATENCY_S["net"]["tree" if d.ranks_per_node == 1 else "ring"]
+    hw_net = _net_latency(d, "tree" if d.ranks_per_node == 1 else "ring")
     base = NCCL_BASE_LATENCY_S["ring"]
     cap128 = d.ring_tree_limits[3]
     best_t, best_p = _INF, "Simple"
@@ -729,7 +745,7 @@ def _tree_protocol_times(nbytes: float, d: CommDomain, *, tuner: bool) -> dict[s
     channels, cap, cap128, _ = d.ring_tree_limits
     bus = min(_tree_bus_bytes_per_s(d, tuner=tuner) * NCCL_TREE_BW_FACTOR, cap)
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["tree"]
-    hw_net = NCCL_HW_LATENCY_S["net"]["tree"]
+    hw_net = _net_latency(d, "tree")
     base = NCCL_BASE_LATENCY_S["tree"]
     # tuning.cc counts the tree's network hops as log2i(nNodes), the floor of log2
     log_nodes = float(d.nodes.bit_length() - 1) if d.nodes > 1 else 0.0
@@ -840,7 +856,7 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
     if n > 1:
         if sharp:
             inter_t = nbytes / (d.net_bytes_per_s * NCCL_COLLNET_BW_FACTOR)
-            inter_lat = NCCL_HW_LATENCY_S["net"]["collnet"]["Simple"] + d.net_extra_latency_s
+            inter_lat = _net_latency(d, "collnet")["Simple"] + d.net_extra_latency_s
         else:
             # Between domains the reduction runs as NCCL's (double binary) tree.  A domain
             # that is interior in one tree receives S from its children and sends S to them,
@@ -855,8 +871,8 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
             hops = 2.0 * (n.bit_length() - 1)  # tuning.cc log2i(nNodes)
             net_lat = (
                 tables(d.nccl_version).nvls_tree_net_latency_s
-                if nvls
-                else NCCL_HW_LATENCY_S["net"]["tree"]["Simple"]
+                if nvls and d.transport is None
+                else _net_latency(d, "tree")["Simple"]
             )
             inter_lat = hops * (net_lat + d.net_extra_latency_s)
     else:
@@ -890,7 +906,7 @@ def _all_to_all_time(
     t_inter = inter_bytes_per_node / d.net_bytes_per_s if d.nodes > 1 else 0.0
     lat = NCCL_BASE_LATENCY_S["ring"]["Simple"] + (n - 1) * NCCL_P2P_PER_PEER_OVERHEAD_S
     if d.nodes > 1:
-        lat += NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s
+        lat += _net_latency(d, "ring")["Simple"] + d.net_extra_latency_s
     else:
         lat += NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]["Simple"]
     return lat + max(t_intra, t_inter)
@@ -940,7 +956,7 @@ def p2p_time_s(nbytes: float, d: CommDomain, *, concurrent_per_node: int = 1) ->
         if d.stream_bytes_per_s > 0:
             per_nic = max(per_nic, min(d.stream_bytes_per_s, d.net_bytes_per_s))
         bw = min(d.scaleup_bytes_per_s, per_nic, d.net_bytes_per_s / max(1, concurrent_per_node))
-        lat = base + NCCL_HW_LATENCY_S["net"]["ring"]["Simple"] + d.net_extra_latency_s
+        lat = base + _net_latency(d, "ring")["Simple"] + d.net_extra_latency_s
     else:
         bw = d.scaleup_bytes_per_s
         lat = base + NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]["Simple"]

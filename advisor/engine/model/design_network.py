@@ -88,6 +88,7 @@ class _Net:
                 design.in_network_reduction,
                 bound,
                 self.servers_per_domain,
+                design.transport,
             )
         )
 
@@ -142,6 +143,7 @@ class _Net:
                 pod_load=pod,
                 hops=hops,
                 servers_per_node=self.servers_per_domain,
+                transport=self.design.transport or None,
             )
             if self.calibration is not None:
                 dom = calibrated_domain(dom, self.calibration, self.design.fabric)

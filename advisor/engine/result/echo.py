@@ -150,6 +150,9 @@ class Design(Record):
     links_per_rail: int = field(default=1, metadata=AT_DEFAULT_ABSENT)
     """Links of a server that land on one rail leaf together (8 per Gaudi 3 ply: two whole
     4 x 200G OSFPs); set by the recommendation from the NIC's rail layout."""
+    transport: str = field(default="", metadata=AT_DEFAULT_ABSENT)
+    """A network-plugin transport NCCL runs across servers (``facts.transports``: AWS EFA),
+    set from ``constraints.cloud`` for a rented instance's fabric; empty: the fabric's own."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
     """Keys of a stored result this record does not declare (none in a design the engine
     makes; left out of the hash, so a design keys the model's caches)."""

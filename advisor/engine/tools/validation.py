@@ -106,6 +106,8 @@ def _domain_for(config: dict[str, Any], bound: str = "point") -> Any:
             if config.get("nccl_version")
             else NCCL_DEFAULT_VERSION
         ),
+        # a network-plugin transport the source's run used (AWS EFA, docs/MODEL.md section 3)
+        transport=config.get("net_transport") if multi else None,
     )
 
 

@@ -2,7 +2,8 @@
 
 A scenario on rented GPUs names its instance type (``constraints.cloud``); the engine then
 evaluates the provider's fabric shape (links per instance x speed, RDMA or not) as the given
-design and says what it is.  Only the per-instance bandwidth and transport class are
+design and says what it is.  The per-instance bandwidth, the transport class and, for EFA, the
+transport's own step latency and protocols (``net_transport``, ``facts/transports.py``) are
 modelled: the provider's topology (oversubscription, placement, SRD's multipath spraying,
 TCPXO's host offload) is not, so the evaluation is that shape on a non-blocking fabric.
 Every figure is from the provider's public documentation, named in ``source``.
@@ -33,6 +34,9 @@ class CloudFabric:
     """The engine's fabric class the shape is evaluated as (RDMA over Ethernet for EFA's
     OS-bypass SRD transport, TCP Ethernet for GPUDirect-TCPXO)."""
     source: str
+    net_transport: str | None = None
+    """The network-plugin transport NCCL runs on it (``facts.transports``: EFA's step latency
+    and protocols through aws-ofi-nccl); None: NCCL's own transport of ``fabric``."""
 
     @property
     def instance_gbps(self) -> int:
@@ -57,6 +61,7 @@ class CloudFabric:
 CLOUD_FABRICS: tuple[CloudFabric, ...] = (
     CloudFabric(
         id="aws-p5",
+        net_transport="efa-p5",
         provider="AWS",
         instance="p5.48xlarge",
         gpu_id="h100-sxm",
@@ -74,6 +79,7 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
     ),
     CloudFabric(
         id="aws-p5en",
+        net_transport="efa-p5en",
         provider="AWS",
         instance="p5en.48xlarge",
         gpu_id="h200-sxm",
@@ -90,6 +96,7 @@ CLOUD_FABRICS: tuple[CloudFabric, ...] = (
     ),
     CloudFabric(
         id="aws-p6-b200",
+        net_transport="efa-p5en",
         provider="AWS",
         instance="p6-b200.48xlarge",
         gpu_id="b200",

@@ -842,6 +842,7 @@ def _make_ep_domain(
         adaptive_routing=design.adaptive_routing if design is not None else None,
         bound=bound,
         net_share=max(0.05, net_share),
+        transport=(design.transport or None) if design is not None else None,
     )
 
 

@@ -1,0 +1,123 @@
+"""AWS EFA as its own transport in the collective model (docs/MODEL.md 3, "Transports"): NCCL
+reaches EFA through the aws-ofi-nccl plugin, whose step latency replaces NCCL's InfiniBand
+network latency and whose protocols are the plugin's; a rented AWS instance's fabric is
+evaluated with the same transport."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.catalog.cloud import CLOUD_FABRICS
+from advisor.engine.facts.constants import NCCL_BASE_LATENCY_S, NCCL_HW_LATENCY_S
+from advisor.engine.facts.transports import TRANSPORTS, net_transport
+from advisor.engine.model.collectives import (
+    CommDomain,
+    ScaleUp,
+    collective,
+    collective_time_s,
+    make_domain,
+)
+
+
+def _two_servers(gpu_id: str, nics: int, transport: str | None) -> CommDomain:
+    gpu = default_catalog().gpu(gpu_id)
+    assert gpu is not None
+    return make_domain(
+        nodes=2,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(gpu),
+        fabric_id="roce",
+        nic_gbps=100.0,
+        nics_per_node=nics,
+        transport=transport,
+    )
+
+
+def test_an_efa_small_all_reduce_over_two_servers_is_not_priced_like_infiniband() -> None:
+    efa = _two_servers("h100-sxm", 32, "efa-p5")
+    roce = _two_servers("h100-sxm", 32, None)
+    t_efa, algo, proto = collective_time_s("all_reduce", 8.0, efa, "tree")
+    t_roce = collective_time_s("all_reduce", 8.0, roce, "tree")[0]
+    assert (algo, proto) == ("tree", "LL")
+    # NCCL's tree latency with EFA's step (the plugin's tuner model) in place of NCCL's
+    # network latency and RoCE's extra: base + 2 ((g-1) NVLink + log2(2) network steps)
+    nvlink = NCCL_HW_LATENCY_S["nvlink"]["tree"]["LL"]
+    step = TRANSPORTS["efa-p5"].step_s("LL")
+    # (8 bytes add a few nanoseconds of transfer)
+    latency = NCCL_BASE_LATENCY_S["tree"]["LL"] + 2 * (7 * nvlink + step)
+    assert latency < t_efa < latency + 1e-8
+    assert t_efa - t_roce == pytest.approx(
+        2 * (step - NCCL_HW_LATENCY_S["net"]["tree"]["LL"] - roce.net_extra_latency_s)
+    )
+    # the bandwidth of a large message is the NICs', as on any RDMA fabric
+    big = 16 * 2**30
+    assert collective("all_reduce", big, efa).busbw_bytes_per_s == pytest.approx(
+        collective("all_reduce", big, roce).busbw_bytes_per_s, rel=0.02
+    )
+
+
+def test_p4d_runs_only_simple_across_servers_and_nothing_changes_inside_one() -> None:
+    p4d = _two_servers("a100-80gb-sxm", 4, "efa-p4d")
+    for nbytes in (8.0, 65536.0, 2**20, 2**24):
+        assert collective("all_reduce", nbytes, p4d).protocol == "Simple"
+    gpu = default_catalog().gpu("a100-80gb-sxm")
+    assert gpu is not None
+    one = {
+        t: make_domain(
+            nodes=1,
+            ranks_per_node=8,
+            scaleup=ScaleUp.of(gpu),
+            fabric_id="roce",
+            nic_gbps=100.0,
+            nics_per_node=4,
+            transport=t,
+        )
+        for t in (None, "efa-p4d")
+    }
+    assert one[None] == one["efa-p4d"]
+    assert collective("all_reduce", 8.0, one["efa-p4d"]).protocol == "LL"
+
+
+def test_an_unknown_transport_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="unknown transport 'efa-x'"):
+        net_transport("efa-x")
+    assert net_transport(None) is None and net_transport("") is None
+
+
+def test_every_aws_instance_names_a_known_efa_transport_and_no_other_does() -> None:
+    for cloud in CLOUD_FABRICS:
+        if cloud.provider == "AWS":
+            plugin = net_transport(cloud.net_transport)
+            assert plugin is not None and plugin.id.startswith("efa-") and plugin.source
+        else:
+            assert cloud.net_transport is None
+
+
+def _train(**extra: Any) -> dict[str, Any]:
+    return {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "training": {"total_tokens": 1e12},
+        "constraints": {"cloud": "aws-p5"},
+        **extra,
+    }
+
+
+def test_a_rented_p5_is_evaluated_on_efa_not_on_roce_of_the_same_shape() -> None:
+    rented = evaluate(_train())
+    design = rented["design_evaluation"]["design"]
+    assert design["transport"] == "efa-p5"
+    same_shape = evaluate(_train(design={"fabric": "roce", "nic_gbps": 100, "nics_per_node": 32}))
+    assert "transport" not in same_shape["design_evaluation"]["design"]
+    assert (
+        rented["design_evaluation"]["metrics"]["step_time_s"]
+        > same_shape["design_evaluation"]["metrics"]["step_time_s"]
+    )
+    assert "EFA v2 (SRD, RDMA write) via aws-ofi-nccl" in rented["cloud_fabric"]["statement"]
+    assert "efa-p5" not in rented["cloud_fabric"]["statement"]
