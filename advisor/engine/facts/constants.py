@@ -214,9 +214,25 @@ reported with Transformer Engine (NVIDIA TE docs; DeepSeek-V3 report)."""
 HBM_EFFICIENCY = 0.80
 """Achievable fraction of HBM bandwidth in memory-bound kernels (decode GEMV, optimizer):
 STREAM-like measurements reach 80-90% of datasheet bandwidth."""
-OPTIMIZER_BYTES_PER_PARAM = 32.0
-"""Adam step memory traffic: read fp32 master, m, v, grad (16 B), write master, m, v (12 B),
-write bf16 param (2 B) and grad zeroing (2 B)."""
+OPTIMIZER_BYTES_PER_PARAM = 30.0
+"""Adam step memory traffic over the GPU's optimizer shard: read fp32 master, m, v, grad
+(16 B), write master, m, v (12 B), write bf16 param (2 B).  The gradient buffer's zeroing
+covers every local parameter, not the shard: :data:`STEP_GRAD_BUFFER_BYTES_PER_PARAM`."""
+STEP_GRAD_BUFFER_BYTES_PER_PARAM = 8.0
+"""Per-step passes over the whole local fp32 gradient buffer (``main_grad``), outside the
+GEMMs and on the compute stream, once per step whatever the batch: Megatron-Core zeroes it
+before the step (``_ParamAndGradBuffer.reset``: ``grad_data.zero_()``, 4 B written) and reads
+it for the NaN/Inf check before the data-parallel collective (``check_grads``:
+``grad_data.norm()``, 4 B read; Megatron-LM's ``check_for_nan_in_loss_and_grad`` is on unless
+``--no-check-for-nan-in-loss-and-grad``).  The buffer is fp32: Megatron-LM sets
+``accumulate_allreduce_grads_in_fp32`` for bf16 training ("bfloat16 requires gradient
+accumulation and all-reduce to be done in fp32", megatron/training/arguments.py) unless
+``--grad-reduce-in-bf16``."""
+FP8_WEIGHT_CAST_BYTES_PER_PARAM = 4.0
+"""FP8 training casts every local weight to FP8 once per step, on the first micro-batch, and
+reuses it for the others (Transformer Engine's ``is_first_microbatch``: "allows caching of the
+FP8 versions of the weights"): read the bf16 weight (2 B), write the FP8 copy for the forward
+and its transpose for the backward's data gradient (1 + 1 B)."""
 
 # --- Memory ----------------------------------------------------------------------------------
 

@@ -11,9 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from advisor.engine.facts.constants import (
+    FP8_WEIGHT_CAST_BYTES_PER_PARAM,
     GRAD_BYTES_PER_PARAM,
     HBM_EFFICIENCY,
     OPTIMIZER_BYTES_PER_PARAM,
+    STEP_GRAD_BUFFER_BYTES_PER_PARAM,
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Scenario
@@ -282,10 +284,13 @@ def _compute_terms(
     edp = max(1, dp * cp // ep) if m.is_moe else dp * cp
     opt_div = dp * cp if plan.sharding != "none" else 1
     opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
-    optimizer_s = (
-        opt_params
-        * OPTIMIZER_BYTES_PER_PARAM
-        / (scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY)
+    # and once per step over every local parameter, whatever the batch and the sharding: the
+    # fp32 gradient buffer zeroed and checked for NaN, the weights cast to FP8 (MODEL.md 5.1)
+    step_bytes = STEP_GRAD_BUFFER_BYTES_PER_PARAM
+    if scenario.precision == "fp8":
+        step_bytes += FP8_WEIGHT_CAST_BYTES_PER_PARAM
+    optimizer_s = (opt_params * OPTIMIZER_BYTES_PER_PARAM + (dense + experts) * step_bytes) / (
+        scenario.gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     )
     return microbatches, stages, tp_stage_s, compute_s, optimizer_s
 
