@@ -201,3 +201,47 @@ def test_module_entry_point_runs_as_a_process() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["op"] == "all_reduce"
+
+
+def _efa_8b(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    return run(
+        [
+            "collective",
+            "--op",
+            "all_reduce",
+            "--bytes",
+            "8",
+            "--gpu",
+            "h100-sxm",
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "8",
+            "--nic-gbps",
+            "100",
+            "--nics-per-node",
+            "32",
+            *extra,
+        ],
+        capsys,
+    )
+
+
+def test_collective_on_efa_takes_the_plugin_transport(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _efa_8b(capsys, "--fabric", "roce", "--transport", "efa-p5")
+    assert code == 0
+    efa = json.loads(out)
+    assert efa["transport"] == "efa-p5"
+    code, out, _ = _efa_8b(capsys, "--fabric", "roce")
+    roce = json.loads(out)
+    assert code == 0 and "transport" not in roce
+    # EFA's 20 us step (aws-ofi-nccl) in place of NCCL's few-us verbs latency, twice on 2 servers
+    assert efa["time_us"] > roce["time_us"] + 20
+
+
+def test_collective_efa_on_infiniband_is_refused_naming_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _efa_8b(capsys, "--fabric", "infiniband", "--transport", "efa-p5")
+    assert code == 2 and out == ""
+    assert "--transport: EFA is evaluated on --fabric roce" in err

@@ -16,6 +16,7 @@ from typing import Any
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import FABRIC_IDS
+from advisor.engine.facts.transports import TRANSPORTS
 from advisor.engine.model.collectives import (
     ALGORITHMS,
     BOUNDS,
@@ -92,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     collective_command.add_argument(
         "--in-network-reduction", action="store_true", help="InfiniBand SHARP (CollNet)"
     )
+    collective_command.add_argument(
+        "--transport",
+        choices=sorted(TRANSPORTS),
+        default=None,
+        help="a network-plugin transport on --fabric roce (AWS EFA through aws-ofi-nccl)",
+    )
 
     topology_command = sub.add_parser("topology", help="size a leaf-spine / fat-tree fabric")
     topology_command.add_argument("--endpoints", required=True, type=_positive_int)
@@ -149,6 +156,8 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
             )
     if args.in_network_reduction and args.fabric != "infiniband":
         raise CliError("--in-network-reduction: needs --fabric infiniband (SHARP)")
+    if args.transport and args.fabric not in (None, "roce"):
+        raise CliError("--transport: EFA is evaluated on --fabric roce (docs/MODEL.md 3)")
     adaptive = {"default": None, "on": True, "off": False}[args.adaptive_routing]
     nics = (args.nics_per_node or 0) * (domain // gpus_per_node)
     results = {}
@@ -164,6 +173,7 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
             adaptive_routing=adaptive,
             in_network_reduction=args.in_network_reduction,
             bound=bound,
+            transport=args.transport,
         )
         try:
             results[bound] = collective(args.op, args.nbytes, comm_domain, args.algorithm)
@@ -175,6 +185,8 @@ def run_collective(args: argparse.Namespace) -> dict[str, Any]:
     out["nodes"] = args.nodes
     out["gpus_per_node"] = gpus_per_node
     out["fabric"] = args.fabric if domains > 1 else None
+    if args.transport and domains > 1:
+        out["transport"] = args.transport
     out["time_us_range"] = {
         "low": results["low"].time_s * 1e6,
         "high": results["high"].time_s * 1e6,
