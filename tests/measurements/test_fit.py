@@ -252,3 +252,56 @@ def _close(got: object, want: object) -> bool:
     if isinstance(want, float) and isinstance(got, float):
         return got == pytest.approx(want, rel=1e-12, abs=1e-15)
     return got == want
+
+
+def _efa_log(nodes: int = 2):
+    """all_reduce rows the engine's EFA model predicts on 2 x 8 H100 (docs/MODEL.md 3,
+    "Transports"), as a log that ran through aws-ofi-nccl (NCCL's ``NET/OFI``, FI_PROVIDER=efa)."""
+    from advisor.engine.calibration.nccl_tests import ParsedText, Row, Run
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.model.collectives import busbw_factor, collective_time_s, make_domain
+
+    gpu = default_catalog().gpu("h100-sxm")
+    assert gpu is not None
+    dom = make_domain(
+        nodes=nodes,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(gpu),
+        fabric_id="roce",
+        nic_gbps=400,
+        nics_per_node=8,
+        transport="efa-p5",
+    )
+    rows = []
+    for k in range(31):
+        size = 8 << k
+        t = collective_time_s("all_reduce", float(size), dom)[0]
+        alg = size / t / 1e9
+        rows.append(Row(size, t * 1e6, alg, alg * busbw_factor("all_reduce", 8 * nodes)))
+    run = Run(
+        op="all_reduce",
+        tool="nccl-tests",
+        ranks=8 * nodes,
+        nodes=nodes,
+        gpus_per_node=8,
+        gpu="NVIDIA H100 80GB HBM3",
+        hosts=tuple(f"n{i}" for i in range(nodes)),
+        rows=tuple(rows),
+        transport="OFI",
+        env=(("FI_PROVIDER", "efa"),),
+    )
+    return ParsedText(runs=(run,), link_runs=(), warnings=())
+
+
+def test_an_efa_log_is_fitted_on_efas_transport_not_as_roce_verbs() -> None:
+    """A customer's EFA nccl-tests are compared with the same transport model a rented AWS
+    design is evaluated with, so the fitted latency is not EFA's step counted again."""
+    f = fit_measurement(_efa_log())
+    assert f.hardware is not None
+    assert (f.hardware.fabric, f.hardware.transport) == ("roce", "efa-p5")
+    assert "fabric" not in f.hardware.assumed
+    net = f.network
+    assert net is not None and net.latency_identified
+    # the fit's grid resolves about a microsecond; as RoCE verbs it would find EFA's step again
+    assert abs(f.calibration().net_latency_delta_s) <= 2e-6
+    assert FabricFit.from_dict(f.to_dict()).hardware == f.hardware

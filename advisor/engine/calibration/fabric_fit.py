@@ -143,14 +143,21 @@ class FitHardware:
     nics_per_node: int
     assumed: tuple[str, ...] = ()
     """Names of the fields that were assumed rather than given or read from the log."""
+    transport: str = ""
+    """The network-plugin transport the log ran on (``facts.transports``: AWS EFA, read from
+    NCCL's ``NET/OFI`` lines or the ``FI_EFA_*`` / ``FI_PROVIDER=efa`` settings), which the
+    default model prices as the design evaluation does; empty: NCCL's own transport."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "fabric": self.fabric,
             "nic_gbps": self.nic_gbps,
             "nics_per_node": self.nics_per_node,
             "assumed": list(self.assumed),
         }
+        if self.transport:
+            out["transport"] = self.transport
+        return out
 
     @classmethod
     def from_dict(cls, d: Any, path: str = "fit.hardware") -> FitHardware:
@@ -160,6 +167,7 @@ class FitHardware:
             nic_gbps=stored(d, "nic_gbps", float, path),
             nics_per_node=stored(d, "nics_per_node", int, path),
             assumed=_texts(d, "assumed", path),
+            transport=stored_optional(d, "transport", str, path) or "",
         )
 
 
@@ -581,6 +589,23 @@ def _fit_term(
     )
 
 
+_OFI_NET_NAMES = frozenset({"OFI", "AWS", "Libfabric"})
+"""NCCL's name for the aws-ofi-nccl plugin in its log (``NET/OFI``, ``Using network AWS
+Libfabric`` / ``Libfabric``)."""
+
+
+def _efa_transport(transport: str | None, env: Mapping[str, str], gpu: GpuSpec) -> str:
+    """The EFA transport a log ran on (docs/MODEL.md 3, "Transports"), or "" for none: the
+    plugin's net name or EFA's libfabric settings, then the instance family by GPU generation
+    (A100: p4d/p4de, Hopper: p5/p5e, Blackwell: p6-b200)."""
+    efa = transport in _OFI_NET_NAMES or env.get("FI_PROVIDER") == "efa"
+    if not (efa or any(k.startswith("FI_EFA_") for k in env)):
+        return ""
+    return {"ampere": "efa-p4d", "hopper": "efa-p5", "blackwell": "efa-p5en"}.get(
+        gpu.generation, ""
+    )
+
+
 def _guess_hardware(
     runs: tuple[Run, ...],
     gpus_per_node: int,
@@ -588,12 +613,16 @@ def _guess_hardware(
     fabric: str | None,
     nic_gbps: float | None,
     nics_per_node: int | None,
+    gpu: GpuSpec,
 ) -> FitHardware:
     assumed: list[str] = []
     transport = next((r.transport for r in runs if r.transport), None)
     env: dict[str, str] = {}
     for r in runs:
         env.update(dict(r.env))
+    efa = _efa_transport(transport, env, gpu) if fabric in (None, "roce") else ""
+    if efa:
+        fabric = "roce"  # EFA's bandwidth as the RDMA-over-Ethernet class (MODEL.md 3)
     if fabric is None:
         if transport == "Socket" or env.get("NCCL_IB_DISABLE") == "1":
             fabric = "ethernet"
@@ -616,7 +645,11 @@ def _guess_hardware(
         nic_gbps = DEFAULT_NIC_GBPS
         assumed.append("nic_gbps")
     return FitHardware(
-        fabric=fabric, nic_gbps=nic_gbps, nics_per_node=nics_per_node, assumed=tuple(assumed)
+        fabric=fabric,
+        nic_gbps=nic_gbps,
+        nics_per_node=nics_per_node,
+        assumed=tuple(assumed),
+        transport=efa,
     )
 
 
@@ -671,6 +704,7 @@ def fit_measurement(
             fabric=fabric,
             nic_gbps=nic_gbps,
             nics_per_node=nics_per_node,
+            gpu=gpu,
         )
         if multi
         else None
@@ -698,6 +732,7 @@ def fit_measurement(
             fabric_id=hardware.fabric if hardware and run.nodes > 1 else None,
             nic_gbps=hardware.nic_gbps if hardware else 0.0,
             nics_per_node=hardware.nics_per_node if hardware else 1,
+            transport=(hardware.transport or None) if hardware else None,
         )
 
     skipped: list[int] = []
