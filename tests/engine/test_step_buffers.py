@@ -4,6 +4,7 @@ all its local parameters, whatever the batch and however the optimizer state is 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -62,3 +63,16 @@ def test_tensor_parallelism_splits_the_pass_with_the_weights() -> None:
     _, tp1 = _planned("fp8", 64)
     _, tp2 = _planned("fp8", 64, tp=2, dp=16)
     assert tp2.optimizer_s == pytest.approx(tp1.optimizer_s / 2, rel=0.05)
+
+
+@pytest.mark.parametrize(("gpus", "ranks"), [(64, 64), (512, 512)])
+def test_the_gradients_move_in_megatron_buckets(gpus: int, ranks: int) -> None:
+    # Megatron-Core's bucket: max(40 M, 1 M x dp size) parameters, one reduce-scatter and one
+    # all-gather per bucket; dp x cp = ranks here
+    s, t = _planned("bf16", gpus)
+    (rs, rs_bytes, rs_count), (ag, ag_bytes, ag_count) = t.dp_op_bytes
+    assert (rs, ag) == ("reduce_scatter", "all_gather")
+    expected = math.ceil(s.model.dense_params / max(40e6, 1e6 * ranks))
+    assert rs_count == ag_count == expected
+    assert rs_bytes * rs_count == pytest.approx(t.dp_bytes)
+    assert ag_bytes == rs_bytes

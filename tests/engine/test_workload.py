@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import pytest
@@ -121,8 +122,12 @@ def test_traffic_volumes_follow_the_textbook() -> None:
     s, w = plan(training={"sharding": "none"}, parallelism={"tp": 8, "pp": 4})
     t = w.training
     assert t is not None
-    # DP all-reduce of 2 bytes per parameter held by the GPU
-    assert t.dp_op_bytes == (("all_reduce", pytest.approx(s.model.params / 32 * 2), 1),)
+    # DP all-reduce of 2 bytes per parameter held by the GPU, one collective per Megatron-Core
+    # bucket of max(40 M, 1 M x dp) parameters (dp = 32 here: 40 M)
+    ((op, bucket_bytes, buckets),) = t.dp_op_bytes
+    assert op == "all_reduce"
+    assert buckets == math.ceil(s.model.params / 32 / 40e6)
+    assert buckets * bucket_bytes == pytest.approx(s.model.params / 32 * 2)
     # TP: 4 all-reduces of b*s*h*2 bytes per layer per micro-batch
     assert t.tp_bytes_per_collective == 1 * 4096 * 8192 * 2
     assert t.tp_collectives_per_step == 4 * (80 // 4) * t.microbatches

@@ -256,8 +256,13 @@ RECOMPUTE_BYTES_PER_TOKEN_HIDDEN = 2.0
 DP_OVERLAP_EFFICIENCY = 0.85
 """Fraction of the overlap window in which gradient communication actually progresses
 (communication kernels compete with compute for SMs and memory bandwidth)."""
-DDP_BUCKET_BYTES = 25e6
-"""PyTorch DDP default bucket (25 MB): the last bucket is never overlapped."""
+DDP_BUCKET_MIN_PARAMS = 40e6
+DDP_BUCKET_PARAMS_PER_RANK = 1e6
+"""Megatron-Core's gradient bucket: ``max(40,000,000, 1,000,000 x dp_size)`` parameters when
+``overlap_grad_reduce`` is on (``DistributedDataParallelConfig.bucket_size``: "larger DP sizes
+need larger buckets to ensure collectives do not become latency-bound").  Each bucket's
+reduce-scatter (all-reduce without sharding) and all-gather is its own collective; the last
+bucket's reduce-scatter and the first bucket's all-gather are never overlapped."""
 TP_COMM_OVERLAP = 0.0
 """Tensor-parallel collectives sit on the critical path (Megatron-LM default)."""
 EP_COMM_OVERLAP = 0.0

@@ -11,6 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from advisor.engine.facts.constants import (
+    DDP_BUCKET_MIN_PARAMS,
+    DDP_BUCKET_PARAMS_PER_RANK,
     FP8_WEIGHT_CAST_BYTES_PER_PARAM,
     GRAD_BYTES_PER_PARAM,
     HBM_EFFICIENCY,
@@ -295,6 +297,20 @@ def _compute_terms(
     return microbatches, stages, tp_stage_s, compute_s, optimizer_s
 
 
+def bucket_params(ranks: int) -> float:
+    """Parameters per gradient bucket of Megatron-Core's data-parallel buffers on ``ranks``
+    data-parallel (x context-parallel) ranks: ``max(40,000,000, 1,000,000 x ranks)`` (its
+    ``DistributedDataParallelConfig.bucket_size`` default)."""
+    return max(DDP_BUCKET_MIN_PARAMS, DDP_BUCKET_PARAMS_PER_RANK * ranks)
+
+
+def _buckets(params: float, ranks: int) -> tuple[int, float]:
+    """(buckets, parameters per bucket) of ``params`` on ``ranks`` (:func:`bucket_params`):
+    each bucket is its own collective, overlapped as its gradients are ready."""
+    n = max(1, math.ceil(params / bucket_params(ranks)))
+    return n, params / n
+
+
 def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     assert scenario.training is not None
     m = scenario.model
@@ -359,14 +375,18 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
             ]
     elif plan.sharding == "zero1":
         if dpg > 1:
-            dp_ops = [("reduce_scatter", dense_bytes, 1), ("all_gather", dense_bytes, 1)]
+            n, b = _buckets(dense, dpg)
+            dp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * grad, n)]
         if edp > 1 and expert_bytes > 0:
-            edp_ops = [("reduce_scatter", expert_bytes, 1), ("all_gather", expert_bytes, 1)]
+            n, b = _buckets(experts, edp)
+            edp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * grad, n)]
     else:
         if dpg > 1:
-            dp_ops = [("all_reduce", dense_bytes, 1)]
+            n, b = _buckets(dense, dpg)
+            dp_ops = [("all_reduce", b * grad, n)]
         if edp > 1 and expert_bytes > 0:
-            edp_ops = [("all_reduce", expert_bytes, 1)]
+            n, b = _buckets(experts, edp)
+            edp_ops = [("all_reduce", b * grad, n)]
     dp_layout = group_layout(dpg, tp, dom, used)
     ep_layout = group_layout(ep, tp, dom, used)
     edp_layout = group_layout(edp, tp * ep, dom, used)

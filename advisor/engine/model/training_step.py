@@ -11,11 +11,11 @@ from typing import NamedTuple
 
 from advisor.engine.facts.constants import (
     COMPUTE_JITTER_CV,
-    DDP_BUCKET_BYTES,
     DP_OVERLAP_EFFICIENCY,
     EP_COMM_OVERLAP,
     EP_COMM_SMS,
     FABRICS,
+    GRAD_BYTES_PER_PARAM,
     TP_COMM_OVERLAP,
 )
 from advisor.engine.input.scenario import Design, Scenario
@@ -28,7 +28,7 @@ from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_str
 from advisor.engine.model.efficiency import profile
 from advisor.engine.model.placement import Communicator
 from advisor.engine.model.plans import GroupLayout, Plan, TrainingPlan, WorkloadPlan
-from advisor.engine.model.stage_time import _compute_terms
+from advisor.engine.model.stage_time import _compute_terms, bucket_params
 
 # ----------------------------------------------------------------------------- training
 
@@ -95,7 +95,7 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
         dualpipe=dualpipe,
         ep_share=min(1.0, EP_COMM_SMS / max(1, profile(scenario.gpu).sms)) if dualpipe else 0.0,
         window=window,
-        min_exposed_share=min(1.0, DDP_BUCKET_BYTES / max(t.dp_bytes, 1.0)),
+        min_exposed_share=_min_exposed_share(t),
         bubble_share=(plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0,
         busy_s=t.compute_s + t.optimizer_s,
         jitter_compute_s=COMPUTE_JITTER_CV * t.compute_s,
@@ -105,6 +105,15 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
     )
     value: _Static = workload.remember("static", static)
     return value
+
+
+def _min_exposed_share(t: TrainingPlan) -> float:
+    """The share of the data-parallel collectives never overlapped: one Megatron-Core bucket
+    (:func:`stage_time.bucket_params` on the data-parallel group) of the gradient bytes, the
+    last bucket's reduce-scatter after the backward pass and the first bucket's all-gather
+    before the forward."""
+    bucket_bytes = bucket_params(t.dp_layout.size) * GRAD_BYTES_PER_PARAM
+    return min(1.0, bucket_bytes / max(t.dp_bytes, 1.0))
 
 
 def _training_times(
