@@ -137,6 +137,28 @@ are engineering estimates (no switch: links to different peers are used in paral
 some loss; PCIe moves data through host bridges)."""
 SCALEUP_EFFICIENCY_SOURCE = "NVIDIA/nccl #1455, NVIDIA/nccl-tests #212, NCCL tuning.cc"
 
+PCIE_RING_EFFICIENCY = 0.625
+"""NCCL ring bus bandwidth over a GPU's PCIe x16 link / the link's per-direction rate, for
+GPUs with no NVLink (L40S, H100 PCIe; their catalog ``scaleup_efficiency``).  NCCL rates a
+PCIe link at ``width x speed / 80`` GB/s (24 for Gen4 x16, 48 for Gen5; src/graph/topo.cc)
+and its ring search runs a channel at the largest entry of its intra-node speed array not
+above that (src/graph/search.cc ``speedArrayIntra`` {40, 30, 20, ...} below sm90,
+``sm90SpeedArrayIntra`` {60, 50, 40, ...}): 20 of Gen4's 32 GB/s, 40 of Gen5's 64, and no
+second channel (``ncclTopoDupChannels`` needs 25 GB/s).  Measured: 8-GPU NCCL all-reduce bus
+bandwidth 37.6-41.7 GB/s on PCIe Gen5 x16 hosts with P2P (voipmonitor/rtx6kpro,
+hardware/pcie-bandwidth.md), 0.60-0.66 of 63 GB/s."""
+PCIE_HOST_GPUS_PER_SOCKET = 4
+"""GPUs under one CPU socket of an 8-GPU PCIe server (two sockets, four x16 GPUs each): a
+tensor-parallel ring of more crosses the inter-socket link."""
+PCIE_INTER_SOCKET_RING_BYTES_PER_S = 15.0e9
+"""NCCL ring bus bandwidth of a ring that crosses a two-socket host's CPU-to-CPU link: NCCL
+rates AMD's Infinity Fabric link at 16 GB/s (src/graph/topo.h ``AMD_BW``; Intel UPI 10,
+``SKL_QPI_BW``) and runs the ring at the speed array's 15.  AMD: the TensorRT-LLM v0.17
+performance overview reports an all-reduce issue with NCCL 2.23.4 "on AMD-based CPU
+platforms" worked around by ``NCCL_P2P_LEVEL=SYS``, a setting that matters only between GPUs
+joined through CPU host bridges (NCCL 2.23 stopped using P2P across them, src/graph/paths.cc),
+i.e. its PCIe-only (L40S) host."""
+
 # --- NCCL cost model (NVIDIA/nccl src/graph/tuning.cc, 2.19-2.2x series) ---------------------
 
 NCCL_TUNING_SOURCE = "NVIDIA/nccl src/graph/tuning.cc (2.19-2.2x): baseLat, hwLat, bw factors"

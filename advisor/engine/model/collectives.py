@@ -38,6 +38,8 @@ from advisor.engine.facts.constants import (
     NCCL_P2P_PER_PEER_OVERHEAD_S,
     NCCL_PROTOCOL_BW_FACTOR,
     NCCL_TREE_BW_FACTOR,
+    PCIE_HOST_GPUS_PER_SOCKET,
+    PCIE_INTER_SOCKET_RING_BYTES_PER_S,
     RAIL_GROUP_NODES,
     SCALEUP_EFFICIENCY,
     FabricClass,
@@ -255,6 +257,16 @@ def scaleup_bytes_per_s(
     return scaleup_gbytes_per_s * 1e9 * eff
 
 
+def _scaleup_ring_bytes_per_s(scaleup: ScaleUp, ranks_per_node: int) -> float:
+    """:func:`scaleup_bytes_per_s` of ``scaleup``; a PCIe ring of more GPUs than one CPU socket
+    holds crosses the host's inter-socket link and runs at most at
+    ``PCIE_INTER_SOCKET_RING_BYTES_PER_S`` (NCCL's own rating of that link, docs/MODEL.md 15.1)."""
+    bw = scaleup_bytes_per_s(scaleup.kind, scaleup.gbytes_per_s, scaleup.efficiency)
+    if scaleup.kind == "pcie" and ranks_per_node > PCIE_HOST_GPUS_PER_SOCKET:
+        return min(bw, PCIE_INTER_SOCKET_RING_BYTES_PER_S)
+    return bw
+
+
 def scaleup_latency_class(scaleup_kind: str) -> str:
     return "pcie" if scaleup_kind == "pcie" else "nvlink"
 
@@ -420,9 +432,7 @@ def make_domain(
     return CommDomain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,
-        scaleup_bytes_per_s=scaleup_bytes_per_s(
-            scaleup.kind, scaleup.gbytes_per_s, scaleup.efficiency
-        ),
+        scaleup_bytes_per_s=_scaleup_ring_bytes_per_s(scaleup, ranks_per_node),
         scaleup_latency_class=scaleup_latency_class(scaleup.kind),
         nvls=scaleup.nvls and ranks_per_node > 1,
         net_bytes_per_s=net,

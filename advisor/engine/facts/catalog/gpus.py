@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
+from advisor.engine.facts.constants import PCIE_RING_EFFICIENCY
 
 _NV_A100 = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/a100)"
 _NV_V100 = "NVIDIA V100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/v100)"
@@ -45,7 +46,9 @@ _CLOUD = "indicative on-demand/committed cloud price per GPU-hour, estimate (202
 _SCALEUP_EFF = (
     "NCCL ring busbw / per-direction link rate: H100 ~370 of 450 GB/s (NVIDIA/nccl-tests #212, "
     "maintainer); A100 200-235 of 300 (nccl-tests #149, #178; NCCL caps A100 at 235 in "
-    "tuning.cc); mesh/PCIe parts: engineering estimate 0.75"
+    "tuning.cc); PCIe parts (L40S, H100 PCIe): NCCL's ring search, 20 of 32 GB/s on Gen4 "
+    "x16 and 40 of 64 on Gen5 (src/graph/search.cc speedArrayIntra; 8-GPU PCIe Gen5 hosts "
+    "measure 37.6-41.7, voipmonitor/rtx6kpro); mesh parts: engineering estimate 0.75"
 )
 _EFF = (
     "achievable fraction of dense peak inside transformer layers at large size, before "
@@ -364,7 +367,7 @@ GPUS: tuple[GpuSpec, ...] = (
         gpus_per_server=8,
         gpus_per_node_options=(1, 2, 4, 8),
         nvlink_sharp=False,
-        scaleup_efficiency=0.75,
+        scaleup_efficiency=PCIE_RING_EFFICIENCY,
         power_w=350.0,
         price_usd=25000.0,
         cloud_usd_per_hour=2.0,
@@ -705,7 +708,7 @@ GPUS: tuple[GpuSpec, ...] = (
         gpus_per_server=8,
         gpus_per_node_options=(1, 2, 4, 8),
         nvlink_sharp=False,
-        scaleup_efficiency=0.75,
+        scaleup_efficiency=PCIE_RING_EFFICIENCY,
         power_w=350.0,
         price_usd=8000.0,
         cloud_usd_per_hour=1.0,
