@@ -162,12 +162,13 @@ def _laid_out(s: Scenario, cat: Catalog) -> Design:
 
 
 def _transport_clause(cloud: CloudFabric) -> str:
-    """What the evaluation takes of a network-plugin transport (EFA's step latency and
-    protocols, ``facts.transports``), said by its display label."""
+    """What the evaluation takes of a network-plugin transport (EFA's step latency, multipath
+    spraying and protocols, ``facts.transports``), said by its display label."""
     plugin = net_transport(cloud.net_transport)
     if plugin is None:
         return ""
-    return f"; the latency per network step and the protocols of {plugin.label}"
+    spraying = ", the multipath spraying" if plugin.multipath else ""
+    return f"; the latency per network step{spraying} and the protocols of {plugin.label}"
 
 
 def _cloud_reference(

@@ -121,3 +121,25 @@ def test_a_rented_p5_is_evaluated_on_efa_not_on_roce_of_the_same_shape() -> None
     )
     assert "EFA v2 (SRD, RDMA write) via aws-ofi-nccl" in rented["cloud_fabric"]["statement"]
     assert "efa-p5" not in rented["cloud_fabric"]["statement"]
+
+
+def test_srd_spraying_leaves_no_ecmp_collisions_across_leaves() -> None:
+    gpu = default_catalog().gpu("h100-sxm")
+    assert gpu is not None
+
+    def domain(transport: str | None, adaptive: bool | None) -> CommDomain:
+        return make_domain(
+            nodes=128,  # four 32-server rail groups: most ring bytes leave the leaf
+            ranks_per_node=8,
+            scaleup=ScaleUp.of(gpu),
+            fabric_id="roce",
+            nic_gbps=100.0,
+            nics_per_node=32,
+            adaptive_routing=adaptive,
+            transport=transport,
+        )
+
+    efa = domain("efa-p5", None).net_bytes_per_s
+    assert efa == domain("efa-p5", True).net_bytes_per_s
+    assert efa > domain("efa-p5", False).net_bytes_per_s
+    assert efa > domain(None, None).net_bytes_per_s  # RoCE's default: ECMP hashing

@@ -6,8 +6,9 @@ AWS's Elastic Fabric Adapter is not RoCE or InfiniBand: NCCL drives it through t
 aws-ofi-nccl plugin over libfabric, on EFA's Scalable Reliable Datagram (SRD) transport, which
 sprays each flow over many paths and delivers out of order.  What the collective model needs of
 it is (a) the latency of one inter-node algorithm step, which replaces NCCL's own network
-latency (``NCCL_HW_LATENCY_S["net"]``, set for InfiniBand verbs), and (b) the protocols NCCL
-may run across servers.  Bandwidth per EFA device is its line rate times the fabric class's
+latency (``NCCL_HW_LATENCY_S["net"]``, set for InfiniBand verbs), (b) the protocols NCCL
+may run across servers and (c) that SRD's spraying leaves no ECMP hash collisions
+(:data:`SRD_MULTIPATH_SOURCE`).  Bandwidth per EFA device is its line rate times the fabric class's
 wire efficiency, as for the other RDMA classes (the instances' EFA devices and speeds are in
 ``facts/catalog/cloud.py``).  Every figure is from AWS's public sources, named in ``source``.
 """
@@ -29,6 +30,13 @@ EFA_SIMPLE_COMPLETION_S = 3.0e-6
 processing a completion handed to the host by the device'."""
 
 
+SRD_MULTIPATH_SOURCE = (
+    "Shalev et al., 'A Cloud-Optimized Transport Protocol for Elastic and Scalable HPC', IEEE "
+    "Micro 40(6), 2020 (AWS): SRD sprays the packets of one flow over many paths through the "
+    "Clos network and reorders at the receiver, so one flow does not sit on one hashed path"
+)
+
+
 @dataclass(frozen=True)
 class NetTransport:
     """A network-plugin transport's inter-node step latency and protocols."""
@@ -42,6 +50,9 @@ class NetTransport:
     protocols: tuple[str, ...]
     """The protocols NCCL runs across servers over this transport."""
     source: str
+    multipath: bool = False
+    """The transport sprays each flow's packets over many paths (SRD), so ECMP hash
+    collisions cost nothing: priced as adaptive routing unless the design says otherwise."""
 
     def step_s(self, protocol: str) -> float:
         """The latency of one inter-node step on ``protocol`` (s)."""
@@ -64,6 +75,7 @@ TRANSPORTS: dict[str, NetTransport] = {
         step_latency_s=EFA_NET_LATENCY_S,
         simple_extra_s=EFA_SIMPLE_COMPLETION_S,
         protocols=("Simple",),
+        multipath=True,
         source=(
             f"{_TUNER}, the p5 figure: the tuner has no p4d entry, and the plugin reports the "
             "same internode latency to NCCL for p4d, p4de and p5 (src/platform-aws.cpp, 75 µs; "
@@ -81,6 +93,7 @@ TRANSPORTS: dict[str, NetTransport] = {
         step_latency_s=EFA_NET_LATENCY_S,
         simple_extra_s=EFA_SIMPLE_COMPLETION_S,
         protocols=PROTOCOLS,
+        multipath=True,
         source=(
             f"{_TUNER}, P5 & P5e; LL and LL128 stay on: EFA on p5 reports "
             "WRITE_IN_ORDER_ALIGNED_128_BYTES for the plugin's RDMA protocol (aws/aws-ofi-nccl "
@@ -93,6 +106,7 @@ TRANSPORTS: dict[str, NetTransport] = {
         step_latency_s=EFA_NET_LATENCY_V3_S,
         simple_extra_s=EFA_SIMPLE_COMPLETION_S,
         protocols=PROTOCOLS,
+        multipath=True,
         source=(
             f"{_TUNER}, P5en (also taken for p6-b200, which shares p5en's platform block in "
             "src/platform-aws.cpp); the plugin skips the NCCL_PROTO check on p5en with RDMA "

@@ -398,6 +398,8 @@ def make_domain(
     ll128 = True
     if fabric is not None and nodes > 1:
         routing = fabric.adaptive_routing_default if adaptive_routing is None else adaptive_routing
+        if adaptive_routing is None and plugin is not None and plugin.multipath:
+            routing = True  # SRD sprays each flow over many paths: no ECMP collisions
         line = nics_per_node * nic_bytes_per_s(nic_gbps)
         # a transport capped per server (NCCL over TCP) offers the NICs only the cap: the
         # cap is the server's, however many NICs share it, and the uplinks see that load

@@ -3,8 +3,8 @@
 A scenario on rented GPUs names its instance type (``constraints.cloud``); the engine then
 evaluates the provider's fabric shape (links per instance x speed, RDMA or not) as the given
 design and says what it is.  The per-instance bandwidth, the transport class and, for EFA, the
-transport's own step latency and protocols (``net_transport``, ``facts/transports.py``) are
-modelled: the provider's topology (oversubscription, placement, SRD's multipath spraying,
+transport's own step latency, protocols and multipath spraying (``net_transport``,
+``facts/transports.py``) are modelled: the provider's topology (oversubscription, placement,
 TCPXO's host offload) is not, so the evaluation is that shape on a non-blocking fabric.
 Every figure is from the provider's public documentation, named in ``source``.
 """
