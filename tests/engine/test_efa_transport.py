@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from advisor.engine import evaluate
+from advisor.engine import ScenarioError, evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.catalog.cloud import CLOUD_FABRICS
 from advisor.engine.facts.constants import NCCL_BASE_LATENCY_S, NCCL_HW_LATENCY_S
@@ -143,3 +143,31 @@ def test_srd_spraying_leaves_no_ecmp_collisions_across_leaves() -> None:
     assert efa == domain("efa-p5", True).net_bytes_per_s
     assert efa > domain("efa-p5", False).net_bytes_per_s
     assert efa > domain(None, None).net_bytes_per_s  # RoCE's default: ECMP hashing
+
+
+def test_a_design_given_on_efa_is_the_rented_instance_the_same_rule() -> None:
+    given = evaluate(
+        _train(
+            design={"fabric": "roce", "nic_gbps": 100, "nics_per_node": 32, "transport": "efa-p5"}
+        )
+    )
+    rented = evaluate(_train())
+    assert given["design_evaluation"]["design"]["transport"] == "efa-p5"
+    assert (
+        given["design_evaluation"]["metrics"]["step_time_s"]
+        == rented["design_evaluation"]["metrics"]["step_time_s"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("design", "message"),
+    [
+        ({"fabric": "infiniband", "transport": "efa-p5"}, "design.transport: AWS EFA is evaluated"),
+        ({"fabric": "roce", "transport": "efa-x"}, "design.transport: must be one of efa-p4d"),
+    ],
+)
+def test_a_wrong_design_transport_is_refused_naming_the_field(
+    design: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ScenarioError, match=message):
+        evaluate(_train(design=design))

@@ -25,6 +25,7 @@ from advisor.engine.facts.constants import (
     FABRIC_IDS,
 )
 from advisor.engine.facts.limits import check_limits
+from advisor.engine.facts.transports import TRANSPORTS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
 from advisor.engine.input.rag import parse_rag, rag_problems
 from advisor.engine.result.base import EXTRA
@@ -162,6 +163,7 @@ DESIGN_KEYS: tuple[str, ...] = (
     "oversubscription",
     "adaptive_routing",
     "in_network_reduction",
+    "transport",
 )
 
 
@@ -877,6 +879,11 @@ def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "des
         inr = False
     if inr and fabric is not None and fabric != "infiniband":
         own.add(f"{prefix}.in_network_reduction", "needs an InfiniBand fabric (SHARP)")
+    transport = raw.get("transport")
+    if transport is not None:
+        transport = _choice(own, f"{prefix}.transport", transport, tuple(sorted(TRANSPORTS)))
+        if transport and fabric is not None and fabric != "roce":
+            own.add(f"{prefix}.transport", "AWS EFA is evaluated on the roce fabric class")
     if errors is None:
         own.raise_if_any()
     return Design(
@@ -886,6 +893,7 @@ def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "des
         oversubscription=over,
         adaptive_routing=adaptive,
         in_network_reduction=inr,
+        transport=transport or "",
     )
 
 

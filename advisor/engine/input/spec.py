@@ -22,6 +22,7 @@ from advisor.engine.facts.constants import (
     FABRIC_IDS,
 )
 from advisor.engine.facts.limits import LIMITS
+from advisor.engine.facts.transports import TRANSPORTS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS
 from advisor.engine.input import rag as rg
 from advisor.engine.input import scenario as sc
@@ -182,6 +183,13 @@ FIELDS: dict[str, FieldDoc] = {
         "boolean", "null: the fabric's default (InfiniBand yes, Ethernet no).", default=None
     ),
     "design.in_network_reduction": FieldDoc("boolean", "SHARP (InfiniBand only).", False),
+    "design.transport": FieldDoc(
+        "string",
+        "A network-plugin transport NCCL runs across servers: AWS EFA through aws-ofi-nccl "
+        "(efa-p4d: p4d/p4de, efa-p5: p5/p5e, efa-p5en: p5en/p6-b200; roce fabric only); "
+        "absent or null: the fabric's own. constraints.cloud sets it for an AWS instance.",
+        choices=tuple(sorted(TRANSPORTS)),
+    ),
     "constraints.gpu_pricing": FieldDoc(
         "string", "Owned (amortized) or rented GPUs.", _C.gpu_pricing, sc.GPU_PRICING
     ),
