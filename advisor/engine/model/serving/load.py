@@ -46,7 +46,11 @@ from advisor.engine.model.serving.compute import (
     round3,
 )
 from advisor.engine.model.serving.pools import decode_view, reference_design
-from advisor.engine.model.serving.queueing import mgc_mean_wait_s, mgc_wait_quantile_s
+from advisor.engine.model.serving.queueing import (
+    mgc_mean_wait_s,
+    mgc_wait_quantile_s,
+    plus_mean_wait_s,
+)
 from advisor.engine.result.records import Metrics
 
 # ----------------------------------------------------------------------------- load
@@ -408,7 +412,7 @@ class ServingModel:
         unloaded = self.prefill_s + 0.0 + kv_s
         instances = self.serving_plan.prefill.instances
         wait = (
-            mgc_mean_wait_s(rate, self.prefill_s, instances)
+            plus_mean_wait_s(0.0, rate, self.prefill_s, instances, unloaded)
             if q is None
             else mgc_wait_quantile_s(rate, self.prefill_s, instances, q)
         )
@@ -420,7 +424,7 @@ class ServingModel:
         if d.saturated or d.kv_s >= SATURATED_S:
             return math.inf
         w_mean = mgc_mean_wait_s(rate, d.service, self.serving_plan.prefill.instances)
-        w_mean += mgc_mean_wait_s(rate, d.hold, d.slots)
+        w_mean = plus_mean_wait_s(w_mean, rate, d.hold, d.slots, d.unloaded)
         return w_mean + d.unloaded + d.hold
 
     def _at_rate(self, rate: float, users: float | None = None) -> tuple[LoadPoint, float]:
@@ -438,7 +442,7 @@ class ServingModel:
         if not saturated:
             w50 += mgc_wait_quantile_s(rate, hold, slots, 0.50)
             w95 += mgc_wait_quantile_s(rate, hold, slots, 0.95)
-            w_mean += mgc_mean_wait_s(rate, hold, slots)
+            w_mean = plus_mean_wait_s(w_mean, rate, hold, slots, unloaded)
         if saturated:
             w50 = w95 = w_mean = SATURATED_S
         if users is not None:
