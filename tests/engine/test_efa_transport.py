@@ -171,3 +171,15 @@ def test_a_wrong_design_transport_is_refused_naming_the_field(
 ) -> None:
     with pytest.raises(ScenarioError, match=message):
         evaluate(_train(design=design))
+
+
+def test_the_answer_states_the_efa_figures_it_used_by_display_name() -> None:
+    rented = {a["name"]: a for a in evaluate(_train())["assumptions"]}
+    p5 = TRANSPORTS["efa-p5"]
+    step = rented[f"{p5.label}: latency per inter-server step"]
+    assert step["value"] == pytest.approx(p5.step_latency_s * 1e6)
+    assert "aws-ofi-nccl" in step["source"]
+    assert rented[f"{p5.label}: protocols across servers"]["value"] == "LL, LL128, Simple"
+    assert not any("efa-" in a["name"] or "efa-" in str(a["value"]) for a in rented.values())
+    owned = evaluate({k: v for k, v in _train().items() if k != "constraints"})["assumptions"]
+    assert not any("EFA" in a["name"] for a in owned)

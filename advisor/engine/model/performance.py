@@ -26,6 +26,7 @@ from advisor.engine.facts.constants import (
     FABRICS,
     WEIGHT_BYTES,
 )
+from advisor.engine.facts.transports import net_transport
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     collective_time_s,
@@ -524,6 +525,29 @@ def _row(name: str, value: Any, unit: str, source: str) -> Assumption:
     return Assumption(name=name, value=value, unit=unit, source=source)
 
 
+def _transport_rows(scenario: Scenario) -> list[Assumption]:
+    """The network-plugin transport of the evaluated design (AWS EFA, docs/MODEL.md 3
+    "Transports"), by its display label: its step latency and the protocols it runs."""
+    design = scenario.design
+    plugin = net_transport(design.transport) if design is not None else None
+    if plugin is None:
+        return []
+    return [
+        _row(
+            f"{plugin.label}: latency per inter-server step",
+            round(plugin.step_latency_s * 1e6, 1),
+            f"µs (Simple +{plugin.simple_extra_s * 1e6:g}), in place of NCCL's network latency",
+            plugin.source,
+        ),
+        _row(
+            f"{plugin.label}: protocols across servers",
+            ", ".join(plugin.protocols),
+            "",
+            plugin.source,
+        ),
+    ]
+
+
 def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assumption]:
     """The performance-model constants that shaped this result."""
     g = scenario.gpu
@@ -612,6 +636,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
             "CPU cores per server at the cap",
             "42 Gb/s per core (Cai et al., SIGCOMM'21), send + receive",
         ),
+        *_transport_rows(scenario),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
         _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),
