@@ -27,6 +27,7 @@ def train(gpu: str, gpus: int, **constraints: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("cloud_id", "links", "gbps", "instance_gbps", "rdma"),
     [
+        ("aws-p4de", 4, 100, 400, True),
         ("aws-p5", 32, 100, 3200, True),
         ("aws-p5en", 16, 200, 3200, True),
         ("aws-p6-b200", 8, 400, 3200, True),

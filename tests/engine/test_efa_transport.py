@@ -183,3 +183,17 @@ def test_the_answer_states_the_efa_figures_it_used_by_display_name() -> None:
     assert not any("efa-" in a["name"] or "efa-" in str(a["value"]) for a in rented.values())
     owned = evaluate({k: v for k, v in _train().items() if k != "constraints"})["assumptions"]
     assert not any("EFA" in a["name"] for a in owned)
+
+
+def test_a_rented_p4de_runs_efa_v1_simple_only() -> None:
+    scenario = {
+        **_train(),
+        "gpu": "a100-80gb-sxm",
+        "constraints": {"cloud": "aws-p4de"},
+    }
+    result = evaluate(scenario)
+    assert result["design_evaluation"]["design"]["transport"] == "efa-p4d"
+    p4d = TRANSPORTS["efa-p4d"]
+    stated = {a["name"]: a["value"] for a in result["assumptions"]}
+    assert stated[f"{p4d.label}: protocols across servers"] == "Simple"
+    assert "4 x 100G EFA (SRD)" in result["cloud_fabric"]["statement"]

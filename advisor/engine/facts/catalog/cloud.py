@@ -60,6 +60,23 @@ class CloudFabric:
 
 CLOUD_FABRICS: tuple[CloudFabric, ...] = (
     CloudFabric(
+        id="aws-p4de",
+        net_transport="efa-p4d",
+        provider="AWS",
+        instance="p4de.24xlarge",
+        gpu_id="a100-80gb-sxm",
+        gpus_per_instance=8,
+        links=4,
+        link_gbps=100,
+        transport="EFA (SRD)",
+        rdma=True,
+        fabric=ROCE,
+        source="AWS EC2 user guide, 'Specifications for Amazon EC2 accelerated computing "
+        "instances', network specifications (p4de.24xlarge: 8 A100 80 GB, 400 Gigabit, EFA, 4 "
+        "network cards, so 100 Gbps each); EFA user guide, supported instance types (p4d and "
+        "p4de under Nitro v3, EFA v1)",
+    ),
+    CloudFabric(
         id="aws-p5",
         net_transport="efa-p5",
         provider="AWS",
