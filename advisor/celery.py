@@ -27,12 +27,21 @@ def _plain_database_connections(**_: object) -> None:
 @worker_process_init.connect
 def _warm_up_engine(**_: object) -> None:
     """Each worker process pays the engine's process constants at start, not in its first
-    run (advisor.scenarios.engine_calls.warm_up), then freezes what it holds so the garbage
-    collector does not walk it again in every full collection (advisor.heap)."""
+    run (advisor.scenarios.engine_calls.warm_up), and Plotly's validators, not in the first
+    figures it draws ahead (advisor.scenarios.figures.warm_up, ~0.3 s), then freezes what it
+    holds so the garbage collector does not walk it again in every full collection
+    (advisor.heap)."""
+    import logging
+
     from advisor.heap import freeze_heap
     from advisor.scenarios.engine_calls import warm_up
+    from advisor.scenarios.figures import warm_up as warm_up_figures
 
     warm_up()
+    try:
+        warm_up_figures()
+    except Exception:  # a warm-up never stops a worker from starting
+        logging.getLogger(__name__).exception("figures warm-up failed")
     freeze_heap()
 
 

@@ -170,6 +170,7 @@ def scenario_submit_api(
                 owner=owner,
                 customer=customer,
                 callback_url=callback_url,
+                draw_figures=False,  # most API runs are never shown as a page
             )
             if idempotency_key:
                 IdempotencyRecord.objects.create(
@@ -191,10 +192,11 @@ def scenario_submit_api(
 def scenario_rerun(*, scenario: Scenario) -> ScenarioRun:
     """Queue a new run of a scenario (it evaluates with the catalog current at that time).
 
-    One unfinished run per scenario, through the service the web uses too (run_start).
+    One unfinished run per scenario, through the service the web uses too (run_start). Its
+    figures are drawn on a page's first view, if a page ever shows it (ScenarioRun.draw_figures).
     """
     try:
-        return run_start(scenario=scenario)
+        return run_start(scenario=scenario, draw_figures=False)
     except RunInProgress as exc:
         raise ApplicationError(str(exc), code="run_in_progress", status_code=409) from exc
 

@@ -222,13 +222,16 @@ def slow_reads(reads: list[Sample], over_ms: float = 300.0) -> dict[str, Any]:
     when the users no longer send their first requests together."""
     slow = [s for s in reads if s.latency_s * 1000 > over_ms]
     per_second: dict[int, int] = defaultdict(int)
+    per_endpoint: dict[str, int] = defaultdict(int)
     for s in slow:
         per_second[int(s.at_s)] += 1
+        per_endpoint[f"{s.kind}:{s.name}"] += 1
     later = [s.latency_s * 1000 for s in reads if s.at_s >= 5.0]
     return {
         "over_ms": over_ms,
         "count": len(slow),
         "per_second_sent": dict(sorted(per_second.items())),
+        "per_endpoint": dict(sorted(per_endpoint.items())),
         "p99_ms_after_first_5_s": round(percentiles(later)["p99"] or 0.0, 1),
     }
 

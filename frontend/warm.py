@@ -81,10 +81,9 @@ def _accuracy_page() -> None:
 def _figures() -> None:
     """Plotly builds a validator per property on its first use in a process (~0.3 s for a
     result page's figures): draw one small result's figures."""
-    from advisor.reports import charts
-    from advisor.scenarios.engine_calls import WARM_UP_SCENARIO, evaluate_inputs
+    from advisor.scenarios.figures import warm_up as warm_up_figures
 
-    charts.all_figures(evaluate_inputs(dict(WARM_UP_SCENARIO)))
+    warm_up_figures()
 
 
 def _task_queue() -> None:

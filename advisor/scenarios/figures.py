@@ -2,11 +2,22 @@
 
 Drawing a result page's figures costs ~100-250 ms of CPU (Plotly's validation, and the
 serving chart's load curves from the engine). Each web process used to draw them for itself
-on the first view of each run; now the first process to show a run (runs stored before this
-table existed included) draws and stores them, and every process after it reads them (one
-query, ~1 ms to parse). They are drawn on first view, not by the worker that finishes the run:
-most runs (the API's) are never shown as a page, and the worker's time is what a submitted
-run waits for.
+on the first view of each run; then the first process to show a run drew and stored them, and
+every process after it read them (one query, ~1 ms to parse). Now a run asked for from the
+pages (the questionnaire, a re-run, a what-if, a measurement's calibrated run:
+``ScenarioRun.draw_figures``) has them drawn by the worker that computes it, before it
+finishes the run, and stored in the same transaction that finishes it (:func:`draw_ahead`,
+:func:`store_finished`): its person is waiting on the progress page to see them, and no web
+process pays for them. Under `make load` the first view of the load test's new run drew them
+in one gunicorn worker (140-200 ms) while the others waited for it, in the 50 users' first
+second. The API's runs are not drawn ahead: most are never shown as a page, and the worker's
+time is what a submission waits for; a page showing one (and a run finished before the
+worker drew figures) draws them on its first view and stores them (:func:`run_figures`).
+
+The worker draws from what a page reads, not from the result it holds: the result's JSON read
+back as the database returns the stored column (:func:`advisor.scenarios.results.as_read_back`:
+PostgreSQL's jsonb orders an object's keys its own way), parsed by the same reader, drawn by
+the same :func:`draw`. Its figures are the figures a page would draw, character for character.
 
 The figures depend only on the stored result and on the code that reads and draws it, so
 they are kept under :func:`figures_key`: the run, its finish time (a run recomputed in place
@@ -15,13 +26,10 @@ and a digest of the engine's and the reports' source. Figures stored under anoth
 deploy changed the code, a run was recomputed) are never served: they are drawn again and
 replace the old ones.
 
-Processes that show a run nobody has shown yet at the same moment (a link sent to a team, or
-`make load`'s 50 users opening the same new run in all three gunicorn workers at once) draw it
-once: the drawing process holds a PostgreSQL advisory lock on the run while it draws and
-stores, and the others wait for it and read what it stored (:func:`_one_drawer`; within a
-process, threads already wait for each other: frontend.results). Under `make load` each of
-the three workers drew the run's figures at once (130-146 ms of CPU each, on a 2-core machine
-also serving the users' first requests).
+Processes that show a run nobody has shown yet at the same moment (a link sent to a team)
+draw it once: the drawing process holds a PostgreSQL advisory lock on the run while it draws
+and stores, and the others wait for it and read what it stored (:func:`_one_drawer`; within a
+process, threads already wait for each other: frontend.results).
 https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS
 """
 
@@ -31,8 +39,10 @@ import functools
 import hashlib
 import json
 import logging
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +54,9 @@ import advisor.reports
 from advisor.engine import ENGINE_VERSION
 from advisor.engine.result.records import EngineResult
 from advisor.reports import charts
+from advisor.scenarios.engine_calls import WARM_UP_SCENARIO, evaluate_inputs
 from advisor.scenarios.models import RunFigures, RunStatus, ScenarioRun
+from advisor.scenarios.results import as_read_back, result_from_json
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +92,44 @@ def figures_key(run: ScenarioRun) -> str:
 def draw(result: EngineResult) -> Figures:
     """A result's figures (:func:`advisor.reports.charts.all_figures`), as JSON-ready data."""
     return charts.all_figures(result)
+
+
+def draw_ahead(data: dict[str, Any]) -> Figures | None:
+    """The figures of a result the worker is about to store (``data``: its JSON, as the run
+    will store it), drawn from what a page will read (see the module's docstring). None when
+    they cannot be drawn (logged): the run still finishes, and its page draws them."""
+    try:
+        return draw(result_from_json(as_read_back(data)))
+    except Exception:  # figures are never worth failing a computed run for
+        logger.exception("figures not drawn ahead; the run's page draws them")
+        return None
+
+
+def store_finished(
+    run_id: uuid.UUID,
+    *,
+    finished_at: datetime,
+    engine_version: str,
+    catalog_version: str,
+    figures: Figures,
+) -> None:
+    """Store figures drawn ahead for a run being finished (call inside the transaction that
+    finishes it) under the key its pages look for: that of the run as it is once finished."""
+    run = ScenarioRun(
+        pk=run_id,
+        status=RunStatus.SUCCEEDED,
+        finished_at=finished_at,
+        engine_version=engine_version,
+        catalog_version=catalog_version,
+    )
+    store_figures(run, figures_key(run), figures)
+
+
+def warm_up() -> None:
+    """Plotly builds a validator per property on its first use in a process (~0.3 s for a
+    result page's figures): draw one small result's figures. The web (frontend.warm) and each
+    worker process (advisor/celery.py) call it before their first page or run."""
+    draw(evaluate_inputs(dict(WARM_UP_SCENARIO)))
 
 
 def stored_figures(run: ScenarioRun, key: str) -> Figures | None:

@@ -87,6 +87,11 @@ class ScenarioRun(ClaimedWork):
     engine_version = models.CharField(max_length=32, blank=True, default="")
     catalog_version = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Whether the worker draws the run's figures and stores them as it finishes the run
+    # (advisor.scenarios.figures.draw_ahead): a run asked for from the pages, whose person waits
+    # on its progress page to see them. The API's runs are drawn on a page's first view, if a
+    # page ever shows them (most never are), so no submission waits for figures nobody sees.
+    draw_figures = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -97,9 +102,10 @@ class ScenarioRun(ClaimedWork):
 
 
 class RunFigures(models.Model):
-    """A succeeded run's Plotly figures, drawn once by the first page that showed the run and
-    then served by every web process, which no longer draws them itself (~100-250 ms of CPU
-    each time). ``key`` is what they were drawn from
+    """A succeeded run's Plotly figures, drawn once (by the worker that finished the run, for a
+    run asked for from the pages; else by the first page that showed it) and then served by
+    every web process, which no longer draws them itself (~100-250 ms of CPU each time).
+    ``key`` is what they were drawn from
     (:func:`advisor.scenarios.figures.figures_key`: the run, its finish, its engine and
     catalog versions, this engine and this code); figures of another key are never served,
     they are drawn again and replaced."""

@@ -12,8 +12,9 @@ and the API serves, and a stored run's JSON back into the typed result the pages
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from django.db import connection
 from django.db.models.signals import post_delete, post_save
 
 from advisor.engine import ENGINE_VERSION
@@ -48,6 +49,22 @@ def result_json(result: EngineResult) -> dict[str, Any]:
 def result_from_json(data: dict[str, Any]) -> EngineResult:
     """A stored result's JSON as the typed result (missing newer keys take defaults)."""
     return EngineResult.from_dict(data)
+
+
+def as_read_back(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as a read of a run's stored ``result`` column returns it, without storing it:
+    the database's own JSON of it (PostgreSQL's jsonb orders an object's keys by length, then
+    bytes, and writes numbers its own way) decoded by the column's field, as a page reads it.
+    https://www.postgresql.org/docs/current/datatype-json.html"""
+    field = ScenarioRun._meta.get_field("result")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s", [field.get_db_prep_value(data, connection)])
+        row = cursor.fetchone()
+    # from_db_value reads no expression but a key transform's (none here)
+    value = field.from_db_value(row[0] if row else None, cast(Any, None), connection)
+    if not isinstance(value, dict):
+        raise ValueError("the database did not return the result as a JSON object")
+    return value
 
 
 # The large JSON columns a read that may be answered from the per-process cache can leave

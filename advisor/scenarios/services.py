@@ -37,6 +37,7 @@ from advisor.scenarios.claims import (
     work_reconcile,
 )
 from advisor.scenarios.engine_calls import InvalidScenario, evaluate_inputs, validate_inputs
+from advisor.scenarios.figures import Figures, draw_ahead, store_finished
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.results import result_json
 from advisor.scenarios.signals import run_finished
@@ -109,11 +110,15 @@ def scenario_clone(
     )
 
 
-def run_enqueue(*, scenario: Scenario) -> ScenarioRun:
+def run_enqueue(*, scenario: Scenario, draw_figures: bool = True) -> ScenarioRun:
     """Create a QUEUED run; its task is sent only once this transaction commits (at once
     when called outside one: the run's single INSERT has committed by then). No transaction
-    of its own, so a caller's holds it without a savepoint."""
-    run = ScenarioRun.objects.create(scenario=scenario, enqueued_at=timezone.now())
+    of its own, so a caller's holds it without a savepoint. ``draw_figures``: the worker draws
+    the run's figures as it finishes it (a run asked for from the pages; the API passes False:
+    ``ScenarioRun.draw_figures``)."""
+    run = ScenarioRun.objects.create(
+        scenario=scenario, enqueued_at=timezone.now(), draw_figures=draw_figures
+    )
     # delay_on_commit, made robust: a broker that is down at commit time must not turn a saved
     # submission into an error; the run stays QUEUED and the reconciler sends it again.
     transaction.on_commit(partial(_run_publish, run.id))
@@ -132,12 +137,13 @@ class RunInProgress(Exception):
 
 
 @transaction.atomic
-def run_start(*, scenario: Scenario) -> ScenarioRun:
+def run_start(*, scenario: Scenario, draw_figures: bool = True) -> ScenarioRun:
     """Queue a new run of a scenario, unless one is unfinished (raises RunInProgress).
 
     One unfinished run per scenario, for the web and the API alike: the scenario row is
     locked (PostgreSQL: SELECT ... FOR UPDATE; SQLite: every transaction takes the write lock
     when it begins) so two concurrent requests cannot both see "nothing in progress".
+    ``draw_figures``: as :func:`run_enqueue`'s.
     """
     Scenario.objects.select_for_update().only("pk").get(pk=scenario.pk)
     active = (
@@ -147,7 +153,7 @@ def run_start(*, scenario: Scenario) -> ScenarioRun:
     )
     if active is not None:
         raise RunInProgress(active)
-    return run_enqueue(scenario=scenario)
+    return run_enqueue(scenario=scenario, draw_figures=draw_figures)
 
 
 def scenario_submit(
@@ -157,8 +163,10 @@ def scenario_submit(
     owner: AbstractBaseUser | AnonymousUser | None = None,
     customer: str = "",
     callback_url: str = "",
+    draw_figures: bool = True,
 ) -> ScenarioRun:
-    """Save a scenario and queue its first run (the questionnaire's and the API's path).
+    """Save a scenario and queue its first run (the questionnaire's and the API's path;
+    ``draw_figures``: as :func:`run_enqueue`'s).
 
     Bad inputs raise InvalidScenario before anything is written; the scenario and its run
     are then written together, in the caller's transaction when there is one (the API's
@@ -173,7 +181,7 @@ def scenario_submit(
             customer=customer,
             callback_url=callback_url,
         )
-        return run_enqueue(scenario=scenario)
+        return run_enqueue(scenario=scenario, draw_figures=draw_figures)
 
 
 # --- Run lifecycle ---------------------------------------------------------------------------
@@ -215,12 +223,30 @@ def run_heartbeat(*, run_id: uuid.UUID, token: uuid.UUID, progress: int | None =
     return work_heartbeat(ScenarioRun, pk=run_id, token=token, **fields)
 
 
-def _run_finish(*, run_id: uuid.UUID, token: uuid.UUID, status: RunStatus, **fields: Any) -> bool:
+def _run_finish(
+    *,
+    run_id: uuid.UUID,
+    token: uuid.UUID,
+    status: RunStatus,
+    figures: Figures | None = None,
+    **fields: Any,
+) -> bool:
+    """Finish a claimed run with ``fields``; ``figures`` (drawn ahead, :func:`_run_evaluate`)
+    are stored in the same transaction, so a page that sees the run finished finds them."""
+    finished_at = timezone.now()
     with transaction.atomic():
         finished = ScenarioRun.objects.filter(
             pk=run_id, claim_token=token, status=RunStatus.RUNNING
-        ).update(status=status, finished_at=timezone.now(), **fields)
+        ).update(status=status, finished_at=finished_at, **fields)
         if finished:
+            if figures is not None:
+                store_finished(
+                    run_id,
+                    finished_at=finished_at,
+                    engine_version=fields["engine_version"],
+                    catalog_version=fields["catalog_version"],
+                    figures=figures,
+                )
             run_finished.send(sender=ScenarioRun, run_id=run_id)
     return bool(finished)
 
@@ -270,6 +296,10 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
                 result = evaluate_inputs(
                     run.scenario.inputs, catalog=catalog, progress=deadline(report), **extra
                 )
+            stored = result_json(result)
+            # A run its person waits to see on a page: its figures are drawn now, by the
+            # worker, and stored as it finishes (advisor.scenarios.figures).
+            figures = draw_ahead(stored) if run.draw_figures else None
         except InvalidScenario as exc:
             return {
                 "status": RunStatus.FAILED,
@@ -307,7 +337,8 @@ def _run_evaluate(*, run_id: uuid.UUID, token: uuid.UUID) -> dict[str, Any]:
         raise ClaimLost
     return {
         "status": RunStatus.SUCCEEDED,
-        "result": result_json(result),
+        "result": stored,
+        "figures": figures,
         "progress": 100,
         "error": "",
         "error_fields": None,

@@ -54,3 +54,31 @@ def test_each_celery_worker_process_warms_up() -> None:
 
     receivers = [r() if callable(r) else r for _, r in worker_process_init.receivers]
     assert advisor.celery._warm_up_engine in receivers
+
+
+def test_each_celery_worker_process_warms_up_the_figures_it_draws_ahead(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker draws the figures of the pages' runs as it finishes them
+    (advisor.scenarios.figures): Plotly's validators are built at its start, not in its
+    first run; a failure is logged and the worker still starts, its heap frozen after."""
+    import advisor.celery
+    import advisor.heap
+    from advisor.scenarios import figures
+
+    done: list[str] = []
+    monkeypatch.setattr(advisor.heap, "freeze_heap", lambda: done.append("freeze"))
+    monkeypatch.setattr(engine_calls, "warm_up", lambda: done.append("engine"))
+    monkeypatch.setattr(figures, "warm_up", lambda: done.append("figures"))
+    advisor.celery._warm_up_engine()
+    assert done == ["engine", "figures", "freeze"]
+
+    def broken() -> None:
+        raise RuntimeError("plotly missing")
+
+    done.clear()
+    monkeypatch.setattr(figures, "warm_up", broken)
+    with caplog.at_level(logging.ERROR, logger="advisor.celery"):
+        advisor.celery._warm_up_engine()
+    assert done == ["engine", "freeze"]
+    assert "figures warm-up failed" in caplog.text
