@@ -174,23 +174,29 @@ class ServingModel:
         )
         step_s = self._steps.get(key)
         if step_s is None:
-            compute = self._compute.get(key[0])
-            if compute is None:
-                compute = decode_compute_s(
-                    self.scenario, self.serving_plan, self.serving_plan.decode, key[0]
-                )
-                self._compute[key[0]] = compute
-            step_s = decode_step_s(
-                self.scenario,
-                self.serving_plan,
-                key[0],
-                self.design,
-                self.bound,
-                net_share,
-                compute_s=compute,
-                domain=None if self._network_free else self._ep_domain(net_share),
+            step_s = self._price_step(key, net_share)
+        return step_s
+
+    def _price_step(self, key: tuple[float, float], net_share: float) -> float:
+        """The step of :meth:`step`'s ``key`` (its batch to 4 significant digits and its share
+        of the NICs) at ``net_share``, priced and kept in the table."""
+        compute = self._compute.get(key[0])
+        if compute is None:
+            compute = decode_compute_s(
+                self.scenario, self.serving_plan, self.serving_plan.decode, key[0]
             )
-            self._steps[key] = step_s
+            self._compute[key[0]] = compute
+        step_s = decode_step_s(
+            self.scenario,
+            self.serving_plan,
+            key[0],
+            self.design,
+            self.bound,
+            net_share,
+            compute_s=compute,
+            domain=None if self._network_free else self._ep_domain(net_share),
+        )
+        self._steps[key] = step_s
         return step_s
 
     def _ep_domain(self, net_share: float) -> CommDomain | None:
@@ -227,9 +233,19 @@ class ServingModel:
         return hit
 
     def _solve_little_batch(self, k: float, cap_b: float, share: float) -> float:
+        # self.step(x, share) is at(float(f"{x:.4g}")): the same key, looked up here
+        steps, price = self._steps, self._price_step
+        on_share = 1.0 if self._network_free else round3(min(1.0, share))
+
+        def at(cell: float) -> float:
+            key = (cell, on_share)
+            step_s = steps.get(key)
+            return price(key, share) if step_s is None else step_s
+
         b = 0.0
         for _ in range(200):
-            nb = k * self.step(min(b, cap_b), share)
+            # min(b, cap_b): cap_b only when it is the smaller
+            nb = k * at(float(f"{cap_b if cap_b < b else b:.4g}"))
             if nb - b <= 1e-4 * max(1.0, nb):
                 b = nb
                 break
@@ -238,7 +254,7 @@ class ServingModel:
             return b
 
         def gap(x: float) -> float:
-            return k * self.step(x, share) - x
+            return k * at(float(f"{x:.4g}")) - x
 
         hi = cap_b
         if gap(cap_b) >= 0.0:
@@ -249,11 +265,26 @@ class ServingModel:
                 return k * self.step(cap_b, share)
             hi = negative
         lo = b
-        if gap(lo) <= 0.0:
+        # the batches lo and hi round to, and k x the step at lo's
+        lo_cell, hi_cell = float(f"{lo:.4g}"), float(f"{hi:.4g}")
+        k_step = k * at(lo_cell)
+        if k_step - lo <= 0.0:
             return lo
         for _ in range(40):
             mid = 0.5 * (lo + hi)
-            if gap(mid) > 0.0:
+            if lo_cell == hi_cell:
+                # lo, hi and so mid round to one batch (rounding is monotone): the gap at mid
+                # is k x that batch's step (k_step, kept for lo's) - mid, nothing to look up
+                above = k_step - mid > 0.0
+            else:
+                cell = float(f"{mid:.4g}")
+                k_mid = k * at(cell)
+                above = k_mid - mid > 0.0
+                if above:
+                    lo_cell, k_step = cell, k_mid
+                else:
+                    hi_cell = cell
+            if above:
                 lo = mid
             else:
                 hi = mid
@@ -330,7 +361,8 @@ class ServingModel:
         b95 = min(cap_b, b_eff + P95_Z * math.sqrt(LIFETIME_BATCH_VARIANCE * max(b_eff, 0.0)))
         if users is not None:
             b95 = min(b95, max(b_eff, users / inst))
-        mean_step = self.step(b_eff, share) * stretch
+        step_eff = self.step(b_eff, share)
+        mean_step = step_eff * stretch
         tpot50 = mean_step / tokens_per_step
         tpot95 = self.step(b95, share) * stretch / tokens_per_step
         fill = 0.0
@@ -358,7 +390,7 @@ class ServingModel:
             )
             service = self.prefill_s + (
                 serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS
-            ) * self.step(b_eff)
+            ) * (step_eff if self._network_free else self.step(b_eff))
             # a prompt's last chunk leaves the last of pp stages (pp - 1) stage times after
             # the instance finished its share (one chunk per stage at a time)
             fill = (serving_plan.prefill.pp - 1) * chunk_s
@@ -372,8 +404,7 @@ class ServingModel:
         # M/G/c with c = instances x batch that fits, each slot held for the request's decode
         slots = max(1, int(inst * cap_b))
         hold = steps_per_request * mean_step
-        first = self.step(b_eff, share)
-        unloaded = service + fill + kv_s + first
+        unloaded = service + fill + kv_s + step_eff
         return _DecodeAt(
             b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded
         )
