@@ -6,7 +6,8 @@ property is violated (see ``advisor/engine/tools/audit.py`` for the properties).
 ``--processes N`` (default: all cores), ``--every K`` (every K-th case only, for a quick look;
 series properties then compare the sizes that remain), ``--jobs-every K`` (every K-th job, a
 model on a GPU for one kind of work, with all its variants and sizes: series properties compare
-the same sizes as the whole audit), ``--serving`` (the inference cases only).  Cases are
+the same sizes as the whole audit), ``--serving`` (the inference cases only), ``--timings N``
+(CPU seconds by kind of work and the N slowest jobs, to see where the wall time goes).  Cases are
 evaluated without the scaling chart, which no property reads (see
 ``advisor/engine/tools/audit.py``).
 
@@ -65,6 +66,34 @@ def run_job(job: list[AuditCase]) -> list[Outcome]:
     return [checked(run_case(case)) for case in job]
 
 
+def run_timed_job(job: list[AuditCase]) -> tuple[list[Outcome], float]:
+    """:func:`run_job` and the CPU seconds the worker spent on it."""
+    started = time.process_time()
+    outcomes = run_job(job)
+    return outcomes, time.process_time() - started
+
+
+def timings_text(timed: list[tuple[list[AuditCase], float]], slowest: int) -> str:
+    """CPU seconds by kind of work and the ``slowest`` jobs (model, GPU, kind, cases, largest
+    cluster), for ``--timings``: which workloads the audit's wall time goes to."""
+    by_kind: dict[str, list[float]] = {}
+    for job, seconds in timed:
+        by_kind.setdefault(job[0].workload, []).append(seconds)
+    total = sum(seconds for _, seconds in timed)
+    lines = [f"CPU seconds by kind of work ({total:.1f} s in {len(timed)} jobs):"]
+    for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
+        share = 100 * sum(values) / total if total > 0 else 0.0
+        lines.append(f"  {kind:26s} {sum(values):8.1f} s {share:5.1f} % ({len(values)} jobs)")
+    lines.append(f"slowest {slowest} jobs:")
+    for job, seconds in sorted(timed, key=lambda js: -js[1])[:slowest]:
+        first = job[0]
+        lines.append(
+            f"  {seconds:7.2f} s  {first.model} on {first.gpu}, {first.workload}: "
+            f"{len(job)} cases up to {max(c.servers for c in job)} servers"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--processes", type=int, default=multiprocessing.cpu_count())
@@ -74,14 +103,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--serving", action="store_true", help="serving (inference) cases only, no platform checks"
     )
+    parser.add_argument(
+        "--timings",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print CPU seconds by kind of work and the N slowest jobs",
+    )
     args = parser.parse_args(argv)
     cases = [c for c in grid() if not args.serving or c.workload.startswith("inference")]
     cases = cases[:: max(1, args.every)]
     jobs = by_job(cases)[:: max(1, args.jobs_every)]
     started = time.perf_counter()
+    outcomes: list[Outcome] = []
+    timed: list[tuple[list[AuditCase], float]] = []
     with multiprocessing.Pool(max(1, args.processes)) as pool:
-        done = pool.imap_unordered(run_job, sorted(jobs, key=_job_size, reverse=True))
-        outcomes = sorted((o for job in done for o in job), key=lambda o: o.case)
+        ordered = sorted(jobs, key=_job_size, reverse=True)
+        # imap keeps the jobs' order, so each job's time pairs with its job
+        done = pool.imap(run_timed_job, ordered)
+        for job, (job_outcomes, seconds) in zip(ordered, done, strict=True):
+            timed.append((job, seconds))
+            outcomes.extend(job_outcomes)
+    outcomes.sort(key=lambda o: o.case)
     report = audit(outcomes)
     if not args.serving:
         report.cases += len(PLATFORM_CHECKS)
@@ -94,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         f"in {report.seconds:.0f} s; {len(report.violations)} violations "
         f"{report.counts() or ''} -> {args.out}"
     )
+    if args.timings > 0:
+        print(timings_text(timed, args.timings))
     return 1 if report.violations else 0
 
 

@@ -63,3 +63,31 @@ def test_the_pooled_report_is_the_in_order_report(runner: ModuleType, tmp_path: 
     pooled.pop("engine_version")
     assert pooled == plain
     assert code == (1 if report.violations else 0)
+
+
+def test_timings_name_the_slowest_jobs_and_the_kinds_of_work(
+    runner: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jobs = runner.by_job(grid())
+    training = next(job for job in jobs if job[0].workload == "training")
+    serving = next(job for job in jobs if job[0].workload.startswith("inference"))
+    text = runner.timings_text([(training, 1.0), (serving, 3.0)], 1)
+    lines = text.splitlines()
+    assert lines[0] == "CPU seconds by kind of work (4.0 s in 2 jobs):"
+    # the kinds by their seconds, largest first, with their share
+    assert lines[1].split() == [serving[0].workload, "3.0", "s", "75.0", "%", "(1", "jobs)"]
+    assert lines[2].split()[:2] == ["training", "1.0"]
+    assert lines[3] == "slowest 1 jobs:"
+    assert lines[4].strip().startswith(f"3.00 s  {serving[0].model} on {serving[0].gpu}")
+    assert f"{len(serving)} cases up to {max(c.servers for c in serving)} servers" in lines[4]
+    assert len(lines) == 5
+
+    out = tmp_path / "audit.json"
+    argv = ["--every", "3", "--jobs-every", "150", "--processes", "1", "--out", str(out)]
+    runner.main([*argv, "--timings", "2"])
+    printed = capsys.readouterr().out
+    ran = runner.by_job(grid()[::3])[::150]
+    assert f"s in {len(ran)} jobs):" in printed
+    for job in ran:
+        assert f"  {job[0].workload} " in printed
+    assert printed.count(" cases up to ") == min(2, len(ran))
