@@ -127,12 +127,28 @@ def read(d: dict[str, Any], t0: float, e: float, r: float) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, help="AIConfigurator's systems/data directory")
+    parser.add_argument(
+        "--kv",
+        choices=("fp8", "bfloat16"),
+        default="fp8",
+        help="fit on the FP8-KV calls (the engine's constants) or the BF16-KV calls (Hopper's "
+        "16-bit KV constants, attention.DECODE_ATTENTION_HOPPER_16BIT_KV)",
+    )
     args = parser.parse_args()
     try:
         data = args.data or _data_dir()
     except ImportError:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
-    t0, e, r = fit([_rows(data, s, "fp8") for s in FITTED_ON])
+    t0, e, r = fit([_rows(data, s, args.kv) for s in FITTED_ON])
+    engine = (
+        attention.DECODE_ATTENTION_HOPPER_16BIT_KV
+        if args.kv == "bfloat16"
+        else (
+            attention.DECODE_ATTENTION_FIXED_S,
+            attention.DECODE_ATTENTION_HBM_FRACTION,
+            attention.DECODE_ATTENTION_FLOP_FRACTION,
+        )
+    )
     print(
         json.dumps(
             {
@@ -142,17 +158,12 @@ def main() -> None:
                     "flop_fraction": round(r, 3),
                 },
                 "engine": {
-                    "fixed_us": round(attention.DECODE_ATTENTION_FIXED_S * 1e6, 2),
-                    "hbm_fraction": attention.DECODE_ATTENTION_HBM_FRACTION,
-                    "flop_fraction": attention.DECODE_ATTENTION_FLOP_FRACTION,
+                    "fixed_us": round(engine[0] * 1e6, 2),
+                    "hbm_fraction": engine[1],
+                    "flop_fraction": engine[2],
                 },
             }
         )
-    )
-    engine = (
-        attention.DECODE_ATTENTION_FIXED_S,
-        attention.DECODE_ATTENTION_HBM_FRACTION,
-        attention.DECODE_ATTENTION_FLOP_FRACTION,
     )
     for system in TABLES:
         for kv_dtype in ("fp8", "bfloat16"):

@@ -5,6 +5,7 @@ domain buy no fabric, and 405B disaggregated over 80 GB servers is planned."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -33,11 +34,22 @@ def _inference(**inference: Any) -> dict[str, Any]:
 def test_the_replica_size_is_the_one_that_serves_most_within_the_targets() -> None:
     """Llama 3.1 70B BF16 on 8 H200 at 2,048 / 512 tokens: AIConfigurator's best aggregated
     configuration is TP4 x 2 (docs/MODEL.md 15.2); the smallest TP that fits (TP2) was chosen
-    before and served 361 tokens/s per GPU within the targets against 516 now."""
+    before and served 361 tokens/s per GPU within the targets against 516 after.  Of the replica
+    sizes TP4 serves the most; since Hopper's BF16-KV decode attention is priced by its own
+    kernels (2026-12-02) in-server pools of 2 x TP2 prefill + 2 x TP2 decode serve 0.5 % more
+    than TP4 replicas and are chosen, so the choice is the rate's, not a TP."""
     result = evaluate(_inference(requests_per_s=50.0))
-    assert result["workload"]["plan"]["tp"] == 4
-    assert any("TP4 replicas serve the most" in n for n in result["workload"]["notes"])
+    (note,) = [n for n in result["workload"]["notes"] if n.startswith("deployment chosen by")]
+    inside = note[note.index("(") + 1 : note.rindex(")")]
+    weighed = {
+        m.group(1).strip(): float(m.group(2))
+        for m in (re.match(r"(.+?): ([\d.]+)", part) for part in inside.split(";"))
+        if m
+    }
+    assert weighed["TP4"] > weighed["TP2"] and weighed["TP4"] > weighed["TP8"], note
     metrics = result["metrics"]
+    assert metrics["max_requests_per_s_at_target"] >= max(weighed.values()) * 0.995, note
+    assert metrics["max_requests_per_s_at_target"] > weighed["TP2"] * 1.1, note
     assert metrics["tokens_per_s_per_gpu_at_target"] == pytest.approx(
         metrics["max_requests_per_s_at_target"] * 512 / 8
     )

@@ -33,6 +33,15 @@ DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("hopper", "blackwell")
 reads up to 1.5 x the HBM peak, so it measures no KV stream; Ampere, Ada, AMD, Gaudi and
 custom GPUs keep the roofline."""
 
+DECODE_ATTENTION_HOPPER_16BIT_KV: tuple[float, float, float] = (15.05e-6, 0.917, 0.170)
+"""(fixed time, HBM share, 16-bit peak share) of the decode attention on Hopper reading a 16-bit
+(BF16 / FP16) KV cache: fitted as above on the same H100 SXM and H200 SXM tables and domain, on
+their BF16-KV calls (3,142; ``bench/aic_attention_fit.py --kv bfloat16``).  TensorRT-LLM's
+Hopper kernels for the two KV dtypes differ: the FP8 constants read the BF16-KV calls 15-23 %
+fast (H100 -14.2 %, H200 -21.7 % signed), these 11.0 / 15.1 % (+0.9 / -6.7 %).  Blackwell
+keeps the FP8 constants for both (they read its BF16-KV calls within 9 %, -0.9 / -2.3 %, and
+these 22-24 % slow)."""
+
 KV_MEMORY_FRACTION = 0.90
 """Share of the memory left after the weights and ``KV_MEMORY_RESERVE_BYTES`` that a serving
 instance's KV cache takes: TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` default (0.90),
@@ -49,20 +58,29 @@ class DecodeAttentionRates(NamedTuple):
 
 
 @lru_cache(maxsize=64)
-def decode_attention_rates(gpu: GpuSpec) -> DecodeAttentionRates | None:
-    """The fitted decode attention's constants on ``gpu``, or None where the roofline prices it
-    (a generation outside :data:`DECODE_ATTENTION_FITTED_GENERATIONS`)."""
+def decode_attention_rates(
+    gpu: GpuSpec, kv_element_bytes: float = 1.0
+) -> DecodeAttentionRates | None:
+    """The fitted decode attention's constants on ``gpu`` reading a KV cache of
+    ``kv_element_bytes`` per element (1: FP8; 2: BF16 / FP16, which Hopper prices by
+    :data:`DECODE_ATTENTION_HOPPER_16BIT_KV`), or None where the roofline prices it (a
+    generation outside :data:`DECODE_ATTENTION_FITTED_GENERATIONS`)."""
     if gpu.generation not in DECODE_ATTENTION_FITTED_GENERATIONS:
         return None
     peak = (gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")) * 1e12
     hbm = gpu.memory_bw_gbytes_per_s * 1e9
     if peak <= 0 or hbm <= 0:
         return None
-    return DecodeAttentionRates(
-        DECODE_ATTENTION_FIXED_S,
-        1.0 / (DECODE_ATTENTION_HBM_FRACTION * hbm),
-        1.0 / (DECODE_ATTENTION_FLOP_FRACTION * peak),
+    fixed, hbm_share, flop_share = (
+        DECODE_ATTENTION_HOPPER_16BIT_KV
+        if gpu.generation == "hopper" and kv_element_bytes >= 2.0
+        else (
+            DECODE_ATTENTION_FIXED_S,
+            DECODE_ATTENTION_HBM_FRACTION,
+            DECODE_ATTENTION_FLOP_FRACTION,
+        )
     )
+    return DecodeAttentionRates(fixed, 1.0 / (hbm_share * hbm), 1.0 / (flop_share * peak))
 
 
 def decode_attention_s(rates: DecodeAttentionRates, kv_bytes: float, flops: float) -> float:

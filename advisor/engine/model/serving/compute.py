@@ -607,7 +607,11 @@ def moe_decode_s(
     kv_split = 1 if consts.latent else min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / model.layers
     flops = rows * context * consts.attention_flops_per_context_token / tp
-    rates = None if consts.latent else decode_attention_rates(scenario.gpu)
+    rates = (
+        None
+        if consts.latent
+        else decode_attention_rates(scenario.gpu, kv_element_bytes(scenario.precision))
+    )
     attention = (
         decode_attention_s(rates, kv_read / kv_split, flops)
         if rates
@@ -756,7 +760,7 @@ def _dense_decode_s(
     kv_split = min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / layers
     flops = rows * context * consts.attention_flops_per_context_token
-    rates = None if consts.latent else decode_attention_rates(gpu)
+    rates = None if consts.latent else decode_attention_rates(gpu, kv_element_bytes(precision))
     attention = (
         decode_attention_s(rates, kv_read / kv_split, flops / tp)
         if rates
