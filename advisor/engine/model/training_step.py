@@ -42,6 +42,24 @@ class _TrainingTimes(NamedTuple):
     straggler_s: float
 
 
+_Ops = tuple[tuple[str, float, int], ...]
+
+
+def _split_ops(ops: _Ops, sharding: str) -> tuple[_Ops, _Ops]:
+    """(gradient reductions, parameter all-gathers) of a plan's data-parallel collectives.
+    Megatron-Core reduces a bucket as soon as its gradients of the last micro-batch are ready
+    (``_make_backward_post_hook`` -> ``start_grad_sync``) and, with ``overlap_param_gather``,
+    gathers the next bucket's parameters when a module of the first micro-batch's forward needs
+    the previous one (``_make_forward_pre_hook`` -> ``finish_param_sync``): two windows.  FSDP
+    (``zero3``) prefetches over the whole step: one window, every collective in it."""
+    if sharding == "zero3":
+        return ops, ()
+    return (
+        tuple(o for o in ops if o[0] != "all_gather"),
+        tuple(o for o in ops if o[0] == "all_gather"),
+    )
+
+
 class _Static(NamedTuple):
     """What :func:`_training_times` reads of a plan that is the same on every design and in
     every bound (kept in the plan's memo): which communicators leave the scale-up domain and
@@ -58,7 +76,15 @@ class _Static(NamedTuple):
     tp_hidden: float
     dualpipe: bool
     ep_share: float
-    window: float
+    reduce_window: float
+    """Seconds the gradient reduction (reduce-scatter, all-reduce) may hide behind: the last
+    micro-batch's backward pass (under ``zero3`` the whole step, and every collective)."""
+    gather_window: float
+    """Seconds the parameter all-gather may hide behind: the first micro-batch's forward."""
+    dp_ops: tuple[_Ops, _Ops]
+    """(reduction, gather) collectives of the data-parallel group (:func:`_split_ops`)."""
+    edp_ops: tuple[_Ops, _Ops]
+    """The same of the expert data-parallel group."""
     min_exposed_share: float
     bubble_share: float
     busy_s: float
@@ -78,9 +104,13 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
     dualpipe = t.ep_overlap in ("dualpipe", "a2a_1f1b")
     per_mb = t.compute_s / t.microbatches
     if plan.sharding == "zero3":
-        window = t.compute_s * DP_OVERLAP_EFFICIENCY
+        reduce_window = t.compute_s * DP_OVERLAP_EFFICIENCY
+        gather_window = 0.0
     else:
-        window = per_mb * DP_OVERLAP_EFFICIENCY
+        # the last micro-batch's backward (with recomputation, its repeated forward too) and
+        # the first micro-batch's forward (MODEL.md 6)
+        reduce_window = per_mb * (1.0 - t.forward_fraction) * DP_OVERLAP_EFFICIENCY
+        gather_window = per_mb * t.forward_fraction * DP_OVERLAP_EFFICIENCY
     static = _Static(
         tp_net=t.tp_layout.crosses_network and bool(t.tp_collectives_per_step),
         ep_net=t.ep_layout.crosses_network and bool(t.ep_all_to_all_per_step),
@@ -94,7 +124,10 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
         tp_hidden=1.0 - max(TP_COMM_OVERLAP, t.tp_overlap),
         dualpipe=dualpipe,
         ep_share=min(1.0, EP_COMM_SMS / max(1, profile(scenario.gpu).sms)) if dualpipe else 0.0,
-        window=window,
+        reduce_window=reduce_window,
+        gather_window=gather_window,
+        dp_ops=_split_ops(t.dp_op_bytes, plan.sharding),
+        edp_ops=_split_ops(t.expert_dp_op_bytes, plan.sharding),
         min_exposed_share=_min_exposed_share(t),
         bubble_share=(plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0,
         busy_s=t.compute_s + t.optimizer_s,
@@ -157,7 +190,7 @@ def _times_below(
         assert net is not None
     st = _static(scenario, workload, t)
     comms = _plan_comms(workload)
-    in_domain = _in_domain_s(scenario, workload, t, net) if st.in_domain else (0.0, 0.0, 0.0)
+    in_domain = _in_domain_s(scenario, workload, t, net) if st.in_domain else (0.0, _NO_DP, _NO_DP)
     priced = not free_network
 
     # tensor parallel: intra-domain part precomputed; across domains it uses the NICs
@@ -218,8 +251,8 @@ def _times_below(
         pp_s = in_domain[0]
 
     # data parallel gradients, overlapped with the last micro-batch's backward pass
-    dp_s = 0.0 if st.dp_net else in_domain[1]
-    edp_s = 0.0 if st.edp_net else in_domain[2]
+    dp_s = _NO_DP if st.dp_net else in_domain[1]
+    edp_s = _NO_DP if st.edp_net else in_domain[2]
     if priced and (st.dp_net or st.edp_net):
         if above < math.inf:
             free = _assemble(
@@ -229,9 +262,9 @@ def _times_below(
             if free.step_s * factor >= above:
                 return None
         if st.dp_net:
-            dp_s = _ops_time(net, t.dp_layout, t.dp_op_bytes, comms["dp"])
+            dp_s = _pair_time(net, t.dp_layout, st.dp_ops, comms["dp"])
         if st.edp_net:
-            edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes, comms["edp"])
+            edp_s = _pair_time(net, t.expert_dp_layout, st.edp_ops, comms["edp"])
     return _assemble(
         st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
         pp_net, pp_s, dp_s, edp_s,
@@ -250,14 +283,22 @@ def _assemble(
     cp_exposed: float,
     pp_net: float,
     pp_s: float,
-    dp_s: float,
-    edp_s: float,
+    dp_s: tuple[float, float],
+    edp_s: tuple[float, float],
 ) -> _TrainingTimes:
-    """The step of :func:`_times_below` from its communication terms."""
-    dp_total = dp_s + edp_s
-    dp_exposed = max(dp_total - st.window, dp_total * st.min_exposed_share) if dp_total > 0 else 0.0
-    dp_net = dp_s if st.dp_net else 0.0
-    dp_net += edp_s if st.edp_net else 0.0
+    """The step of :func:`_times_below` from its communication terms (``dp_s``, ``edp_s``:
+    the seconds of the reductions and of the all-gathers, :func:`_split_ops`)."""
+    reduce_s = dp_s[0] + edp_s[0]
+    gather_s = dp_s[1] + edp_s[1]
+    dp_total = reduce_s + gather_s
+    # each kind hides in its own window; one bucket of each is never hidden
+    dp_exposed = (
+        max(reduce_s - st.reduce_window, reduce_s * st.min_exposed_share) if reduce_s > 0 else 0.0
+    )
+    if gather_s > 0:
+        dp_exposed += max(gather_s - st.gather_window, gather_s * st.min_exposed_share)
+    dp_net = dp_s[0] + dp_s[1] if st.dp_net else 0.0
+    dp_net += edp_s[0] + edp_s[1] if st.edp_net else 0.0
     dp_net_exposed = dp_exposed * (dp_net / dp_total) if dp_total > 0 else 0.0
 
     bubble = 0.0
@@ -313,27 +354,43 @@ def _pp_pair(workload: WorkloadPlan) -> tuple[int, GroupLayout]:
     return hit
 
 
+_NO_DP = (0.0, 0.0)
+_InDomain = tuple[float, tuple[float, float], tuple[float, float]]
+
+
+def _pair_time(
+    net: _Net,
+    layout: GroupLayout,
+    ops: tuple[_Ops, _Ops],
+    comm: Communicator | None = None,
+) -> tuple[float, float]:
+    """(reduction, all-gather) seconds of a group's collectives on ``net``."""
+    return _ops_time(net, layout, ops[0], comm), _ops_time(net, layout, ops[1], comm)
+
+
 def _in_domain_s(
     scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan, net: _Net
-) -> tuple[float, float, float]:
-    """(pipeline sends, data-parallel, expert data-parallel) seconds per step of the plan's
+) -> _InDomain:
+    """(pipeline sends, data-parallel, expert data-parallel; each data-parallel term a
+    (reduction, all-gather) pair) seconds per step of the plan's
     communicators that stay inside one scale-up domain (0 for those that cross it): the same
     on every design and in every bound (a domain of one server or rack has no network, and a
     calibration scales its scale-up bandwidth whatever the fabric), so priced once per plan
     object (its memo) instead of once per design."""
     key = ("in-domain", net.design.fabric if scenario.calibration is not None else None)
-    hit: tuple[float, float, float] | None = workload.memo.get(key)
+    hit: _InDomain | None = workload.memo.get(key)
     if hit is not None:
         return hit
     pp_s = 0.0
     if t.pp_p2p_per_step and not t.pp_crosses_network:
         local = GroupLayout(size=2, nodes=1, ranks_per_node=2, concurrent_groups=1)
         pp_s = t.pp_p2p_per_step * p2p_time_s(t.pp_bytes_per_p2p, net.domain(local))
-    dp_s = 0.0 if t.dp_layout.crosses_network else _ops_time(net, t.dp_layout, t.dp_op_bytes)
-    edp_s = 0.0
+    st = _static(scenario, workload, t)
+    dp_s = _NO_DP if t.dp_layout.crosses_network else _pair_time(net, t.dp_layout, st.dp_ops)
+    edp_s = _NO_DP
     if not t.expert_dp_layout.crosses_network:
-        edp_s = _ops_time(net, t.expert_dp_layout, t.expert_dp_op_bytes)
-    value: tuple[float, float, float] = workload.remember(key, (pp_s, dp_s, edp_s))
+        edp_s = _pair_time(net, t.expert_dp_layout, st.edp_ops)
+    value: _InDomain = workload.remember(key, (pp_s, dp_s, edp_s))
     return value
 
 
