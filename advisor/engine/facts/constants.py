@@ -265,6 +265,12 @@ WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 one table; training activations stay 16-bit under fp8, see ``stage_time._act_bytes``)."""
 GRAD_BYTES_PER_PARAM = 2.0
 """bf16 gradients communicated: 2 bytes per parameter per step."""
+FP8_PARAM_GATHER_BYTES_PER_PARAM = 1.0
+"""With FP8 weights (``parallelism.fp8_param_gather``) the distributed optimizer all-gathers
+the FP8 bytes of every linear layer's weight: Megatron-Core ``fp8_param_gather`` (the param
+buffer holds the Float8Tensor data), NeMo 1.x ``MegatronDistributedFusedAdam``
+(``param_sync_dtype=torch.uint8`` for Float8Tensor parameters); embeddings and the output layer
+stay bf16 (docs/MODEL.md 5.4)."""
 MASTER_AND_ADAM_BYTES_PER_PARAM = 12.0
 """fp32 master weights + Adam m and v (ZeRO paper, Rajbhandari et al. 2020: 16 B/param total
 with 2 B weights and 2 B gradients)."""

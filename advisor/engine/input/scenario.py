@@ -147,7 +147,12 @@ PARALLELISM_INTS: tuple[str, ...] = (
     "first_stage_layers",
     "last_stage_layers",
 )
-PARALLELISM_FLAGS: tuple[str, ...] = ("tp_comm_overlap", "flash_attention", "sequence_parallel")
+PARALLELISM_FLAGS: tuple[str, ...] = (
+    "tp_comm_overlap",
+    "flash_attention",
+    "sequence_parallel",
+    "fp8_param_gather",
+)
 PARALLELISM_KEYS: tuple[str, ...] = (
     *PARALLELISM_INTS,
     "recompute",
@@ -235,6 +240,9 @@ class ParallelismSpec:
     """False: attention as batched GEMMs + softmax over the full score matrix (pre-2022)."""
     sequence_parallel: bool | None = None
     """False: norms and residuals on the full hidden size on every TP rank (pre-2022)."""
+    fp8_param_gather: bool | None = None
+    """True: the distributed optimizer all-gathers FP8 weights (1 B; Megatron-Core
+    ``fp8_param_gather``, NeMo ``fp8_params``); FP8 precision only."""
 
     @property
     def given(self) -> bool:
@@ -431,6 +439,8 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         for field, message in rag_problems(rag, workload, prompt).items():
             errors.add(field, message)
     parallelism = _parse_parallelism(errors, _section(errors, raw, "parallelism"))
+    if parallelism.fp8_param_gather and precision != "fp8":
+        errors.add("parallelism.fp8_param_gather", "needs precision fp8 (FP8 weights)")
     design = None
     if raw.get("design") is not None:
         design = parse_design(errors, _section(errors, raw, "design"), "design")

@@ -175,6 +175,11 @@ FIELDS: dict[str, FieldDoc] = {
     ),
     "parallelism.flash_attention": FieldDoc("boolean", "Fused attention (default true)."),
     "parallelism.sequence_parallel": FieldDoc("boolean", "Sequence parallelism (default true)."),
+    "parallelism.fp8_param_gather": FieldDoc(
+        "boolean",
+        "The distributed optimizer all-gathers FP8 weights, 1 B per parameter (Megatron-Core "
+        "fp8_param_gather, NeMo fp8_params); FP8 precision only (default false: bf16).",
+    ),
     "design.fabric": FieldDoc("string", "The fabric class to evaluate.", choices=FABRIC_IDS),
     "design.nic_gbps": FieldDoc("number", "Line rate of one compute NIC port, Gb/s.", 400.0),
     "design.nics_per_node": FieldDoc("integer", "Compute NICs per server.", default=8),

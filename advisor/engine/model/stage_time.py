@@ -13,6 +13,7 @@ from typing import Any
 from advisor.engine.facts.constants import (
     DDP_BUCKET_MIN_PARAMS,
     DDP_BUCKET_PARAMS_PER_RANK,
+    FP8_PARAM_GATHER_BYTES_PER_PARAM,
     FP8_WEIGHT_CAST_BYTES_PER_PARAM,
     GRAD_BYTES_PER_PARAM,
     HBM_EFFICIENCY,
@@ -304,6 +305,19 @@ def bucket_params(ranks: int) -> float:
     return max(DDP_BUCKET_MIN_PARAMS, DDP_BUCKET_PARAMS_PER_RANK * ranks)
 
 
+def _gather_bytes_per_param(scenario: Scenario) -> tuple[float, float]:
+    """Bytes per parameter of the distributed optimizer's all-gather (dense, expert): the bf16
+    weights, or with ``parallelism.fp8_param_gather`` the FP8 ones of the linear layers
+    (``FP8_PARAM_GATHER_BYTES_PER_PARAM``) and bf16 embeddings and output layer, their share of
+    the dense parameters."""
+    if not scenario.parallelism.fp8_param_gather:
+        return GRAD_BYTES_PER_PARAM, GRAD_BYTES_PER_PARAM
+    m = scenario.model
+    embedding_share = min(1.0, m.embedding_params / max(m.dense_params, 1.0))
+    fp8 = FP8_PARAM_GATHER_BYTES_PER_PARAM
+    return fp8 + embedding_share * (GRAD_BYTES_PER_PARAM - fp8), fp8
+
+
 def _buckets(params: float, ranks: int) -> tuple[int, float]:
     """(buckets, parameters per bucket) of ``params`` on ``ranks`` (:func:`bucket_params`):
     each bucket is its own collective, overlapped as its gradients are ready."""
@@ -374,12 +388,13 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
                 ("reduce_scatter", expert_bytes, 1),
             ]
     elif plan.sharding == "zero1":
+        gather, expert_gather = _gather_bytes_per_param(scenario)
         if dpg > 1:
             n, b = _buckets(dense, dpg)
-            dp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * grad, n)]
+            dp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * gather, n)]
         if edp > 1 and expert_bytes > 0:
             n, b = _buckets(experts, edp)
-            edp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * grad, n)]
+            edp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * expert_gather, n)]
     else:
         if dpg > 1:
             n, b = _buckets(dense, dpg)
