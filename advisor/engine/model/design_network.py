@@ -76,21 +76,25 @@ class _Net:
         self.alike: dict[tuple[int, int, int, float | None, float, int], CommDomain] = {}
         # what make_domain reads of this network besides the communicator's crossing: nets of
         # designs (or job sizes) that agree on it build equal domains for equal crossings
-        self.kind = _net_kind(
-            (
-                scaleup,
-                calibration,
-                design.fabric,
-                design.nic_gbps,
-                self.nics_per_domain,
-                self.fabric_oversubscription,
-                design.adaptive_routing,
-                design.in_network_reduction,
-                bound,
-                self.servers_per_domain,
-                design.transport,
-            )
+        kind = (
+            scaleup,
+            calibration,
+            design.fabric,
+            design.nic_gbps,
+            self.nics_per_domain,
+            self.fabric_oversubscription,
+            design.adaptive_routing,
+            design.in_network_reduction,
+            bound,
+            self.servers_per_domain,
+            design.transport,
         )
+        self.kind = _net_kind(kind)
+        # a domain whose traffic never leaves a leaf (or that spans one scale-up domain) reads
+        # neither the fabric's oversubscription nor its routing (collectives.network_efficiency
+        # reads them only for bytes that leave the leaf or the pod): designs that differ only
+        # in them build equal domains for such a communicator
+        self.leaf_kind = _net_kind((*kind[:5], None, None, *kind[7:]))
 
     def crossing(self, comm: Communicator) -> Crossing:
         return place(comm, self.fabric, self.placement)
@@ -122,7 +126,8 @@ class _Net:
             if dom is not None:
                 self.cache[key] = dom
                 return dom
-            shared = (self.kind, alike)
+            local = layout.nodes <= 1 or (uplink == 0.0 and pod == 0.0)
+            shared = (self.leaf_kind if local else self.kind, alike)
             dom = _DOMAIN_CACHE.get(shared)
             if dom is not None:
                 self.cache[key] = self.alike[alike] = dom

@@ -319,10 +319,14 @@ def whole_groups(group: int, domain: int, gpus: int) -> int:
 
 
 def pipeline_crosses_network(tp: int, cp: int, dp: int, pp: int, domain_gpus: int) -> bool:
-    """Whether any pipeline edge joins stages in different scale-up domains."""
-    if pp <= 1:
-        return False
-    return contiguous_share("p2p", pp, tp * cp * dp, domain_gpus) > 0.0
+    """Whether any pipeline edge joins stages in different scale-up domains: whether the
+    contiguous share of its sends crossing a domain boundary (:func:`contiguous_share`
+    ``"p2p"``) is above 0, in closed form.  The pipeline's ranks are ``pp x stride``
+    (stride = tp x cp x dp); a stride of a domain or more puts every edge across one, and a
+    shorter one has the edges into the first boundary cross it (``min(block, last) - (block -
+    stride)`` of them, > 0) as soon as the ranks pass one domain: either way exactly when
+    ``pp x stride`` exceeds the domain (the planner asks it of every shape)."""
+    return pp > 1 and tp * cp * dp * pp > domain_gpus
 
 
 @lru_cache(maxsize=4096)

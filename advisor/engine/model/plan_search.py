@@ -268,6 +268,9 @@ def _search_training(
     zero3 = tuple(sharding == "zero3" for sharding in shardings)
     last_fit = (shardings[-1], recomputes[-1], 1)
     no_dp = [0.0] * len(shardings)
+    given_vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+    # the interleavings of a shape by (inner stage layers, micro-batches >= pp)
+    vps_by: dict[tuple[int, bool], tuple[int, ...]] = {}
     for floor, tp, cp, pp, ep, mb, dp, mcount, stages, vp_max in shapes:
         if floor > least:
             # compute alone (no recomputation, no communication) is already slower
@@ -335,9 +338,15 @@ def _search_training(
                 )
             if not smallest:
                 continue
-        vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
+        vps = given_vps
         if not p.virtual_stages and pp > 1:
-            vps = tuple(v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp) or (1,)
+            vkey = (stages[1], mcount >= pp)
+            found_vps = vps_by.get(vkey)
+            if found_vps is None:
+                found_vps = vps_by[vkey] = tuple(
+                    v for v in VIRTUAL_STAGES if stages[1] % v == 0 and mcount >= pp
+                ) or (1,)
+            vps = found_vps
         for search, pp_unit, ep_unit, dualpipe, dp_s in pricing:
             best = search.best
             kept = search.kept
