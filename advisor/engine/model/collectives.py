@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
 from advisor.engine.facts.constants import (
     BITS_PER_BYTE,
     DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
@@ -167,6 +168,10 @@ class CommDomain:
     transport: NetTransport | None = None
     """A network-plugin transport (AWS EFA) across domains: its step latency replaces NCCL's
     network latency and it sets the protocols (``facts/transports.py``); None: NCCL's own."""
+
+    # the value hash, computed once per domain: the expert all-to-all's cache is keyed by it
+    __hash__ = cached_value_hash
+    __getstate__ = state_without_value_hash
 
     @property
     def ranks(self) -> int:
