@@ -16,7 +16,7 @@ from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.design_network import _ops_time, net_for
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.stage_time import bucket_params
-from advisor.engine.model.training_step import _training_times
+from advisor.engine.model.training_step import _assemble, _static, _training_times
 
 
 def _times(zero: int, seq: int) -> tuple[float, float, float, float, Any, float]:
@@ -78,3 +78,65 @@ def test_a_plain_all_reduce_hides_only_behind_the_backward() -> None:
     assert backward_window < reduce_s * (1.0 - share)
     assert reduce_s < DP_OVERLAP_EFFICIENCY * per_mb
     assert exposed == pytest.approx(max(reduce_s - backward_window, reduce_s * share), rel=1e-12)
+
+
+def _interleaved(vp: int) -> tuple[Any, Any, Any]:
+    """(scenario, workload, static terms) of Llama 3 70B on 64 H100, TP 4, PP 4, DP 4, eight
+    micro-batches per step, ``vp`` model chunks per pipeline stage."""
+    raw = {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "gpus_per_node": 8,
+        "precision": "bf16",
+        "sequence_length": 4096,
+        "training": {"global_batch_sequences": 32},
+        "parallelism": {
+            "tp": 4,
+            "pp": 4,
+            "dp": 4,
+            "micro_batch": 1,
+            "virtual_stages": vp,
+            "zero": 1,
+        },
+        "design": {"fabric": "infiniband", "nic_gbps": 400, "nics_per_node": 8},
+    }
+    s = parse_scenario(raw, default_catalog())
+    w = plan_workload(s)
+    assert w.training is not None and w.training.microbatches == 8
+    return s, w, _static(s, w, w.training)
+
+
+def test_interleaved_chunks_reduce_in_the_cool_down() -> None:
+    # Megatron-Core's interleaved 1F1B starts a chunk's gradient reduction on its last
+    # micro-batch's backward: chunk vp-1 first, each next one pp chunk-backwards later
+    _, w1, plain = _interleaved(1)
+    _, w4, chunks = _interleaved(4)
+    assert w1.training is not None and w4.training is not None
+    backward = w4.training.compute_s / 8 * (1.0 - w4.training.forward_fraction)
+    assert chunks.reduce_window == pytest.approx(DP_OVERLAP_EFFICIENCY * backward * 13 / 4)
+    assert chunks.chunk_window == pytest.approx(DP_OVERLAP_EFFICIENCY * backward / 4)
+    assert chunks.chunk_share == 0.25
+    assert plain.reduce_window == plain.chunk_window and plain.chunk_share == 1.0
+
+
+def test_a_reduction_longer_than_one_backward_hides_in_the_cool_down() -> None:
+    s, w, st = _interleaved(4)
+    t = w.training
+    assert s.design is not None and t is not None
+    # a reduce-scatter three micro-batch backwards long, no all-gather: one shared window
+    # would expose two of them; the chunks' queue exposes only what the last chunk's reduction
+    # outlasts its own backward
+    reduce_s = 3.0 * st.chunk_window * 4
+    times = _assemble(
+        st, t, s.design, "low", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (reduce_s, 0.0), (0.0, 0.0)
+    )
+    assert times.exposed_comm_s == pytest.approx(
+        max(
+            reduce_s - st.reduce_window,
+            reduce_s / 4 - st.chunk_window,
+            reduce_s * st.min_exposed_share,
+        )
+    )
+    assert times.exposed_comm_s < reduce_s - 4 * st.chunk_window

@@ -78,7 +78,13 @@ class _Static(NamedTuple):
     ep_share: float
     reduce_window: float
     """Seconds the gradient reduction (reduce-scatter, all-reduce) may hide behind: the last
-    micro-batch's backward pass (under ``zero3`` the whole step, and every collective)."""
+    micro-batch's backward pass (under ``zero3`` the whole step, and every collective); with
+    interleaved pipeline stages the cool-down from the first model chunk's last backward."""
+    chunk_share: float
+    chunk_window: float
+    """With interleaved stages, the reduction of the model chunk whose last backward ends the
+    step (1 / virtual stages of it) and the seconds it may hide behind: that chunk's own last
+    backward (:func:`_static`); 1 and ``reduce_window`` without interleaving."""
     gather_window: float
     """Seconds the parameter all-gather may hide behind: the first micro-batch's forward."""
     dp_ops: tuple[_Ops, _Ops]
@@ -104,13 +110,27 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
     dualpipe = t.ep_overlap in ("dualpipe", "a2a_1f1b")
     per_mb = t.compute_s / t.microbatches
     if plan.sharding == "zero3":
-        reduce_window = t.compute_s * DP_OVERLAP_EFFICIENCY
+        reduce_window = chunk_window = t.compute_s * DP_OVERLAP_EFFICIENCY
         gather_window = 0.0
+        chunk_share = 1.0
     else:
         # the last micro-batch's backward (with recomputation, its repeated forward too) and
         # the first micro-batch's forward (MODEL.md 6)
-        reduce_window = per_mb * (1.0 - t.forward_fraction) * DP_OVERLAP_EFFICIENCY
+        backward = per_mb * (1.0 - t.forward_fraction) * DP_OVERLAP_EFFICIENCY
+        reduce_window = chunk_window = backward
         gather_window = per_mb * t.forward_fraction * DP_OVERLAP_EFFICIENCY
+        vp = plan.virtual_stages
+        if plan.pp > 1 and vp > 1:
+            # Megatron-Core's interleaved 1F1B enables a model chunk's gradient reduction on
+            # its last micro-batch's backward (backward_step_helper_preprocess); in the last
+            # round chunk vp-1 finishes first and each next one pp chunk-backwards later, so
+            # chunk c's reduction has c x pp + 1 chunk-backwards left to hide behind, and the
+            # chunks' reductions queue on one stream: exposed max over c of (c + 1) R / vp
+            # minus that window, the largest at c = 0 or c = vp - 1 (MODEL.md 6)
+            group = min(plan.pp, t.microbatches)
+            chunk_window = backward / vp
+            reduce_window = backward * ((vp - 1) * group + 1) / vp
+        chunk_share = 1.0 / vp
     static = _Static(
         tp_net=t.tp_layout.crosses_network and bool(t.tp_collectives_per_step),
         ep_net=t.ep_layout.crosses_network and bool(t.ep_all_to_all_per_step),
@@ -125,6 +145,8 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
         dualpipe=dualpipe,
         ep_share=min(1.0, EP_COMM_SMS / max(1, profile(scenario.gpu).sms)) if dualpipe else 0.0,
         reduce_window=reduce_window,
+        chunk_share=chunk_share,
+        chunk_window=chunk_window,
         gather_window=gather_window,
         dp_ops=_split_ops(t.dp_op_bytes, plan.sharding),
         edp_ops=_split_ops(t.expert_dp_op_bytes, plan.sharding),
@@ -293,7 +315,13 @@ def _assemble(
     dp_total = reduce_s + gather_s
     # each kind hides in its own window; one bucket of each is never hidden
     dp_exposed = (
-        max(reduce_s - st.reduce_window, reduce_s * st.min_exposed_share) if reduce_s > 0 else 0.0
+        max(
+            reduce_s - st.reduce_window,
+            reduce_s * st.chunk_share - st.chunk_window,
+            reduce_s * st.min_exposed_share,
+        )
+        if reduce_s > 0
+        else 0.0
     )
     if gather_s > 0:
         dp_exposed += max(gather_s - st.gather_window, gather_s * st.min_exposed_share)
