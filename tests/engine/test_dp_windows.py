@@ -140,3 +140,36 @@ def test_a_reduction_longer_than_one_backward_hides_in_the_cool_down() -> None:
         )
     )
     assert times.exposed_comm_s < reduce_s - 4 * st.chunk_window
+
+
+def test_the_never_hidden_share_is_the_jobs_own_bucket() -> None:
+    # one bucket of the job's own size (parallelism.dp_bucket_params) is never hidden
+    s, w, _ = _interleaved(1)
+    raw_bucket = 500_000_000
+    raw = {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 64,
+        "gpus_per_node": 8,
+        "precision": "bf16",
+        "sequence_length": 4096,
+        "training": {"global_batch_sequences": 32},
+        "parallelism": {
+            "tp": 4,
+            "pp": 4,
+            "dp": 4,
+            "micro_batch": 1,
+            "zero": 1,
+            "dp_bucket_params": raw_bucket,
+        },
+        "design": {"fabric": "infiniband", "nic_gbps": 400, "nics_per_node": 8},
+    }
+    s2 = parse_scenario(raw, default_catalog())
+    w2 = plan_workload(s2)
+    assert w.training is not None and w2.training is not None
+    st2 = _static(s2, w2, w2.training)
+    assert st2.min_exposed_share == pytest.approx(
+        raw_bucket * GRAD_BYTES_PER_PARAM / w2.training.dp_bytes
+    )
+    assert st2.min_exposed_share > _static(s, w, w.training).min_exposed_share

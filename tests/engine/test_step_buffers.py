@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import (
     FP8_WEIGHT_CAST_BYTES_PER_PARAM,
@@ -76,3 +77,17 @@ def test_the_gradients_move_in_megatron_buckets(gpus: int, ranks: int) -> None:
     assert rs_count == ag_count == expected
     assert rs_bytes * rs_count == pytest.approx(t.dp_bytes)
     assert ag_bytes == rs_bytes
+
+
+def test_a_job_states_its_own_bucket_size() -> None:
+    # parallelism.dp_bucket_params: Megatron-Core's bucket_size as the job sets it (NVIDIA's
+    # MLPerf 8B recipe: 768,000,000 parameters), instead of max(40 M, 1 M x dp x cp)
+    s, t = _planned("fp8", 64, dp_bucket_params=768_000_000)
+    (_, rs_bytes, rs_count), (_, _, ag_count) = t.dp_op_bytes
+    assert rs_count == ag_count == math.ceil(s.model.dense_params / 768e6)
+    assert rs_bytes * rs_count == pytest.approx(t.dp_bytes)
+
+
+def test_a_bucket_below_a_weight_tensor_is_refused_naming_the_field() -> None:
+    with pytest.raises(ScenarioError, match=r"parallelism\.dp_bucket_params.*1,000,000"):
+        _planned("fp8", 64, dp_bucket_params=64)

@@ -160,6 +160,7 @@ PARALLELISM_KEYS: tuple[str, ...] = (
     *PARALLELISM_FLAGS,
     "ep_overlap",
     "moe_dispatcher",
+    "dp_bucket_params",
 )
 DESIGN_KEYS: tuple[str, ...] = (
     "fabric",
@@ -243,6 +244,9 @@ class ParallelismSpec:
     fp8_param_gather: bool | None = None
     """True: the distributed optimizer all-gathers FP8 weights (1 B; Megatron-Core
     ``fp8_param_gather``, NeMo ``fp8_params``); FP8 precision only."""
+    dp_bucket_params: int | None = None
+    """Parameters per data-parallel gradient bucket (Megatron-Core ``bucket_size``, Apex
+    ``bucket_cap_mb`` x 2^20 / 2); ``None``: Megatron-LM's max(40 M, 1 M x dp)."""
 
     @property
     def given(self) -> bool:
@@ -839,6 +843,16 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
         values["moe_dispatcher"] = _choice(
             errors, "parallelism.moe_dispatcher", raw["moe_dispatcher"], MOE_DISPATCHERS
         )
+    if raw.get("dp_bucket_params") is not None:
+        bucket = _positive_int(errors, "parallelism.dp_bucket_params", raw["dp_bucket_params"])
+        if bucket is not None and bucket < DP_BUCKET_MIN_GIVEN:
+            errors.add(
+                "parallelism.dp_bucket_params",
+                f"must be at least {DP_BUCKET_MIN_GIVEN:,} parameters (a smaller bucket holds "
+                "one weight tensor, which the engine does not model)",
+            )
+        elif bucket is not None:
+            values["dp_bucket_params"] = bucket
     if raw.get("zero") is not None:
         z = raw["zero"]
         if isinstance(z, bool) or not isinstance(z, int) or z not in ZERO_STAGES:
@@ -855,6 +869,9 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
 
 
 _PARALLELISM_FLAGS = PARALLELISM_FLAGS
+DP_BUCKET_MIN_GIVEN = 1_000_000
+"""The least ``parallelism.dp_bucket_params`` taken: Megatron-Core never splits a weight tensor
+over buckets, so a smaller bucket size gives one bucket per tensor (docs/MODEL.md 5.4)."""
 
 
 def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "design") -> Design:

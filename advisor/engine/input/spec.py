@@ -180,6 +180,11 @@ FIELDS: dict[str, FieldDoc] = {
         "The distributed optimizer all-gathers FP8 weights, 1 B per parameter (Megatron-Core "
         "fp8_param_gather, NeMo fp8_params); FP8 precision only (default false: bf16).",
     ),
+    "parallelism.dp_bucket_params": FieldDoc(
+        "integer",
+        "Parameters per data-parallel gradient bucket, at least 1,000,000 (Megatron-Core "
+        "bucket_size; Apex bucket_cap_mb x 1,048,576 / 2); default max(40 M, 1 M x dp x cp).",
+    ),
     "design.fabric": FieldDoc("string", "The fabric class to evaluate.", choices=FABRIC_IDS),
     "design.nic_gbps": FieldDoc("number", "Line rate of one compute NIC port, Gb/s.", 400.0),
     "design.nics_per_node": FieldDoc("integer", "Compute NICs per server.", default=8),

@@ -298,10 +298,13 @@ def _compute_terms(
     return microbatches, stages, tp_stage_s, compute_s, optimizer_s
 
 
-def bucket_params(ranks: int) -> float:
+def bucket_params(ranks: int, given: int | None = None) -> float:
     """Parameters per gradient bucket of Megatron-Core's data-parallel buffers on ``ranks``
-    data-parallel (x context-parallel) ranks: ``max(40,000,000, 1,000,000 x ranks)`` (its
-    ``DistributedDataParallelConfig.bucket_size`` default)."""
+    data-parallel (x context-parallel) ranks: the job's own (``parallelism.dp_bucket_params``,
+    ``given``) or ``max(40,000,000, 1,000,000 x ranks)`` (Megatron-LM's default for
+    ``DistributedDataParallelConfig.bucket_size``)."""
+    if given is not None:
+        return float(given)
     return max(DDP_BUCKET_MIN_PARAMS, DDP_BUCKET_PARAMS_PER_RANK * ranks)
 
 
@@ -318,10 +321,10 @@ def _gather_bytes_per_param(scenario: Scenario) -> tuple[float, float]:
     return fp8 + embedding_share * (GRAD_BYTES_PER_PARAM - fp8), fp8
 
 
-def _buckets(params: float, ranks: int) -> tuple[int, float]:
+def _buckets(params: float, ranks: int, given: int | None) -> tuple[int, float]:
     """(buckets, parameters per bucket) of ``params`` on ``ranks`` (:func:`bucket_params`):
     each bucket is its own collective, overlapped as its gradients are ready."""
-    n = max(1, math.ceil(params / bucket_params(ranks)))
+    n = max(1, math.ceil(params / bucket_params(ranks, given)))
     return n, params / n
 
 
@@ -376,6 +379,7 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     dense_bytes = dense * grad
     expert_bytes = experts * grad
     dpg = dp * cp
+    bucket = scenario.parallelism.dp_bucket_params
     if plan.sharding == "zero3":
         if dpg > 1:
             dp_ops = [
@@ -390,17 +394,17 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     elif plan.sharding == "zero1":
         gather, expert_gather = _gather_bytes_per_param(scenario)
         if dpg > 1:
-            n, b = _buckets(dense, dpg)
+            n, b = _buckets(dense, dpg, bucket)
             dp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * gather, n)]
         if edp > 1 and expert_bytes > 0:
-            n, b = _buckets(experts, edp)
+            n, b = _buckets(experts, edp, bucket)
             edp_ops = [("reduce_scatter", b * grad, n), ("all_gather", b * expert_gather, n)]
     else:
         if dpg > 1:
-            n, b = _buckets(dense, dpg)
+            n, b = _buckets(dense, dpg, bucket)
             dp_ops = [("all_reduce", b * grad, n)]
         if edp > 1 and expert_bytes > 0:
-            n, b = _buckets(experts, edp)
+            n, b = _buckets(experts, edp, bucket)
             edp_ops = [("all_reduce", b * grad, n)]
     dp_layout = group_layout(dpg, tp, dom, used)
     ep_layout = group_layout(ep, tp, dom, used)

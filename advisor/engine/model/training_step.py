@@ -150,7 +150,7 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
         gather_window=gather_window,
         dp_ops=_split_ops(t.dp_op_bytes, plan.sharding),
         edp_ops=_split_ops(t.expert_dp_op_bytes, plan.sharding),
-        min_exposed_share=_min_exposed_share(t),
+        min_exposed_share=_min_exposed_share(t, scenario.parallelism.dp_bucket_params),
         bubble_share=(plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0,
         busy_s=t.compute_s + t.optimizer_s,
         jitter_compute_s=COMPUTE_JITTER_CV * t.compute_s,
@@ -162,12 +162,12 @@ def _static(scenario: Scenario, workload: WorkloadPlan, t: TrainingPlan) -> _Sta
     return value
 
 
-def _min_exposed_share(t: TrainingPlan) -> float:
+def _min_exposed_share(t: TrainingPlan, given: int | None) -> float:
     """The share of the data-parallel collectives never overlapped: one Megatron-Core bucket
     (:func:`stage_time.bucket_params` on the data-parallel group) of the gradient bytes, the
     last bucket's reduce-scatter after the backward pass and the first bucket's all-gather
     before the forward."""
-    bucket_bytes = bucket_params(t.dp_layout.size) * GRAD_BYTES_PER_PARAM
+    bucket_bytes = bucket_params(t.dp_layout.size, given) * GRAD_BYTES_PER_PARAM
     return min(1.0, bucket_bytes / max(t.dp_bytes, 1.0))
 
 
