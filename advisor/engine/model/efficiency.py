@@ -235,6 +235,15 @@ wave loss misses them +12 to +37 % (few rows) and -5 to -25 % (docs/MODEL.md 15.
 FP8_INFERENCE_OVERLAP = 0.5
 """Share of the shorter of an FP8 inference GEMM's compute and memory times added to the longer
 (0.4-0.5 the best over the H100 FP8 table's grid of M >= 129; docs/MODEL.md 15.1)."""
+HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS: tuple[str, ...] = ("ampere",)
+"""GPU generations whose 16-bit inference GEMMs (no wave loss, :data:`CUBLAS_NO_WAVE_GENERATIONS`)
+also overlap their memory and compute phases only half, as FP8 does on Hopper:
+``max(c, m) + FP8_INFERENCE_OVERLAP x min(c, m)``.  TensorRT-LLM 1.0.0's measured A100 SXM BF16
+GEMM latencies (AIConfigurator 0.12.0, ``a100_sxm/gemm/trtllm/1.0.0/gemm_perf.parquet``; N, K as
+``bench/aic_gemm_table.py``) read full overlap -17.0 % at M <= 128 and -26.3 % at M = 129-448
+(mean signed), the half overlap -1.4 and -1.6 % (8.7 and 14.1 % mean |error|; +8.6 % at
+M >= 256 against -4.2 %).  Hopper and Blackwell keep the full overlap at 16 bits (their tables
+read the half overlap +7 to +23 % at M >= 256); docs/MODEL.md 15.1."""
 
 
 def fp8_depth_factor(k: float) -> float:
@@ -288,8 +297,11 @@ def _gemm_roofline_s(
         # an FP8 inference GEMM: no wave loss, half overlap (FP8_INFERENCE_OVERLAP_GENERATIONS)
         wave_loss, overlap = 1.0, FP8_INFERENCE_OVERLAP
     elif inference and precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS:
-        # a 16-bit inference GEMM on cuBLAS: no wave loss at any M (CUBLAS_NO_WAVE_GENERATIONS)
+        # a 16-bit inference GEMM on cuBLAS: no wave loss at any M (CUBLAS_NO_WAVE_GENERATIONS),
+        # half overlap on Ampere (HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS)
         wave_loss = 1.0
+        if not grouped and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS:
+            overlap = FP8_INFERENCE_OVERLAP
     elif inference:
         # split-K spreads a GEMM of one row of tiles over the idle SMs; its benefit fades as
         # a second row of tiles fills (continuous in M, the training loss from 2 tile rows)

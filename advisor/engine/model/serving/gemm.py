@@ -20,6 +20,7 @@ from advisor.engine.model.efficiency import (
     CUBLAS_NO_WAVE_GENERATIONS,
     FP8_INFERENCE_OVERLAP,
     FP8_INFERENCE_OVERLAP_GENERATIONS,
+    HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS,
     profile,
 )
 
@@ -54,7 +55,10 @@ class InferenceGemm:
         fp8_overlap = precision == "fp8" and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
         self.no_wave_grouped = precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS
         self.no_wave = fp8_overlap or self.no_wave_grouped
-        self.overlap = FP8_INFERENCE_OVERLAP if fp8_overlap else 0.0
+        half = fp8_overlap or (
+            self.no_wave_grouped and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS
+        )
+        self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
         frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
         self.flop_rate = frac * p.sustained_ratio * peak
