@@ -197,8 +197,12 @@ def test_oversubscription_never_makes_a_design_faster(
         # a higher ratio also gives larger leaves of the same switch (radix 64: 32, 42, 48
         # servers), and a leaf of 48 holds whole the 8-server data-parallel groups a leaf of
         # 42 splits: one spine hop's latency, microseconds (tp8/pp16/dp8 on 128 servers, one
-        # NIC: 4.9956854 s at 1:1 and 3:1, 4.9956912 s at 2:1); bandwidth never gains
-        assert b >= a * (1 - 1e-5)
+        # NIC: 4.9956854 s at 1:1 and 3:1, 4.9956912 s at 2:1); bandwidth never gains.
+        # Since the data-parallel gradients move in Megatron-Core's buckets (466b211), each of
+        # the stage's ~110 buckets pays that hop, so the latency gain is ~80 us a step (radix 64,
+        # one NIC: 5.0350603 s at 1:1 and 3:1, 5.0351417 s at 2:1), still 1e-4 below any
+        # bandwidth effect of halving a leaf's uplinks (milliseconds on this step)
+        assert b >= a * (1 - 1e-4)
         assert b_high >= a_high * (1 - 1e-9)
 
 
