@@ -114,6 +114,7 @@ LIMITS: dict[str, Limit] = {
     "parallelism.last_stage_layers": Limit(1, 4_096, integer=True, unit="layers"),
     "parallelism.micro_batch": Limit(1, 65_536, integer=True, unit="sequences"),
     "parallelism.virtual_stages": Limit(1, 1_024, integer=True),
+    "parallelism.dp_bucket_params": Limit(1_000_000, 1e13, integer=True, unit="parameters"),
     # A fixed design
     "design.nic_gbps": Limit(1, 3_200, integer=False, unit="Gb/s"),
     "design.nics_per_node": Limit(1, 32, integer=True, unit="NICs per server"),

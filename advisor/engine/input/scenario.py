@@ -844,14 +844,10 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
             errors, "parallelism.moe_dispatcher", raw["moe_dispatcher"], MOE_DISPATCHERS
         )
     if raw.get("dp_bucket_params") is not None:
+        # at least 1,000,000 (facts.limits): a smaller bucket_size holds one weight tensor per
+        # bucket in Megatron-Core, which the engine does not model
         bucket = _positive_int(errors, "parallelism.dp_bucket_params", raw["dp_bucket_params"])
-        if bucket is not None and bucket < DP_BUCKET_MIN_GIVEN:
-            errors.add(
-                "parallelism.dp_bucket_params",
-                f"must be at least {DP_BUCKET_MIN_GIVEN:,} parameters (a smaller bucket holds "
-                "one weight tensor, which the engine does not model)",
-            )
-        elif bucket is not None:
+        if bucket is not None:
             values["dp_bucket_params"] = bucket
     if raw.get("zero") is not None:
         z = raw["zero"]
@@ -869,9 +865,6 @@ def _parse_parallelism(errors: _Errors, raw: dict[str, Any]) -> ParallelismSpec:
 
 
 _PARALLELISM_FLAGS = PARALLELISM_FLAGS
-DP_BUCKET_MIN_GIVEN = 1_000_000
-"""The least ``parallelism.dp_bucket_params`` taken: Megatron-Core never splits a weight tensor
-over buckets, so a smaller bucket size gives one bucket per tensor (docs/MODEL.md 5.4)."""
 
 
 def parse_design(errors: _Errors | None, raw: dict[str, Any], prefix: str = "design") -> Design:
