@@ -375,3 +375,30 @@ def test_a_model_keeps_its_expert_groups_communicator_by_rounded_share() -> None
     assert sorted(model._domains) == [0.5, 0.9, 1.0]
     for share in shares:
         assert model._domains[round(share, 3)] == ep_domain(s, sp.decode, ROCE, "high", share)
+
+
+def test_decode_steps_on_efa_are_not_read_from_the_same_shape_on_roce() -> None:
+    """A design on AWS EFA (design.transport) prices the expert all-to-all with the plugin's
+    step latency (compute._make_ep_domain passes the transport to make_domain), so the load
+    model's table of decode steps is not the one of RoCE of the same shape: the steps it reads
+    after a RoCE model filled that table are the ones EFA prices (compute.decode_step_s)."""
+    from advisor.engine.model.serving.compute import decode_step_s
+
+    s, wp = _plan(
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "h800-sxm",
+            "gpus": 64,
+            "precision": "fp8",
+            "inference": {"deployment": "disaggregated", "concurrent_requests": 1024},
+        }
+    )
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    assert sp.decode.ep > s.gpus_per_node  # the expert all-to-all crosses the network
+    efa = dataclasses.replace(ROCE, transport="efa-p5")
+    batch = 17.0
+    assert decode_step_s(s, sp, batch, efa, "point") != decode_step_s(s, sp, batch, ROCE, "point")
+    assert ServingModel(s, sp, ROCE).step(batch) == decode_step_s(s, sp, batch, ROCE, "point")
+    assert ServingModel(s, sp, efa).step(batch) == decode_step_s(s, sp, batch, efa, "point")

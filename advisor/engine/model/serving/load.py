@@ -96,8 +96,9 @@ def _decode_tables(view: tuple[Any, ...]) -> dict[Any, dict[Any, float]]:
 
 def _step_network(design: Design | None) -> tuple[Any, ...] | None:
     """What of ``design`` a decode step reads: the expert all-to-all's domain
-    (compute.ep_domain) takes the fabric, the NICs, the oversubscription and the
-    adaptive routing, not the switch radix, the planes or in-network reduction."""
+    (compute.ep_domain) takes the fabric, the NICs, the oversubscription, the adaptive
+    routing and the transport (AWS EFA's step latency), not the switch radix, the planes or
+    in-network reduction."""
     if design is None:
         return None
     return (
@@ -106,6 +107,7 @@ def _step_network(design: Design | None) -> tuple[Any, ...] | None:
         design.nics_per_node,
         design.oversubscription,
         design.adaptive_routing,
+        design.transport,
     )
 
 
