@@ -267,7 +267,10 @@ def _search_training(
     hidden = 1.0 - TP_OVERLAP_HIDDEN if tp_overlap else 1.0
     zero3 = tuple(sharding == "zero3" for sharding in shardings)
     last_fit = (shardings[-1], recomputes[-1], 1)
-    no_dp = [0.0] * len(shardings)
+    no_dp = (0.0,) * len(shardings)
+    levels = len(recomputes)
+    two = len(shardings) == 2
+    z3_first, z3_last = zero3[0], zero3[-1]
     given_vps: tuple[int, ...] = (p.virtual_stages,) if p.virtual_stages else (1,)
     # the interleavings of a shape by (inner stage layers, micro-batches >= pp)
     vps_by: dict[tuple[int, bool], tuple[int, ...]] = {}
@@ -306,13 +309,18 @@ def _search_training(
         compute0 = (mcount + (pp - 1) / vp_max) * (per_mb0 + tp_s0 * hidden)
         # shape_terms_at of each search's rate, written out (the same divisions)
         _, grad_b, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
-        passes = [2.0 + (2.0 * mcount if z3 else 0.0) for z3 in zero3] if has_dp else None
+        # the data-parallel passes of each sharding (ZeRO-3 adds two per micro-batch), written
+        # out for the one or two shardings tried
+        pass0 = 2.0 + (2.0 * mcount if z3_first else 0.0)
+        pass1 = 2.0 + (2.0 * mcount if z3_last else 0.0)
         for search in live:
             bw = search.bw
             grad = grad_b / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S)
             pp_unit = pp_bytes / bw
             ep_unit = ep_bytes / (bw if ep_net else REFERENCE_GPU_NET_BYTES_PER_S * 8)
-            dp_s = [n * grad for n in passes] if passes is not None else no_dp
+            dp_s = no_dp
+            if has_dp:
+                dp_s = (pass0 * grad, pass1 * grad) if two else (pass0 * grad,)
             if search.best < math.inf:
                 dp_exposed = math.inf
                 for z3, dp_z in zip(zero3, dp_s, strict=True):
@@ -362,7 +370,7 @@ def _search_training(
                     level = floor_rc
                     bubble = mcount + (pp - 1) / vp
                     pp_send = pp_unit * mcount * vp
-                    while level < len(recomputes):
+                    while level < levels:
                         rc = recomputes[level]
                         timed = times[level]
                         if timed is None:
@@ -399,7 +407,7 @@ def _search_training(
                         level += 1
                     if vp == 1:
                         floor_rc = level  # the levels below do not fit at vp 1, so at no vp
-                    if floor_rc >= len(recomputes):
+                    if floor_rc >= levels:
                         break
             if best < search.best:
                 search.best = best
