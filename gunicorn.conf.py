@@ -21,9 +21,15 @@ keepalive = 5
 def post_fork(server, worker):  # type: ignore[no-untyped-def]
     """Each worker opens its PostgreSQL connections (one per thread, from its pool:
     advisor.db_pool) before it accepts a request, instead of every thread opening one inside
-    its first request as the first users arrive together."""
+    its first request as the first users arrive together; then serves one request of each
+    page (frontend.warm: advisor.warm.serve_once) and runs the API's warm-up steps again
+    (api.warm), so its first visitors do not pay the copies of the memory pages those touch."""
     if not server.cfg.preload_app:
         return  # the app (and Django) is loaded later, in the worker; it opens connections then
     from advisor.db_pool import fill_pools
+    from api.warm import warm_worker as warm_api
+    from frontend.warm import warm_worker as warm_pages
 
     fill_pools(server.cfg.threads)
+    warm_pages()
+    warm_api()

@@ -70,3 +70,11 @@ STEPS: dict[str, Callable[[], None]] = {
 def warm_up() -> dict[str, float]:
     """Run every step; returns each step's seconds (advisor.warm.run_steps)."""
     return run_steps(STEPS, "API", logger)
+
+
+def warm_worker() -> dict[str, float]:
+    """In a forked gunicorn worker, before it accepts (gunicorn.conf.py): the steps above
+    again, in the worker, touching the memory pages its first API read would copy (see
+    advisor.warm.serve_once); their connections go back to the worker's pool. No request is
+    served: an anonymous API read counts a rate limit. Returns each step's seconds."""
+    return run_steps(STEPS, "API", logger, close_pools_after=False)

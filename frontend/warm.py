@@ -25,7 +25,7 @@ from django.template import TemplateSyntaxError
 from django.template.loader import get_template
 from django.urls import get_resolver
 
-from advisor.warm import run_steps
+from advisor.warm import run_steps, serve_once
 
 logger = logging.getLogger(__name__)
 
@@ -114,3 +114,14 @@ STEPS: dict[str, Callable[[], None]] = {
 def warm_up() -> dict[str, float]:
     """Run every step; returns each step's seconds (advisor.warm.run_steps)."""
     return run_steps(STEPS, "web", logger)
+
+
+# The pages a forked worker serves once before it accepts anyone (advisor.warm.serve_once):
+# the home page, the questionnaire's start and the accuracy page, which write nothing on a GET.
+WORKER_PATHS = ("/", "/start/", "/accuracy/")
+
+
+def warm_worker() -> dict[str, int]:
+    """In a forked gunicorn worker, before it accepts (gunicorn.conf.py): one request of each
+    page; returns each request's HTTP status."""
+    return serve_once(WORKER_PATHS, "web", logger)

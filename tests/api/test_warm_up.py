@@ -56,3 +56,29 @@ def test_a_failing_step_is_logged_and_the_others_still_run(
     assert "API warm-up step 'broken' failed" in caplog.text
     assert ran == ["after"]
     assert set(took) == {"broken", "after"}
+
+
+def test_a_forked_worker_runs_the_steps_again_keeping_its_pool_and_counting_no_limit(
+    settings: Any,
+) -> None:
+    """gunicorn's post_fork (gunicorn.conf.py): the steps again in the worker, its connections
+    given back (not its pool closed), no request served and no rate limit counted."""
+    from django.core.cache import caches
+
+    import advisor.warm
+
+    closed: list[int] = []
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(advisor.warm, "close_pools", lambda: closed.append(1))
+    try:
+        quotes._CATALOG_SERVED.clear()
+        took = warm.warm_worker()
+    finally:
+        monkeypatch.undo()
+
+    assert set(took) == set(warm.STEPS)
+    assert quotes._CATALOG_SERVED  # the steps ran in this process
+    assert closed == []  # the worker's pool stays open
+    assert connection.connection is None  # its connection given back
+    throttle = caches[settings.API_THROTTLE_CACHE]
+    assert getattr(throttle, "_cache", {}) == {}

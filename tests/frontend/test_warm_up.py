@@ -74,3 +74,49 @@ def test_the_accuracy_pages_content_is_rendered_before_the_first_view(client: An
     cache.clear()
     assert csrf.sub(r"\1-", client.get("/accuracy/").content.decode()) == page
     assert cache.get(key) == warmed
+
+
+def test_a_forked_worker_serves_each_page_once_before_it_accepts_and_writes_nothing(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """gunicorn's post_fork (gunicorn.conf.py) has each worker serve one request of each page
+    through its WSGI application: answered (200, not a redirect or a refused host) behind the
+    production's TLS terminator, and nothing is written."""
+    from django.contrib.sessions.models import Session
+    from django.test.utils import CaptureQueriesContext
+
+    settings.SECURE_SSL_REDIRECT = True  # as in production: plain HTTP would be redirected
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    settings.ALLOWED_HOSTS = [".example.com", "fabric.example.com"]
+    with caplog.at_level(logging.WARNING), CaptureQueriesContext(connection) as captured:
+        answered = warm.warm_worker()
+    assert answered == {path: 200 for path in warm.WORKER_PATHS}
+    assert set(warm.WORKER_PATHS) >= {"/", "/start/", "/accuracy/"}
+    assert not caplog.records
+    writes = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))
+    ]
+    assert writes == [] and not Session.objects.exists()
+
+
+def test_a_worker_warm_up_request_that_fails_is_logged_and_the_others_still_run(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import advisor.warm
+
+    monkeypatch.setattr(advisor.warm, "_host", lambda: "not-allowed.invalid")
+    with caplog.at_level(logging.WARNING, logger="frontend.warm"):
+        answered = warm.warm_worker()
+    assert answered == {path: 400 for path in warm.WORKER_PATHS}  # refused host, not raised
+    monkeypatch.undo()
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("the app failed")
+
+    monkeypatch.setattr("advisor.wsgi.application", broken)
+    with caplog.at_level(logging.WARNING, logger="frontend.warm"):
+        answered = warm.warm_worker()
+    assert answered == {path: 0 for path in warm.WORKER_PATHS}
+    assert "web warm-up request / failed" in caplog.text
