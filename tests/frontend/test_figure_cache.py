@@ -264,3 +264,60 @@ def test_processes_showing_a_new_run_at_once_draw_it_once(
     with connection.cursor() as cursor:  # no lock left behind
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
         assert cursor.fetchone() == (0,)
+
+
+def test_threads_showing_a_run_at_once_render_its_details_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Four requests of one gunicorn worker opening a run whose details it has not rendered
+    yet: one renders them (results.html's cached block), the others wait and serve the same
+    page around the cached block (each rendered it before, 34-77 ms of CPU each)."""
+    import threading
+    import time
+
+    from django.core.cache.utils import make_template_fragment_key
+    from django.db import connection
+
+    from advisor.reports import presenters
+    from frontend import results as pages
+
+    _new_process()
+    scenario = make_scenario()
+    built: list[int] = []
+    real = presenters.bom_groups
+
+    def slow_bom(result: Any) -> Any:
+        built.append(1)
+        time.sleep(0.2)  # the others arrive while the details are being rendered
+        return real(result)
+
+    monkeypatch.setattr(presenters, "bom_groups", slow_bom)
+    pages_seen: list[bytes] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def request() -> None:
+        try:
+            client = Client()
+            start.wait()
+            response = client.get(f"/s/{scenario.pk}/")
+            assert response.status_code == 200
+            pages_seen.append(response.content)
+        except BaseException as exc:  # reported below, not lost in the thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=request) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not failures, failures
+    assert len(built) == 1
+    assert len(pages_seen) == 4
+    details = {_figure_scripts(page).get("fig-chart-cost") for page in pages_seen}
+    assert len(details) == 1 and None not in details
+    run_pk = scenario.runs.get().pk
+    assert cache.has_key(make_template_fragment_key(pages.RESULT_DETAILS_FRAGMENT, [run_pk]))
+    assert len(pages._rendering) == 0  # no lock left behind
