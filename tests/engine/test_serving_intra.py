@@ -12,7 +12,12 @@ import pytest
 
 from advisor.engine.facts.catalog import GpuSpec, default_catalog
 from advisor.engine.model.collectives import collective_time_s, scaleup_time_s
-from advisor.engine.model.serving.intra import ScaleupAllReduce, intra_time_s, scaleup_domain
+from advisor.engine.model.serving.intra import (
+    ScaleupAllReduce,
+    custom_all_reduce_s,
+    intra_time_s,
+    scaleup_domain,
+)
 
 
 def _sizes() -> list[float]:
@@ -56,7 +61,10 @@ def test_intra_time_is_scaleup_time_for_every_op() -> None:
     gpu = _h100()
     for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
         for nbytes in (0.0, 1.0, 4096.0, 3.3e6, 2.0**30):
-            assert intra_time_s(gpu, op, nbytes, 8) == scaleup_time_s(gpu, op, nbytes, 8)
+            nccl = scaleup_time_s(gpu, op, nbytes, 8)
+            custom = custom_all_reduce_s(gpu, nbytes, 8) if op == "all_reduce" and nbytes else None
+            expected = nccl if custom is None else min(nccl, custom)
+            assert intra_time_s(gpu, op, nbytes, 8) == expected
     assert intra_time_s(gpu, "all_reduce", 2.0**20, 1) == 0.0
     # kept by value: an edited GPU of the same id is priced on its own links
     faster = dataclasses.replace(gpu, scaleup_gbytes_per_s=4 * gpu.scaleup_gbytes_per_s)

@@ -66,8 +66,10 @@ def test_pipeline_stages_decode_micro_batches_so_a_large_batch_is_not_paid_twice
     assert (sp.decode.tp, sp.decode.pp) == (8, 2)
     steps = {b: decode_compute_s(s, sp, sp.decode, b) for b in (1, 64, 256)}
     # memory-bound: reading 50.6 GB of weights per GPU per stage dominates; at 256 the step
-    # grows far less than the batch
-    assert steps[256] < 1.5 * steps[1]
+    # grows far less than the batch (67.5 ms against 42.9 at batch 1, whose 252 TP8
+    # all-reduces run on Hopper's one-shot serving kernel, 2.8 us each plus the bytes: 45.9 ms
+    # on NCCL's latency)
+    assert steps[256] < 1.6 * steps[1]
     assert 256 / steps[256] > 3.0 * 64 / steps[64]
     # each stage holds half the layers and works on half the batch at a time, so the pp2
     # step at batch B costs what the whole model on one tp8 stage costs at B / 2 (sequential

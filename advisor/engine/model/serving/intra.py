@@ -40,6 +40,20 @@ from advisor.engine.model.nccl_versions import tables
 
 _INF = float("inf")
 
+CUSTOM_ALL_REDUCE_GENERATIONS: tuple[str, ...] = ("hopper",)
+"""GPU generations whose serving all-reduce inside an NVLink domain may run on the serving
+engine's own one-shot kernel (TensorRT-LLM ``customAllReduceKernels.cu``, vLLM
+``custom_all_reduce.cuh``, SGLang: every rank reads its peers' buffers over NVLink peer memory
+and reduces them) instead of NCCL.  Fitted on TensorRT-LLM 1.3.0rc20's measured latencies of
+H100 / H200 (AIConfigurator 0.12.0 ``custom_allreduce_perf``); Ampere's and Blackwell's tables
+read a larger fixed time (5-8 us), so they keep NCCL (docs/MODEL.md 15.2)."""
+CUSTOM_ALL_REDUCE_LATENCY_S = 2.8e-6
+"""Fixed time of the one-shot kernel (launch and the barrier over peers' flags); fitted with
+:data:`CUSTOM_ALL_REDUCE_LINK_FRACTION` on the H100 / H200 tables, 2 / 4 / 8 GPUs, 16-512 KB."""
+CUSTOM_ALL_REDUCE_LINK_FRACTION = 0.58
+"""Share of the GPU's NVLink rate (one direction) at which each rank reads its n - 1 peers'
+buffers in the one-shot kernel (H100 / H200: 261 of 450 GB/s); fitted as above."""
+
 
 class ScaleupAllReduce:
     """``collective_time_s("all_reduce", nbytes, d)[0]`` on a communicator ``d`` of one
@@ -170,10 +184,21 @@ def scaleup_domain(gpu: GpuSpec, ranks: int) -> CommDomain:
     )
 
 
+def custom_all_reduce_s(gpu: GpuSpec, nbytes: float, ranks: int) -> float | None:
+    """The serving engine's one-shot all-reduce of ``nbytes`` per rank over ``ranks`` GPUs of
+    one NVLink domain: a fixed time plus the n - 1 peers' buffers read at a share of the link
+    rate (None: a generation or scale-up that keeps NCCL, :data:`CUSTOM_ALL_REDUCE_GENERATIONS`)."""
+    if gpu.generation not in CUSTOM_ALL_REDUCE_GENERATIONS or gpu.scaleup_kind != "nvlink":
+        return None
+    link = gpu.scaleup_gbytes_per_s * 1e9 * CUSTOM_ALL_REDUCE_LINK_FRACTION
+    return CUSTOM_ALL_REDUCE_LATENCY_S + (ranks - 1) * nbytes / link
+
+
 def intra_time_s(gpu: GpuSpec, op: str, nbytes: float, ranks: int) -> float:
     """Collective time inside one scale-up domain (no network):
     ``collectives.scaleup_time_s`` on the GPU's own NVLink SHARP, an all-reduce priced by
-    :class:`ScaleupAllReduce`."""
+    :class:`ScaleupAllReduce`, or by the serving engine's one-shot kernel
+    (:func:`custom_all_reduce_s`) where that is faster."""
     if ranks <= 1 or nbytes <= 0:
         return 0.0
     if op == "all_reduce":
@@ -182,7 +207,9 @@ def intra_time_s(gpu: GpuSpec, op: str, nbytes: float, ranks: int) -> float:
             if len(_ALL_REDUCE_CACHE) >= 1024:
                 _ALL_REDUCE_CACHE.clear()
             pricer = _ALL_REDUCE_CACHE[(gpu, ranks)] = ScaleupAllReduce(scaleup_domain(gpu, ranks))
-        return pricer.time_s(nbytes)
+        nccl = pricer.time_s(nbytes)
+        custom = custom_all_reduce_s(gpu, nbytes, ranks)
+        return nccl if custom is None or custom >= nccl else custom
     key = (gpu, op, nbytes, ranks)
     hit = _INTRA_CACHE.get(key)
     if hit is None:
