@@ -31,5 +31,5 @@ def post_fork(server, worker):  # type: ignore[no-untyped-def]
     from frontend.warm import warm_worker as warm_pages
 
     fill_pools(server.cfg.threads)
-    warm_pages()
+    warm_pages(server.app.wsgi())  # the app preloaded in the master, now this worker's
     warm_api()

@@ -8,11 +8,15 @@ import functools
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from django.db import connections
 
 from advisor.db_pool import close_pools
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., object]], Iterable[bytes]]
+"""A WSGI application (PEP 3333): environ and start_response in, the body's chunks out."""
 
 
 def run_steps(
@@ -64,8 +68,12 @@ def _host() -> str:
     return "localhost"
 
 
-def serve_once(paths: Sequence[str], what: str, logger: logging.Logger) -> dict[str, int]:
+def serve_once(
+    application: WsgiApp, paths: Sequence[str], what: str, logger: logging.Logger
+) -> dict[str, int]:
     """Serve one GET of each path (``path?query``) through this process's WSGI application
+    (``application``: gunicorn hands post_fork the app it preloaded; this module never imports
+    advisor.wsgi, which imports the API's and the pages' warm-ups, layers that must not meet)
     before the process accepts anyone: a forked gunicorn worker (gunicorn.conf.py, post_fork)
     then answers its first visitors as it answers the later ones. Returns each path's HTTP
     status (0: the request failed).
@@ -85,8 +93,6 @@ def serve_once(paths: Sequence[str], what: str, logger: logging.Logger) -> dict[
     nothing on a GET (not the API: an anonymous read counts a rate limit; api.warm runs its
     steps again instead). A failure or an error status is logged, never raised."""
     from io import BytesIO
-
-    from advisor.wsgi import application
 
     host = _host()
     answered: dict[str, int] = {}

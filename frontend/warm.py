@@ -25,7 +25,7 @@ from django.template import TemplateSyntaxError
 from django.template.loader import get_template
 from django.urls import get_resolver
 
-from advisor.warm import run_steps, serve_once
+from advisor.warm import WsgiApp, run_steps, serve_once
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def warm_up() -> dict[str, float]:
 WORKER_PATHS = ("/", "/start/", "/accuracy/")
 
 
-def warm_worker() -> dict[str, int]:
+def warm_worker(application: WsgiApp) -> dict[str, int]:
     """In a forked gunicorn worker, before it accepts (gunicorn.conf.py): one request of each
-    page; returns each request's HTTP status."""
-    return serve_once(WORKER_PATHS, "web", logger)
+    page through ``application``, the worker's WSGI app; returns each request's HTTP status."""
+    return serve_once(application, WORKER_PATHS, "web", logger)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler
 from django.db import connection
 
 from advisor.engine import ENGINE_VERSION
@@ -89,7 +90,7 @@ def test_a_forked_worker_serves_each_page_once_before_it_accepts_and_writes_noth
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     settings.ALLOWED_HOSTS = [".example.com", "fabric.example.com"]
     with caplog.at_level(logging.WARNING), CaptureQueriesContext(connection) as captured:
-        answered = warm.warm_worker()
+        answered = warm.warm_worker(WSGIHandler())
     assert answered == {path: 200 for path in warm.WORKER_PATHS}
     assert set(warm.WORKER_PATHS) >= {"/", "/start/", "/accuracy/"}
     assert not caplog.records
@@ -108,15 +109,14 @@ def test_a_worker_warm_up_request_that_fails_is_logged_and_the_others_still_run(
 
     monkeypatch.setattr(advisor.warm, "_host", lambda: "not-allowed.invalid")
     with caplog.at_level(logging.WARNING, logger="frontend.warm"):
-        answered = warm.warm_worker()
+        answered = warm.warm_worker(WSGIHandler())
     assert answered == {path: 400 for path in warm.WORKER_PATHS}  # refused host, not raised
     monkeypatch.undo()
 
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("the app failed")
 
-    monkeypatch.setattr("advisor.wsgi.application", broken)
     with caplog.at_level(logging.WARNING, logger="frontend.warm"):
-        answered = warm.warm_worker()
+        answered = warm.warm_worker(broken)
     assert answered == {path: 0 for path in warm.WORKER_PATHS}
     assert "web warm-up request / failed" in caplog.text
