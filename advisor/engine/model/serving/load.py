@@ -124,6 +124,13 @@ class _DecodeAt(NamedTuple):
     unloaded: float
 
 
+def batch_cell(batch: float) -> float:
+    """The batch a decode step is kept under: 4 significant digits (the fixed points and
+    bisections of the load model revisit nearby batches). Rounding is monotone, so batches
+    between two that round alike round alike too."""
+    return float(f"{batch:.4g}")
+
+
 class ServingModel:
     """Latency and throughput of one serving plan on one network design and bound.
 
@@ -169,15 +176,16 @@ class ServingModel:
 
     # -- decode
     def step(self, batch: float, net_share: float = 1.0) -> float:
-        # 4 significant digits: the fixed points and bisections below revisit nearby batches
-        key = (
-            float(f"{batch:.4g}"),
-            1.0 if self._network_free else round3(min(1.0, net_share)),
-        )
+        key = (batch_cell(batch), self._share_cell(net_share))
         step_s = self._steps.get(key)
         if step_s is None:
             step_s = self._price_step(key, net_share)
         return step_s
+
+    def _share_cell(self, net_share: float) -> float:
+        """The share of the NICs a step is kept under: 1 where the step sends nothing over the
+        network, else the share to 3 digits."""
+        return 1.0 if self._network_free else round3(min(1.0, net_share))
 
     def _price_step(self, key: tuple[float, float], net_share: float) -> float:
         """The step of :meth:`step`'s ``key`` (its batch to 4 significant digits and its share
@@ -235,9 +243,9 @@ class ServingModel:
         return hit
 
     def _solve_little_batch(self, k: float, cap_b: float, share: float) -> float:
-        # self.step(x, share) is at(float(f"{x:.4g}")): the same key, looked up here
+        # self.step(x, share) is at(batch_cell(x)): the same key, looked up here
         steps, price = self._steps, self._price_step
-        on_share = 1.0 if self._network_free else round3(min(1.0, share))
+        on_share = self._share_cell(share)
 
         def at(cell: float) -> float:
             key = (cell, on_share)
@@ -247,7 +255,7 @@ class ServingModel:
         b = 0.0
         for _ in range(200):
             # min(b, cap_b): cap_b only when it is the smaller
-            nb = k * at(float(f"{cap_b if cap_b < b else b:.4g}"))
+            nb = k * at(batch_cell(cap_b if cap_b < b else b))
             if nb - b <= 1e-4 * max(1.0, nb):
                 b = nb
                 break
@@ -256,7 +264,7 @@ class ServingModel:
             return b
 
         def gap(x: float) -> float:
-            return k * at(float(f"{x:.4g}")) - x
+            return k * at(batch_cell(x)) - x
 
         hi = cap_b
         if gap(cap_b) >= 0.0:
@@ -268,7 +276,7 @@ class ServingModel:
             hi = negative
         lo = b
         # the batches lo and hi round to, and k x the step at lo's
-        lo_cell, hi_cell = float(f"{lo:.4g}"), float(f"{hi:.4g}")
+        lo_cell, hi_cell = batch_cell(lo), batch_cell(hi)
         k_step = k * at(lo_cell)
         if k_step - lo <= 0.0:
             return lo
@@ -279,7 +287,7 @@ class ServingModel:
                 # is k x that batch's step (k_step, kept for lo's) - mid, nothing to look up
                 above = k_step - mid > 0.0
             else:
-                cell = float(f"{mid:.4g}")
+                cell = batch_cell(mid)
                 k_mid = k * at(cell)
                 above = k_mid - mid > 0.0
                 if above:
