@@ -19,7 +19,9 @@ The time of one transformer layer's forward pass on one GPU is the sum of
   stays in bf16 under FP8 training (Transformer Engine default);
 * the memory-bound element-wise kernels (norms, residual adds, activation function, rotary),
   priced at ``HBM_EFFICIENCY`` of the HBM bandwidth.  With sequence parallelism the
-  hidden-sized tensors are split over TP ranks.
+  hidden-sized tensors are split over TP ranks;
+* every kernel other than the GEMMs (the element-wise kernels, the attention kernel, an MoE
+  layer's permutation and sort) also pays the GEMMs' fixed ``t0`` (:func:`kernel_fixed_s`).
 
 Backward passes cost twice the forward (two GEMMs per forward GEMM, the same shapes).  The
 resulting efficiency is ``model FLOPs of the layer / (peak x time)``.  Small models lose to
@@ -154,6 +156,18 @@ token, write its ``top_k`` copies) and unpermutes after them (``unpermute``: rea
 write the weighted sum), megatron/core/transformer/moe/moe_utils.py (Transformer Engine's
 fused ``moe_permute`` / ``moe_unpermute`` do each in one pass).  Per token: read + write of
 ``h`` once and of ``top_k x h`` once each way, bf16."""
+ELEMENTWISE_KERNELS = 5
+"""Forward element-wise kernels per layer whose passes :data:`ELEMENTWISE_HIDDEN_PASSES` and
+:data:`ELEMENTWISE_FFN_PASSES` count: two norms (Transformer Engine's ``LayerNormLinear`` /
+``LayerNormMLP`` run each norm, with its FP8 cast, as one kernel), two residual adds (Megatron-
+Core's fused bias-dropout-add) and the activation function (one fused SwiGLU / GeLU kernel).
+Each pays the fixed per-kernel time :func:`kernel_fixed_s`."""
+MOE_PERMUTE_KERNELS = 2
+"""Forward kernels of the MoE token permutation (:data:`MOE_PERMUTE_PASSES`): Transformer
+Engine's fused ``moe_permute`` and ``moe_unpermute``, one each."""
+MOE_SORT_KERNELS = 2
+"""Forward kernels of the all-to-all dispatcher's local sort (:data:`MOE_SORT_PASSES`):
+``sort_chunks_by_idxs`` after the exchange and back before the return, one each."""
 MOE_SORT_PASSES = 4.0
 """Forward hidden-sized passes per routed copy that the all-to-all token dispatcher adds when a
 GPU holds more than one expert: after the exchange it sorts the received copies by local
@@ -250,6 +264,14 @@ def fp8_depth_factor(k: float) -> float:
     """Time multiplier of an FP8 training GEMM of reduction depth ``k``
     (:data:`FP8_TILE_DEPTH_K`)."""
     return 1.0 + FP8_TILE_DEPTH_K / max(1.0, k)
+
+
+def kernel_fixed_s(gpu: GpuSpec, kernels: float) -> float:
+    """Fixed time of ``kernels`` kernels run one after another on ``gpu``'s compute stream:
+    each pays the per-kernel latency ``t0`` of :attr:`ComputeProfile.gemm_latency_s`
+    (launch, prologue, epilogue; fitted on the GEMM sweeps and taken for every kernel), on top
+    of its FLOP or byte time (docs/MODEL.md 5.1)."""
+    return kernels * profile(gpu).gemm_latency_s
 
 
 def gemm_time_s(
@@ -520,6 +542,7 @@ def layer_forward(
         gemm += gemm_time_s(gpu, precision, t, (h + kv) / tp, h)
         gemm += gemm_time_s(gpu, precision, t, h, h / tp)
     mlp_params = max(0.0, per_layer - attn_params)
+    kernels = float(ELEMENTWISE_KERNELS)  # non-GEMM kernels of the forward (kernel_fixed_s)
     if model.is_moe:
         # routed experts: tokens x top_k rows spread over the experts this GPU holds
         local_experts = max(1.0, model.moe_experts / max(1, ep))
@@ -545,8 +568,10 @@ def layer_forward(
         ffn_elem = (model.moe_top_k + shared) * expert_width
         # token permutation into expert order and back (MOE_PERMUTE_PASSES per copy)
         permute_hidden = MOE_PERMUTE_PASSES * (1.0 + model.moe_top_k) * h
+        kernels += MOE_PERMUTE_KERNELS
         if sort_local and local_experts > 1:
             permute_hidden += MOE_SORT_PASSES * model.moe_top_k * h
+            kernels += MOE_SORT_KERNELS
     else:
         # split the MLP in up (+gate) and down GEMMs with the model's FFN width
         ffn = float(model.ffn_hidden or 4 * h)
@@ -577,12 +602,15 @@ def layer_forward(
     if flash:
         # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores
         attention = 0.5 * attn_exec / (p.attention_fraction * p.sustained_ratio * bf16_peak)
+        attention += kernel_fixed_s(gpu, 1)
     else:
         attention = 0.0
         gemm += attn_exec / (p.mamf_bf16 * p.sustained_ratio * bf16_peak)
         scores = t * context * max(1.0, model.heads / tp)
         elem_bytes += UNFUSED_ATTENTION_BYTES_PER_SCORE * scores
-    elementwise = elem_bytes / hbm
+        # the batched QK^T and AV GEMMs, the fused softmax and the dropout
+        kernels += 4
+    elementwise = elem_bytes / hbm + kernel_fixed_s(gpu, kernels)
     model_flops = 2.0 * per_layer * t / tp + attn_flops
     return LayerCompute(
         gemm_s=gemm,
