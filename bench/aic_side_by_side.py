@@ -11,13 +11,19 @@ and pass its executable with ``--aic``; its figure is the tokens/s per GPU of it
 configuration (``aiconfigurator cli default ... --backend trtllm``, SILICON database), read from
 the "Best Experiment Chosen" line of its report (about two minutes a case on two cores).
 Without ``--aic`` the peer's figures recorded in MODEL.md 15.2 (aiconfigurator 0.12.0) are used.
-Prints one JSON object per case.
+``--tpot-mean`` reads the time-per-token target on the engine's mean time per token instead of its
+p95 (the TTFT target stays p95): the statistic the peer reads (its ``tpot`` is the mean step of a
+steady batch, ``aiconfigurator_core/sdk/backends/base_backend.py`` ``run_agg``), for comparing the
+physics at one statistic; the product reads p95 (MODEL.md 15.2, "What AIConfigurator reads as
+'at target'"). Prints one JSON object per case.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import re
 import subprocess
 import sys
@@ -28,6 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.engine import evaluate
+from advisor.engine.model.serving import load
 
 # model, GPU, GPUs, ISL, OSL, TTFT ms, TPOT ms, the peer's figure recorded in MODEL.md 15.2
 CASES: list[tuple[str, str, int, int, int, int, int, float]] = [
@@ -74,6 +81,34 @@ def engine_side(size: str, gpu: str, gpus: int, isl: int, osl: int, ttft: int, t
     }
 
 
+def read_tpot_on_the_mean() -> None:
+    """Make the load model's rate within the targets read the mean time per token against the
+    target (TTFT still at p95). For this comparison only: call before any evaluation (the load
+    model keeps its rates)."""
+    p95_meets_at = load.ServingModel.meets_at
+
+    def meets_at(model: load.ServingModel, rate: float) -> bool:
+        plan = model.serving_plan
+        mean_target = dataclasses.replace(plan, target_tpot_s=math.inf)
+        if model._decode_at(rate, None).tpot50 > plan.target_tpot_s:
+            return False
+        model.serving_plan = mean_target
+        try:
+            return p95_meets_at(model, rate)
+        finally:
+            model.serving_plan = plan
+
+    def meets(point: load.LoadPoint, plan: Any) -> bool:
+        return (
+            not point.saturated
+            and point.ttft_p95_s <= plan.target_ttft_s
+            and point.tpot_p50_s <= plan.target_tpot_s
+        )
+
+    load.ServingModel.meets_at = meets_at  # type: ignore[method-assign,assignment]
+    load.LoadPoint.meets = meets  # type: ignore[method-assign,assignment]
+
+
 def peer_side(
     aic: str, size: str, gpu: str, gpus: int, isl: int, osl: int, ttft: int, tpot: int
 ) -> tuple[str | None, float | None]:
@@ -116,7 +151,12 @@ def peer_side(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aic", help="the aiconfigurator executable of a scratch venv")
+    parser.add_argument(
+        "--tpot-mean", action="store_true", help="read the time-per-token target on the mean"
+    )
     args = parser.parse_args()
+    if args.tpot_mean:
+        read_tpot_on_the_mean()
     reached = 0
     for size, gpu, gpus, isl, osl, ttft, tpot, recorded in CASES:
         row: dict[str, Any] = {"model": size, "gpu": gpu, "gpus": gpus, "isl": isl, "osl": osl}
