@@ -159,3 +159,50 @@ def test_ll128_between_gb200_racks_only_from_2_27_3() -> None:
         nccl_version=(2, 26, 2),
     )
     assert hopper.ll128
+
+
+def _h100_servers(version: tuple[int, int, int], nodes: int = 2, nics: int = 8) -> CommDomain:
+    h100 = default_catalog().gpu("h100-sxm")
+    assert h100 is not None
+    return make_domain(
+        nodes=nodes,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(h100),
+        fabric_id="infiniband",
+        nic_gbps=400.0,
+        nics_per_node=nics,
+        nccl_version=version,
+    )
+
+
+def test_nvls_tree_per_head_cap_from_2_28_3() -> None:
+    """``perChMaxNVLSTreeBws`` (tuning.cc from v2.28.3-1: Hopper 57.7 / 45.5 GB/s per NVLS head on
+    2 / more nodes; Blackwell 96 / 43.1, 43.8 from 2.28.9, 80 from 2.30.3): NCCL's tuner prices
+    the NVLS-tree at most heads x that figure.  Two 8 x H100 servers with 8 x 400G NICs run 8
+    heads, 461.6 GB/s of bus bandwidth at 16 GB, where the NVLink side alone reads about 515;
+    2.27.7 has no such cap."""
+    assert tables((2, 27, 7)).per_channel_caps.get("nvls_tree") is None
+    assert tables((2, 28, 3)).per_channel_caps["nvls_tree"]["hopper"] == (0.0, 57.7e9, 45.5e9)
+    assert tables((2, 28, 3)).per_channel_caps["nvls_tree"]["blackwell"][2] == 43.1e9
+    assert tables((2, 28, 9)).per_channel_caps["nvls_tree"]["blackwell"][2] == 43.8e9
+    assert tables((2, 30, 7)).per_channel_caps["nvls_tree"]["blackwell"] == (0.0, 96e9, 80e9)
+    size = float(16 << 30)
+    new = collective("all_reduce", size, _h100_servers((2, 30, 7)), "nvls")
+    old = collective("all_reduce", size, _h100_servers((2, 27, 7)), "nvls")
+    assert new.algorithm == old.algorithm == "nvls_tree"
+    assert new.busbw_bytes_per_s == pytest.approx(8 * 57.7e9, rel=0.01)
+    assert old.busbw_bytes_per_s > 1.08 * new.busbw_bytes_per_s
+    # four servers: 8 x 45.5 GB/s
+    four = collective("all_reduce", size, _h100_servers((2, 30, 7), nodes=4), "nvls")
+    assert four.busbw_bytes_per_s <= 8 * 45.5e9 * 1.001
+
+
+def test_nvls_tree_cap_grows_with_heads() -> None:
+    """The cap counts one head per NIC (NCCL's NVLS search, one GPU per NIC): a server with fewer
+    NICs has fewer heads and a lower cap, never a higher one."""
+    size = float(1 << 30)
+    times = [
+        collective("all_reduce", size, _h100_servers((2, 30, 7), nics=k), "nvls").time_s
+        for k in (2, 4, 8)
+    ]
+    assert times[0] >= times[1] >= times[2]

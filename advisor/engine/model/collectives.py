@@ -670,7 +670,7 @@ def per_channel_cap(kind: str, d: CommDomain) -> float:
 
 
 def _per_channel_cap(kind: str, d: CommDomain, search: int) -> float:
-    row = tables(d.nccl_version).per_channel_caps[kind].get(d.generation)
+    row = tables(d.nccl_version).per_channel_caps.get(kind, {}).get(d.generation)
     return _INF if row is None else search * row[min(d.nodes, 3) - 1]
 
 
@@ -882,8 +882,9 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
             # for nNodes <= 2, x 1 beyond).
             ranks = d.ranks
             tree_bw = d.net_bytes_per_s * (2.0 if n <= 2 else 1.0)
-            if nvls:
-                tree_bw *= nvls_tree_nic_share(d)
+            if nvls:  # NCCL's per-head cap (perChMaxNVLSTreeBws, 2.28.3+): heads x figure
+                cap = _per_channel_cap("nvls_tree", d, min(g, d.nic_count, NVLS_MAX_HEADS))
+                tree_bw = min(tree_bw * nvls_tree_nic_share(d), cap)
             inter_t = 2.0 * (ranks - 1) / ranks * nbytes / tree_bw
             hops = 2.0 * (n.bit_length() - 1)  # tuning.cc log2i(nNodes)
             net_lat = (

@@ -1,9 +1,10 @@
 """NCCL's tuning figures by NCCL release, read from NVIDIA/nccl's source at each tag.
 
 A published nccl-tests measurement ran one NCCL release, and NCCL changed the figures its tuner
-uses between releases: the per-channel bandwidth caps of the ring and tree
-(``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``, ``perChMaxTreeBws`` in
-``src/graph/tuning.cc``; one flat ``ll128MaxBwPerCh`` before 2.18.3), the one-domain LL cap of
+uses between releases: the per-channel bandwidth caps of the ring, tree and NVLS-tree
+(``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``, ``perChMaxTreeBws``,
+``perChMaxNVLSTreeBws`` from 2.28.3, in ``src/graph/tuning.cc``; one flat
+``ll128MaxBwPerCh`` before 2.18.3), the one-domain LL cap of
 Hopper and Blackwell (``llMaxBws``), the NVLS and NVLS-tree latencies (``baseLat``/``hwLat``) and
 the NVLS channels a Blackwell domain runs (``src/transport/nvls.cc``).  :func:`tables` gives the
 figures of a release; the product prices :data:`NCCL_DEFAULT_VERSION`, a validation row the
@@ -140,11 +141,15 @@ _CAPS: tuple[tuple[NcclVersion, dict[str, dict[str, _Caps]]], ...] = (
         {
             "tree_ll128": {"blackwell": _gb(55.6, 31.67, 20.0)},
             "tree": {"blackwell": _gb(70.0, 42.8, 24.0)},
+            # perChMaxNVLSTreeBws (new in 2.28.3; no one-node figure: NVLS-tree is multi-node)
+            "nvls_tree": {"hopper": _gb(0.0, 57.7, 45.5), "blackwell": _gb(0.0, 96.0, 43.1)},
         },
     ),
     ((2, 28, 7), {"ring_ll128": {"blackwell": _gb(73.4, 34.6, 73.4)}}),
+    ((2, 28, 9), {"nvls_tree": {"blackwell": _gb(0.0, 96.0, 43.8)}}),
     ((2, 29, 2), {"ring_ll128": {"blackwell": _gb(34.5, 34.6, 34.5)}}),
     ((2, 29, 7), {"ring_ll128": {"blackwell": _gb(40.0, 40.0, 40.0)}}),
+    ((2, 30, 3), {"nvls_tree": {"blackwell": _gb(0.0, 96.0, 80.0)}}),
 )
 
 _LL_ONE_NODE: tuple[tuple[NcclVersion, dict[str, float]], ...] = (
@@ -203,7 +208,8 @@ class NcclTables:
 
     version: NcclVersion
     per_channel_caps: dict[str, dict[str, _Caps]]
-    """cap kind (``ring_ll128``, ``tree_ll128``, ``tree``) -> generation -> 1/2/more nodes."""
+    """cap kind (``ring_ll128``, ``tree_ll128``, ``tree``, ``nvls_tree`` from 2.28.3) ->
+    generation -> 1/2/more nodes."""
     ll_one_node: dict[str, float]
     nvls_latency_s: float
     nvls_tree_net_latency_s: float
