@@ -102,19 +102,6 @@ MTP_DRAFT_TOKENS = 1
 85-90 % acceptance, 1.8x tokens per second)."""
 P95_Z = 1.645
 """One-sided 95 % point of the normal approximation of a Poisson batch (M/G/inf)."""
-LIFETIME_BATCH_VARIANCE = 2.0 / 3.0
-"""Variance of the decode batch a request sees averaged over its own decode time, as a share
-of the instantaneous batch's (Poisson: variance = mean b).  Poisson arrivals, each request
-held for the same H: the in-flight count of this M/D/inf system has covariance
-lambda x (H - s)+ at lag s (Eick, Massey and Whitt, "The physics of the Mt/G/inf queue",
-Operations Research 41, 1993), so its mean over a window of H has variance
-(1/H^2) x double integral of lambda (H - |t - u|) = 2/3 lambda H = 2/3 b.  A request's time
-per output token is its own mean over its steps (vLLM benchmarks/serve.py, MLPerf TPOT)."""
-ARRIVALS_BATCH_CORRELATION = math.sqrt(3.0 / 8.0)
-"""Correlation between that lifetime-mean batch and the number of requests arriving during a
-request's decode time H (whose prompts' chunks ride its steps): the same arrivals raise both.
-Covariance (1/H) x integral of Var(arrivals in (0, t]) = lambda H / 2 over the variances
-2/3 lambda H and lambda H: (1/2) / sqrt(2/3) = sqrt(3/8)."""
 SATURATED_S = 3600.0
 """Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
 ERLANG_MAX_SERVERS = 512

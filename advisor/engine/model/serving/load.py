@@ -30,10 +30,8 @@ from typing import Any, NamedTuple
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import CommDomain
 from advisor.engine.model.serving.compute import (
-    ARRIVALS_BATCH_CORRELATION,
     CHUNKED_PREFILL_TOKENS,
     CURVE_POINTS,
-    LIFETIME_BATCH_VARIANCE,
     P95_Z,
     SATURATED_S,
     KvTransfer,
@@ -47,6 +45,7 @@ from advisor.engine.model.serving.compute import (
 )
 from advisor.engine.model.serving.pools import decode_view, reference_design
 from advisor.engine.model.serving.queueing import (
+    decode_time_sd_s,
     mgc_mean_wait_s,
     mgc_wait_quantile_s,
     plus_mean_wait_s,
@@ -366,37 +365,40 @@ class ServingModel:
         b = self._little_batch(rate * out * stretch / (tokens_per_step * inst), cap_b, share)
         saturated = b >= cap_b or rho_p >= 1.0 or rho_kv >= 1.0
         b_eff = min(b, cap_b)
-        # a request's time per token is its own mean over its steps: the batch it sees
-        # averaged over its decode time (LIFETIME_BATCH_VARIANCE of the Poisson variance)
-        b95 = min(cap_b, b_eff + P95_Z * math.sqrt(LIFETIME_BATCH_VARIANCE * max(b_eff, 0.0)))
-        if users is not None:
-            b95 = min(b95, max(b_eff, users / inst))
         step_eff = self.step(b_eff, share)
         mean_step = step_eff * stretch
         tpot50 = mean_step / tokens_per_step
-        tpot95 = self.step(b95, share) * stretch / tokens_per_step
+        # a request's time per token is its own mean over its steps; its spread is its decode
+        # time's (queueing.decode_time_sd_s: the batch it sees and, prompts sharing the GPUs,
+        # the prompts that arrive while it decodes), the step's slope read between the mean
+        # batch and one standard deviation of the instantaneous (Poisson) batch above it.  The
+        # batch never passes the KV slots (nor a closed loop's users): the batch's part of the
+        # p95 stops at the step there
+        b_max = cap_b if users is None else min(cap_b, max(b_eff, users / inst))
+        b_hi = min(b_max, b_eff + math.sqrt(max(b_eff, 0.0)))
+        slope = (self.step(b_hi, share) - step_eff) / (b_hi - b_eff) if b_hi > b_eff else 0.0
+        rate_per_instance = rate / inst
+        prompt_s = self.prefill_s if serving_plan.colocated else 0.0
+        per_token = P95_Z / steps_per_request / tokens_per_step
+        spread = decode_time_sd_s(
+            rate_per_instance, steps_per_request, mean_step, prompt_s, stretch, slope
+        )
+        prompts_only = (
+            decode_time_sd_s(
+                rate_per_instance, steps_per_request, mean_step, prompt_s, stretch, 0.0
+            )
+            if prompt_s > 0
+            else 0.0
+        )
+        tpot95 = min(
+            SATURATED_S,
+            tpot50 + per_token * spread,
+            self.step(b_max, share) * stretch / tokens_per_step + per_token * prompts_only,
+        )
         fill = 0.0
         if serving_plan.colocated:
             chunk_s = self.prefill_s * min(
                 1.0, CHUNKED_PREFILL_TOKENS / max(1.0, serving_plan.computed_prompt_tokens)
-            )
-            # time per output token is each request's own mean (vLLM benchmark_serving TPOT,
-            # MLPerf TPOT): its decode steps carry K chunks, mean m = steps per request x share
-            # of steps carrying a chunk; the mean is in the stretch, the spread below
-            chunks = math.ceil(serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS)
-            chunk_share = min(1.0, rate / inst * chunks * mean_step)
-            m = steps_per_request * chunk_share
-            # every prompt that arrives brings all its chunks (compound Poisson: variance
-            # chunks x m), and the same arrivals raise the batch: the two spreads add as
-            # correlated normals, not as two 95th percentiles
-            batch_excess = tpot95 - tpot50
-            chunk_excess = (
-                P95_Z * math.sqrt(m * chunks) * chunk_s / steps_per_request / tokens_per_step
-            )
-            tpot95 = tpot50 + math.sqrt(
-                batch_excess**2
-                + chunk_excess**2
-                + 2.0 * ARRIVALS_BATCH_CORRELATION * batch_excess * chunk_excess
             )
             service = self.prefill_s + (
                 serving_plan.computed_prompt_tokens / CHUNKED_PREFILL_TOKENS

@@ -134,3 +134,86 @@ def mgc_wait_quantile_s(rate: float, service_s: float, servers: int, q: float) -
     if prob_wait <= 1.0 - q:
         return 0.0
     return min(SATURATED_S, mean_tail * math.log(prob_wait / (1.0 - q)))
+
+
+_GAUSS_LEGENDRE_NODES = (
+    (-0.9602898564975363, 0.1012285362903763),
+    (-0.7966664774136267, 0.2223810344533745),
+    (-0.5255324099163290, 0.3137066458778873),
+    (-0.1834346424956498, 0.3626837833783620),
+    (0.1834346424956498, 0.3626837833783620),
+    (0.5255324099163290, 0.3137066458778873),
+    (0.7966664774136267, 0.2223810344533745),
+    (0.9602898564975363, 0.1012285362903763),
+)
+"""Eight-point Gauss-Legendre rule on [-1, 1] (nodes, weights; Abramowitz and Stegun 25.4.30,
+table 25.4): exact for polynomials of degree 15, so for the smooth exponentials of
+:func:`decode_time_sd_s` (exponent at most the feedback gain, below ~1) to ~1e-12."""
+
+
+def decode_time_sd_s(
+    rate: float,
+    iterations: float,
+    iteration_s: float,
+    prompt_s: float,
+    stretch: float,
+    slope_s: float,
+) -> float:
+    """Standard deviation of one request's decode time (its ``iterations`` steps) on an
+    instance whose steps cost ``slope_s`` more per sequence of the batch and whose GPUs also
+    serve every arriving request's prompt (``prompt_s``; 0 when prefill runs elsewhere).
+
+    Linear-noise (diffusion) reading of the tagged request's clock T(n) after n of its steps
+    (docs/MODEL.md 15, "Load"): with Poisson arrivals at ``rate`` (per instance, compensated
+    count M), prompt utilisation rho = rate x prompt_s (``stretch`` = 1 / (1 - rho)) and the
+    batch = the others present at its start that are still decoding + the arrivals since,
+
+        (1 - rho) dT/dn = step(batch) + prompt_s x dM/dn,  step slope ``slope_s`` per sequence,
+
+    so a deviation d of T grows by kappa = slope x rate x stretch per step (every request that
+    arrived in d more seconds stays in the batch until the tagged one ends) and a disturbance
+    at step n reaches the end weighted w(u) = stretch x exp(kappa u), u = N - n steps later.
+    The variance V of T(N) is the arrivals' (rate x iteration_s per step, each bringing its
+    prompt at once and a sequence for the u steps left, weight P w(u) + slope W(u), W the
+    integral of w) plus the others' present at the start (mean the batch b = rate x N x
+    iteration_s by Little's law, each leaving after a uniform share of the N steps):
+
+        A = rate iteration_s int_0^N (P w(u) + slope W(u))^2 du,
+        B = (b / N) int_0^N slope^2 (W(N) - W(u))^2 du     (their count Poisson),
+        V = A + (1 + rate^2 V / b) B = (A + B) / (1 - rate^2 B / b),
+
+    their count being the arrivals of the previous N steps' time, which varies as T(N) does
+    (a Poisson count over a random window T': variance rate E[T'] + rate^2 Var T'; Ross,
+    Introduction to Probability Models, conditional variance formula).  ``math.inf`` when
+    rate^2 B / b >= 1 (the batch's feedback through the step has no stationary spread).
+
+    Without the step's slope this is the delay busy period of the prompts started by the
+    request's own work x (mean x / (1 - rho), variance x rate P^2 / (1 - rho)^3; Kleinrock,
+    Queueing Systems vol. 1, 1975, sec. 5.10; Harchol-Balter 2013, ch. 27); without prompts
+    and feedback, the M/D/inf lifetime-mean batch variance 2/3 b (Eick, Massey and Whitt 1993)."""
+    if rate <= 0 or iterations <= 0 or iteration_s <= 0:
+        return 0.0
+    n = iterations
+    batch = rate * n * iteration_s
+    if slope_s <= 0:
+        # w = stretch, B = 0: A = rate x iteration_s x N x (P x stretch)^2
+        return prompt_s * stretch * math.sqrt(batch)
+    kappa = slope_s * rate * stretch
+    whole = stretch * math.expm1(kappa * n) / kappa
+    half = 0.5 * n
+    arrivals_sum = present_sum = 0.0
+    for node, weight in _GAUSS_LEGENDRE_NODES:
+        u = half * (1.0 + node)
+        grown = math.expm1(kappa * u)
+        big_w = stretch * grown / kappa
+        arrivals_sum += weight * (prompt_s * stretch * (1.0 + grown) + slope_s * big_w) ** 2
+        present_sum += weight * (slope_s * (whole - big_w)) ** 2
+    arrivals = rate * iteration_s * half * arrivals_sum
+    present = batch / n * half * present_sum
+    # the others present at the start arrived in the last N steps' time T', which varies as
+    # T(N) does: Var(count) = b + rate^2 Var T' (a Poisson count over a random window), so
+    # their part is (1 + rate^2 V / b) times the Poisson one and V = arrivals + present x that
+    feedback = rate * rate * present / batch
+    if feedback >= 1.0:
+        return math.inf
+    return math.sqrt((arrivals + present) / (1.0 - feedback))
