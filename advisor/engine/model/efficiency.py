@@ -621,6 +621,56 @@ def layer_forward(
     )
 
 
+CP_RING_FORWARD_KERNELS_PER_STEP = 2
+"""Forward kernels per ring step of Transformer Engine's context-parallel attention
+(``AttnFuncWithCPAndKVP2P.forward``, the ``p2p`` type Megatron-Core passes when
+``cp_comm_type`` is unset) besides the flash-attention call: the softmax-LSE merge
+(``flash_attn_fwd_softmax_lse_correction``; the first step's ``clone``) and the output merge
+(``flash_attn_fwd_out_correction``; ``..._init`` on the first step), one fused kernel each.
+The forward's one ``torch.cat`` of K and V into the first send buffer is counted once."""
+CP_RING_BACKWARD_KERNELS_PER_STEP = 3
+"""Backward kernels per ring step besides the flash-attention backward call: the ``dq``
+accumulation and the ``dk`` and ``dv`` accumulations (``copy_`` / ``add_`` on the step's
+partial gradients; ``AttnFuncWithCPAndKVP2P.backward``)."""
+
+
+def cp_ring_overhead_s(gpu: GpuSpec, model: ModelSpec, tokens: int, tp: int, cp: int) -> float:
+    """Seconds one layer's forward + backward spends, for one micro-batch of ``tokens`` rows per
+    GPU (sequence / cp), on context parallelism's own kernels beyond the attention FLOPs the
+    layer already prices (docs/MODEL.md 6, "Context parallelism"; 0 without CP).
+
+    Transformer Engine's ring (``AttnFuncWithCPAndKVP2P``, causal, load-balanced 2 x cp chunks)
+    runs ``cp`` flash-attention calls forward and ``cp`` backward on shorter blocks where one
+    GPU without CP runs one: ``cp - 1`` more calls, each paying the attention kernel's fixed
+    time as the layer does (1 forward, 2.5 backward).  Per step it merges the partial outputs
+    and softmax statistics forward and accumulates ``dq``, ``dk``, ``dv`` backward, each a
+    kernel (:func:`kernel_fixed_s`) and an HBM pass: the first step copies (read 2 B, write 2 B
+    per element), each later one adds (read 2, read 2, write 2); on a rank's later steps half
+    of them cover half the rows (the causal upper / lower triangle), 3/4 of a full pass on
+    average over the ranks.  The forward's concatenation of K and V reads and writes the local
+    K/V once.  The point-to-point exchanges are priced as the ring's all-gather
+    (:mod:`stage_time`); the attention kernel's efficiency on the shorter blocks is not
+    modelled (``attention_fraction`` does not depend on the block length)."""
+    if cp <= 1:
+        return 0.0
+    t = float(tokens)
+    tp = max(1, tp)
+    q_width = model.heads * model.head_dim / tp
+    kv_width = (model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim) / min(
+        tp, max(1, model.kv_heads)
+    )
+    # bytes per element over the cp steps: a copy on the first, 3/4 of an add on the others
+    per_element = 4.0 + 0.75 * 6.0 * (cp - 1)
+    passes = t * (2.0 * q_width * per_element + kv_width * per_element + 4.0 * kv_width)
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    kernels = (
+        3.5 * (cp - 1)
+        + (CP_RING_FORWARD_KERNELS_PER_STEP + CP_RING_BACKWARD_KERNELS_PER_STEP) * cp
+        + 1
+    )
+    return passes / hbm + kernel_fixed_s(gpu, kernels)
+
+
 def training_efficiency(
     gpu: GpuSpec,
     precision: str,

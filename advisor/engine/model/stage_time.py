@@ -27,6 +27,7 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.efficiency import (
     BACKWARD_FACTOR,
+    cp_ring_overhead_s,
     forward_flops_per_token,
     gemm_time_s,
     layer_forward,
@@ -218,6 +219,7 @@ def _layer_time(
         (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s)
         + lc.backward_gemm_extra_s
         + 3.5 * lc.attention_s
+        + cp_ring_overhead_s(scenario.gpu, m, tokens, tp, cp)
     )
     if recompute == "full":
         layer += lc.forward_s
