@@ -55,23 +55,29 @@ MODELS = {"8B": "llama3-8b", "70B": "llama3-70b"}
 BEST = re.compile(r"Best Experiment Chosen: (\w+) at ([0-9.,]+) tokens/s/gpu")
 
 
+def case_scenario(
+    size: str, gpu: str, gpus: int, isl: int, osl: int, ttft: int, tpot: int
+) -> dict[str, Any]:
+    """The engine's scenario for a case: the peer's model, GPU count, ISL / OSL and targets, at
+    a request rate far above what any case serves (the engine answers its rate within them)."""
+    return {
+        "workload": "inference",
+        "model": MODELS[size],
+        "gpu": f"{gpu}-sxm",
+        "gpus": gpus,
+        "precision": "bf16",
+        "inference": {
+            "prompt_tokens": isl,
+            "output_tokens": osl,
+            "target_ttft_ms": ttft,
+            "target_ms_per_token": tpot,
+            "requests_per_s": 1000,
+        },
+    }
+
+
 def engine_side(size: str, gpu: str, gpus: int, isl: int, osl: int, ttft: int, tpot: int) -> Any:
-    result = evaluate(
-        {
-            "workload": "inference",
-            "model": MODELS[size],
-            "gpu": f"{gpu}-sxm",
-            "gpus": gpus,
-            "precision": "bf16",
-            "inference": {
-                "prompt_tokens": isl,
-                "output_tokens": osl,
-                "target_ttft_ms": ttft,
-                "target_ms_per_token": tpot,
-                "requests_per_s": 1000,
-            },
-        }
-    )
+    result = evaluate(case_scenario(size, gpu, gpus, isl, osl, ttft, tpot))
     workload = result["workload"]
     return {
         "engine": result["metrics"].get("tokens_per_s_per_gpu_at_target"),

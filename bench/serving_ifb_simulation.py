@@ -44,7 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from aic_side_by_side import CASES, MODELS
+from aic_side_by_side import CASES, case_scenario
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
@@ -214,22 +214,7 @@ def simulate_case(
 
 
 def case_model(index: int) -> ServingModel:
-    size, gpu, gpus, isl, osl, ttft, tpot, _ = CASES[index]
-    raw: dict[str, Any] = {
-        "workload": "inference",
-        "model": MODELS[size],
-        "gpu": f"{gpu}-sxm",
-        "gpus": gpus,
-        "precision": "bf16",
-        "inference": {
-            "prompt_tokens": isl,
-            "output_tokens": osl,
-            "target_ttft_ms": ttft,
-            "target_ms_per_token": tpot,
-            "requests_per_s": 1000,
-        },
-    }
-    scenario = parse_scenario(raw, default_catalog())
+    scenario = parse_scenario(case_scenario(*CASES[index][:7]), default_catalog())
     plan = plan_workload(scenario)
     assert plan.inference is not None and plan.inference.serving is not None
     serving_plan = plan.inference.serving

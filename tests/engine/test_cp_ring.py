@@ -7,8 +7,6 @@ from __future__ import annotations
 import pytest
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.catalog.gpus import GpuSpec
-from advisor.engine.facts.catalog.models import ModelSpec
 from advisor.engine.facts.constants import HBM_EFFICIENCY
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model import stage_time
@@ -18,27 +16,16 @@ from advisor.engine.model.efficiency import (
     kernel_fixed_s,
     layer_forward,
 )
-
-
-def _gpu(gpu_id: str) -> GpuSpec:
-    g = default_catalog().gpu(gpu_id)
-    assert g is not None
-    return g
-
-
-def _model(model_id: str) -> ModelSpec:
-    m = default_catalog().model(model_id)
-    assert m is not None
-    return m
+from tests.support import catalog
 
 
 def test_no_context_parallelism_costs_nothing() -> None:
-    assert cp_ring_overhead_s(_gpu("b200"), _model("llama3-8b"), 8192, 1, 1) == 0.0
+    assert cp_ring_overhead_s(catalog.gpu("b200"), catalog.model("llama3-8b"), 8192, 1, 1) == 0.0
 
 
 def test_llama_8b_cp2_on_b200_by_hand() -> None:
     # MLPerf v5.1's 8B job at CP 2: 4,096 tokens a GPU, 32 query heads x 128, 8 K/V heads
-    gpu, m = _gpu("b200"), _model("llama3-8b")
+    gpu, m = catalog.gpu("b200"), catalog.model("llama3-8b")
     t, q, kv = 4096.0, 32 * 128.0, 2 * 8 * 128.0
     # bytes per element over two steps: a copy (4 B), then 3/4 of an add (6 B)
     per_element = 4.0 + 0.75 * 6.0
@@ -54,7 +41,7 @@ def test_llama_8b_cp2_on_b200_by_hand() -> None:
 
 
 def test_more_ring_steps_cost_more_per_token() -> None:
-    gpu, m = _gpu("gb200-nvl72"), _model("llama3-8b")
+    gpu, m = catalog.gpu("gb200-nvl72"), catalog.model("llama3-8b")
     cp2 = cp_ring_overhead_s(gpu, m, 4096, 1, 2) / 4096
     cp4 = cp_ring_overhead_s(gpu, m, 2048, 1, 4) / 2048
     assert cp4 > 1.5 * cp2

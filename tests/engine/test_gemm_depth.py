@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.catalog.gpus import GpuSpec
-from advisor.engine.facts.catalog.models import ModelSpec
 from advisor.engine.model.efficiency import (
     FP8_TILE_DEPTH_K,
     expert_backward_s,
@@ -16,18 +13,7 @@ from advisor.engine.model.efficiency import (
     layer_forward,
     mla_projection_shapes,
 )
-
-
-def _gpu(gpu_id: str) -> GpuSpec:
-    g = default_catalog().gpu(gpu_id)
-    assert g is not None
-    return g
-
-
-def _model(model_id: str) -> ModelSpec:
-    m = default_catalog().model(model_id)
-    assert m is not None
-    return m
+from tests.support import catalog
 
 
 def test_depth_factor_follows_the_deepgemm_fit() -> None:
@@ -40,7 +26,7 @@ def test_depth_factor_follows_the_deepgemm_fit() -> None:
 
 
 def test_depth_term_applies_to_fp8_training_gemms_only() -> None:
-    h800 = _gpu("h800-sxm")
+    h800 = catalog.gpu("h800-sxm")
     shallow = gemm_time_s(h800, "fp8", 4096, 32768, 512)
     deep_rate = gemm_time_s(h800, "fp8", 4096, 4096, 4096 * 4) / (4096 * 4)
     # per unit of depth a K = 512 training GEMM is far slower than a deep one
@@ -53,21 +39,21 @@ def test_depth_term_applies_to_fp8_training_gemms_only() -> None:
 
 
 def test_mla_projections_carry_deepseek_v3_parameters() -> None:
-    m = _model("deepseek-v3")
+    m = catalog.model("deepseek-v3")
     params = sum(n * k for n, k, _ in mla_projection_shapes(m))
     # 7168 x 2112 + 1536 x 24576 + 512 x 32768 + 16384 x 7168 (DeepSeek-V3 config.json)
     assert params == 7168 * 2112 + 1536 * 24576 + 512 * 32768 + 16384 * 7168
-    assert mla_projection_shapes(_model("llama3-70b")) == ()
+    assert mla_projection_shapes(catalog.model("llama3-70b")) == ()
 
 
 def test_expert_weight_gradient_depth_is_the_experts_rows() -> None:
-    b200 = _gpu("b200")
+    b200 = catalog.gpu("b200")
     few = expert_backward_s(b200, "fp8", 1024, 7168, 2048) / 1024
     many = expert_backward_s(b200, "fp8", 8192, 7168, 2048) / 8192
     # fewer rows per expert: shallower weight-gradient GEMMs, more time per row
     assert few > 1.2 * many
-    m = _model("deepseek-v3")
+    m = catalog.model("deepseek-v3")
     lc = layer_forward(b200, "fp8", m, 4096, 4096, 1, 8)
     assert lc.backward_gemm_extra_s > 0.0
-    dense = layer_forward(b200, "fp8", _model("llama3-70b"), 4096, 4096, 1, 1)
+    dense = layer_forward(b200, "fp8", catalog.model("llama3-70b"), 4096, 4096, 1, 1)
     assert dense.backward_gemm_extra_s == 0.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.catalog.models import ModelSpec
 from advisor.engine.model.efficiency import (
     MLA_HEAD_DIM,
     MLA_ROPE_DIM,
@@ -14,16 +13,11 @@ from advisor.engine.model.efficiency import (
     latent_attention,
     layer_forward,
 )
-
-
-def _model(model_id: str) -> ModelSpec:
-    m = default_catalog().model(model_id)
-    assert m is not None
-    return m
+from tests.support import catalog
 
 
 def test_deepseek_v3_attention_executes_its_192_wide_scores_and_128_wide_values() -> None:
-    m = _model("deepseek-v3")
+    m = catalog.model("deepseek-v3")
     assert latent_attention(m)
     # DeepSeek-V3 report section 4.2: 128 heads, d_h 128, d_h^R 64
     assert attention_flops_per_query_key(m) == 2.0 * 128 * (128 + 64 + 128)
@@ -32,7 +26,7 @@ def test_deepseek_v3_attention_executes_its_192_wide_scores_and_128_wide_values(
 
 
 def test_grouped_query_attention_keeps_four_h() -> None:
-    m = _model("llama3-70b")
+    m = catalog.model("llama3-70b")
     assert not latent_attention(m)
     assert attention_flops_per_query_key(m) == 4.0 * m.heads * m.head_dim
 
@@ -40,7 +34,7 @@ def test_grouped_query_attention_keeps_four_h() -> None:
 def test_mla_attention_time_grows_with_its_width_model_flops_keep_megatrons_convention() -> None:
     from dataclasses import replace
 
-    m = _model("deepseek-v3")
+    m = catalog.model("deepseek-v3")
     gqa = replace(m, kv_dim_per_layer=2 * m.kv_heads * m.head_dim)  # same shape, no MLA
     gpu = default_catalog().gpu("b200")
     assert gpu is not None
