@@ -7,7 +7,7 @@ Units: bytes, seconds unless the name says otherwise.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from advisor.engine.facts.constants import (
     COMPUTE_JITTER_CV,
@@ -204,13 +204,25 @@ def _times_below(
     """:func:`_training_times`, or None when the step x ``factor`` (> 0) is not below
     ``above``: before the data-parallel gradients that cross the network are priced (the
     costliest collectives of most plans), the step with them free, a lower bound of the step
-    (every term is monotone in their time), is checked against ``above``."""
+    (every term is monotone in their time), is checked against ``above``.
+
+    The plan's memo keeps, per design and bound, the network and what was priced on it (the
+    step and that lower bound, :data:`_Priced`): a plan of a job series is an alternative of
+    every larger size's plan, priced on the same designs again; a kept step gives the same
+    floats and the same None as pricing it again."""
     net_key = ("net", design, bound)
-    net: _Net | None = workload.memo.get(net_key)
-    if net is None:
-        net = workload.remember(net_key, net_for(scenario, workload, design, bound))
-        assert net is not None
+    kept: _Priced | None = workload.memo.get(net_key)
+    if kept is None:
+        kept = workload.remember(net_key, [net_for(scenario, workload, design, bound), None, None])
+        assert kept is not None
     st = _static(scenario, workload, t)
+    known: _TrainingTimes | None = kept[_TIMES]
+    if known is not None and not free_network:
+        if above == math.inf or not (st.dp_net or st.edp_net):
+            return known
+        if kept[_LOWER] is not None:
+            return None if kept[_LOWER] * factor >= above else known
+    net: _Net = kept[_NET]
     comms = _plan_comms(workload)
     in_domain = _in_domain_s(scenario, workload, t, net) if st.in_domain else (0.0, _NO_DP, _NO_DP)
     priced = not free_network
@@ -281,16 +293,30 @@ def _times_below(
                 st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
                 pp_net, pp_s, dp_s, edp_s,
             )  # fmt: skip
+            kept[_LOWER] = free.step_s
             if free.step_s * factor >= above:
                 return None
+            if known is not None:
+                return known
         if st.dp_net:
             dp_s = _pair_time(net, t.dp_layout, st.dp_ops, comms["dp"])
         if st.edp_net:
             edp_s = _pair_time(net, t.expert_dp_layout, st.edp_ops, comms["edp"])
-    return _assemble(
+    times = _assemble(
         st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
         pp_net, pp_s, dp_s, edp_s,
     )  # fmt: skip
+    if priced:
+        kept[_TIMES] = times
+    return times
+
+
+_Priced = list[Any]
+"""A plan's network on one design in one bound's world (:func:`net_for`) and, once priced
+there, its step and its step with the network-crossing data-parallel gradients free, at
+:data:`_NET`, :data:`_TIMES`, :data:`_LOWER` (a list: made for every plan and design priced,
+where a small class's construction cost about 1 % of a series' instructions)."""
+_NET, _TIMES, _LOWER = 0, 1, 2
 
 
 def _assemble(

@@ -11,12 +11,33 @@ thousands of look-ups cost more than the arithmetic saved.  A record uses it as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 __all__ = ["cached_value_hash", "state_without_value_hash"]
 
 _KEY = "_value_hash"
+
+_FIELD_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+"""Per record class (a handful), the tuple of an object's field values in the fields'
+order: ``dataclasses.fields`` walked on every new object cost more than the hash itself."""
+
+
+def _field_values(record: Any) -> tuple[Any, ...]:
+    cls = type(record)
+    get = _FIELD_VALUES.get(cls)
+    if get is None:
+        names = tuple(f.name for f in fields(record))
+        # attrgetter of two or more names returns their values' tuple, of one the value
+        get = (
+            attrgetter(*names)
+            if len(names) > 1
+            else lambda obj: tuple(getattr(obj, n) for n in names)
+        )
+        _FIELD_VALUES[cls] = get
+    return get(record)
 
 
 def cached_value_hash(record: Any) -> int:
@@ -24,7 +45,7 @@ def cached_value_hash(record: Any) -> int:
     on the object.  Equal records hash equal, as the dataclass's own hash."""
     cached: int | None = record.__dict__.get(_KEY)
     if cached is None:
-        cached = hash(tuple(getattr(record, f.name) for f in fields(record)))
+        cached = hash(_field_values(record))
         object.__setattr__(record, _KEY, cached)
     return cached
 
