@@ -1,4 +1,4 @@
-"""Jobs that differ only in their constraints share one plan (``planner._as_planned``): the
+"""Jobs that differ only in their constraints share one plan (``planner.as_planned``): the
 constraints are the decision's and no model module reads them.  Checked three ways: the
 model's source reads no ``constraints`` outside that function, a plan made from a scenario
 with constraints equals the one made from it without, and an answer is the same whether its
@@ -14,9 +14,11 @@ import pytest
 
 from advisor.engine import evaluate_typed
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.input.scenario import parse_scenario
-from advisor.engine.model import planner
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
+from advisor.engine.model import performance, planner
+from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.result.echo import Constraints
+from advisor.engine.result.records import Metrics
 from advisor.engine.tools.audit import VARIANT_SIZES, VARIANTS, AuditCase, scenario_for
 
 CATALOG = default_catalog()
@@ -29,7 +31,7 @@ def test_no_model_module_reads_the_constraints() -> None:
         tree = ast.parse(path.read_text())
         allowed: set[int] = set()
         for fn in ast.walk(tree):
-            if isinstance(fn, ast.FunctionDef) and fn.name == "_as_planned":
+            if isinstance(fn, ast.FunctionDef) and fn.name == "as_planned":
                 allowed |= {id(n) for n in ast.walk(fn)}
         for node in ast.walk(tree):
             reads = (isinstance(node, ast.Attribute) and node.attr == "constraints") or (
@@ -62,7 +64,7 @@ def test_a_plan_does_not_depend_on_the_constraints(
         uncached = (planner._plan_training if s.is_training else planner._plan_inference)(s)
         assert planner.plan_workload(s) == uncached
         plans.append(uncached)
-        assert dataclasses.replace(s, constraints=Constraints()) == planner._as_planned(s)
+        assert dataclasses.replace(s, constraints=Constraints()) == planner.as_planned(s)
     assert len(plans) >= 3
     assert all(p == plans[0] for p in plans)
 
@@ -78,3 +80,32 @@ def test_an_answer_is_the_same_with_a_plan_made_for_other_constraints(
     evaluate_typed(scenario_for(dataclasses.replace(case, variant="default")), catalog=CATALOG)
     shared = evaluate_typed(scenario_for(case), catalog=CATALOG).to_dict()
     assert shared == alone
+
+
+# the training jobs and the first serving job: the 405B serving job's plan object comes from
+# the deployment search's cache, warm from the tests above, with its designs' metrics kept
+@pytest.mark.parametrize(("model", "gpu", "workload", "servers"), JOBS[:3])
+def test_a_job_with_other_constraints_prices_no_design_again(
+    model: str, gpu: str, workload: str, servers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The designs are evaluated for the scenario with the default constraints
+    (``recommend.performance_evaluator``), so the metrics a plan keeps per design serve a job
+    that differs only in its constraints: none of its designs is priced a second time."""
+    priced: list[tuple[int, Design, bool]] = []
+    evaluate = performance._evaluate_design
+
+    def counted(s: Scenario, w: WorkloadPlan, design: Design, *, bounds: bool = True) -> Metrics:
+        priced.append((id(w), design, bounds))
+        return evaluate(s, w, design, bounds=bounds)
+
+    monkeypatch.setattr(performance, "_evaluate_design", counted)
+    planner._PLAN_CACHE.clear()
+    case = AuditCase(model, gpu, workload, "default", servers)
+    evaluate_typed(scenario_for(case), catalog=CATALOG)
+    first = set(priced)
+    assert first
+    priced.clear()
+    evaluate_typed(
+        scenario_for(dataclasses.replace(case, variant="ethernet-team-cost")), catalog=CATALOG
+    )
+    assert not first & set(priced)

@@ -69,12 +69,15 @@ def _points(
 ) -> list[ScalingPoint]:
     """The chart's points.  A size that needs no compute fabric (:func:`fabric_free`) is
     evaluated on one design and its figure given to every fabric kind (``share_fabric_free``;
-    False evaluates it once per fabric, the reference the tests hold the shared figure to)."""
+    False evaluates it once per fabric, the reference the tests hold the shared figure to).
+    Each size is evaluated for the scenario with the default constraints, as the candidates
+    are (:func:`advisor.engine.decision.recommend.performance_evaluator`)."""
     from advisor.engine.model.performance import evaluate_design
-    from advisor.engine.model.planner import plan_workload
+    from advisor.engine.model.planner import as_planned, plan_workload
 
     if not per_fabric:
         return []
+    scenario = as_planned(scenario)
     out: list[ScalingPoint] = []
     for nodes in chart_sizes(facts):
         try:

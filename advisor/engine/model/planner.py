@@ -57,7 +57,7 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
     Raises :class:`ScenarioError` when an explicit plan is inconsistent or when the model
     cannot fit even at maximum parallelism.
     """
-    planned = _as_planned(scenario)
+    planned = as_planned(scenario)
     hit = _PLAN_CACHE.get(planned)
     if hit is None:
         hit = _plan_training(planned) if planned.is_training else _plan_inference(planned)
@@ -70,7 +70,7 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
 _NO_CONSTRAINTS = Constraints()
 
 
-def _as_planned(scenario: Scenario) -> Scenario:
+def as_planned(scenario: Scenario) -> Scenario:
     """The scenario as the planner sees it: with the default constraints.  The constraints
     (budget, team skills, preference, GPU pricing, power, cloud) are the decision's; no model
     module reads them (``tests/engine/test_planner_constraints.py``), so jobs that differ only
