@@ -126,10 +126,29 @@ def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_
     # roofline; on 8 x 100G, which a V100 host is never offered, copies of a 32-server
     # deployment with EP120 prefill across servers scored 558 and served 0 on 4 x 100G).
     # Since the p95 time per token counts the batch's feedback through the step (docs/MODEL.md
-    # 15, "Load") copies of the 16-server deployment again: 128 x 2.546 = 326 requests/s
-    assert large.workload.serving.pools.decode.servers == 1280
-    assert large.workload.serving.pools.prefill.servers == 768
+    # 15, "Load") copies of the 16-server deployment again: 128 x 2.546 = 326 requests/s.
+    # Since the ladder of smaller counts holds N // (3 x 2^a) (deployment._smaller_counts),
+    # copies of the 21-server one (6 + 15, EP120 decode) that 64 servers chose: 97 x 6.93 =
+    # 672 requests/s, twice what the 16-server copies serve
+    assert large.workload.serving.pools.decode.servers == 97 * 15
+    assert large.workload.serving.pools.prefill.servers == 97 * 6
+    assert rate_large == pytest.approx(672.1, rel=1e-3)
     assert any(
-        "128 copies of the 16-server disaggregated deployment" in n and "1 server stays idle" in n
+        "97 copies of the 21-server disaggregated deployment" in n and "12 servers stay idle" in n
         for n in large.workload.notes
     )
+
+
+@pytest.mark.parametrize("workload", ["inference-disaggregated", "inference-split"])
+def test_deepseek_on_128_v100_servers_serves_what_64_serve(workload: str) -> None:
+    # the audit's serving-worse-with-more-servers on eb62ae2: 64 servers chose 3 copies of a
+    # 21-server disaggregated deployment (20.8 requests/s within the targets) and 128 servers,
+    # whose ladder held 42 and 64 but not 21, 8 copies of the 16-server one (20.4; split 18.7)
+    half = run_case(AuditCase("deepseek-v3", "v100-sxm2-32gb", workload, "default", 64)).result
+    whole = run_case(AuditCase("deepseek-v3", "v100-sxm2-32gb", workload, "default", 128)).result
+    assert half is not None and whole is not None
+    assert any("3 copies of the 21-server" in n for n in half.workload.notes)
+    assert whole.metrics.max_requests_per_s_at_target >= (
+        2 * half.metrics.max_requests_per_s_at_target * 0.99
+    )
+    assert any("6 copies of the 21-server" in n for n in whole.workload.notes)

@@ -476,9 +476,9 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
 
 
 SMALLER_DEPLOYMENTS_SPAN = 16
-"""Smaller deployments weighed by :func:`_best_serving_plan`: every server count up to 16 and
-the powers of two and halves, thirds, quarters of the cluster below it (bounded planning cost;
-the replica shapes of a larger cluster repeat these)."""
+"""Smaller deployments weighed by :func:`_best_serving_plan`: every server count up to 16, the
+powers of two below the cluster and the cluster's N // 2^a and N // (3 x 2^a) servers (bounded
+planning cost; the replica shapes of a larger cluster repeat these)."""
 
 _SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 
@@ -641,10 +641,20 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
 
 
 def _smaller_counts(nodes: int) -> list[int]:
-    """The smaller server counts weighed against the whole cluster (SMALLER_DEPLOYMENTS_SPAN)."""
+    """The smaller server counts weighed against the whole cluster (SMALLER_DEPLOYMENTS_SPAN):
+    1 to 16, the powers of two, and N // 2^a and N // (3 x 2^a).  The last two families hold
+    every count weighed on half the cluster (N // 2 // k = N // 2k), so the cluster weighs
+    copies of every deployment its half did and never serves less (DeepSeek-V3 on 64 V100
+    servers chose 3 copies of 21, which 128 servers lacked when only N // 2, 3, 4 were
+    weighed)."""
     smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
     smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
-    smaller |= {nodes // k for k in (2, 3, 4)}
+    smaller |= {
+        nodes // (m * 2**a)
+        for m in (1, 3)
+        for a in range(nodes.bit_length())
+        if nodes // (m * 2**a) > SMALLER_DEPLOYMENTS_SPAN
+    }
     return sorted(n for n in smaller if 1 <= n < nodes)
 
 
