@@ -1,4 +1,5 @@
-"""Jobs that differ only in their constraints share one plan (``planner.as_planned``): the
+"""Jobs that differ only in their constraints share one plan (``plans.as_planned``, applied by the
+planner and by ``performance.evaluate_design``): the
 constraints are the decision's and no model module reads them.  Checked three ways: the
 model's source reads no ``constraints`` outside that function, a plan made from a scenario
 with constraints equals the one made from it without, and an answer is the same whether its
@@ -16,7 +17,7 @@ from advisor.engine import evaluate_typed
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model import performance, planner
-from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.plans import WorkloadPlan, as_planned
 from advisor.engine.result.echo import Constraints
 from advisor.engine.result.records import Metrics
 from advisor.engine.tools.audit import VARIANT_SIZES, VARIANTS, AuditCase, scenario_for
@@ -64,7 +65,7 @@ def test_a_plan_does_not_depend_on_the_constraints(
         uncached = (planner._plan_training if s.is_training else planner._plan_inference)(s)
         assert planner.plan_workload(s) == uncached
         plans.append(uncached)
-        assert dataclasses.replace(s, constraints=Constraints()) == planner.as_planned(s)
+        assert dataclasses.replace(s, constraints=Constraints()) == as_planned(s)
     assert len(plans) >= 3
     assert all(p == plans[0] for p in plans)
 
@@ -109,3 +110,26 @@ def test_a_job_with_other_constraints_prices_no_design_again(
         scenario_for(dataclasses.replace(case, variant="ethernet-team-cost")), catalog=CATALOG
     )
     assert not first & set(priced)
+
+
+def test_evaluate_design_keeps_one_figure_for_every_constraint_variant() -> None:
+    """``performance.evaluate_design`` normalises the scenario itself (one place), so a caller
+    that passes a scenario with constraints reads the metrics a caller with the default
+    constraints kept, and the other way round: the same object, not a second pricing."""
+    case = AuditCase("llama3-70b", "h100-sxm", "training", "ethernet-team-cost", 33)
+    s = parse_scenario(scenario_for(case), CATALOG)
+    assert s.constraints != Constraints()
+    w = planner.plan_workload(s)
+    design = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+    first = performance.evaluate_design(s, w, design, bounds=False)
+    assert performance.evaluate_design(as_planned(s), w, design, bounds=False) is first
+    served = parse_scenario(
+        scenario_for(
+            AuditCase("mixtral-8x7b", "mi300x", "inference-split", "ethernet-team-cost", 3)
+        ),
+        CATALOG,
+    )
+    assert served.constraints != Constraints()
+    sw = planner.plan_workload(served)
+    kept = performance.evaluate_design(as_planned(served), sw, design)
+    assert performance.evaluate_design(served, sw, design) is kept

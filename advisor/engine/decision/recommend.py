@@ -396,19 +396,12 @@ def _report(progress: Callable[[int], None] | None, pct: int) -> None:
 
 def performance_evaluator(s: Scenario, w: WorkloadPlan, *, bounds: bool = True) -> Evaluator:
     """``bounds=False``: a training design's metrics without the low and high step bounds
-    (:func:`advisor.engine.model.performance.evaluate_design`), for scoring every candidate.
-
-    The designs are evaluated for the scenario with the default constraints
-    (:func:`advisor.engine.model.planner.as_planned`): no model module reads the constraints,
-    so the metrics are the same, and a plan's metrics kept per design serve every job that
-    differs only in them (the audit's constraint variants) instead of being priced again."""
+    (:func:`advisor.engine.model.performance.evaluate_design`, which evaluates every design
+    for the scenario with the default constraints), for scoring every candidate."""
     from advisor.engine.model.performance import evaluate_design
-    from advisor.engine.model.planner import as_planned
-
-    planned = as_planned(s)
 
     def run(cand: Candidate) -> Metrics:
-        return evaluate_design(planned, w, design_of(cand), bounds=bounds)
+        return evaluate_design(s, w, design_of(cand), bounds=bounds)
 
     return run
 

@@ -70,14 +70,14 @@ def _points(
     """The chart's points.  A size that needs no compute fabric (:func:`fabric_free`) is
     evaluated on one design and its figure given to every fabric kind (``share_fabric_free``;
     False evaluates it once per fabric, the reference the tests hold the shared figure to).
-    Each size is evaluated for the scenario with the default constraints, as the candidates
-    are (:func:`advisor.engine.decision.recommend.performance_evaluator`)."""
+    Each size's plan and metrics are those of the scenario with the default constraints
+    (:func:`advisor.engine.model.plans.as_planned`, applied by the planner and by
+    :func:`advisor.engine.model.performance.evaluate_design`)."""
     from advisor.engine.model.performance import evaluate_design
-    from advisor.engine.model.planner import as_planned, plan_workload
+    from advisor.engine.model.planner import plan_workload
 
     if not per_fabric:
         return []
-    scenario = as_planned(scenario)
     out: list[ScalingPoint] = []
     for nodes in chart_sizes(facts):
         try:

@@ -44,6 +44,7 @@ from advisor.engine.model.plans import (
     InferencePlan,
     TrainingPlan,
     WorkloadPlan,
+    as_planned,
     plan_traffic,
 )
 from advisor.engine.model.serving.compute import (
@@ -464,7 +465,13 @@ def evaluate_design(
     every other figure the same; the bounds price every plan of the family (or solve the
     serving model) again, and the recommendation needs them for the chosen design only (and
     the fastest serving design's rates).
+
+    The design is evaluated for the scenario with the default constraints
+    (:func:`advisor.engine.model.plans.as_planned`): no model module reads the constraints,
+    so the metrics are the same, and the metrics kept per design serve every job that differs
+    only in them (the audit's constraint variants, a what-if that changes the budget).
     """
+    scenario = as_planned(scenario)
     if workload.training is None:
         # serving: kept per (design, bounds) in the plan's memo, so the scaling chart's point at
         # the cluster's own size reuses what scoring the candidates computed (the same plan

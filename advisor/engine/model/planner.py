@@ -38,7 +38,7 @@ from advisor.engine.model.plan_search import (
     _SizeMemo,
     _tp_overlap,
 )
-from advisor.engine.model.plans import Plan, TrainingPlan, WorkloadPlan, domain_gpus
+from advisor.engine.model.plans import Plan, TrainingPlan, WorkloadPlan, as_planned, domain_gpus
 from advisor.engine.model.serving.deployment import _plan_inference
 from advisor.engine.model.stage_time import _microbatches, _stage_split, _training_costs
 from advisor.engine.model.training_step import (
@@ -46,7 +46,7 @@ from advisor.engine.model.training_step import (
     training_step_above,
     training_step_time_s,
 )
-from advisor.engine.result.echo import Constraints, Memory
+from advisor.engine.result.echo import Memory
 
 # ----------------------------------------------------------------------------- planner
 
@@ -65,20 +65,6 @@ def plan_workload(scenario: Scenario) -> WorkloadPlan:
             _PLAN_CACHE.clear()
         _PLAN_CACHE[planned] = hit
     return hit
-
-
-_NO_CONSTRAINTS = Constraints()
-
-
-def as_planned(scenario: Scenario) -> Scenario:
-    """The scenario as the planner sees it: with the default constraints.  The constraints
-    (budget, team skills, preference, GPU pricing, power, cloud) are the decision's; no model
-    module reads them (``tests/engine/test_planner_constraints.py``), so jobs that differ only
-    in them share one plan, its deployment search and its memo (the audit's constraint
-    variants, a what-if that changes the budget)."""
-    if scenario.constraints == _NO_CONSTRAINTS:
-        return scenario
-    return replace(scenario, constraints=_NO_CONSTRAINTS)
 
 
 _PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}

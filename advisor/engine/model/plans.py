@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from dataclasses import replace as dataclass_replace
 from typing import Any
 
 from advisor.engine.input.scenario import Scenario
@@ -20,8 +21,21 @@ from advisor.engine.model.placement import (
     wire_bytes,
 )
 from advisor.engine.model.serving.compute import ServingPlan
-from advisor.engine.result.echo import Memory
+from advisor.engine.result.echo import Constraints, Memory
 from advisor.engine.result.echo import Plan as Plan  # the plan is the result's own record
+
+_NO_CONSTRAINTS = Constraints()
+
+
+def as_planned(scenario: Scenario) -> Scenario:
+    """The scenario as the planner sees it: with the default constraints.  The constraints
+    (budget, team skills, preference, GPU pricing, power, cloud) are the decision's; no model
+    module reads them (``tests/engine/test_planner_constraints.py``), so jobs that differ only
+    in them share one plan, its deployment search and its memo (the audit's constraint
+    variants, a what-if that changes the budget)."""
+    if scenario.constraints == _NO_CONSTRAINTS:
+        return scenario
+    return dataclass_replace(scenario, constraints=_NO_CONSTRAINTS)
 
 
 @dataclass(frozen=True)
