@@ -128,3 +128,35 @@ def test_the_recommended_design_carries_its_step_bounds() -> None:
     band = result["uncertainty"]["step_time_s"]
     assert band["low"] < band["high"]
     assert band["low"] == pytest.approx(metrics["step_time_s_low"], abs=1e-6)
+
+
+def test_a_serving_answer_states_its_compute_and_load_assumptions() -> None:
+    """A serving answer names the model it was priced with (the per-layer roofline, not the
+    catalog's flat compute fraction no serving path uses) and how it reads its load: random
+    arrivals, the 95th-percentile targets and the router the queue assumes."""
+    from advisor.engine.model.serving.compute import TARGET_QUANTILE
+
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "inference": {"requests_per_s": 20},
+        }
+    )
+    rows = {a["name"]: a for a in result["assumptions"]}
+    assert "compute efficiency" not in rows
+    assert rows["compute model"]["value"] == "GEMM and attention roofline per layer"
+    assert "NVIDIA H100" in rows["compute model"]["source"]
+    assert rows["latency targets"]["value"] == round(TARGET_QUANTILE * 100) == 95
+    assert "Poisson" in rows["request arrivals"]["value"]
+    assert rows["request routing"]["value"] == "to the least-loaded replica"
+    training = {a["name"] for a in evaluate(scenario())["assumptions"]}
+    assert "compute efficiency" in training
+    assert not training & {
+        "compute model",
+        "latency targets",
+        "request arrivals",
+        "request routing",
+    }

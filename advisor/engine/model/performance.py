@@ -48,6 +48,7 @@ from advisor.engine.model.plans import (
     plan_traffic,
 )
 from advisor.engine.model.serving.compute import (
+    TARGET_QUANTILE,
     ServingPlan,
     decode_compute_s,
     scaleup_domain_gpus,
@@ -555,6 +556,34 @@ def _transport_rows(scenario: Scenario) -> list[Assumption]:
     ]
 
 
+def _serving_load_rows() -> list[Assumption]:
+    """How a serving answer reads its load (docs/MODEL.md 15, "Load")."""
+    return [
+        _row(
+            "request arrivals",
+            "random (Poisson) at the asked rate",
+            "",
+            "open arrivals, as users send them and as MLPerf Inference's Server scenario "
+            "issues them; a closed loop of users when the scenario gives concurrent users",
+        ),
+        _row(
+            "latency targets",
+            round(TARGET_QUANTILE * 100),
+            "% of requests within the TTFT and time-per-token targets",
+            "the questionnaire's '95 of 100 requests' (docs/ENGINE_API.md)",
+        ),
+        _row(
+            "request routing",
+            "to the least-loaded replica",
+            "",
+            "the prompts of all replicas wait in one queue, which a load-aware router "
+            "(NVIDIA Dynamo's KV router, llm-d's scheduler) comes close to; random or "
+            "round-robin routing raises the p95 time to first token of many small replicas "
+            "(docs/MODEL.md 15.2)",
+        ),
+    ]
+
+
 def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assumption]:
     """The performance-model constants that shaped this result."""
     g = scenario.gpu
@@ -569,6 +598,16 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
             f"GEMM-level roofline: MAMF x sustained clock ({prof.generation}), wave "
             "quantisation, flash attention, element-wise traffic (efficiency.py, docs/MODEL.md "
             f"5.1); {prof.source}",
+        )
+    elif workload.inference is not None:
+        efficiency_row = _row(
+            "compute model",
+            "GEMM and attention roofline per layer",
+            "",
+            "prompts and decode steps priced per layer: each GEMM at the larger of its math "
+            f"(the measured matmul rate at the sustained clock of the {g.name}) and its "
+            "weight read from memory, attention's KV-cache read, per-layer launch costs "
+            "(docs/MODEL.md 15.1; checked against TensorRT-LLM's published throughput tables)",
         )
     else:
         efficiency_row = _row(
@@ -644,6 +683,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
             "42 Gb/s per core (Cai et al., SIGCOMM'21), send + receive",
         ),
         *_transport_rows(scenario),
+        *(_serving_load_rows() if workload.inference is not None else []),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
         _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),

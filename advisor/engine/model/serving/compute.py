@@ -100,8 +100,13 @@ CHUNKED_PREFILL_TOKENS = 2048
 MTP_DRAFT_TOKENS = 1
 """DeepSeek-V3 multi-token prediction predicts one extra token (arXiv 2412.19437 section 5.4.3:
 85-90 % acceptance, 1.8x tokens per second)."""
+TARGET_QUANTILE = 0.95
+"""The share of requests the latency targets hold for: the questionnaire asks the time to first
+token and the time per token "for 95 of 100 requests" (docs/ENGINE_API.md
+``max_requests_per_s_at_target``); every p95 of the load model reads this quantile."""
 P95_Z = 1.645
-"""One-sided 95 % point of the normal approximation of a Poisson batch (M/G/inf)."""
+"""One-sided normal point of :data:`TARGET_QUANTILE` (Phi^-1(0.95)), for the normal
+approximation of a Poisson batch (M/G/inf) and of a request's decode time."""
 SATURATED_S = 3600.0
 """Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
 ERLANG_MAX_SERVERS = 512

@@ -34,6 +34,7 @@ from advisor.engine.model.serving.compute import (
     CURVE_POINTS,
     P95_Z,
     SATURATED_S,
+    TARGET_QUANTILE,
     KvTransfer,
     ServingPlan,
     decode_compute_s,
@@ -426,14 +427,14 @@ class ServingModel:
         already misses (saturated, or its p95 time per token over the target) and without
         the median and mean waits."""
         serving_plan = self.serving_plan
-        floor = self._prefill_floor(rate, 0.95)
+        floor = self._prefill_floor(rate, TARGET_QUANTILE)
         if floor is not None and floor > serving_plan.target_ttft_s < SATURATED_S:
             return False
         d = self._decode_at(rate, None)
         if d.saturated or d.tpot95 > serving_plan.target_tpot_s:
             return False
-        w95 = mgc_wait_quantile_s(rate, d.service, serving_plan.prefill.instances, 0.95)
-        w95 += mgc_wait_quantile_s(rate, d.hold, d.slots, 0.95)
+        w95 = mgc_wait_quantile_s(rate, d.service, serving_plan.prefill.instances, TARGET_QUANTILE)
+        w95 += mgc_wait_quantile_s(rate, d.hold, d.slots, TARGET_QUANTILE)
         return min(SATURATED_S, w95 + d.unloaded) <= serving_plan.target_ttft_s
 
     def _prefill_floor(self, rate: float, q: float | None) -> float | None:
@@ -480,11 +481,11 @@ class ServingModel:
         b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded = d
         prefill_instances = serving_plan.prefill.instances
         w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
-        w95 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.95)
+        w95 = mgc_wait_quantile_s(rate, service, prefill_instances, TARGET_QUANTILE)
         w_mean = mgc_mean_wait_s(rate, service, prefill_instances)
         if not saturated:
             w50 += mgc_wait_quantile_s(rate, hold, slots, 0.50)
-            w95 += mgc_wait_quantile_s(rate, hold, slots, 0.95)
+            w95 += mgc_wait_quantile_s(rate, hold, slots, TARGET_QUANTILE)
             w_mean = plus_mean_wait_s(w_mean, rate, hold, slots, unloaded)
         if saturated:
             w50 = w95 = w_mean = SATURATED_S
