@@ -731,10 +731,6 @@ def compute_efficiency(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> fl
     return eff
 
 
-def achievable_flops_per_s(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> float:
-    return gpu.peak_tflops(precision) * 1e12 * compute_efficiency(gpu, precision, tp, hidden)
-
-
 def experts_hit_fraction(model: ModelSpec, tokens: float) -> float:
     """Expected share of routed experts a decode step reads: 1 - (1 - 1/E)^(tokens x top_k).
 
