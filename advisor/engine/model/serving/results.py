@@ -15,7 +15,12 @@ from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.compute import decode_step_s, prefill_service_s
-from advisor.engine.model.serving.load import load_curve, serving_metrics, serving_model
+from advisor.engine.model.serving.load import (
+    ServingModel,
+    load_curve,
+    serving_metrics,
+    serving_model,
+)
 from advisor.engine.result.echo import ScenarioEcho
 from advisor.engine.result.records import Option
 
@@ -122,6 +127,28 @@ def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
     return base | {"gpus": (prefill + decode) * gpn, "gpus_per_node": gpn, "inference": inference}
 
 
+def benchmark_output_rate(model: ServingModel, requests: int) -> float:
+    """Output tokens per second of one instance over ``trtllm-bench throughput``'s whole run:
+    ``requests`` identical requests (one prompt and one output length: ``prepare_dataset.py
+    token-norm-dist`` with both deviations 0) queued at once.
+
+    The instance holds ``B`` of them at a time (its KV-memory batch, reserved for the whole
+    sequence as the Guaranteed-No-Evict scheduler does), so they run in waves: every request of
+    a wave ends on the same step and the next wave starts together, the last wave holding the
+    ``requests mod B`` left.  The run lasts every prompt (one at a time, as the capacity model
+    prices them) plus ``output / tokens per step`` steps of each wave at its own batch.  With
+    many waves this tends to the steady capacity (:meth:`ServingModel.capacity_rps` per
+    instance); with one wave and a small remainder it is well below it (docs/MODEL.md 15.1,
+    "The benchmark's own request count")."""
+    plan = model.serving_plan
+    batch = max(1, int(plan.decode.max_batch_per_instance))
+    full, rest = divmod(requests, batch)
+    steps = plan.output_tokens / plan.tokens_per_step
+    time_s = requests * max(0.0, model.prefill_s)
+    time_s += steps * (full * model.step(float(batch)) + (model.step(float(rest)) if rest else 0.0))
+    return requests * plan.output_tokens / time_s
+
+
 def predict_published(row: dict[str, Any]) -> dict[str, float]:
     """Throughput and time per token of a published serving result (``kind: serving``).
 
@@ -131,7 +158,8 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
     mean context), as TensorRT-LLM's gptSessionBenchmark measures; capacity: the output tokens
     per second of one instance at its capacity (prefill and decode sharing its GPUs, decode at
     the batch its KV memory holds), as ``trtllm-bench throughput`` measures with requests at an
-    infinite rate.
+    infinite rate; over the benchmark's own run of ``num_requests`` identical requests
+    (:func:`benchmark_output_rate`) when the row gives the count.
     """
     config = row["config"]
     scenario = parse_scenario(published_scenario(row), default_catalog())
@@ -144,7 +172,11 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
         nics_per_node=int(config.get("nics_per_node", 8)),
     )
     if config["phase"] == "capacity":
-        capacity = serving_model(scenario, serving_plan, design, "point").capacity_rps()
+        model = serving_model(scenario, serving_plan, design, "point")
+        requests = config.get("num_requests")
+        if requests is not None and serving_plan.colocated:
+            return {"output_tokens_per_s_per_instance": benchmark_output_rate(model, int(requests))}
+        capacity = model.capacity_rps()
         return {
             "output_tokens_per_s_per_instance": capacity
             * serving_plan.output_tokens
