@@ -178,9 +178,28 @@ def _placeholder(question: qn.Question, answers: qn.Answers) -> str:
         return question.placeholder
     if gpus <= 0 or sequence <= 0:
         return question.placeholder
-    tokens = default_global_batch_tokens(gpus)
+    tokens = default_global_batch_tokens(gpus, _pretrains_moe(answers))
     sequences = max(1, round(tokens / sequence))
     return f"usual for {gpus:,} GPUs: {sequences:,} ({tokens / 1e6:,.1f}M tokens)"
+
+
+def _pretrains_moe(answers: qn.Answers) -> bool:
+    """Pretraining of a mixture-of-experts model (a preset's or the custom shape's experts):
+    the engine's default batch is then the MoE one (``default_global_batch_tokens``)."""
+    if answers.workload != "training":
+        return False
+    choice = answers["model_choice"]
+    if choice == "custom":
+        try:
+            experts, top_k = (
+                int(answers["custom_moe_experts"] or 0),
+                int(answers["custom_moe_top_k"] or 0),
+            )
+        except ValueError:
+            return False
+        return experts > 1 and top_k > 0
+    model = catalog_current().model(choice) if choice else None
+    return model is not None and model.is_moe
 
 
 def _step_context(

@@ -728,9 +728,17 @@ MFU_WARN_FRACTION = 0.65
 published large-model MFU is ~0.38-0.45; dense mid-size runs reach ~0.55-0.6)."""
 
 
+def _pretrains_moe(result: EngineResult) -> bool:
+    """Pretraining of a mixture-of-experts model: its usual batch is the MoE one
+    (``default_global_batch_tokens``)."""
+    model = result.workload.model
+    return result.scenario.workload == "training" and model.moe_experts > 1 and model.moe_top_k > 0
+
+
 def batch_note(result: EngineResult) -> str:
     """When the global batch, not the network, leaves GPUs idle: GPUs with no work, or a
-    batch far below what published runs of this size use (1,024 tokens per GPU)."""
+    batch far below what published runs of this size use (1,024 tokens per GPU; 32,768 for a
+    mixture-of-experts model)."""
     scenario = result.scenario
     training = scenario.training
     gpus = int(finite(scenario.gpus))
@@ -739,7 +747,8 @@ def batch_note(result: EngineResult) -> str:
     sequences = int(finite(training.global_batch_sequences))
     tokens = finite(training.global_batch_tokens) or sequences * finite(scenario.sequence_length)
     used = int(finite(result.workload.plan.gpus_used))
-    usual = default_global_batch_tokens(gpus)
+    moe = _pretrains_moe(result)
+    usual = default_global_batch_tokens(gpus, moe)
     if 0 < used < gpus:
         return (
             f"{gpus - used:,} of the {gpus:,} GPUs have no work: a global batch of "
@@ -750,9 +759,11 @@ def batch_note(result: EngineResult) -> str:
         return (
             f"The global batch ({tokens / 1e6:,.1f}M tokens per step, "
             f"{tokens / gpus:,.0f} per GPU) is small for {gpus:,} GPUs: each GPU computes little "
-            "per step, so the gradient exchange dominates the step. Published runs of this "
-            f"size use about {usual / 1e6:,.1f}M tokens per step (Llama 3 405B: 16M on "
-            "16,384 GPUs)."
+            f"per step, so {'the expert all-to-all and ' if moe else ''}the gradient exchange "
+            f"dominates the step. Published runs of this size use about {usual / 1e6:,.1f}M "
+            "tokens per step ("
+            + ("DeepSeek-V3: 63M on 2,048 GPUs" if moe else "Llama 3 405B: 16M on 16,384 GPUs")
+            + ")."
         )
     return ""
 

@@ -9,7 +9,7 @@ import pytest
 from advisor.engine import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.echo import scenario_echo
-from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.input.scenario import default_global_batch_tokens, parse_scenario
 from advisor.engine.model.planner import plan_workload
 
 
@@ -158,3 +158,28 @@ def test_the_default_batch_grows_with_the_cluster_as_published_runs_do(
     assert training.global_batch_tokens == tokens
     given = {**raw, "training": {"global_batch_sequences": 512}}
     assert parse_scenario(given, default_catalog()).training.global_batch_sequences == 512
+
+
+@pytest.mark.parametrize(
+    ("gpus", "tokens"),
+    [
+        (64, 4_194_304),
+        (256, 8_388_608),
+        (2_048, 67_108_864),
+        (16_384, 67_108_864),
+        (131_072, 134_217_728),
+    ],
+)
+def test_a_moe_pretraining_default_batch_follows_moe_practice(gpus: int, tokens: int) -> None:
+    """32,768 tokens per GPU as a power of two (DeepSeek-V3 ran 62.9M on 2,048 GPUs), at most
+    64M (the largest published MoE batches) and never below the dense rule; the same model's
+    fine-tuning, a dense model and a given batch keep their own rule."""
+    raw = {"workload": "training", "model": "deepseek-v3", "gpu": "h100-sxm", "gpus": gpus}
+    training = parse_scenario(raw, default_catalog()).training
+    assert training is not None and training.global_batch_tokens == tokens
+    tuned = parse_scenario({**raw, "workload": "fine_tuning"}, default_catalog()).training
+    assert tuned is not None and tuned.global_batch_tokens == default_global_batch_tokens(gpus)
+    dense = parse_scenario({**raw, "model": "llama3-70b"}, default_catalog()).training
+    assert dense is not None and dense.global_batch_tokens == default_global_batch_tokens(gpus)
+    given = {**raw, "training": {"global_batch_tokens": 4_194_304}}
+    assert parse_scenario(given, default_catalog()).training.global_batch_tokens == 4_194_304

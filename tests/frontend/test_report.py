@@ -287,3 +287,24 @@ def test_idle_gpus_from_a_small_batch_are_blamed_on_the_batch_not_the_network() 
     assert usual.scenario.training is not None
     assert usual.scenario.training.global_batch_tokens == 16_777_216
     assert finite(usual.metrics.gpu_idle_fraction) < finite(small.metrics.gpu_idle_fraction)
+
+
+def test_a_moe_pretraining_on_a_dense_sized_batch_is_told_the_moe_practice() -> None:
+    from advisor.engine import evaluate
+    from advisor.engine.facts.formatting import finite
+    from advisor.engine.result.records import EngineResult
+    from advisor.reports.presenters import warnings
+
+    base = {"workload": "training", "model": "deepseek-v3", "gpu": "h100-sxm", "gpus": 2_048}
+    dense_sized = EngineResult.from_dict(
+        evaluate({**base, "training": {"global_batch_tokens": 4_194_304}})
+    )
+    usual = EngineResult.from_dict(evaluate(base))
+
+    note = {w["kind"]: w["text"] for w in warnings(dense_sized)}["batch"]
+    assert "67.1M tokens per step" in note and "DeepSeek-V3: 63M on 2,048 GPUs" in note
+    assert "expert all-to-all" in note
+    assert "batch" not in {w["kind"] for w in warnings(usual)}
+    assert usual.scenario.training is not None
+    assert usual.scenario.training.global_batch_tokens == 67_108_864
+    assert finite(usual.metrics.gpu_idle_fraction) < finite(dense_sized.metrics.gpu_idle_fraction)

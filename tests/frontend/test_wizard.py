@@ -198,3 +198,13 @@ def test_the_batch_question_shows_the_batch_the_engine_would_use_for_this_cluste
     _post(client, base, "hardware", gpu="h100-sxm", gpus="16384")
     html = client.get(f"{base}/work/").content.decode()
     assert 'placeholder="usual for 16,384 GPUs: 4,096 (16.8M tokens)"' in html
+
+
+def test_the_batch_question_shows_the_moe_batch_for_a_moe_pretraining() -> None:
+    client = Client()
+    base = _start(client)
+    _post(client, base, "job", workload="training", scale="many")
+    _post(client, base, "model", model_choice="deepseek-v3", sequence_length="4096")
+    _post(client, base, "hardware", gpu="h100-sxm", gpus="2048")
+    html = client.get(f"{base}/work/").content.decode()
+    assert 'placeholder="usual for 2,048 GPUs: 16,384 (67.1M tokens)"' in html

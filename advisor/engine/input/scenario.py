@@ -2,8 +2,9 @@
 
 Defaults (also in docs/MODEL.md): ``gpus_per_node`` = the GPU's server size (or ``gpus`` when
 smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported); ``sequence_length`` = 4096;
-training ``global_batch_tokens`` = the larger of 4,194,304 (4M) and 1,024 per GPU
-(:func:`default_global_batch_tokens`); ``total_tokens`` = 1e12 (training)
+training ``global_batch_tokens`` = the larger of 4,194,304 (4M) and 1,024 per GPU (32,768 per
+GPU for a mixture-of-experts model's pretraining; :func:`default_global_batch_tokens`);
+``total_tokens`` = 1e12 (training)
 or 1e9 (fine-tuning); ``sharding`` = zero1; inference 64 concurrent requests, 2048 prompt
 and 512 output tokens, 50 ms per token and 2000 ms time-to-first-token targets (both p95),
 no prefix-cache hits, no speculative decoding, deployment chosen by the engine.
@@ -61,12 +62,37 @@ GPU: Llama 3 405B 16M tokens on 16,384 H100 (section 3.4.1), MegaScale 175B 6,14
 12.6M on 12,288 GPUs (Jiang et al., NSDI 2024); docs/MODEL.md 1."""
 
 
-def default_global_batch_tokens(gpus: int) -> int:
+MOE_BATCH_TOKENS_PER_GPU = 32_768
+"""Mixture-of-experts pretraining runs carry about 30 times the dense batch per GPU: DeepSeek-V3
+15,360 sequences of 4,096 tokens (62.9M) on 2,048 H800, 30,720 per GPU (arXiv 2412.19437
+sections 3.1 and 4.2); NVIDIA's own MoE performance configurations run more (Megatron-Bridge
+performance summary: DeepSeek-V3 on 256 GPUs at 2,048-8,192 sequences of 4,096, 32-128k per
+GPU). Their expert all-to-all moves every token each layer, so a dense-sized batch would leave
+most of a large cluster waiting on it (docs/MODEL.md 1)."""
+
+
+MOE_MAX_BATCH_TOKENS = 67_108_864
+"""The largest default MoE batch, 64M tokens: DeepSeek-V3's 62.9M (the largest published MoE
+pretraining batch found, arXiv 2412.19437 section 4.2) as a power of two; beyond 2,048 GPUs the
+MoE default stays there until the dense rule (1,024 per GPU) passes it at 65,536 GPUs."""
+
+
+def default_global_batch_tokens(gpus: int, moe: bool = False) -> int:
     """Tokens per optimizer step when the scenario gives no batch: 4M up to 4,096 GPUs, then
     1,024 per GPU (published practice, :data:`BATCH_TOKENS_PER_GPU`) rounded down to a power
-    of two as published batches are (4M, 8M, 16M): 16M from 16,384 GPUs."""
-    per_gpu = BATCH_TOKENS_PER_GPU * max(1, gpus)
-    return max(DEFAULT_GLOBAL_BATCH_TOKENS, 1 << (per_gpu.bit_length() - 1))
+    of two as published batches are (4M, 8M, 16M): 16M from 16,384 GPUs.  ``moe``: the
+    pretraining of a mixture-of-experts model, 32,768 per GPU
+    (:data:`MOE_BATCH_TOKENS_PER_GPU`), the same floor and rounding, at most
+    :data:`MOE_MAX_BATCH_TOKENS` (64M from 2,048 GPUs) and never below the dense rule."""
+    dense = _power_of_two_batch(BATCH_TOKENS_PER_GPU * max(1, gpus))
+    if not moe:
+        return dense
+    moe_tokens = _power_of_two_batch(MOE_BATCH_TOKENS_PER_GPU * max(1, gpus))
+    return max(dense, min(moe_tokens, MOE_MAX_BATCH_TOKENS))
+
+
+def _power_of_two_batch(tokens: int) -> int:
+    return max(DEFAULT_GLOBAL_BATCH_TOKENS, 1 << (tokens.bit_length() - 1))
 
 
 DEFAULT_TRAINING_TOKENS = 1e12
@@ -431,7 +457,12 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
     inference = None
     if workload in ("training", "fine_tuning"):
         training = _parse_training(
-            errors, _section(errors, raw, "training"), workload, sequence_length, gpus or 1
+            errors,
+            _section(errors, raw, "training"),
+            workload,
+            sequence_length,
+            gpus or 1,
+            moe=workload == "training" and model is not None and model.is_moe,
         )
     if workload == "inference":
         inference = _parse_inference(errors, _section(errors, raw, "inference"))
@@ -694,7 +725,13 @@ def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | 
 
 
 def _parse_training(
-    errors: _Errors, raw: dict[str, Any], workload: str, sequence_length: int, gpus: int = 1
+    errors: _Errors,
+    raw: dict[str, Any],
+    workload: str,
+    sequence_length: int,
+    gpus: int = 1,
+    *,
+    moe: bool = False,
 ) -> TrainingSpec:
     errors.reject_unknown(raw, TRAINING_KEYS, "training")
     sequences: int | None = None
@@ -706,7 +743,7 @@ def _parse_training(
     if raw.get("global_batch_tokens") is not None:
         tokens = _positive_int(errors, "training.global_batch_tokens", raw["global_batch_tokens"])
     if sequences is None:
-        tokens = tokens or default_global_batch_tokens(gpus)
+        tokens = tokens or default_global_batch_tokens(gpus, moe)
         sequences = max(1, round(tokens / sequence_length))
     default_total = (
         DEFAULT_TRAINING_TOKENS if workload == "training" else DEFAULT_FINE_TUNING_TOKENS

@@ -79,7 +79,9 @@ FIELDS: dict[str, FieldDoc] = {
         "integer",
         f"Tokens per optimizer step; default {sc.DEFAULT_GLOBAL_BATCH_TOKENS:,}, or "
         f"{sc.BATCH_TOKENS_PER_GPU:,} per GPU rounded down to a power of two when larger "
-        "(published practice: Llama 3 405B used 16M tokens on 16,384 GPUs).",
+        "(published practice: Llama 3 405B used 16M tokens on 16,384 GPUs); "
+        f"{sc.MOE_BATCH_TOKENS_PER_GPU:,} per GPU for a mixture-of-experts model's pretraining "
+        "(DeepSeek-V3 used 63M tokens on 2,048 GPUs).",
     ),
     "training.total_tokens": FieldDoc(
         "number",
