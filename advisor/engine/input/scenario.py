@@ -74,7 +74,7 @@ most of a large cluster waiting on it (docs/MODEL.md 1)."""
 MOE_MAX_BATCH_TOKENS = 67_108_864
 """The largest default MoE batch, 64M tokens: DeepSeek-V3's 62.9M (the largest published MoE
 pretraining batch found, arXiv 2412.19437 section 4.2) as a power of two; beyond 2,048 GPUs the
-MoE default stays there until the dense rule (1,024 per GPU) passes it at 65,536 GPUs."""
+MoE default stays there until the dense rule (1,024 per GPU) reaches it at 65,536 GPUs."""
 
 
 def default_global_batch_tokens(gpus: int, moe: bool = False) -> int:
