@@ -190,21 +190,21 @@ def test_a_dropdown_of_sentences_is_shown_as_cards_and_posts_the_same() -> None:
     assert QuestionnaireDraft.objects.get().answers["sharding"] == "zero3"
 
 
-def test_the_batch_question_shows_the_batch_the_engine_would_use_for_this_cluster() -> None:
+@pytest.mark.parametrize(
+    ("model", "gpus", "placeholder"),
+    [
+        ("llama3-70b", "16384", "usual for 16,384 GPUs: 4,096 (16.8M tokens)"),
+        # a mixture-of-experts pretraining: the MoE batch (DeepSeek-V3's practice)
+        ("deepseek-v3", "2048", "usual for 2,048 GPUs: 16,384 (67.1M tokens)"),
+    ],
+)
+def test_the_batch_question_shows_the_batch_the_engine_would_use_for_this_cluster(
+    model: str, gpus: str, placeholder: str
+) -> None:
     client = Client()
     base = _start(client)
     _post(client, base, "job", workload="training", scale="many")
-    _post(client, base, "model", model_choice="llama3-70b", sequence_length="4096")
-    _post(client, base, "hardware", gpu="h100-sxm", gpus="16384")
+    _post(client, base, "model", model_choice=model, sequence_length="4096")
+    _post(client, base, "hardware", gpu="h100-sxm", gpus=gpus)
     html = client.get(f"{base}/work/").content.decode()
-    assert 'placeholder="usual for 16,384 GPUs: 4,096 (16.8M tokens)"' in html
-
-
-def test_the_batch_question_shows_the_moe_batch_for_a_moe_pretraining() -> None:
-    client = Client()
-    base = _start(client)
-    _post(client, base, "job", workload="training", scale="many")
-    _post(client, base, "model", model_choice="deepseek-v3", sequence_length="4096")
-    _post(client, base, "hardware", gpu="h100-sxm", gpus="2048")
-    html = client.get(f"{base}/work/").content.decode()
-    assert 'placeholder="usual for 2,048 GPUs: 16,384 (67.1M tokens)"' in html
+    assert f'placeholder="{placeholder}"' in html
