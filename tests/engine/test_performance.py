@@ -271,6 +271,32 @@ def test_bounds_skipping_plans_by_their_point_step_are_exact(name: str, d: Desig
     assert pruned["step_time_s_low"] == full["step_time_s_low"]
 
 
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(("70b", "70b-pp", "moe")), d=designs, first=st.integers(0, 40))
+def test_the_fastest_plan_does_not_depend_on_the_plan_priced_first(
+    name: str, d: Design, first: int
+) -> None:
+    # _fastest_plan prices first the plan that won on the design evaluated before (kept in
+    # the plan's memo) and skips plans that cannot beat it: whichever plan comes first, the
+    # answer is the least step over every plan, ties going to the first in the order (the
+    # planner's plan, then the alternatives by compute floor), to the bit
+    from advisor.engine.model import training_step
+
+    s, w = _scenario(name)
+    order = (w, *(alt for _, alt in training_step._floors(w)))
+    steps = []
+    for plan in order:
+        assert plan.training is not None
+        steps.append(training_step._training_times(s, plan, plan.training, d, "point").step_s)
+    expected = min(range(len(order)), key=lambda i: (steps[i], i))
+    w.memo["fastest-first"] = first % len(order)
+    best, point = training_step._fastest_plan(s, w, d)
+    assert best is order[expected]
+    assert point.step_s == steps[expected]
+    # and the next design starts from the plan that won here
+    assert w.memo["fastest-first"] == expected
+
+
 @settings(max_examples=80, deadline=None)
 @given(name=st.sampled_from(("70b", "70b-pp", "moe")), d=designs)
 def test_a_plans_network_free_step_never_exceeds_its_step_in_any_bound(
