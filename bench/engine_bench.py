@@ -136,7 +136,7 @@ def child_scenario(name: str) -> dict[str, Any]:
 
 def child_design() -> dict[str, Any]:
     from advisor.engine.facts.catalog import default_catalog
-    from advisor.engine.input.scenario import ZERO_STAGES, parse_scenario
+    from advisor.engine.input.scenario import parse_scenario
     from advisor.engine.model.performance import evaluate_design
     from advisor.engine.model.planner import plan_workload
 
@@ -146,15 +146,16 @@ def child_design() -> dict[str, Any]:
     def one_design() -> Any:
         s = parse_scenario({**DESIGN_SCENARIO, "design": DESIGN}, catalog)
         assert s.design is not None
-        return evaluate_design(s, plan_workload(s), s.design)
+        workload = plan_workload(s)
+        return workload.plan, evaluate_design(s, workload, s.design)
 
-    metrics, wall_ms, cpu_ms = _timed(one_design)
+    (plan, metrics), wall_ms, cpu_ms = _timed(one_design)
     # Calculon's unit of work: one (model, system, execution) evaluated, the execution given;
     # here the plan the planner chose, given as the scenario's explicit parallelism
-    plan = plan_workload(parse_scenario({**DESIGN_SCENARIO, "design": DESIGN}, catalog)).plan
     given = {
         **DESIGN_SCENARIO,
         "design": DESIGN,
+        "training": {**DESIGN_SCENARIO["training"], "sharding": plan.sharding},
         "parallelism": {
             "tp": plan.tp,
             "pp": plan.pp,
@@ -162,7 +163,6 @@ def child_design() -> dict[str, Any]:
             "micro_batch": plan.micro_batch,
             "virtual_stages": plan.virtual_stages,
             "recompute": plan.recompute,
-            "zero": {v: k for k, v in ZERO_STAGES.items()}[plan.sharding],
         },
     }
     clear_engine_caches()

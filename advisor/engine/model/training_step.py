@@ -566,48 +566,27 @@ def _fastest_plan(
     priced: dict[int, float] | None = None,
 ) -> tuple[WorkloadPlan, _TrainingTimes]:
     """The planner's plan or, if faster on ``design``, one of its plans of fewer servers
-    (``WorkloadPlan.alternatives``): with the same global batch, adding servers never slows a
-    design's predicted step.  Of the plans with the least step, the first in the order the
-    planner's plan, then its alternatives by compute floor (:func:`_floors`).
-
-    The plan that won on the design evaluated before (kept in the plan's memo) is priced first:
-    designs scored one after another mostly share their fastest plan, so its step is a tight
-    bound from the start, and a plan whose compute floor, network-free step or step with its
-    network-crossing data-parallel gradients free (:func:`_times_below`) cannot beat it (nor
-    tie it from earlier in the order) is not priced.  The answer is the same whichever plan is
-    priced first.  ``priced`` collects the point step of every plan priced (by ``id``)."""
+    (``WorkloadPlan.alternatives``; a plan whose compute floor is not below the best step so
+    far cannot win and is not priced, nor one whose step with its network-crossing
+    data-parallel gradients free is not below it, :func:`_times_below`): with the same global
+    batch, adding servers never slows a design's predicted step.  ``priced`` collects the
+    point step of every plan priced (by ``id``)."""
     assert workload.training is not None
-    floors = _floors(workload)
-    plans = (workload, *(alt for _, alt in floors))
-    first: int = workload.memo.get("fastest-first", 0)
-    best_i = first if first < len(plans) else 0
-    best = plans[best_i]
-    assert best.training is not None
-    point = _training_times(scenario, best, best.training, design, "point")
+    best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
     if priced is not None:
-        priced[id(best)] = point.step_s
-    for i, plan in enumerate(plans):
-        if i == best_i:
-            continue
-        step = point.step_s
-        if i > 0:
-            floor = floors[i - 1][0]
-            if floor > step or (floor == step and i > best_i):
-                break  # sorted: no later plan can win either
-        free = free_step_s(scenario, plan, design, "point")
-        if free > step or (free == step and i > best_i):
+        priced[id(workload)] = point.step_s
+    for floor, alt in _floors(workload):
+        if floor >= point.step_s:
+            break  # sorted: no later plan can win either
+        if free_step_s(scenario, alt, design, "point") >= point.step_s:
             continue  # not even on a free network
-        t = plan.training
+        t = alt.training
         assert t is not None
-        # a plan earlier in the order wins a tie, so its step may equal the best
-        above = math.nextafter(step, math.inf) if i < best_i else step
-        below = _times_below(scenario, plan, t, design, "point", above)
+        below = _times_below(scenario, alt, t, design, "point", point.step_s)
         if below is None:
             continue  # its step is at least its bound, not below the best
         if priced is not None:
-            priced[id(plan)] = below.step_s
-        if below.step_s < step or (below.step_s == step and i < best_i):
-            best_i, best, point = i, plan, below
-    if best_i != first:
-        workload.remember("fastest-first", best_i)
+            priced[id(alt)] = below.step_s
+        if below.step_s < point.step_s:
+            best, point = alt, below
     return best, point
