@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine import ScenarioError
+from advisor.engine import ScenarioError, evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
@@ -591,3 +591,41 @@ def test_an_infeasible_explicit_deployment_names_the_field_and_what_would_fit(
         _plan(raw)
     assert "inference.deployment" in str(err.value)
     assert says in str(err.value)
+
+
+def test_an_explicit_replica_whose_kv_memory_holds_fewer_requests_is_answered_as_queueing() -> None:
+    """Llama 3 70B FP8 as TP1 replicas on one H100 server, the plan TensorRT-LLM's performance
+    overview runs (v0.17, e.g. 839.97 tokens/s at 1,000 / 1,000): the weights (71 GB) fit, the
+    KV cache of every request in flight at the asked rate does not.  The engine refused it
+    ("needs 78 GB per GPU"); the runtime admits what its KV memory holds and queues the rest,
+    so the answer serves what the replicas hold, says so in a note, and its headline says the
+    rate is not met.  The deployment search still weighs only replicas that hold the load, and
+    weights that do not fit are still refused."""
+    raw = {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 8,
+        "precision": "fp8",
+        "parallelism": {"tp": 1},
+        "inference": {"prompt_tokens": 5000, "output_tokens": 500, "requests_per_s": 5},
+    }
+    s, w = _plan(raw)
+    assert w.plan.tp == 1 and w.plan.dp == 8
+    assert w.memory.fits and w.memory.total_gb <= w.memory.usable_gb
+    asked = -(-s.inference.concurrent_requests // 8)
+    note = next(n for n in w.notes if "KV cache memory of each replica holds" in n)
+    held = int(note.split("holds ")[1].split(" of ")[0])
+    assert 1 <= held < asked and f"of the {asked} requests" in note
+    result = evaluate(raw)
+    assert result["metrics"]["requests_per_s"] < 5
+    assert "Serving falls short" in result["recommendation"]["headline"]
+    assert "of the 5 asked" in result["recommendation"]["headline"]
+    # the search (no parallelism given) picks a replica that holds the requests
+    auto = {k: v for k, v in raw.items() if k != "parallelism"}
+    _, searched = _plan(auto)
+    assert not any("KV cache memory of each replica holds" in n for n in searched.notes)
+    # weights alone too large for the replica: still refused, naming the field
+    with pytest.raises(ScenarioError) as err:
+        _plan({**raw, "precision": "bf16"})
+    assert "parallelism" in str(err.value) and "GB usable" in str(err.value)

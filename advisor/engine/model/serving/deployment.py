@@ -53,7 +53,11 @@ from advisor.engine.result.echo import Memory, ServingPool
 # ----------------------------------------------------------------------------- inference
 
 
-def _plan_inference(scenario: Scenario) -> WorkloadPlan:
+def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadPlan:
+    """The serving plan of ``scenario``: its own parallelism when given (a replica whose KV
+    memory holds fewer than the requests in flight serves what it holds and queues the rest,
+    unless ``searching``: the deployment search weighs only replicas that hold them all,
+    docs/MODEL.md 15.2), else the deployment search's."""
     assert scenario.inference is not None
     inf = scenario.inference
     m = scenario.model
@@ -101,12 +105,23 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
             raise ScenarioError(errors)
         replicas = max(1, whole_groups(r, dom, scenario.gpus))
         batch = math.ceil(inf.concurrent_requests / replicas)
-        # ep need not divide the experts: redundant copies fill every GPU equally
-        mem = (
-            _moe_ep_memory(scenario, r, batch)
-            if ep > 1
-            else inference_memory(scenario, r, batch, kv_split(tp, ep))
-        )
+
+        def memory_at(b: int) -> Memory:
+            # ep need not divide the experts: redundant copies fill every GPU equally
+            if ep > 1:
+                return _moe_ep_memory(scenario, r, b)
+            return inference_memory(scenario, r, b, kv_split(tp, ep))
+
+        mem = memory_at(batch)
+        held = batch if mem.fits or searching else _largest_batch_held(memory_at, batch)
+        if 0 < held < batch:
+            # the runtime admits what its KV memory holds and queues the rest, as
+            # TensorRT-LLM and vLLM do; the load model's capacity and headline say so
+            mem = memory_at(held)
+            notes.append(
+                f"the KV cache memory of each replica holds {held} of the {batch} requests in "
+                "flight at the asked rate; the others wait for a place"
+            )
         if not mem.fits:
             raise ScenarioError.single(
                 "parallelism",
@@ -263,6 +278,21 @@ def _plan_inference(scenario: Scenario) -> WorkloadPlan:
     )
 
 
+def _largest_batch_held(memory_at: Callable[[int], Memory], batch: int) -> int:
+    """The most requests (0 to ``batch``) whose weights and KV cache fit, by bisection
+    (memory grows with the batch)."""
+    if not memory_at(1).fits:
+        return 0
+    low, high = 1, batch  # memory_at(low) fits; memory_at(high) does not
+    while high - low > 1:
+        mid = (low + high) // 2
+        if memory_at(mid).fits:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
 _REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
 
 
@@ -368,7 +398,7 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[int, Workl
             inference=replace(inf, deployment="replicas"),
         )
         try:
-            wp = _plan_inference(fixed)
+            wp = _plan_inference(fixed, searching=True)
         except ScenarioError:
             continue
         if used < scenario.gpus:
@@ -522,7 +552,7 @@ def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan |
         inference=replace(scenario.inference, deployment="split"),
     )
     try:
-        wp = _plan_inference(wider)
+        wp = _plan_inference(wider, searching=True)
     except ScenarioError:
         return None
     return _with_idle_servers(scenario, wp, wider.nodes)
