@@ -43,6 +43,7 @@ from advisor.engine.facts.constants import (
     HBM_EFFICIENCY,
     WEIGHT_BYTES,
 )
+from advisor.engine.model.placement import expert_tp
 
 
 @dataclass(frozen=True)
@@ -544,9 +545,12 @@ def layer_forward(
     mlp_params = max(0.0, per_layer - attn_params)
     kernels = float(ELEMENTWISE_KERNELS)  # non-GEMM kernels of the forward (kernel_fixed_s)
     if model.is_moe:
-        # routed experts: tokens x top_k rows spread over the experts this GPU holds
+        # routed experts: tokens x top_k rows spread over the experts this GPU holds; with
+        # expert parallelism the experts are not tensor-parallel (placement.expert_tp): each
+        # rank routes its own 1/tp of the tokens (sequence parallel) to whole experts
+        etp = expert_tp(tp, ep)
         local_experts = max(1.0, model.moe_experts / max(1, ep))
-        rows_per_expert = max(1.0, t * model.moe_top_k * max(1, ep) / model.moe_experts)
+        rows_per_expert = max(1.0, t * etp / tp * model.moe_top_k * max(1, ep) / model.moe_experts)
         expert_width = float(model.ffn_hidden)
         # active MLP params per layer split as top_k experts (+ shared) of up/gate/down
         per_expert_params = 3.0 * h * expert_width
@@ -554,12 +558,12 @@ def layer_forward(
         shared = max(0.0, active_experts - model.moe_top_k)
         experts_run = local_experts
         rows = rows_per_expert
-        expert_fwd = gemm_time_s(gpu, precision, rows, 2 * expert_width / tp, h) + gemm_time_s(
-            gpu, precision, rows, h, expert_width / tp
+        expert_fwd = gemm_time_s(gpu, precision, rows, 2 * expert_width / etp, h) + gemm_time_s(
+            gpu, precision, rows, h, expert_width / etp
         )
         gemm += experts_run * expert_fwd
         backward_extra = experts_run * (
-            expert_backward_s(gpu, precision, rows, h, expert_width / tp)
+            expert_backward_s(gpu, precision, rows, h, expert_width / etp)
             - BACKWARD_FACTOR * expert_fwd
         )
         if shared > 0:

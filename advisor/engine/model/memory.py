@@ -16,6 +16,7 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.placement import expert_dp_size, expert_tp
 from advisor.engine.model.serving.compute import experts_per_gpu
 from advisor.engine.result.echo import Memory
 
@@ -131,9 +132,9 @@ def _state_parts(
             last * per_layer_params + head + mtp,
         )
     dense = dense_stage / tp
-    experts = expert_params / (ep * pp)
+    experts = expert_params / (ep * pp * expert_tp(tp, ep))
     dpg = dp * cp
-    edp = max(1, dpg // ep) if is_moe else dpg
+    edp = expert_dp_size(tp, dpg, ep) if is_moe else dpg
     dense_shard = dpg if sharding == "zero3" else 1
     expert_shard = edp if sharding == "zero3" else 1
     wg = TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM * (dense / dense_shard + experts / expert_shard)
@@ -319,7 +320,9 @@ def training_memory(
     """Per-GPU memory of a training plan (GB), for the fullest pipeline stage.
 
     Dense parameters are split over tp x pp (by the stage's layers; the first stage also holds
-    the input embedding, the last the output head), routed experts over ep x pp.  Weights +
+    the input embedding, the last the output head), routed experts over ep x pp (x tp without
+    expert parallelism, :func:`placement.expert_tp`), their optimizer state over the expert-DP
+    group (:func:`placement.expert_dp_size`).  Weights +
     gradients take 4 B/param; fp32 master weights and Adam moments 12 B/param, divided by
     dp x cp under zero1 (distributed optimizer); zero3 also shards weights and gradients.
     Activations (Korthikanti et al. 2022, with sequence parallelism and flash attention):

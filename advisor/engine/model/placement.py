@@ -291,20 +291,37 @@ def training_communicators(tp: int, cp: int, dp: int, ep: int, pp: int) -> dict[
     """Communicators of a training plan in Megatron rank order (tp, cp, dp/ep, pp).
 
     Gradients are reduced over the combined data x context parallel group (dp x cp ranks at
-    stride tp, as Megatron-Core does); experts split that group into ep-sized all-to-all
-    groups at stride tp and expert-DP groups at stride tp x ep.  Cached: do not mutate.
+    stride tp, as Megatron-Core does); with expert parallelism the experts are not
+    tensor-parallel (:func:`expert_tp`): a stage's tp x cp x dp ranks split into ep
+    consecutive ranks for the all-to-all and expert-DP groups of tp x cp x dp / ep at stride ep
+    (:func:`expert_dp_size`).  Cached: do not mutate.
     """
     dpg = dp * cp
-    edp = max(1, dpg // ep) if ep > 1 else dpg
+    edp = expert_dp_size(tp, dpg, ep)
     n = tp * cp * dp * pp
     return {
         "tp": Communicator("tp", "ring", tp, 1, n),
         "cp": Communicator("cp", "ring", cp, tp, n),
         "dp": Communicator("dp", "ring", dpg, tp, n),
-        "ep": Communicator("ep", "all_to_all", ep, tp, n),
-        "edp": Communicator("edp", "ring", edp, tp * ep, n),
+        "ep": Communicator("ep", "all_to_all", ep, expert_tp(tp, ep), n),
+        "edp": Communicator("edp", "ring", edp, ep * expert_tp(tp, ep), n),
         "pp": Communicator("pp", "p2p", pp, tp * cp * dp, n),
     }
+
+
+def expert_tp(tp: int, ep: int) -> int:
+    """Tensor-parallel size of the routed experts: 1 with expert parallelism (Megatron-Core's
+    MoE parallel folding, ``expert_tensor_parallel_size = 1``, as NeMo's MoE recipes set it:
+    the experts' ranks are a stage's tp x cp x dp ranks, ep consecutive ones holding one copy of
+    every expert), else ``tp`` (the experts split over tp like the dense MLP)."""
+    return 1 if ep > 1 else tp
+
+
+def expert_dp_size(tp: int, dp_cp: int, ep: int) -> int:
+    """Ranks of one expert-data-parallel group: a stage's tp x dp x cp ranks over the ep x
+    expert-TP ranks that hold one copy of every expert (:func:`expert_tp`; Megatron-Core's
+    expert rank order ``tp-ep-dp-pp``, megatron/core/parallel_state.py ``RankGenerator``)."""
+    return max(1, tp * dp_cp // (max(1, ep) * expert_tp(tp, ep)))
 
 
 def whole_groups(group: int, domain: int, gpus: int) -> int:

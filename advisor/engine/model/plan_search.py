@@ -486,7 +486,8 @@ def _shape_rows(
                 vp_max = p.virtual_stages or deepest
                 dp_max = n // mp
                 for ep in eps:
-                    ep_unit = max(1, ep // math.gcd(ep, cp))
+                    # ep divides tp x dp x cp (MoE parallel folding, placement.expert_tp)
+                    ep_unit = max(1, ep // math.gcd(ep, tp * cp))
                     if dp_max < ep_unit:
                         continue
                     for mb in mbs:

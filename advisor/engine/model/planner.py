@@ -145,8 +145,11 @@ def _check_explicit_training(scenario: Scenario) -> tuple[int, int, int, int, in
             errors.setdefault("parallelism.ep", []).append(
                 f"must divide the number of experts ({m.moe_experts})"
             )
-        elif (dp * cp) % ep != 0:
-            errors.setdefault("parallelism.ep", []).append(f"must divide dp x cp ({dp * cp})")
+        elif (tp * dp * cp) % ep != 0:
+            # the experts' ranks are tp x dp x cp (MoE parallel folding, placement.expert_tp)
+            errors.setdefault("parallelism.ep", []).append(
+                f"must divide tp x dp x cp ({tp * dp * cp})"
+            )
     if errors:
         raise ScenarioError(errors)
     return tp, pp, dp, ep, cp

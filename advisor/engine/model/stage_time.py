@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import (
     DDP_BUCKET_MIN_PARAMS,
     DDP_BUCKET_PARAMS_PER_RANK,
@@ -35,6 +36,8 @@ from advisor.engine.model.efficiency import (
     mla_up_projection_s,
 )
 from advisor.engine.model.placement import (
+    expert_dp_size,
+    expert_tp,
     pipeline_crosses_network,
     whole_groups,
 )
@@ -189,9 +192,32 @@ def _stage_time(
     tp_s = 0.0
     if tp > 1:
         tp_bytes = mb * seq / cp * m.hidden * _act_bytes(scenario)
-        per_layer = 6 if recompute == "full" else 4
-        tp_s = per_layer * stage_layers * _intra_time_cached(scenario, tp_bytes, tp)
+        count = tp_collectives_per_stage(m, tp, ep, recompute, stage_layers)
+        tp_s = count * _intra_time_cached(scenario, tp_bytes, tp)
     return stage, tp_s
+
+
+def tp_collectives_per_stage(
+    m: ModelSpec, tp: int, ep: int, recompute: str, stage_layers: int
+) -> int:
+    """Tensor-parallel collectives of one micro-batch through a stage of ``stage_layers``
+    layers: 2 forward + 2 backward per layer (+2 with full recomputation), one pair for the
+    attention and one for the MLP (Megatron-LM, Shoeybi et al. 2019; with sequence
+    parallelism an all-gather and a reduce-scatter each, Korthikanti et al. 2022).  The MoE
+    layers of a plan whose experts are not tensor-parallel (:func:`placement.expert_tp` 1)
+    keep the attention's pair only: the router and experts run on the rank's own tokens."""
+    if tp <= 1:
+        return 0
+    per_layer = 6 if recompute == "full" else 4
+    count = per_layer * stage_layers
+    if m.is_moe and expert_tp(tp, ep) == 1:
+        count -= per_layer // 2 * _moe_layers_of_stage(m, stage_layers)
+    return count
+
+
+def _moe_layers_of_stage(m: ModelSpec, stage_layers: int) -> int:
+    """MoE layers of a stage of ``stage_layers`` layers (the model's share, rounded up)."""
+    return min(stage_layers, math.ceil(m.moe_layers / m.layers * stage_layers))
 
 
 def _layer_time(
@@ -285,8 +311,8 @@ def _compute_terms(
     compute_s = microbatches * per_mb
     # optimizer: memory-bound Adam over this GPU's shard of parameters
     dense = m.dense_params / (tp * pp)
-    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
-    edp = max(1, dp * cp // ep) if m.is_moe else dp * cp
+    experts = m.expert_params / (ep * pp * expert_tp(tp, ep)) if m.is_moe else 0.0
+    edp = expert_dp_size(tp, dp * cp, ep) if m.is_moe else dp * cp
     opt_div = dp * cp if plan.sharding != "none" else 1
     opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
     # and once per step over every local parameter, whatever the batch and the sharding: the
@@ -353,8 +379,8 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     causal_fwd = fwd - 2.0 * seq * m.heads * m.head_dim * m.layers
     causal_model_flops = tokens * causal_fwd * 3.0 / used
     dense = m.dense_params / (tp * pp)
-    experts = m.expert_params / (ep * pp) if m.is_moe else 0.0
-    edp = max(1, dp * cp // ep) if m.is_moe else dp * cp
+    experts = m.expert_params / (ep * pp * expert_tp(tp, ep)) if m.is_moe else 0.0
+    edp = expert_dp_size(tp, dp * cp, ep) if m.is_moe else dp * cp
     act_bytes = _act_bytes(scenario)
     dom = domain_gpus(scenario)
     stage_layers = max(stages) if pp > 1 else m.layers
@@ -362,8 +388,7 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     # tensor parallel: 2 all-reduces forward + 2 backward per layer per micro-batch
     # (+2 with recomputation), of b x s/cp x h activations (Megatron-LM, Shoeybi et al. 2019)
     tp_bytes = mb * seq / cp * m.hidden * act_bytes
-    per_layer = 6 if plan.recompute == "full" else 4
-    tp_count = per_layer * stage_layers * microbatches if tp > 1 else 0
+    tp_count = tp_collectives_per_stage(m, tp, ep, plan.recompute, stage_layers) * microbatches
     tp_layout = group_layout(tp, 1, dom, used)
     tp_comm_s = 0.0
     if tp > 1 and not tp_layout.crosses_network:
@@ -374,7 +399,8 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     pp_count = 2 * microbatches * plan.virtual_stages if pp > 1 else 0
     pp_crosses = pipeline_crosses_network(tp, cp, dp, pp, dom)
 
-    # data parallel: dense gradients over dp x cp ranks, expert gradients over dp x cp / ep
+    # data parallel: dense gradients over dp x cp ranks, expert gradients over the expert-DP
+    # group (placement.expert_dp_size)
     grad = GRAD_BYTES_PER_PARAM
     dp_ops: list[tuple[str, float, int]] = []
     edp_ops: list[tuple[str, float, int]] = []
@@ -409,8 +435,9 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
             n, b = _buckets(experts, edp, bucket)
             edp_ops = [("all_reduce", b * grad, n)]
     dp_layout = group_layout(dpg, tp, dom, used)
-    ep_layout = group_layout(ep, tp, dom, used)
-    edp_layout = group_layout(edp, tp * ep, dom, used)
+    etp = expert_tp(tp, ep)
+    ep_layout = group_layout(ep, etp, dom, used)
+    edp_layout = group_layout(edp, ep * etp, dom, used)
     cp_layout = group_layout(cp, tp, dom, used)
 
     # expert parallel: dispatch + combine per MoE layer, forward and backward (+1 fwd w/ recompute)
@@ -420,7 +447,7 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     if m.is_moe and ep > 1:
         tokens_per_gpu = mb * seq / cp / tp
         ep_bytes = tokens_per_gpu * m.moe_top_k * m.hidden * act_bytes
-        moe_layers_stage = math.ceil(m.moe_layers / m.layers * stage_layers)
+        moe_layers_stage = _moe_layers_of_stage(m, stage_layers)
         passes_a2a = 6 if plan.recompute == "full" else 4
         ep_count = passes_a2a * moe_layers_stage * microbatches
         if not ep_layout.crosses_network:

@@ -430,8 +430,9 @@ def _domain_gpus(result: EngineResult, catalog: Catalog | None = None) -> int:
 def expected_crossings(result: EngineResult) -> dict[str, bool]:
     """Which communicators must send some bytes between scale-up domains, from the plan alone.
 
-    Megatron order: tp fastest, then cp, dp (with ep inside it), pp.  A communicator's groups
-    are aligned blocks of consecutive ranks (tp: ``tp``; ep: ``tp*cp*ep``; dp: ``tp*cp*dp``);
+    Megatron order: tp fastest, then cp, dp, pp; the experts fold over a stage's tp x cp x dp
+    ranks (MoE parallel folding, expert TP 1).  A communicator's groups are aligned blocks of
+    consecutive ranks (tp: ``tp``; ep: ``ep``; dp: ``tp*cp*dp``);
     bytes cross the network when some block spans two domains.  Pipeline stages are blocks of
     ``tp*cp*dp`` ranks; with more than one stage and more than one domain in use, some stage
     edge joins two domains.
@@ -439,10 +440,10 @@ def expected_crossings(result: EngineResult) -> dict[str, bool]:
     plan = result.workload.plan
     domain = _domain_gpus(result)
     tp, pp, dp, cp, ep = (n or 1 for n in (plan.tp, plan.pp, plan.dp, plan.cp, plan.ep))
-    # serving runs attention tensor-parallel inside the expert group: its EP ranks are
-    # consecutive GPUs (stride 1), where training nests EP inside data parallel (stride tp*cp)
+    # serving runs attention tensor-parallel inside the expert group and training folds the
+    # experts over the tp x cp x dp ranks: either way an EP group is consecutive GPUs
     serving = result.scenario.workload == "inference"
-    used = tp * cp * max(dp, ep) * pp if not serving else max(tp * pp * dp, ep * dp)
+    used = tp * cp * dp * pp if not serving else max(tp * pp * dp, ep * dp)
     gpus = result.scenario.gpus
     replica = tp * pp
     if serving and ep <= 1 and replica <= domain and dp <= whole_groups(replica, domain, gpus):
@@ -458,7 +459,7 @@ def expected_crossings(result: EngineResult) -> dict[str, bool]:
     return {
         "tensor_parallel": _straddles(tp, domain, used),
         "data_parallel": dp > 1 and _straddles(tp * cp * dp, domain, used),
-        "expert": ep > 1 and _straddles(ep if serving else tp * cp * ep, domain, used),
+        "expert": ep > 1 and _straddles(ep, domain, used),
         "pipeline": pp > 1 and used > domain,
     }
 
