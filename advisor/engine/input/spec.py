@@ -151,7 +151,11 @@ FIELDS: dict[str, FieldDoc] = {
     "parallelism.tp": FieldDoc("integer", "Tensor-parallel size; null: the planner's."),
     "parallelism.pp": FieldDoc("integer", "Pipeline-parallel stages; null: the planner's."),
     "parallelism.dp": FieldDoc("integer", "Data-parallel replicas; null: the planner's."),
-    "parallelism.ep": FieldDoc("integer", "Expert-parallel size; null: the planner's."),
+    "parallelism.ep": FieldDoc(
+        "integer",
+        "Expert-parallel size (divides the experts and tp x dp x cp: the experts fold over "
+        "those ranks, not tensor-parallel); null: the planner's.",
+    ),
     "parallelism.cp": FieldDoc("integer", "Context-parallel size; null: the planner's."),
     "parallelism.micro_batch": FieldDoc("integer", "Sequences per micro-batch."),
     "parallelism.virtual_stages": FieldDoc("integer", "Interleaved stages per pipeline rank."),
