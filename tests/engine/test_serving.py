@@ -596,11 +596,12 @@ def test_an_infeasible_explicit_deployment_names_the_field_and_what_would_fit(
 def test_an_explicit_replica_whose_kv_memory_holds_fewer_requests_is_answered_as_queueing() -> None:
     """Llama 3 70B FP8 as TP1 replicas on one H100 server, the plan TensorRT-LLM's performance
     overview runs (v0.17, e.g. 839.97 tokens/s at 1,000 / 1,000): the weights (71 GB) fit, the
-    KV cache of every request in flight at the asked rate does not.  The engine refused it
-    ("needs 78 GB per GPU"); the runtime admits what its KV memory holds and queues the rest,
-    so the answer serves what the replicas hold, says so in a note, and its headline says the
-    rate is not met.  The deployment search still weighs only replicas that hold the load, and
-    weights that do not fit are still refused."""
+    KV cache of every request in flight does not pass the fit rule.  The engine refused it
+    ("needs 78 GB per GPU"); the runtime admits what its KV memory holds and queues the rest.
+    The answer's memory record is the runtime's own KV sizing (the batch the load model
+    serves), a note says how many of the requests in flight it holds when that is fewer, and
+    the headline says when the rate is not met.  The deployment search still weighs only
+    replicas that hold every request, and weights that do not fit are still refused."""
     raw = {
         "workload": "inference",
         "model": "llama3-70b",
@@ -610,19 +611,26 @@ def test_an_explicit_replica_whose_kv_memory_holds_fewer_requests_is_answered_as
         "parallelism": {"tp": 1},
         "inference": {"prompt_tokens": 5000, "output_tokens": 500, "requests_per_s": 5},
     }
-    s, w = _plan(raw)
+    _, w = _plan(raw)
     assert w.plan.tp == 1 and w.plan.dp == 8
-    assert w.memory.fits and w.memory.total_gb <= w.memory.usable_gb
-    asked = -(-s.inference.concurrent_requests // 8)
-    note = next(n for n in w.notes if "KV cache memory of each replica holds" in n)
-    held = int(note.split("holds ")[1].split(" of ")[0])
-    assert 1 <= held < asked and f"of the {asked} requests" in note
+    pool = w.inference.serving.decode if w.inference and w.inference.serving else None
+    assert pool is not None and pool.max_batch_per_instance >= 8
+    # the 8 requests of each replica (64 in flight over 8) fit the runtime's KV memory: no note
+    assert w.memory.fits and w.memory.kv_cache_gb == pytest.approx(8 * pool.kv_gb_per_request)
+    assert not any("KV cache memory of each replica holds" in n for n in w.notes)
+    # 200 requests in flight: 25 per replica, more than its KV memory holds
+    crowded = _with(raw, concurrent_requests=200)
+    _, w = _plan(crowded)
+    held = pool.max_batch_per_instance
+    assert 1 <= held < 25
+    assert f"holds {held} of the 25 requests in flight" in " ".join(w.notes)
+    assert w.memory.fits and w.memory.kv_cache_gb == pytest.approx(held * pool.kv_gb_per_request)
     result = evaluate(raw)
     assert result["metrics"]["requests_per_s"] < 5
     assert "Serving falls short" in result["recommendation"]["headline"]
     assert "of the 5 asked" in result["recommendation"]["headline"]
     # the search (no parallelism given) picks a replica that holds the requests
-    auto = {k: v for k, v in raw.items() if k != "parallelism"}
+    auto = {k: v for k, v in crowded.items() if k != "parallelism"}
     _, searched = _plan(auto)
     assert not any("KV cache memory of each replica holds" in n for n in searched.notes)
     # weights alone too large for the replica: still refused, naming the field

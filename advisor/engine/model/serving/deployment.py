@@ -29,6 +29,7 @@ from advisor.engine.model.plans import (
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
 from advisor.engine.model.serving.disaggregated import inference_costs
+from advisor.engine.model.serving.held_requests import largest_batch_held, queued_memory
 from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     alike,
@@ -79,6 +80,9 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             return by_load
 
     chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
+    # a given replica whose KV memory holds fewer requests than are in flight (held by the fit
+    # rule) queues the rest
+    queued, held = False, 0
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
         r = tp * pp if ep <= 1 else max(ep, tp * pp)
@@ -113,15 +117,13 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             return inference_memory(scenario, r, b, kv_split(tp, ep))
 
         mem = memory_at(batch)
-        held = batch if mem.fits or searching else _largest_batch_held(memory_at, batch)
+        held = batch if mem.fits or searching else largest_batch_held(memory_at, batch)
         if 0 < held < batch:
-            # the runtime admits what its KV memory holds and queues the rest, as
-            # TensorRT-LLM and vLLM do; the load model's capacity and headline say so
+            # the weights and a request fit: the runtime admits what its KV memory holds and
+            # queues the rest, as TensorRT-LLM and vLLM do (said below, by the runtime's own
+            # KV sizing); the load model's capacity and headline say what is served
             mem = memory_at(held)
-            notes.append(
-                f"the KV cache memory of each replica holds {held} of the {batch} requests in "
-                "flight at the asked rate; the others wait for a place"
-            )
+            queued = True
         if not mem.fits:
             raise ScenarioError.single(
                 "parallelism",
@@ -263,6 +265,10 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             legacy_comm_s=0.0,
         ),
     )
+    if queued:
+        assert inference.serving is not None
+        mem, held_note = queued_memory(scenario, inference.serving.decode, batch, held, ep, mem)
+        notes.extend(held_note)
     return WorkloadPlan(
         plan=plan,
         memory=mem,
@@ -276,21 +282,6 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         inference=inference,
         notes=tuple(notes),
     )
-
-
-def _largest_batch_held(memory_at: Callable[[int], Memory], batch: int) -> int:
-    """The most requests (0 to ``batch``) whose weights and KV cache fit, by bisection
-    (memory grows with the batch)."""
-    if not memory_at(1).fits:
-        return 0
-    low, high = 1, batch  # memory_at(low) fits; memory_at(high) does not
-    while high - low > 1:
-        mid = (low + high) // 2
-        if memory_at(mid).fits:
-            low = mid
-        else:
-            high = mid
-    return low
 
 
 _REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
