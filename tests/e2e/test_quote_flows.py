@@ -276,7 +276,7 @@ def test_waiting_and_failed_scenario_pages(new_page: Any, live_server: Any, phon
         status=RunStatus.FAILED,
         progress=100,
         error="gpus: does not fit",
-        error_fields={"gpus": ["Llama 3 70B does not fit on 2 x h100-sxm"]},
+        error_fields={"gpus": ["Llama 3 70B does not fit on 2 x NVIDIA H100 SXM5 80GB"]},
     )
     me = new_page(phone=phone)
     page = me.page

@@ -637,3 +637,38 @@ def test_an_explicit_replica_whose_kv_memory_holds_fewer_requests_is_answered_as
     with pytest.raises(ScenarioError) as err:
         _plan({**raw, "precision": "bf16"})
     assert "parallelism" in str(err.value) and "GB usable" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"workload": "inference", "model": "deepseek-v3", "gpu": "h100-sxm", "gpus": 8},
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "parallelism": {"tp": 1},
+        },
+        {"workload": "training", "model": "llama3.1-405b", "gpu": "h100-sxm", "gpus": 8},
+        {
+            "workload": "training",
+            "model": "llama3-8b",
+            "gpu": "v100-sxm2-32gb",
+            "gpus": 8,
+            "precision": "fp8",
+        },
+    ],
+)
+def test_a_refusal_names_the_gpu_by_its_display_name_not_its_catalog_id(
+    raw: dict[str, Any],
+) -> None:
+    """What customers read uses display names: the web shows these refusals under the
+    question that caused them."""
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    text = str(err.value)
+    gpu = CATALOG.gpu(raw["gpu"])
+    assert gpu is not None
+    assert gpu.name in text
+    assert raw["gpu"] not in text

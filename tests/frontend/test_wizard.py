@@ -74,19 +74,19 @@ def test_engine_rules_are_checked_on_the_step_that_caused_them() -> None:
     response = _post(client, base, "hardware", gpu="h100-sxm", gpus="8")
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.index('id="err-gpus"') < html.index("does not fit on 8 x h100-sxm")
+    assert html.index('id="err-gpus"') < html.index("does not fit on 8 x NVIDIA H100 SXM5 80GB")
     # Too big for one server when every server must serve alone: the replicas question.
     response = _post(client, base, "work", replicas="independent")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "does not fit on 8 x h100-sxm inside one server" in html
+    assert "does not fit on 8 x NVIDIA H100 SXM5 80GB inside one server" in html
     assert html.index('id="err-replicas"') < html.index("does not fit")
     # Split across servers, it is the GPU count that is too small: back to that question.
     response = _post(client, base, "work", replicas="split")
     assert response["Location"].endswith("/hardware/")
     page = client.get(response["Location"]).content.decode()
-    assert "does not fit on 8 x h100-sxm" in page
-    assert page.index('id="err-gpus"') < page.index("does not fit on 8 x h100-sxm")
+    assert "does not fit on 8 x NVIDIA H100 SXM5 80GB" in page
+    assert page.index('id="err-gpus"') < page.index("does not fit on 8 x NVIDIA H100 SXM5 80GB")
     # Submitting anyway lands on the same question; nothing is saved.
     response = client.post(f"{base}/review/", {"nav": "submit"})
     assert response["Location"].endswith("/hardware/")

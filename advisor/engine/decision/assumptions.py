@@ -78,8 +78,8 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[Assumption]:
             "",
             "GPU platform facts (catalog)"
             if platform.pcie_known
-            else f"not set for {platform.gpu_id} in the catalog: Gen{ASSUMED_PCIE_GEN} assumed; "
-            "set it in the hardware admin",
+            else f"not set for the {platform.gpu_name} in the catalog: Gen{ASSUMED_PCIE_GEN} "
+            "assumed; set it in the hardware admin",
         ),
         (
             "reference_compute_nic",

@@ -485,10 +485,12 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
     cloud = cloud_fabric(constraints.cloud) if constraints.cloud else None
     if cloud is not None and gpu is not None:
         if cloud.gpu_id != gpu.id or (gpus_per_node and gpus_per_node != cloud.gpus_per_instance):
+            cloud_gpu = catalog.gpu(cloud.gpu_id)
             errors.add(
                 "constraints.cloud",
-                f"{cloud.label} has {cloud.gpus_per_instance} x {cloud.gpu_id} per instance, "
-                f"not {gpus_per_node} x {gpu.id}",
+                f"{cloud.label} has {cloud.gpus_per_instance} x "
+                f"{cloud_gpu.name if cloud_gpu else cloud.gpu_id} per instance, "
+                f"not {gpus_per_node} x {gpu.name}",
             )
         elif design is None:
             design = Design(
@@ -718,7 +720,7 @@ def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | 
         supported = [p for p in PRECISIONS if gpu.supports(p)]
         errors.add(
             "precision",
-            f"{gpu.id} has no {precision} tensor cores; supported: {', '.join(supported)}",
+            f"the {gpu.name} has no {precision} tensor cores; supported: {', '.join(supported)}",
         )
         return None
     return precision

@@ -27,6 +27,7 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.facts.transports import net_transport
+from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
     collective_time_s,
@@ -640,7 +641,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
     for fabric in c.FABRICS.values():
         rows.append(
             _row(
-                f"{fabric.id} wire efficiency",
+                f"{fabric_label(fabric.id)} wire efficiency",
                 fabric.wire_efficiency,
                 "fraction of NIC line rate",
                 fabric.source,

@@ -180,7 +180,7 @@ def _any_plan_fits(scenario: Scenario) -> bool:
 def _does_not_fit(scenario: Scenario) -> ScenarioError:
     return ScenarioError.single(
         "gpus",
-        f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.id} "
+        f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.name} "
         "even with maximum tensor, pipeline, context and expert parallelism, full "
         "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
     )
@@ -498,8 +498,8 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
             assert best_mem is not None
             raise ScenarioError.single(
                 "parallelism",
-                f"the plan needs {best_mem.total_gb:.0f} GB per GPU but {scenario.gpu.id} has "
-                f"{best_mem.usable_gb:.0f} GB usable; raise tp, pp, cp or ep, recompute, or "
+                f"the plan needs {best_mem.total_gb:.0f} GB per GPU but the {scenario.gpu.name} "
+                f"has {best_mem.usable_gb:.0f} GB usable; raise tp, pp, cp or ep, recompute, or "
                 "shard (zero3)",
             )
         chosen = min(options, key=lambda c: c.estimate_s)

@@ -127,7 +127,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         if not mem.fits:
             raise ScenarioError.single(
                 "parallelism",
-                f"the plan needs {mem.total_gb:.0f} GB per GPU but {scenario.gpu.id} has "
+                f"the plan needs {mem.total_gb:.0f} GB per GPU but the {scenario.gpu.name} has "
                 f"{mem.usable_gb:.0f} GB usable",
             )
         chosen = (tp, pp, ep, r, mem)
@@ -215,7 +215,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             raise ScenarioError.single(
                 field,
                 f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
-                f"{scenario.gpus} x {scenario.gpu.id}"
+                f"{scenario.gpus} x {scenario.gpu.name}"
                 + (" inside one server" if inf.independent_replicas else "")
                 + (
                     f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "

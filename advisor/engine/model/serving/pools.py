@@ -337,8 +337,8 @@ def _plan_disaggregated(scenario: Scenario) -> ServingPlan:
             raise ScenarioError.single(
                 f"inference.pools.{name}",
                 f"{scenario.model.name} does not fit a {name} pool of {n} x "
-                f"{scenario.gpus_per_node} {scenario.gpu.id}: its weights leave no room for the "
-                f"KV cache of one {ctx}-token request; {fits}",
+                f"{scenario.gpus_per_node} x {scenario.gpu.name}: its weights leave no room for "
+                f"the KV cache of one {ctx}-token request; {fits}",
             )
     assert prefill is not None and decode is not None
     for name, pool, spec in (("prefill", prefill, pspec), ("decode", decode, dspec)):
