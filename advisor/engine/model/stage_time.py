@@ -217,7 +217,14 @@ def tp_collectives_per_stage(
 
 def _moe_layers_of_stage(m: ModelSpec, stage_layers: int) -> int:
     """MoE layers of a stage of ``stage_layers`` layers (the model's share, rounded up)."""
-    return min(stage_layers, math.ceil(m.moe_layers / m.layers * stage_layers))
+    return math.ceil(m.moe_layers / m.layers * stage_layers)
+
+
+def _expert_shard(m: ModelSpec, tp: int, pp: int, dp: int, cp: int, ep: int) -> tuple[float, int]:
+    """(routed-expert parameters one GPU holds, ranks of its expert-data-parallel group):
+    the experts over ep x pp x expert TP (:func:`placement.expert_tp`), their gradients and
+    optimizer state over :func:`placement.expert_dp_size` ranks (dp x cp for a dense model)."""
+    return m.expert_params / (ep * pp * expert_tp(tp, ep)), expert_dp_size(tp, dp * cp, ep)
 
 
 def _layer_time(
@@ -311,8 +318,7 @@ def _compute_terms(
     compute_s = microbatches * per_mb
     # optimizer: memory-bound Adam over this GPU's shard of parameters
     dense = m.dense_params / (tp * pp)
-    experts = m.expert_params / (ep * pp * expert_tp(tp, ep)) if m.is_moe else 0.0
-    edp = expert_dp_size(tp, dp * cp, ep) if m.is_moe else dp * cp
+    experts, edp = _expert_shard(m, tp, pp, dp, cp, ep)
     opt_div = dp * cp if plan.sharding != "none" else 1
     opt_params = dense / opt_div + experts / (edp if plan.sharding != "none" else 1)
     # and once per step over every local parameter, whatever the batch and the sharding: the
@@ -379,8 +385,7 @@ def _training_costs(scenario: Scenario, plan: Plan) -> TrainingPlan:
     causal_fwd = fwd - 2.0 * seq * m.heads * m.head_dim * m.layers
     causal_model_flops = tokens * causal_fwd * 3.0 / used
     dense = m.dense_params / (tp * pp)
-    experts = m.expert_params / (ep * pp * expert_tp(tp, ep)) if m.is_moe else 0.0
-    edp = expert_dp_size(tp, dp * cp, ep) if m.is_moe else dp * cp
+    experts, edp = _expert_shard(m, tp, pp, dp, cp, ep)
     act_bytes = _act_bytes(scenario)
     dom = domain_gpus(scenario)
     stage_layers = max(stages) if pp > 1 else m.layers
