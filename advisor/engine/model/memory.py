@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from advisor.engine.facts.catalog import ModelSpec
+from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.constants import (
     MASTER_AND_ADAM_BYTES_PER_PARAM,
     MEMORY_USABLE_FRACTION,
@@ -50,6 +50,15 @@ def memory_estimate(
         usable_gb=usable_gb,
         fits=total_gb <= usable_gb,
     )
+
+
+def capacity_gb(gpu: GpuSpec) -> float:
+    """The GPU's HBM in decimal GB, the unit of every other figure of a :class:`Memory` record
+    (:attr:`GpuSpec.memory_bytes` / 1e9: 85.9 on an "80 GB" H100, 309.2 on a "288 GB" B300,
+    whose vendor figures count binary gigabytes). Every record reports this capacity, so a
+    serving record's usable figure (weights + the runtime's KV room, sized on these bytes)
+    never reads above it."""
+    return gpu.memory_bytes / GB
 
 
 # ----------------------------------------------------------------------------- memory
@@ -337,7 +346,7 @@ def training_memory(
         scenario, tp, pp, dp, ep, mb, sharding, recompute, microbatches, cp, vp, stages
     )
     total = wg + opt + act
-    cap = scenario.gpu.memory_bytes / GB
+    cap = capacity_gb(scenario.gpu)
     return memory_estimate(
         weights_gb=weights_b / GB,
         gradients_gb=(wg - weights_b) / GB,
@@ -390,7 +399,7 @@ def inference_memory(
     kv = batch * context * m.layers * m.kv_dim_per_layer * wbytes / max(1, kv_split)
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
     total = weights + kv + act
-    cap = scenario.gpu.memory_gb
+    usable = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION  # the fit rule
     return memory_estimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
@@ -398,8 +407,8 @@ def inference_memory(
         activations_gb=act / GB,
         kv_cache_gb=kv / GB,
         total_gb=total / GB,
-        capacity_gb=cap,
-        usable_gb=cap * MEMORY_USABLE_FRACTION,
+        capacity_gb=capacity_gb(scenario.gpu),
+        usable_gb=usable,
     )
 
 
@@ -416,7 +425,7 @@ def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> Memory:
     per_gpu_requests = math.ceil(batch / r)
     kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes
     total = weights + kv
-    cap = scenario.gpu.memory_gb
+    usable = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION  # the fit rule
     return memory_estimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
@@ -424,6 +433,6 @@ def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> Memory:
         activations_gb=0.0,
         kv_cache_gb=kv / GB,
         total_gb=total / GB,
-        capacity_gb=cap,
-        usable_gb=cap * MEMORY_USABLE_FRACTION,
+        capacity_gb=capacity_gb(scenario.gpu),
+        usable_gb=usable,
     )

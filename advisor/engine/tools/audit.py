@@ -72,7 +72,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.model.placement import whole_groups
-from advisor.engine.result.echo import Traffic
+from advisor.engine.result.echo import Memory, Traffic
 from advisor.engine.result.records import EngineResult
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
@@ -776,6 +776,22 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
     return out
 
 
+def memory_violations(case: str, result: EngineResult) -> list[Violation]:
+    """The memory record reads in one unit: its usable figure (the fit rule's share, or a
+    serving pool's weights + the runtime's KV room) is positive and within the capacity it
+    reports, and a plan that fits holds no more than it. A record left at its defaults (no
+    estimate: every figure 0, as in a result made up by hand) is not read."""
+    mem = result.workload.memory
+    if mem == Memory():
+        return []
+    problems = []
+    if not 0.0 < mem.usable_gb <= mem.capacity_gb:
+        problems.append(f"usable {mem.usable_gb:.1f} GB of a {mem.capacity_gb:.1f} GB capacity")
+    if mem.fits and mem.total_gb > mem.usable_gb:
+        problems.append(f"fits, with {mem.total_gb:.1f} GB over {mem.usable_gb:.1f} GB usable")
+    return [Violation("memory-record", case, problem) for problem in problems]
+
+
 RAG_HEADLINE_WORDS = "RAG pipeline"
 """How a retrieval pipeline's headline opens (decision/rag.add_rag_answer)."""
 RAG_LATE_WORDS = "With retrieval the first token comes after"
@@ -910,6 +926,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *premium_violations(label, result),
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
+        *memory_violations(label, result),
         *rag_violations(label, result),
         *text_violations(label, result),
     ]

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.memory import memory_estimate
+from advisor.engine.model.memory import capacity_gb, memory_estimate
 from advisor.engine.model.plans import InferencePlan, Plan, WorkloadPlan
 from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.model.serving.compute import ServingPlan
@@ -65,7 +65,6 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
         inf.concurrent_requests / max(1, dec.instances),
     )
     kv_gb = per_gpu_requests * dec.kv_gb_per_request / max(1, dec.gpus_per_instance)
-    cap = scenario.gpu.memory_gb
     mem = memory_estimate(
         weights_gb=dec.weights_gb_per_gpu,
         gradients_gb=0.0,
@@ -73,7 +72,7 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
         activations_gb=0.0,
         kv_cache_gb=kv_gb,
         total_gb=dec.weights_gb_per_gpu + kv_gb,
-        capacity_gb=cap,
+        capacity_gb=capacity_gb(scenario.gpu),
         usable_gb=serving_usable_gb(scenario.gpu, dec.weights_gb_per_gpu, dec.ep > 1),
     )
     costs = inference_costs(scenario, plan, gpus_per_replica, batch, dom)

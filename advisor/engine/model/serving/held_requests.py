@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.memory import memory_estimate
+from advisor.engine.model.memory import capacity_gb, memory_estimate
 from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.result.echo import Memory, ServingPool
 
@@ -32,7 +32,7 @@ def queued_memory(
         activations_gb=0.0,  # the runtime's KV sizing reserves their room (kv_room_bytes)
         kv_cache_gb=kv_gb,
         total_gb=pool.weights_gb_per_gpu + kv_gb,
-        capacity_gb=scenario.gpu.memory_gb,
+        capacity_gb=capacity_gb(scenario.gpu),
         usable_gb=serving_usable_gb(scenario.gpu, pool.weights_gb_per_gpu),
     )
     return mem, [queue_note(kept, batch)] if kept < batch else []
