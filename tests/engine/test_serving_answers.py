@@ -12,6 +12,7 @@ import pytest
 
 from advisor.engine import evaluate
 from advisor.engine.errors import ScenarioError
+from advisor.engine.result.echo import parallel_shape
 
 
 def _inference(**inference: Any) -> dict[str, Any]:
@@ -129,6 +130,33 @@ def test_llama_405b_disaggregated_on_32_h100_is_planned_with_tp8_pp2_instances()
     for pool in pools.values():
         assert pool["tp"] * pool["pp"] == 16
     assert result["metrics"]["requests_per_s"] > 0
+
+
+def test_a_pipelined_instance_is_named_with_its_pipeline() -> None:
+    """405B disaggregated on 32 H100 at 2 requests/s misses its per-token target; the headline
+    names the instances TP8 x PP2 (16 GPUs on two servers), not 'TP8', which reads as one
+    server's instance."""
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "inference": {"deployment": "disaggregated", "requests_per_s": 2},
+        }
+    )
+    head = result["recommendation"]["headline"]
+    assert "Serving falls short" in head
+    assert "1 x TP8 x PP2 prefill + 1 x TP8 x PP2 decode" in head
+
+
+@pytest.mark.parametrize(
+    ("tp", "pp", "ep", "words"),
+    [(8, 1, 1, "TP8"), (8, 2, 1, "TP8 x PP2"), (1, 1, 64, "EP64"), (2, 1, 16, "TP2 x EP16"),
+     (1, 1, 1, "TP1"), (4, 3, 1, "TP4 x PP3")],
+)  # fmt: skip
+def test_parallel_shape_words(tp: int, pp: int, ep: int, words: str) -> None:
+    assert parallel_shape(tp, pp, ep) == words
 
 
 def test_a_serving_only_kv_fabric_is_sized_by_the_kv_stream_with_the_training_alternative() -> None:

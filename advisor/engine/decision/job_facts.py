@@ -22,6 +22,7 @@ from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.result.echo import parallel_shape
 
 
 @dataclass(frozen=True)
@@ -258,15 +259,12 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         return None
     plan = workload.plan
     if serving_plan.colocated:
-        shape = f"TP{plan.tp}" + (f" x PP{plan.pp}" if plan.pp > 1 else "")
-        shape += f" x EP{plan.ep}" if plan.ep > 1 else ""
         kind = "replicas" if serving_plan.deployment == "replicas" else "split replicas"
-        shape = f"{plan.dp} x {shape} {kind}"
+        shape = f"{plan.dp} x {parallel_shape(plan.tp, plan.pp, plan.ep)} {kind}"
     else:
         pre, dec = serving_plan.prefill, serving_plan.decode
         shape = (
-            f"disaggregated {pre.instances} x TP{pre.tp} prefill + {dec.instances} x "
-            f"{'EP' + str(dec.ep) if dec.ep > 1 else 'TP' + str(dec.tp)} decode"
+            f"disaggregated {pre.units} x {pre.shape} prefill + {dec.units} x {dec.shape} decode"
         )
     return ServingAsk(
         requests_per_s=inf.requests_per_s,

@@ -188,7 +188,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
             if ask.requests_per_s is not None
             else f"for {ask.users:,} users"
         )
-        parts.append(f"serves {significant(served)} requests/s {asked}, at capacity")
+        parts.append(f"it serves {significant(served)} requests/s {asked}, at capacity")
     if ttft >= SATURATED_TTFT_MS:
         parts.append("the queue for a first token grows without bound")
     elif ttft > ask.target_ttft_ms:
@@ -203,7 +203,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     if not parts:
         return ""
     servers_text = f"{facts.nodes} server{'s' if facts.nodes != 1 else ''}"
-    text = f"Serving falls short: {ask.shape} on {servers_text} " + "; ".join(parts)
+    text = f"Serving falls short with {ask.shape} on {servers_text}: " + "; ".join(parts)
     # the rate the load needs within the targets: the asked rate, or a closed loop's users
     # each completing a request in TTFT + output x time per token at the targets
     need = (

@@ -310,6 +310,18 @@ class Traffic(Record):
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
+def parallel_shape(tp: int, pp: int = 1, ep: int = 1) -> str:
+    """One instance's parallelism in words, as serving engineers write it: ``TP8``,
+    ``TP8 x PP2``, ``EP64`` (attention data-parallel over the experts' GPUs: TP1 left out),
+    ``TP2 x EP16``."""
+    parts = [f"TP{tp}"] if tp > 1 or ep <= 1 else []
+    if pp > 1:
+        parts.append(f"PP{pp}")
+    if ep > 1:
+        parts.append(f"EP{ep}")
+    return " x ".join(parts)
+
+
 @dataclass(frozen=True)
 class ServingPool(Record):
     """One pool of GPUs serving one phase (``prefill``, ``decode``) or both (``serve``): what
@@ -337,6 +349,18 @@ class ServingPool(Record):
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
     """Keys of a stored result this record does not declare (none in a pool the engine plans;
     left out of the hash, so a pool keys the serving model's caches)."""
+
+    @property
+    def shape(self) -> str:
+        """The parallelism of what the pool runs copies of, in words (:func:`parallel_shape`):
+        ``TP8 x PP2``, ``EP32``."""
+        return parallel_shape(self.tp, self.pp, self.ep)
+
+    @property
+    def units(self) -> int:
+        """How many of :attr:`shape` the pool runs: its instances, or its expert-parallel
+        groups of ``ep`` GPUs (where an instance is one attention data-parallel GPU)."""
+        return self.gpus // self.ep if self.ep > 1 else self.instances
 
 
 @dataclass(frozen=True)

@@ -473,8 +473,8 @@ def _unit_shape(wp: WorkloadPlan) -> str:
         return f"{sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
     per = max(1, wp.nodes)
     return (
-        f"{sp.prefill.instances // per} x TP{sp.prefill.tp} prefill + "
-        f"{sp.decode.instances // per} x TP{sp.decode.tp} decode"
+        f"{sp.prefill.units // per} x {sp.prefill.shape} prefill + "
+        f"{sp.decode.units // per} x {sp.decode.shape} decode"
     )
 
 
@@ -905,8 +905,8 @@ def _pools_and_units(
             f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated "
             f"deployment ({sub_sp.prefill.servers} prefill + {sub_sp.decode.servers} decode "
             f"servers); the other {rest} server{'s' if rest != 1 else ''} each run "
-            f"{unit.prefill.instances} x TP{unit.prefill.tp} prefill + "
-            f"{unit.decode.instances} x TP{unit.decode.tp} decode, their instances in the same "
+            f"{unit.prefill.units} x {unit.prefill.shape} prefill + "
+            f"{unit.decode.units} x {unit.decode.shape} decode, their instances in the same "
             "pools"
         )
         out.append(replace(wp, notes=(*wp.notes, note)))

@@ -90,8 +90,8 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
         per = max(1, scenario.nodes)
         notes = [
             f"disaggregated serving inside every server: {sp.prefill.gpus // per} GPUs run "
-            f"{sp.prefill.instances // per} x TP{sp.prefill.tp} prefill and "
-            f"{sp.decode.gpus // per} GPUs {sp.decode.instances // per} x TP{sp.decode.tp} "
+            f"{sp.prefill.units // per} x {sp.prefill.shape} prefill and "
+            f"{sp.decode.gpus // per} GPUs {sp.decode.units // per} x {sp.decode.shape} "
             f"decode; each request's KV cache ({kv_mb:.0f} MB) moves over the server's NVLink "
             "(no compute fabric)"
         ]
