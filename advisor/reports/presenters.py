@@ -859,8 +859,8 @@ def _reference_warning(result: EngineResult, rec: Recommendation) -> str:
     """The engine's comparison with the reference design, or our own check of it."""
     ref = rec.reference_design
     if ref is not None:
-        if ref.matches:
-            return ""
+        if ref.matches or ref.sized_for_serving:
+            return ""  # a serving fabric sized by its traffic is said in the rationale
         departures = list(ref.departures)
         name = ref.name or "the reference design"
         if departures:

@@ -1,5 +1,5 @@
 """The one rule for a network that carries only KV caches (docs/MODEL.md 15.2, "A serving
-fabric sized for serving traffic"; ``policy.kv_rate_short``), with a stand-in performance
+fabric sized for serving traffic"; ``policy.serving_rate_short``), with a stand-in performance
 model: every KV-only design, TCP included, must serve within the targets (within the tie
 band) what the deployment serves on one RDMA NIC per server at the reference speed."""
 

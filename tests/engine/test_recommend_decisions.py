@@ -43,6 +43,10 @@ ONE_SERVER = (
     "server stays on NVLink; independent replicas need no compute fabric)"
 )
 VLLM = "vLLM docs, distributed inference and serving (multi-node tensor parallel needs RDMA)"
+VLLM_PIPELINE = (
+    "vLLM docs, distributed inference and serving (tensor parallel inside a node, pipeline "
+    "parallel across nodes: only a stage's activations cross)"
+)
 PCIE = "PCI-SIG PCIe 5.0 (32 GT/s x16, ~504 Gb/s per direction); DGX H100 datasheet"
 RAIL_ONLY = "Wang et al., Rail-only networks, arXiv 2307.12169 (MoE pays on reduced networks)"
 H20_TEST = "Third-party RoCE vs InfiniBand all-reduce test on the same H20 servers, 64 GPUs"
@@ -219,7 +223,8 @@ CASES: tuple[Case, ...] = (
             "gpus": 16,
             "inference": {"independent_replicas": False},
         },
-        VLLM,
+        VLLM_PIPELINE,
+        nics=None,  # TP8 x PP2: sized by the pipeline's traffic (test_pipeline_only_...)
     ),
     Case(
         "405b-tp16-latency-target",
@@ -296,7 +301,10 @@ def test_published_design_decision(case: Case, results: dict[str, dict[str, Any]
     if case.non_blocking:
         assert topo["oversubscription"] == 1.0, (case.source, rec["headline"])
         assert rec["field_practice"] is True
-        assert rec["reference_design"]["matches"] is True
+        # a serving fabric sized by its traffic neither matches nor departs (MODEL.md 15.2)
+        ref = rec["reference_design"]
+        assert ref["matches"] is not ref["sized_for_serving"]
+        assert not ref["departures"]
     if topo["tiers"] >= 2:
         assert topo["spine_switches"] >= case.extra.get("min_spines", 2)
         assert topo["rail_optimized"] is True
@@ -455,3 +463,18 @@ def test_more_servers_than_the_existing_network_takes_get_their_own_switches() -
     assert r["recommendation"]["needs_compute_fabric"] is False
     assert any(ln["category"] == "switch" for ln in r["bom"])
     assert check_bom(r["bom"]) == []
+
+
+def test_pipeline_only_serving_is_sized_by_its_traffic(results: dict[str, dict[str, Any]]) -> None:
+    """405B as one TP8 x PP2 replica on two H100 servers: only the activations between the two
+    stages cross, so the RDMA fabric is bought at fewer NICs than the training reference and
+    the answer says why, naming the training fabric beside it."""
+    rec = results["405b-split-over-2-servers"]["recommendation"]
+    assert rec["fabric"] in ("roce", "infiniband")
+    assert rec["nics_per_node"] < 8
+    assert rec["field_practice"] is True and rec["departures"] == []
+    assert rec["reference_design"]["sized_for_serving"] is True
+    assert "instead of 8 x 400G" in rec["reference_design"]["statement"]
+    first = rec["rationale"][0]
+    assert "only between pipeline stages" in first
+    assert "If this cluster will also train" in first and "8 x 400G" in first

@@ -172,8 +172,13 @@ def test_disaggregated_dense_serving_says_the_kv_cache_crosses_not_every_token()
 
 
 def test_split_model_serving_still_says_every_token_crosses() -> None:
-    r = evaluate(_split_405b("h100-sxm", 2, 8))
+    """A tensor-parallel group across servers (405B TP16 on two H100 servers): every token's
+    all-reduces cross, so the fabric stays the training reference's."""
+    raw = _split_405b("h100-sxm", 2, 8) | {"parallelism": {"tp": 16, "pp": 1}}
+    r = evaluate(raw)
     assert "every generated token crosses the network" in r["recommendation"]["rationale"][0]
+    assert r["recommendation"]["nics_per_node"] == 8
+    assert r["recommendation"]["reference_design"]["sized_for_serving"] is False
 
 
 def test_four_tier_fabric_is_named_as_such_and_lists_its_super_spines() -> None:

@@ -271,6 +271,28 @@ def test_engine_budget_and_reference_design_verdicts_become_warnings(client: Cli
     assert "Over your network budget" in top or "reference design" in top
 
 
+def test_a_serving_fabric_sized_by_its_traffic_is_no_reference_warning() -> None:
+    """405B as TP8 x PP2 on two H100 servers buys fewer NICs than the training reference, on
+    purpose (docs/MODEL.md 15.2): the rationale says so; the warnings above the headline do
+    not flag it as a departure."""
+    from advisor.engine import evaluate
+    from advisor.engine.result.records import EngineResult
+    from advisor.reports.presenters import warnings
+
+    raw = {
+        "workload": "inference",
+        "model": "llama3.1-405b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "inference": {"independent_replicas": False},
+    }
+    result = EngineResult.from_dict(evaluate(raw))
+    ref = result.recommendation.reference_design
+    assert ref is not None and ref.sized_for_serving and not ref.matches
+    assert "reference" not in {w["kind"] for w in warnings(result)}
+    assert any("sized for its traffic" in line for line in result.recommendation.rationale)
+
+
 def test_idle_gpus_from_a_small_batch_are_blamed_on_the_batch_not_the_network() -> None:
     from advisor.engine import evaluate
     from advisor.engine.facts.formatting import finite

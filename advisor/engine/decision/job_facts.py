@@ -152,6 +152,10 @@ class JobFacts:
     kv_only: bool = False
     """Disaggregated serving whose prefill and decode instances each fit one NVLink domain:
     only the KV cache crosses the network (once per request), not every generated token."""
+    pipeline_only: bool = False
+    """Serving whose instances span servers only between pipeline stages (tensor-parallel and
+    expert groups inside a scale-up domain): per token only a stage's activations cross the
+    network, so the fabric is sized by the serving traffic, as for ``kv_only``."""
     serving: ServingAsk | None = None
     domain_gpus: int = 0
     """GPUs per scale-up domain of the job (a server, or an NVL72 rack); 0: a server."""
@@ -159,6 +163,12 @@ class JobFacts:
     @property
     def inference(self) -> bool:
         return self.workload == "inference"
+
+    @property
+    def serving_sized(self) -> bool:
+        """A serving fabric sized by its serving traffic, not by the training reference: only
+        KV caches, or only pipeline activations, cross servers (docs/MODEL.md 15.2)."""
+        return self.inference and (self.kv_only or self.pipeline_only)
 
     @property
     def perf_key(self) -> str:
@@ -224,6 +234,7 @@ def job_facts(
         weight_bytes_per_param=bytes_per_param,
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
+        pipeline_only=_pipeline_only(workload),
         storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
         serving=_serving_ask(scenario, workload),
         domain_gpus=workload.domain_gpus,
@@ -277,6 +288,21 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
+    )
+
+
+def _pipeline_only(workload: WorkloadPlan) -> bool:
+    """True when a serving plan's instances cross servers only between pipeline stages: its
+    tensor-parallel and expert groups stay inside a scale-up domain (vLLM's distributed-serving
+    guide: tensor parallel inside a node, pipeline parallel across nodes; multi-node tensor
+    parallel needs InfiniBand-class networking; docs/MODEL.md 15.2)."""
+    inference = workload.inference
+    if inference is None or inference.serving is None:
+        return False
+    return (
+        inference.pp_crosses_network
+        and not inference.tp_layout.crosses_network
+        and not inference.ep_layout.crosses_network
     )
 
 

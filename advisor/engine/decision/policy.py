@@ -8,8 +8,11 @@ Policy (docs/MODEL.md "Field practice", which lists the published designs and fi
    per message on every token.  TCP designs stay in ``options``, ruled out with that reason.
    Disaggregated serving that moves only KV caches is sized by that stream instead: TCP and
    fewer or slower NICs are allowed when the design serves, within the targets, what the
-   deployment serves on one RDMA NIC per server (:func:`kv_rate_short`, the one rule); TCP
-   there is a departure (the published serving stacks move KV caches over RDMA).
+   deployment serves on one RDMA NIC per server (:func:`serving_rate_short`, the one rule); TCP
+   there is a departure (the published serving stacks move KV caches over RDMA).  A split
+   model whose instances cross servers only between pipeline stages (tensor-parallel and expert
+   groups inside a domain) is sized by its traffic too: fewer or slower RDMA NICs are allowed
+   when the design serves, within the targets, what the deployment serves on one NIC per GPU.
 2. Training and split-model compute fabrics are built as the published designs build them
    (DGX SuperPOD, Spectrum-X RA, Azure ND H100 v5, Meta SIGCOMM'24, Alibaba HPN, ByteDance
    MegaScale): non-blocking (1:1) leaves, rail-optimized, one NIC per GPU at the platform's
@@ -96,19 +99,19 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
         out.append("oversubscribed")
     if sc.topo.tiers == 1 and facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
         out.append("single_switch")
-    # a serving-only fabric that carries only KV caches is sized by that traffic, not by the
-    # training reference (docs/MODEL.md 15.2): fewer or slower NICs are not a departure there;
-    # a design too small for the KV stream is ruled out by kv_rate_short
+    # a serving-only fabric that carries only KV caches or pipeline activations is sized by
+    # that traffic, not by the training reference (docs/MODEL.md 15.2): fewer or slower NICs
+    # are not a departure there; a design too small for it is ruled out by serving_rate_short
     serving_kv = facts.inference and facts.kv_only
-    if c.nics_per_node < full_links(p, c.nic) and not serving_kv:
+    if c.nics_per_node < full_links(p, c.nic) and not facts.serving_sized:
         out.append("fewer_nics")
-    if not serving_kv and (
+    if not facts.serving_sized and (
         (c.nic.integrated and c.nic_gbps < p.reference_gbps)
         or (not c.nic.integrated and card_gbps(c.nic) < p.reference_card_gbps)
     ):
         out.append("nic_speed")
     if serving_kv and c.fabric == ETHERNET:
-        # not ruled out when it carries the stream (kv_rate_short), but the published serving
+        # not ruled out when it carries the stream (serving_rate_short), but the published serving
         # stacks move KV caches over RDMA: a departure, never bought on a tie with RoCE
         out.append("kv_tcp")
     if sc.topo.tiers > MAX_PUBLISHED_TIERS:
@@ -155,7 +158,7 @@ def check_constraints(
     """Mark hard-constraint violations and departures; return notes for unmeetable targets.
 
     ``kv_reference``: the serving metrics, rates within the targets included, of the design
-    a KV-only deployment is held to (:func:`kv_rate_short`); the rule is applied here to every
+    a KV-only deployment is held to (:func:`serving_rate_short`); the rule is applied here to every
     design whose rate is known, and by the caller to each pick it computes the rate of.
 
     A latency target that no design reaches (the GPUs' own time is above it) cannot tell
@@ -217,7 +220,7 @@ def check_constraints(
         if not math.isfinite(sc.perf):
             sc.violations.append("the performance model found no valid timing for it")
         # a network that carries only KV caches may run over TCP: it is held, as every
-        # KV-only design is, to the rate on one RDMA NIC per server (kv_rate_short)
+        # KV-only design is, to the rate on one RDMA NIC per server (serving_rate_short)
         if (
             facts.needs_compute_fabric
             and sc.cand.fabric == ETHERNET
@@ -231,7 +234,7 @@ def check_constraints(
                 else "multi-server training needs RDMA: NCCL over TCP sockets reaches only "
                 "40-60 % of wire speed (NVIDIA/nccl #209, #450)"
             )
-        short = kv_rate_short(facts, sc, kv_reference)
+        short = serving_rate_short(facts, sc, kv_reference)
         if short is not None:
             sc.violations.append(short)
         if latency_applies and target is not None and sc.perf > target:
@@ -509,20 +512,21 @@ def fastest_group(pool: list[Scored]) -> list[Scored]:
     return [sc for sc in pool if perf_tied(sc, fastest) and perf_tied(sc, by_class[sc.cand.fabric])]
 
 
-def kv_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -> str | None:
-    """The one rule for a network that carries only KV caches (disaggregated pools whose
-    instances each fit a scale-up domain), or None when the design keeps it: it must serve,
-    within the targets and within the tie band, what the same deployment serves on the network
-    the decision buys for that stream and weighs the pools on, one RDMA NIC per server at the
-    reference speed (``reference``, the caller's metrics of that design,
-    :func:`advisor.engine.model.serving.pools.kv_design`; docs/MODEL.md 15.2, "A serving
+def serving_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -> str | None:
+    """The one rule for a fabric sized by its serving traffic (:attr:`JobFacts.serving_sized`),
+    or None when the design keeps it: it must serve, within the targets and within the tie
+    band, what the same deployment serves on the reference network (``reference``, the
+    caller's metrics of it): for KV caches alone the network the decision buys for that stream
+    and weighs the pools on, one RDMA NIC per server at the reference speed
+    (:func:`advisor.engine.model.serving.pools.kv_design`); for pipeline activations, whose
+    deployment was planned on one NIC per GPU, that network (docs/MODEL.md 15.2, "A serving
     fabric sized for serving traffic").  TCP, fewer or slower NICs and oversubscription are
     allowed only so far: a cheaper KV fabric that caps the deployment would serve less on more
     servers than a smaller cluster.  When the reference serves nothing within the targets (the
     GPUs miss them at any rate, said in the notes), the rate it serves at the offered load is
     the bar instead.  None too while the design's figure is not computed (the rate within the
     targets is computed only for the designs the caller asks about)."""
-    if reference is None or not (facts.inference and facts.kv_only and facts.needs_compute_fabric):
+    if reference is None or not (facts.serving_sized and facts.needs_compute_fabric):
         return None
     bar = reference.max_requests_per_s_at_target
     rate = sc.metrics.max_requests_per_s_at_target
@@ -533,6 +537,11 @@ def kv_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -> str
         what = "at the offered load"
     if rate is None or bar is None or bar <= 0.0 or rate >= (1.0 - TIE_BAND) * bar:
         return None
+    if not facts.kv_only:
+        return (
+            f"it serves {significant(rate)} requests/s {what}, against {significant(bar)} on "
+            "one RDMA NIC per GPU: its network caps the pipeline between the servers"
+        )
     return (
         f"it serves {significant(rate)} requests/s {what}, against {significant(bar)} on one "
         f"RDMA NIC per server: its KV transfer{' over TCP' if sc.cand.fabric == ETHERNET else ''} "
@@ -573,11 +582,11 @@ def rate_capped(facts: JobFacts, sc: Scored, pool: list[Scored]) -> str | None:
     16,384 A100 servers, where no three-tier non-blocking fabric of 40-port HDR switches fits:
     the 2:1 three-tier design serves 11,908 requests/s within the targets, the non-blocking
     four-tier one 43,351 (8,192 servers: 21,676); docs/MODEL.md 14.5.  A deployment whose
-    only cross-server traffic is KV caches keeps its own rule (:func:`kv_rate_short`, held to
-    the network its pools were weighed on, not to the widest design weighed), so None for it,
+    only cross-server traffic is KV caches or pipeline activations keeps its own rule
+    (:func:`serving_rate_short`, held to its reference network), so None for it,
     and None too while a rate is not computed."""
     rate = sc.metrics.max_requests_per_s_at_target
-    if not facts.inference or facts.kv_only or rate is None:
+    if not facts.inference or facts.serving_sized or rate is None:
         return None
     same = [
         d

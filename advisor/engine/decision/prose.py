@@ -136,6 +136,27 @@ def reference_design(facts: JobFacts, scored: Scored) -> ReferenceDesign:
         )
     if scored.topo.tiers == 1:
         notes.append("one switch: no spine redundancy at this size")
+    c = scored.cand
+    sized = facts.serving_sized and (
+        c.nics_per_node * c.nic_gbps < platform.reference_count * platform.reference_gbps
+    )
+    if sized and not phrases:
+        # fewer or slower NICs are no departure for a serving fabric sized by its traffic,
+        # but the answer does not match the (training) reference: said, not flagged
+        text = (
+            f"Reference design: {platform.reference_design}; this serving fabric is sized for "
+            f"its traffic and differs in its NICs: {c.nics_per_node} x {c.nic_gbps}G per server "
+            f"instead of {platform.reference_count} x {platform.reference_gbps}G (one NIC per "
+            "GPU, for training)" + (f" ({'; '.join(notes)})." if notes else ".")
+        )
+        return ReferenceDesign(
+            name=platform.reference_design,
+            matches=False,
+            departures=(),
+            notes=tuple(notes),
+            statement=text,
+            sized_for_serving=True,
+        )
     if phrases:
         text = (
             f"Reference design: departs from {platform.reference_design}: "
@@ -289,7 +310,6 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
     per_server = rate * kv_bytes / max(1, facts.nodes)
     kv_ms = num(best.metrics.kv_transfer_ms)
     c = best.cand
-    p = facts.platform
     text = (
         f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} GPUs), "
         f"so each request's KV cache ({kv_bytes / 1e6:,.0f} MB) crosses the network once, not "
@@ -304,12 +324,45 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
             else "."
         )
     )
-    if c.nics_per_node * c.nic_gbps < p.reference_count * p.reference_gbps:
-        text += (
-            f" If this cluster will also train, buy the training fabric instead: "
-            f"{p.reference_count} x {p.reference_gbps}G RDMA per server (one NIC per GPU)."
+    return text + _training_alternative(facts, best)
+
+
+def _pipeline_sizing_sentence(facts: JobFacts, best: Scored) -> str:
+    """A split model whose instances cross servers only between pipeline stages: per token a
+    stage's activations cross, so the RDMA fabric is sized by that traffic at the offered load
+    (docs/MODEL.md 15.2)."""
+    ask = facts.serving
+    shape = f" ({ask.shape})" if ask is not None else ""
+    c = best.cand
+    at_target = best.metrics.max_requests_per_s_at_target
+    text = (
+        f"The model is split across servers only between pipeline stages{shape}: per generated "
+        "token a stage's activations cross the network, so the fabric must be RDMA and is "
+        f"sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
+        f"{fabric_label(c.fabric)} per server decodes at {best.perf:.1f} ms per token"
+        + (
+            f" against the {facts.target_ms_per_token:g} ms target"
+            if facts.target_ms_per_token
+            else ""
         )
-    return text
+        + (
+            f" and serves up to {significant(num(at_target))} requests/s within the targets."
+            if at_target is not None
+            else "."
+        )
+    )
+    return text + _training_alternative(facts, best)
+
+
+def _training_alternative(facts: JobFacts, best: Scored) -> str:
+    """The training fabric named beside a serving fabric with fewer or slower NICs."""
+    c, p = best.cand, facts.platform
+    if c.nics_per_node * c.nic_gbps >= p.reference_count * p.reference_gbps:
+        return ""
+    return (
+        f" If this cluster will also train, buy the training fabric instead: "
+        f"{p.reference_count} x {p.reference_gbps}G RDMA per server (one NIC per GPU)."
+    )
 
 
 def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str]:
@@ -318,6 +371,8 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     out: list[str] = []
     if facts.inference and facts.kv_only:
         out.append(_kv_sizing_sentence(facts, best))
+    elif facts.inference and facts.pipeline_only:
+        out.append(_pipeline_sizing_sentence(facts, best))
     elif facts.inference:
         out.append(
             f"The model is split across servers ({facts.nodes} servers, {facts.gpus} GPUs), so "

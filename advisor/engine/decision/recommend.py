@@ -43,9 +43,9 @@ from advisor.engine.decision.policy import (
     choice_pool,
     choose,
     departure_phrase,
-    kv_rate_short,
     premium,
     rate_capped,
+    serving_rate_short,
     strictly_tied,
 )
 from advisor.engine.decision.pricing import Scored, cost_record, price
@@ -79,6 +79,7 @@ from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.pools import kv_design
+from advisor.engine.model.serving.pools import reference_design as serving_reference_design
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
 from advisor.engine.result.records import (
     BreakEven,
@@ -247,7 +248,7 @@ def _kv_reference(
     facts: JobFacts, s: Scenario, scored: list[Scored], evaluate: Evaluator
 ) -> Metrics | None:
     """The metrics, rates within the targets computed, of the design a KV-only deployment is
-    held to (:func:`advisor.engine.decision.policy.kv_rate_short`): the network its pools were
+    held to (:func:`advisor.engine.decision.policy.serving_rate_short`): the network its pools were
     weighed on and the decision buys for their KV stream
     (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per server at the
     reference speed), as the scored non-blocking RDMA design with the least NIC bandwidth per
@@ -255,9 +256,9 @@ def _kv_reference(
     bandwidth is never slower), so the rule rules out only TCP, slower NICs or
     oversubscription that cap the deployment.  None when the job is not KV-only or no such
     design is scored (then only TCP is weighed, or nothing)."""
-    if not (facts.inference and facts.kv_only and facts.needs_compute_fabric and scored):
+    if not (facts.serving_sized and facts.needs_compute_fabric and scored):
         return None
-    kv = kv_design(s)
+    kv = kv_design(s) if facts.kv_only else serving_reference_design(s)
     floor_gbps = kv.nic_gbps * kv.nics_per_node
 
     def gbps(sc: Scored) -> float:
@@ -289,7 +290,7 @@ def _forced_rate_kept(
     fabric class in it are ruled out with the figures and the choice is made again (each
     class's best stays in the pool, so the mode and the cut do not change).  A KV-only
     deployment is held to its own rule instead (:func:`_kv_rate_kept`)."""
-    if not facts.inference or facts.kv_only or choice.mode != "constraints_forced":
+    if not facts.inference or facts.serving_sized or choice.mode != "constraints_forced":
         return choice
     chosen = choice_pool(facts, scored)
     if chosen is None:
@@ -314,13 +315,13 @@ def _kv_rate_kept(
     evaluate: Evaluator,
     reference: Metrics | None,
 ) -> Choice:
-    """The KV-only rule (:func:`advisor.engine.decision.policy.kv_rate_short`, which
+    """The KV-only rule (:func:`advisor.engine.decision.policy.serving_rate_short`, which
     :func:`check_constraints` applied to every design whose rate was known) on the picks: a
     pick that serves less than ``reference`` beyond the tie band is ruled out and the choice
     made again, each new pick with its rate computed; a pick already ruled out ends the
     loop."""
     while True:
-        reason = kv_rate_short(facts, choice.best, reference)
+        reason = serving_rate_short(facts, choice.best, reference)
         if reason is None or reason in choice.best.violations:
             return choice
         choice.best.violations.append(reason)

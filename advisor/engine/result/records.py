@@ -266,6 +266,9 @@ class ReferenceDesign(Record):
     departures: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     statement: str = ""
+    sized_for_serving: bool = False
+    """A serving fabric sized by its traffic (KV caches or pipeline activations), with fewer or
+    slower NICs than the (training) reference: no departure, but no match either."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -191,14 +191,18 @@ class SeriesFigures:
     network_capex_usd: float
     fabric: str | None
     max_requests_per_s_at_target: float | None
+    sized_for_serving: bool = False
+    """The fabric is sized by its serving traffic (``reference_design.sized_for_serving``)."""
 
     @classmethod
     def of(cls, result: EngineResult) -> SeriesFigures:
+        ref = result.recommendation.reference_design
         return cls(
             step_s=_step_s(result),
             network_capex_usd=result.cost.network_capex_usd,
             fabric=result.recommendation.fabric,
             max_requests_per_s_at_target=result.metrics.max_requests_per_s_at_target,
+            sized_for_serving=ref is not None and ref.sized_for_serving,
         )
 
 
@@ -968,6 +972,10 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
             if best_step is None or step < best_step[0]:
                 best_step = (step, servers)
         capex = figures.network_capex_usd
+        if figures.sized_for_serving:
+            # sized by the deployment's own traffic, which more servers can lighten (shorter
+            # pipelines, more replicas): its series keeps serving-worse-with-more-servers
+            continue
         if top_capex is not None and capex < top_capex[0] - CAPEX_TOLERANCE_USD:
             out.append(
                 Violation(
