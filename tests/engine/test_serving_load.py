@@ -118,12 +118,14 @@ def test_neighbouring_designs_get_neighbouring_latencies_at_four_h20_servers() -
 
 @pytest.mark.parametrize("raw", [DEEPSEEK_FOUR_H20, LLAMA_405B_TWO_SERVERS])
 def test_latency_is_continuous_across_capacity_in_a_closed_loop(raw: dict[str, Any]) -> None:
-    """Just under and just over capacity a closed loop of users sees nearly the same p95
-    TTFT: the wait grows to what the users can queue for, not to a saturation constant."""
+    """Just under and just over capacity (the highest rate every queue sustains) a closed
+    loop of users sees nearly the same p95 TTFT: the wait grows to what the users can queue
+    for, not to a saturation constant."""
     s, w = _plan(raw)
     assert w.inference is not None and w.inference.serving is not None
     model = ServingModel(s, w.inference.serving, ROCE)
-    cap = model.capacity_rps()
+    cap = model.sustainable_rps()
+    assert cap <= model.capacity_rps()
     users = float(w.inference.serving.concurrent_requests)
     under = model.at_rate(cap * 0.9999, users)
     over = model.at_rate(cap * 1.0001, users)
@@ -404,3 +406,37 @@ def test_decode_steps_on_efa_are_not_read_from_the_same_shape_on_roce() -> None:
     assert decode_step_s(s, sp, batch, efa, "point") != decode_step_s(s, sp, batch, ROCE, "point")
     assert ServingModel(s, sp, ROCE).step(batch) == decode_step_s(s, sp, batch, ROCE, "point")
     assert ServingModel(s, sp, efa).step(batch) == decode_step_s(s, sp, batch, efa, "point")
+
+
+MIXTRAL_SPLIT = {
+    "workload": "inference",
+    "model": "mixtral-8x7b",
+    "gpu": "h100-sxm",
+    "gpus": 16,
+    "inference": {"requests_per_s": 50, "deployment": "split"},
+}
+
+
+def test_a_queue_that_fills_below_the_closed_form_is_the_capacity() -> None:
+    """Mixtral 8x7B split on 16 H100 at 50 requests/s: the time-shared closed form reads ~65
+    requests/s, but the prompts, each riding on a decode step per 2,048-token chunk, fill
+    their queue below 50 (docs/MODEL.md 15.2). The answer says it is saturated, serves the
+    rate where the queue fills, and never more tokens than those requests emit."""
+    from advisor.engine import evaluate_typed
+
+    m = evaluate_typed(MIXTRAL_SPLIT, scaling_chart=False).metrics
+    assert m.load_saturated is True
+    assert m.capacity_requests_per_s is not None and m.capacity_requests_per_s < 50
+    assert m.requests_per_s == pytest.approx(m.capacity_requests_per_s)
+    assert m.max_requests_per_s_at_target is not None
+    assert m.max_requests_per_s_at_target <= m.capacity_requests_per_s
+    s, w = _plan(MIXTRAL_SPLIT)
+    assert w.inference is not None and w.inference.serving is not None
+    model = ServingModel(s, w.inference.serving, ROCE)
+    cap = model.sustainable_rps()
+    assert cap < 0.9 * model.capacity_rps()
+    below, above = model.at_rate(cap * 0.999), model.at_rate(cap * 1.001)
+    assert not below.saturated and above.saturated
+    assert above.requests_per_s == pytest.approx(cap)
+    out = w.inference.serving.output_tokens
+    assert above.output_tokens_per_s <= above.requests_per_s * out * (1 + 1e-9)

@@ -131,6 +131,11 @@ def batch_cell(batch: float) -> float:
     return float(f"{batch:.4g}")
 
 
+SUSTAINABLE_TOLERANCE = 1e-4
+"""Relative width at which :meth:`ServingModel.sustainable_rps` stops bisecting (the answer
+prints 3 significant digits)."""
+
+
 class ServingModel:
     """Latency and throughput of one serving plan on one network design and bound.
 
@@ -173,6 +178,7 @@ class ServingModel:
         self._operating: LoadPoint | None = None
         self._max_rate: float | None = None
         self._bracket: tuple[float, float, int] | None = None
+        self._sustainable: float | None = None
 
     # -- decode
     def step(self, batch: float, net_share: float = 1.0) -> float:
@@ -314,7 +320,10 @@ class ServingModel:
         )
 
     def capacity_rps(self) -> float:
-        """Highest sustainable arrival rate (prefill, decode memory, KV links)."""
+        """An upper bound of the sustainable arrival rate in closed form (prefill, decode
+        memory, KV links; a colocated instance's prefill and decode time-shared): what the
+        deployment search orders and prunes by and the bisections start from.
+        :meth:`sustainable_rps` is the rate the answer reports."""
         serving_plan = self.serving_plan
         cap_b = float(serving_plan.decode.max_batch_per_instance)
         decode = (
@@ -336,6 +345,37 @@ class ServingModel:
         per_server = min(serving_plan.prefill.servers, serving_plan.decode.servers)
         kv = self.kv.bytes_per_s_per_server * per_server / serving_plan.kv_bytes_per_request
         return min(prefill, decode, kv)
+
+    def sustainable_rps(self) -> float:
+        """Highest arrival rate at which every queue of the load model is stable
+        (:meth:`_decode_at` not saturated): :meth:`capacity_rps`, or, for a colocated
+        instance, below it where a queue saturates first, as its prompt queue does when each
+        prompt rides on decode steps (its service is the prefill plus a decode step per 2,048-token
+        chunk, so its queue can fill before the time-shared bound; docs/MODEL.md 15.2).
+        Bisected to ``SUSTAINABLE_TOLERANCE`` of the rate (from the top tenth of the bound
+        when the queues are stable there, as they mostly are); kept per model."""
+        if self._sustainable is None:
+            hi = self.capacity_rps()
+            if (
+                hi <= 0.0
+                or not self.serving_plan.colocated
+                or not self._decode_at(hi * (1.0 - 1e-9), None).saturated
+            ):
+                # disaggregated pools: the closed form is their queues' own bound (prefill,
+                # decode memory, KV links), to within the KV stream's share of the NICs
+                self._sustainable = hi
+            else:
+                lo = 0.9 * hi
+                if self._decode_at(lo, None).saturated:
+                    lo = 0.0
+                while hi - lo > SUSTAINABLE_TOLERANCE * hi:
+                    mid = (lo + hi) / 2
+                    if self._decode_at(mid, None).saturated:
+                        hi = mid
+                    else:
+                        lo = mid
+                self._sustainable = lo
+        return self._sustainable
 
     def at_rate(self, rate: float, users: float | None = None) -> LoadPoint:
         """The operating point for Poisson arrivals at ``rate`` requests per second.
@@ -413,6 +453,11 @@ class ServingModel:
             assert self.kv is not None
             kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
         tpot95 = max(tpot50, tpot95)
+        # a colocated instance's prompts queue for its chunk slots: past c / service the queue
+        # for a first token grows without bound although the time-shared bound is not reached
+        saturated = saturated or (
+            serving_plan.colocated and rate * service >= serving_plan.prefill.instances
+        )
         # a request waits for a decode slot (KV memory) once the pool's batches are full:
         # M/G/c with c = instances x batch that fits, each slot held for the request's decode
         slots = max(1, int(inst * cap_b))
@@ -505,13 +550,15 @@ class ServingModel:
             ttft50, ttft95 = min(ttft50, cycle), min(ttft95, cycle)
         tokens = b_eff * inst * tokens_per_step / mean_step if b_eff > 0 else 0.0
         in_system = math.inf if saturated or kv_s >= SATURATED_S else w_mean + unloaded + hold
+        served = min(rate, self.sustainable_rps()) if saturated else rate
         point = LoadPoint(
-            requests_per_s=min(rate, self.capacity_rps()) if saturated else rate,
+            requests_per_s=served,
             ttft_p50_s=ttft50,
             ttft_p95_s=ttft95,
             tpot_p50_s=tpot50,
             tpot_p95_s=tpot95,
-            output_tokens_per_s=min(tokens, rate * out) if not saturated else tokens,
+            # every request served emits its output tokens, no more
+            output_tokens_per_s=min(tokens, served * out),
             decode_batch_per_instance=b_eff,
             kv_transfer_s=kv_s,
             saturated=saturated,
@@ -621,7 +668,7 @@ class ServingModel:
         return None if settled else lo
 
     def curve(self, points: int = CURVE_POINTS) -> list[LoadPoint]:
-        cap = self.capacity_rps()
+        cap = self.sustainable_rps()
         return [self.at_rate(cap * (i + 1) / points * 0.98) for i in range(points)]
 
 
@@ -683,7 +730,7 @@ def serving_metrics(
         kv_transfer_share_of_ttft=min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0,
         max_requests_per_s_at_target=at_target,
         tokens_per_s_per_gpu_at_target=per_gpu_at_target,
-        capacity_requests_per_s=queue_model.capacity_rps(),
+        capacity_requests_per_s=queue_model.sustainable_rps(),
         load_saturated=point.saturated,
         meets_latency_targets=point.meets(serving_plan),
     )
