@@ -50,6 +50,22 @@ def test_a_silent_shortfall_and_missing_metrics_are_violations() -> None:
     assert _props(missing) == {"serving-metrics-missing"}
 
 
+def test_serving_past_capacity_or_an_unsaid_unbounded_queue_is_a_violation() -> None:
+    said = " Serving falls short with 1 x TP8 replicas on 2 servers: ..."
+
+    def saturated(**metrics: Any) -> EngineResult:
+        r = _result(load_saturated=True, **metrics)
+        head = r.recommendation.headline + said
+        return replace(r, recommendation=replace(r.recommendation, headline=head))
+
+    assert _props(saturated(capacity_requests_per_s=5.0)) == set()
+    assert _props(saturated(capacity_requests_per_s=4.5)) == {"serving-over-capacity"}
+    # the Mixtral answer before the capacity was the rate every queue sustains (MODEL.md 15.2)
+    unsaid = _result(capacity_requests_per_s=65.0, ttft_ms_p95=3_600_000.0)
+    assert _props(unsaid) == {"serving-over-capacity"}
+    assert _props(saturated(capacity_requests_per_s=5.0, ttft_ms_p95=3_600_000.0)) == set()
+
+
 def test_a_fabric_for_a_job_inside_one_domain_is_a_violation() -> None:
     inside = _result()
     inside = replace(

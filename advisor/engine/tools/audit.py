@@ -68,6 +68,7 @@ from typing import Any
 
 from advisor.engine import evaluate_typed
 from advisor.engine.decision.bom import NetworkParts, check_bom
+from advisor.engine.decision.prose import SATURATED_TTFT_MS
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
@@ -741,8 +742,9 @@ deployment search's 3-significant-digit scores) before the audit calls it worse.
 
 def serving_violations(case: str, result: EngineResult) -> list[Violation]:
     """A serving answer states its capacity: both at-target metrics present; a saturated or
-    target-missing answer says so in its headline; a job inside one scale-up domain buys no
-    compute fabric (its traffic, KV cache included, stays on NVLink)."""
+    target-missing answer says so in its headline; it never serves more than its capacity, and
+    an unbounded queue is a saturated answer; a job inside one scale-up domain buys no compute
+    fabric (its traffic, KV cache included, stays on NVLink)."""
     metrics = result.metrics
     if metrics.requests_per_s is None:
         return []
@@ -765,6 +767,24 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
                 case,
                 f"saturated={metrics.load_saturated} "
                 f"meets_targets={metrics.meets_latency_targets}: {head[:160]}",
+            )
+        )
+    capacity = metrics.capacity_requests_per_s
+    if capacity is not None and metrics.requests_per_s > capacity * (1.0 + 1e-9):
+        out.append(
+            Violation(
+                "serving-over-capacity",
+                case,
+                f"serves {metrics.requests_per_s:.4g} requests/s over its capacity {capacity:.4g}",
+            )
+        )
+    ttft = metrics.ttft_ms_p95
+    if ttft is not None and ttft >= SATURATED_TTFT_MS and not metrics.load_saturated:
+        out.append(
+            Violation(
+                "serving-over-capacity",
+                case,
+                "its queue for a first token grows without bound, yet it is not saturated",
             )
         )
     gpus = result.scenario.gpus
