@@ -440,3 +440,19 @@ def test_a_queue_that_fills_below_the_closed_form_is_the_capacity() -> None:
     assert above.requests_per_s == pytest.approx(cap)
     out = w.inference.serving.output_tokens
     assert above.output_tokens_per_s <= above.requests_per_s * out * (1 + 1e-9)
+
+
+def test_past_capacity_the_decode_pool_runs_at_the_rate_it_serves() -> None:
+    """Requests beyond capacity wait in the queue and take no GPU time: at 10 x its capacity
+    a colocated instance's time per token is what it is at the capacity itself (the asked
+    rate's prefill share stretched every step up to 20 x before)."""
+    s, w = _plan(MIXTRAL_SPLIT)
+    assert w.inference is not None and w.inference.serving is not None
+    model = ServingModel(s, w.inference.serving, ROCE)
+    cap = model.sustainable_rps()
+    at_cap = model.at_rate(cap)
+    flooded = model.at_rate(10.0 * cap)
+    assert flooded.saturated and not at_cap.saturated
+    assert flooded.requests_per_s == pytest.approx(cap)
+    assert flooded.tpot_p95_s == pytest.approx(at_cap.tpot_p95_s, rel=1e-6)
+    assert flooded.decode_batch_per_instance == pytest.approx(at_cap.decode_batch_per_instance)

@@ -523,6 +523,14 @@ class ServingModel:
         out = serving_plan.output_tokens
         tokens_per_step = serving_plan.tokens_per_step
         d = self._decode_at(rate, users)
+        if d.saturated and serving_plan.colocated:
+            # past its capacity an instance serves at its capacity and the other requests wait
+            # in the queue, taking no GPU time: the decode pool runs as at the rate it serves
+            # (prefill's share of the GPUs read at the asked rate stretched every step by up
+            # to 20x, docs/MODEL.md 15.2)
+            at_capacity = self._decode_at(self.sustainable_rps(), users)
+            if not at_capacity.saturated:
+                d = at_capacity._replace(saturated=True)
         b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded = d
         prefill_instances = serving_plan.prefill.instances
         w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
