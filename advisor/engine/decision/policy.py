@@ -153,11 +153,11 @@ def check_constraints(
     facts: JobFacts,
     scored: list[Scored],
     target_ttft_ms: float | None,
-    kv_reference: Metrics | None = None,
+    serving_reference: Metrics | None = None,
 ) -> list[str]:
     """Mark hard-constraint violations and departures; return notes for unmeetable targets.
 
-    ``kv_reference``: the serving metrics, rates within the targets included, of the design
+    ``serving_reference``: the serving metrics, rates within the targets included, of the design
     a KV-only deployment is held to (:func:`serving_rate_short`); the rule is applied here to every
     design whose rate is known, and by the caller to each pick it computes the rate of.
 
@@ -234,7 +234,7 @@ def check_constraints(
                 else "multi-server training needs RDMA: NCCL over TCP sockets reaches only "
                 "40-60 % of wire speed (NVIDIA/nccl #209, #450)"
             )
-        short = serving_rate_short(facts, sc, kv_reference)
+        short = serving_rate_short(facts, sc, serving_reference)
         if short is not None:
             sc.violations.append(short)
         if latency_applies and target is not None and sc.perf > target:

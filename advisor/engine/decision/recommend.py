@@ -223,19 +223,19 @@ def _recommend(
         _report(progress, 100)
         return result
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
-    kv_reference = _kv_reference(facts, s, scored, evaluate)
-    notes = check_constraints(facts, scored, ttft, kv_reference)
+    serving_reference = _serving_reference(facts, s, scored, evaluate)
+    notes = check_constraints(facts, scored, ttft, serving_reference)
     if facts.network_budget_usd is not None and not any(
         sc.feasible and sc.field_practice for sc in scored
     ):
         trimmed = _trim_storage(facts, parts, storage, scored)
         if trimmed is not None:
             storage, scored, note = trimmed
-            notes = [note, *check_constraints(facts, scored, ttft, kv_reference)]
+            notes = [note, *check_constraints(facts, scored, ttft, serving_reference)]
     choice = _forced_rate_kept(facts, scored, choose(facts, scored), evaluate)
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
-        choice = _kv_rate_kept(facts, scored, choice, evaluate, kv_reference)
+        choice = _serving_rate_kept(facts, scored, choice, evaluate, serving_reference)
     kv = _kv_transfer_sentence(choice.best, scored, ttft)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
@@ -244,22 +244,24 @@ def _recommend(
     return result
 
 
-def _kv_reference(
+def _serving_reference(
     facts: JobFacts, s: Scenario, scored: list[Scored], evaluate: Evaluator
 ) -> Metrics | None:
-    """The metrics, rates within the targets computed, of the design a KV-only deployment is
-    held to (:func:`advisor.engine.decision.policy.serving_rate_short`): the network its pools were
-    weighed on and the decision buys for their KV stream
-    (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per server at the
-    reference speed), as the scored non-blocking RDMA design with the least NIC bandwidth per
-    server at least that.  Every RDMA design at least as wide serves at least its rate (more
-    bandwidth is never slower), so the rule rules out only TCP, slower NICs or
-    oversubscription that cap the deployment.  None when the job is not KV-only or no such
-    design is scored (then only TCP is weighed, or nothing)."""
+    """The metrics, rates within the targets computed, of the design a fabric sized by its
+    serving traffic is held to (:func:`advisor.engine.decision.policy.serving_rate_short`):
+    for KV caches alone the network its pools were weighed on and the decision buys for their
+    KV stream (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per server
+    at the reference speed), for pipeline activations the network the deployment was planned
+    on (one NIC per GPU, :func:`advisor.engine.model.serving.pools.reference_design`), as the
+    scored non-blocking RDMA design with the least NIC bandwidth per server at least that.
+    Every RDMA design at least as wide serves at least its rate (more bandwidth is never
+    slower), so the rule rules out only TCP, slower NICs or oversubscription that cap the
+    deployment.  None when the fabric is not sized by serving
+    traffic or no such design is scored (then only TCP is weighed, or nothing)."""
     if not (facts.serving_sized and facts.needs_compute_fabric and scored):
         return None
-    kv = kv_design(s) if facts.kv_only else serving_reference_design(s)
-    floor_gbps = kv.nic_gbps * kv.nics_per_node
+    reference = kv_design(s) if facts.kv_only else serving_reference_design(s)
+    floor_gbps = reference.nic_gbps * reference.nics_per_node
 
     def gbps(sc: Scored) -> float:
         d = design_of(sc.cand)
@@ -289,7 +291,7 @@ def _forced_rate_kept(
     the targets computed; those that serve beyond the tie band less than the best of their
     fabric class in it are ruled out with the figures and the choice is made again (each
     class's best stays in the pool, so the mode and the cut do not change).  A KV-only
-    deployment is held to its own rule instead (:func:`_kv_rate_kept`)."""
+    deployment is held to its own rule instead (:func:`_serving_rate_kept`)."""
     if not facts.inference or facts.serving_sized or choice.mode != "constraints_forced":
         return choice
     chosen = choice_pool(facts, scored)
@@ -308,14 +310,14 @@ def _forced_rate_kept(
     return choose(facts, scored) if capped else choice
 
 
-def _kv_rate_kept(
+def _serving_rate_kept(
     facts: JobFacts,
     scored: list[Scored],
     choice: Choice,
     evaluate: Evaluator,
     reference: Metrics | None,
 ) -> Choice:
-    """The KV-only rule (:func:`advisor.engine.decision.policy.serving_rate_short`, which
+    """The serving-traffic rule (:func:`advisor.engine.decision.policy.serving_rate_short`, which
     :func:`check_constraints` applied to every design whose rate was known) on the picks: a
     pick that serves less than ``reference`` beyond the tie band is ruled out and the choice
     made again, each new pick with its rate computed; a pick already ruled out ends the
