@@ -593,6 +593,25 @@ def test_an_infeasible_explicit_deployment_names_the_field_and_what_would_fit(
     assert says in str(err.value)
 
 
+def test_a_kv_cache_too_large_for_the_cluster_names_the_servers_that_would_hold_it() -> None:
+    """5,000 users of Llama 3 70B on 16 H100: a server of 8 holds the weights (141 GB) and
+    about 518 requests of 2,560 tokens (0.84 GB of KV each in the fit rule's 72 GB per GPU),
+    so the refusal says about 10 servers would hold them, and 80 GPUs are answered."""
+    raw = {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "inference": {"concurrent_requests": 5000},
+    }
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    assert "a server of 8 holds about 518 of them" in str(err.value)
+    assert "about 10 servers would hold them all" in str(err.value)
+    _, w = _plan(raw | {"gpus": 80})
+    assert w.memory.fits
+
+
 def test_an_explicit_replica_whose_kv_memory_holds_fewer_requests_is_answered_as_queueing() -> None:
     """Llama 3 70B FP8 as TP1 replicas on one H100 server, the plan TensorRT-LLM's performance
     overview runs (v0.17, e.g. 839.97 tokens/s at 1,000 / 1,000): the weights (71 GB) fit, the

@@ -224,7 +224,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                     if need >= limit
                     else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
                     f"{inf.concurrent_requests} requests of {context} tokens does not "
-                    "(fewer concurrent requests or shorter prompts would fit)"
+                    f"({_servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
+                    "requests or shorter prompts would fit)"
                 ),
             )
         source = "planner"
@@ -463,6 +464,25 @@ def _in_server_units_list(scenario: Scenario) -> list[WorkloadPlan | ServingPlan
 
 _FABRIC_FREE: FabricFree = (_fabric_free_rate, _fabric_free_plans)
 _UNITS: FabricFree = (_units_rate, _in_server_units_list)
+
+
+def _servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: float) -> str:
+    """'about N servers would hold them, or ' when one server holds the weights with room for
+    KV caches (each server a replica of its GPUs, the fit rule's usable memory); else ''."""
+    inf = scenario.inference
+    assert inf is not None
+    m = scenario.model
+    context = inf.prompt_tokens + inf.output_tokens
+    per_request_gb = context * m.layers * m.kv_dim_per_layer * WEIGHT_BYTES[scenario.precision] / GB
+    room_gb = scenario.gpus_per_node * usable_gb - weights_gb
+    if per_request_gb <= 0 or room_gb < per_request_gb:
+        return ""
+    per_server = int(room_gb // per_request_gb)
+    servers = math.ceil(inf.concurrent_requests / per_server)
+    return (
+        f"a server of {scenario.gpus_per_node} holds about {per_server:,} of them, so about "
+        f"{servers:,} servers would hold them all; or "
+    )
 
 
 def _unit_shape(wp: WorkloadPlan) -> str:
