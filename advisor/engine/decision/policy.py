@@ -157,9 +157,10 @@ def check_constraints(
 ) -> list[str]:
     """Mark hard-constraint violations and departures; return notes for unmeetable targets.
 
-    ``serving_reference``: the serving metrics, rates within the targets included, of the design
-    a KV-only deployment is held to (:func:`serving_rate_short`); the rule is applied here to every
-    design whose rate is known, and by the caller to each pick it computes the rate of.
+    ``serving_reference``: the serving metrics, rates within the targets included, of the
+    design a fabric sized by its serving traffic is held to (:func:`serving_rate_short`); the
+    rule is applied here to every design whose rate is known, and by the caller to each pick
+    it computes the rate of.
 
     A latency target that no design reaches (the GPUs' own time is above it) cannot tell
     networks apart, so it is reported instead of ruling everything out.  The p95

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from advisor.engine.decision.candidates import fabric_title
+from advisor.engine.decision.candidates import Candidate, fabric_title
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
 from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.policy import (
@@ -137,27 +137,17 @@ def reference_design(facts: JobFacts, scored: Scored) -> ReferenceDesign:
     if scored.topo.tiers == 1:
         notes.append("one switch: no spine redundancy at this size")
     c = scored.cand
-    sized = facts.serving_sized and (
-        c.nics_per_node * c.nic_gbps < platform.reference_count * platform.reference_gbps
-    )
-    if sized and not phrases:
-        # fewer or slower NICs are no departure for a serving fabric sized by its traffic,
-        # but the answer does not match the (training) reference: said, not flagged
+    # fewer or slower NICs are no departure for a serving fabric sized by its traffic, but the
+    # answer does not match the (training) reference: said, not flagged
+    sized = facts.serving_sized and below_training_fabric(facts, c) and not phrases
+    if sized:
         text = (
             f"Reference design: {platform.reference_design}; this serving fabric is sized for "
             f"its traffic and differs in its NICs: {c.nics_per_node} x {c.nic_gbps}G per server "
             f"instead of {platform.reference_count} x {platform.reference_gbps}G (one NIC per "
             "GPU, for training)" + (f" ({'; '.join(notes)})." if notes else ".")
         )
-        return ReferenceDesign(
-            name=platform.reference_design,
-            matches=False,
-            departures=(),
-            notes=tuple(notes),
-            statement=text,
-            sized_for_serving=True,
-        )
-    if phrases:
+    elif phrases:
         text = (
             f"Reference design: departs from {platform.reference_design}: "
             + "; ".join(phrases)
@@ -169,11 +159,19 @@ def reference_design(facts: JobFacts, scored: Scored) -> ReferenceDesign:
         )
     return ReferenceDesign(
         name=platform.reference_design,
-        matches=not phrases,
+        matches=not phrases and not sized,
         departures=tuple(phrases),
         notes=tuple(notes),
         statement=text,
+        sized_for_serving=sized,
     )
+
+
+def below_training_fabric(facts: JobFacts, cand: Candidate) -> bool:
+    """Whether a design's NIC bandwidth per server is below the platform's training
+    reference (one NIC per GPU at the reference speed)."""
+    p = facts.platform
+    return cand.nics_per_node * cand.nic_gbps < p.reference_count * p.reference_gbps
 
 
 # ------------------------------------------------------------------------------ headline
@@ -356,8 +354,8 @@ def _pipeline_sizing_sentence(facts: JobFacts, best: Scored) -> str:
 
 def _training_alternative(facts: JobFacts, best: Scored) -> str:
     """The training fabric named beside a serving fabric with fewer or slower NICs."""
-    c, p = best.cand, facts.platform
-    if c.nics_per_node * c.nic_gbps >= p.reference_count * p.reference_gbps:
+    p = facts.platform
+    if not below_training_fabric(facts, best.cand):
         return ""
     return (
         f" If this cluster will also train, buy the training fabric instead: "

@@ -387,6 +387,15 @@ def _parts_fit(scenario: Scenario, wg: float, opt: float, act: float) -> bool:
     return wg + opt + act <= scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
 
 
+def request_kv_bytes(scenario: Scenario) -> float:
+    """The fit rule's KV cache of one request at its full context (prompt + output tokens x
+    layers x cached elements per layer x the weights' bytes), bytes."""
+    assert scenario.inference is not None
+    m = scenario.model
+    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
+    return context * m.layers * m.kv_dim_per_layer * WEIGHT_BYTES[scenario.precision]
+
+
 def inference_memory(
     scenario: Scenario, gpus_per_replica: int, batch: int, kv_split: int
 ) -> Memory:
@@ -395,8 +404,7 @@ def inference_memory(
     m = scenario.model
     wbytes = WEIGHT_BYTES[scenario.precision]
     weights = m.params * wbytes / gpus_per_replica
-    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
-    kv = batch * context * m.layers * m.kv_dim_per_layer * wbytes / max(1, kv_split)
+    kv = batch * request_kv_bytes(scenario) / max(1, kv_split)
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
     total = weights + kv + act
     usable = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION  # the fit rule
@@ -421,9 +429,8 @@ def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> Memory:
         m.dense_params * wbytes
         + experts_per_gpu(m, r) * m.expert_params / max(1, m.moe_experts) * wbytes
     )
-    context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
     per_gpu_requests = math.ceil(batch / r)
-    kv = per_gpu_requests * context * m.layers * m.kv_dim_per_layer * wbytes
+    kv = per_gpu_requests * request_kv_bytes(scenario)
     total = weights + kv
     usable = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION  # the fit rule
     return memory_estimate(

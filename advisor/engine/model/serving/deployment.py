@@ -17,7 +17,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
-from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
+from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory, request_kv_bytes
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
     Plan,
@@ -471,9 +471,7 @@ def _servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: floa
     KV caches (each server a replica of its GPUs, the fit rule's usable memory); else ''."""
     inf = scenario.inference
     assert inf is not None
-    m = scenario.model
-    context = inf.prompt_tokens + inf.output_tokens
-    per_request_gb = context * m.layers * m.kv_dim_per_layer * WEIGHT_BYTES[scenario.precision] / GB
+    per_request_gb = request_kv_bytes(scenario) / GB
     room_gb = scenario.gpus_per_node * usable_gb - weights_gb
     if per_request_gb <= 0 or room_gb < per_request_gb:
         return ""
