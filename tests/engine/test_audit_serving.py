@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from advisor.engine import evaluate_typed
-from advisor.engine.result.echo import ScenarioEcho, WorkloadInfo
+from advisor.engine.result.echo import InferenceInput, ScenarioEcho, WorkloadInfo
 from advisor.engine.result.records import EngineResult, Metrics, Recommendation
 from advisor.engine.tools.audit import (
     AuditCase,
@@ -64,6 +64,21 @@ def test_serving_past_capacity_or_an_unsaid_unbounded_queue_is_a_violation() -> 
     unsaid = _result(capacity_requests_per_s=65.0, ttft_ms_p95=3_600_000.0)
     assert _props(unsaid) == {"serving-over-capacity"}
     assert _props(saturated(capacity_requests_per_s=5.0, ttft_ms_p95=3_600_000.0)) == set()
+
+
+def test_tokens_per_second_other_than_the_served_requests_emit_is_a_violation() -> None:
+    """405B as TP8 x PP2 on 32 H100 at 20 requests/s served 6.6 requests/s of 512 output
+    tokens (3,379 tokens/s) and read 1,262 tokens/s, the planner's batch without load."""
+
+    def serving(requests_per_s: float, tokens_per_s: float) -> EngineResult:
+        r = _result(requests_per_s=requests_per_s, tokens_per_s=tokens_per_s)
+        asked = InferenceInput(output_tokens=512, requests_per_s=20.0)
+        return replace(r, scenario=replace(r.scenario, inference=asked))
+
+    assert _props(serving(6.6, 6.6 * 512)) == set()
+    assert _props(serving(6.6, 6.6 * 512 * 0.995)) == set()
+    assert _props(serving(6.6, 1262.0)) == {"serving-tokens-served"}
+    assert _props(serving(5.0, 5.0 * 512 * 1.5)) == {"serving-tokens-served"}
 
 
 def test_a_fabric_for_a_job_inside_one_domain_is_a_violation() -> None:

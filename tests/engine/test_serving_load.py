@@ -456,3 +456,43 @@ def test_past_capacity_the_decode_pool_runs_at_the_rate_it_serves() -> None:
     assert flooded.requests_per_s == pytest.approx(cap)
     assert flooded.tpot_p95_s == pytest.approx(at_cap.tpot_p95_s, rel=1e-6)
     assert flooded.decode_batch_per_instance == pytest.approx(at_cap.decode_batch_per_instance)
+
+
+def _llama405_on_32_h100(requests_per_s: float) -> tuple[Scenario, WorkloadPlan]:
+    return _plan(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "inference": {"requests_per_s": requests_per_s},
+        }
+    )
+
+
+def test_past_a_capacity_set_by_the_kv_slots_the_decode_pool_runs_at_the_rate_it_serves() -> None:
+    """Where the capacity is the rate at which the decode batch just fills its KV slots, the
+    instance is saturated at the capacity itself; past it the pool still runs at that rate.
+    405B as TP8 x PP2 replicas on 32 H100 with 1 x 400G InfiniBand read 285, 2,592 and 3,404
+    ms per token at 7, 20 and 60 requests/s (the asked rate's prompts stretching every step
+    up to 20 x) beside 249 ms on 2 x 100G RoCE, whose bisection stopped a hair below the same
+    capacity, and 1,262 output tokens/s while serving 6.6 requests/s of 512 tokens (3,379).
+    The time per token no longer depends on how far past capacity the asked rate is, and the
+    tokens per second are what the served requests emit."""
+    ib = Design(fabric="infiniband", nic_gbps=400, nics_per_node=1)
+    roce = Design(fabric="roce", nic_gbps=100, nics_per_node=2)
+    per_token: dict[tuple[str, float], float] = {}
+    for rate in (7.0, 20.0, 60.0):
+        s, w = _llama405_on_32_h100(rate)
+        assert w.inference is not None and w.inference.serving is not None
+        out = w.inference.serving.output_tokens
+        for design in (ib, roce):
+            m = evaluate_design(s, w, design)
+            assert m.load_saturated
+            assert m.ms_per_token is not None and m.requests_per_s is not None
+            assert m.requests_per_s < rate
+            assert m.tokens_per_s == pytest.approx(m.requests_per_s * out, rel=1e-6)
+            per_token[(design.fabric, rate)] = m.ms_per_token
+    for fabric in ("infiniband", "roce"):
+        assert per_token[(fabric, 60.0)] == pytest.approx(per_token[(fabric, 7.0)], rel=1e-9)
+    assert per_token[("infiniband", 20.0)] == pytest.approx(per_token[("roce", 20.0)], rel=0.01)

@@ -290,6 +290,12 @@ def _inference_metrics(
         serving = serving_metrics(scenario, plan(point), design, bounds=bounds)
         assert serving.ms_per_token_p95 is not None and serving.ttft_ms_p95 is not None
         token_ms, ttft_ms = serving.ms_per_token_p95, serving.ttft_ms_p95
+        # tokens per second mean one thing for every deployment, as for disaggregated pools:
+        # what the requests served at the scenario's load emit (the planner's batch without
+        # load read up to 2.7 x the served requests' tokens past capacity)
+        assert serving.serving_tokens_per_s_per_server is not None
+        servers = max(1, inference.serving.servers)
+        tokens_per_s = serving.serving_tokens_per_s_per_server * servers
         if bounds:
             lo = serving_model(scenario, plan(low), design, "low").operating_point()
             hi = serving_model(scenario, plan(high), design, "high").operating_point()

@@ -740,11 +740,17 @@ SERVING_RATE_TOLERANCE = 0.02
 deployment search's 3-significant-digit scores) before the audit calls it worse."""
 
 
+SERVED_TOKENS_TOLERANCE = 0.01
+"""Relative gap allowed between a serving answer's output tokens per second and the tokens its
+served requests emit (the load model's Little's-law batch is solved to a tolerance)."""
+
+
 def serving_violations(case: str, result: EngineResult) -> list[Violation]:
     """A serving answer states its capacity: both at-target metrics present; a saturated or
     target-missing answer says so in its headline; it never serves more than its capacity, and
-    an unbounded queue is a saturated answer; a job inside one scale-up domain buys no compute
-    fabric (its traffic, KV cache included, stays on NVLink)."""
+    an unbounded queue is a saturated answer; its output tokens per second are what the
+    requests it serves emit (requests/s x output tokens), saturated or not; a job inside one
+    scale-up domain buys no compute fabric (its traffic, KV cache included, stays on NVLink)."""
     metrics = result.metrics
     if metrics.requests_per_s is None:
         return []
@@ -785,6 +791,18 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
                 "serving-over-capacity",
                 case,
                 "its queue for a first token grows without bound, yet it is not saturated",
+            )
+        )
+    asked = result.scenario.inference
+    emitted = metrics.requests_per_s * (asked.output_tokens if asked is not None else 0)
+    tokens = metrics.tokens_per_s
+    if tokens is not None and abs(tokens - emitted) > SERVED_TOKENS_TOLERANCE * emitted:
+        out.append(
+            Violation(
+                "serving-tokens-served",
+                case,
+                f"{tokens:.4g} output tokens/s, but its {metrics.requests_per_s:.4g} requests/s "
+                f"served emit {emitted:.4g}",
             )
         )
     gpus = result.scenario.gpus

@@ -527,10 +527,9 @@ class ServingModel:
             # past its capacity an instance serves at its capacity and the other requests wait
             # in the queue, taking no GPU time: the decode pool runs as at the rate it serves
             # (prefill's share of the GPUs read at the asked rate stretched every step by up
-            # to 20x, docs/MODEL.md 15.2)
-            at_capacity = self._decode_at(self.sustainable_rps(), users)
-            if not at_capacity.saturated:
-                d = at_capacity._replace(saturated=True)
+            # to 20x, docs/MODEL.md 15.2), also where the capacity is the rate at which its
+            # batch just fills the KV slots (saturated there by definition)
+            d = self._decode_at(self.sustainable_rps(), users)._replace(saturated=True)
         b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded = d
         prefill_instances = serving_plan.prefill.instances
         w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
