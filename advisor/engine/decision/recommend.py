@@ -951,11 +951,11 @@ def _no_fabric(
                 matches=True,
                 departures=(),
                 notes=(),
-                statement="Reference design: a job inside one server or independent "
-                "replicas needs only the storage / in-band and management networks "
-                "(NVIDIA DGX SuperPOD reference architecture: GPU traffic of one server stays "
-                "on NVLink; storage, in-band and out-of-band management are separate "
-                "networks).",
+                statement="Reference design: a job inside one scale-up domain (a server, or "
+                "an NVLink rack such as a GB200 NVL72) or independent replicas needs only the "
+                "storage / in-band and management networks (NVIDIA DGX SuperPOD reference "
+                "architecture: GPU traffic inside an NVLink domain stays on NVLink; storage, "
+                "in-band and out-of-band management are separate networks).",
             ),
             decision=_decision(facts, choice),
             storage=storage_info,
