@@ -36,14 +36,13 @@ if str(ROOT) not in sys.path:
 from advisor.engine import ENGINE_VERSION  # noqa: E402
 from advisor.engine.tools.audit import (  # noqa: E402
     PLATFORM_CHECKS,
-    AuditCase,
     Outcome,
     audit,
     checked,
-    grid,
     platform_check_violations,
     run_case,
 )
+from advisor.engine.tools.audit_grid import AuditCase, grid  # noqa: E402
 
 OUT = ROOT / "bench" / "audit.json"
 

@@ -35,7 +35,7 @@ from bench.grid import SCENARIOS  # noqa: E402
 def results(names: list[str], audit_every: int = 0) -> dict[str, str]:
     from advisor.engine import evaluate
     from advisor.engine.errors import ScenarioError
-    from advisor.engine.tools.audit import grid, scenario_for
+    from advisor.engine.tools.audit_grid import grid, scenario_for
 
     evaluate(WARM_UP)
     scenarios: dict[str, dict[str, Any]] = {

@@ -10,12 +10,8 @@ import pytest
 
 from advisor.engine import evaluate_typed
 from advisor.engine.model.placement import whole_groups
-from advisor.engine.tools.audit import (
-    AuditCase,
-    expected_crossings,
-    placement_violations,
-    run_case,
-)
+from advisor.engine.tools.audit import expected_crossings, placement_violations, run_case
+from advisor.engine.tools.audit_grid import AuditCase
 
 
 @pytest.mark.parametrize(

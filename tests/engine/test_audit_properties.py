@@ -17,19 +17,16 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.result.echo import Plan, ScenarioEcho, Traffic, WorkloadInfo
 from advisor.engine.result.records import Cost, EngineResult, Metrics, Recommendation
 from advisor.engine.tools.audit import (
-    LADDER_SERVERS,
-    SIZES_SERVERS,
-    AuditCase,
     Outcome,
     audit,
     checked,
     expected_crossings,
-    grid,
     placement_violations,
     point_violations,
     run_case,
     series_violations,
 )
+from advisor.engine.tools.audit_grid import LADDER_SERVERS, SIZES_SERVERS, AuditCase, grid
 
 CATALOG = default_catalog()
 GRID = grid(CATALOG)

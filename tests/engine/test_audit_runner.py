@@ -12,13 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from advisor.engine.tools.audit import (
-    PLATFORM_CHECKS,
-    audit,
-    grid,
-    platform_check_violations,
-    run_case,
-)
+from advisor.engine.tools.audit import PLATFORM_CHECKS, audit, platform_check_violations, run_case
+from advisor.engine.tools.audit_grid import grid
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,12 +9,8 @@ from typing import Any
 from advisor.engine import evaluate_typed
 from advisor.engine.result.echo import InferenceInput, ScenarioEcho, WorkloadInfo
 from advisor.engine.result.records import EngineResult, Metrics, Recommendation
-from advisor.engine.tools.audit import (
-    AuditCase,
-    Outcome,
-    series_violations,
-    serving_violations,
-)
+from advisor.engine.tools.audit import Outcome, series_violations, serving_violations
+from advisor.engine.tools.audit_grid import AuditCase
 
 
 def _result(**metrics: Any) -> EngineResult:

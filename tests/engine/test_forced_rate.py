@@ -21,7 +21,8 @@ import pytest
 
 from advisor.engine.decision import policy, recommend
 from advisor.engine.result.records import EngineResult
-from advisor.engine.tools.audit import AuditCase, Outcome, run_case, series_violations
+from advisor.engine.tools.audit import Outcome, run_case, series_violations
+from advisor.engine.tools.audit_grid import AuditCase
 
 SERIES = ("deepseek-v3", "a100-80gb-sxm", "inference-split", "default")
 

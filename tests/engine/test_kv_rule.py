@@ -13,7 +13,7 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.result.records import Metrics
-from advisor.engine.tools.audit import AuditCase, scenario_for
+from advisor.engine.tools.audit_grid import AuditCase, scenario_for
 
 CAT = default_catalog()
 ONE_NIC_RPS = 90.0

@@ -20,7 +20,7 @@ from advisor.engine.model import performance, planner
 from advisor.engine.model.plans import WorkloadPlan, as_planned
 from advisor.engine.result.echo import Constraints
 from advisor.engine.result.records import Metrics
-from advisor.engine.tools.audit import VARIANT_SIZES, VARIANTS, AuditCase, scenario_for
+from advisor.engine.tools.audit_grid import VARIANT_SIZES, VARIANTS, AuditCase, scenario_for
 
 CATALOG = default_catalog()
 MODEL = Path(planner.__file__).resolve().parent

@@ -16,7 +16,8 @@ from advisor.engine.decision.prose import switch_counts, topo_phrase
 from advisor.engine.decision.recommend import topology_record
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.model.topology import size_topology
-from advisor.engine.tools.audit import LADDER_SERVERS, MAX_FABRIC_CHANGES, AuditCase, scenario_for
+from advisor.engine.tools.audit import MAX_FABRIC_CHANGES
+from advisor.engine.tools.audit_grid import LADDER_SERVERS, AuditCase, scenario_for
 
 
 def _split_405b(gpu: str, servers: int, per: int) -> dict[str, Any]:

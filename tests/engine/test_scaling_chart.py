@@ -34,7 +34,7 @@ from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.result.records import Metrics
-from advisor.engine.tools.audit import AuditCase, grid, scenario_for
+from advisor.engine.tools.audit_grid import AuditCase, grid, scenario_for
 
 CATALOG = default_catalog()
 

@@ -496,3 +496,32 @@ def test_past_a_capacity_set_by_the_kv_slots_the_decode_pool_runs_at_the_rate_it
     for fabric in ("infiniband", "roce"):
         assert per_token[(fabric, 60.0)] == pytest.approx(per_token[(fabric, 7.0)], rel=1e-9)
     assert per_token[("infiniband", 20.0)] == pytest.approx(per_token[("roce", 20.0)], rel=0.01)
+
+
+def test_a_disaggregated_prefill_pool_past_its_capacity_is_saturated() -> None:
+    """The prompts of a disaggregated deployment queue for its prefill instances: past
+    instances / prefill time the queue for a first token grows without bound.  Llama 3.1 405B
+    disaggregated inside one MI355X server (1 x TP4 prefill + 1 x TP4 decode) at 3 requests/s,
+    capacity 2.29, read an unbounded first-token queue while serving all 3 requests/s, not
+    saturated."""
+    s, w = _plan(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "mi355x",
+            "gpus": 8,
+            "inference": {"requests_per_s": 3, "deployment": "disaggregated"},
+        }
+    )
+    assert w.inference is not None and w.inference.serving is not None
+    serving_plan = w.inference.serving
+    assert not serving_plan.colocated
+    model = ServingModel(s, serving_plan, ROCE)
+    cap = model.sustainable_rps()
+    assert cap == pytest.approx(serving_plan.prefill.instances / model.prefill_s)
+    assert cap < 3.0
+    below, above = model.at_rate(0.99 * cap), model.at_rate(3.0)
+    assert not below.saturated and above.saturated
+    assert above.requests_per_s == pytest.approx(cap)
+    assert above.output_tokens_per_s <= cap * serving_plan.output_tokens * (1 + 1e-9)
+    assert above.tpot_p95_s == pytest.approx(model.at_rate(10.0).tpot_p95_s, rel=1e-9)

@@ -11,11 +11,11 @@ import pytest
 from advisor.engine import evaluate
 from advisor.engine.tools.audit import (
     SERVING_RATE_TOLERANCE,
-    AuditCase,
     placement_violations,
     run_case,
     series_violations,
 )
+from advisor.engine.tools.audit_grid import AuditCase
 
 
 @pytest.mark.parametrize("model", ["llama3-70b", "llama3-8b", "qwen3-30b-a3b"])

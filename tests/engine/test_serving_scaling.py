@@ -22,12 +22,12 @@ from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.tools.audit import (
     SERVING_RATE_TOLERANCE,
-    AuditCase,
     expected_crossings,
     placement_violations,
     run_case,
     series_violations,
 )
+from advisor.engine.tools.audit_grid import AuditCase
 
 SIZES = (3, 4, 6, 8, 16)
 

@@ -14,7 +14,7 @@ from advisor.engine import evaluate_typed
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.result.records import EngineResult
-from advisor.engine.tools.audit import AuditCase, scenario_for
+from advisor.engine.tools.audit_grid import AuditCase, scenario_for
 from advisor.engine.tools.sweep import INFERENCE_METRICS, TRAINING_METRICS, SweepPoint
 from advisor.engine.tools.whatif import (
     ANSWER,

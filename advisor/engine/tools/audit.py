@@ -1,9 +1,10 @@
 """The audit grid: properties every answer must have, checked over the whole input space.
 
-A network architect judges the engine on every job, not on examples.  This module builds a
-grid of scenarios (every preset model x every GPU x sizes from 1 to 16,384 servers, odd sizes
-included; training, fine-tuning and both kinds of inference; default and non-default
-constraints), runs :func:`advisor.engine.evaluate` on each and checks:
+A network architect judges the engine on every job, not on examples.  The grid of scenarios
+(:mod:`advisor.engine.tools.audit_grid`: every preset model x every GPU x sizes from 1 to 16,384
+servers, odd sizes included; training, fine-tuning and three kinds of serving; default and
+non-default constraints; overloaded fleets) is run through :func:`advisor.engine.evaluate`
+and each answer, and each series of sizes, is checked here:
 
 * ``exception``: anything but a :class:`ScenarioError` refusal escapes ``evaluate``;
 * ``refusal-unnamed``: a refusal that names no field;
@@ -29,15 +30,19 @@ constraints), runs :func:`advisor.engine.evaluate` on each and checks:
 * ``platform-check``: a server shape or design the platform cannot build that is not refused
   naming its field, or a partial NVL72 rack without a warning (:data:`PLATFORM_CHECKS`);
 * ``rag-unnamed`` / ``rag-fabric-without-split`` / ``rag-tier-network`` / ``rag-silent``: a
-  RAG pipeline (:func:`rag_grid`) whose headline or ``rag`` record does not name it, that buys a
-  GPU compute fabric while every generation replica fits one scale-up domain, whose tier
+  RAG pipeline (``audit_grid.rag_grid``) whose headline or ``rag`` record does not name it,
+  that buys a GPU compute fabric while every generation replica fits one scale-up domain, whose tier
   network is not Ethernet sized for its traffic and priced in the BOM, or whose first token
   (retrieval included) misses its target without the headline saying so;
 * ``e-notation``: a figure written as "1.19e+04" in text a customer reads
-  (:func:`customer_prose`).
+  (:func:`customer_prose`);
+* ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
+  ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
+  ``serving-worse-with-more-servers`` / ``memory-record``: :func:`serving_violations`,
+  :func:`memory_violations` and the serving series (docs/MODEL.md 19).
 
-A second grid (:data:`NEW_HARDWARE_GPUS`, :data:`NEW_MODELS`) runs the late-2026 platforms
-with every preset and the new presets on three established platforms.
+A second grid (``audit_grid.NEW_HARDWARE_GPUS``, ``audit_grid.NEW_MODELS``) runs the late-2026
+platforms with every preset and the new presets on three established platforms.
 
 Every case is evaluated without the scaling chart (``evaluate_typed(..., scaling_chart=False)``,
 the what-if's evaluation): no property reads the chart, every other figure is the same with or
@@ -75,6 +80,7 @@ from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.result.echo import Memory, Traffic
 from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.audit_grid import LADDER_SERVERS, AuditCase, scenario_for
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
 """Adding servers must not slow training: a step may get at most 2 % slower when servers are
@@ -91,86 +97,9 @@ FIELD_PRACTICE_MIN_NIC_GBPS = 400
 RDMA_FABRICS = frozenset({"roce", "infiniband"})
 HOPPER_BLACKWELL = frozenset(g.id for g in default_catalog().gpus if g.hopper_or_newer)
 """The catalog's Hopper and Blackwell GPUs (``GpuSpec.generation``), the field-practice rule's."""
-
-SIZES_SERVERS: tuple[int, ...] = (
-    1, 2, 3, 4, 8, 13, 16, 32, 33, 64, 128, 257, 512, 1024, 2049, 4096, 8192, 16384,
-)  # fmt: skip
-"""Server counts of the grid: powers of two and odd sizes in between."""
-LADDER_SERVERS: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 512, 1024, 4096, 8192, 16384)
-"""The doubling (or faster) ladder along which fabric-class changes are counted."""
-
-WORKLOADS: tuple[str, ...] = (
-    "training", "fine_tuning", "inference-replicas", "inference-split", "inference-disaggregated",
-)  # fmt: skip
-INFERENCE_DEPLOYMENTS: dict[str, dict[str, Any]] = {
-    "inference-replicas": {"independent_replicas": True},
-    "inference-split": {"independent_replicas": False},
-    "inference-disaggregated": {"deployment": "disaggregated"},
-}
-"""The ``inference`` section of each kind of serving case."""
-
-VARIANTS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "ethernet-team-cost": {"team_skills": "ethernet", "prefer": "cost"},
-    "ib-team-speed-cloud": {"team_skills": "infiniband", "prefer": "performance",
-                            "gpu_pricing": "cloud"},
-    "tight-budget": {},
-}  # fmt: skip
-"""Constraint sets: the default, two that pull the decision in opposite directions, and a
-network budget of ``BUDGET_USD_PER_GPU`` per GPU (below field practice's price)."""
-BUDGET_USD_PER_GPU = 6_000.0
-"""The tight-budget variant's network budget per GPU: under a non-blocking 400G fabric's
-~$8-11k, so the cut order shows."""
-AUDIT_MODELS: tuple[str, ...] = (
-    "llama3-8b", "llama3-70b", "llama3.1-405b", "mixtral-8x7b", "deepseek-v3", "gpt3-175b",
-)  # fmt: skip
-"""The main grid's models (the newer presets run in the new-hardware grid)."""
-AUDIT_GPUS: tuple[str, ...] = (
-    "a100-80gb-sxm", "v100-sxm2-32gb", "h100-sxm", "h100-pcie", "h200-sxm", "h800-sxm", "h20",
-    "b200", "gb200-nvl72", "l40s", "mi300x", "mi325x", "gaudi3",
-)  # fmt: skip
-"""The main grid's GPUs."""
-NEW_HARDWARE_GPUS: tuple[str, ...] = ("b300", "gb300-nvl72", "mi355x")
-NEW_MODELS: tuple[str, ...] = (
-    "llama4-scout", "llama4-maverick", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b",
-    "gpt-oss-20b", "deepseek-r1", "deepseek-v3.1", "kimi-k2",
-)  # fmt: skip
-NEW_HARDWARE_SIZES: tuple[int, ...] = (2, 18, 33, 257)
-"""Servers (NVL72: trays; 18 trays are one rack) of the new-hardware grid."""
-NEW_HARDWARE_WORKLOADS: tuple[str, ...] = (
-    "training", "inference-split", "inference-disaggregated",
-)  # fmt: skip
-RAG_WORKLOAD = "inference-rag"
-"""A retrieval pipeline (``rag: {}``) in front of a fleet whose deployment the engine picks."""
-RAG_GPUS: tuple[str, ...] = ("h100-sxm", "gb200-nvl72", "l40s", "mi300x")
-RAG_SIZES: tuple[int, ...] = (1, 2, 3, 33)
-NEW_MODEL_GPUS: tuple[str, ...] = ("h100-sxm", "b200", "mi300x")
-NEW_MODEL_SIZES: tuple[int, ...] = (4, 33)
-VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
-VARIANT_WORKLOADS: tuple[str, ...] = ("training", "inference-split")
 TIE_BAND = 0.05
 """The recommendation's tie band (``recommend.policy.TIE_BAND``): beyond it a dearer pick
 states its premium."""
-"""Non-default variants run at these sizes and workloads only (the default runs everywhere)."""
-
-
-@dataclass(frozen=True, order=True)
-class AuditCase:
-    """One point of the grid."""
-
-    model: str
-    gpu: str
-    workload: str
-    variant: str
-    servers: int
-
-    @property
-    def series(self) -> tuple[str, str, str, str]:
-        """Cases of one series differ only in size (monotonicity is checked along it)."""
-        return (self.model, self.gpu, self.workload, self.variant)
-
-    def label(self) -> str:
-        return f"{self.model}/{self.gpu}/{self.workload}/{self.variant}/{self.servers}srv"
 
 
 @dataclass(frozen=True)
@@ -279,93 +208,6 @@ class AuditReport:
             "seconds": round(self.seconds, 1),
             "slowest_case_s": round(self.slowest_case_s, 3),
         }
-
-
-def grid(catalog: Catalog | None = None) -> list[AuditCase]:
-    """The whole grid, ordered so each series is contiguous and sizes ascend."""
-    cat = catalog or default_catalog()
-    models = [m for m in AUDIT_MODELS if cat.model(m) is not None]
-    gpus = [g for g in AUDIT_GPUS if cat.gpu(g) is not None]
-    cases = {
-        AuditCase(model, gpu, workload, variant, servers)
-        for model in models
-        for gpu in gpus
-        for workload in WORKLOADS
-        for variant in VARIANTS
-        for servers in sorted(set(SIZES_SERVERS) | set(LADDER_SERVERS))
-        if variant == "default"
-        or (
-            servers in VARIANT_SIZES
-            and workload in VARIANT_WORKLOADS
-            and (variant != "tight-budget" or workload == "training")
-        )
-    }
-    cases |= set(new_hardware_grid(cat))
-    cases |= set(rag_grid(cat))
-    return sorted(cases)
-
-
-def rag_grid(catalog: Catalog | None = None) -> list[AuditCase]:
-    """Retrieval pipelines: every audit model on four platforms at four sizes."""
-    cat = catalog or default_catalog()
-    return sorted(
-        AuditCase(model, gpu, RAG_WORKLOAD, "default", servers)
-        for model in AUDIT_MODELS
-        if cat.model(model) is not None
-        for gpu in RAG_GPUS
-        if cat.gpu(gpu) is not None
-        for servers in RAG_SIZES
-    )
-
-
-def new_hardware_grid(catalog: Catalog | None = None) -> list[AuditCase]:
-    """The late-2026 platforms with every preset, and the new presets on established GPUs."""
-    cat = catalog or default_catalog()
-    cases = [
-        AuditCase(model, gpu, workload, "default", servers)
-        for model in cat.model_ids
-        for gpu in NEW_HARDWARE_GPUS
-        if cat.gpu(gpu) is not None
-        for workload in NEW_HARDWARE_WORKLOADS
-        for servers in NEW_HARDWARE_SIZES
-    ]
-    cases += [
-        AuditCase(model, gpu, workload, "default", servers)
-        for model in NEW_MODELS
-        if cat.model(model) is not None
-        for gpu in NEW_MODEL_GPUS
-        for workload in ("training", "inference-split")
-        for servers in NEW_MODEL_SIZES
-    ]
-    return sorted(cases)
-
-
-def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, Any]:
-    """The scenario v1 dict of a case: whole servers of the GPU's own server size."""
-    cat = catalog or default_catalog()
-    gpu = cat.gpu(case.gpu)
-    if gpu is None:
-        raise KeyError(f"unknown GPU {case.gpu!r} in the audit grid")
-    per_server = gpu.gpus_per_server
-    scenario: dict[str, Any] = {
-        "model": case.model,
-        "gpu": case.gpu,
-        "gpus": case.servers * per_server,
-        "gpus_per_node": per_server,
-    }
-    if case.workload == RAG_WORKLOAD:
-        scenario["workload"] = "inference"
-        scenario["rag"] = {}
-    elif case.workload.startswith("inference"):
-        scenario["workload"] = "inference"
-        scenario["inference"] = dict(INFERENCE_DEPLOYMENTS[case.workload])
-    else:
-        scenario["workload"] = case.workload
-    if VARIANTS[case.variant]:
-        scenario["constraints"] = dict(VARIANTS[case.variant])
-    if case.variant == "tight-budget":
-        scenario["constraints"] = {"network_budget_usd": BUDGET_USD_PER_GPU * scenario["gpus"]}
-    return scenario
 
 
 def run_case(case: AuditCase, catalog: Catalog | None = None) -> Outcome:

@@ -453,11 +453,10 @@ class ServingModel:
             assert self.kv is not None
             kv_s = self.kv.seconds / max(0.05, 1.0 - rho_kv) if rho_kv < 1.0 else SATURATED_S
         tpot95 = max(tpot50, tpot95)
-        # a colocated instance's prompts queue for its chunk slots: past c / service the queue
-        # for a first token grows without bound although the time-shared bound is not reached
-        saturated = saturated or (
-            serving_plan.colocated and rate * service >= serving_plan.prefill.instances
-        )
+        # prompts queue for the prefill instances (a colocated instance's chunk slots, or a
+        # disaggregated prefill pool): past c / service the queue for a first token grows
+        # without bound (a colocated instance's although the time-shared bound is not reached)
+        saturated = saturated or rate * service >= serving_plan.prefill.instances
         # a request waits for a decode slot (KV memory) once the pool's batches are full:
         # M/G/c with c = instances x batch that fits, each slot held for the request's decode
         slots = max(1, int(inst * cap_b))
@@ -523,12 +522,12 @@ class ServingModel:
         out = serving_plan.output_tokens
         tokens_per_step = serving_plan.tokens_per_step
         d = self._decode_at(rate, users)
-        if d.saturated and serving_plan.colocated:
-            # past its capacity an instance serves at its capacity and the other requests wait
-            # in the queue, taking no GPU time: the decode pool runs as at the rate it serves
-            # (prefill's share of the GPUs read at the asked rate stretched every step by up
-            # to 20x, docs/MODEL.md 15.2), also where the capacity is the rate at which its
-            # batch just fills the KV slots (saturated there by definition)
+        if d.saturated:
+            # past its capacity a deployment serves at its capacity and the other requests
+            # wait in the queue, taking no GPU time: the decode pool runs as at the rate it
+            # serves (prefill's share of the GPUs read at the asked rate stretched every step
+            # by up to 20x, docs/MODEL.md 15.2), also where the capacity is the rate at which
+            # its batch just fills the KV slots (saturated there by definition)
             d = self._decode_at(self.sustainable_rps(), users)._replace(saturated=True)
         b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded = d
         prefill_instances = serving_plan.prefill.instances
