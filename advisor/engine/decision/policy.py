@@ -176,6 +176,7 @@ def check_constraints(
     # a design that serves less than another reads its latencies at its own, lower rate: the
     # targets are judged on the designs that serve the most (most_served)
     serving = most_served(facts, scored)
+    kept = {id(sc) for sc in serving}  # by identity: Scored compares field by field
     if latency_applies and target is not None and all(sc.perf > target for sc in serving):
         fastest = min(serving, key=lambda sc: sc.perf)
         compute_ms = num(fastest.metrics.compute_ms_per_token)
@@ -241,7 +242,7 @@ def check_constraints(
         short = serving_rate_short(facts, sc, serving_reference)
         if short is not None:
             sc.violations.append(short)
-        elif sc not in serving:
+        elif id(sc) not in kept:
             sc.violations.append(served_short(sc, serving))
         if latency_applies and target is not None and sc.perf > target:
             sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
