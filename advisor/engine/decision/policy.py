@@ -177,6 +177,7 @@ def check_constraints(
     # targets are judged on the designs that serve the most (most_served)
     serving = most_served(facts, scored)
     kept = {id(sc) for sc in serving}  # by identity: Scored compares field by field
+    most = max(serving, key=lambda sc: num(sc.metrics.requests_per_s)) if serving else None
     if latency_applies and target is not None and all(sc.perf > target for sc in serving):
         fastest = min(serving, key=lambda sc: sc.perf)
         compute_ms = num(fastest.metrics.compute_ms_per_token)
@@ -242,8 +243,8 @@ def check_constraints(
         short = serving_rate_short(facts, sc, serving_reference)
         if short is not None:
             sc.violations.append(short)
-        elif id(sc) not in kept:
-            sc.violations.append(served_short(sc, serving))
+        elif most is not None and id(sc) not in kept:
+            sc.violations.append(served_short(sc, most))
         if latency_applies and target is not None and sc.perf > target:
             sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
         ttft = num(sc.metrics.ttft_ms_p95, math.nan)
@@ -639,10 +640,10 @@ def most_served(facts: JobFacts, scored: list[Scored]) -> list[Scored]:
     return [sc for sc, rate in zip(scored, rates, strict=True) if rate >= bar]
 
 
-def served_short(sc: Scored, serving: list[Scored]) -> str:
-    """Why a serving design that serves beyond ``TIE_BAND`` less than the best of ``serving``
-    (:func:`most_served`) at the offered load is ruled out, with the figures."""
-    best = max(serving, key=lambda d: num(d.metrics.requests_per_s))
+def served_short(sc: Scored, best: Scored) -> str:
+    """Why a serving design that serves beyond ``TIE_BAND`` less than ``best``, the design
+    that serves the most at the offered load (:func:`most_served`), is ruled out, with the
+    figures."""
     return (
         f"it serves {significant(num(sc.metrics.requests_per_s))} requests/s at the offered "
         f"load, against {significant(num(best.metrics.requests_per_s))} on the "
