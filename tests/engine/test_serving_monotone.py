@@ -178,15 +178,38 @@ def test_whole_server_pools_are_weighed_beside_the_units_inside_each_server() ->
     assert pools["prefill"]["servers"] + pools["decode"]["servers"] == 8
     assert pools["prefill"]["servers"] > pools["decode"]["servers"]
     assert r["recommendation"]["needs_compute_fabric"] is True
-    # within capacity the KV transfer is on the TTFT path: 671 MB over at least one 400G NIC
-    loaded = _llama70b_h200(64, requests_per_s=40)
+    # within capacity, at a load the units cannot serve within the targets (8 copies of the
+    # unit serve 8 x unit_rate), the KV transfer is on the TTFT path: 671 MB over at least one
+    # 400G NIC
+    asked = 8 * unit_rate * 1.1
+    assert asked < rate
+    loaded = _llama70b_h200(64, requests_per_s=asked)
     assert loaded["workload"]["serving"]["kv_inside_domain"] is False
+    assert loaded["metrics"]["meets_latency_targets"] is True
     assert 671e6 / 50e9 * 1e3 < loaded["metrics"]["kv_transfer_ms"] < 2000
     # the explicit disaggregated deployment weighs the same pools
     explicit = _llama70b_h200(64, deployment="disaggregated")
     assert explicit["metrics"]["max_requests_per_s_at_target"] >= rate * (
         1 - SERVING_RATE_TOLERANCE
     )
+
+
+def test_no_fabric_is_bought_for_pools_the_load_does_not_need() -> None:
+    """Llama 3 70B on 64 H200 at 40 requests/s: the units inside each server (KV cache over
+    NVLink) serve it within both p95 targets, so the whole-server pools that serve more (but
+    whose KV cache crosses servers) are not weighed and no compute fabric is bought; it took
+    the pools and 1 x 400G InfiniBand per server before (docs/MODEL.md 15.2, "Pools only where
+    the load needs them").  The note says why."""
+    r = _llama70b_h200(64, requests_per_s=40)
+    serving = r["workload"]["serving"]
+    assert serving["kv_inside_domain"] is True
+    assert r["metrics"]["meets_latency_targets"] is True
+    assert r["metrics"]["max_requests_per_s_at_target"] >= 40
+    assert r["recommendation"]["needs_compute_fabric"] is False
+    notes = " ".join(r["workload"]["notes"])
+    assert "not weighed: the " in notes and "meet the asked load within both p95 targets" in notes
+    # the same cluster at the AIConfigurator case's unmet load still takes the pools
+    assert _llama70b_h200(64)["recommendation"]["needs_compute_fabric"] is True
 
 
 @pytest.mark.parametrize(

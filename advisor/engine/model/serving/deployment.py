@@ -299,9 +299,13 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     inf = scenario.inference
     assert inf is not None
     best, tried = _fabric_free_best(scenario, dom)
+    load_met = False
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         if _in_server_units(scenario):
-            best = _with_pools(scenario, dom, best, _FABRIC_FREE)
+            # pools whose KV cache needs a fabric are weighed only when the load needs them
+            load_met = scenario.nodes >= 2 and best[0].meets_load()
+            if not load_met:
+                best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
             tried.append(f"{_unit_shape(best[1])}: {significant(best[0].rate)}")
@@ -322,6 +326,10 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             if len(tried) > 1
             else ""
         )
+        if load_met:
+            note += ("; " if note else "") + NO_POOLS_NOTE.format(
+                kind=kind, rate=significant(best[0].rate)
+            )
         chosen = replace(
             wp,
             plan=replace(wp.plan, source="planner"),
@@ -791,6 +799,13 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     return best[1]
 
 
+NO_POOLS_NOTE = (
+    "whole-server disaggregated pools, whose KV cache would need a compute fabric, not "
+    "weighed: the {kind} meet the asked load within both p95 targets without one "
+    "({rate} requests/s within the targets)"
+)
+"""The note of an answer whose deployment that needs no fabric already serves the asked load
+(docs/MODEL.md 15.2, "Pools only where the load needs them")."""
 POOLS_MARGIN = 0.05
 """Whole-server pools, whose KV cache needs a fabric, replace a deployment that needs none only
 when they serve more than this fraction more within the targets (the decision's tie band)."""

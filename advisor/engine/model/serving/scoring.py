@@ -66,6 +66,10 @@ class ServingScore:
                 return False
         return rate <= self._rate * factor
 
+    def meets_load(self) -> bool:
+        """Whether the plan meets both p95 targets at the scenario's own load, unsaturated."""
+        return self.key()[1] == 1.0
+
     def key(self) -> tuple[float, float, float, float]:
         """The score as the tuple it compares as."""
         if self._load is None:
