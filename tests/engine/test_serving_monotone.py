@@ -299,3 +299,36 @@ def test_a_kv_only_network_is_held_to_the_network_its_pools_were_weighed_on(
         assert len(picked) == 1
         assert picked[0].fabric in {"infiniband", "roce"}
         assert picked[0].nics_per_node == 1, (o.case.servers, picked[0])
+
+
+def _deepseek_fp8_h200(requests_per_s: float) -> dict[str, Any]:
+    return evaluate(
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "h200-sxm",
+            "gpus": 64,
+            "precision": "fp8",
+            "inference": {"requests_per_s": requests_per_s},
+        }
+    )
+
+
+def test_a_moe_model_that_fits_a_server_spans_servers_only_when_the_load_needs_it() -> None:
+    """DeepSeek-V3 FP8 fits one H200 server (671 GB of 1,128), so the planner ran one TP8
+    replica per server: at 100 requests/s on 8 servers the answer said it falls short (40.5
+    requests/s within the targets) and named 20 servers, while disaggregated pools on the same
+    8 servers, on 1 x 400G per server, serve 118 (docs/MODEL.md 15.2, "Pools only where the
+    load needs them").  Now a load the replicas do not meet weighs the deployments across
+    servers; a load they meet keeps them, with no compute fabric."""
+    light = _deepseek_fp8_h200(5)
+    assert light["workload"]["serving"]["deployment"] == "replicas"
+    assert light["recommendation"]["needs_compute_fabric"] is False
+    heavy = _deepseek_fp8_h200(100)
+    replicas_rate = light["metrics"]["max_requests_per_s_at_target"]
+    assert replicas_rate < 100
+    assert heavy["workload"]["serving"]["deployment"] != "replicas"
+    assert heavy["metrics"]["max_requests_per_s_at_target"] > replicas_rate * 1.05
+    assert heavy["metrics"]["meets_latency_targets"] is True
+    assert heavy["recommendation"]["needs_compute_fabric"] is True
+    assert "short of the asked load" in " ".join(heavy["workload"]["notes"])

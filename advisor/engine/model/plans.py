@@ -192,6 +192,17 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
+def _largest_pow2_dividing(n: int, limit: int) -> int:
+    v = 1
+    while v * 2 <= limit and n % (v * 2) == 0:
+        v *= 2
+    return v
+
+
+def _largest_divisor_at_most(n: int, limit: int) -> int:
+    return max(d for d in _divisors(n) if d <= limit)
+
+
 def domain_gpus(scenario: Scenario) -> int:
     """GPUs per scale-up domain used by this job (a server, or an NVL72 rack)."""
     if scenario.gpu.scaleup_domain_gpus > scenario.gpus_per_node:

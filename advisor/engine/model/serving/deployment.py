@@ -17,19 +17,24 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
-from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory, request_kv_bytes
+from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
     Plan,
     WorkloadPlan,
-    _divisors,
+    _largest_divisor_at_most,
+    _largest_pow2_dividing,
     _powers_of_two_up_to,
     domain_gpus,
 )
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
 from advisor.engine.model.serving.disaggregated import inference_costs
-from advisor.engine.model.serving.held_requests import largest_batch_held, queued_memory
+from advisor.engine.model.serving.held_requests import (
+    largest_batch_held,
+    queued_memory,
+    servers_for_requests,
+)
 from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     alike,
@@ -78,6 +83,9 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         by_load = _replicas_by_load(scenario, dom)
         if by_load is not None:
             return by_load
+    moe_by_load = m.is_moe and scenario.nodes > 1 and not inf.independent_replicas
+    if deployment is None and moe_by_load and not (searching or p.given):
+        return _moe_by_load(scenario)
 
     chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
     # a given replica whose KV memory holds fewer requests than are in flight (held by the fit
@@ -224,7 +232,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                     if need >= limit
                     else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
                     f"{inf.concurrent_requests} requests of {context} tokens does not "
-                    f"({_servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
+                    f"({servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
                     "requests or shorter prompts would fit)"
                 ),
             )
@@ -474,23 +482,6 @@ _FABRIC_FREE: FabricFree = (_fabric_free_rate, _fabric_free_plans)
 _UNITS: FabricFree = (_units_rate, _in_server_units_list)
 
 
-def _servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: float) -> str:
-    """'about N servers would hold them, or ' when one server holds the weights with room for
-    KV caches (each server a replica of its GPUs, the fit rule's usable memory); else ''."""
-    inf = scenario.inference
-    assert inf is not None
-    per_request_gb = request_kv_bytes(scenario) / GB
-    room_gb = scenario.gpus_per_node * usable_gb - weights_gb
-    if per_request_gb <= 0 or room_gb < per_request_gb:
-        return ""
-    per_server = int(room_gb // per_request_gb)
-    servers = math.ceil(inf.concurrent_requests / per_server)
-    return (
-        f"a server of {scenario.gpus_per_node} holds about {per_server:,} of them, so about "
-        f"{servers:,} servers would hold them all; or "
-    )
-
-
 def _unit_shape(wp: WorkloadPlan) -> str:
     """'4 x TP1 prefill + 1 x TP4 decode' of one server's disaggregated unit."""
     assert wp.inference is not None and wp.inference.serving is not None
@@ -685,6 +676,36 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
         _SERVING_PLAN_CACHE.clear()
     _SERVING_PLAN_CACHE[scenario] = chosen
     return chosen
+
+
+def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
+    """A mixture-of-experts model that fits one scale-up domain: the planner's replicas, or,
+    when they do not meet the asked load within both p95 targets, the deployment over servers
+    :func:`_best_serving_plan` finds (expert parallelism or disaggregated pools across
+    servers, which need a fabric) if it serves more than POOLS_MARGIN more within the targets
+    (docs/MODEL.md 15.2, "Pools only where the load needs them")."""
+    replicas: WorkloadPlan | None = None
+    with contextlib.suppress(ScenarioError):
+        replicas = _plan_inference(scenario, searching=True)
+    if replicas is not None and serving_score(scenario, replicas).meets_load():
+        return replicas
+    try:
+        wider = _best_serving_plan(scenario)
+    except ScenarioError:
+        if replicas is None:
+            raise
+        return replicas
+    if replicas is None:
+        return wider
+    mine, theirs = serving_score(scenario, replicas).rate, serving_score(scenario, wider).rate
+    if theirs <= mine * (1.0 + POOLS_MARGIN):
+        return replicas
+    why = (
+        f"deployment chosen by the load: replicas inside each server serve "
+        f"{significant(mine)} requests/s within the p95 targets, short of the asked load; "
+        f"this deployment across servers serves {significant(theirs)}"
+    )
+    return replace(wider, notes=(*wider.notes, why))
 
 
 def _smaller_counts(nodes: int) -> list[int]:
@@ -1076,14 +1097,3 @@ _DISAGG_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 def _disaggregated_whole(scenario: Scenario, dom: int) -> WorkloadPlan:
     """The disaggregated deployment planned on all of ``scenario``'s servers."""
     return _disaggregated_on(scenario, dom, plan_disaggregated(scenario))
-
-
-def _largest_pow2_dividing(n: int, limit: int) -> int:
-    v = 1
-    while v * 2 <= limit and n % (v * 2) == 0:
-        v *= 2
-    return v
-
-
-def _largest_divisor_at_most(n: int, limit: int) -> int:
-    return max(d for d in _divisors(n) if d <= limit)

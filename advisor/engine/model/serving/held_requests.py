@@ -1,13 +1,15 @@
 """A given serving replica whose KV memory holds fewer requests than are in flight: the
 runtime admits what its KV memory holds and queues the rest (docs/MODEL.md 15.2, "An explicit
-replica whose KV memory holds fewer than the requests in flight queues the rest")."""
+replica whose KV memory holds fewer than the requests in flight queues the rest"); and how many
+servers would hold every request when the cluster does not."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.memory import capacity_gb, memory_estimate
+from advisor.engine.model.memory import GB, capacity_gb, memory_estimate, request_kv_bytes
 from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.result.echo import Memory, ServingPool
 
@@ -59,3 +61,20 @@ def largest_batch_held(memory_at: Callable[[int], Memory], batch: int) -> int:
         else:
             high = mid
     return low
+
+
+def servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: float) -> str:
+    """'about N servers would hold them, or ' when one server holds the weights with room for
+    KV caches (each server a replica of its GPUs, the fit rule's usable memory); else ''."""
+    inf = scenario.inference
+    assert inf is not None
+    per_request_gb = request_kv_bytes(scenario) / GB
+    room_gb = scenario.gpus_per_node * usable_gb - weights_gb
+    if per_request_gb <= 0 or room_gb < per_request_gb:
+        return ""
+    per_server = int(room_gb // per_request_gb)
+    servers = math.ceil(inf.concurrent_requests / per_server)
+    return (
+        f"a server of {scenario.gpus_per_node} holds about {per_server:,} of them, so about "
+        f"{servers:,} servers would hold them all; or "
+    )
