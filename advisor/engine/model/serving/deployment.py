@@ -703,7 +703,7 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     why = (
         f"deployment chosen by the load: replicas inside each server serve "
         f"{significant(mine)} requests/s within the p95 targets, short of the asked load; "
-        f"this deployment across servers serves {significant(theirs)}"
+        f"this deployment across servers serves {significant(theirs)} (reference network)"
     )
     return replace(wider, notes=(*wider.notes, why))
 
