@@ -301,17 +301,18 @@ def test_a_kv_only_network_is_held_to_the_network_its_pools_were_weighed_on(
         assert picked[0].nics_per_node == 1, (o.case.servers, picked[0])
 
 
+DEEPSEEK_FP8_ON_8_H200_SERVERS = {
+    "workload": "inference",
+    "model": "deepseek-v3",
+    "gpu": "h200-sxm",
+    "gpus": 64,
+    "precision": "fp8",
+}
+
+
 def _deepseek_fp8_h200(requests_per_s: float) -> dict[str, Any]:
-    return evaluate(
-        {
-            "workload": "inference",
-            "model": "deepseek-v3",
-            "gpu": "h200-sxm",
-            "gpus": 64,
-            "precision": "fp8",
-            "inference": {"requests_per_s": requests_per_s},
-        }
-    )
+    inference = {"requests_per_s": requests_per_s}
+    return evaluate({**DEEPSEEK_FP8_ON_8_H200_SERVERS, "inference": inference})
 
 
 def test_a_moe_model_that_fits_a_server_spans_servers_only_when_the_load_needs_it() -> None:
