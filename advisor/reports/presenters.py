@@ -542,6 +542,46 @@ def _pricing_words(constraints: Constraints) -> str:
     return text
 
 
+SERVING_WORDS = {
+    "replicas": "independent copies of the model, one per server group",
+    "split": "one copy of the model split across servers",
+    "disaggregated": "prompts (prefill) and answers (decode) on separate GPUs",
+}
+"""How the customer asked the model to be served (``inference.deployment``, or the older
+``independent_replicas`` flag); neither given: the advisor chooses for the load."""
+
+
+def _serving_rows(inference: InferenceInput) -> list[tuple[str, str]]:
+    """The serving rows of the input summary: the deployment, the load and the targets as the
+    customer gave them (an arrival rate, or users each waiting for the answer; both p95)."""
+    asked = inference.deployment
+    if asked is None and inference.independent_replicas is not None:
+        asked = "replicas" if inference.independent_replicas else "split"
+    mode = SERVING_WORDS.get(asked or "", "left to the advisor, chosen for the load")
+    rate = inference.requests_per_s
+    load = (
+        f"{significant(finite(rate))} new requests per second at the busiest time"
+        if rate
+        else f"{int(finite(inference.concurrent_requests)):,} requests at once"
+    )
+    rows = [
+        ("Serving", mode),
+        (
+            "Serving load",
+            f"{load}, {int(finite(inference.prompt_tokens)):,}-token prompts, "
+            f"{int(finite(inference.output_tokens)):,}-token answers",
+        ),
+    ]
+    targets = []
+    if inference.target_ms_per_token:
+        targets.append(f"{finite(inference.target_ms_per_token):g} ms per generated token")
+    if inference.target_ttft_ms:
+        targets.append(f"{finite(inference.target_ttft_ms):,.0f} ms to the first token")
+    if targets:
+        rows.append(("Latency targets", " and ".join(targets) + " (95th percentile)"))
+    return rows
+
+
 def input_summary(
     result: EngineResult, gpu_names: dict[str, str] | None = None
 ) -> list[tuple[str, str]]:
@@ -556,27 +596,11 @@ def input_summary(
         ("Number format", scenario.precision or "bf16"),
     ]
     seq = scenario.sequence_length
-    if seq:
+    if seq and workload != "inference":
         rows.append(("Sequence length", f"{int(finite(seq)):,} tokens"))
     if workload == "inference":
         inference = scenario.inference or InferenceInput(independent_replicas=True)
-        mode = (
-            "independent copies of the model, one per server group"
-            if inference.independent_replicas
-            else "one copy of the model split across servers"
-        )
-        rows.append(("Serving", mode))
-        rows.append(
-            (
-                "Serving load",
-                f"{int(finite(inference.concurrent_requests)):,} requests at once, "
-                f"{int(finite(inference.prompt_tokens)):,}-token prompts, "
-                f"{int(finite(inference.output_tokens)):,}-token answers",
-            )
-        )
-        target = inference.target_ms_per_token
-        if target:
-            rows.append(("Latency target", f"{finite(target):g} ms per generated token"))
+        rows.extend(_serving_rows(inference))
         rag = scenario.rag
         if rag is not None:
             rows.append(

@@ -148,6 +148,27 @@ def test_warnings_print_on_the_first_page(client: Client) -> None:
     assert "Serving a model" in " ".join(pages) and "64 requests at once" in " ".join(pages)
 
 
+def test_the_input_summary_states_the_serving_load_and_deployment_as_asked() -> None:
+    """A serving scenario given an arrival rate and disaggregated serving printed "64 requests
+    at once" (the default closed loop it did not use) and "one copy of the model split across
+    servers"; one left to the advisor read "split" too, and the time-to-first-token target was
+    missing.  The summary now says what the customer gave."""
+    from advisor.engine import evaluate_typed
+    from advisor.reports.presenters import input_summary
+
+    base = {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 16}
+    asked = {"requests_per_s": 10, "target_ttft_ms": 1500, "deployment": "disaggregated"}
+    rows = dict(input_summary(evaluate_typed({**base, "inference": asked})))
+    assert rows["Serving"] == "prompts (prefill) and answers (decode) on separate GPUs"
+    assert rows["Serving load"].startswith("10 new requests per second")
+    assert "requests at once" not in rows["Serving load"]
+    assert "1,500 ms to the first token" in rows["Latency targets"]
+    assert "Sequence length" not in rows
+    chosen = dict(input_summary(evaluate_typed({**base, "inference": {}})))
+    assert chosen["Serving"] == "left to the advisor, chosen for the load"
+    assert chosen["Serving load"].startswith("64 requests at once")
+
+
 def test_bom_csv_labels_each_cost(client: Client, engine_result: dict[str, Any]) -> None:
     scenario = make_scenario(result=engine_result)
     body = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
