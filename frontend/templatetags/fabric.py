@@ -23,6 +23,7 @@ register.filter("ms", formatting.milliseconds)
 register.filter("pct", formatting.percent)  # a fraction 0..1 as a percentage
 register.filter("num", formatting.number)
 register.filter("gbps", formatting.gbps)
+register.filter("megabytes", formatting.megabytes)  # 144 MB (decimal, as the sentences say)
 
 
 @register.filter

@@ -59,3 +59,17 @@ def test_training_results_have_no_serving_chart() -> None:
     assert "serving" not in charts.all_figures(result)
     bare = EngineResult.from_dict({"scenario": {"workload": "inference"}})
     assert charts.serving_figure(bare) is None
+
+
+def test_the_chart_caption_gives_the_kv_cache_in_the_rationale_s_unit(
+    serving_result: EngineResult,
+) -> None:
+    """The caption printed the KV cache with Django's filesizeformat, binary MiB labelled MB
+    (137.2 MB beside the rationale's 144 MB for one cache); both now read decimal MB."""
+    from django.template.loader import render_to_string
+
+    html = render_to_string("frontend/_serving_chart.html", {"result": serving_result})
+    size = serving_result.workload.serving.kv_bytes_per_request
+    said = f"{size / 1e6:,.0f} MB"
+    assert f"KV cache ({said})" in html
+    assert any(f"KV cache ({said})" in line for line in serving_result.recommendation.rationale)

@@ -27,7 +27,13 @@ from advisor.engine.decision.policy import (
 )
 from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
-from advisor.engine.facts.formatting import percent_in_text, significant, usd, usd_cents
+from advisor.engine.facts.formatting import (
+    megabytes,
+    percent_in_text,
+    significant,
+    usd,
+    usd_cents,
+)
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
 from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.model.topology import TopologySize
@@ -310,7 +316,7 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
     c = best.cand
     text = (
         f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} GPUs), "
-        f"so each request's KV cache ({kv_bytes / 1e6:,.0f} MB) crosses the network once, not "
+        f"so each request's KV cache ({megabytes(kv_bytes)}) crosses the network once, not "
         f"every token: {significant(per_server / 1e9, 2)} GB/s per server at "
         f"{significant(rate)} requests/s. "
         f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "

@@ -121,6 +121,13 @@ def milliseconds(value: Any) -> str:
     return MISSING if number is None else f"{significant(number)} ms"
 
 
+def megabytes(value: Any) -> str:
+    """Bytes in decimal megabytes, as every KV-cache size is said: "144 MB" (10^6 bytes, the
+    unit the engine's sentences use; a binary MiB labelled MB read 137 for the same cache)."""
+    number = finite_or_none(value)
+    return MISSING if number is None else f"{number / 1e6:,.0f} MB"
+
+
 def percent(fraction: Any, digits: int | None = None) -> str:
     """A fraction 0..1 on a page: one decimal below 10 % ("4.2 %"), whole above ("41 %"); or
     always `digits` decimals (a column of GPU idle shares: "41.0 %")."""

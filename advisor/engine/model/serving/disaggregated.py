@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 
 from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.formatting import megabytes
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import capacity_gb, memory_estimate
 from advisor.engine.model.plans import InferencePlan, Plan, WorkloadPlan
@@ -77,12 +78,12 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
     )
     costs = inference_costs(scenario, plan, gpus_per_replica, batch, dom)
     inference = replace(costs, serving=sp, independent_replicas=sp.kv_inside_domain)
-    kv_mb = sp.kv_bytes_per_request / 1e6
+    kv_mb = megabytes(sp.kv_bytes_per_request)
     if sp.kv_inside_domain and dom > scenario.gpus_per_node:
         notes = [
             f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
             f"decode servers, each deployment whole inside one {dom}-GPU scale-up domain; each "
-            f"request's KV cache ({kv_mb:.0f} MB)"
+            f"request's KV cache ({kv_mb})"
             + (" and every expert all-to-all stay" if scenario.model.is_moe else " stays")
             + " on its NVLink (no compute fabric)"
         ]
@@ -92,13 +93,13 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
             f"disaggregated serving inside every server: {sp.prefill.gpus // per} GPUs run "
             f"{sp.prefill.units // per} x {sp.prefill.shape} prefill and "
             f"{sp.decode.gpus // per} GPUs {sp.decode.units // per} x {sp.decode.shape} "
-            f"decode; each request's KV cache ({kv_mb:.0f} MB) moves over the server's NVLink "
+            f"decode; each request's KV cache ({kv_mb}) moves over the server's NVLink "
             "(no compute fabric)"
         ]
     else:
         notes = [
             f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
-            f"decode servers; each request's KV cache ({kv_mb:.0f} MB) "
+            f"decode servers; each request's KV cache ({kv_mb}) "
             + (
                 f"moves over NVLink inside the {dom}-GPU scale-up domain (no compute fabric)"
                 if scenario.gpus <= dom
