@@ -73,3 +73,25 @@ def test_the_chart_caption_gives_the_kv_cache_in_the_rationale_s_unit(
     said = f"{size / 1e6:,.0f} MB"
     assert f"KV cache ({said})" in html
     assert any(f"KV cache ({said})" in line for line in serving_result.recommendation.rationale)
+
+
+def test_the_caption_of_pools_inside_a_server_keeps_the_kv_cache_on_nvlink() -> None:
+    """Prefill and decode pools inside each server (the engine's choice for Llama 3 70B on 8
+    H100 servers at 20 requests/s) move the KV cache over NVLink; the caption said it
+    "crosses the network before its first token" for every disaggregated deployment."""
+    from django.template.loader import render_to_string
+
+    inside = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "inference": {"requests_per_s": 20, "prompt_tokens": 2048, "output_tokens": 512},
+        }
+    )
+    assert inside.workload.serving.deployment == "disaggregated"
+    assert inside.workload.serving.kv_inside_domain is True
+    html = render_to_string("frontend/_serving_chart.html", {"result": inside})
+    assert "moves over NVLink before its first token, never over the network" in html
+    assert "crosses the network" not in html
