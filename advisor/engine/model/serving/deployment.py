@@ -684,25 +684,22 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     :func:`_best_serving_plan` finds (expert parallelism or disaggregated pools across
     servers, which need a fabric) if it serves more than POOLS_MARGIN more within the targets
     (docs/MODEL.md 15.2, "Pools only where the load needs them")."""
-    replicas: WorkloadPlan | None = None
-    with contextlib.suppress(ScenarioError):
-        replicas = _plan_inference(scenario, searching=True)
-    if replicas is not None and serving_score(scenario, replicas).meets_load():
+    # the replicas' refusal (the users' KV cache does not fit) is the answer's, as for a dense
+    # model: it names the servers that would hold them
+    replicas = _plan_inference(scenario, searching=True)
+    mine = serving_score(scenario, replicas)
+    if mine.meets_load():
         return replicas
     try:
         wider = _best_serving_plan(scenario)
     except ScenarioError:
-        if replicas is None:
-            raise
         return replicas
-    if replicas is None:
-        return wider
-    mine, theirs = serving_score(scenario, replicas).rate, serving_score(scenario, wider).rate
-    if theirs <= mine * (1.0 + POOLS_MARGIN):
+    theirs = serving_score(scenario, wider).rate
+    if theirs <= mine.rate * (1.0 + POOLS_MARGIN):
         return replicas
     why = (
         f"deployment chosen by the load: replicas inside each server serve "
-        f"{significant(mine)} requests/s within the p95 targets, short of the asked load; "
+        f"{significant(mine.rate)} requests/s within the p95 targets, short of the asked load; "
         f"this deployment across servers serves {significant(theirs)} (reference network)"
     )
     return replace(wider, notes=(*wider.notes, why))
