@@ -349,3 +349,22 @@ def test_a_moe_model_whose_users_do_not_fit_is_refused_as_before() -> None:
         )
     message = " ".join(err.value.field_errors["gpus"])
     assert "servers would hold them all" in message
+
+
+def test_a_no_fabric_serving_answer_says_at_what_load_it_would_change() -> None:
+    """A serving answer without a compute fabric gave only the replica-size break-even; the
+    load at which its deployment stops meeting the targets (past which the search weighs
+    deployments across servers on a fabric) is now one too, at its rate within the targets.
+    An answer already short of its load says so in the headline instead."""
+    met = _llama70b_h200(64, requests_per_s=40)
+    assert met["recommendation"]["needs_compute_fabric"] is False
+    rate = met["metrics"]["max_requests_per_s_at_target"]
+    edges = [b for b in met["break_even"] if b["parameter"] == "requests_per_s"]
+    assert len(edges) == 1
+    assert edges[0]["value"] == pytest.approx(rate, rel=1e-3)
+    assert "these 8 servers fall short" in edges[0]["statement"]
+    short = _deepseek_fp8_h200(100)
+    assert all(b["parameter"] != "requests_per_s" for b in short["break_even"])
+    flooded = _llama70b_h200(8)  # 1,000 requests/s on one server: short, said in the headline
+    assert "falls short" in flooded["recommendation"]["headline"]
+    assert all(b["parameter"] != "requests_per_s" for b in flooded["break_even"])

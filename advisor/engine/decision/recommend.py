@@ -75,6 +75,7 @@ from advisor.engine.decision.search import Evaluator, score_all
 from advisor.engine.decision.util import clean, num, usd
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.network import ETHERNET
+from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
@@ -973,10 +974,31 @@ def _no_fabric(
                 parameter="gpus_per_job",
                 value=bound,
             ),
+            *_serving_load_edge(facts, metrics),
         ),
         uncertainty=uncertainty(facts, sc),
         monitoring=tuple(monitoring(ETHERNET, False)),
         assumptions=tuple(assumptions(facts, storage)),
+    )
+
+
+def _serving_load_edge(facts: JobFacts, metrics: Metrics) -> tuple[BreakEven, ...]:
+    """A serving answer that meets its load without a compute fabric: the rate at which it
+    stops meeting its targets, past which the deployment search weighs deployments across
+    servers on a fabric (docs/MODEL.md 15.2, "Pools only where the load needs them")."""
+    rate = metrics.max_requests_per_s_at_target
+    if not facts.inference or not rate or serving_shortfall(facts, metrics):
+        return ()
+    servers = "this server falls" if facts.nodes == 1 else f"these {facts.nodes} servers fall"
+    return (
+        BreakEven(
+            statement=f"Above {significant(rate)} requests/s, what this deployment serves "
+            f"within both p95 targets, {servers} short: more servers, or a deployment across "
+            "servers on a compute fabric (prefill and decode pools, expert parallelism), "
+            "would carry more.",
+            parameter="requests_per_s",
+            value=round(rate, 4),
+        ),
     )
 
 
