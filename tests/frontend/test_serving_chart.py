@@ -81,15 +81,8 @@ def test_the_caption_of_pools_inside_a_server_keeps_the_kv_cache_on_nvlink() -> 
     "crosses the network before its first token" for every disaggregated deployment."""
     from django.template.loader import render_to_string
 
-    inside = evaluate_typed(
-        {
-            "workload": "inference",
-            "model": "llama3-70b",
-            "gpu": "h100-sxm",
-            "gpus": 64,
-            "inference": {"requests_per_s": 20, "prompt_tokens": 2048, "output_tokens": 512},
-        }
-    )
+    load = {"requests_per_s": 20, "prompt_tokens": 2048, "output_tokens": 512}
+    inside = evaluate_typed({**DISAGGREGATED, "gpus": 64, "inference": load})
     assert inside.workload.serving.deployment == "disaggregated"
     assert inside.workload.serving.kv_inside_domain is True
     html = render_to_string("frontend/_serving_chart.html", {"result": inside})

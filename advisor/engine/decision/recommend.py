@@ -974,7 +974,7 @@ def _no_fabric(
                 parameter="gpus_per_job",
                 value=bound,
             ),
-            *_serving_load_edge(facts, metrics),
+            *(() if shortfall else _serving_load_edge(facts, metrics)),
         ),
         uncertainty=uncertainty(facts, sc),
         monitoring=tuple(monitoring(ETHERNET, False)),
@@ -983,11 +983,12 @@ def _no_fabric(
 
 
 def _serving_load_edge(facts: JobFacts, metrics: Metrics) -> tuple[BreakEven, ...]:
-    """A serving answer that meets its load without a compute fabric: the rate at which it
-    stops meeting its targets, past which the deployment search weighs deployments across
-    servers on a fabric (docs/MODEL.md 15.2, "Pools only where the load needs them")."""
+    """A serving answer that meets its load without a compute fabric (the caller leaves out
+    one that falls short, whose headline says so): the rate at which it stops meeting its
+    targets, past which the deployment search weighs deployments across servers on a fabric
+    (docs/MODEL.md 15.2, "Pools only where the load needs them")."""
     rate = metrics.max_requests_per_s_at_target
-    if not facts.inference or not rate or serving_shortfall(facts, metrics):
+    if not facts.inference or not rate:
         return ()
     servers = "this server falls" if facts.nodes == 1 else f"these {facts.nodes} servers fall"
     return (

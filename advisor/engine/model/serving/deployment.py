@@ -63,7 +63,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     """The serving plan of ``scenario``: its own parallelism when given (a replica whose KV
     memory holds fewer than the requests in flight serves what it holds and queues the rest,
     unless ``searching``: the deployment search weighs only replicas that hold them all,
-    docs/MODEL.md 15.2), else the deployment search's."""
+    docs/MODEL.md 15.2), else the deployment search's (``searching``: a MoE model's own
+    replicas, without :func:`_moe_by_load`'s comparison, which asks for them)."""
     assert scenario.inference is not None
     inf = scenario.inference
     m = scenario.model
@@ -83,8 +84,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         by_load = _replicas_by_load(scenario, dom)
         if by_load is not None:
             return by_load
-    moe_by_load = m.is_moe and scenario.nodes > 1 and not inf.independent_replicas
-    if deployment is None and moe_by_load and not (searching or p.given):
+    may_span = m.is_moe and scenario.nodes > 1 and not inf.independent_replicas
+    if deployment is None and may_span and not (searching or p.given):
         return _moe_by_load(scenario)
 
     chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
@@ -695,7 +696,7 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     except ScenarioError:
         return replicas
     theirs = serving_score(scenario, wider).rate
-    if theirs <= mine.rate * (1.0 + POOLS_MARGIN):
+    if not _clearly_more(theirs, mine.rate):
         return replicas
     why = (
         f"deployment chosen by the load: replicas inside each server serve "
@@ -832,6 +833,13 @@ POOLS_DECIDED_UP_TO = 8
 fabric (:func:`_pools_adopted`); a larger cluster repeats the decision of the largest of them
 (its pools include copies of theirs)."""
 
+
+def _clearly_more(rate: float, than: float) -> bool:
+    """Whether a deployment that needs a fabric serves more than POOLS_MARGIN more within the
+    targets than a deployment that needs none."""
+    return rate > than * (1.0 + POOLS_MARGIN)
+
+
 _POOLS_WIN_CACHE: dict[Scenario, bool] = {}
 
 
@@ -880,7 +888,7 @@ def _pools_adopted(
             if rate is None:
                 hit = False
             elif n == scenario.nodes:
-                hit = rate > fabric_free_here * (1.0 + POOLS_MARGIN)
+                hit = _clearly_more(rate, fabric_free_here)
             else:
                 hit = not _serves_near(sub, rate, fabric_free)
             if len(_POOLS_WIN_CACHE) > 256:
