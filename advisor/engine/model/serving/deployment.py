@@ -64,7 +64,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     memory holds fewer than the requests in flight serves what it holds and queues the rest,
     unless ``searching``: the deployment search weighs only replicas that hold them all,
     docs/MODEL.md 15.2), else the deployment search's (``searching``: a MoE model's own
-    replicas, without :func:`_moe_by_load`'s comparison, which asks for them)."""
+    replicas, without :func:`_moe_by_load`)."""
     assert scenario.inference is not None
     inf = scenario.inference
     m = scenario.model
@@ -680,13 +680,10 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
 
 
 def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
-    """A mixture-of-experts model that fits one scale-up domain: the planner's replicas, or,
-    when they do not meet the asked load within both p95 targets, the deployment over servers
-    :func:`_best_serving_plan` finds (expert parallelism or disaggregated pools across
-    servers, which need a fabric) if it serves more than POOLS_MARGIN more within the targets
-    (docs/MODEL.md 15.2, "Pools only where the load needs them")."""
-    # the replicas' refusal (the users' KV cache does not fit) is the answer's, as for a dense
-    # model: it names the servers that would hold them
+    """A MoE model that fits one scale-up domain: the planner's replicas, or, when they miss
+    the asked load within both p95 targets, :func:`_best_serving_plan`'s deployment across
+    servers (on a fabric) if :func:`_clearly_more` (docs/MODEL.md 15.2)."""
+    # their refusal (the users' KV cache does not fit) names the servers that would hold them
     replicas = _plan_inference(scenario, searching=True)
     mine = serving_score(scenario, replicas)
     if mine.meets_load():
@@ -823,8 +820,7 @@ NO_POOLS_NOTE = (
     "weighed: the {kind} meet the asked load within both p95 targets without one "
     "({rate} requests/s within the targets)"
 )
-"""The note of an answer whose deployment that needs no fabric already serves the asked load
-(docs/MODEL.md 15.2, "Pools only where the load needs them")."""
+"""The note of a no-fabric answer that serves the asked load (docs/MODEL.md 15.2)."""
 POOLS_MARGIN = 0.05
 """Whole-server pools, whose KV cache needs a fabric, replace a deployment that needs none only
 when they serve more than this fraction more within the targets (the decision's tie band)."""
@@ -835,8 +831,7 @@ fabric (:func:`_pools_adopted`); a larger cluster repeats the decision of the la
 
 
 def _clearly_more(rate: float, than: float) -> bool:
-    """Whether a deployment that needs a fabric serves more than POOLS_MARGIN more within the
-    targets than a deployment that needs none."""
+    """Whether ``rate`` (needing a fabric) beats ``than`` (needing none) by POOLS_MARGIN."""
     return rate > than * (1.0 + POOLS_MARGIN)
 
 
