@@ -25,7 +25,11 @@ PAGES = ("", "progress", "report.pdf", "bom.csv", "result.json")
 
 
 def test_results_answer_first_then_explain_then_detail(client: Client) -> None:
-    scenario = make_scenario()
+    result = training_result()
+    result["break_even"].append(
+        {"statement": "RoCE becomes cheaper above 3 years.", "parameter": "years", "value": 3}
+    )
+    scenario = make_scenario(result=result)
     html = client.get(f"/s/{scenario.pk}/").content.decode()
     headline = html.index('id="headline"')
     assert headline < html.index('id="rationale"') < html.index('id="bom"')
@@ -33,6 +37,9 @@ def test_results_answer_first_then_explain_then_detail(client: Client) -> None:
     assert "network $2.80M" in html
     assert "Ethernet (TCP) would leave GPUs idle 41 %" in html  # rationale with numbers
     assert "InfiniBand becomes cheaper overall above 2,048 GPUs." in html  # break-even
+    assert "RoCE becomes cheaper above 3 years." in html  # every break-even, one list
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), sorted(i for i in set(ids) if ids.count(i) > 1)
     assert "PFC pause frames and ECN marks per port" in html  # monitoring
     assert "MCX75310AAS-NEAT" in html and "$1,228,800" in html  # BOM line, by part number
     assert "cx7-400g" not in html
