@@ -36,11 +36,13 @@ def _html(response: Any) -> str:
 
 
 def _result_column_loaded(queries: Any) -> list[str]:
-    """The queries that selected a run's whole result column (not one key of it)."""
+    """The queries that selected a run's whole result column (not one key of it: a key
+    transform passes the column to a function, ``JSON_TYPE("…"."result", '$."key"')`` on
+    SQLite, ``("…"."result" -> 'key')`` on PostgreSQL)."""
     return [
         q["sql"]
         for q in queries
-        if re.search(r'"scenarios_scenariorun"\."result"(,| FROM)', q["sql"])
+        if re.search(r'(?<!\()"scenarios_scenariorun"\."result"(,| FROM)', q["sql"])
     ]
 
 
