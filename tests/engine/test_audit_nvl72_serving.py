@@ -123,7 +123,7 @@ def test_disaggregated_deepseek_on_more_v100_servers_runs_copies_of_the_smaller_
     # deployment with EP120 prefill across servers scored 558 and served 0 on 4 x 100G).
     # Since the p95 time per token counts the batch's feedback through the step (docs/MODEL.md
     # 15, "Load") copies of the 16-server deployment again: 128 x 2.546 = 326 requests/s.
-    # Since the ladder of smaller counts holds N // (3 x 2^a) (deployment._smaller_counts),
+    # Since the ladder of smaller counts holds N // (3 x 2^a) (plans.smaller_server_counts),
     # copies of the 21-server one (6 + 15, EP120 decode) that 64 servers chose: 97 x 6.93 =
     # 672 requests/s, twice what the 16-server copies serve
     assert large.workload.serving.pools.decode.servers == 97 * 15

@@ -203,6 +203,31 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
     return max(d for d in _divisors(n) if d <= limit)
 
 
+SMALLER_DEPLOYMENTS_SPAN = 16
+"""Smaller deployments weighed by ``serving.deployment._best_serving_plan``: every server
+count up to 16, the powers of two below the cluster and the cluster's N // 2^a and
+N // (3 x 2^a) servers (bounded planning cost; the replica shapes of a larger cluster repeat
+these)."""
+
+
+def smaller_server_counts(nodes: int) -> list[int]:
+    """The smaller server counts weighed against the whole cluster (SMALLER_DEPLOYMENTS_SPAN):
+    1 to 16, the powers of two, and N // 2^a and N // (3 x 2^a).  The last two families hold
+    every count weighed on half the cluster (N // 2 // k = N // 2k), so the cluster weighs
+    copies of every deployment its half did and never serves less (DeepSeek-V3 on 64 V100
+    servers chose 3 copies of 21, which 128 servers lacked when only N // 2, 3, 4 were
+    weighed)."""
+    smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
+    smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
+    smaller |= {
+        nodes // (m * 2**a)
+        for m in (1, 3)
+        for a in range(nodes.bit_length())
+        if nodes // (m * 2**a) > SMALLER_DEPLOYMENTS_SPAN
+    }
+    return sorted(n for n in smaller if 1 <= n < nodes)
+
+
 def domain_gpus(scenario: Scenario) -> int:
     """GPUs per scale-up domain used by this job (a server, or an NVL72 rack)."""
     if scenario.gpu.scaleup_domain_gpus > scenario.gpus_per_node:

@@ -26,6 +26,7 @@ from advisor.engine.model.plans import (
     _largest_pow2_dividing,
     _powers_of_two_up_to,
     domain_gpus,
+    smaller_server_counts,
 )
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
@@ -514,11 +515,6 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
     return "compare" if too_big else None
 
 
-SMALLER_DEPLOYMENTS_SPAN = 16
-"""Smaller deployments weighed by :func:`_best_serving_plan`: every server count up to 16, the
-powers of two below the cluster and the cluster's N // 2^a and N // (3 x 2^a) servers (bounded
-planning cost; the replica shapes of a larger cluster repeat these)."""
-
 _SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 
 
@@ -603,7 +599,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     inf = scenario.inference
     assert inf is not None
     nodes, gpn = scenario.nodes, scenario.gpus_per_node
-    smaller = set(_smaller_counts(nodes))
+    smaller = set(smaller_server_counts(nodes))
     first_error: ScenarioError | None = None
     best: tuple[ServingScore, WorkloadPlan, int] | None = None
     beaten: list[str] = []
@@ -703,29 +699,12 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     return replace(wider, notes=(*wider.notes, why))
 
 
-def _smaller_counts(nodes: int) -> list[int]:
-    """The smaller server counts weighed against the whole cluster (SMALLER_DEPLOYMENTS_SPAN):
-    1 to 16, the powers of two, and N // 2^a and N // (3 x 2^a).  The last two families hold
-    every count weighed on half the cluster (N // 2 // k = N // 2k), so the cluster weighs
-    copies of every deployment its half did and never serves less (DeepSeek-V3 on 64 V100
-    servers chose 3 copies of 21, which 128 servers lacked when only N // 2, 3, 4 were
-    weighed)."""
-    smaller = set(range(1, min(nodes, SMALLER_DEPLOYMENTS_SPAN + 1)))
-    smaller |= {2**i for i in range(nodes.bit_length()) if 2**i < nodes}
-    smaller |= {
-        nodes // (m * 2**a)
-        for m in (1, 3)
-        for a in range(nodes.bit_length())
-        if nodes // (m * 2**a) > SMALLER_DEPLOYMENTS_SPAN
-    }
-    return sorted(n for n in smaller if 1 <= n < nodes)
-
-
 def _smaller_pools(scenario: Scenario) -> Iterator[tuple[int, ServingPlan]]:
-    """Disaggregated pools planned on each smaller server count from 2 (:func:`_smaller_counts`)
-    on which they can be planned: what copies of a smaller deployment are built from."""
+    """Disaggregated pools planned on each smaller server count from 2
+    (:func:`~advisor.engine.model.plans.smaller_server_counts`) on which they can be planned:
+    what copies of a smaller deployment are built from."""
     gpn = scenario.gpus_per_node
-    for n in _smaller_counts(scenario.nodes):
+    for n in smaller_server_counts(scenario.nodes):
         if n < 2:
             continue
         try:
