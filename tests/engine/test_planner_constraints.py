@@ -18,6 +18,7 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model import performance, planner
 from advisor.engine.model.plans import WorkloadPlan, as_planned
+from advisor.engine.model.serving import deployment
 from advisor.engine.result.echo import Constraints
 from advisor.engine.result.records import Metrics
 from advisor.engine.tools.audit_grid import VARIANT_SIZES, VARIANTS, AuditCase, scenario_for
@@ -83,6 +84,17 @@ def test_an_answer_is_the_same_with_a_plan_made_for_other_constraints(
     assert shared == alone
 
 
+def _forget_plans() -> None:
+    """The planner's and the deployment search's plans (a plan keeps its designs' metrics)."""
+    planner._PLAN_CACHE.clear()
+    for cache in (
+        deployment._REPLICA_PLAN_CACHE,
+        deployment._FABRIC_FREE_CACHE,
+        deployment._SERVING_PLAN_CACHE,
+    ):
+        cache.clear()
+
+
 # the training jobs and the first serving job: the 405B serving job's plan object comes from
 # the deployment search's cache, warm from the tests above, with its designs' metrics kept
 @pytest.mark.parametrize(("model", "gpu", "workload", "servers"), JOBS[:3])
@@ -100,7 +112,7 @@ def test_a_job_with_other_constraints_prices_no_design_again(
         return evaluate(s, w, design, bounds=bounds)
 
     monkeypatch.setattr(performance, "_evaluate_design", counted)
-    planner._PLAN_CACHE.clear()
+    _forget_plans()
     case = AuditCase(model, gpu, workload, "default", servers)
     evaluate_typed(scenario_for(case), catalog=CATALOG)
     first = set(priced)

@@ -241,6 +241,40 @@ def _inference_times(
     return _InferenceTimes(token_s=token, comm_s=comm + tail, network_s=network + tail, ttft_s=ttft)
 
 
+def _with_comm(
+    inference: InferencePlan, times: _InferenceTimes, ref: _InferenceTimes
+) -> ServingPlan:
+    """The serving plan of a colocated deployment with the per-token communication the
+    serving model does not price itself (it prices compute and in-server TP): pipeline hops,
+    expert all-to-all and whatever crosses servers, at ``times`` and on the reference
+    network."""
+    assert inference.serving is not None
+    return dataclasses.replace(
+        inference.serving,
+        legacy_comm_s=max(0.0, times.comm_s - inference.tp_decode_intra_s),
+        reference_comm_s=max(0.0, ref.comm_s - inference.tp_decode_intra_s),
+    )
+
+
+def colocated_serving_plan(
+    scenario: Scenario, workload: WorkloadPlan, design: Design
+) -> ServingPlan:
+    """The serving plan of colocated ``workload`` as :func:`evaluate_design` prices it on
+    ``design`` (:func:`_with_comm`): what the deployment search scores, so that it weighs a
+    plan with the communication its answer will report (an EP8 replica's all-to-all over
+    NVLink, 5.8 ms a step for Qwen3-235B on H200, was left out of the search's score)."""
+    inference = workload.inference
+    assert inference is not None and inference.serving is not None
+    reference = reference_design(scenario)
+    ref = _inference_times(scenario, workload, inference, reference, "point")
+    point = (
+        ref
+        if design == reference
+        else _inference_times(scenario, workload, inference, design, "point")
+    )
+    return _with_comm(inference, point, ref)
+
+
 def _inference_metrics(
     scenario: Scenario,
     workload: WorkloadPlan,
@@ -280,12 +314,7 @@ def _inference_metrics(
         ref = _inference_times(scenario, workload, inference, reference_design(scenario), "point")
 
         def plan(times: _InferenceTimes) -> ServingPlan:
-            assert inference.serving is not None
-            return dataclasses.replace(
-                inference.serving,
-                legacy_comm_s=max(0.0, times.comm_s - inference.tp_decode_intra_s),
-                reference_comm_s=max(0.0, ref.comm_s - inference.tp_decode_intra_s),
-            )
+            return _with_comm(inference, times, ref)
 
         serving = serving_metrics(scenario, plan(point), design, bounds=bounds)
         assert serving.ms_per_token_p95 is not None and serving.ttft_ms_p95 is not None

@@ -292,11 +292,13 @@ def expected_crossings(result: EngineResult) -> dict[str, bool]:
     serving = result.scenario.workload == "inference"
     used = tp * cp * dp * pp if not serving else max(tp * pp * dp, ep * dp)
     gpus = result.scenario.gpus
-    replica = tp * pp
-    if serving and ep <= 1 and replica <= domain and dp <= whole_groups(replica, domain, gpus):
+    record = result.workload.serving
+    # a colocated replica is tp x pp GPUs, or an expert group of ep (attention data-parallel)
+    replicas = serving and (ep <= 1 or (record is not None and record.deployment == "replicas"))
+    replica = max(tp * pp, ep)
+    if replicas and replica <= domain and dp <= whole_groups(replica, domain, gpus):
         # independent serving replicas sit whole inside a scale-up domain (whole_groups)
         return dict.fromkeys(("tensor_parallel", "data_parallel", "expert", "pipeline"), False)
-    record = result.workload.serving
     copies = (record.copies or 1) if serving and record is not None else 1
     copy_gpus = (record.copy_servers if record is not None else 0) * result.workload.gpus_per_node
     if copies > 1 and 0 < copy_gpus <= domain and copies <= whole_groups(copy_gpus, domain, gpus):

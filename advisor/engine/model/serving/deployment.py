@@ -81,13 +81,13 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         return _plan_disaggregated(scenario, dom)
     if deployment == "compare":
         return _best_serving_plan(scenario)
-    if deployment in (None, "replicas") and not p.given and not m.is_moe:
-        by_load = _replicas_by_load(scenario, dom)
-        if by_load is not None:
-            return by_load
     may_span = m.is_moe and scenario.nodes > 1 and not inf.independent_replicas
     if deployment is None and may_span and not (searching or p.given):
         return _moe_by_load(scenario)
+    if deployment in (None, "replicas") and not p.given:
+        by_load = _replicas_by_load(scenario, dom)
+        if by_load is not None:
+            return by_load
 
     chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
     # a given replica whose KV memory holds fewer requests than are in flight (held by the fit
@@ -101,7 +101,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             errors["parallelism"] = [
                 f"replicas (dp={p.dp}) x GPUs per replica ({r}) must equal gpus ({scenario.gpus})"
             ]
-        elif scenario.gpus % r != 0:
+        elif scenario.gpus % r != 0 and not (searching and r <= dom):
+            # (the search places replicas whole in each scale-up domain, the rest idle)
             errors["parallelism"] = [f"GPUs per replica ({r}) must divide gpus ({scenario.gpus})"]
         if m.heads % tp != 0:
             errors["parallelism.tp"] = [f"must divide the model's heads ({m.heads})"]
@@ -299,11 +300,11 @@ _REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
 
 
 def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
-    """Replicas of a dense model that fits one scale-up domain, their tensor-parallel size
-    chosen by how they serve the scenario's load (docs/MODEL.md 15.2): every power-of-two TP
-    up to the domain that holds the weights and the users' KV cache, scored by
-    :func:`serving_score` on the reference network (the smaller TP on a tie).  ``None`` when
-    no replica fits one domain (the split planner below takes over)."""
+    """Replicas of a model that fits one scale-up domain, their shape chosen by how they
+    serve the scenario's load (docs/MODEL.md 15.2): every power-of-two TP (and, for a MoE
+    model, expert-parallel size) up to the domain that holds the weights and the users' KV
+    cache, scored by :func:`serving_score` on the reference network (the smaller replica on
+    a tie).  ``None`` when no replica fits one domain (the split planner below takes over)."""
     if scenario in _REPLICA_PLAN_CACHE:
         return _REPLICA_PLAN_CACHE[scenario]
     inf = scenario.inference
@@ -324,7 +325,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
         wp = best[1]
         assert wp.inference is not None and wp.inference.serving is not None
         kind = (
-            f"TP{wp.plan.tp} replicas"
+            f"{'EP' if wp.plan.ep > 1 else 'TP'}{max(wp.plan.tp, wp.plan.ep)} replicas"
             if wp.inference.serving.colocated
             else f"{_unit_shape(wp)} in every server"
             if wp.inference.serving.kv_inside_domain
@@ -370,9 +371,9 @@ def _fabric_free_best(
     assert inf is not None
     best: tuple[ServingScore, WorkloadPlan] | None = None
     tried: list[str] = []
-    for tp, wp in _fabric_free_replicas(scenario, dom):
+    for shape, wp in _fabric_free_replicas(scenario, dom):
         score = serving_score(scenario, wp)
-        tried.append(f"TP{tp}: {significant(score.rate)} requests/s within the targets")
+        tried.append(f"{shape}: {significant(score.rate)} requests/s within the targets")
         if best is None or score > best[0]:
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
@@ -389,22 +390,40 @@ def _fabric_free_best(
     return best, tried
 
 
-def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[int, WorkloadPlan]]:
-    """Replicas at every power-of-two TP up to the domain that hold the model, by TP (the
-    replicas :func:`_fabric_free_best` weighs)."""
+def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, WorkloadPlan]]:
+    """Replicas at every power-of-two TP up to the domain that hold the model and, for a MoE
+    model, at every power-of-two expert-parallel size (attention data-parallel, the experts
+    spread over the replica's GPUs: the wide-EP serving of SGLang and TensorRT-LLM), by shape
+    (the replicas :func:`_fabric_free_best` weighs)."""
     inf = scenario.inference
     assert inf is not None
-    out: list[tuple[int, WorkloadPlan]] = []
-    for tp in _powers_of_two_up_to(min(dom, scenario.gpus)):
-        # a TP that does not divide the cluster runs on the whole servers it fills, the rest
-        # idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays)
-        used = scenario.gpus // tp * tp
-        if scenario.model.heads % tp or used % scenario.gpus_per_node:
+    out: list[tuple[str, WorkloadPlan]] = []
+    shapes = [(f"TP{r}", ParallelismSpec(tp=r, pp=1)) for r in _powers_of_two_up_to(dom)]
+    if scenario.model.is_moe:
+        shapes += [
+            (f"EP{r}", ParallelismSpec(tp=1, pp=1, ep=r))
+            for r in _powers_of_two_up_to(dom)
+            if 1 < r <= scenario.model.moe_experts
+        ]
+    for shape, parallelism in shapes:
+        r = max(parallelism.tp or 1, parallelism.ep or 1)
+        # a replica that does not divide the cluster runs on the whole servers it fills, the
+        # rest idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays), unless fewer
+        # GPUs would cut the racks so that fewer replicas fit whole (EP64 on two 72-GPU racks:
+        # 128 GPUs are a rack and 56 GPUs, one replica; the two racks hold two, 16 GPUs idle)
+        used = scenario.gpus // r * r
+        if r > scenario.gpus or scenario.model.heads % (parallelism.tp or 1):
+            continue
+        if whole_groups(r, dom, scenario.gpus) > whole_groups(
+            r, domain_gpus(replace(scenario, gpus=used)), used
+        ):
+            used = scenario.gpus
+        if used % scenario.gpus_per_node:
             continue
         fixed = replace(
             scenario,
             gpus=used,
-            parallelism=ParallelismSpec(tp=tp, pp=1),
+            parallelism=parallelism,
             inference=replace(inf, deployment="replicas"),
         )
         try:
@@ -413,7 +432,7 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[int, Workl
             continue
         if used < scenario.gpus:
             wp = _with_idle_servers(scenario, wp, fixed.nodes)
-        out.append((tp, wp))
+        out.append((shape, wp))
     return out
 
 
@@ -679,8 +698,11 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     """A MoE model that fits one scale-up domain: the planner's replicas, or, when they miss
     the asked load within both p95 targets, :func:`_best_serving_plan`'s deployment across
     servers (on a fabric) if :func:`_clearly_more` (docs/MODEL.md 15.2)."""
-    # their refusal (the users' KV cache does not fit) names the servers that would hold them
-    replicas = _plan_inference(scenario, searching=True)
+    # the replica shape the load chooses; else the planner's replicas, whose refusal (the
+    # users' KV cache does not fit) names the servers that would hold them
+    replicas = _replicas_by_load(scenario, domain_gpus(scenario)) or _plan_inference(
+        scenario, searching=True
+    )
     mine = serving_score(scenario, replicas)
     if mine.meets_load():
         return replicas

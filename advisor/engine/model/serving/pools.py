@@ -91,7 +91,10 @@ def _pool(
         )
         gpi = 1 if tp == 1 else tp
         kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
-        instances = whole_groups(gpi, domain_gpus(scenario), gpus)
+        # the attention ranks of the whole expert groups the GPUs hold (EP64 on two 72-GPU
+        # NVL72 racks: two groups, 128 ranks; 16 GPUs idle)
+        group = max(ep, gpi)
+        instances = whole_groups(group, domain_gpus(scenario), gpus) * (group // gpi)
         redundant = slots - model.moe_experts
     else:
         per_gpu, redundant = 0, 0

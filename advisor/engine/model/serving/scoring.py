@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.performance import colocated_serving_plan
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.load import ServingModel, serving_model
@@ -87,15 +88,24 @@ class ServingScore:
         return self.key() > other.key()
 
 
+def _priced(scenario: Scenario, wp: WorkloadPlan | ServingPlan, design: Design) -> ServingPlan:
+    """The serving plan of ``wp`` as its answer prices it on ``design``: a colocated plan
+    with its per-token communication (performance.colocated_serving_plan: pipeline hops,
+    expert all-to-all, what crosses servers), which the serving model does not price."""
+    sp = serving_of(wp)
+    if isinstance(wp, WorkloadPlan) and sp.colocated:
+        return colocated_serving_plan(scenario, wp, design)
+    return sp
+
+
 def serving_score(
     scenario: Scenario, wp: WorkloadPlan | ServingPlan, design: Design | None = None
 ) -> ServingScore:
     """:class:`ServingScore` of a plan on ``design``, by default the reference network
     (advisor.engine.model.serving.pools.reference_design)."""
-    sp = serving_of(wp)
-    return ServingScore(
-        serving_model(scenario, sp, design or reference_design(scenario), "point"), sp
-    )
+    net = design or reference_design(scenario)
+    sp = _priced(scenario, wp, net)
+    return ServingScore(serving_model(scenario, sp, net, "point"), sp)
 
 
 def capacity_rps(
@@ -104,9 +114,8 @@ def capacity_rps(
     """Requests/s a plan sustains on ``design`` (by default the reference network): an upper
     bound of its rate within the targets (a few step times, where the rate within the targets
     bisects the load model)."""
-    sp = serving_of(wp)
     net = design or reference_design(scenario)
-    return serving_model(scenario, sp, net, "point").capacity_rps()
+    return serving_model(scenario, _priced(scenario, wp, net), net, "point").capacity_rps()
 
 
 def by_capacity(
