@@ -700,9 +700,8 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     servers (on a fabric) if :func:`_clearly_more` (docs/MODEL.md 15.2)."""
     # the replica shape the load chooses; else the planner's replicas, whose refusal (the
     # users' KV cache does not fit) names the servers that would hold them
-    replicas = _replicas_by_load(scenario, domain_gpus(scenario)) or _plan_inference(
-        scenario, searching=True
-    )
+    dom = domain_gpus(scenario)
+    replicas = _replicas_by_load(scenario, dom) or _plan_inference(scenario, searching=True)
     mine = serving_score(scenario, replicas)
     if mine.meets_load():
         return replicas
@@ -714,8 +713,10 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     if not _clearly_more(theirs, mine.rate):
         return replicas
     why = (
-        f"deployment chosen by the load: replicas inside each server serve "
-        f"{significant(mine.rate)} requests/s within the p95 targets, short of the asked load; "
+        "deployment chosen by the load: replicas inside each "
+        + ("server" if dom <= scenario.gpus_per_node else f"{dom}-GPU NVLink domain")
+        + f" serve {significant(mine.rate)} requests/s within the p95 targets, short of the "
+        "asked load; "
         f"this deployment across servers serves {significant(theirs)} (reference network)"
     )
     return replace(wider, notes=(*wider.notes, why))
