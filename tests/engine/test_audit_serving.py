@@ -47,7 +47,7 @@ def test_a_silent_shortfall_and_missing_metrics_are_violations() -> None:
 
 
 def test_serving_past_capacity_or_an_unsaid_unbounded_queue_is_a_violation() -> None:
-    said = " Serving falls short with 1 x TP8 replicas on 2 servers: ..."
+    said = " Serving falls short with 1 x TP8 replica on 2 servers: ..."
 
     def saturated(**metrics: Any) -> EngineResult:
         r = _result(load_saturated=True, **metrics)

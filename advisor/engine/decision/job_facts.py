@@ -270,7 +270,8 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         return None
     plan = workload.plan
     if serving_plan.colocated:
-        kind = "replicas" if serving_plan.deployment == "replicas" else "split replicas"
+        kind = "replica" if serving_plan.deployment == "replicas" else "split replica"
+        kind += "s" if plan.dp != 1 else ""
         shape = f"{plan.dp} x {parallel_shape(plan.tp, plan.pp, plan.ep)} {kind}"
     else:
         pre, dec = serving_plan.prefill, serving_plan.decode
