@@ -405,6 +405,8 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
             for r in _powers_of_two_up_to(dom)
             if 1 < r <= scenario.model.moe_experts
         ]
+        # smallest replica first (a tie keeps it), TP before EP of the same size
+        shapes.sort(key=lambda shape: max(shape[1].tp or 1, shape[1].ep or 1))
     for shape, parallelism in shapes:
         r = max(parallelism.tp or 1, parallelism.ep or 1)
         # a replica that does not divide the cluster runs on the whole servers it fills, the
