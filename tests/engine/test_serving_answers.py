@@ -116,32 +116,24 @@ def test_expert_groups_are_counted_whole_inside_each_rack() -> None:
     GPUs, so one group fits whole and serves what 64 GPUs do (it read twice that); two racks
     hold two groups, twice the rate, the 16 GPUs left over idle and said."""
 
-    def served(gpus: int) -> tuple[int, float]:
-        result = evaluate(
-            {
-                "workload": "inference",
-                "model": "deepseek-v3",
-                "gpu": "gb200-nvl72",
-                "gpus": gpus,
-                "precision": "fp8",
-                "inference": {"requests_per_s": 100.0},
-                "parallelism": {"tp": 1, "ep": 64},
-            }
-            if gpus != 144
-            else {
-                "workload": "inference",
-                "model": "deepseek-v3",
-                "gpu": "gb200-nvl72",
-                "gpus": gpus,
-                "precision": "fp8",
-                "inference": {"requests_per_s": 100.0},
-            }
-        )
+    def served(gpus: int, parallelism: dict[str, int] | None = None) -> tuple[int, float]:
+        scenario: dict[str, Any] = {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "gb200-nvl72",
+            "gpus": gpus,
+            "precision": "fp8",
+            "inference": {"requests_per_s": 100.0},
+        }
+        if parallelism is not None:
+            scenario["parallelism"] = parallelism
+        result = evaluate(scenario)
         return result["workload"]["plan"]["dp"], result["metrics"]["max_requests_per_s_at_target"]
 
-    one = served(64)
+    ep64 = {"tp": 1, "ep": 64}
+    one = served(64, ep64)
     assert one[0] == 1
-    assert served(128) == pytest.approx(one)
+    assert served(128, ep64) == pytest.approx(one)
     replicas, rate = served(144)  # the engine's own choice on two racks
     assert replicas >= 2 and rate >= 2 * one[1] * 0.995
 
