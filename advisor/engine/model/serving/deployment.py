@@ -29,8 +29,8 @@ from advisor.engine.model.plans import (
     smaller_server_counts,
 )
 from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.model.serving.disaggregated import copied_plan, inference_costs
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
-from advisor.engine.model.serving.disaggregated import inference_costs
 from advisor.engine.model.serving.held_requests import (
     largest_batch_held,
     queued_memory,
@@ -55,7 +55,7 @@ from advisor.engine.model.serving.scoring import (
     reaches,
     serving_score,
 )
-from advisor.engine.result.echo import Memory, ServingPool
+from advisor.engine.result.echo import Memory
 
 # ----------------------------------------------------------------------------- inference
 
@@ -483,7 +483,7 @@ def _in_server_units(scenario: Scenario) -> list[ServingPlan]:
     hit = _IN_SERVER_CACHE.get(scenario)
     if hit is None:
         hit = tuple(
-            _copied(unit, scenario.nodes, scenario.nodes) for unit in in_server_units(scenario)
+            copied_plan(unit, scenario.nodes, scenario.nodes) for unit in in_server_units(scenario)
         )
         if len(_IN_SERVER_CACHE) > 256:
             _IN_SERVER_CACHE.clear()
@@ -739,20 +739,6 @@ def _smaller_pools(scenario: Scenario) -> Iterator[tuple[int, ServingPlan]]:
         yield n, pools
 
 
-def _copied(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
-    """``copies`` independent copies of a disaggregated deployment on a ``servers`` cluster."""
-
-    def times(pool: ServingPool) -> ServingPool:
-        return replace(
-            pool,
-            servers=pool.servers * copies,
-            gpus=pool.gpus * copies,
-            instances=pool.instances * copies,
-        )
-
-    return replace(sp, prefill=times(sp.prefill), decode=times(sp.decode), servers=servers)
-
-
 def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     """A dense model whose prefill and decode instances fit one server: the best disaggregated
     unit inside a server, copied onto every server (pools.in_server_units).  Otherwise the
@@ -943,11 +929,11 @@ def _pools_and_units(
     if rest == 0:
         return []
     out: list[WorkloadPlan] = []
-    base = _copied(sub_sp, copies, scenario.nodes)
+    base = copied_plan(sub_sp, copies, scenario.nodes)
     for unit in units:
         if not alike(sub_sp, unit):
             continue
-        extra = _copied(unit, rest, rest)
+        extra = copied_plan(unit, rest, rest)
         merged = replace(
             base,
             prefill=replace(
@@ -1037,7 +1023,7 @@ def _per_domain_plans(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
     rack, partial = plans.get(per), plans.get(rest)
     if rack is not None and partial is not None and alike(rack, partial):
         # one deployment per rack: the full racks' and the partial rack's, pools side by side
-        merged = _copied(rack, racks, scenario.nodes)
+        merged = copied_plan(rack, racks, scenario.nodes)
         merged = replace(
             merged,
             prefill=joined(merged.prefill, partial.prefill),
@@ -1075,7 +1061,7 @@ def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> Wo
         return None
     copies = whole_groups(n * gpn, dom, scenario.nodes * gpn) if dom > gpn else scenario.nodes // n
     copied = replace(
-        _copied(sub_sp, copies, scenario.nodes),
+        copied_plan(sub_sp, copies, scenario.nodes),
         copies=copies,
         copy_servers=n,
         # each copy sits whole inside one NVLink domain: its KV cache never leaves it

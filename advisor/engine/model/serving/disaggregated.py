@@ -1,5 +1,6 @@
 """The plan of one disaggregated serving deployment (its decode pool as the plan, memory and
-notes), and the per-token costs of a serving replica kept by value for the deployment search.
+notes) and of its copies, and the per-token costs of a serving replica kept by value for the
+deployment search.
 
 Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise.
 """
@@ -17,6 +18,7 @@ from advisor.engine.model.plans import InferencePlan, Plan, WorkloadPlan
 from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.stage_time import _inference_costs
+from advisor.engine.result.echo import ServingPool
 
 _COSTS_CACHE: dict[tuple[Scenario, Plan, int, int, int], InferencePlan] = {}
 """stage_time._inference_costs by its arguments, bounded: the deployment search plans the same
@@ -124,3 +126,17 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
         inference=inference,
         notes=tuple(notes),
     )
+
+
+def copied_plan(sp: ServingPlan, copies: int, servers: int) -> ServingPlan:
+    """``copies`` independent copies of a disaggregated deployment on a ``servers`` cluster."""
+
+    def times(pool: ServingPool) -> ServingPool:
+        return replace(
+            pool,
+            servers=pool.servers * copies,
+            gpus=pool.gpus * copies,
+            instances=pool.instances * copies,
+        )
+
+    return replace(sp, prefill=times(sp.prefill), decode=times(sp.decode), servers=servers)
