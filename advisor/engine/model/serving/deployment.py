@@ -55,7 +55,7 @@ from advisor.engine.model.serving.scoring import (
     reaches,
     serving_score,
 )
-from advisor.engine.result.echo import Memory
+from advisor.engine.result.echo import Memory, parallel_shape
 
 # ----------------------------------------------------------------------------- inference
 
@@ -325,7 +325,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
         wp = best[1]
         assert wp.inference is not None and wp.inference.serving is not None
         kind = (
-            f"{'EP' if wp.plan.ep > 1 else 'TP'}{max(wp.plan.tp, wp.plan.ep)} replicas"
+            f"{parallel_shape(wp.plan.tp, 1, wp.plan.ep)} replicas"
             if wp.inference.serving.colocated
             else f"{_unit_shape(wp)} in every server"
             if wp.inference.serving.kv_inside_domain
@@ -395,26 +395,21 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
     model, at every power-of-two expert-parallel size (attention data-parallel, the experts
     spread over the replica's GPUs: the wide-EP serving of SGLang and TensorRT-LLM), by shape
     (the replicas :func:`_fabric_free_best` weighs)."""
-    inf = scenario.inference
+    inf, m = scenario.inference, scenario.model
     assert inf is not None
     out: list[tuple[str, WorkloadPlan]] = []
-    shapes = [(f"TP{r}", ParallelismSpec(tp=r, pp=1)) for r in _powers_of_two_up_to(dom)]
-    if scenario.model.is_moe:
-        shapes += [
-            (f"EP{r}", ParallelismSpec(tp=1, pp=1, ep=r))
-            for r in _powers_of_two_up_to(dom)
-            if 1 < r <= scenario.model.moe_experts
-        ]
-        # smallest replica first (a tie keeps it), TP before EP of the same size
-        shapes.sort(key=lambda shape: max(shape[1].tp or 1, shape[1].ep or 1))
-    for shape, parallelism in shapes:
-        r = max(parallelism.tp or 1, parallelism.ep or 1)
+    # (GPUs per replica, tp, ep), smallest replica first (a tie keeps it), TP before EP
+    shapes = [(r, r, 1) for r in _powers_of_two_up_to(dom)]
+    if m.is_moe:
+        shapes += [(r, 1, r) for r in _powers_of_two_up_to(dom) if 1 < r <= m.moe_experts]
+        shapes.sort(key=lambda shape: shape[0])
+    for r, tp, ep in shapes:
         # a replica that does not divide the cluster runs on the whole servers it fills, the
         # rest idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays), unless fewer
         # GPUs would cut the racks so that fewer replicas fit whole (EP64 on two 72-GPU racks:
         # 128 GPUs are a rack and 56 GPUs, one replica; the two racks hold two, 16 GPUs idle)
         used = scenario.gpus // r * r
-        if r > scenario.gpus or scenario.model.heads % (parallelism.tp or 1):
+        if r > scenario.gpus or m.heads % tp:
             continue
         if whole_groups(r, dom, scenario.gpus) > whole_groups(
             r, domain_gpus(replace(scenario, gpus=used)), used
@@ -425,7 +420,7 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
         fixed = replace(
             scenario,
             gpus=used,
-            parallelism=parallelism,
+            parallelism=ParallelismSpec(tp=tp, pp=1, ep=ep),
             inference=replace(inf, deployment="replicas"),
         )
         try:
@@ -434,7 +429,7 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
             continue
         if used < scenario.gpus:
             wp = _with_idle_servers(scenario, wp, fixed.nodes)
-        out.append((shape, wp))
+        out.append((parallel_shape(tp, 1, ep), wp))
     return out
 
 
