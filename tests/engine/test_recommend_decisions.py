@@ -221,6 +221,7 @@ CASES: tuple[Case, ...] = (
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 16,
+            "parallelism": {"tp": 8, "pp": 2},
             "inference": {"independent_replicas": False},
         },
         VLLM_PIPELINE,

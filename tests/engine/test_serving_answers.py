@@ -323,3 +323,34 @@ def test_a_serving_fleet_without_a_fabric_names_the_training_fabric_for_a_cluste
     assert "If this cluster will also train, buy the training fabric instead: 8 x 400G RDMA" in (
         text
     )
+
+
+def test_a_dense_model_split_over_servers_weighs_tensor_parallel_across_them() -> None:
+    """Llama 3.1 405B BF16 on two 8 x H100 servers: the split planner's TP8 x PP2 (vLLM's
+    field practice) and TP16 over both servers (TensorRT-LLM's multi-node TP: one stage per
+    token, each layer's all-reduces over the network) are both weighed; the one serving more
+    within the p95 targets on the reference network is chosen, the note names both with
+    their rates, and an explicit TP8 x PP2 serves no more than the choice."""
+    scenario = {
+        "workload": "inference",
+        "model": "llama3.1-405b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "inference": {"target_ms_per_token": 150},
+    }
+    result = evaluate(scenario)
+    (note,) = [n for n in result["workload"]["notes"] if n.startswith("deployment chosen by")]
+    rates = {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(r"1 x (TP\d+(?: x PP\d+)?) split replica on 2 servers: ([\d.]+)", note)
+    }
+    assert set(rates) == {"TP16", "TP8 x PP2"}, note
+    plan = result["workload"]["plan"]
+    chosen = parallel_shape(plan["tp"], plan["pp"])
+    assert rates[chosen] == max(rates.values()), note
+    assert result["workload"]["traffic"]["tensor_parallel_crosses_network"] is (chosen == "TP16")
+    pinned = evaluate(scenario | {"parallelism": {"tp": 8, "pp": 2}})
+    assert (
+        pinned["metrics"]["max_requests_per_s_at_target"]
+        <= result["metrics"]["max_requests_per_s_at_target"] * 1.005
+    )

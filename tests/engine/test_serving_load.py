@@ -30,6 +30,8 @@ LLAMA_405B_TWO_SERVERS = {
     "model": "llama3.1-405b",
     "gpu": "h100-sxm",
     "gpus": 16,
+    # the split planner's pipelined replica (the search may pick TP16 across both servers)
+    "parallelism": {"tp": 8, "pp": 2},
     "inference": {"independent_replicas": False},
 }
 DEEPSEEK_FOUR_H20 = {
@@ -465,6 +467,7 @@ def _llama405_on_32_h100(requests_per_s: float) -> tuple[Scenario, WorkloadPlan]
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 32,
+            "parallelism": {"tp": 8, "pp": 2},
             "inference": {"requests_per_s": requests_per_s},
         }
     )

@@ -305,6 +305,7 @@ def test_a_serving_fabric_sized_by_its_traffic_is_no_reference_warning() -> None
         "model": "llama3.1-405b",
         "gpu": "h100-sxm",
         "gpus": 16,
+        "parallelism": {"tp": 8, "pp": 2},
         "inference": {"independent_replicas": False},
     }
     result = EngineResult.from_dict(evaluate(raw))

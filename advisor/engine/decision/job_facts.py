@@ -156,6 +156,10 @@ class JobFacts:
     """Serving whose instances span servers only between pipeline stages (tensor-parallel and
     expert groups inside a scale-up domain): per token only a stage's activations cross the
     network, so the fabric is sized by the serving traffic, as for ``kv_only``."""
+    tp_crosses: bool = False
+    """Serving whose tensor-parallel group spans servers (TP16 on two 8-GPU servers): each
+    layer's all-reduces cross the network every token, so the rate within the targets hangs
+    on the fabric's latency and the design is held to the reference network's rate."""
     serving: ServingAsk | None = None
     domain_gpus: int = 0
     """GPUs per scale-up domain of the job (a server, or an NVL72 rack); 0: a server."""
@@ -169,6 +173,13 @@ class JobFacts:
         """A serving fabric sized by its serving traffic, not by the training reference: only
         KV caches, or only pipeline activations, cross servers (docs/MODEL.md 15.2)."""
         return self.inference and (self.kv_only or self.pipeline_only)
+
+    @property
+    def held_to_reference(self) -> bool:
+        """A serving deployment whose rate within the targets the design must keep (within
+        the tie band of the reference network's, docs/MODEL.md 15.2): a fabric sized by its
+        serving traffic, or tensor-parallel groups across servers."""
+        return self.serving_sized or (self.inference and self.tp_crosses)
 
     @property
     def perf_key(self) -> str:
@@ -235,6 +246,7 @@ def job_facts(
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
         pipeline_only=_pipeline_only(workload),
+        tp_crosses=_tp_crosses(workload),
         storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
         serving=_serving_ask(scenario, workload),
         domain_gpus=workload.domain_gpus,
@@ -289,6 +301,17 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
+    )
+
+
+def _tp_crosses(workload: WorkloadPlan) -> bool:
+    """True when a colocated serving plan's tensor-parallel group spans servers."""
+    inference = workload.inference
+    return bool(
+        inference is not None
+        and inference.serving is not None
+        and inference.serving.colocated
+        and inference.tp_layout.crosses_network
     )
 
 

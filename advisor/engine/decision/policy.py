@@ -534,7 +534,7 @@ def serving_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -
     GPUs miss them at any rate, said in the notes), the rate it serves at the offered load is
     the bar instead.  None too while the design's figure is not computed (the rate within the
     targets is computed only for the designs the caller asks about)."""
-    if reference is None or not (facts.serving_sized and facts.needs_compute_fabric):
+    if reference is None or not (facts.held_to_reference and facts.needs_compute_fabric):
         return None
     bar = reference.max_requests_per_s_at_target
     rate = sc.metrics.max_requests_per_s_at_target
@@ -545,6 +545,12 @@ def serving_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -
         what = "at the offered load"
     if rate is None or bar is None or bar <= 0.0 or rate >= (1.0 - TIE_BAND) * bar:
         return None
+    if facts.tp_crosses:
+        return (
+            f"it serves {significant(rate)} requests/s {what}, against {significant(bar)} on "
+            "one InfiniBand NIC per GPU: its network slows the tensor-parallel all-reduces "
+            "between the servers, which every token waits for"
+        )
     if not facts.kv_only:
         return (
             f"it serves {significant(rate)} requests/s {what}, against {significant(bar)} on "

@@ -254,12 +254,15 @@ def _serving_reference(
     KV stream (:func:`advisor.engine.model.serving.pools.kv_design`: RDMA, one NIC per server
     at the reference speed), for pipeline activations the network the deployment was planned
     on (one NIC per GPU, :func:`advisor.engine.model.serving.pools.reference_design`), as the
-    scored non-blocking RDMA design with the least NIC bandwidth per server at least that.
+    scored non-blocking RDMA design with the least NIC bandwidth per server at least that; for
+    tensor-parallel groups across servers the same on the reference's own fabric
+    (InfiniBand: their all-reduces wait on its latency, which RoCE's efficiency and jitter
+    lengthen).
     Every RDMA design at least as wide serves at least its rate (more bandwidth is never
     slower), so the rule rules out only TCP, slower NICs or oversubscription that cap the
     deployment.  None when the fabric is not sized by serving
     traffic or no such design is scored (then only TCP is weighed, or nothing)."""
-    if not (facts.serving_sized and facts.needs_compute_fabric and scored):
+    if not (facts.held_to_reference and facts.needs_compute_fabric and scored):
         return None
     reference = kv_design(s) if facts.kv_only else serving_reference_design(s)
     floor_gbps = reference.nic_gbps * reference.nics_per_node
@@ -272,6 +275,7 @@ def _serving_reference(
         sc
         for sc in scored
         if sc.cand.fabric != ETHERNET
+        and (sc.cand.fabric == reference.fabric or not facts.tp_crosses)
         and sc.cand.oversubscription <= 1.0
         and gbps(sc) >= floor_gbps * (1.0 - 1e-9)
     ]

@@ -36,7 +36,6 @@ from advisor.engine.model.serving.held_requests import (
     queued_memory,
     servers_for_requests,
 )
-from advisor.engine.model.serving.load import serving_model
 from advisor.engine.model.serving.pools import (
     alike,
     colocated_plan,
@@ -45,13 +44,13 @@ from advisor.engine.model.serving.pools import (
     kv_design,
     least_pool_servers,
     plan_disaggregated,
-    reference_design,
 )
 from advisor.engine.model.serving.scoring import (
     ServingScore,
     below,
     best_of,
     by_capacity,
+    chosen_note,
     reaches,
     serving_score,
 )
@@ -84,6 +83,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     may_span = m.is_moe and scenario.nodes > 1 and not inf.independent_replicas
     if deployment is None and may_span and not (searching or p.given):
         return _moe_by_load(scenario)
+    if deployment == "split" and not (searching or p.given or m.is_moe) and scenario.nodes > 1:
+        return _best_split(scenario, dom)
     if deployment in (None, "replicas") and not p.given:
         by_load = _replicas_by_load(scenario, dom)
         if by_load is not None:
@@ -534,22 +535,33 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
 _SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 
 
-def _describe_serving(scenario: Scenario, wp: WorkloadPlan) -> str:
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
-    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
-    if sp.colocated:
-        shape = (
-            f"{wp.plan.dp} split replica(s) of TP{wp.plan.tp} x PP{wp.plan.pp}"
-            + (f" x EP{wp.plan.ep}" if wp.plan.ep > 1 else "")
-            + f" on {sp.prefill.servers} servers"
-        )
-    else:
-        shape = f"disaggregated {sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
-    return (
-        f"{shape}: {point.requests_per_s:.2f} requests/s at p95 time to first token "
-        f"{point.ttft_p95_s * 1e3:,.0f} ms"
-    )
+def _tp_across_servers(scenario: Scenario, dom: int) -> WorkloadPlan:
+    """A dense replica whose tensor-parallel group spans two servers (TP16 on two 8-GPU
+    servers), the multi-node TP that TensorRT-LLM and vLLM run: a token passes one stage
+    instead of the split planner's TP x PP stages, at the price of each layer's two
+    all-reduces crossing the network (priced per design, performance._inference_times).
+    Raises ScenarioError when the shape does not apply or does not fit."""
+    tp = 2 * dom
+    m = scenario.model
+    if m.is_moe or dom != scenario.gpus_per_node or m.heads % tp or scenario.gpus % tp:
+        raise ScenarioError.single("parallelism.tp", f"no TP{tp} replica across two servers")
+    given = replace(scenario, parallelism=ParallelismSpec(tp=tp, pp=1))
+    wp = _plan_inference(given, searching=True)
+    return replace(wp, plan=replace(wp.plan, source="planner"))
+
+
+def _best_split(scenario: Scenario, dom: int) -> WorkloadPlan:
+    """An asked split deployment of a dense model: the split planner's TP x PP replicas, or
+    TP across two servers (:func:`_tp_across_servers`) when it serves more within the p95
+    targets on the reference network (a tie keeps the planner's)."""
+    planned = _plan_inference(scenario, searching=True)
+    with contextlib.suppress(ScenarioError):
+        wide = _tp_across_servers(scenario, dom)
+        theirs, mine = serving_score(scenario, wide), serving_score(scenario, planned)
+        if theirs.beats(mine):
+            note = chosen_note(scenario, (theirs, wide), [(mine, planned)], scenario.nodes)
+            return replace(wide, notes=(*wide.notes, *note))
+    return planned
 
 
 def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan | None:
@@ -618,7 +630,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     smaller = set(smaller_server_counts(nodes))
     first_error: ScenarioError | None = None
     best: tuple[ServingScore, WorkloadPlan, int] | None = None
-    beaten: list[str] = []
+    beaten: list[tuple[ServingScore, WorkloadPlan]] = []
     for n in sorted(n for n in smaller | {nodes} if n >= 1):
         sub = scenario if n == nodes else replace(scenario, gpus=n * gpn)
         sub_dom = domain_gpus(sub)
@@ -626,18 +638,24 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
         if scenario.model.is_moe and n >= 2:
             tries.append(partial(_disaggregated_whole, sub, sub_dom))
         split_sub = replace(sub, inference=replace(inf, deployment="split"))
-        tries.append(partial(_plan_inference, split_sub))
+        tries.append(partial(_plan_inference, split_sub, searching=True))
+        if n >= 2:
+            tries.append(partial(_tp_across_servers, split_sub, sub_dom))
         for make in tries:
             try:
                 wp = make()
             except ScenarioError as exc:
                 # on the whole cluster the split planner's refusal (the ordinary deployment) is
                 # the one said when nothing fits, unless it only says split does not apply
-                if n == nodes and (
-                    first_error is None
-                    or (
-                        make.func is _plan_inference
-                        and "inference.deployment" not in exc.field_errors
+                if (
+                    n == nodes
+                    and make.func is not _tp_across_servers
+                    and (
+                        first_error is None
+                        or (
+                            make.func is _plan_inference
+                            and "inference.deployment" not in exc.field_errors
+                        )
                     )
                 ):
                     first_error = exc
@@ -647,9 +665,11 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
                 continue
             score = serving_score(scenario, lifted)
             if best is None or score.beats(best[0]):
+                if best is not None and best[2] == nodes:
+                    beaten.append(best[:2])
                 best = (score, lifted, n)
             elif n == nodes:
-                beaten.append(_describe_serving(scenario, lifted))
+                beaten.append((score, lifted))
     if best is None:
         assert first_error is not None
         if any(f.startswith("inference.pools") for f in first_error.field_errors):
@@ -671,20 +691,8 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             ) from first_error
         raise first_error
     chosen = best[1]
-    if beaten:
-        chosen = replace(
-            chosen,
-            notes=(
-                *chosen.notes,
-                "deployment chosen by the requests/s it serves within the p95 targets on the "
-                f"reference network ({significant(best[0].rate)}): "
-                f"{_describe_serving(scenario, chosen)}; "
-                + ("the other plan" if best[2] == nodes else "the plans")
-                + f" on all {nodes} servers"
-                + (" serves" if best[2] == nodes else " serve")
-                + f" no more ({'; '.join(beaten)})",
-            ),
-        )
+    note = chosen_note(scenario, best[:2], beaten, nodes)
+    chosen = replace(chosen, notes=(*chosen.notes, *note)) if note else chosen
     if len(_SERVING_PLAN_CACHE) > 256:
         _SERVING_PLAN_CACHE.clear()
     _SERVING_PLAN_CACHE[scenario] = chosen

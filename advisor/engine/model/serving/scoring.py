@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.performance import colocated_serving_plan
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.load import ServingModel, serving_model
 from advisor.engine.model.serving.pools import reference_design
+from advisor.engine.result.echo import parallel_shape
 
 Deployment = TypeVar("Deployment", bound=WorkloadPlan | ServingPlan)
 """A deployment the search weighs: a whole plan, or only its serving plan (what every score
@@ -47,6 +49,11 @@ class ServingScore:
         if self._rate is None:
             self._rate = self._model.rate_at_target_3g()
             assert self._rate is not None
+        return self._rate
+
+    @property
+    def settled_rate(self) -> float | None:
+        """:attr:`rate` if the search settled it, else None (proven below a rival only)."""
         return self._rate
 
     def beats(self, other: ServingScore) -> bool:
@@ -166,3 +173,51 @@ def reaches(
         if serving_score(scenario, wp).reaches(rate, factor):
             return True
     return False
+
+
+def describe_deployment(scenario: Scenario, wp: WorkloadPlan, score: ServingScore) -> str:
+    """A deployment the search weighed, for its note: its shape, what it serves within the
+    p95 targets (when the search settled it; else only that it serves less) and, at the
+    asked load, its p95 time to first token."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    if sp.colocated:
+        p = wp.plan
+        shape = (
+            f"{p.dp} x {parallel_shape(p.tp, p.pp, p.ep)} split "
+            f"{'replica' if p.dp == 1 else 'replicas'} on {sp.prefill.servers} servers"
+        )
+    else:
+        shape = f"disaggregated {sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
+    rate = score.settled_rate
+    within = f"{significant(rate)}" if rate is not None else "fewer"
+    point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
+    at_load = (
+        "saturated at the asked load"
+        if point.saturated
+        else f"p95 time to first token {point.ttft_p95_s * 1e3:,.0f} ms at the asked load"
+    )
+    return f"{shape}: {within} requests/s within the targets ({at_load})"
+
+
+def chosen_note(
+    scenario: Scenario,
+    chosen: tuple[ServingScore, WorkloadPlan],
+    beaten: list[tuple[ServingScore, WorkloadPlan]],
+    nodes: int,
+) -> tuple[str, ...]:
+    """The note of a deployment chosen over others on ``nodes`` servers (none when every
+    other one reads the same as the choice)."""
+    mine = describe_deployment(scenario, chosen[1], chosen[0])
+    others = [d for d in (describe_deployment(scenario, wp, sc) for sc, wp in beaten) if d != mine]
+    if not others:
+        return ()
+    which = (
+        f"the other plan on all {nodes} servers serves"
+        if len(others) == 1
+        else f"the other plans on all {nodes} servers serve"
+    )
+    return (
+        "deployment chosen by the requests/s it serves within the p95 targets on the "
+        f"reference network: {mine}; {which} no more ({'; '.join(others)})",
+    )
