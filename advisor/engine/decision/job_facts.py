@@ -10,6 +10,7 @@ scale-out ports, storage adapters; docs/MODEL.md "Platform facts") are resolved 
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 
 from advisor.engine.decision.bom import NetworkParts, StorageSpec
@@ -123,6 +124,9 @@ class ServingAsk:
     gpu_name: str
     kv_bytes_per_request: float = 0.0
     """Bytes of one request's KV cache (what a disaggregated deployment moves per request)."""
+    servers_per_copy: int = 1
+    """Servers one copy of the deployment occupies (a TP16 replica on 8-GPU servers: 2), so
+    that more servers are said in whole copies."""
 
 
 @dataclass(frozen=True)
@@ -301,6 +305,11 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
+        servers_per_copy=(
+            max(1, math.ceil(workload.inference.gpus_per_replica / scenario.gpus_per_node))
+            if serving_plan.colocated and workload.inference is not None
+            else 1
+        ),
     )
 
 

@@ -239,6 +239,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     )
     if at_target > 0:
         servers = max(facts.nodes + 1, math.ceil(facts.nodes * need / at_target))
+        servers = math.ceil(servers / ask.servers_per_copy) * ask.servers_per_copy
         text += (
             f". Within the targets it serves up to {significant(at_target)} requests/s; "
             f"about {servers:,} servers of the same deployment would carry "

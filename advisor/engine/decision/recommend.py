@@ -225,6 +225,13 @@ def _recommend(
         return result
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
     serving_reference = _serving_reference(facts, s, scored, evaluate)
+    if facts.tp_crosses and serving_reference is not None:
+        # tensor-parallel groups across servers: every field-practice design's rate within the
+        # targets is computed, so each that caps the deployment is ruled out with its figures
+        # (not offered as a tie); a handful of designs
+        for sc in scored:
+            if sc.field_practice and sc.metrics.max_requests_per_s_at_target is None:
+                sc.metrics = clean(evaluate(sc.cand))
     notes = check_constraints(facts, scored, ttft, serving_reference)
     if facts.network_budget_usd is not None and not any(
         sc.feasible and sc.field_practice for sc in scored
