@@ -32,6 +32,17 @@ def _inference(**inference: Any) -> dict[str, Any]:
     }
 
 
+def _serving(model: str, gpu: str, gpus: int, **inference: Any) -> dict[str, Any]:
+    """A serving scenario of ``model`` on ``gpus`` x ``gpu`` with the engine's defaults."""
+    return {
+        "workload": "inference",
+        "model": model,
+        "gpu": gpu,
+        "gpus": gpus,
+        "inference": inference,
+    }
+
+
 def test_the_replica_size_is_the_one_that_serves_most_within_the_targets() -> None:
     """Llama 3.1 70B BF16 on 8 H200 at 2,048 / 512 tokens: AIConfigurator's best aggregated
     configuration is TP4 x 2 (docs/MODEL.md 15.2); the smallest TP that fits (TP2) was chosen
@@ -72,13 +83,7 @@ def test_moe_replicas_are_chosen_by_the_load_among_tp_and_expert_parallel_shapes
     the weights (2 x TP4) served 12.7 requests/s within the targets, short of the load, and
     the headline said so; one EP8 replica (attention data-parallel, the experts spread over the
     server's NVLink) carries the load (docs/MODEL.md 15.2, "MoE replicas by load")."""
-    scenario = {
-        "workload": "inference",
-        "model": "gpt-oss-120b",
-        "gpu": "h100-sxm",
-        "gpus": 8,
-        "inference": {"requests_per_s": 20.0},
-    }
+    scenario = _serving("gpt-oss-120b", "h100-sxm", 8, requests_per_s=20.0)
     result = evaluate(scenario)
     weighed = _weighed(result)
     assert {"TP4", "TP8", "EP4", "EP8"} <= set(weighed), weighed  # TP2, EP2: no room
@@ -95,13 +100,9 @@ def test_the_search_scores_a_replica_with_the_communication_its_answer_reports()
     """Qwen3-235B-A22B FP8 on 2 x 8 H200, replicas asked: the EP8 replica's all-to-all over
     NVLink (5.8 ms a step) was left out of the score that chose it (13.2 requests/s within the
     targets) and in the answer (9.42). The rate the search weighed is the answer's."""
-    scenario = {
-        "workload": "inference",
-        "model": "qwen3-235b-a22b",
-        "gpu": "h200-sxm",
-        "gpus": 16,
-        "inference": {"requests_per_s": 10.0, "deployment": "replicas"},
-    }
+    scenario = _serving(
+        "qwen3-235b-a22b", "h200-sxm", 16, requests_per_s=10.0, deployment="replicas"
+    )
     result = evaluate(scenario)
     weighed = _weighed(result)
     plan = result["workload"]["plan"]
@@ -331,13 +332,7 @@ def test_a_dense_model_split_over_servers_weighs_tensor_parallel_across_them() -
     token, each layer's all-reduces over the network) are both weighed; the one serving more
     within the p95 targets on the reference network is chosen, the note names both with
     their rates, and an explicit TP8 x PP2 serves no more than the choice."""
-    scenario = {
-        "workload": "inference",
-        "model": "llama3.1-405b",
-        "gpu": "h100-sxm",
-        "gpus": 16,
-        "inference": {"target_ms_per_token": 150},
-    }
+    scenario = _serving("llama3.1-405b", "h100-sxm", 16, target_ms_per_token=150)
     result = evaluate(scenario)
     (note,) = [n for n in result["workload"]["notes"] if n.startswith("deployment chosen by")]
     rates = {
@@ -369,13 +364,7 @@ def test_a_tensor_parallel_group_across_servers_keeps_its_rate_on_the_fabric_bou
     servers: 8,192 servers bought InfiniBand and served 138); the design is held to the rate
     on the reference network's fabric, and every RoCE design says why it is ruled out."""
     result = evaluate(
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "h100-pcie",
-            "gpus": 8 * 16_384,
-            "inference": {"independent_replicas": False},
-        }
+        _serving("llama3.1-405b", "h100-pcie", 8 * 16_384, independent_replicas=False)
     )
     assert result["workload"]["traffic"]["tensor_parallel_crosses_network"] is True
     rec, metrics = result["recommendation"], result["metrics"]

@@ -23,7 +23,7 @@ from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
-from advisor.engine.result.echo import parallel_shape
+from advisor.engine.result.echo import replicas_shape
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ class JobFacts:
         """A serving deployment whose rate within the targets the design must keep (within
         the tie band of the reference network's, docs/MODEL.md 15.2): a fabric sized by its
         serving traffic, or tensor-parallel groups across servers."""
-        return self.serving_sized or (self.inference and self.tp_crosses)
+        return self.serving_sized or self.tp_crosses
 
     @property
     def perf_key(self) -> str:
@@ -286,9 +286,8 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         return None
     plan = workload.plan
     if serving_plan.colocated:
-        kind = "replica" if serving_plan.deployment == "replicas" else "split replica"
-        kind += "s" if plan.dp != 1 else ""
-        shape = f"{plan.dp} x {parallel_shape(plan.tp, plan.pp, plan.ep)} {kind}"
+        split = serving_plan.deployment != "replicas"
+        shape = replicas_shape(plan.dp, plan.tp, plan.pp, plan.ep, split=split)
     else:
         pre, dec = serving_plan.prefill, serving_plan.decode
         shape = (

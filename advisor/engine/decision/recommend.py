@@ -226,9 +226,10 @@ def _recommend(
     ttft = s.inference.target_ttft_ms if s.inference is not None else None
     serving_reference = _serving_reference(facts, s, scored, evaluate)
     if facts.tp_crosses and serving_reference is not None:
-        # tensor-parallel groups across servers: every field-practice design's rate within the
-        # targets is computed, so each that caps the deployment is ruled out with its figures
-        # (not offered as a tie); a handful of designs
+        # tensor-parallel groups across servers are held to InfiniBand's rate; "a wider design
+        # is never slower" covers only designs of the reference's own class, so every
+        # field-practice design's rate within the targets is computed and each that caps the
+        # deployment is ruled out with its figures (not offered as a tie)
         for sc in scored:
             if sc.field_practice and sc.metrics.max_requests_per_s_at_target is None:
                 sc.metrics = clean(evaluate(sc.cand))

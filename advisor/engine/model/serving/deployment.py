@@ -535,18 +535,21 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
 _SERVING_PLAN_CACHE: dict[Scenario, WorkloadPlan] = {}
 
 
-def _tp_across_servers(scenario: Scenario, dom: int) -> WorkloadPlan:
+def _tp_across_servers(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     """A dense replica whose tensor-parallel group spans two servers (TP16 on two 8-GPU
     servers), the multi-node TP that TensorRT-LLM and vLLM run: a token passes one stage
     instead of the split planner's TP x PP stages, at the price of each layer's two
     all-reduces crossing the network (priced per design, performance._inference_times).
-    Raises ScenarioError when the shape does not apply or does not fit."""
+    None when the shape does not apply or does not fit (the split planner's answer stands)."""
     tp = 2 * dom
     m = scenario.model
     if m.is_moe or dom != scenario.gpus_per_node or m.heads % tp or scenario.gpus % tp:
-        raise ScenarioError.single("parallelism.tp", f"no TP{tp} replica across two servers")
-    given = replace(scenario, parallelism=ParallelismSpec(tp=tp, pp=1))
-    wp = _plan_inference(given, searching=True)
+        return None
+    try:
+        given = replace(scenario, parallelism=ParallelismSpec(tp=tp, pp=1))
+        wp = _plan_inference(given, searching=True)
+    except ScenarioError:
+        return None
     return replace(wp, plan=replace(wp.plan, source="planner"))
 
 
@@ -555,13 +558,14 @@ def _best_split(scenario: Scenario, dom: int) -> WorkloadPlan:
     TP across two servers (:func:`_tp_across_servers`) when it serves more within the p95
     targets on the reference network (a tie keeps the planner's)."""
     planned = _plan_inference(scenario, searching=True)
-    with contextlib.suppress(ScenarioError):
-        wide = _tp_across_servers(scenario, dom)
-        theirs, mine = serving_score(scenario, wide), serving_score(scenario, planned)
-        if theirs.beats(mine):
-            note = chosen_note(scenario, (theirs, wide), [(mine, planned)], scenario.nodes)
-            return replace(wide, notes=(*wide.notes, *note))
-    return planned
+    wide = _tp_across_servers(scenario, dom)
+    if wide is None:
+        return planned
+    theirs, mine = serving_score(scenario, wide), serving_score(scenario, planned)
+    if not theirs.beats(mine):
+        return planned
+    note = chosen_note(scenario, (theirs, wide), [(mine, planned)], scenario.nodes)
+    return replace(wide, notes=(*wide.notes, *note))
 
 
 def _lift(scenario: Scenario, sub: Scenario, wp: WorkloadPlan) -> WorkloadPlan | None:
@@ -634,7 +638,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
     for n in sorted(n for n in smaller | {nodes} if n >= 1):
         sub = scenario if n == nodes else replace(scenario, gpus=n * gpn)
         sub_dom = domain_gpus(sub)
-        tries: list[partial[WorkloadPlan]] = []
+        tries: list[partial[WorkloadPlan] | partial[WorkloadPlan | None]] = []
         if scenario.model.is_moe and n >= 2:
             tries.append(partial(_disaggregated_whole, sub, sub_dom))
         split_sub = replace(sub, inference=replace(inf, deployment="split"))
@@ -647,19 +651,17 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
             except ScenarioError as exc:
                 # on the whole cluster the split planner's refusal (the ordinary deployment) is
                 # the one said when nothing fits, unless it only says split does not apply
-                if (
-                    n == nodes
-                    and make.func is not _tp_across_servers
-                    and (
-                        first_error is None
-                        or (
-                            make.func is _plan_inference
-                            and "inference.deployment" not in exc.field_errors
-                        )
+                if n == nodes and (
+                    first_error is None
+                    or (
+                        make.func is _plan_inference
+                        and "inference.deployment" not in exc.field_errors
                     )
                 ):
                     first_error = exc
                 continue
+            if wp is None:
+                continue  # the shape does not apply here
             lifted = wp if n == nodes else _lift(scenario, sub, wp)
             if lifted is None:
                 continue

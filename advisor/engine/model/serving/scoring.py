@@ -12,7 +12,7 @@ from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.load import ServingModel, serving_model
 from advisor.engine.model.serving.pools import reference_design
-from advisor.engine.result.echo import parallel_shape
+from advisor.engine.result.echo import replicas_shape
 
 Deployment = TypeVar("Deployment", bound=WorkloadPlan | ServingPlan)
 """A deployment the search weighs: a whole plan, or only its serving plan (what every score
@@ -184,8 +184,7 @@ def describe_deployment(scenario: Scenario, wp: WorkloadPlan, score: ServingScor
     if sp.colocated:
         p = wp.plan
         shape = (
-            f"{p.dp} x {parallel_shape(p.tp, p.pp, p.ep)} split "
-            f"{'replica' if p.dp == 1 else 'replicas'} on {sp.prefill.servers} servers"
+            f"{replicas_shape(p.dp, p.tp, p.pp, p.ep, split=True)} on {sp.prefill.servers} servers"
         )
     else:
         shape = f"disaggregated {sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
