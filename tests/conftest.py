@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.db import ConnectionCloses
 from tests.support.workers import WorkerProcess, database_url_for, start_worker
 
 SERVICES_REQUIRED = os.environ.get("FABRIC_REQUIRE_SERVICES") == "1"
@@ -112,3 +113,19 @@ def purge_queue() -> Iterator[None]:
     app.control.purge()
     yield
     app.control.purge()
+
+
+@pytest.fixture
+def connection_closes(monkeypatch: pytest.MonkeyPatch) -> ConnectionCloses:
+    from django.db import connections
+
+    wrapper = connections["default"]
+    original = wrapper.close
+    seen = ConnectionCloses()
+
+    def close() -> None:
+        seen.calls += 1
+        original()
+
+    monkeypatch.setattr(wrapper, "close", close)
+    return seen

@@ -12,12 +12,13 @@ from django.test.utils import CaptureQueriesContext
 from advisor.scenarios.catalog_store import catalog_current
 from api import warm
 from api.apis import quotes
+from tests.support.db import ConnectionCloses
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_warm_up_keeps_the_served_catalog_and_writes_nothing(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, connection_closes: ConnectionCloses
 ) -> None:
     quotes._CATALOG_SERVED.clear()
     sql: list[str] = []
@@ -30,7 +31,7 @@ def test_the_warm_up_keeps_the_served_catalog_and_writes_nothing(
     assert any('"scenarios_scenario"' in q for q in sql)
     assert not [q for q in sql if q.split()[0].upper() in {"INSERT", "UPDATE", "DELETE"}]
     # no database connection is left for processes forked after the warm-up
-    assert connection.connection is None
+    assert connection_closes.released()
 
     # the catalog as served is kept: the first GET /api/v1/catalog/ does not write it again
     def written_again(*_args: Any, **_kwargs: Any) -> Any:
@@ -59,7 +60,7 @@ def test_a_failing_step_is_logged_and_the_others_still_run(
 
 
 def test_a_forked_worker_runs_the_steps_again_keeping_its_pool_and_counting_no_limit(
-    settings: Any,
+    settings: Any, connection_closes: ConnectionCloses
 ) -> None:
     """gunicorn's post_fork (gunicorn.conf.py): the steps again in the worker, its connections
     given back (not its pool closed), no request served and no rate limit counted."""
@@ -79,6 +80,6 @@ def test_a_forked_worker_runs_the_steps_again_keeping_its_pool_and_counting_no_l
     assert set(took) == set(warm.STEPS)
     assert quotes._CATALOG_SERVED  # the steps ran in this process
     assert closed == []  # the worker's pool stays open
-    assert connection.connection is None  # its connection given back
+    assert connection_closes.released()  # its connection given back
     throttle = caches[settings.API_THROTTLE_CACHE]
     assert getattr(throttle, "_cache", {}) == {}

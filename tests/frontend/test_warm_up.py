@@ -14,17 +14,20 @@ from django.db import connection
 from advisor.engine import ENGINE_VERSION
 from frontend import example, warm
 from frontend.views import _accuracy_context
+from tests.support.db import ConnectionCloses
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_every_step_fills_what_the_first_request_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_step_fills_what_the_first_request_reads(
+    monkeypatch: pytest.MonkeyPatch, connection_closes: ConnectionCloses
+) -> None:
     cache.clear()
     _accuracy_context.cache_clear()
     took = warm.warm_up()
     assert set(took) == set(warm.STEPS)
     # no database connection is left for processes forked after the warm-up
-    assert connection.connection is None
+    assert connection_closes.released()
 
     # the home page's example (an engine evaluation) and the accuracy report (the residuals,
     # its table and figure) are kept, as the pages read them
