@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate
+from advisor.engine.decision.job_facts import serving_units
 from advisor.engine.errors import ScenarioError
 from advisor.engine.result.echo import parallel_shape
 
@@ -382,3 +383,40 @@ def test_a_tensor_parallel_group_across_servers_keeps_its_rate_on_the_fabric_bou
         rate, bar = (float(g.replace(",", "")) for g in figures.groups())
         assert rate < 0.95 * bar and bar == pytest.approx(served, rel=0.01)
     assert rec["decision"]["tied_with"] == []
+
+
+@pytest.mark.parametrize(
+    ("nodes", "gpus_per_node", "domain_gpus", "replica", "domains"),
+    [
+        (4, 8, 8, 8, 0),  # TP8 on 8-GPU servers: every server serves whole requests
+        (18, 4, 72, 4, 0),  # TP4 on an NVL72 rack's trays: each tray does
+        (18, 4, 72, 64, 1),  # EP64 on one rack: the rack's replicas, not its trays
+        (72, 4, 72, 64, 4),  # four racks
+        (25, 4, 72, 8, 2),  # a rack and 7 trays: the partial rack is a domain of its own
+    ],
+)
+def test_the_units_that_serve_whole_requests(
+    nodes: int, gpus_per_node: int, domain_gpus: int, replica: int, domains: int
+) -> None:
+    assert serving_units(nodes, gpus_per_node, domain_gpus, replica) == domains
+
+
+def test_replicas_across_an_nvl72_racks_trays_are_not_said_to_serve_per_server() -> None:
+    """DeepSeek-V3 as EP64 replicas on GB300 NVL72 racks: a replica spans 16 of a rack's 18
+    trays, so the racks (NVLink domains) serve requests independently, not the trays; the text
+    said "the 72 servers serve requests independently" and "each of the 72 servers serves
+    whole requests"."""
+    four = evaluate(_serving("deepseek-v3", "gb300-nvl72", 288, requests_per_s=200.0))
+    assert four["workload"]["plan"]["ep"] == 64
+    why, *_ = four["recommendation"]["rationale"]
+    assert "the 4 NVLink domains (72 servers) serve requests independently" in why
+    assert "72 servers serve" not in why
+    assert any(
+        t.startswith("Scale by adding replicas: each of the 4 NVLink domains serves whole")
+        for t in four["recommendation"]["rationale"]
+    )
+    one = evaluate(_serving("deepseek-v3", "gb300-nvl72", 72, requests_per_s=50.0))
+    text = " ".join(one["recommendation"]["rationale"])
+    assert "the cluster is one NVLink domain of 18 servers" in text
+    assert "Scale by adding replicas: each replica serves whole requests" in text
+    assert "servers serve requests independently" not in text

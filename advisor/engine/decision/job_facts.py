@@ -167,6 +167,18 @@ class JobFacts:
     serving: ServingAsk | None = None
     domain_gpus: int = 0
     """GPUs per scale-up domain of the job (a server, or an NVL72 rack); 0: a server."""
+    replica_gpus: int = 0
+    """GPUs of one model copy of the plan (tp x pp x ep)."""
+
+    @property
+    def whole_request_units(self) -> str:
+        """Which parts of a fabric-free fleet of replicas serve whole requests on their own
+        (:func:`serving_units`): "each of the 18 servers", "each of the 4 NVLink domains", or
+        "each replica" where one NVLink domain holds them all."""
+        domains = serving_units(self.nodes, self.gpus_per_node, self.domain_gpus, self.replica_gpus)
+        if not domains:
+            return f"each of the {self.nodes} servers"
+        return f"each of the {domains} NVLink domains" if domains > 1 else "each replica"
 
     @property
     def inference(self) -> bool:
@@ -209,10 +221,7 @@ def job_facts(
         ):
             why = _disaggregated_why(scenario, workload, workload.inference.serving)
         elif scenario.workload == "inference":
-            why = (
-                f"each inference replica fits one server or NVLink domain ({replica} of "
-                f"{workload.domain_gpus} GPUs), so the {nodes} servers serve requests independently"
-            )
+            why = _replicas_why(scenario, workload, replica)
         elif scenario.gpus <= workload.domain_gpus:
             why = f"all {scenario.gpus} GPUs share one NVLink domain of {workload.domain_gpus} GPUs"
         else:
@@ -254,7 +263,30 @@ def job_facts(
         storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
         serving=_serving_ask(scenario, workload),
         domain_gpus=workload.domain_gpus,
+        replica_gpus=workload.plan.tp * workload.plan.pp * max(1, workload.plan.ep),
     )
+
+
+def serving_units(nodes: int, gpus_per_node: int, domain_gpus: int, replica_gpus: int) -> int:
+    """The NVLink domains whose servers a fabric-free serving fleet's replicas span (each
+    domain then serves whole requests on its own, its servers not), or 0 where a replica fits
+    one server and every server serves whole requests: EP64 on GB200 NVL72 trays spans 16 of a
+    rack's 18 trays, TP8 on 8-GPU servers one server.  A partial rack is a domain of its own."""
+    if replica_gpus <= gpus_per_node or domain_gpus <= gpus_per_node:
+        return 0
+    return max(1, math.ceil(nodes / max(1, domain_gpus // gpus_per_node)))
+
+
+def _replicas_why(scenario: Scenario, workload: WorkloadPlan, replica: int) -> str:
+    """Why replicas inside a scale-up domain need no compute fabric."""
+    nodes, dom = workload.nodes, workload.domain_gpus
+    domains = serving_units(nodes, scenario.gpus_per_node, dom, replica)
+    fits = f"each inference replica fits one server or NVLink domain ({replica} of {dom} GPUs)"
+    if not domains:
+        return f"{fits}, so the {nodes} servers serve requests independently"
+    if domains == 1:
+        return f"{fits}, and the cluster is one NVLink domain of {nodes} servers"
+    return f"{fits}, so the {domains} NVLink domains ({nodes} servers) serve requests independently"
 
 
 def _disaggregated_why(scenario: Scenario, workload: WorkloadPlan, sp: ServingPlan) -> str:

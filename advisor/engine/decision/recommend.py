@@ -902,7 +902,7 @@ def _no_fabric(
         and (facts.serving is None or facts.serving.deployment == "replicas")
     ):
         rationale_text.append(
-            f"Scale by adding replicas: each of the {facts.nodes} servers serves whole "
+            f"Scale by adding replicas: {facts.whole_request_units} serves whole "
             "requests, so throughput grows linearly without east-west traffic"
             + (
                 " (the headline says how many would carry the load)."
