@@ -40,3 +40,37 @@ def test_the_property_finds_e_notation_anywhere_in_the_prose() -> None:
     # a word with "e-" in it is not a number
     plain = dataclasses.replace(result, warnings=("time-to-first token, one-NIC-per-GPU",))
     assert text_violations("w", plain) == []
+
+
+def test_the_property_finds_a_large_count_without_thousands_separators() -> None:
+    """``ungrouped-count``: "16384 servers" where customer text writes "16,384 servers"; part
+    numbers, versions, issue numbers and decimals are not counts."""
+    result = evaluate_typed(OVERLOADED, scaling_chart=False)
+    grouped = dataclasses.replace(result, warnings=("the job spans 16,384 servers",))
+    assert text_violations("w", grouped) == []
+    bare = dataclasses.replace(result, warnings=("the job spans 16384 servers",))
+    found = text_violations("w", bare)
+    assert [v.prop for v in found] == ["ungrouped-count"]
+    assert "16384 servers" in found[0].detail
+    not_counts = dataclasses.replace(
+        result,
+        warnings=(
+            "NVIDIA Quantum-2 QM97000, vllm-project/vllm #13972, arXiv 2412.19437, "
+            "12345.5 ms, a ConnectX-7 MCX75310AAS",
+        ),
+    )
+    assert text_violations("w", not_counts) == []
+    # four digits are left to the sentences themselves: sources cite "2048^3" GEMMs
+    four = dataclasses.replace(result, warnings=("4096 GPUs",))
+    assert text_violations("w", four) == []
+
+
+def test_a_cluster_of_16384_servers_is_described_with_thousands_separators() -> None:
+    """The fabric-free, training and split sentences that printed "16384 servers" (the audit's
+    largest sizes) now group their digits."""
+    result = evaluate_typed(
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 131072},
+        scaling_chart=False,
+    )
+    assert "16,384 servers" in " ".join(result.recommendation.rationale)
+    assert text_violations("training-131072", result) == []

@@ -187,7 +187,7 @@ def test_four_tier_fabric_is_named_as_such_and_lists_its_super_spines() -> None:
     assert topo.tiers == 4 and topo.superspine_switches > 0
     assert "three-tier" not in topo_phrase(topo)
     assert "4-tier" in topo_phrase(topo)
-    assert f"{topo.superspine_switches} super-spine" in switch_counts(topo)
+    assert f"{topo.superspine_switches:,} super-spine" in switch_counts(topo)
     d = topology_record(topo, "quantum2-qm9700")
     assert d.superspine_switches == topo.superspine_switches
     assert d.tiers == 4

@@ -88,8 +88,8 @@ def test_beyond_four_tiers_is_refused_with_a_consistent_message() -> None:
     with pytest.raises(TopologyError) as err:
         size_topology(k**4 // 8 + 1, k)
     msg = str(err.value)
-    assert f"{k**4 // 8 + 1} endpoints need {k**3 // 4 + 1} leaf switches" in msg
-    assert f"at most {k**3 // 4} leaves" in msg
+    assert f"{k**4 // 8 + 1:,} endpoints need {k**3 // 4 + 1:,} leaf switches" in msg
+    assert f"at most {k**3 // 4:,} leaves" in msg
 
 
 def test_partly_filled_rack_leaves_get_a_fourth_tier_instead_of_a_crash() -> None:

@@ -124,10 +124,11 @@ def _from_loads_reference(
     if not tiers:
         limit_leaves = max_leaves(radix, MAX_TIERS)
         raise TopologyError(
-            f"{endpoints} endpoints need {leaves} leaf switches (at most {down} ports down "
+            f"{endpoints:,} endpoints need {leaves:,} leaf switches (at most {down} ports down "
             f"each at {oversubscription:g}:1), but four tiers of radix-{radix} switches connect "
-            f"at most {limit_leaves} leaves ({max_endpoints(radix, MAX_TIERS, oversubscription)} "
-            "endpoints on full leaves); use a higher-radix switch or split the cluster"
+            f"at most {limit_leaves:,} leaves "
+            f"({max_endpoints(radix, MAX_TIERS, oversubscription):,} endpoints on full leaves); "
+            "use a higher-radix switch or split the cluster"
         )
     full_leaf_up = max(needed)
     if tiers == 2 and spines_even is not None:

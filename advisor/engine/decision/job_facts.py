@@ -19,7 +19,7 @@ from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.constants import WEIGHT_BYTES
-from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE
+from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
@@ -42,6 +42,8 @@ class Platform:
     integrated: bool
     reference_design: str
     storage: StorageSpec
+    scale_up: str = "NVLink"
+    """The server's GPU-to-GPU links as a customer names them (``vocabulary.scale_up_label``)."""
 
     @property
     def slot_gbps(self) -> float:
@@ -103,6 +105,7 @@ def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platfo
         or f"one {ref.port_gbps if ref else 400}G NIC per GPU, rail-optimized, non-blocking "
         "(HGX practice; no published design recorded for this GPU)",
         storage=StorageSpec.for_gpu(gpu),
+        scale_up=scale_up_label(gpu.scaleup_kind),
     )
 
 
@@ -177,8 +180,8 @@ class JobFacts:
         "each replica" where one NVLink domain holds them all."""
         domains = serving_units(self.nodes, self.gpus_per_node, self.domain_gpus, self.replica_gpus)
         if not domains:
-            return f"each of the {self.nodes} servers"
-        return f"each of the {domains} NVLink domains" if domains > 1 else "each replica"
+            return f"each of the {self.nodes:,} servers"
+        return f"each of the {domains:,} NVLink domains" if domains > 1 else "each replica"
 
     @property
     def inference(self) -> bool:
@@ -212,7 +215,8 @@ def job_facts(
         plan = workload.plan
         replica = plan.tp * plan.pp * max(1, plan.ep)
         if nodes <= 1:
-            why = f"the job runs inside one server ({scenario.gpus} GPUs over NVLink/PCIe)"
+            link = scale_up_label(scenario.gpu.scaleup_kind)
+            why = f"the job runs inside one server ({scenario.gpus} GPUs over {link})"
         elif (
             scenario.workload == "inference"
             and workload.inference is not None
@@ -283,10 +287,13 @@ def _replicas_why(scenario: Scenario, workload: WorkloadPlan, replica: int) -> s
     domains = serving_units(nodes, scenario.gpus_per_node, dom, replica)
     fits = f"each inference replica fits one server or NVLink domain ({replica} of {dom} GPUs)"
     if not domains:
-        return f"{fits}, so the {nodes} servers serve requests independently"
+        return f"{fits}, so the {nodes:,} servers serve requests independently"
     if domains == 1:
-        return f"{fits}, and the cluster is one NVLink domain of {nodes} servers"
-    return f"{fits}, so the {domains} NVLink domains ({nodes} servers) serve requests independently"
+        return f"{fits}, and the cluster is one NVLink domain of {nodes:,} servers"
+    return (
+        f"{fits}, so the {domains:,} NVLink domains ({nodes:,} servers) serve requests "
+        "independently"
+    )
 
 
 def _disaggregated_why(scenario: Scenario, workload: WorkloadPlan, sp: ServingPlan) -> str:
@@ -296,7 +303,8 @@ def _disaggregated_why(scenario: Scenario, workload: WorkloadPlan, sp: ServingPl
     if sp.kv_inside_domain and dom <= scenario.gpus_per_node:
         return (
             f"every server holds its own prefill and decode pools, so each request's KV "
-            f"cache moves over the server's NVLink and the {nodes} servers serve requests "
+            f"cache moves over the server's {scale_up_label(scenario.gpu.scaleup_kind)} and "
+            f"the {nodes:,} servers serve requests "
             "independently"
         )
     if sp.kv_inside_domain and scenario.gpus > dom:
@@ -322,9 +330,8 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         shape = replicas_shape(plan.dp, plan.tp, plan.pp, plan.ep, split=split)
     else:
         pre, dec = serving_plan.prefill, serving_plan.decode
-        shape = (
-            f"disaggregated {pre.units} x {pre.shape} prefill + {dec.units} x {dec.shape} decode"
-        )
+        prefill = f"{pre.units:,} x {pre.shape} prefill"
+        shape = f"disaggregated {prefill} + {dec.units:,} x {dec.shape} decode"
     return ServingAsk(
         requests_per_s=inf.requests_per_s,
         users=inf.concurrent_requests,

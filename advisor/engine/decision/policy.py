@@ -142,7 +142,7 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
     if code == "kv_tcp":
         return "TCP for the KV transfer instead of RDMA"
     if code == "single_switch":
-        return f"one switch for {facts.nodes} servers instead of a leaf-spine"
+        return f"one switch for {facts.nodes:,} servers instead of a leaf-spine"
     if code == "nic_vendor":
         ref = p.reference_nic.description if p.reference_nic else "its reference NIC"
         return f"{c.nic.description} instead of the platform's {ref}"
@@ -210,7 +210,7 @@ def check_constraints(
         finite = [t for t in ttfts if math.isfinite(t)]
         if finite and min(finite) > target_ttft_ms * (1.0 + TIE_BAND):
             notes.append(
-                f"No network design reaches the {target_ttft_ms:g} ms p95 time-to-first-token "
+                f"No network design reaches the {target_ttft_ms:,g} ms p95 time-to-first-token "
                 + (
                     "target: every design is over capacity and its queue for a first token "
                     "grows without bound"
@@ -246,7 +246,7 @@ def check_constraints(
         elif most is not None and id(sc) not in kept:
             sc.violations.append(served_short(sc, most))
         if latency_applies and target is not None and sc.perf > target:
-            sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:g} ms target")
+            sc.violations.append(f"{sc.perf:.1f} ms per token misses the {target:,g} ms target")
         ttft = num(sc.metrics.ttft_ms_p95, math.nan)
         if (
             ttft_applies
@@ -255,7 +255,7 @@ def check_constraints(
             and ttft > target_ttft_ms * (1.0 + TIE_BAND)
         ):
             sc.violations.append(
-                f"{ttft:,.0f} ms p95 time to first token misses the {target_ttft_ms:g} ms target"
+                f"{ttft:,.0f} ms p95 time to first token misses the {target_ttft_ms:,g} ms target"
             )
         if budget is not None and sc.capex_usd > budget:
             sc.violations.append(

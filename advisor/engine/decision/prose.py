@@ -102,20 +102,17 @@ def departures_phrase(facts: JobFacts, design: Scored) -> str:
 
 
 def switch_counts(topo: TopologySize) -> str:
+    leaf, spine, core = topo.leaf_switches, topo.spine_switches, topo.core_switches
     if topo.tiers == 1:
-        return "1 switch" if topo.leaf_switches <= 1 else f"{topo.leaf_switches} switches"
+        return "1 switch" if leaf <= 1 else f"{leaf:,} switches"
     if topo.tiers == 2:
-        return f"{topo.leaf_switches} leaf and {topo.spine_switches} spine switches"
+        return f"{leaf:,} leaf and {spine:,} spine switches"
     superspine = topo.superspine_switches
     if superspine:
         return (
-            f"{topo.leaf_switches} leaf, {topo.spine_switches} spine, {topo.core_switches} core "
-            f"and {superspine} super-spine switches"
+            f"{leaf:,} leaf, {spine:,} spine, {core:,} core and {superspine:,} super-spine switches"
         )
-    return (
-        f"{topo.leaf_switches} leaf, {topo.spine_switches} spine and {topo.core_switches} core "
-        "switches"
-    )
+    return f"{leaf:,} leaf, {spine:,} spine and {core:,} core switches"
 
 
 def design_phrase(scored: Scored) -> str:
@@ -223,11 +220,11 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
         )
     if tpot > ask.target_ms_per_token:
         parts.append(
-            f"p95 {tpot:,.0f} ms per token against the {ask.target_ms_per_token:g} ms target"
+            f"p95 {tpot:,.0f} ms per token against the {ask.target_ms_per_token:,g} ms target"
         )
     if not parts:
         return ""
-    servers_text = f"{facts.nodes} server{'s' if facts.nodes != 1 else ''}"
+    servers_text = f"{facts.nodes:,} server{'s' if facts.nodes != 1 else ''}"
     text = f"Serving falls short with {ask.shape} on {servers_text}: " + "; ".join(parts)
     # the rate the load needs within the targets: the asked rate, or a closed loop's users
     # each completing a request in TTFT + output x time per token at the targets
@@ -316,15 +313,16 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
     kv_ms = num(best.metrics.kv_transfer_ms)
     c = best.cand
     text = (
-        f"Prefill and decode run on separate servers ({facts.nodes} servers, {facts.gpus} GPUs), "
-        f"so each request's KV cache ({megabytes(kv_bytes)}) crosses the network once, not "
+        f"Prefill and decode run on separate servers ({facts.nodes:,} servers, "
+        f"{facts.gpus:,} GPUs), so each request's KV cache ({megabytes(kv_bytes)}) crosses the "
+        "network once, not "
         f"every token: {significant(per_server / 1e9, 2)} GB/s per server at "
         f"{significant(rate)} requests/s. "
         f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
         f"{fabric_label(c.fabric)} per server moves a cache in {kv_ms:,.0f} ms and decodes at "
         f"{best.perf:.1f} ms per token"
         + (
-            f" against the {facts.target_ms_per_token:g} ms target."
+            f" against the {facts.target_ms_per_token:,g} ms target."
             if facts.target_ms_per_token
             else "."
         )
@@ -346,7 +344,7 @@ def _pipeline_sizing_sentence(facts: JobFacts, best: Scored) -> str:
         f"sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
         f"{fabric_label(c.fabric)} per server decodes at {best.perf:.1f} ms per token"
         + (
-            f" against the {facts.target_ms_per_token:g} ms target"
+            f" against the {facts.target_ms_per_token:,g} ms target"
             if facts.target_ms_per_token
             else ""
         )
@@ -380,18 +378,18 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
         out.append(_pipeline_sizing_sentence(facts, best))
     elif facts.inference:
         out.append(
-            f"The model is split across servers ({facts.nodes} servers, {facts.gpus} GPUs), so "
+            f"The model is split across servers ({facts.nodes:,} servers, {facts.gpus:,} GPUs), so "
             "every generated token crosses the network and the fabric must be RDMA: the "
             f"recommended design decodes at {best.perf:.1f} ms per token"
             + (
-                f" against the {facts.target_ms_per_token:g} ms target."
+                f" against the {facts.target_ms_per_token:,g} ms target."
                 if facts.target_ms_per_token
                 else "."
             )
         )
     else:
         out.append(
-            f"The job spans {facts.nodes} servers ({facts.gpus} GPUs), so it needs an RDMA "
+            f"The job spans {facts.nodes:,} servers ({facts.gpus:,} GPUs), so it needs an RDMA "
             f"compute fabric: the recommended design runs a step in {best.perf:.2f} s and "
             f"finishes the {best.cost.work} in {best.cost.gpu_hours:,.0f} GPU-hours."
         )
@@ -409,7 +407,7 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     topo = best.topo
     switch_name = candidate.switch.display_name
     out.append(
-        f"{topo.endpoints} NIC ports on {switch_name} ({candidate.radix} ports at "
+        f"{topo.endpoints:,} NIC ports on {switch_name} ({candidate.radix} ports at "
         f"{candidate.nic_gbps}G): {topo_phrase(topo)} with {switch_counts(topo)}."
         + spread_sentence(topo)
     )

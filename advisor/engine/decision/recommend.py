@@ -857,7 +857,7 @@ def _no_fabric(
     reason = facts.why_no_fabric or "no traffic of the job crosses servers"
     nic_name = storage.nic.display_name
     switch_name = storage.switch.display_name
-    servers = "this server's" if facts.nodes == 1 else f"these {facts.nodes} servers'"
+    servers = "this server's" if facts.nodes == 1 else f"these {facts.nodes:,} servers'"
     network_sentence = (
         f"Your existing network is enough: plug {servers} {storage.ports_per_server} x "
         f"{storage.gbps}G storage / in-band ports ({nic_name}) and BMC port into switch ports "
@@ -867,12 +867,12 @@ def _no_fabric(
         if existing
         else f"Standard Ethernet carries storage, data loading, checkpoints and users: "
         f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, the platform's "
-        f"storage / in-band adapters) on {storage.topo.total_switches} x {switch_name} "
+        f"storage / in-band adapters) on {storage.topo.total_switches:,} x {switch_name} "
         f"({topo_phrase(storage.topo)}), plus 1 GbE out-of-band management; network capex "
         f"{usd(own_capex)}."
     )
     rationale_text = [
-        f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on NVLink/PCIe"
+        f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on {facts.platform.scale_up}"
         + (
             f" inside the {facts.domain_gpus}-GPU NVLink domain"
             if facts.domain_gpus > facts.gpus_per_node
@@ -1002,7 +1002,7 @@ def _serving_load_edge(facts: JobFacts, metrics: Metrics) -> tuple[BreakEven, ..
     rate = metrics.max_requests_per_s_at_target
     if not facts.inference or not rate:
         return ()
-    servers = "this server falls" if facts.nodes == 1 else f"these {facts.nodes} servers fall"
+    servers = "this server falls" if facts.nodes == 1 else f"these {facts.nodes:,} servers fall"
     return (
         BreakEven(
             statement=f"Above {significant(rate)} requests/s, what this deployment serves "

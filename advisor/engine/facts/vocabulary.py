@@ -40,6 +40,24 @@ def fabric_label(fabric: str) -> str:
     return FABRIC_LABELS.get(fabric, fabric or "?")
 
 
+SCALE_UP_LABELS: dict[str, str] = {
+    "nvlink": "NVLink",
+    "nvlink-mesh": "NVLink",
+    "xgmi": "Infinity Fabric",
+    "roce-mesh": "on-die RoCE links",
+    "pcie": "PCIe",
+}
+"""What a customer calls a server's GPU-to-GPU links, by the catalog's ``scaleup_kind``
+(NVIDIA NVLink and NVSwitch; AMD Infinity Fabric, xGMI; Intel Gaudi 3's integrated 200GbE RoCE
+ports, 21 of 24 wired all-to-all inside the server; PCIe for cards without a bridge)."""
+
+
+def scale_up_label(kind: str) -> str:
+    """The label of a scale-up kind ("xgmi" -> "Infinity Fabric"); an unknown kind as
+    "scale-up links"."""
+    return SCALE_UP_LABELS.get(kind, "scale-up links")
+
+
 # ---------------------------------------------------------------------------------------------
 # Topologies: the engine's `topology.kind` and its number of switch tiers
 

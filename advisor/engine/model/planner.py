@@ -416,9 +416,9 @@ def _fastest_on_fewer_gpus(
         if best[1] >= chosen_gpus:
             return best[2]  # a plan of this cluster the estimate had ranked lower
         notes.append(
-            f"a plan on {best[1]} GPUs predicts a faster step ({significant(best[0], 4)} s) "
+            f"a plan on {best[1]:,} GPUs predicts a faster step ({significant(best[0], 4)} s) "
             f"than the best "
-            f"plan using more of the {scenario.gpus} GPUs "
+            f"plan using more of the {scenario.gpus:,} GPUs "
             f"({significant(own, 4)} s on the reference "
             "400G-per-GPU InfiniBand fabric, each on the contiguous servers it needs): the "
             "planner keeps it and leaves the other GPUs idle, so adding servers never slows "
@@ -518,27 +518,27 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
         limit = math.ceil(plan.model_parallel * full_dp / scenario.gpus_per_node)
         notes.append(
             f"with this plan's model parallelism (tp {plan.tp} x cp {plan.cp} x pp {plan.pp}) "
-            f"more servers stop shortening the step beyond {limit} servers, where every "
-            f"data-parallel rank holds one micro-batch of the {batch}-sequence global batch"
+            f"more servers stop shortening the step beyond {limit:,} servers, where every "
+            f"data-parallel rank holds one micro-batch of the {batch:,}-sequence global batch"
         )
     if used < scenario.gpus:
         notes.append(
-            f"the plan uses {used} of {scenario.gpus} GPUs (tp {plan.tp} x cp {plan.cp} "
-            f"x pp {plan.pp} x dp {plan.dp}); {scenario.gpus - used} GPUs idle: with a global "
-            f"batch of {batch} sequences more data-parallel ranks would not shorten the step "
-            f"(it stops improving beyond {math.ceil(used / scenario.gpus_per_node)} servers "
+            f"the plan uses {used:,} of {scenario.gpus:,} GPUs (tp {plan.tp} x cp {plan.cp} "
+            f"x pp {plan.pp} x dp {plan.dp:,}); {scenario.gpus - used:,} GPUs idle: with a global "
+            f"batch of {batch:,} sequences more data-parallel ranks would not shorten the step "
+            f"(it stops improving beyond {math.ceil(used / scenario.gpus_per_node):,} servers "
             "for this plan)"
         )
     dp, mb = plan.dp, plan.micro_batch
     if batch < dp * mb:
         notes.append(
-            f"global batch raised from {batch} to {dp * mb} sequences "
+            f"global batch raised from {batch:,} to {dp * mb:,} sequences "
             f"(at least one micro-batch per data-parallel rank)"
         )
     elif batch % (dp * mb) != 0:
         notes.append(
-            f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb} sequences "
-            f"(a multiple of dp x micro_batch = {dp * mb})"
+            f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb:,} sequences "
+            f"(a multiple of dp x micro_batch = {dp * mb:,})"
         )
     if others:
         sizes = sorted({o.plan.gpus_used for o in others})

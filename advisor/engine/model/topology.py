@@ -409,11 +409,12 @@ def _size_from_loads(
     tiers, spines_even, pods = _tiers_by_ports(needed, up, radix, min_spines)
     if not tiers:
         limit_leaves = max_leaves(radix, MAX_TIERS)
+        full_endpoints = max_endpoints(radix, MAX_TIERS, oversubscription)
         raise TopologyError(
-            f"{endpoints} endpoints need {leaves} leaf switches (at most {down} ports down "
+            f"{endpoints:,} endpoints need {leaves:,} leaf switches (at most {down} ports down "
             f"each at {oversubscription:g}:1), but four tiers of radix-{radix} switches connect "
-            f"at most {limit_leaves} leaves ({max_endpoints(radix, MAX_TIERS, oversubscription)} "
-            "endpoints on full leaves); use a higher-radix switch or split the cluster"
+            f"at most {limit_leaves:,} leaves ({full_endpoints:,} endpoints on full leaves); use "
+            "a higher-radix switch or split the cluster"
         )
     full_leaf_up = top
     if tiers == 2 and spines_even is not None:

@@ -325,7 +325,7 @@ def parallel_shape(tp: int, pp: int = 1, ep: int = 1) -> str:
 def replicas_shape(count: int, tp: int, pp: int = 1, ep: int = 1, *, split: bool = False) -> str:
     """A colocated deployment in words: ``2 x TP16 split replicas``, ``1 x EP8 replica``."""
     kind = "split replica" if split else "replica"
-    return f"{count} x {parallel_shape(tp, pp, ep)} {kind}{'' if count == 1 else 's'}"
+    return f"{count:,} x {parallel_shape(tp, pp, ep)} {kind}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True)

@@ -778,14 +778,33 @@ def customer_prose(result: EngineResult) -> Iterator[str]:
         yield line.description
 
 
+UNGROUPED_COUNT = re.compile(r"(?<![\w.,/$#-])[1-9][0-9]{4,}(?![\w.,])", re.ASCII)
+"""A whole number of five or more digits standing alone, without thousands separators
+("16384 servers"): customer text writes "16,384".  Digits inside a part number, a version, an
+issue number ("#13972") or a decimal are not counts and are not matched."""
+
+
+_BARE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
+"""An assumption's value that is a number (``str(1e9)``), not a sentence."""
+
+
 def text_violations(case: str, result: EngineResult) -> list[Violation]:
-    """``e-notation``: a figure in customer text written as "1.19e+04"."""
+    """``e-notation``: a figure in customer text written as "1.19e+04"; ``ungrouped-count``:
+    a count of 10,000 or more written without thousands separators."""
     prose = "\n".join(customer_prose(result))  # one scan: the audit runs it on every case
-    return [
+    out = [
         Violation("e-notation", case, prose[max(0, m.start() - 60) : m.end() + 20])
         for m in E_NOTATION_EXPONENT.finditer(prose)
         if m.start() > 0 and prose[m.start() - 1].isdigit()
     ]
+    # an assumption's value that is a bare number is formatted where it is shown
+    # (reports.presenters: "1,000,000,000 tokens"), so only text is checked for grouping
+    words = "\n".join(t for t in customer_prose(result) if not _BARE_NUMBER.fullmatch(t))
+    out.extend(
+        Violation("ungrouped-count", case, words[max(0, m.start() - 60) : m.end() + 20])
+        for m in UNGROUPED_COUNT.finditer(words)
+    )
+    return out
 
 
 def point_violations(outcome: Outcome) -> list[Violation]:

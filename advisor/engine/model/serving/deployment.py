@@ -246,8 +246,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     replicas = max(1, whole_groups(r, dom, scenario.gpus))
     if replicas * r < scenario.gpus:
         notes.append(
-            f"{replicas} replica(s) of {r} GPUs use {replicas * r} of {scenario.gpus} GPUs; "
-            f"the other {scenario.gpus - replicas * r} are too few for another replica "
+            f"{replicas:,} replica(s) of {r} GPUs use {replicas * r:,} of {scenario.gpus:,} GPUs; "
+            f"the other {scenario.gpus - replicas * r:,} are too few for another replica "
             f"inside one {dom}-GPU scale-up domain and idle"
         )
     batch = math.ceil(inf.concurrent_requests / replicas)
@@ -506,7 +506,7 @@ def _unit_shape(wp: WorkloadPlan) -> str:
     assert wp.inference is not None and wp.inference.serving is not None
     sp = wp.inference.serving
     if not sp.kv_inside_domain:
-        return f"{sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
+        return f"{sp.prefill.servers:,} prefill + {sp.decode.servers:,} decode servers"
     per = max(1, wp.nodes)
     return (
         f"{sp.prefill.units // per} x {sp.prefill.shape} prefill + "
@@ -610,7 +610,7 @@ def _with_idle_servers(scenario: Scenario, wp: WorkloadPlan, used: int) -> Workl
         inference=replace(wp.inference, serving=serving),
         notes=tuple(n for n in wp.notes if "idle" not in n)
         + (
-            (f"{idle} of the {scenario.nodes} servers {'stays' if idle == 1 else 'stay'} idle",)
+            (f"{idle:,} of the {scenario.nodes:,} servers {'stays' if idle == 1 else 'stay'} idle",)
             if idle
             else ()
         ),
@@ -683,7 +683,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
                 f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.name}: "
                 f"its {scenario.precision} weights take {weights_gb:,.0f} GB"
                 + (
-                    f" against {usable_gb:,.0f} GB usable on all {scenario.gpus} GPUs"
+                    f" against {usable_gb:,.0f} GB usable on all {scenario.gpus:,} GPUs"
                     if weights_gb >= usable_gb
                     else f" and no split replica leaves room for the KV cache of "
                     f"{inf.concurrent_requests} requests"
@@ -801,7 +801,7 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
         if score.beats(best[0]):
             rate_whole = serving_score(scenario, whole).rate
             why = (
-                f"chosen over the deployment planned on all {scenario.nodes} servers: "
+                f"chosen over the deployment planned on all {scenario.nodes:,} servers: "
                 f"{significant(score.rate)} against {significant(rate_whole)} requests/s "
                 "within the p95 targets"
                 + ("" if score.rate > rate_whole else " (decided at the scenario's load)")
@@ -951,9 +951,9 @@ def _pools_and_units(
         )
         wp = _disaggregated_on(scenario, dom, merged)
         note = (
-            f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated "
-            f"deployment ({sub_sp.prefill.servers} prefill + {sub_sp.decode.servers} decode "
-            f"servers); the other {rest} server{'s' if rest != 1 else ''} each run "
+            f"{copies:,} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated "
+            f"deployment ({sub_sp.prefill.servers:,} prefill + {sub_sp.decode.servers:,} decode "
+            f"servers); the other {rest:,} server{'s' if rest != 1 else ''} each run "
             f"{unit.prefill.units} x {unit.prefill.shape} prefill + "
             f"{unit.decode.units} x {unit.decode.shape} decode, their instances in the same "
             "pools"
@@ -987,14 +987,14 @@ def _with_alternatives(scenario: Scenario, err: ScenarioError) -> ScenarioError:
         )
         kind = own.inference.serving.deployment
         extra.append(
-            f"on these {scenario.nodes} servers {kind} serve it ({p.dp} x {shape}; "
+            f"on these {scenario.nodes:,} servers {kind} serve it ({p.dp} x {shape}; "
             f"inference.deployment '{kind}' or left out)"
         )
     if scenario.precision == "bf16" and scenario.gpu.fp8_dense_tflops > 0:
         need = least_pool_servers(replace(scenario, precision="fp8"))
         if need is not None:
             extra.append(
-                f"with fp8 weights disaggregated serving needs {need[0]} prefill + {need[1]} "
+                f"with fp8 weights disaggregated serving needs {need[0]:,} prefill + {need[1]:,} "
                 "decode servers"
             )
     if not extra:
@@ -1040,8 +1040,8 @@ def _per_domain_plans(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
         wp = _disaggregated_on(scenario, dom, merged)
         note = (
             f"one disaggregated deployment per {dom}-GPU scale-up domain: "
-            f"{rack.prefill.servers} prefill + {rack.decode.servers} decode servers in each of "
-            f"the {racks} full one{'s' if racks != 1 else ''}, {partial.prefill.servers} + "
+            f"{rack.prefill.servers:,} prefill + {rack.decode.servers:,} decode servers in each of "
+            f"the {racks:,} full one{'s' if racks != 1 else ''}, {partial.prefill.servers} + "
             f"{partial.decode.servers} in the last {rest} servers"
         )
         out.append(replace(wp, notes=(*wp.notes, note)))
@@ -1074,7 +1074,9 @@ def _disaggregated_copies(scenario: Scenario, n: int, sub_sp: ServingPlan) -> Wo
     )
     lifted = _disaggregated_on(scenario, dom, copied)
     idle = scenario.nodes - n * copies
-    note = f"{copies} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated deployment"
+    note = (
+        f"{copies:,} cop{'y' if copies == 1 else 'ies'} of the {n}-server disaggregated deployment"
+    )
     if dom > gpn and scenario.gpus > dom:
         per = dom // gpn
         note += (

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import megabytes
+from advisor.engine.facts.vocabulary import scale_up_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import capacity_gb, memory_estimate
 from advisor.engine.model.plans import InferencePlan, Plan, WorkloadPlan
@@ -83,7 +84,7 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
     kv_mb = megabytes(sp.kv_bytes_per_request)
     if sp.kv_inside_domain and dom > scenario.gpus_per_node:
         notes = [
-            f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
+            f"disaggregated serving: {sp.prefill.servers:,} prefill and {sp.decode.servers:,} "
             f"decode servers, each deployment whole inside one {dom}-GPU scale-up domain; each "
             f"request's KV cache ({kv_mb})"
             + (" and every expert all-to-all stay" if scenario.model.is_moe else " stays")
@@ -95,12 +96,12 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
             f"disaggregated serving inside every server: {sp.prefill.gpus // per} GPUs run "
             f"{sp.prefill.units // per} x {sp.prefill.shape} prefill and "
             f"{sp.decode.gpus // per} GPUs {sp.decode.units // per} x {sp.decode.shape} "
-            f"decode; each request's KV cache ({kv_mb}) moves over the server's NVLink "
-            "(no compute fabric)"
+            f"decode; each request's KV cache ({kv_mb}) moves over the server's "
+            f"{scale_up_label(scenario.gpu.scaleup_kind)} (no compute fabric)"
         ]
     else:
         notes = [
-            f"disaggregated serving: {sp.prefill.servers} prefill and {sp.decode.servers} "
+            f"disaggregated serving: {sp.prefill.servers:,} prefill and {sp.decode.servers:,} "
             f"decode servers; each request's KV cache ({kv_mb}) "
             + (
                 f"moves over NVLink inside the {dom}-GPU scale-up domain (no compute fabric)"

@@ -784,7 +784,7 @@ def kv_transfer_sentence(
     ttft = best_metrics.ttft_ms_p95 or 0.0
     share = (best_metrics.kv_transfer_share_of_ttft or 0.0) * 100
     text = (
-        f"Prefill and decode run on separate servers ({prefill} prefill, {decode} decode), so "
+        f"Prefill and decode run on separate servers ({prefill:,} prefill, {decode:,} decode), so "
         f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
         "token: "
         f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time to first "

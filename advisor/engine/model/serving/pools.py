@@ -296,7 +296,7 @@ def _plan_disaggregated(scenario: Scenario) -> ServingPlan:
         )
     if (fixed_p and fixed_p >= servers) or (fixed_d and fixed_d >= servers):
         raise ScenarioError.single(
-            "inference.pools", f"each pool needs at least one of the {servers} servers"
+            "inference.pools", f"each pool needs at least one of the {servers:,} servers"
         )
     if fixed_p is None and fixed_d is None:
         # the least servers each pool needs to hold the model with KV room for one request
@@ -403,8 +403,9 @@ def _too_small(scenario: Scenario, need_p: int | None, need_d: int | None) -> Sc
     name = "prefill" if need_p >= need_d else "decode"
     return ScenarioError.single(
         f"inference.pools.{name}",
-        f"{scenario.model.name} disaggregated needs at least {need_p} prefill + {need_d} decode "
-        f"servers, {need_p + need_d} in all, of {where}; the scenario has {scenario.nodes}. On "
+        f"{scenario.model.name} disaggregated needs at least {need_p:,} prefill + "
+        f"{need_d:,} decode servers, {need_p + need_d:,} in all, of {where}; the scenario has "
+        f"{scenario.nodes:,}. On "
         f"fewer its {scenario.precision} weights leave no room for the KV cache of one request "
         f"({inf.prompt_tokens}-token prompt in prefill, {inf.prompt_tokens + inf.output_tokens}"
         "-token context in decode)",

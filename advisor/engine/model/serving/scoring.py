@@ -183,11 +183,12 @@ def describe_deployment(scenario: Scenario, wp: WorkloadPlan, score: ServingScor
     sp = wp.inference.serving
     if sp.colocated:
         p = wp.plan
-        shape = (
-            f"{replicas_shape(p.dp, p.tp, p.pp, p.ep, split=True)} on {sp.prefill.servers} servers"
-        )
+        replicas = replicas_shape(p.dp, p.tp, p.pp, p.ep, split=True)
+        shape = f"{replicas} on {sp.prefill.servers:,} servers"
     else:
-        shape = f"disaggregated {sp.prefill.servers} prefill + {sp.decode.servers} decode servers"
+        shape = (
+            f"disaggregated {sp.prefill.servers:,} prefill + {sp.decode.servers:,} decode servers"
+        )
     rate = score.settled_rate
     within = f"{significant(rate)}" if rate is not None else "fewer"
     point = serving_model(scenario, sp, reference_design(scenario), "point").operating_point()
@@ -212,9 +213,9 @@ def chosen_note(
     if not others:
         return ()
     which = (
-        f"the other plan on all {nodes} servers serves"
+        f"the other plan on all {nodes:,} servers serves"
         if len(others) == 1
-        else f"the other plans on all {nodes} servers serve"
+        else f"the other plans on all {nodes:,} servers serve"
     )
     return (
         "deployment chosen by the requests/s it serves within the p95 targets on the "
