@@ -210,10 +210,10 @@ def job_facts(
 ) -> JobFacts:
     nodes = workload.nodes
     needs = workload.needs_compute_fabric and nodes > 1
+    plan = workload.plan
+    replica = plan.tp * plan.pp * max(1, plan.ep)  # GPUs of one model copy
     why = ""
     if not needs:
-        plan = workload.plan
-        replica = plan.tp * plan.pp * max(1, plan.ep)
         if nodes <= 1:
             link = scale_up_label(scenario.gpu.scaleup_kind)
             why = f"the job runs inside one server ({scenario.gpus} GPUs over {link})"
@@ -267,7 +267,7 @@ def job_facts(
         storage_write_gbytes_per_s=constraints.storage_write_gbytes_per_s,
         serving=_serving_ask(scenario, workload),
         domain_gpus=workload.domain_gpus,
-        replica_gpus=workload.plan.tp * workload.plan.pp * max(1, workload.plan.ep),
+        replica_gpus=replica,
     )
 
 
