@@ -285,7 +285,8 @@ def _replicas_why(scenario: Scenario, workload: WorkloadPlan, replica: int) -> s
     """Why replicas inside a scale-up domain need no compute fabric."""
     nodes, dom = workload.nodes, workload.domain_gpus
     domains = serving_units(nodes, scenario.gpus_per_node, dom, replica)
-    fits = f"each inference replica fits one server or NVLink domain ({replica} of {dom} GPUs)"
+    where = "server" if dom <= scenario.gpus_per_node else "NVLink domain"
+    fits = f"each inference replica fits one {where} ({replica} of {dom} GPUs)"
     if not domains:
         return f"{fits}, so the {nodes:,} servers serve requests independently"
     if domains == 1:
