@@ -12,8 +12,8 @@ from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, GRAD_BYTES_PER
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.memory import _model_consts
-from advisor.engine.model.placement import pipeline_crosses_network
-from advisor.engine.model.plans import domain_gpus
+from advisor.engine.model.placement import expert_tp, pipeline_crosses_network
+from advisor.engine.model.plans import domain_gpus, group_layout
 from advisor.engine.model.stage_time import (
     TP_OVERLAP_HIDDEN,
     _act_bytes,
@@ -136,7 +136,7 @@ def shape_base_of(
     """:func:`shape_base` from the scenario's :func:`shape_consts` and the shape's
     micro-batches (``_microbatches(batch, dp, mb)``)."""
     (
-        _, gpn, dense_params, expert_params, act, dom, seq, hidden, top_k, moe_layers, layers,
+        _, _, dense_params, expert_params, act, dom, seq, hidden, top_k, moe_layers, layers,
         deepep, dualpipe,
     ) = consts  # fmt: skip
     grad = (dense_params / (tp * pp) + expert_params / (ep * pp)) * GRAD_BYTES_PER_PARAM
@@ -145,16 +145,21 @@ def shape_base_of(
     # order) every step waits on a network send
     if pipeline_crosses_network(tp, cp, dp, pp, dom):
         pp_bytes = 2.0 * mb * seq / cp * hidden * act / tp
+    # the data-parallel and expert groups cross the network where the priced plan's do: laid
+    # out on the scale-up domain as stage_time lays them out (an NVL72 rack, not its tray)
+    used = tp * cp * dp * pp
+    grad_net = group_layout(dp * cp, tp, dom, used).nodes > 1
     ep_bytes = 0.0
-    ep_net = ep * tp * cp > gpn
+    ep_nodes = group_layout(ep, expert_tp(tp, ep), dom, used).nodes
+    ep_net = ep_nodes > 1
     if expert_params > 0 and ep > 1:
         tokens = mb * seq / cp / tp
         a2a = tokens * top_k * hidden * act * 4.0
         if ep_net and deepep:
-            # a token crosses the network once per destination server (section 8)
-            a2a *= deepep_network_share(math.ceil(ep * tp * cp / gpn), top_k)
+            # a token crosses the network once per destination domain (section 8)
+            a2a *= deepep_network_share(ep_nodes, top_k)
         ep_bytes = a2a * math.ceil(moe_layers / layers * max(stages))
-    return (mcount, grad, tp * cp * dp > gpn, pp_bytes, ep_bytes, ep_net, dp * cp > 1, dualpipe)
+    return (mcount, grad, grad_net, pp_bytes, ep_bytes, ep_net, dp * cp > 1, dualpipe)
 
 
 def shape_terms_at(base: _ShapeBase, bw: float) -> tuple[int, float, float, float, bool, bool]:
