@@ -41,6 +41,11 @@ from advisor.engine.model.stage_time import (
 from advisor.engine.result.echo import Memory
 
 MICRO_BATCHES: tuple[int, ...] = (1, 2)
+MOE_MICRO_BATCHES: tuple[int, ...] = (1, 2, 4)
+"""Mixture-of-experts models also try 4 sequences a micro-batch: each local expert's GEMMs grow
+with the tokens routed to it, and NeMo's MoE recipes run 4 (gpt-oss 120B on 64 B200 / GB200,
+Qwen3 30B-A3B on 8 B200 / GB200: Megatron-Bridge performance configurations); its dense recipes
+run 1 or 2."""
 PP_MAX = 128
 """Pipeline depths the planner tries: divisors of the layer count and powers of two (with
 Megatron's uneven first/last stages), up to 128 stages."""
@@ -308,19 +313,21 @@ def _search_training(
         pricing = []
         compute0 = (mcount + (pp - 1) / vp_max) * (per_mb0 + tp_s0 * hidden)
         # shape_terms_at of each search's rate, written out (the same divisions)
-        _, grad_b, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
+        _, grad_b, grad_share, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
         # the data-parallel passes of each sharding (ZeRO-3 adds two per micro-batch), written
         # out for the one or two shardings tried
         pass0 = 2.0 + (2.0 * mcount if z3_first else 0.0)
         pass1 = 2.0 + (2.0 * mcount if z3_last else 0.0)
         for search in live:
             bw = search.bw
-            grad = grad_b / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S)
+            grad = max(grad_b * grad_share / bw, grad_b / (REFERENCE_GPU_NET_BYTES_PER_S * 8))
+            grad3 = grad_b / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S)
             pp_unit = pp_bytes / bw
             ep_unit = ep_bytes / (bw if ep_net else REFERENCE_GPU_NET_BYTES_PER_S * 8)
             dp_s = no_dp
             if has_dp:
-                dp_s = (pass0 * grad, pass1 * grad) if two else (pass0 * grad,)
+                first = pass0 * (grad3 if z3_first else grad)
+                dp_s = (first, pass1 * (grad3 if z3_last else grad)) if two else (first,)
             if search.best < math.inf:
                 dp_exposed = math.inf
                 for z3, dp_z in zip(zero3, dp_s, strict=True):
@@ -475,7 +482,7 @@ def _shape_rows(
     eps = [1]
     if m.is_moe:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
-    mbs = (p.micro_batch,) if p.micro_batch else MICRO_BATCHES
+    mbs = (p.micro_batch,) if p.micro_batch else MOE_MICRO_BATCHES if m.is_moe else MICRO_BATCHES
     ranks: dict[tuple[int, int, int], tuple[int, int]] = {}
     for tp in tps:
         for cp in cps:

@@ -21,6 +21,9 @@ from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.memory import _fits, training_memory
 from advisor.engine.model.plan_estimate import (
+    MID_REFERENCE_GPU_NET_BYTES_PER_S as MID_REFERENCE_GPU_NET_BYTES_PER_S,
+)
+from advisor.engine.model.plan_estimate import (
     REFERENCE_GPU_NET_BYTES_PER_S as REFERENCE_GPU_NET_BYTES_PER_S,
 )
 from advisor.engine.model.plan_estimate import (
@@ -224,10 +227,16 @@ on 13 servers with tp8/dp13, 4,262 s on 16 servers, whose contenders were all da
 ZeRO-3 plans made for 400G per GPU)."""
 
 
+MID_PLAN_CONTENDERS = 2
+"""The planner's best plans by its estimate on :data:`MID_REFERENCE_GPU_NET_BYTES_PER_S` (one
+NIC per four GPUs), carried beside the others for the designs between the two references."""
+
+
 def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
     """The planner's contenders of one cluster size, best by the reference estimate first:
     its :data:`PLAN_CONTENDERS` best for the reference network, then its
-    :data:`SLOW_PLAN_CONTENDERS` best for the slow one (each once)."""
+    :data:`MID_PLAN_CONTENDERS` best for one NIC per four GPUs and its
+    :data:`SLOW_PLAN_CONTENDERS` best for the slow network (each once)."""
 
     hit = _CONTENDERS_CACHE.get(scenario)
     if hit is not None:
@@ -238,20 +247,23 @@ def _ranked_contenders(scenario: Scenario) -> tuple[_Candidate, ...]:
 
     shapes = _shapes(scenario)
     memo = _SizeMemo(scenario)
-    found_fast, found_slow = _search_training(
+    found_fast, found_mid, found_slow = _search_training(
         scenario,
         (
             (REFERENCE_GPU_NET_BYTES_PER_S, PLAN_CONTENDERS),
+            (MID_REFERENCE_GPU_NET_BYTES_PER_S, MID_PLAN_CONTENDERS),
             (SLOW_REFERENCE_GPU_NET_BYTES_PER_S, SLOW_PLAN_CONTENDERS),
         ),
         shapes,
         shared=memo,
     )
-    fast = rank(found_fast)
-    slow = rank(found_slow)
-    seen = {_plan_key(c) for c in fast[:PLAN_CONTENDERS]}
-    extra = [c for c in slow if _plan_key(c) not in seen][:SLOW_PLAN_CONTENDERS]
-    out = tuple(_with_memory(scenario, c) for c in (*fast[:PLAN_CONTENDERS], *extra))
+    kept = list(rank(found_fast)[:PLAN_CONTENDERS])
+    seen = {_plan_key(c) for c in kept}
+    for found, count in ((found_mid, MID_PLAN_CONTENDERS), (found_slow, SLOW_PLAN_CONTENDERS)):
+        extra = [c for c in rank(found) if _plan_key(c) not in seen][:count]
+        seen.update(_plan_key(c) for c in extra)
+        kept.extend(extra)
+    out = tuple(_with_memory(scenario, c) for c in kept)
     if len(_CONTENDERS_CACHE) > 2048:
         _CONTENDERS_CACHE.clear()
     _CONTENDERS_CACHE[scenario] = out
