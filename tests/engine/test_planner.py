@@ -323,7 +323,7 @@ def test_expert_groups_are_estimated_where_the_priced_plan_lays_them() -> None:
         s = parse_scenario({"workload": "training", **raw}, default_catalog())
         stages = _stage_split(layers, pp) if pp > 1 else (layers, layers, layers)
         assert stages is not None
-        return shape_base(s, tp, pp, 1, dp, ep, 1, stages)[6]  # _ShapeBase: EP crosses
+        return shape_base(s, tp, pp, 1, dp, ep, 1, stages)[5]  # _ShapeBase: EP crosses
 
     nvl72 = {"model": "deepseek-v3", "gpu": "gb200-nvl72", "gpus": 256}
     assert not crosses(nvl72, 1, 16, 16, 8, 61)

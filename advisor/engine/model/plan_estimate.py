@@ -30,6 +30,10 @@ REFERENCE_GPU_NET_BYTES_PER_S = 400e9 / 8.0 * 0.9
 """The planner's fabric-independent reference: one 400G RDMA NIC per GPU at 90 % of line rate
 (the engine's InfiniBand/RoCE wire efficiency), non-blocking."""
 
+SCALE_UP_REFERENCE_BYTES_PER_S = REFERENCE_GPU_NET_BYTES_PER_S * 8.0
+"""What the estimate gives traffic that stays inside a scale-up domain (a data-parallel ring's
+scale-up edges, an expert all-to-all inside the domain): 8 x the reference, 360 GB/s per GPU."""
+
 MID_REFERENCE_GPU_NET_BYTES_PER_S = REFERENCE_GPU_NET_BYTES_PER_S / 4.0
 """Between the two: one 400G RDMA NIC per four GPUs (two per 8-GPU server, 11 GB/s per GPU), the
 designs the recommendation weighs below one NIC per GPU.  The planner keeps its best plans for
@@ -80,9 +84,9 @@ def _estimate_step_s(
     return _estimate_from(shape, per_mb, tp_s, tp_overlap, pp, vp, shardings, pp_sends)
 
 
-_ShapeBase = tuple[int, float, float, bool, float, float, bool, bool, bool]
+_ShapeBase = tuple[int, float, float, float, float, bool, bool, bool]
 """What :func:`_shape_terms` reads of a shape whatever the network: (micro-batches, gradient
-bytes of a pass, the share of them on edges between scale-up domains, some of them cross, PP
+bytes of a pass, the share of them on edges between scale-up domains, PP
 send bytes per micro-batch and virtual stage (0 when no edge crosses), EP all-to-all bytes per
 micro-batch (0 without expert parallelism), the all-to-all crosses scale-up domains,
 data-parallel group > 1, DualPipe)."""
@@ -181,8 +185,7 @@ def shape_base_of(
             # a token crosses the network once per destination domain (section 8)
             a2a *= deepep_network_share(ep_nodes, top_k)
         ep_bytes = a2a * math.ceil(moe_layers / layers * max(stages))
-    grad_net = grad_share > 0.0
-    return (mcount, grad, grad_share, grad_net, pp_bytes, ep_bytes, ep_net, dp * cp > 1, dualpipe)
+    return (mcount, grad, grad_share, pp_bytes, ep_bytes, ep_net, dp * cp > 1, dualpipe)
 
 
 def shape_terms_at(
@@ -190,7 +193,7 @@ def shape_terms_at(
 ) -> tuple[int, float, float, float, float, bool, bool]:
     """:func:`_shape_terms` of a shape's :func:`shape_base` on ``bw`` bytes/s per GPU across
     servers (0 bytes give 0 s, as the terms of a shape without them)."""
-    mcount, grad, grad_share, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
+    mcount, grad, grad_share, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
     # a pass of the distributed optimizer: the ring at the slower of its edges between domains
     # and its scale-up edges (8 x the reference, the EP all-to-all's in-domain rate); ZeRO-3's
     # 2 + 2m passes keep every byte at the network's rate once any crosses, the reference's
@@ -199,10 +202,10 @@ def shape_terms_at(
     # GB200: ZeRO-3 ranked first, 94.9 s priced against ZeRO-1's 62.5 s; docs/MODEL.md 5.3)
     return (
         mcount,
-        max(grad * grad_share / bw, grad / (REFERENCE_GPU_NET_BYTES_PER_S * 8)),
-        grad / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S),
+        max(grad * grad_share / bw, grad / SCALE_UP_REFERENCE_BYTES_PER_S),
+        grad / (bw if grad_share > 0.0 else REFERENCE_GPU_NET_BYTES_PER_S),
         pp_bytes / bw,
-        ep_bytes / (bw if ep_net else REFERENCE_GPU_NET_BYTES_PER_S * 8),
+        ep_bytes / (bw if ep_net else SCALE_UP_REFERENCE_BYTES_PER_S),
         has_dp,
         dualpipe,
     )

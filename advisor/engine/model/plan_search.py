@@ -26,6 +26,7 @@ from advisor.engine.model.memory import (
 )
 from advisor.engine.model.plan_estimate import (
     REFERENCE_GPU_NET_BYTES_PER_S,
+    SCALE_UP_REFERENCE_BYTES_PER_S,
     _ShapeBase,
     shape_base_of,
     shape_consts,
@@ -313,17 +314,17 @@ def _search_training(
         pricing = []
         compute0 = (mcount + (pp - 1) / vp_max) * (per_mb0 + tp_s0 * hidden)
         # shape_terms_at of each search's rate, written out (the same divisions)
-        _, grad_b, grad_share, grad_net, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
+        _, grad_b, grad_share, pp_bytes, ep_bytes, ep_net, has_dp, dualpipe = base
         # the data-parallel passes of each sharding (ZeRO-3 adds two per micro-batch), written
         # out for the one or two shardings tried
         pass0 = 2.0 + (2.0 * mcount if z3_first else 0.0)
         pass1 = 2.0 + (2.0 * mcount if z3_last else 0.0)
         for search in live:
             bw = search.bw
-            grad = max(grad_b * grad_share / bw, grad_b / (REFERENCE_GPU_NET_BYTES_PER_S * 8))
-            grad3 = grad_b / (bw if grad_net else REFERENCE_GPU_NET_BYTES_PER_S)
+            grad = max(grad_b * grad_share / bw, grad_b / SCALE_UP_REFERENCE_BYTES_PER_S)
+            grad3 = grad_b / (bw if grad_share > 0.0 else REFERENCE_GPU_NET_BYTES_PER_S)
             pp_unit = pp_bytes / bw
-            ep_unit = ep_bytes / (bw if ep_net else REFERENCE_GPU_NET_BYTES_PER_S * 8)
+            ep_unit = ep_bytes / (bw if ep_net else SCALE_UP_REFERENCE_BYTES_PER_S)
             dp_s = no_dp
             if has_dp:
                 first = pass0 * (grad3 if z3_first else grad)

@@ -18,18 +18,15 @@ from typing import Any
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.formatting import finite as num
-from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.tools.validation import calibration_rows, training_scenario
+from advisor.engine.tools.validation import calibration_rows, run_design, training_scenario
 
 PLANNER_CHOOSES: frozenset[str] = frozenset(
     {"tp", "pp", "cp", "dp", "ep", "virtual_stages", "micro_batch", "recompute", "zero"}
 )
 """The ``parallelism`` keys the planner searches; the row's other keys are kept."""
-
-DEFAULT_DESIGN = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
-"""The design of a row that names none (as ``validate`` prices it)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ def compare(row: dict[str, Any]) -> PlannerAgainstSource:
     catalog = default_catalog()
     given = training_scenario(row)
     source = parse_scenario(given, catalog)
-    design = source.design or DEFAULT_DESIGN
+    design = run_design(source)
     source_metrics = evaluate_design(source, plan_workload(source), design, bounds=False)
     source_step = num(source_metrics.step_time_s)
     free = copy.deepcopy(given)

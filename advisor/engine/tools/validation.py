@@ -32,7 +32,7 @@ from typing import Any
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES
 from advisor.engine.facts.formatting import finite as num
-from advisor.engine.input.scenario import Design, parse_scenario
+from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.collectives import (
     ScaleUp,
     collective,
@@ -45,7 +45,7 @@ from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import contiguous_share
-from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.planner import REFERENCE_DESIGN, plan_workload
 from advisor.engine.model.serving.results import predict_published
 from advisor.engine.model.topology import size_topology
 
@@ -186,11 +186,17 @@ def training_scenario(row: dict[str, Any]) -> dict[str, Any]:
     return scenario
 
 
+def run_design(scenario: Scenario) -> Design:
+    """The design a published training run is priced on: its own, or, where the row names none,
+    the planner's reference (one 400G InfiniBand NIC per GPU, non-blocking)."""
+    return scenario.design or REFERENCE_DESIGN
+
+
 def predict_training(row: dict[str, Any]) -> dict[str, float]:
     # the design the run used, priced directly (the recommendation is not needed here)
     scenario = parse_scenario(training_scenario(row), default_catalog())
     workload = plan_workload(scenario)
-    design = scenario.design or Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
+    design = run_design(scenario)
     metrics = evaluate_design(scenario, workload, design)
     gpu = default_catalog().gpu(row["config"]["gpu"])
     assert gpu is not None
