@@ -43,11 +43,12 @@ EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe", "a2a_1f1b")
 forward of one micro-batch runs with the backward of another in interleaved 1F1B) hide the
 expert all-to-all behind the other micro-batch's compute."""
 MOE_DISPATCHERS: tuple[str, ...] = ("alltoall", "deepep")
-"""Expert-parallel token dispatchers of training: ``alltoall`` (default: Megatron-Core's NCCL
-all-to-all token dispatcher, the one NeMo's MoE recipes use unless DeepEP is enabled; one copy
-per routed expert) or ``deepep`` (Megatron-Core's ``flex`` dispatcher with DeepEP / HybridEP, as
-the NeMo DeepSeek-V3 performance recipes enable it: a token crosses the network once per
-destination server and is forwarded over NVLink inside it)."""
+"""Expert-parallel token dispatchers of training: ``alltoall`` (an explicit plan's default:
+Megatron-Core's NCCL all-to-all token dispatcher, the one NeMo's MoE recipes use unless DeepEP is
+enabled; one copy per routed expert) or ``deepep`` (Megatron-Core's ``flex`` dispatcher with
+DeepEP / HybridEP, as the NeMo DeepSeek-V3 performance recipes enable it: a token crosses the
+network once per destination server and is forwarded over NVLink inside it; a planned job's
+default on NVIDIA Hopper and Blackwell, ``model.plans.moe_software``)."""
 ZERO_STAGES: dict[int, str] = {0: "none", 1: "zero1", 3: "zero3"}
 GPU_PRICING: tuple[str, ...] = ("owned", "cloud")
 PREFERENCES: tuple[str, ...] = ("cost", "balanced", "performance")
@@ -262,7 +263,8 @@ class ParallelismSpec:
     """``none`` | ``dualpipe`` | ``a2a_1f1b``: expert all-to-all hidden behind another
     micro-batch's compute."""
     moe_dispatcher: str | None = None
-    """``alltoall`` (default) | ``deepep``: how training sends tokens to their experts."""
+    """``alltoall`` | ``deepep``: how training sends tokens to their experts; ``None`` (and
+    ``ep_overlap`` ``None``): ``model.plans.moe_software`` decides."""
     flash_attention: bool | None = None
     """False: attention as batched GEMMs + softmax over the full score matrix (pre-2022)."""
     sequence_parallel: bool | None = None

@@ -171,12 +171,16 @@ FIELDS: dict[str, FieldDoc] = {
         "boolean", "Tensor-parallel comm overlapped with GEMMs; default on Hopper and newer."
     ),
     "parallelism.ep_overlap": FieldDoc(
-        "string", "Expert all-to-all hidden behind compute.", choices=sc.EP_OVERLAP_MODES
+        "string",
+        "Expert all-to-all hidden behind compute; a planned MoE job defaults to a2a_1f1b "
+        "where Megatron-Core runs it, an explicit plan to none.",
+        choices=sc.EP_OVERLAP_MODES,
     ),
     "parallelism.moe_dispatcher": FieldDoc(
         "string",
-        "Expert dispatch in training: alltoall (default, NCCL all-to-all of every token copy) "
-        "or deepep (DeepEP/HybridEP: a token crosses the network once per server).",
+        "Expert dispatch in training: alltoall (NCCL all-to-all of every token copy) or deepep "
+        "(DeepEP/HybridEP: a token crosses the network once per server); a planned MoE job on "
+        "NVIDIA Hopper/Blackwell defaults to deepep, otherwise alltoall.",
         choices=sc.MOE_DISPATCHERS,
     ),
     "parallelism.flash_attention": FieldDoc("boolean", "Fused attention (default true)."),

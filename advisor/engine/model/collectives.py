@@ -168,6 +168,9 @@ class CommDomain:
     transport: NetTransport | None = None
     """A network-plugin transport (AWS EFA) across domains: its step latency replaces NCCL's
     network latency and it sets the protocols (``facts/transports.py``); None: NCCL's own."""
+    rdma: bool = True
+    """RDMA verbs between domains (InfiniBand or RoCE, no plugin transport): what DeepEP's
+    internode kernels need (NVSHMEM; deepseek-ai/DeepEP README); NCCL runs without them too."""
 
     # the value hash, computed once per domain: the expert all-to-all's cache is keyed by it
     __hash__ = cached_value_hash
@@ -457,6 +460,7 @@ def make_domain(
         generation=scaleup.generation,
         nccl_version=nccl_version,
         transport=plugin,
+        rdma=fabric.rdma and plugin is None if fabric is not None else True,
     )
 
 
@@ -951,12 +955,13 @@ def expert_all_to_all_time_s(
     """One expert-parallel dispatch (or combine) of training: ``nbytes`` = every (token,
     expert) copy a rank holds (nccl-tests ``S``).  ``alltoall`` is NCCL's all-to-all of all
     copies (Megatron-Core ``alltoall`` token dispatcher); ``deepep`` sends a token once per
-    destination domain (:func:`deepep_network_share`) and forwards it inside the domain."""
+    destination domain (:func:`deepep_network_share`) and forwards it inside the domain, over
+    RDMA only (``CommDomain.rdma``; without it the dispatch is NCCL's all-to-all)."""
     if dispatcher not in MOE_DISPATCHERS:
         raise ValueError(f"unknown dispatcher {dispatcher!r}; known: {', '.join(MOE_DISPATCHERS)}")
     if d.ranks <= 1 or nbytes <= 0:
         return 0.0
-    if dispatcher == "alltoall" or d.nodes <= 1:
+    if dispatcher == "alltoall" or d.nodes <= 1 or not d.rdma:
         return _all_to_all_time(nbytes, d)
     return _all_to_all_time(nbytes, d, net_share=deepep_network_share(d.nodes, top_k), forward=True)
 

@@ -592,6 +592,32 @@ def _transport_rows(scenario: Scenario) -> list[Assumption]:
     ]
 
 
+def _moe_training_rows(workload: WorkloadPlan) -> list[Assumption]:
+    """The expert dispatch and overlap a training plan with expert parallelism runs
+    (``plans.moe_software``, docs/MODEL.md 8)."""
+    plan = workload.plan
+    if workload.training is None or plan.ep <= 1:
+        return []
+    dispatch = (
+        "DeepEP (once per destination server over RDMA; NCCL all-to-all where the fabric "
+        "has no RDMA)"
+        if plan.moe_dispatcher == "deepep"
+        else "NCCL all-to-all of every token copy"
+    )
+    overlap = {
+        "a2a_1f1b": "under another micro-batch's compute (Megatron-Core 1F1B overlap)",
+        "dualpipe": "under another micro-batch's compute (DualPipe)",
+    }.get(plan.ep_overlap, "not overlapped")
+    source = (
+        "Megatron-Core token dispatchers; NVIDIA Megatron-Bridge MoE performance recipes "
+        "(flex dispatcher with DeepEP/HybridEP, overlap_moe_expert_parallel_comm)"
+    )
+    return [
+        _row("expert dispatch", dispatch, "", source),
+        _row("expert all-to-all overlap", overlap, "", source),
+    ]
+
+
 def _serving_load_rows() -> list[Assumption]:
     """How a serving answer reads its load (docs/MODEL.md 15, "Load")."""
     return [
@@ -719,6 +745,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
             "42 Gb/s per core (Cai et al., SIGCOMM'21), send + receive",
         ),
         *_transport_rows(scenario),
+        *_moe_training_rows(workload),
         *(_serving_load_rows() if workload.inference is not None else []),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),

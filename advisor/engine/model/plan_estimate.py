@@ -18,7 +18,7 @@ from advisor.engine.model.placement import (
     expert_tp,
     pipeline_crosses_network,
 )
-from advisor.engine.model.plans import domain_gpus, group_layout
+from advisor.engine.model.plans import domain_gpus, group_layout, moe_software
 from advisor.engine.model.stage_time import (
     TP_OVERLAP_HIDDEN,
     _act_bytes,
@@ -104,6 +104,7 @@ def shape_consts(scenario: Scenario) -> _ShapeConsts:
     assert scenario.training is not None
     m = scenario.model
     dense_params, expert_params, _, _ = _model_consts(m)
+    software = moe_software(scenario)
     return (
         scenario.training.global_batch_sequences,
         scenario.gpus_per_node,
@@ -116,8 +117,8 @@ def shape_consts(scenario: Scenario) -> _ShapeConsts:
         m.moe_top_k,
         m.moe_layers,
         m.layers,
-        (scenario.parallelism.moe_dispatcher or "alltoall") == "deepep",
-        scenario.parallelism.ep_overlap in ("dualpipe", "a2a_1f1b"),
+        software.dispatcher == "deepep",
+        software.overlap in ("dualpipe", "a2a_1f1b"),
     )
 
 

@@ -31,7 +31,13 @@ from advisor.engine.model.plan_estimate import (
     shape_base_of,
     shape_consts,
 )
-from advisor.engine.model.plans import _divisors, _powers_of_two_up_to, domain_gpus
+from advisor.engine.model.plans import (
+    _divisors,
+    _powers_of_two_up_to,
+    a2a_overlap_runs,
+    domain_gpus,
+    moe_software,
+)
 from advisor.engine.model.stage_time import (
     TP_OVERLAP_HIDDEN,
     _microbatches,
@@ -255,6 +261,9 @@ def _search_training(
     recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
     shardings = _sharding_options(scenario)
     tp_overlap = _tp_overlap(scenario)
+    # Megatron-Core's 1F1B all-to-all overlap runs on some plans only (a2a_overlap_runs); the
+    # shape's bound below assumes it (it only lowers the estimate), each plan asks
+    a2a = moe_software(scenario).overlap == "a2a_1f1b"
     # 1. every shape (tp, cp, pp, ep, micro-batch) that can fit at all, with a compute floor
     # (the same whatever ``bw``: computed once for both searches of a size)
     if shapes is None:
@@ -387,7 +396,7 @@ def _search_training(
                         compute = bubble * (per_mb + tp_s * hidden)
                         window = (compute if z3 else per_mb) * DP_OVERLAP_EFFICIENCY
                         ep_s = ep_mb
-                        if dualpipe:
+                        if dualpipe and (not a2a or a2a_overlap_runs(ep, pp, vp, rc)):
                             ep_s = ep_mb - compute
                             ep_s = ep_s if ep_s > 0.0 else 0.0  # max(0.0, ...)
                         exposed = dp_z - window

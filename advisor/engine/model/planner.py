@@ -41,7 +41,15 @@ from advisor.engine.model.plan_search import (
     _SizeMemo,
     _tp_overlap,
 )
-from advisor.engine.model.plans import Plan, TrainingPlan, WorkloadPlan, as_planned, domain_gpus
+from advisor.engine.model.plans import (
+    Plan,
+    TrainingPlan,
+    WorkloadPlan,
+    a2a_overlap_runs,
+    as_planned,
+    domain_gpus,
+    moe_software,
+)
 from advisor.engine.model.serving.deployment import _plan_inference
 from advisor.engine.model.stage_time import _microbatches, _stage_split, _training_costs
 from advisor.engine.model.training_step import (
@@ -456,10 +464,46 @@ def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
         first_stage_layers=0 if even else first,
         last_stage_layers=0 if even else last,
         tp_comm_overlap=_tp_overlap(scenario),
-        ep_overlap=scenario.parallelism.ep_overlap or "none",
-        moe_dispatcher=scenario.parallelism.moe_dispatcher or "alltoall",
+        ep_overlap=_ep_overlap(scenario, c, source),
+        moe_dispatcher=moe_software(scenario).dispatcher,
         gpus_used=c.tp * c.cp * c.pp * c.dp,
     )
+
+
+def _ep_overlap(scenario: Scenario, c: _Candidate, source: str) -> str:
+    """The plan's expert all-to-all overlap (:func:`plans.moe_software`): as given on an
+    explicit plan; on a chosen one, Megatron-Core's 1F1B overlap only where it runs
+    (:func:`plans.a2a_overlap_runs`), none elsewhere."""
+    overlap = moe_software(scenario).overlap
+    if source == "explicit" or overlap != "a2a_1f1b":
+        return overlap
+    return overlap if a2a_overlap_runs(c.ep, c.pp, c.vp, c.recompute) else "none"
+
+
+def _moe_software_notes(scenario: Scenario, plan: Plan) -> list[str]:
+    """What the answer assumed of the MoE training stack where the scenario left it open
+    (:func:`plans.moe_software`)."""
+    p = scenario.parallelism
+    notes: list[str] = []
+    if p.moe_dispatcher is None:
+        notes.append(
+            "expert dispatch assumed as NVIDIA's MoE training recipes run it: DeepEP "
+            "(Megatron-Core's flex dispatcher; a token crosses the network once per destination "
+            "server, over RDMA, and is forwarded over NVLink inside it)"
+            if plan.moe_dispatcher == "deepep"
+            else "expert dispatch assumed to be NCCL's all-to-all (Megatron-Core's alltoall "
+            "dispatcher; DeepEP needs NVIDIA Hopper or Blackwell GPUs joined by NVLink, not "
+            f"the {scenario.gpu.name})"
+        )
+    if p.ep_overlap is None:
+        notes.append(
+            "the expert all-to-all assumed overlapped with another micro-batch's compute "
+            "(Megatron-Core's 1F1B all-to-all overlap, as NVIDIA's MoE recipes enable it)"
+            if plan.ep_overlap == "a2a_1f1b"
+            else "the expert all-to-all is not overlapped: Megatron-Core's 1F1B all-to-all "
+            "overlap needs no pipeline or an interleaved one, and no full recomputation"
+        )
+    return notes
 
 
 def _plan_training(scenario: Scenario) -> WorkloadPlan:
@@ -552,6 +596,8 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
             f"global batch rounded to {_microbatches(batch, dp, mb) * dp * mb:,} sequences "
             f"(a multiple of dp x micro_batch = {dp * mb:,})"
         )
+    if source == "planner" and plan.ep > 1:
+        notes.extend(_moe_software_notes(scenario, plan))
     if others:
         sizes = sorted({o.plan.gpus_used for o in others})
         notes.append(

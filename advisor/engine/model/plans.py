@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.collectives import deepep_network_share
@@ -226,6 +226,54 @@ def smaller_server_counts(nodes: int) -> list[int]:
         if nodes // (m * 2**a) > SMALLER_DEPLOYMENTS_SPAN
     }
     return sorted(n for n in smaller if 1 <= n < nodes)
+
+
+class MoeSoftware(NamedTuple):
+    """The expert dispatcher and all-to-all overlap a training plan runs
+    (:func:`moe_software`)."""
+
+    dispatcher: str
+    overlap: str
+
+
+DEEPEP_GENERATIONS: tuple[str, ...] = ("hopper", "blackwell")
+"""NVIDIA generations DeepEP and Megatron-Core's HybridEP run on (NVLink inside the server or
+rack, NVSHMEM/IBGDA over RDMA between them: deepseek-ai/DeepEP README, Megatron-Core's flex
+dispatcher)."""
+
+
+def moe_software(scenario: Scenario) -> MoeSoftware:
+    """The MoE training stack of ``scenario``: what it sets, else what the field runs.
+
+    A plan the planner chooses for a mixture-of-experts model runs the software NVIDIA's MoE
+    training recipes enable (Megatron-Bridge performance recipes for DeepSeek-V3, Qwen3 and
+    gpt-oss; docs/MODEL.md 8): the ``deepep`` dispatcher (Megatron-Core's ``flex`` with DeepEP /
+    HybridEP) on NVIDIA Hopper and Blackwell GPUs joined by NVLink (:data:`DEEPEP_GENERATIONS`),
+    and the ``a2a_1f1b`` overlap (``overlap_moe_expert_parallel_comm``) wherever Megatron-Core
+    allows it (:func:`a2a_overlap_runs`).  An explicit plan (``parallelism.given``), a dense
+    model and a setting the scenario gives keep Megatron-Core's own defaults or the given
+    value: ``alltoall``, ``none``."""
+    p = scenario.parallelism
+    chosen = scenario.model.is_moe and scenario.training is not None and not p.given
+    gpu = scenario.gpu
+    deepep = (
+        chosen
+        and gpu.vendor == "NVIDIA"
+        and gpu.generation in DEEPEP_GENERATIONS
+        and gpu.scaleup_kind == "nvlink"
+    )
+    return MoeSoftware(
+        p.moe_dispatcher or ("deepep" if deepep else "alltoall"),
+        p.ep_overlap or ("a2a_1f1b" if chosen else "none"),
+    )
+
+
+def a2a_overlap_runs(ep: int, pp: int, vp: int, recompute: str) -> bool:
+    """Whether Megatron-Core runs ``overlap_moe_expert_parallel_comm`` on a plan: expert
+    parallelism, no full recomputation, and no pipeline or an interleaved one (its argument
+    checks: "moe a2a overlap is only supported with vpp", "disable full recomputation when
+    enabling overlap_moe_expert_parallel_comm"; megatron/training/arguments.py)."""
+    return ep > 1 and recompute != "full" and (pp == 1 or vp > 1)
 
 
 def domain_gpus(scenario: Scenario) -> int:

@@ -41,7 +41,14 @@ from advisor.engine.model.placement import (
     pipeline_crosses_network,
     whole_groups,
 )
-from advisor.engine.model.plans import InferencePlan, Plan, TrainingPlan, domain_gpus, group_layout
+from advisor.engine.model.plans import (
+    InferencePlan,
+    Plan,
+    TrainingPlan,
+    domain_gpus,
+    group_layout,
+    moe_software,
+)
 from advisor.engine.model.serving.compute import (
     dense_decode_s,
     dense_prefill_s,
@@ -122,7 +129,7 @@ def _stage_table(scenario: Scenario) -> dict[tuple[Any, ...], tuple[float, float
         scenario.sequence_length,
         p.flash_attention,
         p.sequence_parallel,
-        p.moe_dispatcher,
+        moe_software(scenario).dispatcher,
     )
     table = _STAGE_CACHE.get(key)
     if table is None:
@@ -246,7 +253,7 @@ def _layer_time(
         ep,
         par.flash_attention is not False,
         par.sequence_parallel is not False,
-        sort_local=(par.moe_dispatcher or "alltoall") == "alltoall",
+        sort_local=moe_software(scenario).dispatcher == "alltoall",
     )
     layer = (
         (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s)

@@ -3,11 +3,12 @@ sources").
 
 Each published training row that gives its own plan (Megatron-LM, Korthikanti, MLPerf, NeMo,
 Llama 3, DeepSeek-V3) is priced twice on its own design: with the source's plan, and with the
-planner's plan for the same job (the row's settings the planner does not choose, such as the MoE
-dispatcher, the all-to-all overlap or FP8 weight gathering, kept).  A planner that searches well
-is never much slower than the source's plan by the engine's own model; it may be faster, since
-it optimises the model it is priced by.  This checks the search, not the model's accuracy
-(``validate`` does that).
+planner's plan for the same job (the row's settings the planner does not search, such as FP8
+weight gathering, kept, and the MoE dispatcher and all-to-all overlap the source's plan ran:
+the row's, or Megatron-Core's defaults where it is silent, :func:`plans.moe_software`).  A
+planner that searches well is never much slower than the source's plan by the engine's own
+model; it may be faster, since it optimises the model it is priced by.  This checks the
+search, not the model's accuracy (``validate`` does that).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from advisor.engine.facts.formatting import finite as num
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.plans import moe_software
 from advisor.engine.tools.validation import calibration_rows, run_design, training_scenario
 
 PLANNER_CHOOSES: frozenset[str] = frozenset(
@@ -66,6 +68,10 @@ def compare(row: dict[str, Any]) -> PlannerAgainstSource:
     free["parallelism"] = {
         k: v for k, v in given["parallelism"].items() if k not in PLANNER_CHOOSES
     }
+    # like with like: the MoE stack the source's plan was priced with, not the planner's own
+    software = moe_software(source)
+    free["parallelism"].setdefault("moe_dispatcher", software.dispatcher)
+    free["parallelism"].setdefault("ep_overlap", software.overlap)
     planned = parse_scenario(free, catalog)
     workload = plan_workload(planned)
     planner_step = num(evaluate_design(planned, workload, design, bounds=False).step_time_s)
