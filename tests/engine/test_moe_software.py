@@ -166,3 +166,30 @@ def test_the_answer_lists_the_moe_stack_it_assumed() -> None:
         "expert dispatch": "NCCL all-to-all of every token copy",
         "expert all-to-all overlap": "not overlapped",
     }
+
+
+def test_the_audit_property_holds_on_an_answer_and_catches_a_plan_megatron_refuses() -> None:
+    from dataclasses import replace
+
+    from advisor.engine import evaluate_typed
+    from advisor.engine.tools.audit import moe_stack_violations
+
+    result = evaluate_typed(
+        {
+            "workload": "training",
+            "model": "deepseek-v3",
+            "gpu": "h100-sxm",
+            "gpus": 1024,
+            "precision": "fp8",
+        }
+    )
+    assert result.workload.plan.ep > 1
+    assert moe_stack_violations("case", result) == []
+    plan = replace(result.workload.plan, pp=8, virtual_stages=1, ep_overlap="a2a_1f1b")
+    bad = replace(result, workload=replace(result.workload, plan=plan))
+    assert [v.prop for v in moe_stack_violations("case", bad)] == ["moe-stack"]
+    unoverlapped = replace(result.workload.plan, pp=1, virtual_stages=1, ep_overlap="none")
+    silent = replace(result, workload=replace(result.workload, plan=unoverlapped))
+    assert [v.prop for v in moe_stack_violations("case", silent)] == ["moe-stack"]
+    amd = replace(result, scenario=replace(result.scenario, gpu="mi300x"))
+    assert "deepep on the AMD" in moe_stack_violations("case", amd)[0].detail

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 from typing import Any, NamedTuple
 
+from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.placement import (
@@ -255,16 +256,20 @@ def moe_software(scenario: Scenario) -> MoeSoftware:
     value: ``alltoall``, ``none``."""
     p = scenario.parallelism
     chosen = scenario.model.is_moe and scenario.training is not None and not p.given
-    gpu = scenario.gpu
-    deepep = (
-        chosen
-        and gpu.vendor == "NVIDIA"
-        and gpu.generation in DEEPEP_GENERATIONS
-        and gpu.scaleup_kind == "nvlink"
-    )
+    deepep = chosen and deepep_runs_on(scenario.gpu)
     return MoeSoftware(
         p.moe_dispatcher or ("deepep" if deepep else "alltoall"),
         p.ep_overlap or ("a2a_1f1b" if chosen else "none"),
+    )
+
+
+def deepep_runs_on(gpu: GpuSpec) -> bool:
+    """Whether DeepEP / HybridEP run on ``gpu``'s servers: NVIDIA Hopper or Blackwell GPUs
+    joined by NVLink (:data:`DEEPEP_GENERATIONS`)."""
+    return (
+        gpu.vendor == "NVIDIA"
+        and gpu.generation in DEEPEP_GENERATIONS
+        and gpu.scaleup_kind == "nvlink"
     )
 
 

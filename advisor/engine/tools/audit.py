@@ -78,6 +78,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.model.placement import whole_groups
+from advisor.engine.model.plans import a2a_overlap_runs, deepep_runs_on
 from advisor.engine.result.echo import Memory, Traffic
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.audit_grid import LADDER_SERVERS, AuditCase, scenario_for
@@ -678,6 +679,28 @@ def memory_violations(case: str, result: EngineResult) -> list[Violation]:
     return [Violation("memory-record", case, problem) for problem in problems]
 
 
+def moe_stack_violations(case: str, result: EngineResult) -> list[Violation]:
+    """A planned training plan with expert parallelism runs the MoE stack where it can run
+    (``plans.moe_software``): the 1F1B all-to-all overlap exactly where Megatron-Core runs it
+    (``plans.a2a_overlap_runs``) when the scenario left the overlap open, never where it does
+    not; DeepEP only on NVIDIA Hopper or Blackwell GPUs joined by NVLink."""
+    plan = result.workload.plan
+    training = result.scenario.workload in ("training", "fine_tuning")
+    if not training or plan.ep <= 1 or plan.source != "planner":
+        return []
+    given = result.scenario.parallelism
+    runs = a2a_overlap_runs(plan.ep, plan.pp, plan.virtual_stages, plan.recompute)
+    problems = []
+    if plan.ep_overlap == "a2a_1f1b" and not runs:
+        problems.append(f"a2a_1f1b on pp {plan.pp} vp {plan.virtual_stages} {plan.recompute}")
+    if given.get("ep_overlap") is None and runs and plan.ep_overlap != "a2a_1f1b":
+        problems.append(f"overlap left open, {plan.ep_overlap} on a plan Megatron overlaps")
+    gpu = default_catalog().gpu(result.scenario.gpu)  # None: a GPU the scenario describes
+    if gpu is not None and plan.moe_dispatcher == "deepep" and not deepep_runs_on(gpu):
+        problems.append(f"deepep on the {gpu.name}")
+    return [Violation("moe-stack", case, problem) for problem in problems]
+
+
 RAG_HEADLINE_WORDS = "RAG pipeline"
 """How a retrieval pipeline's headline opens (decision/rag.add_rag_answer)."""
 RAG_LATE_WORDS = "With retrieval the first token comes after"
@@ -832,6 +855,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
         *memory_violations(label, result),
+        *moe_stack_violations(label, result),
         *rag_violations(label, result),
         *text_violations(label, result),
     ]
