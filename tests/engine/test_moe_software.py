@@ -193,3 +193,25 @@ def test_the_audit_property_holds_on_an_answer_and_catches_a_plan_megatron_refus
     assert [v.prop for v in moe_stack_violations("case", silent)] == ["moe-stack"]
     amd = replace(result, scenario=replace(result.scenario, gpu="mi300x"))
     assert "deepep on the AMD" in moe_stack_violations("case", amd)[0].detail
+
+
+def test_the_audit_property_leaves_a_dispatcher_the_user_named() -> None:
+    from dataclasses import replace
+
+    from advisor.engine import evaluate_typed
+    from advisor.engine.tools.audit import moe_stack_violations
+
+    named = evaluate_typed(
+        {
+            "workload": "training",
+            "model": "deepseek-v3",
+            "gpu": "mi300x",
+            "gpus": 1048,
+            "precision": "fp8",
+            "parallelism": {"moe_dispatcher": "deepep"},
+        }
+    )
+    assert named.workload.plan.moe_dispatcher == "deepep"
+    assert moe_stack_violations("case", named) == []
+    left_open = replace(named, scenario=replace(named.scenario, parallelism={}))
+    assert [v.prop for v in moe_stack_violations("case", left_open)] == ["moe-stack"]

@@ -450,6 +450,7 @@ def _fastest_on_fewer_gpus(
 def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
     first, _, last = c.stages
     even = first == last == c.stages[1]
+    software = moe_software(scenario)
     return Plan(
         tp=c.tp,
         pp=c.pp,
@@ -464,17 +465,16 @@ def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
         first_stage_layers=0 if even else first,
         last_stage_layers=0 if even else last,
         tp_comm_overlap=_tp_overlap(scenario),
-        ep_overlap=_ep_overlap(scenario, c, source),
-        moe_dispatcher=moe_software(scenario).dispatcher,
+        ep_overlap=_ep_overlap(software.overlap, c, source),
+        moe_dispatcher=software.dispatcher,
         gpus_used=c.tp * c.cp * c.pp * c.dp,
     )
 
 
-def _ep_overlap(scenario: Scenario, c: _Candidate, source: str) -> str:
-    """The plan's expert all-to-all overlap (:func:`plans.moe_software`): as given on an
-    explicit plan; on a chosen one, Megatron-Core's 1F1B overlap only where it runs
-    (:func:`plans.a2a_overlap_runs`), none elsewhere."""
-    overlap = moe_software(scenario).overlap
+def _ep_overlap(overlap: str, c: _Candidate, source: str) -> str:
+    """The plan's expert all-to-all overlap from the scenario's (:func:`plans.moe_software`):
+    as given on an explicit plan; on a chosen one, Megatron-Core's 1F1B overlap only where it
+    runs (:func:`plans.a2a_overlap_runs`), none elsewhere."""
     if source == "explicit" or overlap != "a2a_1f1b":
         return overlap
     return overlap if a2a_overlap_runs(c.ep, c.pp, c.vp, c.recompute) else "none"

@@ -683,7 +683,8 @@ def moe_stack_violations(case: str, result: EngineResult) -> list[Violation]:
     """A planned training plan with expert parallelism runs the MoE stack where it can run
     (``plans.moe_software``): the 1F1B all-to-all overlap exactly where Megatron-Core runs it
     (``plans.a2a_overlap_runs``) when the scenario left the overlap open, never where it does
-    not; DeepEP only on NVIDIA Hopper or Blackwell GPUs joined by NVLink."""
+    not; DeepEP, when the scenario left the dispatcher open, only on NVIDIA Hopper or Blackwell
+    GPUs joined by NVLink (a user may name it anywhere)."""
     plan = result.workload.plan
     training = result.scenario.workload in ("training", "fine_tuning")
     if not training or plan.ep <= 1 or plan.source != "planner":
@@ -696,7 +697,8 @@ def moe_stack_violations(case: str, result: EngineResult) -> list[Violation]:
     if given.get("ep_overlap") is None and runs and plan.ep_overlap != "a2a_1f1b":
         problems.append(f"overlap left open, {plan.ep_overlap} on a plan Megatron overlaps")
     gpu = default_catalog().gpu(result.scenario.gpu)  # None: a GPU the scenario describes
-    if gpu is not None and plan.moe_dispatcher == "deepep" and not deepep_runs_on(gpu):
+    chosen_deepep = plan.moe_dispatcher == "deepep" and given.get("moe_dispatcher") is None
+    if gpu is not None and chosen_deepep and not deepep_runs_on(gpu):
         problems.append(f"deepep on the {gpu.name}")
     return [Violation("moe-stack", case, problem) for problem in problems]
 
