@@ -17,6 +17,7 @@ from advisor.engine.model.serving.attention import (
 )
 from advisor.engine.model.serving.compute import dense_decode_s
 from advisor.engine.model.serving.pools import _pool
+from advisor.engine.model.serving.weights import served_weight_bytes
 
 CATALOG = default_catalog()
 
@@ -192,26 +193,35 @@ def test_a_decode_step_prices_the_attention_by_the_fitted_rule() -> None:
 
 
 def test_the_kv_cache_is_sized_from_the_memory_in_binary_gigabytes() -> None:
-    """Llama 3.1 405B FP8 at TP8 on H100, 128 / 2,048 tokens: trtllm-bench sizes its batch from
-    the device memory in GiB less the weights, x 0.95 (tensorrt_llm/bench/build/tuning.py,
+    """Llama 3.1 405B FP8 at TP8 on H100, 128 / 2,048 tokens: 0.9 of the memory in GiB left
+    after the weights (409.2 GB: the 16-bit embedding and output head, docs/MODEL.md 15.1) and
+    2 GB holds 419 requests. trtllm-bench sizes its batch from the device memory in GiB less
+    every parameter at 1 byte, x 0.95 (tensorrt_llm/bench/build/tuning.py,
     calc_engine_setting): (8 x 80 GiB - 405e9 B) x 0.95 / (2,176 tokens x 126 layers x 2 x 8
-    x 128 B) = 477 requests (an optimistic bound, the docstring says); 0.9 of the memory left
-    after the weights and 2 GB holds 426, 11 % fewer; 0.9 x 80e9 B less the weights held 305."""
+    x 128 B) = 477 requests, an optimistic bound its docstring calls one; 0.9 x 80e9 B less
+    the weights held 305."""
     s = _scenario("llama3.1-405b", "h100-sxm", 8)
     pool = _pool(s, "serve", 1, 8, 1, 1, 128 + 2048)
     assert pool is not None
-    trtllm_bench = (8 * 80 * 2**30 - 405e9) * 0.95 / (2176 * 126 * 2 * 8 * 128)
-    assert pool.max_batch_per_instance == pytest.approx(trtllm_bench, rel=0.12)
     h100 = CATALOG.gpu("h100-sxm")
-    weights = 405e9 / 8
+    assert h100 is not None
+    weights = served_weight_bytes(s.model, "fp8") / 8
+    kv_per_request = 2176 * 126 * 2 * 8 * 128 / 8  # the KV heads split over the 8 GPUs
+    runtime = 0.9 * (80 * 2**30 - weights - 2e9) / kv_per_request
+    assert pool.max_batch_per_instance == int(runtime)
+    trtllm_bench = (8 * 80 * 2**30 - 405e9) * 0.95 / (2176 * 126 * 2 * 8 * 128)
+    assert 0.85 * trtllm_bench < pool.max_batch_per_instance < trtllm_bench
     assert kv_room_bytes(h100, weights) > h100.memory_gb * 1e9 * MEMORY_USABLE_FRACTION - weights
 
 
 def test_which_deployments_fit_does_not_change_with_the_kv_sizing() -> None:
-    """Weights past the fit rule (0.9 of the vendor's figure) leave no KV room even where the
-    binary gigabytes would hold a few GB more; an expert-parallel pool keeps that rule's share."""
+    """Weights past the fit rule (0.9 of the capacity the runtime reads, the training planner's
+    rule) leave no KV room; an expert-parallel pool keeps 0.9 of the vendor's decimal figure
+    less its weights (DeepEP's buffers beside them, docs/MODEL.md 15.1)."""
     h200 = CATALOG.gpu("h200-sxm")
-    usable = h200.memory_gb * 1e9 * MEMORY_USABLE_FRACTION
-    assert kv_room_bytes(h200, usable + 1e6) == 0.0
-    assert kv_room_bytes(h200, 100e9, expert_parallel=True) == pytest.approx(usable - 100e9)
-    assert kv_room_bytes(h200, 100e9) > usable - 100e9
+    assert h200 is not None
+    assert kv_room_bytes(h200, h200.usable_bytes + 1e6) == 0.0
+    assert kv_room_bytes(h200, h200.usable_bytes - 1e9) > 0.0
+    decimal = h200.memory_gb * 1e9 * MEMORY_USABLE_FRACTION
+    assert kv_room_bytes(h200, 100e9, expert_parallel=True) == pytest.approx(decimal - 100e9)
+    assert kv_room_bytes(h200, 100e9) > decimal - 100e9

@@ -595,8 +595,9 @@ def test_an_infeasible_explicit_deployment_names_the_field_and_what_would_fit(
 
 def test_a_kv_cache_too_large_for_the_cluster_names_the_servers_that_would_hold_it() -> None:
     """5,000 users of Llama 3 70B on 16 H100: a server of 8 holds the weights (141 GB) and
-    about 518 requests of 2,560 tokens (0.84 GB of KV each in the fit rule's 72 GB per GPU),
-    so the refusal says about 10 servers would hold them, and 80 GPUs are answered."""
+    about 568 requests of 2,560 tokens (0.84 GB of KV each in the fit rule's 77.3 GB per GPU,
+    0.9 of 80 GiB), so the refusal says about 9 servers would hold them, and 80 GPUs are
+    answered."""
     raw = {
         "workload": "inference",
         "model": "llama3-70b",
@@ -606,8 +607,8 @@ def test_a_kv_cache_too_large_for_the_cluster_names_the_servers_that_would_hold_
     }
     with pytest.raises(ScenarioError) as err:
         _plan(raw)
-    assert "a server of 8 holds about 518 of them" in str(err.value)
-    assert "about 10 servers would hold them all" in str(err.value)
+    assert "a server of 8 holds about 568 of them" in str(err.value)
+    assert "about 9 servers would hold them all" in str(err.value)
     _, w = _plan(raw | {"gpus": 80})
     assert w.memory.fits
 

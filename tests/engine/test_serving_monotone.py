@@ -98,24 +98,27 @@ def test_tcp_never_caps_a_kv_only_fabric_below_what_the_gpus_serve() -> None:
 
 
 def test_deepseek_on_too_few_gb200_trays_is_refused_with_what_would_serve_it() -> None:
-    """DeepSeek-V3 BF16 (1,342 GB) disaggregated on 2-5 GB200 trays: a tray pool holds 670 GB
-    usable, so each pool needs 3 trays.  The refusal said 'at least 4 servers' (counting a
-    one-tray pool for the other role, which holds no more); it now says 3 + 3 and what serves
-    the model instead: on 3 trays one TP4 x PP3 replica (the replica planner did not try it and
-    refused the split deployment too), and with fp8 weights 2 + 2 trays."""
+    """DeepSeek-V3 BF16 (1,342 GB) disaggregated on 2-3 GB200 trays: a tray pool holds 719 GB
+    usable (0.9 of 4 x 186 GiB), so each pool needs 2 trays.  The refusal once said 'at least 4
+    servers' counting a one-tray pool for the other role, which holds no more; it says 2 + 2
+    and what serves the model instead: one TP8 replica over two trays of the rack, which the
+    split deployment on 3 trays serves too (the replica planner had once refused it), and with
+    fp8 weights (expert-parallel pools, whose KV room keeps the decimal figure) 2 + 2 trays.
+    (On the fit rule's decimal figure, before 2026-12-04: 670 GB a tray, 3 + 3, TP4 x PP3.)"""
     for trays in (2, 3):
         outcome = run_case(
             AuditCase("deepseek-v3", "gb200-nvl72", "inference-disaggregated", "default", trays)
         )
         assert outcome.refusal is not None
         text = " ".join(outcome.refusal["inference.pools.prefill"])
-        assert "at least 3 prefill + 3 decode servers" in text and "6 in all" in text
+        assert "at least 2 prefill + 2 decode servers" in text and "4 in all" in text
+        assert f"the scenario has {trays}" in text
         assert "with fp8 weights disaggregated serving needs 2 prefill + 2 decode" in text
-    assert "1 x TP4 x PP3" in text
+        assert "1 x TP8" in text
     split = run_case(AuditCase("deepseek-v3", "gb200-nvl72", "inference-split", "default", 3))
     assert split.result is not None, split.refusal
     plan = split.result.workload.plan
-    assert (plan.tp, plan.pp) == (4, 3)
+    assert (plan.tp, plan.pp) == (8, 1)
     assert split.result.metrics.max_requests_per_s_at_target > 0
 
 

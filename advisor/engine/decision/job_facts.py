@@ -18,11 +18,11 @@ from advisor.engine.decision.cost import CostInputs
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
-from advisor.engine.facts.constants import WEIGHT_BYTES
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import replicas_shape
 
 
@@ -152,7 +152,9 @@ class JobFacts:
     prefer: str
     gpu_id: str
     params: float
-    weight_bytes_per_param: float
+    served_weight_bytes: float
+    """Bytes of the served checkpoint (:func:`serving.weights.served_weight_bytes`): what a
+    serving cluster loads from storage."""
     platform: Platform
     storage_write_gbytes_per_s: float | None = None
     """The storage system's write rate the customer states (checkpoint time)."""
@@ -241,7 +243,6 @@ def job_facts(
         gpu_power_w=scenario.gpu.power_w,
     )
     target = scenario.inference.target_ms_per_token if scenario.inference is not None else None
-    bytes_per_param = WEIGHT_BYTES[scenario.precision]
     return JobFacts(
         workload=scenario.workload,
         gpus=scenario.gpus,
@@ -259,7 +260,7 @@ def job_facts(
         prefer=constraints.prefer,
         gpu_id=scenario.gpu.id,
         params=scenario.model.params,
-        weight_bytes_per_param=bytes_per_param,
+        served_weight_bytes=served_weight_bytes(scenario.model, scenario.precision),
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
         pipeline_only=_pipeline_only(workload),

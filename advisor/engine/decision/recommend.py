@@ -743,7 +743,7 @@ def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = Fals
     system = facts.storage_write_gbytes_per_s
     cluster = min(network, system) if system else network
     if facts.inference:
-        size = facts.params * facts.weight_bytes_per_param
+        size = facts.served_weight_bytes
         what = "load the model weights"
     else:
         size = facts.params * CHECKPOINT_BYTES_PER_PARAM

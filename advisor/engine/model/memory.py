@@ -10,7 +10,6 @@ import math
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.constants import (
     MASTER_AND_ADAM_BYTES_PER_PARAM,
-    MEMORY_USABLE_FRACTION,
     RECOMPUTE_BYTES_PER_TOKEN_HIDDEN,
     TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM,
     WEIGHT_BYTES,
@@ -18,6 +17,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.placement import expert_dp_size, expert_tp
 from advisor.engine.model.serving.compute import experts_per_gpu
+from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory
 
 GB = 1e9
@@ -355,7 +355,7 @@ def training_memory(
         kv_cache_gb=0.0,
         total_gb=total / GB,
         capacity_gb=cap,
-        usable_gb=cap * MEMORY_USABLE_FRACTION,
+        usable_gb=scenario.gpu.usable_bytes / GB,
     )
 
 
@@ -384,7 +384,7 @@ def _fits(
 
 def _parts_fit(scenario: Scenario, wg: float, opt: float, act: float) -> bool:
     """Whether a plan of these parts (bytes per GPU) fits the GPU's usable memory."""
-    return wg + opt + act <= scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
+    return wg + opt + act <= scenario.gpu.usable_bytes
 
 
 def request_kv_bytes(scenario: Scenario) -> float:
@@ -403,11 +403,11 @@ def inference_memory(
     assert scenario.inference is not None
     m = scenario.model
     wbytes = WEIGHT_BYTES[scenario.precision]
-    weights = m.params * wbytes / gpus_per_replica
+    weights = served_weight_bytes(m, scenario.precision) / gpus_per_replica
     kv = batch * request_kv_bytes(scenario) / max(1, kv_split)
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
     total = weights + kv + act
-    usable = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION  # the fit rule
+    usable = scenario.gpu.usable_bytes / GB  # the fit rule
     return memory_estimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,
@@ -426,13 +426,13 @@ def _moe_ep_memory(scenario: Scenario, r: int, batch: int) -> Memory:
     wbytes = WEIGHT_BYTES[scenario.precision]
     # routed experts: ceil(experts / r) per GPU, redundant copies fill the remainder
     weights = (
-        m.dense_params * wbytes
+        served_weight_bytes(m, scenario.precision, m.dense_params)
         + experts_per_gpu(m, r) * m.expert_params / max(1, m.moe_experts) * wbytes
     )
     per_gpu_requests = math.ceil(batch / r)
     kv = per_gpu_requests * request_kv_bytes(scenario)
     total = weights + kv
-    usable = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION  # the fit rule
+    usable = scenario.gpu.usable_bytes / GB  # the fit rule
     return memory_estimate(
         weights_gb=weights / GB,
         gradients_gb=0.0,

@@ -15,7 +15,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
-from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, MEMORY_USABLE_FRACTION
+from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY
 from advisor.engine.input.scenario import ZERO_STAGES, Scenario
 from advisor.engine.model.efficiency import hopper_or_newer
 from advisor.engine.model.memory import (
@@ -139,7 +139,7 @@ class _SizeMemo:
         self._table = _stage_table(scenario)
         self.consts = shape_consts(scenario)
         """:func:`plan_estimate.shape_consts` of the size (what each shape's bytes read of it)."""
-        self._cap = scenario.gpu.memory_bytes * MEMORY_USABLE_FRACTION
+        self._cap = scenario.gpu.usable_bytes
         """:func:`memory._parts_fit`'s usable bytes."""
 
     def shape_fits(

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
-from advisor.engine.facts.constants import PCIE_RING_EFFICIENCY
+from advisor.engine.facts.constants import MEMORY_USABLE_FRACTION, PCIE_RING_EFFICIENCY
 
 _NV_A100 = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/a100)"
 _NV_V100 = "NVIDIA V100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/v100)"
@@ -157,6 +157,12 @@ class GpuSpec:
         "80 GB" H100, 183,359 MiB on a "180 GB" B200 and 189,471 MiB on a "186 GB" GB200,
         i.e. the figure in GiB less a ~0.5 % driver reserve (docs/MODEL.md section 5.2)."""
         return self.memory_gb * GIB_BYTES
+
+    @property
+    def usable_bytes(self) -> float:
+        """The engine's fit rule, for training and serving alike: ``MEMORY_USABLE_FRACTION``
+        of :attr:`memory_bytes`, the capacity as the runtime reads it."""
+        return self.memory_bytes * MEMORY_USABLE_FRACTION
 
     @property
     def slot_gbps(self) -> float:

@@ -95,17 +95,17 @@ def decode_attention_s(rates: DecodeAttentionRates, kv_bytes: float, flops: floa
 def kv_room_bytes(gpu: GpuSpec, weights: float, expert_parallel: bool = False) -> float:
     """KV-cache memory of one GPU holding ``weights`` bytes of weights: ``KV_MEMORY_FRACTION``
     of the HBM capacity in binary gigabytes (:attr:`GpuSpec.memory_bytes`, as the runtime reads
-    it) less the weights and ``KV_MEMORY_RESERVE_BYTES``.  0.0 where the weights alone pass
-    the engine's fit rule, ``MEMORY_USABLE_FRACTION`` of the vendor's figure (the deployment
-    search's), so which deployments fit does not change with the KV sizing; an expert-parallel
-    pool (DeepEP's communication buffers beside the weights) keeps that rule's share,
-    ``MEMORY_USABLE_FRACTION`` of the vendor's figure less the weights."""
-    usable = gpu.memory_gb * BYTES_PER_GB * MEMORY_USABLE_FRACTION
-    if weights >= usable:
+    it) less the weights and ``KV_MEMORY_RESERVE_BYTES``.  0.0 where the weights alone do not
+    pass the engine's fit rule (:attr:`GpuSpec.usable_bytes`, the deployment search's), so
+    which deployments fit does not change with the KV sizing; an expert-parallel pool (DeepEP's
+    communication buffers beside the weights) keeps ``MEMORY_USABLE_FRACTION`` of the vendor's
+    decimal figure less the weights (docs/MODEL.md 15.1)."""
+    if weights >= gpu.usable_bytes:
         return 0.0
     if expert_parallel:
-        # DeepEP's and the expert-parallel runtimes' own buffers: the fit rule's share as before
-        return usable - weights
+        # DeepEP's and the expert-parallel runtimes' own buffers: MEMORY_USABLE_FRACTION of
+        # the vendor's decimal figure, as before the fit rule read the binary capacity
+        return max(0.0, gpu.memory_gb * BYTES_PER_GB * MEMORY_USABLE_FRACTION - weights)
     return KV_MEMORY_FRACTION * (gpu.memory_bytes - weights - KV_MEMORY_RESERVE_BYTES)
 
 

@@ -45,6 +45,7 @@ from advisor.engine.model.serving.gemm import (
     total_time_s,
 )
 from advisor.engine.model.serving.intra import intra_time_s
+from advisor.engine.model.serving.weights import head_precision
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
@@ -287,7 +288,7 @@ def _output_head_s(scenario: Scenario, rows: float, tp: int) -> float:
     model = scenario.model
     return gemm_time_s(
         scenario.gpu,
-        scenario.precision,
+        head_precision(scenario.precision),
         rows,
         model.vocab / tp,
         model.hidden,
@@ -478,7 +479,7 @@ def _moe_layer_gemms(
         down=gemms[-1],
         elementwise_bytes_per_row=shapes.elementwise_bytes_per_row,
         hbm=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
-        head=inference_gemm(gpu, precision, model.vocab / tp, model.hidden),
+        head=inference_gemm(gpu, head_precision(precision), model.vocab / tp, model.hidden),
         consts=_decode_consts(gpu, model, precision),
     )
 
@@ -762,7 +763,8 @@ def _dense_decode_s(
         )
     )
     layer = gemm + elementwise + attention + consts.other_kernels_s
-    head = inference_gemm(gpu, precision, model.vocab / tp, model.hidden).time_s(max(1.0, rows))
+    head_gemm = inference_gemm(gpu, head_precision(precision), model.vocab / tp, model.hidden)
+    head = head_gemm.time_s(max(1.0, rows))
     stage = layers / pp * layer + head / pp
     step = pp * stage
     if tp_comm and tp > 1 and tp <= scenario.gpus_per_node and rows > 0:

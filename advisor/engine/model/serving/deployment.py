@@ -11,10 +11,6 @@ from dataclasses import replace
 from functools import partial
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import (
-    MEMORY_USABLE_FRACTION,
-    WEIGHT_BYTES,
-)
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
 from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
@@ -54,6 +50,7 @@ from advisor.engine.model.serving.scoring import (
     reaches,
     serving_score,
 )
+from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory, parallel_shape
 
 # ----------------------------------------------------------------------------- inference
@@ -219,8 +216,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
             if deployment == "replicas":
                 field = "inference.deployment"
-            weights_gb = m.params * WEIGHT_BYTES[scenario.precision] / GB
-            usable_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION
+            weights_gb = served_weight_bytes(m, scenario.precision) / GB
+            usable_gb = scenario.gpu.usable_bytes / GB
             need = math.ceil(weights_gb / usable_gb)
             limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
             context = inf.prompt_tokens + inf.output_tokens
@@ -527,8 +524,8 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
     if scenario.parallelism.given or inf.independent_replicas is True or scenario.nodes < 2:
         return None
     m = scenario.model
-    weights = m.params * WEIGHT_BYTES[scenario.precision]
-    too_big = weights > dom * scenario.gpu.memory_gb * GB * MEMORY_USABLE_FRACTION
+    weights = served_weight_bytes(m, scenario.precision)
+    too_big = weights > dom * scenario.gpu.usable_bytes
     return "compare" if too_big else None
 
 
@@ -676,8 +673,8 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
         assert first_error is not None
         if any(f.startswith("inference.pools") for f in first_error.field_errors):
             # no deployment was asked for: say what does not fit, not the disaggregated pools
-            weights_gb = scenario.model.params * WEIGHT_BYTES[scenario.precision] / GB
-            usable_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION * scenario.gpus
+            weights_gb = served_weight_bytes(scenario.model, scenario.precision) / GB
+            usable_gb = scenario.gpu.usable_bytes / GB * scenario.gpus
             raise ScenarioError.single(
                 "gpus",
                 f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.name}: "

@@ -33,6 +33,7 @@ from advisor.engine.model.serving.compute import (
     prefill_service_s,
     scaleup_domain_gpus,
 )
+from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import ServingPool
 
 
@@ -86,9 +87,9 @@ def _pool(
     if ep > 1:
         per_gpu = experts_per_gpu(model, ep)
         slots = per_gpu * ep
-        weights = model.dense_params * weight_bytes / tp + per_gpu * _expert_bytes(
-            model, weight_bytes
-        )
+        weights = served_weight_bytes(
+            model, scenario.precision, model.dense_params
+        ) / tp + per_gpu * _expert_bytes(model, weight_bytes)
         gpi = 1 if tp == 1 else tp
         kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
         # the attention ranks of the whole expert groups the GPUs hold (EP64 on two 72-GPU
@@ -98,7 +99,7 @@ def _pool(
         redundant = slots - model.moe_experts
     else:
         per_gpu, redundant = 0, 0
-        weights = model.params * weight_bytes / (tp * pp)
+        weights = served_weight_bytes(model, scenario.precision) / (tp * pp)
         gpi = tp * pp
         kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
         instances = whole_groups(gpi, domain_gpus(scenario), gpus)
@@ -129,9 +130,11 @@ def _pool(
 
 
 def _holds_a_handful(scenario: Scenario, pool: ServingPool) -> bool:
-    """Room for at least 4 requests by the engine's fit rule (``MEMORY_USABLE_FRACTION`` of
-    the vendor's figure less the weights): the bar a pool's tensor-parallel size is chosen by,
-    as before the runtime's KV sizing (``attention.kv_room_bytes``) set its batch."""
+    """Room for at least 4 requests in ``MEMORY_USABLE_FRACTION`` of the vendor's decimal
+    figure less the weights (the fit rule before it read the binary capacity, kept for this
+    choice: on the binary capacity 70B BF16 decode pools on H100 took TP2 instances of a few
+    requests each that saturate, docs/MODEL.md 15.1): the bar a pool's tensor-parallel size is
+    chosen by, as before the runtime's KV sizing (``attention.kv_room_bytes``) set its batch."""
     room_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION - pool.weights_gb_per_gpu
     return room_gb >= 4 * pool.kv_gb_per_request
 

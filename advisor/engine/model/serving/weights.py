@@ -1,0 +1,39 @@
+"""The bytes a served checkpoint's weights take (docs/MODEL.md 15.1, "The 16-bit embedding and
+output head").
+
+A quantized serving checkpoint quantizes the linear layers of its transformer blocks and keeps
+the input embedding table and the output head (``lm_head``) at 16 bits: NVIDIA's Model
+Optimizer, which builds TensorRT-LLM's FP8 checkpoints, disables ``*lm_head*`` in every
+quantization config (``modelopt/torch/quantization/config.py``,
+``_default_disabled_quantizer_cfg``) and wraps no embedding module in a quantizer; DeepSeek's
+own FP8 checkpoint keeps both in BF16 as well.  A 16-bit precision keeps them at its own width.
+"""
+
+from __future__ import annotations
+
+from advisor.engine.facts.catalog import ModelSpec
+from advisor.engine.facts.constants import WEIGHT_BYTES
+
+EMBEDDING_PRECISION = "bf16"
+"""The precision a quantized checkpoint keeps its embedding table and output head in."""
+
+
+def head_precision(precision: str) -> str:
+    """The precision of the embedding table and the output head of a checkpoint served at
+    ``precision``: :data:`EMBEDDING_PRECISION` under a precision narrower than it, else
+    ``precision`` itself."""
+    if WEIGHT_BYTES[precision] < WEIGHT_BYTES[EMBEDDING_PRECISION]:
+        return EMBEDDING_PRECISION
+    return precision
+
+
+def served_weight_bytes(model: ModelSpec, precision: str, params: float | None = None) -> float:
+    """Bytes of ``params`` parameters of ``model`` served at ``precision`` (the whole model
+    when ``None``; an expert-parallel instance passes its dense part), of which the embedding
+    table and the output head (:attr:`ModelSpec.embedding_params`) take
+    :func:`head_precision`'s bytes and the rest ``precision``'s."""
+    total = model.params if params is None else params
+    embedding = min(model.embedding_params, total)
+    return (total - embedding) * WEIGHT_BYTES[precision] + embedding * WEIGHT_BYTES[
+        head_precision(precision)
+    ]
