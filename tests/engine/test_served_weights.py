@@ -95,3 +95,34 @@ def test_training_and_serving_share_one_fit_rule() -> None:
     mem = inference_memory(scenario, 4, 1, 4)
     assert mem.usable_gb == pytest.approx(gpu.usable_bytes / 1e9)
     assert mem.usable_gb == pytest.approx(0.9 * mem.capacity_gb)
+
+
+def test_fp8_training_runs_its_output_head_in_bf16() -> None:
+    """Megatron-Core's output layer is ``tensor_parallel.ColumnParallelLinear``, outside
+    Transformer Engine's ``fp8_autocast``: an FP8 job's head (forward and two backward GEMMs)
+    is priced at the BF16 rate, the same as the BF16 job's."""
+    from advisor.engine.model import stage_time
+
+    def head_s(precision: str) -> float:
+        raw = {
+            "workload": "training",
+            "model": "llama3-8b",
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "precision": precision,
+            "sequence_length": 8192,
+            "training": {"global_batch_sequences": 64},
+        }
+        scenario = parse_scenario(raw, CAT)
+        return stage_time._layer_time(scenario, 1, 1, 1, 1, "none")[1]
+
+    scenario = parse_scenario(
+        {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8}, CAT
+    )
+    model = scenario.model
+    tokens = 8192.0
+    bf16 = 3.0 * gemm_time_s(scenario.gpu, "bf16", tokens, model.vocab, model.hidden)
+    fp8 = 3.0 * gemm_time_s(scenario.gpu, "fp8", tokens, model.vocab, model.hidden)
+    assert fp8 < bf16
+    assert head_s("fp8") == pytest.approx(bf16, rel=1e-12)
+    assert head_s("bf16") == pytest.approx(bf16, rel=1e-12)

@@ -263,6 +263,14 @@ MEMORY_USABLE_FRACTION = 0.90
 WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 """Bytes per element of each precision: weights, GEMM operands, expert dispatch payloads (the
 one table; training activations stay 16-bit under fp8, see ``stage_time._act_bytes``)."""
+HEAD_PRECISION: dict[str, str] = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
+"""The precision of a model's output head (and, served, its embedding table) at each precision:
+16 bits under fp8. Training: Megatron-Core's output layer is ``tensor_parallel.
+ColumnParallelLinear``, not a Transformer Engine module, so ``fp8_autocast`` leaves it in BF16
+(``megatron/core/models/gpt/gpt_model.py``). Serving: NVIDIA's Model Optimizer disables
+``*lm_head*`` in every quantization config and quantizes no embedding
+(``modelopt/torch/quantization/config.py``, ``_default_disabled_quantizer_cfg``; docs/MODEL.md
+5.1 and 15.1)."""
 GRAD_BYTES_PER_PARAM = 2.0
 """bf16 gradients communicated: 2 bytes per parameter per step."""
 FP8_PARAM_GATHER_BYTES_PER_PARAM = 1.0

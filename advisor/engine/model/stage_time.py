@@ -18,6 +18,7 @@ from advisor.engine.facts.constants import (
     FP8_WEIGHT_CAST_BYTES_PER_PARAM,
     GRAD_BYTES_PER_PARAM,
     HBM_EFFICIENCY,
+    HEAD_PRECISION,
     OPTIMIZER_BYTES_PER_PARAM,
     STEP_GRAD_BUFFER_BYTES_PER_PARAM,
     WEIGHT_BYTES,
@@ -268,7 +269,9 @@ def _layer_time(
         layer += mla_up_projection_s(scenario.gpu, scenario.precision, m, tokens, tp)
         if recompute == "selective":
             layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
-    head = 3.0 * gemm_time_s(scenario.gpu, scenario.precision, tokens, m.vocab / tp, m.hidden)
+    # Megatron-Core's output layer is not a Transformer Engine module: BF16 under fp8
+    head_precision = HEAD_PRECISION[scenario.precision]
+    head = 3.0 * gemm_time_s(scenario.gpu, head_precision, tokens, m.vocab / tp, m.hidden)
     if m.mtp_layers:
         # multi-token prediction (DeepSeek-V3 report 2.2; Megatron-Core's MTP block after the
         # last decoder layer): per module one more layer, the 2h -> h projection of the

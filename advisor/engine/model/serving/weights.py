@@ -12,19 +12,13 @@ own FP8 checkpoint keeps both in BF16 as well.  A 16-bit precision keeps them at
 from __future__ import annotations
 
 from advisor.engine.facts.catalog import ModelSpec
-from advisor.engine.facts.constants import WEIGHT_BYTES
-
-EMBEDDING_PRECISION = "bf16"
-"""The precision a quantized checkpoint keeps its embedding table and output head in."""
+from advisor.engine.facts.constants import HEAD_PRECISION, WEIGHT_BYTES
 
 
 def head_precision(precision: str) -> str:
     """The precision of the embedding table and the output head of a checkpoint served at
-    ``precision``: :data:`EMBEDDING_PRECISION` under a precision narrower than it, else
-    ``precision`` itself."""
-    if WEIGHT_BYTES[precision] < WEIGHT_BYTES[EMBEDDING_PRECISION]:
-        return EMBEDDING_PRECISION
-    return precision
+    ``precision`` (:data:`constants.HEAD_PRECISION`: 16 bits under fp8)."""
+    return HEAD_PRECISION[precision]
 
 
 def served_weight_bytes(model: ModelSpec, precision: str, params: float | None = None) -> float:
