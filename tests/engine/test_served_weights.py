@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.constants import MEMORY_USABLE_FRACTION
+from advisor.engine.facts.constants import HEAD_PRECISION, MEMORY_USABLE_FRACTION
 from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.efficiency import gemm_time_s
 from advisor.engine.model.memory import inference_memory
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving import compute
-from advisor.engine.model.serving.weights import head_precision, served_weight_bytes
+from advisor.engine.model.serving.weights import served_weight_bytes
 
 CAT = default_catalog()
 
@@ -40,9 +40,9 @@ def _serving(model: str, gpu: str, precision: str, tp: int) -> Scenario:
 
 
 def test_the_head_and_embedding_stay_16_bit_under_fp8_only() -> None:
-    assert head_precision("fp8") == "bf16"
-    assert head_precision("bf16") == "bf16"
-    assert head_precision("fp16") == "fp16"
+    assert HEAD_PRECISION["fp8"] == "bf16"
+    assert HEAD_PRECISION["bf16"] == "bf16"
+    assert HEAD_PRECISION["fp16"] == "fp16"
 
 
 def test_llama3_70b_fp8_weights_count_the_embedding_and_head_at_two_bytes() -> None:
@@ -72,7 +72,7 @@ def test_the_fp8_output_head_runs_as_a_16_bit_gemm(monkeypatch: pytest.MonkeyPat
     head_fp8 = gemm_time_s(scenario.gpu, "fp8", rows, model.vocab, model.hidden, inference=True)
     assert head_bf16 > head_fp8
     step = compute._dense_decode_s(scenario, rows, 1, 2048.0, 1, 1, False)
-    monkeypatch.setattr(compute, "head_precision", lambda precision: precision)
+    monkeypatch.setitem(compute.HEAD_PRECISION, "fp8", "fp8")
     step_8bit_head = compute._dense_decode_s(scenario, rows, 1, 2048.0, 1, 1, False)
     assert step - step_8bit_head == pytest.approx(head_bf16 - head_fp8, rel=1e-6)
 

@@ -17,6 +17,7 @@ from advisor.engine.facts.constants import (
     DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
     FABRICS,
     HBM_EFFICIENCY,
+    HEAD_PRECISION,
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
@@ -45,7 +46,6 @@ from advisor.engine.model.serving.gemm import (
     total_time_s,
 )
 from advisor.engine.model.serving.intra import intra_time_s
-from advisor.engine.model.serving.weights import head_precision
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
@@ -288,7 +288,7 @@ def _output_head_s(scenario: Scenario, rows: float, tp: int) -> float:
     model = scenario.model
     return gemm_time_s(
         scenario.gpu,
-        head_precision(scenario.precision),
+        HEAD_PRECISION[scenario.precision],
         rows,
         model.vocab / tp,
         model.hidden,
@@ -479,7 +479,7 @@ def _moe_layer_gemms(
         down=gemms[-1],
         elementwise_bytes_per_row=shapes.elementwise_bytes_per_row,
         hbm=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
-        head=inference_gemm(gpu, head_precision(precision), model.vocab / tp, model.hidden),
+        head=inference_gemm(gpu, HEAD_PRECISION[precision], model.vocab / tp, model.hidden),
         consts=_decode_consts(gpu, model, precision),
     )
 
@@ -763,7 +763,7 @@ def _dense_decode_s(
         )
     )
     layer = gemm + elementwise + attention + consts.other_kernels_s
-    head_gemm = inference_gemm(gpu, head_precision(precision), model.vocab / tp, model.hidden)
+    head_gemm = inference_gemm(gpu, HEAD_PRECISION[precision], model.vocab / tp, model.hidden)
     head = head_gemm.time_s(max(1.0, rows))
     stage = layers / pp * layer + head / pp
     step = pp * stage

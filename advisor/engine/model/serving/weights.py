@@ -15,19 +15,13 @@ from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import HEAD_PRECISION, WEIGHT_BYTES
 
 
-def head_precision(precision: str) -> str:
-    """The precision of the embedding table and the output head of a checkpoint served at
-    ``precision`` (:data:`constants.HEAD_PRECISION`: 16 bits under fp8)."""
-    return HEAD_PRECISION[precision]
-
-
 def served_weight_bytes(model: ModelSpec, precision: str, params: float | None = None) -> float:
     """Bytes of ``params`` parameters of ``model`` served at ``precision`` (the whole model
     when ``None``; an expert-parallel instance passes its dense part), of which the embedding
     table and the output head (:attr:`ModelSpec.embedding_params`) take
-    :func:`head_precision`'s bytes and the rest ``precision``'s."""
+    :data:`constants.HEAD_PRECISION`'s bytes and the rest ``precision``'s."""
     total = model.params if params is None else params
     embedding = min(model.embedding_params, total)
     return (total - embedding) * WEIGHT_BYTES[precision] + embedding * WEIGHT_BYTES[
-        head_precision(precision)
+        HEAD_PRECISION[precision]
     ]
