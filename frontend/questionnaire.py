@@ -296,6 +296,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                         Choice("bf16", "bf16"),
                         Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
                         Choice("fp16", "fp16"),
+                        Choice("fp4", "fp4 / NVFP4 (serving on Blackwell)"),
                     ),
                 ),
                 Question(

@@ -260,17 +260,30 @@ and its transpose for the backward's data gradient (1 + 1 B)."""
 
 MEMORY_USABLE_FRACTION = 0.90
 """Share of HBM usable for model state (CUDA context, allocator fragmentation take the rest)."""
-WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}
 """Bytes per element of each precision: weights, GEMM operands, expert dispatch payloads (the
-one table; training activations stay 16-bit under fp8, see ``stage_time._act_bytes``)."""
-HEAD_PRECISION: dict[str, str] = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16"}
+one table; training activations stay 16-bit under fp8, see ``stage_time._act_bytes``).  fp4 is
+NVFP4 (serving only): 4-bit values and one FP8 (E4M3) scale per 16 (NVIDIA Model Optimizer's
+NVFP4 block size), 4.5 bits an element."""
+HEAD_PRECISION: dict[str, str] = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16", "fp4": "bf16"}
 """The precision of a model's output head (and, served, its embedding table) at each precision:
-16 bits under fp8. Training: Megatron-Core's output layer is ``tensor_parallel.
+16 bits under fp8 and fp4. Training: Megatron-Core's output layer is ``tensor_parallel.
 ColumnParallelLinear``, not a Transformer Engine module, so ``fp8_autocast`` leaves it in BF16
 (``megatron/core/models/gpt/gpt_model.py``). Serving: NVIDIA's Model Optimizer disables
 ``*lm_head*`` in every quantization config and quantizes no embedding
 (``modelopt/torch/quantization/config.py``, ``_default_disabled_quantizer_cfg``; docs/MODEL.md
 5.1 and 15.1)."""
+QUANTIZED_PRECISIONS: frozenset[str] = frozenset({"fp8", "fp4"})
+"""Precisions whose GEMMs run on the 8- and 4-bit tensor-core path: priced at their own peak
+with the FP8 GEMMs' measured fraction of it (``ComputeProfile.mamf_fp8``) and, at inference,
+the FP8 kernels' overlap; for fp4 (NVFP4, Blackwell) that is an assumption, no FP4 GEMM table
+being read (docs/MODEL.md 15.1, "NVFP4 serving")."""
+KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 1.0}
+"""KV-cache bytes per element of a GQA/MHA model served at each precision: FP8 under fp8
+(TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``) and under fp4 (NVIDIA's NVFP4
+checkpoints keep an FP8 KV cache: Model Optimizer's ``hf_ptq.py`` exports them with
+``kv_cache_qformat`` fp8, ``kv_cache_quant_algo: FP8`` in their ``hf_quant_config.json``); a
+latent (MLA) cache stays 16-bit (``serving.compute.kv_element_bytes``)."""
 GRAD_BYTES_PER_PARAM = 2.0
 """bf16 gradients communicated: 2 bytes per parameter per step."""
 FP8_PARAM_GATHER_BYTES_PER_PARAM = 1.0

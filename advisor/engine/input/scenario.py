@@ -35,7 +35,10 @@ from advisor.engine.result.echo import Design as Design  # a design is the resul
 from advisor.engine.result.records import CalibrationApplied
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
-PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16")
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16", "fp4")
+SERVING_ONLY_PRECISIONS: tuple[str, ...] = ("fp4",)
+"""NVFP4 (4-bit values, an FP8 scale per 16): NVIDIA Blackwell serving checkpoints; the engine
+prices no FP4 training (docs/MODEL.md 15.1, "NVFP4 serving")."""
 SHARDINGS: tuple[str, ...] = ("none", "zero1", "zero3")
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe", "a2a_1f1b")
@@ -450,6 +453,13 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         )
 
     precision = _parse_precision(errors, raw.get("precision"), gpu)
+    if precision in SERVING_ONLY_PRECISIONS and workload in ("training", "fine_tuning"):
+        errors.add(
+            "precision",
+            f"{precision} is a serving precision (NVFP4 checkpoints); training and fine-tuning "
+            "run bf16, fp16 or fp8",
+        )
+        precision = None
 
     sequence_length = DEFAULT_SEQUENCE_LENGTH
     if raw.get("sequence_length") is not None:

@@ -41,6 +41,7 @@ from advisor.engine.facts.constants import (
     FP8_EFFICIENCY_FACTOR,
     GEMM_HALF_EFFICIENCY_WIDTH,
     HBM_EFFICIENCY,
+    QUANTIZED_PRECISIONS,
     WEIGHT_BYTES,
 )
 from advisor.engine.model.placement import expert_tp
@@ -306,7 +307,7 @@ def _gemm_roofline_s(
     """:func:`gemm_time_s` of ``groups`` GEMMs of one shape, each with its own weights, run as
     one kernel: their output tiles share the waves, their operands all stream once."""
     p = profile(gpu)
-    frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
+    frac = p.mamf_fp8 if precision in QUANTIZED_PRECISIONS and p.mamf_fp8 > 0 else p.mamf_bf16
     peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
     tiles = math.ceil(groups * math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n))
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
@@ -314,12 +315,16 @@ def _gemm_roofline_s(
     if (
         inference
         and not grouped
-        and precision == "fp8"
+        and precision in QUANTIZED_PRECISIONS
         and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
     ):
         # an FP8 inference GEMM: no wave loss, half overlap (FP8_INFERENCE_OVERLAP_GENERATIONS)
         wave_loss, overlap = 1.0, FP8_INFERENCE_OVERLAP
-    elif inference and precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS:
+    elif (
+        inference
+        and precision not in QUANTIZED_PRECISIONS
+        and p.generation in CUBLAS_NO_WAVE_GENERATIONS
+    ):
         # a 16-bit inference GEMM on cuBLAS: no wave loss at any M (CUBLAS_NO_WAVE_GENERATIONS),
         # half overlap on Ampere (HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS)
         wave_loss = 1.0
@@ -730,7 +735,7 @@ def compute_efficiency(gpu: GpuSpec, precision: str, tp: int, hidden: int) -> fl
     """
     width = hidden / max(1, tp)
     eff = gpu.achievable_compute_fraction * width / (width + GEMM_HALF_EFFICIENCY_WIDTH)
-    if precision == "fp8":
+    if precision in QUANTIZED_PRECISIONS:
         eff *= FP8_EFFICIENCY_FACTOR
     return eff
 

@@ -16,7 +16,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.placement import expert_dp_size, expert_tp
-from advisor.engine.model.serving.compute import experts_per_gpu
+from advisor.engine.model.serving.compute import experts_per_gpu, kv_bytes_per_token
 from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory
 
@@ -389,11 +389,11 @@ def _parts_fit(scenario: Scenario, wg: float, opt: float, act: float) -> bool:
 
 def request_kv_bytes(scenario: Scenario) -> float:
     """The fit rule's KV cache of one request at its full context (prompt + output tokens x
-    layers x cached elements per layer x the weights' bytes), bytes."""
+    :func:`serving.compute.kv_bytes_per_token`, the pools' own figure), bytes."""
     assert scenario.inference is not None
     m = scenario.model
     context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
-    return context * m.layers * m.kv_dim_per_layer * WEIGHT_BYTES[scenario.precision]
+    return context * kv_bytes_per_token(m, scenario.precision)
 
 
 def inference_memory(

@@ -33,6 +33,15 @@ _NV_GB300 = (
     "NVIDIA GB300 NVL72 datasheet (nvidia.com/en-us/data-center/gb300-nvl72): 360 PF dense FP8 "
     "and 180 PF dense BF16 per 72 GPUs (5 and 2.5 PF per GPU)"
 )
+_NV_FP4_B200 = (
+    "NVIDIA DGX B200 datasheet: 144 PF FP4 inference per 8 GPUs with sparsity, 9 PF dense"
+)
+_NV_FP4_GB200 = (
+    "NVIDIA GB200 NVL72 datasheet: FP4 Tensor Core 1,440 PF with sparsity per 72 GPUs, 10 PF "
+    "dense per GPU"
+)
+_NV_FP4_B300 = "NVIDIA HGX B300 datasheet: FP4 Tensor Core 108 PF dense per 8 GPUs (13.5 per GPU)"
+_NV_FP4_GB300 = "NVIDIA GB300 NVL72 datasheet: FP4 Tensor Core 1,080 PF dense per 72 GPUs (15)"
 _NV_L40S = "NVIDIA L40S datasheet (nvidia.com/en-us/data-center/l40s)"
 _AMD_MI300X = "AMD Instinct MI300X datasheet (amd.com/en/products/accelerators/instinct/mi300)"
 _AMD_MI325X = "AMD Instinct MI325X datasheet (amd.com/en/products/accelerators/instinct/mi300)"
@@ -137,6 +146,8 @@ class GpuSpec:
     """The compute architecture as its vendor names it (``volta``, ``ampere``, ``hopper``,
     ``blackwell``, ``ada``, ``cdna3``, ``cdna4``, ``gaudi3``); "" for a staff-added GPU not
     yet classified."""
+    fp4_dense_tflops: float = 0.0
+    """Dense NVFP4 tensor-core peak (serving only: NVIDIA Blackwell); 0 where there is none."""
 
     @property
     def hopper_or_newer(self) -> bool:
@@ -170,7 +181,10 @@ class GpuSpec:
         return PCIE_X16_GBPS.get(self.host_pcie_gen or ASSUMED_PCIE_GEN, 504.0)
 
     def peak_tflops(self, precision: str) -> float:
-        """Dense tensor-core peak for ``bf16`` | ``fp16`` | ``fp8``; 0 when unsupported."""
+        """Dense tensor-core peak for ``bf16`` | ``fp16`` | ``fp8`` | ``fp4``; 0 when
+        unsupported."""
+        if precision == "fp4":
+            return self.fp4_dense_tflops
         if precision == "fp8":
             return self.fp8_dense_tflops
         if precision == "fp16":
@@ -224,6 +238,11 @@ def _sources(
     if extra:
         items.append(("notes", extra))
     return tuple(items)
+
+
+def _with_fp4(source: str, base: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Sources plus the dense FP4 peak's."""
+    return (*base, ("fp4_dense_tflops", source))
 
 
 def _PLATFORM(base: tuple[tuple[str, str], ...], platform: str) -> tuple[tuple[str, str], ...]:
@@ -550,11 +569,15 @@ GPUS: tuple[GpuSpec, ...] = (
             "NVIDIA DGX SuperPOD (DGX B200): 8 x 400G NDR InfiniBand per server, rail-optimized, "
             "non-blocking"
         ),
-        sources=_PLATFORM(
-            _sources(_NV_B200, _NV_B200, _NV_B200 + ": NVLink 5, 1.8 TB/s total"),
-            "NVIDIA DGX B200 datasheet (4 OSFP serving 8 x single-port ConnectX-7 400Gb/s; 2 "
-            "x dual-port QSFP112 BlueField-3; Xeon 8570 host, PCIe Gen5); DGX SuperPOD B200 "
-            "RA",
+        fp4_dense_tflops=9000.0,
+        sources=_with_fp4(
+            _NV_FP4_B200,
+            _PLATFORM(
+                _sources(_NV_B200, _NV_B200, _NV_B200 + ": NVLink 5, 1.8 TB/s total"),
+                "NVIDIA DGX B200 datasheet (4 OSFP serving 8 x single-port ConnectX-7 400Gb/s; 2 "
+                "x dual-port QSFP112 BlueField-3; Xeon 8570 host, PCIe Gen5); DGX SuperPOD B200 "
+                "RA",
+            ),
         ),
     ),
     GpuSpec(
@@ -591,14 +614,19 @@ GPUS: tuple[GpuSpec, ...] = (
             "NVIDIA DGX SuperPOD (DGX GB200): 4 x 400G InfiniBand per compute tray (one per GPU),"
             " 72-GPU NVLink racks"
         ),
-        sources=_PLATFORM(
-            _sources(
-                _NV_GB200,
-                _NV_GB200 + ": 13.4 TB HBM3e and 576 TB/s per 72 GPUs",
-                _NV_GB200 + ": NVLink 5, 1.8 TB/s per GPU, 72-GPU NVLink domain; 4 GPUs per tray",
+        fp4_dense_tflops=10000.0,
+        sources=_with_fp4(
+            _NV_FP4_GB200,
+            _PLATFORM(
+                _sources(
+                    _NV_GB200,
+                    _NV_GB200 + ": 13.4 TB HBM3e and 576 TB/s per 72 GPUs",
+                    _NV_GB200
+                    + ": NVLink 5, 1.8 TB/s per GPU, 72-GPU NVLink domain; 4 GPUs per tray",
+                ),
+                "NVIDIA DGX SuperPOD GB200 RA (per compute tray: 4 x ConnectX-7 400Gb/s for "
+                "compute, BlueField-3 for storage / in-band; Grace host PCIe Gen5)",
             ),
-            "NVIDIA DGX SuperPOD GB200 RA (per compute tray: 4 x ConnectX-7 400Gb/s for "
-            "compute, BlueField-3 for storage / in-band; Grace host PCIe Gen5)",
         ),
     ),
     GpuSpec(
@@ -636,17 +664,22 @@ GPUS: tuple[GpuSpec, ...] = (
             "on the GPU board, Quantum-X800), rail-optimized, non-blocking; the Spectrum-X "
             "option runs each ConnectX-8 as 2 x 400GbE over two planes"
         ),
-        sources=_PLATFORM(
-            _sources(
-                _NV_B300,
-                _NV_B300,
-                _NV_B300 + ": NVLink 5, 1.8 TB/s per GPU",
-                "HGX B300 GPU board: 1,100 W per GPU (Blackwell Ultra technical brief)",
+        fp4_dense_tflops=13500.0,
+        sources=_with_fp4(
+            _NV_FP4_B300,
+            _PLATFORM(
+                _sources(
+                    _NV_B300,
+                    _NV_B300,
+                    _NV_B300 + ": NVLink 5, 1.8 TB/s per GPU",
+                    "HGX B300 GPU board: 1,100 W per GPU (Blackwell Ultra technical brief)",
+                ),
+                "NVIDIA DGX B300 datasheet (8 OSFP ports serving 8 single-port ConnectX-8 VPI, up "
+                "to 800Gb/s InfiniBand / Ethernet; 2 x dual-port QSFP112 BlueField-3 DPU up to "
+                "400Gb/s for storage / in-band; the ConnectX-8 sits on the GPU board on PCIe "
+                "Gen6); NVIDIA ConnectX-8 SuperNIC user manual (C8180: 1 x 800G XDR or 2 x "
+                "400GbE)",
             ),
-            "NVIDIA DGX B300 datasheet (8 OSFP ports serving 8 single-port ConnectX-8 VPI, up "
-            "to 800Gb/s InfiniBand / Ethernet; 2 x dual-port QSFP112 BlueField-3 DPU up to "
-            "400Gb/s for storage / in-band; the ConnectX-8 sits on the GPU board on PCIe Gen6); "
-            "NVIDIA ConnectX-8 SuperNIC user manual (C8180: 1 x 800G XDR or 2 x 400GbE)",
         ),
     ),
     GpuSpec(
@@ -685,17 +718,21 @@ GPUS: tuple[GpuSpec, ...] = (
             "compute trays, 4 ConnectX-8 800G per tray (one per GPU) on Quantum-X800 "
             "InfiniBand or Spectrum-X Ethernet, one BlueField-3 per tray for storage / in-band"
         ),
-        sources=_PLATFORM(
-            _sources(
-                _NV_GB300,
-                _NV_GB300 + ": 20 TB HBM3e (288 GB per GPU) and 576 TB/s per 72 GPUs",
-                _NV_GB300 + ": NVLink 5, 1.8 TB/s per GPU, 130 TB/s per 72-GPU domain",
-                "GB300 superchip: 1,400 W per Blackwell Ultra GPU (max TDP)",
+        fp4_dense_tflops=15000.0,
+        sources=_with_fp4(
+            _NV_FP4_GB300,
+            _PLATFORM(
+                _sources(
+                    _NV_GB300,
+                    _NV_GB300 + ": 20 TB HBM3e (288 GB per GPU) and 576 TB/s per 72 GPUs",
+                    _NV_GB300 + ": NVLink 5, 1.8 TB/s per GPU, 130 TB/s per 72-GPU domain",
+                    "GB300 superchip: 1,400 W per Blackwell Ultra GPU (max TDP)",
+                ),
+                "NVIDIA Enterprise RA, GB300 NVL72 components (each compute tray: 4 Blackwell "
+                "Ultra GPUs, 2 Grace CPUs, 2 mezzanine boards with 2 ConnectX-8 each = 4 HCAs; "
+                "9 NVSwitch trays; up to 142 kW per rack); GB300 NVL72 datasheet (72 ConnectX-8, "
+                "18 BlueField-3 per rack)",
             ),
-            "NVIDIA Enterprise RA, GB300 NVL72 components (each compute tray: 4 Blackwell "
-            "Ultra GPUs, 2 Grace CPUs, 2 mezzanine boards with 2 ConnectX-8 each = 4 HCAs; "
-            "9 NVSwitch trays; up to 142 kW per rack); GB300 NVL72 datasheet (72 ConnectX-8, "
-            "18 BlueField-3 per rack)",
         ),
     ),
     GpuSpec(

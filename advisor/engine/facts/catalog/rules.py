@@ -73,7 +73,12 @@ def check_gpus(gpus: Iterable[Any]) -> None:
         _positive(gpu, where, "power_w", maximum=MAX_POWER_W)
         for field in ("memory_gb", "memory_bw_gbytes_per_s", "scaleup_gbytes_per_s"):
             _positive(gpu, where, field)
-        for field in ("bf16_dense_tflops", "fp16_dense_tflops", "fp8_dense_tflops"):
+        for field in (
+            "bf16_dense_tflops",
+            "fp16_dense_tflops",
+            "fp8_dense_tflops",
+            "fp4_dense_tflops",
+        ):
             _not_negative(gpu, where, field)
         if max(gpu.bf16_dense_tflops, gpu.fp16_dense_tflops, gpu.fp8_dense_tflops) <= 0:
             raise _fail(where, "fp16_dense_tflops", "or another precision must be above 0", 0)

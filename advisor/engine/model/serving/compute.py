@@ -18,6 +18,7 @@ from advisor.engine.facts.constants import (
     FABRICS,
     HBM_EFFICIENCY,
     HEAD_PRECISION,
+    KV_ELEMENT_BYTES,
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
@@ -164,8 +165,9 @@ class ServingPlan:
 def kv_element_bytes(precision: str, latent: bool = False) -> float:
     """KV cache bytes per element: fp8 serving of GQA/MHA models keeps an fp8 KV cache
     (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``); latent (MLA) caches stay
-    bf16 as in FlashMLA and the DeepSeek/SGLang deployments; otherwise 16-bit."""
-    return 1.0 if precision == "fp8" and not latent else 2.0
+    bf16 as in FlashMLA and the DeepSeek/SGLang deployments; otherwise 16-bit
+    (:data:`constants.KV_ELEMENT_BYTES`, FP8 under fp4 too)."""
+    return 2.0 if latent else KV_ELEMENT_BYTES[precision]
 
 
 def latent_kv(model: ModelSpec) -> bool:
@@ -302,11 +304,12 @@ def _prefill_attention_flops_per_s(scenario: Scenario) -> float:
     weights on a GPU with FP8 tensor cores: an fp8 deployment keeps an fp8 KV cache
     (:func:`kv_element_bytes`) and runs its context attention in FP8, as ``trtllm-bench build``
     sets up every FP8 checkpoint (``use_fp8_context_fmha``, tensorrt_llm/bench/build/build.py;
-    FlashAttention-3's FP8 forward pass reaches ~1.2 of H100's 1.98 PFLOP/s, arXiv 2407.08608)."""
+    FlashAttention-3's FP8 forward pass reaches ~1.2 of H100's 1.98 PFLOP/s, arXiv 2407.08608);
+    an fp4 (NVFP4) deployment keeps the same FP8 KV cache and FP8 context attention."""
     gpu = scenario.gpu
     p = profile(gpu)
     peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
-    if scenario.precision == "fp8" and gpu.peak_tflops("fp8") > 0:
+    if KV_ELEMENT_BYTES[scenario.precision] < 2.0 and gpu.peak_tflops("fp8") > 0:
         peak = gpu.peak_tflops("fp8")
     return p.attention_fraction * p.sustained_ratio * peak * 1e12
 

@@ -15,7 +15,7 @@ import math
 from functools import lru_cache
 
 from advisor.engine.facts.catalog import GpuSpec
-from advisor.engine.facts.constants import HBM_EFFICIENCY, WEIGHT_BYTES
+from advisor.engine.facts.constants import HBM_EFFICIENCY, QUANTIZED_PRECISIONS, WEIGHT_BYTES
 from advisor.engine.model.efficiency import (
     CUBLAS_NO_WAVE_GENERATIONS,
     FP8_INFERENCE_OVERLAP,
@@ -52,14 +52,15 @@ class InferenceGemm:
         self.tile_m = p.tile_m
         self.tiles_n = math.ceil(n / p.tile_n) if not self.empty else 0
         self.sms = p.sms
-        fp8_overlap = precision == "fp8" and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
-        self.no_wave_grouped = precision != "fp8" and p.generation in CUBLAS_NO_WAVE_GENERATIONS
+        quantized = precision in QUANTIZED_PRECISIONS
+        fp8_overlap = quantized and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
+        self.no_wave_grouped = not quantized and p.generation in CUBLAS_NO_WAVE_GENERATIONS
         self.no_wave = fp8_overlap or self.no_wave_grouped
         half = fp8_overlap or (
             self.no_wave_grouped and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS
         )
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
-        frac = p.mamf_fp8 if precision == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
+        frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
         self.flop_rate = frac * p.sustained_ratio * peak
         self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
