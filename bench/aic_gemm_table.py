@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.constants import HBM_EFFICIENCY, WEIGHT_BYTES
+from advisor.engine.facts.constants import HBM_EFFICIENCY, QUANTIZED_PRECISIONS, WEIGHT_BYTES
 from advisor.engine.model.efficiency import gemm_time_s, profile
 
 # AIConfigurator's system name -> the catalog's GPU, and the TensorRT-LLM table read
@@ -44,7 +44,7 @@ TABLES = {
     "gb200": ("gb200-nvl72", "1.3.0rc20"),
     "l40s": ("l40s", "1.3.0rc20"),
 }
-DTYPES = {"bf16": "bfloat16", "fp8": "fp8"}
+DTYPES = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
 NS = (1024, 2048, 3072, 4096, 6144, 8192, 16384)
 KS = (4096, 8192, 16384)
 LARGE_M = (256, 512, 768, 1024, 1536, 2048, 3072, 4096)
@@ -84,7 +84,7 @@ def compare(system: str, dtype: str, data: Path) -> dict[str, Any]:
     measured = _read(path, dtype)
     gpu = default_catalog().gpu(gpu_id)
     p = profile(gpu)
-    frac = p.mamf_fp8 if dtype == "fp8" and p.mamf_fp8 > 0 else p.mamf_bf16
+    frac = p.mamf_fp8 if dtype in QUANTIZED_PRECISIONS and p.mamf_fp8 > 0 else p.mamf_bf16
     rate = frac * p.sustained_ratio * gpu.peak_tflops(dtype) * 1e12
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     width = WEIGHT_BYTES[dtype]
@@ -137,8 +137,9 @@ def main() -> None:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
     for system in args.gpu or sorted(TABLES):
         for dtype in args.dtype or ["bf16", "fp8"]:
-            if system == "a100_sxm" and dtype == "fp8":
-                continue  # A100 has no FP8 tensor cores
+            gpu = default_catalog().gpu(TABLES[system][0])
+            if gpu is None or gpu.peak_tflops(dtype) <= 0:
+                continue  # no tensor cores of that precision (A100 FP8, every FP4 but Blackwell)
             print(json.dumps(compare(system, dtype, data)))
 
 

@@ -287,7 +287,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Number format",
                     "Lower precision computes faster, so the network has less time to hide "
                     "behind the compute. bf16 is the usual choice (fp16 on GPUs without "
-                    "bf16); fp8 on recent GPUs.",
+                    "bf16); fp8 on recent GPUs; fp4 (NVFP4) for serving on Blackwell.",
                     "select",
                     default="",
                     required=False,
@@ -296,7 +296,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                         Choice("bf16", "bf16"),
                         Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
                         Choice("fp16", "fp16"),
-                        Choice("fp4", "fp4 / NVFP4 (serving on Blackwell)"),
+                        Choice("fp4", "fp4 (NVFP4, Blackwell serving)"),
                     ),
                 ),
                 Question(

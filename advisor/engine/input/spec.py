@@ -52,7 +52,10 @@ FIELDS: dict[str, FieldDoc] = {
         "integer", "GPUs per server; default: the GPU's server size (or gpus when smaller)."
     ),
     "precision": FieldDoc(
-        "string", "Number format; default bf16 (fp16 where bf16 is missing).", choices=sc.PRECISIONS
+        "string",
+        "Number format; default bf16 (fp16 where bf16 is missing); fp4 (NVFP4) serves only, on "
+        "GPUs with FP4 tensor cores (NVIDIA Blackwell).",
+        choices=sc.PRECISIONS,
     ),
     "sequence_length": FieldDoc(
         "integer", "Tokens per sample or context window.", default=sc.DEFAULT_SEQUENCE_LENGTH

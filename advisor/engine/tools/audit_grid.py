@@ -3,8 +3,9 @@
 Every preset model x every GPU x sizes from 1 to 16,384 servers (odd sizes included), for
 training, fine-tuning and three kinds of serving deployment, under the default and three
 non-default constraint sets; the late-2026 platforms with every preset
-(:func:`new_hardware_grid`); retrieval pipelines (:func:`rag_grid`); and serving fleets asked
-for far more than they serve (:func:`overload_grid`).  :func:`scenario_for` turns a case into
+(:func:`new_hardware_grid`); retrieval pipelines (:func:`rag_grid`); serving fleets asked
+for far more than they serve (:func:`overload_grid`); and NVFP4 serving on Blackwell
+(:func:`fp4_grid`).  :func:`scenario_for` turns a case into
 the scenario v1 dict ``evaluate`` reads.
 """
 
@@ -76,6 +77,13 @@ OVERLOAD_REQUESTS_PER_S_PER_GPU = 20.0
 8B replicas on H100 serve ~8 requests/s per GPU within the default targets), so every
 deployment kind is answered past capacity."""
 OVERLOAD_SIZES: tuple[int, ...] = (2, 33)
+FP4 = "fp4"
+"""The variant of a serving case on NVFP4 weights (``precision: fp4``, :func:`fp4_grid`)."""
+FP4_MODELS: tuple[str, ...] = ("llama3-8b", "llama3-70b", "llama3.1-405b", "deepseek-v3")
+FP4_SIZES: tuple[int, ...] = (1, 2, 3, 18, 33)
+FP4_WORKLOADS: tuple[str, ...] = (
+    "inference-replicas", "inference-split", "inference-disaggregated",
+)  # fmt: skip
 VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
 VARIANT_WORKLOADS: tuple[str, ...] = ("training", "inference-split")
 """Non-default variants run at these sizes and workloads only (the default runs everywhere)."""
@@ -122,7 +130,23 @@ def grid(catalog: Catalog | None = None) -> list[AuditCase]:
     cases |= set(new_hardware_grid(cat))
     cases |= set(rag_grid(cat))
     cases |= set(overload_grid(cat))
+    cases |= set(fp4_grid(cat))
     return sorted(cases)
+
+
+def fp4_grid(catalog: Catalog | None = None) -> list[AuditCase]:
+    """Serving on NVFP4 weights on every GPU with FP4 tensor cores: dense and MoE models, each
+    deployment kind, one server to one NVL72 rack and beyond."""
+    cat = catalog or default_catalog()
+    return sorted(
+        AuditCase(model, gpu.id, workload, FP4, servers)
+        for model in FP4_MODELS
+        if cat.model(model) is not None
+        for gpu in cat.gpus
+        if gpu.supports("fp4")
+        for workload in FP4_WORKLOADS
+        for servers in FP4_SIZES
+    )
 
 
 def overload_grid(catalog: Catalog | None = None) -> list[AuditCase]:
@@ -202,6 +226,8 @@ def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, A
             )
     else:
         scenario["workload"] = case.workload
+    if case.variant == FP4:
+        scenario["precision"] = "fp4"
     if VARIANTS.get(case.variant):
         scenario["constraints"] = dict(VARIANTS[case.variant])
     if case.variant == "tight-budget":
