@@ -92,20 +92,27 @@ def decode_attention_s(rates: DecodeAttentionRates, kv_bytes: float, flops: floa
     return rates.fixed_s + kv_bytes * rates.s_per_byte + flops * rates.s_per_flop
 
 
+def decimal_usable_bytes(gpu: GpuSpec) -> float:
+    """``MEMORY_USABLE_FRACTION`` of the vendor's figure read as decimal gigabytes: the fit rule
+    before it read the binary capacity (:attr:`GpuSpec.usable_bytes`), kept for two serving
+    sizing choices tuned on it, an expert-parallel pool's KV room (:func:`kv_room_bytes`) and a
+    pool's tensor-parallel size (``pools._holds_a_handful``; docs/MODEL.md 15.1)."""
+    return gpu.memory_gb * BYTES_PER_GB * MEMORY_USABLE_FRACTION
+
+
 def kv_room_bytes(gpu: GpuSpec, weights: float, expert_parallel: bool = False) -> float:
     """KV-cache memory of one GPU holding ``weights`` bytes of weights: ``KV_MEMORY_FRACTION``
     of the HBM capacity in binary gigabytes (:attr:`GpuSpec.memory_bytes`, as the runtime reads
     it) less the weights and ``KV_MEMORY_RESERVE_BYTES``.  0.0 where the weights alone do not
     pass the engine's fit rule (:attr:`GpuSpec.usable_bytes`, the deployment search's), so
     which deployments fit does not change with the KV sizing; an expert-parallel pool (DeepEP's
-    communication buffers beside the weights) keeps ``MEMORY_USABLE_FRACTION`` of the vendor's
-    decimal figure less the weights (docs/MODEL.md 15.1)."""
+    communication buffers beside the weights) keeps :func:`decimal_usable_bytes` less the
+    weights."""
     if weights >= gpu.usable_bytes:
         return 0.0
     if expert_parallel:
-        # DeepEP's and the expert-parallel runtimes' own buffers: MEMORY_USABLE_FRACTION of
-        # the vendor's decimal figure, as before the fit rule read the binary capacity
-        return max(0.0, gpu.memory_gb * BYTES_PER_GB * MEMORY_USABLE_FRACTION - weights)
+        # DeepEP's and the expert-parallel runtimes' own buffers beside the weights
+        return max(0.0, decimal_usable_bytes(gpu) - weights)
     return KV_MEMORY_FRACTION * (gpu.memory_bytes - weights - KV_MEMORY_RESERVE_BYTES)
 
 

@@ -19,6 +19,7 @@ from advisor.engine.facts.constants import (
     HBM_EFFICIENCY,
     HEAD_PRECISION,
     KV_ELEMENT_BYTES,
+    QUANTIZED_PRECISIONS,
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
@@ -309,7 +310,7 @@ def _prefill_attention_flops_per_s(scenario: Scenario) -> float:
     gpu = scenario.gpu
     p = profile(gpu)
     peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
-    if KV_ELEMENT_BYTES[scenario.precision] < 2.0 and gpu.peak_tflops("fp8") > 0:
+    if scenario.precision in QUANTIZED_PRECISIONS and gpu.peak_tflops("fp8") > 0:
         peak = gpu.peak_tflops("fp8")
     return p.attention_fraction * p.sustained_ratio * peak * 1e12
 

@@ -11,11 +11,11 @@ from dataclasses import fields, replace
 from typing import Any
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import MEMORY_USABLE_FRACTION, WEIGHT_BYTES
+from advisor.engine.facts.constants import BYTES_PER_GB, WEIGHT_BYTES
 from advisor.engine.input.scenario import Design, PoolSpec, Scenario
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import domain_gpus
-from advisor.engine.model.serving.attention import kv_room_bytes
+from advisor.engine.model.serving.attention import decimal_usable_bytes, kv_room_bytes
 from advisor.engine.model.serving.compute import (
     BISECTION_HALVINGS,
     GB,
@@ -130,12 +130,11 @@ def _pool(
 
 
 def _holds_a_handful(scenario: Scenario, pool: ServingPool) -> bool:
-    """Room for at least 4 requests in ``MEMORY_USABLE_FRACTION`` of the vendor's decimal
-    figure less the weights (the fit rule before it read the binary capacity, kept for this
-    choice: on the binary capacity 70B BF16 decode pools on H100 took TP2 instances of a few
-    requests each that saturate, docs/MODEL.md 15.1): the bar a pool's tensor-parallel size is
-    chosen by, as before the runtime's KV sizing (``attention.kv_room_bytes``) set its batch."""
-    room_gb = scenario.gpu.memory_gb * MEMORY_USABLE_FRACTION - pool.weights_gb_per_gpu
+    """Room for at least 4 requests in :func:`attention.decimal_usable_bytes` less the weights
+    (on the binary capacity 70B BF16 decode pools on H100 took TP2 instances of a few requests
+    each that saturate, docs/MODEL.md 15.1): the bar a pool's tensor-parallel size is chosen
+    by, as before the runtime's KV sizing (``attention.kv_room_bytes``) set its batch."""
+    room_gb = decimal_usable_bytes(scenario.gpu) / BYTES_PER_GB - pool.weights_gb_per_gpu
     return room_gb >= 4 * pool.kv_gb_per_request
 
 
