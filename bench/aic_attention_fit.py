@@ -22,6 +22,15 @@ at least 16 sequences and 512 tokens of context (a serving decode batch).  Print
 and, for every table (FP8 and BF16 KV), the rule's and the roofline's (KV read at
 ``HBM_EFFICIENCY``) mean |error| and mean signed error, by query heads per KV head; the engine's
 constants (``advisor/engine/model/serving/attention.py``) are printed beside them.
+
+``--context`` reads the context-attention tables instead (``context_attention_perf.parquet``,
+torch_flow kernels): per GPU, over head_dim 128, no window, 8+ query heads on at most 8 KV heads
+(1-16 query heads per KV head), prompts of 1,024-16,384 tokens and batch x prompt <= 65,536, the
+FLOP rate the BF16 and the FP8 (FP8 KV) kernels reach, time-weighted (causal FLOPs
+``4 x batch x prompt^2 / 2 x heads x 128`` over the summed latencies), beside the engine's
+prefill attention rate (the training attention rate of the 16-bit peak, and of the FP8 peak for
+an fp8 / fp4 deployment), and the FP8 gain (BF16 time / FP8 time over the shapes both ran):
+docs/MODEL.md 15.1, "FP8 context attention, read against the kernel tables".
 """
 
 from __future__ import annotations
@@ -44,6 +53,12 @@ TABLES = {
     "h200_sxm": "h200-sxm",
     "b200_sxm": "b200",
     "gb200": "gb200-nvl72",
+}
+CONTEXT_TABLES = {
+    **TABLES,
+    "b300_sxm": "b300",
+    "gb300": "gb300-nvl72",
+    "l40s": "l40s",
 }
 FITTED_ON = ("h100_sxm", "h200_sxm")
 VERSION = "1.3.0rc20"
@@ -124,6 +139,50 @@ def read(d: dict[str, Any], t0: float, e: float, r: float) -> dict[str, Any]:
     }
 
 
+def context_rates(data: Path, system: str) -> dict[str, Any]:
+    """The context-attention rates of one GPU's table against the engine's (``--context``)."""
+    import pandas as pd  # type: ignore[import-not-found]
+
+    from advisor.engine.model.efficiency import profile
+
+    path = data / system / "attention" / "trtllm" / VERSION / "context_attention_perf.parquet"
+    f = pd.read_parquet(path)
+    group = f.num_heads // f.num_key_value_heads
+    f = f[
+        (f.head_dim == 128)
+        & (f.window_size == 0)
+        & (f.kernel_source == "torch_flow")
+        & (f.num_heads % f.num_key_value_heads == 0)
+        & group.between(1, 16)
+        & (f.num_key_value_heads <= 8)
+        & (f.num_heads >= 8)
+        & f.isl.between(1024, 16384)
+        & (f.batch_size * f.isl <= 65536)
+    ]
+    shape = ["batch_size", "isl", "num_heads", "num_key_value_heads"]
+    by_dtype = {
+        dtype: f[(f.attn_dtype == dtype) & (f.kv_cache_dtype == dtype)].set_index(shape).latency
+        for dtype in ("bfloat16", "fp8")
+    }
+    both = pd.concat([by_dtype["bfloat16"].rename("b"), by_dtype["fp8"].rename("f")], axis=1)
+    both = both.dropna().reset_index()
+    flops = 4.0 * both.batch_size * both.isl * both.isl / 2.0 * both.num_heads * 128
+    gpu = default_catalog().gpu(CONTEXT_TABLES[system])
+    p = profile(gpu)
+    sixteen = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
+    return {
+        "system": system,
+        "shapes": len(both),
+        "bf16_tflops": round(float(flops.sum() / (both.b.sum() * 1e-3)) / 1e12),
+        "fp8_tflops": round(float(flops.sum() / (both.f.sum() * 1e-3)) / 1e12),
+        "fp8_gain": round(float(both.b.sum() / both.f.sum()), 3),
+        "engine_bf16_tflops": round(p.attention_fraction * p.sustained_ratio * sixteen),
+        "engine_fp8_tflops": round(
+            p.attention_fraction * p.sustained_ratio * gpu.peak_tflops("fp8")
+        ),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, help="AIConfigurator's systems/data directory")
@@ -134,11 +193,20 @@ def main() -> None:
         help="fit on the FP8-KV calls (the engine's constants) or the BF16-KV calls (Hopper's "
         "16-bit KV constants, attention.DECODE_ATTENTION_HOPPER_16BIT_KV)",
     )
+    parser.add_argument(
+        "--context",
+        action="store_true",
+        help="read the context-attention (prefill) tables: BF16 and FP8 rates, FP8 gain",
+    )
     args = parser.parse_args()
     try:
         data = args.data or _data_dir()
     except ImportError:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
+    if args.context:
+        for system in CONTEXT_TABLES:
+            print(json.dumps(context_rates(data, system)))
+        return
     t0, e, r = fit([_rows(data, s, args.kv) for s in FITTED_ON])
     engine = (
         attention.DECODE_ATTENTION_HOPPER_16BIT_KV
