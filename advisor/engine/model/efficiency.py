@@ -80,6 +80,21 @@ _T0_H100 = (
     "4096^3 789 TFLOP/s)"
 )
 _T0_B200 = "t0 fitted on B200 cuBLAS square GEMMs (pyptx.dev/performance: 2048^3 1006, 8192^3 1610)"
+_ULTRA = (
+    "Blackwell Ultra: B200's SMs enabled, tiles, t0 and sustained clock assumed (the full chip has "
+    "160 SMs, NVIDIA 'Inside NVIDIA Blackwell Ultra'; the enabled count is not published); "
+    "attention fraction B200's / GB200's 0.55 times TensorRT-LLM 1.3.0rc20's measured BF16 "
+    "context-attention rate over B200's / GB200's (AIConfigurator 0.12.0 tables, "
+    "bench/aic_attention_fit.py --context: B300 1,083 / 932, GB300 1,248 / 1,024 TFLOP/s; "
+    "Blackwell Ultra doubles the SFU's exponential rate, NVIDIA 'Making Softmax More Efficient "
+    "with NVIDIA Blackwell Ultra')"
+)
+_GB300_MAMF = (
+    f"{_MAMF} has no GB300 row: GB200's and B300's MAMF scaled by TensorRT-LLM 1.3.0rc20's "
+    "largest measured GEMM rates (AIConfigurator 0.12.0 gemm tables, GB300 over GB200 / B300: "
+    "BF16 2,107 / 1,929 / 1,878, FP8 3,749 / 3,493 / 3,376 TFLOP/s), the two estimates "
+    "averaged: BF16 1,988, FP8 3,802 of 2,500 / 5,000"
+)
 
 HOPPER = ComputeProfile(
     "hopper", 0.803, 0.709, 132, 128, 256, 3e-6, 0.55, f"{_MAMF}: H100 SXM; {_FA3}; {_T0_H100}"
@@ -132,6 +147,30 @@ PROFILES: dict[str, ComputeProfile] = {
         f"{_MAMF}: GB200; {_T0_B200}",
         sustained_ratio=0.819,
     ),
+    "b300": ComputeProfile(
+        "blackwell",
+        0.786,
+        0.745,
+        148,
+        128,
+        256,
+        5e-6,
+        0.639,
+        f"{_MAMF}: B300 SXM (BF16 1,769, FP8 3,353 of 2,250 / 4,500); {_T0_B200}; {_ULTRA}",
+        sustained_ratio=0.819,
+    ),
+    "gb300-nvl72": ComputeProfile(
+        "blackwell",
+        0.795,
+        0.760,
+        148,
+        128,
+        256,
+        5e-6,
+        0.670,
+        f"{_GB300_MAMF}; {_T0_B200}; {_ULTRA}",
+        sustained_ratio=0.819,
+    ),
     "l40s": ComputeProfile(
         "ada", 0.80, 0.70, 142, 128, 128, 3e-6, 0.50, "L40S: no MAMF row; Hopper fractions assumed"
     ),
@@ -140,6 +179,19 @@ PROFILES: dict[str, ComputeProfile] = {
     ),
     "mi325x": ComputeProfile(
         "cdna3", 0.604, 0.604, 304, 256, 256, 4e-6, 0.45, f"{_MAMF}: MI325X (ROCm 6.2)"
+    ),
+    "mi355x": ComputeProfile(
+        "cdna4",
+        0.622,
+        0.0,
+        256,
+        256,
+        256,
+        4e-6,
+        0.45,
+        f"{_MAMF}: MI355X (ROCm 7.0, 1,565 TFLOP/s over the catalog's 2,516.6 BF16 peak; no FP8 "
+        "row: the BF16 fraction); 256 CUs (AMD Instinct MI355X datasheet); attention fraction "
+        "MI325X's, no CDNA 4 flash-attention figure read",
     ),
     "gaudi3": ComputeProfile("gaudi", 0.741, 0.769, 64, 256, 256, 5e-6, 0.45, f"{_MAMF}: Gaudi 3"),
 }
@@ -195,9 +247,7 @@ BACKWARD_FACTOR = 2.0
 
 def hopper_or_newer(gpu: GpuSpec) -> bool:
     """Whether ``gpu``'s measured compute profile is a Hopper or Blackwell one (the planner's
-    TP-overlap default). GPUs without a profile of their own (B300, GB300, staff-added) read
-    as custom here although their catalog ``generation`` says Blackwell; which one the
-    planner should follow is a model change, left to the model's owners."""
+    TP-overlap default). GPUs without a profile of their own (staff-added) read as custom."""
     return profile(gpu).generation in HOPPER_OR_NEWER
 
 
