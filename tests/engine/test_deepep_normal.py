@@ -130,3 +130,43 @@ def test_the_normal_kernel_rows_are_read_with_the_benchmarks_own_count() -> None
     assert predicted["rdma_GBps_per_gpu"] == pytest.approx(
         r.rdma_bytes_per_s / 1e9 * 8 / 7  # one of the 8 servers is the sender's own
     )
+
+
+def _boundary_bytes(fabric: str, dispatcher: str) -> float:
+    from advisor.engine import evaluate
+
+    result = evaluate(
+        {
+            "workload": "training",
+            "model": "deepseek-v3",
+            "gpu": "h100-sxm",
+            "gpus": 256,
+            "parallelism": {
+                "tp": 1,
+                "pp": 8,
+                "cp": 1,
+                "dp": 32,
+                "ep": 32,
+                "micro_batch": 1,
+                "moe_dispatcher": dispatcher,
+            },
+            "training": {"global_batch_sequences": 4096, "total_tokens": 1e12},
+            "design": {"fabric": fabric, "nic_gbps": 400, "nics_per_node": 8},
+        }
+    )
+    metrics = result["design_evaluation"]["metrics"]
+    value = metrics["inter_server_bytes_per_gpu"]
+    assert isinstance(value, float) and value > 0
+    return value
+
+
+def test_a_design_without_rdma_reports_the_all_to_all_bytes_it_is_priced_on() -> None:
+    """DeepEP needs RDMA: on TCP Ethernet the dispatch is NCCL's all-to-all of every copy, and
+    the design's inter-server bytes say so (they read DeepEP's share before, 2.2x fewer)."""
+    roce = _boundary_bytes("roce", "deepep")
+    assert _boundary_bytes("infiniband", "deepep") == pytest.approx(roce)
+    tcp = _boundary_bytes("ethernet", "deepep")
+    assert tcp > 1.5 * roce
+    # NCCL's all-to-all is what TCP carries whatever the plan's dispatcher
+    assert tcp == pytest.approx(_boundary_bytes("ethernet", "alltoall"))
+    assert _boundary_bytes("roce", "alltoall") == pytest.approx(tcp)

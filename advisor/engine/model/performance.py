@@ -401,15 +401,25 @@ def _disaggregated_metrics(
     )
 
 
-def _plan_traffic(workload: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
-    """plan_traffic(w), kept in the plan's memo (the same for every design)."""
-    hit: tuple[tuple[Communicator, float], ...] | None = workload.memo.get("traffic")
+def _plan_traffic(
+    workload: WorkloadPlan, rdma: bool = True
+) -> tuple[tuple[Communicator, float], ...]:
+    """plan_traffic(w, rdma), kept in the plan's memo (the same for every design of the same
+    kind of transport)."""
+    key = ("traffic", rdma)
+    hit: tuple[tuple[Communicator, float], ...] | None = workload.memo.get(key)
     if hit is not None:
         return hit
     traffic: tuple[tuple[Communicator, float], ...] = workload.remember(
-        "traffic", plan_traffic(workload)
+        key, plan_traffic(workload, rdma)
     )
     return traffic
+
+
+def _carries_rdma(design: Design) -> bool:
+    """Whether ``design``'s network carries RDMA (as the collectives price it,
+    ``CommDomain.rdma``): an RDMA fabric without a network plugin in between."""
+    return c.FABRICS[design.fabric].rdma and net_transport(design.transport) is None
 
 
 def _boundary_values(
@@ -417,7 +427,9 @@ def _boundary_values(
 ) -> tuple[float, float, float]:
     """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
     sized for ``design`` under contiguous placement (docs/ENGINE_API.md)."""
-    return boundary_bytes(_plan_traffic(workload), design_fabric(scenario, workload, design))
+    return boundary_bytes(
+        _plan_traffic(workload, _carries_rdma(design)), design_fabric(scenario, workload, design)
+    )
 
 
 def _bounds_over_plans(

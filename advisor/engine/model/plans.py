@@ -314,9 +314,12 @@ def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout
     )
 
 
-def plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
+def plan_traffic(w: WorkloadPlan, rdma: bool = True) -> tuple[tuple[Communicator, float], ...]:
     """(communicator, on-wire bytes per GPU) of a workload plan: per training step, or per
-    output token for inference."""
+    output token for inference.  ``rdma``: the network carries RDMA, so a DeepEP dispatch
+    sends a token once per destination server; without it (TCP Ethernet, a network plugin)
+    the dispatch is NCCL's all-to-all of every copy (``collectives.expert_all_to_all_time_s``
+    prices it so)."""
     p = w.plan
     cp = p.cp
     out: list[tuple[Communicator, float]] = []
@@ -330,7 +333,7 @@ def plan_traffic(w: WorkloadPlan) -> tuple[tuple[Communicator, float], ...]:
         edp_b = sum(c * wire_bytes(op, b, edp) for op, b, c in t.expert_dp_op_bytes)
         cp_b = t.cp_exchanges_per_step * wire_bytes("all_gather", t.cp_bytes_per_exchange, cp)
         ep_b = t.ep_all_to_all_per_step * wire_bytes("all_to_all", t.ep_bytes_per_all_to_all, p.ep)
-        if t.moe_dispatcher == "deepep":
+        if t.moe_dispatcher == "deepep" and rdma:
             # a token crosses the network once per destination server (MODEL.md section 8)
             ep_b *= deepep_network_share(t.ep_layout.nodes, t.moe_top_k)
         pp_b = t.pp_p2p_per_step * t.pp_bytes_per_p2p if p.pp > 1 else 0.0
