@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.engine.facts.constants import PROTOCOLS
+from advisor.engine.facts.constants import PROTOCOLS, FabricClass
 
 EFA_NET_LATENCY_S = 20.0e-6
 """One inter-node step over EFA on p5/p5e (and p4d/p4de, below): aws-ofi-nccl's tuner model
@@ -127,3 +127,11 @@ def net_transport(transport_id: str | None) -> NetTransport | None:
             f"unknown transport {transport_id!r}; known: {', '.join(sorted(TRANSPORTS))}"
         )
     return found
+
+
+def carries_rdma(fabric: FabricClass | None, plugin: NetTransport | None) -> bool:
+    """Whether a network carries RDMA verbs end to end, which DeepEP's internode kernels need:
+    an RDMA fabric (InfiniBand, RoCE) with no network plugin in between (AWS EFA's); a group
+    with no fabric (inside one scale-up domain) reads True.  The one rule for the collectives'
+    domains (``CommDomain.rdma``) and a design's boundary bytes (``performance``)."""
+    return fabric is None or (fabric.rdma and plugin is None)

@@ -45,7 +45,7 @@ from advisor.engine.facts.constants import (
     SCALEUP_EFFICIENCY,
     FabricClass,
 )
-from advisor.engine.facts.transports import NetTransport, net_transport
+from advisor.engine.facts.transports import NetTransport, carries_rdma, net_transport
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
 from advisor.engine.model.nccl_tree import tree_network_scale
 from advisor.engine.model.nccl_versions import (
@@ -460,7 +460,7 @@ def make_domain(
         generation=scaleup.generation,
         nccl_version=nccl_version,
         transport=plugin,
-        rdma=fabric.rdma and plugin is None if fabric is not None else True,
+        rdma=carries_rdma(fabric, plugin),
     )
 
 

@@ -26,7 +26,7 @@ from advisor.engine.facts.constants import (
     FABRICS,
     WEIGHT_BYTES,
 )
-from advisor.engine.facts.transports import net_transport
+from advisor.engine.facts.transports import carries_rdma, net_transport
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import (
@@ -416,19 +416,16 @@ def _plan_traffic(
     return traffic
 
 
-def _carries_rdma(design: Design) -> bool:
-    """Whether ``design``'s network carries RDMA (as the collectives price it,
-    ``CommDomain.rdma``): an RDMA fabric without a network plugin in between."""
-    return c.FABRICS[design.fabric].rdma and net_transport(design.transport) is None
-
-
 def _boundary_values(
     scenario: Scenario, workload: WorkloadPlan, design: Design
 ) -> tuple[float, float, float]:
     """Bytes per GPU (per step, or per output token) crossing each boundary of the fabric
     sized for ``design`` under contiguous placement (docs/ENGINE_API.md)."""
     return boundary_bytes(
-        _plan_traffic(workload, _carries_rdma(design)), design_fabric(scenario, workload, design)
+        _plan_traffic(
+            workload, carries_rdma(c.FABRICS[design.fabric], net_transport(design.transport))
+        ),
+        design_fabric(scenario, workload, design),
     )
 
 
