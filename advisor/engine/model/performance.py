@@ -29,11 +29,8 @@ from advisor.engine.facts.constants import (
 from advisor.engine.facts.transports import carries_rdma, net_transport
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.model.collectives import (
-    collective_time_s,
-    p2p_time_s,
-)
-from advisor.engine.model.design_network import design_fabric, net_for
+from advisor.engine.model.collectives import p2p_time_s
+from advisor.engine.model.design_network import design_fabric, domain_collective_s, net_for
 from advisor.engine.model.efficiency import compute_efficiency, profile
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.placement import (
@@ -178,15 +175,13 @@ def _inference_times(
     plan = workload.plan
     if inference.tp_layout.crosses_network and inference.tp_collectives_per_token:
         dom = net.domain(inference.tp_layout, Communicator("tp", "ring", plan.tp, 1))
-        decode_tp = (
-            inference.tp_collectives_per_token
-            * collective_time_s("all_reduce", inference.tp_bytes_per_decode_collective, dom)[0]
+        decode_tp = inference.tp_collectives_per_token * domain_collective_s(
+            "all_reduce", inference.tp_bytes_per_decode_collective, dom
         )
         comm += decode_tp
         network += decode_tp
-        prefill_comm += (
-            inference.tp_collectives_per_token
-            * collective_time_s("all_reduce", inference.tp_bytes_per_prefill_collective, dom)[0]
+        prefill_comm += inference.tp_collectives_per_token * domain_collective_s(
+            "all_reduce", inference.tp_bytes_per_prefill_collective, dom
         )
     if inference.pp_hops:
         if inference.pp_crosses_network:
