@@ -30,6 +30,7 @@ def _metrics_in_order(raw: dict[str, object], order: list[Design]) -> dict[Desig
     design_network._OPS_CACHE.clear()
     design_network._DOMAIN_CACHE.clear()
     design_network._NET_KINDS_CACHE.clear()
+    design_network._COLLECTIVE_CACHE.clear()
     scenario = parse_scenario(raw, default_catalog())
     workload = plan_workload(scenario)
     return {d: evaluate_design(scenario, workload, d) for d in order}
@@ -77,6 +78,36 @@ def test_the_ops_memo_is_bounded() -> None:
         assert len(design_network._OPS_CACHE) <= 2
     finally:
         design_network._OPS_CACHE_MAX = limit
+
+
+SPLIT_SERVING: dict[str, object] = {
+    "workload": "inference",
+    "model": "llama3.1-405b",
+    "gpu": "h100-sxm",
+    "gpus": 32,
+    "inference": {"deployment": "split", "requests_per_s": 2.0},
+}
+
+
+def test_a_split_serving_design_priced_after_others_equals_it_priced_first() -> None:
+    """Its tensor-parallel all-reduces cross servers: designs with equal domains read one
+    collective's time from the memo (design_network.domain_collective_s)."""
+    forward = _metrics_in_order(SPLIT_SERVING, DESIGNS)
+    assert len(design_network._COLLECTIVE_CACHE) > 0
+    backward = _metrics_in_order(SPLIT_SERVING, DESIGNS[::-1])
+    assert forward == backward
+    alone = {d: _metrics_in_order(SPLIT_SERVING, [d])[d] for d in DESIGNS[:3]}
+    assert all(alone[d] == forward[d] for d in alone)
+
+
+def test_the_collective_memo_is_bounded() -> None:
+    limit = design_network._COLLECTIVE_CACHE_MAX
+    try:
+        design_network._COLLECTIVE_CACHE_MAX = 2
+        _metrics_in_order(SPLIT_SERVING, DESIGNS)
+        assert 0 < len(design_network._COLLECTIVE_CACHE) <= 2
+    finally:
+        design_network._COLLECTIVE_CACHE_MAX = limit
 
 
 def _reference_dump(value: object) -> object:
