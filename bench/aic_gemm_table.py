@@ -9,6 +9,12 @@ script with that venv's Python, which has pandas to read the tables::
 
     /tmp/aic/bin/python bench/aic_gemm_table.py
     /tmp/aic/bin/python bench/aic_gemm_table.py --gpu h100_sxm --dtype fp8
+    /tmp/aic/bin/python bench/aic_gemm_table.py --fixed
+
+``--fixed`` prints, per table, what two constants of docs/MODEL.md 15.1 ("Quantized GEMMs pay
+their cast") are read from: each precision's fixed part (the M = 1 latency less the weight read
+at ``HBM_EFFICIENCY``, median over N, K in {1,024 ... 16,384}) and, for NVFP4, the median achieved
+rate of its compute-bound GEMMs (M, N, K >= 4,096) over FP8's.
 
 For each table: the mean |error| and mean signed error (model / measured - 1) over the grid's
 N, K in {1,024 ... 16,384} x {4,096, 8,192, 16,384}, for M >= 256 and for M = 129-448, of three
@@ -42,6 +48,8 @@ TABLES = {
     "h200_sxm": ("h200-sxm", "1.3.0rc20"),
     "b200_sxm": ("b200", "1.3.0rc20"),
     "gb200": ("gb200-nvl72", "1.3.0rc20"),
+    "b300_sxm": ("b300", "1.3.0rc20"),
+    "gb300": ("gb300-nvl72", "1.3.0rc20"),
     "l40s": ("l40s", "1.3.0rc20"),
 }
 DTYPES = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
@@ -125,16 +133,55 @@ def compare(system: str, dtype: str, data: Path) -> dict[str, Any]:
     return out
 
 
+FIXED_NK = (1024, 2048, 4096, 8192, 16384)
+
+
+def fixed_parts(system: str, data: Path) -> dict[str, Any]:
+    """Per precision, the median fixed part (us) of the table's GEMMs and, for NVFP4, the median
+    achieved TFLOP/s of its compute-bound GEMMs over FP8's (``--fixed``)."""
+    import statistics
+
+    gpu_id, version = TABLES[system]
+    path = data / system / "gemm" / "trtllm" / version / "gemm_perf.parquet"
+    gpu = default_catalog().gpu(gpu_id)
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    out: dict[str, Any] = {"system": system, "gpu": gpu_id, "trtllm": version}
+    rates: dict[str, float] = {}
+    for dtype in DTYPES:
+        table = _read(path, dtype)
+        if not table or gpu.peak_tflops(dtype) <= 0:
+            continue
+        width = WEIGHT_BYTES[dtype]
+        fixed = [
+            (lat - k * n * width / hbm) * 1e6
+            for (m, n, k), lat in table.items()
+            if m == 1 and n in FIXED_NK and k in FIXED_NK
+        ]
+        out[f"{dtype}_fixed_us"] = round(statistics.median(fixed), 2)
+        rates[dtype] = statistics.median(
+            2.0 * m * n * k / lat / 1e12 for (m, n, k), lat in table.items() if min(m, n, k) >= 4096
+        )
+        out[f"{dtype}_tflops"] = round(rates[dtype], 1)
+    if "fp4" in rates and "fp8" in rates:
+        out["fp4_over_fp8"] = round(rates["fp4"] / rates["fp8"], 3)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpu", action="append", choices=sorted(TABLES))
     parser.add_argument("--dtype", action="append", choices=sorted(DTYPES))
     parser.add_argument("--data", type=Path, help="AIConfigurator's systems/data directory")
+    parser.add_argument("--fixed", action="store_true", help="fixed parts and NVFP4 / FP8 rates")
     args = parser.parse_args()
     try:
         data = args.data or _data_dir()
     except ImportError:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
+    if args.fixed:
+        for system in args.gpu or sorted(TABLES):
+            print(json.dumps(fixed_parts(system, data)))
+        return
     for system in args.gpu or sorted(TABLES):
         for dtype in args.dtype or ["bf16", "fp8"]:
             gpu = default_catalog().gpu(TABLES[system][0])

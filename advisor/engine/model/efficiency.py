@@ -67,6 +67,12 @@ class ComputeProfile:
     """MSMF / MAMF: the clock a saturated GPU holds at its power limit vs a short burst.
     Hopper: H200 MAMF 834, MSMF 755 TFLOP/s (0.905); Blackwell: B200 MAMF 1745, MSMF 1429
     (0.819) - stas00/ml-engineering, mamf-finder.py MSMF.  Other generations: Hopper's ratio."""
+    fp4_over_fp8: float = 0.0
+    """NVFP4 GEMMs' achieved FLOP rate over FP8's on this GPU: TensorRT-LLM 1.3.0rc20's measured
+    GEMM latencies (AIConfigurator 0.12.0, ``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``), median
+    TFLOP/s of the compute-bound GEMMs (M, N, K >= 4,096), NVFP4 over FP8
+    (``bench/aic_gemm_table.py --fixed``); an NVFP4 GEMM is priced at the FP8 rate times it
+    (:func:`quantized_peak_flops`).  0: no NVFP4 table (the FP4 peak, where the GPU has one)."""
 
 
 _MAMF = (
@@ -134,6 +140,7 @@ PROFILES: dict[str, ComputeProfile] = {
         0.55,
         f"{_MAMF}: B200 SXM; {_T0_B200}",
         sustained_ratio=0.819,
+        fp4_over_fp8=1.485,
     ),
     "gb200-nvl72": ComputeProfile(
         "blackwell",
@@ -146,6 +153,7 @@ PROFILES: dict[str, ComputeProfile] = {
         0.55,
         f"{_MAMF}: GB200; {_T0_B200}",
         sustained_ratio=0.819,
+        fp4_over_fp8=1.524,
     ),
     "b300": ComputeProfile(
         "blackwell",
@@ -158,6 +166,7 @@ PROFILES: dict[str, ComputeProfile] = {
         0.639,
         f"{_MAMF}: B300 SXM (BF16 1,769, FP8 3,353 of 2,250 / 4,500); {_T0_B200}; {_ULTRA}",
         sustained_ratio=0.819,
+        fp4_over_fp8=1.708,
     ),
     "gb300-nvl72": ComputeProfile(
         "blackwell",
@@ -170,6 +179,7 @@ PROFILES: dict[str, ComputeProfile] = {
         0.670,
         f"{_GB300_MAMF}; {_T0_B200}; {_ULTRA}",
         sustained_ratio=0.819,
+        fp4_over_fp8=1.601,
     ),
     "l40s": ComputeProfile(
         "ada", 0.80, 0.70, 142, 128, 128, 3e-6, 0.50, "L40S: no MAMF row; Hopper fractions assumed"
@@ -326,6 +336,18 @@ def kernel_fixed_s(gpu: GpuSpec, kernels: float) -> float:
     return kernels * profile(gpu).gemm_latency_s
 
 
+def gemm_peak_flops(gpu: GpuSpec, p: ComputeProfile, precision: str) -> float:
+    """The FLOP/s a GEMM of ``precision`` is priced against (before the profile's measured
+    fractions): the GPU's dense peak of that precision (bf16's where it has none), except
+    NVFP4 where TensorRT-LLM's kernels were measured (:attr:`ComputeProfile.fp4_over_fp8`):
+    the FP8 peak times their rate over FP8's.  B200's NVFP4 GEMMs reach 3,525 TFLOP/s (median),
+    0.39 of its 9 PF FP4 peak against FP8's 0.53 of 4.5 PF (docs/MODEL.md 15.1, "NVFP4 GEMMs,
+    read against TensorRT-LLM's kernels")."""
+    if precision == "fp4" and p.fp4_over_fp8 > 0:
+        return gpu.peak_tflops("fp8") * 1e12 * p.fp4_over_fp8
+    return gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
+
+
 def gemm_time_s(
     gpu: GpuSpec, precision: str, m: float, n: float, k: float, inference: bool = False
 ) -> float:
@@ -358,7 +380,7 @@ def _gemm_roofline_s(
     one kernel: their output tiles share the waves, their operands all stream once."""
     p = profile(gpu)
     frac = p.mamf_fp8 if precision in QUANTIZED_PRECISIONS and p.mamf_fp8 > 0 else p.mamf_bf16
-    peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
+    peak = gemm_peak_flops(gpu, p, precision)
     tiles = math.ceil(groups * math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n))
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
     overlap = 0.0

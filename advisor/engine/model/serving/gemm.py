@@ -21,6 +21,7 @@ from advisor.engine.model.efficiency import (
     FP8_INFERENCE_OVERLAP,
     FP8_INFERENCE_OVERLAP_GENERATIONS,
     HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS,
+    gemm_peak_flops,
     profile,
 )
 
@@ -61,7 +62,7 @@ class InferenceGemm:
         )
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
         frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
-        peak = gpu.peak_tflops(precision) * 1e12 or gpu.peak_tflops("bf16") * 1e12
+        peak = gemm_peak_flops(gpu, p, precision)
         self.flop_rate = frac * p.sustained_ratio * peak
         self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
         self.wbytes = WEIGHT_BYTES[precision]
