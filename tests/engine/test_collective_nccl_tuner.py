@@ -50,11 +50,13 @@ def test_one_server_ll_cap_follows_the_gpus_compute_capability(
     assert h800.ll_cap_one_node == LL_MAX_BUSBW_ONE_NODE["hopper"] == 141e9
     assert b200.ll_cap_one_node == LL_MAX_BUSBW_ONE_NODE["blackwell"] == 282e9
     nbytes = 1 << 30
-    lat = NCCL_BASE_LATENCY_S["ring"]["LL"] + 14 * NCCL_HW_LATENCY_S["nvlink"]["ring"]["LL"]
     monkeypatch.setattr(c, "_protocols", lambda _d: ("LL",))
     for d, bw in ((h800, 0.5 * h800.scaleup_bytes_per_s), (b200, 282e9)):
         # the ring's LL bus bandwidth: min(0.5 x bus, cap); H800 below its cap, B200 at it
         assert bw == min(0.5 * d.scaleup_bytes_per_s, d.ll_cap_one_node)
+        # the latency of 14 NVLink steps, each the generation's (Blackwell's measured extra)
+        hop = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]["LL"]
+        lat = NCCL_BASE_LATENCY_S["ring"]["LL"] + 14 * hop
         t_ll, p = c._ring_time("all_reduce", nbytes, d)
         assert p == "LL"
         assert t_ll == pytest.approx(lat + nbytes * 2 * 7 / 8 / bw, rel=1e-12)

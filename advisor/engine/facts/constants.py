@@ -186,6 +186,40 @@ NCCL_HW_LATENCY_S: dict[str, dict[str, dict[str, float]]] = {
         "collnet": {"LL": 0.0, "LL128": 0.0, "Simple": 31e-6},
     },
 }
+NVLINK_HOP_EXTRA_S: dict[str, float] = {"ampere": 0.6e-6, "blackwell": 0.8e-6}
+"""Measured time per NVLink step beyond NCCL's hwLat (the ``nvlink`` row above, which reads
+Hopper's tables within 1 us), by GPU generation: NCCL's one-server all-reduce and all-gather of
+64 KB or less as AIConfigurator 0.12.0's collectors measured them
+(``<gpu>/comm/nccl/<version>/nccl_perf.parquet``, 2, 4 and 8 GPUs), less the engine's time,
+over the ring's steps (2(n-1) for an all-reduce, n-1 for an all-gather): on 8 GPUs B200
+0.78 / 0.81 us (NCCL 2.29.2 / 2.27.3), B300 0.76, all-gathers 0.79-1.07, GB200 on 4 GPUs
+0.99; A100 0.50 (all-gather 0.64, 4 GPUs 0.72); H100 / H200 -0.04 to +0.08.  A 512-byte
+all-reduce on 8 B200 takes 25.1 us, on 8 H100 15.5 (docs/MODEL.md 3, "NVLink steps by
+generation").  Added to every protocol's hwLat of the generation's latency class
+(:data:`NCCL_HW_LATENCY_S`); not set on any validation row."""
+
+
+def _nvlink_class(extra_s: float) -> dict[str, dict[str, float]]:
+    """The ``nvlink`` latency class with ``extra_s`` more per ring and tree step."""
+    base = {"tree": {"LL": 0.6e-6, "LL128": 1.25e-6, "Simple": 4.0e-6},
+            "ring": {"LL": 0.6e-6, "LL128": 1.9e-6, "Simple": 3.4e-6}}  # fmt: skip
+    out = {algo: {p: t + extra_s for p, t in protos.items()} for algo, protos in base.items()}
+    out["nvls"] = dict(NCCL_HW_LATENCY_S["nvlink"]["nvls"])
+    return out
+
+
+for _generation, _extra in NVLINK_HOP_EXTRA_S.items():
+    NCCL_HW_LATENCY_S[f"nvlink-{_generation}"] = _nvlink_class(_extra)
+
+
+def nccl_latency_class(scaleup_kind: str, generation: str = "") -> str:
+    """The :data:`NCCL_HW_LATENCY_S` row of a scale-up kind on a GPU generation (a
+    ``CommDomain``'s ``scaleup_latency_class``)."""
+    if scaleup_kind == "pcie":
+        return "pcie"
+    return f"nvlink-{generation}" if generation in NVLINK_HOP_EXTRA_S else "nvlink"
+
+
 NCCL_PROTOCOL_BW_FACTOR: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
 """LL carries 4 B of flag per 8 B line (busBw*0.5); LL128 120 of 128 B (0.92)."""
 NCCL_TREE_BW_FACTOR = 0.92

@@ -44,6 +44,7 @@ from advisor.engine.facts.constants import (
     RAIL_GROUP_NODES,
     SCALEUP_EFFICIENCY,
     FabricClass,
+    nccl_latency_class,
 )
 from advisor.engine.facts.transports import NetTransport, carries_rdma, net_transport
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
@@ -275,10 +276,6 @@ def _scaleup_ring_bytes_per_s(scaleup: ScaleUp, ranks_per_node: int) -> float:
     return bw
 
 
-def scaleup_latency_class(scaleup_kind: str) -> str:
-    return "pcie" if scaleup_kind == "pcie" else "nvlink"
-
-
 def cross_leaf_fraction(nodes: int) -> float:
     """Share of cross-server traffic leaving the leaf when ``nodes`` servers sit in random
     order on leaves of 32 (rail groups): the placement-free fallback of
@@ -443,7 +440,7 @@ def make_domain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,
         scaleup_bytes_per_s=_scaleup_ring_bytes_per_s(scaleup, ranks_per_node),
-        scaleup_latency_class=scaleup_latency_class(scaleup.kind),
+        scaleup_latency_class=nccl_latency_class(scaleup.kind, scaleup.generation),
         nvls=scaleup.nvls and ranks_per_node > 1,
         net_bytes_per_s=net,
         nic_count=max(1, nics_per_node),
