@@ -195,8 +195,8 @@ over the ring's steps (2(n-1) for an all-reduce, n-1 for an all-gather): on 8 GP
 0.78 / 0.81 us (NCCL 2.29.2 / 2.27.3), B300 0.76, all-gathers 0.79-1.07, GB200 on 4 GPUs
 0.99; A100 0.50 (all-gather 0.64, 4 GPUs 0.72); H100 / H200 -0.04 to +0.08.  A 512-byte
 all-reduce on 8 B200 takes 25.1 us, on 8 H100 15.5 (docs/MODEL.md 3, "NVLink steps by
-generation").  Added to every protocol's hwLat of the generation's latency class
-(:data:`NCCL_HW_LATENCY_S`); not set on any validation row."""
+generation"; ``bench/aic_nccl_table.py``).  Added to every protocol's hwLat of the generation's
+latency class (:data:`NCCL_HW_LATENCY_S`); not set on any validation row."""
 
 
 def _nvlink_class(extra_s: float) -> dict[str, dict[str, float]]:
