@@ -200,12 +200,11 @@ latency class (:data:`NCCL_HW_LATENCY_S`); not set on any validation row."""
 
 
 def _nvlink_class(extra_s: float) -> dict[str, dict[str, float]]:
-    """The ``nvlink`` latency class with ``extra_s`` more per ring and tree step."""
-    base = {"tree": {"LL": 0.6e-6, "LL128": 1.25e-6, "Simple": 4.0e-6},
-            "ring": {"LL": 0.6e-6, "LL128": 1.9e-6, "Simple": 3.4e-6}}  # fmt: skip
-    out = {algo: {p: t + extra_s for p, t in protos.items()} for algo, protos in base.items()}
-    out["nvls"] = dict(NCCL_HW_LATENCY_S["nvlink"]["nvls"])
-    return out
+    """The ``nvlink`` latency class with ``extra_s`` more per ring and tree step (NVLS as is)."""
+    return {
+        algo: {p: t + (extra_s if algo in ("ring", "tree") else 0.0) for p, t in protos.items()}
+        for algo, protos in NCCL_HW_LATENCY_S["nvlink"].items()
+    }
 
 
 for _generation, _extra in NVLINK_HOP_EXTRA_S.items():

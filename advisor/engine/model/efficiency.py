@@ -72,7 +72,7 @@ class ComputeProfile:
     GEMM latencies (AIConfigurator 0.12.0, ``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``), median
     TFLOP/s of the compute-bound GEMMs (M, N, K >= 4,096), NVFP4 over FP8
     (``bench/aic_gemm_table.py --fixed``); an NVFP4 GEMM is priced at the FP8 rate times it
-    (:func:`quantized_peak_flops`).  0: no NVFP4 table (the FP4 peak, where the GPU has one)."""
+    (:func:`gemm_peak_flops`).  0: no NVFP4 table (the FP4 peak, where the GPU has one)."""
 
 
 _MAMF = (
