@@ -46,29 +46,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import HBM_EFFICIENCY
 from advisor.engine.model.serving import attention
+from bench.aic_systems import CATALOG_GPU, data_dir
 
 # AIConfigurator's system name -> the catalog's GPU (TensorRT-LLM 1.3.0rc20 tables)
-TABLES = {
-    "h100_sxm": "h100-sxm",
-    "h200_sxm": "h200-sxm",
-    "b200_sxm": "b200",
-    "gb200": "gb200-nvl72",
-}
-CONTEXT_TABLES = {
-    **TABLES,
-    "b300_sxm": "b300",
-    "gb300": "gb300-nvl72",
-    "l40s": "l40s",
-}
+TABLES = {s: CATALOG_GPU[s] for s in ("h100_sxm", "h200_sxm", "b200_sxm", "gb200")}
+CONTEXT_TABLES = {**TABLES, **{s: CATALOG_GPU[s] for s in ("b300_sxm", "gb300", "l40s")}}
 FITTED_ON = ("h100_sxm", "h200_sxm")
 VERSION = "1.3.0rc20"
 GROUPS = (2, 4, 5, 8, 16, 32)
-
-
-def _data_dir() -> Path:
-    import aiconfigurator_core  # type: ignore[import-not-found]
-
-    return Path(aiconfigurator_core.__file__).resolve().parent / "systems" / "data"
 
 
 def _rows(data: Path, system: str, kv_dtype: str) -> dict[str, Any]:
@@ -200,7 +185,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     try:
-        data = args.data or _data_dir()
+        data = args.data or data_dir()
     except ImportError:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
     if args.context:

@@ -40,29 +40,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import HBM_EFFICIENCY, QUANTIZED_PRECISIONS, WEIGHT_BYTES
 from advisor.engine.model.efficiency import gemm_time_s, profile
+from bench.aic_systems import CATALOG_GPU, data_dir
 
 # AIConfigurator's system name -> the catalog's GPU, and the TensorRT-LLM table read
 TABLES = {
-    "a100_sxm": ("a100-80gb-sxm", "1.0.0"),
-    "h100_sxm": ("h100-sxm", "1.3.0rc20"),
-    "h200_sxm": ("h200-sxm", "1.3.0rc20"),
-    "b200_sxm": ("b200", "1.3.0rc20"),
-    "gb200": ("gb200-nvl72", "1.3.0rc20"),
-    "b300_sxm": ("b300", "1.3.0rc20"),
-    "gb300": ("gb300-nvl72", "1.3.0rc20"),
-    "l40s": ("l40s", "1.3.0rc20"),
+    system: (gpu, "1.0.0" if system == "a100_sxm" else "1.3.0rc20")
+    for system, gpu in CATALOG_GPU.items()
 }
 DTYPES = {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}
 NS = (1024, 2048, 3072, 4096, 6144, 8192, 16384)
 KS = (4096, 8192, 16384)
 LARGE_M = (256, 512, 768, 1024, 1536, 2048, 3072, 4096)
 SMALL_M = (129, 160, 192, 224, 257, 320, 384, 448)
-
-
-def _data_dir() -> Path:
-    import aiconfigurator_core  # type: ignore[import-not-found]
-
-    return Path(aiconfigurator_core.__file__).resolve().parent / "systems" / "data"
 
 
 def _read(path: Path, dtype: str) -> dict[tuple[int, int, int], float]:
@@ -175,7 +164,7 @@ def main() -> None:
     parser.add_argument("--fixed", action="store_true", help="fixed parts and NVFP4 / FP8 rates")
     args = parser.parse_args()
     try:
-        data = args.data or _data_dir()
+        data = args.data or data_dir()
     except ImportError:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
     if args.fixed:

@@ -30,17 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.engine.model.collectives import collective
 from advisor.engine.tools.validation import _domain_for
+from bench.aic_systems import CATALOG_GPU, data_dir
 
-# AIConfigurator's system name -> the catalog's GPU
-SYSTEMS = {
-    "a100_sxm": "a100-80gb-sxm",
-    "h100_sxm": "h100-sxm",
-    "h200_sxm": "h200-sxm",
-    "b200_sxm": "b200",
-    "gb200": "gb200-nvl72",
-    "b300_sxm": "b300",
-    "gb300": "gb300-nvl72",
-}
+SYSTEMS = {s: gpu for s, gpu in CATALOG_GPU.items() if s != "l40s"}  # NVLink servers
 SMALL_BYTES = 65536
 BANDS = (
     (0, 65536),
@@ -50,12 +42,6 @@ BANDS = (
     (256 << 20, 1 << 40),
 )
 STEPS = {"all_reduce": lambda n: 2 * (n - 1), "all_gather": lambda n: n - 1}
-
-
-def _data_dir() -> Path:
-    import aiconfigurator_core  # type: ignore[import-not-found]
-
-    return Path(aiconfigurator_core.__file__).resolve().parent / "systems" / "data"
 
 
 def compare(system: str, version: str, data: Path) -> list[dict[str, Any]]:
@@ -101,7 +87,7 @@ def compare(system: str, version: str, data: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     try:
-        data = _data_dir()
+        data = data_dir()
     except ImportError:
         sys.exit("aiconfigurator is not installed here: run with the scratch venv's Python")
     for system in SYSTEMS:
