@@ -62,3 +62,23 @@ def test_the_latency_classes_add_the_measured_extra_to_every_ring_and_tree_step(
     assert _server("h100-sxm", "2.27.3").scaleup_latency_class == "nvlink"
     assert _server("b200", "2.29.2").scaleup_latency_class == "nvlink-blackwell"
     assert _server("a100-80gb-sxm", "2.27.3").scaleup_latency_class == "nvlink-ampere"
+
+
+# NCCL all-reduce of half-precision buffers on one server of 8 GPUs at 256 MB and more,
+# microseconds, the same tables: bytes -> latency.
+MEASURED_8_GPU_LARGE_US: dict[tuple[str, str], dict[int, float]] = {
+    ("b200", "2.29.2"): {268435456: 715.4, 536870912: 1334.6},
+    ("h100-sxm", "2.27.3"): {268435456: 1087.6},
+}
+
+
+@pytest.mark.parametrize(("gpu_id", "version"), sorted(MEASURED_8_GPU_LARGE_US))
+def test_large_all_reduces_on_one_server_read_the_measured_bandwidth(
+    gpu_id: str, version: str
+) -> None:
+    """Within 4 %: B200's NVLS at NCCL's Blackwell efficiency alone read 10-13 % fast
+    (constants.NVLS_BLACKWELL_MEASURED); H100 is the control."""
+    d = _server(gpu_id, version)
+    for nbytes, us in MEASURED_8_GPU_LARGE_US[(gpu_id, version)].items():
+        t = collective_time_s("all_reduce", float(nbytes), d)[0] * 1e6
+        assert t / us == pytest.approx(1.0, abs=0.04), nbytes

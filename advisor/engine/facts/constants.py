@@ -219,6 +219,14 @@ def nccl_latency_class(scaleup_kind: str, generation: str = "") -> str:
     return f"nvlink-{generation}" if generation in NVLINK_HOP_EXTRA_S else "nvlink"
 
 
+NVLS_BLACKWELL_MEASURED = 0.89
+"""What one Blackwell NVLink domain's NVLS all-reduce reaches of NCCL's Blackwell efficiency
+(``nvlsEfficiency`` 0.74 over Hopper's 0.85, which the NVLS factor was set on): the engine's
+time over the measured at 256 MB and more on 8 GPUs, NCCL's own one-server all-reduce as
+AIConfigurator 0.12.0's collectors measured it (``<gpu>/comm/nccl/<version>/nccl_perf.parquet``):
+B200 0.875-0.895 (NCCL 2.27.3-2.29.2), B300 0.895, against H100 0.969 and H200 1.003 with the same
+model (docs/MODEL.md 3, "NVLink steps by generation"; ``bench/aic_nccl_table.py``).  Not set on
+any validation row."""
 NCCL_PROTOCOL_BW_FACTOR: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
 """LL carries 4 B of flag per 8 B line (busBw*0.5); LL128 120 of 128 B (0.92)."""
 NCCL_TREE_BW_FACTOR = 0.92

@@ -39,6 +39,7 @@ from advisor.engine.facts.constants import (
     NCCL_P2P_PER_PEER_OVERHEAD_S,
     NCCL_PROTOCOL_BW_FACTOR,
     NCCL_TREE_BW_FACTOR,
+    NVLS_BLACKWELL_MEASURED,
     PCIE_HOST_GPUS_PER_SOCKET,
     PCIE_INTER_SOCKET_RING_BYTES_PER_S,
     RAIL_GROUP_NODES,
@@ -450,7 +451,9 @@ def make_domain(
         sharp=in_network_reduction and fabric is not None and fabric.in_network_reduction_available,
         nvls_channels=nvls_channels(scaleup.blackwell, nodes, nccl_version),
         nvls_generation=(
-            NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER if scaleup.blackwell else 1.0
+            NVLS_EFFICIENCY_BLACKWELL / NVLS_EFFICIENCY_HOPPER * NVLS_BLACKWELL_MEASURED
+            if scaleup.blackwell
+            else 1.0
         ),
         deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
         ll_cap_one_node=tables(nccl_version).ll_one_node.get(scaleup.generation, 0.0),
