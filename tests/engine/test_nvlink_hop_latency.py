@@ -82,3 +82,37 @@ def test_large_all_reduces_on_one_server_read_the_measured_bandwidth(
     for nbytes, us in MEASURED_8_GPU_LARGE_US[(gpu_id, version)].items():
         t = collective_time_s("all_reduce", float(nbytes), d)[0] * 1e6
         assert t / us == pytest.approx(1.0, abs=0.04), nbytes
+
+
+def test_the_answer_names_the_measured_kernel_figures_it_used() -> None:
+    """An NVFP4 B200 answer lists its NVLink step, its NVLS share and its NVFP4 rate among its
+    assumptions; an A100 answer its NVLink step only; a Hopper answer none of them (NCCL's
+    figures hold there)."""
+    from advisor.engine import evaluate
+
+    names = ("NVLink step latency", "NVLS bandwidth on Blackwell", "NVFP4 GEMM rate")
+
+    def listed(raw: dict[str, object]) -> dict[str, object]:
+        return {a["name"]: a["value"] for a in evaluate(raw)["assumptions"] if a["name"] in names}
+
+    b200 = listed(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "b200",
+            "gpus": 8,
+            "precision": "fp4",
+        }
+    )
+    assert b200 == {
+        "NVLink step latency": pytest.approx(1.4),
+        "NVLS bandwidth on Blackwell": 0.89,
+        "NVFP4 GEMM rate": 1.485,
+    }
+    a100 = listed(
+        {"workload": "training", "model": "llama3-8b", "gpu": "a100-80gb-sxm", "gpus": 16}
+    )
+    assert a100 == {"NVLink step latency": pytest.approx(1.2)}
+    assert (
+        listed({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}) == {}
+    )

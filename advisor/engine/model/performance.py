@@ -573,6 +573,49 @@ def _row(name: str, value: Any, unit: str, source: str) -> Assumption:
     return Assumption(name=name, value=value, unit=unit, source=source)
 
 
+def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
+    """The measured kernel figures that shape this GPU's answer where NCCL's and the datasheet's
+    do not hold: the NVLink step latency of an Ampere or Blackwell domain, Blackwell's NVLS
+    share, and an NVFP4 GEMM's rate over FP8's (docs/MODEL.md 3 and 15.1)."""
+    g = scenario.gpu
+    rows: list[Assumption] = []
+    extra = c.NVLINK_HOP_EXTRA_S.get(g.generation)
+    if extra is not None and g.scaleup_kind == "nvlink":
+        ring = c.NCCL_HW_LATENCY_S["nvlink"]["ring"]["LL"]
+        rows.append(
+            _row(
+                "NVLink step latency",
+                round((ring + extra) * 1e6, 2),
+                "us per ring step (LL)",
+                f"NCCL's hwLat {ring * 1e6:.1f} us plus {extra * 1e6:.1f} us measured on "
+                f"{g.generation.capitalize()} (NCCL's one-server collectives, AIConfigurator "
+                "0.12.0 tables; docs/MODEL.md 3)",
+            )
+        )
+    if g.generation == "blackwell" and g.nvlink_sharp:
+        rows.append(
+            _row(
+                "NVLS bandwidth on Blackwell",
+                c.NVLS_BLACKWELL_MEASURED,
+                "of NCCL's nvlsEfficiency ratio",
+                "NCCL's one-server all-reduce at 256 MB and more on 8 B200 / B300, AIConfigurator "
+                "0.12.0 tables (docs/MODEL.md 3)",
+            )
+        )
+    fp4 = profile(g).fp4_over_fp8
+    if scenario.precision == "fp4" and fp4 > 0:
+        rows.append(
+            _row(
+                "NVFP4 GEMM rate",
+                fp4,
+                "x the FP8 GEMM rate",
+                "TensorRT-LLM 1.3.0rc20's measured NVFP4 and FP8 GEMMs, AIConfigurator 0.12.0 "
+                "tables (docs/MODEL.md 15.1)",
+            )
+        )
+    return rows
+
+
 def _transport_rows(scenario: Scenario) -> list[Assumption]:
     """The network-plugin transport of the evaluated design (AWS EFA, docs/MODEL.md 3
     "Transports"), by its display label: its step latency and the protocols it runs."""
@@ -749,6 +792,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
             "42 Gb/s per core (Cai et al., SIGCOMM'21), send + receive",
         ),
         *_transport_rows(scenario),
+        *_measured_kernel_rows(scenario),
         *_moe_training_rows(workload),
         *(_serving_load_rows() if workload.inference is not None else []),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
