@@ -11,10 +11,11 @@ script with that venv's Python, which has pandas to read the tables::
     /tmp/aic/bin/python bench/aic_gemm_table.py --gpu h100_sxm --dtype fp8
     /tmp/aic/bin/python bench/aic_gemm_table.py --fixed
 
-``--fixed`` prints, per table, what two constants of docs/MODEL.md 15.1 ("Quantized GEMMs pay
-their cast") are read from: each precision's fixed part (the M = 1 latency less the weight read
-at ``HBM_EFFICIENCY``, median over N, K in {1,024 ... 16,384}) and, for NVFP4, the median achieved
-rate of its compute-bound GEMMs (M, N, K >= 4,096) over FP8's.
+``--fixed`` prints, per table, what docs/MODEL.md 15.1 ("NVFP4 GEMMs, read against
+TensorRT-LLM's kernels") read: each precision's fixed part (the M = 1 latency less the weight read
+at ``HBM_EFFICIENCY``, median over N, K in {1,024 ... 16,384}; the cast tried and not kept) and,
+for NVFP4, the median achieved rate of its compute-bound GEMMs (M, N, K >= 4,096) over FP8's
+(``ComputeProfile.fp4_over_fp8``).
 
 For each table: the mean |error| and mean signed error (model / measured - 1) over the grid's
 N, K in {1,024 ... 16,384} x {4,096, 8,192, 16,384}, for M >= 256 and for M = 129-448, of three

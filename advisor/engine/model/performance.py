@@ -29,7 +29,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.facts.transports import carries_rdma, net_transport
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.model.collectives import p2p_time_s
+from advisor.engine.model.collectives import ScaleUp, p2p_time_s
 from advisor.engine.model.design_network import design_fabric, domain_collective_s, net_for
 from advisor.engine.model.efficiency import compute_efficiency, profile
 from advisor.engine.model.moe_dispatch import moe_dispatch
@@ -578,21 +578,23 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
     do not hold: the NVLink step latency of an Ampere or Blackwell domain, Blackwell's NVLS
     share, and an NVFP4 GEMM's rate over FP8's (docs/MODEL.md 3 and 15.1)."""
     g = scenario.gpu
+    scaleup = ScaleUp.of(g)
     rows: list[Assumption] = []
-    extra = c.NVLINK_HOP_EXTRA_S.get(g.generation)
-    if extra is not None and g.scaleup_kind == "nvlink":
+    latency_class = c.nccl_latency_class(scaleup.kind, scaleup.generation)
+    if latency_class != c.nccl_latency_class(scaleup.kind):  # a measured class of its own
         ring = c.NCCL_HW_LATENCY_S["nvlink"]["ring"]["LL"]
+        step = c.NCCL_HW_LATENCY_S[latency_class]["ring"]["LL"]
         rows.append(
             _row(
                 "NVLink step latency",
-                round((ring + extra) * 1e6, 2),
-                "us per ring step (LL)",
-                f"NCCL's hwLat {ring * 1e6:.1f} us plus {extra * 1e6:.1f} us measured on "
-                f"{g.generation.capitalize()} (NCCL's one-server collectives, AIConfigurator "
+                round(step * 1e6, 2),
+                "µs per ring step (LL)",
+                f"NCCL's hwLat {ring * 1e6:.1f} µs plus {(step - ring) * 1e6:.1f} µs measured "
+                f"on {g.generation.capitalize()} (NCCL's one-server collectives, AIConfigurator "
                 "0.12.0 tables; docs/MODEL.md 3)",
             )
         )
-    if g.generation == "blackwell" and g.nvlink_sharp:
+    if scaleup.blackwell and scaleup.nvls:
         rows.append(
             _row(
                 "NVLS bandwidth on Blackwell",
