@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.engine.facts.catalog import GpuSpec, default_catalog
+from advisor.engine.facts.constants import nvlink_few_gpu_share
 from advisor.engine.model.collectives import ScaleUp, make_domain
 from advisor.engine.model.serving.intra import intra_time_s
 
@@ -75,6 +76,10 @@ def test_l40s_tp8_all_reduce_costs_more_per_gpu_than_tp4() -> None:
     assert t8 > t4 * (1.75 / 1.5) * 1.2
 
 
-def test_nvlink_gpus_keep_their_scaleup_bandwidth_at_eight_ranks() -> None:
+def test_nvlink_gpus_are_not_held_to_the_inter_socket_link() -> None:
+    """Eight NVLink GPUs keep their scale-up bandwidth; four get the measured few-GPU share of
+    it (test_nvlink_few_gpus.py), not the PCIe host's inter-socket cap."""
     for gpu_id in ("h100-sxm", "a100-80gb-sxm"):
-        assert _domain_bw(gpu_id, 8) == pytest.approx(_domain_bw(gpu_id, 4), rel=1e-12)
+        share = nvlink_few_gpu_share("nvlink", _gpu(gpu_id).generation, 4)
+        assert _domain_bw(gpu_id, 4) == pytest.approx(_domain_bw(gpu_id, 8) * share, rel=1e-12)
+        assert _domain_bw(gpu_id, 8) > 2 * _ring_speed(AMD_BW, True)

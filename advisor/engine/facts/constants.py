@@ -6,6 +6,7 @@ Versioned: bump ``CONSTANTS_VERSION`` whenever a value changes (stored with each
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # The fabric ids are the vocabulary's; the model's constants are keyed by them.
@@ -227,6 +228,37 @@ AIConfigurator 0.12.0's collectors measured it (``<gpu>/comm/nccl/<version>/nccl
 B200 0.875-0.895 (NCCL 2.27.3-2.29.2), B300 0.895, against H100 0.969 and H200 1.003 with the same
 model (docs/MODEL.md 3, "NVLink steps by generation"; ``bench/aic_nccl_table.py``).  Not set on
 any validation row."""
+NVLINK_FEW_GPU_BUS_SHARE: dict[str, dict[int, float]] = {
+    "ampere": {2: 0.855, 4: 0.959},
+    "hopper": {2: 0.856, 4: 0.879},
+    "blackwell": {2: 0.736, 4: 0.879},
+}
+"""What an all-reduce among 2 or 4 GPUs of one NVSwitch domain reaches of the bus bandwidth the
+engine gives 8 (``SCALEUP_EFFICIENCY`` and NVLS, set on 8-GPU servers): the engine's time over
+the measured at 256 MB and more, NCCL's one-server all-reduce as AIConfigurator 0.12.0's
+collectors measured it (``<gpu>/comm/nccl/<version>/nccl_perf.parquet``), averaged over the
+tables of a generation: A100 (NCCL 2.27.3) 0.855 / 0.959; H100 and H200 (2.26.2-2.29.2)
+0.851-0.861 / 0.878-0.880; B200, GB200, B300, GB300 (2.23-2.29.2) 0.717-0.747 / 0.855-0.889;
+on 8 GPUs the same reading is 0.97-1.00.  8 B200 reach 704 GB/s of bus bandwidth at 512 MB,
+2 of them 534 (docs/MODEL.md 3, "Fewer than eight GPUs of a server";
+``bench/aic_nccl_table.py``).  Not set on any validation row."""
+
+
+def nvlink_few_gpu_share(scaleup_kind: str, generation: str, ranks: int) -> float:
+    """:data:`NVLINK_FEW_GPU_BUS_SHARE` of ``ranks`` GPUs of a generation on an NVSwitch
+    (``nvlink``): its 2-GPU figure at 2 or fewer, its 4-GPU figure at 4, 1 from 8 on, linear in
+    log2(ranks) between; 1 for another scale-up kind or a generation without figures."""
+    row = NVLINK_FEW_GPU_BUS_SHARE.get(generation) if scaleup_kind == "nvlink" else None
+    if row is None or ranks >= 8:
+        return 1.0
+    if ranks <= 2:
+        return row[2]
+    x = math.log2(ranks)
+    if ranks <= 4:
+        return row[2] + (row[4] - row[2]) * (x - 1.0)
+    return row[4] + (1.0 - row[4]) * (x - 2.0)
+
+
 NCCL_PROTOCOL_BW_FACTOR: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
 """LL carries 4 B of flag per 8 B line (busBw*0.5); LL128 120 of 128 B (0.92)."""
 NCCL_TREE_BW_FACTOR = 0.92

@@ -46,6 +46,7 @@ from advisor.engine.facts.constants import (
     SCALEUP_EFFICIENCY,
     FabricClass,
     nccl_latency_class,
+    nvlink_few_gpu_share,
 )
 from advisor.engine.facts.transports import NetTransport, carries_rdma, net_transport
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
@@ -83,8 +84,7 @@ server by the GPU's compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`).  A GPU w
 compute-capability row (other vendors' scale-up) keeps the bandwidth-threshold fallback."""
 LL_MAX_BUSBW_ONE_NODE: dict[str, float] = tables(NCCL_DEFAULT_VERSION).ll_one_node
 """NCCL tuning.cc ``llMaxBws[compCapIndex][0]`` (2.30.7): Volta 39, Ampere 87.7 (compute
-capability 8.x, Ada included), Hopper 141, Blackwell 2 x 141 GB/s; other releases'
-figures in :mod:`nccl_versions`."""
+capability 8.x, Ada included), Hopper 141, Blackwell 2 x 141 GB/s; others: :mod:`nccl_versions`."""
 NVLS_CHANNELS_HOPPER = 16
 NVLS_CHANNELS_BLACKWELL_MULTI_NODE = 32
 NVLS_CHANNELS_BLACKWELL_ONE_NODE = 24
@@ -268,13 +268,14 @@ def scaleup_bytes_per_s(
 
 
 def _scaleup_ring_bytes_per_s(scaleup: ScaleUp, ranks_per_node: int) -> float:
-    """:func:`scaleup_bytes_per_s` of ``scaleup``; a PCIe ring of more GPUs than one CPU socket
-    holds crosses the host's inter-socket link and runs at most at
-    ``PCIE_INTER_SOCKET_RING_BYTES_PER_S`` (NCCL's own rating of that link, docs/MODEL.md 15.1)."""
+    """:func:`scaleup_bytes_per_s` of ``scaleup``, less on fewer than 8 GPUs of an NVSwitch
+    domain (:func:`nvlink_few_gpu_share`); a PCIe ring of more GPUs than one CPU socket holds
+    crosses the host's inter-socket link: at most ``PCIE_INTER_SOCKET_RING_BYTES_PER_S``
+    (NCCL's own rating of that link, docs/MODEL.md 15.1)."""
     bw = scaleup_bytes_per_s(scaleup.kind, scaleup.gbytes_per_s, scaleup.efficiency)
     if scaleup.kind == "pcie" and ranks_per_node > PCIE_HOST_GPUS_PER_SOCKET:
         return min(bw, PCIE_INTER_SOCKET_RING_BYTES_PER_S)
-    return bw
+    return bw * nvlink_few_gpu_share(scaleup.kind, scaleup.generation, ranks_per_node)
 
 
 def cross_leaf_fraction(nodes: int) -> float:
@@ -621,8 +622,7 @@ def tree_correction(protocol: str, nbytes: float) -> float:
 
 TREE_SIMPLE_CHUNK_BYTES = (1 << 22) // 8
 """NCCL's Simple tree step: DEFAULT_BUFFSIZE 4 MiB / NCCL_STEPS 8 (``src/init.cc``,
-``src/include/device.h``), one step per chunk for the tree (``calcCollChunking``:
-``chunkSteps`` = 1 unless ring)."""
+``src/include/device.h``), one step per tree chunk (``calcCollChunking``: ``chunkSteps`` 1)."""
 TREE_LL128_CHUNK_BYTES = (120 * 640 * 8 * 8 // 8) // 16 * 15
 """NCCL's LL128 tree chunk before shrinking: DEFAULT_LL128_BUFFSIZE (120 elements x 640
 threads x 8 steps x 8 B) / NCCL_STEPS, 15 of every 16 words data (``calcCollChunking``)."""

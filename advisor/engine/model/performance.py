@@ -576,7 +576,8 @@ def _row(name: str, value: Any, unit: str, source: str) -> Assumption:
 def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
     """The measured kernel figures that shape this GPU's answer where NCCL's and the datasheet's
     do not hold: the NVLink step latency of an Ampere or Blackwell domain, Blackwell's NVLS
-    share, and an NVFP4 GEMM's rate over FP8's (docs/MODEL.md 3 and 15.1)."""
+    share, the bandwidth of 2 or 4 NVSwitch GPUs, and an NVFP4 GEMM's rate over FP8's
+    (docs/MODEL.md 3 and 15.1)."""
     g = scenario.gpu
     scaleup = ScaleUp.of(g)
     rows: list[Assumption] = []
@@ -602,6 +603,17 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
                 "of NCCL's nvlsEfficiency ratio",
                 "NCCL's one-server all-reduce at 256 MB and more on 8 B200 / B300, AIConfigurator "
                 "0.12.0 tables (docs/MODEL.md 3)",
+            )
+        )
+    few = c.NVLINK_FEW_GPU_BUS_SHARE.get(g.generation) if scaleup.kind == "nvlink" else None
+    if few is not None:
+        rows.append(
+            _row(
+                "NVLink bandwidth among 2 / 4 GPUs of a server",
+                f"{few[2]:g} / {few[4]:g}",
+                "x the 8-GPU bus bandwidth",
+                f"NCCL's one-server all-reduce at 256 MB and more on {g.generation.capitalize()} "
+                "GPUs, AIConfigurator 0.12.0 tables (docs/MODEL.md 3)",
             )
         )
     fp4 = profile(g).fp4_over_fp8

@@ -1,0 +1,101 @@
+"""Fewer than eight GPUs of a server (docs/MODEL.md 3, "Fewer than eight GPUs of a server"):
+an all-reduce among 2 or 4 GPUs of an NVSwitch domain reaches less bus bandwidth than 8 do,
+and the engine's scale-up bandwidth, set on 8-GPU servers, is scaled for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import NVLINK_FEW_GPU_BUS_SHARE, nvlink_few_gpu_share
+from advisor.engine.model.collectives import CommDomain, ScaleUp, collective_time_s, make_domain
+from advisor.engine.model.nccl_versions import parse_version
+
+CATALOG = default_catalog()
+HALF_GB = 536_870_912
+
+# NCCL all-reduce of 512 MB (half-precision buffers) on 2, 4 and 8 GPUs of one server,
+# microseconds, as AIConfigurator 0.12.0's collector measured it
+# (aiconfigurator_core/systems/data/<gpu>/comm/nccl/<version>/nccl_perf.parquet).
+MEASURED_512MB_US: dict[tuple[str, str, int], float] = {
+    ("b200", "2.29.2", 2): 1005.3,
+    ("b200", "2.29.2", 4): 1270.8,
+    ("b200", "2.29.2", 8): 1334.6,
+    ("h100-sxm", "2.27.3", 2): 1676.6,
+    ("h100-sxm", "2.27.3", 4): 2305.0,
+    ("a100-80gb-sxm", "2.27.3", 2): 2781.1,
+    ("a100-80gb-sxm", "2.27.3", 4): 3716.3,
+    ("a100-80gb-sxm", "2.27.3", 8): 4225.9,
+}
+
+
+def _server(gpu_id: str, version: str, gpus: int) -> CommDomain:
+    gpu = CATALOG.gpu(gpu_id)
+    assert gpu is not None
+    return make_domain(
+        nodes=1,
+        ranks_per_node=gpus,
+        scaleup=ScaleUp.of(gpu),
+        fabric_id=None,
+        nic_gbps=0.0,
+        nics_per_node=0,
+        nccl_version=parse_version(version),
+    )
+
+
+@pytest.mark.parametrize(("gpu_id", "version", "gpus"), sorted(MEASURED_512MB_US))
+def test_large_all_reduces_on_part_of_a_server_read_the_measured_time(
+    gpu_id: str, version: str, gpus: int
+) -> None:
+    """Within 4 %; at the 8-GPU bandwidth 2 B200 read 26 % fast, 2 H100 and 2 A100 12-14 %."""
+    t = collective_time_s("all_reduce", float(HALF_GB), _server(gpu_id, version, gpus))[0]
+    assert t * 1e6 / MEASURED_512MB_US[(gpu_id, version, gpus)] == pytest.approx(1.0, abs=0.04)
+
+
+def test_the_share_is_the_table_at_2_and_4_gpus_and_whole_from_8() -> None:
+    for generation, row in NVLINK_FEW_GPU_BUS_SHARE.items():
+        assert nvlink_few_gpu_share("nvlink", generation, 2) == row[2]
+        assert nvlink_few_gpu_share("nvlink", generation, 4) == row[4]
+        assert row[2] < nvlink_few_gpu_share("nvlink", generation, 3) < row[4]
+        assert row[4] < nvlink_few_gpu_share("nvlink", generation, 6) < 1.0
+        assert nvlink_few_gpu_share("nvlink", generation, 8) == 1.0
+        assert nvlink_few_gpu_share("nvlink", generation, 72) == 1.0
+
+
+def test_other_scale_up_kinds_and_generations_keep_their_bandwidth() -> None:
+    assert nvlink_few_gpu_share("pcie", "hopper", 2) == 1.0
+    assert nvlink_few_gpu_share("xgmi", "cdna3", 2) == 1.0
+    assert nvlink_few_gpu_share("nvlink-mesh", "volta", 2) == 1.0
+    mi300x = CATALOG.gpu("mi300x")
+    assert mi300x is not None
+    two = make_domain(
+        nodes=1,
+        ranks_per_node=2,
+        scaleup=ScaleUp.of(mi300x),
+        fabric_id=None,
+        nic_gbps=0.0,
+        nics_per_node=0,
+    )
+    eight = make_domain(
+        nodes=1,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(mi300x),
+        fabric_id=None,
+        nic_gbps=0.0,
+        nics_per_node=0,
+    )
+    assert two.scaleup_bytes_per_s == eight.scaleup_bytes_per_s
+
+
+def test_an_nvswitch_answer_lists_the_few_gpu_share_among_its_assumptions() -> None:
+    from advisor.engine import evaluate
+
+    name = "NVLink bandwidth among 2 / 4 GPUs of a server"
+
+    def listed(gpu: str) -> list[object]:
+        raw = {"workload": "inference", "model": "llama3-70b", "gpu": gpu, "gpus": 8}
+        return [a["value"] for a in evaluate(raw)["assumptions"] if a["name"] == name]
+
+    assert listed("h100-sxm") == ["0.856 / 0.879"]
+    assert listed("b200") == ["0.736 / 0.879"]
+    assert listed("mi300x") == []
