@@ -251,12 +251,83 @@ def nvlink_few_gpu_share(scaleup_kind: str, generation: str, ranks: int) -> floa
     row = NVLINK_FEW_GPU_BUS_SHARE.get(generation) if scaleup_kind == "nvlink" else None
     if row is None or ranks >= 8:
         return 1.0
+    return _log2_between({**row, 8: 1.0}, ranks)
+
+
+NVLINK_OP_BUS_SHARE: dict[str, dict[str, dict[int, float]]] = {
+    "all_gather": {
+        "ampere": {2: 0.771, 4: 0.880, 8: 0.908},
+        "hopper": {2: 0.806, 4: 0.976, 8: 0.922},
+        "blackwell": {2: 0.820, 4: 0.900, 8: 0.890},
+    },
+    "reduce_scatter": {
+        "ampere": {2: 0.867, 4: 0.937, 8: 0.951},
+        "hopper": {2: 0.767, 4: 0.959, 8: 0.931},
+        "blackwell": {2: 0.765, 4: 0.875, 8: 0.887},
+    },
+    "all_to_all": {
+        "ampere": {2: 0.851, 4: 0.897, 8: 0.897},
+        "hopper": {2: 0.903, 4: 0.976, 8: 0.865},
+        "blackwell": {2: 0.627, 4: 0.769, 8: 0.767},
+    },
+}
+"""What NCCL's all-gather, reduce-scatter and all-to-all reach of the all-reduce's bus bandwidth
+(:data:`NVLINK_FEW_GPU_BUS_SHARE` applied) among 2, 4 and 8 GPUs of one NVSwitch domain: the
+engine's time over the measured at 256 MB and more, NCCL's one-server collectives as
+AIConfigurator 0.12.0's collectors measured them (``<gpu>/comm/nccl/<version>/nccl_perf.parquet``,
+half-precision buffers), averaged over a generation's tables (A100 one table, H100 and H200
+six, B200, GB200, B300, GB300 ten at 2 and 4 GPUs, six at 8; each table within 0.04 of its
+generation's mean but the all-to-all's, within 0.08).  8 H100 gather at 335 GB/s of bus
+bandwidth and exchange (all-to-all) at 315 where they all-reduce at 365; 8 B200 at 620 and 563
+against 704 (docs/MODEL.md 3, "Fewer than eight GPUs of a server").  Not set on any
+validation row."""
+
+
+def busbw_factor(op: str, ranks: int) -> float:
+    """nccl-tests bus bandwidth factor: busbw = algbw * factor."""
+    if ranks <= 1:
+        return 1.0
+    if op == "all_reduce":
+        return 2.0 * (ranks - 1) / ranks
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (ranks - 1) / ranks
+    return 1.0
+
+
+def nvlink_op_share(op: str, scaleup_kind: str, generation: str, ranks: int) -> float:
+    """:data:`NVLINK_OP_BUS_SHARE` of ``op`` among ``ranks`` GPUs of a generation on an NVSwitch:
+    its 2-GPU figure at 2 or fewer, its 8-GPU figure from 8 on (a rack of 72 too), linear in
+    log2(ranks) between; 1 for the all-reduce, another scale-up kind or generation."""
+    by_generation = NVLINK_OP_BUS_SHARE.get(op)
+    row = by_generation.get(generation) if by_generation and scaleup_kind == "nvlink" else None
+    if row is None:
+        return 1.0
+    return _log2_between(row, ranks)
+
+
+SHARED_OPS: tuple[str, str, str] = ("all_gather", "reduce_scatter", "all_to_all")
+"""The collectives of :data:`NVLINK_OP_BUS_SHARE`, in the order of :func:`nvlink_op_shares`."""
+
+
+def nvlink_op_shares(scaleup_kind: str, generation: str, ranks: int) -> tuple[float, float, float]:
+    """:func:`nvlink_op_share` of each of :data:`SHARED_OPS` (a ``CommDomain``'s shares)."""
+    gather, scatter, exchange = (
+        nvlink_op_share(op, scaleup_kind, generation, ranks) for op in SHARED_OPS
+    )
+    return gather, scatter, exchange
+
+
+def _log2_between(row: dict[int, float], ranks: int) -> float:
+    """``row`` (figures at 2, 4 and 8 GPUs) at ``ranks``: linear in log2(ranks) between them,
+    the 2-GPU figure below, the 8-GPU figure above."""
     if ranks <= 2:
         return row[2]
+    if ranks >= 8:
+        return row[8]
     x = math.log2(ranks)
     if ranks <= 4:
         return row[2] + (row[4] - row[2]) * (x - 1.0)
-    return row[4] + (1.0 - row[4]) * (x - 2.0)
+    return row[4] + (row[8] - row[4]) * (x - 2.0)
 
 
 NCCL_PROTOCOL_BW_FACTOR: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}

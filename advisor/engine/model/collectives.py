@@ -44,9 +44,12 @@ from advisor.engine.facts.constants import (
     PCIE_INTER_SOCKET_RING_BYTES_PER_S,
     RAIL_GROUP_NODES,
     SCALEUP_EFFICIENCY,
+    SHARED_OPS,
     FabricClass,
+    busbw_factor,
     nccl_latency_class,
     nvlink_few_gpu_share,
+    nvlink_op_shares,
 )
 from advisor.engine.facts.transports import NetTransport, carries_rdma, net_transport
 from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
@@ -173,6 +176,9 @@ class CommDomain:
     rdma: bool = True
     """RDMA verbs between domains (InfiniBand or RoCE, no plugin transport): what DeepEP's
     internode kernels need (NVSHMEM; deepseek-ai/DeepEP README); NCCL runs without them too."""
+    op_bus_share: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    """Scale-up bandwidth of an all-gather, reduce-scatter and all-to-all over the all-reduce's
+    (``constants.nvlink_op_share``)."""
 
     # the value hash, computed once per domain: the expert all-to-all's cache is keyed by it
     __hash__ = cached_value_hash
@@ -246,17 +252,6 @@ class CollectiveResult:
             "algbw_GBps": self.algbw_bytes_per_s / 1e9,
             "busbw_GBps": self.busbw_bytes_per_s / 1e9,
         }
-
-
-def busbw_factor(op: str, ranks: int) -> float:
-    """nccl-tests bus bandwidth factor: busbw = algbw * factor."""
-    if ranks <= 1:
-        return 1.0
-    if op == "all_reduce":
-        return 2.0 * (ranks - 1) / ranks
-    if op in ("all_gather", "reduce_scatter", "all_to_all"):
-        return (ranks - 1) / ranks
-    return 1.0
 
 
 def scaleup_bytes_per_s(
@@ -462,6 +457,7 @@ def make_domain(
         nccl_version=nccl_version,
         transport=plugin,
         rdma=carries_rdma(fabric, plugin),
+        op_bus_share=nvlink_op_shares(scaleup.kind, scaleup.generation, ranks_per_node),
     )
 
 
@@ -498,8 +494,9 @@ def ring_tree_nic_share(d: CommDomain) -> float:
     return min(1.0, _NCCL_MAX_CHANNELS / pool) if pool > 0 else 1.0
 
 
-def _ring_bus_bytes_per_s(d: CommDomain) -> float:
-    intra = d.scaleup_bytes_per_s if d.ranks_per_node > 1 else _INF
+def _ring_bus_bytes_per_s(d: CommDomain, op: str = "all_reduce") -> float:
+    share = d.op_bus_share[SHARED_OPS.index(op)] if op in SHARED_OPS else 1.0
+    intra = d.scaleup_bytes_per_s * share if d.ranks_per_node > 1 else _INF
     inter = d.net_bytes_per_s * ring_tree_nic_share(d) if d.nodes > 1 else _INF
     bw = min(intra, inter)
     return bw if bw != _INF else d.scaleup_bytes_per_s
@@ -536,7 +533,7 @@ def _ring_time(op: str, nbytes: float, d: CommDomain) -> tuple[float, str]:
     else:
         nsteps, inter_steps = n - 1, nodes - 1
     moved = nbytes * nsteps / n if op != "broadcast" else nbytes
-    bus = _ring_bus_bytes_per_s(d)
+    bus = _ring_bus_bytes_per_s(d, op)
     hw_intra = NCCL_HW_LATENCY_S[d.scaleup_latency_class]["ring"]
     # tuning.cc: "With ppn=1 latencies are fully exposed, use the Tree network latency"
     hw_net = _net_latency(d, "tree" if d.ranks_per_node == 1 else "ring")
@@ -924,7 +921,7 @@ def _all_to_all_time(
     if forward and g > 1:
         intra_bytes_per_gpu += nbytes * (n - g) / n * (g - 1) / g
     inter_bytes_per_node = g * nbytes * (n - g) / n * net_share
-    t_intra = intra_bytes_per_gpu / d.scaleup_bytes_per_s if g > 1 else 0.0
+    t_intra = intra_bytes_per_gpu / (d.scaleup_bytes_per_s * d.op_bus_share[2]) if g > 1 else 0.0
     t_inter = inter_bytes_per_node / d.net_bytes_per_s if d.nodes > 1 else 0.0
     lat = NCCL_BASE_LATENCY_S["ring"]["Simple"] + (n - 1) * NCCL_P2P_PER_PEER_OVERHEAD_S
     if d.nodes > 1:

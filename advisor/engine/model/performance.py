@@ -576,8 +576,8 @@ def _row(name: str, value: Any, unit: str, source: str) -> Assumption:
 def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
     """The measured kernel figures that shape this GPU's answer where NCCL's and the datasheet's
     do not hold: the NVLink step latency of an Ampere or Blackwell domain, Blackwell's NVLS
-    share, the bandwidth of 2 or 4 NVSwitch GPUs, and an NVFP4 GEMM's rate over FP8's
-    (docs/MODEL.md 3 and 15.1)."""
+    share, the bandwidth of 2 or 4 NVSwitch GPUs and of their collectives other than the
+    all-reduce, and an NVFP4 GEMM's rate over FP8's (docs/MODEL.md 3 and 15.1)."""
     g = scenario.gpu
     scaleup = ScaleUp.of(g)
     rows: list[Assumption] = []
@@ -613,6 +613,16 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
                 f"{few[2]:g} / {few[4]:g}",
                 "x the 8-GPU bus bandwidth",
                 f"NCCL's one-server all-reduce at 256 MB and more on {g.generation.capitalize()} "
+                "GPUs, AIConfigurator 0.12.0 tables (docs/MODEL.md 3)",
+            )
+        )
+        shares = c.nvlink_op_shares(scaleup.kind, g.generation, 8)
+        rows.append(
+            _row(
+                "NVLink all-gather / reduce-scatter / all-to-all among 8 GPUs",
+                " / ".join(f"{x:g}" for x in shares),
+                "x the all-reduce's bus bandwidth",
+                f"NCCL's one-server collectives at 256 MB and more on {g.generation.capitalize()} "
                 "GPUs, AIConfigurator 0.12.0 tables (docs/MODEL.md 3)",
             )
         )
