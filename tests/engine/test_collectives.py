@@ -8,12 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor.engine.facts.constants import FABRICS, NCCL_BASE_LATENCY_S
+from advisor.engine.facts.constants import FABRICS, NCCL_BASE_LATENCY_S, busbw_factor
 from advisor.engine.model.collectives import (
     OPS,
     CommDomain,
     ScaleUp,
-    busbw_factor,
     collective,
     cross_leaf_fraction,
     make_domain,

@@ -119,7 +119,8 @@ def _synthetic(net_bytes_per_s: float, extra_latency_s: float, nodes: int = 4):
 
     from advisor.engine.calibration.nccl_tests import ParsedText, Row, Run
     from advisor.engine.facts.catalog import default_catalog
-    from advisor.engine.model.collectives import busbw_factor, collective_time_s, make_domain
+    from advisor.engine.facts.constants import busbw_factor
+    from advisor.engine.model.collectives import collective_time_s, make_domain
 
     gpu = default_catalog().gpu("h100-sxm")
     assert gpu is not None
@@ -259,7 +260,8 @@ def _efa_log(nodes: int = 2):
     "Transports"), as a log that ran through aws-ofi-nccl (NCCL's ``NET/OFI``, FI_PROVIDER=efa)."""
     from advisor.engine.calibration.nccl_tests import ParsedText, Row, Run
     from advisor.engine.facts.catalog import default_catalog
-    from advisor.engine.model.collectives import busbw_factor, collective_time_s, make_domain
+    from advisor.engine.facts.constants import busbw_factor
+    from advisor.engine.model.collectives import collective_time_s, make_domain
 
     gpu = default_catalog().gpu("h100-sxm")
     assert gpu is not None

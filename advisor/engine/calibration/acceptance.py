@@ -24,9 +24,9 @@ from typing import Any
 from advisor.engine.calibration.fabric_fit import MAX_TIME_US, MIN_TIME_US
 from advisor.engine.calibration.nccl_tests import ENGINE_OP, ParsedText
 from advisor.engine.facts.catalog import Catalog, default_catalog
-from advisor.engine.facts.constants import RAIL_GROUP_NODES
+from advisor.engine.facts.constants import RAIL_GROUP_NODES, busbw_factor
 from advisor.engine.facts.formatting import significant
-from advisor.engine.model.collectives import ScaleUp, busbw_factor, collective_time_s, make_domain
+from advisor.engine.model.collectives import ScaleUp, collective_time_s, make_domain
 from advisor.engine.result.records import EngineResult
 
 __all__ = [

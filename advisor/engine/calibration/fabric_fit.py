@@ -30,13 +30,12 @@ from typing import Any
 from advisor.engine.calibration.nccl_tests import ParsedText, Run
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.gpus import GpuSpec
-from advisor.engine.facts.constants import FABRICS
+from advisor.engine.facts.constants import FABRICS, busbw_factor
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import Calibration
 from advisor.engine.model.collectives import (
     CommDomain,
     ScaleUp,
-    busbw_factor,
     collective_time_s,
     make_domain,
 )
