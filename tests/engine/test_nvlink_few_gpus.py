@@ -28,6 +28,7 @@ MEASURED_512MB_US: dict[tuple[str, str, int], float] = {
     ("b200", "2.29.2", 8): 1334.6,
     ("h100-sxm", "2.27.3", 2): 1676.6,
     ("h100-sxm", "2.27.3", 4): 2305.0,
+    ("h200-sxm", "2.29.2", 4): 2311.2,
     ("a100-80gb-sxm", "2.27.3", 2): 2781.1,
     ("a100-80gb-sxm", "2.27.3", 4): 3716.3,
     ("a100-80gb-sxm", "2.27.3", 8): 4225.9,
@@ -139,10 +140,36 @@ def test_an_nvswitch_answer_lists_the_measured_shares_among_its_assumptions() ->
         return [a["value"] for a in evaluate(raw)["assumptions"] if a["name"] == name]
 
     few = "NVLink bandwidth among 2 / 4 GPUs of a server"
-    assert listed("h100-sxm", few) == ["0.856 / 0.879"]
+    assert listed("h100-sxm", few) == ["0.856 / 0.953"]
     assert listed("b200", few) == ["0.736 / 0.879"]
     assert listed("mi300x", few) == []
     ops = "NVLink all-gather / reduce-scatter / all-to-all among 8 GPUs"
     assert listed("h100-sxm", ops) == ["0.922 / 0.931 / 0.865"]
     assert listed("b200", ops) == ["0.89 / 0.887 / 0.767"]
     assert listed("mi300x", ops) == []
+
+
+def _domain(gpu_id: str, nodes: int, gpus: int) -> CommDomain:
+    gpu = CATALOG.gpu(gpu_id)
+    assert gpu is not None
+    return make_domain(
+        nodes=nodes,
+        ranks_per_node=gpus,
+        scaleup=ScaleUp.of(gpu),
+        fabric_id="infiniband" if nodes > 1 else None,
+        nic_gbps=400.0,
+        nics_per_node=8,
+    )
+
+
+def test_nvls_runs_on_more_than_two_gpus_and_in_one_server_from_eight() -> None:
+    """NCCL leaves NVLS off on two GPUs (ncclNvlsInit: gpuCount <= 2); in one server the tables
+    read 4 Hopper GPUs at the ring's bandwidth, so NVLS is priced from 8 there; across servers
+    NVLS-tree from 3 GPUs a server."""
+    assert not _domain("h100-sxm", 1, 2).nvls
+    assert not _domain("h100-sxm", 1, 4).nvls
+    assert _domain("h100-sxm", 1, 8).nvls
+    assert _domain("gb200-nvl72", 1, 72).nvls
+    assert not _domain("h100-sxm", 2, 2).nvls
+    assert _domain("h100-sxm", 2, 4).nvls
+    assert not _domain("a100-80gb-sxm", 1, 8).nvls

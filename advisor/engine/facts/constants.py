@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 # The fabric ids are the vocabulary's; the model's constants are keyed by them.
 from advisor.engine.facts.vocabulary import ETHERNET as ETHERNET
@@ -220,6 +221,16 @@ def nccl_latency_class(scaleup_kind: str, generation: str = "") -> str:
     return f"nvlink-{generation}" if generation in NVLINK_HOP_EXTRA_S else "nvlink"
 
 
+NVLS_MIN_GPUS = 3
+"""NCCL enables NVLS only on more than two GPUs of a domain: ``ncclNvlsInit``
+(``src/transport/nvls.cc``, 2.19-2.30) returns with ``nvlsSupport = 0`` when the topology holds
+``gpuCount <= 2`` (an MNNVL clique of 2 or fewer likewise); two GPUs run the ring or the tree."""
+NVLS_ONE_DOMAIN_MIN_GPUS = 8
+"""The fewest GPUs of a communicator inside one NVLink domain the engine prices NVLS for: the
+one-server tables (:data:`NVLINK_FEW_GPU_BUS_SHARE`) read 4 H100 and H200 at the ring's bus
+bandwidth (0.953 of 8's ring, 349 GB/s at 512 MB) where NVLS as priced on 8 would give 395: no
+NVLS gain below 8 (on 4 Blackwell GPUs the ring is the faster already).  Across domains NVLS
+(NVLS-tree) keeps :data:`NVLS_MIN_GPUS`."""
 NVLS_BLACKWELL_MEASURED = 0.89
 """What one Blackwell NVLink domain's NVLS all-reduce reaches of NCCL's Blackwell efficiency
 (``nvlsEfficiency`` 0.74 over Hopper's 0.85, which the NVLS factor was set on): the engine's
@@ -230,18 +241,18 @@ model (docs/MODEL.md 3, "NVLink steps by generation"; ``bench/aic_nccl_table.py`
 any validation row."""
 NVLINK_FEW_GPU_BUS_SHARE: dict[str, dict[int, float]] = {
     "ampere": {2: 0.855, 4: 0.959},
-    "hopper": {2: 0.856, 4: 0.879},
+    "hopper": {2: 0.856, 4: 0.953},
     "blackwell": {2: 0.736, 4: 0.879},
 }
-"""What an all-reduce among 2 or 4 GPUs of one NVSwitch domain reaches of the bus bandwidth the
-engine gives 8 (``SCALEUP_EFFICIENCY`` and NVLS, set on 8-GPU servers): the engine's time over
+"""What a ring all-reduce among 2 or 4 GPUs of one NVSwitch domain reaches of the bus bandwidth
+the engine gives 8 (``SCALEUP_EFFICIENCY``, set on 8-GPU servers): the engine's ring time over
 the measured at 256 MB and more, NCCL's one-server all-reduce as AIConfigurator 0.12.0's
 collectors measured it (``<gpu>/comm/nccl/<version>/nccl_perf.parquet``), averaged over the
 tables of a generation: A100 (NCCL 2.27.3) 0.855 / 0.959; H100 and H200 (2.26.2-2.29.2)
-0.851-0.861 / 0.878-0.880; B200, GB200, B300, GB300 (2.23-2.29.2) 0.717-0.747 / 0.855-0.889;
+0.851-0.861 / 0.952-0.955; B200, GB200, B300, GB300 (2.23-2.29.2) 0.717-0.747 / 0.855-0.889;
 on 8 GPUs the same reading is 0.97-1.00.  8 B200 reach 704 GB/s of bus bandwidth at 512 MB,
-2 of them 534 (docs/MODEL.md 3, "Fewer than eight GPUs of a server";
-``bench/aic_nccl_table.py``).  Not set on any validation row."""
+2 of them 534, 4 H100 349 against 8's ring 365 (docs/MODEL.md 3, "Fewer than eight GPUs of a
+server"; ``bench/aic_nccl_table.py``).  Not set on any validation row."""
 
 
 def nvlink_few_gpu_share(scaleup_kind: str, generation: str, ranks: int) -> float:
@@ -257,17 +268,17 @@ def nvlink_few_gpu_share(scaleup_kind: str, generation: str, ranks: int) -> floa
 NVLINK_OP_BUS_SHARE: dict[str, dict[str, dict[int, float]]] = {
     "all_gather": {
         "ampere": {2: 0.771, 4: 0.880, 8: 0.908},
-        "hopper": {2: 0.806, 4: 0.976, 8: 0.922},
+        "hopper": {2: 0.806, 4: 0.902, 8: 0.922},
         "blackwell": {2: 0.820, 4: 0.900, 8: 0.890},
     },
     "reduce_scatter": {
         "ampere": {2: 0.867, 4: 0.937, 8: 0.951},
-        "hopper": {2: 0.767, 4: 0.959, 8: 0.931},
+        "hopper": {2: 0.767, 4: 0.885, 8: 0.931},
         "blackwell": {2: 0.765, 4: 0.875, 8: 0.887},
     },
     "all_to_all": {
         "ampere": {2: 0.851, 4: 0.897, 8: 0.897},
-        "hopper": {2: 0.903, 4: 0.976, 8: 0.865},
+        "hopper": {2: 0.903, 4: 0.901, 8: 0.865},
         "blackwell": {2: 0.627, 4: 0.769, 8: 0.767},
     },
 }
@@ -309,8 +320,10 @@ SHARED_OPS: tuple[str, str, str] = ("all_gather", "reduce_scatter", "all_to_all"
 """The collectives of :data:`NVLINK_OP_BUS_SHARE`, in the order of :func:`nvlink_op_shares`."""
 
 
+@lru_cache(maxsize=256)
 def nvlink_op_shares(scaleup_kind: str, generation: str, ranks: int) -> tuple[float, float, float]:
-    """:func:`nvlink_op_share` of each of :data:`SHARED_OPS` (a ``CommDomain``'s shares)."""
+    """:func:`nvlink_op_share` of each of :data:`SHARED_OPS` (a ``CommDomain``'s shares; kept
+    by value: every domain a design builds asks it, from a few kinds, generations and sizes)."""
     gather, scatter, exchange = (
         nvlink_op_share(op, scaleup_kind, generation, ranks) for op in SHARED_OPS
     )

@@ -40,6 +40,8 @@ from advisor.engine.facts.constants import (
     NCCL_PROTOCOL_BW_FACTOR,
     NCCL_TREE_BW_FACTOR,
     NVLS_BLACKWELL_MEASURED,
+    NVLS_MIN_GPUS,
+    NVLS_ONE_DOMAIN_MIN_GPUS,
     PCIE_HOST_GPUS_PER_SOCKET,
     PCIE_INTER_SOCKET_RING_BYTES_PER_S,
     RAIL_GROUP_NODES,
@@ -438,7 +440,8 @@ def make_domain(
         ranks_per_node=ranks_per_node,
         scaleup_bytes_per_s=_scaleup_ring_bytes_per_s(scaleup, ranks_per_node),
         scaleup_latency_class=nccl_latency_class(scaleup.kind, scaleup.generation),
-        nvls=scaleup.nvls and ranks_per_node > 1,
+        nvls=scaleup.nvls
+        and ranks_per_node >= (NVLS_MIN_GPUS if nodes > 1 else NVLS_ONE_DOMAIN_MIN_GPUS),
         net_bytes_per_s=net,
         nic_count=max(1, nics_per_node),
         stream_bytes_per_s=stream,
