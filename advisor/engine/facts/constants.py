@@ -290,8 +290,8 @@ half-precision buffers), averaged over a generation's tables (A100 one table, H1
 six, B200, GB200, B300, GB300 ten at 2 and 4 GPUs, six at 8; each table within 0.04 of its
 generation's mean but the all-to-all's, within 0.08).  8 H100 gather at 335 GB/s of bus
 bandwidth and exchange (all-to-all) at 315 where they all-reduce at 365; 8 B200 at 620 and 563
-against 704 (docs/MODEL.md 3, "Fewer than eight GPUs of a server").  Not set on any
-validation row."""
+against 704 (docs/MODEL.md 3, "Fewer than eight GPUs of a server"; Hopper's 4-GPU figures read
+again on its ring share, "NVLS below eight GPUs").  Not set on any validation row."""
 
 
 def busbw_factor(op: str, ranks: int) -> float:
