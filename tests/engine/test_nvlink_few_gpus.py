@@ -173,3 +173,28 @@ def test_nvls_runs_on_more_than_two_gpus_and_in_one_server_from_eight() -> None:
     assert not _domain("h100-sxm", 2, 2).nvls
     assert _domain("h100-sxm", 2, 4).nvls
     assert not _domain("a100-80gb-sxm", 1, 8).nvls
+
+
+def test_the_all_to_all_share_is_nccls_and_not_deepeps_forwarding() -> None:
+    """NCCL's all-to-all runs at the measured share of the scale-up bandwidth; DeepEP's
+    forwarding of the copies that arrive from other servers (its own NVLink kernels) does not."""
+    from dataclasses import replace
+
+    from advisor.engine.model.collectives import _all_to_all_time
+
+    gpu = CATALOG.gpu("b200")
+    assert gpu is not None
+    # a network fast enough that the scale-up side is the bound
+    d = make_domain(
+        nodes=2,
+        ranks_per_node=8,
+        scaleup=ScaleUp.of(gpu),
+        fabric_id="infiniband",
+        nic_gbps=100_000.0,
+        nics_per_node=8,
+    )
+    whole = replace(d, op_bus_share=(1.0, 1.0, 1.0))
+    nbytes = float(HALF_GB)
+    assert _all_to_all_time(nbytes, d) > _all_to_all_time(nbytes, whole) * 1.2
+    forwarded = _all_to_all_time(nbytes, d, net_share=0.5, forward=True)
+    assert forwarded == _all_to_all_time(nbytes, whole, net_share=0.5, forward=True)

@@ -179,8 +179,7 @@ class CommDomain:
     """RDMA verbs between domains (InfiniBand or RoCE, no plugin transport): what DeepEP's
     internode kernels need (NVSHMEM; deepseek-ai/DeepEP README); NCCL runs without them too."""
     op_bus_share: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    """Scale-up bandwidth of an all-gather, reduce-scatter and all-to-all over the all-reduce's
-    (``constants.nvlink_op_share``)."""
+    """NCCL's all-gather, reduce-scatter, all-to-all over the all-reduce's scale-up bandwidth."""
 
     # the value hash, computed once per domain: the expert all-to-all's cache is keyed by it
     __hash__ = cached_value_hash
@@ -924,7 +923,8 @@ def _all_to_all_time(
     if forward and g > 1:
         intra_bytes_per_gpu += nbytes * (n - g) / n * (g - 1) / g
     inter_bytes_per_node = g * nbytes * (n - g) / n * net_share
-    t_intra = intra_bytes_per_gpu / (d.scaleup_bytes_per_s * d.op_bus_share[2]) if g > 1 else 0.0
+    share = 1.0 if forward else d.op_bus_share[2]  # NCCL's measured all-to-all, not DeepEP's
+    t_intra = intra_bytes_per_gpu / (d.scaleup_bytes_per_s * share) if g > 1 else 0.0
     t_inter = inter_bytes_per_node / d.net_bytes_per_s if d.nodes > 1 else 0.0
     lat = NCCL_BASE_LATENCY_S["ring"]["Simple"] + (n - 1) * NCCL_P2P_PER_PEER_OVERHEAD_S
     if d.nodes > 1:
