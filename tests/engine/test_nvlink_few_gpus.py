@@ -35,18 +35,25 @@ MEASURED_512MB_US: dict[tuple[str, str, int], float] = {
 }
 
 
-def _server(gpu_id: str, version: str, gpus: int) -> CommDomain:
+def _domain(
+    gpu_id: str, gpus: int, *, nodes: int = 1, version: str | None = None, nic_gbps: float = 400.0
+) -> CommDomain:
+    """``nodes`` domains of ``gpus`` GPUs each (8 x ``nic_gbps`` InfiniBand between them)."""
     gpu = CATALOG.gpu(gpu_id)
     assert gpu is not None
     return make_domain(
-        nodes=1,
+        nodes=nodes,
         ranks_per_node=gpus,
         scaleup=ScaleUp.of(gpu),
-        fabric_id=None,
-        nic_gbps=0.0,
-        nics_per_node=0,
-        nccl_version=parse_version(version),
+        fabric_id="infiniband" if nodes > 1 else None,
+        nic_gbps=nic_gbps,
+        nics_per_node=8,
+        **({"nccl_version": parse_version(version)} if version else {}),
     )
+
+
+def _server(gpu_id: str, version: str, gpus: int) -> CommDomain:
+    return _domain(gpu_id, gpus, version=version)
 
 
 @pytest.mark.parametrize(("gpu_id", "version", "gpus"), sorted(MEASURED_512MB_US))
@@ -111,25 +118,7 @@ def test_other_scale_up_kinds_and_generations_keep_their_bandwidth() -> None:
     assert nvlink_few_gpu_share("pcie", "hopper", 2) == 1.0
     assert nvlink_few_gpu_share("xgmi", "cdna3", 2) == 1.0
     assert nvlink_few_gpu_share("nvlink-mesh", "volta", 2) == 1.0
-    mi300x = CATALOG.gpu("mi300x")
-    assert mi300x is not None
-    two = make_domain(
-        nodes=1,
-        ranks_per_node=2,
-        scaleup=ScaleUp.of(mi300x),
-        fabric_id=None,
-        nic_gbps=0.0,
-        nics_per_node=0,
-    )
-    eight = make_domain(
-        nodes=1,
-        ranks_per_node=8,
-        scaleup=ScaleUp.of(mi300x),
-        fabric_id=None,
-        nic_gbps=0.0,
-        nics_per_node=0,
-    )
-    assert two.scaleup_bytes_per_s == eight.scaleup_bytes_per_s
+    assert _domain("mi300x", 2).scaleup_bytes_per_s == _domain("mi300x", 8).scaleup_bytes_per_s
 
 
 def test_an_nvswitch_answer_lists_the_measured_shares_among_its_assumptions() -> None:
@@ -149,30 +138,17 @@ def test_an_nvswitch_answer_lists_the_measured_shares_among_its_assumptions() ->
     assert listed("mi300x", ops) == []
 
 
-def _domain(gpu_id: str, nodes: int, gpus: int) -> CommDomain:
-    gpu = CATALOG.gpu(gpu_id)
-    assert gpu is not None
-    return make_domain(
-        nodes=nodes,
-        ranks_per_node=gpus,
-        scaleup=ScaleUp.of(gpu),
-        fabric_id="infiniband" if nodes > 1 else None,
-        nic_gbps=400.0,
-        nics_per_node=8,
-    )
-
-
 def test_nvls_runs_on_more_than_two_gpus_and_in_one_server_from_eight() -> None:
     """NCCL leaves NVLS off on two GPUs (ncclNvlsInit: gpuCount <= 2); in one server the tables
     read 4 Hopper GPUs at the ring's bandwidth, so NVLS is priced from 8 there; across servers
     NVLS-tree from 3 GPUs a server."""
-    assert not _domain("h100-sxm", 1, 2).nvls
-    assert not _domain("h100-sxm", 1, 4).nvls
-    assert _domain("h100-sxm", 1, 8).nvls
-    assert _domain("gb200-nvl72", 1, 72).nvls
-    assert not _domain("h100-sxm", 2, 2).nvls
-    assert _domain("h100-sxm", 2, 4).nvls
-    assert not _domain("a100-80gb-sxm", 1, 8).nvls
+    assert not _domain("h100-sxm", 2).nvls
+    assert not _domain("h100-sxm", 4).nvls
+    assert _domain("h100-sxm", 8).nvls
+    assert _domain("gb200-nvl72", 72).nvls
+    assert not _domain("h100-sxm", 2, nodes=2).nvls
+    assert _domain("h100-sxm", 4, nodes=2).nvls
+    assert not _domain("a100-80gb-sxm", 8).nvls
 
 
 def test_the_all_to_all_share_is_nccls_and_not_deepeps_forwarding() -> None:
@@ -182,17 +158,7 @@ def test_the_all_to_all_share_is_nccls_and_not_deepeps_forwarding() -> None:
 
     from advisor.engine.model.collectives import _all_to_all_time
 
-    gpu = CATALOG.gpu("b200")
-    assert gpu is not None
-    # a network fast enough that the scale-up side is the bound
-    d = make_domain(
-        nodes=2,
-        ranks_per_node=8,
-        scaleup=ScaleUp.of(gpu),
-        fabric_id="infiniband",
-        nic_gbps=100_000.0,
-        nics_per_node=8,
-    )
+    d = _domain("b200", 8, nodes=2, nic_gbps=100_000.0)  # the scale-up side is the bound
     whole = replace(d, op_bus_share=(1.0, 1.0, 1.0))
     nbytes = float(HALF_GB)
     assert _all_to_all_time(nbytes, d) > _all_to_all_time(nbytes, whole) * 1.2
