@@ -237,12 +237,12 @@ NVLS_BLACKWELL_MEASURED = 0.89
 time over the measured at 256 MB and more on 8 GPUs, NCCL's own one-server all-reduce as
 AIConfigurator 0.12.0's collectors measured it (``<gpu>/comm/nccl/<version>/nccl_perf.parquet``):
 B200 0.875-0.895 (NCCL 2.27.3-2.29.2), B300 0.895, against H100 0.969 and H200 1.003 with the same
-model (docs/MODEL.md 3, "NVLink steps by generation"; ``bench/aic_nccl_table.py``).  Not set on
-any validation row."""
+model (docs/MODEL.md 3, "Blackwell NVLS at its measured bandwidth"; ``bench/aic_nccl_table.py``).
+Not set on any validation row."""
 NVLINK_FEW_GPU_BUS_SHARE: dict[str, dict[int, float]] = {
-    "ampere": {2: 0.855, 4: 0.959},
-    "hopper": {2: 0.856, 4: 0.953},
-    "blackwell": {2: 0.736, 4: 0.879},
+    "ampere": {2: 0.855, 4: 0.959, 8: 1.0},
+    "hopper": {2: 0.856, 4: 0.953, 8: 1.0},
+    "blackwell": {2: 0.736, 4: 0.879, 8: 1.0},
 }
 """What a ring all-reduce among 2 or 4 GPUs of one NVSwitch domain reaches of the bus bandwidth
 the engine gives 8 (``SCALEUP_EFFICIENCY``, set on 8-GPU servers): the engine's ring time over
@@ -257,12 +257,8 @@ server"; ``bench/aic_nccl_table.py``).  Not set on any validation row."""
 
 def nvlink_few_gpu_share(scaleup_kind: str, generation: str, ranks: int) -> float:
     """:data:`NVLINK_FEW_GPU_BUS_SHARE` of ``ranks`` GPUs of a generation on an NVSwitch
-    (``nvlink``): its 2-GPU figure at 2 or fewer, its 4-GPU figure at 4, 1 from 8 on, linear in
-    log2(ranks) between; 1 for another scale-up kind or a generation without figures."""
-    row = NVLINK_FEW_GPU_BUS_SHARE.get(generation) if scaleup_kind == "nvlink" else None
-    if row is None or ranks >= 8:
-        return 1.0
-    return _log2_between({**row, 8: 1.0}, ranks)
+    (:func:`_nvlink_share`): 1 from 8 GPUs on."""
+    return _nvlink_share(NVLINK_FEW_GPU_BUS_SHARE, scaleup_kind, generation, ranks)
 
 
 NVLINK_OP_BUS_SHARE: dict[str, dict[str, dict[int, float]]] = {
@@ -306,14 +302,9 @@ def busbw_factor(op: str, ranks: int) -> float:
 
 
 def nvlink_op_share(op: str, scaleup_kind: str, generation: str, ranks: int) -> float:
-    """:data:`NVLINK_OP_BUS_SHARE` of ``op`` among ``ranks`` GPUs of a generation on an NVSwitch:
-    its 2-GPU figure at 2 or fewer, its 8-GPU figure from 8 on (a rack of 72 too), linear in
-    log2(ranks) between; 1 for the all-reduce, another scale-up kind or generation."""
-    by_generation = NVLINK_OP_BUS_SHARE.get(op)
-    row = by_generation.get(generation) if by_generation and scaleup_kind == "nvlink" else None
-    if row is None:
-        return 1.0
-    return _log2_between(row, ranks)
+    """:data:`NVLINK_OP_BUS_SHARE` of ``op`` among ``ranks`` GPUs of a generation on an NVSwitch
+    (:func:`_nvlink_share`; a rack of 72 takes the 8-GPU figure); 1 for the all-reduce."""
+    return _nvlink_share(NVLINK_OP_BUS_SHARE.get(op, {}), scaleup_kind, generation, ranks)
 
 
 SHARED_OPS: tuple[str, str, str] = ("all_gather", "reduce_scatter", "all_to_all")
@@ -330,9 +321,15 @@ def nvlink_op_shares(scaleup_kind: str, generation: str, ranks: int) -> tuple[fl
     return gather, scatter, exchange
 
 
-def _log2_between(row: dict[int, float], ranks: int) -> float:
-    """``row`` (figures at 2, 4 and 8 GPUs) at ``ranks``: linear in log2(ranks) between them,
-    the 2-GPU figure below, the 8-GPU figure above."""
+def _nvlink_share(
+    by_generation: dict[str, dict[int, float]], scaleup_kind: str, generation: str, ranks: int
+) -> float:
+    """A generation's row of figures at 2, 4 and 8 GPUs of an NVSwitch domain (``nvlink``) at
+    ``ranks``: linear in log2(ranks) between them, the 2-GPU figure below, the 8-GPU figure
+    above; 1 for another scale-up kind or a generation without a row."""
+    row = by_generation.get(generation) if scaleup_kind == "nvlink" else None
+    if row is None:
+        return 1.0
     if ranks <= 2:
         return row[2]
     if ranks >= 8:
