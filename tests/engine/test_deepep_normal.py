@@ -148,6 +148,9 @@ def _boundary_bytes(fabric: str, dispatcher: str) -> float:
                 "dp": 32,
                 "ep": 32,
                 "micro_batch": 1,
+                # pinned: the planner may interleave deeper for the all-to-all dispatcher's
+                # longer layers (its host round trip), which sends more pipeline bytes
+                "virtual_stages": 2,
                 "moe_dispatcher": dispatcher,
             },
             "training": {"global_batch_sequences": 4096, "total_tokens": 1e12},

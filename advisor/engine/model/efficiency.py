@@ -239,6 +239,17 @@ expert and before the return exchange sorts them back (Megatron-Core
 ``MoEAlltoAllTokenDispatcher``, "Permutation 2", ``sort_chunks_by_idxs``): a read and a write of
 ``top_k x h`` each way per token.  The DeepEP / HybridEP (flex) dispatcher writes its received
 tokens once and permutes them with the ``permute`` already counted."""
+MOE_ALLTOALL_HOST_SYNC_S = 4.1e-3
+"""Seconds one MoE layer's forward and backward of one micro-batch lose, beyond its kernels, to
+the all-to-all token dispatcher's host round trip (fitted, docs/MODEL.md 8, "The all-to-all
+dispatcher's host round trip"): Megatron-Core's dropless ``MoEAlltoAllTokenDispatcher`` copies
+the token counts per expert to the host and synchronises the stream before the expert-parallel
+exchange ("A synchronization is needed before expert parallel AlltoAll communication to get
+the ``input_splits`` and ``output_splits`` CPU values", ``cuda_sync_point =
+"before_ep_alltoall"``), since NCCL's all-to-all-v and the grouped GEMM take their split sizes
+as host values; the sync drains the host's launch queue, so the GPU waits while the host
+launches the rest of the layer.  The flex dispatcher (DeepEP / HybridEP) keeps the counts on
+the GPU and has no such round trip."""
 UNFUSED_ATTENTION_BYTES_PER_SCORE = 13.0
 """Forward bytes per attention score without flash attention (see :func:`layer_forward`)."""
 MLA_HEAD_DIM = 128

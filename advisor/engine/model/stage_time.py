@@ -29,6 +29,7 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.efficiency import (
     BACKWARD_FACTOR,
+    MOE_ALLTOALL_HOST_SYNC_S,
     cp_ring_overhead_s,
     forward_flops_per_token,
     gemm_time_s,
@@ -244,6 +245,7 @@ def _layer_time(
     seq = scenario.sequence_length
     tokens = max(1, mb * seq // max(1, cp))
     par = scenario.parallelism
+    alltoall = m.is_moe and moe_software(scenario).dispatcher == "alltoall"
     lc = layer_forward(
         scenario.gpu,
         scenario.precision,
@@ -254,7 +256,7 @@ def _layer_time(
         ep,
         par.flash_attention is not False,
         par.sequence_parallel is not False,
-        sort_local=moe_software(scenario).dispatcher == "alltoall",
+        sort_local=alltoall,
     )
     layer = (
         (1.0 + BACKWARD_FACTOR) * (lc.gemm_s + lc.elementwise_s)
@@ -269,6 +271,11 @@ def _layer_time(
         layer += mla_up_projection_s(scenario.gpu, scenario.precision, m, tokens, tp)
         if recompute == "selective":
             layer += SELECTIVE_RECOMPUTE_EXTRA * lc.elementwise_s
+    if alltoall:
+        # the dispatcher's host round trip in each MoE layer's forward (again when the
+        # forward is recomputed), spread over the layers as the layer's other terms are
+        syncs = 2.0 if recompute == "full" else 1.0
+        layer += syncs * MOE_ALLTOALL_HOST_SYNC_S * m.moe_layers / m.layers
     # Megatron-Core's output layer is not a Transformer Engine module: BF16 under fp8
     head_precision = HEAD_PRECISION[scenario.precision]
     head = 3.0 * gemm_time_s(scenario.gpu, head_precision, tokens, m.vocab / tp, m.hidden)

@@ -1,0 +1,110 @@
+"""The all-to-all token dispatcher's host round trip (docs/MODEL.md 8, "The all-to-all
+dispatcher's host round trip"): every MoE layer's forward of a plan on Megatron-Core's
+``alltoall`` dispatcher pays ``MOE_ALLTOALL_HOST_SYNC_S`` beyond its kernels, twice with full
+recomputation; the flex (DeepEP) dispatcher and dense models pay nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.model import stage_time
+from advisor.engine.model.efficiency import MOE_ALLTOALL_HOST_SYNC_S
+
+
+def _scenario(model: str, dispatcher: str | None, **parallelism: Any) -> Any:
+    given: dict[str, Any] = {"tp": 1, "pp": 1, "cp": 1, "dp": 8, "micro_batch": 1}
+    given.update(parallelism)
+    if dispatcher is not None:
+        given["moe_dispatcher"] = dispatcher
+    return parse_scenario(
+        {
+            "workload": "training",
+            "model": model,
+            "gpu": "b200",
+            "gpus": 8,
+            "sequence_length": 4096,
+            "training": {"global_batch_sequences": 64},
+            "parallelism": given,
+        },
+        default_catalog(),
+    )
+
+
+def _layer(scenario: Any, ep: int, recompute: str, sync_s: float) -> float:
+    original = stage_time.MOE_ALLTOALL_HOST_SYNC_S
+    stage_time.MOE_ALLTOALL_HOST_SYNC_S = sync_s
+    try:
+        return stage_time._layer_time(scenario, 1, 1, ep, 1, recompute)[0]
+    finally:
+        stage_time.MOE_ALLTOALL_HOST_SYNC_S = original
+
+
+def test_the_constant_is_the_fitted_milliseconds() -> None:
+    # fitted on the three explicit all-to-all rows of containers 25.11 and 26.02 (MODEL.md 8)
+    assert MOE_ALLTOALL_HOST_SYNC_S == pytest.approx(4.1e-3)
+
+
+@pytest.mark.parametrize("recompute, syncs", [("none", 1.0), ("selective", 1.0), ("full", 2.0)])
+def test_each_moe_layer_forward_pays_one_round_trip(recompute: str, syncs: float) -> None:
+    scenario = _scenario("qwen3-30b-a3b", "alltoall", ep=8)
+    model = scenario.model
+    with_sync = _layer(scenario, 8, recompute, 4.1e-3)
+    without = _layer(scenario, 8, recompute, 0.0)
+    share = model.moe_layers / model.layers
+    assert with_sync - without == pytest.approx(syncs * 4.1e-3 * share, rel=1e-9)
+
+
+def test_a_model_with_dense_layers_pays_for_its_moe_layers_only() -> None:
+    scenario = _scenario("deepseek-v3", "alltoall", ep=8)
+    model = scenario.model
+    assert model.moe_layers < model.layers  # DeepSeek-V3's first layers are dense
+    added = _layer(scenario, 8, "none", 1e-3) - _layer(scenario, 8, "none", 0.0)
+    assert added == pytest.approx(1e-3 * model.moe_layers / model.layers, rel=1e-9)
+
+
+def test_the_flex_dispatcher_and_dense_models_pay_nothing() -> None:
+    deepep = _scenario("qwen3-30b-a3b", "deepep", ep=8)
+    assert _layer(deepep, 8, "none", 1.0) == _layer(deepep, 8, "none", 0.0)
+    dense = _scenario("llama3-8b", None)
+    assert _layer(dense, 1, "none", 1.0) == _layer(dense, 1, "none", 0.0)
+
+
+def _step_s(dispatcher: str, micro_batch: int) -> float:
+    result = evaluate(
+        {
+            "workload": "training",
+            "model": "qwen3-30b-a3b",
+            "gpu": "b200",
+            "gpus": 8,
+            "sequence_length": 4096,
+            "training": {"global_batch_sequences": 512},
+            "parallelism": {
+                "tp": 1,
+                "pp": 1,
+                "cp": 1,
+                "dp": 8,
+                "ep": 8,
+                "micro_batch": micro_batch,
+                "moe_dispatcher": dispatcher,
+            },
+            "design": {"fabric": "infiniband", "nic_gbps": 400, "nics_per_node": 8},
+        }
+    )
+    step: float = result["design_evaluation"]["metrics"]["step_time_s"]
+    return step
+
+
+def test_the_round_trip_is_paid_per_micro_batch() -> None:
+    """512 sequences on 8 GPUs: 64 micro-batches of 1 against 16 of 4.  The all-to-all
+    dispatcher's gap to DeepEP's shrinks with fewer, larger micro-batches, by about the round
+    trips saved (48 MoE layers x 48 fewer micro-batches x 4.1 ms = 9.4 s), the rest of the
+    gap (the dispatcher's sort passes and kernels) growing with the tokens, not the count."""
+    gap_mbs1 = _step_s("alltoall", 1) - _step_s("deepep", 1)
+    gap_mbs4 = _step_s("alltoall", 4) - _step_s("deepep", 4)
+    assert gap_mbs1 > gap_mbs4 > 0.0
+    assert gap_mbs1 - gap_mbs4 == pytest.approx(48 * 48 * 4.1e-3, rel=0.1)
