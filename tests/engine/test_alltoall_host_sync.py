@@ -14,6 +14,7 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model import stage_time
 from advisor.engine.model.efficiency import MOE_ALLTOALL_HOST_SYNC_S
+from advisor.engine.tools.validation import calibration_rows, predict_training
 
 
 def _scenario(model: str, dispatcher: str | None, **parallelism: Any) -> Any:
@@ -44,9 +45,24 @@ def _layer(scenario: Any, ep: int, recompute: str, sync_s: float) -> float:
         stage_time.MOE_ALLTOALL_HOST_SYNC_S = original
 
 
-def test_the_constant_is_the_fitted_milliseconds() -> None:
-    # fitted on the three explicit all-to-all rows of containers 25.11 and 26.02 (MODEL.md 8)
-    assert MOE_ALLTOALL_HOST_SYNC_S == pytest.approx(4.1e-3)
+FITTED_ROWS = (
+    "nemo2511-qwen3-235b-a22b-256-h100-fp8",
+    "nemo2602-gpt-oss-120b-64-b200-bf16-ep64",
+    "nemo2602-qwen3-30b-a3b-8-b200-mxfp8-mbs1",
+)
+
+
+def test_the_rows_it_was_fitted_on_name_it_and_read_within_five_percent() -> None:
+    rows = {row["id"]: row for row in calibration_rows()}
+    for row_id in FITTED_ROWS:
+        row = rows[row_id]
+        assert row["use"] == "fitted"
+        assert row["fitted"] == ["MOE_ALLTOALL_HOST_SYNC_S"]
+        assert row["config"]["parallelism"]["moe_dispatcher"] == "alltoall"
+        predicted = predict_training(row)["tokens_per_s_per_gpu"]
+        measured = row["measured"]["tokens_per_s_per_gpu"]
+        assert predicted / measured - 1.0 == pytest.approx(0.0, abs=0.05), row_id
+    assert pytest.approx(4.1e-3) == MOE_ALLTOALL_HOST_SYNC_S
 
 
 @pytest.mark.parametrize("recompute, syncs", [("none", 1.0), ("selective", 1.0), ("full", 2.0)])
