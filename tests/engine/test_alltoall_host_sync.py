@@ -124,3 +124,18 @@ def test_the_round_trip_is_paid_per_micro_batch() -> None:
     gap_mbs4 = _step_s("alltoall", 4) - _step_s("deepep", 4)
     assert gap_mbs1 > gap_mbs4 > 0.0
     assert gap_mbs1 - gap_mbs4 == pytest.approx(48 * 48 * 4.1e-3, rel=0.1)
+
+
+def _assumption_names(gpu: str) -> dict[str, Any]:
+    result = evaluate({"workload": "training", "model": "qwen3-30b-a3b", "gpu": gpu, "gpus": 16})
+    return {row["name"]: row for row in result["assumptions"]}
+
+
+def test_the_answer_states_the_round_trip_where_its_plan_pays_it() -> None:
+    # AMD GPUs run NCCL's all-to-all (no DeepEP): the answer says what each layer pays
+    amd = _assumption_names("mi300x")
+    row = amd["all-to-all dispatcher host round trip"]
+    assert row["value"] == pytest.approx(MOE_ALLTOALL_HOST_SYNC_S * 1e3)
+    assert "MODEL.md 8" in row["source"]
+    # the product's own MoE plan on Hopper runs DeepEP: no round trip, no row
+    assert "all-to-all dispatcher host round trip" not in _assumption_names("h100-sxm")

@@ -31,7 +31,11 @@ from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import ScaleUp, p2p_time_s
 from advisor.engine.model.design_network import design_fabric, domain_collective_s, net_for
-from advisor.engine.model.efficiency import compute_efficiency, profile
+from advisor.engine.model.efficiency import (
+    MOE_ALLTOALL_HOST_SYNC_S,
+    compute_efficiency,
+    profile,
+)
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.placement import (
     Communicator,
@@ -663,12 +667,29 @@ def _transport_rows(scenario: Scenario) -> list[Assumption]:
     ]
 
 
-def _moe_training_rows(workload: WorkloadPlan) -> list[Assumption]:
+def _moe_training_rows(scenario: Scenario, workload: WorkloadPlan) -> list[Assumption]:
     """The expert dispatch and overlap a training plan with expert parallelism runs
-    (``plans.moe_software``, docs/MODEL.md 8)."""
+    (``plans.moe_software``, docs/MODEL.md 8), and the all-to-all dispatcher's host round trip
+    wherever a mixture-of-experts plan runs that dispatcher."""
     plan = workload.plan
-    if workload.training is None or plan.ep <= 1:
+    if workload.training is None or not scenario.model.is_moe:
         return []
+    sync = (
+        [
+            _row(
+                "all-to-all dispatcher host round trip",
+                round(MOE_ALLTOALL_HOST_SYNC_S * 1e3, 2),
+                "ms per MoE layer and micro-batch",
+                "Megatron-Core's all-to-all token dispatcher copies the token counts to the host "
+                "and synchronises before each exchange; fitted on three published NeMo rows "
+                "(docs/MODEL.md 8)",
+            )
+        ]
+        if plan.moe_dispatcher == "alltoall"
+        else []
+    )
+    if plan.ep <= 1:
+        return sync
     dispatch = (
         "DeepEP (once per destination server over RDMA; NCCL all-to-all where the fabric "
         "has no RDMA)"
@@ -686,6 +707,7 @@ def _moe_training_rows(workload: WorkloadPlan) -> list[Assumption]:
     return [
         _row("expert dispatch", dispatch, "", source),
         _row("expert all-to-all overlap", overlap, "", source),
+        *sync,
     ]
 
 
@@ -817,7 +839,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
         ),
         *_transport_rows(scenario),
         *_measured_kernel_rows(scenario),
-        *_moe_training_rows(workload),
+        *_moe_training_rows(scenario, workload),
         *(_serving_load_rows() if workload.inference is not None else []),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
