@@ -17,23 +17,25 @@ from advisor.engine.model.efficiency import MOE_ALLTOALL_HOST_SYNC_S
 from advisor.engine.tools.validation import calibration_rows, predict_training
 
 
-def _scenario(model: str, dispatcher: str | None, **parallelism: Any) -> Any:
+def _raw(model: str, dispatcher: str | None, **parallelism: Any) -> dict[str, Any]:
+    """8 B200 of one server, 4,096-token sequences, the given plan (tp 1, pp 1, dp 8)."""
     given: dict[str, Any] = {"tp": 1, "pp": 1, "cp": 1, "dp": 8, "micro_batch": 1}
     given.update(parallelism)
     if dispatcher is not None:
         given["moe_dispatcher"] = dispatcher
-    return parse_scenario(
-        {
-            "workload": "training",
-            "model": model,
-            "gpu": "b200",
-            "gpus": 8,
-            "sequence_length": 4096,
-            "training": {"global_batch_sequences": 64},
-            "parallelism": given,
-        },
-        default_catalog(),
-    )
+    return {
+        "workload": "training",
+        "model": model,
+        "gpu": "b200",
+        "gpus": 8,
+        "sequence_length": 4096,
+        "training": {"global_batch_sequences": 64},
+        "parallelism": given,
+    }
+
+
+def _scenario(model: str, dispatcher: str | None, **parallelism: Any) -> Any:
+    return parse_scenario(_raw(model, dispatcher, **parallelism), default_catalog())
 
 
 def _layer(scenario: Any, ep: int, recompute: str, sync_s: float) -> float:
@@ -91,27 +93,10 @@ def test_the_flex_dispatcher_and_dense_models_pay_nothing() -> None:
 
 
 def _step_s(dispatcher: str, micro_batch: int) -> float:
-    result = evaluate(
-        {
-            "workload": "training",
-            "model": "qwen3-30b-a3b",
-            "gpu": "b200",
-            "gpus": 8,
-            "sequence_length": 4096,
-            "training": {"global_batch_sequences": 512},
-            "parallelism": {
-                "tp": 1,
-                "pp": 1,
-                "cp": 1,
-                "dp": 8,
-                "ep": 8,
-                "micro_batch": micro_batch,
-                "moe_dispatcher": dispatcher,
-            },
-            "design": {"fabric": "infiniband", "nic_gbps": 400, "nics_per_node": 8},
-        }
-    )
-    step: float = result["design_evaluation"]["metrics"]["step_time_s"]
+    raw = _raw("qwen3-30b-a3b", dispatcher, ep=8, micro_batch=micro_batch)
+    raw["training"] = {"global_batch_sequences": 512}
+    raw["design"] = {"fabric": "infiniband", "nic_gbps": 400, "nics_per_node": 8}
+    step: float = evaluate(raw)["design_evaluation"]["metrics"]["step_time_s"]
     return step
 
 
