@@ -609,18 +609,20 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
                 "0.12.0 tables (docs/MODEL.md 3)",
             )
         )
-    few = c.NVLINK_FEW_GPU_BUS_SHARE.get(g.generation) if scaleup.kind == "nvlink" else None
-    if few is not None:
+    # the shares the collectives apply (constants._nvlink_share: 1 where none was measured)
+    few = tuple(c.nvlink_few_gpu_share(scaleup.kind, g.generation, n) for n in (2, 4))
+    if few != (1.0, 1.0):
         rows.append(
             _row(
                 "NVLink bandwidth among 2 / 4 GPUs of a server",
-                f"{few[2]:g} / {few[4]:g}",
+                " / ".join(f"{x:g}" for x in few),
                 "x the 8-GPU bus bandwidth",
                 f"NCCL's one-server all-reduce at 256 MB and more on {g.generation.capitalize()} "
                 "GPUs, AIConfigurator 0.12.0 tables (docs/MODEL.md 3)",
             )
         )
-        shares = c.nvlink_op_shares(scaleup.kind, g.generation, 8)
+    shares = c.nvlink_op_shares(scaleup.kind, g.generation, 8)
+    if shares != (1.0, 1.0, 1.0):
         rows.append(
             _row(
                 "NVLink all-gather / reduce-scatter / all-to-all among 8 GPUs",
