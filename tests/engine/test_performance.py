@@ -278,9 +278,9 @@ def test_bounds_skipping_plans_by_their_point_step_are_exact(name: str, d: Desig
 def test_the_fastest_plan_is_the_least_step_over_every_plan(name: str, d: Design) -> None:
     # _fastest_plan skips plans that cannot beat the best so far (compute floor, network-free
     # step, step with the network-crossing gradients free, and with the pipeline edge across
-    # the network free as well, checked before that edge is priced): the answer is still the least step
-    # over every plan, ties going to the first in the order (the planner's plan, then the
-    # alternatives by compute floor), to the bit
+    # the network free as well, checked before that edge is priced): the answer is still the
+    # least step over every plan, ties going to the first in the order (the planner's plan,
+    # then the alternatives by compute floor), to the bit
     from advisor.engine.model import training_step
 
     s, w = _scenario(name)
