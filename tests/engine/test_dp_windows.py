@@ -13,10 +13,10 @@ import pytest
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, GRAD_BYTES_PER_PARAM
 from advisor.engine.input.scenario import parse_scenario
-from advisor.engine.model.design_network import _ops_time, net_for
+from advisor.engine.model.design_network import net_for
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.stage_time import bucket_params
-from advisor.engine.model.training_step import _assemble, _static, _training_times
+from advisor.engine.model.training_step import _assemble, _pair_time, _static, _training_times
 
 
 def _times(zero: int, seq: int) -> tuple[float, float, float, float, Any, float]:
@@ -46,7 +46,7 @@ def _times(zero: int, seq: int) -> tuple[float, float, float, float, Any, float]
     assert net is not None
     gather = tuple(o for o in t.dp_op_bytes if o[0] == "all_gather")
     reduce = tuple(o for o in t.dp_op_bytes if o[0] != "all_gather")
-    reduce_s, gather_s = _ops_time(net, t.dp_layout, reduce), _ops_time(net, t.dp_layout, gather)
+    reduce_s, gather_s = _pair_time(net, t.dp_layout, (reduce, gather))
     times = _training_times(s, w, t, s.design, "point")
     share = bucket_params(256) * GRAD_BYTES_PER_PARAM / t.dp_bytes
     return reduce_s, gather_s, times.exposed_comm_s, t.compute_s, t, share

@@ -318,15 +318,11 @@ them again for every design (~70 % of the look-ups of a training evaluation repe
 _OPS_CACHE_MAX = 16384
 
 
-def _ops_time(
-    net: _Net,
-    layout: GroupLayout,
-    ops: tuple[tuple[str, float, int], ...],
-    comm: Communicator | None = None,
-) -> float:
-    if layout.size <= 1 or not ops:
+def ops_seconds(dom: CommDomain, ops: tuple[tuple[str, float, int], ...]) -> float:
+    """Seconds of ``ops`` (``(collective, bytes, count)``) on ``dom``, kept by value
+    (:data:`_OPS_CACHE`); 0 for none."""
+    if not ops:
         return 0.0
-    dom = net.domain(layout, comm)
     key = (dom, ops)
     hit = _OPS_CACHE.get(key)
     if hit is None:

@@ -24,7 +24,7 @@ from advisor.engine.model.collectives import (
     expert_all_to_all_time_s,
     p2p_time_s,
 )
-from advisor.engine.model.design_network import _comms, _Net, _ops_time, _pp_stride, net_for
+from advisor.engine.model.design_network import _comms, _Net, _pp_stride, net_for, ops_seconds
 from advisor.engine.model.efficiency import profile
 from advisor.engine.model.placement import Communicator
 from advisor.engine.model.plans import GroupLayout, Plan, TrainingPlan, WorkloadPlan
@@ -442,8 +442,12 @@ def _pair_time(
     ops: tuple[_Ops, _Ops],
     comm: Communicator | None = None,
 ) -> tuple[float, float]:
-    """(reduction, all-gather) seconds of a group's collectives on ``net``."""
-    return _ops_time(net, layout, ops[0], comm), _ops_time(net, layout, ops[1], comm)
+    """(reduction, all-gather) seconds of a group's collectives on ``net``: the group's domain
+    looked up once for both."""
+    if layout.size <= 1 or not (ops[0] or ops[1]):
+        return _NO_DP
+    dom = net.domain(layout, comm)
+    return ops_seconds(dom, ops[0]), ops_seconds(dom, ops[1])
 
 
 def _in_domain_s(
