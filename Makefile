@@ -6,10 +6,11 @@ PY := $(VENV)/bin/python
 LOCK := requirements-dev.lock
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(LOCK) | cksum | cut -d' ' -f1)
 
-.PHONY: help venv run worker test check fmt bench bench-sweep bench-whatif load validate audit audit-deps lock clean
+.PHONY: help venv compile run worker test check fmt bench bench-sweep bench-whatif load validate audit audit-deps lock clean
 
 help:
 	@echo "make run        serve the app at http://127.0.0.1:8000 (embedded, or services when DATABASE_URL and REDIS_URL are set)"
+	@echo "make compile    build the engine's hot modules as C extensions (mypyc; every target below does it first; the source runs without it)"
 	@echo "make test       lint, types, import contracts and the whole suite on real PostgreSQL, Redis, Celery and Chromium"
 	@echo "make bench      engine figures -> bench/results.json; largest adversarial uploads -> bench/parse.json"
 	@echo "make bench-sweep sweep throughput with 1 vs 2 worker processes -> bench/sweep.json"
@@ -32,6 +33,17 @@ $(STAMP): pyproject.toml $(LOCK)
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
+# The engine's hot modules (advisor/engine/compiled.txt) as C extensions, rebuilt when one of
+# them changes; a failed build leaves the engine on its source, which runs the same answers
+# (advisor/engine/_compiled.py decides per process, docs/ARCHITECTURE.md).
+ENGINE_BUILD := advisor/engine/compiled.json
+ENGINE_COMPILED := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' advisor/engine/compiled.txt | tr '.' '/' | sed -e 's/ *$$/.py/')
+
+compile: $(ENGINE_BUILD)
+
+$(ENGINE_BUILD): $(STAMP) advisor/engine/compiled.txt scripts/compile_engine.py $(ENGINE_COMPILED)
+	@$(PY) scripts/compile_engine.py || echo "make compile: not built, the engine runs from its source"
+
 lock:  # uses the venv's uv (a dev dependency); the first lock was made the same way
 	$(VENV)/bin/uv pip compile pyproject.toml --extra dev --generate-hashes --universal \
 	  --python-version 3.11 --index-url https://pypi.org/simple --quiet -o requirements-dev.lock
@@ -42,10 +54,10 @@ lock:  # uses the venv's uv (a dev dependency); the first lock was made the same
 audit-deps: venv
 	$(PY) scripts/audit_deps.py
 
-run: venv
+run: venv compile
 	@bash scripts/run.sh
 
-worker: venv
+worker: venv compile
 	$(VENV)/bin/celery -A advisor.celery worker --loglevel=INFO --concurrency=2
 
 check: venv
@@ -54,31 +66,32 @@ check: venv
 	$(VENV)/bin/mypy advisor api frontend
 	$(VENV)/bin/lint-imports
 
-test: venv check
+test: venv check compile
 	@bash scripts/with_services.sh bash scripts/test.sh
 
 fmt: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: venv
+bench: venv compile
 	$(PY) bench/engine_bench.py
 	$(PY) bench/parse_bench.py
 
-bench-sweep: venv
+bench-sweep: venv compile
 	@bash scripts/with_services.sh $(PY) bench/sweep_bench.py
 
-bench-whatif: venv
+bench-whatif: venv compile
 	@bash scripts/with_services.sh $(PY) bench/whatif_bench.py
 
-validate: venv
+validate: venv compile
 	$(PY) -m advisor.engine validate
 
-audit: venv
+audit: venv compile
 	$(PY) bench/audit.py
 
-load: venv
+load: venv compile
 	@bash scripts/with_services.sh bash scripts/load.sh
 
 clean:
+	@[ ! -x $(PY) ] || $(PY) scripts/compile_engine.py --clean
 	rm -rf $(VENV) staticfiles .mypy_cache .ruff_cache .pytest_cache test-output

@@ -335,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from advisor.engine import ENGINE_VERSION
+    from advisor.engine._compiled import engine_build
 
     names = args.only or list(SCENARIOS)
     per_scenario: dict[str, dict[str, Any]] = {}
@@ -355,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     cold_cpu = summary(cpu)
     results: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
+        # which build the children ran: the compiled modules (make compile) or the source
+        "engine_build": engine_build(),
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cores": os.cpu_count(),

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# cProfile sees Python frames only: profile the engine's source, not its compiled build
+os.environ.setdefault("FABRIC_ENGINE_SOURCE", "1")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

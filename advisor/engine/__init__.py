@@ -1,4 +1,5 @@
-"""Fabric Advisor's analytical engine: pure Python, dataclasses in, dataclasses out.
+"""Fabric Advisor's analytical engine: pure, typed Python, dataclasses in, dataclasses out (its hot
+modules also built as C extensions, `make compile`: advisor/engine/_compiled.py).
 
 Public entry points (docs/ENGINE_API.md)::
 
@@ -12,6 +13,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+# the first engine import: decides which build of the engine this process runs (the compiled
+# modules only while their build is fresh, advisor/engine/_compiled.py)
+from advisor.engine import _compiled  # noqa: F401
 from advisor.engine.calibration.fabric_fit import FabricFit, calibration_comparison
 from advisor.engine.decision.recommend import recommend as _recommend
 from advisor.engine.errors import ScenarioError
