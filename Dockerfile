@@ -1,8 +1,9 @@
 # Image for web, worker and beat (see docker-compose.yml).
 
 # The engine's hot modules compiled with mypyc (scripts/compile_engine.py): mypyc comes with
-# mypy from the dev lock, the C compiler with the full Debian image; only the extensions and
-# their manifest reach the runtime image below (same Python 3.11, same Debian release).
+# mypy from the dev lock, the C compiler with the full Debian image; the built engine package
+# (sources, extensions, manifest) replaces the runtime image's below (same Python 3.11, same
+# Debian release).
 FROM python:3.11-bookworm AS engine-build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src

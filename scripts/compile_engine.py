@@ -3,7 +3,7 @@
 digest of each source built from, the Python built for), which advisor/engine/_compiled.py
 reads to run the build only while it is fresh.
 
-    .venv/bin/python scripts/compile_engine.py          # build (about a minute on two cores)
+    .venv/bin/python scripts/compile_engine.py          # build (about 2 minutes on two cores)
     .venv/bin/python scripts/compile_engine.py --clean  # remove the build: the source runs
 
 mypyc ships with mypy (a dev dependency, pinned in requirements-dev.lock) and needs a C

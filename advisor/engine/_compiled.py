@@ -34,8 +34,6 @@ FORCE_SOURCE_ENV = "FABRIC_ENGINE_SOURCE"
 
 log = logging.getLogger(__name__)
 
-_build = "source"
-
 
 def compiled_modules() -> tuple[str, ...]:
     """The dotted names of ``compiled.txt`` (comments and blank lines skipped)."""
@@ -55,13 +53,6 @@ def source_digest(module: str) -> str:
 def python_tag() -> str:
     """The interpreter an extension is built for (its ABI: implementation, version, cache tag)."""
     return f"{sys.implementation.cache_tag}-{sys.version_info.releaselevel}"
-
-
-def extension_exists(module: str) -> bool:
-    stem = source_path(module).with_suffix("")
-    return any(
-        Path(f"{stem}{suffix}").exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES
-    )
 
 
 def extension_files() -> list[Path]:
@@ -88,17 +79,18 @@ def extension_modules() -> tuple[str, ...]:
 
 
 def manifest_is_fresh(modules: Sequence[str]) -> bool:
-    """Whether ``compiled.json`` names this Python and, for every module, the digest of its
-    source as it is now, and every module's extension is present."""
+    """Whether ``compiled.json`` names this Python and exactly ``modules``, each with the
+    digest of its source as it is now."""
     try:
         manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    digests = manifest.get("sources", {})
+    digests = manifest.get("sources") if isinstance(manifest, dict) else None
     return (
-        manifest.get("python") == python_tag()
+        isinstance(digests, dict)
+        and manifest.get("python") == python_tag()
         and set(digests) == set(modules)
-        and all(extension_exists(m) and digests.get(m) == source_digest(m) for m in modules)
+        and all(digests[m] == source_digest(m) for m in modules)
     )
 
 
@@ -120,20 +112,16 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
 
 
 def install() -> str:
-    """Decide the build for this process (before any listed module is imported) and return it:
-    ``"compiled"`` or ``"source"``."""
-    global _build
+    """Decide the build for this process (before any listed module is imported; run once, when
+    this module is) and return it: ``"compiled"`` when exactly the listed modules have
+    extensions and the manifest is fresh, ``"source"`` otherwise."""
     modules = compiled_modules()
-    loaded = [m for m in modules if m in sys.modules]
-    if loaded:  # decided already in this process (or imported by hand before the engine)
-        return _build
     built = extension_modules()
     if not built:
-        return _build  # nothing compiled: the source
+        return "source"  # nothing compiled
     forced = bool(os.environ.get(FORCE_SOURCE_ENV))
-    if not forced and set(built) <= set(modules) and manifest_is_fresh(modules):
-        _build = "compiled"
-        return _build
+    if not forced and set(built) == set(modules) and manifest_is_fresh(modules):
+        return "compiled"
     if not forced:
         log.warning(
             "compiled engine modules are older than their source: running the source "
@@ -141,13 +129,12 @@ def install() -> str:
         )
     # every module with an extension file too (one compiled.txt no longer lists)
     sys.meta_path.insert(0, _SourceFinder((*modules, *built)))
-    _build = "source"
-    return _build
+    return "source"
+
+
+_BUILD = install()
 
 
 def engine_build() -> str:
     """The build this process runs (``compiled`` or ``source``), for reports and benches."""
-    return _build
-
-
-install()
+    return _BUILD
