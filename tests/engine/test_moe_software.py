@@ -15,6 +15,7 @@ from advisor.engine.model.collectives import ScaleUp, expert_all_to_all_time_s, 
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import a2a_overlap_runs, moe_software
+from advisor.engine.model.training_step import all_alternatives
 
 IB_PER_GPU = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=4)
 
@@ -108,7 +109,7 @@ def test_every_planned_plan_overlaps_only_where_megatron_runs_it(
 ) -> None:
     """The chosen plan and every alternative the designs may take."""
     w = plan_workload(_scenario(gpu, gpus, model=model))
-    for plan in [w.plan, *(a.plan for a in w.alternatives)]:
+    for plan in [w.plan, *(a.plan for a in all_alternatives(w))]:
         runs = a2a_overlap_runs(plan.ep, plan.pp, plan.virtual_stages, plan.recompute)
         assert plan.ep_overlap == ("a2a_1f1b" if runs else "none"), plan
 

@@ -247,7 +247,7 @@ def test_a_plans_high_step_is_never_below_its_point_step(name: str, d: Design) -
     from advisor.engine.model import training_step
 
     s, w = _scenario(name)
-    for plan in (w, *w.alternatives):
+    for plan in (w, *training_step.all_alternatives(w)):
         assert plan.training is not None
         point = training_step._training_times(s, plan, plan.training, d, "point").step_s
         high = training_step._training_times(s, plan, plan.training, d, "high").step_s
@@ -260,15 +260,14 @@ def test_bounds_skipping_plans_by_their_point_step_are_exact(name: str, d: Desig
     from advisor.engine.model import performance, training_step
 
     s, w = _scenario(name)
-    if not w.alternatives:
+    if not w.weighs_other_plans():
         return
-    plans = (w, *w.alternatives)
     priced: dict[int, float] = {}
     best, point = training_step._fastest_plan(s, w, d, priced)
     assert best.training is not None
     metrics = performance._training_metrics(s, best, best.training, d, point)
-    pruned = performance._bounds_over_plans(s, plans, best, d, metrics, priced).to_dict()
-    full = performance._bounds_over_plans(s, plans, best, d, metrics).to_dict()
+    pruned = performance._bounds_over_plans(s, w, best, d, metrics, priced).to_dict()
+    full = performance._bounds_over_plans(s, w, best, d, metrics).to_dict()
     assert pruned["step_time_s_high"] == full["step_time_s_high"]
     assert pruned["step_time_s_low"] == full["step_time_s_low"]
 
@@ -305,7 +304,7 @@ def test_a_plans_network_free_step_never_exceeds_its_step_in_any_bound(
     from advisor.engine.model import training_step
 
     s, w = _scenario(name)
-    for plan in (w, *w.alternatives):
+    for plan in (w, *training_step.all_alternatives(w)):
         assert plan.training is not None
         for bound in ("point", "low", "high"):
             step = training_step._training_times(s, plan, plan.training, d, bound).step_s

@@ -15,7 +15,12 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import WorkloadPlan
-from advisor.engine.model.training_step import _static, _times_below, _TrainingTimes
+from advisor.engine.model.training_step import (
+    _static,
+    _times_below,
+    _TrainingTimes,
+    all_alternatives,
+)
 
 
 def _scenario(model: str, gpu: str, gpus: int) -> Scenario:
@@ -50,7 +55,7 @@ DESIGNS = (
 def test_kept_step_answers_as_a_fresh_pricing(model: str, gpu: str, gpus: int) -> None:
     scenario = _scenario(model, gpu, gpus)
     top = plan_workload(scenario)
-    plans = [p for p in (top, *top.alternatives) if p.training is not None]
+    plans = [p for p in (top, *all_alternatives(top)) if p.training is not None]
     crossing = 0
     for plan in plans:
         assert plan.training is not None

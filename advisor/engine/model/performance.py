@@ -65,6 +65,7 @@ from advisor.engine.model.training_step import (
     _times_below,
     _training_times,
     _TrainingTimes,
+    alternatives_below,
     free_step_s,
 )
 from advisor.engine.result.records import Assumption, Metrics
@@ -430,7 +431,7 @@ def _boundary_values(
 
 def _bounds_over_plans(
     scenario: Scenario,
-    plans: tuple[WorkloadPlan, ...],
+    main: WorkloadPlan,
     chosen: WorkloadPlan,
     design: Design,
     metrics: Metrics,
@@ -449,21 +450,13 @@ def _bounds_over_plans(
     err = dict(zip(("low", "high"), _model_error(scenario, "training"), strict=True))
     bounds = {"low": metrics.step_time_s_low, "high": metrics.step_time_s_high}
     runs = {"low": metrics.run_time_s_low, "high": metrics.run_time_s_high}
-    # lowest compute floor first: once a floor reaches the best bound so far, no later plan
-    # can beat it (``plans`` is the first plan and its alternatives: kept in its memo)
-    floors: list[tuple[float, int, WorkloadPlan]] | None = plans[0].memo.get("bound-floors")
-    if floors is None:
-        floors = plans[0].remember(
-            "bound-floors",
-            sorted(
-                (
-                    (_compute_floor_s(p.training, p.plan.pp, p.plan.virtual_stages), i, p)
-                    for i, p in enumerate(plans)
-                    if p.training is not None
-                ),
-                key=lambda x: (x[0], x[1]),
-            ),
-        )
+    # every plan whose floor x factor can be below a bound's best so far (a little more: a
+    # plan more is priced by the same rule as before), lowest compute floor first: once a
+    # floor reaches the best bound so far, no later plan can beat it
+    reach = max(
+        (b or 0.0) / factor for b, factor in zip(bounds.values(), err.values(), strict=True)
+    )
+    floors = _bound_floors(main, reach * (1.0 + 1e-6))
     for bound, factor in err.items():
         best_step = bounds[bound]
         assert best_step is not None
@@ -494,6 +487,26 @@ def _bounds_over_plans(
         run_time_s_low=runs["low"],
         run_time_s_high=runs["high"],
     )
+
+
+def _bound_floors(main: WorkloadPlan, below: float) -> list[tuple[float, int, WorkloadPlan]]:
+    """``main`` and the planner's other plans whose floors are below ``below``
+    (:func:`training_step.alternatives_below`), each with its compute floor and its place,
+    lowest floor first (kept in ``main``'s memo while no smaller size is searched anew)."""
+    assert main.training is not None
+    others = alternatives_below(main, below)
+    kept: tuple[Any, list[tuple[float, int, WorkloadPlan]]] | None = main.memo.get("bound-floors")
+    if kept is not None and kept[0] is others:
+        return kept[1]
+    floors = sorted(
+        [
+            (_compute_floor_s(main.training, main.plan.pp, main.plan.virtual_stages), 0, main),
+            *((floor, i + 1, alt) for i, (floor, alt) in enumerate(others)),
+        ],
+        key=lambda x: (x[0], x[1]),
+    )
+    main.remember("bound-floors", (others, floors))
+    return floors
 
 
 def evaluate_design(
@@ -553,19 +566,19 @@ def _evaluate_design(
 ) -> Metrics:
     if workload.training is not None:
         point = None
-        plans: tuple[WorkloadPlan, ...] = ()
+        main = workload
         priced: dict[int, float] = {}
         free_step_s = _network_free_step_s(scenario, workload, design)
-        if workload.alternatives:
-            plans = (workload, *workload.alternatives)
+        others = workload.weighs_other_plans()
+        if others:
             workload, point = _fastest_plan(scenario, workload, design, priced)
         assert workload.training is not None
         metrics = _training_metrics(
             scenario, workload, workload.training, design, point, free_step_s, bounds=bounds
         )
-        if not plans or not bounds:
+        if not others or not bounds:
             return metrics
-        return _bounds_over_plans(scenario, plans, workload, design, metrics, priced)
+        return _bounds_over_plans(scenario, main, workload, design, metrics, priced)
     assert workload.inference is not None
     return _inference_metrics(scenario, workload, workload.inference, design, bounds=bounds)
 

@@ -44,6 +44,7 @@ from advisor.engine.model.stage_time import (
     _stage_split,
     _stage_table,
     _stage_time_per_microbatch,
+    layer_and_head_s,
 )
 from advisor.engine.result.echo import Memory
 
@@ -517,6 +518,71 @@ def _shape_rows(
                             dp = _min_dp(batch, dp_max - dp_max % ep_unit, mb, ep_unit)
                             counts = ranks[key] = (dp, _microbatches(batch, dp, mb))
                         yield tp, cp, pp, ep, mb, counts[0], counts[1], stages, vp_max
+
+
+FLOOR_BOUND_MARGIN = 1e-9
+"""Relative margin :func:`fewer_gpus_floor_s` keeps below the bound it computes: the bound holds
+in real numbers; a plan's floor is a handful of rounded float operations (relative error
+~1e-15), so the margin covers rounding and is far below any gap that decides a plan."""
+
+
+def sequence_gpu_seconds(scenario: Scenario) -> float:
+    """The least compute GPU-seconds one sequence of the global batch costs under any shape the
+    search tries at any cluster size up to ``scenario.gpus``: the least over tensor-, context-
+    and expert-parallel sizes, micro-batches and recomputation of
+    ``(layers x layer + head) x tp x cp / micro-batch`` (one layer's and the output head's
+    seconds for a micro-batch, :func:`stage_time.layer_and_head_s`; the shapes of
+    :func:`_shape_rows`, with every tensor-parallel size up to ``max(gpus per node, 8)``, every
+    expert-parallel size up to ``scenario.gpus`` and every recomputation: a superset of what
+    any smaller size tries).  Selective recomputation is left out: its layer is the one without
+    recomputation plus a non-negative term, never less.  The layer times are the stage-time
+    table's, which the searches then reuse.  :func:`fewer_gpus_floor_s` turns it into a lower
+    bound of every plan's compute floor on fewer GPUs."""
+    assert scenario.training is not None
+    p = scenario.parallelism
+    m = scenario.model
+    table = _stage_table(scenario)
+    tps = [t for t in _powers_of_two_up_to(max(scenario.gpus_per_node, 8)) if m.heads % t == 0]
+    cps = [
+        c
+        for c in CONTEXT_PARALLEL
+        if c == 1
+        or (
+            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
+            and scenario.sequence_length % (2 * c) == 0
+        )
+    ]
+    eps = [e for e in _divisors(m.moe_experts) if e <= scenario.gpus] if m.is_moe else [1]
+    mbs = (p.micro_batch,) if p.micro_batch else MOE_MICRO_BATCHES if m.is_moe else MICRO_BATCHES
+    recomputes = (p.recompute,) if p.recompute else ("none", "full")
+    least = math.inf
+    for tp in tps:
+        for cp in cps:
+            for ep in eps:
+                for mb in mbs:
+                    for rc in recomputes:
+                        layer, head = layer_and_head_s(scenario, tp, cp, ep, mb, rc, table)
+                        least = min(least, (m.layers * layer + head) * tp * cp / mb)
+    return least
+
+
+def fewer_gpus_floor_s(scenario: Scenario, per_sequence_s: float, gpus: int) -> float:
+    """A lower bound of the compute floor (:func:`training_step.plan_floor_s`) of every plan the
+    search can find on ``gpus`` GPUs (at most ``scenario.gpus``), from
+    :func:`sequence_gpu_seconds` (``per_sequence_s``) and no search of that size.
+
+    A plan (tp, cp, pp, dp, micro-batch mb) on at most ``gpus`` GPUs runs
+    ``m = ceil(B / (dp x mb)) >= B x tp x cp x pp / (gpus x mb)`` micro-batches of its global
+    batch of B sequences, each in the time of its slowest pipeline stage, at least the mean of
+    its stages, which hold the model's layers and the head (:func:`stage_time._stage_split`):
+    ``(layers x layer + head) / pp``.  Its floor, compute plus optimizer plus bubble (each >=
+    0), is therefore at least ``B / gpus x (layers x layer + head) x tp x cp / mb``, at least
+    ``B x per_sequence_s / gpus``; :data:`FLOOR_BOUND_MARGIN` below for rounding.  The
+    planner searches a smaller size only when this bound is below the step to beat (MODEL.md
+    5.3, "Smaller sizes searched when they can win")."""
+    assert scenario.training is not None
+    batch = scenario.training.global_batch_sequences
+    return batch * per_sequence_s / gpus * (1.0 - FLOOR_BOUND_MARGIN)
 
 
 @lru_cache(maxsize=64)

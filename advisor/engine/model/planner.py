@@ -40,8 +40,11 @@ from advisor.engine.model.plan_search import (
     _sharding_options,
     _SizeMemo,
     _tp_overlap,
+    fewer_gpus_floor_s,
+    sequence_gpu_seconds,
 )
 from advisor.engine.model.plans import (
+    FewerGpuPlans,
     Plan,
     TrainingPlan,
     WorkloadPlan,
@@ -211,7 +214,6 @@ def check_workload(scenario: Scenario) -> None:
     plan_workload(scenario)
 
 
-_LEVEL_CACHE: dict[Scenario, tuple[_Candidate | None, tuple[_Candidate, ...]]] = {}
 """Per cluster size: its fastest plan on the reference design and its planner's contenders."""
 """The planner's best plan of a power-of-two number of servers (shared by the sizes above
 it, and by the scaling curve's sizes)."""
@@ -310,6 +312,7 @@ def _priced_steps(
     scenario: Scenario,
     workloads: Sequence[WorkloadPlan | None] = (),
     first: int | None = None,
+    least: float = math.inf,
 ) -> list[float]:
     """The full step of each plan on :data:`REFERENCE_DESIGN` (each on its own servers), or
     ``inf`` for a plan that cannot be the fastest: branch and bound on its compute floor
@@ -318,11 +321,11 @@ def _priced_steps(
     before all), and one whose floor is above the least step priced so far is not priced:
     its step is at least its floor, so above the least, and a ``min`` over ``(step, ...)``
     picks the same plan as over the priced steps of every plan.  ``workloads``: the plans'
-    workloads where already built (the others are built when priced)."""
+    workloads where already built (the others are built when priced); ``least``: the least
+    step of the plans priced before these (a plan whose step is above it keeps ``inf``)."""
     floors = [plan_floor_s(scenario, plan) for plan, _ in plans]
     order = sorted(range(len(plans)), key=lambda i: (i != first, floors[i], i))
     steps = [math.inf] * len(plans)
-    least = math.inf
     for i in order:
         if floors[i] > least and i != first:
             break  # sorted by floor: no later plan can be below the least either
@@ -339,31 +342,17 @@ def _priced_steps(
     return steps
 
 
-def _level_best(
-    scenario: Scenario, smaller_best: _Candidate | None
-) -> tuple[_Candidate | None, tuple[_Candidate, ...]]:
-    """The fastest plan of a cluster of this size on the reference design, and the plans it
-    was chosen from: its planner's :data:`PLAN_CONTENDERS` best by estimate and the best of
-    the next smaller level, priced on the full step model (cached per scenario)."""
-    if scenario not in _LEVEL_CACHE:
-        if len(_LEVEL_CACHE) > 2048:
-            _LEVEL_CACHE.clear()
-        contenders = _ranked_contenders(scenario)
-        pool = [*contenders, *([smaller_best] if smaller_best is not None else [])]
-        steps = _priced_steps(
-            [(_candidate_plan(scenario, c, "planner"), c.mem) for c in pool],
-            scenario,
-        )
-        best = (
-            min(
-                range(len(pool)),
-                key=lambda i: (steps[i], pool[i].tp * pool[i].pp * pool[i].cp * pool[i].dp),
-            )
-            if pool
-            else None
-        )
-        _LEVEL_CACHE[scenario] = (pool[best] if best is not None else None, contenders)
-    return _LEVEL_CACHE[scenario]
+def _smaller_sizes(scenario: Scenario) -> list[int]:
+    """GPUs of every smaller power-of-two number of servers (1, 2, 4, ... below the cluster),
+    largest first."""
+    gpn = scenario.gpus_per_node
+    sizes: list[int] = []
+    servers = 1
+    while servers * gpn < scenario.gpus:
+        sizes.append(servers * gpn)
+        servers *= 2
+    sizes.reverse()
+    return sizes
 
 
 def _fastest_on_fewer_gpus(
@@ -373,78 +362,104 @@ def _fastest_on_fewer_gpus(
     others: list[WorkloadPlan],
     *,
     contenders: Sequence[_Candidate] = (),
-) -> _Candidate:
+) -> tuple[_Candidate, FewerGpuPlans | None]:
     """Monotone by construction: the best plan of this cluster, or the best plan of any
     smaller power-of-two number of servers if that predicts a faster step (its extra GPUs
     idle).  The candidates are compared with the full step model
     (:func:`advisor.engine.model.training_step.training_step_time_s`) on :data:`REFERENCE_DESIGN`,
     each on the contiguous sub-fabric its own servers need, so a plan predicts the same step
     on any larger cluster: the candidates of a cluster include every power-of-two size below
-    it, and its predicted step never exceeds theirs.  The workload plans of the candidates
-    not chosen go to ``others``: each design also evaluates them (a design unlike the
-    reference may rank them differently).
+    it, and its predicted step never exceeds theirs.
+
+    A smaller size is searched only when it can win (MODEL.md 5.3, "Smaller sizes searched
+    when they can win"): when :func:`plan_search.fewer_gpus_floor_s`, a lower bound of the
+    compute floor of every plan it can find, is at most the least step so far (a plan whose
+    floor is above the least keeps ``inf`` in :func:`_priced_steps` and cannot be chosen).
+    The bound falls as the sizes grow, so they are tried largest first and the first above
+    the least ends the search.  The plans not chosen go to ``others``: each design also
+    evaluates them (a design unlike the reference may rank them differently); the sizes not
+    searched are returned for the designs that need them (slower ones, whose step to beat is
+    above their bound: :func:`training_step.alternatives_below`).
     """
-    gpn = scenario.gpus_per_node
-    candidates = [chosen, *contenders]
-    servers = 1
-    level_best: _Candidate | None = None
-    # every design also weighs each smaller level's contenders (``others``): a design unlike
-    # the reference may rank them differently, and carrying them keeps its step monotone
-    level_contenders: list[_Candidate] = []
-    while servers * gpn < scenario.gpus:
-        level_best, contenders_here = _level_best(replace(scenario, gpus=servers * gpn), level_best)
-        servers *= 2
-        level_contenders.extend(contenders_here)
-        if level_best is not None:
-            candidates.append(level_best)
-    if len(candidates) == 1:
-        return chosen
-    seen: dict[tuple[Any, ...], tuple[float, int, _Candidate]] = {}
-    workloads: dict[tuple[Any, ...], WorkloadPlan] = {}
-    unique: list[tuple[tuple[Any, ...], _Candidate, WorkloadPlan]] = []
-    for c in candidates:
-        key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
-        if key in workloads:
-            continue
-        plan = _candidate_plan(scenario, c, "planner")
-        workloads[key] = _training_workload(scenario, plan, c.mem, notes=())
-        unique.append((key, c, workloads[key]))
+    sizes = _smaller_sizes(scenario)
+    if not contenders and not sizes:
+        return chosen, None
+    per_sequence_s = sequence_gpu_seconds(scenario) if sizes else 0.0
+    bounds = [(fewer_gpus_floor_s(scenario, per_sequence_s, n), n) for n in sizes]
+    unique: dict[tuple[Any, ...], tuple[_Candidate, WorkloadPlan]] = {}
+
+    def added(found: Sequence[_Candidate]) -> list[tuple[_Candidate, WorkloadPlan]]:
+        new: list[tuple[_Candidate, WorkloadPlan]] = []
+        for c in found:
+            key = _plan_key(c)
+            if key not in unique:
+                plan = _candidate_plan(scenario, c, "planner")
+                unique[key] = (c, _training_workload(scenario, plan, c.mem, notes=()))
+                new.append(unique[key])
+        return new
+
     # the chosen plan is always priced (its step is the note's); a plan whose floor is above
     # the least step priced keeps ``inf`` and loses the ``min`` as it would with its step
+    priced = added([chosen, *contenders])
     steps = _priced_steps(
-        [(w.plan, c.mem) for _, c, w in unique], scenario, [w for _, _, w in unique], first=0
+        [(w.plan, c.mem) for c, w in priced], scenario, [w for _, w in priced], first=0
     )
-    for (key, c, w), step in zip(unique, steps, strict=True):
-        seen[key] = (step, w.plan.gpus_used, c)
-    best = min(seen.values(), key=lambda x: (x[0], x[1]))
-    others.extend(workload for key, workload in workloads.items() if seen[key][2] is not best[2])
-    for c in level_contenders:
-        key = (c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages)
-        if key not in workloads:
-            workloads[key] = _training_workload(
-                scenario, _candidate_plan(scenario, c, "planner"), c.mem, notes=()
-            )
-            others.append(workloads[key])
-    if best[2] is not chosen:
-        own_entry = seen[
-            (
-                chosen.tp, chosen.pp, chosen.cp, chosen.dp, chosen.ep, chosen.mb, chosen.vp,
-                chosen.sharding, chosen.recompute, chosen.stages,
-            )
-        ]  # fmt: skip
-        own, chosen_gpus = own_entry[0], own_entry[1]
-        if best[1] >= chosen_gpus:
-            return best[2]  # a plan of this cluster the estimate had ranked lower
+    least = min(steps)
+    searched = 0
+    for bound, gpus in bounds:
+        if bound > least:
+            break  # no plan of this size or a smaller one can be below the least
+        searched += 1
+        new = added(_ranked_contenders(replace(scenario, gpus=gpus)))
+        new_steps = _priced_steps(
+            [(w.plan, c.mem) for c, w in new], scenario, [w for _, w in new], least=least
+        )
+        priced.extend(new)
+        steps.extend(new_steps)
+        least = min([least, *new_steps])
+    best = min(range(len(priced)), key=lambda i: (steps[i], priced[i][1].plan.gpus_used))
+    others.extend(w for i, (_, w) in enumerate(priced) if i != best)
+    fewer = _fewer_gpu_plans(scenario, bounds[searched:], set(unique))
+    best_c, best_w = priced[best]
+    if best_c is not chosen:
+        if best_w.plan.gpus_used >= priced[0][1].plan.gpus_used:
+            return best_c, fewer  # a plan of this cluster the estimate had ranked lower
         notes.append(
-            f"a plan on {best[1]:,} GPUs predicts a faster step ({significant(best[0], 4)} s) "
-            f"than the best "
+            f"a plan on {best_w.plan.gpus_used:,} GPUs predicts a faster step "
+            f"({significant(steps[best], 4)} s) than the best "
             f"plan using more of the {scenario.gpus:,} GPUs "
-            f"({significant(own, 4)} s on the reference "
+            f"({significant(steps[0], 4)} s on the reference "
             "400G-per-GPU InfiniBand fabric, each on the contiguous servers it needs): the "
             "planner keeps it and leaves the other GPUs idle, so adding servers never slows "
             "the step"
         )
-    return best[2]
+    return best_c, fewer
+
+
+def _fewer_gpu_plans(
+    scenario: Scenario, bounds: list[tuple[float, int]], seen: set[tuple[Any, ...]]
+) -> FewerGpuPlans | None:
+    """The sizes :func:`_fastest_on_fewer_gpus` did not search, for the designs that need
+    them: each searched once, its contenders as plans of ``scenario`` (a plan already weighed,
+    ``seen`` by key, is not repeated)."""
+    if not bounds:
+        return None
+    made: dict[int, tuple[WorkloadPlan, ...]] = {}
+
+    def search(gpus: int) -> tuple[WorkloadPlan, ...]:
+        hit = made.get(gpus)
+        if hit is None:
+            out: list[WorkloadPlan] = []
+            for c in _ranked_contenders(replace(scenario, gpus=gpus)):
+                key = _plan_key(c)
+                if key not in seen:
+                    seen.add(key)
+                    plan = _candidate_plan(scenario, c, "planner")
+                    out.append(_training_workload(scenario, plan, c.mem, notes=()))
+            hit = made[gpus] = tuple(out)
+        return hit
+
+    return FewerGpuPlans(bounds=tuple(bounds), search=search)
 
 
 def _candidate_plan(scenario: Scenario, c: _Candidate, source: str) -> Plan:
@@ -512,6 +527,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
     batch = scenario.training.global_batch_sequences
     notes: list[str] = []
     others: list[WorkloadPlan] = []
+    fewer: FewerGpuPlans | None = None
     if p.given:
         tp, pp, dp, ep, cp = _check_explicit_training(scenario)
         stages = _explicit_stages(scenario, pp)
@@ -564,7 +580,9 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
         fitting = _ranked_contenders(scenario)
         if not fitting:
             raise _does_not_fit(scenario)
-        chosen = _fastest_on_fewer_gpus(scenario, fitting[0], notes, others, contenders=fitting[1:])
+        chosen, fewer = _fastest_on_fewer_gpus(
+            scenario, fitting[0], notes, others, contenders=fitting[1:]
+        )
         source = "planner"
     plan = _candidate_plan(scenario, chosen, source)
     used = plan.gpus_used
@@ -598,16 +616,14 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
         )
     if source == "planner" and plan.ep > 1:
         notes.extend(_moe_software_notes(scenario, plan))
-    if others:
-        sizes = sorted({o.plan.gpus_used for o in others})
+    if others or fewer is not None:
         notes.append(
-            f"a design on which it predicts a faster step uses one of the planner's "
-            f"{len(others)} other plans instead (on "
-            + ", ".join(f"{n:,}" for n in sizes)
-            + " GPUs; the other GPUs idle), so adding servers never slows a design's step"
+            "a design on which another of the planner's plans predicts a faster step uses it "
+            "instead (another plan for this cluster, or one for a smaller power-of-two number "
+            "of servers, the other GPUs idle), so adding servers never slows a design's step"
         )
     workload = _training_workload(scenario, plan, chosen.mem, notes=tuple(notes))
-    return replace(workload, alternatives=tuple(others))
+    return replace(workload, alternatives=tuple(others), fewer=fewer)
 
 
 def _training_workload(

@@ -7,6 +7,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 from typing import Any, NamedTuple
@@ -139,6 +140,20 @@ class InferencePlan:
     """Deployment, pools, KV transfer and load inputs (advisor.engine.model.serving.load)."""
 
 
+@dataclass(frozen=True)
+class FewerGpuPlans:
+    """The planner's plans of the smaller power-of-two server counts it did not search while
+    planning (MODEL.md 5.3, "Smaller sizes searched when they can win"): each size with a lower
+    bound of the compute floors of its plans (``plan_search.fewer_gpus_floor_s``), searched
+    only when a design's step to beat is above that bound."""
+
+    bounds: tuple[tuple[float, int], ...]
+    """(lower bound of the compute floors of a size's plans, its GPUs), lowest bound first."""
+    search: Callable[[int], tuple[WorkloadPlan, ...]]
+    """The plans of a size: the planner's contenders there, as plans of this cluster (each
+    size searched once; a plan already weighed is not repeated)."""
+
+
 MEMO_MAX = 4096
 """Entries a plan object keeps in its memo (about 3 bounds x 1,000 designs)."""
 
@@ -160,14 +175,23 @@ class WorkloadPlan:
     inference: InferencePlan | None
     notes: tuple[str, ...]
     alternatives: tuple[WorkloadPlan, ...] = ()
-    """Training: the planner's best plans of smaller power-of-two numbers of servers (their
-    other GPUs idle); a design evaluates each whose compute floor beats this plan's step on
-    it and uses the fastest (:func:`advisor.engine.model.performance.evaluate_design`)."""
+    """Training: the planner's other plans of this cluster and its plans of the smaller
+    power-of-two numbers of servers it searched (their other GPUs idle); a design evaluates
+    each whose compute floor beats this plan's step on it and uses the fastest
+    (:func:`advisor.engine.model.performance.evaluate_design`)."""
+    fewer: FewerGpuPlans | None = field(default=None, compare=False, hash=False, repr=False)
+    """Training: the smaller sizes not searched yet, searched when a design needs them
+    (:func:`advisor.engine.model.training_step.alternatives_below`)."""
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
     """What is derived from this plan object alone while it lives (its alternatives' floors,
     traffic, network-free step, the design networks its steps are priced on, its metrics per
     design): never part of the plan's value, gone with the plan (no process-wide cache keyed
     by the object's id), at most :data:`MEMO_MAX` entries."""
+
+    def weighs_other_plans(self) -> bool:
+        """Whether a design may run another of the planner's plans (:attr:`alternatives`, or
+        a smaller size still to search, :attr:`fewer`)."""
+        return bool(self.alternatives) or self.fewer is not None
 
     def remember(self, key: Any, value: Any) -> Any:
         """Keep ``value`` under ``key`` in :attr:`memo` (emptied when full) and return it."""

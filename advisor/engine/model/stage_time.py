@@ -183,14 +183,7 @@ def _stage_time(
     (:func:`_layer_time`: the same for every pipeline depth)."""
     m = scenario.model
     seq = scenario.sequence_length
-    if table is None:
-        layer, head = _layer_time(scenario, tp, cp, ep, mb, recompute)
-    else:
-        key = ("layer", tp, cp, ep, mb, recompute)
-        hit = table.get(key)
-        if hit is None:
-            hit = table[key] = _layer_time(scenario, tp, cp, ep, mb, recompute)
-        layer, head = hit
+    layer, head = layer_and_head_s(scenario, tp, cp, ep, mb, recompute, table)
     first, inner, last = stages
     if pp <= 1:
         stage = first * layer + head
@@ -204,6 +197,27 @@ def _stage_time(
         count = tp_collectives_per_stage(m, tp, ep, recompute, stage_layers)
         tp_s = count * _intra_time_cached(scenario, tp_bytes, tp)
     return stage, tp_s
+
+
+def layer_and_head_s(
+    scenario: Scenario,
+    tp: int,
+    cp: int,
+    ep: int,
+    mb: int,
+    recompute: str,
+    table: dict[tuple[Any, ...], tuple[float, float]] | None = None,
+) -> tuple[float, float]:
+    """:func:`_layer_time` (one layer's and the output head's seconds for one micro-batch),
+    kept in ``table`` (:func:`_stage_table` of ``scenario``) when given: the same for every
+    pipeline depth and cluster size."""
+    if table is None:
+        return _layer_time(scenario, tp, cp, ep, mb, recompute)
+    key = ("layer", tp, cp, ep, mb, recompute)
+    hit = table.get(key)
+    if hit is None:
+        hit = table[key] = _layer_time(scenario, tp, cp, ep, mb, recompute)
+    return hit
 
 
 def tp_collectives_per_stage(

@@ -7,6 +7,7 @@ Units: bytes, seconds unless the name says otherwise.
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from advisor.engine.facts.constants import (
@@ -488,7 +489,7 @@ def _idle_fraction(step: float, free_step_s: float | None, point: _TrainingTimes
 def training_step_time_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
     """Point estimate of the training step time only (used by the planner to rank plans)."""
     assert workload.training is not None
-    if workload.alternatives:
+    if workload.weighs_other_plans():
         return _fastest_plan(scenario, workload, design)[1].step_s
     return _training_times(scenario, workload, workload.training, design, "point").step_s
 
@@ -500,7 +501,7 @@ def training_step_above(
     above ``least`` (its data-parallel gradients across the network are not priced when the
     step without them already is, :func:`_times_below`); a step equal to ``least`` is
     returned."""
-    assert workload.training is not None and not workload.alternatives
+    assert workload.training is not None and not workload.weighs_other_plans()
     times = _times_below(
         scenario, workload, workload.training, design, "point", math.nextafter(least, math.inf)
     )
@@ -528,20 +529,53 @@ def plan_floor_s(scenario: Scenario, plan: Plan) -> float:
     )
 
 
-def _floors(workload: WorkloadPlan) -> tuple[tuple[float, WorkloadPlan], ...]:
-    """``workload.alternatives`` with their compute floors, lowest floor first (kept in the
-    plan's memo)."""
-    hit: tuple[tuple[float, WorkloadPlan], ...] | None = workload.memo.get("floors")
-    if hit is not None:
-        return hit
-    out = []
-    for alt in workload.alternatives:
-        assert alt.training is not None
-        out.append((_compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages), alt))
-    floors: tuple[tuple[float, WorkloadPlan], ...] = workload.remember(
-        "floors", tuple(sorted(out, key=lambda x: x[0]))
-    )
+def _floors(
+    workload: WorkloadPlan, below: float = math.inf
+) -> tuple[tuple[float, WorkloadPlan], ...]:
+    """The planner's other plans (:func:`alternatives_below`) with their compute floors,
+    lowest floor first: every plan whose floor is below ``below``, and others."""
+    return alternatives_below(workload, below)
+
+
+def alternatives_below(
+    workload: WorkloadPlan, below: float = math.inf
+) -> tuple[tuple[float, WorkloadPlan], ...]:
+    """``workload.alternatives`` and the plans of every smaller size still to search
+    (``workload.fewer``) whose floors' lower bound is below ``below``, each with its compute
+    floor, lowest floor first (stable: in the order the planner made them).  A plan left out
+    has a floor of at least ``below``: a caller that stops at the first floor not below the
+    step to beat sees every plan it would have priced.  Kept in the plan's memo with the
+    number of smaller sizes searched, so each size is searched once, when first needed."""
+    kept: list[Any] | None = workload.memo.get("floors")
+    if kept is None:
+        out = []
+        for alt in workload.alternatives:
+            assert alt.training is not None
+            floor = _compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages)
+            out.append((floor, alt))
+        kept = workload.remember("floors", [tuple(sorted(out, key=itemgetter(0))), 0])
+        assert kept is not None
+    fewer = workload.fewer
+    if fewer is not None:
+        searched: int = kept[1]
+        bounds = fewer.bounds
+        if searched < len(bounds) and bounds[searched][0] < below:
+            pairs: list[tuple[float, WorkloadPlan]] = list(kept[0])
+            while searched < len(bounds) and bounds[searched][0] < below:
+                for alt in fewer.search(bounds[searched][1]):
+                    assert alt.training is not None
+                    floor = _compute_floor_s(alt.training, alt.plan.pp, alt.plan.virtual_stages)
+                    pairs.append((floor, alt))
+                searched += 1
+            kept[0] = tuple(sorted(pairs, key=itemgetter(0)))
+            kept[1] = searched
+    floors: tuple[tuple[float, WorkloadPlan], ...] = kept[0]
     return floors
+
+
+def all_alternatives(workload: WorkloadPlan) -> tuple[WorkloadPlan, ...]:
+    """Every other plan of the planner's (every smaller size searched), lowest floor first."""
+    return tuple(alt for _, alt in alternatives_below(workload))
 
 
 def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Design) -> float:
@@ -556,7 +590,7 @@ def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Des
     best = _training_times(
         scenario, workload, workload.training, design, "point", free_network=True
     ).step_s
-    for floor, alt in _floors(workload):
+    for floor, alt in _floors(workload, best):
         if floor >= best:
             break
         assert alt.training is not None
@@ -603,7 +637,7 @@ def _fastest_plan(
     best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
     if priced is not None:
         priced[id(workload)] = point.step_s
-    for floor, alt in _floors(workload):
+    for floor, alt in _floors(workload, point.step_s):
         if floor >= point.step_s:
             break  # sorted: no later plan can win either
         if free_step_s(scenario, alt, design, "point") >= point.step_s:
