@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import advisor.engine.model.planner as planner
 import advisor.engine.model.training_step as training_step
+from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.memory import _fits, training_memory
@@ -374,4 +375,45 @@ def test_sizes_searched_when_needed_answer_as_every_size_searched(
     training_step.all_alternatives(every)
     for design in designs:
         assert evaluate_design(s, lazy, design) == evaluate_design(s, every, design)
+    _clear_planner_caches()
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    model=st.sampled_from(MODELS),
+    gpu=st.sampled_from(GPUS),
+    servers=st.integers(min_value=2, max_value=96),
+    fabric=st.sampled_from(("ethernet", "roce", "infiniband")),
+    nic_gbps=st.sampled_from((25.0, 100.0, 200.0, 400.0, 800.0)),
+    nics=st.sampled_from((1, 2, 4, 8)),
+    oversubscription=st.sampled_from((1.0, 2.0, 3.0)),
+)
+def test_any_design_on_sizes_searched_when_needed_answers_as_every_size_searched(
+    model: str,
+    gpu: str,
+    servers: int,
+    fabric: str,
+    nic_gbps: float,
+    nics: int,
+    oversubscription: float,
+) -> None:
+    # the same check over random clusters and designs, bounds included
+    s = _scenario(model, gpu, servers)
+    design = Design(
+        fabric=fabric, nic_gbps=nic_gbps, nics_per_node=nics, oversubscription=oversubscription
+    )
+    _clear_planner_caches()
+    try:
+        lazy = plan_workload(s)
+    except ScenarioError:
+        return  # the model does not fit this cluster
+    _clear_planner_caches()
+    every = plan_workload(s)
+    training_step.all_alternatives(every)
+    assert evaluate_design(s, lazy, design) == evaluate_design(s, every, design)
     _clear_planner_caches()
