@@ -480,20 +480,12 @@ def _shape_rows(
     n = scenario.gpus
     tp_limit = min(domain_gpus(scenario), max(scenario.gpus_per_node, 8))
     tps = sorted((t for t in _powers_of_two_up_to(tp_limit) if m.heads % t == 0), reverse=True)
-    cps = [
-        c
-        for c in CONTEXT_PARALLEL
-        if c == 1
-        or (
-            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
-            and scenario.sequence_length % (2 * c) == 0
-        )
-    ]
+    cps = _context_parallel_sizes(scenario)
     depths = _pipeline_depths(m.layers, m.mtp_layers)
     eps = [1]
     if m.is_moe:
         eps = [e for e in _divisors(m.moe_experts) if e <= n]
-    mbs = (p.micro_batch,) if p.micro_batch else MOE_MICRO_BATCHES if m.is_moe else MICRO_BATCHES
+    mbs = _micro_batch_sizes(scenario)
     ranks: dict[tuple[int, int, int], tuple[int, int]] = {}
     for tp in tps:
         for cp in cps:
@@ -520,6 +512,26 @@ def _shape_rows(
                         yield tp, cp, pp, ep, mb, counts[0], counts[1], stages, vp_max
 
 
+def _context_parallel_sizes(scenario: Scenario) -> list[int]:
+    """Context-parallel sizes the search tries: 1, and each that leaves every rank at least
+    :data:`CP_MIN_TOKENS_PER_RANK` tokens and splits the sequence into 2 x cp equal chunks."""
+    seq = scenario.sequence_length
+    return [
+        c
+        for c in CONTEXT_PARALLEL
+        if c == 1 or (seq // c >= CP_MIN_TOKENS_PER_RANK and seq % (2 * c) == 0)
+    ]
+
+
+def _micro_batch_sizes(scenario: Scenario) -> tuple[int, ...]:
+    """Micro-batch sizes the search tries: the scenario's own, or :data:`MICRO_BATCHES`
+    (:data:`MOE_MICRO_BATCHES` for a mixture-of-experts model)."""
+    p = scenario.parallelism
+    if p.micro_batch:
+        return (p.micro_batch,)
+    return MOE_MICRO_BATCHES if scenario.model.is_moe else MICRO_BATCHES
+
+
 FLOOR_BOUND_MARGIN = 1e-9
 """Relative margin :func:`fewer_gpus_floor_s` keeps below the bound it computes: the bound holds
 in real numbers; a plan's floor is a handful of rounded float operations (relative error
@@ -543,17 +555,9 @@ def sequence_gpu_seconds(scenario: Scenario) -> float:
     m = scenario.model
     table = _stage_table(scenario)
     tps = [t for t in _powers_of_two_up_to(max(scenario.gpus_per_node, 8)) if m.heads % t == 0]
-    cps = [
-        c
-        for c in CONTEXT_PARALLEL
-        if c == 1
-        or (
-            scenario.sequence_length // c >= CP_MIN_TOKENS_PER_RANK
-            and scenario.sequence_length % (2 * c) == 0
-        )
-    ]
+    cps = _context_parallel_sizes(scenario)
     eps = [e for e in _divisors(m.moe_experts) if e <= scenario.gpus] if m.is_moe else [1]
-    mbs = (p.micro_batch,) if p.micro_batch else MOE_MICRO_BATCHES if m.is_moe else MICRO_BATCHES
+    mbs = _micro_batch_sizes(scenario)
     recomputes = (p.recompute,) if p.recompute else ("none", "full")
     least = math.inf
     for tp in tps:
