@@ -6,6 +6,7 @@ design evaluation that stops pricing a plan early picks what pricing every plan 
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -416,4 +417,31 @@ def test_any_design_on_sizes_searched_when_needed_answers_as_every_size_searched
     every = plan_workload(s)
     training_step.all_alternatives(every)
     assert evaluate_design(s, lazy, design) == evaluate_design(s, every, design)
+    _clear_planner_caches()
+
+
+def test_threads_sharing_a_plan_search_each_size_once_and_answer_alike() -> None:
+    # the web's threads share cached plans: designs evaluated at once on one plan, each
+    # searching the smaller sizes it needs, answer as on a plan with every size searched
+    s = _scenario("llama3-70b", "a100-80gb-sxm", 64)
+    designs = [
+        Design(fabric=f, nic_gbps=g, nics_per_node=n)
+        for f in ("ethernet", "roce")
+        for g in (25.0, 100.0)
+        for n in (1, 2)
+    ]
+    _clear_planner_caches()
+    every = plan_workload(s)
+    training_step.all_alternatives(every)
+    expected = [evaluate_design(s, every, d) for d in designs]
+    _clear_planner_caches()
+    shared = plan_workload(s)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda d: evaluate_design(s, shared, d), designs))
+    assert shared.fewer is not None
+    assert shared.memo["floors"][1] > 0  # the slow designs searched smaller sizes
+    assert got == expected
+    assert [a.plan for a in training_step.all_alternatives(shared)] == [
+        a.plan for a in training_step.all_alternatives(every)
+    ]
     _clear_planner_caches()

@@ -12,6 +12,7 @@ Units: bytes, seconds, FLOPs (not FLOP/s) unless the name says otherwise.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -445,19 +446,23 @@ def _fewer_gpu_plans(
     if not bounds:
         return None
     made: dict[int, tuple[WorkloadPlan, ...]] = {}
+    # a cached plan is shared by the web's threads: one search at a time, so a size is
+    # searched once and ``seen`` read and written by one of them
+    lock = threading.Lock()
 
     def search(gpus: int) -> tuple[WorkloadPlan, ...]:
-        hit = made.get(gpus)
-        if hit is None:
-            out: list[WorkloadPlan] = []
-            for c in _ranked_contenders(replace(scenario, gpus=gpus)):
-                key = _plan_key(c)
-                if key not in seen:
-                    seen.add(key)
-                    plan = _candidate_plan(scenario, c, "planner")
-                    out.append(_training_workload(scenario, plan, c.mem, notes=()))
-            hit = made[gpus] = tuple(out)
-        return hit
+        with lock:
+            hit = made.get(gpus)
+            if hit is None:
+                out: list[WorkloadPlan] = []
+                for c in _ranked_contenders(replace(scenario, gpus=gpus)):
+                    key = _plan_key(c)
+                    if key not in seen:
+                        seen.add(key)
+                        plan = _candidate_plan(scenario, c, "planner")
+                        out.append(_training_workload(scenario, plan, c.mem, notes=()))
+                hit = made[gpus] = tuple(out)
+            return hit
 
     return FewerGpuPlans(bounds=tuple(bounds), search=search)
 
