@@ -20,11 +20,11 @@ the bus bandwidth (latency-bound, LL protocol), large ones approach it (Simple p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from functools import cached_property
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
 from advisor.engine.facts.constants import (
     DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
     FABRICS,
@@ -182,19 +182,54 @@ class CommDomain:
     op_bus_share: tuple[float, float, float] = (1.0, 1.0, 1.0)
     """NCCL's all-gather, reduce-scatter, all-to-all over the all-reduce's scale-up bandwidth."""
 
-    # the value hash, computed once per domain: the expert all-to-all's cache is keyed by it
-    __hash__ = cached_value_hash
-    __getstate__ = state_without_value_hash
+    # Kept per domain, computed on first use (``__post_init__`` sets the "not yet" marks:
+    # mypyc's ``__init__`` does not set an ``init=False`` field's default), in declared
+    # attributes rather than the instance dict, which a compiled (mypyc) class has none of.
+    # Not fields of the value: no ``__init__`` argument, equality, repr, hash or pickled state.
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash (-1: not yet; ``hash`` never returns -1): the expert all-to-all's cache
+    is keyed by the domain."""
+    _ring_tree_limits: tuple[int, float, float, float] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _tree_nic_subsets: tuple[CommDomain, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_value_hash", -1)
+        object.__setattr__(self, "_ring_tree_limits", None)
+        object.__setattr__(self, "_tree_nic_subsets", None)
+
+    def __hash__(self) -> int:
+        """The hash of the field values (as the dataclass's own), computed once per domain."""
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(_domain_values(self))
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
+
+    def __reduce__(self) -> tuple[type[CommDomain], tuple[object, ...]]:
+        """Pickled as its field values: a copy computes its hash (string hashes differ between
+        processes) and its kept figures again."""
+        return CommDomain, _domain_values(self)
 
     @property
     def ranks(self) -> int:
         return self.nodes * self.ranks_per_node
 
-    @cached_property
+    @property
     def ring_tree_limits(self) -> tuple[int, float, float, float]:
         """Across domains, NCCL's ring and tree channels and per-channel caps, computed once per
         domain: (channels run, tree cap, tree LL128 cap, ring LL128 cap); :func:`search_channels`,
         :func:`ring_tree_channels`, :func:`per_channel_cap`."""
+        kept = self._ring_tree_limits
+        if kept is None:
+            kept = self._limits()
+            object.__setattr__(self, "_ring_tree_limits", kept)
+        return kept
+
+    def _limits(self) -> tuple[int, float, float, float]:
         if self.nodes <= 1:
             return 0, _INF, _INF, _INF
         search = search_channels(self)
@@ -205,7 +240,7 @@ class CommDomain:
             _per_channel_cap("ring_ll128", self, search),
         )
 
-    @cached_property
+    @property
     def tree_nic_subsets(self) -> tuple[CommDomain, ...]:
         """The domain on fewer of its NICs, for each smaller NIC count that runs fewer tree
         channels (:func:`_tree_time` prices the best of them).  More channels mean more chunks
@@ -215,6 +250,13 @@ class CommDomain:
         communicator can always be pinned to fewer NICs (``NCCL_IB_HCA``), so a design is
         never priced slower for a NIC it has: each subset gets its share of the network
         bandwidth, ``net x k / NICs`` (docs/MODEL.md section 3, "NIC subsets")."""
+        kept = self._tree_nic_subsets
+        if kept is None:
+            kept = self._nic_subsets()
+            object.__setattr__(self, "_tree_nic_subsets", kept)
+        return kept
+
+    def _nic_subsets(self) -> tuple[CommDomain, ...]:
         if self.nodes <= 1 or self.nic_count <= 1:
             return ()
         channels = self.ring_tree_limits[0]
@@ -228,6 +270,13 @@ class CommDomain:
                 subsets.append(fewer)
                 channels = fewer.ring_tree_limits[0]
         return tuple(subsets)
+
+
+_domain_values: Callable[[CommDomain], tuple[object, ...]] = attrgetter(
+    *(f.name for f in fields(CommDomain) if f.init)
+)
+"""A domain's field values in the fields' order (its value, as the dataclass's own hash and
+equality read it; an ``attrgetter`` of two or more names returns their tuple)."""
 
 
 @dataclass(frozen=True)
