@@ -14,12 +14,12 @@ from advisor.engine.model.collectives import (
     CommDomain,
     ScaleUp,
     collective,
-    cross_leaf_fraction,
     make_domain,
     physical_busbw_bound_bytes_per_s,
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch, moe_token_bytes
 from advisor.engine.model.nccl_tree import tree_network_scale
+from advisor.engine.model.network_rate import cross_leaf_fraction
 
 GB = 1e9
 

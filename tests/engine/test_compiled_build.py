@@ -97,4 +97,4 @@ def test_a_stale_build_loads_every_listed_module_from_its_source() -> None:
     for name in _compiled.compiled_modules():
         spec = finder.find_spec(name, None)
         assert spec is not None and spec.origin == str(_compiled.source_path(name)), name
-    assert finder.find_spec("advisor.engine.model.collectives", None) is None
+    assert finder.find_spec("advisor.engine.model.nccl_tree", None) is None

@@ -21,7 +21,7 @@ from advisor.engine.model.serving.load import ServingModel, kv_transfer_sentence
 from advisor.engine.model.serving.queueing import erlang_c, mgc_wait_quantile_s
 from advisor.engine.model.serving.results import load_curves_for_result
 from advisor.engine.result.echo import ScenarioEcho
-from advisor.engine.result.records import Option
+from advisor.engine.result.records import Metrics, Option
 from advisor.engine.tools.validation import serving_calibration_rows, validate_row
 
 CATALOG = default_catalog()
@@ -378,17 +378,37 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
 def test_the_kv_sentence_names_the_fastest_tcp_design_when_tcp_designs_tie_on_ttft() -> None:
     """'at best' names the TCP design with the shortest TTFT; of designs that tie on it (all
     saturated, say) the one with the most bandwidth, not the first one listed."""
-    from types import SimpleNamespace
-
-    from advisor.engine.decision.recommend import _kv_transfer_sentence
+    from advisor.engine.decision.candidates import enumerate_candidates
+    from advisor.engine.decision.job_facts import job_facts
+    from advisor.engine.decision.pricing import Scored, price
+    from advisor.engine.decision.recommend import _kv_transfer_sentence, network_parts
+    from advisor.engine.model.topology import size_compute_fabric
 
     s, w = _plan(LONG_PROMPT_DISAGGREGATED)
     rdma = evaluate_design(s, w, ROCE_2X200)
     tcp = evaluate_design(s, w, TCP_2X200)
+    parts = network_parts(CATALOG)
+    facts = job_facts(s, w, CATALOG, parts)
+    candidates, _ = enumerate_candidates(parts, facts.platform)
 
-    def scored(fabric: str, nics: int, gbps: int, metrics: Any) -> Any:
-        cand = SimpleNamespace(fabric=fabric, nics_per_node=nics, nic_gbps=gbps)
-        return SimpleNamespace(cand=cand, metrics=metrics)
+    def scored(fabric: str, nics: int, gbps: int, metrics: Metrics) -> Scored:
+        # the job's own non-blocking candidate, sized and priced as the decision does (a real
+        # Scored: the compiled recommendation checks its arguments' classes)
+        cand = next(
+            c
+            for c in candidates
+            if (c.fabric, c.nics_per_node, c.nic_gbps, c.oversubscription)
+            == (fabric, nics, gbps, 1.0)
+        )
+        topo = size_compute_fabric(
+            facts.nodes * nics,
+            cand.radix,
+            1.0,
+            rails=cand.rails,
+            links_per_rail=cand.links_per_rail,
+            fabric=fabric,
+        )
+        return price(facts, cand, topo, metrics, 0.0, 0.0)
 
     best = scored("roce", 2, 200, rdma)
     tied = [scored("ethernet", 2, 100, tcp), scored("ethernet", 1, 400, tcp)]

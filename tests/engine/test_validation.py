@@ -157,7 +157,7 @@ def test_the_report_passes_as_a_whole() -> None:
 
 def test_a_whole_job_ring_over_many_leaves_leaves_them_only_at_their_boundaries() -> None:
     from advisor.engine.facts.constants import RAIL_GROUP_NODES
-    from advisor.engine.model.collectives import cross_leaf_fraction
+    from advisor.engine.model.network_rate import cross_leaf_fraction
     from advisor.engine.tools.validation import _whole_job_leaf_load
 
     ring = {"op": "all_reduce"}

@@ -108,6 +108,10 @@ __all__ = [
     "recommend",
 ]
 
+ScalingChart = Callable[[Scenario, JobFacts, dict[str, Candidate]], list[ScalingPoint]]
+"""The scaling chart of a job (scenario, job facts, a design per fabric class): by default
+:func:`advisor.engine.decision.scaling.scaling`."""
+
 MAX_OPTIONS = 60
 """Options listed: the pick, then the best-ranked designs (each fabric class's best always)."""
 CHECKPOINT_BYTES_PER_PARAM = 14.0
@@ -148,6 +152,7 @@ def recommend(
     *,
     evaluator: Evaluator | None = None,
     scaling_chart: bool = True,
+    chart: ScalingChart | None = None,
 ) -> EngineResult:
     """Choose the network for scenario ``s`` with plan ``w``; see the module docstring.
 
@@ -160,6 +165,9 @@ def recommend(
     workload at other sizes (about two thirds of an evaluation) and changes no other figure;
     the what-if (:mod:`advisor.engine.tools.whatif`) shows none.
 
+    ``chart`` replaces the scaling chart's function (tests see what the decision hands it: a
+    compiled engine calls :func:`scaling` past a module attribute a test replaced).
+
     ``evaluator`` overrides the performance model (tests); by default each distinct design
     is evaluated once with :func:`advisor.engine.model.performance.evaluate_design`.  A RAG
     scenario's retrieval tiers (:mod:`advisor.engine.decision.rag`) are priced with the
@@ -167,7 +175,9 @@ def recommend(
     """
     parts = network_parts(catalog)
     tiers = tier_network(parts, s) if s.rag is not None else None
-    result = _recommend(s, w, catalog, parts, progress, evaluator, tiers, scaling_chart)
+    result = _recommend(
+        s, w, catalog, parts, progress, evaluator, tiers, scaling_chart, chart or scaling
+    )
     if tiers is not None:
         rec, answer = add_rag_answer(result.recommendation, result.metrics, tiers, s)
         result = dataclasses.replace(
@@ -187,12 +197,13 @@ def _recommend(
     progress: Callable[[int], None] | None,
     evaluator: Evaluator | None,
     tiers: TierNetwork | None,
-    scaling_chart: bool = True,
+    scaling_chart: bool,
+    scaling_points: ScalingChart,
 ) -> EngineResult:
     facts = job_facts(s, w, catalog, parts)
 
     def chart(reps: dict[str, Candidate]) -> tuple[ScalingPoint, ...]:
-        return tuple(scaling(s, facts, reps)) if scaling_chart else ()
+        return tuple(scaling_points(s, facts, reps)) if scaling_chart else ()
 
     evaluate = evaluator or performance_evaluator(s, w)
     # every candidate is scored without its step bounds; the chosen design gets them below

@@ -20,16 +20,13 @@ the bus bandwidth (latency-bound, LL protocol), large ones approach it (Simple p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from functools import cached_property
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
 from advisor.engine.facts.constants import (
-    BITS_PER_BYTE,
     DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
-    ECMP_COLLISION_LOSS,
-    ECMP_COLLISION_LOSS_HIGH,
     FABRICS,
     NCCL_BASE_LATENCY_S,
     NCCL_COLLNET_BW_FACTOR,
@@ -44,10 +41,8 @@ from advisor.engine.facts.constants import (
     NVLS_ONE_DOMAIN_MIN_GPUS,
     PCIE_HOST_GPUS_PER_SOCKET,
     PCIE_INTER_SOCKET_RING_BYTES_PER_S,
-    RAIL_GROUP_NODES,
     SCALEUP_EFFICIENCY,
     SHARED_OPS,
-    FabricClass,
     busbw_factor,
     nccl_latency_class,
     nvlink_few_gpu_share,
@@ -61,6 +56,12 @@ from advisor.engine.model.nccl_versions import (
     NIC_BEHIND_C2C_GPUS,
     NcclVersion,
     tables,
+)
+from advisor.engine.model.network_rate import (
+    network_efficiency,
+    nic_bytes_per_s,
+    node_cap_bytes_per_s,
+    wire_efficiency,
 )
 
 if TYPE_CHECKING:
@@ -181,19 +182,54 @@ class CommDomain:
     op_bus_share: tuple[float, float, float] = (1.0, 1.0, 1.0)
     """NCCL's all-gather, reduce-scatter, all-to-all over the all-reduce's scale-up bandwidth."""
 
-    # the value hash, computed once per domain: the expert all-to-all's cache is keyed by it
-    __hash__ = cached_value_hash
-    __getstate__ = state_without_value_hash
+    # Kept per domain, computed on first use (``__post_init__`` sets the "not yet" marks:
+    # mypyc's ``__init__`` does not set an ``init=False`` field's default), in declared
+    # attributes rather than the instance dict, which a compiled (mypyc) class has none of.
+    # Not fields of the value: no ``__init__`` argument, equality, repr, hash or pickled state.
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash (-1: not yet; ``hash`` never returns -1): the expert all-to-all's cache
+    is keyed by the domain."""
+    _ring_tree_limits: tuple[int, float, float, float] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _tree_nic_subsets: tuple[CommDomain, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_value_hash", -1)
+        object.__setattr__(self, "_ring_tree_limits", None)
+        object.__setattr__(self, "_tree_nic_subsets", None)
+
+    def __hash__(self) -> int:
+        """The hash of the field values (as the dataclass's own), computed once per domain."""
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(_domain_values(self))
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
+
+    def __reduce__(self) -> tuple[type[CommDomain], tuple[object, ...]]:
+        """Pickled as its field values: a copy computes its hash (string hashes differ between
+        processes) and its kept figures again."""
+        return CommDomain, _domain_values(self)
 
     @property
     def ranks(self) -> int:
         return self.nodes * self.ranks_per_node
 
-    @cached_property
+    @property
     def ring_tree_limits(self) -> tuple[int, float, float, float]:
         """Across domains, NCCL's ring and tree channels and per-channel caps, computed once per
         domain: (channels run, tree cap, tree LL128 cap, ring LL128 cap); :func:`search_channels`,
         :func:`ring_tree_channels`, :func:`per_channel_cap`."""
+        kept = self._ring_tree_limits
+        if kept is None:
+            kept = self._limits()
+            object.__setattr__(self, "_ring_tree_limits", kept)
+        return kept
+
+    def _limits(self) -> tuple[int, float, float, float]:
         if self.nodes <= 1:
             return 0, _INF, _INF, _INF
         search = search_channels(self)
@@ -204,7 +240,7 @@ class CommDomain:
             _per_channel_cap("ring_ll128", self, search),
         )
 
-    @cached_property
+    @property
     def tree_nic_subsets(self) -> tuple[CommDomain, ...]:
         """The domain on fewer of its NICs, for each smaller NIC count that runs fewer tree
         channels (:func:`_tree_time` prices the best of them).  More channels mean more chunks
@@ -214,6 +250,13 @@ class CommDomain:
         communicator can always be pinned to fewer NICs (``NCCL_IB_HCA``), so a design is
         never priced slower for a NIC it has: each subset gets its share of the network
         bandwidth, ``net x k / NICs`` (docs/MODEL.md section 3, "NIC subsets")."""
+        kept = self._tree_nic_subsets
+        if kept is None:
+            kept = self._nic_subsets()
+            object.__setattr__(self, "_tree_nic_subsets", kept)
+        return kept
+
+    def _nic_subsets(self) -> tuple[CommDomain, ...]:
         if self.nodes <= 1 or self.nic_count <= 1:
             return ()
         channels = self.ring_tree_limits[0]
@@ -227,6 +270,13 @@ class CommDomain:
                 subsets.append(fewer)
                 channels = fewer.ring_tree_limits[0]
         return tuple(subsets)
+
+
+_domain_values: Callable[[CommDomain], tuple[object, ...]] = attrgetter(
+    *(f.name for f in fields(CommDomain) if f.init)
+)
+"""A domain's field values in the fields' order (its value, as the dataclass's own hash and
+equality read it; an ``attrgetter`` of two or more names returns their tuple)."""
 
 
 @dataclass(frozen=True)
@@ -272,93 +322,6 @@ def _scaleup_ring_bytes_per_s(scaleup: ScaleUp, ranks_per_node: int) -> float:
     if scaleup.kind == "pcie" and ranks_per_node > PCIE_HOST_GPUS_PER_SOCKET:
         return min(bw, PCIE_INTER_SOCKET_RING_BYTES_PER_S)
     return bw * nvlink_few_gpu_share(scaleup.kind, scaleup.generation, ranks_per_node)
-
-
-def cross_leaf_fraction(nodes: int) -> float:
-    """Share of cross-server traffic leaving the leaf when ``nodes`` servers sit in random
-    order on leaves of 32 (rail groups): the placement-free fallback of
-    :func:`network_efficiency` (callers without a placement; the validation's whole-job rows
-    use it for their high bound only)."""
-    if nodes <= RAIL_GROUP_NODES:
-        return 0.0
-    return 1.0 - RAIL_GROUP_NODES / nodes
-
-
-def network_efficiency(
-    fabric: FabricClass,
-    *,
-    nodes: int,
-    oversubscription: float,
-    adaptive_routing: bool,
-    bound: str = "point",
-    uplink_load: float | None = None,
-    pod_load: float = 0.0,
-    offered: float = 1.0,
-) -> float:
-    """Fraction of NIC line rate a collective spanning ``nodes`` servers gets.
-
-    wire efficiency x min(1, leaf uplink capacity / leaf uplink demand, spine capacity /
-    pod demand): a leaf's uplinks carry 1/r of its servers' line rate, of which ECMP hash
-    collisions waste ``loss`` without adaptive routing; the communicator sends ``uplink_load``
-    of its bytes out of the leaf and ``pod_load`` out of the pod (placement.Crossing), so it
-    slows when uplink_load x r > 1 (fluid bottleneck), and without adaptive routing loses
-    ``loss`` x min(1, uplink_load x r) to collisions.  Without a placement the
-    uplink load is :func:`cross_leaf_fraction`.  ``low`` (optimistic) takes the best
-    published wire efficiency and no ECMP loss.
-
-    ``offered`` is the share of its NICs' achievable rate a server actually sends (below 1
-    when the transport is capped per server, NCCL over TCP sockets): the uplink demand is
-    ``uplink_load x offered`` of the line rate, and a hash collision of two flows slows them
-    only when together they exceed the link (each flow runs at ``offered`` of a link, so a
-    colliding pair loses ``1 - 1/(2 offered)`` of its rate, none at ``offered <= 1/2``; the
-    ECMP loss is scaled by that relative to line-rate flows).  The caller multiplies by
-    ``offered`` (:func:`make_domain`), so the bandwidth is ``min(offered, 1/(uplink_load x r))``
-    of the line rate times the collision factor: never less with more NICs.
-    """
-    wire = _wire_efficiency(fabric, bound)
-    loss = 0.0
-    if bound != "low" and not adaptive_routing:
-        loss = ECMP_COLLISION_LOSS if bound == "point" else ECMP_COLLISION_LOSS_HIGH
-    leaf = cross_leaf_fraction(nodes) if uplink_load is None else uplink_load
-    r = max(1.0, oversubscription)
-    offered = min(1.0, max(offered, 1e-12))
-    # a colliding pair of flows at `offered` of a link each loses 1 - 1/(2 offered) of its
-    # rate; relative to line-rate flows (1/2) that is 2 - 1/offered, nothing below 1/2
-    loss *= max(0.0, 2.0 - 1.0 / offered)
-    factor = 1.0
-    if leaf > 0.0:
-        # uplink bottleneck, then ECMP: collisions cost in proportion to how busy the
-        # uplinks are (a ring or a pipeline is as slow as its slowest, collided flow)
-        demand = leaf * r * offered
-        busy = min(1.0, demand)
-        factor = (min(1.0, 1.0 / demand) if demand > 0.0 else 1.0) * (1.0 - loss * busy)
-    if pod_load > 0.0:
-        factor = min(factor, 1.0 - loss * min(1.0, pod_load * offered))
-    return wire * factor
-
-
-def _wire_efficiency(fabric: FabricClass, bound: str) -> float:
-    """The fabric's wire efficiency at ``bound`` (``low``, the optimistic bound, takes the best
-    published one): :func:`network_efficiency` of traffic that never leaves the leaf."""
-    if bound == "low":
-        return fabric.wire_efficiency_high
-    return fabric.wire_efficiency if bound == "point" else fabric.wire_efficiency_low
-
-
-def node_cap_bytes_per_s(fabric: FabricClass, bound: str = "point") -> float:
-    """Per-server throughput cap of the transport in bytes/s (0 = none)."""
-    if bound == "low":
-        cap = fabric.node_cap_gbytes_per_s_high
-    elif bound == "high":
-        cap = fabric.node_cap_gbytes_per_s_low
-    else:
-        cap = fabric.node_cap_gbytes_per_s
-    return cap * 1e9
-
-
-def nic_bytes_per_s(nic_gbps: float) -> float:
-    """Line rate of one NIC port in bytes/s."""
-    return nic_gbps * 1e9 / BITS_PER_BYTE
 
 
 def make_domain(
@@ -408,7 +371,7 @@ def make_domain(
         # cap is the server's, however many NICs share it, and the uplinks see that load
         cap = node_cap_bytes_per_s(fabric, bound) * max(1, servers_per_node)
         # network_efficiency of traffic that stays under one leaf: the wire efficiency alone
-        wire = _wire_efficiency(fabric, bound)
+        wire = wire_efficiency(fabric, bound)
         offered = min(1.0, cap / (line * wire)) if cap > 0.0 and line * wire > 0.0 else 1.0
         eff = network_efficiency(
             fabric,

@@ -91,7 +91,7 @@ class _Net:
         )
         self.kind = _net_kind(kind)
         # a domain whose traffic never leaves a leaf (or that spans one scale-up domain) reads
-        # neither the fabric's oversubscription nor its routing (collectives.network_efficiency
+        # neither the fabric's oversubscription nor its routing (network_rate.network_efficiency
         # reads them only for bytes that leave the leaf or the pod): designs that differ only
         # in them build equal domains for such a communicator
         self.leaf_kind = _net_kind((*kind[:5], None, None, *kind[7:]))

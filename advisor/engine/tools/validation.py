@@ -33,16 +33,12 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES
 from advisor.engine.facts.formatting import finite as num
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
-from advisor.engine.model.collectives import (
-    ScaleUp,
-    collective,
-    make_domain,
-    nic_bytes_per_s,
-)
+from advisor.engine.model.collectives import ScaleUp, collective, make_domain
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
 from advisor.engine.model.launch_mode import benchmark_time_s
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version
+from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import contiguous_share
 from advisor.engine.model.planner import REFERENCE_DESIGN, plan_workload
@@ -120,7 +116,7 @@ def _whole_job_leaf_load(
     training job's communicators (docs/MODEL.md section 17: contiguous, topology-ordered
     servers, leaves of :data:`RAIL_GROUP_NODES` servers): a ring in rank order leaves a leaf
     only at the leaf boundaries.  The high bound keeps the placement-free fallback (random
-    server order, :func:`collectives.cross_leaf_fraction`), as the product's high bound
+    server order, :func:`network_rate.cross_leaf_fraction`), as the product's high bound
     scatters its servers.  ``None``: no leaf boundary inside the job, or the high bound.
     """
     if bound == "high" or nodes <= RAIL_GROUP_NODES:
