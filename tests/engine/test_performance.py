@@ -283,7 +283,7 @@ def test_the_fastest_plan_is_the_least_step_over_every_plan(name: str, d: Design
     from advisor.engine.model import training_step
 
     s, w = _scenario(name)
-    order = (w, *(alt for _, alt in training_step._floors(w)))
+    order = (w, *(alt for _, alt in training_step.alternatives_below(w)))
     steps = []
     for plan in order:
         assert plan.training is not None

@@ -289,7 +289,7 @@ def test_a_design_evaluation_stopping_early_picks_what_pricing_every_plan_picks(
     s = _scenario(model, gpu, servers)
     w = plan_workload(s)
     assert w.weighs_other_plans()
-    plans = (w, *(alt for _, alt in training_step._floors(w)))
+    plans = (w, *(alt for _, alt in training_step.alternatives_below(w)))
     steps = []
     for p in plans:
         assert p.training is not None

@@ -529,14 +529,6 @@ def plan_floor_s(scenario: Scenario, plan: Plan) -> float:
     )
 
 
-def _floors(
-    workload: WorkloadPlan, below: float = math.inf
-) -> tuple[tuple[float, WorkloadPlan], ...]:
-    """The planner's other plans (:func:`alternatives_below`) with their compute floors,
-    lowest floor first: every plan whose floor is below ``below``, and others."""
-    return alternatives_below(workload, below)
-
-
 def alternatives_below(
     workload: WorkloadPlan, below: float = math.inf
 ) -> tuple[tuple[float, WorkloadPlan], ...]:
@@ -590,7 +582,7 @@ def _network_free_step_s(scenario: Scenario, workload: WorkloadPlan, design: Des
     best = _training_times(
         scenario, workload, workload.training, design, "point", free_network=True
     ).step_s
-    for floor, alt in _floors(workload, best):
+    for floor, alt in alternatives_below(workload, best):
         if floor >= best:
             break
         assert alt.training is not None
@@ -637,7 +629,7 @@ def _fastest_plan(
     best, point = workload, _training_times(scenario, workload, workload.training, design, "point")
     if priced is not None:
         priced[id(workload)] = point.step_s
-    for floor, alt in _floors(workload, point.step_s):
+    for floor, alt in alternatives_below(workload, point.step_s):
         if floor >= point.step_s:
             break  # sorted: no later plan can win either
         if free_step_s(scenario, alt, design, "point") >= point.step_s:
