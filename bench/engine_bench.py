@@ -199,7 +199,8 @@ def child_sweep() -> dict[str, Any]:
 
 def child_warm() -> dict[str, Any]:
     from advisor.engine import evaluate
-    from advisor.engine.model.collectives import OPS, ScaleUp, collective, make_domain
+    from advisor.engine.model.collectives import OPS, collective, make_domain
+    from advisor.engine.model.scaleup import ScaleUp
 
     scenario = SCENARIOS[WARM_SCENARIO]
     evaluate(scenario)

@@ -19,7 +19,6 @@ from advisor.engine.model.collectives import (
     NVLS_PIPELINE_STAGES,
     RING_PLATEAU_LATENCY_FACTOR,
     CommDomain,
-    ScaleUp,
     collective,
     collective_time_s,
     make_domain,
@@ -32,6 +31,7 @@ from advisor.engine.model.collectives import (
     tree_correction,
     tree_pipeline_factor,
 )
+from advisor.engine.model.scaleup import ScaleUp
 
 
 def _h100(nodes: int) -> CommDomain:

@@ -19,11 +19,11 @@ from advisor.engine.model import collectives as c
 from advisor.engine.model.collectives import (
     LL_MAX_BUSBW_ONE_NODE,
     CommDomain,
-    ScaleUp,
     collective,
     make_domain,
     tree_correction,
 )
+from advisor.engine.model.scaleup import ScaleUp
 from tests.support.engine_build import ran_on_source
 
 

@@ -12,7 +12,6 @@ from advisor.engine.facts.constants import FABRICS, NCCL_BASE_LATENCY_S, busbw_f
 from advisor.engine.model.collectives import (
     OPS,
     CommDomain,
-    ScaleUp,
     collective,
     make_domain,
     physical_busbw_bound_bytes_per_s,
@@ -20,6 +19,7 @@ from advisor.engine.model.collectives import (
 from advisor.engine.model.moe_dispatch import moe_dispatch, moe_token_bytes
 from advisor.engine.model.nccl_tree import tree_network_scale
 from advisor.engine.model.network_rate import cross_leaf_fraction
+from advisor.engine.model.scaleup import ScaleUp
 
 GB = 1e9
 

@@ -11,12 +11,9 @@ from advisor.engine.facts.constants import (
     MOE_NORMAL_FIXED_OVERHEAD_S,
     NCCL_HW_LATENCY_S,
 )
-from advisor.engine.model.collectives import (
-    CommDomain,
-    ScaleUp,
-    make_domain,
-)
+from advisor.engine.model.collectives import CommDomain, make_domain
 from advisor.engine.model.moe_dispatch import MoeDispatchResult, moe_dispatch, moe_token_bytes
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.tools.validation import _domain_for, calibration_rows, predict_all_to_all
 
 TOKENS, HIDDEN, TOP_K = 4096, 7168, 8

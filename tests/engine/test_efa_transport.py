@@ -14,13 +14,8 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.catalog.cloud import CLOUD_FABRICS
 from advisor.engine.facts.constants import NCCL_BASE_LATENCY_S, NCCL_HW_LATENCY_S
 from advisor.engine.facts.transports import TRANSPORTS, net_transport
-from advisor.engine.model.collectives import (
-    CommDomain,
-    ScaleUp,
-    collective,
-    collective_time_s,
-    make_domain,
-)
+from advisor.engine.model.collectives import CommDomain, collective, collective_time_s, make_domain
+from advisor.engine.model.scaleup import ScaleUp
 
 
 def _two_servers(gpu_id: str, nics: int, transport: str | None) -> CommDomain:

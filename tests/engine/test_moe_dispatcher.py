@@ -17,7 +17,6 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.collectives import (
     CommDomain,
-    ScaleUp,
     collective_time_s,
     deepep_network_share,
     expert_all_to_all_time_s,
@@ -25,6 +24,7 @@ from advisor.engine.model.collectives import (
 )
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.scaleup import ScaleUp
 
 
 def _domain(nodes: int, ranks_per_node: int = 8) -> CommDomain:

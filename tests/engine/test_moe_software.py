@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
-from advisor.engine.model.collectives import ScaleUp, expert_all_to_all_time_s, make_domain
+from advisor.engine.model.collectives import expert_all_to_all_time_s, make_domain
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import a2a_overlap_runs, moe_software
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.training_step import all_alternatives
 
 IB_PER_GPU = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=4)

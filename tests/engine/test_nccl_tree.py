@@ -8,12 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.model.collectives import CommDomain, ScaleUp, collective, make_domain
+from advisor.engine.model.collectives import CommDomain, collective, make_domain
 from advisor.engine.model.nccl_tree import (
     tree_network_bytes_factor,
     tree_network_scale,
     tuner_tree_network_bytes_factor,
 )
+from advisor.engine.model.scaleup import ScaleUp
 
 
 def _btree(n: int, rank: int) -> tuple[int, int, int]:

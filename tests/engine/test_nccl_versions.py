@@ -11,12 +11,12 @@ from advisor.engine.model.collectives import (
     LL_MAX_BUSBW_ONE_NODE,
     PER_CHANNEL_MAX_BUSBW,
     CommDomain,
-    ScaleUp,
     collective,
     make_domain,
     per_channel_cap,
 )
 from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version, tables
+from advisor.engine.model.scaleup import ScaleUp
 
 
 def test_parse_version_forms_and_errors() -> None:

@@ -13,8 +13,9 @@ from advisor.engine.facts.constants import (
     nvlink_few_gpu_share,
     nvlink_op_share,
 )
-from advisor.engine.model.collectives import CommDomain, ScaleUp, collective_time_s, make_domain
+from advisor.engine.model.collectives import CommDomain, collective_time_s, make_domain
 from advisor.engine.model.nccl_versions import parse_version
+from advisor.engine.model.scaleup import ScaleUp
 
 CATALOG = default_catalog()
 HALF_GB = 536_870_912

@@ -8,7 +8,8 @@ import pytest
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import NCCL_HW_LATENCY_S, NVLINK_HOP_EXTRA_S
-from advisor.engine.model.collectives import CommDomain, ScaleUp, collective_time_s, make_domain
+from advisor.engine.model.collectives import CommDomain, collective_time_s, make_domain
+from advisor.engine.model.scaleup import ScaleUp
 
 CATALOG = default_catalog()
 

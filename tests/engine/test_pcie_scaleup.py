@@ -13,7 +13,8 @@ import pytest
 
 from advisor.engine.facts.catalog import GpuSpec, default_catalog
 from advisor.engine.facts.constants import nvlink_few_gpu_share
-from advisor.engine.model.collectives import ScaleUp, make_domain
+from advisor.engine.model.collectives import make_domain
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.intra import intra_time_s
 
 # NCCL 2.23.4 src/graph/search.cc

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from advisor.engine import evaluate
 from advisor.engine.input.scenario import Design, parse_scenario
-from advisor.engine.model.collectives import ScaleUp, collective_time_s, make_domain
+from advisor.engine.model.collectives import collective_time_s, make_domain
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import (
     LEVELS,
@@ -26,6 +26,7 @@ from advisor.engine.model.placement import (
 )
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.plans import group_layout
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.topology import size_topology
 
 # ----------------------------------------------------------------------------- brute force

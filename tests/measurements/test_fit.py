@@ -9,7 +9,8 @@ import pytest
 from advisor.engine.calibration.fabric_fit import FabricFit, fit_measurement, gpu_id_for_name
 from advisor.engine.calibration.nccl_tests import parse_text
 from advisor.engine.input.scenario import Calibration
-from advisor.engine.model.collectives import CommDomain, ScaleUp, calibrated_domain
+from advisor.engine.model.collectives import CommDomain, calibrated_domain
+from advisor.engine.model.scaleup import ScaleUp
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 

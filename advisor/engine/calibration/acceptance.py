@@ -26,7 +26,8 @@ from advisor.engine.calibration.nccl_tests import ENGINE_OP, ParsedText
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES, busbw_factor
 from advisor.engine.facts.formatting import significant
-from advisor.engine.model.collectives import ScaleUp, collective_time_s, make_domain
+from advisor.engine.model.collectives import collective_time_s, make_domain
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.result.records import EngineResult
 
 __all__ = [

@@ -33,12 +33,8 @@ from advisor.engine.facts.catalog.gpus import GpuSpec
 from advisor.engine.facts.constants import FABRICS, busbw_factor
 from advisor.engine.facts.formatting import significant
 from advisor.engine.input.scenario import Calibration
-from advisor.engine.model.collectives import (
-    CommDomain,
-    ScaleUp,
-    collective_time_s,
-    make_domain,
-)
+from advisor.engine.model.collectives import CommDomain, collective_time_s, make_domain
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.result.base import (
     ResultFormatError,
     stored,

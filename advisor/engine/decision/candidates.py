@@ -16,7 +16,7 @@ recommendation and for the sweep grid (:mod:`advisor.scenarios.sweeps`):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.engine.decision.bom import NetworkParts, switch_cage
@@ -47,24 +47,59 @@ class Candidate:
     in_network_reduction: bool
     planes: int = 1
     """Independent fabrics the rails are split over (search.multi_plane_variant)."""
+    _layout: tuple[int, int, int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """(switch radix at the NIC's speed, rails, links per rail), read off the catalog items on
+    first use (the search asks each candidate for them several times); not part of the value."""
+
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        fabric: str,
+        nic: Nic,
+        nics_per_node: int,
+        oversubscription: float,
+        switch: Switch,
+        adaptive_routing: bool | None,
+        in_network_reduction: bool,
+        planes: int = 1,
+    ) -> None:
+        object.__setattr__(self, "fabric", fabric)
+        object.__setattr__(self, "nic", nic)
+        object.__setattr__(self, "nics_per_node", nics_per_node)
+        object.__setattr__(self, "oversubscription", oversubscription)
+        object.__setattr__(self, "switch", switch)
+        object.__setattr__(self, "adaptive_routing", adaptive_routing)
+        object.__setattr__(self, "in_network_reduction", in_network_reduction)
+        object.__setattr__(self, "planes", planes)
+        object.__setattr__(self, "_layout", None)
 
     @property
     def nic_gbps(self) -> int:
         return self.nic.port_gbps
 
+    def _read_layout(self) -> tuple[int, int, int]:
+        kept = self._layout
+        if kept is None:
+            rails, per_rail = self.nic.rail_layout(self.nics_per_node)
+            kept = (self.switch.radix_at(self.nic_gbps) or 0, rails, per_rail)
+            object.__setattr__(self, "_layout", kept)
+        return kept
+
     @property
     def radix(self) -> int:
-        return self.switch.radix_at(self.nic_gbps) or 0
+        return self._read_layout()[0]
 
     @property
     def rails(self) -> int:
         """Rails of the compute fabric (one per link, or a Gaudi 3 server's 3 plies)."""
-        return self.nic.rail_layout(self.nics_per_node)[0]
+        return self._read_layout()[1]
 
     @property
     def links_per_rail(self) -> int:
         """Links each server puts on its rail's leaf together (8 per Gaudi 3 ply)."""
-        return self.nic.rail_layout(self.nics_per_node)[1]
+        return self._read_layout()[2]
 
     @property
     def design_key(self) -> tuple[str, int, int, float, bool | None, bool, int, int, int]:

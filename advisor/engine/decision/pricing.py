@@ -91,6 +91,33 @@ class Scored:
     departures: list[str] = field(default_factory=list)
     """Ways the design departs from field practice (empty: it is field practice)."""
 
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        cand: Candidate,
+        topo: TopologySize,
+        metrics: Metrics,
+        perf: float,
+        capex_usd: float,
+        power_w: float,
+        cost: JobShare,
+        life: LifeCost,
+        operations_risk_usd: float,
+        violations: list[str] | None = None,
+        departures: list[str] | None = None,
+    ) -> None:
+        self.cand = cand
+        self.topo = topo
+        self.metrics = metrics
+        self.perf = perf
+        self.capex_usd = capex_usd
+        self.power_w = power_w
+        self.cost = cost
+        self.life = life
+        self.operations_risk_usd = operations_risk_usd
+        self.violations = [] if violations is None else violations
+        self.departures = [] if departures is None else departures
+
     @property
     def feasible(self) -> bool:
         return not self.violations

@@ -53,7 +53,6 @@ from advisor.engine.input.scenario import MOE_DISPATCHERS, Calibration
 from advisor.engine.model.nccl_tree import tree_network_scale
 from advisor.engine.model.nccl_versions import (
     NCCL_DEFAULT_VERSION,
-    NIC_BEHIND_C2C_GPUS,
     NcclVersion,
     tables,
 )
@@ -63,6 +62,7 @@ from advisor.engine.model.network_rate import (
     node_cap_bytes_per_s,
     wire_efficiency,
 )
+from advisor.engine.model.scaleup import ScaleUp
 
 if TYPE_CHECKING:
     from advisor.engine.facts.catalog import GpuSpec
@@ -96,45 +96,6 @@ NVLS_CHANNELS_BLACKWELL_MULTI_NODE = 32
 NVLS_CHANNELS_BLACKWELL_ONE_NODE = 24
 """NCCL src/transport/nvls.cc (2.30): NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100 32 (several
 NVLink domains), NVLS_NCHANNELS_SM100_NVL 24 (one)."""
-
-
-@dataclass(frozen=True)
-class ScaleUp:
-    """A GPU's scale-up link (NVLink, Infinity Fabric, PCIe) as a domain uses it."""
-
-    kind: str
-    gbytes_per_s: float
-    efficiency: float | None = None
-    """Achieved share of the link rate (None: the kind's default)."""
-    nvls: bool = False
-    """NVLink SHARP (in-switch reduction) available."""
-    blackwell: bool = False
-    """Blackwell-generation NVLink (NCCL sizes its NVLS channels by compute capability)."""
-    hopper: bool = False
-    """Hopper generation (DeepEP's internode kernels' forwarding limit was measured there)."""
-    generation: str = ""
-    """Catalog GPU generation (``volta`` ... ``blackwell``); NCCL picks its one-server LL cap
-    by compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`); empty: unknown."""
-    nic_c2c: bool = False
-    """The compute NICs hang off the host CPU, reached over a C2C link (Grace superchips:
-    :data:`nccl_versions.NIC_BEHIND_C2C_GPUS`); NCCL enables LL128 across domains on that path
-    only from 2.27.3."""
-
-    @classmethod
-    def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:
-        """The catalog GPU's scale-up; ``nvls`` None: the GPU's own NVLink SHARP."""
-        from advisor.engine.model.efficiency import profile
-
-        return cls(
-            kind=gpu.scaleup_kind,
-            gbytes_per_s=gpu.scaleup_gbytes_per_s,
-            efficiency=gpu.scaleup_efficiency,
-            nvls=gpu.nvlink_sharp if nvls is None else nvls,
-            blackwell=profile(gpu).generation == "blackwell",
-            hopper=profile(gpu).generation == "hopper",
-            generation=gpu.generation,
-            nic_c2c=gpu.id in NIC_BEHIND_C2C_GPUS,
-        )
 
 
 @dataclass(frozen=True)
@@ -182,8 +143,7 @@ class CommDomain:
     op_bus_share: tuple[float, float, float] = (1.0, 1.0, 1.0)
     """NCCL's all-gather, reduce-scatter, all-to-all over the all-reduce's scale-up bandwidth."""
 
-    # Kept per domain, computed on first use (``__post_init__`` sets the "not yet" marks:
-    # mypyc's ``__init__`` does not set an ``init=False`` field's default), in declared
+    # Kept per domain, computed on first use (``__init__`` sets the "not yet" marks), in declared
     # attributes rather than the instance dict, which a compiled (mypyc) class has none of.
     # Not fields of the value: no ``__init__`` argument, equality, repr, hash or pickled state.
     _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
@@ -196,10 +156,60 @@ class CommDomain:
         default=None, init=False, repr=False, compare=False
     )
 
-    def __post_init__(self) -> None:
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        nodes: int,
+        ranks_per_node: int,
+        scaleup_bytes_per_s: float,
+        scaleup_latency_class: str = "nvlink",
+        nvls: bool = False,
+        net_bytes_per_s: float = 0.0,
+        nic_count: int = 1,
+        stream_bytes_per_s: float = 0.0,
+        net_extra_latency_s: float = 0.0,
+        ll128: bool = True,
+        sharp: bool = False,
+        nvls_channels: int = NVLS_CHANNELS_HOPPER,
+        nvls_generation: float = 1.0,
+        deepep_forward_bytes_per_s: float = 0.0,
+        ll_cap_one_node: float = 0.0,
+        generation: str = "",
+        nccl_version: NcclVersion = NCCL_DEFAULT_VERSION,
+        transport: NetTransport | None = None,
+        rdma: bool = True,
+        op_bus_share: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    ) -> None:
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "ranks_per_node", ranks_per_node)
+        object.__setattr__(self, "scaleup_bytes_per_s", scaleup_bytes_per_s)
+        object.__setattr__(self, "scaleup_latency_class", scaleup_latency_class)
+        object.__setattr__(self, "nvls", nvls)
+        object.__setattr__(self, "net_bytes_per_s", net_bytes_per_s)
+        object.__setattr__(self, "nic_count", nic_count)
+        object.__setattr__(self, "stream_bytes_per_s", stream_bytes_per_s)
+        object.__setattr__(self, "net_extra_latency_s", net_extra_latency_s)
+        object.__setattr__(self, "ll128", ll128)
+        object.__setattr__(self, "sharp", sharp)
+        object.__setattr__(self, "nvls_channels", nvls_channels)
+        object.__setattr__(self, "nvls_generation", nvls_generation)
+        object.__setattr__(self, "deepep_forward_bytes_per_s", deepep_forward_bytes_per_s)
+        object.__setattr__(self, "ll_cap_one_node", ll_cap_one_node)
+        object.__setattr__(self, "generation", generation)
+        object.__setattr__(self, "nccl_version", nccl_version)
+        object.__setattr__(self, "transport", transport)
+        object.__setattr__(self, "rdma", rdma)
+        object.__setattr__(self, "op_bus_share", op_bus_share)
         object.__setattr__(self, "_value_hash", -1)
         object.__setattr__(self, "_ring_tree_limits", None)
         object.__setattr__(self, "_tree_nic_subsets", None)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal field values (as the dataclass's own equality)."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, CommDomain)
+        return _domain_values(self) == _domain_values(other)
 
     def __hash__(self) -> int:
         """The hash of the field values (as the dataclass's own), computed once per domain."""

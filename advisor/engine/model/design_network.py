@@ -17,7 +17,6 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Calibration, Design, Scenario
 from advisor.engine.model.collectives import (
     CommDomain,
-    ScaleUp,
     calibrated_domain,
     collective_time_s,
     make_domain,
@@ -31,6 +30,7 @@ from advisor.engine.model.placement import (
     training_communicators,
 )
 from advisor.engine.model.plans import GroupLayout, Plan, WorkloadPlan
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.topology import TopologyError, TopologySize, size_topology
 
 # ----------------------------------------------------------------------------- domains

@@ -29,7 +29,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.facts.transports import carries_rdma, net_transport
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.model.collectives import ScaleUp, p2p_time_s
+from advisor.engine.model.collectives import p2p_time_s
 from advisor.engine.model.design_network import design_fabric, domain_collective_s, net_for
 from advisor.engine.model.efficiency import (
     MOE_ALLTOALL_HOST_SYNC_S,
@@ -49,6 +49,7 @@ from advisor.engine.model.plans import (
     as_planned,
     plan_traffic,
 )
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.compute import (
     TARGET_QUANTILE,
     ServingPlan,

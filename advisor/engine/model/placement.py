@@ -55,6 +55,50 @@ class Communicator:
     ranks: int = 0
     """Ranks of the whole job (0 = size x stride): the groups of this kind tile them."""
 
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        kind: str,
+        pattern: str,
+        size: int,
+        stride: int,
+        ranks: int = 0,
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "stride", stride)
+        object.__setattr__(self, "ranks", ranks)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Communicator)
+        return (
+            self.kind,
+            self.pattern,
+            self.size,
+            self.stride,
+            self.ranks,
+        ) == (
+            other.kind,
+            other.pattern,
+            other.size,
+            other.stride,
+            other.ranks,
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.kind,
+                self.pattern,
+                self.size,
+                self.stride,
+                self.ranks,
+            )
+        )
+
 
 @dataclass(frozen=True)
 class Crossing:
@@ -73,6 +117,23 @@ class Crossing:
     ranks_per_domain: int
     shares: tuple[float, float, float, float]
     hops: int
+
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        communicator: Communicator,
+        placement: str,
+        domains: int,
+        ranks_per_domain: int,
+        shares: tuple[float, float, float, float],
+        hops: int,
+    ) -> None:
+        object.__setattr__(self, "communicator", communicator)
+        object.__setattr__(self, "placement", placement)
+        object.__setattr__(self, "domains", domains)
+        object.__setattr__(self, "ranks_per_domain", ranks_per_domain)
+        object.__setattr__(self, "shares", shares)
+        object.__setattr__(self, "hops", hops)
 
     @property
     def crosses_network(self) -> bool:
@@ -119,6 +180,40 @@ class Fabric:
     blocks: tuple[int, ...]
     servers: int
     servers_per_block: tuple[int, ...]
+
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        blocks: tuple[int, ...],
+        servers: int,
+        servers_per_block: tuple[int, ...],
+    ) -> None:
+        object.__setattr__(self, "blocks", blocks)
+        object.__setattr__(self, "servers", servers)
+        object.__setattr__(self, "servers_per_block", servers_per_block)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Fabric)
+        return (
+            self.blocks,
+            self.servers,
+            self.servers_per_block,
+        ) == (
+            other.blocks,
+            other.servers,
+            other.servers_per_block,
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.blocks,
+                self.servers,
+                self.servers_per_block,
+            )
+        )
 
 
 def make_fabric(

@@ -79,6 +79,35 @@ class _Candidate:
     mem: Memory
     estimate_s: float
 
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        tp: int,
+        pp: int,
+        cp: int,
+        dp: int,
+        ep: int,
+        mb: int,
+        vp: int,
+        sharding: str,
+        recompute: str,
+        stages: tuple[int, int, int],
+        mem: Memory,
+        estimate_s: float,
+    ) -> None:
+        object.__setattr__(self, "tp", tp)
+        object.__setattr__(self, "pp", pp)
+        object.__setattr__(self, "cp", cp)
+        object.__setattr__(self, "dp", dp)
+        object.__setattr__(self, "ep", ep)
+        object.__setattr__(self, "mb", mb)
+        object.__setattr__(self, "vp", vp)
+        object.__setattr__(self, "sharding", sharding)
+        object.__setattr__(self, "recompute", recompute)
+        object.__setattr__(self, "stages", stages)
+        object.__setattr__(self, "mem", mem)
+        object.__setattr__(self, "estimate_s", estimate_s)
+
 
 def _min_dp(batch: int, dp_max: int, mb: int, ep: int) -> int:
     """Fewest data-parallel ranks (a multiple of ep, <= dp_max) with the micro-batch count of

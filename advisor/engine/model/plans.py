@@ -52,9 +52,26 @@ class GroupLayout:
     ranks_per_node: int
     concurrent_groups: int
 
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        size: int,
+        nodes: int,
+        ranks_per_node: int,
+        concurrent_groups: int,
+    ) -> None:
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "ranks_per_node", ranks_per_node)
+        object.__setattr__(self, "concurrent_groups", concurrent_groups)
+
     @property
     def crosses_network(self) -> bool:
         return self.nodes > 1
+
+
+ONE_RANK = GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
+"""The layout of a group of one GPU (no context parallelism)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +116,7 @@ class TrainingPlan:
     """``deepep``: a token crosses the network once per destination server; ``alltoall``: once
     per routed expert (``collectives.expert_all_to_all_time_s``)."""
     moe_top_k: int = 1
-    cp_layout: GroupLayout = GroupLayout(size=1, nodes=1, ranks_per_node=1, concurrent_groups=1)
+    cp_layout: GroupLayout = ONE_RANK
     cp_bytes_per_exchange: float = 0.0
     """All-gather-equivalent bytes of one ring-attention K/V exchange (nccl-tests size)."""
     cp_exchanges_per_step: int = 0
@@ -109,6 +126,81 @@ class TrainingPlan:
     cp_intra_s: float = 0.0
     attention_s: float = 0.0
     """Attention kernel seconds per step (what ring-attention traffic hides behind)."""
+
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        microbatches: int,
+        global_batch_sequences: int,
+        tokens_per_step: int,
+        steps: float,
+        hardware_flops_per_gpu: float,
+        model_flops_per_gpu: float,
+        compute_s: float,
+        optimizer_s: float,
+        forward_fraction: float,
+        tp_comm_s: float,
+        tp_bytes_per_collective: float,
+        tp_collectives_per_step: int,
+        pp_bytes_per_p2p: float,
+        pp_p2p_per_step: int,
+        dp_bytes: float,
+        dp_op_bytes: tuple[tuple[str, float, int], ...],
+        expert_dp_op_bytes: tuple[tuple[str, float, int], ...],
+        ep_bytes_per_all_to_all: float,
+        ep_all_to_all_per_step: int,
+        ep_intra_s: float,
+        dp_layout: GroupLayout,
+        expert_dp_layout: GroupLayout,
+        tp_layout: GroupLayout,
+        ep_layout: GroupLayout,
+        pp_crosses_network: bool,
+        tp_overlap: float = 0.0,
+        ep_overlap: str = "none",
+        moe_dispatcher: str = "alltoall",
+        moe_top_k: int = 1,
+        cp_layout: GroupLayout = ONE_RANK,
+        cp_bytes_per_exchange: float = 0.0,
+        cp_exchanges_per_step: int = 0,
+        causal_model_flops_per_gpu: float = 0.0,
+        cp_intra_s: float = 0.0,
+        attention_s: float = 0.0,
+    ) -> None:
+        object.__setattr__(self, "microbatches", microbatches)
+        object.__setattr__(self, "global_batch_sequences", global_batch_sequences)
+        object.__setattr__(self, "tokens_per_step", tokens_per_step)
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "hardware_flops_per_gpu", hardware_flops_per_gpu)
+        object.__setattr__(self, "model_flops_per_gpu", model_flops_per_gpu)
+        object.__setattr__(self, "compute_s", compute_s)
+        object.__setattr__(self, "optimizer_s", optimizer_s)
+        object.__setattr__(self, "forward_fraction", forward_fraction)
+        object.__setattr__(self, "tp_comm_s", tp_comm_s)
+        object.__setattr__(self, "tp_bytes_per_collective", tp_bytes_per_collective)
+        object.__setattr__(self, "tp_collectives_per_step", tp_collectives_per_step)
+        object.__setattr__(self, "pp_bytes_per_p2p", pp_bytes_per_p2p)
+        object.__setattr__(self, "pp_p2p_per_step", pp_p2p_per_step)
+        object.__setattr__(self, "dp_bytes", dp_bytes)
+        object.__setattr__(self, "dp_op_bytes", dp_op_bytes)
+        object.__setattr__(self, "expert_dp_op_bytes", expert_dp_op_bytes)
+        object.__setattr__(self, "ep_bytes_per_all_to_all", ep_bytes_per_all_to_all)
+        object.__setattr__(self, "ep_all_to_all_per_step", ep_all_to_all_per_step)
+        object.__setattr__(self, "ep_intra_s", ep_intra_s)
+        object.__setattr__(self, "dp_layout", dp_layout)
+        object.__setattr__(self, "expert_dp_layout", expert_dp_layout)
+        object.__setattr__(self, "tp_layout", tp_layout)
+        object.__setattr__(self, "ep_layout", ep_layout)
+        object.__setattr__(self, "pp_crosses_network", pp_crosses_network)
+        object.__setattr__(self, "tp_overlap", tp_overlap)
+        object.__setattr__(self, "ep_overlap", ep_overlap)
+        object.__setattr__(self, "moe_dispatcher", moe_dispatcher)
+        object.__setattr__(self, "moe_top_k", moe_top_k)
+        object.__setattr__(self, "cp_layout", cp_layout)
+        object.__setattr__(self, "cp_bytes_per_exchange", cp_bytes_per_exchange)
+        object.__setattr__(self, "cp_exchanges_per_step", cp_exchanges_per_step)
+        object.__setattr__(self, "causal_model_flops_per_gpu", causal_model_flops_per_gpu)
+        object.__setattr__(self, "cp_intra_s", cp_intra_s)
+        object.__setattr__(self, "attention_s", attention_s)
 
 
 @dataclass(frozen=True)
@@ -187,6 +279,39 @@ class WorkloadPlan:
     traffic, network-free step, the design networks its steps are priced on, its metrics per
     design): never part of the plan's value, gone with the plan (no process-wide cache keyed
     by the object's id), at most :data:`MEMO_MAX` entries."""
+
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        plan: Plan,
+        memory: Memory,
+        nodes: int,
+        gpus_per_node: int,
+        domain_gpus: int,
+        domains: int,
+        spans_servers: bool,
+        needs_compute_fabric: bool,
+        training: TrainingPlan | None,
+        inference: InferencePlan | None,
+        notes: tuple[str, ...],
+        alternatives: tuple[WorkloadPlan, ...] = (),
+        fewer: FewerGpuPlans | None = None,
+        memo: dict[Any, Any] | None = None,
+    ) -> None:
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "memory", memory)
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "gpus_per_node", gpus_per_node)
+        object.__setattr__(self, "domain_gpus", domain_gpus)
+        object.__setattr__(self, "domains", domains)
+        object.__setattr__(self, "spans_servers", spans_servers)
+        object.__setattr__(self, "needs_compute_fabric", needs_compute_fabric)
+        object.__setattr__(self, "training", training)
+        object.__setattr__(self, "inference", inference)
+        object.__setattr__(self, "notes", notes)
+        object.__setattr__(self, "alternatives", alternatives)
+        object.__setattr__(self, "fewer", fewer)
+        object.__setattr__(self, "memo", {} if memo is None else memo)
 
     def weighs_other_plans(self) -> bool:
         """Whether a design may run another of the planner's plans (:attr:`alternatives`, or

@@ -103,6 +103,145 @@ class TopologySize:
     8 for a Gaudi 3 ply: two whole 4 x 200G OSFPs per server, Intel Gaudi network
     configuration).  ``rails`` counts rails, so a server has ``rails x links_per_rail`` links."""
 
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        endpoints: int,
+        radix: int,
+        oversubscription: float,
+        rails: int,
+        tiers: int,
+        kind: str,
+        leaf_switches: int,
+        spine_switches: int,
+        core_switches: int,
+        endpoint_leaf_links: int,
+        leaf_spine_links: int,
+        spine_core_links: int,
+        leaf_down_ports: int,
+        leaf_up_ports: int,
+        achieved_oversubscription: float,
+        max_endpoints: int,
+        rail_optimized: bool,
+        superspine_switches: int = 0,
+        core_superspine_links: int = 0,
+        planes: int = 1,
+        leaf_uplinks: int = 0,
+        leaf_downlinks: int = 0,
+        links_per_leaf_spine: int = 0,
+        links_per_rail: int = 1,
+    ) -> None:
+        object.__setattr__(self, "endpoints", endpoints)
+        object.__setattr__(self, "radix", radix)
+        object.__setattr__(self, "oversubscription", oversubscription)
+        object.__setattr__(self, "rails", rails)
+        object.__setattr__(self, "tiers", tiers)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "leaf_switches", leaf_switches)
+        object.__setattr__(self, "spine_switches", spine_switches)
+        object.__setattr__(self, "core_switches", core_switches)
+        object.__setattr__(self, "endpoint_leaf_links", endpoint_leaf_links)
+        object.__setattr__(self, "leaf_spine_links", leaf_spine_links)
+        object.__setattr__(self, "spine_core_links", spine_core_links)
+        object.__setattr__(self, "leaf_down_ports", leaf_down_ports)
+        object.__setattr__(self, "leaf_up_ports", leaf_up_ports)
+        object.__setattr__(self, "achieved_oversubscription", achieved_oversubscription)
+        object.__setattr__(self, "max_endpoints", max_endpoints)
+        object.__setattr__(self, "rail_optimized", rail_optimized)
+        object.__setattr__(self, "superspine_switches", superspine_switches)
+        object.__setattr__(self, "core_superspine_links", core_superspine_links)
+        object.__setattr__(self, "planes", planes)
+        object.__setattr__(self, "leaf_uplinks", leaf_uplinks)
+        object.__setattr__(self, "leaf_downlinks", leaf_downlinks)
+        object.__setattr__(self, "links_per_leaf_spine", links_per_leaf_spine)
+        object.__setattr__(self, "links_per_rail", links_per_rail)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, TopologySize)
+        return (
+            self.endpoints,
+            self.radix,
+            self.oversubscription,
+            self.rails,
+            self.tiers,
+            self.kind,
+            self.leaf_switches,
+            self.spine_switches,
+            self.core_switches,
+            self.endpoint_leaf_links,
+            self.leaf_spine_links,
+            self.spine_core_links,
+            self.leaf_down_ports,
+            self.leaf_up_ports,
+            self.achieved_oversubscription,
+            self.max_endpoints,
+            self.rail_optimized,
+            self.superspine_switches,
+            self.core_superspine_links,
+            self.planes,
+            self.leaf_uplinks,
+            self.leaf_downlinks,
+            self.links_per_leaf_spine,
+            self.links_per_rail,
+        ) == (
+            other.endpoints,
+            other.radix,
+            other.oversubscription,
+            other.rails,
+            other.tiers,
+            other.kind,
+            other.leaf_switches,
+            other.spine_switches,
+            other.core_switches,
+            other.endpoint_leaf_links,
+            other.leaf_spine_links,
+            other.spine_core_links,
+            other.leaf_down_ports,
+            other.leaf_up_ports,
+            other.achieved_oversubscription,
+            other.max_endpoints,
+            other.rail_optimized,
+            other.superspine_switches,
+            other.core_superspine_links,
+            other.planes,
+            other.leaf_uplinks,
+            other.leaf_downlinks,
+            other.links_per_leaf_spine,
+            other.links_per_rail,
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.endpoints,
+                self.radix,
+                self.oversubscription,
+                self.rails,
+                self.tiers,
+                self.kind,
+                self.leaf_switches,
+                self.spine_switches,
+                self.core_switches,
+                self.endpoint_leaf_links,
+                self.leaf_spine_links,
+                self.spine_core_links,
+                self.leaf_down_ports,
+                self.leaf_up_ports,
+                self.achieved_oversubscription,
+                self.max_endpoints,
+                self.rail_optimized,
+                self.superspine_switches,
+                self.core_superspine_links,
+                self.planes,
+                self.leaf_uplinks,
+                self.leaf_downlinks,
+                self.links_per_leaf_spine,
+                self.links_per_rail,
+            )
+        )
+
     @property
     def total_switches(self) -> int:
         return (
@@ -662,6 +801,21 @@ class TierLinks:
     medium: str
     length_m: float
     transceivers: int
+
+    # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        tier: str,
+        links: int,
+        medium: str,
+        length_m: float,
+        transceivers: int,
+    ) -> None:
+        object.__setattr__(self, "tier", tier)
+        object.__setattr__(self, "links", links)
+        object.__setattr__(self, "medium", medium)
+        object.__setattr__(self, "length_m", length_m)
+        object.__setattr__(self, "transceivers", transceivers)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -17,14 +17,8 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import FABRIC_IDS
 from advisor.engine.facts.transports import TRANSPORTS
-from advisor.engine.model.collectives import (
-    ALGORITHMS,
-    BOUNDS,
-    OPS,
-    ScaleUp,
-    collective,
-    make_domain,
-)
+from advisor.engine.model.collectives import ALGORITHMS, BOUNDS, OPS, collective, make_domain
+from advisor.engine.model.scaleup import ScaleUp
 
 EXIT_BAD_INPUT = 2
 EXIT_VALIDATION_FAILED = 1

@@ -33,7 +33,7 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES
 from advisor.engine.facts.formatting import finite as num
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
-from advisor.engine.model.collectives import ScaleUp, collective, make_domain
+from advisor.engine.model.collectives import collective, make_domain
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
 from advisor.engine.model.launch_mode import benchmark_time_s
 from advisor.engine.model.moe_dispatch import moe_dispatch
@@ -42,6 +42,7 @@ from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.placement import contiguous_share
 from advisor.engine.model.planner import REFERENCE_DESIGN, plan_workload
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.results import predict_published
 from advisor.engine.model.topology import size_topology
 

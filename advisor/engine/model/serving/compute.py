@@ -23,7 +23,7 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.model.collectives import CommDomain, ScaleUp, make_domain
+from advisor.engine.model.collectives import CommDomain, make_domain
 from advisor.engine.model.efficiency import (
     ELEMENTWISE_FFN_PASSES,
     ELEMENTWISE_HIDDEN_PASSES,
@@ -36,6 +36,7 @@ from advisor.engine.model.efficiency import (
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.network_rate import nic_bytes_per_s
+from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,

@@ -29,7 +29,6 @@ from advisor.engine.model.collectives import (
     NVLS_MAX_HEADS,
     NVLS_PIPELINE_STAGES,
     CommDomain,
-    ScaleUp,
     _ll_cap,
     _protocols,
     _ring_bus_bytes_per_s,
@@ -37,6 +36,7 @@ from advisor.engine.model.collectives import (
     make_domain,
 )
 from advisor.engine.model.nccl_versions import tables
+from advisor.engine.model.scaleup import ScaleUp
 
 _INF = float("inf")
 
