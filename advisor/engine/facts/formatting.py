@@ -18,6 +18,8 @@ MISSING = "—"
 
 def finite_or_none(value: Any) -> float | None:
     """`value` as a finite float, or None when it is absent, not a number, NaN or infinite."""
+    if value is None:
+        return None  # the common absent figure, without raising and catching float's TypeError
     if isinstance(value, bool):
         return float(value)
     try:
