@@ -22,7 +22,7 @@ from advisor.engine.facts.constants import (
     DEFAULT_TOP_K,
     DEFAULT_UTILIZATION,
 )
-from advisor.engine.result.base import ABSENT, AT_DEFAULT_ABSENT, Record
+from advisor.engine.result.base import ABSENT, AT_DEFAULT_ABSENT, Record, write_record_inits
 
 # --------------------------------------------------------------------------------- scenario
 
@@ -413,3 +413,6 @@ class WorkloadInfo(Record):
     notes: tuple[str, ...] = ()
     serving: ServingPlan | None = field(default=None, metadata=ABSENT)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+write_record_inits(globals())

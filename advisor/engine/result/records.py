@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine.result.base import ABSENT, Record
+from advisor.engine.result.base import ABSENT, Record, write_record_inits
 from advisor.engine.result.echo import Design, ScenarioEcho, WorkloadInfo
 
 # ---------------------------------------------------------------------------------- metrics
@@ -630,3 +630,6 @@ class EngineResult(Record):
     @property
     def recommended_option(self) -> Option | None:
         return next((o for o in self.options if o.recommended), None)
+
+
+write_record_inits(globals())

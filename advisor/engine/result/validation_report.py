@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine.result.base import ABSENT, Record
+from advisor.engine.result.base import ABSENT, Record, write_record_inits
 
 # ------------------------------------------------------------------------- validation report
 
@@ -81,3 +81,6 @@ class ValidationReport(Record):
     summary: ValidationSummary = field(default_factory=ValidationSummary)
     passed: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+write_record_inits(globals())
