@@ -3,8 +3,10 @@
 * **Cold evaluate** over the fixed grid of ``bench/grid.py`` (>= 30 realistic scenarios:
   training, fine-tuning, serving, disaggregated DeepSeek, 16 to 100k GPUs, odd sizes). Each
   scenario runs in a fresh process that has imported the engine, loaded the catalog and
-  answered one unrelated warm-up scenario, with every engine cache then cleared, so the figure
-  is what a worker pays for a scenario it has never seen. Median / p95 / max of CPU time
+  answered one unrelated warm-up scenario, with every engine cache then cleared and the heap
+  frozen as a worker process freezes it once warm (``advisor.heap.freeze_heap``, called by
+  ``advisor.celery`` and ``advisor.wsgi``), so the figure is what a worker pays for a scenario
+  it has never seen. Median / p95 / max of CPU time
   (one core: the process's own time, not other processes' on a shared machine) and of wall
   time. Target: median <= 25 ms, p95 <= 100 ms, none over 250 ms.
 * **One design from scratch**: parse, plan and price one network design of GPT-3 175B on
@@ -119,10 +121,14 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
 
 
 def _child_prepare() -> None:
+    """The process as a worker's is when its first run arrives (``advisor.celery``: warmed up,
+    then its heap frozen), with every engine cache emptied so nothing of the warm-up helps."""
     from advisor.engine import evaluate
+    from advisor.heap import freeze_heap
 
     evaluate(WARM_UP)
     clear_engine_caches()
+    freeze_heap()
 
 
 def child_scenario(name: str) -> dict[str, Any]:

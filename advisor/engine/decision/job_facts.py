@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from advisor.engine.decision.bom import NetworkParts, StorageSpec
-from advisor.engine.decision.cost import CostInputs
+from advisor.engine.decision.cost import CostInputs, serving_work, training_work
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
@@ -174,6 +174,9 @@ class JobFacts:
     """GPUs per scale-up domain of the job (a server, or an NVL72 rack); 0: a server."""
     replica_gpus: int = 0
     """GPUs of one model copy of the plan (tp x pp x ep)."""
+    work: str = ""
+    """What the job's cost covers, as its sentences name it ("training run of 15T tokens",
+    "30 days serving")."""
 
     @property
     def whole_request_units(self) -> str:
@@ -251,6 +254,11 @@ def job_facts(
         needs_compute_fabric=needs,
         why_no_fabric=why,
         total_tokens=scenario.training.total_tokens if scenario.training is not None else 0.0,
+        work=serving_work()
+        if scenario.workload == "inference"
+        else training_work(
+            scenario.training.total_tokens if scenario.training is not None else 0.0
+        ),
         target_ms_per_token=float(target) if target else None,
         costs=costs,
         utilization=constraints.utilization,

@@ -16,7 +16,6 @@ keys ``cost`` has always carried).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from advisor.engine.decision.candidates import Candidate
@@ -24,8 +23,6 @@ from advisor.engine.decision.cost import (
     HOURS_PER_YEAR,
     SERVING_DAYS,
     gpu_hour_cost_usd,
-    serving_work,
-    training_work,
     work_cost,
 )
 from advisor.engine.decision.job_facts import JobFacts
@@ -62,14 +59,16 @@ RAMP_UP_MONTHS = 12.0
 def rounded_life(life: LifeCost) -> LifeCost:
     """The result's ``cost.life``: the decision's life cost rounded to cents (years and
     utilization as given)."""
-    return dataclasses.replace(
-        life,
+    return LifeCost(
+        years=life.years,
+        utilization=life.utilization,
         network_capex_usd=round(life.network_capex_usd, 2),
         network_power_usd=round(life.network_power_usd, 2),
         gpu_time_wasted_usd=round(life.gpu_time_wasted_usd, 2),
         gpu_hours_wasted=round(life.gpu_hours_wasted, 2),
         operations_usd=round(life.operations_usd, 2),
         total_usd=round(life.total_usd, 2),
+        extra=life.extra,
     )
 
 
@@ -186,10 +185,6 @@ def work_hours(facts: JobFacts, metrics: Metrics) -> float:
     return num(metrics.run_time_s) / 3600.0
 
 
-def work_label(facts: JobFacts) -> str:
-    return serving_work() if facts.inference else training_work(facts.total_tokens)
-
-
 def job_cost(
     facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
 ) -> JobShare:
@@ -206,7 +201,7 @@ def job_cost(
         idle_fraction=num(metrics.gpu_idle_fraction),
         network_capex_usd=capex_usd,
         network_power_w=power_w,
-        work=work_label(facts),
+        work=facts.work,
         operations_usd=one_time * share + risk * gpu_cost,
     )
 
@@ -241,8 +236,7 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
     job = sc.cost
     capex = sc.capex_usd
     share_pct = 100.0 * job.network_capex_share_usd / capex if capex > 0 else 0.0
-    share = dataclasses.replace(
-        job,
+    share = JobShare(
         network_capex_usd=round(job.network_capex_usd, 2),
         network_capex_share_usd=round(job.network_capex_share_usd, 2),
         network_power_w=round(job.network_power_w, 2),
@@ -250,6 +244,7 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
         gpu_cost_usd=round(job.gpu_cost_usd, 2),
         idle_cost_usd=round(job.idle_cost_usd, 2),
         operations_cost_usd=round(job.operations_cost_usd, 2),
+        work=job.work,
         gpu_hours=round(job.gpu_hours, 2),
         work_hours=round(job.work_hours, 2),
         total_usd=round(job.total_usd, 2),
@@ -258,6 +253,7 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
             f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
             "so its total can be smaller than the network's price."
         ),
+        extra=job.extra,
     )
     return Cost(
         network_capex_usd=share.network_capex_usd,

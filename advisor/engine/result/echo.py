@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor.engine.facts.catalog.value_hash import VALUE_HASH as _VALUE_HASH
+from advisor.engine.facts.catalog.value_hash import state_without_value_hash
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
     DEFAULT_CHUNK_TOKENS,
@@ -156,6 +158,32 @@ class Design(Record):
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
     """Keys of a stored result this record does not declare (none in a design the engine
     makes; left out of the hash, so a design keys the model's caches)."""
+
+    def __hash__(self) -> int:
+        """The dataclass's own hash (every field but ``extra``), computed once per design and
+        kept on it: a design keys the model's caches, ~2,500 look-ups an evaluation."""
+        kept: int | None = self.__dict__.get(_VALUE_HASH)
+        if kept is None:
+            kept = hash(
+                (
+                    self.fabric,
+                    self.nic_gbps,
+                    self.nics_per_node,
+                    self.oversubscription,
+                    self.adaptive_routing,
+                    self.in_network_reduction,
+                    self.switch_radix,
+                    self.planes,
+                    self.links_per_rail,
+                    self.transport,
+                )
+            )
+            object.__setattr__(self, _VALUE_HASH, kept)
+        return kept
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the kept hash (string hashes differ between processes)."""
+        return state_without_value_hash(self)
 
 
 @dataclass(frozen=True)

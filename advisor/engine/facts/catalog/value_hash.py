@@ -16,9 +16,10 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any
 
-__all__ = ["cached_value_hash", "state_without_value_hash"]
+__all__ = ["VALUE_HASH", "cached_value_hash", "state_without_value_hash"]
 
-_KEY = "_value_hash"
+VALUE_HASH = "_value_hash"
+"""The instance-dict key a record keeps its value hash under."""
 
 _FIELD_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 """Per record class (a handful), the tuple of an object's field values in the fields'
@@ -43,14 +44,14 @@ def _field_values(record: Any) -> tuple[Any, ...]:
 def cached_value_hash(record: Any) -> int:
     """The hash of the dataclass ``record``'s field values, computed on first use and kept
     on the object.  Equal records hash equal, as the dataclass's own hash."""
-    cached: int | None = record.__dict__.get(_KEY)
+    cached: int | None = record.__dict__.get(VALUE_HASH)
     if cached is None:
         cached = hash(_field_values(record))
-        object.__setattr__(record, _KEY, cached)
+        object.__setattr__(record, VALUE_HASH, cached)
     return cached
 
 
 def state_without_value_hash(record: Any) -> dict[str, Any]:
     """``record``'s pickled state without the kept hash: string hashes differ between
     processes, so a pickled copy hashes itself again."""
-    return {k: v for k, v in record.__dict__.items() if k != _KEY}
+    return {k: v for k, v in record.__dict__.items() if k != VALUE_HASH}
