@@ -78,7 +78,7 @@ from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.plans import WorkloadPlan, as_planned
 from advisor.engine.model.serving.pools import kv_design
 from advisor.engine.model.serving.pools import reference_design as serving_reference_design
 from advisor.engine.model.topology import TopologyError, TopologySize, size_compute_fabric
@@ -424,11 +424,14 @@ def _report(progress: Callable[[int], None] | None, pct: int) -> None:
 def performance_evaluator(s: Scenario, w: WorkloadPlan, *, bounds: bool = True) -> Evaluator:
     """``bounds=False``: a training design's metrics without the low and high step bounds
     (:func:`advisor.engine.model.performance.evaluate_design`, which evaluates every design
-    for the scenario with the default constraints), for scoring every candidate."""
+    for the scenario with the default constraints), for scoring every candidate.  The
+    scenario is put in that form once here, not once per design."""
     from advisor.engine.model.performance import evaluate_design
 
+    planned = as_planned(s)
+
     def run(cand: Candidate) -> Metrics:
-        return evaluate_design(s, w, design_of(cand), bounds=bounds)
+        return evaluate_design(planned, w, design_of(cand), bounds=bounds)
 
     return run
 

@@ -209,7 +209,28 @@ class CommDomain:
         if other.__class__ is not self.__class__:
             return NotImplemented
         assert isinstance(other, CommDomain)
-        return _domain_values(self) == _domain_values(other)
+        return (
+            self.nodes == other.nodes
+            and self.ranks_per_node == other.ranks_per_node
+            and self.scaleup_bytes_per_s == other.scaleup_bytes_per_s
+            and self.scaleup_latency_class == other.scaleup_latency_class
+            and self.nvls == other.nvls
+            and self.net_bytes_per_s == other.net_bytes_per_s
+            and self.nic_count == other.nic_count
+            and self.stream_bytes_per_s == other.stream_bytes_per_s
+            and self.net_extra_latency_s == other.net_extra_latency_s
+            and self.ll128 == other.ll128
+            and self.sharp == other.sharp
+            and self.nvls_channels == other.nvls_channels
+            and self.nvls_generation == other.nvls_generation
+            and self.deepep_forward_bytes_per_s == other.deepep_forward_bytes_per_s
+            and self.ll_cap_one_node == other.ll_cap_one_node
+            and self.generation == other.generation
+            and self.nccl_version == other.nccl_version
+            and self.transport == other.transport
+            and self.rdma == other.rdma
+            and self.op_bus_share == other.op_bus_share
+        )
 
     def __hash__(self) -> int:
         """The hash of the field values (as the dataclass's own), computed once per domain."""

@@ -35,7 +35,7 @@ def as_planned(scenario: Scenario) -> Scenario:
     module reads them (``tests/engine/test_planner_constraints.py``), so jobs that differ only
     in them share one plan, its deployment search and its memo (the audit's constraint
     variants, a what-if that changes the budget)."""
-    if scenario.constraints == _NO_CONSTRAINTS:
+    if scenario.constraints is _NO_CONSTRAINTS or scenario.constraints == _NO_CONSTRAINTS:
         return scenario
     return dataclass_replace(scenario, constraints=_NO_CONSTRAINTS)
 
