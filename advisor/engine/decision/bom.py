@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from advisor.engine.decision.util import cents
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import GpuSpec
 from advisor.engine.facts.catalog.network import (
@@ -84,10 +85,10 @@ def line(item: ItemT, quantity: int, network: str, role: str = "") -> BomLine:
         category=item.category,
         quantity=quantity,
         unit_price_usd=item.unit_price_usd,
-        extended_price_usd=round(quantity * item.unit_price_usd, 2),
+        extended_price_usd=cents(quantity * item.unit_price_usd),
         source=item.source,
         network=network,
-        power_w=round(quantity * item.power_w, 2),
+        power_w=cents(quantity * item.power_w),
         role=role,
     )
 
@@ -360,8 +361,7 @@ def _fabric_cabling(
     tiers = plan_cabling(topo, servers=nodes)
     items = tuple(_cabling_at(parts, fabric, gbps, tiers, sw, far, far_lane))
     return items, tuple(
-        (round(qty * item.unit_price_usd, 2), round(qty * item.power_w, 2))
-        for item, qty, _ in items
+        (cents(qty * item.unit_price_usd), cents(qty * item.power_w)) for item, qty, _ in items
     )
 
 
@@ -403,8 +403,8 @@ def compute_fabric_totals(
     cards = nodes * cards_per_node(nic, nics_per_node)
     price = 0.0
     power = 0.0
-    price += round(cards * nic.unit_price_usd, 2)
-    power += round(cards * nic.power_w, 2)
+    price += cents(cards * nic.unit_price_usd)
+    power += cents(cards * nic.power_w)
     for count in (
         topo.leaf_switches,
         topo.spine_switches,
@@ -412,8 +412,8 @@ def compute_fabric_totals(
         topo.superspine_switches,
     ):
         if count:
-            price += round(count * switch.unit_price_usd, 2)
-            power += round(count * switch.power_w, 2)
+            price += cents(count * switch.unit_price_usd)
+            power += cents(count * switch.power_w)
     gbps = nic.port_gbps
     cabling = _fabric_cabling(
         parts, topo, nodes, fabric, gbps, switch_cage(switch, gbps), nic_cage(nic), nic.lane_gbps

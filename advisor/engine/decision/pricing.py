@@ -26,7 +26,7 @@ from advisor.engine.decision.cost import (
     work_cost,
 )
 from advisor.engine.decision.job_facts import JobFacts
-from advisor.engine.decision.util import num
+from advisor.engine.decision.util import cents, num
 from advisor.engine.facts.catalog.network import ETHERNET, INFINIBAND, ROCE
 from advisor.engine.model.topology import TopologySize
 from advisor.engine.result.records import Cost, JobShare, LifeCost, Metrics
@@ -62,12 +62,12 @@ def rounded_life(life: LifeCost) -> LifeCost:
     return LifeCost(
         years=life.years,
         utilization=life.utilization,
-        network_capex_usd=round(life.network_capex_usd, 2),
-        network_power_usd=round(life.network_power_usd, 2),
-        gpu_time_wasted_usd=round(life.gpu_time_wasted_usd, 2),
-        gpu_hours_wasted=round(life.gpu_hours_wasted, 2),
-        operations_usd=round(life.operations_usd, 2),
-        total_usd=round(life.total_usd, 2),
+        network_capex_usd=cents(life.network_capex_usd),
+        network_power_usd=cents(life.network_power_usd),
+        gpu_time_wasted_usd=cents(life.gpu_time_wasted_usd),
+        gpu_hours_wasted=cents(life.gpu_hours_wasted),
+        operations_usd=cents(life.operations_usd),
+        total_usd=cents(life.total_usd),
         extra=life.extra,
     )
 
@@ -237,17 +237,17 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
     capex = sc.capex_usd
     share_pct = 100.0 * job.network_capex_share_usd / capex if capex > 0 else 0.0
     share = JobShare(
-        network_capex_usd=round(job.network_capex_usd, 2),
-        network_capex_share_usd=round(job.network_capex_share_usd, 2),
-        network_power_w=round(job.network_power_w, 2),
-        network_power_cost_usd=round(job.network_power_cost_usd, 2),
-        gpu_cost_usd=round(job.gpu_cost_usd, 2),
-        idle_cost_usd=round(job.idle_cost_usd, 2),
-        operations_cost_usd=round(job.operations_cost_usd, 2),
+        network_capex_usd=cents(job.network_capex_usd),
+        network_capex_share_usd=cents(job.network_capex_share_usd),
+        network_power_w=cents(job.network_power_w),
+        network_power_cost_usd=cents(job.network_power_cost_usd),
+        gpu_cost_usd=cents(job.gpu_cost_usd),
+        idle_cost_usd=cents(job.idle_cost_usd),
+        operations_cost_usd=cents(job.operations_cost_usd),
         work=job.work,
-        gpu_hours=round(job.gpu_hours, 2),
-        work_hours=round(job.work_hours, 2),
-        total_usd=round(job.total_usd, 2),
+        gpu_hours=cents(job.gpu_hours),
+        work_hours=cents(job.work_hours),
+        total_usd=cents(job.total_usd),
         note=(
             f"The {job.work} carries {share_pct:.1f}% of the network capex "
             f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
@@ -267,7 +267,7 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
         work=share.work,
         gpu_hours=share.gpu_hours,
         work_hours=share.work_hours,
-        decision_cost_usd=round(sc.life.total_usd, 2),
+        decision_cost_usd=cents(sc.life.total_usd),
         decision_basis="life",
         life=rounded_life(sc.life),
         job_share=share,
