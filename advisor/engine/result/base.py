@@ -20,11 +20,19 @@ Rules of the conversion (the same for every record of :mod:`advisor.engine.resul
 from __future__ import annotations
 
 import dataclasses
-import math
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar, Union
+
+from advisor.engine.result.dump import (
+    EXTRA,
+    OMIT_AT_DEFAULT,
+    OMIT_WHEN_NONE,
+    NotPlain,
+    dump,
+    register_record_base,
+)
 
 __all__ = [
     "ABSENT",
@@ -37,19 +45,15 @@ __all__ = [
     "stored_optional",
 ]
 
-_OMIT = "omit_when_none"
-EXTRA = "extra"
-
 
 class ResultFormatError(ValueError):
     """A stored result whose shape this module cannot read (names the path)."""
 
 
-ABSENT = {_OMIT: True}
+ABSENT = {OMIT_WHEN_NONE: True}
 """Metadata of a field whose key the engine leaves out when there is no value (``None``)."""
 
-_OMIT_DEFAULT = "omit_when_default"
-AT_DEFAULT_ABSENT = {_OMIT_DEFAULT: True}
+AT_DEFAULT_ABSENT = {OMIT_AT_DEFAULT: True}
 """Metadata of a field whose key the engine leaves out at its default (a design's ``planes``:
 said only when the design is split over several)."""
 
@@ -66,7 +70,7 @@ class Record:
         return typing.cast(T, _load(cls, data if data is not None else {}, cls.__name__))
 
     def to_dict(self) -> dict[str, Any]:
-        return typing.cast(dict[str, Any], _dump(self))
+        return typing.cast(dict[str, Any], dump(self))
 
     def to_plain_dict(self) -> dict[str, Any] | None:
         """``to_dict`` in one walk when it holds only plain JSON values (dicts with text keys,
@@ -75,10 +79,12 @@ class Record:
         its second walk and copy.  ``None`` otherwise (a non-finite number, any other type):
         the caller takes the careful path, which names where."""
         try:
-            return typing.cast(dict[str, Any], _dump(self, plain=True))
-        except _NotPlain:
+            return typing.cast(dict[str, Any], dump(self, plain=True))
+        except NotPlain:
             return None
 
+
+register_record_base(Record)
 
 # ------------------------------------------------------------------------- construction
 
@@ -233,71 +239,6 @@ def _matches(tp: Any, value: Any) -> bool:
     if origin is tuple:
         return isinstance(value, list | tuple)
     return isinstance(tp, type) and isinstance(value, tp)
-
-
-_DUMP_FIELDS: dict[type, tuple[tuple[str, bool, bool, Any], ...]] = {}
-"""Per record class, its fields as :func:`_dump` writes them: (name, omitted when None,
-omitted at its default, the default), ``extra`` left out (read once per class instead of
-``dataclasses.fields`` and two metadata look-ups per field of every record written)."""
-
-
-def _dump_fields(cls: type) -> tuple[tuple[str, bool, bool, Any], ...]:
-    hit = _DUMP_FIELDS.get(cls)
-    if hit is None:
-        hit = tuple(
-            (f.name, bool(f.metadata.get(_OMIT)), bool(f.metadata.get(_OMIT_DEFAULT)), f.default)
-            for f in dataclasses.fields(cls)
-            if f.name != EXTRA
-        )
-        _DUMP_FIELDS[cls] = hit
-    return hit
-
-
-class _NotPlain(Exception):
-    """:func:`_dump` with ``plain`` met a value that is not plain, finite JSON."""
-
-
-def _dump(value: Any, plain: bool = False) -> Any:
-    """A record as dicts, lists and scalars: each record class's fields as
-    :func:`_dump_fields` lists them, then its extra keys.  With ``plain``, it refuses
-    (:class:`_NotPlain`) what ``json_safe`` would not copy as it is: a float that is not
-    finite, a value of a type other than the exact JSON ones (which it otherwise passes
-    through); and it writes the extra keys as text, as ``json_safe`` writes them."""
-    kind = type(value)
-    if kind is float:
-        if plain and not math.isfinite(value):
-            raise _NotPlain
-        return value
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if isinstance(value, Record):
-        out: dict[str, Any] = {}
-        for name, omit_none, omit_default, default in _dump_fields(kind):
-            item = getattr(value, name)
-            if item is None and omit_none:
-                continue
-            if omit_default and item == default:
-                continue
-            # a scalar field (most of them) is written here, as the call would write it
-            leaf = type(item)
-            if leaf is float:
-                if plain and not math.isfinite(item):
-                    raise _NotPlain
-                out[name] = item
-            elif leaf is str or leaf is int or leaf is bool or item is None:
-                out[name] = item
-            else:
-                out[name] = _dump(item, plain)
-        for k, v in getattr(value, EXTRA).items():
-            out[str(k) if plain else k] = _dump(v, plain)
-        return out
-    if isinstance(value, tuple | list):
-        return [_dump(v, plain) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _dump(v, plain) for k, v in value.items()}
-    if plain:
-        raise _NotPlain
-    return value
 
 
 # ------------------------------------------------------------- other stored JSON, by hand
