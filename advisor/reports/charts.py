@@ -14,7 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from advisor.engine.facts.formatting import finite
+from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.engine.result.records import EngineResult, Metrics, Option
 from advisor.engine.result.validation_report import ValidationReport

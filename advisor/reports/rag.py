@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.engine.decision.rag import bit_rate
-from advisor.engine.facts.formatting import finite, usd_whole
+from advisor.engine.facts.formatting import usd_whole
+from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import RAG_TIER_LABELS
 from advisor.engine.result.records import EngineResult, RagAnswer
 

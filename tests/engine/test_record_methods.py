@@ -152,3 +152,31 @@ def test_result_records_written_inits_store_what_the_dataclass_init_stores() -> 
                 assert mine is value or (mine == value and type(mine) is type(value)), name
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(cls(**required), next(iter(fields)), 1)
+
+
+def test_a_candidates_variant_equals_dataclasses_replace() -> None:
+    """``Candidate.varied`` (the search's single-switch and multi-plane variants) builds what
+    ``dataclasses.replace`` builds, and reads the same radix and rails."""
+    from advisor.engine.decision.candidates import enumerate_candidates
+    from advisor.engine.decision.job_facts import platform_of
+    from advisor.engine.decision.recommend import network_parts
+    from advisor.engine.facts.catalog import default_catalog
+
+    catalog = default_catalog()
+    parts = network_parts(catalog)
+    candidates = [
+        cand
+        for gpu in ("h100-sxm", "gaudi3", "gb200-nvl72")
+        for cand in enumerate_candidates(parts, platform_of(catalog.gpu(gpu), parts, 8))[0]
+    ]
+    assert len(candidates) > 20
+    for cand in candidates:
+        for kw in ({"oversubscription": 1.0}, {"planes": 4}, {"oversubscription": 3.0}):
+            ours, theirs = cand.varied(**kw), dataclasses.replace(cand, **kw)  # type: ignore[arg-type]
+            assert ours == theirs
+            assert ours.design_key == theirs.design_key
+            assert (ours.radix, ours.rails, ours.links_per_rail) == (
+                theirs.radix,
+                theirs.rails,
+                theirs.links_per_rail,
+            )

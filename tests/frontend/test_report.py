@@ -317,7 +317,7 @@ def test_a_serving_fabric_sized_by_its_traffic_is_no_reference_warning() -> None
 
 def test_idle_gpus_from_a_small_batch_are_blamed_on_the_batch_not_the_network() -> None:
     from advisor.engine import evaluate
-    from advisor.engine.facts.formatting import finite
+    from advisor.engine.facts.numbers import finite
     from advisor.engine.result.records import EngineResult
     from advisor.reports.presenters import warnings
 
@@ -335,7 +335,7 @@ def test_idle_gpus_from_a_small_batch_are_blamed_on_the_batch_not_the_network() 
 
 def test_a_moe_pretraining_on_a_dense_sized_batch_is_told_the_moe_practice() -> None:
     from advisor.engine import evaluate
-    from advisor.engine.facts.formatting import finite
+    from advisor.engine.facts.numbers import finite
     from advisor.engine.result.records import EngineResult
     from advisor.reports.presenters import warnings
 

@@ -75,6 +75,25 @@ class Candidate:
         object.__setattr__(self, "planes", planes)
         object.__setattr__(self, "_layout", None)
 
+    def varied(
+        self, *, oversubscription: float | None = None, planes: int | None = None
+    ) -> Candidate:
+        """This candidate with another leaf oversubscription or number of planes (the search's
+        single-switch and multi-plane variants): ``dataclasses.replace`` without its walk over
+        the fields, the catalog layout read once kept (the same NIC, links and switch)."""
+        other = Candidate(
+            self.fabric,
+            self.nic,
+            self.nics_per_node,
+            self.oversubscription if oversubscription is None else oversubscription,
+            self.switch,
+            self.adaptive_routing,
+            self.in_network_reduction,
+            self.planes if planes is None else planes,
+        )
+        object.__setattr__(other, "_layout", self._layout)
+        return other
+
     @property
     def nic_gbps(self) -> int:
         return self.nic.port_gbps

@@ -66,7 +66,7 @@ def score_all(
                 single_dupes += 1
                 continue
             seen_single.add(key)
-            cand = dataclasses.replace(cand, oversubscription=1.0)
+            cand = cand.varied(oversubscription=1.0)
             if facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
                 # field practice past a few servers is a leaf/spine, not one switch
                 variants.append(
@@ -86,7 +86,7 @@ def score_all(
         base = cand
         for topo in variants:
             # a multi-plane variant is its own design: its messages cross one plane's tiers
-            cand = base if topo.planes == 1 else dataclasses.replace(base, planes=topo.planes)
+            cand = base if topo.planes == 1 else base.varied(planes=topo.planes)
             try:
                 capex, power = compute_fabric_totals(
                     parts,

@@ -10,8 +10,8 @@ import dataclasses
 import math
 from typing import Any
 
-from advisor.engine.facts.formatting import finite as num
 from advisor.engine.facts.formatting import usd as usd
+from advisor.engine.facts.numbers import finite as num
 from advisor.engine.result.records import Metrics
 
 __all__ = ["cents", "clean", "num", "rounded", "usd"]

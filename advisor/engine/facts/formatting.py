@@ -12,27 +12,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from advisor.engine.facts.numbers import finite, finite_or_none
+
 MISSING = "—"
 """What a figure that is absent, not a number, or infinite reads as."""
-
-
-def finite_or_none(value: Any) -> float | None:
-    """`value` as a finite float, or None when it is absent, not a number, NaN or infinite."""
-    if value is None:
-        return None  # the common absent figure, without raising and catching float's TypeError
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def finite(value: Any, default: float = 0.0) -> float:
-    """`value` as a finite float, else `default`."""
-    number = finite_or_none(value)
-    return default if number is None else number
 
 
 def significant(value: Any, digits: int = 3) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.engine.facts.formatting import finite
+from advisor.engine.facts.numbers import finite
 
 # ---------------------------------------------------------------------------------------------
 # Fabrics: the transport of the GPU compute network

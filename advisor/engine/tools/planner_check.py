@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.formatting import finite as num
+from advisor.engine.facts.numbers import finite as num
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload

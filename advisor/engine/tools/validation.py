@@ -31,7 +31,7 @@ from typing import Any
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES
-from advisor.engine.facts.formatting import finite as num
+from advisor.engine.facts.numbers import finite as num
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.collectives import collective, make_domain
 from advisor.engine.model.efficiency import forward_flops_per_token, profile
