@@ -70,34 +70,24 @@ class Communicator:
         object.__setattr__(self, "stride", stride)
         object.__setattr__(self, "ranks", ranks)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, Communicator)
+    def _value(self) -> tuple[object, ...]:
+        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
         return (
             self.kind,
             self.pattern,
             self.size,
             self.stride,
             self.ranks,
-        ) == (
-            other.kind,
-            other.pattern,
-            other.size,
-            other.stride,
-            other.ranks,
         )
 
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Communicator)
+        return self._value() == other._value()
+
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.kind,
-                self.pattern,
-                self.size,
-                self.stride,
-                self.ranks,
-            )
-        )
+        return hash(self._value())
 
 
 @dataclass(frozen=True)
@@ -192,28 +182,22 @@ class Fabric:
         object.__setattr__(self, "servers", servers)
         object.__setattr__(self, "servers_per_block", servers_per_block)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, Fabric)
+    def _value(self) -> tuple[object, ...]:
+        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
         return (
             self.blocks,
             self.servers,
             self.servers_per_block,
-        ) == (
-            other.blocks,
-            other.servers,
-            other.servers_per_block,
         )
 
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Fabric)
+        return self._value() == other._value()
+
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.blocks,
-                self.servers,
-                self.servers_per_block,
-            )
-        )
+        return hash(self._value())
 
 
 def make_fabric(

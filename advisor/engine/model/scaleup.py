@@ -35,10 +35,8 @@ class ScaleUp:
     only from 2.27.3."""
 
     # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, ScaleUp)
+    def _value(self) -> tuple[object, ...]:
+        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
         return (
             self.kind,
             self.gbytes_per_s,
@@ -48,30 +46,16 @@ class ScaleUp:
             self.hopper,
             self.generation,
             self.nic_c2c,
-        ) == (
-            other.kind,
-            other.gbytes_per_s,
-            other.efficiency,
-            other.nvls,
-            other.blackwell,
-            other.hopper,
-            other.generation,
-            other.nic_c2c,
         )
 
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, ScaleUp)
+        return self._value() == other._value()
+
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.kind,
-                self.gbytes_per_s,
-                self.efficiency,
-                self.nvls,
-                self.blackwell,
-                self.hopper,
-                self.generation,
-                self.nic_c2c,
-            )
-        )
+        return hash(self._value())
 
     @classmethod
     def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:

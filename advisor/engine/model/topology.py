@@ -156,10 +156,8 @@ class TopologySize:
         object.__setattr__(self, "links_per_leaf_spine", links_per_leaf_spine)
         object.__setattr__(self, "links_per_rail", links_per_rail)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, TopologySize)
+    def _value(self) -> tuple[object, ...]:
+        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
         return (
             self.endpoints,
             self.radix,
@@ -185,62 +183,16 @@ class TopologySize:
             self.leaf_downlinks,
             self.links_per_leaf_spine,
             self.links_per_rail,
-        ) == (
-            other.endpoints,
-            other.radix,
-            other.oversubscription,
-            other.rails,
-            other.tiers,
-            other.kind,
-            other.leaf_switches,
-            other.spine_switches,
-            other.core_switches,
-            other.endpoint_leaf_links,
-            other.leaf_spine_links,
-            other.spine_core_links,
-            other.leaf_down_ports,
-            other.leaf_up_ports,
-            other.achieved_oversubscription,
-            other.max_endpoints,
-            other.rail_optimized,
-            other.superspine_switches,
-            other.core_superspine_links,
-            other.planes,
-            other.leaf_uplinks,
-            other.leaf_downlinks,
-            other.links_per_leaf_spine,
-            other.links_per_rail,
         )
 
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, TopologySize)
+        return self._value() == other._value()
+
     def __hash__(self) -> int:
-        return hash(
-            (
-                self.endpoints,
-                self.radix,
-                self.oversubscription,
-                self.rails,
-                self.tiers,
-                self.kind,
-                self.leaf_switches,
-                self.spine_switches,
-                self.core_switches,
-                self.endpoint_leaf_links,
-                self.leaf_spine_links,
-                self.spine_core_links,
-                self.leaf_down_ports,
-                self.leaf_up_ports,
-                self.achieved_oversubscription,
-                self.max_endpoints,
-                self.rail_optimized,
-                self.superspine_switches,
-                self.core_superspine_links,
-                self.planes,
-                self.leaf_uplinks,
-                self.leaf_downlinks,
-                self.links_per_leaf_spine,
-                self.links_per_rail,
-            )
-        )
+        return hash(self._value())
 
     @property
     def total_switches(self) -> int:
