@@ -15,7 +15,6 @@ from typing import Any
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.formatting import (
     duration,
-    finite,
     milliseconds,
     percent,
     significant,
@@ -23,6 +22,7 @@ from advisor.engine.facts.formatting import (
     usd_compact,
     usd_whole,
 )
+from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import (
     NETWORK_LABELS,
     TEAM_SKILLS,
