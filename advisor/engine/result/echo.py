@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine.facts.catalog.value_hash import VALUE_HASH as _VALUE_HASH
-from advisor.engine.facts.catalog.value_hash import state_without_value_hash
+from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
     DEFAULT_CHUNK_TOKENS,
@@ -162,24 +161,7 @@ class Design(Record):
     def __hash__(self) -> int:
         """The dataclass's own hash (every field but ``extra``), computed once per design and
         kept on it: a design keys the model's caches, ~2,500 look-ups an evaluation."""
-        kept: int | None = self.__dict__.get(_VALUE_HASH)
-        if kept is None:
-            kept = hash(
-                (
-                    self.fabric,
-                    self.nic_gbps,
-                    self.nics_per_node,
-                    self.oversubscription,
-                    self.adaptive_routing,
-                    self.in_network_reduction,
-                    self.switch_radix,
-                    self.planes,
-                    self.links_per_rail,
-                    self.transport,
-                )
-            )
-            object.__setattr__(self, _VALUE_HASH, kept)
-        return kept
+        return cached_value_hash(self)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the kept hash (string hashes differ between processes)."""
