@@ -83,6 +83,10 @@ def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
         "precision": config.get("precision", "bf16"),
     }
     if phase == "capacity":
+        parallelism = {"tp": int(config.get("tp", 1))}
+        if config.get("ep"):
+            # DEPn: attention data-parallel over n GPUs, the experts spread over them
+            parallelism["ep"] = int(config["ep"])
         return base | {
             "gpus": gpn,
             "gpus_per_node": gpn,
@@ -92,7 +96,7 @@ def published_scenario(row: dict[str, Any]) -> dict[str, Any]:
                 "output_tokens": int(config["output_tokens"]),
                 "requests_per_s": 1.0,
             },
-            "parallelism": {"tp": int(config.get("tp", 1))},
+            "parallelism": parallelism,
         }
     if phase == "static":
         tp = int(config.get("tp", 1))
