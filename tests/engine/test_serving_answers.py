@@ -83,7 +83,9 @@ def test_moe_replicas_are_chosen_by_the_load_among_tp_and_expert_parallel_shapes
     """gpt-oss-120b on one 8-GPU H100 server at 20 requests/s: the smallest replica that held
     the weights (2 x TP4) served 12.7 requests/s within the targets, short of the load, and
     the headline said so; one EP8 replica (attention data-parallel, the experts spread over the
-    server's NVLink) carries the load (docs/MODEL.md 15.2, "MoE replicas by load")."""
+    server's NVLink) carries the load (docs/MODEL.md 15.2, "MoE replicas by load").  Since
+    gpt-oss takes its published head width (64, not hidden / heads: its KV cache fp8 and split
+    by TP, no longer read as a latent one) TP4 serves 35.5 and EP8 41.9 (2026-12-05)."""
     scenario = _serving("gpt-oss-120b", "h100-sxm", 8, requests_per_s=20.0)
     result = evaluate(scenario)
     weighed = _weighed(result)
@@ -93,7 +95,9 @@ def test_moe_replicas_are_chosen_by_the_load_among_tp_and_expert_parallel_shapes
     assert best.startswith("EP") and plan["ep"] == int(best[2:]) and plan["tp"] == 1, (best, plan)
     metrics = result["metrics"]
     assert metrics["max_requests_per_s_at_target"] >= 20.0
-    assert metrics["max_requests_per_s_at_target"] > 1.5 * weighed["TP4"]
+    assert metrics["max_requests_per_s_at_target"] > max(
+        rate for shape, rate in weighed.items() if shape.startswith("TP")
+    )
     assert "falls short" not in result["recommendation"]["headline"]
 
 

@@ -13,7 +13,12 @@ from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.serving.compute import dense_decode_s, dense_prefill_s
 from advisor.engine.tools.validation import serving_capacity_rows, validate_row
 
-LINES = [(row, validate_row(row)[0]) for row in serving_capacity_rows()]
+CATALOG = default_catalog()
+LINES = [
+    (row, validate_row(row)[0])
+    for row in serving_capacity_rows()
+    if not CATALOG.model(row["config"]["model"]).is_moe  # the MoE rows: test_serving_moe_rows
+]
 
 
 def _mean_abs(use: str) -> float:

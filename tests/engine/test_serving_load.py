@@ -352,7 +352,10 @@ def test_a_prefill_floor_over_the_ttft_target_misses_it_without_the_decode_pool(
             floored += 1
             assert not meets and solved == []
         assert meets == model.at_rate(rate).meets(sp)
-    assert floored >= 5
+    # several rates reach the floor (4 of 59 since the routed experts pay TensorRT-LLM's
+    # measured MoE kernel costs, which lengthen the decode step and so the capacity's rates less
+    # than the prompt's floor; 5 or more before)
+    assert floored >= 3
 
 
 @pytest.mark.parametrize("target_ttft_s", [0.6, 0.63, 0.66, 2.0])

@@ -22,6 +22,7 @@ from advisor.engine.model.serving.compute import (
     moe_layer_s,
     prefill_service_s,
 )
+from advisor.engine.model.serving.gemm import MOE_GROUPED_GEMM_FRACTION
 
 
 def _scenario(model: str, gpu: str, gpus: int, inference: dict[str, Any], **extra: Any) -> Scenario:
@@ -135,8 +136,10 @@ def test_an_expert_parallel_decode_step_reads_only_the_experts_its_group_reaches
 @pytest.mark.parametrize("rows", [8192.0, 16384.0])
 def test_large_prefill_passes_run_the_routed_experts_at_the_gemm_flop_rate(rows: float) -> None:
     """An expert-parallel prefill pass of 8-16k tokens a GPU sends hundreds of rows to every
-    expert: the grouped GEMMs take their FLOPs at the FP8 matmul rate (within the wave loss),
-    far above the time their weights and activations take to stream."""
+    expert: the grouped GEMMs take their FLOPs at the grouped-GEMM rate TensorRT-LLM's MoE
+    kernels reach (gemm.MOE_GROUPED_GEMM_FRACTION of the sustained FP8 peak, plus the fixed
+    cost and the tile waves), far above the time their weights and activations take to
+    stream."""
     scenario = _deepseek_disaggregated()
     pool = _plan(scenario).prefill
     m, gpu = scenario.model, scenario.gpu
@@ -146,8 +149,8 @@ def test_large_prefill_passes_run_the_routed_experts_at_the_gemm_flop_rate(rows:
     assert parts.rows_per_expert >= 1000
     flops = 2.0 * rows * m.moe_top_k * 3.0 * m.hidden * m.ffn_hidden
     p = profile(gpu)
-    rate = p.mamf_fp8 * p.sustained_ratio * gpu.peak_tflops("fp8") * 1e12
-    assert flops / rate <= parts.routed_s <= 1.15 * flops / rate
+    rate = MOE_GROUPED_GEMM_FRACTION["fp8"] * p.sustained_ratio * gpu.peak_tflops("fp8") * 1e12
+    assert flops / rate <= parts.routed_s <= 1.3 * flops / rate  # + the tile waves, ~24 %
     streamed = (
         parts.experts_run * _expert_bytes(scenario)
         + rows * m.moe_top_k * (2.0 * m.hidden + 3.0 * m.ffn_hidden) * WEIGHT_BYTES["fp8"]
@@ -192,33 +195,6 @@ def test_no_moe_step_reads_the_catalog_compute_fraction(case: str) -> None:
     assert prefill_service_s(slower, plan, plan.prefill, None, "point") == prefill_service_s(
         scenario, plan, plan.prefill, None, "point"
     )
-
-
-@pytest.mark.parametrize("gpu_id", ["h100-sxm", "mi300x", "v100-sxm2-32gb"])
-@pytest.mark.parametrize(("n", "k"), [(28672.0, 4096.0), (4096.0, 14336.0), (4096.0, 7168.0)])
-def test_a_grouped_expert_gemm_never_costs_more_per_row_than_one_tile_of_rows(
-    gpu_id: str, n: float, k: float
-) -> None:
-    """An expert's rows can always run as blocks of one tile of rows: past one tile the
-    grouped GEMM's time per row never exceeds a one-tile block's (Mixtral's down projection on
-    MI300X, N = 4096 on 256-wide tiles, read 9.5x its FLOP time at 512 rows with the training
-    wave loss alone), and the training wave rule still applies where it is cheaper."""
-    from advisor.engine.model.efficiency import grouped_gemm_time_s
-
-    gpu = next(g for g in default_catalog().gpus if g.id == gpu_id)
-    precision = "bf16" if gpu.peak_tflops("bf16") > 0 else "fp16"
-    tile = float(profile(gpu).tile_m)
-    t0 = profile(gpu).gemm_latency_s
-    block = (grouped_gemm_time_s(gpu, precision, 2.0, tile, n, k, inference=True) - t0) / tile
-    for m in (1.5 * tile, 2 * tile, 3 * tile, 4 * tile, 8 * tile, 32 * tile):
-        t = grouped_gemm_time_s(gpu, precision, 2.0, m, n, k, inference=True)
-        assert (t - t0) / m <= block * (1 + 1e-9), (m, t, block)
-    # the bound takes over only where the training tiles lose a wave: at 4,096 rows the
-    # grouped GEMM is within 40 % of its FLOPs at the matmul rate
-    p = profile(gpu)
-    rate = p.mamf_bf16 * p.sustained_ratio * gpu.peak_tflops(precision) * 1e12
-    big = grouped_gemm_time_s(gpu, precision, 2.0, 4096.0, n, k, inference=True)
-    assert 2 * 2.0 * 4096.0 * n * k / rate <= big <= 1.4 * 2 * 2.0 * 4096.0 * n * k / rate
 
 
 def test_decode_batches_leave_the_kept_moe_layers_alone() -> None:

@@ -83,7 +83,9 @@ def test_tcp_never_caps_a_kv_only_fabric_below_what_the_gpus_serve() -> None:
     targets at the scenario's 64 users) and served 32.7 requests/s within the targets, against
     73.4 on 3 servers over InfiniBand: TCP's per-server socket cap held the cluster far below
     what its GPUs serve.  TCP is now kept only when it serves within the targets what the best
-    network weighed does (within the tie band)."""
+    network weighed does (within the tie band).  Since the routed experts pay TensorRT-LLM's
+    measured MoE kernel costs (docs/MODEL.md 15.1) the prompts bound these clusters: 3 servers
+    (2 prefill + 1 decode) serve 115.6, 4 (2 + 2, RoCE) 122.7, 8 (5 + 3) 307.9."""
     outcomes = [
         run_case(AuditCase("mixtral-8x7b", "mi300x", "inference-disaggregated", "default", n))
         for n in (3, 4, 8)
@@ -93,7 +95,9 @@ def test_tcp_never_caps_a_kv_only_fabric_below_what_the_gpus_serve() -> None:
         assert o.result is not None
         rates.append(o.result.metrics.max_requests_per_s_at_target)
     assert rates == sorted(rates), rates
-    assert rates[1] > 1.2 * rates[0], rates
+    assert rates[1] > rates[0], rates
+    four = outcomes[1].result
+    assert four is not None and four.recommendation.fabric != "ethernet"
     assert series_violations(outcomes) == []
 
 

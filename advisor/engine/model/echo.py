@@ -52,6 +52,7 @@ def _model(m: ModelSpec) -> echo.ModelInfo:
         tied_embeddings=m.tied_embeddings,
         source=m.source,
         mtp_layers=m.mtp_layers,
+        attention_head_dim=m.attention_head_dim,
     )
 
 

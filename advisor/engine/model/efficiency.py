@@ -239,7 +239,7 @@ expert and before the return exchange sorts them back (Megatron-Core
 ``MoEAlltoAllTokenDispatcher``, "Permutation 2", ``sort_chunks_by_idxs``): a read and a write of
 ``top_k x h`` each way per token.  The DeepEP / HybridEP (flex) dispatcher writes its received
 tokens once and permutes them with the ``permute`` already counted."""
-MOE_ALLTOALL_HOST_SYNC_S = 4.1e-3
+MOE_ALLTOALL_HOST_SYNC_S = 5.0e-3
 """Seconds one MoE layer's forward and backward of one micro-batch lose, beyond its kernels, to
 the all-to-all token dispatcher's host round trip (fitted, docs/MODEL.md 8, "The all-to-all
 dispatcher's host round trip"): Megatron-Core's dropless ``MoEAlltoAllTokenDispatcher`` copies
@@ -385,7 +385,6 @@ def _gemm_roofline_s(
     n: float,
     k: float,
     inference: bool,
-    grouped: bool = False,
 ) -> float:
     """:func:`gemm_time_s` of ``groups`` GEMMs of one shape, each with its own weights, run as
     one kernel: their output tiles share the waves, their operands all stream once."""
@@ -397,7 +396,6 @@ def _gemm_roofline_s(
     overlap = 0.0
     if (
         inference
-        and not grouped
         and precision in QUANTIZED_PRECISIONS
         and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
     ):
@@ -411,7 +409,7 @@ def _gemm_roofline_s(
         # a 16-bit inference GEMM on cuBLAS: no wave loss at any M (CUBLAS_NO_WAVE_GENERATIONS),
         # half overlap on Ampere (HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS)
         wave_loss = 1.0
-        if not grouped and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS:
+        if p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS:
             overlap = FP8_INFERENCE_OVERLAP
     elif inference:
         # split-K spreads a GEMM of one row of tiles over the idle SMs; its benefit fades as
@@ -432,37 +430,6 @@ def _gemm_roofline_s(
         # + the transpose (1 B read + 1 B write) of the activation input
         cast = (3.0 * m * n + 2.0 * m * k) * groups / hbm
     return max(compute, memory) + overlap * min(compute, memory) + cast + p.gemm_latency_s
-
-
-def grouped_gemm_time_s(
-    gpu: GpuSpec, precision: str, groups: float, m: float, n: float, k: float, inference: bool
-) -> float:
-    """``groups`` GEMMs of ``m`` x ``n`` x ``k``, each with its own weights, run as one grouped
-    kernel (the routed experts of one GPU: CUTLASS grouped GEMM, DeepGEMM's contiguous and
-    masked layouts, vLLM's fused MoE kernel): :func:`gemm_time_s`'s roofline over all of
-    them (the groups' output tiles share the waves, every group's weights and activations
-    stream once), one launch latency.  ``groups`` may be fractional (an expected number of
-    experts that received a token).
-
-    At inference the wave rule is :func:`gemm_time_s`'s (split-K below one tile of rows, the
-    training wave loss from two; none for 16-bit GEMMs on the generations of
-    :data:`CUBLAS_NO_WAVE_GENERATIONS`), over the tiles of all groups, and a grouped kernel is never
-    slower per row than one tile of rows: it can run an expert's rows as blocks of one tile
-    each (DeepGEMM's masked layout, vLLM's fused MoE kernel choosing its M block by the tokens
-    per expert), split over K and reading the weights again, so the time is at most
-    ``m / tile_m`` such blocks (the one-tile bound of docs/MODEL.md 15.1, applied to grouped
-    GEMMs only).  Without it the training tile of 256 x 256 charged Mixtral's down projection
-    on MI300X (N = 4,096, 16 tiles a row of tiles on 304 CUs) 9.5 times its FLOP time at 512
-    rows."""
-    if groups <= 0 or m <= 0 or n <= 0 or k <= 0:
-        return 0.0
-    tiled = _gemm_roofline_s(gpu, precision, groups, m, n, k, inference, grouped=True)
-    p = profile(gpu)
-    if not inference or m <= p.tile_m:
-        return tiled
-    t0 = p.gemm_latency_s
-    one_tile = _gemm_roofline_s(gpu, precision, groups, p.tile_m, n, k, inference, True) - t0
-    return min(tiled, m / p.tile_m * one_tile + t0)
 
 
 @dataclass(frozen=True)
@@ -575,7 +542,7 @@ def attention_flops_per_query_key(model: ModelSpec) -> float:
 def _mlp_shapes(model: ModelSpec) -> tuple[float, float]:
     """(dense FFN width incl. gate, matmul params per layer of attention) for one layer."""
     kv = model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim
-    attn_params = model.hidden * (2 * model.hidden) + model.hidden * kv
+    attn_params = model.hidden * (2 * model.q_dim) + model.hidden * kv
     return float(attn_params), float(kv)
 
 
@@ -627,9 +594,11 @@ def layer_forward(
         attn_params = min(attn_params, per_layer)
     else:
         attn_params = min(attn_params, per_layer)
-        # attention projections: QKV (N = (h + kv)/tp) and output (K = h/tp)
-        gemm += gemm_time_s(gpu, precision, t, (h + kv) / tp, h)
-        gemm += gemm_time_s(gpu, precision, t, h, h / tp)
+        # attention projections: QKV (N = (q + kv)/tp) and output (K = q/tp), q = heads x
+        # head_dim (the hidden size for most models)
+        q = float(model.q_dim)
+        gemm += gemm_time_s(gpu, precision, t, (q + kv) / tp, h)
+        gemm += gemm_time_s(gpu, precision, t, h, q / tp)
     mlp_params = max(0.0, per_layer - attn_params)
     kernels = float(ELEMENTWISE_KERNELS)  # non-GEMM kernels of the forward (kernel_fixed_s)
     if model.is_moe:

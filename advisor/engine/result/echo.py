@@ -228,6 +228,7 @@ class ModelInfo(Record):
     tied_embeddings: bool = False
     source: str = ""
     mtp_layers: int = 0
+    attention_head_dim: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

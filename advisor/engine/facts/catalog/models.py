@@ -14,7 +14,9 @@ class ModelSpec:
 
     ``kv_dim_per_layer`` is the number of cached elements per token per layer
     (``2 * kv_heads * head_dim`` for multi-head / grouped-query attention; 576 for
-    DeepSeek's multi-head latent attention).  ``moe_ffn_hidden`` is one expert's width.
+    DeepSeek's multi-head latent attention).  ``attention_head_dim`` is the publisher's
+    ``head_dim`` where it is not ``hidden / heads`` (Qwen3: 128 on a 2,048 or 4,096 hidden size;
+    gpt-oss: 64 on 2,880); 0 means ``hidden / heads``.  ``moe_ffn_hidden`` is one expert's width.
     ``mtp_layers`` counts the multi-token-prediction modules trained with the model (DeepSeek-V3
     report section 2.2: one, D = 1; ``num_nextn_predict_layers`` in its config.json): each is
     one more transformer layer, a 2h -> h projection and a second pass of the shared output
@@ -38,6 +40,7 @@ class ModelSpec:
     tied_embeddings: bool = False
     source: str = ""
     mtp_layers: int = 0
+    attention_head_dim: int = 0
 
     def __hash__(self) -> int:
         """The value hash, computed once per object (:func:`cached_value_hash`)."""
@@ -52,7 +55,15 @@ class ModelSpec:
 
     @property
     def head_dim(self) -> int:
-        return max(1, self.hidden // self.heads)
+        """Width of one attention head: the publisher's ``head_dim`` where it is given
+        (``attention_head_dim``), otherwise ``hidden / heads``."""
+        return self.attention_head_dim or max(1, self.hidden // self.heads)
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the query and attention output (``heads x head_dim``): the query
+        projection's N and the output projection's K; ``hidden`` for most models."""
+        return self.heads * self.head_dim
 
     @property
     def params(self) -> float:
@@ -109,10 +120,10 @@ def with_derived_defaults(m: ModelSpec) -> ModelSpec:
 def estimate_active_params(m: ModelSpec, kv_dim: int) -> float:
     """Active parameters of a custom MoE model: everything except the unused experts.
 
-    Non-expert parameters are attention (Q and O: 2 h^2; K and V: h * kv_dim) per layer and
+    Non-expert parameters are attention (Q and O: 2 h q_dim; K and V: h * kv_dim) per layer and
     the embeddings; the rest of ``params_b`` is experts, of which top_k / experts are active.
     """
-    attention = m.layers * (2.0 * m.hidden * m.hidden + m.hidden * kv_dim)
+    attention = m.layers * (2.0 * m.hidden * m.q_dim + m.hidden * kv_dim)
     embeddings = float(m.vocab * m.hidden * (1 if m.tied_embeddings else 2))
     non_expert = min(m.params, attention + embeddings)
     experts = m.params - non_expert
@@ -246,6 +257,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=94,
             active_params_b=22.0,
             kv_dim_per_layer=1024,
+            attention_head_dim=128,
             source="Qwen/Qwen3-235B-A22B config.json (hidden 4096, 94 layers, 64 heads / 4 KV, "
             "head_dim 128, 128 experts top-8, moe_intermediate_size 1536, vocab 151,936); Qwen3 "
             "technical report arXiv 2505.09388 (235B total, 22B active)",
@@ -265,6 +277,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=48,
             active_params_b=3.3,
             kv_dim_per_layer=1024,
+            attention_head_dim=128,
             source="Qwen/Qwen3-30B-A3B config.json (hidden 2048, 48 layers, 32 heads / 4 KV, "
             "head_dim 128, 128 experts top-8, moe_intermediate_size 768, vocab 151,936); Qwen3 "
             "technical report arXiv 2505.09388 (30.5B total, 3.3B active)",
@@ -284,6 +297,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=36,
             active_params_b=5.1,
             kv_dim_per_layer=1024,
+            attention_head_dim=64,
             source="openai/gpt-oss-120b config.json (hidden 2880, 36 layers, 64 heads / 8 KV, "
             "head_dim 64, 128 experts top-4, intermediate 2880, vocab 201,088); OpenAI gpt-oss "
             "model card (116.8B total, 5.1B active)",
@@ -303,6 +317,7 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=24,
             active_params_b=3.6,
             kv_dim_per_layer=1024,
+            attention_head_dim=64,
             source="openai/gpt-oss-20b config.json (hidden 2880, 24 layers, 64 heads / 8 KV, "
             "head_dim 64, 32 experts top-4, intermediate 2880, vocab 201,088); OpenAI gpt-oss "
             "model card (20.9B total, 3.6B active)",

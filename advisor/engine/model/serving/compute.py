@@ -30,6 +30,7 @@ from advisor.engine.model.efficiency import (
     MOE_PERMUTE_PASSES,
     attention_flops_per_query_key,
     experts_hit_fraction,
+    gemm_peak_flops,
     gemm_time_s,
     mla_projection_shapes,
     profile,
@@ -39,9 +40,11 @@ from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
 from advisor.engine.model.serving.gemm import (
+    MOE_GROUPED_GEMM_FRACTION,
     InferenceGemm,
     inference_gemm,
     inference_gemms,
+    routed_experts_s,
     total_time_s,
 )
 from advisor.engine.model.serving.intra import intra_time_s
@@ -82,8 +85,10 @@ reaches: what the roofline leaves out of a DeepEP prefill pass (the SMs the norm
 occupy while they overlap the computation, 20-24 of 132 in DeepSeek's and DeepEP's settings;
 expert load imbalance across the group, which EPLB narrows but does not remove; routing,
 activation quantisation and sampling kernels; variable-length batches).  Fitted between the
-DeepSeek production and RTP-LLM prefill rows (docs/MODEL.md 15.1, "MoE"); it was 0.50 of the
-catalog's flat achievable-compute fraction before the roofline."""
+DeepSeek production and RTP-LLM prefill rows (docs/MODEL.md 15.1, "MoE"; refitted on the same two
+rows on 2026-12-05 when the routed experts took TensorRT-LLM's measured kernel costs,
+:func:`gemm.routed_experts_s`: 0.45 again, +8.3 / -7.3 %); it was 0.50 of the catalog's flat
+achievable-compute fraction before the roofline."""
 PREFILL_BATCH_TOKENS = 8192
 """Prompt tokens a dense instance packs into one prefill forward pass (TensorRT-LLM's
 ``max_num_tokens`` default, 8,192; vLLM V1 schedules the same budget per step): short prompts
@@ -267,13 +272,14 @@ def dense_layer_s(
     matmul = max(0.0, model.active_params - lookup - float(model.vocab) * h)
     per_layer = matmul / max(1, model.layers)
     kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
-    attn_params = min(2.0 * h * h + h * kv, per_layer)
+    q = float(model.q_dim)
+    attn_params = min(2.0 * h * q + h * kv, per_layer)
     mlp = max(0.0, per_layer - attn_params)
     ffn = float(model.ffn_hidden or 4 * model.hidden)
     up = max(ffn, mlp / h - ffn)  # gate + up when gated (3 h f parameters)
     gemm = (
-        gemm_time_s(gpu, precision, rows, (h + kv) / tp, h, inference=True)
-        + gemm_time_s(gpu, precision, rows, h, h / tp, inference=True)
+        gemm_time_s(gpu, precision, rows, (q + kv) / tp, h, inference=True)
+        + gemm_time_s(gpu, precision, rows, h, q / tp, inference=True)
         + gemm_time_s(gpu, precision, rows, up / tp, h, inference=True)
         + gemm_time_s(gpu, precision, rows, h, ffn / tp, inference=True)
     )
@@ -465,6 +471,8 @@ class _MoeLayerGemms(NamedTuple):
     head: InferenceGemm
     """The output head, ``vocab / tp`` x ``hidden`` (a decode step's)."""
     consts: _DecodeConsts
+    expert_rate: float
+    """FLOP/s of the routed experts' grouped GEMMs (:data:`gemm.MOE_GROUPED_GEMM_FRACTION`)."""
 
 
 @lru_cache(maxsize=256)
@@ -482,6 +490,18 @@ def _moe_layer_gemms(
         hbm=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
         head=inference_gemm(gpu, HEAD_PRECISION[precision], model.vocab / tp, model.hidden),
         consts=_decode_consts(gpu, model, precision),
+        expert_rate=_expert_rate(gpu, precision),
+    )
+
+
+def _expert_rate(gpu: GpuSpec, precision: str) -> float:
+    """FLOP/s of an inference MoE layer's grouped expert GEMMs: :data:`MOE_GROUPED_GEMM_FRACTION`
+    of the priced peak at the sustained clock (docs/MODEL.md 15.1, "MoE expert kernels")."""
+    p = profile(gpu)
+    return (
+        MOE_GROUPED_GEMM_FRACTION[precision]
+        * p.sustained_ratio
+        * gemm_peak_flops(gpu, p, precision)
     )
 
 
@@ -505,8 +525,7 @@ def _moe_layer(
         experts_run = model.moe_experts * hit
         copies = rows * model.moe_top_k
     per_expert = copies / max(experts_run, 1e-9)
-    routed = layer.up.grouped_time_s(experts_run, per_expert)  # a routed expert's up + down
-    routed += layer.down.grouped_time_s(experts_run, per_expert)
+    routed = routed_experts_s(layer.up, layer.down, layer.expert_rate, experts_run, per_expert)
     elementwise = 2.0 * rows * layer.elementwise_bytes_per_row / layer.hbm
     return MoeLayerTimes(attention_gemm, shared, routed, elementwise, experts_run, per_expert)
 
@@ -543,8 +562,9 @@ def _moe_layer_shapes(model: ModelSpec, tp: int, expert_parallel: bool) -> _MoeS
         attention = tuple(projections)
     else:
         kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
-        attn_params = 2.0 * h * h + h * kv
-        attention = (((h + kv) / tp, h), (h, h / tp))
+        q = float(model.q_dim)
+        attn_params = 2.0 * h * q + h * kv
+        attention = (((q + kv) / tp, h), (h, q / tp))
     width = float(model.ffn_hidden)
     expert_params = 3.0 * h * width
     routed_per_layer = model.moe_top_k * expert_params * model.moe_layers / max(1, model.layers)

@@ -1,12 +1,12 @@
 """Inference GEMMs of one shape, their batch-independent part computed once.
 
 A decode step prices the same GEMM shapes (an attention projection, the non-routed MLP, the
-routed experts, the output head of one instance) at every batch the load model and the
-deployment search try; only the rows M change.  :func:`inference_gemm` keeps, by value
-(GPU, precision, N, K), what :func:`efficiency.gemm_time_s` and
-:func:`efficiency.grouped_gemm_time_s` read besides M and the group count: the compute
-profile, the FLOP rate, the tiles along N, the HBM rate, the wave rule.  Its methods are those
-functions at ``inference=True``, with the same operations in the same order (the same bits).
+output head of one instance) at every batch the load model and the deployment search try; only
+the rows M change.  :func:`inference_gemm` keeps, by value (GPU, precision, N, K), what
+:func:`efficiency.gemm_time_s` reads besides M: the compute profile, the FLOP rate, the tiles
+along N, the HBM rate, the wave rule.  Its method is that function at ``inference=True``, with
+the same operations in the same order (the same bits).  The routed experts of an MoE layer are
+priced by :func:`routed_experts_s`, on TensorRT-LLM's measured MoE kernels.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ class InferenceGemm:
         "latency",
         "n",
         "no_wave",
-        "no_wave_grouped",
         "overlap",
         "sms",
         "tile_m",
@@ -55,10 +54,10 @@ class InferenceGemm:
         self.sms = p.sms
         quantized = precision in QUANTIZED_PRECISIONS
         fp8_overlap = quantized and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
-        self.no_wave_grouped = not quantized and p.generation in CUBLAS_NO_WAVE_GENERATIONS
-        self.no_wave = fp8_overlap or self.no_wave_grouped
+        no_wave_16bit = not quantized and p.generation in CUBLAS_NO_WAVE_GENERATIONS
+        self.no_wave = fp8_overlap or no_wave_16bit
         half = fp8_overlap or (
-            self.no_wave_grouped and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS
+            no_wave_16bit and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS
         )
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
         frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
@@ -72,18 +71,7 @@ class InferenceGemm:
         """``efficiency.gemm_time_s(gpu, precision, m, n, k, inference=True)``."""
         if m <= 0 or self.empty:
             return 0.0
-        return _rooflines_s((self,), 1.0, m)
-
-    def grouped_time_s(self, groups: float, m: float) -> float:
-        """``efficiency.grouped_gemm_time_s(gpu, precision, groups, m, n, k, inference=True)``."""
-        if groups <= 0 or m <= 0 or self.empty:
-            return 0.0
-        tiled = _rooflines_s((self,), groups, m, grouped=True)
-        if m <= self.tile_m:
-            return tiled
-        t0 = self.latency
-        one_tile = _rooflines_s((self,), groups, self.tile_m, grouped=True) - t0
-        return min(tiled, m / self.tile_m * one_tile + t0)
+        return _rooflines_s((self,), m)
 
 
 def total_time_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
@@ -91,34 +79,76 @@ def total_time_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
     layer's GEMMs at one batch): the same sum, in one call."""
     if m <= 0:
         return 0.0
-    return _rooflines_s(gemms, 1.0, m)
+    return _rooflines_s(gemms, m)
 
 
-def _rooflines_s(
-    gemms: tuple[InferenceGemm, ...], groups: float, m: float, grouped: bool = False
-) -> float:
+def _rooflines_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
     """0.0 + ``efficiency._gemm_roofline_s`` at ``inference=True`` of each non-empty GEMM of
-    ``gemms``, in order (``m`` > 0).  The builtin max / min written out as the comparisons
-    they make (max(a, b) is b only when b > a; min(a, b) is b only when b < a)."""
+    ``gemms``, in order (``m`` > 0; one group: the factor 1.0 there changes no bit).  The
+    builtin max / min written out as the comparisons they make (max(a, b) is b only when
+    b > a; min(a, b) is b only when b < a)."""
     total = 0.0
     for g in gemms:
         if g.empty:
             continue  # gemm_time_s is 0.0 for it, and x + 0.0 is x
         n, k = g.n, g.k
-        if g.no_wave_grouped if grouped else g.no_wave:
+        if g.no_wave:
             wave_loss = 1.0
         else:
-            tiles = math.ceil(groups * math.ceil(m / g.tile_m) * g.tiles_n)
+            tiles = math.ceil(m / g.tile_m) * g.tiles_n
             sms = g.sms
             wave_loss = math.ceil(tiles / sms) * sms / tiles
             ramp = m / g.tile_m - 1.0
             ramp = ramp if ramp > 0.0 else 0.0
             wave_loss = 1.0 + (wave_loss - 1.0) * (ramp if ramp < 1.0 else 1.0)
-        compute = 2.0 * m * n * k * groups / g.flop_rate * wave_loss
-        memory = (m * k + g.kn + m * n) * groups * g.wbytes / g.hbm
+        compute = 2.0 * m * n * k / g.flop_rate * wave_loss
+        memory = (m * k + g.kn + m * n) * g.wbytes / g.hbm
         longer, shorter = (memory, compute) if memory > compute else (compute, memory)
-        total += longer + (0.0 if grouped else g.overlap) * shorter + 0.0 + g.latency
+        total += longer + g.overlap * shorter + 0.0 + g.latency
     return total
+
+
+MOE_KERNEL_FIXED_S = 38e-6
+"""Seconds one MoE layer's expert kernels cost whatever their work (fitted): TensorRT-LLM's fused
+MoE runs routing, the token expansion, the activation's quantisation, two grouped GEMMs, the
+gated activation and the weighted finalize as separate kernels.  Fitted with
+:data:`MOE_KERNEL_TILE_S` and :data:`MOE_GROUPED_GEMM_FRACTION` on AIConfigurator 0.12.0's
+measured TensorRT-LLM 1.3.0rc20 MoE tables (``moe_perf``: balanced routing, CUTLASS BF16 / FP8 /
+NVFP4, H100 to GB300, tp 1-32 or ep 1-256, 1-16,384 tokens; 21,060 points), never on a
+validation row (docs/MODEL.md 15.1, "MoE expert kernels, read against TensorRT-LLM's tables")."""
+MOE_KERNEL_TILE_S = 4.9e-6
+"""Seconds per wave of output tiles of the experts' grouped GEMMs beyond their FLOPs (each
+tile's prologue, epilogue and the K loop's start; fitted with :data:`MOE_KERNEL_FIXED_S`): what
+makes many small experts (Qwen3-30B-A3B: 128 of 768 wide) slower per FLOP than a few wide ones
+(Mixtral: 8 of 14,336)."""
+MOE_GROUPED_GEMM_FRACTION: dict[str, float] = {"bf16": 1.0, "fp16": 1.0, "fp8": 0.9, "fp4": 0.49}
+"""Share of the priced peak (:func:`efficiency.gemm_peak_flops` at the sustained clock) the
+experts' grouped GEMMs reach on their rows padded to whole tiles, beside
+:data:`MOE_KERNEL_TILE_S` (fitted with :data:`MOE_KERNEL_FIXED_S`; NVFP4's peak is already
+its measured dense-GEMM rate, which grouped NVFP4 GEMMs reach half of)."""
+
+
+def routed_experts_s(
+    up: InferenceGemm, down: InferenceGemm, rate: float, experts: float, rows_per_expert: float
+) -> float:
+    """One MoE layer's routed experts on one GPU: ``experts`` experts that received a token,
+    ``rows_per_expert`` rows each, their up (+gate) and down GEMMs ``up`` and ``down``.
+
+    ``MOE_KERNEL_FIXED_S + max(weights read / HBM, FLOPs of the rows padded to whole tiles /
+    rate + MOE_KERNEL_TILE_S x tiles / SMs)``: a small batch streams the weights of the experts
+    it hits, a large one runs the grouped GEMMs at ``rate`` (:data:`MOE_GROUPED_GEMM_FRACTION`
+    of the sustained peak) and pays each wave of tiles.  The element-wise passes (token
+    permutation, gated activation) are priced with the layer's other element-wise kernels.
+    Measured on TensorRT-LLM's kernels the rule reads 19-21 % mean |error| (docs/MODEL.md 15.1)."""
+    if experts <= 0 or rows_per_expert <= 0 or up.empty:
+        return 0.0
+    params = up.kn + down.kn
+    weights = experts * params * up.wbytes / up.hbm
+    tile_rows = experts * math.ceil(rows_per_expert / up.tile_m)
+    compute = 2.0 * tile_rows * up.tile_m * params / rate
+    compute += MOE_KERNEL_TILE_S * tile_rows * (up.tiles_n + down.tiles_n) / up.sms
+    longer = compute if compute > weights else weights
+    return MOE_KERNEL_FIXED_S + longer
 
 
 @lru_cache(maxsize=1024)
