@@ -437,7 +437,14 @@ KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4
 (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``) and under fp4 (NVIDIA's NVFP4
 checkpoints keep an FP8 KV cache: Model Optimizer's ``hf_ptq.py`` exports them with
 ``kv_cache_qformat`` fp8, ``kv_cache_quant_algo: FP8`` in their ``hf_quant_config.json``); a
-latent (MLA) cache stays 16-bit (``serving.compute.kv_element_bytes``)."""
+latent (MLA) cache stays 16-bit under fp8 and bf16 and is FP8 under fp4 (NVIDIA's NVFP4 DeepSeek
+checkpoints say ``kv_cache_quant_algo: FP8`` too: ``nvidia/DeepSeek-V3.1-NVFP4``'s
+``hf_quant_config.json``; ``serving.compute.kv_element_bytes``)."""
+LATENT_KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 2.0, "fp4": 1.0}
+"""KV-cache bytes per element of a latent (MLA) cache at each serving precision: bf16 as in
+FlashMLA and the DeepSeek / SGLang deployments, whose FP8 checkpoints (deepseek-ai) quantise no
+cache; FP8 under fp4, as NVIDIA's NVFP4 checkpoints of DeepSeek ship it (see
+:data:`KV_ELEMENT_BYTES`)."""
 GRAD_BYTES_PER_PARAM = 2.0
 """bf16 gradients communicated: 2 bytes per parameter per step."""
 FP8_PARAM_GATHER_BYTES_PER_PARAM = 1.0

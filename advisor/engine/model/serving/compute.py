@@ -19,6 +19,7 @@ from advisor.engine.facts.constants import (
     HBM_EFFICIENCY,
     HEAD_PRECISION,
     KV_ELEMENT_BYTES,
+    LATENT_KV_ELEMENT_BYTES,
     QUANTIZED_PRECISIONS,
     WEIGHT_BYTES,
 )
@@ -30,7 +31,6 @@ from advisor.engine.model.efficiency import (
     MOE_PERMUTE_PASSES,
     attention_flops_per_query_key,
     experts_hit_fraction,
-    gemm_peak_flops,
     gemm_time_s,
     mla_projection_shapes,
     profile,
@@ -40,8 +40,8 @@ from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
 from advisor.engine.model.serving.gemm import (
-    MOE_GROUPED_GEMM_FRACTION,
     InferenceGemm,
+    expert_gemm_rate,
     inference_gemm,
     inference_gemms,
     routed_experts_s,
@@ -168,9 +168,10 @@ class ServingPlan:
 def kv_element_bytes(precision: str, latent: bool = False) -> float:
     """KV cache bytes per element: fp8 serving of GQA/MHA models keeps an fp8 KV cache
     (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``); latent (MLA) caches stay
-    bf16 as in FlashMLA and the DeepSeek/SGLang deployments; otherwise 16-bit
+    bf16 as in FlashMLA and the DeepSeek/SGLang deployments, but for NVFP4 checkpoints, which
+    ship an FP8 cache (:data:`constants.LATENT_KV_ELEMENT_BYTES`); otherwise 16-bit
     (:data:`constants.KV_ELEMENT_BYTES`, FP8 under fp4 too)."""
-    return 2.0 if latent else KV_ELEMENT_BYTES[precision]
+    return LATENT_KV_ELEMENT_BYTES[precision] if latent else KV_ELEMENT_BYTES[precision]
 
 
 def latent_kv(model: ModelSpec) -> bool:
@@ -472,7 +473,7 @@ class _MoeLayerGemms(NamedTuple):
     """The output head, ``vocab / tp`` x ``hidden`` (a decode step's)."""
     consts: _DecodeConsts
     expert_rate: float
-    """FLOP/s of the routed experts' grouped GEMMs (:data:`gemm.MOE_GROUPED_GEMM_FRACTION`)."""
+    """FLOP/s of the routed experts' grouped GEMMs (:func:`gemm.expert_gemm_rate`)."""
 
 
 @lru_cache(maxsize=256)
@@ -490,18 +491,7 @@ def _moe_layer_gemms(
         hbm=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
         head=inference_gemm(gpu, HEAD_PRECISION[precision], model.vocab / tp, model.hidden),
         consts=_decode_consts(gpu, model, precision),
-        expert_rate=_expert_rate(gpu, precision),
-    )
-
-
-def _expert_rate(gpu: GpuSpec, precision: str) -> float:
-    """FLOP/s of an inference MoE layer's grouped expert GEMMs: :data:`MOE_GROUPED_GEMM_FRACTION`
-    of the priced peak at the sustained clock (docs/MODEL.md 15.1, "MoE expert kernels")."""
-    p = profile(gpu)
-    return (
-        MOE_GROUPED_GEMM_FRACTION[precision]
-        * p.sustained_ratio
-        * gemm_peak_flops(gpu, p, precision)
+        expert_rate=expert_gemm_rate(gpu, precision),
     )
 
 
@@ -650,8 +640,9 @@ def moe_decode_s(
 
 def _moe_prefill_attention_flops_per_s(scenario: Scenario) -> float:
     """Context attention of an MoE prefill: in FP8 only where the deployment keeps an fp8 KV
-    cache (:func:`kv_element_bytes`: GQA models); MLA caches stay bf16 (FlashMLA), so MLA's
-    prefill attention runs in bf16 at the training attention rate."""
+    cache (:func:`kv_element_bytes`: GQA models, and MLA under fp4); MLA caches stay bf16
+    otherwise (FlashMLA), so MLA's prefill attention runs in bf16 at the training attention
+    rate."""
     if kv_element_bytes(scenario.precision, latent_kv(scenario.model)) < 2.0:
         return _prefill_attention_flops_per_s(scenario)
     gpu = scenario.gpu

@@ -128,6 +128,14 @@ experts' grouped GEMMs reach on their rows padded to whole tiles, beside
 its measured dense-GEMM rate, which grouped NVFP4 GEMMs reach half of)."""
 
 
+def expert_gemm_rate(gpu: GpuSpec, precision: str) -> float:
+    """FLOP/s of an inference MoE layer's grouped expert GEMMs: :data:`MOE_GROUPED_GEMM_FRACTION`
+    of the priced peak at the sustained clock (docs/MODEL.md 15.1, "MoE expert kernels")."""
+    p = profile(gpu)
+    fraction = MOE_GROUPED_GEMM_FRACTION[precision]
+    return fraction * p.sustained_ratio * gemm_peak_flops(gpu, p, precision)
+
+
 def routed_experts_s(
     up: InferenceGemm, down: InferenceGemm, rate: float, experts: float, rows_per_expert: float
 ) -> float:
