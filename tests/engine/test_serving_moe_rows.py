@@ -29,11 +29,11 @@ def test_the_rule_admitted_sixty_two_held_out_rows_from_one_page() -> None:
 
 def test_every_row_is_predicted_and_the_miss_stays_stated() -> None:
     """Read when added: 26.6 % mean |error| (-11 % signed); on the model with the published
-    head widths and the measured MoE kernels 26.9 % (-0.7 % signed): short sequences read fast,
-    long ones slow (docs/MODEL.md 15.1, "MoE serving rows").  The bound keeps the miss from
-    growing unseen."""
+    head widths and the measured MoE kernels 26.9 % (-0.7 % signed), with the FP8 latent cache
+    under fp4 22.7 %: Maverick's and Qwen3's short sequences read fast, long ones slow
+    (docs/MODEL.md 15.1, "MoE serving rows").  The bound keeps the miss from growing unseen."""
     errors = [abs(validate_row(row)[0]["error_pct"]) for row in MOE_ROWS]
-    assert statistics.mean(errors) < 30.0
+    assert statistics.mean(errors) < 25.0
 
 
 def test_qwen3_and_gpt_oss_keep_a_grouped_query_kv_cache() -> None:
@@ -54,4 +54,8 @@ def test_qwen3_and_gpt_oss_keep_a_grouped_query_kv_cache() -> None:
     for model in CATALOG.models:
         if model.attention_head_dim == 0:
             assert model.q_dim == model.hidden, model.id
-    assert latent_kv(CATALOG.model("deepseek-v3"))
+    deepseek = CATALOG.model("deepseek-v3")
+    assert deepseek is not None and latent_kv(deepseek)
+    # MLA's latent cache: bf16 but under fp4, where NVIDIA's NVFP4 checkpoints keep it in FP8
+    assert kv_bytes_per_token(deepseek, "fp8") == deepseek.layers * 576 * 2.0
+    assert kv_bytes_per_token(deepseek, "fp4") == deepseek.layers * 576 * 1.0
