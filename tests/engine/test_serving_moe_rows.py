@@ -59,3 +59,20 @@ def test_qwen3_and_gpt_oss_keep_a_grouped_query_kv_cache() -> None:
     # MLA's latent cache: bf16 but under fp4, where NVIDIA's NVFP4 checkpoints keep it in FP8
     assert kv_bytes_per_token(deepseek, "fp8") == deepseek.layers * 576 * 2.0
     assert kv_bytes_per_token(deepseek, "fp4") == deepseek.layers * 576 * 1.0
+
+
+def test_moe_serving_answers_read_their_own_residual_pool() -> None:
+    """An MoE serving answer's range comes from the MoE rows' residuals and a dense one's from
+    the dense rows' (docs/MODEL.md 9.1): the MoE misses no longer widen every dense range."""
+    from advisor.engine.model.performance import MOE_SERVING_KIND, error_band_kind
+    from advisor.engine.tools.validation import model_error_band, residual_table
+
+    assert error_band_kind("serving", moe=True) == MOE_SERVING_KIND
+    assert error_band_kind("serving", moe=False) == "serving"
+    assert error_band_kind("training", moe=True) == "training"
+    table = residual_table()
+    moe_lines = len(table[(MOE_SERVING_KIND, "*")])
+    assert moe_lines >= 62  # the developer guide's rows and the DeepSeek serving rows
+    dense_low, dense_high = model_error_band("serving", "blackwell")
+    moe_low, moe_high = model_error_band(MOE_SERVING_KIND, "blackwell")
+    assert moe_high / moe_low > dense_high / dense_low

@@ -39,7 +39,7 @@ from advisor.engine.model.launch_mode import benchmark_time_s
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.nccl_versions import NCCL_DEFAULT_VERSION, parse_version
 from advisor.engine.model.network_rate import nic_bytes_per_s
-from advisor.engine.model.performance import evaluate_design
+from advisor.engine.model.performance import error_band_kind, evaluate_design
 from advisor.engine.model.placement import contiguous_share
 from advisor.engine.model.planner import REFERENCE_DESIGN, plan_workload
 from advisor.engine.model.scaleup import ScaleUp
@@ -572,6 +572,14 @@ def _time_ratio(metric: str, error_pct: float) -> float:
     return ratio
 
 
+def _band_kind(row: dict[str, Any], kind: str) -> str:
+    """The residual pool of a row's line (:func:`performance.error_band_kind`): serving rows of
+    MoE models apart from the dense ones."""
+    model_id = (row.get("config") or {}).get("model")
+    model = default_catalog().model(str(model_id)) if isinstance(model_id, str) else None
+    return error_band_kind(kind, model is not None and model.is_moe)
+
+
 def _generation(row: dict[str, Any]) -> str:
     gpu_id = (row.get("config") or {}).get("gpu")
     gpu = default_catalog().gpu(str(gpu_id)) if gpu_id else None
@@ -605,8 +613,9 @@ def _residuals(exclude_id: str | None = None) -> dict[tuple[str, str], list[floa
             continue
         r = math.log(_time_ratio(line["metric"], line["error_pct"]))
         gen = _generation(row)
-        table.setdefault((line["kind"], gen), []).append(r)
-        table.setdefault((line["kind"], "*"), []).append(r)
+        kind = _band_kind(row, line["kind"])
+        table.setdefault((kind, gen), []).append(r)
+        table.setdefault((kind, "*"), []).append(r)
     return table
 
 
@@ -655,7 +664,7 @@ def _apply(line: dict[str, Any], low_t: float, high_t: float) -> tuple[float, fl
 def line_band(line: dict[str, Any], row: dict[str, Any]) -> tuple[float, float]:
     """The engine's (low, high) for one report line: the point prediction widened by the model
     error band of its kind and generation (all rows, as shown to users)."""
-    low_t, high_t = model_error_band(line["kind"], _generation(row))
+    low_t, high_t = model_error_band(_band_kind(row, line["kind"]), _generation(row))
     return _apply(line, low_t, high_t)
 
 
@@ -673,7 +682,7 @@ def loo_bands() -> tuple[tuple[float | None, float | None, bool | None], ...]:
         table = tables.get(line["id"])
         if table is None:
             table = tables[line["id"]] = _residuals(exclude_id=line["id"])
-        low_t, high_t = _band(table, line["kind"], _generation(row))
+        low_t, high_t = _band(table, _band_kind(row, line["kind"]), _generation(row))
         lo, hi = _apply(line, low_t, high_t)
         measured = float(line["measured"])
         out.append((lo, hi, lo * (1 - 1e-9) <= measured <= hi * (1 + 1e-9)))
