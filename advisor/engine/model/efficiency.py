@@ -374,24 +374,10 @@ def gemm_time_s(
     fixed cost against its depth K (:func:`fp8_depth_factor`)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
-    return _gemm_roofline_s(gpu, precision, 1.0, m, n, k, inference)
-
-
-def _gemm_roofline_s(
-    gpu: GpuSpec,
-    precision: str,
-    groups: float,
-    m: float,
-    n: float,
-    k: float,
-    inference: bool,
-) -> float:
-    """:func:`gemm_time_s` of ``groups`` GEMMs of one shape, each with its own weights, run as
-    one kernel: their output tiles share the waves, their operands all stream once."""
     p = profile(gpu)
     frac = p.mamf_fp8 if precision in QUANTIZED_PRECISIONS and p.mamf_fp8 > 0 else p.mamf_bf16
     peak = gemm_peak_flops(gpu, p, precision)
-    tiles = math.ceil(groups * math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n))
+    tiles = math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n)
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
     overlap = 0.0
     if (
@@ -415,12 +401,12 @@ def _gemm_roofline_s(
         # split-K spreads a GEMM of one row of tiles over the idle SMs; its benefit fades as
         # a second row of tiles fills (continuous in M, the training loss from 2 tile rows)
         wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / p.tile_m - 1.0))
-    flops = 2.0 * m * n * k * groups
+    flops = 2.0 * m * n * k
     compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
     if precision == "fp8" and not inference:
         compute *= fp8_depth_factor(k)
     # a GEMM also streams its operands once: the memory roofline
-    bytes_moved = (m * k + k * n + m * n) * groups * WEIGHT_BYTES[precision]
+    bytes_moved = (m * k + k * n + m * n) * WEIGHT_BYTES[precision]
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     memory = bytes_moved / hbm
     cast = 0.0
@@ -428,7 +414,7 @@ def _gemm_roofline_s(
         # Transformer Engine quantises the GEMM output's consumer input and keeps a transposed
         # FP8 copy for the weight-gradient GEMM: read bf16 (2 B) + write fp8 (1 B) of the output,
         # + the transpose (1 B read + 1 B write) of the activation input
-        cast = (3.0 * m * n + 2.0 * m * k) * groups / hbm
+        cast = (3.0 * m * n + 2.0 * m * k) / hbm
     return max(compute, memory) + overlap * min(compute, memory) + cast + p.gemm_latency_s
 
 

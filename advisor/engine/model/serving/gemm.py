@@ -83,10 +83,9 @@ def total_time_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
 
 
 def _rooflines_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
-    """0.0 + ``efficiency._gemm_roofline_s`` at ``inference=True`` of each non-empty GEMM of
-    ``gemms``, in order (``m`` > 0; one group: the factor 1.0 there changes no bit).  The
-    builtin max / min written out as the comparisons they make (max(a, b) is b only when
-    b > a; min(a, b) is b only when b < a)."""
+    """0.0 + ``efficiency.gemm_time_s`` at ``inference=True`` of each non-empty GEMM of
+    ``gemms``, in order (``m`` > 0).  The builtin max / min written out as the comparisons
+    they make (max(a, b) is b only when b > a; min(a, b) is b only when b < a)."""
     total = 0.0
     for g in gemms:
         if g.empty:
