@@ -53,6 +53,8 @@ def _model(m: ModelSpec) -> echo.ModelInfo:
         source=m.source,
         mtp_layers=m.mtp_layers,
         attention_head_dim=m.attention_head_dim,
+        attention_chunk=m.attention_chunk,
+        chunked_attention_layers=m.chunked_attention_layers,
     )
 
 

@@ -51,6 +51,10 @@ from advisor.engine.model.plans import (
     group_layout,
     moe_software,
 )
+from advisor.engine.model.serving.attention import (
+    decode_attention_context,
+    prefill_attention_context,
+)
 from advisor.engine.model.serving.compute import (
     dense_decode_s,
     dense_prefill_s,
@@ -569,8 +573,9 @@ def _inference_costs(
     tp, pp, ep = plan.tp, plan.pp, plan.ep
     wbytes = WEIGHT_BYTES[scenario.precision]
     act_bytes = 2.0
-    context = inf.prompt_tokens + inf.output_tokens / 2.0
+    context = decode_attention_context(m, inf.prompt_tokens, inf.output_tokens)
     prompt = float(inf.prompt_tokens)
+    prompt_context = prefill_attention_context(m, prompt, prompt)
 
     if ep > 1:
         # expert-parallel serving: attention data-parallel (one GPU an instance), experts
@@ -585,7 +590,7 @@ def _inference_costs(
             experts_per_gpu=experts_per_gpu(m, gpus_per_replica),
         )
         decode = moe_decode_s(scenario, pool, requests_per_gpu, 1, context, tp_comm=False)
-        prefill = moe_prefill_pass_s(scenario, pool, prompt, 1.0, prompt / 2.0)
+        prefill = moe_prefill_pass_s(scenario, pool, prompt, 1.0, prompt_context)
         tokens_per_gpu = requests_per_gpu
         dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
         ep_layout = group_layout(ep, 1, dom, gpus_per_replica)
@@ -598,7 +603,7 @@ def _inference_costs(
             # experts split over tp (no expert parallelism): the MoE roofline (15.1)
             pool = ServingPool(role="decode", tp=tp, pp=pp, ep=1, gpus_per_instance=tp * pp)
             decode = moe_decode_s(scenario, pool, batch, 1, context, tp_comm=False)
-            prefill = moe_prefill_pass_s(scenario, replace(pool, pp=1), prompt, 1.0, prompt / 2.0)
+            prefill = moe_prefill_pass_s(scenario, replace(pool, pp=1), prompt, 1.0, prompt_context)
         else:
             # dense: the serving model's GEMM roofline (docs/MODEL.md 15.1), launch costs in it
             decode = dense_decode_s(scenario, batch, 1, context, tp, pp, tp_comm=False)

@@ -229,6 +229,8 @@ class ModelInfo(Record):
     source: str = ""
     mtp_layers: int = 0
     attention_head_dim: int = 0
+    attention_chunk: int = 0
+    chunked_attention_layers: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -21,6 +21,10 @@ class ModelSpec:
     report section 2.2: one, D = 1; ``num_nextn_predict_layers`` in its config.json): each is
     one more transformer layer, a 2h -> h projection and a second pass of the shared output
     head, run on the last pipeline stage in training (docs/MODEL.md section 5.1).
+    ``attention_chunk`` > 0 is chunked local attention on ``chunked_attention_layers`` of the
+    layers (Llama 4: 36 of 48, chunks of 8,192 tokens; every fourth layer attends the whole
+    sequence): a token there attends only the earlier tokens of its own chunk
+    (:func:`advisor.engine.model.serving.attention.attention_span`).
     """
 
     id: str
@@ -41,6 +45,8 @@ class ModelSpec:
     source: str = ""
     mtp_layers: int = 0
     attention_head_dim: int = 0
+    attention_chunk: int = 0
+    chunked_attention_layers: int = 0
 
     def __hash__(self) -> int:
         """The value hash, computed once per object (:func:`cached_value_hash`)."""
@@ -219,9 +225,14 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_top_k=1,
             moe_layers=48,
             active_params_b=17.0,
+            attention_chunk=8192,
+            chunked_attention_layers=36,
             source="meta-llama/Llama-4-Scout-17B-16E config.json (hidden 5120, 48 layers, 40 "
             "heads / 8 KV, 16 routed experts top-1 + 1 shared, expert FFN 8192, vocab 202,048, "
-            "MoE in every layer); Meta Llama 4 model card (109B total, 17B active)",
+            "MoE in every layer, attention_chunk_size 8,192); Meta Llama 4 model card (109B total, "
+            "17B active); transformers Llama4TextConfig: no_rope_layer_interval 4 (a NoPE layer "
+            "attending the whole sequence every fourth layer), chunked attention on the 36 "
+            "RoPE layers",
         ),
         ModelSpec(
             id="llama4-maverick",
@@ -237,10 +248,14 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_top_k=1,
             moe_layers=24,
             active_params_b=17.0,
+            attention_chunk=8192,
+            chunked_attention_layers=36,
             source="meta-llama/Llama-4-Maverick-17B-128E config.json (hidden 5120, 48 layers, "
             "40 heads / 8 KV, 128 routed experts top-1 + 1 shared, expert FFN 8192, dense FFN "
-            "16,384, interleave_moe_layer_step 2 = 24 MoE layers); Meta Llama 4 model card "
-            "(400B total, 17B active)",
+            "16,384, interleave_moe_layer_step 2 = 24 MoE layers, attention_chunk_size 8,192); "
+            "Meta Llama 4 model card (400B total, 17B active); transformers Llama4TextConfig: "
+            "no_rope_layer_interval 4 (a NoPE layer attending the whole sequence every fourth "
+            "layer), chunked attention on the 36 RoPE layers",
         ),
         ModelSpec(
             id="qwen3-235b-a22b",

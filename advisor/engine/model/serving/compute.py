@@ -38,7 +38,12 @@ from advisor.engine.model.efficiency import (
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.scaleup import ScaleUp
-from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
+from advisor.engine.model.serving.attention import (
+    decode_attention_context,
+    decode_attention_rates,
+    decode_attention_s,
+    prefill_attention_context,
+)
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     expert_gemm_rate,
@@ -382,7 +387,7 @@ def _dense_prefill_s(
     gemm, elementwise = dense_layer_s(
         scenario.gpu, scenario.precision, model, float(math.ceil(rows)), tp
     )
-    context = max(0.0, prompt - computed_tokens / 2.0)
+    context = prefill_attention_context(model, prompt, computed_tokens)
     attention = (
         4.0
         * rows
@@ -697,7 +702,7 @@ def moe_prefill_alone_s(scenario: Scenario, pool: ServingPool) -> float:
     tokens = inf.prompt_tokens * (1.0 - inf.prefix_cache_hit_rate)
     if tokens <= 0:
         return 0.0
-    context = max(0.0, inf.prompt_tokens - tokens / 2.0)
+    context = prefill_attention_context(scenario.model, inf.prompt_tokens, tokens)
     return moe_prefill_pass_s(scenario, pool, tokens, 1.0, context)
 
 
@@ -795,7 +800,9 @@ def decode_compute_s(
     """
 
     model = scenario.model
-    context = serving_plan.prompt_tokens + serving_plan.output_tokens / 2.0
+    context = decode_attention_context(
+        model, serving_plan.prompt_tokens, serving_plan.output_tokens
+    )
     if not model.is_moe:
         return dense_decode_s(
             scenario, batch, serving_plan.rows_per_step, context, pool.tp, pool.pp
@@ -953,7 +960,7 @@ def prefill_service_s(
     if not model.is_moe:
         return dense_prefill_s(scenario, serving_plan.prompt_tokens, tokens, pool.tp, pool.pp)
     # attention span per new token: the cached prefix and half the new tokens (causal)
-    context = max(0.0, serving_plan.prompt_tokens - tokens / 2.0)
+    context = prefill_attention_context(model, serving_plan.prompt_tokens, tokens)
     if pool.ep > 1:
         # expert-parallel prefill: DeepEP normal kernels over a batch of
         # PREFILL_TOKENS_PER_GPU_EP tokens, two micro-batches hiding most of the all-to-all

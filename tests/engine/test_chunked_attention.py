@@ -1,0 +1,97 @@
+"""Chunked local attention (Llama 4: 36 of 48 layers attend within chunks of 8,192 tokens) in the
+span a query attends (docs/MODEL.md 15.1, "Chunked local attention")."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import Scenario, parse_scenario
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.model.serving.attention import (
+    decode_attention_context,
+    prefill_attention_context,
+)
+from advisor.engine.model.serving.compute import ServingPlan, decode_compute_s
+from advisor.engine.model.serving.results import published_scenario
+from advisor.engine.tools.validation import serving_capacity_rows
+
+CATALOG = default_catalog()
+MAVERICK = CATALOG.model("llama4-maverick")
+LLAMA3 = CATALOG.model("llama3-70b")
+
+
+def _sampled_span(chunk: int, chunked: int, layers: int, first: int, last: int) -> float:
+    """The mean span counted position by position (midpoints of unit steps): an independent
+    reckoning of what the closed form integrates."""
+    total = 0.0
+    for p in range(first, last):
+        x = p + 0.5
+        total += ((layers - chunked) * x + chunked * (x % chunk)) / layers
+    return total / (last - first)
+
+
+def test_llama4_carries_its_published_chunks() -> None:
+    for model_id in ("llama4-scout", "llama4-maverick"):
+        model = CATALOG.model(model_id)
+        assert model.attention_chunk == 8192
+        assert model.chunked_attention_layers == 36 and model.layers == 48
+
+
+@pytest.mark.parametrize(("prompt", "output"), [(128, 128), (1024, 8192), (32768, 1024)])
+def test_a_model_without_chunks_keeps_the_causal_mean(prompt: int, output: int) -> None:
+    assert LLAMA3.attention_chunk == 0
+    assert decode_attention_context(LLAMA3, prompt, output) == prompt + output / 2.0
+    assert prefill_attention_context(LLAMA3, prompt, prompt) == prompt / 2.0
+    assert prefill_attention_context(LLAMA3, prompt, prompt / 4) == prompt - prompt / 8.0
+
+
+def test_inside_the_first_chunk_nothing_changes() -> None:
+    assert decode_attention_context(MAVERICK, 1024, 1024) == 1024 + 512.0
+    assert prefill_attention_context(MAVERICK, 8192, 8192) == 4096.0
+
+
+def test_a_long_prompt_attends_a_chunk_on_three_layers_of_four() -> None:
+    # four whole chunks: a chunked layer's token attends 4,096 on average, a global one 16,384
+    assert prefill_attention_context(MAVERICK, 32768, 32768) == pytest.approx(
+        (12 * 16384 + 36 * 4096) / 48
+    )
+
+
+@pytest.mark.parametrize(("prompt", "output"), [(1024, 32768), (8192, 1024), (5000, 20000)])
+def test_the_closed_form_matches_the_positions_counted_one_by_one(prompt: int, output: int) -> None:
+    expected = _sampled_span(8192, 36, 48, prompt, prompt + output)
+    assert decode_attention_context(MAVERICK, prompt, output) == pytest.approx(expected, rel=1e-6)
+    assert decode_attention_context(MAVERICK, prompt, output) < prompt + output / 2.0
+
+
+def test_without_its_chunks_maverick_reads_the_whole_sequence() -> None:
+    full = replace(MAVERICK, attention_chunk=0)
+    assert decode_attention_context(full, 1024, 32768) == 1024 + 16384.0
+
+
+def _maverick_row_scenario(row_id: str) -> tuple[Scenario, ServingPlan]:
+    row = next(r for r in serving_capacity_rows() if r["id"] == row_id)
+    scenario = parse_scenario(published_scenario(row), CATALOG)
+    plan = plan_workload(scenario).inference
+    assert plan is not None and plan.serving is not None
+    return scenario, plan.serving
+
+
+def test_the_decode_step_reads_less_kv_past_the_first_chunk() -> None:
+    long_id = "trtllm-devguide-llama4-maverick-b200-fp4-dep4-1024-32768"
+    scenario, serving = _maverick_row_scenario(long_id)
+    whole = replace(scenario, model=replace(scenario.model, attention_chunk=0))
+    chunked = decode_compute_s(scenario, serving, serving.decode, 29.0)
+    full = decode_compute_s(whole, serving, serving.decode, 29.0)
+    # the attention of 36 of 48 layers reads ~4,096 cached tokens, not ~17,400
+    assert chunked < 0.85 * full
+
+    short_id = "trtllm-devguide-llama4-maverick-b200-fp4-dep4-1024-1024"
+    scenario, serving = _maverick_row_scenario(short_id)
+    whole = replace(scenario, model=replace(scenario.model, attention_chunk=0))
+    assert decode_compute_s(scenario, serving, serving.decode, 256.0) == decode_compute_s(
+        whole, serving, serving.decode, 256.0
+    )
