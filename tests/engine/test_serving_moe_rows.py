@@ -30,10 +30,11 @@ def test_the_rule_admitted_sixty_two_held_out_rows_from_one_page() -> None:
 def test_every_row_is_predicted_and_the_miss_stays_stated() -> None:
     """Read when added: 26.6 % mean |error| (-11 % signed); on the model with the published
     head widths and the measured MoE kernels 26.9 % (-0.7 % signed), with the FP8 latent cache
-    under fp4 22.7 %: Maverick's and Qwen3's short sequences read fast, long ones slow
-    (docs/MODEL.md 15.1, "MoE serving rows").  The bound keeps the miss from growing unseen."""
+    under fp4 22.7 %, with Llama 4's chunked attention 21.1 %: Qwen3's short sequences read
+    fast, the long prompts slow (docs/MODEL.md 15.1, "MoE serving rows", "Chunked local
+    attention").  The bound keeps the miss from growing unseen."""
     errors = [abs(validate_row(row)[0]["error_pct"]) for row in MOE_ROWS]
-    assert statistics.mean(errors) < 25.0
+    assert statistics.mean(errors) < 22.0
 
 
 def test_qwen3_and_gpt_oss_keep_a_grouped_query_kv_cache() -> None:
