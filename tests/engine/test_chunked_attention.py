@@ -9,11 +9,13 @@ import pytest
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Scenario, parse_scenario
-from advisor.engine.model.planner import plan_workload
-from advisor.engine.model.serving.attention import (
+from advisor.engine.model.attention_span import (
     decode_attention_context,
     prefill_attention_context,
+    training_attention_context,
 )
+from advisor.engine.model.efficiency import layer_forward
+from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving.compute import ServingPlan, decode_compute_s
 from advisor.engine.model.serving.results import published_scenario
 from advisor.engine.tools.validation import serving_capacity_rows
@@ -95,3 +97,25 @@ def test_the_decode_step_reads_less_kv_past_the_first_chunk() -> None:
     assert decode_compute_s(scenario, serving, serving.decode, 256.0) == decode_compute_s(
         whole, serving, serving.decode, 256.0
     )
+
+
+def test_training_attention_spans_the_sequence_or_its_chunks() -> None:
+    assert training_attention_context(LLAMA3, 32768) == 32768.0
+    assert training_attention_context(MAVERICK, 8192) == 8192.0
+    # four chunks: a chunked layer's causal span averages 4,096, a global one 16,384
+    assert training_attention_context(MAVERICK, 32768) == pytest.approx(
+        2 * (12 * 16384 + 36 * 4096) / 48
+    )
+
+
+def test_a_long_llama4_training_sequence_runs_less_attention() -> None:
+    gpu = CATALOG.gpu("h100-sxm")
+    assert gpu is not None
+    full = replace(MAVERICK, attention_chunk=0)
+    chunked = layer_forward(gpu, "bf16", MAVERICK, 32768, 32768, 1, 8)
+    whole = layer_forward(gpu, "bf16", full, 32768, 32768, 1, 8)
+    assert chunked.attention_s < 0.5 * whole.attention_s
+    # the model FLOPs keep Megatron's count over the whole sequence
+    assert chunked.model_flops == whole.model_flops
+    short = layer_forward(gpu, "bf16", MAVERICK, 8192, 8192, 1, 8)
+    assert short == layer_forward(gpu, "bf16", full, 8192, 8192, 1, 8)

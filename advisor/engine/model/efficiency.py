@@ -44,6 +44,7 @@ from advisor.engine.facts.constants import (
     QUANTIZED_PRECISIONS,
     WEIGHT_BYTES,
 )
+from advisor.engine.model.attention_span import training_attention_context
 from advisor.engine.model.placement import expert_tp
 
 
@@ -556,7 +557,9 @@ def layer_forward(
     score element forward.  ``sequence_parallel=False`` keeps norms/residuals on the full
     hidden size on every TP rank (Korthikanti et al. 2022 introduced the split).
 
-    ``context`` is the attention span per query (the full sequence).  Matmul FLOPs are
+    ``context`` is the attention span per query (the full sequence; with flash attention a
+    model's chunked layers execute less, :func:`training_attention_context`, while the model
+    FLOPs keep Megatron's count over the whole sequence).  Matmul FLOPs are
     derived from the model's active parameters so that the total matches
     :func:`forward_flops_per_token`.
     """
@@ -647,8 +650,13 @@ def layer_forward(
         )
     )
     if flash:
-        # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores
-        attention = 0.5 * attn_exec / (p.attention_fraction * p.sustained_ratio * bf16_peak)
+        # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores, over the
+        # model's span (chunked local attention skips whole chunks: attention_span)
+        span = training_attention_context(model, context)
+        executed = (
+            attn_exec if span == context else t * span * attention_flops_per_query_key(model) / tp
+        )
+        attention = 0.5 * executed / (p.attention_fraction * p.sustained_ratio * bf16_peak)
         attention += kernel_fixed_s(gpu, 1)
     else:
         attention = 0.0

@@ -24,6 +24,10 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.attention_span import (
+    decode_attention_context,
+    prefill_attention_context,
+)
 from advisor.engine.model.collectives import (
     scaleup_time_s,
 )
@@ -50,10 +54,6 @@ from advisor.engine.model.plans import (
     domain_gpus,
     group_layout,
     moe_software,
-)
-from advisor.engine.model.serving.attention import (
-    decode_attention_context,
-    prefill_attention_context,
 )
 from advisor.engine.model.serving.compute import (
     dense_decode_s,

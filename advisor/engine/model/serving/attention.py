@@ -10,10 +10,7 @@ many query heads per KV head (405B / 70B at TP8), and far above it at small batc
 the fixed time dominates.  Other generations, and latent (MLA) caches, keep the roofline
 ``max(KV read / (HBM x 0.8), FLOPs / (0.67 x 16-bit peak))``, priced by the caller.
 
-How many cached tokens a query attends (its span) is the model's: every earlier token of the
-sequence, or on a model with chunked local attention (Llama 4) only the earlier tokens of its
-own chunk on the chunked layers (:func:`decode_attention_context`,
-:func:`prefill_attention_context`).
+How many cached tokens a query attends is the model's (:mod:`advisor.engine.model.attention_span`).
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from advisor.engine.facts.catalog import GpuSpec, ModelSpec
+from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import BYTES_PER_GB, MEMORY_USABLE_FRACTION
 
 DECODE_ATTENTION_FIXED_S = 9.43e-6
@@ -126,41 +123,3 @@ def serving_usable_gb(gpu: GpuSpec, weights_gb: float, expert_parallel: bool = F
     (GB): the weights plus :func:`kv_room_bytes`, the memory report's usable figure for a pool
     whose KV cache was sized by it."""
     return weights_gb + kv_room_bytes(gpu, weights_gb * 1e9, expert_parallel) / 1e9
-
-
-def decode_attention_context(model: ModelSpec, prompt_tokens: float, output_tokens: float) -> float:
-    """Cached tokens a decode query attends, averaged over the output positions and the
-    layers: ``prompt + output / 2`` on full attention, less on a model's chunked layers."""
-    context = prompt_tokens + output_tokens / 2.0
-    return _chunked_context(model, context, prompt_tokens, prompt_tokens + output_tokens)
-
-
-def prefill_attention_context(
-    model: ModelSpec, prompt_tokens: float, computed_tokens: float
-) -> float:
-    """Tokens a prompt token attends, averaged over the ``computed_tokens`` new positions (the
-    rest of the prompt a cached prefix) and the layers: ``prompt - computed / 2`` (causal) on
-    full attention, less on a model's chunked layers."""
-    context = max(0.0, prompt_tokens - computed_tokens / 2.0)
-    return _chunked_context(model, context, prompt_tokens - computed_tokens, prompt_tokens)
-
-
-def _chunked_context(model: ModelSpec, context: float, first: float, last: float) -> float:
-    """``context`` on the full-attention layers, averaged with the chunked layers' span over
-    positions ``first``..``last``: a position ``p`` attends ``p mod chunk`` tokens there
-    (continuous positions, so a range inside the first chunk gives ``context`` again)."""
-    chunk = float(model.attention_chunk)
-    chunked = min(model.chunked_attention_layers, model.layers)
-    if chunk <= 0 or chunked <= 0 or last <= first:
-        return context
-    local = (_chunk_position_integral(last, chunk) - _chunk_position_integral(first, chunk)) / (
-        last - first
-    )
-    return ((model.layers - chunked) * context + chunked * local) / model.layers
-
-
-def _chunk_position_integral(position: float, chunk: float) -> float:
-    """Integral of ``p mod chunk`` over ``p`` from 0 to ``position``."""
-    whole = position // chunk
-    rest = position - whole * chunk
-    return whole * chunk * chunk / 2.0 + rest * rest / 2.0

@@ -24,6 +24,10 @@ from advisor.engine.facts.constants import (
     WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
+from advisor.engine.model.attention_span import (
+    decode_attention_context,
+    prefill_attention_context,
+)
 from advisor.engine.model.collectives import CommDomain, make_domain
 from advisor.engine.model.efficiency import (
     ELEMENTWISE_FFN_PASSES,
@@ -38,12 +42,7 @@ from advisor.engine.model.efficiency import (
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.scaleup import ScaleUp
-from advisor.engine.model.serving.attention import (
-    decode_attention_context,
-    decode_attention_rates,
-    decode_attention_s,
-    prefill_attention_context,
-)
+from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     expert_gemm_rate,
