@@ -19,7 +19,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec
-from advisor.engine.facts.constants import BYTES_PER_GB, MEMORY_USABLE_FRACTION
+from advisor.engine.facts.constants import BYTES_PER_GB, HBM_EFFICIENCY, MEMORY_USABLE_FRACTION
+
+ATTENTION_DECODE_EFFICIENCY = 0.67
+"""Decode attention without a fitted closed form (FlashMLA's roofline): it reaches 660 of 989
+dense bf16 TFLOP/s on H800 when compute bound (deepseek-ai/FlashMLA README: 660 TFLOPS, 3000
+GB/s memory bound)."""
 
 DECODE_ATTENTION_FIXED_S = 9.43e-6
 """Fixed time of one decode-attention call (fitted on the kernel table, not on serving rows:
@@ -43,6 +48,24 @@ Hopper kernels for the two KV dtypes differ: the FP8 constants read the BF16-KV 
 fast (H100 -14.2 %, H200 -21.7 % signed), these 11.0 / 15.1 % (+0.9 / -6.7 %).  Blackwell
 keeps the FP8 constants for both (they read its BF16-KV calls within 9 %, -0.9 / -2.3 %, and
 these 22-24 % slow)."""
+
+MLA_DECODE_ATTENTION_BLACKWELL: dict[float, tuple[float, float, float]] = {
+    1.0: (13e-6, 0.58, 1.00),
+    2.0: (15e-6, 0.66, 0.57),
+}
+"""(fixed time, HBM share, 16-bit peak share) of multi-head latent attention's decode on
+Blackwell by latent-cache bytes per element (FP8, BF16): ``t0 + max(latent read / (e x HBM),
+FLOPs / (r x 16-bit peak))``, the kernel overlapping its read and its math.  Fitted on
+TensorRT-LLM 1.3.0rc20's measured MLA generation latencies of B200 SXM and GB200
+(AIConfigurator 0.12.0 ``generation_mla_perf.parquet``; ``bench/aic_mla_fit.py``: 16-128 query
+heads per GPU, 16+ sequences, 512+ tokens of context, 171 calls a table), never on a serving row:
+12.8 % mean |error| on both tables for FP8, 12.2 / 12.7 % for BF16, where FlashMLA's roofline
+below reads 45-47 / 37 %.  An FP8 cache runs its math at the 16-bit peak (share 1.00: FP8 tensor
+cores at half their peak), a BF16 one at 0.57 of it.  Hopper keeps FlashMLA's roofline
+(``max(read / (0.8 HBM), FLOPs / (0.67 x 16-bit peak))``, the kernel DeepSeek's and SGLang's
+fitted Hopper deployments ran; TensorRT-LLM's Hopper tables read 20-28 % from either form)."""
+MLA_DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("blackwell",)
+"""Generations whose MLA decode attention takes :data:`MLA_DECODE_ATTENTION_BLACKWELL`."""
 
 KV_MEMORY_FRACTION = 0.90
 """Share of the memory left after the weights and ``KV_MEMORY_RESERVE_BYTES`` that a serving
@@ -83,6 +106,66 @@ def decode_attention_rates(
         )
     )
     return DecodeAttentionRates(fixed, 1.0 / (hbm_share * hbm), 1.0 / (flop_share * peak))
+
+
+@lru_cache(maxsize=64)
+def mla_decode_attention_rates(
+    gpu: GpuSpec, kv_element_bytes: float = 2.0
+) -> DecodeAttentionRates | None:
+    """The fitted MLA decode attention's constants on ``gpu`` reading a latent cache of
+    ``kv_element_bytes`` per element, or None where FlashMLA's roofline prices it (a generation
+    outside :data:`MLA_DECODE_ATTENTION_FITTED_GENERATIONS`)."""
+    if gpu.generation not in MLA_DECODE_ATTENTION_FITTED_GENERATIONS:
+        return None
+    peak = (gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")) * 1e12
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9
+    if peak <= 0 or hbm <= 0:
+        return None
+    fixed, hbm_share, flop_share = MLA_DECODE_ATTENTION_BLACKWELL[
+        1.0 if kv_element_bytes < 2.0 else 2.0
+    ]
+    return DecodeAttentionRates(fixed, 1.0 / (hbm_share * hbm), 1.0 / (flop_share * peak))
+
+
+def decode_attention_layer_s(
+    gpu: GpuSpec, kv_element_bytes: float, latent: bool, kv_bytes: float, flops: float
+) -> float:
+    """One layer's decode attention on one GPU reading ``kv_bytes`` of its KV cache
+    (``kv_element_bytes`` per element; ``latent``: an MLA cache) and running ``flops``
+    attention FLOPs: the closed forms fitted on TensorRT-LLM's kernels where a generation has
+    them (GQA / MHA: :func:`decode_attention_s`; MLA on Blackwell: :func:`mla_decode_attention_s`),
+    else the roofline ``max(read / (0.8 HBM), FLOPs / (0.67 x 16-bit peak))`` (FlashMLA's rate,
+    :data:`ATTENTION_DECODE_EFFICIENCY`)."""
+    if latent:
+        mla = mla_decode_attention_rates(gpu, kv_element_bytes)
+        if mla is not None:
+            return mla_decode_attention_s(mla, kv_bytes, flops)
+    else:
+        rates = decode_attention_rates(gpu, kv_element_bytes)
+        if rates is not None:
+            return decode_attention_s(rates, kv_bytes, flops)
+    hbm, flop_rate = _roofline_rates(gpu)
+    return max(kv_bytes / hbm, flops / flop_rate)
+
+
+@lru_cache(maxsize=64)
+def _roofline_rates(gpu: GpuSpec) -> tuple[float, float]:
+    """(bytes/s, FLOP/s) of the decode attention's roofline on ``gpu``."""
+    peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
+    return (
+        gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
+        peak * 1e12 * ATTENTION_DECODE_EFFICIENCY,
+    )
+
+
+def mla_decode_attention_s(rates: DecodeAttentionRates, kv_bytes: float, flops: float) -> float:
+    """One layer's MLA decode attention on one GPU: fixed + max(latent read, FLOPs) at the
+    fitted rates (:data:`MLA_DECODE_ATTENTION_BLACKWELL`); 0.0 when it reads nothing."""
+    if kv_bytes <= 0.0:
+        return 0.0
+    memory = kv_bytes * rates.s_per_byte
+    math_s = flops * rates.s_per_flop
+    return rates.fixed_s + (memory if memory > math_s else math_s)
 
 
 def decode_attention_s(rates: DecodeAttentionRates, kv_bytes: float, flops: float) -> float:

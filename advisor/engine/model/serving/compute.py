@@ -42,7 +42,7 @@ from advisor.engine.model.efficiency import (
 from advisor.engine.model.moe_dispatch import moe_dispatch
 from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.scaleup import ScaleUp
-from advisor.engine.model.serving.attention import decode_attention_rates, decode_attention_s
+from advisor.engine.model.serving.attention import decode_attention_layer_s
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     expert_gemm_rate,
@@ -69,9 +69,6 @@ KV_TRANSFER_SETUP_S = 200e-6
 """Per-request handshake of a KV transfer (decode pre-allocates, prefill is told where to
 write: SGLang PD design, Mooncake transfer engine); engineering estimate, two round trips plus
 bookkeeping."""
-ATTENTION_DECODE_EFFICIENCY = 0.67
-"""Decode attention reaches 660 of 989 dense bf16 TFLOP/s on H800 when compute bound
-(deepseek-ai/FlashMLA README: 660 TFLOPS, 3000 GB/s memory bound)."""
 MLA_ROPE_DIM = 64
 """Decoupled RoPE key width of multi-head latent attention (DeepSeek-V2, arXiv 2405.04434)."""
 DECODE_TBO_OVERLAP = 0.0
@@ -232,9 +229,6 @@ class _DecodeConsts(NamedTuple):
 
     kv_bytes_per_token: float
     attention_flops_per_context_token: float
-    hbm_bytes_per_s: float
-    attention_flops_per_s: float
-    """Decode attention: ATTENTION_DECODE_EFFICIENCY of the bf16 (or fp16) peak."""
     other_kernels_s: float
     """Decode kernels other than the GEMMs per layer (attention, norms, rotary, activation,
     residual): the per-layer launch cost less the GEMMs' own latency."""
@@ -243,13 +237,10 @@ class _DecodeConsts(NamedTuple):
 
 @lru_cache(maxsize=256)
 def _decode_consts(gpu: GpuSpec, model: ModelSpec, precision: str) -> _DecodeConsts:
-    peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
     gemm_t0 = profile(gpu).gemm_latency_s
     return _DecodeConsts(
         kv_bytes_per_token=kv_bytes_per_token(model, precision),
         attention_flops_per_context_token=decode_attention_flops_per_context_token(model),
-        hbm_bytes_per_s=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
-        attention_flops_per_s=peak * 1e12 * ATTENTION_DECODE_EFFICIENCY,
         other_kernels_s=max(0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * gemm_t0),
         latent=latent_kv(model),
     )
@@ -615,15 +606,12 @@ def moe_decode_s(
     kv_split = 1 if consts.latent else min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / model.layers
     flops = rows * context * consts.attention_flops_per_context_token / tp
-    rates = (
-        None
-        if consts.latent
-        else decode_attention_rates(scenario.gpu, kv_element_bytes(scenario.precision))
-    )
-    attention = (
-        decode_attention_s(rates, kv_read / kv_split, flops)
-        if rates
-        else max(kv_read / kv_split / consts.hbm_bytes_per_s, flops / consts.attention_flops_per_s)
+    attention = decode_attention_layer_s(
+        scenario.gpu,
+        kv_element_bytes(scenario.precision, consts.latent),
+        consts.latent,
+        kv_read / kv_split,
+        flops,
     )
     per_layer = (
         parts.attention_gemm_s
@@ -769,14 +757,12 @@ def _dense_decode_s(
     kv_split = min(tp, model.kv_heads)
     kv_read = live * context * consts.kv_bytes_per_token / layers
     flops = rows * context * consts.attention_flops_per_context_token
-    rates = None if consts.latent else decode_attention_rates(gpu, kv_element_bytes(precision))
-    attention = (
-        decode_attention_s(rates, kv_read / kv_split, flops / tp)
-        if rates
-        else max(
-            kv_read / kv_split / consts.hbm_bytes_per_s,
-            flops / layers / tp / consts.attention_flops_per_s,
-        )
+    attention = decode_attention_layer_s(
+        gpu,
+        kv_element_bytes(precision, consts.latent),
+        consts.latent,
+        kv_read / kv_split,
+        flops / tp,
     )
     layer = gemm + elementwise + attention + consts.other_kernels_s
     head_gemm = inference_gemm(gpu, HEAD_PRECISION[precision], model.vocab / tp, model.hidden)
