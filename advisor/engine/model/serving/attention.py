@@ -92,20 +92,16 @@ def decode_attention_rates(
     generation outside :data:`DECODE_ATTENTION_FITTED_GENERATIONS`)."""
     if gpu.generation not in DECODE_ATTENTION_FITTED_GENERATIONS:
         return None
-    peak = (gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")) * 1e12
-    hbm = gpu.memory_bw_gbytes_per_s * 1e9
-    if peak <= 0 or hbm <= 0:
-        return None
-    fixed, hbm_share, flop_share = (
+    return _rates_on(
+        gpu,
         DECODE_ATTENTION_HOPPER_16BIT_KV
         if gpu.generation == "hopper" and kv_element_bytes >= 2.0
         else (
             DECODE_ATTENTION_FIXED_S,
             DECODE_ATTENTION_HBM_FRACTION,
             DECODE_ATTENTION_FLOP_FRACTION,
-        )
+        ),
     )
-    return DecodeAttentionRates(fixed, 1.0 / (hbm_share * hbm), 1.0 / (flop_share * peak))
 
 
 @lru_cache(maxsize=64)
@@ -117,13 +113,17 @@ def mla_decode_attention_rates(
     outside :data:`MLA_DECODE_ATTENTION_FITTED_GENERATIONS`)."""
     if gpu.generation not in MLA_DECODE_ATTENTION_FITTED_GENERATIONS:
         return None
+    return _rates_on(gpu, MLA_DECODE_ATTENTION_BLACKWELL[1.0 if kv_element_bytes < 2.0 else 2.0])
+
+
+def _rates_on(gpu: GpuSpec, constants: tuple[float, float, float]) -> DecodeAttentionRates | None:
+    """(fixed time, HBM share, 16-bit peak share) as the rates of ``gpu``'s own HBM and 16-bit
+    dense peak (None for a GPU without either)."""
+    fixed, hbm_share, flop_share = constants
     peak = (gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")) * 1e12
     hbm = gpu.memory_bw_gbytes_per_s * 1e9
     if peak <= 0 or hbm <= 0:
         return None
-    fixed, hbm_share, flop_share = MLA_DECODE_ATTENTION_BLACKWELL[
-        1.0 if kv_element_bytes < 2.0 else 2.0
-    ]
     return DecodeAttentionRates(fixed, 1.0 / (hbm_share * hbm), 1.0 / (flop_share * peak))
 
 
