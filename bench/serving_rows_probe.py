@@ -26,11 +26,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from advisor.engine.facts.catalog import default_catalog  # noqa: E402
-from advisor.engine.input.scenario import Design, parse_scenario  # noqa: E402
+from advisor.engine.input.scenario import parse_scenario  # noqa: E402
 from advisor.engine.model.planner import plan_workload  # noqa: E402
 from advisor.engine.model.serving.load import serving_model  # noqa: E402
 from advisor.engine.model.serving.results import (  # noqa: E402
+    benchmark_run_s,
     predict_published,
+    published_design,
     published_scenario,
 )
 from advisor.engine.tools.validation import serving_capacity_rows  # noqa: E402
@@ -46,25 +48,16 @@ def probe(row: dict) -> str:
     plan = plan_workload(scenario).inference
     assert plan is not None and plan.serving is not None
     serving = plan.serving
-    design = Design(
-        fabric=str(config.get("fabric", "infiniband")),
-        nic_gbps=float(config.get("nic_gbps", 400)),
-        nics_per_node=int(config.get("nics_per_node", 8)),
-    )
-    model = serving_model(scenario, serving, design, "point")
+    model = serving_model(scenario, serving, published_design(config), "point")
     batch = max(1, int(serving.decode.max_batch_per_instance))
     requests = int(config.get("num_requests") or STEADY_REQUESTS)
-    full, rest = divmod(requests, batch)
-    steps = serving.output_tokens / serving.tokens_per_step
-    decode_s = steps * (
-        full * model.step(float(batch)) + (model.step(float(rest)) if rest else 0.0)
-    )
-    prompts_s = requests * model.prefill_s
+    prompts_s, decode_s = benchmark_run_s(model, requests)
+    waves = -(-requests // batch)
     measured = float(row["measured"]["output_tokens_per_s_per_instance"])
     predicted = predict_published(row)["output_tokens_per_s_per_instance"]
     run_s = requests * serving.output_tokens / measured
     implied_prefill = (run_s - decode_s) / requests
-    implied_step = (run_s - prompts_s) / (steps * (full + (1 if rest else 0)))
+    implied_step = (run_s - prompts_s) / (serving.output_tokens / serving.tokens_per_step * waves)
     return (
         f"{row['id']:62s} B {batch:5d}  step {model.step(float(batch)) * 1e3:7.2f} ms"
         f"  prompt {model.prefill_s * 1e3:8.1f} ms  {predicted:9.0f} / {measured:9.0f}"

@@ -636,7 +636,8 @@ def layer_forward(
     # model FLOPs count 4 s h per token (Megatron's convention, forward_flops_per_token); the
     # kernels execute the attention's own head widths (MLA: 192-wide scores, 128-wide values)
     attn_flops = 4.0 * t * context * heads_dim / tp
-    attn_exec = t * context * attention_flops_per_query_key(model) / tp
+    flops_per_query_key = attention_flops_per_query_key(model)
+    attn_exec = t * context * flops_per_query_key / tp
     bf16_peak = gpu.peak_tflops("bf16") * 1e12 or gpu.peak_tflops(precision) * 1e12
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     # element-wise kernels (sequence parallel: hidden-sized tensors split over tp)
@@ -652,10 +653,7 @@ def layer_forward(
     if flash:
         # flash attention, causal: half of 4 t s h FLOPs executed, bf16 tensor cores, over the
         # model's span (chunked local attention skips whole chunks: attention_span)
-        span = training_attention_context(model, context)
-        executed = (
-            attn_exec if span == context else t * span * attention_flops_per_query_key(model) / tp
-        )
+        executed = t * training_attention_context(model, context) * flops_per_query_key / tp
         attention = 0.5 * executed / (p.attention_fraction * p.sustained_ratio * bf16_peak)
         attention += kernel_fixed_s(gpu, 1)
     else:

@@ -7,8 +7,11 @@ form"): a fixed time per call, the KV bytes at a share of the HBM peak, and the 
 FLOPs (query heads x context) at a share of the 16-bit tensor peak, added, not overlapped.
 The table reads the kernels far below the HBM roofline where a GPU holds few KV heads and
 many query heads per KV head (405B / 70B at TP8), and far above it at small batches, where
-the fixed time dominates.  Other generations, and latent (MLA) caches, keep the roofline
-``max(KV read / (HBM x 0.8), FLOPs / (0.67 x 16-bit peak))``, priced by the caller.
+the fixed time dominates.  A latent (MLA) cache on Blackwell has its own closed form, fitted
+on TensorRT-LLM's MLA generation latencies (its read and math overlapped: docs/MODEL.md 15.1,
+"MLA decode attention on Blackwell").  Other generations, and MLA on Hopper, keep the roofline
+``max(KV read / (HBM x 0.8), FLOPs / (0.67 x 16-bit peak))`` (FlashMLA's rate).
+:func:`decode_attention_layer_s` picks the form.
 
 How many cached tokens a query attends is the model's (:mod:`advisor.engine.model.attention_span`).
 """

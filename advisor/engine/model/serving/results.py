@@ -144,13 +144,33 @@ def benchmark_output_rate(model: ServingModel, requests: int) -> float:
     many waves this tends to the steady capacity (:meth:`ServingModel.capacity_rps` per
     instance); with one wave and a small remainder it is well below it (docs/MODEL.md 15.1,
     "The benchmark's own request count")."""
+    prompts_s, decode_s = benchmark_run_s(model, requests)
+    return requests * model.serving_plan.output_tokens / (prompts_s + decode_s)
+
+
+def benchmark_run_s(model: ServingModel, requests: int) -> tuple[float, float]:
+    """(seconds of every prompt, seconds of every decode step) of :func:`benchmark_output_rate`'s
+    run: the prompts one at a time, then each wave's ``output / tokens per step`` steps at its
+    own batch."""
     plan = model.serving_plan
     batch = max(1, int(plan.decode.max_batch_per_instance))
     full, rest = divmod(requests, batch)
     steps = plan.output_tokens / plan.tokens_per_step
-    time_s = requests * max(0.0, model.prefill_s)
-    time_s += steps * (full * model.step(float(batch)) + (model.step(float(rest)) if rest else 0.0))
-    return requests * plan.output_tokens / time_s
+    prompts_s = requests * max(0.0, model.prefill_s)
+    decode_s = steps * (
+        full * model.step(float(batch)) + (model.step(float(rest)) if rest else 0.0)
+    )
+    return prompts_s, decode_s
+
+
+def published_design(config: dict[str, Any]) -> Design:
+    """The network a published serving row ran on: its own fabric, NIC speed and count where it
+    states them, else InfiniBand, 8 x 400G a server."""
+    return Design(
+        fabric=str(config.get("fabric", "infiniband")),
+        nic_gbps=float(config.get("nic_gbps", 400)),
+        nics_per_node=int(config.get("nics_per_node", 8)),
+    )
 
 
 def predict_published(row: dict[str, Any]) -> dict[str, float]:
@@ -170,11 +190,7 @@ def predict_published(row: dict[str, Any]) -> dict[str, float]:
     workload = plan_workload(scenario)
     assert workload.inference is not None and workload.inference.serving is not None
     serving_plan = workload.inference.serving
-    design = Design(
-        fabric=str(config.get("fabric", "infiniband")),
-        nic_gbps=float(config.get("nic_gbps", 400)),
-        nics_per_node=int(config.get("nics_per_node", 8)),
-    )
+    design = published_design(config)
     if config["phase"] == "capacity":
         model = serving_model(scenario, serving_plan, design, "point")
         requests = config.get("num_requests")
