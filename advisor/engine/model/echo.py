@@ -55,6 +55,8 @@ def _model(m: ModelSpec) -> echo.ModelInfo:
         attention_head_dim=m.attention_head_dim,
         attention_chunk=m.attention_chunk,
         chunked_attention_layers=m.chunked_attention_layers,
+        sliding_window=m.sliding_window,
+        sliding_window_layers=m.sliding_window_layers,
     )
 
 

@@ -231,6 +231,8 @@ class ModelInfo(Record):
     attention_head_dim: int = 0
     attention_chunk: int = 0
     chunked_attention_layers: int = 0
+    sliding_window: int = 0
+    sliding_window_layers: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -23,8 +23,11 @@ class ModelSpec:
     head, run on the last pipeline stage in training (docs/MODEL.md section 5.1).
     ``attention_chunk`` > 0 is chunked local attention on ``chunked_attention_layers`` of the
     layers (Llama 4: 36 of 48, chunks of 8,192 tokens; every fourth layer attends the whole
-    sequence): a token there attends only the earlier tokens of its own chunk
-    (:func:`advisor.engine.model.serving.attention.attention_span`).
+    sequence): a token there attends only the earlier tokens of its own chunk.
+    ``sliding_window`` > 0 is sliding-window attention on ``sliding_window_layers`` of the layers
+    (gpt-oss: 18 of 36 and 12 of 24, windows of 128 tokens, alternating with full attention): a
+    token there attends at most the ``sliding_window`` tokens before it.  Both spans:
+    :mod:`advisor.engine.model.attention_span`.
     """
 
     id: str
@@ -47,6 +50,8 @@ class ModelSpec:
     attention_head_dim: int = 0
     attention_chunk: int = 0
     chunked_attention_layers: int = 0
+    sliding_window: int = 0
+    sliding_window_layers: int = 0
 
     def __hash__(self) -> int:
         """The value hash, computed once per object (:func:`cached_value_hash`)."""
@@ -313,9 +318,13 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=5.1,
             kv_dim_per_layer=1024,
             attention_head_dim=64,
+            sliding_window=128,
+            sliding_window_layers=18,
             source="openai/gpt-oss-120b config.json (hidden 2880, 36 layers, 64 heads / 8 KV, "
-            "head_dim 64, 128 experts top-4, intermediate 2880, vocab 201,088); OpenAI gpt-oss "
-            "model card (116.8B total, 5.1B active)",
+            "head_dim 64, 128 experts top-4, intermediate 2880, vocab 201,088, sliding_window "
+            "128, layer_types sliding / full alternating: 18 sliding-window layers); OpenAI "
+            "gpt-oss model card (116.8B total, 5.1B active; attention alternating banded windows "
+            "of 128 tokens and full dense)",
         ),
         ModelSpec(
             id="gpt-oss-20b",
@@ -333,9 +342,13 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=3.6,
             kv_dim_per_layer=1024,
             attention_head_dim=64,
+            sliding_window=128,
+            sliding_window_layers=12,
             source="openai/gpt-oss-20b config.json (hidden 2880, 24 layers, 64 heads / 8 KV, "
-            "head_dim 64, 32 experts top-4, intermediate 2880, vocab 201,088); OpenAI gpt-oss "
-            "model card (20.9B total, 3.6B active)",
+            "head_dim 64, 32 experts top-4, intermediate 2880, vocab 201,088, sliding_window "
+            "128, layer_types sliding / full alternating: 12 sliding-window layers); OpenAI "
+            "gpt-oss model card (20.9B total, 3.6B active; attention alternating banded windows "
+            "of 128 tokens and full dense)",
         ),
         ModelSpec(
             id="deepseek-r1",
