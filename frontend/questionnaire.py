@@ -287,7 +287,8 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Number format",
                     "Lower precision computes faster, so the network has less time to hide "
                     "behind the compute. bf16 is the usual choice (fp16 on GPUs without "
-                    "bf16); fp8 on recent GPUs; fp4 (NVFP4) for serving on Blackwell.",
+                    "bf16); fp8 on recent GPUs; fp4 (NVFP4) for serving on Blackwell; mxfp4 "
+                    "for serving an MoE model as gpt-oss ships (4-bit experts, the rest bf16).",
                     "select",
                     default="",
                     required=False,
@@ -297,6 +298,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                         Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
                         Choice("fp16", "fp16"),
                         Choice("fp4", "fp4 (NVFP4, Blackwell serving)"),
+                        Choice("mxfp4", "mxfp4 (gpt-oss as it ships)"),
                     ),
                 ),
                 Question(

@@ -414,12 +414,41 @@ and its transpose for the backward's data gradient (1 + 1 B)."""
 
 MEMORY_USABLE_FRACTION = 0.90
 """Share of HBM usable for model state (CUDA context, allocator fragmentation take the rest)."""
-WEIGHT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5625}
+WEIGHT_BYTES: dict[str, float] = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "fp4": 0.5625,
+    "mxfp4": 0.53125,
+}
 """Bytes per element of each precision: weights, GEMM operands, expert dispatch payloads (the
 one table; training activations stay 16-bit under fp8, see ``stage_time._act_bytes``).  fp4 is
 NVFP4 (serving only): 4-bit values and one FP8 (E4M3) scale per 16 (NVIDIA Model Optimizer's
-NVFP4 block size), 4.5 bits an element."""
-HEAD_PRECISION: dict[str, str] = {"bf16": "bf16", "fp16": "fp16", "fp8": "bf16", "fp4": "bf16"}
+NVFP4 block size), 4.5 bits an element.  mxfp4 (serving only, MoE models) is the OCP
+Microscaling MXFP4 format of gpt-oss's published checkpoint: 4-bit E2M1 values and one 8-bit
+(E8M0) scale per 32 (OCP Microscaling Formats (MX) Specification v1.0, 2023), 4.25 bits an
+element; only the routed experts are stored so (:data:`DENSE_PRECISION`)."""
+DENSE_PRECISION: dict[str, str] = {"mxfp4": "bf16"}
+"""The precision of every layer but the routed experts where it differs from the scenario's:
+gpt-oss ships its MoE experts in MXFP4 and its attention, router, embedding and output head in
+BF16 (openai/gpt-oss-120b ``config.json``, ``quantization_config``: ``quant_method`` mxfp4,
+``modules_to_not_convert`` the attention, router, embedding and ``lm_head``); any other
+precision is its own (``serving.precision.dense_precision``)."""
+MXFP4_MXFP8_GPUS_NEED = "fp4"
+"""The tensor-core precision a GPU must have for TensorRT-LLM to run MXFP4 experts against
+MXFP8 activations (Blackwell: B200 / GB200 / B300 / GB300, its gpt-oss MoE support matrix,
+"MXFP8 activation, MXFP4 weights, TRTLLM / CUTLASS backends") at the FP8 rate, with the FP8 KV
+cache of its gpt-oss recipe (perf-overview ``llm_options.yml``: ``kv_cache_config: dtype: fp8``);
+elsewhere (Hopper: the TRITON backend) the experts run BF16 activations against the MXFP4 weights
+at the 16-bit rate and the KV cache keeps BF16 (the recipe's "Hopper: use auto")
+(``serving.precision.expert_math_precision``)."""
+HEAD_PRECISION: dict[str, str] = {
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "fp8": "bf16",
+    "fp4": "bf16",
+    "mxfp4": "bf16",
+}
 """The precision of a model's output head (and, served, its embedding table) at each precision:
 16 bits under fp8 and fp4. Training: Megatron-Core's output layer is ``tensor_parallel.
 ColumnParallelLinear``, not a Transformer Engine module, so ``fp8_autocast`` leaves it in BF16
@@ -439,7 +468,7 @@ checkpoints keep an FP8 KV cache: Model Optimizer's ``hf_ptq.py`` exports them w
 ``kv_cache_qformat`` fp8, ``kv_cache_quant_algo: FP8`` in their ``hf_quant_config.json``); a
 latent (MLA) cache stays 16-bit under fp8 and bf16 and is FP8 under fp4 (NVIDIA's NVFP4 DeepSeek
 checkpoints say ``kv_cache_quant_algo: FP8`` too: ``nvidia/DeepSeek-V3.1-NVFP4``'s
-``hf_quant_config.json``; ``serving.compute.kv_element_bytes``)."""
+``hf_quant_config.json``; ``serving.precision.kv_element_bytes``)."""
 LATENT_KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 2.0, "fp4": 1.0}
 """KV-cache bytes per element of a latent (MLA) cache at each serving precision: bf16 as in
 FlashMLA and the DeepSeek / SGLang deployments, whose FP8 checkpoints (deepseek-ai) quantise no

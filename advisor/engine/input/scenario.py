@@ -35,10 +35,14 @@ from advisor.engine.result.echo import Design as Design  # a design is the resul
 from advisor.engine.result.records import CalibrationApplied
 
 WORKLOADS: tuple[str, ...] = ("training", "fine_tuning", "inference")
-PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16", "fp4")
-SERVING_ONLY_PRECISIONS: tuple[str, ...] = ("fp4",)
-"""NVFP4 (4-bit values, an FP8 scale per 16): NVIDIA Blackwell serving checkpoints; the engine
-prices no FP4 training (docs/MODEL.md 15.1, "NVFP4 serving")."""
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp16", "fp4", "mxfp4")
+SERVING_ONLY_PRECISIONS: tuple[str, ...] = ("fp4", "mxfp4")
+"""NVFP4 (4-bit values, an FP8 scale per 16): NVIDIA Blackwell serving checkpoints; MXFP4 (4-bit
+values, an 8-bit scale per 32) on an MoE model's routed experts, the rest BF16: gpt-oss's
+published checkpoint.  The engine prices no 4-bit training (docs/MODEL.md 15.1, "NVFP4 serving",
+"MXFP4 experts")."""
+EXPERT_ONLY_PRECISIONS: tuple[str, ...] = ("mxfp4",)
+"""Precisions that quantize only the routed experts: an MoE model's alone."""
 SHARDINGS: tuple[str, ...] = ("none", "zero1", "zero3")
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe", "a2a_1f1b")
@@ -456,8 +460,15 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
     if precision in SERVING_ONLY_PRECISIONS and workload in ("training", "fine_tuning"):
         errors.add(
             "precision",
-            f"{precision} is a serving precision (NVFP4 checkpoints); training and fine-tuning "
+            f"{precision} is a serving precision (4-bit checkpoints); training and fine-tuning "
             "run bf16, fp16 or fp8",
+        )
+        precision = None
+    if precision in EXPERT_ONLY_PRECISIONS and model is not None and not model.is_moe:
+        errors.add(
+            "precision",
+            f"{precision} stores an MoE model's routed experts in 4 bits (gpt-oss's checkpoint); "
+            f"{model.name} has no experts: use bf16, fp8 or fp4",
         )
         precision = None
 

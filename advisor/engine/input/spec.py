@@ -54,7 +54,8 @@ FIELDS: dict[str, FieldDoc] = {
     "precision": FieldDoc(
         "string",
         "Number format; default bf16 (fp16 where bf16 is missing); fp4 (NVFP4) serves only, on "
-        "GPUs with FP4 tensor cores (NVIDIA Blackwell).",
+        "GPUs with FP4 tensor cores (NVIDIA Blackwell); mxfp4 serves only an MoE model, its "
+        "routed experts in MXFP4 and the rest in BF16 (gpt-oss's published checkpoint).",
         choices=sc.PRECISIONS,
     ),
     "sequence_length": FieldDoc(

@@ -17,6 +17,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.placement import expert_dp_size, expert_tp
 from advisor.engine.model.serving.compute import experts_per_gpu, kv_bytes_per_token
+from advisor.engine.model.serving.precision import dense_precision
 from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory
 
@@ -393,7 +394,7 @@ def request_kv_bytes(scenario: Scenario) -> float:
     assert scenario.inference is not None
     m = scenario.model
     context = scenario.inference.prompt_tokens + scenario.inference.output_tokens
-    return context * kv_bytes_per_token(m, scenario.precision)
+    return context * kv_bytes_per_token(m, scenario.precision, scenario.gpu)
 
 
 def inference_memory(
@@ -402,7 +403,7 @@ def inference_memory(
     """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_split (GB)."""
     assert scenario.inference is not None
     m = scenario.model
-    wbytes = WEIGHT_BYTES[scenario.precision]
+    wbytes = WEIGHT_BYTES[dense_precision(scenario.precision)]
     weights = served_weight_bytes(m, scenario.precision) / gpus_per_replica
     kv = batch * request_kv_bytes(scenario) / max(1, kv_split)
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set

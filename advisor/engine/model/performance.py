@@ -24,7 +24,6 @@ from typing import Any
 from advisor.engine.facts import constants as c
 from advisor.engine.facts.constants import (
     FABRICS,
-    WEIGHT_BYTES,
 )
 from advisor.engine.facts.transports import carries_rdma, net_transport
 from advisor.engine.facts.vocabulary import fabric_label
@@ -58,6 +57,7 @@ from advisor.engine.model.serving.compute import (
 )
 from advisor.engine.model.serving.load import serving_metrics, serving_model
 from advisor.engine.model.serving.pools import reference_design
+from advisor.engine.model.serving.precision import dispatch_bytes_per_element
 from advisor.engine.model.training_step import (
     _compute_floor_s,
     _fastest_plan,
@@ -230,7 +230,7 @@ def _inference_times(
             tokens_per_rank=max(1, inference.ep_tokens_per_gpu),
             hidden=scenario.model.hidden,
             top_k=scenario.model.moe_top_k,
-            bytes_per_element=WEIGHT_BYTES[scenario.precision],
+            bytes_per_element=dispatch_bytes_per_element(scenario),
             d=dom,
         )
         comb = moe_dispatch(

@@ -62,6 +62,7 @@ from advisor.engine.model.serving.compute import (
     moe_decode_s,
     moe_prefill_pass_s,
 )
+from advisor.engine.model.serving.precision import dispatch_bytes_per_element
 from advisor.engine.result.echo import ServingPool
 
 
@@ -571,7 +572,7 @@ def _inference_costs(
     inf = scenario.inference
     m = scenario.model
     tp, pp, ep = plan.tp, plan.pp, plan.ep
-    wbytes = WEIGHT_BYTES[scenario.precision]
+    wbytes = dispatch_bytes_per_element(scenario)
     act_bytes = 2.0
     context = decode_attention_context(m, inf.prompt_tokens, inf.output_tokens)
     prompt = float(inf.prompt_tokens)

@@ -4,8 +4,9 @@ Every preset model x every GPU x sizes from 1 to 16,384 servers (odd sizes inclu
 training, fine-tuning and three kinds of serving deployment, under the default and three
 non-default constraint sets; the late-2026 platforms with every preset
 (:func:`new_hardware_grid`); retrieval pipelines (:func:`rag_grid`); serving fleets asked
-for far more than they serve (:func:`overload_grid`); and NVFP4 serving on Blackwell
-(:func:`fp4_grid`).  :func:`scenario_for` turns a case into
+for far more than they serve (:func:`overload_grid`); NVFP4 serving on Blackwell
+(:func:`fp4_grid`); and MoE serving on MXFP4 experts (:func:`mxfp4_grid`).  :func:`scenario_for`
+turns a case into
 the scenario v1 dict ``evaluate`` reads.
 """
 
@@ -84,6 +85,11 @@ FP4_SIZES: tuple[int, ...] = (1, 2, 3, 18, 33)
 FP4_WORKLOADS: tuple[str, ...] = (
     "inference-replicas", "inference-split", "inference-disaggregated",
 )  # fmt: skip
+MXFP4 = "mxfp4"
+"""The variant of a serving case on MXFP4 experts (``precision: mxfp4``, :func:`mxfp4_grid`)."""
+MXFP4_MODELS: tuple[str, ...] = ("gpt-oss-120b", "deepseek-v3")
+MXFP4_GPUS: tuple[str, ...] = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72")
+MXFP4_SIZES: tuple[int, ...] = (1, 2, 33)
 VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
 VARIANT_WORKLOADS: tuple[str, ...] = ("training", "inference-split")
 """Non-default variants run at these sizes and workloads only (the default runs everywhere)."""
@@ -131,7 +137,24 @@ def grid(catalog: Catalog | None = None) -> list[AuditCase]:
     cases |= set(rag_grid(cat))
     cases |= set(overload_grid(cat))
     cases |= set(fp4_grid(cat))
+    cases |= set(mxfp4_grid(cat))
     return sorted(cases)
+
+
+def mxfp4_grid(catalog: Catalog | None = None) -> list[AuditCase]:
+    """Serving MoE models on MXFP4 experts (gpt-oss as it ships, and a large MoE) on Hopper,
+    whose experts run BF16 activations, and Blackwell, whose run MXFP8: each deployment kind,
+    one server to 33."""
+    cat = catalog or default_catalog()
+    return sorted(
+        AuditCase(model, gpu, workload, MXFP4, servers)
+        for model in MXFP4_MODELS
+        if cat.model(model) is not None
+        for gpu in MXFP4_GPUS
+        if cat.gpu(gpu) is not None
+        for workload in FP4_WORKLOADS
+        for servers in MXFP4_SIZES
+    )
 
 
 def fp4_grid(catalog: Catalog | None = None) -> list[AuditCase]:
@@ -228,6 +251,8 @@ def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, A
         scenario["workload"] = case.workload
     if case.variant == FP4:
         scenario["precision"] = "fp4"
+    if case.variant == MXFP4:
+        scenario["precision"] = "mxfp4"
     if VARIANTS.get(case.variant):
         scenario["constraints"] = dict(VARIANTS[case.variant])
     if case.variant == "tight-budget":

@@ -18,10 +18,7 @@ from advisor.engine.facts.constants import (
     FABRICS,
     HBM_EFFICIENCY,
     HEAD_PRECISION,
-    KV_ELEMENT_BYTES,
-    LATENT_KV_ELEMENT_BYTES,
     QUANTIZED_PRECISIONS,
-    WEIGHT_BYTES,
 )
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.attention_span import (
@@ -45,13 +42,18 @@ from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.model.serving.attention import decode_attention_layer_s
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
-    expert_gemm_rate,
+    expert_kernel,
     inference_gemm,
     inference_gemms,
     routed_experts_s,
     total_time_s,
 )
 from advisor.engine.model.serving.intra import intra_time_s
+from advisor.engine.model.serving.precision import (
+    dense_precision,
+    dispatch_bytes_per_element,
+    kv_element_bytes,
+)
 from advisor.engine.result.echo import ServingPool
 
 GB = 1e9
@@ -166,24 +168,16 @@ class ServingPlan:
         return self.deployment != "disaggregated"
 
 
-def kv_element_bytes(precision: str, latent: bool = False) -> float:
-    """KV cache bytes per element: fp8 serving of GQA/MHA models keeps an fp8 KV cache
-    (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``); latent (MLA) caches stay
-    bf16 as in FlashMLA and the DeepSeek/SGLang deployments, but for NVFP4 checkpoints, which
-    ship an FP8 cache (:data:`constants.LATENT_KV_ELEMENT_BYTES`); otherwise 16-bit
-    (:data:`constants.KV_ELEMENT_BYTES`, FP8 under fp4 too)."""
-    return LATENT_KV_ELEMENT_BYTES[precision] if latent else KV_ELEMENT_BYTES[precision]
-
-
 def latent_kv(model: ModelSpec) -> bool:
     """Multi-head latent attention: the cached vector is shared by all heads (not split by TP)."""
     return model.kv_dim_per_layer != 2 * model.kv_heads * model.head_dim
 
 
-def kv_bytes_per_token(model: ModelSpec, precision: str) -> float:
-    """layers x cached elements per layer (2 x kv_heads x head_dim for GQA, 576 for MLA)."""
+def kv_bytes_per_token(model: ModelSpec, precision: str, gpu: GpuSpec | None = None) -> float:
+    """layers x cached elements per layer (2 x kv_heads x head_dim for GQA, 576 for MLA) x
+    :func:`kv_element_bytes` (``gpu``: the GPU an mxfp4 deployment runs on)."""
     return float(model.layers * model.kv_dim_per_layer) * kv_element_bytes(
-        precision, latent_kv(model)
+        precision, latent_kv(model), gpu
     )
 
 
@@ -239,7 +233,7 @@ class _DecodeConsts(NamedTuple):
 def _decode_consts(gpu: GpuSpec, model: ModelSpec, precision: str) -> _DecodeConsts:
     gemm_t0 = profile(gpu).gemm_latency_s
     return _DecodeConsts(
-        kv_bytes_per_token=kv_bytes_per_token(model, precision),
+        kv_bytes_per_token=kv_bytes_per_token(model, precision, gpu),
         attention_flops_per_context_token=decode_attention_flops_per_context_token(model),
         other_kernels_s=max(0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * gemm_t0),
         latent=latent_kv(model),
@@ -305,7 +299,8 @@ def _prefill_attention_flops_per_s(scenario: Scenario) -> float:
     (:func:`kv_element_bytes`) and runs its context attention in FP8, as ``trtllm-bench build``
     sets up every FP8 checkpoint (``use_fp8_context_fmha``, tensorrt_llm/bench/build/build.py;
     FlashAttention-3's FP8 forward pass reaches ~1.2 of H100's 1.98 PFLOP/s, arXiv 2407.08608);
-    an fp4 (NVFP4) deployment keeps the same FP8 KV cache and FP8 context attention."""
+    an fp4 (NVFP4) deployment keeps the same FP8 KV cache and FP8 context attention; an mxfp4
+    one (gpt-oss) keeps its attention in BF16, as its checkpoint does."""
     gpu = scenario.gpu
     p = profile(gpu)
     peak = gpu.peak_tflops("bf16") or gpu.peak_tflops("fp16")
@@ -468,7 +463,10 @@ class _MoeLayerGemms(NamedTuple):
     """The output head, ``vocab / tp`` x ``hidden`` (a decode step's)."""
     consts: _DecodeConsts
     expert_rate: float
-    """FLOP/s of the routed experts' grouped GEMMs (:func:`gemm.expert_gemm_rate`)."""
+    """FLOP/s of the routed experts' grouped GEMMs (:func:`gemm.expert_kernel`)."""
+    expert_fixed_s: float
+    expert_tile_s: float
+    """The experts' kernels' fixed cost and cost per wave of tiles (:func:`gemm.expert_kernel`)."""
 
 
 @lru_cache(maxsize=256)
@@ -476,7 +474,14 @@ def _moe_layer_gemms(
     gpu: GpuSpec, precision: str, model: ModelSpec, tp: int, expert_parallel: bool
 ) -> _MoeLayerGemms:
     shapes = _moe_layer_shapes(model, tp, expert_parallel)
-    gemms = inference_gemms(gpu, precision, shapes.gemms)  # attention, shared, up, down
+    dense = dense_precision(precision)
+    if dense == precision:
+        gemms = inference_gemms(gpu, precision, shapes.gemms)  # attention, shared, up, down
+    else:  # mxfp4: the routed experts in their own format, the rest 16-bit
+        gemms = inference_gemms(gpu, dense, shapes.gemms[:-2]) + inference_gemms(
+            gpu, precision, shapes.gemms[-2:]
+        )
+    rate, fixed, tile = expert_kernel(gpu, precision)
     return _MoeLayerGemms(
         attention=gemms[: len(shapes.attention)],
         shared=gemms[len(shapes.attention) : -2],
@@ -486,7 +491,9 @@ def _moe_layer_gemms(
         hbm=gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY,
         head=inference_gemm(gpu, HEAD_PRECISION[precision], model.vocab / tp, model.hidden),
         consts=_decode_consts(gpu, model, precision),
-        expert_rate=expert_gemm_rate(gpu, precision),
+        expert_rate=rate,
+        expert_fixed_s=fixed,
+        expert_tile_s=tile,
     )
 
 
@@ -510,7 +517,15 @@ def _moe_layer(
         experts_run = model.moe_experts * hit
         copies = rows * model.moe_top_k
     per_expert = copies / max(experts_run, 1e-9)
-    routed = routed_experts_s(layer.up, layer.down, layer.expert_rate, experts_run, per_expert)
+    routed = routed_experts_s(
+        layer.up,
+        layer.down,
+        layer.expert_rate,
+        experts_run,
+        per_expert,
+        layer.expert_fixed_s,
+        layer.expert_tile_s,
+    )
     elementwise = 2.0 * rows * layer.elementwise_bytes_per_row / layer.hbm
     return MoeLayerTimes(attention_gemm, shared, routed, elementwise, experts_run, per_expert)
 
@@ -608,7 +623,7 @@ def moe_decode_s(
     flops = rows * context * consts.attention_flops_per_context_token / tp
     attention = decode_attention_layer_s(
         scenario.gpu,
-        kv_element_bytes(scenario.precision, consts.latent),
+        kv_element_bytes(scenario.precision, consts.latent, scenario.gpu),
         consts.latent,
         kv_read / kv_split,
         flops,
@@ -635,7 +650,7 @@ def _moe_prefill_attention_flops_per_s(scenario: Scenario) -> float:
     cache (:func:`kv_element_bytes`: GQA models, and MLA under fp4); MLA caches stay bf16
     otherwise (FlashMLA), so MLA's prefill attention runs in bf16 at the training attention
     rate."""
-    if kv_element_bytes(scenario.precision, latent_kv(scenario.model)) < 2.0:
+    if kv_element_bytes(scenario.precision, latent_kv(scenario.model), scenario.gpu) < 2.0:
         return _prefill_attention_flops_per_s(scenario)
     gpu = scenario.gpu
     p = profile(gpu)
@@ -759,7 +774,7 @@ def _dense_decode_s(
     flops = rows * context * consts.attention_flops_per_context_token
     attention = decode_attention_layer_s(
         gpu,
-        kv_element_bytes(precision, consts.latent),
+        kv_element_bytes(precision, consts.latent, gpu),
         consts.latent,
         kv_read / kv_split,
         flops / tp,
@@ -875,7 +890,7 @@ def ep_comm_s(
         tokens,
         model.hidden,
         model.moe_top_k,
-        WEIGHT_BYTES[scenario.precision],
+        dispatch_bytes_per_element(scenario),
         dom,
         mode,
     )

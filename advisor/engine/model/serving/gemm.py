@@ -24,6 +24,7 @@ from advisor.engine.model.efficiency import (
     gemm_peak_flops,
     profile,
 )
+from advisor.engine.model.serving.precision import expert_math_precision
 
 
 class InferenceGemm:
@@ -47,6 +48,10 @@ class InferenceGemm:
 
     def __init__(self, gpu: GpuSpec, precision: str, n: float, k: float) -> None:
         p = profile(gpu)
+        # the weights' bytes are the precision's; its math runs where the GPU runs it (mxfp4:
+        # FP8 on Blackwell, 16-bit elsewhere; every other precision its own)
+        self.wbytes = WEIGHT_BYTES[precision]
+        precision = expert_math_precision(gpu, precision)
         self.n, self.k, self.kn = n, k, k * n
         self.empty = n <= 0 or k <= 0
         self.tile_m = p.tile_m
@@ -64,7 +69,6 @@ class InferenceGemm:
         peak = gemm_peak_flops(gpu, p, precision)
         self.flop_rate = frac * p.sustained_ratio * peak
         self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-        self.wbytes = WEIGHT_BYTES[precision]
         self.latency = p.gemm_latency_s
 
     def time_s(self, m: float) -> float:
@@ -127,22 +131,49 @@ experts' grouped GEMMs reach on their rows padded to whole tiles, beside
 its measured dense-GEMM rate, which grouped NVFP4 GEMMs reach half of)."""
 
 
-def expert_gemm_rate(gpu: GpuSpec, precision: str) -> float:
-    """FLOP/s of an inference MoE layer's grouped expert GEMMs: :data:`MOE_GROUPED_GEMM_FRACTION`
-    of the priced peak at the sustained clock (docs/MODEL.md 15.1, "MoE expert kernels")."""
+MXFP4_EXPERT_KERNELS: dict[str, tuple[float, float, float]] = {"fp8": (18e-6, 3e-6, 1.0)}
+"""(fixed seconds, seconds per wave of tiles, fraction of the sustained peak) of MXFP4 experts
+whose math runs at the key's precision, where they have their own kernels: TensorRT-LLM's
+MXFP4 x MXFP8 fused MoE on Blackwell, fitted on AIConfigurator 0.12.0's ``w4a8_mxfp4_mxfp8``
+tables (B200, GB200, B300, GB300; tp 1, ep 1; 297 points: 9.7 % mean |error|, p90 18 %; the
+fraction bounded by 1.0, where the fit sits; ``bench/aic_mxfp4_moe_fit.py``).  Elsewhere (Hopper's
+BF16 x MXFP4 Triton kernels) the shared constants and the 16-bit fraction price them, read
+against the ``w4a16_mxfp4`` tables, not fitted (docs/MODEL.md 15.1, "MXFP4 experts")."""
+
+
+def expert_kernel(gpu: GpuSpec, precision: str) -> tuple[float, float, float]:
+    """(FLOP/s, fixed seconds, seconds per wave of tiles) of an inference MoE layer's grouped
+    expert GEMMs: :data:`MOE_GROUPED_GEMM_FRACTION` of the priced peak at the sustained clock,
+    :data:`MOE_KERNEL_FIXED_S` and :data:`MOE_KERNEL_TILE_S` (docs/MODEL.md 15.1, "MoE expert
+    kernels"); the peak of the precision the experts' math runs at (mxfp4: FP8 on Blackwell,
+    with :data:`MXFP4_EXPERT_KERNELS`' constants; 16-bit elsewhere)."""
     p = profile(gpu)
-    fraction = MOE_GROUPED_GEMM_FRACTION[precision]
-    return fraction * p.sustained_ratio * gemm_peak_flops(gpu, p, precision)
+    math_precision = expert_math_precision(gpu, precision)
+    fixed, tile = MOE_KERNEL_FIXED_S, MOE_KERNEL_TILE_S
+    fraction = MOE_GROUPED_GEMM_FRACTION.get(precision, 0.0)
+    if precision != math_precision:
+        fixed, tile, fraction = MXFP4_EXPERT_KERNELS.get(
+            math_precision, (fixed, tile, MOE_GROUPED_GEMM_FRACTION[math_precision])
+        )
+    peak = gemm_peak_flops(gpu, p, math_precision)
+    return fraction * p.sustained_ratio * peak, fixed, tile
 
 
 def routed_experts_s(
-    up: InferenceGemm, down: InferenceGemm, rate: float, experts: float, rows_per_expert: float
+    up: InferenceGemm,
+    down: InferenceGemm,
+    rate: float,
+    experts: float,
+    rows_per_expert: float,
+    fixed_s: float = MOE_KERNEL_FIXED_S,
+    tile_s: float = MOE_KERNEL_TILE_S,
 ) -> float:
     """One MoE layer's routed experts on one GPU: ``experts`` experts that received a token,
     ``rows_per_expert`` rows each, their up (+gate) and down GEMMs ``up`` and ``down``.
 
-    ``MOE_KERNEL_FIXED_S + max(weights read / HBM, FLOPs of the rows padded to whole tiles /
-    rate + MOE_KERNEL_TILE_S x tiles / SMs)``: a small batch streams the weights of the experts
+    ``fixed_s + max(weights read / HBM, FLOPs of the rows padded to whole tiles / rate +
+    tile_s x tiles / SMs)`` (:data:`MOE_KERNEL_FIXED_S` and :data:`MOE_KERNEL_TILE_S` but for
+    kernels of their own, :func:`expert_kernel`): a small batch streams the weights of the experts
     it hits, a large one runs the grouped GEMMs at ``rate`` (:data:`MOE_GROUPED_GEMM_FRACTION`
     of the sustained peak) and pays each wave of tiles.  The element-wise passes (token
     permutation, gated activation) are priced with the layer's other element-wise kernels.
@@ -153,9 +184,9 @@ def routed_experts_s(
     weights = experts * params * up.wbytes / up.hbm
     tile_rows = experts * math.ceil(rows_per_expert / up.tile_m)
     compute = 2.0 * tile_rows * up.tile_m * params / rate
-    compute += MOE_KERNEL_TILE_S * tile_rows * (up.tiles_n + down.tiles_n) / up.sms
+    compute += tile_s * tile_rows * (up.tiles_n + down.tiles_n) / up.sms
     longer = compute if compute > weights else weights
-    return MOE_KERNEL_FIXED_S + longer
+    return fixed_s + longer
 
 
 @lru_cache(maxsize=1024)

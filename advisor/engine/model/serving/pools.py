@@ -83,7 +83,7 @@ def _pool(
     model = scenario.model
     weight_bytes = WEIGHT_BYTES[scenario.precision]
     gpus = gpus if gpus is not None else servers * scenario.gpus_per_node
-    kvb = kv_bytes_per_token(model, scenario.precision)
+    kvb = kv_bytes_per_token(model, scenario.precision, scenario.gpu)
     if ep > 1:
         per_gpu = experts_per_gpu(model, ep)
         slots = per_gpu * ep
@@ -741,7 +741,7 @@ def _serving_plan(
 ) -> ServingPlan:
     inf = scenario.inference
     assert inf is not None
-    kvb = kv_bytes_per_token(scenario.model, scenario.precision)
+    kvb = kv_bytes_per_token(scenario.model, scenario.precision, scenario.gpu)
     mtp = inf.mtp or 0.0
     return ServingPlan(
         deployment=deployment,

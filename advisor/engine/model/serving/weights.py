@@ -13,13 +13,27 @@ from __future__ import annotations
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import HEAD_PRECISION, WEIGHT_BYTES
+from advisor.engine.model.serving.precision import dense_precision
 
 
 def served_weight_bytes(model: ModelSpec, precision: str, params: float | None = None) -> float:
     """Bytes of ``params`` parameters of ``model`` served at ``precision`` (the whole model
     when ``None``; an expert-parallel instance passes its dense part), of which the embedding
     table and the output head (:attr:`ModelSpec.embedding_params`) take
-    :data:`constants.HEAD_PRECISION`'s bytes and the rest ``precision``'s."""
+    :data:`constants.HEAD_PRECISION`'s bytes and the rest ``precision``'s.  Under a precision
+    whose dense layers keep their own (mxfp4: :data:`constants.DENSE_PRECISION`) the routed
+    experts (:attr:`ModelSpec.expert_params`, when the whole model is asked) take
+    ``precision``'s bytes and every other parameter the dense precision's."""
+    dense = dense_precision(precision)
+    if dense != precision:
+        experts = model.expert_params if params is None else 0.0
+        rest = (model.params if params is None else params) - experts
+        embedding = min(model.embedding_params, rest)
+        return (
+            experts * WEIGHT_BYTES[precision]
+            + (rest - embedding) * WEIGHT_BYTES[dense]
+            + embedding * WEIGHT_BYTES[HEAD_PRECISION[precision]]
+        )
     total = model.params if params is None else params
     embedding = min(model.embedding_params, total)
     return (total - embedding) * WEIGHT_BYTES[precision] + embedding * WEIGHT_BYTES[

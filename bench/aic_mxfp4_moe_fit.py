@@ -1,0 +1,154 @@
+"""The MXFP4 experts' kernel constants (``serving.gemm.MXFP4_EXPERT_KERNELS``) fitted on
+TensorRT-LLM's measured MoE kernels (docs/MODEL.md 15.1, "MXFP4 experts").
+
+AIConfigurator 0.12.0 ships TensorRT-LLM 1.3.0rc20's fused-MoE latencies for MXFP4 experts
+(``aiconfigurator_core/systems/data/<gpu>/moe/trtllm/1.3.0rc20/moe_perf.parquet``, balanced
+routing): ``w4a8_mxfp4_mxfp8`` (MXFP4 weights, MXFP8 activations) on B200, GB200, B300 and
+GB300 and ``w4a16_mxfp4`` (BF16 activations) on H100 and H200, the two paths the engine prices
+(``serving.precision.expert_math_precision``).  The Blackwell path's three constants of
+``serving.gemm.routed_experts_s`` (fixed seconds, seconds per wave of tiles, fraction of the
+sustained FP8 peak, bounded by 1.0) minimise the squared log error over its points of one GPU
+(tp 1, ep 1), scanned on a grid; the Hopper path keeps the shared constants and the 16-bit
+fraction and is only read.  The peer is a tool beside the product, never a dependency: run it
+with a scratch venv's Python::
+
+    /tmp/aic/bin/python bench/aic_mxfp4_moe_fit.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import HBM_EFFICIENCY
+from advisor.engine.model.efficiency import ELEMENTWISE_FFN_PASSES
+from advisor.engine.model.serving import gemm
+from advisor.engine.model.serving.compute import MOE_PERMUTE_PASSES, moe_layer_s
+from bench.aic_systems import CATALOG_GPU, data_dir
+
+VERSION = "1.3.0rc20"
+PATHS = {
+    "w4a8_mxfp4_mxfp8": ("b200_sxm", "gb200", "b300_sxm", "gb300"),
+    "w4a16_mxfp4": ("h100_sxm", "h200_sxm"),
+}
+
+
+def points() -> list[dict[str, Any]]:
+    import pandas as pd  # type: ignore[import-not-found]
+
+    out: list[dict[str, Any]] = []
+    for dtype, systems in PATHS.items():
+        for system in systems:
+            path = data_dir() / system / "moe" / "trtllm" / VERSION / "moe_perf.parquet"
+            frame = pd.read_parquet(path)
+            frame = frame[(frame.moe_dtype == dtype) & (frame.distribution == "balanced")]
+            for row in frame.itertuples():
+                out.append(
+                    {
+                        "gpu": CATALOG_GPU[system],
+                        "dtype": dtype,
+                        "tokens": int(row.num_tokens),
+                        "hidden": int(row.hidden_size),
+                        "inter": int(row.inter_size),
+                        "topk": int(row.topk),
+                        "experts": int(row.num_experts),
+                        "tp": int(row.moe_tp_size),
+                        "ep": int(row.moe_ep_size),
+                        "measured_s": float(row.latency) * 1e-3,
+                    }
+                )
+    return out
+
+
+def priced_s(point: dict[str, Any]) -> float:
+    """The engine's MoE layer on one GPU as the kernel table times it: the routed experts and
+    the element-wise passes the table's kernels include (permutation, gated activation)."""
+    catalog = default_catalog()
+    gpu = catalog.gpu(point["gpu"])
+    assert gpu is not None
+    base = catalog.model("gpt-oss-120b")
+    model = replace(
+        base,
+        hidden=point["hidden"],
+        ffn_hidden=point["inter"],
+        moe_experts=point["experts"],
+        moe_top_k=point["topk"],
+    )
+    tokens, tp, ep = float(point["tokens"]), point["tp"], point["ep"]
+    rows = tokens / ep
+    per_gpu = max(1, point["experts"] // ep)
+    t = moe_layer_s(gpu, "mxfp4", model, rows, tp, ep, per_gpu, tokens)
+    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    copies = rows * model.moe_top_k
+    permute = 2.0 * rows * MOE_PERMUTE_PASSES * (1 + model.moe_top_k) * model.hidden / hbm
+    activation = 2.0 * ELEMENTWISE_FFN_PASSES * copies * model.ffn_hidden / hbm / tp
+    return t.routed_s + permute + activation
+
+
+def errors(constants: tuple[float, float, float], data: list[dict[str, Any]]) -> list[float]:
+    """The engine against each point with the Blackwell path's (fixed, tile, fraction)."""
+    from advisor.engine.model.serving import compute
+
+    gemm.MXFP4_EXPERT_KERNELS["fp8"] = constants
+    moe_layer_s.cache_clear()
+    compute._moe_layer_gemms.cache_clear()
+    return [priced_s(p) / p["measured_s"] - 1.0 for p in data]
+
+
+def loss(constants: tuple[float, float, float], data: list[dict[str, Any]]) -> float:
+    return sum(math.log(1.0 + e) ** 2 for e in errors(constants, data))
+
+
+def summary(name: str, errs: list[float]) -> dict[str, Any]:
+    absolute = sorted(abs(e) for e in errs)
+    return {
+        "points": name,
+        "n": len(errs),
+        "mean_abs_pct": round(100 * statistics.fmean(absolute), 1),
+        "p90_abs_pct": round(100 * absolute[int(0.9 * (len(absolute) - 1))], 1),
+        "signed_mean_pct": round(100 * statistics.fmean(errs), 1),
+    }
+
+
+def main() -> int:
+    data = points()
+    blackwell = [p for p in data if p["dtype"] == "w4a8_mxfp4_mxfp8" and p["tp"] == p["ep"] == 1]
+    grid = [
+        (fixed * 1e-6, tile * 1e-6, fraction / 20)
+        for fixed in range(6, 40, 2)
+        for tile in (0.0, 0.5, 1.0, 2.0, 3.0, 4.9)
+        for fraction in range(4, 21)
+    ]
+    best = min(grid, key=lambda c: loss(c, blackwell))
+    print(
+        json.dumps(
+            {"fixed_us": round(best[0] * 1e6, 1), "tile_us": best[1] * 1e6, "fraction": best[2]}
+        )
+    )
+    print(
+        json.dumps(
+            {"dtype": "w4a8_mxfp4_mxfp8", **summary("tp 1, ep 1 (fitted)", errors(best, blackwell))}
+        )
+    )
+    hopper = [p for p in data if p["dtype"] == "w4a16_mxfp4" and p["tp"] == p["ep"] == 1]
+    print(
+        json.dumps(
+            {
+                "dtype": "w4a16_mxfp4",
+                **summary("tp 1, ep 1 (read, shared constants)", errors(best, hopper)),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

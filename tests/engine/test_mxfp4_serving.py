@@ -1,0 +1,146 @@
+"""mxfp4: an MoE model served as gpt-oss ships it, the routed experts in MXFP4 and the rest in
+BF16 (docs/MODEL.md 15.1, "MXFP4 experts")."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine import ScenarioError, evaluate
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import WEIGHT_BYTES
+from advisor.engine.model.serving.compute import kv_bytes_per_token, moe_layer_s
+from advisor.engine.model.serving.gemm import (
+    MOE_KERNEL_FIXED_S,
+    MXFP4_EXPERT_KERNELS,
+    expert_kernel,
+    inference_gemm,
+)
+from advisor.engine.model.serving.precision import dense_precision, expert_math_precision
+from advisor.engine.model.serving.weights import served_weight_bytes
+
+CATALOG = default_catalog()
+GPT_OSS = CATALOG.model("gpt-oss-120b")
+H100 = CATALOG.gpu("h100-sxm")
+B200 = CATALOG.gpu("b200")
+GB = 1e9
+
+
+def _serve(model: str, gpu: str, gpus: int, **extra: object) -> dict:
+    raw = {
+        "workload": "inference",
+        "model": model,
+        "gpu": gpu,
+        "gpus": gpus,
+        "precision": "mxfp4",
+        "inference": {"prompt_tokens": 1024, "output_tokens": 1024},
+    }
+    raw.update(extra)
+    return evaluate(raw)
+
+
+def test_mxfp4_is_four_and_a_quarter_bits_on_the_experts_and_bf16_elsewhere() -> None:
+    assert WEIGHT_BYTES["mxfp4"] == 4.25 / 8
+    assert dense_precision("mxfp4") == "bf16"
+    assert dense_precision("fp4") == "fp4"
+    experts = GPT_OSS.expert_params
+    rest = GPT_OSS.params - experts
+    assert served_weight_bytes(GPT_OSS, "mxfp4") == pytest.approx(experts * 4.25 / 8 + rest * 2.0)
+    # the published checkpoint is 60.8 GiB (65.3 GB): it fits one 80 GB GPU
+    assert 60 * GB < served_weight_bytes(GPT_OSS, "mxfp4") < 70 * GB
+    # an expert-parallel instance's dense part is all BF16
+    assert served_weight_bytes(GPT_OSS, "mxfp4", GPT_OSS.dense_params) == pytest.approx(
+        served_weight_bytes(GPT_OSS, "bf16", GPT_OSS.dense_params)
+    )
+
+
+def test_the_experts_math_and_kv_cache_follow_the_gpu() -> None:
+    assert H100 is not None and B200 is not None
+    assert expert_math_precision(B200, "mxfp4") == "fp8"
+    assert expert_math_precision(H100, "mxfp4") == "bf16"
+    assert expert_math_precision(H100, "fp8") == "fp8"
+    # TensorRT-LLM's gpt-oss recipe: an FP8 cache on Blackwell, BF16 ("auto") on Hopper
+    assert kv_bytes_per_token(GPT_OSS, "mxfp4", B200) == kv_bytes_per_token(GPT_OSS, "fp8")
+    assert kv_bytes_per_token(GPT_OSS, "mxfp4", H100) == kv_bytes_per_token(GPT_OSS, "bf16")
+    with pytest.raises(ValueError):
+        kv_bytes_per_token(GPT_OSS, "mxfp4")
+
+
+def test_an_mxfp4_expert_gemm_reads_its_4_bit_weights_at_the_math_rate() -> None:
+    assert H100 is not None and B200 is not None
+    for gpu, math_precision in ((B200, "fp8"), (H100, "bf16")):
+        mx = inference_gemm(gpu, "mxfp4", 5760.0, 2880.0)
+        same_math = inference_gemm(gpu, math_precision, 5760.0, 2880.0)
+        assert mx.wbytes == 4.25 / 8
+        assert mx.flop_rate == same_math.flop_rate
+    # Blackwell's MXFP4 x MXFP8 kernels have constants of their own; Hopper's take the shared
+    rate, fixed, _ = expert_kernel(B200, "mxfp4")
+    assert (fixed, MXFP4_EXPERT_KERNELS["fp8"][0]) == (18e-6, 18e-6)
+    rate_h, fixed_h, _ = expert_kernel(H100, "mxfp4")
+    assert fixed_h == MOE_KERNEL_FIXED_S
+    assert rate_h == expert_kernel(H100, "bf16")[0]  # the 16-bit fraction and rate
+    assert rate > rate_h
+
+
+# TensorRT-LLM 1.3.0rc20's MXFP4 x MXFP8 fused MoE on B200 (AIConfigurator 0.12.0 moe_perf,
+# balanced routing, tp 1, ep 1, gpt-oss-120b's experts: hidden and width 2,880, 128 experts,
+# top 4), ms: the constants were fitted on 297 such points (9.7 % mean |error|)
+W4A8_POINTS = [(64, 0.274619e-3), (1024, 0.311872e-3), (16384, 1.655397e-3)]
+
+
+@pytest.mark.parametrize(("tokens", "measured"), W4A8_POINTS)
+def test_gpt_oss_experts_read_the_measured_kernels(tokens: int, measured: float) -> None:
+    from advisor.engine.facts.constants import HBM_EFFICIENCY
+    from advisor.engine.model.efficiency import ELEMENTWISE_FFN_PASSES
+    from advisor.engine.model.serving.compute import MOE_PERMUTE_PASSES
+
+    assert B200 is not None
+    t = moe_layer_s(B200, "mxfp4", GPT_OSS, float(tokens), 1, 1, 128, float(tokens))
+    hbm = B200.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+    permute = 2.0 * tokens * MOE_PERMUTE_PASSES * 5 * GPT_OSS.hidden / hbm
+    activation = 2.0 * ELEMENTWISE_FFN_PASSES * tokens * 4 * GPT_OSS.ffn_hidden / hbm
+    priced = t.routed_s + permute + activation
+    assert 0.75 < priced / measured < 1.3
+
+
+def test_gpt_oss_fits_one_h100_at_mxfp4_and_not_at_fp8() -> None:
+    served = _serve("gpt-oss-120b", "h100-sxm", 1)
+    assert served["metrics"]["max_requests_per_s_at_target"] > 0
+    with pytest.raises(ScenarioError):
+        evaluate(
+            {
+                "workload": "inference",
+                "model": "gpt-oss-120b",
+                "gpu": "h100-sxm",
+                "gpus": 1,
+                "precision": "fp8",
+                "inference": {"prompt_tokens": 1024, "output_tokens": 1024},
+            }
+        )
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"model": "llama3-70b", "gpu": "h100-sxm", "gpus": 8}, "has no experts"),
+        ({"model": "gpt-oss-120b", "gpu": "v100-sxm2-32gb", "gpus": 8}, "no mxfp4"),
+    ],
+)
+def test_mxfp4_is_refused_where_it_cannot_run(raw: dict, says: str) -> None:
+    with pytest.raises(ScenarioError) as refused:
+        evaluate({"workload": "inference", "precision": "mxfp4", **raw})
+    assert "precision" in refused.value.field_errors
+    assert says in " ".join(refused.value.field_errors["precision"])
+
+
+def test_mxfp4_does_not_train() -> None:
+    with pytest.raises(ScenarioError) as refused:
+        evaluate(
+            {
+                "workload": "training",
+                "model": "gpt-oss-120b",
+                "gpu": "b200",
+                "gpus": 8,
+                "precision": "mxfp4",
+            }
+        )
+    assert "serving precision" in " ".join(refused.value.field_errors["precision"])
