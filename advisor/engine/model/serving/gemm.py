@@ -149,12 +149,9 @@ def expert_kernel(gpu: GpuSpec, precision: str) -> tuple[float, float, float]:
     with :data:`MXFP4_EXPERT_KERNELS`' constants; 16-bit elsewhere)."""
     p = profile(gpu)
     math_precision = expert_math_precision(gpu, precision)
-    fixed, tile = MOE_KERNEL_FIXED_S, MOE_KERNEL_TILE_S
-    fraction = MOE_GROUPED_GEMM_FRACTION.get(precision, 0.0)
-    if precision != math_precision:
-        fixed, tile, fraction = MXFP4_EXPERT_KERNELS.get(
-            math_precision, (fixed, tile, MOE_GROUPED_GEMM_FRACTION[math_precision])
-        )
+    shared = (MOE_KERNEL_FIXED_S, MOE_KERNEL_TILE_S, MOE_GROUPED_GEMM_FRACTION[math_precision])
+    own = MXFP4_EXPERT_KERNELS.get(math_precision) if precision != math_precision else None
+    fixed, tile, fraction = own or shared
     peak = gemm_peak_flops(gpu, p, math_precision)
     return fraction * p.sustained_ratio * peak, fixed, tile
 

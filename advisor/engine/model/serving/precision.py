@@ -40,8 +40,8 @@ def expert_math_precision(gpu: GpuSpec, precision: str) -> str:
 def kv_precision(gpu: GpuSpec, precision: str) -> str:
     """The precision whose KV-cache width a deployment keeps: the scenario's, but for mxfp4 the
     experts' math precision (TensorRT-LLM's gpt-oss recipe: an FP8 cache on Blackwell, BF16 on
-    Hopper)."""
-    return expert_math_precision(gpu, precision) if precision == MXFP4 else precision
+    Hopper); every other precision's math is its own."""
+    return expert_math_precision(gpu, precision)
 
 
 def kv_element_bytes(precision: str, latent: bool = False, gpu: GpuSpec | None = None) -> float:
@@ -51,10 +51,10 @@ def kv_element_bytes(precision: str, latent: bool = False, gpu: GpuSpec | None =
     ship an FP8 cache (:data:`constants.LATENT_KV_ELEMENT_BYTES`); otherwise 16-bit
     (:data:`constants.KV_ELEMENT_BYTES`, FP8 under fp4 too).  mxfp4 keeps the cache its
     recipe keeps on ``gpu`` (:func:`serving.precision.kv_precision`), so it needs the GPU."""
-    if precision == MXFP4:
-        if gpu is None:
-            raise ValueError("the KV cache of an mxfp4 deployment depends on its GPU")
+    if gpu is not None:
         precision = kv_precision(gpu, precision)
+    elif precision == MXFP4:
+        raise ValueError("the KV cache of an mxfp4 deployment depends on its GPU")
     return LATENT_KV_ELEMENT_BYTES[precision] if latent else KV_ELEMENT_BYTES[precision]
 
 
