@@ -145,15 +145,8 @@ def mxfp4_grid(catalog: Catalog | None = None) -> list[AuditCase]:
     """Serving MoE models on MXFP4 experts (gpt-oss as it ships, and a large MoE) on Hopper,
     whose experts run BF16 activations, and Blackwell, whose run MXFP8: each deployment kind,
     one server to 33."""
-    cat = catalog or default_catalog()
-    return sorted(
-        AuditCase(model, gpu, workload, MXFP4, servers)
-        for model in MXFP4_MODELS
-        if cat.model(model) is not None
-        for gpu in MXFP4_GPUS
-        if cat.gpu(gpu) is not None
-        for workload in FP4_WORKLOADS
-        for servers in MXFP4_SIZES
+    return _series(
+        catalog or default_catalog(), MXFP4_MODELS, MXFP4_GPUS, FP4_WORKLOADS, MXFP4, MXFP4_SIZES
     )
 
 
@@ -177,15 +170,34 @@ def overload_grid(catalog: Catalog | None = None) -> list[AuditCase]:
     ``OVERLOAD_REQUESTS_PER_S_PER_GPU``: an overloaded fleet says so and serves its capacity
     (a disaggregated prefill pool past its capacity read an unbounded first-token queue while
     serving every request asked, MODEL.md 15.2)."""
-    cat = catalog or default_catalog()
+    return _series(
+        catalog or default_catalog(),
+        AUDIT_MODELS,
+        AUDIT_GPUS,
+        tuple(INFERENCE_DEPLOYMENTS),
+        OVERLOADED,
+        OVERLOAD_SIZES,
+    )
+
+
+def _series(
+    cat: Catalog,
+    models: tuple[str, ...],
+    gpus: tuple[str, ...],
+    workloads: tuple[str, ...],
+    variant: str,
+    sizes: tuple[int, ...],
+) -> list[AuditCase]:
+    """Every (model, GPU, workload, size) of the lists under one variant, the catalog's models
+    and GPUs only."""
     return sorted(
-        AuditCase(model, gpu, workload, OVERLOADED, servers)
-        for model in AUDIT_MODELS
+        AuditCase(model, gpu, workload, variant, servers)
+        for model in models
         if cat.model(model) is not None
-        for gpu in AUDIT_GPUS
+        for gpu in gpus
         if cat.gpu(gpu) is not None
-        for workload in INFERENCE_DEPLOYMENTS
-        for servers in OVERLOAD_SIZES
+        for workload in workloads
+        for servers in sizes
     )
 
 

@@ -1,5 +1,7 @@
-"""Chunked local attention (Llama 4: 36 of 48 layers attend within chunks of 8,192 tokens) in the
-span a query attends (docs/MODEL.md 15.1, "Chunked local attention")."""
+"""Local attention in the span a query attends (docs/MODEL.md 15.1, "Chunked local attention" and
+"Local attention: chunks and sliding windows"): Llama 4's chunks (36 of 48 layers attend within
+chunks of 8,192 tokens) and gpt-oss's sliding windows (every other layer attends at most the 128
+tokens before a token)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from advisor.engine import evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.attention_span import (
@@ -23,15 +26,22 @@ from advisor.engine.tools.validation import serving_capacity_rows
 CATALOG = default_catalog()
 MAVERICK = CATALOG.model("llama4-maverick")
 LLAMA3 = CATALOG.model("llama3-70b")
+GPT_OSS_120B = CATALOG.model("gpt-oss-120b")
+GPT_OSS_20B = CATALOG.model("gpt-oss-20b")
 
 
-def _sampled_span(chunk: int, chunked: int, layers: int, first: int, last: int) -> float:
+def _sampled_span(
+    layers: int, first: int, last: int, chunked: int = 0, chunk: int = 1, sliding: int = 0,
+    window: int = 1,
+) -> float:  # fmt: skip
     """The mean span counted position by position (midpoints of unit steps): an independent
-    reckoning of what the closed form integrates."""
+    reckoning of what the closed form integrates (``chunked`` layers attend ``p mod chunk``,
+    ``sliding`` layers ``min(p, window)``, the rest ``p``)."""
     total = 0.0
     for p in range(first, last):
         x = p + 0.5
-        total += ((layers - chunked) * x + chunked * (x % chunk)) / layers
+        full = layers - chunked - sliding
+        total += (full * x + chunked * (x % chunk) + sliding * min(x, window)) / layers
     return total / (last - first)
 
 
@@ -64,7 +74,7 @@ def test_a_long_prompt_attends_a_chunk_on_three_layers_of_four() -> None:
 
 @pytest.mark.parametrize(("prompt", "output"), [(1024, 32768), (8192, 1024), (5000, 20000)])
 def test_the_closed_form_matches_the_positions_counted_one_by_one(prompt: int, output: int) -> None:
-    expected = _sampled_span(8192, 36, 48, prompt, prompt + output)
+    expected = _sampled_span(48, prompt, prompt + output, chunked=36, chunk=8192)
     assert decode_attention_context(MAVERICK, prompt, output) == pytest.approx(expected, rel=1e-6)
     assert decode_attention_context(MAVERICK, prompt, output) < prompt + output / 2.0
 
@@ -119,3 +129,74 @@ def test_a_long_llama4_training_sequence_runs_less_attention() -> None:
     assert chunked.model_flops == whole.model_flops
     short = layer_forward(gpu, "bf16", MAVERICK, 8192, 8192, 1, 8)
     assert short == layer_forward(gpu, "bf16", full, 8192, 8192, 1, 8)
+
+
+def test_gpt_oss_carries_its_published_windows() -> None:
+    assert (GPT_OSS_120B.sliding_window, GPT_OSS_120B.sliding_window_layers) == (128, 18)
+    assert GPT_OSS_120B.layers == 36
+    assert (GPT_OSS_20B.sliding_window, GPT_OSS_20B.sliding_window_layers) == (128, 12)
+    assert GPT_OSS_20B.layers == 24
+
+
+def test_inside_the_window_nothing_changes() -> None:
+    assert decode_attention_context(GPT_OSS_120B, 64, 64) == 64 + 32.0
+    assert prefill_attention_context(GPT_OSS_120B, 128, 128) == 64.0
+
+
+def test_a_long_prompt_attends_the_window_on_half_the_layers() -> None:
+    # positions 0..P: a sliding layer's token attends min(p, 128), a full one p
+    prompt = 32768
+    window_mean = (128 * 128 / 2 + 128 * (prompt - 128)) / prompt
+    expected = (18 * prompt / 2 + 18 * window_mean) / 36
+    assert prefill_attention_context(GPT_OSS_120B, prompt, prompt) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("prompt", "output"), [(1000, 1000), (1024, 8192), (64, 512)])
+def test_the_windows_closed_form_matches_the_positions_counted_one_by_one(
+    prompt: int, output: int
+) -> None:
+    expected = _sampled_span(36, prompt, prompt + output, sliding=18, window=128)
+    assert decode_attention_context(GPT_OSS_120B, prompt, output) == pytest.approx(
+        expected, rel=1e-6
+    )
+    assert decode_attention_context(GPT_OSS_120B, prompt, output) < prompt + output / 2.0
+
+
+def test_without_its_windows_gpt_oss_reads_the_whole_sequence() -> None:
+    full = replace(GPT_OSS_120B, sliding_window=0)
+    assert decode_attention_context(full, 1024, 8192) == 1024 + 4096.0
+    assert training_attention_context(full, 4096) == 4096.0
+
+
+def test_chunks_and_windows_add_up_on_one_model() -> None:
+    # a model with both kinds of local layer (none in the catalog): each layer keeps its own span
+    both = replace(MAVERICK, sliding_window=128, sliding_window_layers=6)
+    prompt = 32768
+    chunk_mean = 4096.0  # four whole chunks of 8,192
+    window_mean = (128 * 128 / 2 + 128 * (prompt - 128)) / prompt
+    expected = ((48 - 36 - 6) * prompt / 2 + 36 * chunk_mean + 6 * window_mean) / 48
+    assert prefill_attention_context(both, prompt, prompt) == pytest.approx(expected)
+
+
+def test_a_gpt_oss_training_sequence_runs_less_attention_but_the_same_model_flops() -> None:
+    gpu = CATALOG.gpu("b200")
+    assert gpu is not None
+    full = replace(GPT_OSS_120B, sliding_window=0)
+    windowed = layer_forward(gpu, "bf16", GPT_OSS_120B, 4096, 4096, 1, 8)
+    whole = layer_forward(gpu, "bf16", full, 4096, 4096, 1, 8)
+    assert windowed.attention_s < 0.6 * whole.attention_s
+    assert windowed.model_flops == whole.model_flops
+
+
+def test_the_answer_echoes_the_windows() -> None:
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "gpt-oss-120b",
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "inference": {"prompt_tokens": 1024, "output_tokens": 1024},
+        }
+    )
+    model = result["workload"]["model"]
+    assert model["sliding_window"] == 128 and model["sliding_window_layers"] == 18
