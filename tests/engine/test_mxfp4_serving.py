@@ -144,3 +144,12 @@ def test_mxfp4_does_not_train() -> None:
             }
         )
     assert "serving precision" in " ".join(refused.value.field_errors["precision"])
+
+
+def test_the_answer_says_how_its_experts_run() -> None:
+    rows = {row["name"]: row for row in _serve("gpt-oss-120b", "b200", 8)["assumptions"]}
+    assert rows["MXFP4 experts"]["value"] == "MXFP8 activations"
+    assert rows["peak"]["value"] == 4500.0 and "fp8 (mxfp4 experts)" in rows["peak"]["unit"]
+    rows = {row["name"]: row for row in _serve("gpt-oss-120b", "h100-sxm", 8)["assumptions"]}
+    assert rows["MXFP4 experts"]["value"] == "bf16 activations"
+    assert "bf16 (mxfp4 experts)" in rows["peak"]["unit"]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine.facts import constants as c
+from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
     FABRICS,
 )
@@ -57,7 +58,11 @@ from advisor.engine.model.serving.compute import (
 )
 from advisor.engine.model.serving.load import serving_metrics, serving_model
 from advisor.engine.model.serving.pools import reference_design
-from advisor.engine.model.serving.precision import dispatch_bytes_per_element
+from advisor.engine.model.serving.precision import (
+    MXFP4,
+    dispatch_bytes_per_element,
+    expert_math_precision,
+)
 from advisor.engine.model.training_step import (
     _compute_floor_s,
     _fastest_plan,
@@ -670,7 +675,27 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
                 "tables (docs/MODEL.md 15.1)",
             )
         )
+    if scenario.precision == MXFP4:
+        math_precision = expert_math_precision(g, scenario.precision)
+        rows.append(
+            _row(
+                "MXFP4 experts",
+                "MXFP8 activations" if math_precision == "fp8" else f"{math_precision} activations",
+                "the routed experts' weights 4.25 bits, their math at this precision; "
+                "attention and the rest bf16",
+                "gpt-oss's checkpoint (quant_method mxfp4) as TensorRT-LLM serves it: MXFP8 "
+                "activations on Blackwell, bf16 on Hopper; the KV cache likewise "
+                '(docs/MODEL.md 15.1, "MXFP4 experts")',
+            )
+        )
     return rows
+
+
+def _peak_label(gpu: GpuSpec, precision: str) -> str:
+    """The precision whose peak the answer shows: the scenario's, or for mxfp4 the experts'
+    math precision, said as such."""
+    math_precision = expert_math_precision(gpu, precision)
+    return precision if math_precision == precision else f"{math_precision} ({precision} experts)"
 
 
 def _transport_rows(scenario: Scenario) -> list[Assumption]:
@@ -806,7 +831,10 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
     rows = [
         efficiency_row,
         _row(
-            "peak", g.peak_tflops(scenario.precision), f"TFLOP/s dense {scenario.precision}", g.name
+            "peak",
+            g.peak_tflops(expert_math_precision(g, scenario.precision)),
+            f"TFLOP/s dense {_peak_label(g, scenario.precision)}",
+            g.name,
         ),
         _row(
             "scale-up bandwidth",
