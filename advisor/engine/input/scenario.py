@@ -23,6 +23,7 @@ from advisor.engine.facts.catalog.cloud import cloud_fabric, cloud_fabric_ids
 from advisor.engine.facts.catalog.models import with_derived_defaults
 from advisor.engine.facts.constants import (
     DEFAULT_GPU_HOUR_USD,
+    DENSE_PRECISION,
     FABRIC_IDS,
 )
 from advisor.engine.facts.limits import check_limits
@@ -41,8 +42,9 @@ SERVING_ONLY_PRECISIONS: tuple[str, ...] = ("fp4", "mxfp4")
 values, an 8-bit scale per 32) on an MoE model's routed experts, the rest BF16: gpt-oss's
 published checkpoint.  The engine prices no 4-bit training (docs/MODEL.md 15.1, "NVFP4 serving",
 "MXFP4 experts")."""
-EXPERT_ONLY_PRECISIONS: tuple[str, ...] = ("mxfp4",)
-"""Precisions that quantize only the routed experts: an MoE model's alone."""
+EXPERT_ONLY_PRECISIONS: tuple[str, ...] = tuple(DENSE_PRECISION)
+"""Precisions that quantize only the routed experts, the rest keeping a dense precision of its
+own (:data:`constants.DENSE_PRECISION`): an MoE model's alone."""
 SHARDINGS: tuple[str, ...] = ("none", "zero1", "zero3")
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 EP_OVERLAP_MODES: tuple[str, ...] = ("none", "dualpipe", "a2a_1f1b")

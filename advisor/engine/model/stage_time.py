@@ -572,7 +572,7 @@ def _inference_costs(
     inf = scenario.inference
     m = scenario.model
     tp, pp, ep = plan.tp, plan.pp, plan.ep
-    wbytes = dispatch_bytes_per_element(scenario)
+    dispatch_bytes = dispatch_bytes_per_element(scenario)
     act_bytes = 2.0
     context = decode_attention_context(m, inf.prompt_tokens, inf.output_tokens)
     prompt = float(inf.prompt_tokens)
@@ -593,7 +593,7 @@ def _inference_costs(
         decode = moe_decode_s(scenario, pool, requests_per_gpu, 1, context, tp_comm=False)
         prefill = moe_prefill_pass_s(scenario, pool, prompt, 1.0, prompt_context)
         tokens_per_gpu = requests_per_gpu
-        dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * wbytes
+        dispatch = tokens_per_gpu * m.moe_top_k * m.hidden * dispatch_bytes
         ep_layout = group_layout(ep, 1, dom, gpus_per_replica)
         tp_layout = group_layout(1, 1, dom, gpus_per_replica)
         tp_bytes = 0.0
