@@ -1,0 +1,274 @@
+"""The shared MoE expert-kernel constants of ``serving.gemm.routed_experts_s``
+(``MOE_KERNEL_FIXED_S``, ``MOE_KERNEL_TILE_S``, ``MOE_GROUPED_GEMM_FRACTION``) read and refitted
+on TensorRT-LLM's measured fused-MoE kernels (docs/MODEL.md 15.1, "MoE expert kernels").
+
+AIConfigurator 0.12.0 ships TensorRT-LLM 1.3.0rc20's fused-MoE latencies
+(``aiconfigurator_core/systems/data/<gpu>/moe/trtllm/1.3.0rc20/moe_perf.parquet``).  The fit
+reads the CUTLASS backend's points (``kernel_source`` ``moe_torch_flow_cutlass``: the backend
+TensorRT-LLM's PyTorch runtime runs unless told otherwise, and the one its performance pages
+run), balanced routing, BF16 / FP8 / NVFP4, H100 to GB300, every shape the tables hold, tp or ep
+alone (the engine splits experts over tp or keeps them whole over ep, never both).  The other
+kernel sources are printed beside it, not fitted: Blackwell's ``moe_torch_flow_min_latency``
+(Llama 4's min-latency mode) and ``moe_torch_flow_nongated`` (experts without a gate, 2 h w
+parameters; no catalog model has them).  Each point is priced once by the engine's own functions
+(experts hit, rows per expert, tiles, weight bytes, the sustained peak, the element-wise passes
+the kernels include), then the constants are scanned in numpy for the least squared log error;
+the scan also tries a K-depth term on each grouped GEMM (``1 + K0 / K``, DeepGEMM's form of
+docs/MODEL.md 5.1), which the engine does not have.  The peer is a tool beside the product,
+never a dependency::
+
+    /tmp/aic/bin/python bench/aic_moe_fit.py            # the engine's constants, then the fit
+    /tmp/aic/bin/python bench/aic_moe_fit.py --current  # the engine's constants only
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np
+
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.constants import HBM_EFFICIENCY
+from advisor.engine.model.efficiency import ELEMENTWISE_FFN_PASSES
+from advisor.engine.model.serving import gemm
+from advisor.engine.model.serving.compute import (
+    MOE_PERMUTE_PASSES,
+    _moe_layer_gemms,
+    experts_hit_fraction,
+)
+from bench.aic_systems import CATALOG_GPU, data_dir
+
+VERSION = "1.3.0rc20"
+PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "nvfp4": "fp4"}
+FITTED_SOURCE = "moe_torch_flow_cutlass"
+FITTED_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "b300", "gb300-nvl72")
+"""The GPUs of the first fit (2026-12-05); L40S's table, added since, is read, not fitted."""
+
+
+def table_points() -> list[dict[str, Any]]:
+    import pandas as pd  # type: ignore[import-not-found]
+
+    out: list[dict[str, Any]] = []
+    for system, gpu in CATALOG_GPU.items():
+        path = data_dir() / system / "moe" / "trtllm" / VERSION / "moe_perf.parquet"
+        if not path.exists():
+            continue
+        frame = pd.read_parquet(path)
+        frame = frame[frame.moe_dtype.isin(list(PRECISION)) & (frame.distribution == "balanced")]
+        for row in frame.itertuples():
+            if row.moe_tp_size > 1 and row.moe_ep_size > 1:
+                continue  # the engine splits experts over tp or keeps them whole over ep
+            out.append(
+                {
+                    "gpu": gpu,
+                    "precision": PRECISION[row.moe_dtype],
+                    "source": str(row.kernel_source),
+                    "tokens": int(row.num_tokens),
+                    "hidden": int(row.hidden_size),
+                    "inter": int(row.inter_size),
+                    "topk": int(row.topk),
+                    "experts": int(row.num_experts),
+                    "tp": int(row.moe_tp_size),
+                    "ep": int(row.moe_ep_size),
+                    "measured_s": float(row.latency) * 1e-3,
+                }
+            )
+    return out
+
+
+def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """What the rule needs of each point, from the engine's own functions (as
+    ``compute._moe_layer`` reads them): the experts hit and their rows, the two GEMMs' shapes
+    and tiles, the weight read, the sustained peak, and the element-wise passes the table's
+    kernels include (permutation, gated activation)."""
+    catalog = default_catalog()
+    base = catalog.model("qwen3-30b-a3b")
+    assert base is not None
+    cols: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "weights_s",
+            "tile_rows",
+            "tile_m",
+            "kn_up",
+            "kn_down",
+            "k_up",
+            "k_down",
+            "tiles",
+            "sms",
+            "peak",
+            "extra_s",
+            "measured_s",
+        )
+    }
+    for p in points:
+        gpu = catalog.gpu(p["gpu"])
+        assert gpu is not None
+        model = replace(
+            base,
+            hidden=p["hidden"],
+            ffn_hidden=p["inter"],
+            moe_experts=p["experts"],
+            moe_top_k=p["topk"],
+        )
+        tp, ep = p["tp"], p["ep"]
+        tokens = float(p["tokens"])
+        rows = tokens / ep
+        layer = _moe_layer_gemms(gpu, p["precision"], model, tp, ep > 1)
+        hit = experts_hit_fraction(model, max(1.0, tokens))
+        if ep > 1:
+            experts = max(1, p["experts"] // ep) * hit
+            copies = rows * p["topk"] / tp
+        else:
+            experts = p["experts"] * hit
+            copies = rows * p["topk"]
+        per_expert = copies / max(experts, 1e-9)
+        up, down = layer.up, layer.down
+        tile_rows = experts * math.ceil(per_expert / up.tile_m)
+        hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
+        permute = 2.0 * rows * MOE_PERMUTE_PASSES * (1 + p["topk"]) * p["hidden"] / hbm
+        activation = 2.0 * ELEMENTWISE_FFN_PASSES * rows * p["topk"] * p["inter"] / hbm / tp
+        fraction = layer.expert_rate / gemm.MOE_GROUPED_GEMM_FRACTION[p["precision"]]
+        cols["weights_s"].append(experts * (up.kn + down.kn) * up.wbytes / up.hbm)
+        cols["tile_rows"].append(tile_rows)
+        cols["tile_m"].append(up.tile_m)
+        cols["kn_up"].append(up.kn)
+        cols["kn_down"].append(down.kn)
+        cols["k_up"].append(up.k)
+        cols["k_down"].append(down.k)
+        cols["tiles"].append(tile_rows * (up.tiles_n + down.tiles_n))
+        cols["sms"].append(up.sms)
+        cols["peak"].append(fraction)
+        cols["extra_s"].append(permute + activation)
+        cols["measured_s"].append(p["measured_s"])
+    return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
+
+
+def priced(
+    f: dict[str, np.ndarray],
+    fraction: np.ndarray,
+    fixed_s: float,
+    tile_s: float,
+    depth_k: float,
+) -> np.ndarray:
+    """:func:`gemm.routed_experts_s` for every point (plus the element-wise passes)."""
+    rate = fraction * f["peak"]
+    work = 2.0 * f["tile_rows"] * f["tile_m"]
+    compute = work * (
+        f["kn_up"] * (1.0 + depth_k / f["k_up"]) + f["kn_down"] * (1.0 + depth_k / f["k_down"])
+    )
+    compute = compute / rate + tile_s * f["tiles"] / f["sms"]
+    out: np.ndarray = fixed_s + np.maximum(f["weights_s"], compute) + f["extra_s"]
+    return out
+
+
+def summary(errs: np.ndarray) -> dict[str, Any]:
+    a = np.abs(errs)
+    return {
+        "n": len(errs),
+        "mean_abs_pct": round(100 * float(a.mean()), 1) if len(a) else None,
+        "p90_abs_pct": round(100 * float(np.quantile(a, 0.9)), 1) if len(a) else None,
+        "signed_mean_pct": round(100 * float(errs.mean()), 1) if len(a) else None,
+    }
+
+
+def report(
+    points: list[dict[str, Any]], f: dict[str, np.ndarray], constants: dict[str, Any]
+) -> dict[str, Any]:
+    fraction = np.asarray([constants["fraction"][p["precision"]] for p in points])
+    errs = priced(f, fraction, constants["fixed_s"], constants["tile_s"], constants["depth_k"])
+    errs = errs / f["measured_s"] - 1.0
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(points):
+        shape = f"h{p['hidden']} w{p['inter']} E{p['experts']} k{p['topk']}"
+        for key in (
+            f"source {p['source']}",
+            f"gpu {p['gpu']} {p['source'][15:]}",
+            f"{p['source'][15:]} {p['precision']}",
+            f"{p['source'][15:]} {shape}",
+        ):
+            groups.setdefault(key, []).append(i)
+    return {k: summary(errs[np.asarray(v)]) for k, v in sorted(groups.items())}
+
+
+def _log_loss(
+    part: dict[str, np.ndarray], fraction: float, fixed_s: float, tile_s: float, depth_k: float
+) -> float:
+    full = np.full(len(part["measured_s"]), fraction)
+    ratio = priced(part, full, fixed_s, tile_s, depth_k) / part["measured_s"]
+    return float(np.sum(np.log(ratio) ** 2))
+
+
+def fit(points: list[dict[str, Any]], f: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Least squared log error over the fitted source's points: a grid over the fixed cost,
+    the cost per wave of tiles and the depth term, each precision's fraction solved on a grid
+    inside."""
+    keep = np.asarray([p["source"] == FITTED_SOURCE and p["gpu"] in FITTED_GPUS for p in points])
+    sub = {k: v[keep] for k, v in f.items()}
+    precisions = np.asarray([p["precision"] for p, k in zip(points, keep, strict=True) if k])
+    fractions = np.arange(0.2, 1.21, 0.02)
+    best: tuple[float, dict[str, Any]] | None = None
+    for fixed_us, tile_us, depth_k in itertools.product(
+        range(14, 60, 4), (0.0, 1.0, 2.0, 3.0, 4.9, 7.0), (0.0, 128.0, 256.0, 512.0, 768.0, 1024.0)
+    ):
+        chosen: dict[str, float] = {}
+        loss = 0.0
+        for precision in sorted(set(precisions)):
+            mask = precisions == precision
+            part = {k: v[mask] for k, v in sub.items()}
+            losses = [
+                _log_loss(part, fr, fixed_us * 1e-6, tile_us * 1e-6, depth_k) for fr in fractions
+            ]
+            i = int(np.argmin(losses))
+            chosen[precision] = round(float(fractions[i]), 2)
+            loss += losses[i]
+        if best is None or loss < best[0]:
+            best = (
+                loss,
+                {
+                    "fixed_s": fixed_us * 1e-6,
+                    "tile_s": tile_us * 1e-6,
+                    "depth_k": depth_k,
+                    "fraction": chosen,
+                },
+            )
+    assert best is not None
+    return best[1]
+
+
+def current() -> dict[str, Any]:
+    return {
+        "fixed_s": gemm.MOE_KERNEL_FIXED_S,
+        "tile_s": gemm.MOE_KERNEL_TILE_S,
+        "depth_k": 0.0,  # the engine has no depth term
+        "fraction": dict(gemm.MOE_GROUPED_GEMM_FRACTION),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--current", action="store_true", help="report the engine's constants")
+    args = parser.parse_args(argv)
+    points = table_points()
+    f = features(points)
+    now = current()
+    print(json.dumps({"constants": "engine", **{k: v for k, v in now.items()}}))
+    print(json.dumps(report(points, f, now), indent=1))
+    if not args.current:
+        best = fit(points, f)
+        print(json.dumps({"constants": "fitted", **best}))
+        print(json.dumps(report(points, f, best), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
