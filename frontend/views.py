@@ -223,6 +223,14 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
             {"kind": charts.kind_label(kind), **entry}
             for kind, entry in summary.mae_by_kind.items()
         ],
+        # held-out error per family of predictions, worst first: where the model is weak
+        "pools": sorted(
+            (
+                {"pool": pool, "label": charts.pool_label(pool), **entry}
+                for pool, entry in summary.held_out_mae_by_pool.items()
+            ),
+            key=lambda p: -_float(p["mae_pct"]),
+        ),
         "arithmetic": summary.arithmetic_checks,
     }
 

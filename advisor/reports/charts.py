@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
+from advisor.engine.model.performance import MOE_SERVING_KIND
 from advisor.engine.result.records import EngineResult, Metrics, Option
 from advisor.engine.result.validation_report import ValidationReport
 from advisor.reports.presenters import decision_cost, is_inference, option_label, part_label
@@ -766,6 +767,20 @@ def kind_label(kind: str) -> str:
     """The label of a validation row's kind ("all_to_all" -> "All-to-all (MoE) latency and
     bandwidth"); an unknown kind in words."""
     return KIND_LABELS.get(kind, kind.replace("_", " "))
+
+
+POOL_LABELS = {
+    "serving": "Serving throughput and time per token, dense models",
+    MOE_SERVING_KIND: "Serving throughput and time per token, mixture-of-experts models",
+}
+"""Residual pools whose label is not their kind's: serving answers of MoE models keep their own
+(``performance.error_band_kind``)."""
+
+
+def pool_label(pool: str) -> str:
+    """The label of a validation line's residual pool (its kind's, but serving split by dense and
+    mixture-of-experts models)."""
+    return POOL_LABELS.get(pool) or kind_label(pool)
 
 
 KIND_COLORS = {

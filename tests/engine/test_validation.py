@@ -136,6 +136,37 @@ def test_the_never_looked_at_figures_are_over_the_held_out_rows_without_the_mark
     assert summary["held_out_looked_at_rows"] == len(marked)
 
 
+def test_held_out_error_is_reported_per_residual_pool_with_moe_serving_apart() -> None:
+    """Each line names the residual pool its range reads (the serving rows of MoE models their
+    own), and the summary's per-pool held-out MAE is the mean over exactly those lines."""
+    from advisor.engine.facts.catalog import default_catalog
+
+    catalog = default_catalog()
+    shipped = {row["id"]: row for row in ALL_ROWS + serving_capacity_rows()}
+    for line in REPORT["rows"]:
+        model = catalog.model(str((shipped[line["id"]].get("config") or {}).get("model", "")))
+        moe_serving = line["kind"] == "serving" and model is not None and model.is_moe
+        assert line["pool"] == ("serving-moe" if moe_serving else line["kind"]), line["id"]
+    held = [
+        line
+        for line in REPORT["rows"]
+        if line["use"] == "held_out" and not is_bound(line["metric"])
+    ]
+    by_pool = REPORT["summary"]["held_out_mae_by_pool"]
+    assert {"serving", "serving-moe"} <= set(by_pool)
+    assert sum(entry["lines"] for entry in by_pool.values()) == len(held)
+    for pool, entry in by_pool.items():
+        members = [line for line in held if line["pool"] == pool]
+        assert entry["lines"] == len(members) > 0
+        assert entry["rows"] == len({line["id"] for line in members})
+        assert entry["within_tolerance"] == sum(1 for line in members if line["passed"])
+        assert entry["mae_pct"] == pytest.approx(
+            sum(abs(line["error_pct"]) for line in members) / len(members)
+        )
+    # the split says something: the MoE serving rows read worse than the dense ones
+    assert by_pool["serving-moe"]["mae_pct"] > by_pool["serving"]["mae_pct"]
+
+
 def test_held_out_error_has_not_grown_past_the_committed_baseline() -> None:
     baseline = validation_baseline()
     held = {

@@ -49,3 +49,25 @@ def test_accuracy_page_shows_the_held_out_error_with_and_without_rows_looked_at(
     assert f"{summary['held_out_unseen_loo_inside']} / {summary['held_out_unseen_lines']}" in html
     marked_lines = sum(1 for line in report["rows"] if line["looked_at"])
     assert html.count('<span class="tag">looked at</span>') == marked_lines > 0
+
+
+def test_accuracy_page_shows_the_held_out_error_of_each_family_worst_first(client: Client) -> None:
+    """Serving for MoE models apart from dense: a customer weighing gpt-oss sees its family's
+    error, not the dense rows' average."""
+    from advisor.engine.tools.validation import validation_report
+    from advisor.reports.charts import pool_label
+
+    by_pool = validation_report()["summary"]["held_out_mae_by_pool"]
+    html = client.get("/accuracy/").content.decode()
+    start = html.index('id="held-out-by-pool"')
+    assert html.index('id="held-out-mae"') < start < html.index('id="passed-count"')
+    table = html[start : html.index("</table>", start)]
+    worst_first = sorted(by_pool, key=lambda pool: -by_pool[pool]["mae_pct"])
+    positions = [table.index(pool_label(pool)) for pool in worst_first]
+    assert positions == sorted(positions)
+    assert "mixture-of-experts models" in table and "dense models" in table
+    for pool in worst_first:
+        row = table[table.index(pool_label(pool)) :]
+        row = row[: row.index("</tr>")]
+        assert f"{by_pool[pool]['mae_pct']:.1f} %" in row
+        assert f'<td class="num">{by_pool[pool]["lines"]}' in row

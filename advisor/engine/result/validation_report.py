@@ -42,6 +42,9 @@ class ValidationRow(Record):
     """The engine's range for this line computed without the row (leave-one-out)."""
     loo_high: float | None = None
     loo_inside: bool | None = None
+    pool: str = ""
+    """The residual pool the line's model-error band reads: its kind, ``serving-moe`` for the
+    serving rows of MoE models (``performance.error_band_kind``)."""
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -61,6 +64,8 @@ class ValidationSummary(Record):
     held_out_unseen_loo_inside: int = 0
     held_out_unseen_loo_coverage: float | None = None
     held_out_unseen_mae_by_kind: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    held_out_mae_by_pool: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """pool -> {"mae_pct", "lines", "rows", "within_tolerance"} over the held-out lines."""
     held_out_looked_at_rows: int = 0
     held_out_baseline_mae_pct: float | None = None
     held_out_regression_ok: bool | None = field(default=None, metadata=ABSENT)

@@ -270,6 +270,10 @@ def _format_table(report: dict[str, Any]) -> str:
         f"leave-one-out bands hold {summary.get('held_out_unseen_loo_inside')} of "
         f"{summary.get('held_out_unseen_lines')}"
     )
+    for pool, entry in summary.get("held_out_mae_by_pool", {}).items():
+        lines.append(
+            f"  held out {pool:12} MAE {pct(entry['mae_pct']):>8} over {entry['lines']} lines"
+        )
     for kind, entry in summary.get("held_out_unseen_mae_by_kind", {}).items():
         lines.append(
             f"  unseen {kind:12} MAE {pct(entry['mae_pct']):>8} over {entry['lines']} lines"

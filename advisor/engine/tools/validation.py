@@ -412,6 +412,8 @@ def _all_lines() -> tuple[tuple[dict[str, Any], dict[str, Any]], ...]:
             rows += list(serving_capacity_rows())
         for row in rows:
             for line in validate_row(row):
+                # the residual pool its model-error band reads (MoE serving apart from dense)
+                line["pool"] = _band_kind(row, line["kind"])
                 out.append((row, line))
     finally:
         _BAND_STATE["building"] = False
@@ -501,6 +503,7 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
             }
             for kind in sorted({line["kind"] for line in unseen})
         },
+        "held_out_mae_by_pool": held_out_by_pool(held),
         "held_out_looked_at_rows": len({line["id"] for line in held if line.get("looked_at")}),
         "held_out_baseline_mae_pct": baseline,
         "held_out_regression_ok": regression_ok,
@@ -511,6 +514,24 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
             "passed": sum(1 for line in arithmetic if line["passed"]),
             "total": len(arithmetic),
         },
+    }
+
+
+def held_out_by_pool(held: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Held-out MAE per residual pool (a line's ``pool``, else its kind): what the accuracy page
+    says of each family of predictions, MoE serving apart from dense serving, as the ranges
+    shown with answers keep them (:func:`_band_kind`)."""
+    pools: dict[str, list[dict[str, Any]]] = {}
+    for line in held:
+        pools.setdefault(str(line.get("pool") or line["kind"]), []).append(line)
+    return {
+        pool: {
+            "mae_pct": _mae(members),
+            "lines": len(members),
+            "rows": len({m["id"] for m in members}),
+            "within_tolerance": sum(1 for m in members if m["passed"]),
+        }
+        for pool, members in sorted(pools.items())
     }
 
 
