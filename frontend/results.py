@@ -175,6 +175,7 @@ def result_context(
         "options": _Lazy(lambda: presenters.options_rows(result, limit=OPTIONS_IN_TABLE)),
         "options_total": len(result.options),
         "uncertainty": presenters.uncertainty_rows(result),
+        "family_accuracy": presenters.family_accuracy(result),
         "inference": result.is_inference,
         "topology": charts.topology_layout(result),
         "has_scaling": bool(charts.scaling_series(result)),

@@ -20,7 +20,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
 
 from advisor.engine.facts.vocabulary import fabric_label
-from advisor.reports import charts
+from advisor.reports import charts, presenters
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.results import READ_ERRORS, UnreadableResult, stored_summary
 from advisor.scenarios.selectors import (
@@ -172,7 +172,7 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
         groups.append(
             {
                 "kind": kind,
-                "label": charts.kind_label(kind),
+                "label": presenters.kind_label(kind),
                 "rows": members,
                 "passed": sum(1 for r in members if r.passed),
                 "median_error": errors[len(errors) // 2] if errors else None,
@@ -220,13 +220,13 @@ def _accuracy_context(engine_version: str) -> dict[str, Any]:
             if use in by_use
         ],
         "kinds": [
-            {"kind": charts.kind_label(kind), **entry}
+            {"kind": presenters.kind_label(kind), **entry}
             for kind, entry in summary.mae_by_kind.items()
         ],
         # held-out error per family of predictions, worst first: where the model is weak
         "pools": sorted(
             (
-                {"pool": pool, "label": charts.pool_label(pool), **entry}
+                {"pool": pool, "label": presenters.pool_label(pool), **entry}
                 for pool, entry in summary.held_out_mae_by_pool.items()
             ),
             key=lambda p: -_float(p["mae_pct"]),
@@ -263,7 +263,7 @@ def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         low, high = model_error_band(kind, gen)
         bands.append(
             {
-                "kind": charts.kind_label(kind),
+                "kind": presenters.kind_label(kind),
                 "generation": gen,
                 "count": len(values),
                 "fastest_pct": (math.exp(min(values)) - 1.0) * 100.0,

@@ -16,10 +16,15 @@ import plotly.graph_objects as go
 
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
-from advisor.engine.model.performance import MOE_SERVING_KIND
 from advisor.engine.result.records import EngineResult, Metrics, Option
 from advisor.engine.result.validation_report import ValidationReport
-from advisor.reports.presenters import decision_cost, is_inference, option_label, part_label
+from advisor.reports.presenters import (
+    decision_cost,
+    is_inference,
+    kind_label,
+    option_label,
+    part_label,
+)
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
 OTHER_COLOR = "#5c6b80"
@@ -753,34 +758,6 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
 
 # ---------------------------------------------------------------------------------------------
 # 5. Accuracy: predicted vs measured
-
-KIND_LABELS = {
-    "collective": "Collective bandwidth",
-    "all_to_all": "All-to-all (MoE) latency and bandwidth",
-    "training": "Training throughput",
-    "topology": "Topology switch counts",
-    "serving": "Serving throughput and time per token",
-}
-
-
-def kind_label(kind: str) -> str:
-    """The label of a validation row's kind ("all_to_all" -> "All-to-all (MoE) latency and
-    bandwidth"); an unknown kind in words."""
-    return KIND_LABELS.get(kind, kind.replace("_", " "))
-
-
-POOL_LABELS = {
-    "serving": "Serving throughput and time per token, dense models",
-    MOE_SERVING_KIND: "Serving throughput and time per token, mixture-of-experts models",
-}
-"""Residual pools whose label is not their kind's: serving answers of MoE models keep their own
-(``performance.error_band_kind``)."""
-
-
-def pool_label(pool: str) -> str:
-    """The label of a validation line's residual pool (its kind's, but serving split by dense and
-    mixture-of-experts models)."""
-    return POOL_LABELS.get(pool) or kind_label(pool)
 
 
 KIND_COLORS = {

@@ -439,6 +439,9 @@ def build_report_pdf(
         _para(pdf, f"When the answer would change: {change.statement}", color=MUTED)
     for row in presenters.uncertainty_rows(result):
         _para(pdf, f"Range: {row['label']} between {row['low']} and {row['high']}.", color=MUTED)
+    accuracy = presenters.family_accuracy(result)
+    if accuracy:
+        _para(pdf, accuracy, color=MUTED)
 
     rag = rag_section(result)
     if rag is not None:

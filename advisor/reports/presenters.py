@@ -32,6 +32,7 @@ from advisor.engine.facts.vocabulary import (
     topology_label,
 )
 from advisor.engine.input.scenario import default_global_batch_tokens
+from advisor.engine.model.performance import MOE_SERVING_KIND, error_band_kind
 from advisor.engine.result.echo import (
     Constraints,
     CustomModel,
@@ -320,6 +321,58 @@ def options_rows(result: EngineResult, limit: int | None = None) -> list[dict[st
 def _life_value(cost: Cost) -> str:
     life = cost_figures(cost)["by_key"].get("life")
     return str(life["value"]) if life else ""
+
+
+# ------------------------------------------------------------------ accuracy, in words
+
+KIND_LABELS = {
+    "collective": "Collective bandwidth",
+    "all_to_all": "All-to-all (MoE) latency and bandwidth",
+    "training": "Training throughput",
+    "topology": "Topology switch counts",
+    "serving": "Serving throughput and time per token",
+}
+
+
+def kind_label(kind: str) -> str:
+    """The label of a validation row's kind ("all_to_all" -> "All-to-all (MoE) latency and
+    bandwidth"); an unknown kind in words."""
+    return KIND_LABELS.get(kind, kind.replace("_", " "))
+
+
+POOL_LABELS = {
+    "serving": "Serving throughput and time per token, dense models",
+    MOE_SERVING_KIND: "Serving throughput and time per token, mixture-of-experts models",
+}
+"""Residual pools whose label is not their kind's: serving answers of MoE models keep their own
+(``performance.error_band_kind``)."""
+
+
+def pool_label(pool: str) -> str:
+    """The label of a validation line's residual pool (its kind's, but serving split by dense and
+    mixture-of-experts models)."""
+    return POOL_LABELS.get(pool) or kind_label(pool)
+
+
+def family_accuracy(result: EngineResult) -> str:
+    """One sentence for an answer: the held-out error of the family of predictions its range is
+    read from (``performance.error_band_kind``: training, or serving apart for MoE models), over
+    the published measurements no constant was set on (docs/MODEL.md 9.1); "" without any."""
+    # read on first use: the report of every published row, built once per process
+    from advisor.engine.tools.validation import held_out_pools
+
+    kind = "serving" if result.is_inference else "training"
+    pool = error_band_kind(kind, finite(result.workload.model.moe_experts) > 0)
+    entry = held_out_pools().get(pool)
+    if not entry or entry.get("mae_pct") is None:
+        return ""
+    family = pool_label(pool)
+    return (
+        f"Against {entry['lines']} published measurements it was never fitted to "
+        f"({family[0].lower()}{family[1:]}), the advisor's figures are off by "
+        f"{significant(float(entry['mae_pct']), 2)} % on average; "
+        f"{entry['within_tolerance']} of them fall within tolerance."
+    )
 
 
 def uncertainty_rows(result: EngineResult) -> list[dict[str, str]]:

@@ -55,7 +55,7 @@ def test_accuracy_page_shows_the_held_out_error_of_each_family_worst_first(clien
     """Serving for MoE models apart from dense: a customer weighing gpt-oss sees its family's
     error, not the dense rows' average."""
     from advisor.engine.tools.validation import validation_report
-    from advisor.reports.charts import pool_label
+    from advisor.reports.presenters import pool_label
 
     by_pool = validation_report()["summary"]["held_out_mae_by_pool"]
     html = client.get("/accuracy/").content.decode()

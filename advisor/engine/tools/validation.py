@@ -535,6 +535,14 @@ def held_out_by_pool(held: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
+@lru_cache(maxsize=1)
+def held_out_pools() -> dict[str, dict[str, Any]]:
+    """:func:`held_out_by_pool` over the shipped rows' held-out lines, once per process: what an
+    answer's page says of the family its range is read from."""
+    lines = [line for _, line in _all_lines()]
+    return held_out_by_pool([line for line in _accuracy_lines(lines) if line["use"] == "held_out"])
+
+
 def validation_report() -> dict[str, Any]:
     """``{"rows": [...], "summary": {...}, "passed": bool}`` (docs/ENGINE_API.md).
 

@@ -1,0 +1,78 @@
+"""An answer says how its family of predictions reads against published measurements it was never
+fitted to (training; serving of dense models; serving of MoE models apart), on the result page and
+in the PDF alike, with the numbers the accuracy page gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.validation import held_out_pools, validation_report
+from advisor.reports.presenters import family_accuracy, pool_label
+from tests.frontend.conftest import make_scenario
+from tests.frontend.pdfread import pdf_text
+
+pytestmark = pytest.mark.django_db
+
+MOE_SERVING: dict[str, Any] = {
+    "workload": "inference",
+    "model": "gpt-oss-120b",
+    "gpu": "h100-sxm",
+    "gpus": 8,
+    "precision": "mxfp4",
+    "inference": {"prompt_tokens": 1000, "output_tokens": 1000, "requests_per_s": 5},
+}
+DENSE_TRAINING: dict[str, Any] = {
+    "workload": "training",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 64,
+}
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, dict[str, Any]]:
+    from advisor.engine import evaluate
+
+    return {"moe": evaluate(MOE_SERVING), "training": evaluate(DENSE_TRAINING)}
+
+
+def _expected(pool: str) -> dict[str, Any]:
+    entry = validation_report()["summary"]["held_out_mae_by_pool"][pool]
+    assert held_out_pools()[pool] == entry  # the answer and the accuracy page read one figure
+    return entry
+
+
+@pytest.mark.parametrize(("key", "pool"), [("moe", "serving-moe"), ("training", "training")])
+def test_the_sentence_names_the_answers_family_and_its_held_out_error(
+    results: dict[str, dict[str, Any]], key: str, pool: str
+) -> None:
+    entry = _expected(pool)
+    sentence = family_accuracy(EngineResult.from_dict(results[key]))
+    assert f"Against {entry['lines']} published measurements" in sentence
+    assert pool_label(pool).split(",")[0].lower() in sentence.lower()
+    assert f"{entry['within_tolerance']} of them fall within tolerance" in sentence
+    mae = float(entry["mae_pct"])
+    stated = float(sentence.split("off by ")[1].split(" %")[0])
+    assert abs(stated - mae) <= max(0.05 * mae, 0.5)
+    if pool == "serving-moe":
+        assert "mixture-of-experts models" in sentence and "dense" not in sentence
+
+
+def test_result_page_and_pdf_carry_the_same_sentence(
+    client: Client, results: dict[str, dict[str, Any]]
+) -> None:
+    sentence = family_accuracy(EngineResult.from_dict(results["moe"]))
+    scenario = make_scenario(name="gpt-oss serving", result=results["moe"])
+    scenario.inputs = MOE_SERVING
+    scenario.save()
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    start = html.index('id="family-accuracy"')
+    assert sentence.split(" (")[0] in html[start : start + 400]
+    pdf = client.get(f"/s/{scenario.pk}/report.pdf")
+    assert pdf.status_code == 200
+    text = pdf_text(pdf.content)
+    assert " ".join(sentence.split()) in text
