@@ -67,7 +67,7 @@ def test_the_accuracy_pages_content_is_rendered_before_the_first_view(client: An
     cache, and the page is the one rendered afresh in a request."""
     from django.core.cache.utils import make_template_fragment_key
 
-    key = make_template_fragment_key("accuracy-content-v2", [ENGINE_VERSION])
+    key = make_template_fragment_key("accuracy-content-v3", [ENGINE_VERSION])
     cache.clear()
     warm.warm_up()
     warmed = cache.get(key)
