@@ -37,17 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.constants import HBM_EFFICIENCY
-from advisor.engine.model.efficiency import ELEMENTWISE_FFN_PASSES
 from advisor.engine.model.serving import gemm
-from advisor.engine.model.serving.compute import (
-    MOE_PERMUTE_PASSES,
-    _moe_layer_gemms,
-    experts_hit_fraction,
-)
-from bench.aic_systems import CATALOG_GPU, data_dir
+from advisor.engine.model.serving.compute import _moe_layer_gemms, experts_hit_fraction
+from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_table
 
-VERSION = "1.3.0rc20"
 PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "nvfp4": "fp4"}
 FITTED_SOURCE = "moe_torch_flow_cutlass"
 FITTED_GPUS = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "b300", "gb300-nvl72")
@@ -59,29 +52,16 @@ def table_points() -> list[dict[str, Any]]:
 
     out: list[dict[str, Any]] = []
     for system, gpu in CATALOG_GPU.items():
-        path = data_dir() / system / "moe" / "trtllm" / VERSION / "moe_perf.parquet"
+        path = moe_table(system)
         if not path.exists():
             continue
         frame = pd.read_parquet(path)
         frame = frame[frame.moe_dtype.isin(list(PRECISION)) & (frame.distribution == "balanced")]
+        # the engine splits experts over tp or keeps them whole over ep, never both
+        frame = frame[(frame.moe_tp_size == 1) | (frame.moe_ep_size == 1)]
         for row in frame.itertuples():
-            if row.moe_tp_size > 1 and row.moe_ep_size > 1:
-                continue  # the engine splits experts over tp or keeps them whole over ep
-            out.append(
-                {
-                    "gpu": gpu,
-                    "precision": PRECISION[row.moe_dtype],
-                    "source": str(row.kernel_source),
-                    "tokens": int(row.num_tokens),
-                    "hidden": int(row.hidden_size),
-                    "inter": int(row.inter_size),
-                    "topk": int(row.topk),
-                    "experts": int(row.num_experts),
-                    "tp": int(row.moe_tp_size),
-                    "ep": int(row.moe_ep_size),
-                    "measured_s": float(row.latency) * 1e-3,
-                }
-            )
+            point = moe_point(row, gpu)
+            out.append(point | {"precision": PRECISION[point["dtype"]]})
     return out
 
 
@@ -134,9 +114,6 @@ def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         per_expert = copies / max(experts, 1e-9)
         up, down = layer.up, layer.down
         tile_rows = experts * math.ceil(per_expert / up.tile_m)
-        hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-        permute = 2.0 * rows * MOE_PERMUTE_PASSES * (1 + p["topk"]) * p["hidden"] / hbm
-        activation = 2.0 * ELEMENTWISE_FFN_PASSES * rows * p["topk"] * p["inter"] / hbm / tp
         fraction = layer.expert_rate / gemm.MOE_GROUPED_GEMM_FRACTION[p["precision"]]
         cols["weights_s"].append(experts * (up.kn + down.kn) * up.wbytes / up.hbm)
         cols["tile_rows"].append(tile_rows)
@@ -148,7 +125,7 @@ def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         cols["tiles"].append(tile_rows * (up.tiles_n + down.tiles_n))
         cols["sms"].append(up.sms)
         cols["peak"].append(fraction)
-        cols["extra_s"].append(permute + activation)
+        cols["extra_s"].append(moe_elementwise_s(gpu, p))
         cols["measured_s"].append(p["measured_s"])
     return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
 

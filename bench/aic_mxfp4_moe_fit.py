@@ -28,13 +28,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.constants import HBM_EFFICIENCY
-from advisor.engine.model.efficiency import ELEMENTWISE_FFN_PASSES
 from advisor.engine.model.serving import gemm
-from advisor.engine.model.serving.compute import MOE_PERMUTE_PASSES, moe_layer_s
-from bench.aic_systems import CATALOG_GPU, data_dir
+from advisor.engine.model.serving.compute import moe_layer_s
+from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_table
 
-VERSION = "1.3.0rc20"
 PATHS = {
     "w4a8_mxfp4_mxfp8": ("b200_sxm", "gb200", "b300_sxm", "gb300"),
     "w4a16_mxfp4": ("h100_sxm", "h200_sxm"),
@@ -47,24 +44,9 @@ def points() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for dtype, systems in PATHS.items():
         for system in systems:
-            path = data_dir() / system / "moe" / "trtllm" / VERSION / "moe_perf.parquet"
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(moe_table(system))
             frame = frame[(frame.moe_dtype == dtype) & (frame.distribution == "balanced")]
-            for row in frame.itertuples():
-                out.append(
-                    {
-                        "gpu": CATALOG_GPU[system],
-                        "dtype": dtype,
-                        "tokens": int(row.num_tokens),
-                        "hidden": int(row.hidden_size),
-                        "inter": int(row.inter_size),
-                        "topk": int(row.topk),
-                        "experts": int(row.num_experts),
-                        "tp": int(row.moe_tp_size),
-                        "ep": int(row.moe_ep_size),
-                        "measured_s": float(row.latency) * 1e-3,
-                    }
-                )
+            out.extend(moe_point(row, CATALOG_GPU[system]) for row in frame.itertuples())
     return out
 
 
@@ -83,14 +65,9 @@ def priced_s(point: dict[str, Any]) -> float:
         moe_top_k=point["topk"],
     )
     tokens, tp, ep = float(point["tokens"]), point["tp"], point["ep"]
-    rows = tokens / ep
     per_gpu = max(1, point["experts"] // ep)
-    t = moe_layer_s(gpu, "mxfp4", model, rows, tp, ep, per_gpu, tokens)
-    hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-    copies = rows * model.moe_top_k
-    permute = 2.0 * rows * MOE_PERMUTE_PASSES * (1 + model.moe_top_k) * model.hidden / hbm
-    activation = 2.0 * ELEMENTWISE_FFN_PASSES * copies * model.ffn_hidden / hbm / tp
-    return t.routed_s + permute + activation
+    t = moe_layer_s(gpu, "mxfp4", model, tokens / ep, tp, ep, per_gpu, tokens)
+    return t.routed_s + moe_elementwise_s(gpu, point)
 
 
 def errors(constants: tuple[float, float, float], data: list[dict[str, Any]]) -> list[float]:
