@@ -28,7 +28,6 @@ import itertools
 import json
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ import numpy as np
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.model.serving import gemm
 from advisor.engine.model.serving.compute import _moe_layer_gemms, experts_hit_fraction
-from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_table
+from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_shape, moe_table
 
 PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "nvfp4": "fp4"}
 FITTED_SOURCE = "moe_torch_flow_cutlass"
@@ -93,13 +92,7 @@ def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     for p in points:
         gpu = catalog.gpu(p["gpu"])
         assert gpu is not None
-        model = replace(
-            base,
-            hidden=p["hidden"],
-            ffn_hidden=p["inter"],
-            moe_experts=p["experts"],
-            moe_top_k=p["topk"],
-        )
+        model = moe_shape(base, p)
         tp, ep = p["tp"], p["ep"]
         tokens = float(p["tokens"])
         rows = tokens / ep

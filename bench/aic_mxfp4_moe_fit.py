@@ -21,7 +21,6 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.model.serving import gemm
 from advisor.engine.model.serving.compute import moe_layer_s
-from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_table
+from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_shape, moe_table
 
 PATHS = {
     "w4a8_mxfp4_mxfp8": ("b200_sxm", "gb200", "b300_sxm", "gb300"),
@@ -57,13 +56,7 @@ def priced_s(point: dict[str, Any]) -> float:
     gpu = catalog.gpu(point["gpu"])
     assert gpu is not None
     base = catalog.model("gpt-oss-120b")
-    model = replace(
-        base,
-        hidden=point["hidden"],
-        ffn_hidden=point["inter"],
-        moe_experts=point["experts"],
-        moe_top_k=point["topk"],
-    )
+    model = moe_shape(base, point)
     tokens, tp, ep = float(point["tokens"]), point["tp"], point["ep"]
     per_gpu = max(1, point["experts"] // ep)
     t = moe_layer_s(gpu, "mxfp4", model, tokens / ep, tp, ep, per_gpu, tokens)

@@ -71,3 +71,17 @@ def moe_elementwise_s(gpu: Any, point: dict[str, Any]) -> float:
     permute = 2.0 * rows * MOE_PERMUTE_PASSES * (1 + point["topk"]) * point["hidden"] / hbm
     activation = 2.0 * ELEMENTWISE_FFN_PASSES * rows * point["topk"] * point["inter"] / hbm
     return float(permute + activation / point["tp"])
+
+
+def moe_shape(base: Any, point: dict[str, Any]) -> Any:
+    """``base`` (a catalog ``ModelSpec``) with a ``moe_perf`` point's expert shape: hidden width,
+    expert width, experts and experts per token."""
+    from dataclasses import replace
+
+    return replace(
+        base,
+        hidden=point["hidden"],
+        ffn_hidden=point["inter"],
+        moe_experts=point["experts"],
+        moe_top_k=point["topk"],
+    )
