@@ -354,10 +354,12 @@ def pool_label(pool: str) -> str:
     return POOL_LABELS.get(pool) or kind_label(pool)
 
 
-def family_accuracy(result: EngineResult) -> str:
-    """One sentence for an answer: the held-out error of the family of predictions its range is
-    read from (``performance.error_band_kind``: training, or serving apart for MoE models), over
-    the published measurements no constant was set on (docs/MODEL.md 9.1); "" without any."""
+def family_accuracy_figures(result: EngineResult) -> dict[str, Any] | None:
+    """The held-out accuracy of the family of predictions an answer's range is read from
+    (``performance.error_band_kind``: training, or serving with MoE models apart), over the
+    published measurements no constant was set on (docs/MODEL.md 9.1): ``{"family", "family_label",
+    "held_out_mae_pct", "held_out_measurements", "within_tolerance", "statement"}``; None
+    without any. The page, the PDF and the API give these words and figures."""
     # read on first use: the report of every published row, built once per process
     from advisor.engine.tools.validation import held_out_pools
 
@@ -365,14 +367,29 @@ def family_accuracy(result: EngineResult) -> str:
     pool = error_band_kind(kind, finite(result.workload.model.moe_experts) > 0)
     entry = held_out_pools().get(pool)
     if not entry or entry.get("mae_pct") is None:
-        return ""
-    family = pool_label(pool)
-    return (
+        return None
+    label = pool_label(pool)
+    mae = float(entry["mae_pct"])
+    statement = (
         f"Against {entry['lines']} published measurements it was never fitted to "
-        f"({family[0].lower()}{family[1:]}), the advisor's figures are off by "
-        f"{significant(float(entry['mae_pct']), 2)} % on average; "
-        f"{entry['within_tolerance']} of them fall within tolerance."
+        f"({label[0].lower()}{label[1:]}), the advisor's figures are off by "
+        f"{significant(mae, 2)} % on average; {entry['within_tolerance']} of them fall within "
+        "tolerance."
     )
+    return {
+        "family": pool,
+        "family_label": label,
+        "held_out_mae_pct": round(mae, 2),
+        "held_out_measurements": int(entry["lines"]),
+        "within_tolerance": int(entry["within_tolerance"]),
+        "statement": statement,
+    }
+
+
+def family_accuracy(result: EngineResult) -> str:
+    """:func:`family_accuracy_figures`' statement ("" without one)."""
+    figures = family_accuracy_figures(result)
+    return str(figures["statement"]) if figures else ""
 
 
 def uncertainty_rows(result: EngineResult) -> list[dict[str, str]]:

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import ANSWER, FIXED, WHATIF_FABRIC_CHOICES
+from advisor.reports.presenters import family_accuracy_figures
 from advisor.scenarios import whatif
 from advisor.scenarios.claims import tasks_run_in_process
 from advisor.scenarios.engine_calls import InvalidScenario
@@ -247,6 +248,25 @@ class _ObjectField(serializers.JSONField):
     pass
 
 
+class AccuracySerializer(serializers.Serializer[Any]):
+    """How the answer's family of predictions reads against published measurements it was never
+    fitted to: the statement the result page and the PDF print beside the ranges."""
+
+    family = serializers.CharField(
+        help_text=(
+            "The family the answer's low-high ranges are read from: training, serving "
+            "(dense models) or serving-moe (mixture-of-experts models)."
+        )
+    )
+    family_label = serializers.CharField(help_text="The family in words.")
+    held_out_mae_pct = serializers.FloatField(
+        help_text="Mean absolute error over the family's held-out published measurements (%)."
+    )
+    held_out_measurements = serializers.IntegerField(min_value=0)
+    within_tolerance = serializers.IntegerField(min_value=0)
+    statement = serializers.CharField(help_text="The sentence the page and the PDF print.")
+
+
 class ScenarioDetailApi(ApiView):
     """GET /api/v1/scenarios/{id}/: inputs, the run it quotes and, once it succeeded, its result."""
 
@@ -276,6 +296,12 @@ class ScenarioDetailApi(ApiView):
                 "share: it can be far below the capex)."
             )
         )
+        accuracy = serializers.SerializerMethodField(
+            help_text=(
+                "How the answer's family of predictions reads on held-out published "
+                "measurements (the accuracy page's figures); null until the run succeeded."
+            )
+        )
         url = AbsoluteUrlField("api:scenario-detail")
         bom_url = AbsoluteUrlField("api:scenario-bom")
 
@@ -301,6 +327,14 @@ class ScenarioDetailApi(ApiView):
         @extend_schema_field(EngineResultField(allow_null=True))
         def get_result(self, scenario: Scenario) -> dict[str, Any] | None:
             return result_of(self._run(scenario))
+
+        @extend_schema_field(AccuracySerializer(allow_null=True))
+        def get_accuracy(self, scenario: Scenario) -> dict[str, Any] | None:
+            run = self._run(scenario)
+            if run is None or run.status != RunStatus.SUCCEEDED:
+                return None
+            result = stored_result(run)
+            return family_accuracy_figures(result) if result is not None else None
 
     @extend_schema(
         operation_id="scenarios_retrieve",

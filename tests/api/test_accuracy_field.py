@@ -1,0 +1,50 @@
+"""The scenario API states how the answer's family of predictions reads on held-out published
+measurements: the figures and the sentence the result page and the PDF print (one answer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine.result.records import EngineResult
+from advisor.engine.tools.validation import held_out_pools
+from advisor.reports.presenters import family_accuracy
+from tests.api.conftest import Caller
+
+pytestmark = pytest.mark.django_db
+
+MOE_SERVING: dict[str, Any] = {
+    "workload": "inference",
+    "model": "qwen3-30b-a3b",
+    "gpu": "h200-sxm",
+    "gpus": 8,
+    "inference": {"prompt_tokens": 2000, "output_tokens": 500, "requests_per_s": 4},
+}
+
+
+@pytest.mark.parametrize(("inputs", "family"), [(None, "training"), (MOE_SERVING, "serving-moe")])
+def test_a_succeeded_scenario_states_its_familys_held_out_error(
+    client_a: Caller, submitted: Any, inputs: dict[str, Any] | None, family: str
+) -> None:
+    created = submitted(**({"inputs": inputs} if inputs else {}))
+    body = client_a.http.get(created["url"]).json()
+    assert body["status"] == "succeeded"
+    accuracy = body["accuracy"]
+    pool = held_out_pools()[family]
+    assert accuracy["family"] == family
+    assert accuracy["held_out_measurements"] == pool["lines"] > 0
+    assert accuracy["within_tolerance"] == pool["within_tolerance"]
+    assert accuracy["held_out_mae_pct"] == pytest.approx(pool["mae_pct"], abs=0.01)
+    assert accuracy["family_label"] in accuracy["statement"] or (
+        accuracy["family_label"].lower() in accuracy["statement"].lower()
+    )
+    # the words the page and the PDF print, from the same result
+    assert accuracy["statement"] == family_accuracy(EngineResult.from_dict(body["result"]))
+
+
+def test_no_statement_before_the_run_succeeded(client_a: Caller, submitted: Any) -> None:
+    created = submitted(finish=False)
+    body = client_a.http.get(created["url"]).json()
+    assert body["status"] != "succeeded"
+    assert body["accuracy"] is None
