@@ -257,13 +257,14 @@ def _residual_bands() -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     table = residual_table()
     bands = []
-    for (kind, gen), values in sorted(table.items()):
+    # keyed by residual pool (a kind, MoE serving apart): named as the accuracy table names them
+    for (pool, gen), values in sorted(table.items()):
         if gen == "*" or not values:
             continue
-        low, high = model_error_band(kind, gen)
+        low, high = model_error_band(pool, gen)
         bands.append(
             {
-                "kind": presenters.kind_label(kind),
+                "kind": presenters.pool_label(pool),
                 "generation": gen,
                 "count": len(values),
                 "fastest_pct": (math.exp(min(values)) - 1.0) * 100.0,

@@ -16,14 +16,15 @@ import plotly.graph_objects as go
 
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
+from advisor.engine.model.performance import MOE_SERVING_KIND
 from advisor.engine.result.records import EngineResult, Metrics, Option
 from advisor.engine.result.validation_report import ValidationReport
 from advisor.reports.presenters import (
     decision_cost,
     is_inference,
-    kind_label,
     option_label,
     part_label,
+    pool_label,
 )
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
@@ -766,23 +767,26 @@ KIND_COLORS = {
     "training": "#13a37f",
     "topology": "#9b51e0",
     "serving": "#d6336c",
+    MOE_SERVING_KIND: "#8c1d40",
 }
+"""A colour per family of predictions (a validation row's residual pool)."""
 
 
 def validation_figure(report: ValidationReport) -> dict[str, Any]:
-    """Each published measurement against our prediction; on the diagonal is exact."""
+    """Each published measurement against our prediction, one colour per family of predictions
+    (a row's residual pool: MoE serving apart from dense, as the accuracy table and the ranges
+    keep them); on the diagonal is exact."""
     rows = [r for r in report.rows if _num(r.measured) > 0 and _num(r.predicted) > 0]
     fig = go.Figure()
-    kinds = sorted({r.kind for r in rows})
-    for kind in kinds:
-        group = [r for r in rows if r.kind == kind]
+    for pool in sorted({r.pool or r.kind for r in rows}):
+        group = [r for r in rows if (r.pool or r.kind) == pool]
         fig.add_trace(
             go.Scatter(
                 x=[_num(r.measured) for r in group],
                 y=[_num(r.predicted) for r in group],
                 mode="markers",
-                name=kind_label(kind),
-                marker={"size": 9, "color": KIND_COLORS.get(kind, "#5c6b80"), "opacity": 0.85},
+                name=pool_label(pool),
+                marker={"size": 9, "color": KIND_COLORS.get(pool, "#5c6b80"), "opacity": 0.85},
                 text=[f"{r.id}: {r.metric}" for r in group],
                 customdata=[[_num(r.error_pct)] for r in group],
                 hovertemplate=(

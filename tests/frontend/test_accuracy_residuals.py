@@ -71,3 +71,42 @@ def test_accuracy_page_shows_the_held_out_error_of_each_family_worst_first(clien
         row = row[: row.index("</tr>")]
         assert f"{by_pool[pool]['mae_pct']:.1f} %" in row
         assert f'<td class="num">{by_pool[pool]["lines"]}' in row
+
+
+def test_the_prediction_chart_colours_each_family_as_the_table_names_it() -> None:
+    """The scatter's series are the residual pools (MoE serving apart from dense), each holding
+    exactly its pool's rows, named as the table names them."""
+    from advisor.engine.result.validation_report import ValidationReport
+    from advisor.engine.tools.validation import validation_report
+    from advisor.reports.charts import validation_figure
+    from advisor.reports.presenters import pool_label
+
+    report = ValidationReport.from_dict(validation_report())
+    plotted = [r for r in report.rows if r.measured > 0 and r.predicted > 0]
+    series = {
+        trace["name"]: trace
+        for trace in validation_figure(report)["data"]
+        if trace.get("mode") == "markers"
+    }
+    pools = {r.pool for r in plotted}
+    assert {"serving", "serving-moe"} <= pools and "" not in pools
+    assert set(series) == {pool_label(pool) for pool in pools}
+    for pool in pools:
+        rows = [r for r in plotted if r.pool == pool]
+        trace = series[pool_label(pool)]
+        assert len(trace["x"]) == len(rows)
+        assert trace["text"] == [f"{r.id}: {r.metric}" for r in rows]
+    assert (
+        series[pool_label("serving")]["marker"]["color"]
+        != series[pool_label("serving-moe")]["marker"]["color"]
+    )
+
+
+def test_the_residual_table_names_each_family_in_words_never_by_its_id(client: Client) -> None:
+    """The MoE serving pool's rows read "..., mixture-of-experts models", not its id."""
+    html = client.get("/accuracy/").content.decode()
+    start = html.index('id="residual-table"')
+    table = html[start : html.index("</table>", start)]
+    assert "serving-moe" not in table
+    assert "Serving throughput and time per token, mixture-of-experts models" in table
+    assert "Serving throughput and time per token, dense models" in table
