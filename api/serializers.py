@@ -128,6 +128,25 @@ class EngineResultField(serializers.JSONField):
     pass
 
 
+class AccuracySerializer(serializers.Serializer[Any]):
+    """How the answer's family of predictions reads against published measurements it was never
+    fitted to: the statement the result page and the PDF print beside the ranges."""
+
+    family = serializers.CharField(
+        help_text=(
+            "The family the answer's low-high ranges are read from: training, serving "
+            "(dense models) or serving-moe (mixture-of-experts models)."
+        )
+    )
+    family_label = serializers.CharField(help_text="The family in words.")
+    held_out_mae_pct = serializers.FloatField(
+        help_text="Mean absolute error over the family's held-out published measurements (%)."
+    )
+    held_out_measurements = serializers.IntegerField(min_value=0)
+    within_tolerance = serializers.IntegerField(min_value=0)
+    statement = serializers.CharField(help_text="The sentence the page and the PDF print.")
+
+
 class RunSummarySerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=RunStatus.choices)

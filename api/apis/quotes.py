@@ -14,6 +14,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.limits import LIMITS, is_number
 from advisor.engine.input.scenario import parse_scenario
+from advisor.reports.presenters import family_accuracy_figures
 from advisor.scenarios.catalog_store import catalog_current
 from advisor.scenarios.engine_calls import evaluate_inputs
 from advisor.scenarios.results import result_json
@@ -21,7 +22,12 @@ from advisor.scenarios.timelimit import EvaluationTimeout, wall_time_limit
 from api.apis.base import ApiView
 from api.errors import ApplicationError
 from api.schema import error_responses
-from api.serializers import BodySerializer, EngineResultField, ScenarioInputsField
+from api.serializers import (
+    AccuracySerializer,
+    BodySerializer,
+    EngineResultField,
+    ScenarioInputsField,
+)
 
 
 def _too_large_for_sync(inputs: dict[str, Any]) -> bool:
@@ -48,6 +54,13 @@ class EvaluateApi(ApiView):
 
     class OutputSerializer(serializers.Serializer[Any]):
         result = EngineResultField()
+        accuracy = AccuracySerializer(
+            allow_null=True,
+            help_text=(
+                "How the answer's family of predictions reads on held-out published "
+                "measurements, as GET /api/v1/scenarios/{id}/ and the result page give it."
+            ),
+        )
 
     @extend_schema(
         operation_id="evaluate_create",
@@ -91,7 +104,8 @@ class EvaluateApi(ApiView):
                 code="evaluation_timeout",
                 status_code=503,
             ) from exc
-        return Response(EvaluateApi.OutputSerializer({"result": result_json(result)}).data)
+        body = {"result": result_json(result), "accuracy": family_accuracy_figures(result)}
+        return Response(EvaluateApi.OutputSerializer(body).data)
 
 
 class CatalogApi(ApiView):

@@ -36,6 +36,7 @@ from api.schema import error_responses
 from api.selectors import scenario_list_visible
 from api.serializers import (
     AbsoluteUrlField,
+    AccuracySerializer,
     BodySerializer,
     EngineResultField,
     QueryParamsSerializer,
@@ -246,25 +247,6 @@ def result_of(run: ScenarioRun | None) -> dict[str, Any] | None:
 @extend_schema_field({"type": "object", "additionalProperties": True})
 class _ObjectField(serializers.JSONField):
     pass
-
-
-class AccuracySerializer(serializers.Serializer[Any]):
-    """How the answer's family of predictions reads against published measurements it was never
-    fitted to: the statement the result page and the PDF print beside the ranges."""
-
-    family = serializers.CharField(
-        help_text=(
-            "The family the answer's low-high ranges are read from: training, serving "
-            "(dense models) or serving-moe (mixture-of-experts models)."
-        )
-    )
-    family_label = serializers.CharField(help_text="The family in words.")
-    held_out_mae_pct = serializers.FloatField(
-        help_text="Mean absolute error over the family's held-out published measurements (%)."
-    )
-    held_out_measurements = serializers.IntegerField(min_value=0)
-    within_tolerance = serializers.IntegerField(min_value=0)
-    statement = serializers.CharField(help_text="The sentence the page and the PDF print.")
 
 
 class ScenarioDetailApi(ApiView):

@@ -48,3 +48,16 @@ def test_no_statement_before_the_run_succeeded(client_a: Caller, submitted: Any)
     body = client_a.http.get(created["url"]).json()
     assert body["status"] != "succeeded"
     assert body["accuracy"] is None
+
+
+def test_evaluate_in_the_request_states_the_same_accuracy_as_a_saved_scenario(
+    client_a: Caller, submitted: Any
+) -> None:
+    """POST /evaluate/ answers with the same `accuracy` as the scenario the quoting system saves
+    (one answer through either door)."""
+    evaluated = client_a.http.post("/api/v1/evaluate/", {"inputs": MOE_SERVING}, format="json")
+    assert evaluated.status_code == 200, evaluated.json()
+    created = submitted(inputs=MOE_SERVING)
+    saved = client_a.http.get(created["url"]).json()
+    assert evaluated.json()["accuracy"] == saved["accuracy"]
+    assert evaluated.json()["accuracy"]["family"] == "serving-moe"
