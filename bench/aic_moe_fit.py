@@ -37,7 +37,7 @@ import numpy as np
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.model.serving import gemm
-from advisor.engine.model.serving.compute import _moe_layer_gemms, experts_hit_fraction
+from advisor.engine.model.serving.compute import _moe_layer_gemms, moe_layer_s
 from bench.aic_systems import CATALOG_GPU, moe_elementwise_s, moe_point, moe_shape, moe_table
 
 PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "nvfp4": "fp4"}
@@ -65,8 +65,8 @@ def table_points() -> list[dict[str, Any]]:
 
 
 def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """What the rule needs of each point, from the engine's own functions (as
-    ``compute._moe_layer`` reads them): the experts hit and their rows, the two GEMMs' shapes
+    """What the rule needs of each point, from the engine's own functions: the experts hit and
+    their rows (``compute.moe_layer_s``), the two GEMMs' shapes
     and tiles, the weight read, the sustained peak, and the element-wise passes the table's
     kernels include (permutation, gated activation)."""
     catalog = default_catalog()
@@ -95,19 +95,15 @@ def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         model = moe_shape(base, p)
         tp, ep = p["tp"], p["ep"]
         tokens = float(p["tokens"])
-        rows = tokens / ep
         layer = _moe_layer_gemms(gpu, p["precision"], model, tp, ep > 1)
-        hit = experts_hit_fraction(model, max(1.0, tokens))
-        if ep > 1:
-            experts = max(1, p["experts"] // ep) * hit
-            copies = rows * p["topk"] / tp
-        else:
-            experts = p["experts"] * hit
-            copies = rows * p["topk"]
-        per_expert = copies / max(experts, 1e-9)
+        # the experts hit and their rows as the engine's layer counts them
+        times = moe_layer_s(
+            gpu, p["precision"], model, tokens / ep, tp, ep, max(1, p["experts"] // ep), tokens
+        )
+        experts = times.experts_run
         up, down = layer.up, layer.down
-        tile_rows = experts * math.ceil(per_expert / up.tile_m)
-        fraction = layer.expert_rate / gemm.MOE_GROUPED_GEMM_FRACTION[p["precision"]]
+        tile_rows = experts * math.ceil(times.rows_per_expert / up.tile_m)
+        peak = layer.expert_rate / gemm.MOE_GROUPED_GEMM_FRACTION[p["precision"]]
         cols["weights_s"].append(experts * (up.kn + down.kn) * up.wbytes / up.hbm)
         cols["tile_rows"].append(tile_rows)
         cols["tile_m"].append(up.tile_m)
@@ -117,7 +113,7 @@ def features(points: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         cols["k_down"].append(down.k)
         cols["tiles"].append(tile_rows * (up.tiles_n + down.tiles_n))
         cols["sms"].append(up.sms)
-        cols["peak"].append(fraction)
+        cols["peak"].append(peak)
         cols["extra_s"].append(moe_elementwise_s(gpu, p))
         cols["measured_s"].append(p["measured_s"])
     return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
