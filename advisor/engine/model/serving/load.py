@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import CommDomain
 from advisor.engine.model.serving.compute import (
@@ -128,7 +129,7 @@ def batch_cell(batch: float) -> float:
     """The batch a decode step is kept under: 4 significant digits (the fixed points and
     bisections of the load model revisit nearby batches). Rounding is monotone, so batches
     between two that round alike round alike too."""
-    return float(f"{batch:.4g}")
+    return to_significant(batch, 4)
 
 
 SUSTAINABLE_TOLERANCE = 1e-4
@@ -679,7 +680,7 @@ class ServingModel:
 
 
 def _three_digits(x: float) -> float:
-    return float(f"{x:.3g}")
+    return to_significant(x, 3)
 
 
 @lru_cache(maxsize=64)
