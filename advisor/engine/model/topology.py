@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -102,6 +102,9 @@ class TopologySize:
     """Links each server puts on its rail's leaf, always together (1 for one NIC per rail;
     8 for a Gaudi 3 ply: two whole 4 x 200G OSFPs per server, Intel Gaudi network
     configuration).  ``rails`` counts rails, so a server has ``rails x links_per_rail`` links."""
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash, kept once computed (-1: not yet): a fabric's size keys its cabling
+    (``bom._fabric_cabling``, asked for every candidate priced)."""
 
     # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
     def __init__(
@@ -155,6 +158,7 @@ class TopologySize:
         object.__setattr__(self, "leaf_downlinks", leaf_downlinks)
         object.__setattr__(self, "links_per_leaf_spine", links_per_leaf_spine)
         object.__setattr__(self, "links_per_rail", links_per_rail)
+        object.__setattr__(self, "_value_hash", -1)
 
     def _value(self) -> tuple[object, ...]:
         """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
@@ -192,7 +196,11 @@ class TopologySize:
         return self._value() == other._value()
 
     def __hash__(self) -> int:
-        return hash(self._value())
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(self._value())
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
 
     @property
     def total_switches(self) -> int:
@@ -244,6 +252,7 @@ class TopologySize:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["_value_hash"]  # kept, not part of the value
         d["total_switches"] = self.total_switches
         d["switch_ports_used"] = self.switch_ports_used
         d["hops_worst_case"] = self.hops_worst_case
