@@ -117,6 +117,29 @@ class Scored:
         self.violations = [] if violations is None else violations
         self.departures = [] if departures is None else departures
 
+    def _value(self) -> tuple[object, ...]:
+        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
+        return (
+            self.cand,
+            self.topo,
+            self.metrics,
+            self.perf,
+            self.capex_usd,
+            self.power_w,
+            self.cost,
+            self.life,
+            self.operations_risk_usd,
+            self.violations,
+            self.departures,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        """As the dataclass's own (the prose asks whether an option is among the tied)."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Scored)
+        return self._value() == other._value()
+
     @property
     def feasible(self) -> bool:
         return not self.violations
