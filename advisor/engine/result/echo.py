@@ -158,10 +158,10 @@ class Design(Record):
     """Keys of a stored result this record does not declare (none in a design the engine
     makes; left out of the hash, so a design keys the model's caches)."""
 
-    def __hash__(self) -> int:
-        """The dataclass's own hash (every field but ``extra``), computed once per design and
-        kept on it: a design keys the model's caches, ~2,500 look-ups an evaluation."""
-        return cached_value_hash(self)
+    # the dataclass's own hash (every field but ``extra``), computed once per design and kept
+    # on it: a design keys the model's caches, ~2,500 look-ups an evaluation; the function
+    # itself, one call per hash
+    __hash__ = cached_value_hash
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the kept hash (string hashes differ between processes)."""
