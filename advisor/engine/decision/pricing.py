@@ -17,6 +17,7 @@ keys ``cost`` has always carried).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.cost import (
@@ -52,7 +53,7 @@ def skill_cost(facts: JobFacts, fabric: str) -> tuple[float, float]:
     return SKILL_GAP[facts.team_skills][fabric]
 
 
-RAMP_UP_MONTHS = 12.0
+RAMP_UP_MONTHS: Final = 12.0
 """The risk premium applies to the GPU time of the first year (the learning period)."""
 
 

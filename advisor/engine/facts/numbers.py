@@ -7,7 +7,7 @@ engine's hot modules (``compiled.txt``): the recommendation asks it ~3,000 times
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["finite", "finite_or_none", "to_significant"]
 
@@ -33,7 +33,7 @@ def finite(value: Any, default: float = 0.0) -> float:
 
 _POW10: tuple[float, ...] = tuple(float(10**k) for k in range(23))
 """10**0 .. 10**22, each a double exactly."""
-_NEAR_TIE = 1e-9
+_NEAR_TIE: Final = 1e-9
 """How close to half a unit a scaled figure may come before :func:`to_significant` leaves it
 to the decimal conversion: the scaling's error is below 10**digits x 2**-53 (1.2e-10 at six
 digits)."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -231,11 +231,11 @@ def blocks_spanned(size: int, stride: int, block: int) -> int:
     return (size - 1) * stride // block + 1
 
 
-_MAX_BOUNDARY_TERMS = 4096
+_MAX_BOUNDARY_TERMS: Final = 4096
 """Boundaries summed exactly before the periodic remainder is extrapolated (speed)."""
 
 
-_NUMPY_MIN_TERMS = 48
+_NUMPY_MIN_TERMS: Final = 48
 """Boundary sums of at least this many terms run as one NumPy expression (exact int64
 arithmetic, the same integers as the Python loop; below it the loop is faster)."""
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY
 from advisor.engine.input.scenario import ZERO_STAGES, Scenario
@@ -54,12 +54,12 @@ MOE_MICRO_BATCHES: tuple[int, ...] = (1, 2, 4)
 with the tokens routed to it, and NeMo's MoE recipes run 4 (gpt-oss 120B on 64 B200 / GB200,
 Qwen3 30B-A3B on 8 B200 / GB200: Megatron-Bridge performance configurations); its dense recipes
 run 1 or 2."""
-PP_MAX = 128
+PP_MAX: Final = 128
 """Pipeline depths the planner tries: divisors of the layer count and powers of two (with
 Megatron's uneven first/last stages), up to 128 stages."""
 VIRTUAL_STAGES: tuple[int, ...] = (1, 2, 4, 8)
 CONTEXT_PARALLEL: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
-CP_MIN_TOKENS_PER_RANK = 4096
+CP_MIN_TOKENS_PER_RANK: Final = 4096
 """The planner splits a sequence over cp ranks only while each keeps >= 4096 tokens (NeMo's
 long-context recipes: CP 2 at 8k-16k, CP 16 at 128k)."""
 
@@ -562,7 +562,7 @@ def _micro_batch_sizes(scenario: Scenario) -> tuple[int, ...]:
     return MOE_MICRO_BATCHES if scenario.model.is_moe else MICRO_BATCHES
 
 
-FLOOR_BOUND_MARGIN = 1e-9
+FLOOR_BOUND_MARGIN: Final = 1e-9
 """Relative margin :func:`fewer_gpus_floor_s` keeps below the bound it computes: the bound holds
 in real numbers; a plan's floor is a handful of rounded float operations (relative error
 ~1e-15), so the margin covers rounding and is far below any gap that decides a plan."""

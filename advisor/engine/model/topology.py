@@ -27,20 +27,20 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts.vocabulary import SINGLE_SWITCH, TOPOLOGY_KIND_BY_TIERS
 
 # Layout constants (sources in docs/MODEL.md, section "Topology").
-SERVERS_PER_RACK = 4
+SERVERS_PER_RACK: Final = 4
 """HGX/DGX-class 8-GPU servers per rack (~40 kW racks; NVIDIA DGX H100 SuperPOD RA)."""
-DAC_MAX_REACH_M = 3.0
+DAC_MAX_REACH_M: Final = 3.0
 """Passive copper (DAC) reach at 100-400 Gb/s per lane group (IEEE 802.3ck / vendor specs)."""
-IN_RACK_LINK_M = 2.0
+IN_RACK_LINK_M: Final = 2.0
 """Typical server-to-top-of-rack cable length."""
-ROW_LINK_M = 30.0
+ROW_LINK_M: Final = 30.0
 """Typical server-to-leaf length when leaves sit in a row's network rack (rail-optimized)."""
-SPINE_LINK_M = 50.0
+SPINE_LINK_M: Final = 50.0
 """Leaf-to-spine / spine-to-core length budget: SuperPOD RA places spines centrally so
 multimode SR optics (50 m on OM4) reach; longer halls need single-mode DR optics."""
 SUPERSPINE_LINK_M = SPINE_LINK_M
@@ -48,8 +48,8 @@ SUPERSPINE_LINK_M = SPINE_LINK_M
 A fabric whose pods sit in other halls needs single-mode DR optics (500 m) on this tier,
 which the BOM does not price yet."""
 
-_EPS = 1e-9
-MAX_TIERS = 4
+_EPS: Final = 1e-9
+MAX_TIERS: Final = 4
 """Deepest fabric sized: leaf, spine, core and super-spine."""
 
 
@@ -844,10 +844,10 @@ def plan_cabling(
     return tuple(tiers)
 
 
-MIN_SPINES = 2
+MIN_SPINES: Final = 2
 """A leaf-spine compute fabric keeps at least two spines: a failed spine leaves a path
 (NVIDIA DGX SuperPOD reference architecture)."""
-MIN_SPINES_ROCE = 4
+MIN_SPINES_ROCE: Final = 4
 """RoCE leaf-spine fabrics with four or more leaves keep four spines: with two, a spine
 failure halves the bisection and lossless (PFC) traffic backs up into pause storms
 (Juniper AI data-centre validated designs; NVIDIA Spectrum-X RA uses >= 4 spines)."""

@@ -19,22 +19,22 @@ How many cached tokens a query attends is the model's (:mod:`advisor.engine.mode
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import BYTES_PER_GB, HBM_EFFICIENCY, MEMORY_USABLE_FRACTION
 
-ATTENTION_DECODE_EFFICIENCY = 0.67
+ATTENTION_DECODE_EFFICIENCY: Final = 0.67
 """Decode attention without a fitted closed form (FlashMLA's roofline): it reaches 660 of 989
 dense bf16 TFLOP/s on H800 when compute bound (deepseek-ai/FlashMLA README: 660 TFLOPS, 3000
 GB/s memory bound)."""
 
-DECODE_ATTENTION_FIXED_S = 9.43e-6
+DECODE_ATTENTION_FIXED_S: Final = 9.43e-6
 """Fixed time of one decode-attention call (fitted on the kernel table, not on serving rows:
 ``bench/aic_attention_fit.py``; docs/MODEL.md 15.1)."""
-DECODE_ATTENTION_HBM_FRACTION = 0.982
+DECODE_ATTENTION_HBM_FRACTION: Final = 0.982
 """Share of the HBM peak at which the decode attention streams the KV cache (fitted as above)."""
-DECODE_ATTENTION_FLOP_FRACTION = 0.184
+DECODE_ATTENTION_FLOP_FRACTION: Final = 0.184
 """Share of the 16-bit dense tensor peak at which it runs the attention FLOPs, 4 x query heads x
 head_dim per cached token, added to the KV stream (fitted as above)."""
 DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("hopper", "blackwell")
@@ -70,11 +70,11 @@ fitted Hopper deployments ran; TensorRT-LLM's Hopper tables read 20-28 % from ei
 MLA_DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("blackwell",)
 """Generations whose MLA decode attention takes :data:`MLA_DECODE_ATTENTION_BLACKWELL`."""
 
-KV_MEMORY_FRACTION = 0.90
+KV_MEMORY_FRACTION: Final = 0.90
 """Share of the memory left after the weights and ``KV_MEMORY_RESERVE_BYTES`` that a serving
 instance's KV cache takes: TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` default (0.90),
 vLLM's ``gpu_memory_utilization`` default (0.90)."""
-KV_MEMORY_RESERVE_BYTES = 2e9
+KV_MEMORY_RESERVE_BYTES: Final = 2e9
 """Memory per GPU besides weights and KV cache: CUDA context, activations of a decode step,
 runtime buffers (docs/MODEL.md 15.1)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.constants import (
@@ -56,7 +56,7 @@ from advisor.engine.model.serving.precision import (
 )
 from advisor.engine.result.echo import ServingPool
 
-GB = 1e9
+GB: Final = 1e9
 
 
 def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
@@ -67,22 +67,22 @@ def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> flo
 
 # ----------------------------------------------------------------------------- constants
 
-KV_TRANSFER_SETUP_S = 200e-6
+KV_TRANSFER_SETUP_S: Final = 200e-6
 """Per-request handshake of a KV transfer (decode pre-allocates, prefill is told where to
 write: SGLang PD design, Mooncake transfer engine); engineering estimate, two round trips plus
 bookkeeping."""
-MLA_ROPE_DIM = 64
+MLA_ROPE_DIM: Final = 64
 """Decoupled RoPE key width of multi-head latent attention (DeepSeek-V2, arXiv 2405.04434)."""
-DECODE_TBO_OVERLAP = 0.0
+DECODE_TBO_OVERLAP: Final = 0.0
 """Share of the shorter of (compute, expert all-to-all) that two-micro-batch overlap hides in
 decode.  DeepSeek (day-6 overview) and SGLang (lmsys.org/blog/2025-05-05-large-scale-ep) split
 a decode batch in two; SGLang reports the decode gain 'varies' with batch and attention time and
 that overlapped dispatch/combine kernels busy-wait, so most of the communication stays
 visible.  Fitted to the LMSYS 9-node decode row (docs/MODEL.md)."""
-PREFILL_TBO_OVERLAP = 0.9
+PREFILL_TBO_OVERLAP: Final = 0.9
 """Prefill two-micro-batch overlap hides most of the all-to-all (SGLang: +27-35 % prefill
 throughput from TBO; DeepSeek profile shows communication hidden); engineering estimate."""
-SERVING_PREFILL_EFFICIENCY = 0.45
+SERVING_PREFILL_EFFICIENCY: Final = 0.45
 """Share of the GEMM/attention roofline (docs/MODEL.md 15.1) that an expert-parallel prefill
 reaches: what the roofline leaves out of a DeepEP prefill pass (the SMs the normal kernels
 occupy while they overlap the computation, 20-24 of 132 in DeepSeek's and DeepEP's settings;
@@ -92,35 +92,35 @@ DeepSeek production and RTP-LLM prefill rows (docs/MODEL.md 15.1, "MoE"; refitte
 rows on 2026-12-05 when the routed experts took TensorRT-LLM's measured kernel costs,
 :func:`gemm.routed_experts_s`: 0.45 again, +8.3 / -7.3 %); it was 0.50 of the catalog's flat
 achievable-compute fraction before the roofline."""
-PREFILL_BATCH_TOKENS = 8192
+PREFILL_BATCH_TOKENS: Final = 8192
 """Prompt tokens a dense instance packs into one prefill forward pass (TensorRT-LLM's
 ``max_num_tokens`` default, 8,192; vLLM V1 schedules the same budget per step): short prompts
 share the GEMMs' rows, a long prompt is one pass of its own length."""
-PREFILL_TOKENS_PER_GPU_EP = 16384
+PREFILL_TOKENS_PER_GPU_EP: Final = 16384
 """Tokens per GPU per expert-parallel prefill batch (DeepSeek profile-data and SGLang's
 large-scale EP prefill runs: 16,384 tokens per device)."""
-PREFILL_TTFT_SHARE = 0.5
+PREFILL_TTFT_SHARE: Final = 0.5
 """A dense prefill instance is sized so one prompt's prefill uses at most half of the TTFT
 target (the rest is left for queueing, KV transfer and the first token); design rule."""
-CHUNKED_PREFILL_TOKENS = 2048
+CHUNKED_PREFILL_TOKENS: Final = 2048
 """Prefill tokens per step when prefill and decode share GPUs (vLLM chunked prefill default
 ``max_num_batched_tokens`` = 2048 for online serving)."""
-MTP_DRAFT_TOKENS = 1
+MTP_DRAFT_TOKENS: Final = 1
 """DeepSeek-V3 multi-token prediction predicts one extra token (arXiv 2412.19437 section 5.4.3:
 85-90 % acceptance, 1.8x tokens per second)."""
-TARGET_QUANTILE = 0.95
+TARGET_QUANTILE: Final = 0.95
 """The share of requests the latency targets hold for: the questionnaire asks the time to first
 token and the time per token "for 95 of 100 requests" (docs/ENGINE_API.md
 ``max_requests_per_s_at_target``); every p95 of the load model reads this quantile."""
-P95_Z = 1.645
+P95_Z: Final = 1.645
 """One-sided normal point of :data:`TARGET_QUANTILE` (Phi^-1(0.95)), for the normal
 approximation of a Poisson batch (M/G/inf) and of a request's decode time."""
-SATURATED_S = 3600.0
+SATURATED_S: Final = 3600.0
 """Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
-ERLANG_MAX_SERVERS = 512
+ERLANG_MAX_SERVERS: Final = 512
 """Above this many prefill instances, Erlang C is evaluated on 512 aggregated servers of the
 same total capacity (slightly pessimistic; keeps a cluster of 100k GPUs to milliseconds)."""
-CURVE_POINTS = 10
+CURVE_POINTS: Final = 10
 """Points of the latency-vs-load curve, from 10 % to 100 % of capacity."""
 
 
@@ -245,7 +245,7 @@ def _decode_consts(gpu: GpuSpec, model: ModelSpec, precision: str) -> _DecodeCon
 # (docs/MODEL.md 15.1): the same four GEMMs per layer, priced by efficiency.gemm_time_s
 # (inference=True), the element-wise kernels at HBM speed and the attention of the phase.
 
-GEMMS_PER_LAYER = 4
+GEMMS_PER_LAYER: Final = 4
 """QKV, attention output, MLP up (+ gate), MLP down."""
 
 
@@ -397,7 +397,7 @@ def _dense_prefill_s(
 # layers) as dense GEMMs over the instance's rows, the routed experts as one grouped GEMM per
 # projection at the rows each expert on the GPU receives.
 
-SHARED_MLP_MIN_EXPERTS = 0.5
+SHARED_MLP_MIN_EXPERTS: Final = 0.5
 """Non-routed MLP parameters (shared experts, dense-FFN layers) below half of one routed
 expert's per layer are read as rounding of the published parameter counts (Mixtral 8x7B:
 12.9B active leaves ~1M per layer beside attention and two experts), not as a layer."""
@@ -1002,7 +1002,7 @@ def max_decode_batch(
     return _max_decode_batch_step(scenario, serving_plan, design, bound)[0]
 
 
-BISECTION_HALVINGS = 30
+BISECTION_HALVINGS: Final = 30
 """Halvings of the largest-decode-batch bisection on [1, KV slots] (pools replays them)."""
 
 

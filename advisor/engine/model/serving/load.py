@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
@@ -132,7 +132,7 @@ def batch_cell(batch: float) -> float:
     return to_significant(batch, 4)
 
 
-SUSTAINABLE_TOLERANCE = 1e-4
+SUSTAINABLE_TOLERANCE: Final = 1e-4
 """Relative width at which :meth:`ServingModel.sustainable_rps` stops bisecting (the answer
 prints 3 significant digits)."""
 
