@@ -389,6 +389,7 @@ def make_domain(
     """
     fabric = FABRICS[fabric_id] if fabric_id else None
     plugin = net_transport(transport) if fabric is not None and nodes > 1 else None
+    release = tables(nccl_version)
     net = 0.0
     stream = 0.0
     extra = 0.0
@@ -425,9 +426,7 @@ def make_domain(
         extra += max(0, hops - 1) * fabric.switch_hop_latency_s
         # NCCL enables LL128 across nodes only up to PXN (2.18-2.26) or P2C (2.27.3+,
         # NCCL_LL128_C2C): a NIC behind a Grace CPU is PHB before 2.27.3 (tuning.cc, paths.cc)
-        ll128 = fabric.ll128_allowed and (
-            not scaleup.nic_c2c or tables(nccl_version).ll128_over_c2c
-        )
+        ll128 = fabric.ll128_allowed and (not scaleup.nic_c2c or release.ll128_over_c2c)
     return CommDomain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,
@@ -448,7 +447,7 @@ def make_domain(
             else 1.0
         ),
         deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
-        ll_cap_one_node=tables(nccl_version).ll_one_node.get(scaleup.generation, 0.0),
+        ll_cap_one_node=release.ll_one_node.get(scaleup.generation, 0.0),
         generation=scaleup.generation,
         nccl_version=nccl_version,
         transport=plugin,
@@ -626,6 +625,8 @@ _NCCL_EXEC_CHANNELS_MAX: Final = 64
 """MAXCHANNELS (``src/include/device.h``): ``connect.cc`` doubles the search's channels up to it."""
 
 
+_NO_CAPS: dict[str, tuple[float, float, float]] = {}
+"""The caps of a kind NCCL's release lists none for (read, never written)."""
 PER_CHANNEL_MAX_BUSBW: dict[str, dict[str, tuple[float, float, float]]] = tables(
     NCCL_DEFAULT_VERSION
 ).per_channel_caps
@@ -667,7 +668,7 @@ def per_channel_cap(kind: str, d: CommDomain) -> float:
 
 
 def _per_channel_cap(kind: str, d: CommDomain, search: int) -> float:
-    row = tables(d.nccl_version).per_channel_caps.get(kind, {}).get(d.generation)
+    row = tables(d.nccl_version).per_channel_caps.get(kind, _NO_CAPS).get(d.generation)
     return _INF if row is None else search * row[min(d.nodes, 3) - 1]
 
 

@@ -293,7 +293,11 @@ def _with_memory(scenario: Scenario, c: _Candidate) -> _Candidate:
         scenario, c.tp, c.pp, c.dp, c.ep, c.mb, c.sharding, c.recompute, mcount,
         cp=c.cp, vp=c.vp, stages=c.stages,
     )  # fmt: skip
-    return replace(c, mem=mem)
+    # the candidate with its memory (dataclasses.replace without its walk over the fields)
+    return _Candidate(
+        c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages, mem,
+        c.estimate_s,
+    )  # fmt: skip
 
 
 def _plan_key(c: _Candidate) -> tuple[Any, ...]:

@@ -135,20 +135,32 @@ def decode_attention_layer_s(
 ) -> float:
     """One layer's decode attention on one GPU reading ``kv_bytes`` of its KV cache
     (``kv_element_bytes`` per element; ``latent``: an MLA cache) and running ``flops``
-    attention FLOPs: the closed forms fitted on TensorRT-LLM's kernels where a generation has
-    them (GQA / MHA: :func:`decode_attention_s`; MLA on Blackwell: :func:`mla_decode_attention_s`),
-    else the roofline ``max(read / (0.8 HBM), FLOPs / (0.67 x 16-bit peak))`` (FlashMLA's rate,
-    :data:`ATTENTION_DECODE_EFFICIENCY`)."""
-    if latent:
-        mla = mla_decode_attention_rates(gpu, kv_element_bytes)
-        if mla is not None:
-            return mla_decode_attention_s(mla, kv_bytes, flops)
-    else:
-        rates = decode_attention_rates(gpu, kv_element_bytes)
-        if rates is not None:
-            return decode_attention_s(rates, kv_bytes, flops)
-    hbm, flop_rate = _roofline_rates(gpu)
-    return max(kv_bytes / hbm, flops / flop_rate)
+    attention FLOPs: :meth:`DecodeAttention.seconds`."""
+    return DecodeAttention(gpu, kv_element_bytes, latent).seconds(kv_bytes, flops)
+
+
+class DecodeAttention:
+    """The decode attention of one GPU and cache format, its form picked once (a decode step
+    priced at many batches asks for the same one): the closed forms fitted on TensorRT-LLM's
+    kernels where a generation has them (GQA / MHA: :func:`decode_attention_s`; MLA on
+    Blackwell: :func:`mla_decode_attention_s`), else the roofline ``max(read / (0.8 HBM),
+    FLOPs / (0.67 x 16-bit peak))`` (FlashMLA's rate, :data:`ATTENTION_DECODE_EFFICIENCY`)."""
+
+    def __init__(self, gpu: GpuSpec, kv_element_bytes: float, latent: bool) -> None:
+        self.mla = mla_decode_attention_rates(gpu, kv_element_bytes) if latent else None
+        self.rates = None if latent else decode_attention_rates(gpu, kv_element_bytes)
+        self.roofline = (
+            _roofline_rates(gpu) if self.mla is None and self.rates is None else (1.0, 1.0)
+        )
+
+    def seconds(self, kv_bytes: float, flops: float) -> float:
+        """One layer reading ``kv_bytes`` of the cache and running ``flops`` FLOPs."""
+        if self.mla is not None:
+            return mla_decode_attention_s(self.mla, kv_bytes, flops)
+        if self.rates is not None:
+            return decode_attention_s(self.rates, kv_bytes, flops)
+        hbm, flop_rate = self.roofline
+        return max(kv_bytes / hbm, flops / flop_rate)
 
 
 @lru_cache(maxsize=64)
