@@ -363,7 +363,9 @@ def compute_fabric_items(
     return out
 
 
-@lru_cache(maxsize=4096)
+_Cabling = tuple[tuple[tuple[ItemT, int, str], ...], tuple[tuple[float, float], ...]]
+
+
 def _fabric_cabling(
     parts: NetworkParts,
     topo: TopologySize,
@@ -373,12 +375,35 @@ def _fabric_cabling(
     sw: Cage,
     far: Cage,
     far_lane: int = 0,
-) -> tuple[tuple[tuple[ItemT, int, str], ...], tuple[tuple[float, float], ...]]:
+) -> _Cabling:
     """Cabling of a compute fabric, and each line's (price, power) rounded to cents as
-    :func:`compute_fabric_totals` adds them; cached because many candidates share a topology
-    and switches of one cage share their cabling (the switch's cage is all it reads)."""
+    :func:`compute_fabric_totals` adds them; raises :class:`BomError` when a tier has no
+    link (:func:`_cabling_or_reason` keeps either)."""
+    cabling = _cabling_or_reason(parts, topo, nodes, fabric, gbps, sw, far, far_lane)
+    if isinstance(cabling, str):
+        raise BomError(cabling)
+    return cabling
+
+
+@lru_cache(maxsize=4096)
+def _cabling_or_reason(
+    parts: NetworkParts,
+    topo: TopologySize,
+    nodes: int,
+    fabric: str,
+    gbps: int,
+    sw: Cage,
+    far: Cage,
+    far_lane: int,
+) -> _Cabling | str:
+    """:func:`_fabric_cabling`, or the reason a tier has no link; cached because many
+    candidates share a topology and switches of one cage share their cabling (the switch's
+    cage is all it reads), and a cage no link reaches is asked again by every such candidate."""
     tiers = plan_cabling(topo, servers=nodes)
-    items = tuple(_cabling_at(parts, fabric, gbps, tiers, sw, far, far_lane))
+    try:
+        items = tuple(_cabling_at(parts, fabric, gbps, tiers, sw, far, far_lane))
+    except BomError as exc:
+        return str(exc)
     return items, tuple(
         (cents(qty * item.unit_price_usd), cents(qty * item.power_w)) for item, qty, _ in items
     )

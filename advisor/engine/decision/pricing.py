@@ -118,28 +118,26 @@ class Scored:
         self.violations = [] if violations is None else violations
         self.departures = [] if departures is None else departures
 
-    def _value(self) -> tuple[object, ...]:
-        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
-        return (
-            self.cand,
-            self.topo,
-            self.metrics,
-            self.perf,
-            self.capex_usd,
-            self.power_w,
-            self.cost,
-            self.life,
-            self.operations_risk_usd,
-            self.violations,
-            self.departures,
-        )
-
     def __eq__(self, other: object) -> bool:
-        """As the dataclass's own (the prose asks whether an option is among the tied)."""
+        """As the dataclass's own, which compares the field tuples: field by field in order,
+        each identical or equal, stopping at the first that differs (the prose asks whether
+        each option is among the tied, whose candidates differ in the first field)."""
         if other.__class__ is not self.__class__:
             return NotImplemented
         assert isinstance(other, Scored)
-        return self._value() == other._value()
+        return (
+            (self.cand is other.cand or self.cand == other.cand)
+            and (self.topo is other.topo or self.topo == other.topo)
+            and (self.metrics is other.metrics or self.metrics == other.metrics)
+            and self.perf == other.perf
+            and self.capex_usd == other.capex_usd
+            and self.power_w == other.power_w
+            and (self.cost is other.cost or self.cost == other.cost)
+            and (self.life is other.life or self.life == other.life)
+            and self.operations_risk_usd == other.operations_risk_usd
+            and (self.violations is other.violations or self.violations == other.violations)
+            and (self.departures is other.departures or self.departures == other.departures)
+        )
 
     @property
     def feasible(self) -> bool:

@@ -286,6 +286,11 @@ class Plan(Record):
     """Keys of a stored result this record does not declare (none in a plan the engine makes;
     left out of the hash, so a plan keys the model's caches)."""
 
+    # the value hash, computed once per plan (a plan keys the planner's cost cache, asked for
+    # every contender of every size); pickled without it (string hashes differ by process)
+    __hash__ = cached_value_hash
+    __getstate__ = state_without_value_hash
+
     @property
     def model_parallel(self) -> int:
         return self.tp * self.cp * self.pp
