@@ -312,7 +312,7 @@ def _times_below(
     edp_s = _NO_DP if st.edp_net else in_domain[2]
     if _below_without_pp_edge(st, priced, above) and _assemble(
         st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
-        0.0, 0.0, dp_s, edp_s,
+        0.0, 0.0, dp_s, edp_s, net.jitter_cv,
     ).step_s * factor >= above:  # fmt: skip
         return None  # its step with the edge and the gradients free is already not below
 
@@ -337,7 +337,7 @@ def _times_below(
         if above < math.inf:
             free = _assemble(
                 st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
-                pp_net, pp_s, dp_s, edp_s,
+                pp_net, pp_s, dp_s, edp_s, net.jitter_cv,
             )  # fmt: skip
             kept[_LOWER] = free.step_s
             if free.step_s * factor >= above:
@@ -350,7 +350,7 @@ def _times_below(
             edp_s = _pair_time(net, t.expert_dp_layout, st.edp_ops, comms["edp"])
     times = _assemble(
         st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
-        pp_net, pp_s, dp_s, edp_s,
+        pp_net, pp_s, dp_s, edp_s, net.jitter_cv,
     )  # fmt: skip
     if priced:
         kept[_TIMES] = times
@@ -399,9 +399,12 @@ def _assemble(
     pp_s: float,
     dp_s: tuple[float, float],
     edp_s: tuple[float, float],
+    jitter_cv: float = -1.0,
 ) -> _TrainingTimes:
     """The step of :func:`_times_below` from its communication terms (``dp_s``, ``edp_s``:
-    the seconds of the reductions and of the all-gathers, :func:`_split_ops`)."""
+    the seconds of the reductions and of the all-gathers, :func:`_split_ops`); ``jitter_cv``:
+    the design's fabric's (:attr:`design_network._Net.jitter_cv`), read off the design when
+    negative."""
     reduce_s = dp_s[0] + edp_s[0]
     gather_s = dp_s[1] + edp_s[1]
     dp_total = reduce_s + gather_s
@@ -436,7 +439,8 @@ def _assemble(
 
     straggler = 0.0
     if st.straggler_sigmas and bound != "low":
-        sigma = math.hypot(st.jitter_compute_s, FABRICS[design.fabric].jitter_cv * network_comm)
+        cv = FABRICS[design.fabric].jitter_cv if jitter_cv < 0.0 else jitter_cv
+        sigma = math.hypot(st.jitter_compute_s, cv * network_comm)
         straggler = sigma * st.straggler_sigmas
         if bound == "high":
             straggler *= 2.0
