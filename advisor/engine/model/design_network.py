@@ -101,6 +101,10 @@ class _Net:
         # reads them only for bytes that leave the leaf or the pod): designs that differ only
         # in them build equal domains for such a communicator
         self.leaf_kind = _net_kind((*kind[:5], None, None, *kind[7:]))
+        # what a plan's step on this network reads of it: the kind (every figure a domain and
+        # the step's jitter read of the design) and where the communicators sit; networks of
+        # designs that agree on both price every plan alike (training_step._times_below)
+        self.behaviour = _net_kind((self.kind, self.fabric))
 
     def crossing(self, comm: Communicator) -> Crossing:
         return place(comm, self.fabric, self.placement)

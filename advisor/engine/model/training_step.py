@@ -249,12 +249,20 @@ def _times_below(
     The plan's memo keeps, per design and bound, the network and what was priced on it (the
     step and that lower bound, :data:`_Priced`): a plan of a job series is an alternative of
     every larger size's plan, priced on the same designs again; a kept step gives the same
-    floats and the same None as pricing it again."""
+    floats and the same None as pricing it again.  Designs whose networks behave alike for
+    the plan (:attr:`design_network._Net.behaviour`: the same domains for every communicator,
+    the same jitter; another switch model, oversubscription or radix that moves no boundary
+    the plan's groups cross) share one entry."""
     net_key = ("net", design, bound)
     kept: _Priced | None = workload.memo.get(net_key)
     if kept is None:
-        kept = workload.remember(net_key, [net_for(scenario, workload, design, bound), None, None])
-        assert kept is not None
+        built = net_for(scenario, workload, design, bound)
+        alike_key = ("net-alike", built.behaviour)
+        kept = workload.memo.get(alike_key)
+        if kept is None:
+            kept = workload.remember(alike_key, [built, None, None])
+            assert kept is not None
+        workload.remember(net_key, kept)
     st = _static(scenario, workload, t)
     known: _TrainingTimes | None = kept[_TIMES]
     if known is not None and not free_network:
