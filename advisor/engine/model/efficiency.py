@@ -245,7 +245,7 @@ expert and before the return exchange sorts them back (Megatron-Core
 ``MoEAlltoAllTokenDispatcher``, "Permutation 2", ``sort_chunks_by_idxs``): a read and a write of
 ``top_k x h`` each way per token.  The DeepEP / HybridEP (flex) dispatcher writes its received
 tokens once and permutes them with the ``permute`` already counted."""
-MOE_ALLTOALL_HOST_SYNC_S: Final = 5.0e-3
+MOE_ALLTOALL_HOST_SYNC_S = 5.0e-3  # not Final: its test sets stage_time's
 """Seconds one MoE layer's forward and backward of one micro-batch lose, beyond its kernels, to
 the all-to-all token dispatcher's host round trip (fitted, docs/MODEL.md 8, "The all-to-all
 dispatcher's host round trip"): Megatron-Core's dropless ``MoEAlltoAllTokenDispatcher`` copies
