@@ -253,16 +253,7 @@ def _times_below(
     the plan (:attr:`design_network._Net.behaviour`: the same domains for every communicator,
     the same jitter; another switch model, oversubscription or radix that moves no boundary
     the plan's groups cross) share one entry."""
-    net_key = ("net", design, bound)
-    kept: _Priced | None = workload.memo.get(net_key)
-    if kept is None:
-        built = net_for(scenario, workload, design, bound)
-        alike_key = ("net-alike", built.behaviour)
-        kept = workload.memo.get(alike_key)
-        if kept is None:
-            kept = workload.remember(alike_key, [built, None, None])
-            assert kept is not None
-        workload.remember(net_key, kept)
+    kept = _priced_on(scenario, workload, design, bound)
     st = _static(scenario, workload, t)
     known: _TrainingTimes | None = kept[_TIMES]
     if known is not None and not free_network:
@@ -381,6 +372,33 @@ def _below_without_pp_edge(st: _Static, priced: bool, above: float) -> bool:
         and (st.dp_net or st.edp_net)
         and (st.tp_net or st.ep_net or st.cp_net)
     )
+
+
+def _priced_on(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str) -> _Priced:
+    """The plan's :data:`_Priced` entry of ``design`` in ``bound``'s world, from its memo: a
+    table per bound by design, and one by network behaviour that designs pricing the plan
+    alike share (dicts in the memo, keyed by the design and the behaviour's number
+    themselves: no key tuple kept per entry)."""
+    by_design: dict[Design, _Priced] | None = workload.memo.get(_NETS_BY_BOUND[bound])
+    if by_design is None:
+        by_design = workload.remember(_NETS_BY_BOUND[bound], {})
+        assert by_design is not None
+    kept = by_design.get(design)
+    if kept is None:
+        built = net_for(scenario, workload, design, bound)
+        by_behaviour: dict[int, _Priced] | None = workload.memo.get("nets-alike")
+        if by_behaviour is None:
+            by_behaviour = workload.remember("nets-alike", {})
+            assert by_behaviour is not None
+        kept = by_behaviour.get(built.behaviour)
+        if kept is None:
+            kept = by_behaviour[built.behaviour] = [built, None, None]
+        by_design[design] = kept
+    return kept
+
+
+_NETS_BY_BOUND: dict[str, str] = {"point": "nets-point", "low": "nets-low", "high": "nets-high"}
+"""The memo key of each bound's table of :func:`_priced_on`."""
 
 
 _Priced = list[Any]
