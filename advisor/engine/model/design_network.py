@@ -203,15 +203,32 @@ def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: s
     every plan and evaluation with the same values: a design evaluation prices several plans
     on it, the planner many plans on one reference design.
     """
-    return _net(
-        _scaleup_of(scenario.gpu),
-        scenario.calibration,
-        design,
-        bound,
-        _job_servers(scenario, workload),
-        scenario.gpus_per_node,
-        workload.domain_gpus,
-    )
+    return JobNets(scenario, workload).net(design, bound)
+
+
+class JobNets:
+    """What :func:`net_for` reads of the scenario and the plan (the GPU's scale-up figures, the
+    calibration, the servers the job occupies, the scale-up domain), read once: a plan asks
+    for its network on every design priced (``training_step`` keeps one per plan)."""
+
+    def __init__(self, scenario: Scenario, workload: WorkloadPlan) -> None:
+        self.scaleup = _scaleup_of(scenario.gpu)
+        self.calibration = scenario.calibration
+        self.servers = _job_servers(scenario, workload)
+        self.gpus_per_node = scenario.gpus_per_node
+        self.domain_gpus = workload.domain_gpus
+
+    def net(self, design: Design, bound: str) -> _Net:
+        """:func:`net_for` of ``design`` in ``bound``'s world."""
+        return _net(
+            self.scaleup,
+            self.calibration,
+            design,
+            bound,
+            self.servers,
+            self.gpus_per_node,
+            self.domain_gpus,
+        )
 
 
 @lru_cache(maxsize=64)

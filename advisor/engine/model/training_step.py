@@ -25,7 +25,13 @@ from advisor.engine.model.collectives import (
     expert_all_to_all_time_s,
     p2p_time_s,
 )
-from advisor.engine.model.design_network import _comms, _Net, _pp_stride, net_for, ops_seconds
+from advisor.engine.model.design_network import (
+    JobNets,
+    _comms,
+    _Net,
+    _pp_stride,
+    ops_seconds,
+)
 from advisor.engine.model.efficiency import profile
 from advisor.engine.model.placement import Communicator
 from advisor.engine.model.plans import GroupLayout, Plan, TrainingPlan, WorkloadPlan
@@ -385,7 +391,11 @@ def _priced_on(scenario: Scenario, workload: WorkloadPlan, design: Design, bound
         assert by_design is not None
     kept = by_design.get(design)
     if kept is None:
-        built = net_for(scenario, workload, design, bound)
+        nets: JobNets | None = workload.memo.get("job-nets")
+        if nets is None:
+            nets = workload.remember("job-nets", JobNets(scenario, workload))
+            assert nets is not None
+        built = nets.net(design, bound)
         by_behaviour: dict[int, _Priced] | None = workload.memo.get("nets-alike")
         if by_behaviour is None:
             by_behaviour = workload.remember("nets-alike", {})
