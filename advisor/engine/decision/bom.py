@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.decision.util import cents
 from advisor.engine.facts.catalog import Catalog
@@ -49,24 +49,24 @@ from advisor.engine.model.topology import (
 from advisor.engine.result.records import BomLine
 
 # Storage / in-band and management network sizing (docs/MODEL.md, "Bill of materials").
-STORAGE_NIC_GBPS = 100
+STORAGE_NIC_GBPS: Final = 100
 """Storage/in-band port speed when the GPU's platform facts name no storage adapter."""
-STORAGE_PORTS_PER_SERVER = 2
+STORAGE_PORTS_PER_SERVER: Final = 2
 """Storage-fabric ports per server when the platform facts say nothing (dual-homed)."""
-STORAGE_OVERSUBSCRIPTION = 2.0
+STORAGE_OVERSUBSCRIPTION: Final = 2.0
 """Storage and front-end networks are usually oversubscribed: only the compute fabric is
 built non-blocking (NVIDIA DGX SuperPOD reference architecture)."""
-STORAGE_TARGET_RATIO = 2.0
+STORAGE_TARGET_RATIO: Final = 2.0
 """Server storage ports per storage-target port: the targets' links carry half the servers'
 storage bandwidth (matches the 2:1 fabric; storage appliances are sized by the customer)."""
-STORAGE_CORE_UPLINKS = 2
+STORAGE_CORE_UPLINKS: Final = 2
 """Ports every storage/in-band leaf keeps for uplinks to the data-centre core (in-band
 management, users, the internet edge)."""
-MGMT_PORTS_PER_SERVER = 1
+MGMT_PORTS_PER_SERVER: Final = 1
 """One 1 GbE BMC port per server (out-of-band management)."""
-MGMT_UPLINKS_PER_SWITCH = 2
+MGMT_UPLINKS_PER_SWITCH: Final = 2
 """Each out-of-band switch uplinks twice at 100G to the management aggregation layer."""
-AGGREGATION_RESERVED_PORTS = 2
+AGGREGATION_RESERVED_PORTS: Final = 2
 """Ports of each management aggregation switch kept for its own uplinks."""
 ItemT = Nic | Switch | Transceiver | Cable
 
@@ -135,7 +135,6 @@ class LinkKit:
     medium: str
 
 
-@lru_cache(maxsize=4096)
 def choose_link_kit(
     parts: NetworkParts,
     fabric: str,
@@ -152,8 +151,28 @@ def choose_link_kit(
 
     Cages carry ``links`` logical ports each (a QM9700 OSFP cage: 2 x 400G), so a twin-port
     switch cage meets single-port NICs through a 1-to-2 splitter cable or a twin-port module
-    whose two fibers go to two NIC modules.
+    whose two fibers go to two NIC modules.  Raises :class:`BomError` when none is buildable
+    (the search's answer either way is kept by value: :func:`_link_kit`).
     """
+    kit = _link_kit(parts, fabric, gbps, length_m, switch_cage, far_cage, far_end, far_lane)
+    if isinstance(kit, str):
+        raise BomError(kit)
+    return kit
+
+
+@lru_cache(maxsize=4096)
+def _link_kit(
+    parts: NetworkParts,
+    fabric: str,
+    gbps: int,
+    length_m: float,
+    switch_cage: Cage,
+    far_cage: Cage,
+    far_end: str,
+    far_lane: int,
+) -> LinkKit | str:
+    """:func:`choose_link_kit`'s kit, or why there is none (kept too: every candidate of a
+    switch and NIC with no link between them asks again, ~140 an evaluation)."""
     sw_ff, sw_links = switch_cage
     far_ff, far_links = far_cage
     options: list[LinkKit] = []
@@ -198,7 +217,7 @@ def choose_link_kit(
         price = sum(item.unit_price_usd * qty for item, qty in merged.values())
         options.append(LinkKit(tuple(merged.values()), price, "optical"))
     if not options:
-        raise BomError(
+        return (
             f"no cable or optic in the catalog joins a {sw_links} x {gbps}G {sw_ff} switch "
             f"cage to a {far_links} x {gbps}G {far_ff} {far_end} cage at {length_m:g} m "
             f"({fabric})"
@@ -344,7 +363,9 @@ def compute_fabric_items(
     return out
 
 
-@lru_cache(maxsize=4096)
+_Cabling = tuple[tuple[tuple[ItemT, int, str], ...], tuple[tuple[float, float], ...]]
+
+
 def _fabric_cabling(
     parts: NetworkParts,
     topo: TopologySize,
@@ -354,12 +375,35 @@ def _fabric_cabling(
     sw: Cage,
     far: Cage,
     far_lane: int = 0,
-) -> tuple[tuple[tuple[ItemT, int, str], ...], tuple[tuple[float, float], ...]]:
+) -> _Cabling:
     """Cabling of a compute fabric, and each line's (price, power) rounded to cents as
-    :func:`compute_fabric_totals` adds them; cached because many candidates share a topology
-    and switches of one cage share their cabling (the switch's cage is all it reads)."""
+    :func:`compute_fabric_totals` adds them; raises :class:`BomError` when a tier has no
+    link (:func:`_cabling_or_reason` keeps either)."""
+    cabling = _cabling_or_reason(parts, topo, nodes, fabric, gbps, sw, far, far_lane)
+    if isinstance(cabling, str):
+        raise BomError(cabling)
+    return cabling
+
+
+@lru_cache(maxsize=4096)
+def _cabling_or_reason(
+    parts: NetworkParts,
+    topo: TopologySize,
+    nodes: int,
+    fabric: str,
+    gbps: int,
+    sw: Cage,
+    far: Cage,
+    far_lane: int,
+) -> _Cabling | str:
+    """:func:`_fabric_cabling`, or the reason a tier has no link; cached because many
+    candidates share a topology and switches of one cage share their cabling (the switch's
+    cage is all it reads), and a cage no link reaches is asked again by every such candidate."""
     tiers = plan_cabling(topo, servers=nodes)
-    items = tuple(_cabling_at(parts, fabric, gbps, tiers, sw, far, far_lane))
+    try:
+        items = tuple(_cabling_at(parts, fabric, gbps, tiers, sw, far, far_lane))
+    except BomError as exc:
+        return str(exc)
     return items, tuple(
         (cents(qty * item.unit_price_usd), cents(qty * item.power_w)) for item, qty, _ in items
     )

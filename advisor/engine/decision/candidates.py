@@ -75,6 +75,28 @@ class Candidate:
         object.__setattr__(self, "planes", planes)
         object.__setattr__(self, "_layout", None)
 
+    def _value(self) -> tuple[object, ...]:
+        """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
+        return (
+            self.fabric,
+            self.nic,
+            self.nics_per_node,
+            self.oversubscription,
+            self.switch,
+            self.adaptive_routing,
+            self.in_network_reduction,
+            self.planes,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Candidate)
+        return self._value() == other._value()
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
     def varied(
         self, *, oversubscription: float | None = None, planes: int | None = None
     ) -> Candidate:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
@@ -24,17 +25,17 @@ from advisor.engine.facts.constants import (
 from advisor.engine.facts.formatting import significant
 from advisor.engine.result.records import JobShare
 
-HOURS_PER_YEAR = 8766.0
+HOURS_PER_YEAR: Final = 8766.0
 """365.25 days x 24 h."""
-SERVING_DAYS = 30.0
+SERVING_DAYS: Final = 30.0
 """A month of serving is the unit of work for inference."""
-SERVER_PRICE_FACTOR = 1.35
+SERVER_PRICE_FACTOR: Final = 1.35
 """Owned GPU price x this = the GPU's share of a whole server (CPUs, memory, chassis,
 local NVMe): an 8-GPU HGX H100 server lists near 8 x $25-30k GPUs x ~1.3-1.4 (estimate)."""
-SERVER_POWER_FACTOR = 1.8
+SERVER_POWER_FACTOR: Final = 1.8
 """Server power per GPU / GPU TDP: DGX H100 draws 10.2 kW max with 8 x 700 W GPUs
 (NVIDIA DGX H100 user guide), i.e. ~1.8x."""
-PRICE_UNCERTAINTY = 0.2
+PRICE_UNCERTAINTY: Final = 0.2
 """Indicative prices are +-20 % (street prices vary with volume and vendor)."""
 
 

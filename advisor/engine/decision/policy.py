@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.decision.candidates import card_gbps, full_links
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY
@@ -54,15 +54,15 @@ from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.result.records import Metrics, Premium
 
-MAX_PUBLISHED_TIERS = 3
+MAX_PUBLISHED_TIERS: Final = 3
 """Deepest compute fabric in the published AI cluster designs: three tiers (the 100k-GPU
 Spectrum-X cluster; DGX SuperPOD cores; Meta's 24k-GPU clusters).  A four-tier fabric is a
 departure: a higher-radix switch, a multi-plane design or the other fabric class reaches the
 size in three tiers or fewer."""
-SINGLE_SWITCH_MAX_SERVERS = 8
+SINGLE_SWITCH_MAX_SERVERS: Final = 8
 """Largest compute fabric published on one switch at the platform's full speed (DGX BasePOD:
 one QM9700 for up to 8 DGX nodes at NDR400; larger published designs are leaf-spine SUs)."""
-TIE_BAND = 0.05
+TIE_BAND: Final = 0.05
 """Relative difference below which life cost or performance count as equal."""
 
 RISKS: dict[str, str] = {
@@ -339,7 +339,7 @@ def vendor_score(facts: JobFacts, sc: Scored) -> int:
     return fabric * 6 + nic * 2 + switch
 
 
-LEAF_SPINE_PORTS = 3
+LEAF_SPINE_PORTS: Final = 3
 """Switch ports a non-blocking two-tier fabric spends per endpoint (leaf down, leaf up, spine
 down); at r:1 oversubscription 1 + 2/r."""
 
@@ -472,7 +472,7 @@ def cost_band(a: Scored, b: Scored) -> float:
     return band
 
 
-STRUCTURAL_MIN_ENDPOINTS = 65_537
+STRUCTURAL_MIN_ENDPOINTS: Final = 65_537
 """Above the largest three-tier fat tree of 64-port switches (k^3/4 = 65,536 NIC ports), a
 design with fewer switch tiers is compared on cost without the price-list allowance
 (``structural_saving``)."""

@@ -17,6 +17,7 @@ keys ``cost`` has always carried).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.cost import (
@@ -52,7 +53,7 @@ def skill_cost(facts: JobFacts, fabric: str) -> tuple[float, float]:
     return SKILL_GAP[facts.team_skills][fabric]
 
 
-RAMP_UP_MONTHS = 12.0
+RAMP_UP_MONTHS: Final = 12.0
 """The risk premium applies to the GPU time of the first year (the learning period)."""
 
 
@@ -116,6 +117,27 @@ class Scored:
         self.operations_risk_usd = operations_risk_usd
         self.violations = [] if violations is None else violations
         self.departures = [] if departures is None else departures
+
+    def __eq__(self, other: object) -> bool:
+        """As the dataclass's own, which compares the field tuples: field by field in order,
+        each identical or equal, stopping at the first that differs (the prose asks whether
+        each option is among the tied, whose candidates differ in the first field)."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Scored)
+        return (
+            (self.cand is other.cand or self.cand == other.cand)
+            and (self.topo is other.topo or self.topo == other.topo)
+            and (self.metrics is other.metrics or self.metrics == other.metrics)
+            and self.perf == other.perf
+            and self.capex_usd == other.capex_usd
+            and self.power_w == other.power_w
+            and (self.cost is other.cost or self.cost == other.cost)
+            and (self.life is other.life or self.life == other.life)
+            and self.operations_risk_usd == other.operations_risk_usd
+            and (self.violations is other.violations or self.violations == other.violations)
+            and (self.departures is other.departures or self.departures == other.departures)
+        )
 
     @property
     def feasible(self) -> bool:

@@ -9,6 +9,7 @@ lies outside the price (+-20 %) and performance (+-5 %) uncertainty.
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from advisor.engine.decision.candidates import Candidate, fabric_title
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
@@ -46,7 +47,7 @@ from advisor.engine.result.records import (
     Uncertainty,
 )
 
-MAX_PRICE_FACTOR = 2.0
+MAX_PRICE_FACTOR: Final = 2.0
 """A network price break-even is quoted only up to a doubling of prices (beyond that it is
 not a plausible market move)."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.decision.assumptions import assumptions
 from advisor.engine.decision.bom import (
@@ -112,13 +112,13 @@ ScalingChart = Callable[[Scenario, JobFacts, dict[str, Candidate]], list[Scaling
 """The scaling chart of a job (scenario, job facts, a design per fabric class): by default
 :func:`advisor.engine.decision.scaling.scaling`."""
 
-MAX_OPTIONS = 60
+MAX_OPTIONS: Final = 60
 """Options listed: the pick, then the best-ranked designs (each fabric class's best always)."""
-CHECKPOINT_BYTES_PER_PARAM = 14.0
+CHECKPOINT_BYTES_PER_PARAM: Final = 14.0
 """A full training checkpoint: bf16 weights (2 B) + fp32 master weights, Adam m and v
 (4 + 4 + 4 B) per parameter (Rajbhandari et al., ZeRO, SC'20, section 3.1: 16 B/param of
 model state, of which the 2 B of gradients are not saved)."""
-EXISTING_NETWORK_MAX_SERVERS = 4
+EXISTING_NETWORK_MAX_SERVERS: Final = 4
 """Jobs with no compute fabric on at most this many servers plug into the data centre's
 existing network: a few servers' 2-4 storage / in-band ports and a BMC port each fit the spare
 ports of the leaf and management switches every data centre runs, so an architect buys no
@@ -140,7 +140,7 @@ EXISTING_TOPOLOGY = Topology(
 )
 """The topology of a job on the existing network: no switch of ours."""
 
-STORAGE_LINK_EFFICIENCY = 0.9
+STORAGE_LINK_EFFICIENCY: Final = 0.9
 """Share of the storage links' line rate a large sequential write reaches (estimate)."""
 
 
@@ -507,7 +507,7 @@ def _build(
     )
 
 
-TIER_CLIFF_SPAN = 1.5
+TIER_CLIFF_SPAN: Final = 1.5
 """A tier cliff is named when the cluster is at most this many times the largest size that
 keeps one tier fewer (256 -> 257 servers is the classic cliff of a 64-port two-tier fabric)."""
 

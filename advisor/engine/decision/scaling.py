@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Final
 
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.job_facts import JobFacts
@@ -12,9 +13,9 @@ from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.result.records import Metrics, ScalingPoint
 
-SCALING_MAX_POINTS = 7
+SCALING_MAX_POINTS: Final = 7
 """Points of the scaling chart (servers 1, 2, 4, ... up to the job's size)."""
-SCALING_MIN_SERVERS = 8
+SCALING_MIN_SERVERS: Final = 8
 """The chart reaches at least this many servers, so a one-server job shows what scaling out
 would cost in efficiency on each fabric class."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.decision.bom import (
     BomError,
@@ -132,7 +132,7 @@ def score_all(
     return scored, pruned
 
 
-MULTI_PLANE_MIN_GPUS = 32_768
+MULTI_PLANE_MIN_GPUS: Final = 32_768
 """Multi-plane designs are priced from this size: where single fat trees of 51.2T switches
 need three tiers and the published multi-plane designs start (DeepSeek-V3 ISCA'25: 8 planes
 of two-tier fat trees, up to 16,384 GPUs on 64-port switches; Spectrum-X / AMD Pollara

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Final
 
 # The fabric ids are the vocabulary's; the model's constants are keyed by them.
 from advisor.engine.facts.vocabulary import ETHERNET as ETHERNET
@@ -16,10 +17,10 @@ from advisor.engine.facts.vocabulary import FABRIC_IDS as FABRIC_IDS
 from advisor.engine.facts.vocabulary import INFINIBAND as INFINIBAND
 from advisor.engine.facts.vocabulary import ROCE as ROCE
 
-CONSTANTS_VERSION = "2025.11.1"
+CONSTANTS_VERSION: Final = "2025.11.1"
 
-BYTES_PER_GB = 1e9
-BITS_PER_BYTE = 8.0
+BYTES_PER_GB: Final = 1e9
+BITS_PER_BYTE: Final = 8.0
 
 
 @dataclass(frozen=True)
@@ -137,9 +138,9 @@ NVLink: 8x H100 measure ~367-370 GB/s of 450 (NVIDIA/nccl #1455; nccl-tests #212
 ~230-235 of 300 (NCCL caps its own A100 model at 235 GB/s, tuning.cc).  Mesh and PCIe values
 are engineering estimates (no switch: links to different peers are used in parallel with
 some loss; PCIe moves data through host bridges)."""
-SCALEUP_EFFICIENCY_SOURCE = "NVIDIA/nccl #1455, NVIDIA/nccl-tests #212, NCCL tuning.cc"
+SCALEUP_EFFICIENCY_SOURCE: Final = "NVIDIA/nccl #1455, NVIDIA/nccl-tests #212, NCCL tuning.cc"
 
-PCIE_RING_EFFICIENCY = 0.625
+PCIE_RING_EFFICIENCY: Final = 0.625
 """NCCL ring bus bandwidth over a GPU's PCIe x16 link / the link's per-direction rate, for
 GPUs with no NVLink (L40S, H100 PCIe; their catalog ``scaleup_efficiency``).  NCCL rates a
 PCIe link at ``width x speed / 80`` GB/s (24 for Gen4 x16, 48 for Gen5; src/graph/topo.cc)
@@ -149,10 +150,10 @@ above that (src/graph/search.cc ``speedArrayIntra`` {40, 30, 20, ...} below sm90
 second channel (``ncclTopoDupChannels`` needs 25 GB/s).  Measured: 8-GPU NCCL all-reduce bus
 bandwidth 37.6-41.7 GB/s on PCIe Gen5 x16 hosts with P2P (voipmonitor/rtx6kpro,
 hardware/pcie-bandwidth.md), 0.60-0.66 of 63 GB/s."""
-PCIE_HOST_GPUS_PER_SOCKET = 4
+PCIE_HOST_GPUS_PER_SOCKET: Final = 4
 """GPUs under one CPU socket of an 8-GPU PCIe server (two sockets, four x16 GPUs each): a
 tensor-parallel ring of more crosses the inter-socket link."""
-PCIE_INTER_SOCKET_RING_BYTES_PER_S = 15.0e9
+PCIE_INTER_SOCKET_RING_BYTES_PER_S: Final = 15.0e9
 """NCCL ring bus bandwidth of a ring that crosses a two-socket host's CPU-to-CPU link: NCCL
 rates AMD's Infinity Fabric link at 16 GB/s (src/graph/topo.h ``AMD_BW``; Intel UPI 10,
 ``SKL_QPI_BW``) and runs the ring at the speed array's 15.  AMD: the TensorRT-LLM v0.17
@@ -163,7 +164,9 @@ i.e. its PCIe-only (L40S) host."""
 
 # --- NCCL cost model (NVIDIA/nccl src/graph/tuning.cc, 2.19-2.2x series) ---------------------
 
-NCCL_TUNING_SOURCE = "NVIDIA/nccl src/graph/tuning.cc (2.19-2.2x): baseLat, hwLat, bw factors"
+NCCL_TUNING_SOURCE: Final = (
+    "NVIDIA/nccl src/graph/tuning.cc (2.19-2.2x): baseLat, hwLat, bw factors"
+)
 PROTOCOLS: tuple[str, ...] = ("LL", "LL128", "Simple")
 NCCL_BASE_LATENCY_S: dict[str, dict[str, float]] = {
     "tree": {"LL": 6.8e-6, "LL128": 14.0e-6, "Simple": 8.4e-6},
@@ -221,17 +224,17 @@ def nccl_latency_class(scaleup_kind: str, generation: str = "") -> str:
     return f"nvlink-{generation}" if generation in NVLINK_HOP_EXTRA_S else "nvlink"
 
 
-NVLS_MIN_GPUS = 3
+NVLS_MIN_GPUS: Final = 3
 """NCCL enables NVLS only on more than two GPUs of a domain: ``ncclNvlsInit``
 (``src/transport/nvls.cc``, 2.19-2.30) returns with ``nvlsSupport = 0`` when the topology holds
 ``gpuCount <= 2`` (an MNNVL clique of 2 or fewer likewise); two GPUs run the ring or the tree."""
-NVLS_ONE_DOMAIN_MIN_GPUS = 8
+NVLS_ONE_DOMAIN_MIN_GPUS: Final = 8
 """The fewest GPUs of a communicator inside one NVLink domain the engine prices NVLS for: the
 one-server tables (:data:`NVLINK_FEW_GPU_BUS_SHARE`) read 4 H100 and H200 at the ring's bus
 bandwidth (0.953 of 8's ring, 349 GB/s at 512 MB) where NVLS as priced on 8 would give 395: no
 NVLS gain below 8 (on 4 Blackwell GPUs the ring is the faster already).  Across domains NVLS
 (NVLS-tree) keeps :data:`NVLS_MIN_GPUS`."""
-NVLS_BLACKWELL_MEASURED = 0.89
+NVLS_BLACKWELL_MEASURED: Final = 0.89
 """What one Blackwell NVLink domain's NVLS all-reduce reaches of NCCL's Blackwell efficiency
 (``nvlsEfficiency`` 0.74 over Hopper's 0.85, which the NVLS factor was set on): the engine's
 time over the measured at 256 MB and more on 8 GPUs, NCCL's own one-server all-reduce as
@@ -342,37 +345,37 @@ def _nvlink_share(
 
 NCCL_PROTOCOL_BW_FACTOR: dict[str, float] = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
 """LL carries 4 B of flag per 8 B line (busBw*0.5); LL128 120 of 128 B (0.92)."""
-NCCL_TREE_BW_FACTOR = 0.92
+NCCL_TREE_BW_FACTOR: Final = 0.92
 """Tree all-reduce busBw = 0.92 x channel bandwidth (tuning.cc 'busBw*.92')."""
-NCCL_NVLS_BW_FACTOR = 0.745
+NCCL_NVLS_BW_FACTOR: Final = 0.745
 """NVLS all-reduce algorithm bandwidth / NCCL ring bus bandwidth inside the domain.
 NVIDIA maintainer: 8x H100 NVLS peaks at busbw ~480 GB/s, algbw ~275 GB/s, against ~370 GB/s
 ring busbw (NVIDIA/nccl-tests #212): 275/370 = 0.745 (NCCL's own tuner uses 5/6)."""
-NCCL_COLLNET_BW_FACTOR = 0.9
+NCCL_COLLNET_BW_FACTOR: Final = 0.9
 """IB SHARP (CollNet) busBw x 0.9 (tuning.cc)."""
-NCCL_NET_OVERHEAD_S = 1.0e-6
+NCCL_NET_OVERHEAD_S: Final = 1.0e-6
 """Per inter-node step proxy overhead (getNetOverhead: 1 us x86 Intel; x3 for Simple)."""
-NCCL_P2P_PER_PEER_OVERHEAD_S = 0.5e-6
+NCCL_P2P_PER_PEER_OVERHEAD_S: Final = 0.5e-6
 """Posting one send/recv pair to one peer in a grouped all-to-all (NVIDIA/nccl #866: all-to-all
 latency grows linearly with the number of peers).  Engineering estimate."""
 
 # --- Network fabric effects -----------------------------------------------------------------
 
-DEFAULT_SWITCH_RADIX = 64
+DEFAULT_SWITCH_RADIX: Final = 64
 """Ports of one compute-fabric switch at the NIC speed when a design names no switch (NVIDIA
 Quantum-2 QM9700: 64 x 400G; 51.2 Tb/s Ethernet switches: 64 x 800G).  Sizes the leaves and
 pods that placement uses (advisor/engine/model/placement.py)."""
-TCP_GBITS_PER_S_PER_CORE = 42.0
+TCP_GBITS_PER_S_PER_CORE: Final = 42.0
 """One CPU core moves ~42 Gb/s of a long TCP flow with TSO/GRO/jumbo frames, receive side
 being the bottleneck (Cai et al., 'Understanding Host Network Stack Overheads', SIGCOMM'21).
 CPU cost of NCCL over sockets = 2 x node throughput / this (send + receive), reported as an
 assumption; NCCL's socket helper threads (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD <= 64)
 come on top."""
-RAIL_GROUP_NODES = 32
+RAIL_GROUP_NODES: Final = 32
 """Servers whose same-index NICs share one leaf in a rail-optimized fabric (NVIDIA DGX SuperPOD
 reference architecture: a scalable unit of 32 nodes, one leaf per rail)."""
-ECMP_COLLISION_LOSS = 0.20
-ECMP_COLLISION_LOSS_HIGH = 0.40
+ECMP_COLLISION_LOSS: Final = 0.20
+ECMP_COLLISION_LOSS_HIGH: Final = 0.40
 """Throughput lost on cross-leaf traffic by ECMP hash collisions without adaptive routing.
 High: 'up to ~40%' on all-reduce before mitigation (Meta, SIGCOMM'24); point: half of that,
 with NCCL's several channels/QPs per NIC spreading flows.  Balls-into-bins gives 1-1/e = 37%
@@ -380,21 +383,21 @@ of uplinks idle with one flow per uplink."""
 
 # --- Compute ---------------------------------------------------------------------------------
 
-GEMM_HALF_EFFICIENCY_WIDTH = 128
+GEMM_HALF_EFFICIENCY_WIDTH: Final = 128
 """Per-GPU hidden width (hidden / tp) at which GEMM efficiency halves: eff = w / (w + 128).
 Small matrices cannot fill the GPU's SMs; engineering estimate consistent with the rise of
 Megatron-LM throughput with model width (Narayanan et al. SC'21, Table 1)."""
-FP8_EFFICIENCY_FACTOR = 0.70
+FP8_EFFICIENCY_FACTOR: Final = 0.70
 """FP8 reaches 0.7x the bf16 fraction of its (2x) peak: end-to-end FP8 speed-ups of ~1.3-1.5x
 reported with Transformer Engine (NVIDIA TE docs; DeepSeek-V3 report)."""
-HBM_EFFICIENCY = 0.80
+HBM_EFFICIENCY: Final = 0.80
 """Achievable fraction of HBM bandwidth in memory-bound kernels (decode GEMV, optimizer):
 STREAM-like measurements reach 80-90% of datasheet bandwidth."""
-OPTIMIZER_BYTES_PER_PARAM = 30.0
+OPTIMIZER_BYTES_PER_PARAM: Final = 30.0
 """Adam step memory traffic over the GPU's optimizer shard: read fp32 master, m, v, grad
 (16 B), write master, m, v (12 B), write bf16 param (2 B).  The gradient buffer's zeroing
 covers every local parameter, not the shard: :data:`STEP_GRAD_BUFFER_BYTES_PER_PARAM`."""
-STEP_GRAD_BUFFER_BYTES_PER_PARAM = 8.0
+STEP_GRAD_BUFFER_BYTES_PER_PARAM: Final = 8.0
 """Per-step passes over the whole local fp32 gradient buffer (``main_grad``), outside the
 GEMMs and on the compute stream, once per step whatever the batch: Megatron-Core zeroes it
 before the step (``_ParamAndGradBuffer.reset``: ``grad_data.zero_()``, 4 B written) and reads
@@ -404,7 +407,7 @@ it for the NaN/Inf check before the data-parallel collective (``check_grads``:
 ``accumulate_allreduce_grads_in_fp32`` for bf16 training ("bfloat16 requires gradient
 accumulation and all-reduce to be done in fp32", megatron/training/arguments.py) unless
 ``--grad-reduce-in-bf16``."""
-FP8_WEIGHT_CAST_BYTES_PER_PARAM = 4.0
+FP8_WEIGHT_CAST_BYTES_PER_PARAM: Final = 4.0
 """FP8 training casts every local weight to FP8 once per step, on the first micro-batch, and
 reuses it for the others (Transformer Engine's ``is_first_microbatch``: "allows caching of the
 FP8 versions of the weights"): read the bf16 weight (2 B), write the FP8 copy for the forward
@@ -412,7 +415,7 @@ and its transpose for the backward's data gradient (1 + 1 B)."""
 
 # --- Memory ----------------------------------------------------------------------------------
 
-MEMORY_USABLE_FRACTION = 0.90
+MEMORY_USABLE_FRACTION: Final = 0.90
 """Share of HBM usable for model state (CUDA context, allocator fragmentation take the rest)."""
 WEIGHT_BYTES: dict[str, float] = {
     "bf16": 2.0,
@@ -434,7 +437,7 @@ gpt-oss ships its MoE experts in MXFP4 and its attention, router, embedding and 
 BF16 (openai/gpt-oss-120b ``config.json``, ``quantization_config``: ``quant_method`` mxfp4,
 ``modules_to_not_convert`` the attention, router, embedding and ``lm_head``); any other
 precision is its own (``serving.precision.dense_precision``)."""
-MXFP4_MXFP8_GPUS_NEED = "fp4"
+MXFP4_MXFP8_GPUS_NEED: Final = "fp4"
 """The tensor-core precision a GPU must have for TensorRT-LLM to run MXFP4 experts against
 MXFP8 activations (Blackwell: B200 / GB200 / B300 / GB300, its gpt-oss MoE support matrix,
 "MXFP8 activation, MXFP4 weights, TRTLLM / CUTLASS backends") at the FP8 rate, with the FP8 KV
@@ -474,55 +477,55 @@ LATENT_KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 2.
 FlashMLA and the DeepSeek / SGLang deployments, whose FP8 checkpoints (deepseek-ai) quantise no
 cache; FP8 under fp4, as NVIDIA's NVFP4 checkpoints of DeepSeek ship it (see
 :data:`KV_ELEMENT_BYTES`)."""
-GRAD_BYTES_PER_PARAM = 2.0
+GRAD_BYTES_PER_PARAM: Final = 2.0
 """bf16 gradients communicated: 2 bytes per parameter per step."""
-FP8_PARAM_GATHER_BYTES_PER_PARAM = 1.0
+FP8_PARAM_GATHER_BYTES_PER_PARAM: Final = 1.0
 """With FP8 weights (``parallelism.fp8_param_gather``) the distributed optimizer all-gathers
 the FP8 bytes of every linear layer's weight: Megatron-Core ``fp8_param_gather`` (the param
 buffer holds the Float8Tensor data), NeMo 1.x ``MegatronDistributedFusedAdam``
 (``param_sync_dtype=torch.uint8`` for Float8Tensor parameters); embeddings and the output layer
 stay bf16 (docs/MODEL.md 5.4)."""
-MASTER_AND_ADAM_BYTES_PER_PARAM = 12.0
+MASTER_AND_ADAM_BYTES_PER_PARAM: Final = 12.0
 """fp32 master weights + Adam m and v (ZeRO paper, Rajbhandari et al. 2020: 16 B/param total
 with 2 B weights and 2 B gradients)."""
-TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM = 4.0
+TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM: Final = 4.0
 """bf16 weights (2) + bf16 gradients (2) kept on every model-parallel shard."""
-RECOMPUTE_BYTES_PER_TOKEN_HIDDEN = 2.0
+RECOMPUTE_BYTES_PER_TOKEN_HIDDEN: Final = 2.0
 """Full recomputation keeps only each layer's bf16 input (2 bytes per token per hidden)."""
 
 # --- Overlap, bubbles, stragglers ------------------------------------------------------------
 
-DP_OVERLAP_EFFICIENCY = 0.85
+DP_OVERLAP_EFFICIENCY: Final = 0.85
 """Fraction of the overlap window in which gradient communication actually progresses
 (communication kernels compete with compute for SMs and memory bandwidth)."""
-DDP_BUCKET_MIN_PARAMS = 40e6
-DDP_BUCKET_PARAMS_PER_RANK = 1e6
+DDP_BUCKET_MIN_PARAMS: Final = 40e6
+DDP_BUCKET_PARAMS_PER_RANK: Final = 1e6
 """Megatron-Core's gradient bucket: ``max(40,000,000, 1,000,000 x dp_size)`` parameters when
 ``overlap_grad_reduce`` is on (``DistributedDataParallelConfig.bucket_size``: "larger DP sizes
 need larger buckets to ensure collectives do not become latency-bound").  Each bucket's
 reduce-scatter (all-reduce without sharding) and all-gather is its own collective; the last
 bucket's reduce-scatter and the first bucket's all-gather are never overlapped."""
-TP_COMM_OVERLAP = 0.0
+TP_COMM_OVERLAP: Final = 0.0
 """Tensor-parallel collectives sit on the critical path (Megatron-LM default)."""
-EP_COMM_OVERLAP = 0.0
+EP_COMM_OVERLAP: Final = 0.0
 """MoE all-to-all exposed unless the framework overlaps it (DualPipe hides most of it)."""
-EP_COMM_SMS = 20
+EP_COMM_SMS: Final = 20
 """Streaming multiprocessors the expert all-to-all kernels hold while they run under another
 micro-batch's compute: DeepSeek-V3's DualPipe communication kernels use 20 SMs (DeepSeek-V3
 report arXiv 2412.19437 section 3.2.2), Megatron-Core's DeepEP dispatcher the same by default
 (``moe_deepep_num_sms = 20``, TransformerConfig).  The overlapped compute runs on the rest."""
-COMPUTE_JITTER_CV = 0.005
+COMPUTE_JITTER_CV: Final = 0.005
 """Per-node step-time variation from clocks, thermals and OS noise (0.5%); engineering
 estimate, stragglers in large runs reported in Llama 3 (arXiv 2407.21783 section 3.3.4)."""
 
 # --- MoE all-to-all (DeepEP) -----------------------------------------------------------------
 
-MOE_LL_FIXED_OVERHEAD_S = 30e-6
+MOE_LL_FIXED_OVERHEAD_S: Final = 30e-6
 """Fixed cost of one low-latency dispatch or combine (kernel launch, per-expert packing,
 completion flags over the network).  Engineering estimate; checked against DeepEP's published
 latencies for EP8..EP256 (docs/MODEL.md)."""
-MOE_NORMAL_FIXED_OVERHEAD_S = 30e-6
-DEEPEP_NORMAL_FORWARD_BYTES_PER_S = 147e9
+MOE_NORMAL_FIXED_OVERHEAD_S: Final = 30e-6
+DEEPEP_NORMAL_FORWARD_BYTES_PER_S: Final = 147e9
 """Most a GPU's DeepEP normal internode kernels deliver over NVLink, in the benchmark's own
 count (``nvl_recv_bytes``: a token once per distinct GPU holding one of its experts, the GPU it
 arrives at included).  A kernel limit, not the link's: on two 8 x H20 servers over RoCE
@@ -531,30 +534,30 @@ arrives at included).  A kernel limit, not the link's: on two 8 x H20 servers ov
 pull request #181 up to 147 GB/s at 44.7; on two servers every token reaches both, so NVLink,
 not the NIC, binds.  Taken as 147 GB/s (the best line) for Hopper GPUs only, where DeepEP's
 internode kernels were measured (other generations: the link's rate alone)."""
-FP8_SCALE_BYTES_PER_128 = 4.0
+FP8_SCALE_BYTES_PER_128: Final = 4.0
 """DeepEP FP8 dispatch adds one fp32 scale per 128 elements."""
 
 # --- Inference -------------------------------------------------------------------------------
 
-DECODE_KERNEL_OVERHEAD_S_PER_LAYER = 20e-6
+DECODE_KERNEL_OVERHEAD_S_PER_LAYER: Final = 20e-6
 """Kernel launch and synchronisation cost per layer per decode step without CUDA graphs
 (~10 kernels x 2 us); engineering estimate."""
 
 # --- Retrieval pipelines (RAG; docs/MODEL.md section 21) -------------------------------------
 
-TEXT_BYTES_PER_TOKEN = 4.0
+TEXT_BYTES_PER_TOKEN: Final = 4.0
 """Bytes of UTF-8 text per token: one token is about 4 characters of English text (OpenAI,
 'What are tokens and how to count them'); sizes questions, retrieved chunks and answers on the
 wire."""
-EMBEDDING_BYTES_PER_DIM = 4.0
+EMBEDDING_BYTES_PER_DIM: Final = 4.0
 """A query vector travels as float32: 4 bytes per dimension (FAISS and Milvus FLOAT_VECTOR)."""
-EMBEDDING_MAX_INPUT_TOKENS = 512
+EMBEDDING_MAX_INPUT_TOKENS: Final = 512
 """BERT-class embedding models read at most 512 tokens (BAAI bge-large-en-v1.5 and intfloat
 e5-large-v2 model cards; NV-EmbedQA-E5-v5: 512 in the NVIDIA NeMo Retriever Embedding NIM
 support matrix): a longer question is truncated before it is embedded."""
-HNSW_LINKS = 16
-HNSW_BYTES_PER_LINK = 16.0
-VECTOR_INDEX_MEMORY_HEADROOM = 1.2
+HNSW_LINKS: Final = 16
+HNSW_BYTES_PER_LINK: Final = 16.0
+VECTOR_INDEX_MEMORY_HEADROOM: Final = 1.2
 """Memory of an in-memory HNSW index: N x (D x 4 + m x 16) x 1.2 bytes, m = 16 neighbour links
 (16 bytes each with their metadata) and 20 % operational headroom (ScyllaDB Vector Search
 'Sizing and Capacity Planning'; the FAISS wiki gives (d x 4 + M x 2 x 4) bytes per vector
@@ -562,51 +565,51 @@ before headroom)."""
 VECTOR_SERVER_MEMORY_BYTES = 512 * 2**30
 """Memory of one vector-search server: a memory-optimised 2-socket server such as AWS
 r7i.16xlarge (64 vCPU, 512 GiB); an estimate of the tier's building block, not a catalog part."""
-VECTOR_SEARCH_QUERIES_PER_S_PER_SERVER = 1_500.0
-VECTOR_SEARCH_LATENCY_S = 0.010
+VECTOR_SEARCH_QUERIES_PER_S_PER_SERVER: Final = 1_500.0
+VECTOR_SEARCH_LATENCY_S: Final = 0.010
 """One Milvus node on VectorDBBench (1M x 768-d, IVF_FLAT, 100 concurrent clients): ~1,560
 queries/s with p99 latency 4-10 ms (a published VectorDBBench run, 2024); a conservative
 per-replica rate (USearch reaches ~100k queries/s on 64 cores at 256-d, unum-cloud/USearch
 BENCHMARKS.md)."""
-EMBEDDING_QUERIES_PER_S_PER_SERVER = 4_600.0
-EMBEDDING_LATENCY_S = 0.022
+EMBEDDING_QUERIES_PER_S_PER_SERVER: Final = 4_600.0
+EMBEDDING_LATENCY_S: Final = 0.022
 """One embedding GPU server answering short queries with a 1,024-d BERT-large-class model
 (mxbai-embed-large): 4,600 texts/s at p99 22 ms (GigaGPU's published TEI/Infinity throughput
 table, 2026; bge-large-en-v1.5 unbatched reaches 70 requests/s at concurrency 5 on an RTX
 4070, SearchLayer 2025, so batching is assumed)."""
-RETRIEVAL_TIER_MIN_SERVERS = 2
+RETRIEVAL_TIER_MIN_SERVERS: Final = 2
 """Each retrieval tier keeps one spare replica (N+1): a failed embedding or vector-search
 server must not stop the pipeline (Milvus in-memory replicas for high availability)."""
 
 # --- Sanity bounds ---------------------------------------------------------------------------
 
-MIN_BYTES = 1.0
+MIN_BYTES: Final = 1.0
 
 # --- Scenario defaults: constraints (docs/MODEL.md section 1) ---------------------------------
 # One default each: the scenario parser and the result records both read these.
 
-DEFAULT_GPU_PRICING = "cloud"
-DEFAULT_GPU_HOUR_USD = 2.5
+DEFAULT_GPU_PRICING: Final = "cloud"
+DEFAULT_GPU_HOUR_USD: Final = 2.5
 """Cloud price of one GPU-hour when the GPU's catalog entry gives none."""
-DEFAULT_ELECTRICITY_USD_PER_KWH = 0.10
-DEFAULT_PUE = 1.3
-DEFAULT_AMORTIZATION_YEARS = 4.0
-DEFAULT_TEAM_SKILLS = "both"
-DEFAULT_PREFER = "balanced"
-DEFAULT_UTILIZATION = 0.8
+DEFAULT_ELECTRICITY_USD_PER_KWH: Final = 0.10
+DEFAULT_PUE: Final = 1.3
+DEFAULT_AMORTIZATION_YEARS: Final = 4.0
+DEFAULT_TEAM_SKILLS: Final = "both"
+DEFAULT_PREFER: Final = "balanced"
+DEFAULT_UTILIZATION: Final = 0.8
 """Share of the amortization life the cluster runs work (docs/MODEL.md "Decision cost")."""
 
 # --- Scenario defaults: a retrieval pipeline (``rag``, docs/MODEL.md section 21) ---------------
 
-DEFAULT_TOP_K = 4
+DEFAULT_TOP_K: Final = 4
 """Chunks retrieved per question: LangChain's ``VectorStore.similarity_search`` returns k = 4
 by default (langchain-core reference)."""
-DEFAULT_CHUNK_TOKENS = 256
+DEFAULT_CHUNK_TOKENS: Final = 256
 """Tokens per chunk: common practice is 128-512 tokens (Milvus, 'optimal chunk size for RAG
 applications'); Vertex AI RAG Engine defaults to 1,024 (Google Cloud docs)."""
-DEFAULT_EMBEDDING_DIMS = 1024
+DEFAULT_EMBEDDING_DIMS: Final = 1024
 """Dimensions of one embedding: bge-large-en-v1.5, e5-large-v2 and NVIDIA NV-EmbedQA-E5-v5
 all produce 1,024 (their model cards)."""
-DEFAULT_CORPUS_CHUNKS = 10_000_000
+DEFAULT_CORPUS_CHUNKS: Final = 10_000_000
 """Chunks in the index: VectorDBBench's 10M-vector performance case (zilliztech/VectorDBBench,
 Performance768D10M), about 2.6 billion tokens at 256 tokens per chunk."""

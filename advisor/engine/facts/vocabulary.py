@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts.numbers import finite
 
 # ---------------------------------------------------------------------------------------------
 # Fabrics: the transport of the GPU compute network
 
-ETHERNET = "ethernet"
-ROCE = "roce"
-INFINIBAND = "infiniband"
+ETHERNET: Final = "ethernet"
+ROCE: Final = "roce"
+INFINIBAND: Final = "infiniband"
 FABRIC_IDS: tuple[str, ...] = (ETHERNET, ROCE, INFINIBAND)
 """Every fabric the engine prices, in the order pages list them (plainest first)."""
 ETHERNET_FABRIC_IDS: tuple[str, ...] = (ETHERNET, ROCE)
@@ -61,17 +61,17 @@ def scale_up_label(kind: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Topologies: the engine's `topology.kind` and its number of switch tiers
 
-SINGLE_SWITCH = "single-switch"
-LEAF_SPINE = "leaf-spine"
-FAT_TREE = "fat-tree"
-SUPER_SPINE = "super-spine"
+SINGLE_SWITCH: Final = "single-switch"
+LEAF_SPINE: Final = "leaf-spine"
+FAT_TREE: Final = "fat-tree"
+SUPER_SPINE: Final = "super-spine"
 TOPOLOGY_KIND_BY_TIERS: dict[int, str] = {
     1: SINGLE_SWITCH,
     2: LEAF_SPINE,
     3: FAT_TREE,
     4: SUPER_SPINE,
 }
-EXISTING = "existing"
+EXISTING: Final = "existing"
 """No switch of ours: the servers plug into the data centre's existing network."""
 TOPOLOGY_KIND_LABELS: dict[str, str] = {
     EXISTING: "your existing network",
@@ -106,11 +106,11 @@ def tiers_in_words(tiers: int) -> str:
 # ---------------------------------------------------------------------------------------------
 # Networks: the role of a BOM line's network
 
-COMPUTE = "compute"
-STORAGE = "storage"
-MANAGEMENT = "management"
-FRONTEND = "frontend"
-RETRIEVAL = "retrieval"
+COMPUTE: Final = "compute"
+STORAGE: Final = "storage"
+MANAGEMENT: Final = "management"
+FRONTEND: Final = "frontend"
+RETRIEVAL: Final = "retrieval"
 NETWORK_LABELS: dict[str, str] = {
     COMPUTE: "GPU compute fabric",
     STORAGE: "Storage network",
@@ -122,9 +122,9 @@ NETWORK_LABELS: dict[str, str] = {
 # ---------------------------------------------------------------------------------------------
 # Retrieval pipelines (RAG): the tiers of a pipeline
 
-EMBEDDING_TIER = "embedding"
-VECTOR_SEARCH_TIER = "vector_search"
-GENERATION_TIER = "generation"
+EMBEDDING_TIER: Final = "embedding"
+VECTOR_SEARCH_TIER: Final = "vector_search"
+GENERATION_TIER: Final = "generation"
 RAG_TIER_LABELS: dict[str, str] = {
     EMBEDDING_TIER: "embedding tier",
     VECTOR_SEARCH_TIER: "vector-search tier",
@@ -225,9 +225,9 @@ TEAM_SKILLS: dict[str, TeamSkill] = {
 # ---------------------------------------------------------------------------------------------
 # Units the pages and the prose append to numbers
 
-GBPS = "Gb/s"
+GBPS: Final = "Gb/s"
 """Link speed, bits (NIC and switch ports)."""
-GBYTES_PER_S = "GB/s"
+GBYTES_PER_S: Final = "GB/s"
 """Data rate, bytes (collective bus bandwidth)."""
-MS_PER_TOKEN = "ms/token"  # noqa: S105 (a unit, not a secret)
-S_PER_STEP = "s/step"
+MS_PER_TOKEN: Final = "ms/token"  # noqa: S105 (a unit, not a secret)
+S_PER_STEP: Final = "s/step"

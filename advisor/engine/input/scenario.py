@@ -21,6 +21,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, GpuSpec, ModelSpec
 from advisor.engine.facts.catalog.cloud import cloud_fabric, cloud_fabric_ids
 from advisor.engine.facts.catalog.models import with_derived_defaults
+from advisor.engine.facts.catalog.value_hash import cached_value_hash, state_without_value_hash
 from advisor.engine.facts.constants import (
     DEFAULT_GPU_HOUR_USD,
     DENSE_PRECISION,
@@ -217,6 +218,11 @@ class TrainingSpec:
     sharding: str
     sharding_given: bool
 
+    # the value hash, computed once per object (the planner's and the serving model's caches
+    # key by the scenario and its parts); pickled without it (string hashes differ by process)
+    __hash__ = cached_value_hash
+    __getstate__ = state_without_value_hash
+
 
 @dataclass(frozen=True)
 class PoolSpec:
@@ -289,6 +295,11 @@ class ParallelismSpec:
     def given(self) -> bool:
         return any(v is not None for v in (self.tp, self.pp, self.dp, self.ep, self.cp))
 
+    # the value hash, computed once per object (the planner's and the serving model's caches
+    # key by the scenario and its parts); pickled without it (string hashes differ by process)
+    __hash__ = cached_value_hash
+    __getstate__ = state_without_value_hash
+
 
 CONSTRAINT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Constraints) if f.name != EXTRA)
 """The keys of ``constraints`` (the fields of the result's :class:`Constraints` record, which
@@ -348,6 +359,11 @@ class Scenario:
     rag: RagInput | None = None
     """A retrieval pipeline (embedding and vector-search tiers) in front of the serving fleet
     (:mod:`advisor.engine.input.rag`); only with workload ``inference``."""
+
+    # the value hash, computed once per object (the planner's and the serving model's caches
+    # key by the scenario and its parts); pickled without it (string hashes differ by process)
+    __hash__ = cached_value_hash
+    __getstate__ = state_without_value_hash
 
     @property
     def nodes(self) -> int:

@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from advisor.engine.facts.constants import (
     DEEPEP_NORMAL_FORWARD_BYTES_PER_S,
@@ -81,9 +81,9 @@ BOUNDS: tuple[str, ...] = ("low", "point", "high")
 
 _INF = float("inf")
 _LL_MAX_BUSBW_SINGLE_NODE: tuple[tuple[float, float], ...] = ((400e9, 141e9), (250e9, 87.7e9))
-_LL_MAX_BUSBW_VOLTA = 39e9
-_LL_MAX_BUSBW_2_NODES = 39e9
-_LL_MAX_BUSBW_MANY_NODES = 20.4e9
+_LL_MAX_BUSBW_VOLTA: Final = 39e9
+_LL_MAX_BUSBW_2_NODES: Final = 39e9
+_LL_MAX_BUSBW_MANY_NODES: Final = 20.4e9
 """NCCL llMaxBws (tuning.cc): LL protocol bus bandwidth caps, GB/s -> B/s.  Across servers
 NCCL indexes the table by host CPU (Intel and Arm hosts: 39 on 2 nodes, 20.4 beyond); in one
 server by the GPU's compute capability (:data:`LL_MAX_BUSBW_ONE_NODE`).  A GPU without a
@@ -91,9 +91,9 @@ compute-capability row (other vendors' scale-up) keeps the bandwidth-threshold f
 LL_MAX_BUSBW_ONE_NODE: dict[str, float] = tables(NCCL_DEFAULT_VERSION).ll_one_node
 """NCCL tuning.cc ``llMaxBws[compCapIndex][0]`` (2.30.7): Volta 39, Ampere 87.7 (compute
 capability 8.x, Ada included), Hopper 141, Blackwell 2 x 141 GB/s; others: :mod:`nccl_versions`."""
-NVLS_CHANNELS_HOPPER = 16
-NVLS_CHANNELS_BLACKWELL_MULTI_NODE = 32
-NVLS_CHANNELS_BLACKWELL_ONE_NODE = 24
+NVLS_CHANNELS_HOPPER: Final = 16
+NVLS_CHANNELS_BLACKWELL_MULTI_NODE: Final = 32
+NVLS_CHANNELS_BLACKWELL_ONE_NODE: Final = 24
 """NCCL src/transport/nvls.cc (2.30): NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100 32 (several
 NVLink domains), NVLS_NCHANNELS_SM100_NVL 24 (one)."""
 
@@ -389,6 +389,7 @@ def make_domain(
     """
     fabric = FABRICS[fabric_id] if fabric_id else None
     plugin = net_transport(transport) if fabric is not None and nodes > 1 else None
+    release = tables(nccl_version)
     net = 0.0
     stream = 0.0
     extra = 0.0
@@ -425,9 +426,7 @@ def make_domain(
         extra += max(0, hops - 1) * fabric.switch_hop_latency_s
         # NCCL enables LL128 across nodes only up to PXN (2.18-2.26) or P2C (2.27.3+,
         # NCCL_LL128_C2C): a NIC behind a Grace CPU is PHB before 2.27.3 (tuning.cc, paths.cc)
-        ll128 = fabric.ll128_allowed and (
-            not scaleup.nic_c2c or tables(nccl_version).ll128_over_c2c
-        )
+        ll128 = fabric.ll128_allowed and (not scaleup.nic_c2c or release.ll128_over_c2c)
     return CommDomain(
         nodes=nodes,
         ranks_per_node=ranks_per_node,
@@ -448,7 +447,7 @@ def make_domain(
             else 1.0
         ),
         deepep_forward_bytes_per_s=DEEPEP_NORMAL_FORWARD_BYTES_PER_S if scaleup.hopper else 0.0,
-        ll_cap_one_node=tables(nccl_version).ll_one_node.get(scaleup.generation, 0.0),
+        ll_cap_one_node=release.ll_one_node.get(scaleup.generation, 0.0),
         generation=scaleup.generation,
         nccl_version=nccl_version,
         transport=plugin,
@@ -589,10 +588,10 @@ _TREE_CORRECTION: dict[str, tuple[float, ...]] = {
 tree all-reduce for medium sizes, per protocol, indexed by floor(log2(bytes / 64)) (64 B ...
 512 MB); ``ncclTopoGetAlgoTime`` applies indices 0-22 ("Trees are not perfectly sticking to the
 model for medium sizes")."""
-RING_PLATEAU_LATENCY_FACTOR = 1.4
+RING_PLATEAU_LATENCY_FACTOR: Final = 1.4
 """NCCL tuning.cc "plateau effect of ring": the latency of an inter-node ring all-reduce on the
 Simple protocol x1.4 (x1.9 before Ampere) once every channel moves >= 64 B per rank."""
-_NCCL_MAX_CHANNELS = 32
+_NCCL_MAX_CHANNELS: Final = 32
 
 
 def tree_correction(protocol: str, nbytes: float) -> float:
@@ -622,10 +621,12 @@ threads x 8 steps x 8 B) / NCCL_STEPS, 15 of every 16 words data (``calcCollChun
 TREE_LL_CHUNK_BYTES = (8 * 512 * 8 * 16 // 8) // 2
 """NCCL's LL tree chunk: DEFAULT_LL_BUFFSIZE (8 lines x 512 threads x 8 steps x 16 B) /
 NCCL_STEPS, half of every line data."""
-_NCCL_EXEC_CHANNELS_MAX = 64
+_NCCL_EXEC_CHANNELS_MAX: Final = 64
 """MAXCHANNELS (``src/include/device.h``): ``connect.cc`` doubles the search's channels up to it."""
 
 
+_NO_CAPS: dict[str, tuple[float, float, float]] = {}
+"""The caps of a kind NCCL's release lists none for (read, never written)."""
 PER_CHANNEL_MAX_BUSBW: dict[str, dict[str, tuple[float, float, float]]] = tables(
     NCCL_DEFAULT_VERSION
 ).per_channel_caps
@@ -667,7 +668,7 @@ def per_channel_cap(kind: str, d: CommDomain) -> float:
 
 
 def _per_channel_cap(kind: str, d: CommDomain, search: int) -> float:
-    row = tables(d.nccl_version).per_channel_caps.get(kind, {}).get(d.generation)
+    row = tables(d.nccl_version).per_channel_caps.get(kind, _NO_CAPS).get(d.generation)
     return _INF if row is None else search * row[min(d.nodes, 3) - 1]
 
 
@@ -782,19 +783,19 @@ def _tree_protocol_times(nbytes: float, d: CommDomain, *, tuner: bool) -> dict[s
     return times
 
 
-NVLS_EFFICIENCY_HOPPER = 0.85
-NVLS_EFFICIENCY_BLACKWELL = 0.74
+NVLS_EFFICIENCY_HOPPER: Final = 0.85
+NVLS_EFFICIENCY_BLACKWELL: Final = 0.74
 """NCCL tuning.cc ``nvlsEfficiency`` (2.30): the share of NVLink bandwidth NVLS reaches, by
 compute capability (Hopper 0.85, Blackwell 0.74)."""
 NVLS_CHUNK_BYTES = 128 * 1024
 """NCCL_NVLS_CHUNKSIZE default (nvls.cc): the largest chunk an NVLS head moves per pipeline step."""
 NVLS_TREE_MAX_CHUNK_BYTES_4_NODES = 64 * 1024
 """nvls.cc: NVLS-tree chunks are capped at 64 KB from 4 NVLink domains on (treeMaxChunkSize)."""
-NVLS_PIPELINE_STAGES = 3
+NVLS_PIPELINE_STAGES: Final = 3
 """NCCL's NVLS and NVLS-tree all-reduce kernels (src/device/all_reduce.h) split a CTA's warps in
 three groups that hand chunks on: scatter (into the multicast buffer), reduce (multimem
 load-reduce / store, with the tree's network send and receive) and gather (out of it)."""
-NVLS_MAX_HEADS = 32
+NVLS_MAX_HEADS: Final = 32
 """NCCL_MAX_NVLS_ARITY (src/include/device.h)."""
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.catalog.gpus import HOPPER_OR_NEWER
@@ -80,13 +81,17 @@ _MAMF = (
     "stas00/ml-engineering compute/accelerator/README.md, Maximum Achievable Matmul FLOPS "
     "comparison table (mamf-finder.py)"
 )
-_FA2 = "FlashAttention-2 (Dao 2023, arXiv 2307.08691): A100 fwd+bwd 50-60 % of peak"
-_FA3 = "FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608): H100 bf16 fwd+bwd ~55 % of peak"
+_FA2: Final = "FlashAttention-2 (Dao 2023, arXiv 2307.08691): A100 fwd+bwd 50-60 % of peak"
+_FA3: Final = (
+    "FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608): H100 bf16 fwd+bwd ~55 % of peak"
+)
 _T0_H100 = (
     "t0 fitted on H100 bf16 square GEMMs (zzc0721/torch-performance-test-data #79: 2048^3 677, "
     "4096^3 789 TFLOP/s)"
 )
-_T0_B200 = "t0 fitted on B200 cuBLAS square GEMMs (pyptx.dev/performance: 2048^3 1006, 8192^3 1610)"
+_T0_B200: Final = (
+    "t0 fitted on B200 cuBLAS square GEMMs (pyptx.dev/performance: 2048^3 1006, 8192^3 1610)"
+)
 _ULTRA = (
     "Blackwell Ultra: B200's SMs enabled, tiles, t0 and sustained clock assumed (the full chip has "
     "160 SMs, NVIDIA 'Inside NVIDIA Blackwell Ultra'; the enabled count is not published); "
@@ -207,11 +212,11 @@ PROFILES: dict[str, ComputeProfile] = {
     "gaudi3": ComputeProfile("gaudi", 0.741, 0.769, 64, 256, 256, 5e-6, 0.45, f"{_MAMF}: Gaudi 3"),
 }
 
-ELEMENTWISE_HIDDEN_PASSES = 10.0
+ELEMENTWISE_HIDDEN_PASSES: Final = 10.0
 """Forward element-wise reads+writes of hidden-sized bf16 tensors per token per layer: two norms
 (read, write: 4), two residual adds (read 2, write 1: 6).  Tensor count from the activation
 inventory of Korthikanti et al. 2022 (arXiv 2205.05198, section 4.1)."""
-ELEMENTWISE_FFN_PASSES = 3.0
+ELEMENTWISE_FFN_PASSES: Final = 3.0
 """Forward element-wise passes over FFN-sized tensors per token per layer (activation function:
 read gate and up, write the product)."""
 MOE_PERMUTE_PASSES = 2.0
@@ -221,26 +226,26 @@ token, write its ``top_k`` copies) and unpermutes after them (``unpermute``: rea
 write the weighted sum), megatron/core/transformer/moe/moe_utils.py (Transformer Engine's
 fused ``moe_permute`` / ``moe_unpermute`` do each in one pass).  Per token: read + write of
 ``h`` once and of ``top_k x h`` once each way, bf16."""
-ELEMENTWISE_KERNELS = 5
+ELEMENTWISE_KERNELS: Final = 5
 """Forward element-wise kernels per layer whose passes :data:`ELEMENTWISE_HIDDEN_PASSES` and
 :data:`ELEMENTWISE_FFN_PASSES` count: two norms (Transformer Engine's ``LayerNormLinear`` /
 ``LayerNormMLP`` run each norm, with its FP8 cast, as one kernel), two residual adds (Megatron-
 Core's fused bias-dropout-add) and the activation function (one fused SwiGLU / GeLU kernel).
 Each pays the fixed per-kernel time :func:`kernel_fixed_s`."""
-MOE_PERMUTE_KERNELS = 2
+MOE_PERMUTE_KERNELS: Final = 2
 """Forward kernels of the MoE token permutation (:data:`MOE_PERMUTE_PASSES`): Transformer
 Engine's fused ``moe_permute`` and ``moe_unpermute``, one each."""
-MOE_SORT_KERNELS = 2
+MOE_SORT_KERNELS: Final = 2
 """Forward kernels of the all-to-all dispatcher's local sort (:data:`MOE_SORT_PASSES`):
 ``sort_chunks_by_idxs`` after the exchange and back before the return, one each."""
-MOE_SORT_PASSES = 4.0
+MOE_SORT_PASSES: Final = 4.0
 """Forward hidden-sized passes per routed copy that the all-to-all token dispatcher adds when a
 GPU holds more than one expert: after the exchange it sorts the received copies by local
 expert and before the return exchange sorts them back (Megatron-Core
 ``MoEAlltoAllTokenDispatcher``, "Permutation 2", ``sort_chunks_by_idxs``): a read and a write of
 ``top_k x h`` each way per token.  The DeepEP / HybridEP (flex) dispatcher writes its received
 tokens once and permutes them with the ``permute`` already counted."""
-MOE_ALLTOALL_HOST_SYNC_S = 5.0e-3
+MOE_ALLTOALL_HOST_SYNC_S: Final = 5.0e-3
 """Seconds one MoE layer's forward and backward of one micro-batch lose, beyond its kernels, to
 the all-to-all token dispatcher's host round trip (fitted, docs/MODEL.md 8, "The all-to-all
 dispatcher's host round trip"): Megatron-Core's dropless ``MoEAlltoAllTokenDispatcher`` copies
@@ -251,19 +256,19 @@ the ``input_splits`` and ``output_splits`` CPU values", ``cuda_sync_point =
 as host values; the sync drains the host's launch queue, so the GPU waits while the host
 launches the rest of the layer.  The flex dispatcher (DeepEP / HybridEP) keeps the counts on
 the GPU and has no such round trip."""
-UNFUSED_ATTENTION_BYTES_PER_SCORE = 13.0
+UNFUSED_ATTENTION_BYTES_PER_SCORE: Final = 13.0
 """Forward bytes per attention score without flash attention (see :func:`layer_forward`)."""
-MLA_HEAD_DIM = 128
+MLA_HEAD_DIM: Final = 128
 """Per-head query/key ("nope") and value width of multi-head latent attention as trained
 (DeepSeek-V2 arXiv 2405.04434 and DeepSeek-V3 arXiv 2412.19437 section 4.2: d_h = 128)."""
-MLA_ROPE_DIM = 64
+MLA_ROPE_DIM: Final = 64
 """Decoupled RoPE query/key width per head of multi-head latent attention (d_h^R = 64, same
 sources)."""
-MLA_Q_LORA_RANK = 1536
+MLA_Q_LORA_RANK: Final = 1536
 """Query down-projection rank of multi-head latent attention (DeepSeek-V3 / R1 / V3.1 and
 Kimi K2 ``config.json``: ``q_lora_rank`` 1536; the key/value rank is the cached latent,
 ``kv_dim_per_layer`` less the RoPE width: 512)."""
-BACKWARD_FACTOR = 2.0
+BACKWARD_FACTOR: Final = 2.0
 """Backward GEMMs: input and weight gradients, each the forward's size (Narayanan et al. 2021)."""
 
 
@@ -292,7 +297,7 @@ def profile(gpu: GpuSpec) -> ComputeProfile:
     )
 
 
-FP8_TILE_DEPTH_K = 725.0
+FP8_TILE_DEPTH_K: Final = 725.0
 """Fixed cost of one FP8 GEMM output tile (prologue, pipeline fill, epilogue) in elements of
 its reduction depth K: a training FP8 GEMM takes ``1 + FP8_TILE_DEPTH_K / K`` times the deep-K
 time, the MAMF being read as the rate of a deep GEMM.  Least-squares fit of
@@ -320,7 +325,7 @@ phases only half: ``max(c, m) + FP8_INFERENCE_OVERLAP x min(c, m)``.  TensorRT-L
 FP8 GEMM latencies (AIConfigurator 0.12.0, ``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``) read
 this within -5 to +7 % at the dense decode layers' shapes on H100 and H200, where the training
 wave loss misses them +12 to +37 % (few rows) and -5 to -25 % (docs/MODEL.md 15.1)."""
-FP8_INFERENCE_OVERLAP = 0.5
+FP8_INFERENCE_OVERLAP: Final = 0.5
 """Share of the shorter of an FP8 inference GEMM's compute and memory times added to the longer
 (0.4-0.5 the best over the H100 FP8 table's grid of M >= 129; docs/MODEL.md 15.1)."""
 HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS: tuple[str, ...] = ("ampere",)
@@ -674,14 +679,14 @@ def layer_forward(
     )
 
 
-CP_RING_FORWARD_KERNELS_PER_STEP = 2
+CP_RING_FORWARD_KERNELS_PER_STEP: Final = 2
 """Forward kernels per ring step of Transformer Engine's context-parallel attention
 (``AttnFuncWithCPAndKVP2P.forward``, the ``p2p`` type Megatron-Core passes when
 ``cp_comm_type`` is unset) besides the flash-attention call: the softmax-LSE merge
 (``flash_attn_fwd_softmax_lse_correction``; the first step's ``clone``) and the output merge
 (``flash_attn_fwd_out_correction``; ``..._init`` on the first step), one fused kernel each.
 The forward's one ``torch.cat`` of K and V into the first send buffer is counted once."""
-CP_RING_BACKWARD_KERNELS_PER_STEP = 3
+CP_RING_BACKWARD_KERNELS_PER_STEP: Final = 3
 """Backward kernels per ring step besides the flash-attention backward call: the ``dq``
 accumulation and the ``dk`` and ``dv`` accumulations (``copy_`` / ``add_`` on the step's
 partial gradients; ``AttnFuncWithCPAndKVP2P.backward``)."""

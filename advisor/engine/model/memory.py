@@ -6,6 +6,7 @@ Units: bytes unless the name says otherwise.
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.constants import (
@@ -21,7 +22,7 @@ from advisor.engine.model.serving.precision import dense_precision
 from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory
 
-GB = 1e9
+GB: Final = 1e9
 
 
 # ----------------------------------------------------------------------------- results

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.engine.facts.constants import NCCL_HW_LATENCY_S
+from advisor.engine.facts.constants import (
+    MOE_LL_FIXED_OVERHEAD_S,
+    MOE_NORMAL_FIXED_OVERHEAD_S,
+    NCCL_HW_LATENCY_S,
+)
 from advisor.engine.model.collectives import CommDomain
 
 
@@ -66,11 +70,6 @@ def moe_dispatch(
     Time = fixed kernel and signalling overhead + one network latency + the slower of the RDMA
     and NVLink transfers.
     """
-    from advisor.engine.facts.constants import (
-        MOE_LL_FIXED_OVERHEAD_S,
-        MOE_NORMAL_FIXED_OVERHEAD_S,
-    )
-
     n, g, nodes = d.ranks, d.ranks_per_node, d.nodes
     per_copy = moe_token_bytes(hidden, bytes_per_element)
     total = tokens_per_rank * top_k * per_copy

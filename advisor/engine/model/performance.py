@@ -19,7 +19,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts import constants as c
 from advisor.engine.facts.catalog import GpuSpec
@@ -101,7 +101,7 @@ def set_model_error_source(source: ModelErrorSource) -> None:
     _MODEL_ERROR[0] = source
 
 
-MOE_SERVING_KIND = "serving-moe"
+MOE_SERVING_KIND: Final = "serving-moe"
 """The residual pool of serving answers for mixture-of-experts models (docs/MODEL.md 9.1)."""
 
 

@@ -31,9 +31,9 @@ Cheap: closed forms on integers, cached.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -54,6 +54,9 @@ class Communicator:
     stride: int
     ranks: int = 0
     """Ranks of the whole job (0 = size x stride): the groups of this kind tile them."""
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash, kept once computed (-1: not yet; ``hash`` never returns -1): a
+    communicator keys the placement's and every design network's domain caches."""
 
     # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
     def __init__(
@@ -69,6 +72,7 @@ class Communicator:
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "stride", stride)
         object.__setattr__(self, "ranks", ranks)
+        object.__setattr__(self, "_value_hash", -1)
 
     def _value(self) -> tuple[object, ...]:
         """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
@@ -87,7 +91,11 @@ class Communicator:
         return self._value() == other._value()
 
     def __hash__(self) -> int:
-        return hash(self._value())
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(self._value())
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
 
 
 @dataclass(frozen=True)
@@ -223,13 +231,14 @@ def blocks_spanned(size: int, stride: int, block: int) -> int:
     return (size - 1) * stride // block + 1
 
 
-_MAX_BOUNDARY_TERMS = 4096
+_MAX_BOUNDARY_TERMS: Final = 4096
 """Boundaries summed exactly before the periodic remainder is extrapolated (speed)."""
 
 
-_NUMPY_MIN_TERMS = 48
+_NUMPY_MIN_TERMS: Final = 512
 """Boundary sums of at least this many terms run as one NumPy expression (exact int64
-arithmetic, the same integers as the Python loop; below it the loop is faster)."""
+arithmetic, the same integers as the loop; below it the compiled loop is faster than NumPy's
+half-dozen calls)."""
 
 
 def _boundary_terms(n: int, block: int, period_len: int, stride: int) -> int:
@@ -240,7 +249,10 @@ def _boundary_terms(n: int, block: int, period_len: int, stride: int) -> int:
         total = 0
         for m in range(1, n + 1):
             y = (m * block) % period_len
-            total += min(stride, y, period_len - y)
+            # min(stride, y, period_len - y), written out (a call of the builtin per term)
+            least = y if y < stride else stride
+            rest = period_len - y
+            total += rest if rest < least else least
         return total
     ys = (np.arange(1, n + 1, dtype=np.int64) * block) % period_len
     return int(np.minimum(np.minimum(ys, period_len - ys), stride).sum())

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY
 from advisor.engine.input.scenario import ZERO_STAGES, Scenario
@@ -54,12 +54,12 @@ MOE_MICRO_BATCHES: tuple[int, ...] = (1, 2, 4)
 with the tokens routed to it, and NeMo's MoE recipes run 4 (gpt-oss 120B on 64 B200 / GB200,
 Qwen3 30B-A3B on 8 B200 / GB200: Megatron-Bridge performance configurations); its dense recipes
 run 1 or 2."""
-PP_MAX = 128
+PP_MAX: Final = 128
 """Pipeline depths the planner tries: divisors of the layer count and powers of two (with
 Megatron's uneven first/last stages), up to 128 stages."""
 VIRTUAL_STAGES: tuple[int, ...] = (1, 2, 4, 8)
 CONTEXT_PARALLEL: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
-CP_MIN_TOKENS_PER_RANK = 4096
+CP_MIN_TOKENS_PER_RANK: Final = 4096
 """The planner splits a sequence over cp ranks only while each keeps >= 4096 tokens (NeMo's
 long-context recipes: CP 2 at 8k-16k, CP 16 at 128k)."""
 
@@ -304,7 +304,6 @@ def _search_training(
     searches = [_Search(bw, keep) for bw, keep in rates]
     live = searches
     least = math.inf  # the lowest bound of the live searches
-    fit_of = memo.fit_of
     bases = memo.bases
     consts = memo.consts
     # _estimate_from's arithmetic, written out (the same float operations in the same order):
@@ -333,7 +332,7 @@ def _search_training(
             fit = memo.shape_fits(tp, pp, dp, ep, mb, mcount, cp, stages)
             smallest = fit.get(last_fit)
             if smallest is None:
-                smallest = fit[last_fit] = fit_of(
+                smallest = fit[last_fit] = memo.fit_of(
                     tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
                 )
             if not smallest:
@@ -370,7 +369,8 @@ def _search_training(
                 dp_s = (first, pass1 * (grad3 if z3_last else grad)) if two else (first,)
             if search.best < math.inf:
                 dp_exposed = math.inf
-                for z3, dp_z in zip(zero3, dp_s, strict=True):
+                for i in range(len(zero3)):  # zip(zero3, dp_s): one or two shardings
+                    z3, dp_z = zero3[i], dp_s[i]
                     window = (compute0 if z3 else per_mb0) * DP_OVERLAP_EFFICIENCY
                     exposed = dp_z - window
                     exposed = exposed if exposed > 0.0 else 0.0  # max(0.0, exposed)
@@ -388,7 +388,7 @@ def _search_training(
             fit = memo.shape_fits(tp, pp, dp, ep, mb, mcount, cp, stages)
             smallest = fit.get(last_fit)
             if smallest is None:
-                smallest = fit[last_fit] = fit_of(
+                smallest = fit[last_fit] = memo.fit_of(
                     tp, pp, dp, ep, mb, shardings[-1], recomputes[-1], mcount, cp, 1, stages
                 )
             if not smallest:
@@ -406,7 +406,8 @@ def _search_training(
             best = search.best
             kept = search.kept
             ep_mb = ep_unit * mcount
-            for sharding, z3, dp_z in zip(shardings, zero3, dp_s, strict=True):
+            for i in range(len(shardings)):  # zip(shardings, zero3, dp_s)
+                sharding, z3, dp_z = shardings[i], zero3[i], dp_s[i]
                 # each interleaving takes its own least recomputation that fits: memory is not
                 # monotone in vp (the first rank's 1 + (pp-1)/(pp vp) peaks at vp 2, the last
                 # rank's grows with vp), only least without interleaving, so a level that does
@@ -436,7 +437,7 @@ def _search_training(
                             break  # more recomputation is only slower
                         ok = fit.get((sharding, rc, vp))
                         if ok is None:
-                            ok = fit[sharding, rc, vp] = fit_of(
+                            ok = fit[sharding, rc, vp] = memo.fit_of(
                                 tp, pp, dp, ep, mb, sharding, rc, mcount, cp, vp, stages
                             )
                         if ok:
@@ -561,7 +562,7 @@ def _micro_batch_sizes(scenario: Scenario) -> tuple[int, ...]:
     return MOE_MICRO_BATCHES if scenario.model.is_moe else MICRO_BATCHES
 
 
-FLOOR_BOUND_MARGIN = 1e-9
+FLOOR_BOUND_MARGIN: Final = 1e-9
 """Relative margin :func:`fewer_gpus_floor_s` keeps below the bound it computes: the bound holds
 in real numbers; a plan's floor is a handful of rounded float operations (relative error
 ~1e-15), so the margin covers rounding and is far below any gap that decides a plan."""

@@ -15,7 +15,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import significant
@@ -224,13 +224,13 @@ REFERENCE_DESIGN = Design(fabric="infiniband", nic_gbps=400.0, nics_per_node=8)
 InfiniBand NIC per GPU, non-blocking (the fabric of :data:`REFERENCE_GPU_NET_BYTES_PER_S`)."""
 
 
-PLAN_CONTENDERS = 4
+PLAN_CONTENDERS: Final = 4
 """The planner's best plans by its step estimate that the full step model then prices: the
 estimate leaves out per-hop latency, placement and stragglers and can rank two plans a few per
 cent apart the wrong way round (llama3-70b on 70 H100 servers picked tp8/pp2/dp35 at 6.03 s
 over tp4/pp2/dp69 at 5.79 s), and the full model decides."""
 
-SLOW_PLAN_CONTENDERS = 2
+SLOW_PLAN_CONTENDERS: Final = 2
 """The planner's best plans by its estimate on :data:`SLOW_REFERENCE_GPU_NET_BYTES_PER_S`,
 carried beside the :data:`PLAN_CONTENDERS` so every design, fast or slow, weighs a plan made
 for a network like its own (llama3-70b on A100 over one 25G TCP NIC per server: 347 s per step
@@ -238,7 +238,7 @@ on 13 servers with tp8/dp13, 4,262 s on 16 servers, whose contenders were all da
 ZeRO-3 plans made for 400G per GPU)."""
 
 
-MID_PLAN_CONTENDERS = 2
+MID_PLAN_CONTENDERS: Final = 2
 """The planner's best plans by its estimate on :data:`MID_REFERENCE_GPU_NET_BYTES_PER_S` (one
 NIC per four GPUs), carried beside the others for the designs between the two references."""
 
@@ -293,7 +293,11 @@ def _with_memory(scenario: Scenario, c: _Candidate) -> _Candidate:
         scenario, c.tp, c.pp, c.dp, c.ep, c.mb, c.sharding, c.recompute, mcount,
         cp=c.cp, vp=c.vp, stages=c.stages,
     )  # fmt: skip
-    return replace(c, mem=mem)
+    # the candidate with its memory (dataclasses.replace without its walk over the fields)
+    return _Candidate(
+        c.tp, c.pp, c.cp, c.dp, c.ep, c.mb, c.vp, c.sharding, c.recompute, c.stages, mem,
+        c.estimate_s,
+    )  # fmt: skip
 
 
 def _plan_key(c: _Candidate) -> tuple[Any, ...]:
@@ -657,7 +661,7 @@ size and the scaling chart's sizes build the workload of the same plan again (~2
 of an evaluation), and :func:`stage_time._training_costs` of a plan that states the GPUs it
 uses reads the scenario's GPU, model, precision, sequence, training, parallelism and scale-up
 domain, not its GPU count (``tests/engine/test_planner.py`` holds it to that), bounded."""
-_COSTS_CACHE_MAX = 4096
+_COSTS_CACHE_MAX: Final = 4096
 
 
 def _plan_costs(scenario: Scenario, plan: Plan, dom: int) -> TrainingPlan:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.input.scenario import Scenario
@@ -246,7 +246,7 @@ class FewerGpuPlans:
     size searched once; a plan already weighed is not repeated)."""
 
 
-MEMO_MAX = 4096
+MEMO_MAX: Final = 4096
 """Entries a plan object keeps in its memo (about 3 bounds x 1,000 designs)."""
 
 
@@ -353,7 +353,7 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
     return max(d for d in _divisors(n) if d <= limit)
 
 
-SMALLER_DEPLOYMENTS_SPAN = 16
+SMALLER_DEPLOYMENTS_SPAN: Final = 16
 """Smaller deployments weighed by ``serving.deployment._best_serving_plan``: every server
 count up to 16, the powers of two below the cluster and the cluster's N // 2^a and
 N // (3 x 2^a) servers (bounded planning cost; the replica shapes of a larger cluster repeat

@@ -3,7 +3,7 @@ the figures :func:`advisor.engine.model.collectives.make_domain` reads of the GP
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from advisor.engine.model.nccl_versions import NIC_BEHIND_C2C_GPUS
@@ -33,8 +33,32 @@ class ScaleUp:
     """The compute NICs hang off the host CPU, reached over a C2C link (Grace superchips:
     :data:`nccl_versions.NIC_BEHIND_C2C_GPUS`); NCCL enables LL128 across domains on that path
     only from 2.27.3."""
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash, kept once computed (-1: not yet): a scale-up keys every design network
+    (``design_network.net_for``, once per plan and design priced)."""
 
     # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
+    def __init__(
+        self,
+        kind: str,
+        gbytes_per_s: float,
+        efficiency: float | None = None,
+        nvls: bool = False,
+        blackwell: bool = False,
+        hopper: bool = False,
+        generation: str = "",
+        nic_c2c: bool = False,
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "gbytes_per_s", gbytes_per_s)
+        object.__setattr__(self, "efficiency", efficiency)
+        object.__setattr__(self, "nvls", nvls)
+        object.__setattr__(self, "blackwell", blackwell)
+        object.__setattr__(self, "hopper", hopper)
+        object.__setattr__(self, "generation", generation)
+        object.__setattr__(self, "nic_c2c", nic_c2c)
+        object.__setattr__(self, "_value_hash", -1)
+
     def _value(self) -> tuple[object, ...]:
         """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
         return (
@@ -55,7 +79,11 @@ class ScaleUp:
         return self._value() == other._value()
 
     def __hash__(self) -> int:
-        return hash(self._value())
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(self._value())
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
 
     @classmethod
     def of(cls, gpu: GpuSpec, nvls: bool | None = None) -> ScaleUp:

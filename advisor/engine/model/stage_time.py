@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts.catalog import ModelSpec
 from advisor.engine.facts.constants import (
@@ -103,7 +103,7 @@ def _stage_split(layers: int, pp: int, mtp_layers: int = 0) -> tuple[int, int, i
     return (first, inner, last)
 
 
-TP_OVERLAP_HIDDEN = 0.8
+TP_OVERLAP_HIDDEN: Final = 0.8
 """Share of tensor-parallel collective time hidden behind GEMMs with Transformer Engine's
 comm-GEMM overlap (userbuffers; default in NeMo recipes on Hopper and newer).  Engineering
 estimate: the first and last chunk of each pipelined exchange stay exposed."""
@@ -113,7 +113,7 @@ def _microbatches(batch_sequences: int, dp: int, mb: int) -> int:
     return max(1, math.ceil(batch_sequences / (dp * mb)))
 
 
-SELECTIVE_RECOMPUTE_EXTRA = 0.3
+SELECTIVE_RECOMPUTE_EXTRA: Final = 0.3
 """Selective recomputation (Megatron-Core ``recompute_modules``: activation function and norms)
 re-runs this share of a layer's forward element-wise time."""
 

@@ -25,22 +25,22 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.facts.vocabulary import SINGLE_SWITCH, TOPOLOGY_KIND_BY_TIERS
 
 # Layout constants (sources in docs/MODEL.md, section "Topology").
-SERVERS_PER_RACK = 4
+SERVERS_PER_RACK: Final = 4
 """HGX/DGX-class 8-GPU servers per rack (~40 kW racks; NVIDIA DGX H100 SuperPOD RA)."""
-DAC_MAX_REACH_M = 3.0
+DAC_MAX_REACH_M: Final = 3.0
 """Passive copper (DAC) reach at 100-400 Gb/s per lane group (IEEE 802.3ck / vendor specs)."""
-IN_RACK_LINK_M = 2.0
+IN_RACK_LINK_M: Final = 2.0
 """Typical server-to-top-of-rack cable length."""
-ROW_LINK_M = 30.0
+ROW_LINK_M: Final = 30.0
 """Typical server-to-leaf length when leaves sit in a row's network rack (rail-optimized)."""
-SPINE_LINK_M = 50.0
+SPINE_LINK_M: Final = 50.0
 """Leaf-to-spine / spine-to-core length budget: SuperPOD RA places spines centrally so
 multimode SR optics (50 m on OM4) reach; longer halls need single-mode DR optics."""
 SUPERSPINE_LINK_M = SPINE_LINK_M
@@ -48,8 +48,8 @@ SUPERSPINE_LINK_M = SPINE_LINK_M
 A fabric whose pods sit in other halls needs single-mode DR optics (500 m) on this tier,
 which the BOM does not price yet."""
 
-_EPS = 1e-9
-MAX_TIERS = 4
+_EPS: Final = 1e-9
+MAX_TIERS: Final = 4
 """Deepest fabric sized: leaf, spine, core and super-spine."""
 
 
@@ -102,6 +102,9 @@ class TopologySize:
     """Links each server puts on its rail's leaf, always together (1 for one NIC per rail;
     8 for a Gaudi 3 ply: two whole 4 x 200G OSFPs per server, Intel Gaudi network
     configuration).  ``rails`` counts rails, so a server has ``rails x links_per_rail`` links."""
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash, kept once computed (-1: not yet): a fabric's size keys its cabling
+    (``bom._fabric_cabling``, asked for every candidate priced)."""
 
     # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
     def __init__(
@@ -155,6 +158,7 @@ class TopologySize:
         object.__setattr__(self, "leaf_downlinks", leaf_downlinks)
         object.__setattr__(self, "links_per_leaf_spine", links_per_leaf_spine)
         object.__setattr__(self, "links_per_rail", links_per_rail)
+        object.__setattr__(self, "_value_hash", -1)
 
     def _value(self) -> tuple[object, ...]:
         """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
@@ -192,7 +196,11 @@ class TopologySize:
         return self._value() == other._value()
 
     def __hash__(self) -> int:
-        return hash(self._value())
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(self._value())
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
 
     @property
     def total_switches(self) -> int:
@@ -244,6 +252,7 @@ class TopologySize:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["_value_hash"]  # kept, not part of the value
         d["total_switches"] = self.total_switches
         d["switch_ports_used"] = self.switch_ports_used
         d["hops_worst_case"] = self.hops_worst_case
@@ -835,10 +844,10 @@ def plan_cabling(
     return tuple(tiers)
 
 
-MIN_SPINES = 2
+MIN_SPINES: Final = 2
 """A leaf-spine compute fabric keeps at least two spines: a failed spine leaves a path
 (NVIDIA DGX SuperPOD reference architecture)."""
-MIN_SPINES_ROCE = 4
+MIN_SPINES_ROCE: Final = 4
 """RoCE leaf-spine fabrics with four or more leaves keep four spines: with two, a spine
 failure halves the bisection and lossless (PFC) traffic backs up into pause storms
 (Juniper AI data-centre validated designs; NVIDIA Spectrum-X RA uses >= 4 spines)."""

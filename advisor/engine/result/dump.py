@@ -7,13 +7,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-EXTRA = "extra"
+EXTRA: Final = "extra"
 """The field of every record that keeps the keys of a stored result it does not declare."""
-OMIT_WHEN_NONE = "omit_when_none"
+OMIT_WHEN_NONE: Final = "omit_when_none"
 """Field metadata: the key is left out when the value is None."""
-OMIT_AT_DEFAULT = "omit_when_default"
+OMIT_AT_DEFAULT: Final = "omit_when_default"
 """Field metadata: the key is left out at the field's default."""
 
 _RECORD: list[type] = []

@@ -158,10 +158,10 @@ class Design(Record):
     """Keys of a stored result this record does not declare (none in a design the engine
     makes; left out of the hash, so a design keys the model's caches)."""
 
-    def __hash__(self) -> int:
-        """The dataclass's own hash (every field but ``extra``), computed once per design and
-        kept on it: a design keys the model's caches, ~2,500 look-ups an evaluation."""
-        return cached_value_hash(self)
+    # the dataclass's own hash (every field but ``extra``), computed once per design and kept
+    # on it: a design keys the model's caches, ~2,500 look-ups an evaluation; the function
+    # itself, one call per hash
+    __hash__ = cached_value_hash
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the kept hash (string hashes differ between processes)."""
@@ -285,6 +285,11 @@ class Plan(Record):
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False, hash=False)
     """Keys of a stored result this record does not declare (none in a plan the engine makes;
     left out of the hash, so a plan keys the model's caches)."""
+
+    # the value hash, computed once per plan (a plan keys the planner's cost cache, asked for
+    # every contender of every size); pickled without it (string hashes differ by process)
+    __hash__ = cached_value_hash
+    __getstate__ = state_without_value_hash
 
     @property
     def model_parallel(self) -> int:

@@ -154,9 +154,8 @@ class GpuSpec:
         """An NVIDIA Hopper or Blackwell GPU (:data:`HOPPER_OR_NEWER`, by ``generation``)."""
         return self.generation in HOPPER_OR_NEWER
 
-    def __hash__(self) -> int:
-        """The value hash, computed once per object (:func:`cached_value_hash`)."""
-        return cached_value_hash(self)
+    # the value hash, computed once per object; the function itself, one call per hash
+    __hash__ = cached_value_hash
 
     def __getstate__(self) -> dict[str, Any]:
         return state_without_value_hash(self)

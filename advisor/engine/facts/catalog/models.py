@@ -53,9 +53,8 @@ class ModelSpec:
     sliding_window: int = 0
     sliding_window_layers: int = 0
 
-    def __hash__(self) -> int:
-        """The value hash, computed once per object (:func:`cached_value_hash`)."""
-        return cached_value_hash(self)
+    # the value hash, computed once per object; the function itself, one call per hash
+    __hash__ = cached_value_hash
 
     def __getstate__(self) -> dict[str, Any]:
         return state_without_value_hash(self)

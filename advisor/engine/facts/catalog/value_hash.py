@@ -2,8 +2,7 @@
 planner keys its caches by the GPU and the model, and hashing every field on each of
 thousands of look-ups cost more than the arithmetic saved.  A record uses it as
 
-    def __hash__(self) -> int:
-        return cached_value_hash(self)
+    __hash__ = cached_value_hash  # the function itself: one Python call per hash, not two
 
     def __getstate__(self) -> dict[str, Any]:
         return state_without_value_hash(self)

@@ -19,22 +19,22 @@ How many cached tokens a query attends is the model's (:mod:`advisor.engine.mode
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import BYTES_PER_GB, HBM_EFFICIENCY, MEMORY_USABLE_FRACTION
 
-ATTENTION_DECODE_EFFICIENCY = 0.67
+ATTENTION_DECODE_EFFICIENCY: Final = 0.67
 """Decode attention without a fitted closed form (FlashMLA's roofline): it reaches 660 of 989
 dense bf16 TFLOP/s on H800 when compute bound (deepseek-ai/FlashMLA README: 660 TFLOPS, 3000
 GB/s memory bound)."""
 
-DECODE_ATTENTION_FIXED_S = 9.43e-6
+DECODE_ATTENTION_FIXED_S: Final = 9.43e-6
 """Fixed time of one decode-attention call (fitted on the kernel table, not on serving rows:
 ``bench/aic_attention_fit.py``; docs/MODEL.md 15.1)."""
-DECODE_ATTENTION_HBM_FRACTION = 0.982
+DECODE_ATTENTION_HBM_FRACTION: Final = 0.982
 """Share of the HBM peak at which the decode attention streams the KV cache (fitted as above)."""
-DECODE_ATTENTION_FLOP_FRACTION = 0.184
+DECODE_ATTENTION_FLOP_FRACTION: Final = 0.184
 """Share of the 16-bit dense tensor peak at which it runs the attention FLOPs, 4 x query heads x
 head_dim per cached token, added to the KV stream (fitted as above)."""
 DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("hopper", "blackwell")
@@ -70,11 +70,11 @@ fitted Hopper deployments ran; TensorRT-LLM's Hopper tables read 20-28 % from ei
 MLA_DECODE_ATTENTION_FITTED_GENERATIONS: tuple[str, ...] = ("blackwell",)
 """Generations whose MLA decode attention takes :data:`MLA_DECODE_ATTENTION_BLACKWELL`."""
 
-KV_MEMORY_FRACTION = 0.90
+KV_MEMORY_FRACTION: Final = 0.90
 """Share of the memory left after the weights and ``KV_MEMORY_RESERVE_BYTES`` that a serving
 instance's KV cache takes: TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction`` default (0.90),
 vLLM's ``gpu_memory_utilization`` default (0.90)."""
-KV_MEMORY_RESERVE_BYTES = 2e9
+KV_MEMORY_RESERVE_BYTES: Final = 2e9
 """Memory per GPU besides weights and KV cache: CUDA context, activations of a decode step,
 runtime buffers (docs/MODEL.md 15.1)."""
 
@@ -135,20 +135,32 @@ def decode_attention_layer_s(
 ) -> float:
     """One layer's decode attention on one GPU reading ``kv_bytes`` of its KV cache
     (``kv_element_bytes`` per element; ``latent``: an MLA cache) and running ``flops``
-    attention FLOPs: the closed forms fitted on TensorRT-LLM's kernels where a generation has
-    them (GQA / MHA: :func:`decode_attention_s`; MLA on Blackwell: :func:`mla_decode_attention_s`),
-    else the roofline ``max(read / (0.8 HBM), FLOPs / (0.67 x 16-bit peak))`` (FlashMLA's rate,
-    :data:`ATTENTION_DECODE_EFFICIENCY`)."""
-    if latent:
-        mla = mla_decode_attention_rates(gpu, kv_element_bytes)
-        if mla is not None:
-            return mla_decode_attention_s(mla, kv_bytes, flops)
-    else:
-        rates = decode_attention_rates(gpu, kv_element_bytes)
-        if rates is not None:
-            return decode_attention_s(rates, kv_bytes, flops)
-    hbm, flop_rate = _roofline_rates(gpu)
-    return max(kv_bytes / hbm, flops / flop_rate)
+    attention FLOPs: :meth:`DecodeAttention.seconds`."""
+    return DecodeAttention(gpu, kv_element_bytes, latent).seconds(kv_bytes, flops)
+
+
+class DecodeAttention:
+    """The decode attention of one GPU and cache format, its form picked once (a decode step
+    priced at many batches asks for the same one): the closed forms fitted on TensorRT-LLM's
+    kernels where a generation has them (GQA / MHA: :func:`decode_attention_s`; MLA on
+    Blackwell: :func:`mla_decode_attention_s`), else the roofline ``max(read / (0.8 HBM),
+    FLOPs / (0.67 x 16-bit peak))`` (FlashMLA's rate, :data:`ATTENTION_DECODE_EFFICIENCY`)."""
+
+    def __init__(self, gpu: GpuSpec, kv_element_bytes: float, latent: bool) -> None:
+        self.mla = mla_decode_attention_rates(gpu, kv_element_bytes) if latent else None
+        self.rates = None if latent else decode_attention_rates(gpu, kv_element_bytes)
+        self.roofline = (
+            _roofline_rates(gpu) if self.mla is None and self.rates is None else (1.0, 1.0)
+        )
+
+    def seconds(self, kv_bytes: float, flops: float) -> float:
+        """One layer reading ``kv_bytes`` of the cache and running ``flops`` FLOPs."""
+        if self.mla is not None:
+            return mla_decode_attention_s(self.mla, kv_bytes, flops)
+        if self.rates is not None:
+            return decode_attention_s(self.rates, kv_bytes, flops)
+        hbm, flop_rate = self.roofline
+        return max(kv_bytes / hbm, flops / flop_rate)
 
 
 @lru_cache(maxsize=64)

@@ -1,6 +1,6 @@
 """Serving compute: the serving records and constants, KV-cache sizes, decode and prefill step
-times, expert-parallel communication and the KV-cache transfer (the M/G/c queues are
-:mod:`queueing`'s).
+times and expert-parallel communication (the KV-cache transfer is :mod:`kv_transfer`'s, the
+M/G/c queues :mod:`queueing`'s).
 
 Units: seconds, bytes, FLOPs, requests per second unless the name says otherwise.
 """
@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
 from advisor.engine.facts.constants import (
     DECODE_KERNEL_OVERHEAD_S_PER_LAYER,
-    FABRICS,
     HBM_EFFICIENCY,
     HEAD_PRECISION,
     QUANTIZED_PRECISIONS,
@@ -37,9 +36,8 @@ from advisor.engine.model.efficiency import (
     profile,
 )
 from advisor.engine.model.moe_dispatch import moe_dispatch
-from advisor.engine.model.network_rate import nic_bytes_per_s
 from advisor.engine.model.scaleup import ScaleUp
-from advisor.engine.model.serving.attention import decode_attention_layer_s
+from advisor.engine.model.serving.attention import DecodeAttention, decode_attention_layer_s
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     expert_kernel,
@@ -56,7 +54,7 @@ from advisor.engine.model.serving.precision import (
 )
 from advisor.engine.result.echo import ServingPool
 
-GB = 1e9
+GB: Final = 1e9
 
 
 def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> float:
@@ -67,22 +65,18 @@ def _intra_time_s(scenario: Scenario, op: str, nbytes: float, ranks: int) -> flo
 
 # ----------------------------------------------------------------------------- constants
 
-KV_TRANSFER_SETUP_S = 200e-6
-"""Per-request handshake of a KV transfer (decode pre-allocates, prefill is told where to
-write: SGLang PD design, Mooncake transfer engine); engineering estimate, two round trips plus
-bookkeeping."""
-MLA_ROPE_DIM = 64
+MLA_ROPE_DIM: Final = 64
 """Decoupled RoPE key width of multi-head latent attention (DeepSeek-V2, arXiv 2405.04434)."""
-DECODE_TBO_OVERLAP = 0.0
+DECODE_TBO_OVERLAP: Final = 0.0
 """Share of the shorter of (compute, expert all-to-all) that two-micro-batch overlap hides in
 decode.  DeepSeek (day-6 overview) and SGLang (lmsys.org/blog/2025-05-05-large-scale-ep) split
 a decode batch in two; SGLang reports the decode gain 'varies' with batch and attention time and
 that overlapped dispatch/combine kernels busy-wait, so most of the communication stays
 visible.  Fitted to the LMSYS 9-node decode row (docs/MODEL.md)."""
-PREFILL_TBO_OVERLAP = 0.9
+PREFILL_TBO_OVERLAP: Final = 0.9
 """Prefill two-micro-batch overlap hides most of the all-to-all (SGLang: +27-35 % prefill
 throughput from TBO; DeepSeek profile shows communication hidden); engineering estimate."""
-SERVING_PREFILL_EFFICIENCY = 0.45
+SERVING_PREFILL_EFFICIENCY: Final = 0.45
 """Share of the GEMM/attention roofline (docs/MODEL.md 15.1) that an expert-parallel prefill
 reaches: what the roofline leaves out of a DeepEP prefill pass (the SMs the normal kernels
 occupy while they overlap the computation, 20-24 of 132 in DeepSeek's and DeepEP's settings;
@@ -92,35 +86,35 @@ DeepSeek production and RTP-LLM prefill rows (docs/MODEL.md 15.1, "MoE"; refitte
 rows on 2026-12-05 when the routed experts took TensorRT-LLM's measured kernel costs,
 :func:`gemm.routed_experts_s`: 0.45 again, +8.3 / -7.3 %); it was 0.50 of the catalog's flat
 achievable-compute fraction before the roofline."""
-PREFILL_BATCH_TOKENS = 8192
+PREFILL_BATCH_TOKENS: Final = 8192
 """Prompt tokens a dense instance packs into one prefill forward pass (TensorRT-LLM's
 ``max_num_tokens`` default, 8,192; vLLM V1 schedules the same budget per step): short prompts
 share the GEMMs' rows, a long prompt is one pass of its own length."""
-PREFILL_TOKENS_PER_GPU_EP = 16384
+PREFILL_TOKENS_PER_GPU_EP: Final = 16384
 """Tokens per GPU per expert-parallel prefill batch (DeepSeek profile-data and SGLang's
 large-scale EP prefill runs: 16,384 tokens per device)."""
-PREFILL_TTFT_SHARE = 0.5
+PREFILL_TTFT_SHARE: Final = 0.5
 """A dense prefill instance is sized so one prompt's prefill uses at most half of the TTFT
 target (the rest is left for queueing, KV transfer and the first token); design rule."""
-CHUNKED_PREFILL_TOKENS = 2048
+CHUNKED_PREFILL_TOKENS: Final = 2048
 """Prefill tokens per step when prefill and decode share GPUs (vLLM chunked prefill default
 ``max_num_batched_tokens`` = 2048 for online serving)."""
-MTP_DRAFT_TOKENS = 1
+MTP_DRAFT_TOKENS: Final = 1
 """DeepSeek-V3 multi-token prediction predicts one extra token (arXiv 2412.19437 section 5.4.3:
 85-90 % acceptance, 1.8x tokens per second)."""
-TARGET_QUANTILE = 0.95
+TARGET_QUANTILE: Final = 0.95
 """The share of requests the latency targets hold for: the questionnaire asks the time to first
 token and the time per token "for 95 of 100 requests" (docs/ENGINE_API.md
 ``max_requests_per_s_at_target``); every p95 of the load model reads this quantile."""
-P95_Z = 1.645
+P95_Z: Final = 1.645
 """One-sided normal point of :data:`TARGET_QUANTILE` (Phi^-1(0.95)), for the normal
 approximation of a Poisson batch (M/G/inf) and of a request's decode time."""
-SATURATED_S = 3600.0
+SATURATED_S: Final = 3600.0
 """Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
-ERLANG_MAX_SERVERS = 512
+ERLANG_MAX_SERVERS: Final = 512
 """Above this many prefill instances, Erlang C is evaluated on 512 aggregated servers of the
 same total capacity (slightly pessimistic; keeps a cluster of 100k GPUs to milliseconds)."""
-CURVE_POINTS = 10
+CURVE_POINTS: Final = 10
 """Points of the latency-vs-load curve, from 10 % to 100 % of capacity."""
 
 
@@ -245,7 +239,7 @@ def _decode_consts(gpu: GpuSpec, model: ModelSpec, precision: str) -> _DecodeCon
 # (docs/MODEL.md 15.1): the same four GEMMs per layer, priced by efficiency.gemm_time_s
 # (inference=True), the element-wise kernels at HBM speed and the attention of the phase.
 
-GEMMS_PER_LAYER = 4
+GEMMS_PER_LAYER: Final = 4
 """QKV, attention output, MLP up (+ gate), MLP down."""
 
 
@@ -397,7 +391,7 @@ def _dense_prefill_s(
 # layers) as dense GEMMs over the instance's rows, the routed experts as one grouped GEMM per
 # projection at the rows each expert on the GPU receives.
 
-SHARED_MLP_MIN_EXPERTS = 0.5
+SHARED_MLP_MIN_EXPERTS: Final = 0.5
 """Non-routed MLP parameters (shared experts, dense-FFN layers) below half of one routed
 expert's per layer are read as rounding of the published parameter counts (Mixtral 8x7B:
 12.9B active leaves ~1M per layer beside attention and two experts), not as a layer."""
@@ -527,7 +521,9 @@ def _moe_layer(
         layer.expert_tile_s,
     )
     elementwise = 2.0 * rows * layer.elementwise_bytes_per_row / layer.hbm
-    return MoeLayerTimes(attention_gemm, shared, routed, elementwise, experts_run, per_expert)
+    # tuple.__new__: what the NamedTuple's own (interpreted) __new__ calls, without its frame
+    values = (attention_gemm, shared, routed, elementwise, experts_run, per_expert)
+    return tuple.__new__(MoeLayerTimes, values)
 
 
 class _MoeShapes(NamedTuple):
@@ -599,50 +595,76 @@ def moe_decode_s(
     context: float,
     tp_comm: bool = True,
 ) -> float:
-    """One decode step of an MoE instance of ``pool`` holding ``batch`` sequences.
+    """One decode step of an MoE instance of ``pool`` holding ``batch`` sequences
+    (:meth:`MoeDecode.seconds`, the instance's figures looked up once per instance)."""
+    key = (id(scenario), id(pool), rows_per_step, context)
+    hit = _MOE_DECODE_CACHE.get(key)
+    if hit is None or hit.scenario is not scenario or hit.pool is not pool:
+        if len(_MOE_DECODE_CACHE) >= 256:
+            _MOE_DECODE_CACHE.clear()
+        hit = _MOE_DECODE_CACHE[key] = MoeDecode(scenario, pool, rows_per_step, context)
+    return hit.seconds(batch, tp_comm)
 
-    Per layer the attention projections and the non-routed MLP over the rows, max(KV read,
-    attention FLOPs), the element-wise kernels and the other kernels' launch; per MoE layer
-    the routed experts' grouped GEMMs (:func:`moe_layer_s`); the output head for every row.
-    Without expert parallelism pipeline stages run pp micro-batches as the dense path does;
-    with it the instance is one attention data-parallel rank (``tp`` GPUs) of an expert group
-    of ``ep`` GPUs whose instances all step together."""
-    model = scenario.model
-    tp, ep = max(1, pool.tp), max(1, pool.ep)
-    pp = 1 if ep > 1 else max(1, pool.pp)
-    live = max(batch, 0.0) / pp
-    # continuous in the batch (the load model's fixed points need a step that grows with it)
-    rows = max(1.0, live * rows_per_step)
-    group = rows * ep / max(1, pool.gpus_per_instance) if ep > 1 else rows
-    layer = _moe_layer_gemms(scenario.gpu, scenario.precision, model, tp, ep > 1)
-    # the layer of a batch not kept (moe_layer_s keeps prefill passes): every batch is new
-    parts = _moe_layer(layer, model, float(rows), tp, ep, max(1, pool.experts_per_gpu), group)
-    consts = layer.consts
-    kv_split = 1 if consts.latent else min(tp, model.kv_heads)
-    kv_read = live * context * consts.kv_bytes_per_token / model.layers
-    flops = rows * context * consts.attention_flops_per_context_token / tp
-    attention = decode_attention_layer_s(
-        scenario.gpu,
-        kv_element_bytes(scenario.precision, consts.latent, scenario.gpu),
-        consts.latent,
-        kv_read / kv_split,
-        flops,
-    )
-    per_layer = (
-        parts.attention_gemm_s
-        + parts.shared_gemm_s
-        + parts.elementwise_s
-        + attention
-        + consts.other_kernels_s
-    )
-    head = layer.head.time_s(rows)
-    stage = model.layers / pp * per_layer + model.moe_layers / pp * parts.routed_s + head / pp
-    step = pp * stage
-    if tp_comm and tp > 1 and tp <= scenario.gpus_per_node:
-        step += (
-            2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+
+class MoeDecode:
+    """A decode step of an MoE instance of ``pool`` at any batch (:meth:`seconds`): what it
+    reads of the scenario and the pool (the layer's GEMMs, the attention's form, the cache's
+    split) looked up once, not at every batch the load model prices."""
+
+    def __init__(
+        self, scenario: Scenario, pool: ServingPool, rows_per_step: int, context: float
+    ) -> None:
+        model = scenario.model
+        self.scenario, self.pool, self.model = scenario, pool, model
+        self.rows_per_step, self.context = rows_per_step, context
+        self.tp, self.ep = max(1, pool.tp), max(1, pool.ep)
+        self.pp = 1 if self.ep > 1 else max(1, pool.pp)
+        self.gpus_per_instance = max(1, pool.gpus_per_instance)
+        self.experts_per_gpu = max(1, pool.experts_per_gpu)
+        self.layer = _moe_layer_gemms(scenario.gpu, scenario.precision, model, self.tp, self.ep > 1)
+        consts = self.layer.consts
+        self.kv_split = 1 if consts.latent else min(self.tp, model.kv_heads)
+        kv_element = kv_element_bytes(scenario.precision, consts.latent, scenario.gpu)
+        self.attention = DecodeAttention(scenario.gpu, kv_element, consts.latent)
+        self.intra = 1 < self.tp <= scenario.gpus_per_node
+
+    def seconds(self, batch: float, tp_comm: bool = True) -> float:
+        """Per layer the attention projections and the non-routed MLP over the rows, max(KV
+        read, attention FLOPs), the element-wise kernels and the other kernels' launch; per MoE
+        layer the routed experts' grouped GEMMs (:func:`moe_layer_s`); the output head for
+        every row.  Without expert parallelism pipeline stages run pp micro-batches as the
+        dense path does; with it the instance is one attention data-parallel rank (``tp``
+        GPUs) of an expert group of ``ep`` GPUs whose instances all step together."""
+        model, layer, consts = self.model, self.layer, self.layer.consts
+        tp, ep, pp = self.tp, self.ep, self.pp
+        live = max(batch, 0.0) / pp
+        # continuous in the batch (the load model's fixed points need a step that grows)
+        rows = max(1.0, live * self.rows_per_step)
+        group = rows * ep / self.gpus_per_instance if ep > 1 else rows
+        # the layer of a batch not kept (moe_layer_s keeps prefill passes): every batch is new
+        parts = _moe_layer(layer, model, float(rows), tp, ep, self.experts_per_gpu, group)
+        kv_read = live * self.context * consts.kv_bytes_per_token / model.layers
+        flops = rows * self.context * consts.attention_flops_per_context_token / tp
+        attention = self.attention.seconds(kv_read / self.kv_split, flops)
+        per_layer = (
+            parts.attention_gemm_s
+            + parts.shared_gemm_s
+            + parts.elementwise_s
+            + attention
+            + consts.other_kernels_s
         )
-    return step
+        head = layer.head.time_s(rows)
+        stage = model.layers / pp * per_layer + model.moe_layers / pp * parts.routed_s + head / pp
+        step = pp * stage
+        if tp_comm and self.intra:
+            all_reduce = _intra_time_s(self.scenario, "all_reduce", rows * model.hidden * 2.0, tp)
+            step += 2 * model.layers * all_reduce
+        return step
+
+
+_MOE_DECODE_CACHE: dict[tuple[int, int, int, float], MoeDecode] = {}
+"""The instances :func:`moe_decode_s` prices, by the identity of the scenario and pool objects
+(each entry holds them, so an identity is not reused while kept), bounded."""
 
 
 def _moe_prefill_attention_flops_per_s(scenario: Scenario) -> float:
@@ -1000,7 +1022,7 @@ def max_decode_batch(
     return _max_decode_batch_step(scenario, serving_plan, design, bound)[0]
 
 
-BISECTION_HALVINGS = 30
+BISECTION_HALVINGS: Final = 30
 """Halvings of the largest-decode-batch bisection on [1, KV slots] (pools replays them)."""
 
 
@@ -1034,64 +1056,3 @@ def _max_decode_batch_step(
 
 
 # ----------------------------------------------------------------------------- KV transfer
-
-
-@dataclass(frozen=True)
-class KvTransfer:
-    seconds: float
-    """Unloaded transfer of one request's KV cache (setup + per-layer latency + wire)."""
-    bytes_per_s_per_server: float
-    """What one server's NICs carry for KV transfer on this fabric."""
-    rdma: bool
-
-
-def kv_transfer(
-    scenario: Scenario, serving_plan: ServingPlan, design: Design, bound: str
-) -> KvTransfer:
-    """One request's KV cache from its prefill instance to its decode instance.
-
-    Streams: the cache is spread over the instance's GPUs (one GPU under attention data-
-    parallel), each sending over its share of the server's NICs at the fabric's wire
-    efficiency; TCP also stops at the fabric's per-server socket cap (host copies and kernel
-    TCP, constants.FABRICS).  SGLang, Dynamo and
-    Mooncake send after the prefill forward pass completes, so the transfer adds to TTFT.
-    Pools inside one scale-up domain move the cache over NVLink instead (no NIC, no fabric).
-    """
-    if serving_plan.kv_inside_domain or scenario.gpus <= scaleup_domain_gpus(scenario):
-        # prefill and decode pools inside one NVLink domain (a server, an NVL72 rack): the
-        # cache moves GPU to GPU over NVLink/NVSwitch (Dynamo NIXL, SGLang), no NIC involved
-        nvlink = scenario.gpu.scaleup_gbytes_per_s * 1e9 * scenario.gpu.scaleup_efficiency
-        streams_nv = min(
-            serving_plan.prefill.gpus_per_instance, serving_plan.decode.gpus_per_instance
-        )
-        return KvTransfer(
-            seconds=KV_TRANSFER_SETUP_S
-            + serving_plan.kv_bytes_per_request / (nvlink * max(1, streams_nv)),
-            bytes_per_s_per_server=math.inf,
-            rdma=True,
-        )
-    fabric = FABRICS[design.fabric]
-    # the optimistic bound ("low" time) takes the high efficiency and the high cap
-    eff = {"low": fabric.wire_efficiency_high, "high": fabric.wire_efficiency_low}.get(
-        bound, fabric.wire_efficiency
-    )
-    cap_gbytes = {
-        "low": fabric.node_cap_gbytes_per_s_high,
-        "high": fabric.node_cap_gbytes_per_s_low,
-    }.get(bound, fabric.node_cap_gbytes_per_s)
-    server_bw = design.nics_per_node * nic_bytes_per_s(design.nic_gbps) * eff
-    if cap_gbytes > 0:
-        server_bw = min(server_bw, cap_gbytes * 1e9)
-    per_gpu = server_bw / scenario.gpus_per_node
-    streams = min(
-        serving_plan.prefill.gpus_per_instance,
-        serving_plan.decode.gpus_per_instance,
-        scenario.gpus_per_node,
-    )
-    wire = serving_plan.kv_bytes_per_request / (per_gpu * max(1, streams))
-    latency = scenario.model.layers * (fabric.message_latency_s + fabric.extra_step_latency_s)
-    return KvTransfer(
-        seconds=KV_TRANSFER_SETUP_S + latency + wire,
-        bytes_per_s_per_server=server_bw,
-        rdma=fabric.rdma,
-    )

@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
+from typing import Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import significant
@@ -813,10 +814,10 @@ NO_POOLS_NOTE = (
     "({rate} requests/s within the targets)"
 )
 """The note of a no-fabric answer that serves the asked load (docs/MODEL.md 15.2)."""
-POOLS_MARGIN = 0.05
+POOLS_MARGIN: Final = 0.05
 """Whole-server pools, whose KV cache needs a fabric, replace a deployment that needs none only
 when they serve more than this fraction more within the targets (the decision's tie band)."""
-POOLS_DECIDED_UP_TO = 8
+POOLS_DECIDED_UP_TO: Final = 8
 """Servers up to which whole-server pools are weighed against the deployment that needs no
 fabric (:func:`_pools_adopted`); a larger cluster repeats the decision of the largest of them
 (its pools include copies of theirs)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import HBM_EFFICIENCY, QUANTIZED_PRECISIONS, WEIGHT_BYTES
@@ -111,7 +112,7 @@ def _rooflines_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
     return total
 
 
-MOE_KERNEL_FIXED_S = 38e-6
+MOE_KERNEL_FIXED_S: Final = 38e-6
 """Seconds one MoE layer's expert kernels cost whatever their work (fitted): TensorRT-LLM's fused
 MoE runs routing, the token expansion, the activation's quantisation, two grouped GEMMs, the
 gated activation and the weighted finalize as separate kernels.  Fitted with
@@ -119,7 +120,7 @@ gated activation and the weighted finalize as separate kernels.  Fitted with
 measured TensorRT-LLM 1.3.0rc20 MoE tables (``moe_perf``: balanced routing, CUTLASS BF16 / FP8 /
 NVFP4, H100 to GB300, tp 1-32 or ep 1-256, 1-16,384 tokens; 21,060 points), never on a
 validation row (docs/MODEL.md 15.1, "MoE expert kernels, read against TensorRT-LLM's tables")."""
-MOE_KERNEL_TILE_S = 4.9e-6
+MOE_KERNEL_TILE_S: Final = 4.9e-6
 """Seconds per wave of output tiles of the experts' grouped GEMMs beyond their FLOPs (each
 tile's prologue, epilogue and the K loop's start; fitted with :data:`MOE_KERNEL_FIXED_S`): what
 makes many small experts (Qwen3-30B-A3B: 128 of 768 wide) slower per FLOP than a few wide ones

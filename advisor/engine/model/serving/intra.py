@@ -14,6 +14,7 @@ Units: seconds, bytes.
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
@@ -47,10 +48,10 @@ engine's own one-shot kernel (TensorRT-LLM ``customAllReduceKernels.cu``, vLLM
 and reduces them) instead of NCCL.  Fitted on TensorRT-LLM 1.3.0rc20's measured latencies of
 H100 / H200 (AIConfigurator 0.12.0 ``custom_allreduce_perf``); Ampere's and Blackwell's tables
 read a larger fixed time (5-8 us), so they keep NCCL (docs/MODEL.md 15.2)."""
-CUSTOM_ALL_REDUCE_LATENCY_S = 2.8e-6
+CUSTOM_ALL_REDUCE_LATENCY_S: Final = 2.8e-6
 """Fixed time of the one-shot kernel (launch and the barrier over peers' flags); fitted with
 :data:`CUSTOM_ALL_REDUCE_LINK_FRACTION` on the H100 / H200 tables, 2 / 4 / 8 GPUs, 16-512 KB."""
-CUSTOM_ALL_REDUCE_LINK_FRACTION = 0.58
+CUSTOM_ALL_REDUCE_LINK_FRACTION: Final = 0.58
 """Share of the GPU's NVLink rate (one direction) at which each rank reads its n - 1 peers'
 buffers in the one-shot kernel (H100 / H200: 261 of 450 GB/s); fitted as above."""
 

@@ -25,8 +25,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
+from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import CommDomain
 from advisor.engine.model.serving.compute import (
@@ -35,15 +36,14 @@ from advisor.engine.model.serving.compute import (
     P95_Z,
     SATURATED_S,
     TARGET_QUANTILE,
-    KvTransfer,
     ServingPlan,
     decode_compute_s,
     decode_step_s,
     ep_domain,
-    kv_transfer,
     prefill_service_s,
     round3,
 )
+from advisor.engine.model.serving.kv_transfer import KvTransfer, kv_transfer
 from advisor.engine.model.serving.pools import decode_view, reference_design
 from advisor.engine.model.serving.queueing import (
     decode_time_sd_s,
@@ -128,10 +128,10 @@ def batch_cell(batch: float) -> float:
     """The batch a decode step is kept under: 4 significant digits (the fixed points and
     bisections of the load model revisit nearby batches). Rounding is monotone, so batches
     between two that round alike round alike too."""
-    return float(f"{batch:.4g}")
+    return to_significant(batch, 4)
 
 
-SUSTAINABLE_TOLERANCE = 1e-4
+SUSTAINABLE_TOLERANCE: Final = 1e-4
 """Relative width at which :meth:`ServingModel.sustainable_rps` stops bisecting (the answer
 prints 3 significant digits)."""
 
@@ -249,19 +249,12 @@ class ServingModel:
         return hit
 
     def _solve_little_batch(self, k: float, cap_b: float, share: float) -> float:
-        # self.step(x, share) is at(batch_cell(x)): the same key, looked up here
-        steps, price = self._steps, self._price_step
+        # self.step(x, share) is self._at(batch_cell(x), ...): the same key, looked up there
         on_share = self._share_cell(share)
-
-        def at(cell: float) -> float:
-            key = (cell, on_share)
-            step_s = steps.get(key)
-            return price(key, share) if step_s is None else step_s
-
         b = 0.0
         for _ in range(200):
             # min(b, cap_b): cap_b only when it is the smaller
-            nb = k * at(batch_cell(cap_b if cap_b < b else b))
+            nb = k * self._at(batch_cell(cap_b if cap_b < b else b), on_share, share)
             if nb - b <= 1e-4 * max(1.0, nb):
                 b = nb
                 break
@@ -270,7 +263,7 @@ class ServingModel:
             return b
 
         def gap(x: float) -> float:
-            return k * at(batch_cell(x)) - x
+            return k * self._at(batch_cell(x), on_share, share) - x
 
         hi = cap_b
         if gap(cap_b) >= 0.0:
@@ -283,7 +276,7 @@ class ServingModel:
         lo = b
         # the batches lo and hi round to, and k x the step at lo's
         lo_cell, hi_cell = batch_cell(lo), batch_cell(hi)
-        k_step = k * at(lo_cell)
+        k_step = k * self._at(lo_cell, on_share, share)
         if k_step - lo <= 0.0:
             return lo
         for _ in range(40):
@@ -294,7 +287,7 @@ class ServingModel:
                 above = k_step - mid > 0.0
             else:
                 cell = batch_cell(mid)
-                k_mid = k * at(cell)
+                k_mid = k * self._at(cell, on_share, share)
                 above = k_mid - mid > 0.0
                 if above:
                     lo_cell, k_step = cell, k_mid
@@ -307,6 +300,13 @@ class ServingModel:
             if hi - lo <= 1e-6 * max(1.0, hi):
                 break
         return hi
+
+    def _at(self, cell: float, on_share: float, share: float) -> float:
+        """The step of batch cell ``cell`` under share cell ``on_share`` (:meth:`step`'s key),
+        priced at ``share`` of the NICs when not yet kept."""
+        key = (cell, on_share)
+        step_s = self._steps.get(key)
+        return self._price_step(key, share) if step_s is None else step_s
 
     def _kv_load(self, rate: float) -> float:
         """Utilisation of the busier pool's NICs by KV transfer at ``rate``."""
@@ -679,7 +679,7 @@ class ServingModel:
 
 
 def _three_digits(x: float) -> float:
-    return float(f"{x:.3g}")
+    return to_significant(x, 3)
 
 
 @lru_cache(maxsize=64)

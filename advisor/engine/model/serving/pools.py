@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields, replace
-from typing import Any
+from typing import Any, Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.constants import BYTES_PER_GB, WEIGHT_BYTES
@@ -359,7 +359,7 @@ def _plan_disaggregated(scenario: Scenario) -> ServingPlan:
     return _serving_plan(scenario, "disaggregated", prefill, decode)
 
 
-POOL_SEARCH_SERVERS = 256
+POOL_SEARCH_SERVERS: Final = 256
 """How many servers beyond the cluster a refusal looks for a pool that holds the model."""
 
 
@@ -589,7 +589,7 @@ def _decode_rate(scenario: Scenario, serving_plan: ServingPlan, design: Design) 
     )
 
 
-NARROWING_STEPS = 6
+NARROWING_STEPS: Final = 6
 """Interpolation steps (Illinois regula falsi) that narrow the bracket before the bisection is
 replayed (:func:`max_decode_batch_step`)."""
 

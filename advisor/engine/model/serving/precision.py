@@ -9,6 +9,8 @@ is gpt-oss's published checkpoint: the routed experts in MXFP4, everything else 
 
 from __future__ import annotations
 
+from typing import Final
+
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
     DENSE_PRECISION,
@@ -19,7 +21,7 @@ from advisor.engine.facts.constants import (
 )
 from advisor.engine.input.scenario import Scenario
 
-MXFP4 = "mxfp4"
+MXFP4: Final = "mxfp4"
 
 
 def dense_precision(precision: str) -> str:

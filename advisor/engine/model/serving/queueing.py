@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Final
 
 from advisor.engine.model.serving.compute import ERLANG_MAX_SERVERS, SATURATED_S
 
 _SERVER_COUNTS = tuple(float(k) for k in range(1, ERLANG_MAX_SERVERS + 1))
 
-BOUND_MARGIN = 2.0
+BOUND_MARGIN: Final = 2.0
 """How far below a threshold :func:`erlang_c_bound` must be for a wait to be decided by it
 without the Erlang B recursion: the recursion and the bound's own logarithms round each of
 their few hundred operations to nearest (relative errors near 1e-13), far inside a factor 2."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.performance import colocated_serving_plan
 from advisor.engine.model.plans import WorkloadPlan
@@ -84,8 +85,8 @@ class ServingScore:
             point = self._model.operating_point()
             self._load = (
                 1.0 if point.meets(self._plan) else 0.0,
-                float(f"{point.requests_per_s:.3g}"),
-                -float(f"{point.ttft_p95_s:.3g}"),
+                to_significant(point.requests_per_s, 3),
+                -to_significant(point.ttft_p95_s, 3),
             )
         return (self.rate, *self._load)
 
