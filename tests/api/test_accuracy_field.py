@@ -11,6 +11,7 @@ from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.validation import held_out_pools
 from advisor.reports.presenters import capacity_caution, family_accuracy
 from tests.api.conftest import Caller
+from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
 
 pytestmark = pytest.mark.django_db
 
@@ -63,23 +64,7 @@ def test_evaluate_in_the_request_states_the_same_accuracy_as_a_saved_scenario(
     assert evaluated.json()["accuracy"]["family"] == "serving-moe"
 
 
-GPT_OSS_AT_CAPACITY: dict[str, Any] = {
-    "workload": "inference",
-    "model": "gpt-oss-20b",
-    "gpu": "h100-sxm",
-    "gpus": 8,
-    "precision": "mxfp4",
-    "inference": {
-        "prompt_tokens": 1000,
-        "output_tokens": 1000,
-        "requests_per_s": 40,
-        "target_ttft_ms": 3000,
-        "target_ms_per_token": 100,
-    },
-}
-
-
-@pytest.mark.parametrize(("inputs", "cautioned"), [(None, False), (GPT_OSS_AT_CAPACITY, True)])
+@pytest.mark.parametrize(("inputs", "cautioned"), [(None, False), (GPT_OSS_20B_AT_CAPACITY, True)])
 def test_the_capacity_caution_is_the_pages(
     client_a: Caller, submitted: Any, inputs: dict[str, Any] | None, cautioned: bool
 ) -> None:

@@ -105,21 +105,9 @@ def test_a_gpt_oss_fleet_shows_its_capacity_caution_on_the_first_screen(
     the headline, readable on a phone and on a desktop, and the page passes its checks."""
     from advisor.engine import evaluate
     from tests.frontend.conftest import make_scenario
+    from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
 
-    inputs = {
-        "workload": "inference",
-        "model": "gpt-oss-20b",
-        "gpu": "h100-sxm",
-        "gpus": 8,
-        "precision": "mxfp4",
-        "inference": {
-            "prompt_tokens": 1000,
-            "output_tokens": 1000,
-            "requests_per_s": 40,
-            "target_ttft_ms": 3000,
-            "target_ms_per_token": 100,
-        },
-    }
+    inputs = GPT_OSS_20B_AT_CAPACITY
     scenario = make_scenario(name="gpt-oss-20b fleet", result=evaluate(inputs))
     scenario.inputs = inputs
     scenario.save()

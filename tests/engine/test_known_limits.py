@@ -23,22 +23,7 @@ from advisor.engine.model.serving.known_limits import (
 )
 from advisor.engine.model.serving.results import published_scenario
 from advisor.engine.tools.validation import row_use, serving_capacity_rows, validation_report
-
-GPT_OSS_20B_ON_H100 = {
-    "workload": "inference",
-    "model": "gpt-oss-20b",
-    "gpu": "h100-sxm",
-    "gpus": 8,
-    "gpus_per_node": 8,
-    "precision": "mxfp4",
-    "inference": {
-        "prompt_tokens": 1000,
-        "output_tokens": 1000,
-        "requests_per_s": 40,
-        "target_ttft_ms": 3000,
-        "target_ms_per_token": 100,
-    },
-}
+from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
 
 
 def _reading(ratios: list[float]) -> MeasuredRatio:
@@ -114,8 +99,8 @@ def test_only_small_active_moe_models_at_large_batches_are_cautioned() -> None:
 def test_the_capacity_batch_is_littles_law_at_the_rate_within_the_targets(rate: float) -> None:
     """The metric is the decode GPUs' batch at the highest rate within the targets: more than
     at a lower asked rate, and never more than the KV memory holds."""
-    scenario = GPT_OSS_20B_ON_H100 | {
-        "inference": GPT_OSS_20B_ON_H100["inference"] | {"requests_per_s": rate}
+    scenario = GPT_OSS_20B_AT_CAPACITY | {
+        "inference": GPT_OSS_20B_AT_CAPACITY["inference"] | {"requests_per_s": rate}
     }
     result = evaluate_typed(scenario)
     metrics = result.metrics
@@ -133,6 +118,6 @@ def test_the_capacity_batch_is_littles_law_at_the_rate_within_the_targets(rate: 
 
 
 def test_a_gpt_oss_fleet_at_capacity_carries_the_caution() -> None:
-    result = evaluate_typed(GPT_OSS_20B_ON_H100)
+    result = evaluate_typed(GPT_OSS_20B_AT_CAPACITY)
     batch = result.metrics.decode_batch_per_gpu_at_target
     assert batch is not None and batch >= LARGE_DECODE_BATCH_PER_GPU

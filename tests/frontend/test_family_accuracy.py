@@ -14,6 +14,7 @@ from advisor.engine.tools.validation import held_out_pools, validation_report
 from advisor.reports.presenters import capacity_caution, family_accuracy, pool_label
 from tests.frontend.conftest import make_scenario
 from tests.frontend.pdfread import pdf_text
+from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
 
 pytestmark = pytest.mark.django_db
 
@@ -78,22 +79,6 @@ def test_result_page_and_pdf_carry_the_same_sentence(
     assert " ".join(sentence.split()) in text
 
 
-GPT_OSS_AT_CAPACITY: dict[str, Any] = {
-    "workload": "inference",
-    "model": "gpt-oss-20b",
-    "gpu": "h100-sxm",
-    "gpus": 8,
-    "precision": "mxfp4",
-    "inference": {
-        "prompt_tokens": 1000,
-        "output_tokens": 1000,
-        "requests_per_s": 40,
-        "target_ttft_ms": 3000,
-        "target_ms_per_token": 100,
-    },
-}
-
-
 def test_a_small_active_moe_fleet_at_capacity_is_cautioned_on_the_page_and_in_the_pdf(
     client: Client, results: dict[str, dict[str, Any]]
 ) -> None:
@@ -102,12 +87,12 @@ def test_a_small_active_moe_fleet_at_capacity_is_cautioned_on_the_page_and_in_th
     the figures, on the first screen and in the PDF; a training answer carries no caution."""
     from advisor.engine import evaluate
 
-    result = evaluate(GPT_OSS_AT_CAPACITY)
+    result = evaluate(GPT_OSS_20B_AT_CAPACITY)
     caution = capacity_caution(EngineResult.from_dict(result))
     assert caution is not None and caution.startswith("Caution: gpt-oss-20b")
     assert capacity_caution(EngineResult.from_dict(results["training"])) is None
     scenario = make_scenario(name="gpt-oss at capacity", result=result)
-    scenario.inputs = GPT_OSS_AT_CAPACITY
+    scenario.inputs = GPT_OSS_20B_AT_CAPACITY
     scenario.save()
     html = client.get(f"/s/{scenario.pk}/").content.decode()
     warnings = html[html.index('id="warnings"') : html.index('id="headline"')]
