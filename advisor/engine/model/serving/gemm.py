@@ -22,6 +22,7 @@ from advisor.engine.model.efficiency import (
     FP8_INFERENCE_OVERLAP,
     FP8_INFERENCE_OVERLAP_GENERATIONS,
     HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS,
+    QUANTIZED_INFERENCE_GEMM,
     gemm_peak_flops,
     profile,
 )
@@ -66,11 +67,16 @@ class InferenceGemm:
             no_wave_16bit and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS
         )
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
+        extra = 0.0
+        if fp8_overlap:
+            extra, self.overlap = QUANTIZED_INFERENCE_GEMM.get(
+                (p.generation, precision), (0.0, FP8_INFERENCE_OVERLAP)
+            )
         frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gemm_peak_flops(gpu, p, precision)
         self.flop_rate = frac * p.sustained_ratio * peak
         self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-        self.latency = p.gemm_latency_s
+        self.latency = p.gemm_latency_s + extra
 
     def time_s(self, m: float) -> float:
         """``efficiency.gemm_time_s(gpu, precision, m, n, k, inference=True)``."""
