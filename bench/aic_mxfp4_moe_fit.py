@@ -59,7 +59,7 @@ def priced_s(point: dict[str, Any]) -> float:
     model = moe_shape(base, point)
     tokens, tp, ep = float(point["tokens"]), point["tp"], point["ep"]
     per_gpu = max(1, point["experts"] // ep)
-    t = moe_layer_s(gpu, "mxfp4", model, tokens / ep, tp, ep, per_gpu, tokens, balanced=True)
+    t = moe_layer_s(gpu, "mxfp4", model, tokens / ep, tp, ep, per_gpu, tokens)
     return t.routed_s + moe_elementwise_s(gpu, point)
 
 

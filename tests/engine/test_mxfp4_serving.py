@@ -94,7 +94,7 @@ def test_gpt_oss_experts_read_the_measured_kernels(tokens: int, measured: float)
     from advisor.engine.model.serving.compute import MOE_PERMUTE_PASSES
 
     assert B200 is not None
-    t = moe_layer_s(B200, "mxfp4", GPT_OSS, float(tokens), 1, 1, 128, float(tokens), balanced=True)
+    t = moe_layer_s(B200, "mxfp4", GPT_OSS, float(tokens), 1, 1, 128, float(tokens))
     hbm = B200.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     permute = 2.0 * tokens * MOE_PERMUTE_PASSES * 5 * GPT_OSS.hidden / hbm
     activation = 2.0 * ELEMENTWISE_FFN_PASSES * tokens * 4 * GPT_OSS.ffn_hidden / hbm

@@ -107,9 +107,7 @@ def test_moe_layer_reads_the_measured_kernels(
     gpu = catalog.gpu(gpu_id)
     model = catalog.model(model_id)
     assert gpu is not None and model is not None
-    t = moe_layer_s(
-        gpu, precision, model, float(tokens), 1, 1, model.moe_experts, float(tokens), balanced=True
-    )
+    t = moe_layer_s(gpu, precision, model, float(tokens), 1, 1, model.moe_experts, float(tokens))
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
     copies = tokens * model.moe_top_k
     permute = 2.0 * tokens * MOE_PERMUTE_PASSES * (1 + model.moe_top_k) * model.hidden / hbm

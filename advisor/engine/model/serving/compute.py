@@ -52,7 +52,6 @@ from advisor.engine.model.serving.precision import (
     dispatch_bytes_per_element,
     kv_element_bytes,
 )
-from advisor.engine.model.serving.routing import expert_load
 from advisor.engine.result.echo import ServingPool
 
 GB: Final = 1e9
@@ -424,7 +423,6 @@ def moe_layer_s(
     ep: int,
     experts_per_gpu: int,
     group_rows: float,
-    balanced: bool = False,
 ) -> MoeLayerTimes:
     """One MoE model layer over ``rows`` tokens of an instance on one GPU of its ``tp`` group.
 
@@ -438,11 +436,10 @@ def moe_layer_s(
     copies).  Only experts that received a token run (expected share
     ``1 - (1 - 1/E)^(group_rows x top_k)``), each at its share of the copies: a small decode
     batch reads its experts' weights (memory bound), a large prefill pass runs them at the
-    GEMMs' FLOP rate; the busiest GPU's experts get :func:`routing.expert_load` times the mean
-    rows (``balanced``: the mean, as the kernel tables' even routing)."""
+    GEMMs' FLOP rate."""
     tp = max(1, tp)
     layer = _moe_layer_gemms(gpu, precision, model, tp, ep > 1)
-    return _moe_layer(layer, model, rows, tp, ep, experts_per_gpu, group_rows, balanced)
+    return _moe_layer(layer, model, rows, tp, ep, experts_per_gpu, group_rows)
 
 
 class _MoeLayerGemms(NamedTuple):
@@ -502,7 +499,6 @@ def _moe_layer(
     ep: int,
     experts_per_gpu: int,
     group_rows: float,
-    balanced: bool = False,
 ) -> MoeLayerTimes:
     """:func:`moe_layer_s` on its instance's GEMMs (``tp`` >= 1)."""
     attention_gemm = total_time_s(layer.attention, rows)
@@ -515,13 +511,12 @@ def _moe_layer(
         experts_run = model.moe_experts * hit
         copies = rows * model.moe_top_k
     per_expert = copies / max(experts_run, 1e-9)
-    load = 1.0 if balanced else expert_load(ep)  # the busiest GPU's rows an expert
     routed = routed_experts_s(
         layer.up,
         layer.down,
         layer.expert_rate,
         experts_run,
-        per_expert * load,
+        per_expert,
         layer.expert_fixed_s,
         layer.expert_tile_s,
     )

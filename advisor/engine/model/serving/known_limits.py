@@ -3,7 +3,7 @@
 The developer guide's held-out TensorRT-LLM runs of mixture-of-experts models with few active
 parameters (gpt-oss-20b and -120b, Qwen3-30B-A3B) split by the number of sequences a decode
 GPU holds in its step: below :data:`LARGE_DECODE_BATCH_PER_GPU` the engine's throughput and
-the measured one agree as for other models, at or above it the runs serve 0.9-2.0 times fewer
+the measured one agree as for other models, at or above it the runs serve 1.0-2.0 times fewer
 tokens per second than the engine computes (docs/MODEL.md 10, "Small-active MoE at large
 decode batches": the runtime's work per sequence and step that the kernels do not show).  The
 cause is not modelled, so nothing is fitted: the answer's capacity keeps the model's figure
@@ -33,12 +33,11 @@ class MeasuredRatio(NamedTuple):
     high: float
 
 
-LARGE_BATCH_READING = MeasuredRatio(measurements=30, low=0.87, median=1.48, high=1.99)
+LARGE_BATCH_READING = MeasuredRatio(measurements=30, low=0.96, median=1.51, high=2.03)
 """Small-active MoE runs at :data:`LARGE_DECODE_BATCH_PER_GPU` or more sequences a GPU (the
-developer guide at 03e27c7d, held out; docs/VALIDATION_SOURCES.md), restated after the routed
-experts' load imbalance was priced (``serving.routing``; 0.96 / 1.51 / 2.03 before)."""
-SMALL_BATCH_READING = MeasuredRatio(measurements=26, low=0.65, median=1.06, high=1.30)
-"""The same models' runs below it (0.65 / 1.07 / 1.35 before ``serving.routing``)."""
+developer guide at 03e27c7d, held out; docs/VALIDATION_SOURCES.md)."""
+SMALL_BATCH_READING = MeasuredRatio(measurements=26, low=0.65, median=1.07, high=1.35)
+"""The same models' runs below it."""
 
 
 def small_active_moe(moe: bool, active_params: float) -> bool:
