@@ -1,6 +1,6 @@
 """A small-active MoE model's decode step taken apart op by op, the engine's beside NVIDIA
 AIConfigurator's measured-kernel op sum, on SYNTHETIC decode configurations (no validation row is
-read): docs/MODEL.md 15.1, "Expert load imbalance in decode".
+read): docs/MODEL.md 15.1, "A small-active MoE decode step op by op against the kernel tables".
 
     .venv/bin/python bench/moe_step_breakdown.py                     # the full grid, both sides
     .venv/bin/python bench/moe_step_breakdown.py --engine-only       # the engine's side only
