@@ -13,7 +13,7 @@ fraction and is only read.  The peer is a tool beside the product, never a depen
 with a scratch venv's Python::
 
     /tmp/aic/bin/python bench/aic_mxfp4_moe_fit.py
-    /tmp/aic/bin/python bench/aic_mxfp4_moe_fit.py --hopper   # Hopper constants, a proposal
+    /tmp/aic/bin/python bench/aic_mxfp4_moe_fit.py --hopper   # Hopper's own constants
 """
 
 from __future__ import annotations
@@ -96,13 +96,13 @@ def summary(name: str, errs: list[float]) -> dict[str, Any]:
 
 def hopper_proposal(data: list[dict[str, Any]]) -> None:
     """``--hopper``: constants of their own for Hopper's BF16 x MXFP4 Triton kernels
-    (``w4a16_mxfp4``, H100 / H200, tp 1, ep 1), a proposal for ``serving/gemm.py`` that the
-    engine does not carry (docs/MODEL.md 15.1, "A small-active MoE decode step op by op against
-    the kernel tables"): the shared constants pad every expert's rows to 128-row tiles, which
-    the table does not show (its small batches read 30-50 % faster, its large ones 20-42 %
-    slower).  The rule of ``gemm.routed_experts_s`` is emulated here with the tile height as a
-    fourth constant (``tile_s`` 0) and (tile rows, fixed seconds, fraction of the sustained
-    BF16 peak) scanned on a grid."""
+    (``w4a16_mxfp4``, H100 / H200, tp 1, ep 1), the engine's ``MXFP4_EXPERT_KERNELS["bf16"]`` and
+    ``MXFP4_EXPERT_TILE_M`` since 2026-12-06 (docs/MODEL.md 15.1, "A small-active MoE decode step
+    op by op against the kernel tables", "MXFP4 experts"): the shared constants pad every
+    expert's rows to 128-row tiles, which the table does not show (its small batches read 30-50 %
+    faster, its large ones 20-42 % slower).  The rule of ``gemm.routed_experts_s`` is emulated
+    here with the tile height as a fourth constant (``tile_s`` 0) and (tile rows, fixed seconds,
+    fraction of the sustained BF16 peak) scanned on a grid."""
     from advisor.engine.model.serving import compute
 
     hopper = [p for p in data if p["dtype"] == "w4a16_mxfp4" and p["tp"] == p["ep"] == 1]
@@ -147,10 +147,19 @@ def errors_shared(data: list[dict[str, Any]]) -> list[float]:
     """The engine against each point with the shared constants (no "bf16" key)."""
     from advisor.engine.model.serving import compute
 
-    gemm.MXFP4_EXPERT_KERNELS.pop("bf16", None)
+    own = gemm.MXFP4_EXPERT_KERNELS.pop("bf16", None)
+    tile = gemm.MXFP4_EXPERT_TILE_M.pop("bf16", None)
     moe_layer_s.cache_clear()
     compute._moe_layer_gemms.cache_clear()
-    return [priced_s(p) / p["measured_s"] - 1.0 for p in data]
+    try:
+        return [priced_s(p) / p["measured_s"] - 1.0 for p in data]
+    finally:
+        if own is not None:
+            gemm.MXFP4_EXPERT_KERNELS["bf16"] = own
+        if tile is not None:
+            gemm.MXFP4_EXPERT_TILE_M["bf16"] = tile
+        moe_layer_s.cache_clear()
+        compute._moe_layer_gemms.cache_clear()
 
 
 def main() -> int:

@@ -41,6 +41,7 @@ from advisor.engine.model.serving.attention import DecodeAttention, decode_atten
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     expert_kernel,
+    expert_tile_m,
     inference_gemm,
     inference_gemms,
     routed_experts_s,
@@ -461,6 +462,9 @@ class _MoeLayerGemms(NamedTuple):
     expert_fixed_s: float
     expert_tile_s: float
     """The experts' kernels' fixed cost and cost per wave of tiles (:func:`gemm.expert_kernel`)."""
+    expert_tile_m: float
+    """Rows per tile of the experts' kernels, 0.0 for the GEMM profile's
+    (:func:`gemm.expert_tile_m`)."""
 
 
 @lru_cache(maxsize=256)
@@ -488,6 +492,7 @@ def _moe_layer_gemms(
         expert_rate=rate,
         expert_fixed_s=fixed,
         expert_tile_s=tile,
+        expert_tile_m=expert_tile_m(gpu, precision),
     )
 
 
@@ -519,6 +524,7 @@ def _moe_layer(
         per_expert,
         layer.expert_fixed_s,
         layer.expert_tile_s,
+        layer.expert_tile_m,
     )
     elementwise = 2.0 * rows * layer.elementwise_bytes_per_row / layer.hbm
     # tuple.__new__: what the NamedTuple's own (interpreted) __new__ calls, without its frame
