@@ -33,10 +33,10 @@ class MeasuredRatio(NamedTuple):
     high: float
 
 
-LARGE_BATCH_READING = MeasuredRatio(measurements=30, low=0.97, median=1.54, high=2.04)
+LARGE_BATCH_READING = MeasuredRatio(measurements=30, low=0.97, median=1.55, high=1.87)
 """Small-active MoE runs at :data:`LARGE_DECODE_BATCH_PER_GPU` or more sequences a GPU (the
 developer guide at 03e27c7d, held out; docs/VALIDATION_SOURCES.md)."""
-SMALL_BATCH_READING = MeasuredRatio(measurements=26, low=0.66, median=1.08, high=1.36)
+SMALL_BATCH_READING = MeasuredRatio(measurements=26, low=0.79, median=1.07, high=1.28)
 """The same models' runs below it."""
 
 
