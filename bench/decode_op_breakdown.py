@@ -40,16 +40,12 @@ from advisor.engine.facts.constants import (  # noqa: E402
     HEAD_PRECISION,
 )
 from advisor.engine.model.attention_span import decode_attention_context  # noqa: E402
-from advisor.engine.model.efficiency import (  # noqa: E402
-    ELEMENTWISE_FFN_PASSES,
-    ELEMENTWISE_HIDDEN_PASSES,
-    gemm_time_s,
-    profile,
-)
+from advisor.engine.model.efficiency import gemm_time_s, profile  # noqa: E402
 from advisor.engine.model.serving.attention import decode_attention_layer_s  # noqa: E402
 from advisor.engine.model.serving.compute import (  # noqa: E402
     GEMMS_PER_LAYER,
     decode_attention_flops_per_context_token,
+    dense_layer_shapes,
     kv_bytes_per_token,
 )
 from advisor.engine.model.serving.intra import intra_time_s  # noqa: E402
@@ -145,19 +141,13 @@ def engine_ops(
     """The engine's decode step of a dense TP instance, ms by op (compute._dense_decode_s)."""
     catalog = default_catalog()
     gpu, model = catalog.gpu(gpu_id), catalog.model(model_id)
+    shapes = dense_layer_shapes(model, tp)
     h = float(model.hidden)
-    matmul = max(0.0, model.active_params - 2 * float(model.vocab) * h)
-    per_layer = matmul / model.layers
-    kv = float(model.kv_dim_per_layer or 2 * model.kv_heads * model.head_dim)
-    q = float(model.q_dim)
-    attn_params = min(2.0 * h * q + h * kv, per_layer)
-    ffn = float(model.ffn_hidden)
-    up = max(ffn, (per_layer - attn_params) / h - ffn)
     rows = float(batch)
     layers = model.layers
 
-    def g(n: float, k: float, p: str = precision) -> float:
-        return gemm_time_s(gpu, p, rows, n, k, inference=True) * layers * 1e3
+    def g(shape: tuple[float, float], p: str = precision) -> float:
+        return gemm_time_s(gpu, p, rows, *shape, inference=True) * layers * 1e3
 
     context = decode_attention_context(model, isl, osl)
     kv_read = rows * context * kv_bytes_per_token(model, precision, gpu) / layers
@@ -174,15 +164,15 @@ def engine_ops(
         * 1e3
     )
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-    elementwise = 2.0 * rows * (ELEMENTWISE_HIDDEN_PASSES * h + ELEMENTWISE_FFN_PASSES * up / tp)
+    elementwise = 2.0 * rows * shapes.elementwise_per_row
     other = max(
         0.0, DECODE_KERNEL_OVERHEAD_S_PER_LAYER - GEMMS_PER_LAYER * profile(gpu).gemm_latency_s
     )
     ops = {
-        "qkv": g((q + kv) / tp, h),
-        "proj": g(h, q / tp),
-        "gate_up": g(up / tp, h),
-        "down": g(h, ffn / tp),
+        "qkv": g(shapes.qkv),
+        "proj": g(shapes.output),
+        "gate_up": g(shapes.up),
+        "down": g(shapes.down),
         "attention": attention,
         "elementwise": elementwise / hbm * layers * 1e3,
         "other": other * layers * 1e3,

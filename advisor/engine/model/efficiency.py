@@ -346,6 +346,15 @@ fitted alone): ``bench/aic_quantized_gemm_fit.py``.
 Never fitted on a serving row (docs/MODEL.md 15.1, "The decode step at the kernel tables' own
 costs").  Replaces the half overlap (:data:`FP8_INFERENCE_OVERLAP`) and no fixed part, which read
 the tables' whole latencies 21-50 % fast at M <= 1,024."""
+
+
+def quantized_inference_gemm(generation: str, precision: str) -> tuple[float, float]:
+    """(seconds beyond ``gemm_latency_s``, overlap) of an 8- or 4-bit inference GEMM on a
+    generation of :data:`FP8_INFERENCE_OVERLAP_GENERATIONS`: :data:`QUANTIZED_INFERENCE_GEMM`,
+    else no fixed part and :data:`FP8_INFERENCE_OVERLAP`."""
+    return QUANTIZED_INFERENCE_GEMM.get((generation, precision), (0.0, FP8_INFERENCE_OVERLAP))
+
+
 HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS: tuple[str, ...] = ("ampere",)
 """GPU generations whose 16-bit inference GEMMs (no wave loss, :data:`CUBLAS_NO_WAVE_GENERATIONS`)
 also overlap their memory and compute phases only half, as FP8 does on Hopper:
@@ -412,9 +421,7 @@ def gemm_time_s(
     ):
         # a quantized inference GEMM: no wave loss, its fitted fixed part and overlap
         # (QUANTIZED_INFERENCE_GEMM; FP8_INFERENCE_OVERLAP where it has none)
-        extra, overlap = QUANTIZED_INFERENCE_GEMM.get(
-            (p.generation, precision), (0.0, FP8_INFERENCE_OVERLAP)
-        )
+        extra, overlap = quantized_inference_gemm(p.generation, precision)
         wave_loss, fixed = 1.0, fixed + extra
     elif (
         inference

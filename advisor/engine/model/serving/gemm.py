@@ -22,9 +22,9 @@ from advisor.engine.model.efficiency import (
     FP8_INFERENCE_OVERLAP,
     FP8_INFERENCE_OVERLAP_GENERATIONS,
     HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS,
-    QUANTIZED_INFERENCE_GEMM,
     gemm_peak_flops,
     profile,
+    quantized_inference_gemm,
 )
 from advisor.engine.model.serving.precision import expert_math_precision
 
@@ -69,9 +69,7 @@ class InferenceGemm:
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
         extra = 0.0
         if fp8_overlap:
-            extra, self.overlap = QUANTIZED_INFERENCE_GEMM.get(
-                (p.generation, precision), (0.0, FP8_INFERENCE_OVERLAP)
-            )
+            extra, self.overlap = quantized_inference_gemm(p.generation, precision)
         frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gemm_peak_flops(gpu, p, precision)
         self.flop_rate = frac * p.sustained_ratio * peak
