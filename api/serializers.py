@@ -144,6 +144,15 @@ class AccuracySerializer(serializers.Serializer[Any]):
     )
     held_out_measurements = serializers.IntegerField(min_value=0)
     within_tolerance = serializers.IntegerField(min_value=0)
+    caution = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "Where the answer's capacity falls in a regime whose published runs measure well "
+            "below the advisor's figures (a mixture-of-experts model with few active parameters "
+            "decoding 350 or more sequences a GPU), how far they fell short; null elsewhere. "
+            "The result page and the PDF show it with their warnings."
+        ),
+    )
     statement = serializers.CharField(help_text="The sentence the page and the PDF print.")
 
 

@@ -100,9 +100,33 @@ def fit(tables: list[dict[str, Any]]) -> tuple[float, float, float]:
     return float(t0), 1.0 / float(inv_e), 1.0 / float(inv_r)
 
 
-def read(d: dict[str, Any], t0: float, e: float, r: float) -> dict[str, Any]:
+def fit_overlap(
+    tables: list[dict[str, Any]], t0: float, start: tuple[float, float]
+) -> tuple[float, float, float]:
+    """(e, r, k) of ``t0 + ((S / (e HBM))^k + (F / (r peak))^k)^(1/k)`` with the sum's t0 held:
+    least squares on the relative error (scipy), from the sum's (e, r) and k = 2."""
+    np = tables[0]["np"]
+    from scipy.optimize import least_squares  # type: ignore[import-not-found]
+
+    s = np.concatenate([d["S"] / d["hbm"] for d in tables])
+    f = np.concatenate([d["F"] / d["peak"] for d in tables])
+    t = np.concatenate([d["t"] for d in tables])
+
+    def residuals(x: Any) -> Any:
+        e, r, k = x
+        return (t0 + ((s / e) ** k + (f / r) ** k) ** (1.0 / k)) / t - 1.0
+
+    fitted = least_squares(
+        residuals, [start[0], start[1], 2.0], bounds=([0.05, 0.01, 1.0], [2.0, 2.0, 8.0])
+    )
+    e, r, k = fitted.x
+    return float(e), float(r), float(k)
+
+
+def read(d: dict[str, Any], t0: float, e: float, r: float, k: float = 1.0) -> dict[str, Any]:
     np = d["np"]
-    rule = (t0 + d["S"] / (e * d["hbm"]) + d["F"] / (r * d["peak"])) / d["t"] - 1.0
+    memory, math = d["S"] / (e * d["hbm"]), d["F"] / (r * d["peak"])
+    rule = (t0 + (memory**k + math**k) ** (1.0 / k)) / d["t"] - 1.0
     roof = d["S"] / (HBM_EFFICIENCY * d["hbm"]) / d["t"] - 1.0
 
     def stats(err: Any, mask: Any) -> dict[str, float | int]:
@@ -179,6 +203,12 @@ def main() -> None:
         "16-bit KV constants, attention.DECODE_ATTENTION_HOPPER_16BIT_KV)",
     )
     parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="fit the p-norm form (the sum's t0 held; e, r and the exponent k by least squares: "
+        "the engine's, attention.DECODE_ATTENTION_NORM) instead of the sum",
+    )
+    parser.add_argument(
         "--context",
         action="store_true",
         help="read the context-attention (prefill) tables: BF16 and FP8 rates, FP8 gain",
@@ -192,7 +222,11 @@ def main() -> None:
         for system in CONTEXT_TABLES:
             print(json.dumps(context_rates(data, system)))
         return
-    t0, e, r = fit([_rows(data, s, args.kv) for s in FITTED_ON])
+    tables = [_rows(data, s, args.kv) for s in FITTED_ON]
+    t0, e, r = fit(tables)
+    k = 1.0
+    if args.overlap:
+        e, r, k = fit_overlap(tables, t0, (e, r))
     engine = (
         attention.DECODE_ATTENTION_HOPPER_16BIT_KV
         if args.kv == "bfloat16"
@@ -200,6 +234,7 @@ def main() -> None:
             attention.DECODE_ATTENTION_FIXED_S,
             attention.DECODE_ATTENTION_HBM_FRACTION,
             attention.DECODE_ATTENTION_FLOP_FRACTION,
+            attention.DECODE_ATTENTION_NORM,
         )
     )
     print(
@@ -208,12 +243,14 @@ def main() -> None:
                 "fitted": {
                     "fixed_us": round(t0 * 1e6, 2),
                     "hbm_fraction": round(e, 3),
-                    "flop_fraction": round(r, 3),
+                    "flop_fraction": round(r, 4),
+                    "norm": round(k, 2),
                 },
                 "engine": {
                     "fixed_us": round(engine[0] * 1e6, 2),
                     "hbm_fraction": engine[1],
                     "flop_fraction": engine[2],
+                    "norm": engine[3],
                 },
             }
         )

@@ -19,6 +19,14 @@ never a dependency::
 
     /tmp/aic/bin/python bench/aic_moe_fit.py            # the engine's constants, then the fit
     /tmp/aic/bin/python bench/aic_moe_fit.py --current  # the engine's constants only
+    /tmp/aic/bin/python bench/aic_moe_fit.py --fp8-block  # block-scaled FP8, read (not fitted)
+
+``--fp8-block`` reads the block-scaled FP8 rows (128 x 128 weight scales, the published FP8
+checkpoints of DeepSeek-V3 / R1 and Qwen3: Hopper's CUTLASS kernels, Blackwell's DeepGEMM) and,
+beside them, the per-tensor FP8 rows, priced as FP8 by the engine's constants, by GPU and by rows
+an expert (balanced); then the one rate (fraction) a Hopper block-scaled rule would take, fitted
+on all Hopper block-scaled points and on those with 16 or more rows an expert (docs/MODEL.md
+15.1, "Hopper DEP decode steps op by op").
 """
 
 from __future__ import annotations
@@ -220,10 +228,71 @@ def current() -> dict[str, Any]:
     }
 
 
+BANDS = ((0.0, 16.0), (16.0, 64.0), (64.0, 256.0), (256.0, math.inf))
+"""Rows an expert (balanced: tokens x top_k / experts) the block-scaled reading is split by."""
+HOPPER = ("h100-sxm", "h200-sxm")
+
+
+def fp8_block() -> int:
+    """The block-scaled FP8 rows read against the engine's FP8 constants (see the docstring)."""
+    import pandas as pd  # type: ignore[import-not-found]
+
+    points: list[dict[str, Any]] = []
+    for system, gpu in CATALOG_GPU.items():
+        path = moe_table(system)
+        if gpu not in FITTED_GPUS or not path.exists():
+            continue
+        frame = pd.read_parquet(path)
+        frame = frame[
+            frame.moe_dtype.isin(["fp8", "fp8_block"]) & (frame.distribution == "balanced")
+        ]
+        frame = frame[(frame.moe_tp_size == 1) | (frame.moe_ep_size == 1)]
+        frame = frame[frame.kernel_source.isin([FITTED_SOURCE, "deepgemm"])]
+        points += [moe_point(row, gpu) | {"precision": "fp8"} for row in frame.itertuples()]
+    f = features(points)
+    now = current()
+    rows = np.asarray([p["tokens"] * p["topk"] / p["experts"] for p in points])
+
+    def errors(mask: np.ndarray, fraction: float) -> np.ndarray:
+        part = {k: v[mask] for k, v in f.items()}
+        full = np.full(int(mask.sum()), fraction)
+        out: np.ndarray = (
+            priced(part, full, now["fixed_s"], now["tile_s"], 0.0) / part["measured_s"]
+        )
+        return out - 1.0
+
+    def bands(mask: np.ndarray, fraction: float) -> dict[str, Any]:
+        errs = errors(mask, fraction)
+        out: dict[str, Any] = {"all": summary(errs)}
+        for lo, hi in BANDS:
+            band = (rows[mask] >= lo) & (rows[mask] < hi)
+            out[f"rows {lo:g}-{hi:g}"] = summary(errs[band])
+        return out
+
+    fp8 = now["fraction"]["fp8"]
+    for gpu in sorted({p["gpu"] for p in points}):
+        for dtype in ("fp8", "fp8_block"):
+            mask = np.asarray([p["gpu"] == gpu and p["dtype"] == dtype for p in points])
+            if mask.any():
+                print(json.dumps({"gpu": gpu, "dtype": dtype, **bands(mask, fp8)}))
+    hopper = np.asarray([p["gpu"] in HOPPER and p["dtype"] == "fp8_block" for p in points])
+    grid = np.arange(0.2, 1.205, 0.01)
+    for label, mask in (("all", hopper), ("16+ rows", hopper & (rows >= 16.0))):
+        part = {k: v[mask] for k, v in f.items()}
+        losses = [_log_loss(part, x, now["fixed_s"], now["tile_s"], 0.0) for x in grid]
+        best = round(float(grid[int(np.argmin(losses))]), 2)
+        print(json.dumps({"hopper fp8_block fraction fitted on": label, "fraction": best}))
+        print(json.dumps(bands(hopper, best)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--current", action="store_true", help="report the engine's constants")
+    parser.add_argument("--fp8-block", action="store_true", help="read block-scaled FP8")
     args = parser.parse_args(argv)
+    if args.fp8_block:
+        return fp8_block()
     points = table_points()
     f = features(points)
     now = current()

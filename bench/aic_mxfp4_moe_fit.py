@@ -13,6 +13,7 @@ fraction and is only read.  The peer is a tool beside the product, never a depen
 with a scratch venv's Python::
 
     /tmp/aic/bin/python bench/aic_mxfp4_moe_fit.py
+    /tmp/aic/bin/python bench/aic_mxfp4_moe_fit.py --hopper   # Hopper's own constants
 """
 
 from __future__ import annotations
@@ -63,18 +64,23 @@ def priced_s(point: dict[str, Any]) -> float:
     return t.routed_s + moe_elementwise_s(gpu, point)
 
 
-def errors(constants: tuple[float, float, float], data: list[dict[str, Any]]) -> list[float]:
-    """The engine against each point with the Blackwell path's (fixed, tile, fraction)."""
+def errors(
+    constants: tuple[float, float, float], data: list[dict[str, Any]], key: str = "fp8"
+) -> list[float]:
+    """The engine against each point with the path's (fixed, tile, fraction): ``key`` "fp8" the
+    Blackwell path's, "bf16" a Hopper path of its own (``--hopper``, a proposal only)."""
     from advisor.engine.model.serving import compute
 
-    gemm.MXFP4_EXPERT_KERNELS["fp8"] = constants
+    gemm.MXFP4_EXPERT_KERNELS[key] = constants
     moe_layer_s.cache_clear()
     compute._moe_layer_gemms.cache_clear()
     return [priced_s(p) / p["measured_s"] - 1.0 for p in data]
 
 
-def loss(constants: tuple[float, float, float], data: list[dict[str, Any]]) -> float:
-    return sum(math.log(1.0 + e) ** 2 for e in errors(constants, data))
+def loss(
+    constants: tuple[float, float, float], data: list[dict[str, Any]], key: str = "fp8"
+) -> float:
+    return sum(math.log(1.0 + e) ** 2 for e in errors(constants, data, key))
 
 
 def summary(name: str, errs: list[float]) -> dict[str, Any]:
@@ -88,8 +94,79 @@ def summary(name: str, errs: list[float]) -> dict[str, Any]:
     }
 
 
+def hopper_proposal(data: list[dict[str, Any]]) -> None:
+    """``--hopper``: constants of their own for Hopper's BF16 x MXFP4 Triton kernels
+    (``w4a16_mxfp4``, H100 / H200, tp 1, ep 1), the engine's ``MXFP4_EXPERT_KERNELS["bf16"]`` and
+    ``MXFP4_EXPERT_TILE_M`` since 2026-12-06 (docs/MODEL.md 15.1, "A small-active MoE decode step
+    op by op against the kernel tables", "MXFP4 experts"): the shared constants pad every
+    expert's rows to 128-row tiles, which the table does not show (its small batches read 30-50 %
+    faster, its large ones 20-42 % slower).  The rule of ``gemm.routed_experts_s`` is emulated
+    here with the tile height as a fourth constant (``tile_s`` 0) and (tile rows, fixed seconds,
+    fraction of the sustained BF16 peak) scanned on a grid."""
+    from advisor.engine.model.serving import compute
+
+    hopper = [p for p in data if p["dtype"] == "w4a16_mxfp4" and p["tp"] == p["ep"] == 1]
+    print(json.dumps({"dtype": "w4a16_mxfp4", **summary("shared", errors_shared(hopper))}))
+    shared_rule = compute.routed_experts_s
+    tile = {"m": 128}
+
+    def rule(up: Any, down: Any, rate: float, experts: float, rows: float, *args: float) -> float:
+        if experts <= 0 or rows <= 0 or up.empty:
+            return 0.0
+        fixed_s = args[0] if args else gemm.MOE_KERNEL_FIXED_S
+        params = up.kn + down.kn
+        weights = experts * params * up.wbytes / up.hbm
+        work = 2.0 * experts * math.ceil(rows / tile["m"]) * tile["m"] * params / rate
+        return float(fixed_s + max(weights, work))
+
+    compute.routed_experts_s = rule  # type: ignore[assignment]
+    try:
+        found = []
+        for tile_m in (16, 32, 64, 128):
+            tile["m"] = tile_m
+            grid = [(f * 1e-6, 0.0, r / 80) for f in range(4, 100, 4) for r in range(4, 81, 2)]
+            best = min(grid, key=lambda c: loss(c, hopper, "bf16"))
+            found.append((loss(best, hopper, "bf16"), tile_m, best))
+        _, tile["m"], best = min(found)
+        errs = errors(best, hopper, "bf16")
+        print(
+            json.dumps(
+                {"tile_m": tile["m"], "fixed_us": round(best[0] * 1e6, 1), "fraction": best[2]}
+            )
+        )
+        print(json.dumps({"dtype": "w4a16_mxfp4", **summary("fitted", errs)}))
+        by_tokens: dict[int, list[float]] = {}
+        for p, e in zip(hopper, errs, strict=True):
+            by_tokens.setdefault(p["tokens"], []).append(e)
+        print(json.dumps({t: round(100 * statistics.fmean(v), 1) for t, v in by_tokens.items()}))
+    finally:
+        compute.routed_experts_s = shared_rule
+
+
+def errors_shared(data: list[dict[str, Any]]) -> list[float]:
+    """The engine against each point with the shared constants (no "bf16" key)."""
+    from advisor.engine.model.serving import compute
+
+    own = gemm.MXFP4_EXPERT_KERNELS.pop("bf16", None)
+    tile = gemm.MXFP4_EXPERT_TILE_M.pop("bf16", None)
+    moe_layer_s.cache_clear()
+    compute._moe_layer_gemms.cache_clear()
+    try:
+        return [priced_s(p) / p["measured_s"] - 1.0 for p in data]
+    finally:
+        if own is not None:
+            gemm.MXFP4_EXPERT_KERNELS["bf16"] = own
+        if tile is not None:
+            gemm.MXFP4_EXPERT_TILE_M["bf16"] = tile
+        moe_layer_s.cache_clear()
+        compute._moe_layer_gemms.cache_clear()
+
+
 def main() -> int:
     data = points()
+    if "--hopper" in sys.argv[1:]:
+        hopper_proposal(data)
+        return 0
     blackwell = [p for p in data if p["dtype"] == "w4a8_mxfp4_mxfp8" and p["tp"] == p["ep"] == 1]
     grid = [
         (fixed * 1e-6, tile * 1e-6, fraction / 20)

@@ -33,6 +33,7 @@ from advisor.engine.facts.vocabulary import (
 )
 from advisor.engine.input.scenario import default_global_batch_tokens
 from advisor.engine.model.performance import MOE_SERVING_KIND, error_band_kind
+from advisor.engine.model.serving.known_limits import large_batch_caution
 from advisor.engine.result.echo import (
     Constraints,
     CustomModel,
@@ -358,8 +359,9 @@ def family_accuracy_figures(result: EngineResult) -> dict[str, Any] | None:
     """The held-out accuracy of the family of predictions an answer's range is read from
     (``performance.error_band_kind``: training, or serving with MoE models apart), over the
     published measurements no constant was set on (docs/MODEL.md 9.1): ``{"family", "family_label",
-    "held_out_mae_pct", "held_out_measurements", "within_tolerance", "statement"}``; None
-    without any. The page, the PDF and the API give these words and figures."""
+    "held_out_mae_pct", "held_out_measurements", "within_tolerance", "caution", "statement"}``;
+    None without any. ``caution``: :func:`capacity_caution`. The page, the PDF and the API give
+    these words and figures."""
     # read on first use: the report of every published row, built once per process
     from advisor.engine.tools.validation import held_out_pools
 
@@ -382,8 +384,25 @@ def family_accuracy_figures(result: EngineResult) -> dict[str, Any] | None:
         "held_out_mae_pct": round(mae, 2),
         "held_out_measurements": int(entry["lines"]),
         "within_tolerance": int(entry["within_tolerance"]),
+        "caution": capacity_caution(result),
         "statement": statement,
     }
+
+
+def capacity_caution(result: EngineResult) -> str | None:
+    """A serving answer's caution where its capacity within the targets falls in a regime the
+    published runs measure well below the model (``serving.known_limits``): shown with the
+    warnings on the page and in the PDF, and as ``accuracy.caution`` in the API; None
+    elsewhere."""
+    if not result.is_inference:
+        return None
+    model = result.workload.model
+    return large_batch_caution(
+        str(model.name or model.id or "This model"),
+        finite(model.moe_experts) > 0,
+        finite(model.active_params_b) * 1e9,
+        result.metrics.decode_batch_per_gpu_at_target,
+    )
 
 
 def family_accuracy(result: EngineResult) -> str:
@@ -863,8 +882,9 @@ def batch_note(result: EngineResult) -> str:
 
 
 def warnings(result: EngineResult) -> list[dict[str, str]]:
-    """What is important and off: GPUs idle on the network, a missed latency target, a budget
-    not met, a design that departs from the reference design."""
+    """What is important and off: GPUs idle on the network, a missed latency target, a serving
+    capacity the published runs of its regime measure well below (:func:`capacity_caution`), a
+    budget not met, a design that departs from the reference design."""
     out: list[dict[str, str]] = []
     metrics = result.metrics
     scenario = result.scenario
@@ -901,6 +921,9 @@ def warnings(result: EngineResult) -> list[dict[str, str]]:
                 ),
             }
         )
+    caution = capacity_caution(result)
+    if caution:
+        out.append({"kind": "capacity", "text": caution})
     mfu = finite(metrics.mfu)
     if not is_inference(result) and mfu > MFU_WARN_FRACTION:
         out.append(

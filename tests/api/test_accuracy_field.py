@@ -9,8 +9,9 @@ import pytest
 
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.validation import held_out_pools
-from advisor.reports.presenters import family_accuracy
+from advisor.reports.presenters import capacity_caution, family_accuracy
 from tests.api.conftest import Caller
+from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +62,19 @@ def test_evaluate_in_the_request_states_the_same_accuracy_as_a_saved_scenario(
     saved = client_a.http.get(created["url"]).json()
     assert evaluated.json()["accuracy"] == saved["accuracy"]
     assert evaluated.json()["accuracy"]["family"] == "serving-moe"
+
+
+@pytest.mark.parametrize(("inputs", "cautioned"), [(None, False), (GPT_OSS_20B_AT_CAPACITY, True)])
+def test_the_capacity_caution_is_the_pages(
+    client_a: Caller, submitted: Any, inputs: dict[str, Any] | None, cautioned: bool
+) -> None:
+    """A small-active MoE fleet whose capacity decodes hundreds of sequences a GPU carries the
+    caution the result page shows with its warnings; a training answer carries null."""
+    created = submitted(**({"inputs": inputs} if inputs else {}))
+    body = client_a.http.get(created["url"]).json()
+    assert body["status"] == "succeeded"
+    caution = body["accuracy"]["caution"]
+    assert caution == capacity_caution(EngineResult.from_dict(body["result"]))
+    assert (caution is not None) == cautioned
+    if cautioned:
+        assert "times the tokens per second" in caution

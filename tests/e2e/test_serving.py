@@ -95,3 +95,31 @@ def test_a_rag_pipeline_is_asked_and_answered_in_the_browser(
     card = page.inner_text("#rag")
     assert "vector-search tier" in card and "MCX631102AN-ADAT" in card
     customer.check("22-results-rag" + ("-phone" if phone else ""))
+
+
+def test_a_gpt_oss_fleet_shows_its_capacity_caution_on_the_first_screen(
+    new_page: Any, live_server: Any
+) -> None:
+    """gpt-oss-20b on 8 H100 at its capacity decodes about 650 sequences a GPU, where the
+    published runs of such models served well below the model: the caution is a warning above
+    the headline, readable on a phone and on a desktop, and the page passes its checks."""
+    from advisor.engine import evaluate
+    from tests.frontend.conftest import make_scenario
+    from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
+
+    inputs = GPT_OSS_20B_AT_CAPACITY
+    scenario = make_scenario(name="gpt-oss-20b fleet", result=evaluate(inputs))
+    scenario.inputs = inputs
+    scenario.save()
+    for phone in (False, True):
+        visitor = new_page(phone=phone)
+        page = visitor.page
+        page.goto(f"{live_server.url}/s/{scenario.pk}/")
+        caution = page.locator("#warnings .warning-capacity")
+        assert caution.is_visible()
+        assert "gpt-oss-20b" in caution.inner_text()
+        assert "size the fleet with that margin" in caution.inner_text()
+        box = caution.bounding_box()
+        headline = page.locator("#headline").bounding_box()
+        assert box is not None and headline is not None and box["y"] < headline["y"]
+        visitor.check("14-results-capacity-caution" + ("-phone" if phone else ""))

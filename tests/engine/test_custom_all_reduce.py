@@ -1,6 +1,6 @@
-"""A serving all-reduce inside an NVLink domain on Hopper runs on the serving engine's own
-one-shot kernel where that beats NCCL (serving/intra.py, docs/MODEL.md 15.2): read against
-latencies TensorRT-LLM 1.3.0rc20 measured for its custom all-reduce (AIConfigurator 0.12.0,
+"""A serving all-reduce inside an NVLink domain on Hopper and Blackwell runs on the serving
+engine's own one-shot kernel where that beats NCCL (serving/intra.py, docs/MODEL.md 15.2): read
+against latencies TensorRT-LLM 1.3.0rc20 measured for its custom all-reduce (AIConfigurator 0.12.0,
 ``systems/data/<gpu>/comm/trtllm/1.3.0rc20/custom_allreduce_perf.parquet``, BF16; the table's
 ``message_size`` counts elements, so bytes = 2 x message_size)."""
 
@@ -27,11 +27,20 @@ MEASURED: list[tuple[str, int, float, float]] = [
     ("h200-sxm", 4, 524288.0, 7.73e-6),
     ("h200-sxm", 8, 262144.0, 10.11e-6),
     ("h200-sxm", 8, 524288.0, 17.78e-6),
+    ("b200", 2, 131072.0, 5.0e-6),
+    ("b200", 4, 262144.0, 5.8e-6),
+    ("b200", 4, 524288.0, 7.2e-6),
+    ("b200", 8, 131072.0, 6.3e-6),
+    ("b200", 8, 262144.0, 7.9e-6),
+    ("b200", 8, 524288.0, 10.9e-6),
+    ("gb200-nvl72", 2, 262144.0, 4.6e-6),
+    ("gb200-nvl72", 4, 262144.0, 5.7e-6),
+    ("gb200-nvl72", 4, 524288.0, 7.0e-6),
 ]
 
 
 @pytest.mark.parametrize(("gpu_id", "ranks", "nbytes", "measured"), MEASURED)
-def test_a_hopper_serving_all_reduce_reads_tensorrt_llms_measured_kernel(
+def test_a_serving_all_reduce_reads_tensorrt_llms_measured_kernel(
     gpu_id: str, ranks: int, nbytes: float, measured: float
 ) -> None:
     gpu = CATALOG.gpu(gpu_id)
@@ -65,3 +74,15 @@ def test_large_all_reduces_and_other_generations_keep_nccl() -> None:
             assert intra_time_s(gpu, "all_reduce", nbytes, 8) == scaleup_time_s(
                 gpu, "all_reduce", nbytes, 8
             )
+
+
+def test_blackwell_decode_all_reduces_are_the_serving_kernels_not_nccls() -> None:
+    """On 8 B200 NCCL's small all-reduce measures 25-28 us (AIConfigurator 0.12.0's NCCL 2.27-2.29
+    tables, and the engine's NCCL model reads 25.5 us), TensorRT-LLM's own kernel 5.9-7.9 us up
+    to 256 KB: a decode step's all-reduce is the serving kernel's (serving/intra.py,
+    CUSTOM_ALL_REDUCE["blackwell"])."""
+    gpu = CATALOG.gpu("b200")
+    assert gpu is not None
+    nbytes = 16 * 8192 * 2.0
+    assert scaleup_time_s(gpu, "all_reduce", nbytes, 8) > 20e-6
+    assert intra_time_s(gpu, "all_reduce", nbytes, 8) < 8e-6

@@ -117,3 +117,31 @@ def test_the_answer_names_the_measured_kernel_figures_it_used() -> None:
     assert (
         listed({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}) == {}
     )
+
+
+def test_a_serving_answer_names_the_measured_decode_kernels_it_used() -> None:
+    """A serving answer lists its quantized GEMMs' fixed part and overlap and the serving
+    all-reduce of its generation (docs/MODEL.md 15.1); training answers and GPUs without such
+    tables list neither."""
+    from advisor.engine import evaluate
+
+    names = ("FP4 GEMM fixed part and overlap", "FP8 GEMM fixed part and overlap")
+
+    def listed(raw: dict[str, object]) -> dict[str, object]:
+        return {
+            a["name"]: a["value"]
+            for a in evaluate(raw)["assumptions"]
+            if a["name"] in names or a["name"] == "serving all-reduce inside a server"
+        }
+
+    serve = {"workload": "inference", "model": "llama3-70b", "gpus": 8}
+    assert listed({**serve, "gpu": "b200", "precision": "fp4"}) == {
+        "FP4 GEMM fixed part and overlap": "6.1 / 0.5",
+        "serving all-reduce inside a server": "4.82 µs + 0.735 of NVLink",
+    }
+    assert listed({**serve, "gpu": "h100-sxm", "precision": "fp8"}) == {
+        "FP8 GEMM fixed part and overlap": "10.1 / 0.267",
+        "serving all-reduce inside a server": "2.80 µs + 0.58 of NVLink",
+    }
+    assert listed({**serve, "gpu": "mi300x", "precision": "fp8"}) == {}
+    assert listed({"workload": "training", "model": "llama3-8b", "gpu": "b200", "gpus": 16}) == {}

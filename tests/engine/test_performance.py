@@ -339,6 +339,7 @@ def test_metrics_without_bounds_are_the_metrics_less_the_bounds(name: str, d: De
             "ttft_ms_p95_high",
             "max_requests_per_s_at_target",
             "tokens_per_s_per_gpu_at_target",
+            "decode_batch_per_gpu_at_target",
         }
     )
     assert bounds <= set(full)

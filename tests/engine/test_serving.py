@@ -522,7 +522,19 @@ def test_more_nic_bandwidth_never_predicts_worse_p95_latency(
     )
     a = evaluate_design(s, w, slow).to_dict()
     b = evaluate_design(s, w, fast).to_dict()
-    for key in ("ttft_ms_p95", "ms_per_token_p95", "ttft_ms_p50", "ms_per_token_p50"):
+    keys = ["ttft_ms_p95", "ms_per_token_p95", "ttft_ms_p50", "ms_per_token_p50"]
+    if a["load_saturated"]:
+        # a saturated fleet (the asked load is more than it serves): the faster network serves
+        # more, never less, so its decode runs larger batches, whose steps are longer; the time
+        # to the first token (the queue) and the served rate are what it buys, the time a token
+        # is at another load (DeepSeek-V3 on 144 H800 at 13,300 requests, 1 x 800G RoCE: 3,203
+        # tokens/s a server, 36.6 sequences a decode instance, 68.7 ms a token at p95, the first
+        # token at 461 s; 2 x 800G: 6,158, 86.6, 81.1 ms, 240 s)
+        assert b["serving_tokens_per_s_per_server"] >= a["serving_tokens_per_s_per_server"] * (
+            1 - 1e-9
+        )
+        keys = ["ttft_ms_p95", "ttft_ms_p50"]
+    for key in keys:
         assert b[key] <= a[key] * (1 + 1e-9), (key, slow, a[key], fast, b[key])
 
 

@@ -44,7 +44,8 @@ ROW = "trtllm017-llama3-70b-h200-sxm-tp8-128-4096"
 def test_every_capacity_row_gives_the_request_count_of_its_source() -> None:
     """Every row but those whose page lists no count for their lengths: the developer guide's
     table has none for 1000/1000 (its MoE rows there are predicted at the steady capacity):
-    12 of the 2026-12-05 MoE tables, 8 of the GPT-OSS ones."""
+    12 of the 2026-12-05 MoE tables, 8 of the GPT-OSS ones; the v0.20 page's has none for
+    1024/2048 (20 of its rows, 2026-12-06)."""
     rows = [r for r in serving_capacity_rows() if r["config"]["phase"] == "capacity"]
     assert rows
     uncounted = []
@@ -54,10 +55,15 @@ def test_every_capacity_row_gives_the_request_count_of_its_source() -> None:
             uncounted.append(row)
             continue
         assert row["config"]["num_requests"] in (1000, 1500, 3000, 30000), row["id"]
-    assert len(uncounted) == 20
+    assert len(uncounted) == 40
     for row in uncounted:
         config = row["config"]
-        assert (config["prompt_tokens"], config["output_tokens"]) == (1000, 1000), row["id"]
+        lengths = (config["prompt_tokens"], config["output_tokens"])
+        if row["id"].startswith("trtllm020-"):
+            assert lengths == (1024, 2048), row["id"]
+            assert "does not list 1024/2048" in row["note"]
+            continue
+        assert lengths == (1000, 1000), row["id"]
         assert row["id"].startswith("trtllm-devguide-")
         assert "none for 1000/1000" in row["note"]
 

@@ -11,9 +11,10 @@ from django.test import Client
 
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.validation import held_out_pools, validation_report
-from advisor.reports.presenters import family_accuracy, pool_label
+from advisor.reports.presenters import capacity_caution, family_accuracy, pool_label
 from tests.frontend.conftest import make_scenario
 from tests.frontend.pdfread import pdf_text
+from tests.support.scenarios import GPT_OSS_20B_AT_CAPACITY
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +77,27 @@ def test_result_page_and_pdf_carry_the_same_sentence(
     assert pdf.status_code == 200
     text = pdf_text(pdf.content)
     assert " ".join(sentence.split()) in text
+
+
+def test_a_small_active_moe_fleet_at_capacity_is_cautioned_on_the_page_and_in_the_pdf(
+    client: Client, results: dict[str, dict[str, Any]]
+) -> None:
+    """gpt-oss-20b on 8 H100 decodes about 650 sequences a GPU at its capacity within the
+    targets, where the published runs served well below the model: the warnings say so, with
+    the figures, on the first screen and in the PDF; a training answer carries no caution."""
+    from advisor.engine import evaluate
+
+    result = evaluate(GPT_OSS_20B_AT_CAPACITY)
+    caution = capacity_caution(EngineResult.from_dict(result))
+    assert caution is not None and caution.startswith("Caution: gpt-oss-20b")
+    assert capacity_caution(EngineResult.from_dict(results["training"])) is None
+    scenario = make_scenario(name="gpt-oss at capacity", result=result)
+    scenario.inputs = GPT_OSS_20B_AT_CAPACITY
+    scenario.save()
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    warnings = html[html.index('id="warnings"') : html.index('id="headline"')]
+    assert "warning-capacity" in warnings
+    assert "size the fleet with that margin" in warnings
+    pdf = client.get(f"/s/{scenario.pk}/report.pdf")
+    assert pdf.status_code == 200
+    assert " ".join(caution.split()) in pdf_text(pdf.content)

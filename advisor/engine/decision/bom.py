@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from advisor.engine.decision.util import cents
 from advisor.engine.facts.catalog import Catalog
@@ -73,6 +73,17 @@ ItemT = Nic | Switch | Transceiver | Cable
 
 class BomError(ValueError):
     """The catalog lacks a part needed for this design (e.g. no optic at that speed)."""
+
+
+_Found = TypeVar("_Found")
+
+
+def _built(found: _Found | str) -> _Found:
+    """What a kept search found, or :class:`BomError` with the reason it kept instead (the
+    searches keep refusals by value, so a refused shape asked again is not searched again)."""
+    if isinstance(found, str):
+        raise BomError(found)
+    return found
 
 
 def line(item: ItemT, quantity: int, network: str, role: str = "") -> BomLine:
@@ -154,10 +165,9 @@ def choose_link_kit(
     whose two fibers go to two NIC modules.  Raises :class:`BomError` when none is buildable
     (the search's answer either way is kept by value: :func:`_link_kit`).
     """
-    kit = _link_kit(parts, fabric, gbps, length_m, switch_cage, far_cage, far_end, far_lane)
-    if isinstance(kit, str):
-        raise BomError(kit)
-    return kit
+    return _built(
+        _link_kit(parts, fabric, gbps, length_m, switch_cage, far_cage, far_end, far_lane)
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -379,10 +389,7 @@ def _fabric_cabling(
     """Cabling of a compute fabric, and each line's (price, power) rounded to cents as
     :func:`compute_fabric_totals` adds them; raises :class:`BomError` when a tier has no
     link (:func:`_cabling_or_reason` keeps either)."""
-    cabling = _cabling_or_reason(parts, topo, nodes, fabric, gbps, sw, far, far_lane)
-    if isinstance(cabling, str):
-        raise BomError(cabling)
-    return cabling
+    return _built(_cabling_or_reason(parts, topo, nodes, fabric, gbps, sw, far, far_lane))
 
 
 @lru_cache(maxsize=4096)

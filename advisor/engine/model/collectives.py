@@ -54,6 +54,7 @@ from advisor.engine.model.nccl_tree import tree_network_scale
 from advisor.engine.model.nccl_versions import (
     NCCL_DEFAULT_VERSION,
     NcclVersion,
+    nvls_tree_head_cap,
     tables,
 )
 from advisor.engine.model.network_rate import (
@@ -880,8 +881,8 @@ def _hierarchical_time(nbytes: float, d: CommDomain, *, nvls: bool, sharp: bool)
             # for nNodes <= 2, x 1 beyond).
             ranks = d.ranks
             tree_bw = d.net_bytes_per_s * (2.0 if n <= 2 else 1.0)
-            if nvls:  # NCCL's per-head cap (perChMaxNVLSTreeBws, 2.28.3+): heads x figure
-                cap = _per_channel_cap("nvls_tree", d, min(g, d.nic_count, NVLS_MAX_HEADS))
+            if nvls:  # NVIDIA's per-head figure (perChMaxNVLSTreeBws) x heads, any release
+                cap = min(g, d.nic_count, NVLS_MAX_HEADS) * nvls_tree_head_cap(d.generation, n)
                 tree_bw = min(tree_bw * nvls_tree_nic_share(d), cap)
             inter_t = 2.0 * (ranks - 1) / ranks * nbytes / tree_bw
             hops = 2.0 * (n.bit_length() - 1)  # tuning.cc log2i(nNodes)

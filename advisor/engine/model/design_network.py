@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from functools import lru_cache
+from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
@@ -178,7 +179,7 @@ _DOMAIN_CACHE: dict[tuple[int, tuple[int, int, int, float | None, float, int]], 
 training evaluation builds a network per design and job size, and designs that differ only in
 what a group does not reach (switch radix, oversubscription of a group inside a leaf) build
 equal domains (~25 % of them), bounded."""
-_DOMAIN_CACHE_MAX = 16384
+_DOMAIN_CACHE_MAX: Final = 16384
 
 
 _NET_KIND_NUMBERS = itertools.count()
@@ -341,7 +342,7 @@ _OPS_CACHE: dict[tuple[CommDomain, tuple[tuple[str, float, int], ...]], float] =
 differ only where the communicator does not reach (another oversubscription or switch for a
 group inside one leaf) give equal domains, and a plan's data-parallel gradients are priced on
 them again for every design (~70 % of the look-ups of a training evaluation repeat one)."""
-_OPS_CACHE_MAX = 16384  # not Final: tests/engine/test_cold_path.py lowers it
+_OPS_CACHE_MAX: Final = 16384
 
 
 def ops_seconds(dom: CommDomain, ops: tuple[tuple[str, float, int], ...]) -> float:
@@ -365,7 +366,7 @@ _COLLECTIVE_CACHE: dict[tuple[str, float, CommDomain], float] = {}
 designs that build equal domains for a communicator (:class:`_Net`'s shared domains) ask the
 same collective again; a split-model serving evaluation asks each tensor-parallel all-reduce
 ~3 times (Llama 3.1 405B on 257 H100 servers: 2,654 asks, 906 distinct), bounded."""
-_COLLECTIVE_CACHE_MAX = 16384  # not Final: its test lowers it
+_COLLECTIVE_CACHE_MAX: Final = 16384
 
 
 def domain_collective_s(op: str, nbytes: float, dom: CommDomain) -> float:

@@ -245,7 +245,7 @@ expert and before the return exchange sorts them back (Megatron-Core
 ``MoEAlltoAllTokenDispatcher``, "Permutation 2", ``sort_chunks_by_idxs``): a read and a write of
 ``top_k x h`` each way per token.  The DeepEP / HybridEP (flex) dispatcher writes its received
 tokens once and permutes them with the ``permute`` already counted."""
-MOE_ALLTOALL_HOST_SYNC_S = 5.0e-3  # not Final: its test sets stage_time's
+MOE_ALLTOALL_HOST_SYNC_S: Final = 5.0e-3
 """Seconds one MoE layer's forward and backward of one micro-batch lose, beyond its kernels, to
 the all-to-all token dispatcher's host round trip (fitted, docs/MODEL.md 8, "The all-to-all
 dispatcher's host round trip"): Megatron-Core's dropless ``MoEAlltoAllTokenDispatcher`` copies
@@ -328,6 +328,33 @@ wave loss misses them +12 to +37 % (few rows) and -5 to -25 % (docs/MODEL.md 15.
 FP8_INFERENCE_OVERLAP: Final = 0.5
 """Share of the shorter of an FP8 inference GEMM's compute and memory times added to the longer
 (0.4-0.5 the best over the H100 FP8 table's grid of M >= 129; docs/MODEL.md 15.1)."""
+QUANTIZED_INFERENCE_GEMM: dict[tuple[str, str], tuple[float, float]] = {
+    ("hopper", "fp8"): (10.12e-6, 0.267),
+    ("blackwell", "fp8"): (10.01e-6, 0.744),
+    ("blackwell", "fp4"): (6.1e-6, 0.5),
+}
+"""(seconds beyond the profile's ``gemm_latency_s``, share of the shorter of compute and memory
+added to the longer) of an 8- or 4-bit inference GEMM by (generation, precision):
+``t0 + f + max(c, m) + o x min(c, m)``.  The fixed part ``f`` is the quantized kernel's own
+prologue and the activation's cast to its input format, which TensorRT-LLM's ``Linear.forward``
+runs before it.  Fitted (least squares on the relative error; the rule is linear in f and o) on
+TensorRT-LLM 1.3.0rc20's measured GEMM latencies (AIConfigurator 0.12.0
+``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``), over the decode domain M = 1-1,024, N, K in
+{1,024 ... 16,384}, per generation over every table it has (Hopper: H100, H200; Blackwell: B200,
+GB200, B300, GB300; NVFP4's overlap held at the half its compute-bound GEMMs read, the fixed part
+fitted alone): ``bench/aic_quantized_gemm_fit.py``.
+Never fitted on a serving row (docs/MODEL.md 15.1, "The decode step at the kernel tables' own
+costs").  Replaces the half overlap (:data:`FP8_INFERENCE_OVERLAP`) and no fixed part, which read
+the tables' whole latencies 21-50 % fast at M <= 1,024."""
+
+
+def quantized_inference_gemm(generation: str, precision: str) -> tuple[float, float]:
+    """(seconds beyond ``gemm_latency_s``, overlap) of an 8- or 4-bit inference GEMM on a
+    generation of :data:`FP8_INFERENCE_OVERLAP_GENERATIONS`: :data:`QUANTIZED_INFERENCE_GEMM`,
+    else no fixed part and :data:`FP8_INFERENCE_OVERLAP`."""
+    return QUANTIZED_INFERENCE_GEMM.get((generation, precision), (0.0, FP8_INFERENCE_OVERLAP))
+
+
 HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS: tuple[str, ...] = ("ampere",)
 """GPU generations whose 16-bit inference GEMMs (no wave loss, :data:`CUBLAS_NO_WAVE_GENERATIONS`)
 also overlap their memory and compute phases only half, as FP8 does on Hopper:
@@ -386,13 +413,16 @@ def gemm_time_s(
     tiles = math.ceil(m / p.tile_m) * math.ceil(n / p.tile_n)
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
     overlap = 0.0
+    fixed = p.gemm_latency_s
     if (
         inference
         and precision in QUANTIZED_PRECISIONS
         and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
     ):
-        # an FP8 inference GEMM: no wave loss, half overlap (FP8_INFERENCE_OVERLAP_GENERATIONS)
-        wave_loss, overlap = 1.0, FP8_INFERENCE_OVERLAP
+        # a quantized inference GEMM: no wave loss, its fitted fixed part and overlap
+        # (QUANTIZED_INFERENCE_GEMM; FP8_INFERENCE_OVERLAP where it has none)
+        extra, overlap = quantized_inference_gemm(p.generation, precision)
+        wave_loss, fixed = 1.0, fixed + extra
     elif (
         inference
         and precision not in QUANTIZED_PRECISIONS
@@ -421,7 +451,7 @@ def gemm_time_s(
         # FP8 copy for the weight-gradient GEMM: read bf16 (2 B) + write fp8 (1 B) of the output,
         # + the transpose (1 B read + 1 B write) of the activation input
         cast = (3.0 * m * n + 2.0 * m * k) / hbm
-    return max(compute, memory) + overlap * min(compute, memory) + cast + p.gemm_latency_s
+    return max(compute, memory) + overlap * min(compute, memory) + cast + fixed
 
 
 @dataclass(frozen=True)

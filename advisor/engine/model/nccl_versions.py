@@ -209,7 +209,8 @@ class NcclTables:
     version: NcclVersion
     per_channel_caps: dict[str, dict[str, _Caps]]
     """cap kind (``ring_ll128``, ``tree_ll128``, ``tree``, ``nvls_tree`` from 2.28.3) ->
-    generation -> 1/2/more nodes."""
+    generation -> 1/2/more nodes (the NVLS-tree is priced by :func:`nvls_tree_head_cap` on
+    every release, not by this release's entry)."""
     ll_one_node: dict[str, float]
     nvls_latency_s: float
     nvls_tree_net_latency_s: float
@@ -261,3 +262,21 @@ def tables(version: NcclVersion = NCCL_DEFAULT_VERSION) -> NcclTables:
         nvls_channels=_at(_NVLS_CHANNELS, version),
         ll128_over_c2c=version >= LL128_OVER_C2C_FROM,
     )
+
+
+def nvls_tree_head_cap(generation: str, nodes: int) -> float:
+    """What one NVLS-tree head carries across ``nodes`` domains, bytes/s: NVIDIA's per-head
+    figure (``perChMaxNVLSTreeBws``, ``tuning.cc``) of the newest release read
+    (:data:`NCCL_DEFAULT_VERSION`: Hopper 57.7 / 45.5 GB/s on 2 / more nodes, Blackwell 96 / 80),
+    on a run of any release; inf for a generation NCCL lists none for.
+
+    Unlike the ring and tree caps (by release, :func:`tables`), this one is taken as the rate the
+    NVLS-tree delivers, not a figure only the release that prints it steers by: NCCL published it
+    first in v2.28.3-1 ("NVLSTree Tuning Fixes. Update tuning data for H100, GB200-NV72", release
+    notes), and a 2.26.2 run shows it: dstack's 2 x 8 H100 Nebius InfiniBand log (dstackai/dstack
+    ``mkdocs/docs/examples/clusters/nebius.md``, added in 107fefef5; the default image builds NCCL
+    2.26.2, ``docker/base/Dockerfile``; no validation row) reads within 3.5 % of the capped
+    NVLS-tree from 64 MB to 8 GB (32 MB: -6 %) and 9-14 % slower than the uncapped one at every
+    size from 32 MB (``tests/engine/test_nccl_versions.py``)."""
+    row = tables(NCCL_DEFAULT_VERSION).per_channel_caps["nvls_tree"].get(generation)
+    return float("inf") if row is None else row[min(nodes, 3) - 1]

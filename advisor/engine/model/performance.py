@@ -33,6 +33,7 @@ from advisor.engine.model.collectives import p2p_time_s
 from advisor.engine.model.design_network import design_fabric, domain_collective_s, net_for
 from advisor.engine.model.efficiency import (
     MOE_ALLTOALL_HOST_SYNC_S,
+    QUANTIZED_INFERENCE_GEMM,
     compute_efficiency,
     profile,
 )
@@ -56,6 +57,7 @@ from advisor.engine.model.serving.compute import (
     decode_compute_s,
     scaleup_domain_gpus,
 )
+from advisor.engine.model.serving.intra import CUSTOM_ALL_REDUCE
 from advisor.engine.model.serving.load import serving_metrics, serving_model
 from advisor.engine.model.serving.pools import reference_design
 from advisor.engine.model.serving.precision import (
@@ -691,6 +693,43 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
     return rows
 
 
+def _serving_kernel_rows(scenario: Scenario) -> list[Assumption]:
+    """The measured kernel costs a serving answer's decode step carries on this GPU: a quantized
+    GEMM's fixed part and overlap, and the serving engine's own all-reduce inside the server
+    (docs/MODEL.md 15.1, "The decode step at the kernel tables' own costs")."""
+    g = scenario.gpu
+    rows: list[Assumption] = []
+    math_precision = expert_math_precision(g, scenario.precision)
+    quantized = QUANTIZED_INFERENCE_GEMM.get((g.generation, math_precision))
+    if quantized is not None:
+        fixed, overlap = quantized
+        rows.append(
+            _row(
+                f"{math_precision.upper()} GEMM fixed part and overlap",
+                f"{fixed * 1e6:.1f} / {overlap:g}",
+                "µs a GEMM beyond a 16-bit one's (the activation's cast) / share of the "
+                "shorter of its math and weight read added to the longer",
+                "TensorRT-LLM 1.3.0rc20's measured GEMMs at 1-1,024 rows, AIConfigurator 0.12.0 "
+                "tables (docs/MODEL.md 15.1)",
+            )
+        )
+    all_reduce = CUSTOM_ALL_REDUCE.get(g.generation)
+    if all_reduce is not None and g.scaleup_kind == "nvlink":
+        fixed, share = all_reduce
+        rows.append(
+            _row(
+                "serving all-reduce inside a server",
+                f"{fixed * 1e6:.2f} µs + {share:g} of NVLink",
+                "fixed time, then each peer's buffer at this share of the link (where faster "
+                "than NCCL)",
+                "the serving engine's one-shot kernel (TensorRT-LLM, vLLM, SGLang); TensorRT-LLM "
+                "1.3.0rc20's measured all-reduce, AIConfigurator 0.12.0 tables (docs/MODEL.md "
+                "15.2)",
+            )
+        )
+    return rows
+
+
 def _peak_label(gpu: GpuSpec, precision: str) -> str:
     """The precision whose peak the answer shows: the scenario's, or for mxfp4 the experts'
     math precision, said as such."""
@@ -815,8 +854,10 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
             "",
             "prompts and decode steps priced per layer: each GEMM at the larger of its math "
             f"(the measured matmul rate at the sustained clock of the {g.name}) and its "
-            "weight read from memory, attention's KV-cache read, per-layer launch costs "
-            "(docs/MODEL.md 15.1; checked against TensorRT-LLM's published throughput tables)",
+            "weight read from memory plus its kernel's fixed part, attention's KV-cache read "
+            "and math as TensorRT-LLM's measured kernels take them, per-layer launch costs "
+            "(docs/MODEL.md 15.1; checked against TensorRT-LLM's measured kernels and "
+            "published throughput tables)",
         )
     else:
         efficiency_row = _row(
@@ -898,6 +939,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
         *_measured_kernel_rows(scenario),
         *_moe_training_rows(scenario, workload),
         *(_serving_load_rows() if workload.inference is not None else []),
+        *(_serving_kernel_rows(scenario) if workload.inference is not None else []),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
         _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),

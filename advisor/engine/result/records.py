@@ -98,6 +98,7 @@ class Metrics(Record):
     kv_transfer_share_of_ttft: float | None = field(default=None, metadata=ABSENT)
     max_requests_per_s_at_target: float | None = field(default=None, metadata=ABSENT)
     tokens_per_s_per_gpu_at_target: float | None = field(default=None, metadata=ABSENT)
+    decode_batch_per_gpu_at_target: float | None = field(default=None, metadata=ABSENT)
     capacity_requests_per_s: float | None = field(default=None, metadata=ABSENT)
     load_saturated: bool | None = field(default=None, metadata=ABSENT)
     meets_latency_targets: bool | None = field(default=None, metadata=ABSENT)

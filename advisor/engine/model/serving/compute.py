@@ -41,6 +41,7 @@ from advisor.engine.model.serving.attention import DecodeAttention, decode_atten
 from advisor.engine.model.serving.gemm import (
     InferenceGemm,
     expert_kernel,
+    expert_tile_m,
     inference_gemm,
     inference_gemms,
     routed_experts_s,
@@ -243,14 +244,23 @@ GEMMS_PER_LAYER: Final = 4
 """QKV, attention output, MLP up (+ gate), MLP down."""
 
 
-@lru_cache(maxsize=8192)
-def dense_layer_s(
-    gpu: GpuSpec, precision: str, model: ModelSpec, rows: float, tp: int
-) -> tuple[float, float]:
-    """(GEMMs, element-wise kernels) of one dense layer's forward over ``rows`` tokens on one
-    GPU of a ``tp`` group.  Widths from the model's parameters, as the training model splits
-    them; no sequence parallelism at inference, so norms and residuals run on the full
-    hidden size on every rank."""
+class DenseLayerShapes(NamedTuple):
+    """One dense layer's GEMMs on one GPU of a ``tp`` group, (N, K) each, and what its
+    element-wise kernels move per row (before the 2-byte factor)."""
+
+    qkv: tuple[float, float]
+    output: tuple[float, float]
+    up: tuple[float, float]
+    """MLP up (+ gate when gated)."""
+    down: tuple[float, float]
+    elementwise_per_row: float
+
+
+@lru_cache(maxsize=256)
+def dense_layer_shapes(model: ModelSpec, tp: int) -> DenseLayerShapes:
+    """Widths from the model's parameters, as the training model splits them; no sequence
+    parallelism at inference, so norms and residuals run on the full hidden size on every
+    rank."""
     h = float(model.hidden)
     lookup = 0.0 if model.tied_embeddings else float(model.vocab) * h
     matmul = max(0.0, model.active_params - lookup - float(model.vocab) * h)
@@ -261,17 +271,27 @@ def dense_layer_s(
     mlp = max(0.0, per_layer - attn_params)
     ffn = float(model.ffn_hidden or 4 * model.hidden)
     up = max(ffn, mlp / h - ffn)  # gate + up when gated (3 h f parameters)
-    gemm = (
-        gemm_time_s(gpu, precision, rows, (q + kv) / tp, h, inference=True)
-        + gemm_time_s(gpu, precision, rows, h, q / tp, inference=True)
-        + gemm_time_s(gpu, precision, rows, up / tp, h, inference=True)
-        + gemm_time_s(gpu, precision, rows, h, ffn / tp, inference=True)
+    return DenseLayerShapes(
+        qkv=((q + kv) / tp, h),
+        output=(h, q / tp),
+        up=(up / tp, h),
+        down=(h, ffn / tp),
+        elementwise_per_row=ELEMENTWISE_HIDDEN_PASSES * h + ELEMENTWISE_FFN_PASSES * up / tp,
     )
+
+
+@lru_cache(maxsize=8192)
+def dense_layer_s(
+    gpu: GpuSpec, precision: str, model: ModelSpec, rows: float, tp: int
+) -> tuple[float, float]:
+    """(GEMMs, element-wise kernels) of one dense layer's forward over ``rows`` tokens on one
+    GPU of a ``tp`` group (:func:`dense_layer_shapes`)."""
+    shapes = dense_layer_shapes(model, tp)
+    gemm = 0.0
+    for n, k in (shapes.qkv, shapes.output, shapes.up, shapes.down):
+        gemm += gemm_time_s(gpu, precision, rows, n, k, inference=True)
     hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-    elementwise = (
-        2.0 * rows * (ELEMENTWISE_HIDDEN_PASSES * h + ELEMENTWISE_FFN_PASSES * up / tp) / hbm
-    )
-    return gemm, elementwise
+    return gemm, 2.0 * rows * shapes.elementwise_per_row / hbm
 
 
 def _output_head_s(scenario: Scenario, rows: float, tp: int) -> float:
@@ -461,6 +481,9 @@ class _MoeLayerGemms(NamedTuple):
     expert_fixed_s: float
     expert_tile_s: float
     """The experts' kernels' fixed cost and cost per wave of tiles (:func:`gemm.expert_kernel`)."""
+    expert_tile_m: float
+    """Rows per tile of the experts' kernels, 0.0 for the GEMM profile's
+    (:func:`gemm.expert_tile_m`)."""
 
 
 @lru_cache(maxsize=256)
@@ -488,6 +511,7 @@ def _moe_layer_gemms(
         expert_rate=rate,
         expert_fixed_s=fixed,
         expert_tile_s=tile,
+        expert_tile_m=expert_tile_m(gpu, precision),
     )
 
 
@@ -519,6 +543,7 @@ def _moe_layer(
         per_expert,
         layer.expert_fixed_s,
         layer.expert_tile_s,
+        layer.expert_tile_m,
     )
     elementwise = 2.0 * rows * layer.elementwise_bytes_per_row / layer.hbm
     # tuple.__new__: what the NamedTuple's own (interpreted) __new__ calls, without its frame

@@ -24,6 +24,7 @@ from advisor.engine.model.efficiency import (
     HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS,
     gemm_peak_flops,
     profile,
+    quantized_inference_gemm,
 )
 from advisor.engine.model.serving.precision import expert_math_precision
 
@@ -66,11 +67,14 @@ class InferenceGemm:
             no_wave_16bit and p.generation in HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS
         )
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
+        extra = 0.0
+        if fp8_overlap:
+            extra, self.overlap = quantized_inference_gemm(p.generation, precision)
         frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gemm_peak_flops(gpu, p, precision)
         self.flop_rate = frac * p.sustained_ratio * peak
         self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
-        self.latency = p.gemm_latency_s
+        self.latency = p.gemm_latency_s + extra
 
     def time_s(self, m: float) -> float:
         """``efficiency.gemm_time_s(gpu, precision, m, n, k, inference=True)``."""
@@ -132,14 +136,30 @@ experts' grouped GEMMs reach on their rows padded to whole tiles, beside
 its measured dense-GEMM rate, which grouped NVFP4 GEMMs reach half of)."""
 
 
-MXFP4_EXPERT_KERNELS: dict[str, tuple[float, float, float]] = {"fp8": (18e-6, 3e-6, 1.0)}
+MXFP4_EXPERT_KERNELS: dict[str, tuple[float, float, float]] = {
+    "fp8": (18e-6, 3e-6, 1.0),
+    "bf16": (72e-6, 0.0, 0.425),
+}
 """(fixed seconds, seconds per wave of tiles, fraction of the sustained peak) of MXFP4 experts
-whose math runs at the key's precision, where they have their own kernels: TensorRT-LLM's
+whose math runs at the key's precision, where they have their own kernels.  ``fp8``: TensorRT-LLM's
 MXFP4 x MXFP8 fused MoE on Blackwell, fitted on AIConfigurator 0.12.0's ``w4a8_mxfp4_mxfp8``
 tables (B200, GB200, B300, GB300; tp 1, ep 1; 297 points: 9.7 % mean |error|, p90 18 %; the
-fraction bounded by 1.0, where the fit sits; ``bench/aic_mxfp4_moe_fit.py``).  Elsewhere (Hopper's
-BF16 x MXFP4 Triton kernels) the shared constants and the 16-bit fraction price them, read
-against the ``w4a16_mxfp4`` tables, not fitted (docs/MODEL.md 15.1, "MXFP4 experts")."""
+fraction bounded by 1.0, where the fit sits; ``bench/aic_mxfp4_moe_fit.py``).  ``bf16``: Hopper's
+BF16 x MXFP4 Triton kernels, fitted with :data:`MXFP4_EXPERT_TILE_M` on the ``w4a16_mxfp4``
+tables (H100, H200; tp 1, ep 1; 81 points: 11.3 % mean |error|, p90 20.5 %, -0.3 % signed, where
+the shared constants read 32.9 %: 20-50 % slow at 16-512 tokens, 20-42 % fast from 768;
+``bench/aic_mxfp4_moe_fit.py --hopper``; docs/MODEL.md 15.1, "MXFP4 experts")."""
+MXFP4_EXPERT_TILE_M: dict[str, float] = {"bf16": 32.0}
+"""Rows per tile of the MXFP4 experts' kernels where they are not the GEMM profile's
+(:attr:`ComputeProfile.tile_m`): Hopper's Triton kernels, fitted with their constants above
+(a tile of 16, 64 or 128 rows reads the table worse)."""
+
+
+def expert_tile_m(gpu: GpuSpec, precision: str) -> float:
+    """Rows per tile of the routed experts' kernels when they are not the GEMM profile's
+    (:data:`MXFP4_EXPERT_TILE_M`), else 0.0 (the profile's)."""
+    math_precision = expert_math_precision(gpu, precision)
+    return MXFP4_EXPERT_TILE_M.get(math_precision, 0.0) if precision != math_precision else 0.0
 
 
 def expert_kernel(gpu: GpuSpec, precision: str) -> tuple[float, float, float]:
@@ -165,6 +185,7 @@ def routed_experts_s(
     rows_per_expert: float,
     fixed_s: float = MOE_KERNEL_FIXED_S,
     tile_s: float = MOE_KERNEL_TILE_S,
+    tile_m: float = 0.0,
 ) -> float:
     """One MoE layer's routed experts on one GPU: ``experts`` experts that received a token,
     ``rows_per_expert`` rows each, their up (+gate) and down GEMMs ``up`` and ``down``.
@@ -180,8 +201,9 @@ def routed_experts_s(
         return 0.0
     params = up.kn + down.kn
     weights = experts * params * up.wbytes / up.hbm
-    tile_rows = experts * math.ceil(rows_per_expert / up.tile_m)
-    compute = 2.0 * tile_rows * up.tile_m * params / rate
+    rows_per_tile = tile_m if tile_m > 0.0 else up.tile_m
+    tile_rows = experts * math.ceil(rows_per_expert / rows_per_tile)
+    compute = 2.0 * tile_rows * rows_per_tile * params / rate
     compute += tile_s * tile_rows * (up.tiles_n + down.tiles_n) / up.sms
     longer = compute if compute > weights else weights
     return fixed_s + longer

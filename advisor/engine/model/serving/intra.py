@@ -14,7 +14,6 @@ Units: seconds, bytes.
 from __future__ import annotations
 
 import math
-from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
@@ -41,19 +40,22 @@ from advisor.engine.model.scaleup import ScaleUp
 
 _INF = float("inf")
 
-CUSTOM_ALL_REDUCE_GENERATIONS: tuple[str, ...] = ("hopper",)
-"""GPU generations whose serving all-reduce inside an NVLink domain may run on the serving
-engine's own one-shot kernel (TensorRT-LLM ``customAllReduceKernels.cu``, vLLM
-``custom_all_reduce.cuh``, SGLang: every rank reads its peers' buffers over NVLink peer memory
-and reduces them) instead of NCCL.  Fitted on TensorRT-LLM 1.3.0rc20's measured latencies of
-H100 / H200 (AIConfigurator 0.12.0 ``custom_allreduce_perf``); Ampere's and Blackwell's tables
-read a larger fixed time (5-8 us), so they keep NCCL (docs/MODEL.md 15.2)."""
-CUSTOM_ALL_REDUCE_LATENCY_S: Final = 2.8e-6
-"""Fixed time of the one-shot kernel (launch and the barrier over peers' flags); fitted with
-:data:`CUSTOM_ALL_REDUCE_LINK_FRACTION` on the H100 / H200 tables, 2 / 4 / 8 GPUs, 16-512 KB."""
-CUSTOM_ALL_REDUCE_LINK_FRACTION: Final = 0.58
-"""Share of the GPU's NVLink rate (one direction) at which each rank reads its n - 1 peers'
-buffers in the one-shot kernel (H100 / H200: 261 of 450 GB/s); fitted as above."""
+CUSTOM_ALL_REDUCE: dict[str, tuple[float, float]] = {
+    "hopper": (2.8e-6, 0.58),
+    "blackwell": (4.82e-6, 0.735),
+}
+"""(fixed seconds, share of the GPU's NVLink rate, one direction) of the serving engine's own
+one-shot all-reduce by GPU generation: every rank reads its n - 1 peers' buffers over NVLink
+peer memory and reduces them (TensorRT-LLM ``customAllReduceKernels.cu`` under
+``AllReduceStrategy.AUTO``, vLLM ``custom_all_reduce.cuh``, SGLang), used instead of NCCL inside
+an NVLink domain where faster.  Fitted per generation on TensorRT-LLM 1.3.0rc20's measured
+latencies (AIConfigurator 0.12.0 ``custom_allreduce_perf``, BF16, 2 / 4 / 8 GPUs, 16-512 KB a
+rank; ``bench/aic_allreduce_fit.py``), never on a serving row: Hopper on H100 / H200 (2.8 us,
+261 of H100's 450 GB/s; 36 points, 4.4 % mean |error|), Blackwell on B200 / GB200 (4.82 us, 662
+of 900 GB/s; 30 points, 6.0 %), where NCCL's own small all-reduce measures 25-28 us on 8 GPUs
+(AIConfigurator's NCCL 2.27-2.29 tables) and the serving kernel 5.9.  Ampere's table (TensorRT-LLM
+1.0.0) was not fitted, so it keeps NCCL, as do PCIe, AMD, Gaudi and custom GPUs
+(docs/MODEL.md 15.2)."""
 
 
 class ScaleupAllReduce:
@@ -188,22 +190,28 @@ def scaleup_domain(gpu: GpuSpec, ranks: int) -> CommDomain:
 def custom_all_reduce_s(gpu: GpuSpec, nbytes: float, ranks: int) -> float | None:
     """The serving engine's one-shot all-reduce of ``nbytes`` per rank over ``ranks`` GPUs of
     one NVLink domain: a fixed time plus the n - 1 peers' buffers read at a share of the link
-    rate (None: a generation or scale-up that keeps NCCL, :data:`CUSTOM_ALL_REDUCE_GENERATIONS`)."""
-    link = _one_shot_link(gpu)
-    return None if link is None else _one_shot_s(link, ranks, nbytes)
-
-
-def _one_shot_link(gpu: GpuSpec) -> float | None:
-    """The link rate the one-shot all-reduce reads the peers' buffers at, or None where the
-    serving engine keeps NCCL (:data:`CUSTOM_ALL_REDUCE_GENERATIONS`, NVLink only)."""
-    if gpu.generation not in CUSTOM_ALL_REDUCE_GENERATIONS or gpu.scaleup_kind != "nvlink":
+    rate (None: a generation or scale-up that keeps NCCL, :data:`CUSTOM_ALL_REDUCE`)."""
+    one_shot = _one_shot(gpu)
+    if one_shot is None:
         return None
-    return gpu.scaleup_gbytes_per_s * 1e9 * CUSTOM_ALL_REDUCE_LINK_FRACTION
+    fixed, link = one_shot
+    return _one_shot_s(fixed, link, ranks, nbytes)
 
 
-def _one_shot_s(link: float, ranks: int, nbytes: float) -> float:
-    """:func:`custom_all_reduce_s` on its link rate."""
-    return CUSTOM_ALL_REDUCE_LATENCY_S + (ranks - 1) * nbytes / link
+def _one_shot(gpu: GpuSpec) -> tuple[float, float] | None:
+    """The one-shot all-reduce's fixed seconds and the link rate it reads the peers' buffers
+    at (the GPU's NVLink rate times its generation's share, :data:`CUSTOM_ALL_REDUCE`), or None
+    where the serving engine keeps NCCL (a generation not fitted, or not NVLink)."""
+    constants = CUSTOM_ALL_REDUCE.get(gpu.generation)
+    if constants is None or gpu.scaleup_kind != "nvlink":
+        return None
+    fixed, share = constants
+    return fixed, gpu.scaleup_gbytes_per_s * 1e9 * share
+
+
+def _one_shot_s(fixed: float, link: float, ranks: int, nbytes: float) -> float:
+    """:func:`custom_all_reduce_s` on its fixed time and link rate (:func:`_one_shot`)."""
+    return fixed + (ranks - 1) * nbytes / link
 
 
 class AllReduce:
@@ -214,14 +222,16 @@ class AllReduce:
     def __init__(self, gpu: GpuSpec, ranks: int) -> None:
         self.nccl = ScaleupAllReduce(scaleup_domain(gpu, ranks))
         self.ranks = ranks
-        self.link = _one_shot_link(gpu)
+        one_shot = _one_shot(gpu)
+        self.one_shot = one_shot is not None
+        self.fixed, self.link = (0.0, 0.0) if one_shot is None else one_shot
 
     def seconds(self, nbytes: float) -> float:
         """The all-reduce of ``nbytes`` per rank (``nbytes`` > 0)."""
         nccl = self.nccl.time_s(nbytes)
-        if self.link is None:
+        if not self.one_shot:
             return nccl
-        custom = _one_shot_s(self.link, self.ranks, nbytes)
+        custom = _one_shot_s(self.fixed, self.link, self.ranks, nbytes)
         return nccl if custom >= nccl else custom
 
 

@@ -709,8 +709,9 @@ def serving_metrics(
 ) -> Metrics:
     """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name);
     the per-token and placement figures are the caller's.  ``bounds=False``: without the
-    pessimistic TTFT and the rates within the targets (None; a bisection of ~20 solves of
-    the load model), which the recommendation reads for its chosen and fastest designs only."""
+    pessimistic TTFT, the rates within the targets and the decode batch at them (None; a
+    bisection of ~20 solves of the load model), which the recommendation reads for its chosen
+    and fastest designs only."""
     queue_model = serving_model(scenario, serving_plan, design, "point")
     point = queue_model.operating_point()
     servers = max(1, serving_plan.servers)
@@ -718,11 +719,13 @@ def serving_metrics(
     high_ttft_ms: float | None = None
     at_target: float | None = None
     per_gpu_at_target: float | None = None
+    batch_at_target: float | None = None
     if bounds:
         high = serving_model(scenario, serving_plan, design, "high").operating_point()
         high_ttft_ms = high.ttft_p95_s * 1e3
         at_target = queue_model.max_rate_at_target()
         per_gpu_at_target = at_target * serving_plan.output_tokens / max(1, scenario.gpus)
+        batch_at_target = decode_batch_per_gpu(queue_model, at_target)
     return Metrics(
         ttft_ms_p50=point.ttft_p50_s * 1e3,
         ttft_ms_p95=point.ttft_p95_s * 1e3,
@@ -736,10 +739,21 @@ def serving_metrics(
         kv_transfer_share_of_ttft=min(1.0, point.kv_transfer_s / ttft) if ttft > 0 else 0.0,
         max_requests_per_s_at_target=at_target,
         tokens_per_s_per_gpu_at_target=per_gpu_at_target,
+        decode_batch_per_gpu_at_target=batch_at_target,
         capacity_requests_per_s=queue_model.sustainable_rps(),
         load_saturated=point.saturated,
         meets_latency_targets=point.meets(serving_plan),
     )
+
+
+def decode_batch_per_gpu(queue_model: ServingModel, rate: float) -> float:
+    """Sequences a decode GPU holds in its step at ``rate`` requests per second (0.0 at none):
+    the decode instance's batch (Little's law) over its GPUs."""
+    if rate <= 0.0:
+        return 0.0
+    decode = queue_model.serving_plan.decode
+    point = queue_model.at_rate(rate)
+    return point.decode_batch_per_instance / max(1, decode.gpus_per_instance)
 
 
 def load_curve(

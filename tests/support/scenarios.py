@@ -1,0 +1,25 @@
+"""Scenario inputs more than one test suite reads (one definition, one name)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+GPT_OSS_20B_AT_CAPACITY: dict[str, Any] = {
+    "workload": "inference",
+    "model": "gpt-oss-20b",
+    "gpu": "h100-sxm",
+    "gpus": 8,
+    "gpus_per_node": 8,
+    "precision": "mxfp4",
+    "inference": {
+        "prompt_tokens": 1000,
+        "output_tokens": 1000,
+        "requests_per_s": 40,
+        "target_ttft_ms": 3000,
+        "target_ms_per_token": 100,
+    },
+}
+"""gpt-oss-20b on one 8 x H100 server at 40 requests/s, 1,000 / 1,000 tokens, 100 ms a token:
+at its capacity within the targets a decode GPU holds about 650 sequences, the regime where the
+published runs of small-active MoE models measured well below the model
+(``serving.known_limits``)."""
