@@ -456,15 +456,20 @@ def compute_fabric_totals(
     power = 0.0
     price += cents(cards * nic.unit_price_usd)
     power += cents(cards * nic.power_w)
-    for count in (
-        topo.leaf_switches,
-        topo.spine_switches,
-        topo.core_switches,
-        topo.superspine_switches,
-    ):
+    # the switches of each tier in turn (leaf, spine, core, super-spine), as the lines list them
+    switch_price, switch_power = switch.unit_price_usd, switch.power_w
+    for tier in range(4):
+        if tier == 0:
+            count = topo.leaf_switches
+        elif tier == 1:
+            count = topo.spine_switches
+        elif tier == 2:
+            count = topo.core_switches
+        else:
+            count = topo.superspine_switches
         if count:
-            price += cents(count * switch.unit_price_usd)
-            power += cents(count * switch.power_w)
+            price += cents(count * switch_price)
+            power += cents(count * switch_power)
     gbps = nic.port_gbps
     cabling = _fabric_cabling(
         parts, topo, nodes, fabric, gbps, switch_cage(switch, gbps), nic_cage(nic), nic.lane_gbps

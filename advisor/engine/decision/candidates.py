@@ -89,10 +89,21 @@ class Candidate:
         )
 
     def __eq__(self, other: object) -> bool:
+        """As the dataclass's own (the field tuples compared): field by field in order, each
+        identical or equal, stopping at the first that differs."""
         if other.__class__ is not self.__class__:
             return NotImplemented
         assert isinstance(other, Candidate)
-        return self._value() == other._value()
+        return (
+            self.fabric == other.fabric
+            and (self.nic is other.nic or self.nic == other.nic)
+            and self.nics_per_node == other.nics_per_node
+            and self.oversubscription == other.oversubscription
+            and (self.switch is other.switch or self.switch == other.switch)
+            and self.adaptive_routing == other.adaptive_routing
+            and self.in_network_reduction == other.in_network_reduction
+            and self.planes == other.planes
+        )
 
     def __hash__(self) -> int:
         return hash(self._value())

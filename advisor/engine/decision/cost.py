@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
@@ -80,6 +80,79 @@ def network_power_cost_usd(c: CostInputs, power_w: float, work_hours: float) -> 
     return power_w / 1000.0 * c.pue * c.electricity_usd_per_kwh * work_hours
 
 
+class WorkCost:
+    """:func:`work_cost`'s figures, unrounded, named as the result's :class:`JobShare` record's
+    (the result's ``cost`` and ``cost.job_share`` are them rounded to cents,
+    ``pricing.cost_record``): a plain class, since every design priced gets one and a record
+    costs three objects and an interpreted ``__init__``; :meth:`record` is the record."""
+
+    __slots__ = (
+        "gpu_cost_usd", "gpu_hours", "idle_cost_usd", "network_capex_share_usd",
+        "network_capex_usd", "network_power_cost_usd", "network_power_w", "operations_cost_usd",
+        "total_usd", "work", "work_hours",
+    )  # fmt: skip
+
+    def __init__(
+        self, network_capex_usd: float, network_capex_share_usd: float, network_power_w: float,
+        network_power_cost_usd: float, gpu_cost_usd: float, idle_cost_usd: float,
+        operations_cost_usd: float, work: str, gpu_hours: float, work_hours: float,
+        total_usd: float,
+    ) -> None:  # fmt: skip
+        self.network_capex_usd = network_capex_usd
+        self.network_capex_share_usd = network_capex_share_usd
+        self.network_power_w = network_power_w
+        self.network_power_cost_usd = network_power_cost_usd
+        self.gpu_cost_usd = gpu_cost_usd
+        self.idle_cost_usd = idle_cost_usd
+        self.operations_cost_usd = operations_cost_usd
+        self.work = work
+        self.gpu_hours = gpu_hours
+        self.work_hours = work_hours
+        self.total_usd = total_usd
+
+    def record(self) -> JobShare:
+        """The figures as the result's record (unrounded, no note)."""
+        return JobShare(
+            network_capex_usd=self.network_capex_usd,
+            network_capex_share_usd=self.network_capex_share_usd,
+            network_power_w=self.network_power_w,
+            network_power_cost_usd=self.network_power_cost_usd,
+            gpu_cost_usd=self.gpu_cost_usd,
+            idle_cost_usd=self.idle_cost_usd,
+            operations_cost_usd=self.operations_cost_usd,
+            work=self.work,
+            gpu_hours=self.gpu_hours,
+            work_hours=self.work_hours,
+            total_usd=self.total_usd,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.record().to_dict()
+
+    def _value(self) -> tuple[object, ...]:
+        return (
+            self.network_capex_usd,
+            self.network_capex_share_usd,
+            self.network_power_w,
+            self.network_power_cost_usd,
+            self.gpu_cost_usd,
+            self.idle_cost_usd,
+            self.operations_cost_usd,
+            self.work,
+            self.gpu_hours,
+            self.work_hours,
+            self.total_usd,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WorkCost):
+            return NotImplemented
+        return self._value() == other._value()
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
+
 def work_cost(
     c: CostInputs,
     *,
@@ -90,7 +163,7 @@ def work_cost(
     network_power_w: float,
     work: str,
     operations_usd: float = 0.0,
-) -> JobShare:
+) -> WorkCost:
     """Total cost of keeping ``gpus`` GPUs and the network busy for ``work_hours``.
 
     ``idle_fraction`` is the share of GPU time spent waiting on the network; its money is
@@ -105,18 +178,18 @@ def work_cost(
     gpu_cost = gpu_hours * gpu_hour_cost_usd(c)
     share = network_share_usd(c, network_capex_usd, work_hours)
     power_cost = network_power_cost_usd(c, network_power_w, work_hours)
-    return JobShare(
-        network_capex_usd=network_capex_usd,
-        network_capex_share_usd=share,
-        network_power_w=network_power_w,
-        network_power_cost_usd=power_cost,
-        gpu_cost_usd=gpu_cost,
-        idle_cost_usd=gpu_cost * idle,
-        operations_cost_usd=max(0.0, _finite(operations_usd)),
-        work=work,
-        gpu_hours=gpu_hours,
-        work_hours=work_hours,
-        total_usd=share + power_cost + gpu_cost + max(0.0, _finite(operations_usd)),
+    return WorkCost(
+        network_capex_usd,
+        share,
+        network_power_w,
+        power_cost,
+        gpu_cost,
+        gpu_cost * idle,
+        max(0.0, _finite(operations_usd)),
+        work,
+        gpu_hours,
+        work_hours,
+        share + power_cost + gpu_cost + max(0.0, _finite(operations_usd)),
     )
 
 

@@ -23,6 +23,7 @@ from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.cost import (
     HOURS_PER_YEAR,
     SERVING_DAYS,
+    WorkCost,
     gpu_hour_cost_usd,
     work_cost,
 )
@@ -57,7 +58,53 @@ RAMP_UP_MONTHS: Final = 12.0
 """The risk premium applies to the GPU time of the first year (the learning period)."""
 
 
-def rounded_life(life: LifeCost) -> LifeCost:
+class LifeFigures:
+    """:func:`life_cost`'s figures, unrounded, named as the result's :class:`LifeCost` record's
+    (the result's ``cost.life`` is them rounded to cents, :func:`rounded_life`): a plain class,
+    since every design priced gets one and a record costs three objects and an interpreted
+    ``__init__``."""
+
+    __slots__ = (
+        "gpu_hours_wasted", "gpu_time_wasted_usd", "network_capex_usd", "network_power_usd",
+        "operations_usd", "total_usd", "utilization", "years",
+    )  # fmt: skip
+
+    def __init__(
+        self, years: float, utilization: float, network_capex_usd: float,
+        network_power_usd: float, gpu_time_wasted_usd: float, gpu_hours_wasted: float,
+        operations_usd: float, total_usd: float,
+    ) -> None:  # fmt: skip
+        self.years = years
+        self.utilization = utilization
+        self.network_capex_usd = network_capex_usd
+        self.network_power_usd = network_power_usd
+        self.gpu_time_wasted_usd = gpu_time_wasted_usd
+        self.gpu_hours_wasted = gpu_hours_wasted
+        self.operations_usd = operations_usd
+        self.total_usd = total_usd
+
+    def _value(self) -> tuple[float, ...]:
+        return (
+            self.years,
+            self.utilization,
+            self.network_capex_usd,
+            self.network_power_usd,
+            self.gpu_time_wasted_usd,
+            self.gpu_hours_wasted,
+            self.operations_usd,
+            self.total_usd,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LifeFigures):
+            return NotImplemented
+        return self._value() == other._value()
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
+
+def rounded_life(life: LifeFigures) -> LifeCost:
     """The result's ``cost.life``: the decision's life cost rounded to cents (years and
     utilization as given)."""
     return LifeCost(
@@ -69,7 +116,6 @@ def rounded_life(life: LifeCost) -> LifeCost:
         gpu_hours_wasted=cents(life.gpu_hours_wasted),
         operations_usd=cents(life.operations_usd),
         total_usd=cents(life.total_usd),
-        extra=life.extra,
     )
 
 
@@ -81,9 +127,9 @@ class Scored:
     perf: float
     capex_usd: float
     power_w: float
-    cost: JobShare
+    cost: WorkCost
     """The job's share, unrounded (the result's ``cost`` is it rounded to cents)."""
-    life: LifeCost
+    life: LifeFigures
     """The life cost, unrounded (the result's ``cost.life`` is it rounded to cents)."""
     operations_risk_usd: float
     """The GPU-price-proportional part of ``life.operations_usd`` (the risk premium)."""
@@ -100,8 +146,8 @@ class Scored:
         perf: float,
         capex_usd: float,
         power_w: float,
-        cost: JobShare,
-        life: LifeCost,
+        cost: WorkCost,
+        life: LifeFigures,
         operations_risk_usd: float,
         violations: list[str] | None = None,
         departures: list[str] | None = None,
@@ -176,7 +222,7 @@ def life_cost(
     capex_usd: float,
     power_w: float,
     risk_usd: float | None = None,
-) -> LifeCost:
+) -> LifeFigures:
     """The network's cost over the cluster's amortization life (the decision cost),
     unrounded.  ``risk_usd``: :func:`life_risk_usd` of ``fabric`` when the caller has it."""
     c = facts.costs
@@ -189,15 +235,15 @@ def life_cost(
     if risk_usd is None:
         risk_usd = life_risk_usd(facts, fabric)
     operations_usd = skill_cost(facts, fabric)[0] + risk_usd
-    return LifeCost(
-        years=c.amortization_years,
-        utilization=facts.utilization,
-        network_capex_usd=capex_usd,
-        network_power_usd=power_usd,
-        gpu_time_wasted_usd=wasted_usd,
-        gpu_hours_wasted=busy_gpu_hours * idle,
-        operations_usd=operations_usd,
-        total_usd=capex_usd + power_usd + wasted_usd + operations_usd,
+    return LifeFigures(
+        c.amortization_years,
+        facts.utilization,
+        capex_usd,
+        power_usd,
+        wasted_usd,
+        busy_gpu_hours * idle,
+        operations_usd,
+        capex_usd + power_usd + wasted_usd + operations_usd,
     )
 
 
@@ -209,7 +255,7 @@ def work_hours(facts: JobFacts, metrics: Metrics) -> float:
 
 def job_cost(
     facts: JobFacts, fabric: str, metrics: Metrics, capex_usd: float, power_w: float
-) -> JobShare:
+) -> WorkCost:
     """The job's share: its time share of capex, its power, its GPU time and operations."""
     hours = work_hours(facts, metrics)
     rate = gpu_hour_cost_usd(facts.costs)
@@ -275,7 +321,6 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
             f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
             "so its total can be smaller than the network's price."
         ),
-        extra=job.extra,
     )
     return Cost(
         network_capex_usd=share.network_capex_usd,

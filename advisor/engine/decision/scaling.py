@@ -10,7 +10,7 @@ from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.plans import WorkloadPlan, as_planned
 from advisor.engine.result.records import Metrics, ScalingPoint
 
 SCALING_MAX_POINTS: Final = 7
@@ -79,10 +79,13 @@ def _points(
 
     if not per_fabric:
         return []
+    # the default constraints once, not in each size's planning and evaluation (the same
+    # scenario they would put in that form)
+    planned = as_planned(scenario)
     out: list[ScalingPoint] = []
     for nodes in chart_sizes(facts):
         try:
-            sized = resize(scenario, nodes * facts.gpus_per_node)
+            sized = resize(planned, nodes * facts.gpus_per_node)
             plan = plan_workload(sized)
         except Exception:  # noqa: S112 - a size the planner cannot place is skipped
             continue

@@ -48,9 +48,13 @@ def clean(metrics: Metrics) -> Metrics:
     Reads the record's fields from its ``__dict__`` (a dataclass without slots keeps every
     field there, set in the field order by its ``__init__``), one look-up fewer per field of
     every design's metrics than ``getattr`` by name."""
+    figures = vars(metrics)
+    for v in figures.values():
+        if isinstance(v, float) and not math.isfinite(v):
+            break
+    else:
+        return metrics  # every figure finite (most metrics): nothing to leave out
     bad: dict[str, Any] = {
-        name: None
-        for name, v in vars(metrics).items()
-        if isinstance(v, float) and not math.isfinite(v)
+        name: None for name, v in figures.items() if isinstance(v, float) and not math.isfinite(v)
     }
-    return dataclasses.replace(metrics, **bad) if bad else metrics
+    return dataclasses.replace(metrics, **bad)

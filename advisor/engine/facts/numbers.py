@@ -48,28 +48,36 @@ def to_significant(value: float, digits: int) -> float:
     decimal, as the text's reading is.  Anything else (zero, negative, non-finite, near a
     tie, more digits) goes through the text."""
     if 1e-15 < value < 1e15 and 1 <= digits <= 6:
-        low, high = _POW10[digits - 1], _POW10[digits]
-        k = digits - 1 - math.floor(math.log10(value))
-        scaled = _scaled(value, k)
+        pow10 = _POW10
+        low, high = pow10[digits - 1], pow10[digits]
+        if value >= 1.0:
+            # the decimal exponent by comparing with exact powers of ten (below 1e15)
+            exponent = 0
+            while value >= pow10[exponent + 1]:
+                exponent += 1
+        else:
+            exponent = math.floor(math.log10(value))
+        k = digits - 1 - exponent
+        scaled = _scaled(value, k, pow10)
         if scaled < low:
             k += 1
-            scaled = _scaled(value, k)
+            scaled = _scaled(value, k, pow10)
         elif scaled >= high:
             k -= 1
-            scaled = _scaled(value, k)
+            scaled = _scaled(value, k, pow10)
         if low <= scaled < high:
             whole = math.floor(scaled)
             part = scaled - whole
             if abs(part - 0.5) > _NEAR_TIE:
                 n = float(whole + 1 if part > 0.5 else whole)
-                return n / _POW10[k] if k >= 0 else n * _POW10[-k]
+                return n / pow10[k] if k >= 0 else n * pow10[-k]
     return float(f"{value:.{digits}g}")
 
 
-def _scaled(value: float, k: int) -> float:
+def _scaled(value: float, k: int, pow10: tuple[float, ...]) -> float:
     """``value`` x 10**k in floating point (one rounding); NaN when ``k`` is beyond +-22."""
     if 0 <= k <= 22:
-        return value * _POW10[k]
+        return value * pow10[k]
     if -22 <= k < 0:
-        return value / _POW10[-k]
+        return value / pow10[-k]
     return math.nan

@@ -14,6 +14,7 @@ from typing import Final
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
     DEFAULT_SWITCH_RADIX,
+    FABRICS,
 )
 from advisor.engine.input.scenario import Calibration, Design, Scenario
 from advisor.engine.model.collectives import (
@@ -73,6 +74,10 @@ class _Net:
             design.links_per_rail,
         )
         self.placement = "scattered" if bound == "high" else "contiguous"
+        fabric_class = FABRICS.get(design.fabric)
+        self.jitter_cv = -1.0 if fabric_class is None else fabric_class.jitter_cv
+        """The fabric's collective jitter (the straggler term of every step priced on it; -1
+        for a fabric the constants do not list, which the step reads off the design)."""
         self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
         self.alike: dict[tuple[int, int, int, float | None, float, int], CommDomain] = {}
         # what make_domain reads of this network besides the communicator's crossing: nets of
@@ -96,6 +101,10 @@ class _Net:
         # reads them only for bytes that leave the leaf or the pod): designs that differ only
         # in them build equal domains for such a communicator
         self.leaf_kind = _net_kind((*kind[:5], None, None, *kind[7:]))
+        # what a plan's step on this network reads of it: the kind (every figure a domain and
+        # the step's jitter read of the design) and where the communicators sit; networks of
+        # designs that agree on both price every plan alike (training_step._times_below)
+        self.behaviour = _net_kind((self.kind, self.fabric))
 
     def crossing(self, comm: Communicator) -> Crossing:
         return place(comm, self.fabric, self.placement)
@@ -195,15 +204,32 @@ def net_for(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: s
     every plan and evaluation with the same values: a design evaluation prices several plans
     on it, the planner many plans on one reference design.
     """
-    return _net(
-        _scaleup_of(scenario.gpu),
-        scenario.calibration,
-        design,
-        bound,
-        _job_servers(scenario, workload),
-        scenario.gpus_per_node,
-        workload.domain_gpus,
-    )
+    return JobNets(scenario, workload).net(design, bound)
+
+
+class JobNets:
+    """What :func:`net_for` reads of the scenario and the plan (the GPU's scale-up figures, the
+    calibration, the servers the job occupies, the scale-up domain), read once: a plan asks
+    for its network on every design priced (``training_step`` keeps one per plan)."""
+
+    def __init__(self, scenario: Scenario, workload: WorkloadPlan) -> None:
+        self.scaleup = _scaleup_of(scenario.gpu)
+        self.calibration = scenario.calibration
+        self.servers = _job_servers(scenario, workload)
+        self.gpus_per_node = scenario.gpus_per_node
+        self.domain_gpus = workload.domain_gpus
+
+    def net(self, design: Design, bound: str) -> _Net:
+        """:func:`net_for` of ``design`` in ``bound``'s world."""
+        return _net(
+            self.scaleup,
+            self.calibration,
+            design,
+            bound,
+            self.servers,
+            self.gpus_per_node,
+            self.domain_gpus,
+        )
 
 
 @lru_cache(maxsize=64)

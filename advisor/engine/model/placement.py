@@ -178,6 +178,9 @@ class Fabric:
     blocks: tuple[int, ...]
     servers: int
     servers_per_block: tuple[int, ...]
+    _value_hash: int = field(default=-1, init=False, repr=False, compare=False)
+    """The value hash, kept once computed (-1: not yet): a fabric keys the placement's cache
+    and every design network's behaviour."""
 
     # written out: mypyc runs the methods @dataclass generates interpreted (ARCHITECTURE.md)
     def __init__(
@@ -189,6 +192,7 @@ class Fabric:
         object.__setattr__(self, "blocks", blocks)
         object.__setattr__(self, "servers", servers)
         object.__setattr__(self, "servers_per_block", servers_per_block)
+        object.__setattr__(self, "_value_hash", -1)
 
     def _value(self) -> tuple[object, ...]:
         """The compared fields' values, in the fields' order (as ``@dataclass`` reads them)."""
@@ -205,7 +209,11 @@ class Fabric:
         return self._value() == other._value()
 
     def __hash__(self) -> int:
-        return hash(self._value())
+        kept = self._value_hash
+        if kept == -1:
+            kept = hash(self._value())
+            object.__setattr__(self, "_value_hash", kept)
+        return kept
 
 
 def make_fabric(

@@ -148,8 +148,8 @@ class _SizeMemo:
     searches walk the same shapes and ask the same questions (~40 % of the fits twice)."""
 
     __slots__ = (
-        "_act", "_cap", "_consts", "_recomputes", "_scenario", "_shape_fits", "_state",
-        "_table", "_terms", "bases", "consts",
+        "_cap", "_consts", "_recomputes", "_scenario", "_shape_fits", "_state", "_table",
+        "_terms", "bases", "consts",
     )  # fmt: skip
 
     def __init__(self, scenario: Scenario) -> None:
@@ -158,7 +158,6 @@ class _SizeMemo:
         self._recomputes = (p.recompute,) if p.recompute else RECOMPUTE_ORDER
         self._shape_fits: dict[tuple[Any, ...], dict[tuple[str, str, int], bool]] = {}
         self._state: dict[tuple[Any, ...], tuple[float, float, float]] = {}
-        self._act: dict[tuple[Any, ...], float] = {}
         self._terms: dict[tuple[int, int, str, int], tuple[float, float, float]] = {}
         """memory._activation_terms by (tp, micro-batch, recomputation, cp)."""
         self.bases: dict[tuple[int, ...], _ShapeBase] = {}
@@ -208,9 +207,11 @@ class _SizeMemo:
     ) -> bool:
         """:func:`advisor.engine.model.memory._fits`, not kept (the searches keep it in
         :meth:`shape_fits`'s tables)."""
-        # memory._fits from its two halves, each kept for the size: the weights and
-        # optimizer state do not depend on the micro-batch, recomputation or interleaving,
-        # the activations not on the data parallelism or the sharding
+        # memory._fits from its two halves: the weights and optimizer state, kept for the
+        # size (they do not depend on the micro-batch, recomputation or interleaving), and
+        # the activations from their terms, kept by (tp, micro-batch, recomputation, cp); the
+        # activation part itself is priced again (four in five are asked once: keeping them
+        # cost more than the arithmetic)
         s = self._scenario
         state_key = (tp, pp, dp, ep, sharding, cp, stages)
         state = self._state.get(state_key)
@@ -218,18 +219,15 @@ class _SizeMemo:
             state = self._state[state_key] = _state_parts(
                 s, tp, pp, dp, ep, sharding, cp, stages, self._consts
             )
-        act_key = (tp, pp, mb, recompute, mcount, cp, vp, stages)
-        act = self._act.get(act_key)
-        if act is None:
-            terms_key = (tp, mb, recompute, cp)
-            terms = self._terms.get(terms_key)
-            if terms is None:
-                terms = self._terms[terms_key] = _activation_terms(
-                    s, tp, mb, recompute, cp, self._consts
-                )
-            act = self._act[act_key] = _activation_part(
-                s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts, terms
+        terms_key = (tp, mb, recompute, cp)
+        terms = self._terms.get(terms_key)
+        if terms is None:
+            terms = self._terms[terms_key] = _activation_terms(
+                s, tp, mb, recompute, cp, self._consts
             )
+        act = _activation_part(
+            s, tp, pp, mb, recompute, mcount, cp, vp, stages, self._consts, terms
+        )
         return state[0] + state[1] + act <= self._cap  # memory._parts_fit
 
     def timing(

@@ -35,9 +35,21 @@ def as_planned(scenario: Scenario) -> Scenario:
     module reads them (``tests/engine/test_planner_constraints.py``), so jobs that differ only
     in them share one plan, its deployment search and its memo (the audit's constraint
     variants, a what-if that changes the budget)."""
-    if scenario.constraints is _NO_CONSTRAINTS or scenario.constraints == _NO_CONSTRAINTS:
+    given = scenario.constraints
+    if given is _NO_CONSTRAINTS or _DEFAULT_CONSTRAINTS_CACHE.get(id(given)) is given:
+        return scenario
+    if given == _NO_CONSTRAINTS:
+        if len(_DEFAULT_CONSTRAINTS_CACHE) >= 64:
+            _DEFAULT_CONSTRAINTS_CACHE.clear()
+        _DEFAULT_CONSTRAINTS_CACHE[id(given)] = given
         return scenario
     return dataclass_replace(scenario, constraints=_NO_CONSTRAINTS)
+
+
+_DEFAULT_CONSTRAINTS_CACHE: dict[int, Constraints] = {}
+"""Constraints objects found equal to the defaults, by identity (each entry holds its object,
+so an identity is not reused while kept): every design evaluated asks :func:`as_planned` of
+the same scenario, whose parsed constraints are not the default object."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,13 @@ from advisor.engine.model.collectives import (
     expert_all_to_all_time_s,
     p2p_time_s,
 )
-from advisor.engine.model.design_network import _comms, _Net, _pp_stride, net_for, ops_seconds
+from advisor.engine.model.design_network import (
+    JobNets,
+    _comms,
+    _Net,
+    _pp_stride,
+    ops_seconds,
+)
 from advisor.engine.model.efficiency import profile
 from advisor.engine.model.placement import Communicator
 from advisor.engine.model.plans import GroupLayout, Plan, TrainingPlan, WorkloadPlan
@@ -249,12 +255,11 @@ def _times_below(
     The plan's memo keeps, per design and bound, the network and what was priced on it (the
     step and that lower bound, :data:`_Priced`): a plan of a job series is an alternative of
     every larger size's plan, priced on the same designs again; a kept step gives the same
-    floats and the same None as pricing it again."""
-    net_key = ("net", design, bound)
-    kept: _Priced | None = workload.memo.get(net_key)
-    if kept is None:
-        kept = workload.remember(net_key, [net_for(scenario, workload, design, bound), None, None])
-        assert kept is not None
+    floats and the same None as pricing it again.  Designs whose networks behave alike for
+    the plan (:attr:`design_network._Net.behaviour`: the same domains for every communicator,
+    the same jitter; another switch model, oversubscription or radix that moves no boundary
+    the plan's groups cross) share one entry."""
+    kept = _priced_on(scenario, workload, design, bound)
     st = _static(scenario, workload, t)
     known: _TrainingTimes | None = kept[_TIMES]
     if known is not None and not free_network:
@@ -312,7 +317,7 @@ def _times_below(
     edp_s = _NO_DP if st.edp_net else in_domain[2]
     if _below_without_pp_edge(st, priced, above) and _assemble(
         st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
-        0.0, 0.0, dp_s, edp_s,
+        0.0, 0.0, dp_s, edp_s, net.jitter_cv,
     ).step_s * factor >= above:  # fmt: skip
         return None  # its step with the edge and the gradients free is already not below
 
@@ -337,7 +342,7 @@ def _times_below(
         if above < math.inf:
             free = _assemble(
                 st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
-                pp_net, pp_s, dp_s, edp_s,
+                pp_net, pp_s, dp_s, edp_s, net.jitter_cv,
             )  # fmt: skip
             kept[_LOWER] = free.step_s
             if free.step_s * factor >= above:
@@ -350,7 +355,7 @@ def _times_below(
             edp_s = _pair_time(net, t.expert_dp_layout, st.edp_ops, comms["edp"])
     times = _assemble(
         st, t, design, bound, tp_net, tp_exposed, ep_net, ep_exposed, cp_exposed,
-        pp_net, pp_s, dp_s, edp_s,
+        pp_net, pp_s, dp_s, edp_s, net.jitter_cv,
     )  # fmt: skip
     if priced:
         kept[_TIMES] = times
@@ -373,6 +378,37 @@ def _below_without_pp_edge(st: _Static, priced: bool, above: float) -> bool:
         and (st.dp_net or st.edp_net)
         and (st.tp_net or st.ep_net or st.cp_net)
     )
+
+
+def _priced_on(scenario: Scenario, workload: WorkloadPlan, design: Design, bound: str) -> _Priced:
+    """The plan's :data:`_Priced` entry of ``design`` in ``bound``'s world, from its memo: a
+    table per bound by design, and one by network behaviour that designs pricing the plan
+    alike share (dicts in the memo, keyed by the design and the behaviour's number
+    themselves: no key tuple kept per entry)."""
+    by_design: dict[Design, _Priced] | None = workload.memo.get(_NETS_BY_BOUND[bound])
+    if by_design is None:
+        by_design = workload.remember(_NETS_BY_BOUND[bound], {})
+        assert by_design is not None
+    kept = by_design.get(design)
+    if kept is None:
+        nets: JobNets | None = workload.memo.get("job-nets")
+        if nets is None:
+            nets = workload.remember("job-nets", JobNets(scenario, workload))
+            assert nets is not None
+        built = nets.net(design, bound)
+        by_behaviour: dict[int, _Priced] | None = workload.memo.get("nets-alike")
+        if by_behaviour is None:
+            by_behaviour = workload.remember("nets-alike", {})
+            assert by_behaviour is not None
+        kept = by_behaviour.get(built.behaviour)
+        if kept is None:
+            kept = by_behaviour[built.behaviour] = [built, None, None]
+        by_design[design] = kept
+    return kept
+
+
+_NETS_BY_BOUND: dict[str, str] = {"point": "nets-point", "low": "nets-low", "high": "nets-high"}
+"""The memo key of each bound's table of :func:`_priced_on`."""
 
 
 _Priced = list[Any]
@@ -399,9 +435,12 @@ def _assemble(
     pp_s: float,
     dp_s: tuple[float, float],
     edp_s: tuple[float, float],
+    jitter_cv: float = -1.0,
 ) -> _TrainingTimes:
     """The step of :func:`_times_below` from its communication terms (``dp_s``, ``edp_s``:
-    the seconds of the reductions and of the all-gathers, :func:`_split_ops`)."""
+    the seconds of the reductions and of the all-gathers, :func:`_split_ops`); ``jitter_cv``:
+    the design's fabric's (:attr:`design_network._Net.jitter_cv`), read off the design when
+    negative."""
     reduce_s = dp_s[0] + edp_s[0]
     gather_s = dp_s[1] + edp_s[1]
     dp_total = reduce_s + gather_s
@@ -436,7 +475,8 @@ def _assemble(
 
     straggler = 0.0
     if st.straggler_sigmas and bound != "low":
-        sigma = math.hypot(st.jitter_compute_s, FABRICS[design.fabric].jitter_cv * network_comm)
+        cv = FABRICS[design.fabric].jitter_cv if jitter_cv < 0.0 else jitter_cv
+        sigma = math.hypot(st.jitter_compute_s, cv * network_comm)
         straggler = sigma * st.straggler_sigmas
         if bound == "high":
             straggler *= 2.0

@@ -67,8 +67,11 @@ def dump(value: Any, plain: bool = False) -> Any:
         return value
     if isinstance(value, _RECORD[0]):
         out: dict[str, Any] = {}
+        # a record is a dataclass without slots: every field is in its instance dict (one
+        # look-up there instead of an attribute look-up through its class per field)
+        fields: dict[str, Any] = value.__dict__
         for name, omit_none, omit_default, default in _dump_fields(kind):
-            item = getattr(value, name)
+            item = fields[name]
             if item is None and omit_none:
                 continue
             if omit_default and item == default:
@@ -83,7 +86,7 @@ def dump(value: Any, plain: bool = False) -> Any:
                 out[name] = item
             else:
                 out[name] = dump(item, plain)
-        for k, v in getattr(value, EXTRA).items():
+        for k, v in fields[EXTRA].items():
             out[str(k) if plain else k] = dump(v, plain)
         return out
     if isinstance(value, (tuple, list)):

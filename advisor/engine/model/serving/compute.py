@@ -47,7 +47,7 @@ from advisor.engine.model.serving.gemm import (
     routed_experts_s,
     total_time_s,
 )
-from advisor.engine.model.serving.intra import intra_time_s
+from advisor.engine.model.serving.intra import all_reduce, intra_time_s
 from advisor.engine.model.serving.precision import (
     dense_precision,
     dispatch_bytes_per_element,
@@ -651,7 +651,9 @@ class MoeDecode:
         self.kv_split = 1 if consts.latent else min(self.tp, model.kv_heads)
         kv_element = kv_element_bytes(scenario.precision, consts.latent, scenario.gpu)
         self.attention = DecodeAttention(scenario.gpu, kv_element, consts.latent)
-        self.intra = 1 < self.tp <= scenario.gpus_per_node
+        self.all_reduce = (
+            all_reduce(scenario.gpu, self.tp) if 1 < self.tp <= scenario.gpus_per_node else None
+        )
 
     def seconds(self, batch: float, tp_comm: bool = True) -> float:
         """Per layer the attention projections and the non-routed MLP over the rows, max(KV
@@ -681,9 +683,9 @@ class MoeDecode:
         head = layer.head.time_s(rows)
         stage = model.layers / pp * per_layer + model.moe_layers / pp * parts.routed_s + head / pp
         step = pp * stage
-        if tp_comm and self.intra:
-            all_reduce = _intra_time_s(self.scenario, "all_reduce", rows * model.hidden * 2.0, tp)
-            step += 2 * model.layers * all_reduce
+        if tp_comm and self.all_reduce is not None:
+            # _intra_time_s's all-reduce (rows >= 1, so its bytes are > 0), its pricer kept
+            step += 2 * model.layers * self.all_reduce.seconds(rows * model.hidden * 2.0)
         return step
 
 

@@ -168,7 +168,7 @@ _INTRA_CACHE: dict[tuple[GpuSpec, str, float, int], float] = {}
 prefill pass's all-reduce is asked for again by every deployment the search weighs."""
 
 
-_ALL_REDUCE_CACHE: dict[tuple[GpuSpec, int], ScaleupAllReduce] = {}
+_ALL_REDUCE_CACHE: dict[tuple[GpuSpec, int], AllReduce] = {}
 """The all-reduce of the one-domain communicator of (GPU, ranks), bounded: a decode step's
 all-reduce grows with its batch, so :data:`_INTRA_CACHE` rarely hits, but the domain it runs
 on is the same for every batch."""
@@ -191,29 +191,68 @@ def custom_all_reduce_s(gpu: GpuSpec, nbytes: float, ranks: int) -> float | None
     """The serving engine's one-shot all-reduce of ``nbytes`` per rank over ``ranks`` GPUs of
     one NVLink domain: a fixed time plus the n - 1 peers' buffers read at a share of the link
     rate (None: a generation or scale-up that keeps NCCL, :data:`CUSTOM_ALL_REDUCE`)."""
+    one_shot = _one_shot(gpu)
+    if one_shot is None:
+        return None
+    fixed, link = one_shot
+    return _one_shot_s(fixed, link, ranks, nbytes)
+
+
+def _one_shot(gpu: GpuSpec) -> tuple[float, float] | None:
+    """The one-shot all-reduce's fixed seconds and the link rate it reads the peers' buffers
+    at (the GPU's NVLink rate times its generation's share, :data:`CUSTOM_ALL_REDUCE`), or None
+    where the serving engine keeps NCCL (a generation not fitted, or not NVLink)."""
     constants = CUSTOM_ALL_REDUCE.get(gpu.generation)
     if constants is None or gpu.scaleup_kind != "nvlink":
         return None
     fixed, share = constants
-    return fixed + (ranks - 1) * nbytes / (gpu.scaleup_gbytes_per_s * 1e9 * share)
+    return fixed, gpu.scaleup_gbytes_per_s * 1e9 * share
+
+
+def _one_shot_s(fixed: float, link: float, ranks: int, nbytes: float) -> float:
+    """:func:`custom_all_reduce_s` on its fixed time and link rate (:func:`_one_shot`)."""
+    return fixed + (ranks - 1) * nbytes / link
+
+
+class AllReduce:
+    """The all-reduce among ``ranks`` GPUs of one scale-up domain at any size (:meth:`seconds`):
+    NCCL's (:class:`ScaleupAllReduce`), or the serving engine's one-shot kernel
+    (:func:`custom_all_reduce_s`) where that is faster; what it reads of the GPU read once."""
+
+    def __init__(self, gpu: GpuSpec, ranks: int) -> None:
+        self.nccl = ScaleupAllReduce(scaleup_domain(gpu, ranks))
+        self.ranks = ranks
+        one_shot = _one_shot(gpu)
+        self.one_shot = one_shot is not None
+        self.fixed, self.link = (0.0, 0.0) if one_shot is None else one_shot
+
+    def seconds(self, nbytes: float) -> float:
+        """The all-reduce of ``nbytes`` per rank (``nbytes`` > 0)."""
+        nccl = self.nccl.time_s(nbytes)
+        if not self.one_shot:
+            return nccl
+        custom = _one_shot_s(self.fixed, self.link, self.ranks, nbytes)
+        return nccl if custom >= nccl else custom
+
+
+def all_reduce(gpu: GpuSpec, ranks: int) -> AllReduce:
+    """:class:`AllReduce` of (GPU, ranks), kept (:data:`_ALL_REDUCE_CACHE`)."""
+    pricer = _ALL_REDUCE_CACHE.get((gpu, ranks))
+    if pricer is None:
+        if len(_ALL_REDUCE_CACHE) >= 1024:
+            _ALL_REDUCE_CACHE.clear()
+        pricer = _ALL_REDUCE_CACHE[(gpu, ranks)] = AllReduce(gpu, ranks)
+    return pricer
 
 
 def intra_time_s(gpu: GpuSpec, op: str, nbytes: float, ranks: int) -> float:
     """Collective time inside one scale-up domain (no network):
-    ``collectives.scaleup_time_s`` on the GPU's own NVLink SHARP, an all-reduce priced by
-    :class:`ScaleupAllReduce`, or by the serving engine's one-shot kernel
-    (:func:`custom_all_reduce_s`) where that is faster."""
+    ``collectives.scaleup_time_s`` on the GPU's own NVLink SHARP, or an all-reduce priced by
+    :class:`AllReduce`."""
     if ranks <= 1 or nbytes <= 0:
         return 0.0
     if op == "all_reduce":
-        pricer = _ALL_REDUCE_CACHE.get((gpu, ranks))
-        if pricer is None:
-            if len(_ALL_REDUCE_CACHE) >= 1024:
-                _ALL_REDUCE_CACHE.clear()
-            pricer = _ALL_REDUCE_CACHE[(gpu, ranks)] = ScaleupAllReduce(scaleup_domain(gpu, ranks))
-        nccl = pricer.time_s(nbytes)
-        custom = custom_all_reduce_s(gpu, nbytes, ranks)
-        return nccl if custom is None or custom >= nccl else custom
+        return all_reduce(gpu, ranks).seconds(nbytes)
     key = (gpu, op, nbytes, ranks)
     hit = _INTRA_CACHE.get(key)
     if hit is None:
