@@ -57,7 +57,6 @@ def _model(m: ModelSpec) -> echo.ModelInfo:
         chunked_attention_layers=m.chunked_attention_layers,
         sliding_window=m.sliding_window,
         sliding_window_layers=m.sliding_window_layers,
-        fp8_weight_block=m.fp8_weight_block,
     )
 
 

@@ -57,7 +57,6 @@ from advisor.engine.model.serving.compute import (
     decode_compute_s,
     scaleup_domain_gpus,
 )
-from advisor.engine.model.serving.gemm import fp8_block_expert_kernel
 from advisor.engine.model.serving.intra import CUSTOM_ALL_REDUCE
 from advisor.engine.model.serving.load import serving_metrics, serving_model
 from advisor.engine.model.serving.pools import reference_design
@@ -696,9 +695,8 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
 
 def _serving_kernel_rows(scenario: Scenario) -> list[Assumption]:
     """The measured kernel costs a serving answer's decode step carries on this GPU: a quantized
-    GEMM's fixed part and overlap, block-scaled FP8 experts' own kernel where it has one, and
-    the serving engine's own all-reduce inside the server (docs/MODEL.md 15.1, "The decode step
-    at the kernel tables' own costs", "Block-scaled FP8 experts")."""
+    GEMM's fixed part and overlap, and the serving engine's own all-reduce inside the server
+    (docs/MODEL.md 15.1, "The decode step at the kernel tables' own costs")."""
     g = scenario.gpu
     rows: list[Assumption] = []
     math_precision = expert_math_precision(g, scenario.precision)
@@ -713,22 +711,6 @@ def _serving_kernel_rows(scenario: Scenario) -> list[Assumption]:
                 "shorter of its math and weight read added to the longer",
                 "TensorRT-LLM 1.3.0rc20's measured GEMMs at 1-1,024 rows, AIConfigurator 0.12.0 "
                 "tables (docs/MODEL.md 15.1)",
-            )
-        )
-    model = scenario.model
-    block = fp8_block_expert_kernel(g, scenario.precision, model.fp8_weight_block)
-    if block is not None and model.is_moe:
-        fixed, tile, fraction, tile_m = block
-        rows.append(
-            _row(
-                f"block-scaled FP8 experts ({model.fp8_weight_block} x "
-                f"{model.fp8_weight_block} weight scales)",
-                f"{fixed * 1e6:g} µs + {tile * 1e6:g} µs a wave of {tile_m:g}-row tiles, "
-                f"{fraction:g} of peak",
-                "the routed experts' kernel: fixed time, each wave of output tiles, share of "
-                "the sustained FP8 peak on rows padded to whole tiles",
-                "TensorRT-LLM 1.3.0rc20's measured block-scaled FP8 fused MoE, AIConfigurator "
-                "0.12.0 fp8_block tables (docs/MODEL.md 15.1)",
             )
         )
     all_reduce = CUSTOM_ALL_REDUCE.get(g.generation)

@@ -233,7 +233,6 @@ class ModelInfo(Record):
     chunked_attention_layers: int = 0
     sliding_window: int = 0
     sliding_window_layers: int = 0
-    fp8_weight_block: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -28,11 +28,6 @@ class ModelSpec:
     (gpt-oss: 18 of 36 and 12 of 24, windows of 128 tokens, alternating with full attention): a
     token there attends at most the ``sliding_window`` tokens before it.  Both spans:
     :mod:`advisor.engine.model.attention_span`.
-    ``fp8_weight_block`` is the edge of the weight-scale blocks of the model's published FP8
-    checkpoint (``quantization_config.weight_block_size`` in its config.json: 128 for
-    DeepSeek-V3 / R1, Kimi K2 and Qwen3's FP8 releases); 0 is per-tensor (or per-channel) FP8
-    or no published FP8 checkpoint.  Block-scaled FP8 experts run kernels of their own on Hopper
-    (:func:`advisor.engine.model.serving.gemm.expert_kernel`).
     """
 
     id: str
@@ -57,7 +52,6 @@ class ModelSpec:
     chunked_attention_layers: int = 0
     sliding_window: int = 0
     sliding_window_layers: int = 0
-    fp8_weight_block: int = 0
 
     # the value hash, computed once per object; the function itself, one call per hash
     __hash__ = cached_value_hash
@@ -218,11 +212,8 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=37.0,
             kv_dim_per_layer=576,
             mtp_layers=1,
-            fp8_weight_block=128,
             source="DeepSeek-V3 technical report arXiv 2412.19437 (MLA KV 512+64, 1 shared + "
-            "256 routed experts, top-8, first 3 layers dense); deepseek-ai/DeepSeek-V3 "
-            "config.json quantization_config (fp8, weight_block_size [128, 128]) and "
-            "README_WEIGHTS.md ('FP8 weight format with 128x128 block scaling')",
+            "256 routed experts, top-8, first 3 layers dense)",
         ),
         ModelSpec(
             id="llama4-scout",
@@ -286,11 +277,9 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=22.0,
             kv_dim_per_layer=1024,
             attention_head_dim=128,
-            fp8_weight_block=128,
             source="Qwen/Qwen3-235B-A22B config.json (hidden 4096, 94 layers, 64 heads / 4 KV, "
             "head_dim 128, 128 experts top-8, moe_intermediate_size 1536, vocab 151,936); Qwen3 "
-            "technical report arXiv 2505.09388 (235B total, 22B active); Qwen/Qwen3-235B-A22B-FP8 "
-            "config.json quantization_config (fp8, weight_block_size [128, 128])",
+            "technical report arXiv 2505.09388 (235B total, 22B active)",
         ),
         ModelSpec(
             id="qwen3-30b-a3b",
@@ -308,11 +297,9 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=3.3,
             kv_dim_per_layer=1024,
             attention_head_dim=128,
-            fp8_weight_block=128,
             source="Qwen/Qwen3-30B-A3B config.json (hidden 2048, 48 layers, 32 heads / 4 KV, "
             "head_dim 128, 128 experts top-8, moe_intermediate_size 768, vocab 151,936); Qwen3 "
-            "technical report arXiv 2505.09388 (30.5B total, 3.3B active); Qwen/Qwen3-30B-A3B-FP8 "
-            "config.json quantization_config (fp8, weight_block_size [128, 128])",
+            "technical report arXiv 2505.09388 (30.5B total, 3.3B active)",
         ),
         ModelSpec(
             id="gpt-oss-120b",
@@ -378,10 +365,9 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=37.0,
             kv_dim_per_layer=576,
             mtp_layers=1,
-            fp8_weight_block=128,
             source="deepseek-ai/DeepSeek-R1 config.json (the DeepSeek-V3 architecture: MLA KV "
-            "512+64, 1 shared + 256 routed experts, top-8, first 3 layers dense; "
-            "quantization_config fp8, weight_block_size [128, 128]); arXiv 2501.12948",
+            "512+64, 1 shared + 256 routed experts, top-8, first 3 layers dense); arXiv "
+            "2501.12948",
         ),
         ModelSpec(
             id="deepseek-v3.1",
@@ -399,11 +385,9 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             active_params_b=37.0,
             kv_dim_per_layer=576,
             mtp_layers=1,
-            fp8_weight_block=128,
             source="deepseek-ai/DeepSeek-V3.1 config.json (same architecture as DeepSeek-V3: "
             "61 layers, hidden 7168, MLA KV 512+64, 256 routed experts top-8 + 1 shared, first "
-            "3 layers dense, vocab 129,280); its model card: FP8 weights in DeepSeek-V3's "
-            "128 x 128 block format with UE8M0 scales",
+            "3 layers dense, vocab 129,280)",
         ),
         ModelSpec(
             id="kimi-k2",
@@ -420,12 +404,10 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             moe_layers=60,
             active_params_b=32.0,
             kv_dim_per_layer=576,
-            fp8_weight_block=128,
             source="moonshotai/Kimi-K2-Instruct config.json (DeepSeek-V3 architecture: 61 "
             "layers, hidden 7168, 64 heads, MLA kv_lora_rank 512 + rope 64, 384 routed experts "
-            "top-8 + 1 shared, moe_intermediate_size 2048, first layer dense, vocab 163,840; "
-            "quantization_config fp8, weight_block_size [128, 128]); Kimi K2 model card (1T "
-            "total, 32B active)",
+            "top-8 + 1 shared, moe_intermediate_size 2048, first layer dense, vocab 163,840); "
+            "Kimi K2 model card (1T total, 32B active)",
         ),
         ModelSpec(
             id="gpt3-175b",

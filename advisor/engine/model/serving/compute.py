@@ -498,7 +498,7 @@ def _moe_layer_gemms(
         gemms = inference_gemms(gpu, dense, shapes.gemms[:-2]) + inference_gemms(
             gpu, precision, shapes.gemms[-2:]
         )
-    rate, fixed, tile = expert_kernel(gpu, precision, model.fp8_weight_block)
+    rate, fixed, tile = expert_kernel(gpu, precision)
     return _MoeLayerGemms(
         attention=gemms[: len(shapes.attention)],
         shared=gemms[len(shapes.attention) : -2],
@@ -511,7 +511,7 @@ def _moe_layer_gemms(
         expert_rate=rate,
         expert_fixed_s=fixed,
         expert_tile_s=tile,
-        expert_tile_m=expert_tile_m(gpu, precision, model.fp8_weight_block),
+        expert_tile_m=expert_tile_m(gpu, precision),
     )
 
 

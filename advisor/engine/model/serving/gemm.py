@@ -155,76 +155,24 @@ MXFP4_EXPERT_TILE_M: dict[str, float] = {"bf16": 32.0}
 (a tile of 16, 64 or 128 rows reads the table worse)."""
 
 
-FP8_BLOCK_EXPERT_KERNELS: dict[str, tuple[float, float, float]] = {"hopper": (32e-6, 9e-6, 0.76)}
-"""(fixed seconds, seconds per wave of tiles, fraction of the sustained FP8 peak) of block-scaled
-FP8 experts (128 x 128 weight scales, ``ModelSpec.fp8_weight_block``) by GPU generation, where
-they have kernels of their own: Hopper's TensorRT-LLM CUTLASS block-scale fused MoE, whose
-mainloop promotes the FP8 tensor-core partial sums into FP32 on the CUDA cores at every 128-wide
-K block (DeepSeek-V3 report arXiv 2412.19437 section 3.3.2; DeepGEMM's README).  Fitted with
-:data:`FP8_BLOCK_EXPERT_TILE_M` on AIConfigurator 0.12.0's balanced ``fp8_block`` tables of
-TensorRT-LLM 1.3.0rc20 (``systems/data/{h100_sxm,h200_sxm}/moe/trtllm/1.3.0rc20/moe_perf.parquet``,
-CUTLASS, tp or ep alone, 1-16,384 tokens, 17 expert shapes; 10,152 points): 13.7 % mean |error|,
-+0.6 % signed, where the shared FP8 constants read 24.0 % (-32 % signed at 64-256 rows an expert,
--48 % from 256; ``bench/aic_moe_fit.py --fp8-block --fit``).  A cost per tile per 128-wide K block
-(the promotion) was scanned beside them and fitted at 0: the promotion scales with the FLOPs and
-sits in the fraction.  Blackwell's block-scaled DeepGEMM kernels keep the shared constants (a fit
-of their own read 17.7 -> 16.4 %: docs/MODEL.md 15.1, "Block-scaled FP8 experts")."""
-FP8_BLOCK_EXPERT_TILE_M: dict[str, float] = {"hopper": 32.0}
-"""Rows per tile of the block-scaled FP8 experts' kernels of :data:`FP8_BLOCK_EXPERT_KERNELS`
-(fitted with them: the constants refitted at a tile of 64 or 128 rows read the tables at 15.4
-and 21.9 % mean |error|, at 32 rows 13.7 %)."""
-
-
-def fp8_block_expert_kernel(
-    gpu: GpuSpec, precision: str, fp8_weight_block: int
-) -> tuple[float, float, float, float] | None:
-    """(fixed seconds, seconds per wave of tiles, fraction of the sustained peak, rows per tile)
-    of block-scaled FP8 experts' kernels of their own: FP8 weights in blocks
-    (``fp8_weight_block`` > 0, ``ModelSpec.fp8_weight_block``) on a generation of
-    :data:`FP8_BLOCK_EXPERT_KERNELS`; else None (the shared constants)."""
-    if precision != "fp8" or fp8_weight_block <= 0:
-        return None
-    generation = profile(gpu).generation
-    own = FP8_BLOCK_EXPERT_KERNELS.get(generation)
-    return (*own, FP8_BLOCK_EXPERT_TILE_M[generation]) if own is not None else None
-
-
-def _own_expert_kernel(
-    gpu: GpuSpec, precision: str, fp8_weight_block: int
-) -> tuple[tuple[float, float, float], float] | None:
-    """The routed experts' kernel constants and rows per tile where they are not the shared
-    ones, else None: block-scaled FP8 experts (:func:`fp8_block_expert_kernel`) and MXFP4
-    experts whose math runs at another precision (:data:`MXFP4_EXPERT_KERNELS`,
-    :data:`MXFP4_EXPERT_TILE_M`)."""
-    block = fp8_block_expert_kernel(gpu, precision, fp8_weight_block)
-    if block is not None:
-        return block[:3], block[3]
-    math_precision = expert_math_precision(gpu, precision)
-    own = MXFP4_EXPERT_KERNELS.get(math_precision) if precision != math_precision else None
-    return (own, MXFP4_EXPERT_TILE_M.get(math_precision, 0.0)) if own is not None else None
-
-
-def expert_tile_m(gpu: GpuSpec, precision: str, fp8_weight_block: int = 0) -> float:
+def expert_tile_m(gpu: GpuSpec, precision: str) -> float:
     """Rows per tile of the routed experts' kernels when they are not the GEMM profile's
-    (:func:`_own_expert_kernel`), else 0.0 (the profile's)."""
-    own = _own_expert_kernel(gpu, precision, fp8_weight_block)
-    return own[1] if own is not None else 0.0
+    (:data:`MXFP4_EXPERT_TILE_M`), else 0.0 (the profile's)."""
+    math_precision = expert_math_precision(gpu, precision)
+    return MXFP4_EXPERT_TILE_M.get(math_precision, 0.0) if precision != math_precision else 0.0
 
 
-def expert_kernel(
-    gpu: GpuSpec, precision: str, fp8_weight_block: int = 0
-) -> tuple[float, float, float]:
+def expert_kernel(gpu: GpuSpec, precision: str) -> tuple[float, float, float]:
     """(FLOP/s, fixed seconds, seconds per wave of tiles) of an inference MoE layer's grouped
     expert GEMMs: :data:`MOE_GROUPED_GEMM_FRACTION` of the priced peak at the sustained clock,
     :data:`MOE_KERNEL_FIXED_S` and :data:`MOE_KERNEL_TILE_S` (docs/MODEL.md 15.1, "MoE expert
     kernels"); the peak of the precision the experts' math runs at (mxfp4: FP8 on Blackwell,
-    16-bit elsewhere), with kernels of their own where :func:`_own_expert_kernel` has them
-    (MXFP4; block-scaled FP8 on Hopper, ``fp8_weight_block`` > 0)."""
+    with :data:`MXFP4_EXPERT_KERNELS`' constants; 16-bit elsewhere)."""
     p = profile(gpu)
     math_precision = expert_math_precision(gpu, precision)
     shared = (MOE_KERNEL_FIXED_S, MOE_KERNEL_TILE_S, MOE_GROUPED_GEMM_FRACTION[math_precision])
-    own = _own_expert_kernel(gpu, precision, fp8_weight_block)
-    fixed, tile, fraction = own[0] if own is not None else shared
+    own = MXFP4_EXPERT_KERNELS.get(math_precision) if precision != math_precision else None
+    fixed, tile, fraction = own or shared
     peak = gemm_peak_flops(gpu, p, math_precision)
     return fraction * p.sustained_ratio * peak, fixed, tile
 
