@@ -20,15 +20,19 @@ dense decode layer's GEMMs on 1-8 GPUs), per (generation, precision) over every 
 generation (NVFP4's overlap held at 0.5, :data:`HELD_OVERLAP`; an overlap outside [0, 1] would be
 held at its bound; either way the fixed part is refitted).
 
-NVFP4 on Blackwell (:data:`WAVE_GROUPS`) also pays whole waves of output tiles over the depth K:
-``c`` is at least ``ceil(ceil(M / 128) x ceil(N / 256) / SMs) x 2 A SMs K / rate``
-(``QuantizedGemm.wave_tile``, ``A`` outputs per SM and wave), fitted on a grid of ``A``
+Prints the fitted pair and, per table, the mean |error| and mean signed error of the engine's
+rule (``efficiency.QUANTIZED_INFERENCE_GEMM``), by M band.
+
+``--wave`` also fits the wave term tried on NVFP4 and not kept (docs/MODEL.md 15.1, "NVFP4's
+depth effect: whole waves of tiles over K, tried and not kept"; not in the engine): on Blackwell
+NVFP4 (:data:`WAVE_GROUPS`) ``c`` is at least ``ceil(ceil(M / 128) x ceil(N / 256) / SMs) x
+2 A SMs K / rate`` (the profile's tile and SMs, ``A`` outputs per SM and wave), ``A`` on a grid
 (:data:`WAVE_TILE_GRID`) with the fixed part refitted at each, the least sum of squared relative
-errors kept. Prints the fitted terms, the mean |error| by table without the wave term (its fixed
-part refitted alone: the rule before) and of the engine's rule
-(``efficiency.QUANTIZED_INFERENCE_GEMM``), and per table the engine's mean |error| and mean
-signed error by M band; ``--groups`` adds both mean |errors| per (N, K) at M 1-64 and 65-1,024
-(N, K in :data:`GROUP_SIZES`).
+errors kept. Prints its fitted terms, the mean |error| by table without and with it, its mean
+|error| and signed error by table and M band, and both mean |errors| per (N, K) at M 1-64 and
+65-1,024 (N, K in :data:`GROUP_SIZES`)::
+
+    /tmp/aic/bin/python bench/aic_quantized_gemm_fit.py --wave
 """
 
 from __future__ import annotations
@@ -60,9 +64,9 @@ overlap reads it better than another (20.4-21.1 % mean |error| for 0.5-1.0), so 
 part is fitted."""
 BANDS = ((1, 64), (65, 256), (257, 1024))
 WAVE_GROUPS = (("blackwell", "fp4"),)
-"""(generation, precision) whose GEMMs read whole waves of tiles over K (TensorRT-LLM's NVFP4
+"""(generation, precision) whose tables read whole waves of tiles over K (TensorRT-LLM's NVFP4
 kernels step at each wave boundary of 128 x 256 tiles on 148 SMs; its FP8 ones do not, and the
-same term misses their N 1,024 x K 16,384 at M <= 64 by +27-35 %)."""
+same term misses their N 1,024 x K 16,384 at M <= 64 by +27-35 %): ``--wave`` only."""
 WAVE_TILE_GRID = tuple(float(a) for a in range(10000, 40001, 250))
 GROUP_SIZES = (1024, 2048, 4096, 8192, 12288, 16384)
 
@@ -99,7 +103,9 @@ def main() -> None:
     from advisor.engine.model.efficiency import profile
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--groups", action="store_true", help="mean |error| per (N, K) as well")
+    ap.add_argument(
+        "--wave", action="store_true", help="fit the wave term tried on NVFP4 (not in the engine)"
+    )
     args = ap.parse_args()
     catalog = default_catalog()
     for (generation, precision), systems in GROUPS.items():
@@ -127,67 +133,77 @@ def main() -> None:
             return fixed, overlap, sse, t0 + fixed + longer + overlap * shorter
 
         fixed, overlap, _, before = solve(0.0)
-        tile = 0.0
-        if (generation, precision) in WAVE_GROUPS:
-            tile = min(WAVE_TILE_GRID, key=lambda a: solve(a)[2])
-            fixed, overlap, _, _ = solve(tile)
-        overall: dict[str, list[float]] = {}
-        for system in systems:
-            overall[system] = [
-                abs(e / q[5] - 1) for e, q in zip(before, points, strict=True) if q[0] == system
-            ]
-        no_wave = {system: round(100 * float(np.mean(v)), 1) for system, v in overall.items()}
-        engine: dict[str, list[float]] = {}
         tables = {}
-        groups: dict[str, dict[str, list[list[float]]]] = {}
         for system in systems:
             errs: dict[str, list[float]] = {f"M {a}-{b}": [] for a, b in BANDS}
-            for (s, gpu, m, n, k, measured, *_), old in zip(points, before, strict=True):
-                if s != system:
-                    continue
-                e = gemm_time_s(gpu, precision, m, n, k, inference=True) / measured - 1.0
-                engine.setdefault(system, []).append(abs(e))
-                for a, b in BANDS:
-                    if a <= m <= b:
-                        errs[f"M {a}-{b}"].append(e)
+            for s, gpu, m, n, k, measured, *_ in points:
+                if s == system:
+                    e = gemm_time_s(gpu, precision, m, n, k, inference=True) / measured - 1.0
+                    errs[_band(m)].append(e)
+            tables[system] = _summary(errs)
+        report: dict[str, object] = {
+            "generation": generation,
+            "precision": precision,
+            "fitted": {"fixed_us": round(fixed * 1e6, 2), "overlap": round(overlap, 3)},
+            "engine_rule_by_table": tables,
+        }
+        if args.wave and (generation, precision) in WAVE_GROUPS:
+            tile = min(WAVE_TILE_GRID, key=lambda a: solve(a)[2])
+            w_fixed, w_overlap, _, after = solve(tile)
+            overall: dict[str, list[list[float]]] = {s: [[], []] for s in systems}
+            bands: dict[str, dict[str, list[float]]] = {s: {} for s in systems}
+            groups: dict[str, dict[str, list[list[float]]]] = {}
+            for q, old, new in zip(points, before, after, strict=True):
+                s, m, n, k, measured = q[0], q[2], q[3], q[4], q[5]
+                overall[s][0].append(abs(old / measured - 1.0))
+                overall[s][1].append(abs(new / measured - 1.0))
+                bands[s].setdefault(_band(m), []).append(new / measured - 1.0)
                 if n in GROUP_SIZES and k in GROUP_SIZES:
                     band = "M 1-64" if m <= 64 else "M 65-1024"
                     cell = groups.setdefault(band, {}).setdefault(f"{n}x{k}", [[], []])
                     cell[0].append(abs(old / measured - 1.0))
-                    cell[1].append(abs(e))
-            tables[system] = {
-                band: {
-                    "points": len(v),
-                    "mae_pct": round(100 * sum(map(abs, v)) / len(v), 1),
-                    "signed_pct": round(100 * sum(v) / len(v), 1),
-                }
-                for band, v in errs.items()
-                if v
-            }
-        report = {
-            "generation": generation,
-            "precision": precision,
-            "fitted": {
-                "fixed_us": round(fixed * 1e6, 2),
-                "overlap": round(overlap, 3),
-                "wave_tile": tile,
-            },
-            "no_wave_term_mae_pct_by_table": no_wave,
-            "engine_rule_mae_pct_by_table": {
-                system: round(100 * float(np.mean(v)), 1) for system, v in engine.items()
-            },
-            "engine_rule_by_table": tables,
-        }
-        if args.groups:
-            # per (N, K): [without the wave term, the engine's rule]
-            report["mae_pct_by_n_x_k"] = {
-                band: {
-                    key: [round(100 * sum(v) / len(v), 1) for v in pair]
-                    for key, pair in cells.items()
-                }
-                for band, cells in groups.items()
+                    cell[1].append(abs(new / measured - 1.0))
+            report["wave_term"] = {
+                "fitted": {
+                    "fixed_us": round(w_fixed * 1e6, 2),
+                    "overlap": round(w_overlap, 3),
+                    "wave_tile": tile,
+                },
+                # mean |error| by table: [without the wave term (the fixed part refitted alone),
+                # with it]
+                "mae_pct_by_table": {
+                    s: [round(100 * float(np.mean(v)), 1) for v in pair]
+                    for s, pair in overall.items()
+                },
+                "by_table": {s: _summary(v) for s, v in bands.items()},
+                # per (N, K) at M 1-64 and 65-1,024: [without, with]
+                "mae_pct_by_n_x_k": {
+                    band: {
+                        key: [round(100 * sum(v) / len(v), 1) for v in pair]
+                        for key, pair in cells.items()
+                    }
+                    for band, cells in groups.items()
+                },
             }
         print(json.dumps(report))
+
+
+def _band(m: int) -> str:
+    """The :data:`BANDS` label of ``m`` rows."""
+    return next(f"M {a}-{b}" for a, b in BANDS if a <= m <= b)
+
+
+def _summary(errs: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Points, mean |error| and mean signed error (%) of each band's relative errors."""
+    return {
+        band: {
+            "points": len(v),
+            "mae_pct": round(100 * sum(map(abs, v)) / len(v), 1),
+            "signed_pct": round(100 * sum(v) / len(v), 1),
+        }
+        for band, v in errs.items()
+        if v
+    }
 
 
 if __name__ == "__main__":

@@ -120,15 +120,12 @@ def test_the_answer_names_the_measured_kernel_figures_it_used() -> None:
 
 
 def test_a_serving_answer_names_the_measured_decode_kernels_it_used() -> None:
-    """A serving answer lists its quantized GEMMs' fixed part and overlap (NVFP4: and its wave
-    tile) and the serving all-reduce of its generation (docs/MODEL.md 15.1); training answers and
-    GPUs without such tables list neither."""
+    """A serving answer lists its quantized GEMMs' fixed part and overlap and the serving
+    all-reduce of its generation (docs/MODEL.md 15.1); training answers and GPUs without such
+    tables list neither."""
     from advisor.engine import evaluate
 
-    names = (
-        "FP4 GEMM fixed part and overlap and wave tile",
-        "FP8 GEMM fixed part and overlap",
-    )
+    names = ("FP4 GEMM fixed part and overlap", "FP8 GEMM fixed part and overlap")
 
     def listed(raw: dict[str, object]) -> dict[str, object]:
         return {
@@ -139,7 +136,7 @@ def test_a_serving_answer_names_the_measured_decode_kernels_it_used() -> None:
 
     serve = {"workload": "inference", "model": "llama3-70b", "gpus": 8}
     assert listed({**serve, "gpu": "b200", "precision": "fp4"}) == {
-        "FP4 GEMM fixed part and overlap and wave tile": "1.7 / 0.5 / 23,750",
+        "FP4 GEMM fixed part and overlap": "6.1 / 0.5",
         "serving all-reduce inside a server": "4.82 µs + 0.735 of NVLink",
     }
     assert listed({**serve, "gpu": "h100-sxm", "precision": "fp8"}) == {

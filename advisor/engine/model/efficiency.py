@@ -328,73 +328,31 @@ wave loss misses them +12 to +37 % (few rows) and -5 to -25 % (docs/MODEL.md 15.
 FP8_INFERENCE_OVERLAP: Final = 0.5
 """Share of the shorter of an FP8 inference GEMM's compute and memory times added to the longer
 (0.4-0.5 the best over the H100 FP8 table's grid of M >= 129; docs/MODEL.md 15.1)."""
-
-
-@dataclass(frozen=True)
-class QuantizedGemm:
-    """The measured kernel's terms of an 8- or 4-bit inference GEMM beside its roofline
-    (:data:`QUANTIZED_INFERENCE_GEMM`): ``t0 + fixed_s + max(c, m) + overlap x min(c, m)``, ``c``
-    the math at least ``waves x 2 x wave_tile x SMs x K / rate`` when ``wave_tile`` > 0."""
-
-    fixed_s: float
-    """Seconds beyond the profile's ``gemm_latency_s``: the quantized kernel's own prologue and
-    the activation's cast to its input format, which TensorRT-LLM's ``Linear.forward`` runs
-    before it."""
-    overlap: float
-    """Share of the shorter of compute and memory added to the longer."""
-    wave_tile: float = 0.0
-    """Output elements one SM's tile counts for in a wave (0: no wave term).  A kernel that
-    runs one ``tile_m x tile_n`` output tile per SM over the whole depth K (no split-K, no
-    stream-K) takes a wave's time whatever share of the SMs its tiles fill: its math is at least
-    ``ceil(ceil(M / tile_m) x ceil(N / tile_n) / SMs)`` waves of ``2 x wave_tile x K`` FLOPs per
-    SM at the GEMM's rate (:func:`quantized_wave_floor_s`).  A fitted figure below the tile's
-    128 x 256 = 32,768 outputs: a full wave of whole tiles runs faster than the median
-    compute-bound GEMM the rate was read on."""
-
-
-QUANTIZED_INFERENCE_GEMM: dict[tuple[str, str], QuantizedGemm] = {
-    ("hopper", "fp8"): QuantizedGemm(10.12e-6, 0.267),
-    ("blackwell", "fp8"): QuantizedGemm(10.01e-6, 0.744),
-    ("blackwell", "fp4"): QuantizedGemm(1.74e-6, 0.5, 23750.0),
+QUANTIZED_INFERENCE_GEMM: dict[tuple[str, str], tuple[float, float]] = {
+    ("hopper", "fp8"): (10.12e-6, 0.267),
+    ("blackwell", "fp8"): (10.01e-6, 0.744),
+    ("blackwell", "fp4"): (6.1e-6, 0.5),
 }
-"""The measured kernel's terms of an 8- or 4-bit inference GEMM by (generation, precision)
-(:class:`QuantizedGemm`).  Fitted (least squares on the relative error; linear in the fixed part
-and the overlap, the wave tile on a grid) on TensorRT-LLM 1.3.0rc20's measured GEMM latencies
-(AIConfigurator 0.12.0 ``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``), over the decode domain
-M = 1-1,024, N, K in {1,024 ... 16,384}, per generation over every table it has (Hopper: H100,
-H200; Blackwell: B200, GB200, B300, GB300; NVFP4's overlap held at the half its compute-bound
-GEMMs read): ``bench/aic_quantized_gemm_fit.py``.
-NVFP4 on Blackwell pays whole waves of 128 x 256 tiles over the depth K: at 1-256 rows its
-measured time is K's, not N's (B200, K 16,384: 36-40 us from N 1,024 to 12,288, twice N 16,384
-x K 4,096's), and it steps at each wave boundary (B200, N 16,384: 47 -> 75 us from M 256 to
-257); mean |error| over the four tables 21.1 -> 6.9 % with the wave term.  FP8 reads no such
-step (split-K at decode rows): the same term gains it 0.7-0.8 points and misses N 1,024 x
-K 16,384 at M <= 64 by +27-35 %, so it has none.
+"""(seconds beyond the profile's ``gemm_latency_s``, share of the shorter of compute and memory
+added to the longer) of an 8- or 4-bit inference GEMM by (generation, precision):
+``t0 + f + max(c, m) + o x min(c, m)``.  The fixed part ``f`` is the quantized kernel's own
+prologue and the activation's cast to its input format, which TensorRT-LLM's ``Linear.forward``
+runs before it.  Fitted (least squares on the relative error; the rule is linear in f and o) on
+TensorRT-LLM 1.3.0rc20's measured GEMM latencies (AIConfigurator 0.12.0
+``gemm/trtllm/1.3.0rc20/gemm_perf.parquet``), over the decode domain M = 1-1,024, N, K in
+{1,024 ... 16,384}, per generation over every table it has (Hopper: H100, H200; Blackwell: B200,
+GB200, B300, GB300; NVFP4's overlap held at the half its compute-bound GEMMs read, the fixed part
+fitted alone): ``bench/aic_quantized_gemm_fit.py``.
 Never fitted on a serving row (docs/MODEL.md 15.1, "The decode step at the kernel tables' own
 costs").  Replaces the half overlap (:data:`FP8_INFERENCE_OVERLAP`) and no fixed part, which read
 the tables' whole latencies 21-50 % fast at M <= 1,024."""
-NO_QUANTIZED_GEMM: Final = QuantizedGemm(0.0, FP8_INFERENCE_OVERLAP)
-"""A quantized inference GEMM without a fitted entry: no fixed part, the half overlap."""
 
 
-def quantized_inference_gemm(generation: str, precision: str) -> QuantizedGemm:
-    """The terms of an 8- or 4-bit inference GEMM on a generation of
-    :data:`FP8_INFERENCE_OVERLAP_GENERATIONS`: :data:`QUANTIZED_INFERENCE_GEMM`, else
-    :data:`NO_QUANTIZED_GEMM`."""
-    return QUANTIZED_INFERENCE_GEMM.get((generation, precision), NO_QUANTIZED_GEMM)
-
-
-def quantized_wave_s(p: ComputeProfile, terms: QuantizedGemm, k: float, rate: float) -> float:
-    """Seconds one wave of a quantized inference GEMM of depth ``k`` takes at ``rate`` FLOP/s
-    (:attr:`QuantizedGemm.wave_tile`; 0.0 without a wave term)."""
-    return 2.0 * terms.wave_tile * p.sms * k / rate
-
-
-def quantized_wave_floor_s(p: ComputeProfile, m: float, tiles_n: float, wave_s: float) -> float:
-    """The least math time of a quantized inference GEMM of ``m`` rows and ``tiles_n`` tiles
-    along N: its whole waves of output tiles (:attr:`QuantizedGemm.wave_tile`) times ``wave_s``
-    (:func:`quantized_wave_s`)."""
-    return math.ceil(math.ceil(m / p.tile_m) * tiles_n / p.sms) * wave_s
+def quantized_inference_gemm(generation: str, precision: str) -> tuple[float, float]:
+    """(seconds beyond ``gemm_latency_s``, overlap) of an 8- or 4-bit inference GEMM on a
+    generation of :data:`FP8_INFERENCE_OVERLAP_GENERATIONS`: :data:`QUANTIZED_INFERENCE_GEMM`,
+    else no fixed part and :data:`FP8_INFERENCE_OVERLAP`."""
+    return QUANTIZED_INFERENCE_GEMM.get((generation, precision), (0.0, FP8_INFERENCE_OVERLAP))
 
 
 HALF_OVERLAP_16BIT_INFERENCE_GENERATIONS: tuple[str, ...] = ("ampere",)
@@ -445,10 +403,8 @@ def gemm_time_s(
     across the idle SMs (cuBLAS / CUTLASS split-K and stream-K), so it pays no wave loss; the
     loss returns linearly as M grows to two tiles' rows (no jump in a step's time at M = one
     tile).  A 16-bit inference GEMM on an Ampere, Hopper or Blackwell GPU pays no wave loss at
-    any M (:data:`CUBLAS_NO_WAVE_GENERATIONS`).  A quantized one on Hopper or Blackwell pays its
-    measured kernel's terms (:data:`QUANTIZED_INFERENCE_GEMM`): NVFP4 on Blackwell its whole
-    waves of tiles over the depth K (:attr:`QuantizedGemm.wave_tile`).  An FP8 training GEMM also
-    pays its tiles' fixed cost against its depth K (:func:`fp8_depth_factor`)."""
+    any M (:data:`CUBLAS_NO_WAVE_GENERATIONS`).  An FP8 training GEMM also pays its tiles'
+    fixed cost against its depth K (:func:`fp8_depth_factor`)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
     p = profile(gpu)
@@ -458,16 +414,15 @@ def gemm_time_s(
     wave_loss = math.ceil(tiles / p.sms) * p.sms / tiles
     overlap = 0.0
     fixed = p.gemm_latency_s
-    terms = None
     if (
         inference
         and precision in QUANTIZED_PRECISIONS
         and p.generation in FP8_INFERENCE_OVERLAP_GENERATIONS
     ):
-        # a quantized inference GEMM: no wave loss, its fitted fixed part, overlap and wave
-        # term (QUANTIZED_INFERENCE_GEMM; NO_QUANTIZED_GEMM where it has none)
-        terms = quantized_inference_gemm(p.generation, precision)
-        wave_loss, fixed, overlap = 1.0, fixed + terms.fixed_s, terms.overlap
+        # a quantized inference GEMM: no wave loss, its fitted fixed part and overlap
+        # (QUANTIZED_INFERENCE_GEMM; FP8_INFERENCE_OVERLAP where it has none)
+        extra, overlap = quantized_inference_gemm(p.generation, precision)
+        wave_loss, fixed = 1.0, fixed + extra
     elif (
         inference
         and precision not in QUANTIZED_PRECISIONS
@@ -484,11 +439,6 @@ def gemm_time_s(
         wave_loss = 1.0 + (wave_loss - 1.0) * min(1.0, max(0.0, m / p.tile_m - 1.0))
     flops = 2.0 * m * n * k
     compute = flops / (frac * p.sustained_ratio * peak) * wave_loss
-    if terms is not None and terms.wave_tile > 0.0:
-        # whole waves of output tiles over the depth K (QuantizedGemm.wave_tile)
-        wave_s = quantized_wave_s(p, terms, k, frac * p.sustained_ratio * peak)
-        floor = quantized_wave_floor_s(p, m, math.ceil(n / p.tile_n), wave_s)
-        compute = floor if floor > compute else compute
     if precision == "fp8" and not inference:
         compute *= fp8_depth_factor(k)
     # a GEMM also streams its operands once: the memory roofline

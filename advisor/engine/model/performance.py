@@ -702,20 +702,13 @@ def _serving_kernel_rows(scenario: Scenario) -> list[Assumption]:
     math_precision = expert_math_precision(g, scenario.precision)
     quantized = QUANTIZED_INFERENCE_GEMM.get((g.generation, math_precision))
     if quantized is not None:
-        waves = quantized.wave_tile > 0.0
+        fixed, overlap = quantized
         rows.append(
             _row(
-                f"{math_precision.upper()} GEMM fixed part and overlap"
-                + (" and wave tile" if waves else ""),
-                f"{quantized.fixed_s * 1e6:.1f} / {quantized.overlap:g}"
-                + (f" / {quantized.wave_tile:,.0f}" if waves else ""),
+                f"{math_precision.upper()} GEMM fixed part and overlap",
+                f"{fixed * 1e6:.1f} / {overlap:g}",
                 "µs a GEMM beyond a 16-bit one's (the activation's cast) / share of the "
-                "shorter of its math and weight read added to the longer"
-                + (
-                    " / outputs per SM its math pays in each wave of tiles over the depth K"
-                    if waves
-                    else ""
-                ),
+                "shorter of its math and weight read added to the longer",
                 "TensorRT-LLM 1.3.0rc20's measured GEMMs at 1-1,024 rows, AIConfigurator 0.12.0 "
                 "tables (docs/MODEL.md 15.1)",
             )

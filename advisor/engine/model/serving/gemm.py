@@ -25,8 +25,6 @@ from advisor.engine.model.efficiency import (
     gemm_peak_flops,
     profile,
     quantized_inference_gemm,
-    quantized_wave_floor_s,
-    quantized_wave_s,
 )
 from advisor.engine.model.serving.precision import expert_math_precision
 
@@ -44,11 +42,9 @@ class InferenceGemm:
         "n",
         "no_wave",
         "overlap",
-        "profile",
         "sms",
         "tile_m",
         "tiles_n",
-        "wave_s",
         "wbytes",
     )
 
@@ -72,16 +68,11 @@ class InferenceGemm:
         )
         self.overlap = FP8_INFERENCE_OVERLAP if half else 0.0
         extra = 0.0
+        if fp8_overlap:
+            extra, self.overlap = quantized_inference_gemm(p.generation, precision)
         frac = p.mamf_fp8 if quantized and p.mamf_fp8 > 0 else p.mamf_bf16
         peak = gemm_peak_flops(gpu, p, precision)
         self.flop_rate = frac * p.sustained_ratio * peak
-        self.profile = p
-        self.wave_s = 0.0
-        if fp8_overlap:
-            terms = quantized_inference_gemm(p.generation, precision)
-            extra, self.overlap = terms.fixed_s, terms.overlap
-            if terms.wave_tile > 0.0 and not self.empty:
-                self.wave_s = quantized_wave_s(p, terms, k, self.flop_rate)
         self.hbm = gpu.memory_bw_gbytes_per_s * 1e9 * HBM_EFFICIENCY
         self.latency = p.gemm_latency_s + extra
 
@@ -102,9 +93,8 @@ def total_time_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
 
 def _rooflines_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
     """0.0 + ``efficiency.gemm_time_s`` at ``inference=True`` of each non-empty GEMM of
-    ``gemms``, in order (``m`` > 0), a quantized one's math at least its whole waves of tiles
-    (:func:`efficiency.quantized_wave_floor_s`).  The builtin max / min written out as the
-    comparisons they make (max(a, b) is b only when b > a; min(a, b) is b only when b < a)."""
+    ``gemms``, in order (``m`` > 0).  The builtin max / min written out as the comparisons
+    they make (max(a, b) is b only when b > a; min(a, b) is b only when b < a)."""
     total = 0.0
     for g in gemms:
         if g.empty:
@@ -120,9 +110,6 @@ def _rooflines_s(gemms: tuple[InferenceGemm, ...], m: float) -> float:
             ramp = ramp if ramp > 0.0 else 0.0
             wave_loss = 1.0 + (wave_loss - 1.0) * (ramp if ramp < 1.0 else 1.0)
         compute = 2.0 * m * n * k / g.flop_rate * wave_loss
-        if g.wave_s > 0.0:
-            floor = quantized_wave_floor_s(g.profile, m, g.tiles_n, g.wave_s)
-            compute = floor if floor > compute else compute
         memory = (m * k + g.kn + m * n) * g.wbytes / g.hbm
         longer, shorter = (memory, compute) if memory > compute else (compute, memory)
         total += longer + g.overlap * shorter + 0.0 + g.latency
