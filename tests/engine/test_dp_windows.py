@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, GRAD_BYTES_PER_PARAM
+from advisor.engine.facts.constants import DP_OVERLAP_EFFICIENCY, FABRICS, GRAD_BYTES_PER_PARAM
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.design_network import net_for
 from advisor.engine.model.planner import plan_workload
@@ -129,9 +129,11 @@ def test_a_reduction_longer_than_one_backward_hides_in_the_cool_down() -> None:
     # would expose two of them; the chunks' queue exposes only what the last chunk's reduction
     # outlasts its own backward
     reduce_s = 3.0 * st.chunk_window * 4
+    jitter_cv = FABRICS[s.design.fabric].jitter_cv
     times = _assemble(
-        st, t, s.design, "low", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (reduce_s, 0.0), (0.0, 0.0)
-    )
+        st, t, s.design, "low", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (reduce_s, 0.0), (0.0, 0.0),
+        jitter_cv,
+    )  # fmt: skip
     assert times.exposed_comm_s == pytest.approx(
         max(
             reduce_s - st.reduce_window,

@@ -74,10 +74,8 @@ class _Net:
             design.links_per_rail,
         )
         self.placement = "scattered" if bound == "high" else "contiguous"
-        fabric_class = FABRICS.get(design.fabric)
-        self.jitter_cv = -1.0 if fabric_class is None else fabric_class.jitter_cv
-        """The fabric's collective jitter (the straggler term of every step priced on it; -1
-        for a fabric the constants do not list, which the step reads off the design)."""
+        self.jitter_cv = FABRICS[design.fabric].jitter_cv
+        """The fabric's collective jitter (the straggler term of every step priced on it)."""
         self.cache: dict[tuple[int, int, int, Communicator | None], CommDomain] = {}
         self.alike: dict[tuple[int, int, int, float | None, float, int], CommDomain] = {}
         # what make_domain reads of this network besides the communicator's crossing: nets of

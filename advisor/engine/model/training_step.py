@@ -15,7 +15,6 @@ from advisor.engine.facts.constants import (
     DP_OVERLAP_EFFICIENCY,
     EP_COMM_OVERLAP,
     EP_COMM_SMS,
-    FABRICS,
     GRAD_BYTES_PER_PARAM,
     TP_COMM_OVERLAP,
 )
@@ -435,12 +434,11 @@ def _assemble(
     pp_s: float,
     dp_s: tuple[float, float],
     edp_s: tuple[float, float],
-    jitter_cv: float = -1.0,
+    jitter_cv: float,
 ) -> _TrainingTimes:
     """The step of :func:`_times_below` from its communication terms (``dp_s``, ``edp_s``:
     the seconds of the reductions and of the all-gathers, :func:`_split_ops`); ``jitter_cv``:
-    the design's fabric's (:attr:`design_network._Net.jitter_cv`), read off the design when
-    negative."""
+    the design's fabric's (:attr:`design_network._Net.jitter_cv`)."""
     reduce_s = dp_s[0] + edp_s[0]
     gather_s = dp_s[1] + edp_s[1]
     dp_total = reduce_s + gather_s
@@ -475,8 +473,7 @@ def _assemble(
 
     straggler = 0.0
     if st.straggler_sigmas and bound != "low":
-        cv = FABRICS[design.fabric].jitter_cv if jitter_cv < 0.0 else jitter_cv
-        sigma = math.hypot(st.jitter_compute_s, cv * network_comm)
+        sigma = math.hypot(st.jitter_compute_s, jitter_cv * network_comm)
         straggler = sigma * st.straggler_sigmas
         if bound == "high":
             straggler *= 2.0
