@@ -406,12 +406,13 @@ def test_the_units_that_serve_whole_requests(
 
 
 def test_replicas_across_an_nvl72_racks_trays_are_not_said_to_serve_per_server() -> None:
-    """DeepSeek-V3 as EP64 replicas on GB300 NVL72 racks: a replica spans 16 of a rack's 18
-    trays, so the racks (NVLink domains) serve requests independently, not the trays; the text
-    said "the 72 servers serve requests independently" and "each of the 72 servers serves
-    whole requests"."""
+    """DeepSeek-V3 as wide-EP replicas on GB300 NVL72 racks (EP64 on 16 of a rack's 18 trays
+    when this was written, the whole rack's EP72 since the rack's width is weighed): a replica
+    spans many trays, so the racks (NVLink domains) serve requests independently, not the trays;
+    the text said "the 72 servers serve requests independently" and "each of the 72 servers
+    serves whole requests"."""
     four = evaluate(_serving("deepseek-v3", "gb300-nvl72", 288, requests_per_s=200.0))
-    assert four["workload"]["plan"]["ep"] == 64
+    assert four["workload"]["plan"]["ep"] == 72
     why, *_ = four["recommendation"]["rationale"]
     assert "the 4 NVLink domains (72 servers) serve requests independently" in why
     assert "72 servers serve" not in why
@@ -424,3 +425,61 @@ def test_replicas_across_an_nvl72_racks_trays_are_not_said_to_serve_per_server()
     assert "the cluster is one NVLink domain of 18 servers" in text
     assert "Scale by adding replicas: each replica serves whole requests" in text
     assert "servers serve requests independently" not in text
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "widths"),
+    [
+        # 8-GPU servers: the powers of two, as before
+        ("deepseek-v3", "h200-sxm", 16, [2, 4, 8]),
+        # a whole NVL72 rack: the powers of two up to 64 and the rack itself
+        ("deepseek-v3", "gb300-nvl72", 72, [2, 4, 8, 16, 32, 64, 72]),
+        # ten trays of a rack: the trays the job holds are its domain
+        ("deepseek-v3", "gb200-nvl72", 40, [2, 4, 8, 16, 32, 40]),
+        # a power-of-two domain adds nothing
+        ("deepseek-v3", "gb200-nvl72", 64, [2, 4, 8, 16, 32, 64]),
+        # never wider than the experts (gpt-oss-20b has 32)
+        ("gpt-oss-20b", "gb200-nvl72", 72, [2, 4, 8, 16, 32]),
+    ],
+)
+def test_expert_parallel_widths_weighed_inside_a_domain(
+    model: str, gpu: str, gpus: int, widths: list[int]
+) -> None:
+    from advisor.engine.facts.catalog import default_catalog
+    from advisor.engine.input.scenario import parse_scenario
+    from advisor.engine.model.plans import domain_gpus
+    from advisor.engine.model.serving.deployment import expert_parallel_widths
+
+    scenario = parse_scenario(_serving(model, gpu, gpus, requests_per_s=10.0), default_catalog())
+    assert expert_parallel_widths(scenario, domain_gpus(scenario)) == widths
+
+
+def test_wide_ep_over_a_whole_nvl72_rack_uses_every_gpu() -> None:
+    """DeepSeek-V3 FP4 on one GB300 NVL72 rack at 30 requests/s: only power-of-two expert
+    widths were weighed, so the engine chose EP64 and left 2 of the 18 trays idle (89.9
+    requests/s within the targets). TensorRT-LLM's wide-EP recipe runs the whole rack with 288
+    expert slots (4 a GPU, 32 redundant experts); weighed too, it uses every GPU and serves
+    more (101 requests/s, +12 %), and the answer says how the slots are filled."""
+    raw = _serving("deepseek-v3", "gb300-nvl72", 72, requests_per_s=30.0)
+    raw |= {"precision": "fp4", "gpus_per_node": 4}
+    raw["inference"] |= {
+        "prompt_tokens": 4000,
+        "output_tokens": 1000,
+        "target_ms_per_token": 40,
+        "target_ttft_ms": 2000,
+    }
+    result = evaluate(raw)
+    plan, serving = result["workload"]["plan"], result["workload"]["serving"]
+    assert (plan["tp"], plan["ep"], plan["dp"]) == (1, 72, 1)
+    (pool,) = serving["pools"].values()
+    assert (pool["gpus"], pool["experts_per_gpu"], pool["redundant_experts"]) == (72, 4, 32)
+    weighed = _weighed(result)
+    assert weighed["EP72"] > 1.1 * weighed["EP64"]
+    assert result["metrics"]["max_requests_per_s_at_target"] == pytest.approx(
+        weighed["EP72"], rel=0.01
+    )
+    notes = result["workload"]["notes"]
+    assert not any("idle" in note for note in notes), notes
+    assert "EP72 holds 288 expert slots, 4 a GPU: the 256 experts and 32 redundant" in " ".join(
+        notes
+    )
