@@ -5,6 +5,7 @@ domain buy no fabric, and 405B disaggregated over 80 GB servers is planned."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -483,3 +484,47 @@ def test_wide_ep_over_a_whole_nvl72_rack_uses_every_gpu() -> None:
     assert "EP72 holds 288 expert slots, 4 a GPU: the 256 experts and 32 redundant" in " ".join(
         notes
     )
+
+
+def _headroom(result: dict[str, Any]) -> list[str]:
+    return [t for t in result["recommendation"]["rationale"] if t.startswith("Headroom:")]
+
+
+def test_a_fleet_far_larger_than_its_load_says_how_few_servers_would_carry_it() -> None:
+    """Llama 3.1 70B on 4 x 8 H200 at 5 requests/s: the fleet serves many times the ask within
+    the targets, and the answer was silent about it; it now says what it serves against the ask
+    and how many servers of the same deployment would carry the ask (the mirror of the
+    shortfall headline)."""
+    raw = _inference(requests_per_s=5.0) | {"gpus": 32}
+    result = evaluate(raw)
+    metrics = result["metrics"]
+    at_target = metrics["max_requests_per_s_at_target"]
+    assert metrics["meets_latency_targets"] == 1.0 and at_target >= 2 * 5.0
+    (text,) = _headroom(result)
+    match = re.search(
+        r"these 4 servers serve up to ([\d.,]+) requests/s, ([\d.,]+) x the 5 asked; "
+        r"(\d+) servers? of the same deployment would carry 5 requests/s within them\.",
+        text,
+    )
+    assert match is not None, text
+    served, factor, servers = (float(g.replace(",", "")) for g in match.groups())
+    assert served == pytest.approx(at_target, rel=0.01)
+    assert factor == pytest.approx(at_target / 5.0, rel=0.01)
+    assert servers == math.ceil(4 * 5.0 / at_target) < 4
+    assert "Headroom" not in result["recommendation"]["headline"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # the load needs most of the fleet: nothing to say
+        _inference(requests_per_s=5.0),
+        # a closed loop of users asks no rate
+        _inference(concurrent_requests=8) | {"gpus": 32},
+        # an overloaded fleet says the opposite, in its headline
+        _inference(requests_per_s=50.0),
+    ],
+)
+def test_no_headroom_sentence_without_a_spare_server(raw: dict[str, Any]) -> None:
+    result = evaluate(raw)
+    assert _headroom(result) == []

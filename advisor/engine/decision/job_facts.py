@@ -353,12 +353,24 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
-        servers_per_copy=(
-            max(1, math.ceil(workload.inference.gpus_per_replica / scenario.gpus_per_node))
-            if serving_plan.colocated and workload.inference is not None
-            else 1
-        ),
+        servers_per_copy=_servers_per_copy(scenario, workload, serving_plan),
     )
+
+
+def _servers_per_copy(scenario: Scenario, workload: WorkloadPlan, sp: ServingPlan) -> int:
+    """Servers one independent copy of the serving deployment occupies, so that more or fewer
+    servers are said in whole copies: a colocated replica's (TP16 on 8-GPU servers: 2); a
+    disaggregated deployment copied over the cluster, its copy's; one whose KV cache stays
+    inside each scale-up domain, the domain's (a server holding its own pools: 1); otherwise
+    the whole cluster, one deployment over every server."""
+    gpn = scenario.gpus_per_node
+    if sp.colocated and workload.inference is not None:
+        return max(1, math.ceil(workload.inference.gpus_per_replica / gpn))
+    if sp.copies > 1 and sp.copy_servers:
+        return sp.copy_servers
+    if sp.kv_inside_domain:
+        return max(1, min(workload.nodes, workload.domain_gpus // gpn))
+    return max(1, workload.nodes)
 
 
 def _tp_crosses(workload: WorkloadPlan) -> bool:

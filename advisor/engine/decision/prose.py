@@ -254,6 +254,39 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     return text + "."
 
 
+HEADROOM_FACTOR: Final = 2.0
+"""A serving answer says its headroom when the fleet serves at least this many times the asked
+rate within both p95 targets (more than half of what it can serve at target stands idle)."""
+
+
+def serving_headroom(facts: JobFacts, metrics: Metrics) -> str:
+    """The rationale's sentence for a serving fleet far larger than its asked rate
+    (:data:`HEADROOM_FACTOR`), the mirror of :func:`serving_shortfall`: what it serves within
+    the targets against the ask, and the whole copies of the same deployment
+    (``ServingAsk.servers_per_copy``) that would carry the ask, when fewer than the cluster's
+    servers (docs/MODEL.md 15.2, "Headroom"). Empty for a closed loop, an answer that falls
+    short, or a fleet with no copy to spare (one deployment over every server among them)."""
+    ask = facts.serving
+    if ask is None or ask.requests_per_s is None:
+        return ""
+    if metrics.load_saturated or not metrics.meets_latency_targets:
+        return ""
+    at_target = float(metrics.max_requests_per_s_at_target or 0.0)
+    need = ask.requests_per_s
+    if need <= 0 or at_target < HEADROOM_FACTOR * need:
+        return ""
+    copy = ask.servers_per_copy
+    servers = max(copy, math.ceil(math.ceil(facts.nodes * need / at_target) / copy) * copy)
+    if servers >= facts.nodes:
+        return ""
+    return (
+        f"Headroom: within both p95 targets these {facts.nodes:,} servers serve up to "
+        f"{significant(at_target)} requests/s, {at_target / need:,.1f} x the "
+        f"{significant(need)} asked; {servers:,} server{'s' if servers != 1 else ''} of the "
+        f"same deployment would carry {significant(need)} requests/s within them."
+    )
+
+
 def headline(facts: JobFacts, choice: Choice, budget_info: Budget | None) -> str:
     scored = choice.best
     life = scored.life

@@ -57,6 +57,7 @@ from advisor.engine.decision.prose import (
     perf_str,
     rationale,
     reference_design,
+    serving_headroom,
     serving_shortfall,
     topo_phrase,
     uncertainty,
@@ -467,6 +468,9 @@ def _build(
     )
     budget_info = _budget_info(facts, choice, scored, storage, mgmt)
     text = rationale(facts, choice, scored) + notes
+    headroom = serving_headroom(facts, best.metrics)
+    if headroom:
+        text.append(headroom)
     cliff = tier_cliff(facts, parts, best)
     if cliff is not None:
         text.append(cliff.statement)
@@ -945,6 +949,9 @@ def _no_fabric(
     if shortfall:
         head = f"{head} {shortfall}"
         rationale_text.append(shortfall)
+    headroom = serving_headroom(facts, metrics)
+    if headroom:
+        rationale_text.append(headroom)
     bound = max(facts.gpus_per_node, facts.domain_gpus)
     unit = "server" if bound == facts.gpus_per_node else f"{bound}-GPU NVLink domain"
     storage_info = storage_summary(facts, storage, existing=existing)
