@@ -15,6 +15,7 @@ from typing import Any
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.formatting import (
     duration,
+    first_token,
     milliseconds,
     percent,
     significant,
@@ -217,9 +218,9 @@ def headline(result: EngineResult) -> dict[str, Any]:
     costs = cost_figures(cost)
     facts.append(Fact(COST_LABELS["capex"], capex, "NICs, switches, optics, cables"))
     if is_inference(result):
-        first = f"first token {milliseconds(metrics.ttft_ms)}"
+        first = f"first token {first_token(metrics.ttft_ms)}"
         if result.rag is not None and result.rag.first_token_ms is not None:
-            first += f", {milliseconds(result.rag.first_token_ms)} with retrieval"
+            first += f", {first_token(result.rag.first_token_ms)} with retrieval"
         facts.append(Fact("Per token", milliseconds(metrics.ms_per_token), first))
         if metrics.max_requests_per_s_at_target is not None:
             facts.append(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.engine.decision.rag import bit_rate
-from advisor.engine.facts.formatting import usd_whole
+from advisor.engine.facts.formatting import first_token, usd_whole
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import RAG_TIER_LABELS
 from advisor.engine.result.records import EngineResult, RagAnswer
@@ -87,7 +87,7 @@ def _timing(rag: RagAnswer) -> list[list[str]]:
         ["Time to the first token", ""],
         ["Retrieval (embedding + vector search + network)", _ms(rag.retrieval_ms)],
         ["of which the tiers' network", f"{finite(rag.network_ms):,.2f} ms"],
-        ["Generation tier, p95", _ms(rag.generation_ttft_ms)],
+        ["Generation tier, p95", first_token(rag.generation_ttft_ms)],
         ["First token", first],
     ]
 

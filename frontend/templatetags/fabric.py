@@ -20,6 +20,7 @@ register.filter("usd", formatting.usd_compact)  # $2.80M, $304k, $950
 register.filter("usd_full", formatting.usd_whole)  # $1,228,800
 register.filter("duration", formatting.duration)  # seconds in the unit a person would use
 register.filter("ms", formatting.milliseconds)
+register.filter("first_token", formatting.first_token)  # a queue over capacity in words
 register.filter("pct", formatting.percent)  # a fraction 0..1 as a percentage
 register.filter("num", formatting.number)
 register.filter("gbps", formatting.gbps)

@@ -128,7 +128,13 @@ def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if
     assert "engine's own answer" in page.inner_text("#whatif-basis")
 
     page.select_option("select[name=fabric]", "ethernet")
-    _priced(page, seen)
+    seen = _priced(page, seen)
     assert page.inner_text("[data-whatif=fabric_label]") == "Ethernet (TCP)"
     assert page.inner_text("[data-base=network_capex_usd]") == shown
     assert "your design" in page.inner_text("#whatif-basis")
+
+    # far over capacity: the first token is said in words, not as the model's 3,600 s stand-in
+    page.fill("input[name=requests_per_s]", "5000")
+    _priced(page, seen)
+    assert page.inner_text("[data-whatif=ttft_ms]") == "no bound (over capacity)"
+    assert page.inner_text("[data-base=ttft_ms]").endswith(" ms")

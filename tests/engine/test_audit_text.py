@@ -74,3 +74,40 @@ def test_a_cluster_of_16384_servers_is_described_with_thousands_separators() -> 
     )
     assert "16,384 servers" in " ".join(result.recommendation.rationale)
     assert text_violations("training-131072", result) == []
+
+
+# Qwen3-235B-A22B FP8 disaggregated on 4 x 8 H200 at 20 requests/s of 8,000 / 1,000 tokens: over
+# capacity on every network, and the KV-transfer sentence read "(0 % of the 3,600,000 ms p95 time
+# to first token)" and blamed TCP ("so this deployment needs RDMA") for a queue the GPUs hold.
+OVER_CAPACITY_DISAGGREGATED = {
+    "workload": "inference",
+    "model": "qwen3-235b-a22b",
+    "gpu": "h200-sxm",
+    "gpus": 32,
+    "precision": "fp8",
+    "inference": {
+        "requests_per_s": 20,
+        "prompt_tokens": 8000,
+        "output_tokens": 1000,
+        "target_ttft_ms": 2000,
+        "target_ms_per_token": 40,
+        "deployment": "disaggregated",
+    },
+}
+
+
+def test_an_over_capacity_disaggregated_answer_says_the_queue_in_words() -> None:
+    result = evaluate_typed(OVER_CAPACITY_DISAGGREGATED, scaling_chart=False)
+    assert result.metrics.load_saturated
+    assert text_violations("over-capacity", result) == []
+    (kv,) = [t for t in result.recommendation.rationale if "crosses the fabric before" in t]
+    assert "grows without bound whatever the network" in kv
+    assert "needs RDMA" not in kv
+
+
+def test_the_property_finds_the_over_capacity_stand_in_printed_as_a_time() -> None:
+    result = evaluate_typed(OVERLOADED, scaling_chart=False)
+    printed = dataclasses.replace(result, warnings=("(0 % of the 3,600,000 ms p95 time",))
+    found = text_violations("w", printed)
+    assert [v.prop for v in found] == ["saturated-figure"]
+    assert "3,600,000 ms" in found[0].detail

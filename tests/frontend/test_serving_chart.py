@@ -88,3 +88,23 @@ def test_the_caption_of_pools_inside_a_server_keeps_the_kv_cache_on_nvlink() -> 
     html = render_to_string("frontend/_serving_chart.html", {"result": inside})
     assert "moves over NVLink before its first token, never over the network" in html
     assert "crosses the network" not in html
+
+
+def test_a_fleet_over_capacity_is_said_in_words_on_the_first_screen_and_the_caption() -> None:
+    """Llama 3 70B disaggregated at 50 requests/s on the same 4 servers: over capacity, the
+    load model's time to first token is its stand-in (3,600 s), which the headline's facts
+    printed as "first token 3,600,000 ms" and the caption as "3600000 ms to first token (p95),
+    of which KV transfer ... (0 %)"; both now say the queue has no bound."""
+    from django.template.loader import render_to_string
+
+    from advisor.engine.facts.formatting import OVER_CAPACITY
+    from advisor.reports.presenters import headline
+
+    load = {**DISAGGREGATED["inference"], "requests_per_s": 50}
+    over = evaluate_typed({**DISAGGREGATED, "inference": load})
+    assert over.metrics.load_saturated
+    html = render_to_string("frontend/_serving_chart.html", {"result": over})
+    assert "has no bound (over capacity)" in html
+    assert "3600000" not in html and "3,600,000" not in html
+    facts = {fact.key: fact for fact in headline(over)["facts"]}
+    assert facts["Per token"].sub == f"first token {OVER_CAPACITY}"

@@ -49,9 +49,9 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
+from advisor.engine.facts.constants import SATURATED_S
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.vocabulary import fabric_label
-from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.result.records import Metrics, Premium
 
 MAX_PUBLISHED_TIERS: Final = 3

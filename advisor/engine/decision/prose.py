@@ -28,6 +28,7 @@ from advisor.engine.decision.policy import (
 )
 from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
+from advisor.engine.facts.constants import SATURATED_S
 from advisor.engine.facts.formatting import (
     megabytes,
     percent_in_text,
@@ -36,7 +37,6 @@ from advisor.engine.facts.formatting import (
     usd_cents,
 )
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
-from advisor.engine.model.serving.compute import SATURATED_S
 from advisor.engine.model.topology import TopologySize
 from advisor.engine.result.records import (
     Band,

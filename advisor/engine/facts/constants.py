@@ -464,6 +464,11 @@ QUANTIZED_PRECISIONS: frozenset[str] = frozenset({"fp8", "fp4"})
 with the FP8 GEMMs' measured fraction of it (``ComputeProfile.mamf_fp8``) and, at inference,
 the FP8 kernels' overlap; for fp4 (NVFP4, Blackwell) that is an assumption, no FP4 GEMM table
 being read (docs/MODEL.md 15.1, "NVFP4 serving")."""
+SATURATED_S: Final = 3600.0
+"""Latency the serving load model reports when the arrival rate exceeds capacity (the queue
+grows without bound): a stand-in, said in words wherever people read it
+(:func:`advisor.engine.facts.formatting.first_token`)."""
+
 KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 1.0}
 """KV-cache bytes per element of a GQA/MHA model served at each precision: FP8 under fp8
 (TensorRT-LLM ``fp8_kv_cache``, vLLM ``kv_cache_dtype=fp8``) and under fp4 (NVIDIA's NVFP4

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
+from advisor.engine.facts.constants import SATURATED_S
 from advisor.engine.facts.numbers import finite, finite_or_none
 
 MISSING = "—"
@@ -104,6 +105,20 @@ def milliseconds(value: Any) -> str:
     """A time already in milliseconds (per token, to first token): "4.3 ms"."""
     number = finite_or_none(value)
     return MISSING if number is None else f"{significant(number)} ms"
+
+
+OVER_CAPACITY: Final = "no bound (over capacity)"
+"""A time to first token of a serving load over capacity, in words (:func:`first_token`)."""
+
+
+def first_token(value: Any) -> str:
+    """A time to first token in milliseconds: :func:`milliseconds`, but the load model's
+    stand-in for a queue over capacity (:data:`constants.SATURATED_S`) in words, never
+    "3,600,000 ms"."""
+    number = finite_or_none(value)
+    if number is not None and number >= SATURATED_S * 1e3:
+        return OVER_CAPACITY
+    return milliseconds(value)
 
 
 def megabytes(value: Any) -> str:

@@ -77,6 +77,7 @@ from advisor.engine.decision.prose import SATURATED_TTFT_MS
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
+from advisor.engine.facts.constants import SATURATED_S
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import a2a_overlap_runs, deepep_runs_on
 from advisor.engine.result.echo import Memory, Traffic
@@ -813,15 +814,24 @@ _BARE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII
 """An assumption's value that is a number (``str(1e9)``), not a sentence."""
 
 
+SATURATED_FIGURE = f"{SATURATED_S * 1e3:,.0f} ms"
+"""The load model's time to first token of an open queue over capacity ("3,600,000 ms"): a
+stand-in for "without bound", said in words wherever a customer reads it."""
+
+
 def text_violations(case: str, result: EngineResult) -> list[Violation]:
     """``e-notation``: a figure in customer text written as "1.19e+04"; ``ungrouped-count``:
-    a count of 10,000 or more written without thousands separators."""
+    a count of 10,000 or more written without thousands separators; ``saturated-figure``: the
+    over-capacity stand-in (:data:`SATURATED_FIGURE`) printed as if it were a time."""
     prose = "\n".join(customer_prose(result))  # one scan: the audit runs it on every case
     out = [
         Violation("e-notation", case, prose[max(0, m.start() - 60) : m.end() + 20])
         for m in E_NOTATION_EXPONENT.finditer(prose)
         if m.start() > 0 and prose[m.start() - 1].isdigit()
     ]
+    at = prose.find(SATURATED_FIGURE)
+    if at >= 0:
+        out.append(Violation("saturated-figure", case, prose[max(0, at - 80) : at + 40]))
     # an assumption's value that is a bare number is formatted where it is shown
     # (reports.presenters: "1,000,000,000 tokens"), so only text is checked for grouping
     words = "\n".join(t for t in customer_prose(result) if not _BARE_NUMBER.fullmatch(t))

@@ -21,11 +21,16 @@
     return Number(v.toPrecision(digits)).toLocaleString("en-US");
   }
 
+  // the load model's time to first token over capacity (a stand-in), said in words as the
+  // answer says it (advisor.engine.facts.formatting.first_token); set from the card
+  var saturatedTtftMs = Infinity;
+  var overCapacity = "";
+
   var FORMAT = {
     fabric_label: function (v) { return String(v); },
     step_time_s: function (v) { return sig(v, 4) + " s"; },
     ms_per_token: function (v) { return sig(v, 3) + " ms"; },
-    ttft_ms: function (v) { return sig(v, 3) + " ms"; },
+    ttft_ms: function (v) { return v >= saturatedTtftMs ? overCapacity : sig(v, 3) + " ms"; },
     tokens_per_s_per_server: function (v) { return sig(v, 3); },
     gpu_idle_fraction: function (v) { return (100 * v).toFixed(1) + " %"; },
     network_capex_usd: usd,
@@ -68,6 +73,8 @@
   }
 
   function init(card) {
+    saturatedTtftMs = Number(card.getAttribute("data-saturated-ttft-ms") || Infinity);
+    overCapacity = card.getAttribute("data-over-capacity") || "";
     var form = card.querySelector("#whatif-form");
     var status = card.querySelector("#whatif-status");
     var reason = card.querySelector("#whatif-reason");

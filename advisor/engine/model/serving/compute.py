@@ -110,8 +110,6 @@ token and the time per token "for 95 of 100 requests" (docs/ENGINE_API.md
 P95_Z: Final = 1.645
 """One-sided normal point of :data:`TARGET_QUANTILE` (Phi^-1(0.95)), for the normal
 approximation of a Poisson batch (M/G/inf) and of a request's decode time."""
-SATURATED_S: Final = 3600.0
-"""Latency reported when the arrival rate exceeds capacity (the queue grows without bound)."""
 ERLANG_MAX_SERVERS: Final = 512
 """Above this many prefill instances, Erlang C is evaluated on 512 aggregated servers of the
 same total capacity (slightly pessimistic; keeps a cluster of 100k GPUs to milliseconds)."""

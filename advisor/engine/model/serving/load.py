@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
+from advisor.engine.facts.constants import SATURATED_S
 from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import CommDomain
@@ -34,7 +35,6 @@ from advisor.engine.model.serving.compute import (
     CHUNKED_PREFILL_TOKENS,
     CURVE_POINTS,
     P95_Z,
-    SATURATED_S,
     TARGET_QUANTILE,
     ServingPlan,
     decode_compute_s,
@@ -797,16 +797,28 @@ def kv_transfer_sentence(
     kv = best_metrics.kv_transfer_ms or 0.0
     ttft = best_metrics.ttft_ms_p95 or 0.0
     share = (best_metrics.kv_transfer_share_of_ttft or 0.0) * 100
+    # an open queue over capacity has no p95 first token to give a share of (said in words,
+    # as the headline does), and then the network is not what holds the first token back
+    over_capacity = ttft >= SATURATED_S * 1e3
     text = (
         f"Prefill and decode run on separate servers ({prefill:,} prefill, {decode:,} decode), so "
         f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
         "token: "
-        f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time to first "
-        "token)"
+        + (
+            f"{kv:,.1f} ms on {best_label}, while at the asked load the queue for a first token "
+            "grows without bound whatever the network (the headline says what would carry it)"
+            if over_capacity
+            else f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time "
+            "to first token)"
+        )
     )
     if tcp_label and tcp_metrics is not None:
         tcp_kv = tcp_metrics.kv_transfer_ms or 0.0
         tcp_ttft = tcp_metrics.ttft_ms_p95 or 0.0
+        if over_capacity:
+            if tcp_kv >= SATURATED_S * 1e3:
+                return text + f"; over TCP (at best {tcp_label}) the transfers cannot keep up."
+            return text + f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms."
         if tcp_ttft >= SATURATED_S * 1e3 or tcp_kv >= SATURATED_S * 1e3:
             return text + (
                 f"; over TCP (at best {tcp_label}) the servers cannot keep up with the load "

@@ -11,7 +11,8 @@ import math
 from functools import lru_cache
 from typing import Final
 
-from advisor.engine.model.serving.compute import ERLANG_MAX_SERVERS, SATURATED_S
+from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.model.serving.compute import ERLANG_MAX_SERVERS
 
 _SERVER_COUNTS = tuple(float(k) for k in range(1, ERLANG_MAX_SERVERS + 1))
 
