@@ -130,6 +130,9 @@ class ServingAsk:
     servers_per_copy: int = 1
     """Servers one copy of the deployment occupies (a TP16 replica on 8-GPU servers: 2), so
     that more servers are said in whole copies."""
+    kv_crosses_servers: bool = False
+    """A disaggregated deployment whose prefill and decode pools sit on different servers (its
+    KV cache crosses the network): it needs two servers at least."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +357,7 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         gpu_name=scenario.gpu.name,
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
         servers_per_copy=_servers_per_copy(scenario, workload, serving_plan),
+        kv_crosses_servers=not serving_plan.colocated and not serving_plan.kv_inside_domain,
     )
 
 
@@ -362,7 +366,7 @@ def _servers_per_copy(scenario: Scenario, workload: WorkloadPlan, sp: ServingPla
     servers are said in whole copies: a colocated replica's (TP16 on 8-GPU servers: 2); a
     disaggregated deployment copied over the cluster, its copy's; one whose KV cache stays
     inside each scale-up domain, the domain's (a server holding its own pools: 1); otherwise
-    the whole cluster, one deployment over every server."""
+    1: one deployment over every server, whose pools grow or shrink a server at a time."""
     gpn = scenario.gpus_per_node
     if sp.colocated and workload.inference is not None:
         return max(1, math.ceil(workload.inference.gpus_per_replica / gpn))
@@ -370,7 +374,7 @@ def _servers_per_copy(scenario: Scenario, workload: WorkloadPlan, sp: ServingPla
         return sp.copy_servers
     if sp.kv_inside_domain:
         return max(1, min(workload.nodes, workload.domain_gpus // gpn))
-    return max(1, workload.nodes)
+    return 1
 
 
 def _tp_crosses(workload: WorkloadPlan) -> bool:

@@ -265,7 +265,7 @@ def serving_headroom(facts: JobFacts, metrics: Metrics) -> str:
     the targets against the ask, and the whole copies of the same deployment
     (``ServingAsk.servers_per_copy``) that would carry the ask, when fewer than the cluster's
     servers (docs/MODEL.md 15.2, "Headroom"). Empty for a closed loop, an answer that falls
-    short, or a fleet with no copy to spare (one deployment over every server among them)."""
+    short, or a fleet with no copy to spare."""
     ask = facts.serving
     if ask is None or ask.requests_per_s is None:
         return ""
@@ -276,14 +276,15 @@ def serving_headroom(facts: JobFacts, metrics: Metrics) -> str:
     if need <= 0 or at_target < HEADROOM_FACTOR * need:
         return ""
     copy = ask.servers_per_copy
-    servers = max(copy, math.ceil(math.ceil(facts.nodes * need / at_target) / copy) * copy)
+    least = max(copy, 2 if ask.kv_crosses_servers else 1)
+    servers = max(least, math.ceil(math.ceil(facts.nodes * need / at_target) / copy) * copy)
     if servers >= facts.nodes:
         return ""
     return (
         f"Headroom: within both p95 targets these {facts.nodes:,} servers serve up to "
         f"{significant(at_target)} requests/s, {at_target / need:,.1f} x the "
-        f"{significant(need)} asked; {servers:,} server{'s' if servers != 1 else ''} of the "
-        f"same deployment would carry {significant(need)} requests/s within them."
+        f"{significant(need)} asked; about {servers:,} server{'s' if servers != 1 else ''} of "
+        f"the same deployment would carry {significant(need)} requests/s within them."
     )
 
 

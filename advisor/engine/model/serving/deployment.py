@@ -25,7 +25,7 @@ from advisor.engine.model.plans import (
     domain_gpus,
     smaller_server_counts,
 )
-from advisor.engine.model.serving.compute import ServingPlan, experts_per_gpu
+from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.model.serving.disaggregated import copied_plan, inference_costs
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
 from advisor.engine.model.serving.held_requests import (
@@ -36,11 +36,13 @@ from advisor.engine.model.serving.held_requests import (
 from advisor.engine.model.serving.pools import (
     alike,
     colocated_plan,
+    expert_parallel_widths,
     in_server_units,
     joined,
     kv_design,
     least_pool_servers,
     plan_disaggregated,
+    redundant_experts_note,
 )
 from advisor.engine.model.serving.scoring import (
     ServingScore,
@@ -340,7 +342,8 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             note += ("; " if note else "") + NO_POOLS_NOTE.format(
                 kind=kind, rate=significant(best[0].rate)
             )
-        slots = _expert_slots(scenario, wp.plan.ep) if wp.inference.serving.colocated else ""
+        serving = wp.inference.serving
+        slots = redundant_experts_note(serving.decode) if serving.colocated else ""
         chosen = replace(
             wp,
             plan=replace(wp.plan, source="planner"),
@@ -431,34 +434,6 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
             wp = _with_idle_servers(scenario, wp, fixed.nodes)
         out.append((parallel_shape(tp, 1, ep), wp))
     return out
-
-
-def _expert_slots(scenario: Scenario, ep: int) -> str:
-    """The note on the expert slots of an expert-parallel width that does not divide the
-    experts (:func:`expert_parallel_widths`); empty when it does."""
-    experts = scenario.model.moe_experts
-    if ep <= 1 or experts % ep == 0:
-        return ""
-    per_gpu = experts_per_gpu(scenario.model, ep)
-    return (
-        f"EP{ep} holds {per_gpu * ep:,} expert slots, {per_gpu} a GPU: the {experts} experts "
-        f"and {per_gpu * ep - experts} redundant copies of the busiest ones, as TensorRT-LLM's "
-        "wide-EP load balancer places them"
-    )
-
-
-def expert_parallel_widths(scenario: Scenario, dom: int) -> list[int]:
-    """Expert-parallel replica widths weighed inside a scale-up domain of ``dom`` GPUs: every
-    power of two from 2 up to the domain and the experts, and, on a domain of several servers
-    that is not a power of two (an NVL72 rack, or the trays of one a job holds), the whole
-    domain, its expert slots rounded up to fill every GPU with redundant copies of experts:
-    TensorRT-LLM's wide-EP recipe on GB200 NVL72 (backend ``WIDEEP``, ``num_slots`` 288 for
-    DeepSeek's 256 experts: 4 a GPU on 72; docs/MODEL.md 15.2, "Wide EP over the whole rack")."""
-    m = scenario.model
-    widths = [r for r in _powers_of_two_up_to(dom) if 1 < r <= m.moe_experts]
-    if dom > scenario.gpus_per_node and dom & (dom - 1) and dom <= m.moe_experts:
-        widths.append(dom)
-    return widths
 
 
 def _fabric_free_plans(scenario: Scenario) -> list[WorkloadPlan | ServingPlan]:

@@ -18,6 +18,7 @@ from advisor.engine.model.memory import capacity_gb, memory_estimate
 from advisor.engine.model.plans import InferencePlan, Plan, WorkloadPlan
 from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.model.serving.pools import redundant_experts_note
 from advisor.engine.model.stage_time import _inference_costs
 from advisor.engine.result.echo import ServingPool
 
@@ -110,10 +111,7 @@ def disaggregated_on(scenario: Scenario, dom: int, sp: ServingPlan) -> WorkloadP
             )
         ]
     if dec.redundant_experts > 0:
-        notes.append(
-            f"decode EP{dec.ep} hosts {dec.experts_per_gpu} routed experts per GPU "
-            f"({dec.redundant_experts} redundant copies)"
-        )
+        notes.append(redundant_experts_note(dec, "decode"))
     return WorkloadPlan(
         plan=plan,
         memory=mem,

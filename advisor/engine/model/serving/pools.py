@@ -14,7 +14,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.constants import BYTES_PER_GB, WEIGHT_BYTES
 from advisor.engine.input.scenario import Design, PoolSpec, Scenario
 from advisor.engine.model.placement import whole_groups
-from advisor.engine.model.plans import domain_gpus
+from advisor.engine.model.plans import _powers_of_two_up_to, domain_gpus
 from advisor.engine.model.serving.attention import decimal_usable_bytes, kv_room_bytes
 from advisor.engine.model.serving.compute import (
     BISECTION_HALVINGS,
@@ -126,6 +126,33 @@ def _pool(
         weights_gb_per_gpu=weights / GB,
         kv_gb_per_request=kv_req / GB,
         max_batch_per_instance=per_instance,
+    )
+
+
+def expert_parallel_widths(scenario: Scenario, dom: int) -> list[int]:
+    """Expert-parallel replica widths weighed inside a scale-up domain of ``dom`` GPUs: every
+    power of two from 2 up to the domain and the experts, and, on a domain of several servers
+    that is not a power of two (an NVL72 rack, or the trays of one a job holds), the whole
+    domain, its expert slots rounded up to fill every GPU with redundant copies of experts
+    (:func:`compute.experts_per_gpu`): TensorRT-LLM's wide-EP recipe on GB200 NVL72 (backend
+    ``WIDEEP``, ``num_slots`` 288 for DeepSeek's 256 experts: 4 a GPU on 72; docs/MODEL.md
+    15.2, "Wide EP over the whole rack")."""
+    m = scenario.model
+    widths = [r for r in _powers_of_two_up_to(dom) if 1 < r <= m.moe_experts]
+    if dom > scenario.gpus_per_node and dom & (dom - 1) and dom <= m.moe_experts:
+        widths.append(dom)
+    return widths
+
+
+def redundant_experts_note(pool: ServingPool, role: str = "") -> str:
+    """The note on an expert-parallel pool whose width does not divide the experts: the routed
+    experts each GPU hosts and the redundant copies that fill the slots; empty otherwise."""
+    if pool.redundant_experts <= 0:
+        return ""
+    return (
+        f"{role + ' ' if role else ''}EP{pool.ep} hosts {pool.experts_per_gpu} routed experts "
+        f"per GPU ({pool.redundant_experts} redundant copies of the busiest experts, as "
+        "TensorRT-LLM's wide-EP load balancer places them)"
     )
 
 
