@@ -108,8 +108,10 @@ def test_deepseek_on_too_few_gb200_trays_is_refused_with_what_would_serve_it() -
     and what serves the model instead: one TP8 replica over two trays of the rack, which the
     split deployment on 3 trays serves too (the replica planner had once refused it), and with
     fp8 weights (expert-parallel pools, whose KV room keeps the decimal figure) 2 + 2 trays.
-    (On the fit rule's decimal figure, before 2026-12-04: 670 GB a tray, 3 + 3, TP4 x PP3.)"""
-    for trays in (2, 3):
+    (On the fit rule's decimal figure, before 2026-12-04: 670 GB a tray, 3 + 3, TP4 x PP3.)
+    Since the search weighs the whole domain as one expert group (2026-12-06), three trays'
+    12 GPUs serve it as one EP12 replica (22 experts a GPU, 8 redundant)."""
+    for trays, replica in ((2, "1 x TP8"), (3, "1 x EP12")):
         outcome = run_case(
             AuditCase("deepseek-v3", "gb200-nvl72", "inference-disaggregated", "default", trays)
         )
@@ -118,11 +120,11 @@ def test_deepseek_on_too_few_gb200_trays_is_refused_with_what_would_serve_it() -
         assert "at least 2 prefill + 2 decode servers" in text and "4 in all" in text
         assert f"the scenario has {trays}" in text
         assert "with fp8 weights disaggregated serving needs 2 prefill + 2 decode" in text
-        assert "1 x TP8" in text
+        assert f"({replica};" in text, text
     split = run_case(AuditCase("deepseek-v3", "gb200-nvl72", "inference-split", "default", 3))
     assert split.result is not None, split.refusal
     plan = split.result.workload.plan
-    assert (plan.tp, plan.pp) == (8, 1)
+    assert (plan.tp, plan.pp, plan.ep) == (1, 1, 12)
     assert split.result.metrics.max_requests_per_s_at_target > 0
 
 

@@ -253,7 +253,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     batch = math.ceil(inf.concurrent_requests / replicas)
     independent = r <= dom
     if (inf.independent_replicas is False or deployment == "split") and independent:
-        notes.append("each replica fits one server, so replicas are independent anyway")
+        inside = "server" if r <= scenario.gpus_per_node else f"{dom}-GPU NVLink domain"
+        notes.append(f"each replica fits one {inside}, so replicas are independent anyway")
     plan = Plan(
         tp=tp,
         pp=pp,
@@ -982,14 +983,10 @@ def _with_alternatives(scenario: Scenario, err: ScenarioError) -> ScenarioError:
         own = None
     if own is not None and own.inference is not None and own.inference.serving is not None:
         p = own.plan
-        shape = (
-            f"TP{p.tp}"
-            + (f" x PP{p.pp}" if p.pp > 1 else "")
-            + (f" x EP{p.ep}" if p.ep > 1 else "")
-        )
         kind = own.inference.serving.deployment
         extra.append(
-            f"on these {scenario.nodes:,} servers {kind} serve it ({p.dp} x {shape}; "
+            f"on these {scenario.nodes:,} servers {kind} serve it "
+            f"({p.dp} x {parallel_shape(p.tp, p.pp, p.ep)}; "
             f"inference.deployment '{kind}' or left out)"
         )
     if scenario.precision == "bf16" and scenario.gpu.fp8_dense_tflops > 0:
