@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from advisor.engine import evaluate_typed
-from advisor.engine.tools.audit import text_violations
+from advisor.engine.tools.audit import customer_prose, text_violations
 
 # 64 H100 servers of Llama 3 8B replicas asked for 50,000 requests/s: saturated, so the
 # headline states the served and asked rates, both above 1,000 (".3g" wrote them 4.01e+03
@@ -111,3 +113,27 @@ def test_the_property_finds_the_over_capacity_stand_in_printed_as_a_time() -> No
     found = text_violations("w", printed)
     assert [v.prop for v in found] == ["saturated-figure"]
     assert "3,600,000 ms" in found[0].detail
+
+
+@pytest.mark.parametrize(
+    ("gpu", "variant", "servers"),
+    [
+        # a TCP design ruled out: its queue for a first token, not "3,600,000 ms p95"
+        ("h100-sxm", "default", 8),
+        # the KV-sizing sentence of a fabric that cannot keep up with the caches
+        ("h100-sxm", "overloaded", 33),
+    ],
+)
+def test_over_capacity_reasons_and_sizing_say_the_queue_in_words(
+    gpu: str, variant: str, servers: int
+) -> None:
+    """The audit's saturated-figure cases of 2026-12-06: GPT-3 175B disaggregated, where a
+    design's reason or the fabric's sizing sentence printed the stand-in as a time."""
+    from advisor.engine.tools.audit import AuditCase, run_case
+
+    case = AuditCase("gpt3-175b", gpu, "inference-disaggregated", variant, servers)
+    outcome = run_case(case)
+    assert outcome.result is not None, outcome.refusal
+    assert text_violations("gpt3", outcome.result) == []
+    prose = " ".join(customer_prose(outcome.result))
+    assert "grows without bound" in prose

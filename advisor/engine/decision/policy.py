@@ -256,6 +256,9 @@ def check_constraints(
         ):
             sc.violations.append(
                 f"{ttft:,.0f} ms p95 time to first token misses the {target_ttft_ms:,g} ms target"
+                if ttft < SATURATED_S * 1e3
+                else "its queue for a first token grows without bound at the asked load "
+                f"(target {target_ttft_ms:,g} ms)"
             )
         if budget is not None and sc.capex_usd > budget:
             sc.violations.append(

@@ -353,9 +353,15 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
         "network once, not "
         f"every token: {significant(per_server / 1e9, 2)} GB/s per server at "
         f"{significant(rate)} requests/s. "
-        f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
-        f"{fabric_label(c.fabric)} per server moves a cache in {kv_ms:,.0f} ms and decodes at "
-        f"{best.perf:.1f} ms per token"
+        + (
+            f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
+            f"{fabric_label(c.fabric)} per server moves a cache in {kv_ms:,.0f} ms"
+            if kv_ms < SATURATED_S * 1e3
+            else f"The fabric, {c.nics_per_node} x {c.nic_gbps}G {fabric_label(c.fabric)} per "
+            "server, cannot move the caches as fast as the asked load sends them (their queue "
+            "grows without bound; the headline says what would carry the load)"
+        )
+        + f" and decodes at {best.perf:.1f} ms per token"
         + (
             f" against the {facts.target_ms_per_token:,g} ms target."
             if facts.target_ms_per_token
