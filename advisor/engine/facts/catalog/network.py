@@ -263,6 +263,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="bf3-supernic-400g",
+        part_number="900-9D3D4-00EN-HA0",
         description="NVIDIA BlueField-3 SuperNIC 400GbE (Spectrum-X)",
         fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=400,
@@ -272,6 +273,9 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         form_factor="qsfp112",
         source=f"{_NV} BlueField-3 SuperNIC datasheet (B3140H, 400GbE, Spectrum-X RoCE AR); "
+        "part number: NVIDIA BlueField-3 Networking Platform User Guide, Supported Interfaces "
+        "and Port Configurations (docs.nvidia.com/networking/display/bf3dpu: HHHL single-slot "
+        "SuperNIC model B3140H, OPNs 900-9D3D4-00EN-HA0 and 900-9D3D4-00NN-HA0); "
         f"{_PRICE}",
         price_is_estimate=True,
     ),
@@ -293,6 +297,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx8-800g",
+        part_number="900-9X81E-00EX-ST0",
         description="NVIDIA ConnectX-8 SuperNIC C8180, 800Gb/s XDR InfiniBand, single-port OSFP",
         fabrics=(INFINIBAND,),
         port_gbps=800,
@@ -302,11 +307,15 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         form_factor="osfp",
         source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180, 900-9X81E-00EX-ST0: 1 x OSFP, "
-        f"XDR 800Gb/s InfiniBand or 2 x 400GbE, PCIe Gen6 x16); {_PRICE}",
+        "XDR 800Gb/s InfiniBand or 2 x 400GbE, PCIe Gen6 x16); part number: NVIDIA ConnectX-8 "
+        "SuperNIC User Manual, Introduction and Supported Interfaces "
+        "(docs.nvidia.com/networking/display/connectx8supernic: C8180 SuperNICs "
+        f"900-9X81E-00EX-ST0 and -DT0); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
         sku="cx8-2x400g",
+        part_number="900-9X81E-00EX-ST0",
         description="NVIDIA ConnectX-8 SuperNIC C8180 in Ethernet mode: 2 x 400GbE on one OSFP "
         "(Spectrum-X, one 400G link per plane)",
         fabrics=ETHERNET_FABRIC_IDS,
@@ -318,11 +327,14 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         form_factor="osfp",
         source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180: the 800G OSFP port runs as 2 x "
-        f"400GbE; Spectrum-X multi-plane with Spectrum-4 SN5600); {_PRICE}",
+        "400GbE; Spectrum-X multi-plane with Spectrum-4 SN5600); part number: the same C8180 "
+        "card as cx8-800g (NVIDIA ConnectX-8 SuperNIC User Manual, Introduction, "
+        f"docs.nvidia.com/networking/display/connectx8supernic); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
         sku="thor2-400g",
+        part_number="BCM957608-P1400GDF00",
         description="Broadcom Thor 2 (BCM57608) 400GbE RoCE NIC, 1 x 400G QSFP112",
         fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=400,
@@ -332,7 +344,11 @@ NICS: tuple[Nic, ...] = (
         form_factor="qsfp112",
         vendor="Broadcom",
         source="Broadcom BCM57608 Thor 2 400G Ethernet controller and P1400GD adapter product "
-        f"briefs (1 x 400GbE QSFP112, RoCE v2, PCIe Gen5 x16); {_PRICE}",
+        "briefs (1 x 400GbE QSFP112, RoCE v2, PCIe Gen5 x16); part number: public listings "
+        "print the P1400GD as BCM957608-P1400GDF00 (an Alcatel-Lucent Enterprise AI data-centre "
+        "server specification: '8 x BCM957608-P1400GDF00 Single-Port 400G' GPU NICs; an AMD "
+        "SMI PCI VPD parser test: PN BCM957608-P1400GDF00, 'Broadcom BCM57608 1x400G QSFP-DD "
+        f"PCIe Ethernet NIC'); no Broadcom ordering page was found; {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
@@ -353,6 +369,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="bf3-2x200g",
+        part_number="900-9D3B6-00CV-AA0",
         use="storage",
         description="NVIDIA BlueField-3 B3220 dual-port 200Gb/s QSFP112 (converged storage / "
         "in-band)",
@@ -364,7 +381,10 @@ NICS: tuple[Nic, ...] = (
         form_factor="qsfp112",
         source=f"{_NV} BlueField-3 DPU datasheet (B3220, 900-9D3B6-00CV-AA0: 2 x 200GbE "
         f"QSFP112); NVIDIA Enterprise RA (converged storage / in-band, 2 x 200G per server); "
-        f"{_PRICE}",
+        "part number: NVIDIA DOCA Installation Guide for Linux, Supported Platforms "
+        "(docs.nvidia.com/doca/archive/2-8-0: 900-9D3B6-00CV-AA0, B3220 P-Series FHHL DPU, "
+        "200GbE / NDR200, dual-port QSFP112, crypto enabled) and BlueField-3 user guide "
+        f"(docs.nvidia.com/networking/display/bf3dpu); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
@@ -399,6 +419,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="bf3-dpu-2x400g",
+        part_number="900-9D3B6-00CN-AB0",
         use="storage",
         description="NVIDIA BlueField-3 DPU dual-port 400Gb/s QSFP112 (storage / in-band)",
         fabrics=FABRIC_IDS,
@@ -408,7 +429,10 @@ NICS: tuple[Nic, ...] = (
         unit_price_usd=4500.0,
         form_factor="qsfp112",
         source=f"{_NV} DGX B200 datasheet (2 x dual-port QSFP112 BlueField-3 DPU, up to "
-        f"400Gb/s); BlueField-3 B3240 datasheet; {_PRICE}",
+        "400Gb/s); BlueField-3 B3240 datasheet; part number: NVIDIA DOCA Installation Guide "
+        "for Linux, Supported Platforms (docs.nvidia.com/doca/archive/2-9-0: 900-9D3B6-00CN-AB0, "
+        "B3240 P-Series dual-slot FHHL DPU, 400GbE / NDR, dual-port QSFP112, crypto enabled) "
+        f"and BlueField-3 user guide (docs.nvidia.com/networking/display/bf3dpu); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
