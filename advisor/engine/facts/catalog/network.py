@@ -612,6 +612,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="quantum-x800-q3400",
+        part_number="920-9B36F-00RX-8S0",
         description="NVIDIA Quantum-X800 Q3400 XDR InfiniBand (144x800G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((800, 144),),
@@ -625,7 +626,12 @@ SWITCHES: tuple[Switch, ...] = (
         rack_units=4,
         source=f"{_NV} Quantum-X800 Q3400-RA datasheet (144 ports of 800Gb/s XDR in 72 twin-port "
         f"OSFP cages, 115.2 Tb/s, SHARPv4, 4U); price: the QM9700's estimate per port Gb/s "
-        f"($40,000 / 25.6 Tb/s x 115.2 Tb/s), {_PRICE}",
+        "($40,000 / 25.6 Tb/s x 115.2 Tb/s); part number: public listings (a transcription of "
+        "the major-components table of NVIDIA's DGX SuperPOD Rubin NVL8 reference architecture, "
+        "SP-12834-001: 64 + 36 x 920-9B36F-00RX-8S0 Q3400 leaves and spines; a parts list: "
+        "'920-9B36F-00RX-8S0 "
+        "NVIDIA air cooled system 72 ports OSFP XDR mng switch w/ 8 PS standard depth C2P "
+        f"airflow'), {_PRICE}",
         price_is_estimate=True,
     ),
 )
@@ -836,6 +842,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-2x800g-dr8",
+        part_number="980-9IAH1-00XM00",
         description="1.6T twin-port OSFP 2 x DR4 single-mode transceiver (switch end, 2 x 800G)",
         fabrics=FABRIC_IDS,
         gbps=800,
@@ -847,7 +854,13 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         ports_per_module=2,
         fibers_per_module=2,
         end="switch",
-        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); {_PRICE}",
+        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); part "
+        "number: MMS4A00 '1600Gbps 2xDR4 Twin-port OSFP 1310nm SMF up to 500m', ordering part "
+        "980-9IAH1-00XM00 for the finned-top (IHS) switch end (980-9IAH0 is the flat-top one), "
+        "per public LinkX catalogue snapshots citing networking-docs.nvidia.com/"
+        "9iahx00xmosfptcvr1600; NVIDIA's XDR LinkX list (docs.nvidia.com/networking/display/"
+        "800g200gpam4list) puts IHS modules in the air-cooled Q3400 / Q3200 only; "
+        f"{_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
