@@ -899,6 +899,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-osfp-2xqsfp112-split",
+        part_number="MCP7Y10-N002",
         description="800G twin-port OSFP to 2 x 400G QSFP112 splitter DAC, 2 m",
         fabrics=FABRIC_IDS,
         kind="dac",
@@ -910,8 +911,11 @@ CABLES: tuple[Cable, ...] = (
         legs=2,
         power_w=0.0,
         unit_price_usd=550.0,
-        source=f"{_NV} LinkX MCP7Y60 twin-port OSFP to 2 x 400G QSFP112 splitter (Spectrum-4 "
-        f"to BlueField-3 / ConnectX-7 QSFP112); {_PRICE}",
+        source=f"{_NV} LinkX MCP7Y10-Nxxx 800Gb/s twin-port OSFP to 2 x 400G QSFP112 DAC "
+        "splitter, 1-3 m (docs.nvidia.com/networking/display/MCP7Y10NXXX800Gpub: Spectrum-4 / "
+        "Quantum-2 to BlueField-3 / ConnectX-7 QSFP112; was cited as MCP7Y60, which NVIDIA "
+        "lists as the 400Gb/s 2 x 200G OSFP-to-QSFP56 splitter); the 2 m code MCP7Y10-N002 as a "
+        f"public LinkX parts list prints it (NVIDIA's -N002 = 2 m in MCP7Y00-Nxxx); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -980,6 +984,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-200g-2m",
+        part_number="MCP1650-H002E26",
         form_factor="qsfp56",
         description="200G QSFP56 passive copper DAC, 2 m (HDR / 200GbE)",
         fabrics=FABRIC_IDS,
@@ -988,7 +993,11 @@ CABLES: tuple[Cable, ...] = (
         reach_m=2.0,
         power_w=0.0,
         unit_price_usd=160.0,
-        source=f"{_NV} MCP1650-H00xE HDR DAC (up to 2 m at 200G); {_PRICE}",
+        source=f"{_NV} MCP1650-H00xE HDR DAC (up to 2 m at 200G); part number: public "
+        "mlxcables module dumps of this 2 m HDR / 200GbE DAC print 'Part number: "
+        "MCP1650-H002E26' and 'Length: 2 m', and public parts lists give MCP1650-H002E26 as "
+        "the 2 m 26AWG member of NVIDIA's MCP1650-H0xxEyy family (product specification "
+        f"docs.nvidia.com/networking/display/mcp1650h0xxeyyspec); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -1001,7 +1010,10 @@ CABLES: tuple[Cable, ...] = (
         reach_m=2.0,
         power_w=0.0,
         unit_price_usd=250.0,
-        source=f"{_NV} MCP4Y10 NDR DAC (up to 1.5-2 m at 400G); {_PRICE}",
+        source=f"{_NV} MCP4Y10 NDR DAC (up to 1.5-2 m at 400G); no part number: MCP4Y10-Nxxx is "
+        "the twin-port 2 x 400G OSFP-to-OSFP switch-to-switch DAC, 0.5-2 m (docs.nvidia.com/"
+        "networking/display/mcp4y10nxxx2x400pub), not one 400G link, and no single-port 400G "
+        f"OSFP passive DAC was found; {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -1014,7 +1026,9 @@ CABLES: tuple[Cable, ...] = (
         reach_m=2.0,
         power_w=0.0,
         unit_price_usd=450.0,
-        source=f"{_NV} LinkX 800G DAC (up to 2 m); {_PRICE}",
+        source=f"{_NV} LinkX 800G DAC (up to 2 m); no part number: NVIDIA's XDR LinkX list "
+        "offers no passive DAC at 200G-PAM4, 'too short' (docs.nvidia.com/networking/display/"
+        f"800g200gpam4list), and no single-link 800GbE OSFP DAC part was found; {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
