@@ -263,6 +263,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="bf3-supernic-400g",
+        part_number="900-9D3D4-00EN-HA0",
         description="NVIDIA BlueField-3 SuperNIC 400GbE (Spectrum-X)",
         fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=400,
@@ -272,6 +273,9 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         form_factor="qsfp112",
         source=f"{_NV} BlueField-3 SuperNIC datasheet (B3140H, 400GbE, Spectrum-X RoCE AR); "
+        "part number: NVIDIA BlueField-3 Networking Platform User Guide, Supported Interfaces "
+        "and Port Configurations (docs.nvidia.com/networking/display/bf3dpu: HHHL single-slot "
+        "SuperNIC model B3140H, OPNs 900-9D3D4-00EN-HA0 and 900-9D3D4-00NN-HA0); "
         f"{_PRICE}",
         price_is_estimate=True,
     ),
@@ -293,6 +297,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="cx8-800g",
+        part_number="900-9X81E-00EX-ST0",
         description="NVIDIA ConnectX-8 SuperNIC C8180, 800Gb/s XDR InfiniBand, single-port OSFP",
         fabrics=(INFINIBAND,),
         port_gbps=800,
@@ -302,11 +307,15 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         form_factor="osfp",
         source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180, 900-9X81E-00EX-ST0: 1 x OSFP, "
-        f"XDR 800Gb/s InfiniBand or 2 x 400GbE, PCIe Gen6 x16); {_PRICE}",
+        "XDR 800Gb/s InfiniBand or 2 x 400GbE, PCIe Gen6 x16); part number: NVIDIA ConnectX-8 "
+        "SuperNIC User Manual, Introduction and Supported Interfaces "
+        "(docs.nvidia.com/networking/display/connectx8supernic: C8180 SuperNICs "
+        f"900-9X81E-00EX-ST0 and -DT0); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
         sku="cx8-2x400g",
+        part_number="900-9X81E-00EX-ST0",
         description="NVIDIA ConnectX-8 SuperNIC C8180 in Ethernet mode: 2 x 400GbE on one OSFP "
         "(Spectrum-X, one 400G link per plane)",
         fabrics=ETHERNET_FABRIC_IDS,
@@ -318,11 +327,14 @@ NICS: tuple[Nic, ...] = (
         adaptive_routing=True,
         form_factor="osfp",
         source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180: the 800G OSFP port runs as 2 x "
-        f"400GbE; Spectrum-X multi-plane with Spectrum-4 SN5600); {_PRICE}",
+        "400GbE; Spectrum-X multi-plane with Spectrum-4 SN5600); part number: the same C8180 "
+        "card as cx8-800g, 900-9X81E-00EX-ST0 (NVIDIA ConnectX-8 SuperNIC User Manual, "
+        f"Introduction, docs.nvidia.com/networking/display/connectx8supernic); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
         sku="thor2-400g",
+        part_number="BCM957608-P1400GDF00",
         description="Broadcom Thor 2 (BCM57608) 400GbE RoCE NIC, 1 x 400G QSFP112",
         fabrics=ETHERNET_FABRIC_IDS,
         port_gbps=400,
@@ -332,7 +344,11 @@ NICS: tuple[Nic, ...] = (
         form_factor="qsfp112",
         vendor="Broadcom",
         source="Broadcom BCM57608 Thor 2 400G Ethernet controller and P1400GD adapter product "
-        f"briefs (1 x 400GbE QSFP112, RoCE v2, PCIe Gen5 x16); {_PRICE}",
+        "briefs (1 x 400GbE QSFP112, RoCE v2, PCIe Gen5 x16); part number: public listings "
+        "print the P1400GD as BCM957608-P1400GDF00 (an Alcatel-Lucent Enterprise AI data-centre "
+        "server specification: '8 x BCM957608-P1400GDF00 Single-Port 400G' GPU NICs; an AMD "
+        "SMI PCI VPD parser test: PN BCM957608-P1400GDF00, 'Broadcom BCM57608 1x400G QSFP-DD "
+        f"PCIe Ethernet NIC'); no Broadcom ordering page was found; {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
@@ -353,6 +369,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="bf3-2x200g",
+        part_number="900-9D3B6-00CV-AA0",
         use="storage",
         description="NVIDIA BlueField-3 B3220 dual-port 200Gb/s QSFP112 (converged storage / "
         "in-band)",
@@ -364,7 +381,10 @@ NICS: tuple[Nic, ...] = (
         form_factor="qsfp112",
         source=f"{_NV} BlueField-3 DPU datasheet (B3220, 900-9D3B6-00CV-AA0: 2 x 200GbE "
         f"QSFP112); NVIDIA Enterprise RA (converged storage / in-band, 2 x 200G per server); "
-        f"{_PRICE}",
+        "part number: NVIDIA DOCA Installation Guide for Linux, Supported Platforms "
+        "(docs.nvidia.com/doca/archive/2-8-0: 900-9D3B6-00CV-AA0, B3220 P-Series FHHL DPU, "
+        "200GbE / NDR200, dual-port QSFP112, crypto enabled) and BlueField-3 user guide "
+        f"(docs.nvidia.com/networking/display/bf3dpu); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
@@ -399,6 +419,7 @@ NICS: tuple[Nic, ...] = (
     ),
     Nic(
         sku="bf3-dpu-2x400g",
+        part_number="900-9D3B6-00CN-AB0",
         use="storage",
         description="NVIDIA BlueField-3 DPU dual-port 400Gb/s QSFP112 (storage / in-band)",
         fabrics=FABRIC_IDS,
@@ -408,7 +429,10 @@ NICS: tuple[Nic, ...] = (
         unit_price_usd=4500.0,
         form_factor="qsfp112",
         source=f"{_NV} DGX B200 datasheet (2 x dual-port QSFP112 BlueField-3 DPU, up to "
-        f"400Gb/s); BlueField-3 B3240 datasheet; {_PRICE}",
+        "400Gb/s); BlueField-3 B3240 datasheet; part number: NVIDIA DOCA Installation Guide "
+        "for Linux, Supported Platforms (docs.nvidia.com/doca/archive/2-9-0: 900-9D3B6-00CN-AB0, "
+        "B3240 P-Series dual-slot FHHL DPU, 400GbE / NDR, dual-port QSFP112, crypto enabled) "
+        f"and BlueField-3 user guide (docs.nvidia.com/networking/display/bf3dpu); {_PRICE}",
         price_is_estimate=True,
     ),
     Nic(
@@ -588,6 +612,7 @@ SWITCHES: tuple[Switch, ...] = (
     ),
     Switch(
         sku="quantum-x800-q3400",
+        part_number="920-9B36F-00RX-8S0",
         description="NVIDIA Quantum-X800 Q3400 XDR InfiniBand (144x800G)",
         fabrics=(INFINIBAND,),
         radix_by_gbps=((800, 144),),
@@ -601,7 +626,12 @@ SWITCHES: tuple[Switch, ...] = (
         rack_units=4,
         source=f"{_NV} Quantum-X800 Q3400-RA datasheet (144 ports of 800Gb/s XDR in 72 twin-port "
         f"OSFP cages, 115.2 Tb/s, SHARPv4, 4U); price: the QM9700's estimate per port Gb/s "
-        f"($40,000 / 25.6 Tb/s x 115.2 Tb/s), {_PRICE}",
+        "($40,000 / 25.6 Tb/s x 115.2 Tb/s); part number: public listings (a transcription of "
+        "the major-components table of NVIDIA's DGX SuperPOD Rubin NVL8 reference architecture, "
+        "SP-12834-001: 64 + 36 x 920-9B36F-00RX-8S0 Q3400 leaves and spines; a parts list: "
+        "'920-9B36F-00RX-8S0 "
+        "NVIDIA air cooled system 72 ports OSFP XDR mng switch w/ 8 PS standard depth C2P "
+        f"airflow'), {_PRICE}",
         price_is_estimate=True,
     ),
 )
@@ -812,6 +842,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-2x800g-dr8",
+        part_number="980-9IAH1-00XM00",
         description="1.6T twin-port OSFP 2 x DR4 single-mode transceiver (switch end, 2 x 800G)",
         fabrics=FABRIC_IDS,
         gbps=800,
@@ -823,7 +854,13 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         ports_per_module=2,
         fibers_per_module=2,
         end="switch",
-        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); {_PRICE}",
+        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); part "
+        "number: MMS4A00 '1600Gbps 2xDR4 Twin-port OSFP 1310nm SMF up to 500m', ordering part "
+        "980-9IAH1-00XM00 for the finned-top (IHS) switch end (980-9IAH0 is the flat-top one), "
+        "per public LinkX catalogue snapshots citing networking-docs.nvidia.com/"
+        "9iahx00xmosfptcvr1600; NVIDIA's XDR LinkX list (docs.nvidia.com/networking/display/"
+        "800g200gpam4list) puts IHS modules in the air-cooled Q3400 / Q3200 only; "
+        f"{_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
@@ -862,6 +899,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-osfp-2xqsfp112-split",
+        part_number="MCP7Y10-N002",
         description="800G twin-port OSFP to 2 x 400G QSFP112 splitter DAC, 2 m",
         fabrics=FABRIC_IDS,
         kind="dac",
@@ -873,8 +911,11 @@ CABLES: tuple[Cable, ...] = (
         legs=2,
         power_w=0.0,
         unit_price_usd=550.0,
-        source=f"{_NV} LinkX MCP7Y60 twin-port OSFP to 2 x 400G QSFP112 splitter (Spectrum-4 "
-        f"to BlueField-3 / ConnectX-7 QSFP112); {_PRICE}",
+        source=f"{_NV} LinkX MCP7Y10-Nxxx 800Gb/s twin-port OSFP to 2 x 400G QSFP112 DAC "
+        "splitter, 1-3 m (docs.nvidia.com/networking/display/MCP7Y10NXXX800Gpub: Spectrum-4 / "
+        "Quantum-2 to BlueField-3 / ConnectX-7 QSFP112; was cited as MCP7Y60, which NVIDIA "
+        "lists as the 400Gb/s 2 x 200G OSFP-to-QSFP56 splitter); the 2 m code MCP7Y10-N002 as a "
+        f"public LinkX parts list prints it (NVIDIA's -N002 = 2 m in MCP7Y00-Nxxx); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -943,6 +984,7 @@ CABLES: tuple[Cable, ...] = (
     ),
     Cable(
         sku="dac-200g-2m",
+        part_number="MCP1650-H002E26",
         form_factor="qsfp56",
         description="200G QSFP56 passive copper DAC, 2 m (HDR / 200GbE)",
         fabrics=FABRIC_IDS,
@@ -951,7 +993,11 @@ CABLES: tuple[Cable, ...] = (
         reach_m=2.0,
         power_w=0.0,
         unit_price_usd=160.0,
-        source=f"{_NV} MCP1650-H00xE HDR DAC (up to 2 m at 200G); {_PRICE}",
+        source=f"{_NV} MCP1650-H00xE HDR DAC (up to 2 m at 200G); part number: public "
+        "mlxcables module dumps of this 2 m HDR / 200GbE DAC print 'Part number: "
+        "MCP1650-H002E26' and 'Length: 2 m', and public parts lists give MCP1650-H002E26 as "
+        "the 2 m 26AWG member of NVIDIA's MCP1650-H0xxEyy family (product specification "
+        f"docs.nvidia.com/networking/display/mcp1650h0xxeyyspec); {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -964,7 +1010,10 @@ CABLES: tuple[Cable, ...] = (
         reach_m=2.0,
         power_w=0.0,
         unit_price_usd=250.0,
-        source=f"{_NV} MCP4Y10 NDR DAC (up to 1.5-2 m at 400G); {_PRICE}",
+        source=f"{_NV} MCP4Y10 NDR DAC (up to 1.5-2 m at 400G); no part number: MCP4Y10-Nxxx is "
+        "the twin-port 2 x 400G OSFP-to-OSFP switch-to-switch DAC, 0.5-2 m (docs.nvidia.com/"
+        "networking/display/mcp4y10nxxx2x400pub), not one 400G link, and no single-port 400G "
+        f"OSFP passive DAC was found; {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
@@ -977,7 +1026,9 @@ CABLES: tuple[Cable, ...] = (
         reach_m=2.0,
         power_w=0.0,
         unit_price_usd=450.0,
-        source=f"{_NV} LinkX 800G DAC (up to 2 m); {_PRICE}",
+        source=f"{_NV} LinkX 800G DAC (up to 2 m); no part number: NVIDIA's XDR LinkX list "
+        "offers no passive DAC at 200G-PAM4, 'too short' (docs.nvidia.com/networking/display/"
+        f"800g200gpam4list), and no single-link 800GbE OSFP DAC part was found; {_PRICE}",
         price_is_estimate=True,
     ),
     Cable(
