@@ -346,3 +346,14 @@ def test_the_planner_runs_experts_over_an_nvl72_rack_not_a_tray() -> None:
     assert w.plan.ep >= 8
     planned = training_step_time_s(s, w, design)
     assert planned <= training_step_time_s(given, plan_workload(given), design) * (1 + 1e-9)
+
+
+def test_one_idle_gpu_is_said_in_the_singular() -> None:
+    """Llama 3 8B on 13 Gaudi 3 servers (104 GPUs): the plan runs dp 103 and its note read
+    "1 GPUs idle" (a customer-read note, audit grid text scan of 2026-12-06)."""
+    from advisor.engine import evaluate
+
+    result = evaluate({"workload": "training", "model": "llama3-8b", "gpu": "gaudi3", "gpus": 104})
+    notes = " ".join(result["workload"]["notes"])
+    assert "the plan uses 103 of 104 GPUs" in notes, notes
+    assert "; 1 GPU idle:" in notes and "1 GPUs idle" not in notes, notes

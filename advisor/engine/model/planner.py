@@ -605,9 +605,11 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
             f"data-parallel rank holds one micro-batch of the {batch:,}-sequence global batch"
         )
     if used < scenario.gpus:
+        idle = scenario.gpus - used
         notes.append(
             f"the plan uses {used:,} of {scenario.gpus:,} GPUs (tp {plan.tp} x cp {plan.cp} "
-            f"x pp {plan.pp} x dp {plan.dp:,}); {scenario.gpus - used:,} GPUs idle: with a global "
+            f"x pp {plan.pp} x dp {plan.dp:,}); {idle:,} GPU{'s' if idle != 1 else ''} idle: "
+            "with a global "
             f"batch of {batch:,} sequences more data-parallel ranks would not shorten the step "
             f"(it stops improving beyond {math.ceil(used / scenario.gpus_per_node):,} servers "
             "for this plan)"
