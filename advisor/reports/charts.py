@@ -26,6 +26,7 @@ from advisor.reports.presenters import (
     option_label,
     part_label,
     pool_label,
+    scale_up_words,
 )
 
 FABRIC_COLORS = {"ethernet": "#8a94a6", "roce": "#13a37f", "infiniband": "#1f5eff"}
@@ -473,7 +474,8 @@ def topology_layout(result: EngineResult) -> Topology:
     out = Topology()
 
     if not rec.needs_compute_fabric or leaves == 0:
-        out.title = "No GPU compute fabric: the GPUs talk inside the server"
+        links, where = scale_up_words(result)
+        out.title = f"No GPU compute fabric: the GPUs talk inside {where}"
         drawn = min(servers, SERVERS_DRAWN)
         xs = _spread(drawn)
         for i, x in enumerate(xs):
@@ -483,7 +485,7 @@ def topology_layout(result: EngineResult) -> Topology:
         out.links.extend(TopoLink(i, sw) for i in range(drawn))
         more = f" (showing {drawn})" if servers > drawn else ""
         out.layer_labels = [
-            (0, f"{servers} server{'s' if servers != 1 else ''}{more}\nGPUs talk over NVLink"),
+            (0, f"{servers} server{'s' if servers != 1 else ''}{more}\nGPUs talk over {links}"),
             (1, "standard Ethernet\nusers, storage, management"),
         ]
         return out

@@ -30,6 +30,7 @@ from advisor.engine.facts.vocabulary import (
     bom_role_label,
     fabric_label,
     network_label,
+    scale_up_label,
     topology_label,
 )
 from advisor.engine.input.scenario import default_global_batch_tokens
@@ -211,7 +212,7 @@ def headline(result: EngineResult) -> dict[str, Any]:
                 f"{nics} × {gbps:g}G" if nics else "—",
                 part_name(result, rec.nic_sku),
             ),
-            Fact("Compute fabric", "None", "GPUs talk over NVLink / PCIe"),
+            Fact("Compute fabric", "None", _talk(result)),
         ]
     if result.rag is not None:
         facts.append(_retrieval_fact(result.rag))
@@ -424,6 +425,29 @@ def uncertainty_rows(result: EngineResult) -> list[dict[str, str]]:
         label, fmt = names.get(key, (key.replace("_", " "), significant))
         rows.append({"label": label, "low": fmt(band.low), "high": fmt(band.high)})
     return rows
+
+
+def scale_up_words(result: EngineResult) -> tuple[str, str]:
+    """(the links, where they reach) of a result's GPUs as a customer says them:
+    ("NVLink", "each server"), ("NVLink", "the 72-GPU NVLink domain") on one GB200 / GB300
+    rack, ("Infinity Fabric", "the server") on one AMD server: the first screen and the
+    topology picture of an answer without a compute fabric name the platform's own links (they
+    said "NVLink / PCIe" and "inside the server" whatever the platform)."""
+    gpu_id = str(result.scenario.gpu or "")
+    gpu = default_catalog().gpu(gpu_id) if gpu_id else None
+    links = scale_up_label(gpu.scaleup_kind) if gpu is not None else "scale-up links"
+    workload = result.workload
+    per_server = int(workload.gpus_per_node or 0)
+    domain = int(workload.scaleup_domain_gpus or 0)
+    gpus = int(workload.nodes or 0) * per_server
+    if domain > per_server > 0:
+        return links, f"{'each' if gpus > domain else 'the'} {domain}-GPU NVLink domain"
+    return links, "each server" if int(workload.nodes or 0) > 1 else "the server"
+
+
+def _talk(result: EngineResult) -> str:
+    links, where = scale_up_words(result)
+    return f"GPUs talk over {links} inside {where}"
 
 
 def _gpu_name(gpu_id: str) -> str:
