@@ -239,13 +239,18 @@ def headline(result: EngineResult) -> dict[str, Any]:
                 f"{percent(metrics.scaling_efficiency, digits=0)} scaling efficiency",
             )
         )
-    facts.append(
-        Fact(
-            "GPUs idle on the network",
-            percent(metrics.gpu_idle_fraction, digits=1),
-            f"{usd_compact(cost.idle_cost_usd)} of GPU time",
+    load = _load_fact(result) if is_inference(result) else None
+    if load is not None:
+        facts.append(load)
+    if needs_fabric or load is None:
+        # an answer without a compute fabric never waits on one: its load says more
+        facts.append(
+            Fact(
+                "GPUs idle on the network",
+                percent(metrics.gpu_idle_fraction, digits=1),
+                f"{usd_compact(cost.idle_cost_usd)} of GPU time",
+            )
         )
-    )
     for key in ("life", "job"):
         row = costs["by_key"].get(key)
         if row:
@@ -443,6 +448,32 @@ def scale_up_words(result: EngineResult) -> tuple[str, str]:
     if domain > per_server > 0:
         return links, f"{'each' if gpus > domain else 'the'} {domain}-GPU NVLink domain"
     return links, "each server" if int(workload.nodes or 0) > 1 else "the server"
+
+
+def _load_fact(result: EngineResult) -> Fact | None:
+    """The first screen's "Asked load" of an open-loop serving answer: the asked rate against
+    what the fleet serves within both p95 targets (the headline's shortfall and the rationale's
+    headroom in one figure); None for a closed loop of users."""
+    inference = result.scenario.inference
+    asked = inference.requests_per_s if inference is not None else None
+    if asked is None:
+        return None
+    metrics = result.metrics
+    at_target = finite(metrics.max_requests_per_s_at_target)
+    if metrics.load_saturated:
+        served = significant(finite(metrics.requests_per_s))
+        sub = f"serves {served} of the {significant(asked)} requests/s asked"
+        return Fact("Asked load", "over capacity", sub)
+    value = f"{significant(asked)} requests/s"
+    if at_target <= 0:
+        return Fact("Asked load", value, "no load meets the targets")
+    share = asked / at_target
+    sub = (
+        f"{percent(share, digits=0)} of what it serves within the targets"
+        if share <= 1
+        else f"{significant(at_target)} within the targets: over them"
+    )
+    return Fact("Asked load", value, sub)
 
 
 def _talk(result: EngineResult) -> str:

@@ -1,0 +1,71 @@
+"""The first screen of an open-loop serving answer says the asked load against what the fleet
+serves within the targets (the headline's shortfall and the rationale's headroom in one figure);
+an answer without a compute fabric no longer spends a fact on "GPUs idle on the network: 0.0 %",
+which it can never be."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.engine import evaluate_typed
+from advisor.reports.presenters import headline
+
+
+def _facts(scenario: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    result = evaluate_typed(scenario, scaling_chart=False)
+    return {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+
+
+GPT_OSS_16_B200 = {
+    "workload": "inference",
+    "model": "gpt-oss-120b",
+    "gpu": "b200",
+    "gpus": 16,
+    "precision": "mxfp4",
+    "inference": {
+        "prompt_tokens": 2000,
+        "output_tokens": 500,
+        "requests_per_s": 40,
+        "target_ms_per_token": 30,
+        "target_ttft_ms": 1000,
+    },
+}
+
+
+def test_a_fleet_with_headroom_shows_its_share_of_what_it_serves() -> None:
+    result = evaluate_typed(GPT_OSS_16_B200, scaling_chart=False)
+    facts = {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+    at_target = result.metrics.max_requests_per_s_at_target
+    value, sub = facts["Asked load"]
+    assert value == "40 requests/s"
+    assert sub == f"{round(100 * 40 / at_target):.0f} % of what it serves within the targets"
+    assert "GPUs idle on the network" not in facts
+
+
+def test_a_fleet_over_capacity_says_so_and_what_it_serves() -> None:
+    load = {**GPT_OSS_16_B200["inference"], "requests_per_s": 5000}
+    result = evaluate_typed({**GPT_OSS_16_B200, "inference": load}, scaling_chart=False)
+    assert result.metrics.load_saturated
+    facts = {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+    value, sub = facts["Asked load"]
+    assert value == "over capacity"
+    assert sub.startswith("serves ") and sub.endswith(" of the 5,000 requests/s asked")
+
+
+def test_a_closed_loop_keeps_the_idle_fact_and_asks_no_rate() -> None:
+    facts = _facts({"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 16})
+    assert "Asked load" not in facts
+    assert "GPUs idle on the network" in facts
+
+
+def test_an_answer_on_a_compute_fabric_keeps_both() -> None:
+    facts = _facts(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "inference": {"independent_replicas": False, "requests_per_s": 2},
+        }
+    )
+    assert "Asked load" in facts and "GPUs idle on the network" in facts
