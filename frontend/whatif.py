@@ -15,7 +15,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import SATURATED_MS
 from advisor.engine.facts.formatting import OVER_CAPACITY
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import ANSWER, design_label
@@ -162,6 +162,6 @@ def whatif_context(scenario: Scenario, run: ScenarioRun, result: EngineResult) -
         ),
         "oversubscription": _choices(whatif.OVERSUBSCRIPTION_CHOICES, base.oversubscription),
         # the load model's time to first token over capacity, which the page says in words
-        "saturated_ttft_ms": SATURATED_S * 1e3,
+        "saturated_ttft_ms": SATURATED_MS,
         "over_capacity": OVER_CAPACITY,
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import over_capacity_ms
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.engine.model.performance import MOE_SERVING_KIND
@@ -701,7 +701,7 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
         share = _num(curve["kv_transfer_share_of_ttft"]) * 100
         name = f"{star}{fabric_label(curve['fabric'])} {curve['label'].split(' ', 1)[-1]}"
         name += f" (KV transfer {share:.0f} % of TTFT)"
-        points = [p for p in curve["points"] if _num(p["ttft_ms_p95"]) < SATURATED_S * 1e3]
+        points = [p for p in curve["points"] if not over_capacity_ms(_num(p["ttft_ms_p95"]))]
         x = [p["requests_per_s"] for p in points]
         fig.add_trace(
             go.Scatter(

@@ -49,7 +49,7 @@ from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import over_capacity_ms
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.result.records import Metrics, Premium
@@ -214,7 +214,7 @@ def check_constraints(
                 + (
                     "target: every design is over capacity and its queue for a first token "
                     "grows without bound"
-                    if min(finite) >= SATURATED_S * 1e3
+                    if over_capacity_ms(min(finite))
                     else f"target (the best is {min(finite):,.0f} ms): prefill compute and "
                     "queueing dominate"
                 )
@@ -256,7 +256,7 @@ def check_constraints(
         ):
             sc.violations.append(
                 f"{ttft:,.0f} ms p95 time to first token misses the {target_ttft_ms:,g} ms target"
-                if ttft < SATURATED_S * 1e3
+                if not over_capacity_ms(ttft)
                 else "its queue for a first token grows without bound at the asked load "
                 f"(target {target_ttft_ms:,g} ms)"
             )

@@ -28,7 +28,7 @@ from advisor.engine.decision.policy import (
 )
 from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import over_capacity_ms
 from advisor.engine.facts.formatting import (
     megabytes,
     percent_in_text,
@@ -181,11 +181,6 @@ def below_training_fabric(facts: JobFacts, cand: Candidate) -> bool:
 # ------------------------------------------------------------------------------ headline
 
 
-SATURATED_TTFT_MS = SATURATED_S * 1e3
-"""The load model's p95 TTFT of an open queue over capacity (docs/MODEL.md 15): said in
-words, not as a number."""
-
-
 def _seconds(value_s: float) -> str:
     return f"{value_s:,.0f} s" if value_s >= 100 else f"{significant(value_s)} s"
 
@@ -212,7 +207,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
             else f"for {ask.users:,} users"
         )
         parts.append(f"it serves {significant(served)} requests/s {asked}, at capacity")
-    if ttft >= SATURATED_TTFT_MS:
+    if over_capacity_ms(ttft):
         parts.append("the queue for a first token grows without bound")
     elif ttft > ask.target_ttft_ms:
         parts.append(
@@ -356,7 +351,7 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
         + (
             f"The fabric is sized for that serving traffic: {c.nics_per_node} x {c.nic_gbps}G "
             f"{fabric_label(c.fabric)} per server moves a cache in {kv_ms:,.0f} ms"
-            if kv_ms < SATURATED_S * 1e3
+            if not over_capacity_ms(kv_ms)
             else f"The fabric, {c.nics_per_node} x {c.nic_gbps}G {fabric_label(c.fabric)} per "
             "server, cannot move the caches as fast as the asked load sends them (their queue "
             "grows without bound; the headline says what would carry the load)"

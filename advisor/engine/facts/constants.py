@@ -468,6 +468,15 @@ SATURATED_S: Final = 3600.0
 """Latency the serving load model reports when the arrival rate exceeds capacity (the queue
 grows without bound): a stand-in, said in words wherever people read it
 (:func:`advisor.engine.facts.formatting.first_token`)."""
+SATURATED_MS: Final = SATURATED_S * 1e3
+""":data:`SATURATED_S` in the milliseconds the serving metrics are given in."""
+
+
+def over_capacity_ms(value_ms: float) -> bool:
+    """A time in milliseconds at the load model's over-capacity stand-in (:data:`SATURATED_S`):
+    the queue has no bound, whatever the figure says."""
+    return value_ms >= SATURATED_MS
+
 
 KV_ELEMENT_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 1.0}
 """KV-cache bytes per element of a GQA/MHA model served at each precision: FP8 under fp8

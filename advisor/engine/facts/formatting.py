@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import over_capacity_ms
 from advisor.engine.facts.numbers import finite, finite_or_none
 
 MISSING = "—"
@@ -113,10 +113,10 @@ OVER_CAPACITY: Final = "no bound (over capacity)"
 
 def first_token(value: Any) -> str:
     """A time to first token in milliseconds: :func:`milliseconds`, but the load model's
-    stand-in for a queue over capacity (:data:`constants.SATURATED_S`) in words, never
+    stand-in for a queue over capacity (:func:`constants.over_capacity_ms`) in words, never
     "3,600,000 ms"."""
     number = finite_or_none(value)
-    if number is not None and number >= SATURATED_S * 1e3:
+    if number is not None and over_capacity_ms(number):
         return OVER_CAPACITY
     return milliseconds(value)
 

@@ -73,11 +73,10 @@ from typing import Any
 
 from advisor.engine import evaluate_typed
 from advisor.engine.decision.bom import NetworkParts, check_bom
-from advisor.engine.decision.prose import SATURATED_TTFT_MS
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import SATURATED_MS, over_capacity_ms
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import a2a_overlap_runs, deepep_runs_on
 from advisor.engine.result.echo import Memory, Traffic
@@ -631,7 +630,7 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
             )
         )
     ttft = metrics.ttft_ms_p95
-    if ttft is not None and ttft >= SATURATED_TTFT_MS and not metrics.load_saturated:
+    if ttft is not None and over_capacity_ms(ttft) and not metrics.load_saturated:
         out.append(
             Violation(
                 "serving-over-capacity",
@@ -814,7 +813,7 @@ _BARE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII
 """An assumption's value that is a number (``str(1e9)``), not a sentence."""
 
 
-SATURATED_FIGURE = f"{SATURATED_S * 1e3:,.0f} ms"
+SATURATED_FIGURE = f"{SATURATED_MS:,.0f} ms"
 """The load model's time to first token of an open queue over capacity ("3,600,000 ms"): a
 stand-in for "without bound", said in words wherever a customer reads it."""
 

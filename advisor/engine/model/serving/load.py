@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
-from advisor.engine.facts.constants import SATURATED_S
+from advisor.engine.facts.constants import SATURATED_S, over_capacity_ms
 from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import CommDomain
@@ -799,7 +799,7 @@ def kv_transfer_sentence(
     share = (best_metrics.kv_transfer_share_of_ttft or 0.0) * 100
     # an open queue over capacity has no p95 first token to give a share of (said in words,
     # as the headline does), and then the network is not what holds the first token back
-    over_capacity = ttft >= SATURATED_S * 1e3
+    over_capacity = over_capacity_ms(ttft)
     text = (
         f"Prefill and decode run on separate servers ({prefill:,} prefill, {decode:,} decode), so "
         f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
@@ -816,10 +816,10 @@ def kv_transfer_sentence(
         tcp_kv = tcp_metrics.kv_transfer_ms or 0.0
         tcp_ttft = tcp_metrics.ttft_ms_p95 or 0.0
         if over_capacity:
-            if tcp_kv >= SATURATED_S * 1e3:
+            if over_capacity_ms(tcp_kv):
                 return text + f"; over TCP (at best {tcp_label}) the transfers cannot keep up."
             return text + f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms."
-        if tcp_ttft >= SATURATED_S * 1e3 or tcp_kv >= SATURATED_S * 1e3:
+        if over_capacity_ms(tcp_ttft) or over_capacity_ms(tcp_kv):
             return text + (
                 f"; over TCP (at best {tcp_label}) the servers cannot keep up with the load "
                 "(the queue for the first token grows without bound), so this deployment "
