@@ -151,8 +151,8 @@ def redundant_experts_note(pool: ServingPool, role: str = "") -> str:
         return ""
     return (
         f"{role + ' ' if role else ''}EP{pool.ep} hosts {pool.experts_per_gpu} routed experts "
-        f"per GPU ({pool.redundant_experts} redundant copies of the busiest experts, as "
-        "TensorRT-LLM's wide-EP load balancer places them)"
+        f"per GPU ({pool.redundant_experts} redundant copies of the busiest experts, as expert "
+        "load balancers place them: DeepSeek's EPLB, TensorRT-LLM's wide EP)"
     )
 
 
