@@ -523,6 +523,9 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
                     f"{finite(metrics.tokens_per_s_per_gpu_at_target):,.0f}",
                 )
             )
+        load = _load_fact(result)
+        if load is not None:
+            rows.append((load.key, f"{load.value}: {load.sub}"))
     else:
         rows.append(("Step time", duration(metrics.step_time_s)))
         rows.append(("Scaling efficiency", percent(metrics.scaling_efficiency, digits=0)))

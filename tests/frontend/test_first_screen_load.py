@@ -69,3 +69,13 @@ def test_an_answer_on_a_compute_fabric_keeps_both() -> None:
         }
     )
     assert "Asked load" in facts and "GPUs idle on the network" in facts
+
+
+def test_the_comparison_carries_the_asked_load_too() -> None:
+    from advisor.reports.presenters import key_metrics
+
+    result = evaluate_typed(GPT_OSS_16_B200, scaling_chart=False)
+    rows = dict(key_metrics(result))
+    facts = {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+    value, sub = facts["Asked load"]
+    assert rows["Asked load"] == f"{value}: {sub}"
