@@ -18,6 +18,7 @@ from advisor.engine.facts.catalog import default_catalog
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.services import scenario_submit
 from tests.frontend.pdfread import pdf_text
+from tests.frontend.test_serving_chart import DISAGGREGATED
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,18 +55,10 @@ GRID: dict[str, dict[str, Any]] = {
         "gpus": 32,
         "inference": {"independent_replicas": False, "requests_per_s": 2},
     },
+    # the latency chart's disaggregated answer at 100 times its load: over capacity
     "disaggregated serving over capacity": {
-        "workload": "inference",
-        "model": "llama3-70b",
-        "gpu": "h100-sxm",
-        "gpus": 32,
-        "inference": {
-            "deployment": "disaggregated",
-            "prompt_tokens": 16000,
-            "output_tokens": 500,
-            "requests_per_s": 50,
-            "pools": {"prefill": {"servers": 2}, "decode": {"servers": 2}},
-        },
+        **DISAGGREGATED,
+        "inference": {**DISAGGREGATED["inference"], "requests_per_s": 50},
     },
 }
 
