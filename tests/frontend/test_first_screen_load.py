@@ -8,12 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.engine import evaluate_typed
+from advisor.engine.result.records import EngineResult
 from advisor.reports.presenters import headline
 
 
-def _facts(scenario: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    result = evaluate_typed(scenario, scaling_chart=False)
+def _facts_of(result: EngineResult) -> dict[str, tuple[str, str]]:
     return {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+
+
+def _facts(scenario: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return _facts_of(evaluate_typed(scenario, scaling_chart=False))
 
 
 GPT_OSS_16_B200 = {
@@ -34,7 +38,7 @@ GPT_OSS_16_B200 = {
 
 def test_a_fleet_with_headroom_shows_its_share_of_what_it_serves() -> None:
     result = evaluate_typed(GPT_OSS_16_B200, scaling_chart=False)
-    facts = {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+    facts = _facts_of(result)
     at_target = result.metrics.max_requests_per_s_at_target
     value, sub = facts["Asked load"]
     assert value == "40 requests/s"
@@ -46,7 +50,7 @@ def test_a_fleet_over_capacity_says_so_and_what_it_serves() -> None:
     load = {**GPT_OSS_16_B200["inference"], "requests_per_s": 5000}
     result = evaluate_typed({**GPT_OSS_16_B200, "inference": load}, scaling_chart=False)
     assert result.metrics.load_saturated
-    facts = {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+    facts = _facts_of(result)
     value, sub = facts["Asked load"]
     assert value == "over capacity"
     assert sub.startswith("serves ") and sub.endswith(" of the 5,000 requests/s asked")
@@ -76,6 +80,6 @@ def test_the_comparison_carries_the_asked_load_too() -> None:
 
     result = evaluate_typed(GPT_OSS_16_B200, scaling_chart=False)
     rows = dict(key_metrics(result))
-    facts = {f.key: (f.value, f.sub) for f in headline(result)["facts"]}
+    facts = _facts_of(result)
     value, sub = facts["Asked load"]
     assert rows["Asked load"] == f"{value}: {sub}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from advisor.engine.facts.constants import (
     DEFAULT_AMORTIZATION_YEARS,
@@ -23,7 +23,6 @@ from advisor.engine.facts.constants import (
     DEFAULT_PUE,
 )
 from advisor.engine.facts.formatting import significant
-from advisor.engine.result.records import JobShare
 
 HOURS_PER_YEAR: Final = 8766.0
 """365.25 days x 24 h."""
@@ -84,7 +83,7 @@ class WorkCost:
     """:func:`work_cost`'s figures, unrounded, named as the result's :class:`JobShare` record's
     (the result's ``cost`` and ``cost.job_share`` are them rounded to cents,
     ``pricing.cost_record``): a plain class, since every design priced gets one and a record
-    costs three objects and an interpreted ``__init__``; :meth:`record` is the record."""
+    costs three objects and an interpreted ``__init__``."""
 
     __slots__ = (
         "gpu_cost_usd", "gpu_hours", "idle_cost_usd", "network_capex_share_usd",
@@ -109,25 +108,6 @@ class WorkCost:
         self.gpu_hours = gpu_hours
         self.work_hours = work_hours
         self.total_usd = total_usd
-
-    def record(self) -> JobShare:
-        """The figures as the result's record (unrounded, no note)."""
-        return JobShare(
-            network_capex_usd=self.network_capex_usd,
-            network_capex_share_usd=self.network_capex_share_usd,
-            network_power_w=self.network_power_w,
-            network_power_cost_usd=self.network_power_cost_usd,
-            gpu_cost_usd=self.gpu_cost_usd,
-            idle_cost_usd=self.idle_cost_usd,
-            operations_cost_usd=self.operations_cost_usd,
-            work=self.work,
-            gpu_hours=self.gpu_hours,
-            work_hours=self.work_hours,
-            total_usd=self.total_usd,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.record().to_dict()
 
     def _value(self) -> tuple[object, ...]:
         return (

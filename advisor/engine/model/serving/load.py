@@ -803,13 +803,12 @@ def kv_transfer_sentence(
     text = (
         f"Prefill and decode run on separate servers ({prefill:,} prefill, {decode:,} decode), so "
         f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
-        "token: "
+        f"token: {kv:,.1f} ms on {best_label}"
         + (
-            f"{kv:,.1f} ms on {best_label}, while at the asked load the queue for a first token "
-            "grows without bound whatever the network (the headline says what would carry it)"
+            ", while at the asked load the queue for a first token grows without bound "
+            "whatever the network (the headline says what would carry it)"
             if over_capacity
-            else f"{kv:,.1f} ms on {best_label} ({share:.0f} % of the {ttft:,.0f} ms p95 time "
-            "to first token)"
+            else f" ({share:.0f} % of the {ttft:,.0f} ms p95 time to first token)"
         )
     )
     if tcp_label and tcp_metrics is not None:
