@@ -140,6 +140,7 @@ def compare_view(request: HttpRequest) -> HttpResponse:
                 for name, fig in figures.items()
             },
             "query": query,
+            "one_time_scale": charts.on_one_time_scale([(c["name"], c["result"]) for c in columns]),
         },
     )
 

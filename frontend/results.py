@@ -179,6 +179,7 @@ def result_context(
         "inference": result.is_inference,
         "topology": charts.topology_layout(result),
         "has_scaling": bool(charts.scaling_series(result)),
+        "scaling_words": charts.scaling_words(result),
         "has_alternatives": len(result.options) > 1,
         "rag": rag_section(result),
     }

@@ -7,6 +7,7 @@ turns them into Plotly figure JSON, drawn in the browser by Plotly.newPlot.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from advisor.engine.facts.constants import over_capacity_ms
+from advisor.engine.facts.formatting import milliseconds
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.engine.model.performance import MOE_SERVING_KIND
@@ -24,7 +26,8 @@ from advisor.reports.presenters import (
     decision_cost,
     is_inference,
     option_label,
-    part_label,
+    part_description,
+    part_short_description,
     pool_label,
     scale_up_words,
 )
@@ -58,12 +61,19 @@ _num = finite
 
 
 def _unique_labels(options: list[Option]) -> list[str]:
+    """Each option's label, told apart from the others by its switch, then its NIC, where the
+    short label alone repeats ("#2" only for options those do not tell apart)."""
     labels = [option_label(o) for o in options]
+    for part in ("switch_model", "nic_sku"):
+        labels = [
+            f"{label} · {part_short_description(getattr(option, part))}"
+            if labels.count(label) > 1 and getattr(option, part)
+            else label
+            for option, label in zip(options, labels, strict=True)
+        ]
     seen: dict[str, int] = {}
     out = []
-    for option, label in zip(options, labels, strict=True):
-        if labels.count(label) > 1 and option.switch_model:
-            label = f"{label} ({part_label(option.switch_model).split(' (')[0]})"
+    for label in labels:
         seen[label] = seen.get(label, 0) + 1
         out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return out
@@ -74,6 +84,20 @@ def shown_options(result: EngineResult, limit: int = MAX_OPTIONS_SHOWN) -> list[
     options = list(result.options)
     options.sort(key=lambda o: (not o.recommended, _num(o.rank, 1e9)))
     return options[:limit]
+
+
+def distinct_shapes(result: EngineResult, limit: int = MAX_OPTIONS_SHOWN) -> list[Option]:
+    """:func:`shown_options`, one per network shape (fabric, NICs and speed, oversubscription:
+    :func:`option_label`): designs that differ only by switch or NIC model spend a token's or a
+    step's time alike, and eight equal bars told apart by part names said nothing."""
+    seen: set[str] = set()
+    out: list[Option] = []
+    for option in shown_options(result, limit=len(result.options)):
+        label = option_label(option)
+        if label not in seen:
+            seen.add(label)
+            out.append(option)
+    return out[:limit]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,11 +113,15 @@ class Breakdown:
     recommended: list[bool]
     unit: str
     title: str
+    other: str = "Other idle (pipeline bubble, stragglers)"
+    """What the rest of the time is: a training step's idle GPUs, or a served token's time
+    beyond its decode compute and communication (prompts batched into the same steps, the
+    wait at the load asked, the 95th percentile's spread)."""
 
 
 def breakdown_series(result: EngineResult) -> Breakdown:
     inference = is_inference(result)
-    options = shown_options(result)
+    options = distinct_shapes(result)
     if not options and result.metrics != Metrics():
         rec = result.recommendation
         options = [
@@ -130,6 +158,7 @@ def breakdown_series(result: EngineResult) -> Breakdown:
         recommended=[o.recommended for o in options],
         unit=unit,
         title=title,
+        **({"other": "Other (prompts in the same steps, load, p95 spread)"} if inference else {}),
     )
 
 
@@ -159,6 +188,24 @@ def _value_axis(title: str, **extra: Any) -> dict[str, Any]:
         "automargin": True,
         **extra,
     }
+
+
+TICK_SPACING = 1.3
+"""The least ratio between two labelled server counts on a log axis: 16 and 18 servers drew
+their labels over each other."""
+
+
+def server_ticks(counts: set[float], limit: int = 10) -> list[float]:
+    """The server counts a scaling axis labels: at most ``limit``, none within
+    :data:`TICK_SPACING` of a larger one kept (the largest, the job's size, always kept)."""
+    ticks = sorted(counts)
+    if len(ticks) > limit:
+        ticks = ticks[:: math.ceil(len(ticks) / limit)] + ticks[-1:]
+    kept: list[float] = []
+    for tick in reversed(sorted(set(ticks))):
+        if not kept or kept[-1] >= tick * TICK_SPACING:
+            kept.append(tick)
+    return kept[::-1]
 
 
 def _servers_axis(ticks: list[float]) -> dict[str, Any]:
@@ -193,7 +240,7 @@ def breakdown_figure(result: EngineResult) -> dict[str, Any]:
     parts = (
         ("Compute", s.compute, PART_COLORS["compute"]),
         ("Communication not hidden by compute", s.comm, PART_COLORS["comm"]),
-        ("Other idle (pipeline bubble, stragglers)", s.idle, PART_COLORS["idle"]),
+        (s.other, s.idle, PART_COLORS["idle"]),
     )
     for name, values, color in parts:
         fig.add_trace(
@@ -230,6 +277,10 @@ class CostPoint:
     network_capex_usd: float
     recommended: bool
     why_not: str
+    ruled_out: bool = False
+    """The engine ruled the design out (``Option.feasible`` false): drawn hollow, its reason in
+    the hover (a TCP design capped by its KV transfer reads fast per token at the little it
+    serves)."""
 
 
 def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
@@ -251,6 +302,7 @@ def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
                 network_capex_usd=_num(c.network_capex_usd),
                 recommended=option.recommended,
                 why_not=option.why_not or "",
+                ruled_out=not option.feasible and not option.recommended,
             )
         )
     unit = "ms per token" if inference else "seconds per training step"
@@ -266,8 +318,12 @@ def cost_axis_title(result: EngineResult) -> str:
 def cost_speed_figure(result: EngineResult) -> dict[str, Any]:
     points, unit = cost_speed_points(result)
     fig = go.Figure()
-    for fabric in FABRIC_IDS:
-        group = [p for p in points if p.fabric == fabric and not p.recommended]
+    for fabric, ruled_out in itertools.product(FABRIC_IDS, (False, True)):
+        group = [
+            p
+            for p in points
+            if p.fabric == fabric and not p.recommended and p.ruled_out == ruled_out
+        ]
         if not group:
             continue
         fig.add_trace(
@@ -275,8 +331,13 @@ def cost_speed_figure(result: EngineResult) -> dict[str, Any]:
                 x=[p.speed for p in group],
                 y=[p.total_cost_usd for p in group],
                 mode="markers",
-                name=fabric_label(fabric),
-                marker={"size": 10, "color": FABRIC_COLORS[fabric], "opacity": 0.8},
+                name=fabric_label(fabric) + (" (ruled out)" if ruled_out else ""),
+                marker={
+                    "size": 10,
+                    "color": FABRIC_COLORS[fabric],
+                    "opacity": 0.8,
+                    "symbol": "circle-open" if ruled_out else "circle",
+                },
                 text=[p.label for p in group],
                 customdata=[[p.network_capex_usd, p.why_not] for p in group],
                 hovertemplate=(
@@ -336,6 +397,45 @@ def cost_speed_figure(result: EngineResult) -> dict[str, Any]:
 # 3. Scaling curve
 
 
+@dataclass(frozen=True)
+class ScalingWords:
+    """What the scaling chart's figure is, in the page's, the PDF's and the axis' words."""
+
+    title: str
+    caption: str
+    quantity: str
+
+    @property
+    def axis(self) -> str:
+        return f"{self.quantity} (%)"
+
+
+TRAINING_SCALING = ScalingWords(
+    title="Scaling efficiency vs number of servers",
+    caption="Share of ideal speed-up kept as servers are added, per fabric.",
+    quantity="scaling efficiency",
+)
+SERVING_SCALING = ScalingWords(
+    title="Share of a token's time spent computing vs number of servers",
+    caption=(
+        "Share of each generated token's time the GPUs spend computing, per fabric, for the"
+        " deployment the engine picks at each size; the rest is communication they wait for"
+        " and other idle time."
+    ),
+    quantity="computing share of a token's time",
+)
+
+
+def scaling_words(result: EngineResult) -> ScalingWords:
+    """The scaling chart's words: training's scaling efficiency, or serving's compute share of a
+    token's time (the figure :func:`advisor.engine.decision.scaling.efficiency` gives each)."""
+    return SERVING_SCALING if is_inference(result) else TRAINING_SCALING
+
+
+def _efficiency_axis(result: EngineResult) -> dict[str, Any]:
+    return {**EFFICIENCY_AXIS, "title": {"text": scaling_words(result).axis}}
+
+
 def scaling_series(result: EngineResult) -> dict[str, list[tuple[float, float]]]:
     """fabric -> [(servers, efficiency 0..1)] sorted by servers."""
     out: dict[str, list[tuple[float, float]]] = {}
@@ -369,9 +469,7 @@ def scaling_figure(result: EngineResult) -> dict[str, Any]:
             )
         )
     nodes = _num(result.workload.nodes)
-    ticks = sorted({p[0] for points in series.values() for p in points})
-    if len(ticks) > 10:
-        ticks = ticks[:: math.ceil(len(ticks) / 10)]
+    ticks = server_ticks({p[0] for points in series.values() for p in points})
     shapes = []
     if nodes > 0 and series:
         shapes.append(
@@ -388,7 +486,7 @@ def scaling_figure(result: EngineResult) -> dict[str, Any]:
     fig.update_layout(
         _layout(
             xaxis=_servers_axis(ticks),
-            yaxis=EFFICIENCY_AXIS,
+            yaxis=_efficiency_axis(result),
             shapes=shapes,
             annotations=(
                 [
@@ -470,7 +568,7 @@ def topology_layout(result: EngineResult) -> Topology:
     spines = int(_num(topo.spine_switches))
     cores = int(_num(topo.core_switches))
     rail_opt = topo.rail_optimized and nics > 1 and leaves >= nics
-    switch = topo.switch_model
+    switch = part_description(topo.switch_model)
     out = Topology()
 
     if not rec.needs_compute_fabric or leaves == 0:
@@ -688,8 +786,8 @@ def serving_curves(result: EngineResult) -> list[dict[str, Any]]:
 def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     """p95 time to first token (solid) and p95 time per token (dotted) vs arrival rate.
 
-    One colour per candidate network; the legend gives each one's KV-transfer share of the
-    time to first token. Dashed grey lines mark the targets."""
+    One colour per candidate network; the legend gives each one's KV transfer
+    (:func:`_kv_transfer_words`). Grey lines mark the two targets, each on its own axis."""
     curves = serving_curves(result)
     if not curves:
         return None
@@ -698,9 +796,8 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     for i, curve in enumerate(curves):
         color = RAIL_COLORS[i % len(RAIL_COLORS)]
         star = "★ " if curve["recommended"] else ""
-        share = _num(curve["kv_transfer_share_of_ttft"]) * 100
         name = f"{star}{fabric_label(curve['fabric'])} {curve['label'].split(' ', 1)[-1]}"
-        name += f" (KV transfer {share:.0f} % of TTFT)"
+        name += _kv_transfer_words(curve)
         points = [p for p in curve["points"] if not over_capacity_ms(_num(p["ttft_ms_p95"]))]
         x = [p["requests_per_s"] for p in points]
         fig.add_trace(
@@ -727,21 +824,10 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
                 hovertemplate="%{x:,.3~r} req/s: %{y:.1f} ms per token p95<extra></extra>",
             )
         )
-    shapes = []
-    ttft_target = _num(inference.target_ttft_ms if inference is not None else None)
-    if ttft_target > 0:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                # shapes on a log axis take log10 of the value (plotly.js layout.shapes.yref)
-                "y0": math.log10(ttft_target),
-                "y1": math.log10(ttft_target),
-                "line": {"color": "#8a94a6", "dash": "dash", "width": 1},
-            }
-        )
+    targets = (
+        ("y", _num(inference.target_ttft_ms if inference is not None else None), "first token"),
+        ("y2", _num(inference.target_ms_per_token if inference is not None else None), "per token"),
+    )
     fig.update_layout(
         _layout(
             xaxis={"title": "requests per second", "rangemode": "tozero"},
@@ -752,12 +838,51 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
                 "overlaying": "y",
                 "side": "right",
                 "rangemode": "tozero",
+                # its own round ticks: plotly's default for an overlaying axis ("sync") puts a
+                # label at each of the log axis' minor gridlines (27, 56, 80, 101, ... ms)
+                "tickmode": "auto",
+                "showgrid": False,
             },
-            shapes=shapes,
+            shapes=[_target_line(axis, ms, what) for axis, ms, what in targets if ms > 0],
             margin={"l": 10, "r": 10, "t": 10, "b": 10},
         )
     )
     return _to_json(fig)
+
+
+def _kv_transfer_words(curve: dict[str, Any]) -> str:
+    """A curve's KV transfer in its legend: its share of the time to first token at the asked
+    load, or the transfer itself where that load is over capacity (a share of a time with no
+    bound read "0 %"); nothing where no cache moves (colocated replicas)."""
+    kv_ms = _num(curve.get("kv_transfer_ms"))
+    if kv_ms <= 0:
+        return ""
+    if curve.get("load_saturated"):
+        return f" (KV transfer {milliseconds(kv_ms)})"
+    return f" (KV transfer {_num(curve['kv_transfer_share_of_ttft']) * 100:.0f} % of TTFT)"
+
+
+def _target_line(axis: str, ms: float, what: str) -> dict[str, Any]:
+    """A latency target across the serving chart, labelled, on its own axis.  Shapes take data
+    values on a log axis too (plotly.js: only annotations and axis ranges take log10; plotly.js
+    pull request #6194), so the value is the target itself."""
+    return {
+        "type": "line",
+        "xref": "paper",
+        "yref": axis,
+        "x0": 0,
+        "x1": 1,
+        "y0": ms,
+        "y1": ms,
+        "line": {"color": "#8a94a6", "dash": "dash" if axis == "y" else "dot", "width": 1},
+        "label": {
+            "text": f"{what} target {milliseconds(ms)}",
+            "textposition": "end" if axis == "y" else "start",
+            # below the line: a target at the top of the plot keeps its label inside it
+            "yanchor": "top",
+            "font": {"size": 10, "color": "#5b6578"},
+        },
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -855,31 +980,47 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
+def on_one_time_scale(columns: list[tuple[str, EngineResult]]) -> bool:
+    """Whether the compared scenarios' times share a unit: a training step (seconds) and a
+    served token (milliseconds) do not, so their charts show each time against the scenario's
+    own (its recommendation's, or its own total) instead of on one axis."""
+    return len({is_inference(result) for _, result in columns}) <= 1
+
+
+def _relative(values: list[float], reference: float) -> list[float]:
+    return [v / reference if reference > 0 else 0.0 for v in values]
+
+
 def _compare_cost(columns: list[tuple[str, EngineResult]], names: list[str]) -> dict[str, Any]:
     fig = go.Figure()
     units = set()
+    one_scale = on_one_time_scale(columns)
     for i, ((_, result), name) in enumerate(zip(columns, names, strict=True)):
         points, unit = cost_speed_points(result)
         units.add(unit)
+        chosen = [p for p in points if p.recommended]
+        reference = chosen[0].speed if chosen and not one_scale else 1.0
         color = COMPARE_COLORS[i % len(COMPARE_COLORS)]
         fig.add_trace(
             go.Scatter(
-                x=[p.speed for p in points],
+                x=_relative([p.speed for p in points], reference),
                 y=[p.total_cost_usd for p in points],
                 mode="markers",
                 name=name,
                 legendgroup=name,
                 marker={"size": 9, "color": color, "opacity": 0.55},
                 text=[p.label for p in points],
+                customdata=[p.speed for p in points],
                 hovertemplate=name
-                + "<br>%{text}<br>%{x:,.3~r}<br>this job $%{y:,.0f}<extra></extra>",
+                + "<br>%{text}<br>%{customdata:,.3~r} "
+                + unit
+                + "<br>this job $%{y:,.0f}<extra></extra>",
             )
         )
-        chosen = [p for p in points if p.recommended]
         if chosen:
             fig.add_trace(
                 go.Scatter(
-                    x=[chosen[0].speed],
+                    x=_relative([chosen[0].speed], reference),
                     y=[chosen[0].total_cost_usd],
                     mode="markers",
                     name=f"{name}: recommended",
@@ -894,10 +1035,14 @@ def _compare_cost(columns: list[tuple[str, EngineResult]], names: list[str]) -> 
                     hovertemplate=name + ": recommended<br>" + chosen[0].label + "<extra></extra>",
                 )
             )
-    unit = units.pop() if len(units) == 1 else "time per step or per token"
+    axis = (
+        f"{units.pop()} (lower is faster)"
+        if one_scale
+        else "time relative to the pick (1 = recommended)"
+    )
     fig.update_layout(
         _layout(
-            xaxis=_value_axis(f"{unit} (lower is faster)"),
+            xaxis=_value_axis(axis),
             yaxis=_value_axis(
                 cost_axis_title(columns[0][1]) if columns else "cost (USD)",
                 tickprefix="$",
@@ -911,41 +1056,62 @@ def _compare_cost(columns: list[tuple[str, EngineResult]], names: list[str]) -> 
 
 def _compare_breakdown(columns: list[tuple[str, EngineResult]], names: list[str]) -> dict[str, Any]:
     """Each scenario's recommended design as one bar: compute, communication, other idle."""
-    rows = []
+    rows: list[tuple[str, tuple[float, float, float], str]] = []
     for (_, result), name in zip(columns, names, strict=True):
         s = breakdown_series(result)
         idx = s.recommended.index(True) if True in s.recommended else 0
         if not s.labels:
             continue
-        rows.append((name, s.compute[idx], s.comm[idx], s.idle[idx], s.unit))
-    units = {r[4] for r in rows}
+        rows.append((name, (s.compute[idx], s.comm[idx], s.idle[idx]), s.unit))
+    units = {unit for _, _, unit in rows}
+    one_scale = on_one_time_scale(columns)
     fig = go.Figure()
     parts = (
-        ("Compute", 1, PART_COLORS["compute"]),
-        ("Communication not hidden by compute", 2, PART_COLORS["comm"]),
-        ("Other idle", 3, PART_COLORS["idle"]),
+        ("Compute", PART_COLORS["compute"]),
+        ("Communication not hidden by compute", PART_COLORS["comm"]),
+        ("Other idle", PART_COLORS["idle"]),
     )
-    for label, k, color in parts:
+    for k, (label, color) in enumerate(parts):
         fig.add_trace(
             go.Bar(
-                y=[r[0] for r in rows],
-                x=[r[k] for r in rows],
+                y=[name for name, _, _ in rows],
+                # a step and a token share no scale: each bar as shares of its own time
+                x=[
+                    times[k] if one_scale else 100 * _relative([times[k]], sum(times))[0]
+                    for _, times, _ in rows
+                ],
                 name=label,
                 orientation="h",
                 marker={"color": color},
-                hovertemplate="%{y}<br>" + label + ": %{x:,.3~r}<extra></extra>",
+                customdata=[f"{times[k]:,.3g} {unit}" for _, times, unit in rows],
+                hovertemplate="%{y}<br>" + label + ": %{customdata}<extra></extra>",
             )
         )
+    axis = units.pop() if one_scale and len(units) == 1 else "share of the scenario's own time (%)"
     fig.update_layout(
         _layout(
             barmode="stack",
-            xaxis=_value_axis(units.pop() if len(units) == 1 else "time"),
+            xaxis=_value_axis(axis),
             yaxis={"autorange": "reversed", "automargin": True},
             margin={"l": 10, "r": 10, "t": 10, "b": 40},
             height=140 + 60 * max(1, len(rows)),
         )
     )
     return _to_json(fig)
+
+
+def _compare_scaling_axis(columns: list[tuple[str, EngineResult]]) -> str:
+    """The comparison's scaling axis: the columns' own words when they agree."""
+    words = {scaling_words(result) for _, result in columns}
+    if len(words) == 1:
+        return words.pop().axis
+    return "efficiency or compute share (%)"
+
+
+def _fabric_or_none(result: EngineResult) -> str:
+    """A scenario's recommended compute fabric, or that it needs none (as its answer says)."""
+    rec = result.recommendation
+    return fabric_label(rec.fabric) if rec.needs_compute_fabric else "no compute fabric"
 
 
 def _compare_scaling(columns: list[tuple[str, EngineResult]], names: list[str]) -> dict[str, Any]:
@@ -964,18 +1130,15 @@ def _compare_scaling(columns: list[tuple[str, EngineResult]], names: list[str]) 
                 x=[p[0] for p in points],
                 y=[p[1] * 100 for p in points],
                 mode="lines+markers",
-                name=f"{name} ({fabric_label(fabric)})",
+                name=f"{name} ({_fabric_or_none(result)})",
                 line={"color": COMPARE_COLORS[i % len(COMPARE_COLORS)], "width": 2},
                 hovertemplate=name + "<br>%{x} servers: %{y:.1f} %<extra></extra>",
             )
         )
-    tickvals = sorted(ticks)
-    if len(tickvals) > 10:
-        tickvals = tickvals[:: math.ceil(len(tickvals) / 10)]
     fig.update_layout(
         _layout(
-            xaxis=_servers_axis(tickvals),
-            yaxis=EFFICIENCY_AXIS,
+            xaxis=_servers_axis(server_ticks(ticks)),
+            yaxis={**EFFICIENCY_AXIS, "title": {"text": _compare_scaling_axis(columns)}},
             margin={"l": 10, "r": 10, "t": 24, "b": 40},
         )
     )

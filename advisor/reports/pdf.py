@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import datetime
 import io
+import itertools
 import logging
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ def breakdown_png(result: EngineResult) -> io.BytesIO | None:
     for name, values, color in (
         ("Compute", s.compute, charts.PART_COLORS["compute"]),
         ("Communication not hidden", s.comm, charts.PART_COLORS["comm"]),
-        ("Other idle", s.idle, charts.PART_COLORS["idle"]),
+        (s.other.split(" (")[0], s.idle, charts.PART_COLORS["idle"]),
     ):
         ax.barh(y, values, left=left, color=color, label=name, height=0.6)
         left = [a + b for a, b in zip(left, values, strict=True)]
@@ -117,14 +117,21 @@ def cost_speed_png(result: EngineResult) -> io.BytesIO | None:
     if not points:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 3.4))
-    for fabric, color in charts.FABRIC_COLORS.items():
-        group = [p for p in points if p.fabric == fabric and not p.recommended]
+    for (fabric, color), ruled_out in itertools.product(
+        charts.FABRIC_COLORS.items(), (False, True)
+    ):
+        group = [
+            p
+            for p in points
+            if p.fabric == fabric and not p.recommended and p.ruled_out == ruled_out
+        ]
         if group:
             ax.scatter(
                 [p.speed for p in group],
                 [p.total_cost_usd / 1e6 for p in group],
-                color=color,
-                label=fabric_label(fabric),
+                facecolors="none" if ruled_out else color,
+                edgecolors=color,
+                label=fabric_label(fabric) + (" (ruled out)" if ruled_out else ""),
                 s=30,
                 alpha=0.8,
             )
@@ -175,15 +182,13 @@ def scaling_png(result: EngineResult) -> io.BytesIO | None:
         ax.axvline(nodes, color="#17202e", linestyle=":", linewidth=1)
     ax.set_xscale("log")
     # Plain server counts on the axis (never 4x10^0).
-    ticks = sorted({p[0] for points in series.values() for p in points})
-    if len(ticks) > 8:
-        ticks = ticks[:: math.ceil(len(ticks) / 8)]
+    ticks = charts.server_ticks({p[0] for points in series.values() for p in points}, limit=8)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0, 105)
     ax.set_xlabel("servers", fontsize=8)
-    ax.set_ylabel("scaling efficiency (%)", fontsize=8)
+    ax.set_ylabel(charts.scaling_words(result).axis, fontsize=8)
     _legend_above(ax)
     _style(ax)
     return _png(fig)
@@ -456,7 +461,7 @@ def build_report_pdf(
     _image(pdf, topology_png(result), "Topology (a representative slice; counts on the left)")
     _image(pdf, breakdown_png(result), charts.breakdown_series(result).title + " per candidate")
     _image(pdf, cost_speed_png(result), "Cost vs speed of every candidate")
-    _image(pdf, scaling_png(result), "Scaling efficiency vs number of servers")
+    _image(pdf, scaling_png(result), charts.scaling_words(result).title)
 
     _h2(pdf, "Bill of materials")
     _para(pdf, INDICATIVE, size=9, color=MUTED)

@@ -109,6 +109,24 @@ def part_label(sku: str) -> str:
     return f"{description} ({number})" if number else description
 
 
+def part_description(sku: str) -> str:
+    """A switch or NIC named in a picture's label: its catalog description only (a table's
+    :func:`part_label` adds the part number)."""
+    return part_label(sku).split(" (")[0]
+
+
+SHORT_PART_WORDS = 3
+"""Words of a part's description that tell candidates apart in a chart's labels ("NVIDIA
+ConnectX-7 NDR", "NVIDIA BlueField-3 SuperNIC", "Broadcom Tomahawk-5 class")."""
+
+
+def part_short_description(sku: str) -> str:
+    """A switch or NIC in a chart's candidate label, where the whole description would crowd
+    the plot out: the first :data:`SHORT_PART_WORDS` words of :func:`part_description`."""
+    words = part_description(sku).split()[:SHORT_PART_WORDS]
+    return " ".join(words).rstrip(",;:(")
+
+
 def line_part_number(line: BomLine) -> str:
     """A BOM line's orderable part number (a result stored before lines carried one: the
     catalog's, by its id); "–" when the part is a class of products with none."""
@@ -496,7 +514,7 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
     model = scenario.model
     model_name = workload.model.name or (model if isinstance(model, str) else "custom")
     rows = [
-        ("Workload", scenario.workload.replace("_", "-")),
+        ("Workload", workload_words(scenario.workload)),
         ("Model", model_name),
         ("GPUs", f"{scenario.gpus or '—'} × {_gpu_name(str(scenario.gpu or ''))}"),
         ("Servers", str(workload.nodes or "—")),
@@ -624,6 +642,13 @@ WORKLOAD_WORDS = {
     "fine_tuning": "Fine-tuning a model",
     "inference": "Serving a model",
 }
+
+
+def workload_words(workload: str) -> str:
+    """A scenario's workload as the inputs table and the comparison both say it."""
+    return WORKLOAD_WORDS.get(workload, workload.replace("_", " ") or "—")
+
+
 SHARDING_WORDS = {
     "none": "plain data parallel (each GPU group keeps a full copy)",
     "zero1": "optimizer state shared across GPUs (ZeRO-1)",
@@ -738,7 +763,7 @@ def input_summary(
     constraints = scenario.constraints
     workload = scenario.workload
     rows: list[tuple[str, str]] = [
-        ("Workload", WORKLOAD_WORDS.get(workload, workload.replace("_", " ") or "—")),
+        ("Workload", workload_words(workload)),
         ("Model", _model_words(result)),
         ("GPUs and servers", _gpu_words(result, gpu_names)),
         ("Number format", scenario.precision or "bf16"),

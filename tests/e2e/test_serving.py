@@ -61,6 +61,16 @@ def test_disaggregated_serving_shows_latency_vs_load_per_network(
     )
     assert "KV transfer" in names and "★" in names
     assert page.locator("#chart-serving .main-svg").count() > 0
+    # The 2,000 ms target line is drawn where the log axis puts 2,000 ms (log10(2000) given as
+    # the shape's value drew it at 3.3 ms, below every curve).
+    drawn = page.evaluate(
+        """() => {
+          const g = document.getElementById('chart-serving'), y = g._fullLayout.yaxis;
+          const line = g.querySelector('.shapelayer path').getAttribute('d');
+          return {line: parseFloat(line.split(',')[1]), axis: y._offset + y.l2p(Math.log10(2000))};
+        }"""
+    )
+    assert drawn["line"] == pytest.approx(drawn["axis"], abs=1.5)
     share = page.inner_text("#kv-share")
     assert "KV transfer" in share and "to first token" in share
     assert "KV cache" in page.inner_text("#serving-load")

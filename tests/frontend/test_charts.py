@@ -11,6 +11,7 @@ import pytest
 from advisor.engine import evaluate_typed
 from advisor.engine.result.records import EngineResult
 from advisor.reports import charts
+from advisor.reports.presenters import option_label, part_description
 from tests.frontend.sample_result import single_server_result, training_result
 
 
@@ -107,3 +108,66 @@ def test_real_engine_results_make_finite_json_figures(scenario: dict[str, Any]) 
             assert fig["data"], name
     assert sum(len(t["x"]) for t in figures["cost"]["data"]) >= 1
     assert sum(len(t["x"]) for t in figures["breakdown"]["data"]) >= 1
+
+
+OVERLOADED_SERVING = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 64,
+    "inference": {"requests_per_s": 200},
+}
+"""Llama 3 70B on 8 H100 servers at 200 requests/s: an InfiniBand answer with RoCE ties that
+differ only by NIC, and a TCP design ruled out (its KV transfer caps what it serves)."""
+
+
+def test_pictures_name_parts_as_customers_read_them_and_mark_ruled_out_designs() -> None:
+    result = evaluate_typed(OVERLOADED_SERVING)
+    rec = result.recommendation
+    # the topology names the switch by its display name, never its catalog id
+    labels = " ".join(text for _, text in charts.topology_layout(result).layer_labels)
+    switch = part_description(rec.topology.switch_model)
+    assert rec.topology.switch_model and rec.topology.switch_model not in labels
+    assert switch in labels
+    # one bar per network shape: the RoCE designs that differ only by switch and NIC model
+    # spend a token's time alike (eight equal bars, labelled by part names, said nothing)
+    bars = charts.breakdown_series(result).labels
+    shapes = {option_label(o) for o in result.options}
+    assert len(set(bars)) == len(bars) == min(len(shapes), charts.MAX_OPTIONS_SHOWN)
+    assert "RoCE v2 1×400G" in bars and "InfiniBand 1×400G" in bars
+    # the cost chart's hover names each design: shapes told apart by switch, then NIC, not "#2"
+    labels = [p.label for p in charts.cost_speed_points(result)[0]]
+    assert len(set(labels)) == len(labels) and not [label for label in labels if "#" in label]
+    assert any("Tomahawk-5" in label and "BlueField-3" in label for label in labels)
+    # a ruled-out design is drawn hollow, apart from the designs that stand
+    ruled_out = [o for o in result.options if not o.feasible]
+    assert ruled_out, "the scenario's TCP design is ruled out"
+    fig = charts.cost_speed_figure(result)
+    hollow = [t for t in fig["data"] if t["marker"].get("symbol") == "circle-open"]
+    assert sum(len(t["x"]) for t in hollow) == len(ruled_out)
+    assert all(t["name"].endswith("(ruled out)") for t in hollow)
+
+
+def test_a_comparison_of_training_and_serving_puts_no_step_and_token_on_one_axis() -> None:
+    """The comparison drew a 1.9 s training step beside a 39 ms served token on one axis
+    labelled "time": each bar is now shares of its own time, each candidate's time relative to
+    its scenario's recommendation."""
+    training = _training()
+    serving = evaluate_typed(OVERLOADED_SERVING)
+    columns = [("train", training), ("serve", serving)]
+    assert not charts.on_one_time_scale(columns)
+    figures = charts.compare_figures(columns)
+    bars = figures["breakdown"]["data"]
+    for row in range(2):
+        assert sum(t["x"][row] for t in bars) == pytest.approx(100.0)
+    assert (
+        "share of the scenario's own time"
+        in figures["breakdown"]["layout"]["xaxis"]["title"]["text"]
+    )
+    stars = [t for t in figures["cost"]["data"] if t["name"].endswith(": recommended")]
+    assert [t["x"] for t in stars] == [[1.0], [1.0]]
+    # the hover keeps each time in its own unit
+    assert "ms per token" in figures["cost"]["data"][-2]["hovertemplate"]
+    # scenarios of one kind keep the common axis
+    same = charts.compare_figures([("a", training), ("b", training)])
+    assert same["breakdown"]["layout"]["xaxis"]["title"]["text"] == "seconds per step"

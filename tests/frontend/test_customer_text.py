@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import re
 from typing import Any
 
@@ -88,6 +89,30 @@ def visible_text(page: str) -> str:
     return " ".join(html.unescape(page).split())
 
 
+CHART_WORDS = frozenset({"text", "name", "ticktext", "hovertext", "hovertemplate"})
+"""The keys of a Plotly figure whose strings a reader sees (labels, legends, hovers)."""
+
+
+def chart_text(page: str) -> str:
+    """The words of a page's charts: its figures ride in ``application/json`` scripts, so the
+    page's visible text never holds them (a switch's catalog id labelled the topology)."""
+    words: list[str] = []
+
+    def walk(node: Any, key: str = "") -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str) and key in CHART_WORDS:
+            words.append(node)
+
+    for body in re.findall(r'(?s)<script[^>]*type="application/json"[^>]*>(.*?)</script>', page):
+        walk(json.loads(body))
+    return " | ".join(words)
+
+
 def problems(where: str, text: str) -> list[str]:
     text = re.sub(r"https?://\S+", "<link>", text)  # a scenario's link holds its UUID
     found = []
@@ -129,6 +154,7 @@ def test_no_face_shows_an_id_a_key_or_e_notation(engineer: tuple[User, Client]) 
         page = client.get(f"/s/{scenario_id}/")
         assert page.status_code == 200
         found += problems(f"{name} page", visible_text(page.content.decode()))
+        found += problems(f"{name} charts", chart_text(page.content.decode()))
         found += problems(
             f"{name} PDF", pdf_text(client.get(f"/s/{scenario_id}/report.pdf").content)
         )

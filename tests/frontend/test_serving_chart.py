@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import re
 
 import pytest
 
@@ -47,9 +47,17 @@ def test_a_serving_result_gets_a_latency_vs_load_chart_per_network(
         assert "KV transfer" in trace["name"]
         assert list(trace["x"]) == sorted(trace["x"])
         assert all(y > 0 for y in trace["y"])
-    # the TTFT target is drawn (log axis: shapes take log10 of the value)
+    # both targets are drawn on their own axes, at the target itself: plotly.js places shapes
+    # by data value on a log axis too (log10(2000) drew the TTFT target at 3.3 ms)
     assert figure["layout"]["yaxis"]["type"] == "log"
-    assert figure["layout"]["shapes"][0]["y0"] == pytest.approx(math.log10(2000))
+    lines = {shape["yref"]: shape for shape in figure["layout"]["shapes"]}
+    assert lines["y"]["y0"] == lines["y"]["y1"] == 2000
+    assert lines["y"]["label"]["text"] == "first token target 2,000 ms"
+    per_token = serving_result.scenario.inference.target_ms_per_token
+    assert lines["y2"]["y0"] == per_token
+    assert lines["y2"]["label"]["text"].startswith("per token target ")
+    # the per-token axis keeps its own round ticks, not one at each of the log axis' gridlines
+    assert figure["layout"]["yaxis2"]["tickmode"] == "auto"
 
 
 def test_training_results_have_no_serving_chart() -> None:
@@ -108,3 +116,28 @@ def test_a_fleet_over_capacity_is_said_in_words_on_the_first_screen_and_the_capt
     assert "3600000" not in html and "3,600,000" not in html
     facts = {fact.key: fact for fact in headline(over)["facts"]}
     assert facts["Per token"].sub == f"first token {OVER_CAPACITY}"
+
+
+def test_the_legend_says_the_kv_transfer_in_milliseconds_when_the_ask_is_over_capacity() -> None:
+    """At a load over capacity the time to first token has no bound, so the transfer's share of
+    it read "0 %" on every curve of a disaggregated answer whose caches take 100 ms and more."""
+    over = {**DISAGGREGATED, "inference": {**DISAGGREGATED["inference"], "requests_per_s": 50}}
+    result = evaluate_typed(over)
+    assert result.metrics.load_saturated
+    names = [t["name"] for t in charts.serving_figure(result)["data"] if t.get("yaxis") != "y2"]
+    assert names and all(re.search(r"\(KV transfer [\d.,]+ ms\)$", n) for n in names), names
+
+
+def test_colocated_replicas_have_no_kv_transfer_in_the_legend() -> None:
+    result = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "inference": {"independent_replicas": True},
+        }
+    )
+    assert result.workload.serving.deployment == "replicas"
+    names = [t["name"] for t in charts.serving_figure(result)["data"]]
+    assert names and not [n for n in names if "KV transfer" in n]

@@ -54,15 +54,16 @@ def load_curves_for_result(
             nics_per_node=key[2],
             oversubscription=float(option.oversubscription or 1.0),
         )
+        at_ask = serving_metrics(planned, serving_plan, design)
         out.append(
             {
                 "label": f"{key[0]} {key[2]} x {key[1]:g}G",
                 "fabric": key[0],
                 "recommended": option.recommended,
                 "points": load_curve(planned, serving_plan, design),
-                "kv_transfer_share_of_ttft": serving_metrics(
-                    planned, serving_plan, design
-                ).kv_transfer_share_of_ttft,
+                "kv_transfer_share_of_ttft": at_ask.kv_transfer_share_of_ttft,
+                "kv_transfer_ms": at_ask.kv_transfer_ms,
+                "load_saturated": at_ask.load_saturated,
             }
         )
     return out
