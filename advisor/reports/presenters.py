@@ -283,8 +283,25 @@ def headline(result: EngineResult) -> dict[str, Any]:
         "sentence": rec.headline,
         "facts": facts,
         "needs_fabric": needs_fabric,
+        "eyebrow": eyebrow(result),
         "servers": int(finite(result.workload.nodes)),
     }
+
+
+def eyebrow(result: EngineResult) -> str:
+    """The word above the headline.  "Good news" said of a fleet that serves a third of its ask
+    (no compute fabric needed, but the GPUs are too few) read as a clean bill of health."""
+    if is_inference(result):
+        metrics = result.metrics
+        inference = result.scenario.inference
+        asked = inference.requests_per_s if inference is not None else None
+        if asked is not None and (
+            metrics.load_saturated or finite(metrics.max_requests_per_s_at_target) < asked
+        ):
+            return "Short of the asked load"
+        if metrics.meets_target is False:
+            return "Misses the latency target"
+    return "Our recommendation" if result.recommendation.needs_compute_fabric else "Good news"
 
 
 def bom_groups(result: EngineResult) -> list[dict[str, Any]]:

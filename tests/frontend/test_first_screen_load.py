@@ -83,3 +83,23 @@ def test_the_comparison_carries_the_asked_load_too() -> None:
     facts = _facts_of(result)
     value, sub = facts["Asked load"]
     assert rows["Asked load"] == f"{value}: {sub}"
+
+
+def test_the_word_above_the_headline_never_calls_a_short_fleet_good_news() -> None:
+    """gpt-oss-120b on two B200 servers needs no compute fabric: within its ask that is "Good
+    news"; at 5,000 requests/s it serves a fraction of the ask, and the same word read as a
+    clean bill of health."""
+    from advisor.reports.presenters import eyebrow
+
+    within = evaluate_typed(GPT_OSS_16_B200, scaling_chart=False)
+    assert not within.recommendation.needs_compute_fabric
+    assert eyebrow(within) == "Good news"
+    load = {**GPT_OSS_16_B200["inference"], "requests_per_s": 5000}
+    short = evaluate_typed({**GPT_OSS_16_B200, "inference": load}, scaling_chart=False)
+    assert not short.recommendation.needs_compute_fabric
+    assert eyebrow(short) == headline(short)["eyebrow"] == "Short of the asked load"
+    training = evaluate_typed(
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 64},
+        scaling_chart=False,
+    )
+    assert eyebrow(training) == "Our recommendation"
