@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from advisor.engine.facts.constants import over_capacity_ms
-from advisor.engine.facts.formatting import milliseconds
+from advisor.engine.facts.formatting import milliseconds, percent
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.engine.model.performance import MOE_SERVING_KIND
@@ -783,51 +783,81 @@ def serving_curves(result: EngineResult) -> list[dict[str, Any]]:
     return curves[:MAX_SERVING_CURVES]
 
 
+@dataclass(frozen=True)
+class ServingCurve:
+    """One candidate network's latency against load, as the page and the PDF draw it: the
+    points within capacity (a queue with no bound has no time to plot)."""
+
+    name: str
+    color: str
+    requests_per_s: list[float]
+    ttft_ms_p95: list[float]
+    ms_per_token_p95: list[float]
+
+
+def serving_series(result: EngineResult) -> list[ServingCurve]:
+    """The latency chart's curves, recommended network first (:func:`serving_curves`)."""
+    out = []
+    for i, curve in enumerate(serving_curves(result)):
+        star = "★ " if curve["recommended"] else ""
+        name = f"{star}{fabric_label(curve['fabric'])} {curve['label'].split(' ', 1)[-1]}"
+        points = [p for p in curve["points"] if not over_capacity_ms(_num(p["ttft_ms_p95"]))]
+        out.append(
+            ServingCurve(
+                name=name + _kv_transfer_words(curve),
+                color=RAIL_COLORS[i % len(RAIL_COLORS)],
+                requests_per_s=[_num(p["requests_per_s"]) for p in points],
+                ttft_ms_p95=[_num(p["ttft_ms_p95"]) for p in points],
+                ms_per_token_p95=[_num(p["ms_per_token_p95"]) for p in points],
+            )
+        )
+    return out
+
+
+def serving_targets(result: EngineResult) -> tuple[float, float]:
+    """The scenario's p95 targets in ms: (time to first token, time per token); 0 for none."""
+    inference = result.scenario.inference
+    if inference is None:
+        return 0.0, 0.0
+    return _num(inference.target_ttft_ms), _num(inference.target_ms_per_token)
+
+
 def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     """p95 time to first token (solid) and p95 time per token (dotted) vs arrival rate.
 
     One colour per candidate network; the legend gives each one's KV transfer
     (:func:`_kv_transfer_words`). Grey lines mark the two targets, each on its own axis."""
-    curves = serving_curves(result)
+    curves = serving_series(result)
     if not curves:
         return None
-    inference = result.scenario.inference
     fig = go.Figure()
     for i, curve in enumerate(curves):
-        color = RAIL_COLORS[i % len(RAIL_COLORS)]
-        star = "★ " if curve["recommended"] else ""
-        name = f"{star}{fabric_label(curve['fabric'])} {curve['label'].split(' ', 1)[-1]}"
-        name += _kv_transfer_words(curve)
-        points = [p for p in curve["points"] if not over_capacity_ms(_num(p["ttft_ms_p95"]))]
-        x = [p["requests_per_s"] for p in points]
         fig.add_trace(
             go.Scatter(
-                x=x,
-                y=[p["ttft_ms_p95"] for p in points],
-                name=name,
+                x=curve.requests_per_s,
+                y=curve.ttft_ms_p95,
+                name=curve.name,
                 legendgroup=str(i),
                 mode="lines+markers",
-                line={"color": color},
+                line={"color": curve.color},
                 hovertemplate="%{x:,.3~r} req/s: TTFT p95 %{y:,.0f} ms<extra></extra>",
             )
         )
         fig.add_trace(
             go.Scatter(
-                x=x,
-                y=[p["ms_per_token_p95"] for p in points],
-                name=f"{name}: ms per token",
+                x=curve.requests_per_s,
+                y=curve.ms_per_token_p95,
+                name=f"{curve.name}: ms per token",
                 legendgroup=str(i),
                 showlegend=False,
                 mode="lines",
-                line={"color": color, "dash": "dot"},
+                line={"color": curve.color, "dash": "dot"},
                 yaxis="y2",
                 hovertemplate="%{x:,.3~r} req/s: %{y:.1f} ms per token p95<extra></extra>",
             )
         )
-    targets = (
-        ("y", _num(inference.target_ttft_ms if inference is not None else None), "first token"),
-        ("y2", _num(inference.target_ms_per_token if inference is not None else None), "per token"),
-    )
+    ttft_target, token_target = serving_targets(result)
+    targets = (("y", ttft_target, "first token"), ("y2", token_target, "per token"))
     fig.update_layout(
         _layout(
             xaxis={"title": "requests per second", "rangemode": "tozero"},
@@ -851,15 +881,17 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
 
 
 def _kv_transfer_words(curve: dict[str, Any]) -> str:
-    """A curve's KV transfer in its legend: its share of the time to first token at the asked
-    load, or the transfer itself where that load is over capacity (a share of a time with no
-    bound read "0 %"); nothing where no cache moves (colocated replicas)."""
+    """A curve's KV transfer in its legend: the transfer and its share of the time to first
+    token at the asked load ("1.1 ms, 0.4 %": a whole-percent share read "0 %" for a cache moved
+    over NVLink), the transfer alone where that load is over capacity (a share of a time with
+    no bound read "0 %"); nothing where no cache moves (colocated replicas)."""
     kv_ms = _num(curve.get("kv_transfer_ms"))
     if kv_ms <= 0:
         return ""
     if curve.get("load_saturated"):
         return f" (KV transfer {milliseconds(kv_ms)})"
-    return f" (KV transfer {_num(curve['kv_transfer_share_of_ttft']) * 100:.0f} % of TTFT)"
+    share = percent(curve["kv_transfer_share_of_ttft"])
+    return f" (KV transfer {milliseconds(kv_ms)}, {share} of TTFT)"
 
 
 def _target_line(axis: str, ms: float, what: str) -> dict[str, Any]:

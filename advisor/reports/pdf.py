@@ -12,6 +12,7 @@ import datetime
 import io
 import itertools
 import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,56 @@ def scaling_png(result: EngineResult) -> io.BytesIO | None:
     ax.set_ylabel(charts.scaling_words(result).axis, fontsize=8)
     _legend_above(ax)
     _style(ax)
+    return _png(fig)
+
+
+SERVING_CHART_TITLE = (
+    "Latency as the load grows, by candidate network: p95 time to first token (solid, left,"
+    " log) and per token (dotted, right); grey lines are the targets"
+)
+
+
+def _log_tick(value: float, _pos: int) -> str:
+    """A log axis' tick as plain milliseconds at 1, 2 and 5 of each decade ("2,000", never
+    "2 x 10^3"); the other gridlines unlabelled."""
+    lead = value / 10 ** math.floor(math.log10(value)) if value > 0 else 0.0
+    return f"{value:,.0f}" if any(abs(lead - k) < 1e-6 for k in (1, 2, 5)) else ""
+
+
+def serving_png(result: EngineResult) -> io.BytesIO | None:
+    """The page's latency-vs-load chart (:func:`charts.serving_series`) for the report."""
+    curves = charts.serving_series(result)
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    per_token = ax.twinx()
+    for curve in curves:
+        ax.plot(
+            curve.requests_per_s,
+            curve.ttft_ms_p95,
+            marker="o",
+            markersize=3,
+            color=curve.color,
+            label=_text(curve.name),
+        )
+        per_token.plot(curve.requests_per_s, curve.ms_per_token_p95, ":", color=curve.color)
+    ttft_target, token_target = charts.serving_targets(result)
+    if ttft_target > 0:
+        ax.axhline(ttft_target, color="#8a94a6", linestyle="--", linewidth=1)
+    if token_target > 0:
+        per_token.axhline(token_target, color="#8a94a6", linestyle=":", linewidth=1)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(_log_tick))
+    ax.yaxis.set_minor_formatter(FuncFormatter(_log_tick))
+    per_token.set_ylim(bottom=0)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("requests per second", fontsize=8)
+    ax.set_ylabel("time to first token, p95 (ms)", fontsize=8)
+    per_token.set_ylabel("ms per token, p95", fontsize=8)
+    per_token.tick_params(labelsize=8)
+    _legend_above(ax, columns=2)
+    _style(ax)
+    ax.tick_params(which="both", labelsize=8)  # the labelled minor ticks (2,000) too
     return _png(fig)
 
 
@@ -462,6 +513,7 @@ def build_report_pdf(
     _image(pdf, breakdown_png(result), charts.breakdown_series(result).title + " per candidate")
     _image(pdf, cost_speed_png(result), "Cost vs speed of every candidate")
     _image(pdf, scaling_png(result), charts.scaling_words(result).title)
+    _image(pdf, serving_png(result), SERVING_CHART_TITLE)
 
     _h2(pdf, "Bill of materials")
     _para(pdf, INDICATIVE, size=9, color=MUTED)

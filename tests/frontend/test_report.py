@@ -352,3 +352,32 @@ def test_a_moe_pretraining_on_a_dense_sized_batch_is_told_the_moe_practice() -> 
     assert usual.scenario.training is not None
     assert usual.scenario.training.global_batch_tokens == 67_108_864
     assert finite(usual.metrics.gpu_idle_fraction) < finite(dense_sized.metrics.gpu_idle_fraction)
+
+
+def test_a_serving_report_carries_the_latency_chart_the_page_shows(client: Client) -> None:
+    """The page drew latency against load per candidate network; the quote a sales engineer
+    sends did not. A training report has no such chart."""
+    from advisor.engine import evaluate
+    from advisor.reports.pdf import SERVING_CHART_TITLE
+
+    charts_of: dict[str, tuple[int, str]] = {}
+    for workload, scenario in (
+        (
+            "inference",
+            {
+                "workload": "inference",
+                "model": "llama3-70b",
+                "gpu": "h100-sxm",
+                "gpus": 64,
+                "inference": {"requests_per_s": 20},
+            },
+        ),
+        ("training", {"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}),
+    ):
+        content = client.get(f"/s/{make_scenario(result=evaluate(scenario)).pk}/report.pdf").content
+        charts_of[workload] = (pdf_image_count(content), " ".join(pdf_text(content).split()))
+    serving_images, serving_text = charts_of["inference"]
+    training_images, training_text = charts_of["training"]
+    assert " ".join(SERVING_CHART_TITLE.split()[:6]) in serving_text
+    assert " ".join(SERVING_CHART_TITLE.split()[:6]) not in training_text
+    assert serving_images == training_images + 1
