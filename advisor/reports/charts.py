@@ -113,10 +113,14 @@ class Breakdown:
     recommended: list[bool]
     unit: str
     title: str
-    other: str = "Other idle (pipeline bubble, stragglers)"
-    """What the rest of the time is: a training step's idle GPUs, or a served token's time
-    beyond its decode compute and communication (prompts batched into the same steps, the
-    wait at the load asked, the 95th percentile's spread)."""
+    other: str
+    """What the rest of the time is (:data:`TRAINING_OTHER`, :data:`SERVING_OTHER`)."""
+
+
+TRAINING_OTHER = "Other idle (pipeline bubble, stragglers)"
+SERVING_OTHER = "Other (prompts in the same steps, load, p95 spread)"
+"""A served token's time beyond its decode compute and communication: prompts batched into the
+same steps, the wait at the load asked, the 95th percentile's spread."""
 
 
 def breakdown_series(result: EngineResult) -> Breakdown:
@@ -158,7 +162,7 @@ def breakdown_series(result: EngineResult) -> Breakdown:
         recommended=[o.recommended for o in options],
         unit=unit,
         title=title,
-        **({"other": "Other (prompts in the same steps, load, p95 spread)"} if inference else {}),
+        other=SERVING_OTHER if inference else TRAINING_OTHER,
     )
 
 
