@@ -79,6 +79,11 @@ PLATFORM_FACTS: dict[str, forms.Field] = {
     "integrated_scaleout": forms.NullBooleanField(
         required=False, help_text="Scale-out ports built into the accelerator (no added NICs)."
     ),
+    "compute_nics_on_board": forms.NullBooleanField(
+        required=False,
+        help_text="The reference NIC and its options sit on the platform's own boards and come "
+        "with the servers (no NIC card is bought).",
+    ),
 }
 """GPU platform facts (what the reference server around a GPU ships with) edited as form
 fields; stored in the item's attributes."""
@@ -170,6 +175,7 @@ class HardwareItemForm(ColumnRules):
     inband_ports_per_server = PLATFORM_FACTS["inband_ports_per_server"]
     reference_design = PLATFORM_FACTS["reference_design"]
     integrated_scaleout = PLATFORM_FACTS["integrated_scaleout"]
+    compute_nics_on_board = PLATFORM_FACTS["compute_nics_on_board"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

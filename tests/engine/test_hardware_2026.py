@@ -304,3 +304,44 @@ def test_checkpoint_time_follows_the_stated_storage_write_rate() -> None:
     assert storage["cluster_storage_gbytes_per_s"] == 50
     assert storage["checkpoint_write_s"] > fast["checkpoint_write_s"]
     assert "stated 50 GB/s" in storage["statement"]
+
+
+@pytest.mark.parametrize(("gpu_id", "gpus"), [("b300", 256), ("gb300-nvl72", 288)])
+def test_nics_that_ship_on_the_platform_are_not_bought_as_cards(gpu_id: str, gpus: int) -> None:
+    """HGX / DGX B300 carries its ConnectX-8s on the GPU board and GB300 NVL72 on its compute
+    trays' mezzanines: the quote lists them, at no price and without the PCIe card's part
+    number; the switches and optics around them are still bought."""
+    r = evaluate(train(gpu_id, gpus))
+    rec = r["recommendation"]
+    assert rec["nic_sku"] in ("cx8-800g", "cx8-2x400g")
+    nics = [line for line in r["bom"] if line["role"] == "compute-nic"]
+    assert len(nics) == 1 and nics[0]["quantity"] == gpus
+    assert nics[0]["unit_price_usd"] == 0 and nics[0]["part_number"] == ""
+    assert "comes with the servers" in nics[0]["description"]
+    assert any(line["role"] == "leaf" and line["unit_price_usd"] > 0 for line in r["bom"])
+    # the BOM check takes the platform's own NICs at no price, and nothing else off its price
+    assert check_bom(r["bom"]) == []
+    leaf = next(i for i, line in enumerate(r["bom"]) if line["role"] == "leaf")
+    cut = [dict(line) for line in r["bom"]]
+    cut[leaf].update(unit_price_usd=0.0, extended_price_usd=0.0)
+    assert any("is not the catalog's" in problem for problem in check_bom(cut))
+    # the card itself keeps its price and part number for the platforms that buy it as a card
+    card = PARTS.find(rec["nic_sku"])
+    assert card.unit_price_usd > 0 and card.part_number == "900-9X81E-00EX-ST0"
+
+
+def test_a_nic_the_platform_does_not_ship_is_still_a_card_to_buy() -> None:
+    """On an H100 server the ConnectX-7s are cards a design buys; on a B300 server a NIC other
+    than its own ConnectX-8 is too (a departure now costs its whole price)."""
+    h100 = evaluate(train("h100-sxm", 256))
+    line = next(x for x in h100["bom"] if x["role"] == "compute-nic")
+    assert line["unit_price_usd"] > 0 and line["part_number"]
+    from advisor.engine.decision.candidates import compute_nics
+    from advisor.engine.decision.job_facts import platform_of
+
+    gpu = CATALOG.gpu("b300")
+    assert gpu is not None
+    offered = {n.sku: n for n in compute_nics(PARTS, platform_of(gpu, PARTS, 8))}
+    assert offered["cx8-800g"].unit_price_usd == 0 == offered["cx8-2x400g"].unit_price_usd
+    others = [n for sku, n in offered.items() if sku not in ("cx8-800g", "cx8-2x400g")]
+    assert others and all(n.unit_price_usd > 0 for n in others)

@@ -828,6 +828,14 @@ def network_bom(
     return lines
 
 
+def on_board_nic(item: ItemT, line: Mapping[str, Any]) -> bool:
+    """A compute-NIC line a platform ships on its own boards (:meth:`Nic.on_board`: no price,
+    no part number), the one line whose price is not the catalog's."""
+    return (
+        isinstance(item, Nic) and line.get("role") == "compute-nic" and not line.get("part_number")
+    )
+
+
 def check_bom(
     lines: Iterable[BomLine | Mapping[str, Any]], parts: NetworkParts | None = None
 ) -> list[str]:
@@ -837,7 +845,8 @@ def check_bom(
     ``parts`` is the catalog they were priced from (default: the built-in one).  Checked per
     network (docs/MODEL.md, "Bill of materials"):
 
-    * every SKU is in the catalog and every extended price is quantity x unit price;
+    * every SKU is in the catalog at the catalog's unit price (a platform's own NICs at none,
+      :func:`on_board_nic`) and every extended price is quantity x unit price;
     * every transceiver sits in a cage that exists in that network (a NIC's or a switch's,
       same form factor, same links per cage, same speed, right end) and every DAC/AOC has a
       switch cage on end A and a matching NIC or switch cage on each leg of end B;
@@ -865,9 +874,12 @@ def check_bom(
         if isinstance(qty, bool) or not isinstance(qty, int) or qty < 0:
             problems.append(f"{where}: quantity {qty!r} is not a whole number >= 0")
             continue
-        expected = round(qty * item.unit_price_usd, 2)
+        unit = float(ln.get("unit_price_usd", item.unit_price_usd))
+        if unit != item.unit_price_usd and not (on_board_nic(item, ln) and unit == 0):
+            problems.append(f"{where}: unit price {unit} is not the catalog's")
+        expected = round(qty * unit, 2)
         if abs(float(ln.get("extended_price_usd", 0.0)) - expected) > 0.01:
-            problems.append(f"{where}: extended price is not {qty} x {item.unit_price_usd}")
+            problems.append(f"{where}: extended price is not {qty} x {unit}")
         by_net.setdefault(net, []).append((item, qty, str(ln.get("role", "") or "")))
     for net, entries in by_net.items():
         problems.extend(_check_network(net, entries))

@@ -189,7 +189,11 @@ def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
     """NICs that may carry the compute fabric of this platform."""
     if platform.integrated and platform.reference_nic is not None:
         return [platform.reference_nic]
-    return [n for n in parts.nics if not n.integrated and n.use in ("compute", "any")]
+    return [
+        n.on_board() if platform.nics_on_board and platform.nic_standing(n) < 2 else n
+        for n in parts.nics
+        if not n.integrated and n.use in ("compute", "any")
+    ]
 
 
 def full_links(platform: Platform, nic: Nic) -> int:

@@ -137,6 +137,11 @@ class GpuSpec:
     """Name of the published design these facts come from."""
     integrated_scaleout: bool = False
     """Scale-out ports are built into the accelerator: no compute NICs are added."""
+    compute_nics_on_board: bool = False
+    """The platform's compute NICs (``reference_nic_sku`` and ``nic_options``) sit on its own
+    boards and come with the servers (ConnectX-8 on the HGX / DGX B300 GPU board and on GB300
+    NVL72's compute-tray mezzanines): a design on them buys no NIC card (:meth:`Nic.on_board`);
+    other NICs are cards bought as before."""
     gpus_per_node_options: tuple[int, ...] = ()
     """GPUs per server the platform is built with (HGX boards: 4 or 8; NVL72 trays: 4;
     8-GPU UBB/OAM baseboards: 8); () = any count up to ``gpus_per_server``."""
@@ -655,6 +660,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_nic_count=8,
         reference_fabric="infiniband",
         nic_options=("cx8-2x400g",),
+        compute_nics_on_board=True,
         storage_nic_sku="bf3-dpu-2x400g",
         storage_ports_per_server=2,
         inband_ports_per_server=0,
@@ -709,6 +715,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_nic_count=4,
         reference_fabric="infiniband",
         nic_options=("cx8-2x400g",),
+        compute_nics_on_board=True,
         storage_nic_sku="bf3-dpu-2x400g",
         storage_ports_per_server=2,
         inband_ports_per_server=0,

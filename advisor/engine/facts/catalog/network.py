@@ -11,7 +11,7 @@ Speeds are per port in Gb/s.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
 from advisor.engine.facts.vocabulary import ETHERNET as ETHERNET
@@ -109,6 +109,21 @@ class Nic(_Item):
     def links(self) -> int:
         """Logical links of one card (ports x links per port)."""
         return self.ports * self.links_per_port
+
+    def on_board(self) -> Nic:
+        """This NIC as a platform ships it on its own boards (HGX / DGX B300's GPU board, GB300
+        NVL72's compute trays: :attr:`GpuSpec.compute_nics_on_board`): bought with the servers,
+        so a quote lists it at no price and without the PCIe card's part number (the same sku:
+        the design and its rules are the card's)."""
+        return replace(
+            self,
+            description=f"{self.description}, on the platform's own boards "
+            "(comes with the servers)",
+            unit_price_usd=0.0,
+            part_number="",
+            price_is_estimate=False,
+            source=f"{self.source}; on the platform's boards: priced in the servers",
+        )
 
     def rail_layout(self, links: int) -> tuple[int, int]:
         """(rails, links per rail) of a server with ``links`` compute links of this NIC."""
