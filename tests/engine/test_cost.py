@@ -86,3 +86,27 @@ def test_cost_is_never_negative_nor_nan(
         if isinstance(value, float):
             assert math.isfinite(value)
             assert value >= 0
+
+
+def test_the_job_share_note_says_why_the_share_and_the_price_differ() -> None:
+    """A month of serving DeepSeek-V3 on 72 GB300 costs $368k against a $245k network: the note
+    said its total "can be smaller than the network's price" beside a total above it."""
+    from advisor.engine import evaluate_typed
+
+    serving = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "deepseek-v3",
+            "gpu": "gb300-nvl72",
+            "gpus": 72,
+            "inference": {"requests_per_s": 30},
+        }
+    ).cost
+    assert serving.job_share.total_usd > serving.network_capex_usd
+    assert serving.job_share.note.endswith("% of its total.")
+    assert "GPU time is 9" in serving.job_share.note
+    short = evaluate_typed(
+        {"workload": "fine_tuning", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 8}
+    ).cost
+    assert short.job_share.total_usd < short.network_capex_usd
+    assert short.job_share.note.endswith("so its total is smaller than the network's price.")

@@ -297,6 +297,22 @@ def price(
     )
 
 
+def job_share_note(job: WorkCost, capex_usd: float, share_pct: float, years: float) -> str:
+    """Why the job's share and the network's price differ: a short job carries a sliver of the
+    capex, so its total is below the price; a long or GPU-heavy one is mostly GPU time (the
+    note said "can be smaller" beside a share $100k above the price)."""
+    carries = (
+        f"The {job.work} carries {share_pct:.1f}% of the network capex "
+        f"({job.work_hours:,.0f} h of a {years:g}-year life)"
+    )
+    if job.total_usd < capex_usd:
+        return f"{carries}, so its total is smaller than the network's price."
+    if job.total_usd > 0 and job.gpu_cost_usd >= job.total_usd / 2:
+        gpu_share = 100.0 * job.gpu_cost_usd / job.total_usd
+        return f"{carries}; GPU time is {gpu_share:.0f}% of its total."
+    return f"{carries}."
+
+
 def cost_record(facts: JobFacts, sc: Scored) -> Cost:
     """Result ``cost``: the job-share figures (kept for compatibility), ``life`` (the decision
     cost, over the amortization life) and ``job_share`` (the same job figures, labelled), all
@@ -316,11 +332,7 @@ def cost_record(facts: JobFacts, sc: Scored) -> Cost:
         gpu_hours=cents(job.gpu_hours),
         work_hours=cents(job.work_hours),
         total_usd=cents(job.total_usd),
-        note=(
-            f"The {job.work} carries {share_pct:.1f}% of the network capex "
-            f"({job.work_hours:,.0f} h of a {facts.costs.amortization_years:g}-year life), "
-            "so its total can be smaller than the network's price."
-        ),
+        note=job_share_note(job, capex, share_pct, facts.costs.amortization_years),
     )
     return Cost(
         network_capex_usd=share.network_capex_usd,
