@@ -27,7 +27,6 @@ from advisor.reports.presenters import (
     is_inference,
     option_label,
     part_description,
-    part_short_description,
     pool_label,
     scale_up_words,
 )
@@ -66,7 +65,7 @@ def _unique_labels(options: list[Option]) -> list[str]:
     labels = [option_label(o) for o in options]
     for part in ("switch_model", "nic_sku"):
         labels = [
-            f"{label} · {part_short_description(getattr(option, part))}"
+            f"{label} · {part_description(getattr(option, part))}"
             if labels.count(label) > 1 and getattr(option, part)
             else label
             for option, label in zip(options, labels, strict=True)

@@ -115,18 +115,6 @@ def part_description(sku: str) -> str:
     return part_label(sku).split(" (")[0]
 
 
-SHORT_PART_WORDS = 3
-"""Words of a part's description that tell candidates apart in a chart's labels ("NVIDIA
-ConnectX-7 NDR", "NVIDIA BlueField-3 SuperNIC", "Broadcom Tomahawk-5 class")."""
-
-
-def part_short_description(sku: str) -> str:
-    """A switch or NIC in a chart's candidate label, where the whole description would crowd
-    the plot out: the first :data:`SHORT_PART_WORDS` words of :func:`part_description`."""
-    words = part_description(sku).split()[:SHORT_PART_WORDS]
-    return " ".join(words).rstrip(",;:(")
-
-
 def line_part_number(line: BomLine) -> str:
     """A BOM line's orderable part number (a result stored before lines carried one: the
     catalog's, by its id); "–" when the part is a class of products with none."""
@@ -282,7 +270,6 @@ def headline(result: EngineResult) -> dict[str, Any]:
         "costs": costs,
         "sentence": rec.headline,
         "facts": facts,
-        "needs_fabric": needs_fabric,
         "eyebrow": eyebrow(result),
         "servers": int(finite(result.workload.nodes)),
     }
