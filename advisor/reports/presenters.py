@@ -126,9 +126,19 @@ def line_description(line: BomLine) -> str:
     role (results stored before the role was its own field wrote it into the text, e.g.
     "... (64x400G / 128x200G) (leaf)": those read the catalog's description again)."""
     known = _catalog_parts().get(line.sku, ("", ""))[0]
-    if known and line.description.startswith(known):
+    if (
+        known
+        and line.description.startswith(known)
+        and LEGACY_ROLE.fullmatch(line.description[len(known) :])
+    ):
         return known
     return line.description
+
+
+LEGACY_ROLE = re.compile(r"(?: \([a-z /-]+\))?")
+"""What a stored line's description may add to the catalog's and be read without: nothing, or
+the role it once carried (" (leaf)"); a platform's own NIC keeps its ", on the platform's own
+boards" (:meth:`Nic.on_board`)."""
 
 
 @dataclass(frozen=True)

@@ -310,14 +310,14 @@ def test_checkpoint_time_follows_the_stated_storage_write_rate() -> None:
 def test_nics_that_ship_on_the_platform_are_not_bought_as_cards(gpu_id: str, gpus: int) -> None:
     """HGX / DGX B300 carries its ConnectX-8s on the GPU board and GB300 NVL72 on its compute
     trays' mezzanines: the quote lists them, at no price and without the PCIe card's part
-    number; the switches and optics around them are still bought."""
+    number (the page, PDF and CSV say so); the switches and optics around them are bought."""
     r = evaluate(train(gpu_id, gpus))
     rec = r["recommendation"]
     assert rec["nic_sku"] in ("cx8-800g", "cx8-2x400g")
     nics = [line for line in r["bom"] if line["role"] == "compute-nic"]
     assert len(nics) == 1 and nics[0]["quantity"] == gpus
-    assert nics[0]["unit_price_usd"] == 0 and nics[0]["part_number"] == ""
-    assert "comes with the servers" in nics[0]["description"]
+    assert nics[0]["unit_price_usd"] == 0 and nics[0]["part_number"] == "comes with the servers"
+    assert nics[0]["description"].endswith(", on the platform's own boards")
     assert any(line["role"] == "leaf" and line["unit_price_usd"] > 0 for line in r["bom"])
     # the BOM check takes the platform's own NICs at no price, and nothing else off its price
     assert check_bom(r["bom"]) == []
@@ -345,3 +345,16 @@ def test_a_nic_the_platform_does_not_ship_is_still_a_card_to_buy() -> None:
     assert offered["cx8-800g"].unit_price_usd == 0 == offered["cx8-2x400g"].unit_price_usd
     others = [n for sku, n in offered.items() if sku not in ("cx8-800g", "cx8-2x400g")]
     assert others and all(n.unit_price_usd > 0 for n in others)
+
+
+def test_the_quote_tables_keep_the_on_board_words() -> None:
+    """The BOM tables read a line's part number and description through fallbacks for stored
+    results (the catalog's number when a line has none; the catalog's description when a line
+    adds its old role): neither may turn a platform's own NIC back into the card."""
+    from advisor.engine import evaluate_typed
+    from advisor.reports.presenters import BomRow
+
+    result = evaluate_typed(train("gb300-nvl72", 288))
+    row = BomRow.of(next(line for line in result.bom if line.role == "compute-nic"))
+    assert row.part_number == "comes with the servers" and row.unit_price_usd == 0
+    assert row.description.endswith(", on the platform's own boards")

@@ -29,6 +29,7 @@ from advisor.engine.facts.catalog.network import (
     NICS,
     SWITCHES,
     TRANSCEIVERS,
+    WITH_THE_SERVERS,
     Cable,
     Nic,
     Switch,
@@ -830,9 +831,11 @@ def network_bom(
 
 def on_board_nic(item: ItemT, line: Mapping[str, Any]) -> bool:
     """A compute-NIC line a platform ships on its own boards (:meth:`Nic.on_board`: no price,
-    no part number), the one line whose price is not the catalog's."""
+    :data:`WITH_THE_SERVERS` for a part number), the one line whose price is not the catalog's."""
     return (
-        isinstance(item, Nic) and line.get("role") == "compute-nic" and not line.get("part_number")
+        isinstance(item, Nic)
+        and line.get("role") == "compute-nic"
+        and line.get("part_number") == WITH_THE_SERVERS
     )
 
 

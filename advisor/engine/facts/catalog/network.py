@@ -73,6 +73,10 @@ class _Item:
         return cls(**kwargs)
 
 
+WITH_THE_SERVERS = "comes with the servers"
+"""The part number column of a NIC the platform ships on its own boards (:meth:`Nic.on_board`)."""
+
+
 @dataclass(frozen=True)
 class Nic(_Item):
     """A network adapter; ``port_gbps`` per port, ``ports`` on the card."""
@@ -113,14 +117,14 @@ class Nic(_Item):
     def on_board(self) -> Nic:
         """This NIC as a platform ships it on its own boards (HGX / DGX B300's GPU board, GB300
         NVL72's compute trays: :attr:`GpuSpec.compute_nics_on_board`): bought with the servers,
-        so a quote lists it at no price and without the PCIe card's part number (the same sku:
-        the design and its rules are the card's)."""
+        so a quote lists it at no price and, for a part number, :data:`WITH_THE_SERVERS` (the
+        PCIe card's number orders a card; the same sku: the design and its rules are the
+        card's)."""
         return replace(
             self,
-            description=f"{self.description}, on the platform's own boards "
-            "(comes with the servers)",
+            description=f"{self.description}, on the platform's own boards",
             unit_price_usd=0.0,
-            part_number="",
+            part_number=WITH_THE_SERVERS,
             price_is_estimate=False,
             source=f"{self.source}; on the platform's boards: priced in the servers",
         )
