@@ -39,6 +39,7 @@ def option_bom_lines(
     *, result: EngineResult, option: Option, catalog: Catalog
 ) -> list[dict[str, Any]]:
     """Price an option of a stored result as the engine prices its recommended design."""
+    gpu = catalog.gpu(result.scenario.gpu)
     try:
         lines = network_bom(
             NetworkParts.from_catalog(catalog),
@@ -48,8 +49,9 @@ def option_bom_lines(
             nics_per_node=int(option.nics_per_node),
             switch_model=option.switch_model,
             oversubscription=float(option.oversubscription),
-            storage=StorageSpec.for_gpu(catalog.gpu(result.scenario.gpu)),
+            storage=StorageSpec.for_gpu(gpu),
             leaf_spine=option.spine_switches > 0,
+            on_board_nics=gpu.on_board_nic_skus if gpu is not None else (),
         )
     except KeyError as exc:
         raise BomUnavailable(

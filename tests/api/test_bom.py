@@ -165,3 +165,19 @@ def test_an_alternative_is_priced_on_the_catalog_its_run_recorded(
     assert bom["total_usd"] == pytest.approx(second["cost"]["network_capex_usd"], abs=0.01)
     nic_prices = {line["unit_price_usd"] for line in bom["lines"] if line["category"] == "nic"}
     assert 1_000_000 not in nic_prices
+
+
+def test_an_option_on_a_platform_whose_nics_come_with_it_is_priced_as_the_engine_priced_it(
+    submitted: Any,
+) -> None:
+    """B300 servers carry their ConnectX-8s on the GPU board: the engine prices them at no
+    price, and an alternative's BOM rebuilt here must too (it bought them as $4,000 cards)."""
+    inputs = {"workload": "training", "model": "llama3-70b", "gpu": "b300", "gpus": 256}
+    result = EngineResult.from_dict(latest_run(submitted(inputs=inputs)["id"]).result)
+    recommended = result.recommended_option
+    assert recommended is not None
+    rebuilt = option_bom_lines(result=result, option=recommended, catalog=default_catalog())
+    assert rebuilt == [line.to_dict() for line in result.bom]
+    for option in result.options:
+        bom = bom_for(result=result, option=option.rank, catalog=default_catalog())
+        assert bom["total_usd"] == pytest.approx(option.cost.network_capex_usd, abs=0.01)

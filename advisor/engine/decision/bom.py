@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Final, TypeVar
@@ -777,11 +777,14 @@ def network_bom(
     storage: StorageSpec | None = None,
     leaf_spine: bool = False,
     planes: int = 1,
+    on_board_nics: Collection[str] = (),
 ) -> list[BomLine]:
     """The whole BOM of one design (compute fabric, storage, management), e.g. for any row
     of ``options``.  ``fabric=None`` (or no NICs) means no compute fabric.  ``storage`` is
     the platform's storage adapters (``StorageSpec.for_gpu(gpu)``).  ``leaf_spine`` builds
     two tiers where one switch would hold every NIC (the search prices both variants).
+    ``on_board_nics``: the NICs the platform's servers come with (``GpuSpec.on_board_nic_skus``),
+    priced as the candidates price them (``Nic.as_bought``).
 
     Raises KeyError for unknown SKUs, :class:`BomError` / ``TopologyError`` when the design
     cannot be built from the catalog.
@@ -793,6 +796,7 @@ def network_bom(
         switch = parts.find(switch_model)
         if not isinstance(nic, Nic) or not isinstance(switch, Switch):
             raise BomError(f"{nic_sku} is not a NIC or {switch_model} is not a switch")
+        nic = nic.as_bought(on_board_nics)
         radix = switch.radix_at(nic.port_gbps)
         if not radix:
             raise BomError(f"{switch_model} has no {nic.port_gbps}G ports")

@@ -190,7 +190,7 @@ def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
     if platform.integrated and platform.reference_nic is not None:
         return [platform.reference_nic]
     return [
-        n.on_board() if platform.nics_on_board and platform.nic_standing(n) < 2 else n
+        n.as_bought(platform.on_board_nics)
         for n in parts.nics
         if not n.integrated and n.use in ("compute", "any")
     ]

@@ -44,9 +44,9 @@ class Platform:
     storage: StorageSpec
     scale_up: str = "NVLink"
     """The server's GPU-to-GPU links as a customer names them (``vocabulary.scale_up_label``)."""
-    nics_on_board: bool = False
-    """The platform's own compute NICs come with its servers (``GpuSpec.compute_nics_on_board``):
-    :func:`candidates.compute_nics` offers them at no price."""
+    on_board_nics: tuple[str, ...] = ()
+    """The compute NICs that come with its servers (``GpuSpec.on_board_nic_skus``), which
+    :func:`candidates.compute_nics` offers at no price (``Nic.as_bought``)."""
 
     @property
     def slot_gbps(self) -> float:
@@ -85,7 +85,7 @@ def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platfo
         with contextlib.suppress(KeyError):
             item = parts.find(gpu.reference_nic_sku)
             if isinstance(item, Nic):
-                ref = item.on_board() if gpu.compute_nics_on_board else item
+                ref = item.as_bought(gpu.on_board_nic_skus)
     count = gpu.reference_nic_count or gpus_per_node
     if gpus_per_node != gpu.gpus_per_server and not gpu.integrated_scaleout:
         # a smaller server than the platform's: keep one NIC per GPU
@@ -104,7 +104,7 @@ def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platfo
         reference_fabric=fabric,
         nic_options=tuple(gpu.nic_options),
         integrated=gpu.integrated_scaleout and ref is not None,
-        nics_on_board=gpu.compute_nics_on_board,
+        on_board_nics=gpu.on_board_nic_skus,
         reference_design=gpu.reference_design
         or f"one {ref.port_gbps if ref else 400}G NIC per GPU, rail-optimized, non-blocking "
         "(HGX practice; no published design recorded for this GPU)",

@@ -166,6 +166,14 @@ class GpuSpec:
         return state_without_value_hash(self)
 
     @property
+    def on_board_nic_skus(self) -> tuple[str, ...]:
+        """The compute NICs that come with this platform's servers (its reference NIC and
+        published options, when :attr:`compute_nics_on_board`; ``Nic.as_bought``); ()."""
+        if not self.compute_nics_on_board:
+            return ()
+        return tuple(sku for sku in (self.reference_nic_sku, *self.nic_options) if sku)
+
+    @property
     def memory_bytes(self) -> float:
         """HBM capacity in bytes: ``memory_gb`` is the vendor's figure, which counts binary
         gigabytes (HBM stacks come in 16/24/36 GiB): nvidia-smi reports 81,559 MiB on an

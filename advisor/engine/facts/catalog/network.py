@@ -11,6 +11,7 @@ Speeds are per port in Gb/s.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, ClassVar, TypeVar
 
@@ -128,6 +129,12 @@ class Nic(_Item):
             price_is_estimate=False,
             source=f"{self.source}; on the platform's boards: priced in the servers",
         )
+
+    def as_bought(self, on_board: Collection[str]) -> Nic:
+        """This NIC as a design on a platform buys it: :meth:`on_board` when the platform ships
+        it (its sku among ``on_board``, ``GpuSpec.on_board_nic_skus``), else the card; the one
+        rule the candidates, the platform's reference and a stored option's BOM all price by."""
+        return self.on_board() if self.sku in on_board else self
 
     def rail_layout(self, links: int) -> tuple[int, int]:
         """(rails, links per rail) of a server with ``links`` compute links of this NIC."""
