@@ -103,3 +103,23 @@ def test_the_word_above_the_headline_never_calls_a_short_fleet_good_news() -> No
         scaling_chart=False,
     )
     assert eyebrow(training) == "Our recommendation"
+
+
+def test_a_missed_latency_target_is_said_above_the_headline_as_in_it() -> None:
+    """A closed loop of users with a 5 ms per-token target on Llama 3 70B: no rate was asked,
+    but the headline says the serving falls short; so does the word above it."""
+    from advisor.reports.presenters import eyebrow
+
+    result = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"target_ms_per_token": 5},
+        },
+        scaling_chart=False,
+    )
+    assert result.metrics.meets_latency_targets is False
+    assert "falls short" in result.recommendation.headline
+    assert eyebrow(result) == "Misses a latency target"
