@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from advisor.engine.facts.constants import over_capacity_ms
-from advisor.engine.facts.formatting import milliseconds, percent
+from advisor.engine.facts.formatting import milliseconds, percent, significant
 from advisor.engine.facts.numbers import finite
 from advisor.engine.facts.vocabulary import FABRIC_IDS, fabric_label, topology_label
 from advisor.engine.model.performance import MOE_SERVING_KIND
@@ -825,11 +825,27 @@ def serving_targets(result: EngineResult) -> tuple[float, float]:
     return _num(inference.target_ttft_ms), _num(inference.target_ms_per_token)
 
 
+def serving_asked_rate(result: EngineResult) -> float:
+    """The arrival rate the scenario asks for (requests/s); 0 where it asks for a number of
+    requests in flight instead (a closed loop has no rate to mark)."""
+    inference = result.scenario.inference
+    if inference is None:
+        return 0.0
+    return _num(inference.requests_per_s)
+
+
+def asked_rate_words(rate: float) -> str:
+    """The asked-load line's label on the page and in the PDF: "asked 10 requests/s"."""
+    return f"asked {significant(rate)} requests/s"
+
+
 def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     """p95 time to first token (solid) and p95 time per token (dotted) vs arrival rate.
 
     One colour per candidate network; the legend gives each one's KV transfer
-    (:func:`_kv_transfer_words`). Grey lines mark the two targets, each on its own axis."""
+    (:func:`_kv_transfer_words`). Grey lines mark the two targets, each on its own axis, and
+    the load asked (:func:`serving_asked_rate`): where the curves stop short of it, the fleet
+    cannot carry it."""
     curves = serving_series(result)
     if not curves:
         return None
@@ -861,11 +877,19 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
         )
     ttft_target, token_target = serving_targets(result)
     targets = (("y", ttft_target, "first token"), ("y2", token_target, "per token"))
+    ttft_values = [ms for c in curves for ms in c.ttft_ms_p95 if ms > 0]
+    ttft_values += [ttft_target] if ttft_target > 0 else []
+    ticks = log_tick_values(min(ttft_values), max(ttft_values)) if ttft_values else []
     fig.update_layout(
         _layout(
             xaxis={"title": "requests per second", "rangemode": "tozero"},
             # log scale: TTFT grows by orders of magnitude near capacity
-            yaxis={"title": "time to first token, p95 (ms, log)", "type": "log"},
+            yaxis={
+                "title": "time to first token, p95 (ms, log)",
+                "type": "log",
+                "tickvals": ticks,
+                "ticktext": [log_tick_text(v) for v in ticks],
+            },
             yaxis2={
                 "title": "ms per token, p95 (dotted)",
                 "overlaying": "y",
@@ -876,7 +900,8 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
                 "tickmode": "auto",
                 "showgrid": False,
             },
-            shapes=[_target_line(axis, ms, what) for axis, ms, what in targets if ms > 0],
+            shapes=[_target_line(axis, ms, what) for axis, ms, what in targets if ms > 0]
+            + _asked_line(serving_asked_rate(result)),
             margin={"l": 10, "r": 10, "t": 10, "b": 10},
         )
     )
@@ -897,6 +922,35 @@ def _kv_transfer_words(curve: dict[str, Any]) -> str:
     return f" (KV transfer {milliseconds(kv_ms)}, {share} of TTFT)"
 
 
+def log_tick_text(value: float) -> str:
+    """A log axis' tick label on the page and in the PDF: plain figures at 1, 2 and 5 of each
+    decade ("2,000", never "2 x 10^3" or plotly's bare minor digits "2 3 4"); "" for the other
+    gridlines."""
+    if value <= 0:
+        return ""
+    lead = value / 10 ** math.floor(math.log10(value))
+    if not any(abs(lead - k) < 1e-6 for k in (1, 2, 5)):
+        return ""
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def log_tick_values(low: float, high: float) -> list[float]:
+    """The labelled ticks (:func:`log_tick_text`) of a log axis spanning low..high (> 0), one
+    either side so the ends are labelled too."""
+    if low <= 0 or high < low:
+        return []
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    values = [k * 10.0**d for d in range(first, last + 1) for k in (1, 2, 5)]
+    below = [v for v in values if v <= low][-1:]
+    above = [v for v in values if v >= high][:1]
+    return sorted(set(below + [v for v in values if low < v < high] + above))
+
+
+def target_words(what: str, ms: float) -> str:
+    """A latency target's label on the page and in the PDF: "first token target 2,000 ms"."""
+    return f"{what} target {milliseconds(ms)}"
+
+
 def _target_line(axis: str, ms: float, what: str) -> dict[str, Any]:
     """A latency target across the serving chart, labelled, on its own axis.  Shapes take data
     values on a log axis too (plotly.js: only annotations and axis ranges take log10; plotly.js
@@ -911,13 +965,40 @@ def _target_line(axis: str, ms: float, what: str) -> dict[str, Any]:
         "y1": ms,
         "line": {"color": "#8a94a6", "dash": "dash" if axis == "y" else "dot", "width": 1},
         "label": {
-            "text": f"{what} target {milliseconds(ms)}",
+            "text": target_words(what, ms),
             "textposition": "end" if axis == "y" else "start",
             # below the line: a target at the top of the plot keeps its label inside it
             "yanchor": "top",
             "font": {"size": 10, "color": "#5b6578"},
         },
     }
+
+
+def _asked_line(rate: float) -> list[dict[str, Any]]:
+    """The asked arrival rate as an upright line across the serving chart, labelled at its
+    top; none for a closed loop. A data-referenced shape widens the axis' autorange, so a fleet
+    whose curves end at its capacity shows the gap to the ask."""
+    if rate <= 0:
+        return []
+    return [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": rate,
+            "x1": rate,
+            "y0": 0,
+            "y1": 1,
+            "line": {"color": "#d6336c", "dash": "dashdot", "width": 1},
+            "label": {
+                "text": asked_rate_words(rate),
+                "textposition": "end",
+                "textangle": 0,
+                "xanchor": "right",
+                "font": {"size": 10, "color": "#d6336c"},
+            },
+        }
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

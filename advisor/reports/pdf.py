@@ -12,7 +12,6 @@ import datetime
 import io
 import itertools
 import logging
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,10 +201,8 @@ SERVING_CHART_TITLE = (
 
 
 def _log_tick(value: float, _pos: int) -> str:
-    """A log axis' tick as plain milliseconds at 1, 2 and 5 of each decade ("2,000", never
-    "2 x 10^3"); the other gridlines unlabelled."""
-    lead = value / 10 ** math.floor(math.log10(value)) if value > 0 else 0.0
-    return f"{value:,.0f}" if any(abs(lead - k) < 1e-6 for k in (1, 2, 5)) else ""
+    """A log axis' tick (:func:`charts.log_tick_text`: "2,000" at 1, 2 and 5 of a decade)."""
+    return charts.log_tick_text(value)
 
 
 def serving_png(result: EngineResult) -> io.BytesIO | None:
@@ -226,14 +223,30 @@ def serving_png(result: EngineResult) -> io.BytesIO | None:
         )
         per_token.plot(curve.requests_per_s, curve.ms_per_token_p95, ":", color=curve.color)
     ttft_target, token_target = charts.serving_targets(result)
-    if ttft_target > 0:
-        ax.axhline(ttft_target, color="#8a94a6", linestyle="--", linewidth=1)
-    if token_target > 0:
-        per_token.axhline(token_target, color="#8a94a6", linestyle=":", linewidth=1)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(_log_tick))
     ax.yaxis.set_minor_formatter(FuncFormatter(_log_tick))
-    per_token.set_ylim(bottom=0)
+    # headroom over the highest curve or target, so a target at the top is not the frame
+    ttft_top = max([ttft_target, *(max(c.ttft_ms_p95, default=0) for c in curves)])
+    token_top = max([token_target, *(max(c.ms_per_token_p95, default=0) for c in curves)])
+    if ttft_top > 0:
+        ax.set_ylim(top=ttft_top * 1.8)
+    per_token.set_ylim(bottom=0, top=token_top * 1.15 if token_top > 0 else None)
+    _target_line(ax, ttft_target, "--", charts.target_words("first token", ttft_target), 0.01)
+    _target_line(per_token, token_target, ":", charts.target_words("per token", token_target), 0.99)
+    asked = charts.serving_asked_rate(result)
+    if asked > 0:
+        ax.axvline(asked, color="#d6336c", linestyle="-.", linewidth=1)
+        ax.text(
+            asked,
+            0.98,
+            _text(charts.asked_rate_words(asked)) + " ",
+            transform=ax.get_xaxis_transform(),
+            ha="right",
+            va="top",
+            fontsize=7,
+            color="#d6336c",
+        )
     ax.set_xlim(left=0)
     ax.set_xlabel("requests per second", fontsize=8)
     ax.set_ylabel("time to first token, p95 (ms)", fontsize=8)
@@ -243,6 +256,25 @@ def serving_png(result: EngineResult) -> io.BytesIO | None:
     _style(ax)
     ax.tick_params(which="both", labelsize=8)  # the labelled minor ticks (2,000) too
     return _png(fig)
+
+
+def _target_line(ax: Any, ms: float, style: str, words: str, x: float) -> None:
+    """A latency target across the serving chart on its own axis, labelled just under the line
+    at ``x`` (axes fraction: the first-token target at the left, per token at the right, as
+    the page puts them); nothing for no target."""
+    if ms <= 0:
+        return
+    ax.axhline(ms, color="#8a94a6", linestyle=style, linewidth=1)
+    ax.text(
+        x,
+        ms,
+        _text(words),
+        transform=ax.get_yaxis_transform(),
+        ha="left" if x < 0.5 else "right",
+        va="top",
+        fontsize=7,
+        color="#5b6578",
+    )
 
 
 def topology_png(result: EngineResult) -> io.BytesIO:

@@ -141,3 +141,88 @@ def test_colocated_replicas_have_no_kv_transfer_in_the_legend() -> None:
     assert result.workload.serving.deployment == "replicas"
     names = [t["name"] for t in charts.serving_figure(result)["data"]]
     assert names and not [n for n in names if "KV transfer" in n]
+
+
+def test_the_load_asked_is_drawn_and_a_fleet_over_capacity_stops_short_of_it() -> None:
+    """The chart drew the curves up to what the servers take and the targets, but not the load
+    asked, so an overloaded fleet's picture looked like any other. The ask is an upright line,
+    labelled, on the page and in the PDF, and the curves of a fleet over capacity end before
+    it; a closed loop (requests in flight, no rate) has none."""
+    over = {**DISAGGREGATED, "inference": {**DISAGGREGATED["inference"], "requests_per_s": 50}}
+    result = evaluate_typed(over)
+    assert result.metrics.load_saturated
+    figure = charts.serving_figure(result)
+    asked = [s for s in figure["layout"]["shapes"] if s["xref"] == "x"]
+    assert [(s["x0"], s["x1"], s["label"]["text"]) for s in asked] == [
+        (50, 50, "asked 50 requests/s")
+    ]
+    ttft = [t for t in figure["data"] if t.get("yaxis") != "y2"]
+    assert ttft and all(max(t["x"]) < 50 for t in ttft)
+
+    closed = {**DISAGGREGATED["inference"], "concurrent_requests": 64}
+    closed.pop("requests_per_s")
+    loop = evaluate_typed({**DISAGGREGATED, "inference": closed})
+    assert charts.serving_asked_rate(loop) == 0
+    shapes = charts.serving_figure(loop)["layout"]["shapes"]
+    assert shapes and not [s for s in shapes if s["xref"] == "x"]
+
+
+def test_the_first_token_axis_labels_plain_milliseconds_at_1_2_and_5(
+    serving_result: EngineResult,
+) -> None:
+    """Plotly's log axis printed its minor gridlines as bare digits ("8 7 6 5 4 3 2 1000 9 8");
+    the page now labels 1, 2 and 5 of each decade in plain figures, as the PDF does, over the
+    curves and the target."""
+    axis = charts.serving_figure(serving_result)["layout"]["yaxis"]
+    values, texts = axis["tickvals"], axis["ticktext"]
+    assert texts == [charts.log_tick_text(v) for v in values]
+    assert "2,000" in texts  # the target
+    assert all(re.fullmatch(r"[125]0*", t.replace(",", "")) for t in texts), texts
+    ttft = [
+        y
+        for t in charts.serving_figure(serving_result)["data"]
+        if t.get("yaxis") != "y2"
+        for y in t["y"]
+    ]
+    assert min(values) <= min(ttft) and max(values) >= max(max(ttft), 2000)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1000, "1,000"), (2000, "2,000"), (500, "500"), (3000, ""), (0.5, "0.5"), (0, ""), (20, "20")],
+)
+def test_log_tick_text(value: float, text: str) -> None:
+    assert charts.log_tick_text(value) == text
+
+
+def test_log_tick_values_cover_the_span_with_a_tick_either_side() -> None:
+    assert charts.log_tick_values(300, 4200) == [200, 500, 1000, 2000, 5000]
+    assert charts.log_tick_values(1000, 1000) == [1000]
+    assert charts.log_tick_values(0, 10) == []
+
+
+def test_the_pdf_chart_labels_both_targets_and_the_ask_with_room_above_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The report's latency chart drew its targets unlabelled, a per-token target at the axis'
+    top sat on the frame with the curve clipped above it, and the ask was not drawn."""
+    import io
+
+    from advisor.reports import pdf
+
+    drawn: list = []
+    monkeypatch.setattr(pdf, "_png", lambda fig: drawn.append(fig) or io.BytesIO())
+    over = {**DISAGGREGATED, "inference": {**DISAGGREGATED["inference"], "requests_per_s": 50}}
+    result = evaluate_typed(over)
+    assert pdf.serving_png(result) is not None
+    (figure,) = drawn
+    ttft_axis, token_axis = figure.axes
+    words = [t.get_text().strip() for ax in figure.axes for t in ax.texts]
+    token_target = result.scenario.inference.target_ms_per_token
+    assert "first token target 2,000 ms" in words
+    assert charts.target_words("per token", token_target) in words
+    assert "asked 50 requests/s" in words
+    assert ttft_axis.get_xlim()[1] > 50  # the ask is inside the plot
+    curves = charts.serving_series(result)
+    assert token_axis.get_ylim()[1] > max(token_target, *(max(c.ms_per_token_p95) for c in curves))
+    assert ttft_axis.get_ylim()[1] > max(2000, *(max(c.ttft_ms_p95) for c in curves))
