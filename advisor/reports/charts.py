@@ -839,6 +839,23 @@ def asked_rate_words(rate: float) -> str:
     return f"asked {significant(rate)} requests/s"
 
 
+LOG_HEADROOM = 1.8
+"""A serving chart's log axis reaches this factor above its highest curve or target."""
+LINEAR_HEADROOM = 1.15
+"""A serving chart's linear axis (time per token) reaches this factor above its highest."""
+
+
+def serving_axis_tops(
+    curves: list[ServingCurve], ttft_target: float, token_target: float
+) -> tuple[float, float]:
+    """The tops of the serving chart's two axes, page and PDF alike: headroom over the highest
+    curve or target, so a target at the top is a labelled line inside the plot, not its frame,
+    and no curve is clipped under it; 0 for an axis with nothing to show."""
+    ttft = max([ttft_target, *(ms for c in curves for ms in c.ttft_ms_p95)], default=0.0)
+    token = max([token_target, *(ms for c in curves for ms in c.ms_per_token_p95)], default=0.0)
+    return ttft * LOG_HEADROOM, token * LINEAR_HEADROOM
+
+
 def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     """p95 time to first token (solid) and p95 time per token (dotted) vs arrival rate.
 
@@ -880,6 +897,9 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
     ttft_values = [ms for c in curves for ms in c.ttft_ms_p95 if ms > 0]
     ttft_values += [ttft_target] if ttft_target > 0 else []
     ticks = log_tick_values(min(ttft_values), max(ttft_values)) if ttft_values else []
+    ttft_top, token_top = serving_axis_tops(curves, ttft_target, token_target)
+    # a log axis' range is in log10 units (plotly.js); a little room under the lowest point
+    ttft_range = [math.log10(min(ttft_values) / 1.3), math.log10(ttft_top)] if ttft_values else None
     fig.update_layout(
         _layout(
             xaxis={"title": "requests per second", "rangemode": "tozero"},
@@ -887,6 +907,7 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
             yaxis={
                 "title": "time to first token, p95 (ms, log)",
                 "type": "log",
+                "range": ttft_range,
                 "tickvals": ticks,
                 "ticktext": [log_tick_text(v) for v in ticks],
             },
@@ -894,6 +915,7 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
                 "title": "ms per token, p95 (dotted)",
                 "overlaying": "y",
                 "side": "right",
+                "range": [0, token_top] if token_top > 0 else None,
                 "rangemode": "tozero",
                 # its own round ticks: plotly's default for an overlaying axis ("sync") puts a
                 # label at each of the log axis' minor gridlines (27, 56, 80, 101, ... ms)

@@ -226,12 +226,10 @@ def serving_png(result: EngineResult) -> io.BytesIO | None:
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(_log_tick))
     ax.yaxis.set_minor_formatter(FuncFormatter(_log_tick))
-    # headroom over the highest curve or target, so a target at the top is not the frame
-    ttft_top = max([ttft_target, *(max(c.ttft_ms_p95, default=0) for c in curves)])
-    token_top = max([token_target, *(max(c.ms_per_token_p95, default=0) for c in curves)])
+    ttft_top, token_top = charts.serving_axis_tops(curves, ttft_target, token_target)
     if ttft_top > 0:
-        ax.set_ylim(top=ttft_top * 1.8)
-    per_token.set_ylim(bottom=0, top=token_top * 1.15 if token_top > 0 else None)
+        ax.set_ylim(top=ttft_top)
+    per_token.set_ylim(bottom=0, top=token_top if token_top > 0 else None)
     _target_line(ax, ttft_target, "--", charts.target_words("first token", ttft_target), 0.01)
     _target_line(per_token, token_target, ":", charts.target_words("per token", token_target), 0.99)
     asked = charts.serving_asked_rate(result)

@@ -226,3 +226,23 @@ def test_the_pdf_chart_labels_both_targets_and_the_ask_with_room_above_them(
     curves = charts.serving_series(result)
     assert token_axis.get_ylim()[1] > max(token_target, *(max(c.ms_per_token_p95) for c in curves))
     assert ttft_axis.get_ylim()[1] > max(2000, *(max(c.ttft_ms_p95) for c in curves))
+
+
+def test_the_page_leaves_room_above_the_highest_curve_or_target(
+    serving_result: EngineResult,
+) -> None:
+    """The per-token target at its axis' top was drawn on the plot's frame; both axes now
+    reach above their highest curve or target (charts.serving_axis_tops, the PDF's rule)."""
+    import math
+
+    layout = charts.serving_figure(serving_result)["layout"]
+    curves = charts.serving_series(serving_result)
+    ttft_target, token_target = charts.serving_targets(serving_result)
+    token_high = max(token_target, *(max(c.ms_per_token_p95) for c in curves))
+    ttft_high = max(ttft_target, *(max(c.ttft_ms_p95) for c in curves))
+    low, high = layout["yaxis2"]["range"]
+    assert low == 0 and high > token_high
+    low, high = layout["yaxis"]["range"]  # log10 units on a log axis
+    assert 10**high > ttft_high
+    assert 10**low < min(min(c.ttft_ms_p95) for c in curves)
+    assert math.isclose(10**high, charts.serving_axis_tops(curves, ttft_target, token_target)[0])
