@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, parse_scenario
 from advisor.engine.model.efficiency import gemm_time_s, training_efficiency
@@ -62,7 +64,6 @@ def test_training_band_holds_the_generation_residuals_but_the_conformal_tails() 
     """Each training band is the split-conformal bound of its sample (MODEL.md 9.1): at most
     n - k of the n residuals lie beyond either end, k = ceil((n + 1)(1 + BAND_COVERAGE) / 2);
     with 38 rows or fewer that is none (the band reaches the extremes), from 39 to 58 one."""
-    import math
 
     table = residual_table()
     for (kind, gen), values in table.items():
@@ -118,3 +119,35 @@ def test_small_models_reach_a_lower_share_of_peak_than_large_ones() -> None:
     assert training_efficiency(gpu, "bf16", small, 4096, 4096, 8) < training_efficiency(
         gpu, "bf16", large, 4096, 4096, 8
     )
+
+
+def test_disaggregated_serving_has_the_model_s_own_band() -> None:
+    """Disaggregated pools took their per-token range from the low and high worlds alone,
+    which differ only in the network: prefill and decode pools inside each server (the cache
+    over NVLink) read "between 29.0 ms and 29.0 ms" on the page and in the PDF. Every serving
+    deployment now widens the worlds by the model's own error on its family's serving rows."""
+    from advisor.engine.model.performance import _model_error
+    from advisor.engine.model.serving.load import serving_model
+
+    s = parse_scenario(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "mi355x",
+            "gpus": 64,
+            "inference": {"requests_per_s": 60, "deployment": "disaggregated"},
+        },
+        default_catalog(),
+    )
+    w = plan_workload(s)
+    serving = w.inference.serving
+    assert serving is not None and not serving.colocated
+    m = evaluate_design(s, w, IB).to_dict()
+    err_low, err_high = _model_error(s, "serving")
+    assert err_low < 1 < err_high
+    low = serving_model(s, serving, IB, "low").operating_point().tpot_p95_s * 1e3
+    high = serving_model(s, serving, IB, "high").operating_point().tpot_p95_s * 1e3
+    assert math.isclose(m["ms_per_token_low"], min(m["ms_per_token"], low * err_low))
+    assert math.isclose(m["ms_per_token_high"], max(m["ms_per_token"], high * err_high))
+    assert m["ms_per_token_high"] > m["ms_per_token"] * 1.01
+    assert m["ms_per_token_low"] < m["ms_per_token"] * 0.99
