@@ -363,8 +363,10 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     rdma = evaluate_design(s, w, ROCE_2X200)
     tcp = evaluate_design(s, w, TCP_2X200)
     serving = workload_info(w, s).to_dict()["serving"]
-    sentence = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000)
+    pools = "separate servers (1 prefill, 1 decode)"
+    sentence = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000, pools)
     assert sentence is not None
+    assert sentence.startswith(f"Prefill and decode run on {pools}, so")
     assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence
     assert f"{tcp.kv_transfer_ms:,.0f} ms" in sentence
     assert "over the 2,000 ms target, so this deployment needs RDMA" in sentence
@@ -373,7 +375,7 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
         {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
     )
     replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100)
-    assert kv_transfer_sentence("x", replicas, None, None, 2000) is None
+    assert kv_transfer_sentence("x", replicas, None, None, 2000, "") is None
 
 
 def test_the_kv_sentence_names_the_fastest_tcp_design_when_tcp_designs_tie_on_ttft() -> None:
@@ -413,7 +415,7 @@ def test_the_kv_sentence_names_the_fastest_tcp_design_when_tcp_designs_tie_on_tt
 
     best = scored("roce", 2, 200, rdma)
     tied = [scored("ethernet", 2, 100, tcp), scored("ethernet", 1, 400, tcp)]
-    sentence = _kv_transfer_sentence(best, [best, *tied], 2000)
+    sentence = _kv_transfer_sentence(best, [best, *tied], 2000, "separate servers")
     assert sentence is not None
     assert "1 x 400G) it takes" in sentence and "2 x 100G" not in sentence
 
@@ -728,3 +730,38 @@ def test_a_refusal_names_the_gpu_by_its_display_name_not_its_catalog_id(
     assert gpu is not None
     assert gpu.name in text
     assert raw["gpu"] not in text
+
+
+def test_pools_that_share_a_server_are_said_by_their_gpus() -> None:
+    """Llama 3.1 405B on 4 B300 servers at 25 requests/s: copies of 3-server pools (2 prefill,
+    1 decode) beside a server running a TP4 prefill and a TP4 decode instance. The rationale
+    said "separate servers (3 prefill, 1 decode)" for 3 x TP4 decode instances, 12 GPUs on
+    8-GPU servers; it now says the pools' GPUs. Whole-server pools keep their servers."""
+    from advisor.engine import evaluate_typed
+    from advisor.engine.decision.job_facts import pool_placement
+
+    shared = {
+        "workload": "inference",
+        "model": "llama3.1-405b",
+        "gpu": "b300",
+        "gpus": 32,
+        "inference": {"requests_per_s": 25},
+    }
+    s, w = _plan(shared)
+    sp = w.inference.serving
+    assert sp is not None and not sp.colocated
+    assert sp.decode.gpus != sp.decode.servers * s.gpus_per_node  # the shape this is about
+    words = pool_placement(sp, s.gpus_per_node)
+    assert words == (
+        f"separate GPUs ({sp.prefill.gpus} prefill, {sp.decode.gpus} decode, over 4 servers)"
+    )
+    rationale = " ".join(evaluate_typed(shared).recommendation.rationale)
+    assert f"Prefill and decode run on {words}" in rationale
+    assert "separate servers" not in rationale
+
+    whole_s, whole_w = _plan(LONG_PROMPT_DISAGGREGATED)
+    whole = whole_w.inference.serving
+    assert whole is not None
+    assert pool_placement(whole, whole_s.gpus_per_node) == (
+        f"separate servers ({whole.prefill.servers} prefill, {whole.decode.servers} decode)"
+    )

@@ -137,6 +137,8 @@ class ServingAsk:
     kv_crosses_servers: bool = False
     """A disaggregated deployment whose prefill and decode pools sit on different servers (its
     KV cache crosses the network): it needs two servers at least."""
+    pools: str = ""
+    """Where a disaggregated deployment's pools run (:func:`pool_placement`); "" otherwise."""
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,22 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
         servers_per_copy=_servers_per_copy(scenario, workload, serving_plan),
         kv_crosses_servers=not serving_plan.colocated and not serving_plan.kv_inside_domain,
+        pools=""
+        if serving_plan.colocated
+        else pool_placement(serving_plan, scenario.gpus_per_node),
     )
+
+
+def pool_placement(sp: ServingPlan, gpus_per_node: int) -> str:
+    """Where a disaggregated deployment's prefill and decode pools run, as the rationale says
+    it: "separate servers (2 prefill, 1 decode)" when each pool has whole servers of its own,
+    else their GPUs ("separate GPUs (20 prefill, 12 decode, over 4 servers)"): copies of
+    whole-server pools beside a server that runs both count that server in one pool, which
+    read "(3 prefill, 1 decode)" for 3 x TP4 decode instances, 12 GPUs on 8-GPU servers."""
+    pre, dec = sp.prefill, sp.decode
+    if pre.gpus == pre.servers * gpus_per_node and dec.gpus == dec.servers * gpus_per_node:
+        return f"separate servers ({pre.servers:,} prefill, {dec.servers:,} decode)"
+    return f"separate GPUs ({pre.gpus:,} prefill, {dec.gpus:,} decode, over {sp.servers:,} servers)"
 
 
 def _servers_per_copy(scenario: Scenario, workload: WorkloadPlan, sp: ServingPlan) -> int:

@@ -343,9 +343,8 @@ def _kv_sizing_sentence(facts: JobFacts, best: Scored) -> str:
     kv_ms = num(best.metrics.kv_transfer_ms)
     c = best.cand
     text = (
-        f"Prefill and decode run on separate servers ({facts.nodes:,} servers, "
-        f"{facts.gpus:,} GPUs), so each request's KV cache ({megabytes(kv_bytes)}) crosses the "
-        "network once, not "
+        f"Prefill and decode run on {ask.pools if ask is not None else 'separate servers'}, "
+        f"so each request's KV cache ({megabytes(kv_bytes)}) crosses the network once, not "
         f"every token: {significant(per_server / 1e9, 2)} GB/s per server at "
         f"{significant(rate)} requests/s. "
         + (

@@ -257,7 +257,8 @@ def _recommend(
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
         choice = _serving_rate_kept(facts, scored, choice, evaluate, serving_reference)
-    kv = _kv_transfer_sentence(choice.best, scored, ttft)
+    pools = facts.serving.pools if facts.serving is not None else "separate servers"
+    kv = _kv_transfer_sentence(choice.best, scored, ttft, pools)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
     result = dataclasses.replace(result, scaling=chart(reps))
@@ -1041,7 +1042,7 @@ def _the_work(facts: JobFacts, sc: Scored) -> str:
 
 
 def _kv_transfer_sentence(
-    best: Scored, scored: list[Scored], target_ttft_ms: float | None
+    best: Scored, scored: list[Scored], target_ttft_ms: float | None, pools: str
 ) -> str | None:
     """Disaggregated serving: the KV-cache transfer with its numbers, on the recommended
     network and on the best TCP design (the disaggregated prefill/decode model of
@@ -1065,4 +1066,5 @@ def _kv_transfer_sentence(
         label(tcp) if tcp is not None else None,
         tcp.metrics if tcp is not None else None,
         target_ttft_ms,
+        pools,
     )

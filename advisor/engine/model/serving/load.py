@@ -781,18 +781,17 @@ def kv_transfer_sentence(
     tcp_label: str | None,
     tcp_metrics: Metrics | None,
     target_ttft_ms: float | None,
+    pools: str,
 ) -> str | None:
     """The rationale's sentence on KV-cache transfer of a disaggregated deployment, with the
     numbers: bytes per request, transfer time and share of TTFT on the recommended network,
     and on the best TCP design when one was priced (and whether it misses the TTFT target).
 
-    Reads the per-design metrics only (``prefill_servers``, ``decode_servers``,
-    ``kv_bytes_per_request``, ``kv_transfer_ms``, ``ttft_ms_p95``...); ``None`` when the
-    deployment is not disaggregated."""
+    Reads the per-design metrics (``prefill_servers``, ``kv_bytes_per_request``,
+    ``kv_transfer_ms``, ``ttft_ms_p95``...) and ``pools``, where the pools run
+    (``job_facts.pool_placement``); ``None`` when the deployment is not disaggregated."""
     if not best_metrics.prefill_servers:
         return None
-    prefill = int(best_metrics.prefill_servers)
-    decode = int(best_metrics.decode_servers or 0)
     kv_megabytes = (best_metrics.kv_bytes_per_request or 0.0) / 1e6
     kv = best_metrics.kv_transfer_ms or 0.0
     ttft = best_metrics.ttft_ms_p95 or 0.0
@@ -801,7 +800,7 @@ def kv_transfer_sentence(
     # as the headline does), and then the network is not what holds the first token back
     over_capacity = over_capacity_ms(ttft)
     text = (
-        f"Prefill and decode run on separate servers ({prefill:,} prefill, {decode:,} decode), so "
+        f"Prefill and decode run on {pools}, so "
         f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
         f"token: {kv:,.1f} ms on {best_label}"
         + (
