@@ -7,6 +7,7 @@ turns them into Plotly figure JSON, drawn in the browser by Plotly.newPlot.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -153,15 +154,43 @@ def breakdown_series(result: EngineResult) -> Breakdown:
         idle.append(max(0.0, total - c - x))
     unit = "ms per token" if inference else "seconds per step"
     title = "Time per generated token" if inference else "Time per training step"
-    return Breakdown(
-        labels=labels,
-        compute=compute,
-        comm=comm,
-        idle=idle,
-        recommended=[o.recommended for o in options],
-        unit=unit,
-        title=title,
-        other=SERVING_OTHER if inference else TRAINING_OTHER,
+    return _alike_bars_merged(
+        Breakdown(
+            labels=labels,
+            compute=compute,
+            comm=comm,
+            idle=idle,
+            recommended=[o.recommended for o in options],
+            unit=unit,
+            title=title,
+            other=SERVING_OTHER if inference else TRAINING_OTHER,
+        )
+    )
+
+
+ALIKE_FRACTION = 0.005
+"""Bars whose every part is within this share of the longest bar are alike."""
+
+
+def _alike_bars_merged(bars: Breakdown) -> Breakdown:
+    """One bar when every network spends the time alike, labelled by the first ("InfiniBand
+    1×400G and 7 other networks alike"): a serving answer whose network carries only KV caches
+    decodes at the same time on every network, and eight equal bars said nothing. Bars that
+    differ are all kept."""
+    n = len(bars.labels)
+    if n < 2:
+        return bars
+    scale = max(c + x + i for c, x, i in zip(bars.compute, bars.comm, bars.idle, strict=True))
+    for series in (bars.compute, bars.comm, bars.idle):
+        if max(series) - min(series) > ALIKE_FRACTION * max(scale, 1e-12):
+            return bars
+    return dataclasses.replace(
+        bars,
+        labels=[f"{bars.labels[0]} and {n - 1} other network{'s' if n > 2 else ''} alike"],
+        compute=bars.compute[:1],
+        comm=bars.comm[:1],
+        idle=bars.idle[:1],
+        recommended=[any(bars.recommended)],
     )
 
 
