@@ -313,6 +313,9 @@ class CostPoint:
     """The engine ruled the design out (``Option.feasible`` false): drawn hollow, its reason in
     the hover (a TCP design capped by its KV transfer reads fast per token at the little it
     serves)."""
+    shape: str = ""
+    """The design's network shape alone (:func:`option_label`, "RoCE v2 2×400G"): what a label
+    beside its point says; ``label`` adds the switch and NIC that tell shapes apart."""
 
 
 def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
@@ -335,6 +338,7 @@ def cost_speed_points(result: EngineResult) -> tuple[list[CostPoint], str]:
                 recommended=option.recommended,
                 why_not=option.why_not or "",
                 ruled_out=not option.feasible and not option.recommended,
+                shape=option_label(option),
             )
         )
     unit = "ms per token" if inference else "seconds per training step"

@@ -149,7 +149,9 @@ def cost_speed_png(result: EngineResult) -> io.BytesIO | None:
                 zorder=5,
             )
             ax.annotate(
-                _text(p.label),
+                # the shape alone: the switch and NIC names widened the figure to 3 x the page
+                # and shrank the plot to a strip (they are in the BOM and the alternatives)
+                _text(p.shape or p.label),
                 (p.speed, p.total_cost_usd / 1e6),
                 fontsize=7,
                 xytext=(8, 6),
@@ -196,7 +198,8 @@ def scaling_png(result: EngineResult) -> io.BytesIO | None:
 
 SERVING_CHART_TITLE = (
     "Latency as the load grows, by candidate network: p95 time to first token (solid, left,"
-    " log) and per token (dotted, right); grey lines are the targets"
+    " log) and per token (dotted, right); grey lines are the targets, the red line the load"
+    " asked"
 )
 
 
@@ -391,7 +394,8 @@ def _image(pdf: FPDF, png: io.BytesIO | None, caption: str) -> None:
         pdf.add_page()
     pdf.set_font(FONT, "B", 10)
     pdf.set_text_color(*INK)
-    pdf.cell(0, 6, _text(caption), new_x="LMARGIN", new_y="NEXT", align="L")
+    # wrapped: the serving chart's title ran off the page's right edge on one line
+    pdf.multi_cell(0, 5, _text(caption), new_x="LMARGIN", new_y="NEXT", align="L")
     pdf.image(png, w=width, h=height)
     pdf.ln(3)
 

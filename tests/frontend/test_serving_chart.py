@@ -246,3 +246,30 @@ def test_the_page_leaves_room_above_the_highest_curve_or_target(
     assert 10**high > ttft_high
     assert 10**low < min(min(c.ttft_ms_p95) for c in curves)
     assert math.isclose(10**high, charts.serving_axis_tops(curves, ttft_target, token_target)[0])
+
+
+def test_the_pdf_cost_chart_keeps_its_shape_beside_a_long_part_name() -> None:
+    """The cost-vs-speed chart labelled the recommended point with its switch and NIC names
+    ("RoCE v2 2×400G · NVIDIA Spectrum-4 SN5600 51.2T Ethernet · NVIDIA ConnectX-8 SuperNIC
+    C8180 in Ethernet mode: ..."): the figure grew to fit the words and the plot, scaled to
+    the page's width, shrank to a strip. The label is the network shape alone."""
+    from PIL import Image
+
+    from advisor.reports import pdf
+
+    result = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "b300",
+            "gpus": 32,
+            "inference": {"requests_per_s": 25},
+        }
+    )
+    recommended = [p for p in charts.cost_speed_points(result)[0] if p.recommended]
+    assert len(recommended) == 1 and " · " in recommended[0].label  # a long label to resist
+    png = pdf.cost_speed_png(result)
+    assert png is not None
+    with Image.open(png) as image:
+        width, height = image.size
+    assert width / height < 7.5 / 3.4 * 1.25, (width, height)
