@@ -376,6 +376,8 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     )
     replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100)
     assert kv_transfer_sentence("x", replicas, None, None, 2000, "") is None
+    alone = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000, "")
+    assert alone is not None and alone.startswith("Each request's KV cache (")
 
 
 def test_the_kv_sentence_names_the_fastest_tcp_design_when_tcp_designs_tie_on_ttft() -> None:
@@ -758,6 +760,9 @@ def test_pools_that_share_a_server_are_said_by_their_gpus() -> None:
     rationale = " ".join(evaluate_typed(shared).recommendation.rationale)
     assert f"Prefill and decode run on {words}" in rationale
     assert "separate servers" not in rationale
+    # said once: the KV-transfer sentence after the sizing one starts with the cache
+    assert rationale.count("Prefill and decode run on") == 1
+    assert "Each request's KV cache (1,057 MB) crosses the fabric before its first" in rationale
 
     whole_s, whole_w = _plan(LONG_PROMPT_DISAGGREGATED)
     whole = whole_w.inference.serving

@@ -257,7 +257,8 @@ def _recommend(
     if score is not evaluate:
         choice.best.metrics = clean(evaluate(choice.best.cand))
         choice = _serving_rate_kept(facts, scored, choice, evaluate, serving_reference)
-    pools = facts.serving.pools if facts.serving is not None else "separate servers"
+    # where the pools run, unless the rationale's first sentence (sized for KV caches) says it
+    pools = facts.serving.pools if facts.serving is not None and not facts.kv_only else ""
     kv = _kv_transfer_sentence(choice.best, scored, ttft, pools)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}

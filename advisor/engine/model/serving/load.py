@@ -789,7 +789,8 @@ def kv_transfer_sentence(
 
     Reads the per-design metrics (``prefill_servers``, ``kv_bytes_per_request``,
     ``kv_transfer_ms``, ``ttft_ms_p95``...) and ``pools``, where the pools run
-    (``job_facts.pool_placement``); ``None`` when the deployment is not disaggregated."""
+    (``job_facts.pool_placement``; "" where the sentence before it said so); ``None`` when the
+    deployment is not disaggregated."""
     if not best_metrics.prefill_servers:
         return None
     kv_megabytes = (best_metrics.kv_bytes_per_request or 0.0) / 1e6
@@ -799,10 +800,10 @@ def kv_transfer_sentence(
     # an open queue over capacity has no p95 first token to give a share of (said in words,
     # as the headline does), and then the network is not what holds the first token back
     over_capacity = over_capacity_ms(ttft)
+    where = f"Prefill and decode run on {pools}, so each" if pools else "Each"
     text = (
-        f"Prefill and decode run on {pools}, so "
-        f"each request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its first "
-        f"token: {kv:,.1f} ms on {best_label}"
+        f"{where} request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its "
+        f"first token: {kv:,.1f} ms on {best_label}"
         + (
             ", while at the asked load the queue for a first token grows without bound "
             "whatever the network (the headline says what would carry it)"
