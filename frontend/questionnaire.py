@@ -288,12 +288,14 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "Lower precision computes faster, so the network has less time to hide "
                     "behind the compute. bf16 is the usual choice (fp16 on GPUs without "
                     "bf16); fp8 on recent GPUs; fp4 (NVFP4) for serving on Blackwell; mxfp4 "
-                    "for serving an MoE model as gpt-oss ships (4-bit experts, the rest bf16).",
+                    "for serving an MoE model as gpt-oss ships (4-bit experts, the rest bf16). "
+                    "Left as usual, a served model runs as its publisher ships it: fp8 for "
+                    "DeepSeek and Kimi K2, mxfp4 for gpt-oss.",
                     "select",
                     default="",
                     required=False,
                     choices=(
-                        Choice("", "Usual for this GPU"),
+                        Choice("", "Usual (a served model as it ships)"),
                         Choice("bf16", "bf16"),
                         Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
                         Choice("fp16", "fp16"),

@@ -15,7 +15,7 @@ from advisor.engine.tools.audit import (
     run_case,
     series_violations,
 )
-from advisor.engine.tools.audit_grid import AuditCase
+from advisor.engine.tools.audit_grid import BF16, AuditCase
 
 
 @pytest.mark.parametrize("model", ["llama3-70b", "llama3-8b", "qwen3-30b-a3b"])
@@ -113,7 +113,7 @@ def test_deepseek_on_too_few_gb200_trays_is_refused_with_what_would_serve_it() -
     12 GPUs serve it as one EP12 replica (22 experts a GPU, 8 redundant)."""
     for trays, replica in ((2, "1 x TP8"), (3, "1 x EP12")):
         outcome = run_case(
-            AuditCase("deepseek-v3", "gb200-nvl72", "inference-disaggregated", "default", trays)
+            AuditCase("deepseek-v3", "gb200-nvl72", "inference-disaggregated", BF16, trays)
         )
         assert outcome.refusal is not None
         text = " ".join(outcome.refusal["inference.pools.prefill"])
@@ -121,7 +121,7 @@ def test_deepseek_on_too_few_gb200_trays_is_refused_with_what_would_serve_it() -
         assert f"the scenario has {trays}" in text
         assert "with fp8 weights disaggregated serving needs 2 prefill + 2 decode" in text
         assert f"({replica};" in text, text
-    split = run_case(AuditCase("deepseek-v3", "gb200-nvl72", "inference-split", "default", 3))
+    split = run_case(AuditCase("deepseek-v3", "gb200-nvl72", "inference-split", BF16, 3))
     assert split.result is not None, split.refusal
     plan = split.result.workload.plan
     assert (plan.tp, plan.pp, plan.ep) == (1, 1, 12)

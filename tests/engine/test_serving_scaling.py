@@ -68,7 +68,9 @@ def test_more_servers_never_serve_the_same_load_slower(model: str) -> None:
 
 
 def test_the_engine_does_not_pick_a_disaggregated_plan_without_kv_room_for_its_users() -> None:
-    scenario = parse_scenario(_raw("deepseek-v3", 4), default_catalog())
+    # DeepSeek-V3 at BF16 (1,342 GB): 2 + 2 servers of H20 pools leave little KV room
+    bf16 = {"precision": "bf16"}
+    scenario = parse_scenario({**_raw("deepseek-v3", 4), **bf16}, default_catalog())
     w = plan_workload(scenario)
     assert w.inference is not None and w.inference.serving is not None
     sp = w.inference.serving
@@ -76,7 +78,9 @@ def test_the_engine_does_not_pick_a_disaggregated_plan_without_kv_room_for_its_u
     assert sp.deployment != "disaggregated" or slots >= sp.concurrent_requests
     # the forced disaggregated plan is the starved one, and the notes say why it lost
     forced = plan_workload(
-        parse_scenario(_raw("deepseek-v3", 4, deployment="disaggregated"), default_catalog())
+        parse_scenario(
+            {**_raw("deepseek-v3", 4, deployment="disaggregated"), **bf16}, default_catalog()
+        )
     )
     assert forced.inference is not None and forced.inference.serving is not None
     dec = forced.inference.serving.decode

@@ -1,7 +1,8 @@
 """Scenario v1: parse and validate the JSON input into frozen dataclasses with defaults.
 
 Defaults (also in docs/MODEL.md): ``gpus_per_node`` = the GPU's server size (or ``gpus`` when
-smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported); ``sequence_length`` = 4096;
+smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported; a served model as its publisher
+ships it, :func:`serving_precision`); ``sequence_length`` = 4096;
 training ``global_batch_tokens`` = the larger of 4,194,304 (4M) and 1,024 per GPU (32,768 per
 GPU for a mixture-of-experts model's pretraining; :func:`default_global_batch_tokens`);
 ``total_tokens`` = 1e12 (training)
@@ -475,6 +476,8 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         )
 
     precision = _parse_precision(errors, raw.get("precision"), gpu)
+    if raw.get("precision") is None and workload == "inference":
+        precision = serving_precision(model, gpu) or precision
     if precision in SERVING_ONLY_PRECISIONS and workload in ("training", "fine_tuning"):
         errors.add(
             "precision",
@@ -749,6 +752,17 @@ def _parse_gpu(errors: _Errors, value: Any, catalog: Catalog) -> GpuSpec | None:
     if gpu is None:
         errors.add("gpu", f"unknown GPU id '{value}'; known: {', '.join(catalog.gpu_ids)}")
     return gpu
+
+
+def serving_precision(model: ModelSpec | None, gpu: GpuSpec | None) -> str | None:
+    """The number format a serving scenario that names none runs: the model as its publisher
+    ships it (``ModelSpec.checkpoint_precision``: DeepSeek-V3 / R1 and Kimi K2 in FP8,
+    gpt-oss's experts in MXFP4) where the GPU runs that format; ``None`` otherwise (16-bit).
+    Served at BF16 instead, DeepSeek-R1's 1.3 TB spanned servers by pipeline stages on B200 and
+    bought an InfiniBand fabric its FP8 weights, in one server, do not need."""
+    if model is None or gpu is None or not model.checkpoint_precision:
+        return None
+    return model.checkpoint_precision if gpu.supports(model.checkpoint_precision) else None
 
 
 def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | None:

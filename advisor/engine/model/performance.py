@@ -707,6 +707,28 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
     return rows
 
 
+def _checkpoint_rows(scenario: Scenario) -> list[Assumption]:
+    """The number format a served model runs at beside the one its publisher ships, for a
+    model whose weights are not 16-bit (``ModelSpec.checkpoint_precision``): the default a
+    scenario that names none takes, or the departure one that names another makes."""
+    model = scenario.model
+    shipped = model.checkpoint_precision
+    if not shipped:
+        return []
+    return [
+        _row(
+            "Number format",
+            scenario.precision,
+            "as the publisher ships the weights"
+            if scenario.precision == shipped
+            else f"the publisher ships the weights in {shipped}",
+            f"{model.checkpoint_source}; a serving scenario that names no precision runs the "
+            "model as it ships where the GPU runs that format (docs/MODEL.md 15.1, "
+            '"The number format of a served model")',
+        )
+    ]
+
+
 def _serving_kernel_rows(scenario: Scenario) -> list[Assumption]:
     """The measured kernel costs a serving answer's decode step carries on this GPU: a quantized
     GEMM's fixed part and overlap, and the serving engine's own all-reduce inside the server
@@ -954,6 +976,7 @@ def model_assumptions(scenario: Scenario, workload: WorkloadPlan) -> list[Assump
         *_moe_training_rows(scenario, workload),
         *(_serving_load_rows() if workload.inference is not None else []),
         *(_serving_kernel_rows(scenario) if workload.inference is not None else []),
+        *(_checkpoint_rows(scenario) if workload.inference is not None else []),
         _row("rail group", c.RAIL_GROUP_NODES, "servers per leaf", "NVIDIA DGX SuperPOD RA"),
         _row("NCCL cost model", c.NCCL_TUNING_SOURCE, "", "NVIDIA/nccl"),
         _row("usable memory", c.MEMORY_USABLE_FRACTION, "fraction of HBM", "engineering estimate"),

@@ -90,6 +90,10 @@ MXFP4 = "mxfp4"
 MXFP4_MODELS: tuple[str, ...] = ("gpt-oss-120b", "deepseek-v3")
 MXFP4_GPUS: tuple[str, ...] = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72")
 MXFP4_SIZES: tuple[int, ...] = (1, 2, 33)
+BF16 = "bf16"
+"""The variant of a serving case at 16-bit weights (``precision: bf16``, :func:`bf16_grid`) of a
+model published in another format, which the default now serves as it ships."""
+BF16_MODELS: tuple[str, ...] = ("deepseek-v3", "gpt-oss-120b")
 VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
 VARIANT_WORKLOADS: tuple[str, ...] = ("training", "inference-split")
 """Non-default variants run at these sizes and workloads only (the default runs everywhere)."""
@@ -138,6 +142,7 @@ def grid(catalog: Catalog | None = None) -> list[AuditCase]:
     cases |= set(overload_grid(cat))
     cases |= set(fp4_grid(cat))
     cases |= set(mxfp4_grid(cat))
+    cases |= set(bf16_grid(cat))
     return sorted(cases)
 
 
@@ -147,6 +152,16 @@ def mxfp4_grid(catalog: Catalog | None = None) -> list[AuditCase]:
     one server to 33."""
     return _series(
         catalog or default_catalog(), MXFP4_MODELS, MXFP4_GPUS, FP4_WORKLOADS, MXFP4, MXFP4_SIZES
+    )
+
+
+def bf16_grid(catalog: Catalog | None = None) -> list[AuditCase]:
+    """Models published in FP8 or MXFP4 served at BF16 (asked for by name), every serving
+    deployment on Hopper and Blackwell, one server to 33: the default serves them as they ship
+    (``scenario.serving_precision``), so without this variant their 16-bit answers (weights
+    twice or four times as large, pools across servers) would go unaudited."""
+    return _series(
+        catalog or default_catalog(), BF16_MODELS, MXFP4_GPUS, FP4_WORKLOADS, BF16, MXFP4_SIZES
     )
 
 
@@ -265,6 +280,8 @@ def scenario_for(case: AuditCase, catalog: Catalog | None = None) -> dict[str, A
         scenario["precision"] = "fp4"
     if case.variant == MXFP4:
         scenario["precision"] = "mxfp4"
+    if case.variant == BF16:
+        scenario["precision"] = "bf16"
     if VARIANTS.get(case.variant):
         scenario["constraints"] = dict(VARIANTS[case.variant])
     if case.variant == "tight-budget":

@@ -52,6 +52,13 @@ class ModelSpec:
     chunked_attention_layers: int = 0
     sliding_window: int = 0
     sliding_window_layers: int = 0
+    checkpoint_precision: str = ""
+    """The number format of the publisher's own weights where they are not 16-bit: ``fp8``
+    (DeepSeek-V3 / R1 / V3.1 and Kimi K2, block-scaled FP8) or ``mxfp4`` (gpt-oss's routed
+    experts); "" for BF16 weights. A serving scenario that names no precision serves the model
+    as it ships where the GPU runs that format (``scenario._parse_precision``)."""
+    checkpoint_source: str = ""
+    """Where the publisher says the weights' number format (``checkpoint_precision``)."""
 
     # the value hash, computed once per object; the function itself, one call per hash
     __hash__ = cached_value_hash
@@ -214,6 +221,12 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             mtp_layers=1,
             source="DeepSeek-V3 technical report arXiv 2412.19437 (MLA KV 512+64, 1 shared + "
             "256 routed experts, top-8, first 3 layers dense)",
+            checkpoint_precision="fp8",
+            checkpoint_source=(
+                "deepseek-ai/DeepSeek-V3 README: 'Since FP8 training is natively adopted in our "
+                "framework, we only provide FP8 weights'; config.json quantization_config "
+                "quant_method fp8, weight_block_size [128, 128]"
+            ),
         ),
         ModelSpec(
             id="llama4-scout",
@@ -324,6 +337,11 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             "128, layer_types sliding / full alternating: 18 sliding-window layers); OpenAI "
             "gpt-oss model card (116.8B total, 5.1B active; attention alternating banded windows "
             "of 128 tokens and full dense)",
+            checkpoint_precision="mxfp4",
+            checkpoint_source=(
+                "openai/gpt-oss-120b config.json quantization_config (quant_method mxfp4, routed "
+                "experts; attention, router, embedding and lm_head in modules_to_not_convert)"
+            ),
         ),
         ModelSpec(
             id="gpt-oss-20b",
@@ -348,6 +366,11 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             "128, layer_types sliding / full alternating: 12 sliding-window layers); OpenAI "
             "gpt-oss model card (20.9B total, 3.6B active; attention alternating banded windows "
             "of 128 tokens and full dense)",
+            checkpoint_precision="mxfp4",
+            checkpoint_source=(
+                "openai/gpt-oss-20b config.json quantization_config (quant_method mxfp4, routed "
+                "experts; attention, router, embedding and lm_head in modules_to_not_convert)"
+            ),
         ),
         ModelSpec(
             id="deepseek-r1",
@@ -368,6 +391,11 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             source="deepseek-ai/DeepSeek-R1 config.json (the DeepSeek-V3 architecture: MLA KV "
             "512+64, 1 shared + 256 routed experts, top-8, first 3 layers dense); arXiv "
             "2501.12948",
+            checkpoint_precision="fp8",
+            checkpoint_source=(
+                "deepseek-ai/DeepSeek-R1 config.json quantization_config (quant_method fp8, "
+                "weight_block_size [128, 128]), the DeepSeek-V3 base's FP8 weights"
+            ),
         ),
         ModelSpec(
             id="deepseek-v3.1",
@@ -388,6 +416,11 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             source="deepseek-ai/DeepSeek-V3.1 config.json (same architecture as DeepSeek-V3: "
             "61 layers, hidden 7168, MLA KV 512+64, 256 routed experts top-8 + 1 shared, first "
             "3 layers dense, vocab 129,280)",
+            checkpoint_precision="fp8",
+            checkpoint_source=(
+                "deepseek-ai/DeepSeek-V3.1 config.json quantization_config (quant_method fp8, "
+                "weight_block_size [128, 128], UE8M0 scales)"
+            ),
         ),
         ModelSpec(
             id="kimi-k2",
@@ -408,6 +441,11 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             "layers, hidden 7168, 64 heads, MLA kv_lora_rank 512 + rope 64, 384 routed experts "
             "top-8 + 1 shared, moe_intermediate_size 2048, first layer dense, vocab 163,840); "
             "Kimi K2 model card (1T total, 32B active)",
+            checkpoint_precision="fp8",
+            checkpoint_source=(
+                "moonshotai/Kimi-K2-Instruct README: 'Our model checkpoints are stored in the "
+                "block-fp8 format'; vLLM's Kimi-K2 recipe runs it 'with native FP8'"
+            ),
         ),
         ModelSpec(
             id="gpt3-175b",

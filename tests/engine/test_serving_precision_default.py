@@ -1,0 +1,75 @@
+"""A served model runs as its publisher ships it unless the scenario names a precision
+(ModelSpec.checkpoint_precision, scenario.serving_precision; docs/MODEL.md 15.1, "The number
+format of a served model")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import evaluate_typed
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.scenario import parse_scenario
+
+CATALOG = default_catalog()
+
+
+def _precision(model: str, gpu: str, workload: str = "inference", **extra: Any) -> str:
+    raw = {"workload": workload, "model": model, "gpu": gpu, "gpus": 16, **extra}
+    return parse_scenario(raw, CATALOG).precision
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "expected"),
+    [
+        ("deepseek-r1", "b200", "fp8"),
+        ("deepseek-v3", "h100-sxm", "fp8"),
+        ("deepseek-v3.1", "mi300x", "fp8"),
+        ("kimi-k2", "h200-sxm", "fp8"),
+        ("gpt-oss-120b", "h100-sxm", "mxfp4"),
+        ("gpt-oss-20b", "b200", "mxfp4"),
+        ("llama3-70b", "h100-sxm", "bf16"),  # published in BF16
+        ("qwen3-235b-a22b", "b200", "bf16"),
+        ("deepseek-v3", "a100-80gb-sxm", "bf16"),  # no FP8 tensor cores: 16-bit as before
+    ],
+)
+def test_a_served_model_runs_as_it_ships_where_the_gpu_runs_the_format(
+    model: str, gpu: str, expected: str
+) -> None:
+    assert _precision(model, gpu) == expected
+
+
+def test_a_named_precision_and_training_keep_their_own() -> None:
+    assert _precision("deepseek-r1", "b200", precision="bf16") == "bf16"
+    assert _precision("gpt-oss-120b", "b200", precision="fp4") == "fp4"
+    assert _precision("deepseek-v3", "h100-sxm", workload="training") == "bf16"
+    assert _precision("gpt-oss-120b", "h100-sxm", workload="fine_tuning") == "bf16"
+
+
+def test_the_answer_says_the_number_format_and_where_it_comes_from() -> None:
+    """DeepSeek-R1 on 64 B200 at 32k-token prompts: at BF16 (1.3 TB of weights) its replicas
+    spanned servers by pipeline stages and bought an InfiniBand fabric; as it ships (FP8) they
+    fit one server. The answer names the format and the publisher's word for it; a scenario
+    that departs from it is told the shipped format."""
+    base = {
+        "workload": "inference",
+        "model": "deepseek-r1",
+        "gpu": "b200",
+        "gpus": 64,
+        "inference": {"requests_per_s": 20, "prompt_tokens": 32768, "output_tokens": 2048},
+    }
+    shipped = evaluate_typed(base)
+    assert shipped.scenario.precision == "fp8"
+    row = next(a for a in shipped.assumptions if a.name == "Number format")
+    assert (row.value, row.unit) == ("fp8", "as the publisher ships the weights")
+    assert "quant_method fp8" in row.source
+    assert not shipped.recommendation.needs_compute_fabric
+
+    bf16 = evaluate_typed({**base, "precision": "bf16"})
+    row = next(a for a in bf16.assumptions if a.name == "Number format")
+    assert (row.value, row.unit) == ("bf16", "the publisher ships the weights in fp8")
+    assert bf16.recommendation.needs_compute_fabric
+
+    llama = evaluate_typed({**base, "model": "llama3-70b"})
+    assert not [a for a in llama.assumptions if a.name == "Number format"]
