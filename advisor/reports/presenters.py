@@ -34,7 +34,12 @@ from advisor.engine.facts.vocabulary import (
     topology_label,
 )
 from advisor.engine.input.scenario import default_global_batch_tokens
-from advisor.engine.model.performance import MOE_SERVING_KIND, error_band_kind
+from advisor.engine.model.performance import (
+    MOE_SERVING_KIND,
+    NUMBER_FORMAT_ASSUMPTION,
+    SHIPPED_FORMAT,
+    error_band_kind,
+)
 from advisor.engine.model.serving.known_limits import large_batch_caution
 from advisor.engine.result.echo import (
     Constraints,
@@ -769,6 +774,17 @@ def _serving_rows(inference: InferenceInput) -> list[tuple[str, str]]:
     return rows
 
 
+def _number_format_words(result: EngineResult) -> str:
+    """The number format in "What you asked": "fp8 (as the model ships)" where a served model
+    took its publisher's format by default (the engine's "Number format" assumption)."""
+    precision = result.scenario.precision or "bf16"
+    shipped = any(
+        a.name == NUMBER_FORMAT_ASSUMPTION and a.unit == SHIPPED_FORMAT and a.value == precision
+        for a in result.assumptions
+    )
+    return f"{precision} (as the model ships)" if shipped else precision
+
+
 def input_summary(
     result: EngineResult, gpu_names: dict[str, str] | None = None
 ) -> list[tuple[str, str]]:
@@ -780,7 +796,7 @@ def input_summary(
         ("Workload", workload_words(workload)),
         ("Model", _model_words(result)),
         ("GPUs and servers", _gpu_words(result, gpu_names)),
-        ("Number format", scenario.precision or "bf16"),
+        ("Number format", _number_format_words(result)),
     ]
     seq = scenario.sequence_length
     if seq and workload != "inference":

@@ -73,3 +73,17 @@ def test_the_answer_says_the_number_format_and_where_it_comes_from() -> None:
 
     llama = evaluate_typed({**base, "model": "llama3-70b"})
     assert not [a for a in llama.assumptions if a.name == "Number format"]
+
+
+def test_what_you_asked_says_the_format_was_the_model_s_own() -> None:
+    """The answer's "What you asked" printed "fp8" for a scenario that named no number format;
+    it says the format came with the model."""
+    from advisor.reports.presenters import input_summary
+
+    base = {"workload": "inference", "model": "deepseek-r1", "gpu": "h200-sxm", "gpus": 16}
+    rows = dict(input_summary(evaluate_typed(base)))
+    assert rows["Number format"] == "fp8 (as the model ships)"
+    named = dict(input_summary(evaluate_typed({**base, "precision": "bf16"})))
+    assert named["Number format"] == "bf16"
+    llama = dict(input_summary(evaluate_typed({**base, "model": "llama3-70b"})))
+    assert llama["Number format"] == "bf16"

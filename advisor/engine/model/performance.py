@@ -707,6 +707,11 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
     return rows
 
 
+NUMBER_FORMAT_ASSUMPTION: Final = "Number format"
+"""The assumption that names a served model's number format beside its publisher's."""
+SHIPPED_FORMAT: Final = "as the publisher ships the weights"
+
+
 def _checkpoint_rows(scenario: Scenario) -> list[Assumption]:
     """The number format a served model runs at beside the one its publisher ships, for a
     model whose weights are not 16-bit (``ModelSpec.checkpoint_precision``): the default a
@@ -717,9 +722,9 @@ def _checkpoint_rows(scenario: Scenario) -> list[Assumption]:
         return []
     return [
         _row(
-            "Number format",
+            NUMBER_FORMAT_ASSUMPTION,
             scenario.precision,
-            "as the publisher ships the weights"
+            SHIPPED_FORMAT
             if scenario.precision == shipped
             else f"the publisher ships the weights in {shipped}",
             f"{model.checkpoint_source}; a serving scenario that names no precision runs the "
