@@ -295,7 +295,7 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     default="",
                     required=False,
                     choices=(
-                        Choice("", "Usual (a served model as it ships)"),
+                        Choice("", "Usual (as the model ships)"),
                         Choice("bf16", "bf16"),
                         Choice("fp8", "fp8 (Hopper, Blackwell, MI300)"),
                         Choice("fp16", "fp16"),
