@@ -776,7 +776,8 @@ def _serving_rows(inference: InferenceInput) -> list[tuple[str, str]]:
 
 def _number_format_words(result: EngineResult) -> str:
     """The number format in "What you asked": "fp8 (as the model ships)" where a served model
-    took its publisher's format by default (the engine's "Number format" assumption)."""
+    runs its publisher's format, by default or by name (the engine's "Number format"
+    assumption)."""
     precision = result.scenario.precision or "bf16"
     shipped = any(
         a.name == NUMBER_FORMAT_ASSUMPTION and a.unit == SHIPPED_FORMAT and a.value == precision

@@ -710,6 +710,7 @@ def _measured_kernel_rows(scenario: Scenario) -> list[Assumption]:
 NUMBER_FORMAT_ASSUMPTION: Final = "Number format"
 """The assumption that names a served model's number format beside its publisher's."""
 SHIPPED_FORMAT: Final = "as the publisher ships the weights"
+"""That assumption's unit where the served format is the publisher's own."""
 
 
 def _checkpoint_rows(scenario: Scenario) -> list[Assumption]:

@@ -56,7 +56,7 @@ class ModelSpec:
     """The number format of the publisher's own weights where they are not 16-bit: ``fp8``
     (DeepSeek-V3 / R1 / V3.1 and Kimi K2, block-scaled FP8) or ``mxfp4`` (gpt-oss's routed
     experts); "" for BF16 weights. A serving scenario that names no precision serves the model
-    as it ships where the GPU runs that format (``scenario._parse_precision``)."""
+    as it ships where the GPU runs that format (``scenario.serving_precision``)."""
     checkpoint_source: str = ""
     """Where the publisher says the weights' number format (``checkpoint_precision``)."""
 
