@@ -176,6 +176,7 @@ def result_context(
         "options_total": len(result.options),
         "uncertainty": presenters.uncertainty_rows(result),
         "family_accuracy": presenters.family_accuracy(result),
+        "number_format": presenters.number_format_words(result),
         "inference": result.is_inference,
         "topology": charts.topology_layout(result),
         "has_scaling": bool(charts.scaling_series(result)),

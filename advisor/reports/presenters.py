@@ -774,10 +774,10 @@ def _serving_rows(inference: InferenceInput) -> list[tuple[str, str]]:
     return rows
 
 
-def _number_format_words(result: EngineResult) -> str:
-    """The number format in "What you asked": "fp8 (as the model ships)" where a served model
-    runs its publisher's format, by default or by name (the engine's "Number format"
-    assumption)."""
+def number_format_words(result: EngineResult) -> str:
+    """The number format in "What you asked" and above the answer: "fp8 (as the model ships)"
+    where a served model runs its publisher's format, by default or by name (the engine's
+    "Number format" assumption)."""
     precision = result.scenario.precision or "bf16"
     shipped = any(
         a.name == NUMBER_FORMAT_ASSUMPTION and a.unit == SHIPPED_FORMAT and a.value == precision
@@ -797,7 +797,7 @@ def input_summary(
         ("Workload", workload_words(workload)),
         ("Model", _model_words(result)),
         ("GPUs and servers", _gpu_words(result, gpu_names)),
-        ("Number format", _number_format_words(result)),
+        ("Number format", number_format_words(result)),
     ]
     seq = scenario.sequence_length
     if seq and workload != "inference":

@@ -381,3 +381,18 @@ def test_a_serving_report_carries_the_latency_chart_the_page_shows(client: Clien
     assert " ".join(SERVING_CHART_TITLE.split()[:6]) in serving_text
     assert " ".join(SERVING_CHART_TITLE.split()[:6]) not in training_text
     assert serving_images == training_images + 1
+
+
+def test_the_answer_says_its_number_format_above_the_headline(client: Client) -> None:
+    """A served DeepSeek-R1 runs FP8 as it ships unless the scenario names a format, and the
+    format decides the deployment and the fabric: the line above the answer says it."""
+    from advisor.engine import evaluate
+
+    base = {"workload": "inference", "model": "deepseek-r1", "gpu": "h200-sxm", "gpus": 16}
+    for scenario, said in (
+        (base, "fp8 (as the model ships)"),
+        ({**base, "precision": "bf16"}, "bf16"),
+        ({"workload": "training", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}, "bf16"),
+    ):
+        page = client.get(f"/s/{make_scenario(result=evaluate(scenario)).pk}/").content.decode()
+        assert f'<span id="number-format">{said}</span>' in page, said
