@@ -24,6 +24,7 @@ from advisor.engine.model.performance import MOE_SERVING_KIND
 from advisor.engine.result.records import EngineResult, Metrics, Option
 from advisor.engine.result.validation_report import ValidationReport
 from advisor.reports.presenters import (
+    asked_rate,
     decision_cost,
     is_inference,
     option_label,
@@ -859,12 +860,8 @@ def serving_targets(result: EngineResult) -> tuple[float, float]:
 
 
 def serving_asked_rate(result: EngineResult) -> float:
-    """The arrival rate the scenario asks for (requests/s); 0 where it asks for a number of
-    requests in flight instead (a closed loop has no rate to mark)."""
-    inference = result.scenario.inference
-    if inference is None:
-        return 0.0
-    return _num(inference.requests_per_s)
+    """The asked arrival rate to mark (:func:`presenters.asked_rate`); 0 for a closed loop."""
+    return _num(asked_rate(result))
 
 
 def asked_rate_words(rate: float) -> str:

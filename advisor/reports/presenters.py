@@ -290,13 +290,20 @@ def headline(result: EngineResult) -> dict[str, Any]:
     }
 
 
+def asked_rate(result: EngineResult) -> float | None:
+    """The arrival rate a serving scenario asks for (requests/s); None for a closed loop of
+    users (requests in flight) or a training answer: the first screen's load fact, the word
+    above the headline and the serving chart's line read it here."""
+    inference = result.scenario.inference
+    return inference.requests_per_s if inference is not None else None
+
+
 def eyebrow(result: EngineResult) -> str:
     """The word above the headline.  "Good news" said of a fleet that serves a third of its ask
     (no compute fabric needed, but the GPUs are too few) read as a clean bill of health."""
     if is_inference(result):
         metrics = result.metrics
-        inference = result.scenario.inference
-        asked = inference.requests_per_s if inference is not None else None
+        asked = asked_rate(result)
         if asked is not None and (
             metrics.load_saturated or finite(metrics.max_requests_per_s_at_target) < asked
         ):
@@ -491,8 +498,7 @@ def _load_fact(result: EngineResult) -> Fact | None:
     """The first screen's "Asked load" of an open-loop serving answer: the asked rate against
     what the fleet serves within both p95 targets (the headline's shortfall and the rationale's
     headroom in one figure); None for a closed loop of users."""
-    inference = result.scenario.inference
-    asked = inference.requests_per_s if inference is not None else None
+    asked = asked_rate(result)
     if asked is None:
         return None
     metrics = result.metrics

@@ -475,9 +475,8 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
             f"must be a multiple of gpus_per_node ({gpus_per_node}): whole servers only",
         )
 
-    precision = _parse_precision(errors, raw.get("precision"), gpu)
-    if raw.get("precision") is None and workload == "inference":
-        precision = serving_precision(model, gpu) or precision
+    shipped = serving_precision(model, gpu) if workload == "inference" else None
+    precision = _parse_precision(errors, raw.get("precision"), gpu, shipped)
     if precision in SERVING_ONLY_PRECISIONS and workload in ("training", "fine_tuning"):
         errors.add(
             "precision",
@@ -765,8 +764,14 @@ def serving_precision(model: ModelSpec | None, gpu: GpuSpec | None) -> str | Non
     return model.checkpoint_precision if gpu.supports(model.checkpoint_precision) else None
 
 
-def _parse_precision(errors: _Errors, value: Any, gpu: GpuSpec | None) -> str | None:
+def _parse_precision(
+    errors: _Errors, value: Any, gpu: GpuSpec | None, shipped: str | None = None
+) -> str | None:
+    """The named precision, checked against the GPU; unnamed, ``shipped`` (a served model's
+    own format, :func:`serving_precision`) or 16-bit (bf16, fp16 where the GPU lacks it)."""
     if value is None:
+        if shipped:
+            return shipped
         if gpu is not None and not gpu.supports("bf16"):
             return "fp16"
         return "bf16"
