@@ -9,6 +9,7 @@ import pytest
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import HBM_EFFICIENCY, MEMORY_USABLE_FRACTION
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.serving.attention import (
     decode_attention_rates,
@@ -17,7 +18,6 @@ from advisor.engine.model.serving.attention import (
 )
 from advisor.engine.model.serving.compute import dense_decode_s
 from advisor.engine.model.serving.pools import _pool
-from advisor.engine.model.serving.weights import served_weight_bytes
 
 CATALOG = default_catalog()
 

@@ -12,10 +12,10 @@ from advisor.engine import evaluate
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import KV_ELEMENT_BYTES, WEIGHT_BYTES
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import parse_scenario
 from advisor.engine.model.efficiency import gemm_time_s
 from advisor.engine.model.serving.compute import kv_bytes_per_token
-from advisor.engine.model.serving.weights import served_weight_bytes
 
 CAT = default_catalog()
 BLACKWELL_FP4 = {"b200": 9000.0, "gb200-nvl72": 10000.0, "b300": 13500.0, "gb300-nvl72": 15000.0}

@@ -8,6 +8,7 @@ import pytest
 from advisor.engine import ScenarioError, evaluate
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import WEIGHT_BYTES
+from advisor.engine.facts.weights import dense_precision, served_weight_bytes
 from advisor.engine.model.serving.compute import kv_bytes_per_token, moe_layer_s
 from advisor.engine.model.serving.gemm import (
     MOE_KERNEL_FIXED_S,
@@ -16,8 +17,7 @@ from advisor.engine.model.serving.gemm import (
     expert_tile_m,
     inference_gemm,
 )
-from advisor.engine.model.serving.precision import dense_precision, expert_math_precision
-from advisor.engine.model.serving.weights import served_weight_bytes
+from advisor.engine.model.serving.precision import expert_math_precision
 
 CATALOG = default_catalog()
 GPT_OSS = CATALOG.model("gpt-oss-120b")

@@ -11,12 +11,12 @@ import pytest
 
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import HEAD_PRECISION, MEMORY_USABLE_FRACTION
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.efficiency import gemm_time_s
 from advisor.engine.model.memory import inference_memory
 from advisor.engine.model.planner import plan_workload
 from advisor.engine.model.serving import compute
-from advisor.engine.model.serving.weights import served_weight_bytes
 
 CAT = default_catalog()
 

@@ -19,10 +19,10 @@ from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
-from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import replicas_shape
 
 
@@ -162,7 +162,7 @@ class JobFacts:
     gpu_id: str
     params: float
     served_weight_bytes: float
-    """Bytes of the served checkpoint (:func:`serving.weights.served_weight_bytes`): what a
+    """Bytes of the served checkpoint (:func:`facts.weights.served_weight_bytes`): what a
     serving cluster loads from storage."""
     platform: Platform
     storage_write_gbytes_per_s: float | None = None

@@ -436,7 +436,7 @@ DENSE_PRECISION: dict[str, str] = {"mxfp4": "bf16"}
 gpt-oss ships its MoE experts in MXFP4 and its attention, router, embedding and output head in
 BF16 (openai/gpt-oss-120b ``config.json``, ``quantization_config``: ``quant_method`` mxfp4,
 ``modules_to_not_convert`` the attention, router, embedding and ``lm_head``); any other
-precision is its own (``serving.precision.dense_precision``)."""
+precision is its own (``facts.weights.dense_precision``)."""
 MXFP4_MXFP8_GPUS_NEED: Final = "fp4"
 """The tensor-core precision a GPU must have for TensorRT-LLM to run MXFP4 experts against
 MXFP8 activations (Blackwell: B200 / GB200 / B300 / GB300, its gpt-oss MoE support matrix,

@@ -15,11 +15,10 @@ from advisor.engine.facts.constants import (
     TRAIN_WEIGHT_GRAD_BYTES_PER_PARAM,
     WEIGHT_BYTES,
 )
+from advisor.engine.facts.weights import dense_precision, served_weight_bytes
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.placement import expert_dp_size, expert_tp
 from advisor.engine.model.serving.compute import experts_per_gpu, kv_bytes_per_token
-from advisor.engine.model.serving.precision import dense_precision
-from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory
 
 GB: Final = 1e9

@@ -443,12 +443,9 @@ def a2a_overlap_runs(ep: int, pp: int, vp: int, recompute: str) -> bool:
 
 
 def domain_gpus(scenario: Scenario) -> int:
-    """GPUs per scale-up domain used by this job (a server, or an NVL72 rack)."""
-    if scenario.gpu.scaleup_domain_gpus > scenario.gpus_per_node:
-        dom = min(scenario.gpu.scaleup_domain_gpus, scenario.gpus)
-        # a domain holds whole servers
-        return max(scenario.gpus_per_node, dom - dom % scenario.gpus_per_node)
-    return scenario.gpus_per_node
+    """GPUs per scale-up domain used by this job (a server, or an NVL72 rack of whole servers:
+    ``GpuSpec.job_domain_gpus``)."""
+    return scenario.gpu.job_domain_gpus(scenario.gpus, scenario.gpus_per_node)
 
 
 def group_layout(size: int, stride: int, domain: int, total: int) -> GroupLayout:

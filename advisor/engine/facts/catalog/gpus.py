@@ -154,6 +154,16 @@ class GpuSpec:
     fp4_dense_tflops: float = 0.0
     """Dense NVFP4 tensor-core peak (serving only: NVIDIA Blackwell); 0 where there is none."""
 
+    def job_domain_gpus(self, gpus: int, gpus_per_node: int) -> int:
+        """GPUs of a job of ``gpus`` on servers of ``gpus_per_node`` that share one scale-up
+        domain: the server, or on an NVL72 rack of trays as many of the job's whole servers as
+        one rack holds (the one rule; ``plans.domain_gpus`` and
+        ``serving.compute.scaleup_domain_gpus`` read it for a scenario)."""
+        if self.scaleup_domain_gpus > gpus_per_node:
+            dom = min(self.scaleup_domain_gpus, gpus)
+            return max(gpus_per_node, dom - dom % gpus_per_node)
+        return gpus_per_node
+
     @property
     def hopper_or_newer(self) -> bool:
         """An NVIDIA Hopper or Blackwell GPU (:data:`HOPPER_OR_NEWER`, by ``generation``)."""

@@ -19,6 +19,7 @@ from advisor.engine.facts.constants import (
     HEAD_PRECISION,
     QUANTIZED_PRECISIONS,
 )
+from advisor.engine.facts.weights import dense_precision
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.attention_span import (
     decode_attention_context,
@@ -49,7 +50,6 @@ from advisor.engine.model.serving.gemm import (
 )
 from advisor.engine.model.serving.intra import all_reduce, intra_time_s
 from advisor.engine.model.serving.precision import (
-    dense_precision,
     dispatch_bytes_per_element,
     kv_element_bytes,
 )
@@ -202,13 +202,10 @@ def experts_per_gpu(model: ModelSpec, ep: int, redundant: int = 0) -> int:
 
 
 def scaleup_domain_gpus(scenario: Scenario) -> int:
-    """GPUs of the job in one scale-up domain (a server, or an NVL72 rack of 18 trays); the
-    same rule as :func:`advisor.engine.model.plans.domain_gpus`, which imports this module."""
-    gpn = scenario.gpus_per_node
-    if scenario.gpu.scaleup_domain_gpus > gpn:
-        dom = min(scenario.gpu.scaleup_domain_gpus, scenario.gpus)
-        return max(gpn, dom - dom % gpn)
-    return gpn
+    """GPUs of the job in one scale-up domain (a server, or an NVL72 rack of 18 trays:
+    ``GpuSpec.job_domain_gpus``, the rule :func:`advisor.engine.model.plans.domain_gpus` reads
+    too)."""
+    return scenario.gpu.job_domain_gpus(scenario.gpus, scenario.gpus_per_node)
 
 
 class _DecodeConsts(NamedTuple):

@@ -13,6 +13,7 @@ from typing import Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import ParallelismSpec, Scenario
 from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
 from advisor.engine.model.placement import whole_groups
@@ -53,7 +54,6 @@ from advisor.engine.model.serving.scoring import (
     reaches,
     serving_score,
 )
-from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import Memory, parallel_shape
 
 # ----------------------------------------------------------------------------- inference

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.constants import BYTES_PER_GB, WEIGHT_BYTES
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import Design, PoolSpec, Scenario
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import _powers_of_two_up_to, domain_gpus
@@ -33,7 +34,6 @@ from advisor.engine.model.serving.compute import (
     prefill_service_s,
     scaleup_domain_gpus,
 )
-from advisor.engine.model.serving.weights import served_weight_bytes
 from advisor.engine.result.echo import ServingPool
 
 

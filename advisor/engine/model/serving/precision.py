@@ -13,20 +13,15 @@ from typing import Final
 
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.facts.constants import (
-    DENSE_PRECISION,
     KV_ELEMENT_BYTES,
     LATENT_KV_ELEMENT_BYTES,
     MXFP4_MXFP8_GPUS_NEED,
     WEIGHT_BYTES,
 )
+from advisor.engine.facts.weights import dense_precision
 from advisor.engine.input.scenario import Scenario
 
 MXFP4: Final = "mxfp4"
-
-
-def dense_precision(precision: str) -> str:
-    """The precision of the attention, router, non-routed MLP and element-wise work."""
-    return DENSE_PRECISION.get(precision, precision)
 
 
 def expert_math_precision(gpu: GpuSpec, precision: str) -> str:

@@ -12,8 +12,12 @@ own FP8 checkpoint keeps both in BF16 as well.  A 16-bit precision keeps them at
 from __future__ import annotations
 
 from advisor.engine.facts.catalog import ModelSpec
-from advisor.engine.facts.constants import HEAD_PRECISION, WEIGHT_BYTES
-from advisor.engine.model.serving.precision import dense_precision
+from advisor.engine.facts.constants import DENSE_PRECISION, HEAD_PRECISION, WEIGHT_BYTES
+
+
+def dense_precision(precision: str) -> str:
+    """The precision of the attention, router, non-routed MLP and element-wise work."""
+    return DENSE_PRECISION.get(precision, precision)
 
 
 def served_weight_bytes(model: ModelSpec, precision: str, params: float | None = None) -> float:
