@@ -290,7 +290,9 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                     "bf16); fp8 on recent GPUs; fp4 (NVFP4) for serving on Blackwell; mxfp4 "
                     "for serving an MoE model as gpt-oss ships (4-bit experts, the rest bf16). "
                     "Left as usual, a served model runs as its publisher ships it: fp8 for "
-                    "DeepSeek and Kimi K2, mxfp4 for gpt-oss.",
+                    "DeepSeek and Kimi K2, mxfp4 for gpt-oss; and Llama 3.1 405B, Llama 4 "
+                    "Maverick and Qwen3 run their publisher's fp8 release where their bf16 "
+                    "weights would not fit one server.",
                     "select",
                     default="",
                     required=False,

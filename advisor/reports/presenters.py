@@ -37,6 +37,7 @@ from advisor.engine.input.scenario import default_global_batch_tokens
 from advisor.engine.model.performance import (
     MOE_SERVING_KIND,
     NUMBER_FORMAT_ASSUMPTION,
+    RELEASE_FORMAT,
     SHIPPED_FORMAT,
     error_band_kind,
 )
@@ -782,14 +783,23 @@ def _serving_rows(inference: InferenceInput) -> list[tuple[str, str]]:
 
 def number_format_words(result: EngineResult) -> str:
     """The number format in "What you asked" and above the answer: "fp8 (as the model ships)"
-    where a served model runs its publisher's format, by default or by name (the engine's
-    "Number format" assumption)."""
+    where a served model runs its publisher's format, "fp8 (the publisher's fp8 release)" where
+    it runs the publisher's smaller release, by default or by name (the engine's "Number
+    format" assumption)."""
     precision = result.scenario.precision or "bf16"
-    shipped = any(
-        a.name == NUMBER_FORMAT_ASSUMPTION and a.unit == SHIPPED_FORMAT and a.value == precision
-        for a in result.assumptions
+    unit = next(
+        (
+            a.unit
+            for a in result.assumptions
+            if a.name == NUMBER_FORMAT_ASSUMPTION and a.value == precision
+        ),
+        "",
     )
-    return f"{precision} (as the model ships)" if shipped else precision
+    if unit == SHIPPED_FORMAT:
+        return f"{precision} (as the model ships)"
+    if unit == RELEASE_FORMAT:
+        return f"{precision} (the publisher's {precision} release)"
+    return precision
 
 
 def input_summary(

@@ -148,11 +148,19 @@ def test_deepseek_on_128_v100_servers_serves_what_64_serve(workload: str) -> Non
     # Since the routed experts pay TensorRT-LLM's measured MoE kernel costs the 16-server
     # deployment serves more than three 21-server copies on 64 servers (4 x 2.448 against
     # 3 x 3.249) and 128 servers run twice as many copies of it
+    # 3 x 3.249). Left to choose (split), the search now also weighs tensor x pipeline replicas
+    # where experts over the replica leave no room for the dense weights (TP8 x PP8 on 8 V100
+    # servers, 9.77 requests/s on 64 servers against the copies' 9.79: not clearly more, so
+    # the replicas stay), and 128 servers run twice as many of those
     half = run_case(AuditCase("deepseek-v3", "v100-sxm2-32gb", workload, "default", 64)).result
     whole = run_case(AuditCase("deepseek-v3", "v100-sxm2-32gb", workload, "default", 128)).result
     assert half is not None and whole is not None
-    assert any("4 copies of the 16-server" in n for n in half.workload.notes)
     assert whole.metrics.max_requests_per_s_at_target >= (
         2 * half.metrics.max_requests_per_s_at_target * 0.99
     )
-    assert any("8 copies of the 16-server" in n for n in whole.workload.notes)
+    if workload == "inference-disaggregated":
+        assert any("4 copies of the 16-server" in n for n in half.workload.notes)
+        assert any("8 copies of the 16-server" in n for n in whole.workload.notes)
+    else:
+        assert (half.workload.plan.tp, half.workload.plan.pp) == (8, 8)
+        assert (half.workload.plan.dp, whole.workload.plan.dp) == (8, 16)

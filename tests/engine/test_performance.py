@@ -126,7 +126,9 @@ def test_inference_metrics_for_a_server_sized_model() -> None:
 
 
 def test_cross_server_inference_pays_for_a_slow_network() -> None:
-    s, w = planned("infer-405b", workload="inference", model="llama3.1-405b", gpus=16)
+    s, w = planned(
+        "infer-405b", workload="inference", model="llama3.1-405b", gpus=16, precision="bf16"
+    )
     ib = evaluate_design(s, w, IB).to_dict()
     tcp = evaluate_design(s, w, TCP).to_dict()
     assert tcp["ms_per_token"] > ib["ms_per_token"]

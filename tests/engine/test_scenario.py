@@ -113,6 +113,7 @@ def test_inference_that_must_stay_in_one_server_but_cannot_is_refused() -> None:
         workload="inference",
         model="llama3.1-405b",
         gpus=16,
+        precision="bf16",  # unnamed, Meta's FP8 release fits one server (serving_precision)
         inference={"independent_replicas": True},
     )
     errors = errors_of(raw)

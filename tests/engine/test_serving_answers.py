@@ -232,6 +232,7 @@ def test_a_pipelined_instance_is_named_with_its_pipeline() -> None:
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 32,
+            "precision": "bf16",  # unnamed, Meta's FP8 release fits one server
             "inference": {"deployment": "disaggregated", "requests_per_s": 2},
         }
     )
@@ -285,6 +286,7 @@ def test_a_split_model_missing_its_target_under_load_blames_the_load_not_the_gpu
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 16,
+            "precision": "bf16",  # unnamed, Meta's FP8 release fits one server
             "inference": {"requests_per_s": 20},
         }
     )
@@ -339,7 +341,10 @@ def test_a_dense_model_split_over_servers_weighs_tensor_parallel_across_them() -
     token, each layer's all-reduces over the network) are both weighed; the one serving more
     within the p95 targets on the reference network is chosen, the note names both with
     their rates, and an explicit TP8 x PP2 serves no more than the choice."""
-    scenario = _serving("llama3.1-405b", "h100-sxm", 16, target_ms_per_token=150)
+    scenario = {
+        **_serving("llama3.1-405b", "h100-sxm", 16, target_ms_per_token=150),
+        "precision": "bf16",
+    }
     result = evaluate(scenario)
     (note,) = [n for n in result["workload"]["notes"] if n.startswith("deployment chosen by")]
     rates = {
@@ -372,6 +377,7 @@ def test_a_tensor_parallel_group_across_servers_keeps_its_rate_on_the_fabric_bou
     on the reference network's fabric, and every RoCE design says why it is ruled out."""
     result = evaluate(
         _serving("llama3.1-405b", "h100-pcie", 8 * 16_384, independent_replicas=False)
+        | {"precision": "bf16"}
     )
     assert result["workload"]["traffic"]["tensor_parallel_crosses_network"] is True
     rec, metrics = result["recommendation"], result["metrics"]

@@ -31,6 +31,7 @@ LLAMA_405B_TWO_SERVERS = {
     "model": "llama3.1-405b",
     "gpu": "h100-sxm",
     "gpus": 16,
+    "precision": "bf16",  # unnamed, Meta's FP8 release fits one server (serving_precision)
     # the split planner's pipelined replica (the search may pick TP16 across both servers)
     "parallelism": {"tp": 8, "pp": 2},
     "inference": {"independent_replicas": False},
@@ -485,6 +486,7 @@ def _llama405_on_32_h100(requests_per_s: float) -> tuple[Scenario, WorkloadPlan]
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 32,
+            "precision": "bf16",
             "parallelism": {"tp": 8, "pp": 2},
             "inference": {"requests_per_s": requests_per_s},
         }

@@ -87,3 +87,60 @@ def test_what_you_asked_says_the_format_was_the_model_s_own() -> None:
     assert named["Number format"] == "bf16"
     llama = dict(input_summary(evaluate_typed({**base, "model": "llama3-70b"})))
     assert llama["Number format"] == "bf16"
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "expected"),
+    [
+        # 16-bit weights overfill one server, the publisher's FP8 release fits it
+        ("llama4-maverick", "h100-sxm", 8, "fp8"),  # 800 GB against 616 GB usable
+        ("llama4-maverick", "h100-sxm", 16, "fp8"),  # one server a replica, not two
+        ("llama3.1-405b", "h100-sxm", 32, "fp8"),
+        ("qwen3-235b-a22b", "l40s", 8, "fp8"),  # 470 GB against 373 GB usable
+        # the BF16 weights fit one server or NVLink domain: the primary release
+        ("llama3.1-405b", "h200-sxm", 16, "bf16"),
+        ("llama4-maverick", "b200", 8, "bf16"),
+        ("llama4-maverick", "gb200-nvl72", 72, "bf16"),
+        ("qwen3-235b-a22b", "h100-sxm", 8, "bf16"),
+        # no FP8 tensor cores, or the release does not fit either
+        ("llama3.1-405b", "a100-80gb-sxm", 16, "bf16"),
+        ("llama3.1-405b", "l40s", 16, "bf16"),  # 409 GB of FP8 against 373 GB
+        ("llama3-70b", "l40s", 8, "bf16"),  # Meta releases no FP8 70B
+    ],
+)
+def test_the_publisher_s_smaller_release_serves_where_16_bits_overfill_a_server(
+    model: str, gpu: str, gpus: int, expected: str
+) -> None:
+    raw = {"workload": "inference", "model": model, "gpu": gpu, "gpus": gpus}
+    assert parse_scenario(raw, CATALOG).precision == expected
+
+
+def test_the_smaller_release_is_said_and_decides_the_fabric() -> None:
+    """Llama 4 Maverick on 16 H100: at BF16 (800 GB) each replica spans two servers and buys a
+    compute fabric; Meta's FP8 release "fits on a single H100 DGX host", so each server serves
+    on its own. The answer names the release and where the publisher says so; a named BF16 is
+    kept, and training keeps BF16."""
+    from advisor.reports.presenters import input_summary
+
+    base = {
+        "workload": "inference",
+        "model": "llama4-maverick",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "inference": {"requests_per_s": 4},
+    }
+    release = evaluate_typed(base)
+    assert release.scenario.precision == "fp8"
+    row = next(a for a in release.assumptions if a.name == "Number format")
+    assert (row.value, row.unit) == ("fp8", "the publisher's own release in this format")
+    assert "single H100 DGX host" in row.source
+    assert not release.recommendation.needs_compute_fabric
+    assert dict(input_summary(release))["Number format"] == "fp8 (the publisher's fp8 release)"
+
+    bf16 = evaluate_typed({**base, "precision": "bf16"})
+    assert bf16.scenario.precision == "bf16"
+    assert not [a for a in bf16.assumptions if a.name == "Number format"]
+    assert bf16.recommendation.needs_compute_fabric
+    assert dict(input_summary(bf16))["Number format"] == "bf16"
+
+    assert _precision("llama4-maverick", "h100-sxm", workload="training") == "bf16"

@@ -67,6 +67,10 @@ GRID: tuple[AuditCase, ...] = tuple(
         ("llama3.1-405b", "h100-sxm", "inference-rag", 2),
         ("deepseek-v3", "h200-sxm", "inference-rag", 2),
     )
+) + tuple(
+    # Llama 3.1 405B at BF16 spans two H100 servers (unnamed, Meta's FP8 release fits one)
+    AuditCase("llama3.1-405b", "h100-sxm", workload, "bf16", 2)
+    for workload in ("inference-split", "inference-rag")
 )
 
 # The report's own case: Llama 3 70B, 16 H100, 5 requests/s (no compute fabric; the what-if

@@ -31,6 +31,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.facts.limits import check_limits
 from advisor.engine.facts.transports import TRANSPORTS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.rag import parse_rag, rag_problems
 from advisor.engine.result.base import EXTRA
 from advisor.engine.result.echo import Constraints, RagInput
@@ -475,7 +476,9 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
             f"must be a multiple of gpus_per_node ({gpus_per_node}): whole servers only",
         )
 
-    shipped = serving_precision(model, gpu) if workload == "inference" else None
+    shipped = (
+        serving_precision(model, gpu, gpus, gpus_per_node) if workload == "inference" else None
+    )
     precision = _parse_precision(errors, raw.get("precision"), gpu, shipped)
     if precision in SERVING_ONLY_PRECISIONS and workload in ("training", "fine_tuning"):
         errors.add(
@@ -753,15 +756,33 @@ def _parse_gpu(errors: _Errors, value: Any, catalog: Catalog) -> GpuSpec | None:
     return gpu
 
 
-def serving_precision(model: ModelSpec | None, gpu: GpuSpec | None) -> str | None:
-    """The number format a serving scenario that names none runs: the model as its publisher
-    ships it (``ModelSpec.checkpoint_precision``: DeepSeek-V3 / R1 and Kimi K2 in FP8,
-    gpt-oss's experts in MXFP4) where the GPU runs that format; ``None`` otherwise (16-bit).
-    Served at BF16 instead, DeepSeek-R1's 1.3 TB spanned servers by pipeline stages on B200 and
-    bought an InfiniBand fabric its FP8 weights, in one server, do not need."""
-    if model is None or gpu is None or not model.checkpoint_precision:
+def serving_precision(
+    model: ModelSpec | None, gpu: GpuSpec | None, gpus: int | None, gpus_per_node: int | None
+) -> str | None:
+    """The number format a serving scenario that names none runs, where the GPU runs it; ``None``
+    otherwise (16-bit):
+
+    - the model as its publisher ships it (``ModelSpec.checkpoint_precision``: DeepSeek-V3 / R1
+      and Kimi K2 in FP8, gpt-oss's experts in MXFP4). Served at BF16 instead, DeepSeek-R1's
+      1.3 TB spanned servers by pipeline stages on B200 and bought an InfiniBand fabric its FP8
+      weights, in one server, do not need;
+    - the publisher's smaller release (``ModelSpec.compact_release``: Meta's FP8 Llama 3.1 405B
+      and Llama 4 Maverick, Qwen3's FP8) where the 16-bit weights overfill one scale-up domain of
+      the job and that release's weights do not: Maverick's 800 GB on 8 x H100 (616 GB usable)
+      was refused, and on 16 split over two servers it bought a fabric; its FP8 release is the
+      one Meta says fits one H100 DGX host.
+    """
+    if model is None or gpu is None:
         return None
-    return model.checkpoint_precision if gpu.supports(model.checkpoint_precision) else None
+    if model.checkpoint_precision:
+        return model.checkpoint_precision if gpu.supports(model.checkpoint_precision) else None
+    release = model.compact_release
+    if not release or not gpu.supports(release) or not gpus or not gpus_per_node:
+        return None
+    room = gpu.usable_bytes * gpu.job_domain_gpus(gpus, gpus_per_node)
+    if served_weight_bytes(model, "bf16") > room >= served_weight_bytes(model, release):
+        return release
+    return None
 
 
 def _parse_precision(

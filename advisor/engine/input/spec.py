@@ -55,7 +55,9 @@ FIELDS: dict[str, FieldDoc] = {
         "string",
         "Number format; default bf16 (fp16 where bf16 is missing), and for serving a model "
         "whose publisher ships it in another format, that format where the GPU runs it "
-        "(DeepSeek-V3 / R1 / V3.1 and Kimi K2: fp8; gpt-oss: mxfp4); fp4 (NVFP4) serves only, "
+        "(DeepSeek-V3 / R1 / V3.1 and Kimi K2: fp8; gpt-oss: mxfp4), and the publisher's fp8 "
+        "release of Llama 3.1 405B, Llama 4 Maverick and Qwen3 where their 16-bit weights "
+        "overfill one server (or NVLink domain); fp4 (NVFP4) serves only, "
         "on GPUs with FP4 tensor cores (NVIDIA Blackwell); mxfp4 serves only an MoE model, its "
         "routed experts in MXFP4 and the rest in BF16 (gpt-oss's published checkpoint).",
         choices=sc.PRECISIONS,

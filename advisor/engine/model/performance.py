@@ -711,28 +711,44 @@ NUMBER_FORMAT_ASSUMPTION: Final = "Number format"
 """The assumption that names a served model's number format beside its publisher's."""
 SHIPPED_FORMAT: Final = "as the publisher ships the weights"
 """That assumption's unit where the served format is the publisher's own."""
+RELEASE_FORMAT: Final = "the publisher's own release in this format"
+"""That assumption's unit where the served format is the publisher's smaller release
+(``ModelSpec.compact_release``)."""
 
 
 def _checkpoint_rows(scenario: Scenario) -> list[Assumption]:
     """The number format a served model runs at beside the one its publisher ships, for a
     model whose weights are not 16-bit (``ModelSpec.checkpoint_precision``): the default a
-    scenario that names none takes, or the departure one that names another makes."""
+    scenario that names none takes, or the departure one that names another makes; and the
+    publisher's smaller release where the model runs it (``ModelSpec.compact_release``: by
+    default where the 16-bit weights overfill one scale-up domain, or by name)."""
     model = scenario.model
     shipped = model.checkpoint_precision
-    if not shipped:
-        return []
-    return [
-        _row(
-            NUMBER_FORMAT_ASSUMPTION,
-            scenario.precision,
-            SHIPPED_FORMAT
-            if scenario.precision == shipped
-            else f"the publisher ships the weights in {shipped}",
-            f"{model.checkpoint_source}; a serving scenario that names no precision runs the "
-            "model as it ships where the GPU runs that format (docs/MODEL.md 15.1, "
-            '"The number format of a served model")',
-        )
-    ]
+    section = 'docs/MODEL.md 15.1, "The number format of a served model"'
+    if shipped:
+        return [
+            _row(
+                NUMBER_FORMAT_ASSUMPTION,
+                scenario.precision,
+                SHIPPED_FORMAT
+                if scenario.precision == shipped
+                else f"the publisher ships the weights in {shipped}",
+                f"{model.checkpoint_source}; a serving scenario that names no precision runs "
+                f"the model as it ships where the GPU runs that format ({section})",
+            )
+        ]
+    if model.compact_release and scenario.precision == model.compact_release:
+        return [
+            _row(
+                NUMBER_FORMAT_ASSUMPTION,
+                scenario.precision,
+                RELEASE_FORMAT,
+                f"{model.compact_release_source}; a serving scenario that names no precision "
+                "runs this release where the 16-bit weights overfill the memory of one server "
+                f"(or NVLink domain) and this release's do not ({section})",
+            )
+        ]
+    return []
 
 
 def _serving_kernel_rows(scenario: Scenario) -> list[Assumption]:

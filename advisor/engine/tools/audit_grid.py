@@ -92,8 +92,9 @@ MXFP4_GPUS: tuple[str, ...] = ("h100-sxm", "h200-sxm", "b200", "gb200-nvl72")
 MXFP4_SIZES: tuple[int, ...] = (1, 2, 33)
 BF16 = "bf16"
 """The variant of a serving case at 16-bit weights (``precision: bf16``, :func:`bf16_grid`) of a
-model published in another format, which the default now serves as it ships."""
-BF16_MODELS: tuple[str, ...] = ("deepseek-v3", "gpt-oss-120b")
+model published in another format, which the default now serves as it ships, or with a smaller
+release the default serves where its 16-bit weights overfill a server."""
+BF16_MODELS: tuple[str, ...] = ("deepseek-v3", "gpt-oss-120b", "llama3.1-405b", "llama4-maverick")
 VARIANT_SIZES: tuple[int, ...] = (2, 3, 33, 257, 2049)
 VARIANT_WORKLOADS: tuple[str, ...] = ("training", "inference-split")
 """Non-default variants run at these sizes and workloads only (the default runs everywhere)."""
@@ -156,10 +157,11 @@ def mxfp4_grid(catalog: Catalog | None = None) -> list[AuditCase]:
 
 
 def bf16_grid(catalog: Catalog | None = None) -> list[AuditCase]:
-    """Models published in FP8 or MXFP4 served at BF16 (asked for by name), every serving
-    deployment on Hopper and Blackwell, one server to 33: the default serves them as they ship
+    """Models published in FP8 or MXFP4, or with an FP8 release made to fit one server, served
+    at BF16 (asked for by name), every serving deployment on Hopper and Blackwell, one server to
+    33: the default serves them as they ship or in that release where 16 bits overfill a server
     (``scenario.serving_precision``), so without this variant their 16-bit answers (weights
-    twice or four times as large, pools across servers) would go unaudited."""
+    twice or four times as large, pools and replicas across servers) would go unaudited."""
     return _series(
         catalog or default_catalog(), BF16_MODELS, MXFP4_GPUS, FP4_WORKLOADS, BF16, MXFP4_SIZES
     )

@@ -59,6 +59,15 @@ class ModelSpec:
     as it ships where the GPU runs that format (``scenario.serving_precision``)."""
     checkpoint_source: str = ""
     """Where the publisher says the weights' number format (``checkpoint_precision``)."""
+    compact_release: str = ""
+    """A smaller number format the publisher also releases the model in, made to fit less
+    hardware than its 16-bit weights: ``fp8`` for Llama 3.1 405B and Llama 4 Maverick (Meta's
+    FP8 releases, "to run within a single server node" / "fit on a single H100 DGX host") and
+    Qwen3's FP8 releases; "" for none.  A serving scenario that names no precision serves it
+    where the 16-bit weights overfill one scale-up domain and this release's weights do not
+    (``scenario.serving_precision``)."""
+    compact_release_source: str = ""
+    """Where the publisher releases ``compact_release``."""
 
     # the value hash, computed once per object; the function itself, one call per hash
     __hash__ = cached_value_hash
@@ -187,6 +196,13 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             vocab=128256,
             ffn_hidden=53248,
             source=_META_L3,
+            compact_release="fp8",
+            compact_release_source=(
+                "Meta, 'Introducing Llama 3.1' (2024-07-23): 'we quantized our models from 16-bit "
+                "(BF16) to 8-bit (FP8) numerics, effectively lowering the compute requirements "
+                "needed and allowing the model to run within a single server node' "
+                "(meta-llama/Llama-3.1-405B-Instruct-FP8)"
+            ),
         ),
         ModelSpec(
             id="mixtral-8x7b",
@@ -273,6 +289,13 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             "Meta Llama 4 model card (400B total, 17B active); transformers Llama4TextConfig: "
             "no_rope_layer_interval 4 (a NoPE layer attending the whole sequence every fourth "
             "layer), chunked attention on the 36 RoPE layers",
+            compact_release="fp8",
+            compact_release_source=(
+                "Meta Llama 4 model card: 'the Llama 4 Maverick model is released as both BF16 "
+                "and FP8 quantized weights. The FP8 quantized weights fit on a single H100 DGX "
+                "host while still maintaining quality' "
+                "(meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8)"
+            ),
         ),
         ModelSpec(
             id="qwen3-235b-a22b",
@@ -293,6 +316,11 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             source="Qwen/Qwen3-235B-A22B config.json (hidden 4096, 94 layers, 64 heads / 4 KV, "
             "head_dim 128, 128 experts top-8, moe_intermediate_size 1536, vocab 151,936); Qwen3 "
             "technical report arXiv 2505.09388 (235B total, 22B active)",
+            compact_release="fp8",
+            compact_release_source=(
+                "Qwen/Qwen3-235B-A22B-FP8, Qwen's own FP8 release (fine-grained FP8, block size "
+                "128)"
+            ),
         ),
         ModelSpec(
             id="qwen3-30b-a3b",
@@ -313,6 +341,10 @@ MODELS: tuple[ModelSpec, ...] = tuple(
             source="Qwen/Qwen3-30B-A3B config.json (hidden 2048, 48 layers, 32 heads / 4 KV, "
             "head_dim 128, 128 experts top-8, moe_intermediate_size 768, vocab 151,936); Qwen3 "
             "technical report arXiv 2505.09388 (30.5B total, 3.3B active)",
+            compact_release="fp8",
+            compact_release_source=(
+                "Qwen/Qwen3-30B-A3B-FP8, Qwen's own FP8 release (fine-grained FP8, block size 128)"
+            ),
         ),
         ModelSpec(
             id="gpt-oss-120b",

@@ -75,6 +75,14 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     def kv_split(tp: int, ep_like: int) -> int:
         return min(tp, m.kv_heads) if ep_like <= 1 else 1
 
+    def replica_memory(tp: int, ep: int, r: int, batch: int) -> Memory:
+        """Memory of a replica of ``r`` GPUs holding ``batch`` requests; with experts over it,
+        attention is data-parallel over the group: each GPU holds the dense weights and its
+        share of the requests' KV cache."""
+        if ep > 1:
+            return _moe_ep_memory(scenario, r, batch)
+        return inference_memory(scenario, r, batch, kv_split(tp, ep))
+
     deployment = _choose_deployment(scenario, dom)
     if deployment == "disaggregated":
         return _plan_disaggregated(scenario, dom)
@@ -124,9 +132,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
 
         def memory_at(b: int) -> Memory:
             # ep need not divide the experts: redundant copies fill every GPU equally
-            if ep > 1:
-                return _moe_ep_memory(scenario, r, b)
-            return inference_memory(scenario, r, b, kv_split(tp, ep))
+            return replica_memory(tp, ep, r, b)
 
         mem = memory_at(batch)
         held = batch if mem.fits or searching else largest_batch_held(memory_at, batch)
@@ -195,23 +201,21 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                 tp, pp, ep = tp_c, r // tp_c, 1
                 if m.is_moe and r > 1 and m.moe_experts % r == 0 and r > dom:
                     ep = r
-            elif m.is_moe:
-                tp, pp, ep = 1, 1, _largest_divisor_at_most(m.moe_experts, r)
-                if ep < r:
-                    tp, ep = min(dom, _largest_pow2_dividing(m.heads, dom)), 1
-                    pp = r // tp
             else:
                 tp = min(dom, _largest_pow2_dividing(m.heads, dom))
                 pp = r // tp
                 ep = 1
+                if m.is_moe and _largest_divisor_at_most(m.moe_experts, r) == r:
+                    # experts over the whole replica first; where every GPU's copy of the
+                    # dense weights leaves no room, tensor x pipeline groups (Maverick at
+                    # BF16 on 16 H100: TP8 x PP2)
+                    moe = replica_memory(1, r, r, batch)
+                    if moe.fits:
+                        chosen = (1, 1, r, r, moe)
+                        break
             if tp * pp * ep != r:
                 continue  # a replica is whole tensor x pipeline (or expert) groups
-            ks = kv_split(tp, ep) if ep <= 1 else 1
-            mem = inference_memory(scenario, r, batch if ep <= 1 else math.ceil(batch / 1), ks)
-            if ep > 1:
-                # attention is data-parallel over the expert group: each GPU holds the
-                # dense weights and its share of requests' KV cache
-                mem = _moe_ep_memory(scenario, r, batch)
+            mem = replica_memory(tp, ep, r, batch)
             if mem.fits:
                 chosen = (tp, pp, ep, r, mem)
                 break
