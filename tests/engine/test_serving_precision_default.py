@@ -144,3 +144,22 @@ def test_the_smaller_release_is_said_and_decides_the_fabric() -> None:
     assert dict(input_summary(bf16))["Number format"] == "bf16"
 
     assert _precision("llama4-maverick", "h100-sxm", workload="training") == "bf16"
+
+
+def test_a_named_16_bit_format_that_does_not_fit_is_told_the_release_that_does() -> None:
+    """Maverick at BF16 on one H100 server is refused as before, and the refusal names the
+    release that fits rather than "a smaller precision"; a model without one keeps the old
+    words (405B on A100: no FP8 tensor cores)."""
+    from advisor.engine.errors import ScenarioError
+    from advisor.engine.model.planner import plan_workload
+
+    def refusal(raw: dict[str, Any]) -> str:
+        with pytest.raises(ScenarioError) as info:
+            plan_workload(parse_scenario(raw, CATALOG))
+        return " ".join(m for msgs in info.value.field_errors.values() for m in msgs)
+
+    base = {"workload": "inference", "model": "llama4-maverick", "gpu": "h100-sxm", "gpus": 8}
+    said = refusal({**base, "precision": "bf16"})
+    assert "serve the publisher's fp8 release, which fits one server: precision fp8" in said
+    said = refusal({**base, "model": "llama3.1-405b", "gpu": "a100-80gb-sxm"})
+    assert "add GPUs or use a smaller precision" in said

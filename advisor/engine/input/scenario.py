@@ -785,6 +785,20 @@ def serving_precision(
     return None
 
 
+def fit_remedy(scenario: Scenario) -> str:
+    """What makes a served model that does not fit fit: "add GPUs or use a smaller precision",
+    naming the publisher's smaller release where it fits one scale-up domain and the scenario
+    named a wider format (:func:`serving_precision`)."""
+    release = scenario.model.compact_release
+    default = serving_precision(scenario.model, scenario.gpu, scenario.gpus, scenario.gpus_per_node)
+    if release and default == release and scenario.precision != release:
+        return (
+            f"add GPUs, or serve the publisher's {release} release, which fits one server: "
+            f"precision {release}"
+        )
+    return "add GPUs or use a smaller precision"
+
+
 def _parse_precision(
     errors: _Errors, value: Any, gpu: GpuSpec | None, shipped: str | None = None
 ) -> str | None:

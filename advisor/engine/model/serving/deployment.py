@@ -14,7 +14,7 @@ from typing import Final
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.weights import served_weight_bytes
-from advisor.engine.input.scenario import ParallelismSpec, Scenario
+from advisor.engine.input.scenario import ParallelismSpec, Scenario, fit_remedy
 from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
@@ -236,7 +236,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                 + (
                     f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
                     f"{usable_gb:.0f} GB usable per GPU, so a replica needs more than {need} "
-                    "GPUs (add GPUs or use a smaller precision)"
+                    f"GPUs ({fit_remedy(scenario)})"
                     if need >= limit
                     else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
                     f"{inf.concurrent_requests} requests of {context} tokens does not "
@@ -695,7 +695,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
                     else f" and no split replica leaves room for the KV cache of "
                     f"{inf.concurrent_requests} requests"
                 )
-                + " (add GPUs or use a smaller precision); "
+                + f" ({fit_remedy(scenario)}); "
                 + " ".join(m for msgs in first_error.field_errors.values() for m in msgs),
             ) from first_error
         raise first_error
