@@ -90,6 +90,7 @@ def test_one_server_is_drawn_without_a_compute_fabric() -> None:
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 16,
+            "precision": "bf16",  # split over both servers (FP8 fits one)
             "inference": {"independent_replicas": False},
         },
         {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 32},

@@ -54,6 +54,7 @@ GRID: dict[str, dict[str, Any]] = {
         "model": "llama3.1-405b",
         "gpu": "h100-sxm",
         "gpus": 32,
+        "precision": "bf16",  # split over servers (Meta's FP8 release fits one)
         "inference": {"independent_replicas": False, "requests_per_s": 2},
     },
     # the latency chart's disaggregated answer at 100 times its load: over capacity

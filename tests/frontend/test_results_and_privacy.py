@@ -206,6 +206,7 @@ def test_exports_need_a_result(client: Client) -> None:
             "model": "llama3.1-405b",
             "gpu": "h100-sxm",
             "gpus": 16,
+            "precision": "bf16",  # split over both servers (FP8 fits one)
             "inference": {"independent_replicas": False, "target_ms_per_token": 40},
         },
         {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 32},
