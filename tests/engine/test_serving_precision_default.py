@@ -1,5 +1,5 @@
 """A served model runs as its publisher ships it unless the scenario names a precision
-(ModelSpec.checkpoint_precision, scenario.serving_precision; docs/MODEL.md 15.1, "The number
+(ModelSpec.checkpoint_precision, number_format.serving_precision; docs/MODEL.md 15.1, "The number
 format of a served model")."""
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def test_inference_of_a_model_that_fits_a_server_uses_independent_replicas() -> 
 
 
 def test_inference_of_405b_on_h100_spans_servers() -> None:
-    # BF16: unnamed, Meta's FP8 release fits one server (scenario.serving_precision)
+    # BF16: unnamed, Meta's FP8 release fits one server (number_format.serving_precision)
     _, w = plan(workload="inference", model="llama3.1-405b", gpus=16, precision="bf16")
     assert w.inference is not None
     assert not w.inference.independent_replicas

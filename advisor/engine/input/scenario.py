@@ -2,7 +2,7 @@
 
 Defaults (also in docs/MODEL.md): ``gpus_per_node`` = the GPU's server size (or ``gpus`` when
 smaller); ``precision`` = bf16 (fp16 where bf16 is unsupported; a served model as its publisher
-ships it, :func:`serving_precision`); ``sequence_length`` = 4096;
+ships it, :func:`advisor.engine.input.number_format.serving_precision`); ``sequence_length`` = 4096;
 training ``global_batch_tokens`` = the larger of 4,194,304 (4M) and 1,024 per GPU (32,768 per
 GPU for a mixture-of-experts model's pretraining; :func:`default_global_batch_tokens`);
 ``total_tokens`` = 1e12 (training)
@@ -31,7 +31,7 @@ from advisor.engine.facts.constants import (
 from advisor.engine.facts.limits import check_limits
 from advisor.engine.facts.transports import TRANSPORTS
 from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label
-from advisor.engine.facts.weights import served_weight_bytes
+from advisor.engine.input.number_format import serving_precision
 from advisor.engine.input.rag import parse_rag, rag_problems
 from advisor.engine.result.base import EXTRA
 from advisor.engine.result.echo import Constraints, RagInput
@@ -756,54 +756,12 @@ def _parse_gpu(errors: _Errors, value: Any, catalog: Catalog) -> GpuSpec | None:
     return gpu
 
 
-def serving_precision(
-    model: ModelSpec | None, gpu: GpuSpec | None, gpus: int | None, gpus_per_node: int | None
-) -> str | None:
-    """The number format a serving scenario that names none runs, where the GPU runs it; ``None``
-    otherwise (16-bit):
-
-    - the model as its publisher ships it (``ModelSpec.checkpoint_precision``: DeepSeek-V3 / R1
-      and Kimi K2 in FP8, gpt-oss's experts in MXFP4). Served at BF16 instead, DeepSeek-R1's
-      1.3 TB spanned servers by pipeline stages on B200 and bought an InfiniBand fabric its FP8
-      weights, in one server, do not need;
-    - the publisher's smaller release (``ModelSpec.compact_release``: Meta's FP8 Llama 3.1 405B
-      and Llama 4 Maverick, Qwen3's FP8) where the 16-bit weights overfill one scale-up domain of
-      the job and that release's weights do not: Maverick's 800 GB on 8 x H100 (616 GB usable)
-      was refused, and on 16 split over two servers it bought a fabric; its FP8 release is the
-      one Meta says fits one H100 DGX host.
-    """
-    if model is None or gpu is None:
-        return None
-    if model.checkpoint_precision:
-        return model.checkpoint_precision if gpu.supports(model.checkpoint_precision) else None
-    release = model.compact_release
-    if not release or not gpu.supports(release) or not gpus or not gpus_per_node:
-        return None
-    room = gpu.usable_bytes * gpu.job_domain_gpus(gpus, gpus_per_node)
-    if served_weight_bytes(model, "bf16") > room >= served_weight_bytes(model, release):
-        return release
-    return None
-
-
-def fit_remedy(scenario: Scenario) -> str:
-    """What makes a served model that does not fit fit: "add GPUs or use a smaller precision",
-    naming the publisher's smaller release where it fits one scale-up domain and the scenario
-    named a wider format (:func:`serving_precision`)."""
-    release = scenario.model.compact_release
-    default = serving_precision(scenario.model, scenario.gpu, scenario.gpus, scenario.gpus_per_node)
-    if release and default == release and scenario.precision != release:
-        return (
-            f"add GPUs, or serve the publisher's {release} release, which fits one server: "
-            f"precision {release}"
-        )
-    return "add GPUs or use a smaller precision"
-
-
 def _parse_precision(
     errors: _Errors, value: Any, gpu: GpuSpec | None, shipped: str | None = None
 ) -> str | None:
     """The named precision, checked against the GPU; unnamed, ``shipped`` (a served model's
-    own format, :func:`serving_precision`) or 16-bit (bf16, fp16 where the GPU lacks it)."""
+    own format, ``number_format.serving_precision``) or 16-bit (bf16, fp16 where the GPU lacks
+    it)."""
     if value is None:
         if shipped:
             return shipped

@@ -160,7 +160,7 @@ def bf16_grid(catalog: Catalog | None = None) -> list[AuditCase]:
     """Models published in FP8 or MXFP4, or with an FP8 release made to fit one server, served
     at BF16 (asked for by name), every serving deployment on Hopper and Blackwell, one server to
     33: the default serves them as they ship or in that release where 16 bits overfill a server
-    (``scenario.serving_precision``), so without this variant their 16-bit answers (weights
+    (``number_format.serving_precision``), so without this variant their 16-bit answers (weights
     twice or four times as large, pools and replicas across servers) would go unaudited."""
     return _series(
         catalog or default_catalog(), BF16_MODELS, MXFP4_GPUS, FP4_WORKLOADS, BF16, MXFP4_SIZES

@@ -56,7 +56,7 @@ class ModelSpec:
     """The number format of the publisher's own weights where they are not 16-bit: ``fp8``
     (DeepSeek-V3 / R1 / V3.1 and Kimi K2, block-scaled FP8) or ``mxfp4`` (gpt-oss's routed
     experts); "" for BF16 weights. A serving scenario that names no precision serves the model
-    as it ships where the GPU runs that format (``scenario.serving_precision``)."""
+    as it ships where the GPU runs that format (``number_format.serving_precision``)."""
     checkpoint_source: str = ""
     """Where the publisher says the weights' number format (``checkpoint_precision``)."""
     compact_release: str = ""
@@ -65,7 +65,7 @@ class ModelSpec:
     FP8 releases, "to run within a single server node" / "fit on a single H100 DGX host") and
     Qwen3's FP8 releases; "" for none.  A serving scenario that names no precision serves it
     where the 16-bit weights overfill one scale-up domain and this release's weights do not
-    (``scenario.serving_precision``)."""
+    (``number_format.serving_precision``)."""
     compact_release_source: str = ""
     """Where the publisher releases ``compact_release``."""
 

@@ -14,7 +14,8 @@ from typing import Final
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.weights import served_weight_bytes
-from advisor.engine.input.scenario import ParallelismSpec, Scenario, fit_remedy
+from advisor.engine.input.number_format import fit_remedy
+from advisor.engine.input.scenario import ParallelismSpec, Scenario
 from advisor.engine.model.memory import GB, _moe_ep_memory, inference_memory
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import (
@@ -57,6 +58,10 @@ from advisor.engine.model.serving.scoring import (
 from advisor.engine.result.echo import Memory, parallel_shape
 
 # ----------------------------------------------------------------------------- inference
+
+
+def _fit_remedy(s: Scenario) -> str:
+    return fit_remedy(s.model, s.gpu, s.gpus, s.gpus_per_node, s.precision)
 
 
 def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadPlan:
@@ -199,16 +204,12 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                     if tp_c * (r // tp_c) != r or r // tp_c == 1:
                         continue  # no pipeline shape, or one tried above
                 tp, pp, ep = tp_c, r // tp_c, 1
-                if m.is_moe and r > 1 and m.moe_experts % r == 0 and r > dom:
-                    ep = r
             else:
                 tp = min(dom, _largest_pow2_dividing(m.heads, dom))
                 pp = r // tp
                 ep = 1
                 if m.is_moe and _largest_divisor_at_most(m.moe_experts, r) == r:
-                    # experts over the whole replica first; where every GPU's copy of the
-                    # dense weights leaves no room, tensor x pipeline groups (Maverick at
-                    # BF16 on 16 H100: TP8 x PP2)
+                    # experts over the replica first, else tensor x pipeline groups (MODEL.md)
                     moe = replica_memory(1, r, r, batch)
                     if moe.fits:
                         chosen = (1, 1, r, r, moe)
@@ -236,7 +237,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                 + (
                     f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
                     f"{usable_gb:.0f} GB usable per GPU, so a replica needs more than {need} "
-                    f"GPUs ({fit_remedy(scenario)})"
+                    f"GPUs ({_fit_remedy(scenario)})"
                     if need >= limit
                     else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
                     f"{inf.concurrent_requests} requests of {context} tokens does not "
@@ -695,7 +696,7 @@ def _best_serving_plan(scenario: Scenario) -> WorkloadPlan:
                     else f" and no split replica leaves room for the KV cache of "
                     f"{inf.concurrent_requests} requests"
                 )
-                + f" ({fit_remedy(scenario)}); "
+                + f" ({_fit_remedy(scenario)}); "
                 + " ".join(m for msgs in first_error.field_errors.values() for m in msgs),
             ) from first_error
         raise first_error

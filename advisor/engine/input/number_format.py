@@ -1,0 +1,56 @@
+"""The number format a serving scenario runs when it names none, and the remedy a refusal names
+when a served model does not fit (docs/MODEL.md 15.1, "The number format of a served model"
+and "The publisher's smaller release")."""
+
+from __future__ import annotations
+
+from advisor.engine.facts.catalog import GpuSpec, ModelSpec
+from advisor.engine.facts.weights import served_weight_bytes
+
+
+def serving_precision(
+    model: ModelSpec | None, gpu: GpuSpec | None, gpus: int | None, gpus_per_node: int | None
+) -> str | None:
+    """The number format a serving scenario that names none runs, where the GPU runs it; ``None``
+    otherwise (16-bit):
+
+    - the model as its publisher ships it (``ModelSpec.checkpoint_precision``: DeepSeek-V3 / R1
+      and Kimi K2 in FP8, gpt-oss's experts in MXFP4). Served at BF16 instead, DeepSeek-R1's
+      1.3 TB spanned servers by pipeline stages on B200 and bought an InfiniBand fabric its FP8
+      weights, in one server, do not need;
+    - the publisher's smaller release (``ModelSpec.compact_release``: Meta's FP8 Llama 3.1 405B
+      and Llama 4 Maverick, Qwen3's FP8) where the 16-bit weights overfill one scale-up domain of
+      the job and that release's weights do not: Maverick's 800 GB on 8 x H100 (616 GB usable)
+      was refused, and on 16 split over two servers it bought a fabric; its FP8 release is the
+      one Meta says fits one H100 DGX host.
+    """
+    if model is None or gpu is None:
+        return None
+    if model.checkpoint_precision:
+        return model.checkpoint_precision if gpu.supports(model.checkpoint_precision) else None
+    release = model.compact_release
+    if not release or not gpu.supports(release) or not gpus or not gpus_per_node:
+        return None
+    room = gpu.usable_bytes * gpu.job_domain_gpus(gpus, gpus_per_node)
+    if served_weight_bytes(model, "bf16") > room >= served_weight_bytes(model, release):
+        return release
+    return None
+
+
+def fit_remedy(
+    model: ModelSpec, gpu: GpuSpec, gpus: int, gpus_per_node: int, precision: str
+) -> str:
+    """The remedy a refusal names when a served model does not fit: "add GPUs or use a smaller
+    precision", or the publisher's smaller release where it fits one scale-up domain and the
+    scenario named a wider format (:func:`serving_precision`)."""
+    release = model.compact_release
+    if (
+        release
+        and precision != release
+        and serving_precision(model, gpu, gpus, gpus_per_node) == release
+    ):
+        return (
+            f"add GPUs, or serve the publisher's {release} release, which fits one server: "
+            f"precision {release}"
+        )
+    return "add GPUs or use a smaller precision"
