@@ -479,6 +479,24 @@ def test_an_explicit_disaggregated_deployment_too_small_says_what_would_fit() ->
     assert "at least 3 prefill + 3 decode servers" in text and "6 in all" in text
 
 
+def test_a_too_small_disaggregated_deployment_names_the_replicas_that_serve_it() -> None:
+    """DeepSeek-V3 disaggregated on two H100 PCIe servers: the refusal names what serves it on
+    these servers in the deployment's own words ("split serve it" read as a verb before)."""
+    raw = {
+        "workload": "inference",
+        "model": "deepseek-v3",
+        "gpu": "h100-pcie",
+        "gpus": 16,
+        "inference": {"deployment": "disaggregated"},
+    }
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    text = str(err.value)
+    assert "at least 2 prefill + 2 decode servers" in text
+    said = "on these 2 servers 1 x EP16 split replica serves it (inference.deployment 'split'"
+    assert said in text
+
+
 # --- a faster network never predicts worse latency (helper S)
 
 MONOTONE_SCENARIOS = [

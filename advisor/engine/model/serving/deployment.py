@@ -55,7 +55,7 @@ from advisor.engine.model.serving.scoring import (
     reaches,
     serving_score,
 )
-from advisor.engine.result.echo import Memory, parallel_shape
+from advisor.engine.result.echo import Memory, parallel_shape, replicas_shape
 
 # ----------------------------------------------------------------------------- inference
 
@@ -987,12 +987,11 @@ def _with_alternatives(scenario: Scenario, err: ScenarioError) -> ScenarioError:
     except ScenarioError:
         own = None
     if own is not None and own.inference is not None and own.inference.serving is not None:
-        p = own.plan
-        kind = own.inference.serving.deployment
+        p, kind = own.plan, own.inference.serving.deployment
+        shape = replicas_shape(p.dp, p.tp, p.pp, p.ep, split=kind == "split")
         extra.append(
-            f"on these {scenario.nodes:,} servers {kind} serve it "
-            f"({p.dp} x {parallel_shape(p.tp, p.pp, p.ep)}; "
-            f"inference.deployment '{kind}' or left out)"
+            f"on these {scenario.nodes:,} servers {shape} serve{'s' if p.dp == 1 else ''} it "
+            f"(inference.deployment '{kind}' or left out)"
         )
     if scenario.precision == "bf16" and scenario.gpu.fp8_dense_tflops > 0:
         need = least_pool_servers(replace(scenario, precision="fp8"))
