@@ -21,8 +21,8 @@ def serving_precision(
     - the publisher's smaller release (``ModelSpec.compact_release``: Meta's FP8 Llama 3.1 405B
       and Llama 4 Maverick, Qwen3's FP8) where the 16-bit weights overfill one scale-up domain of
       the job and that release's weights do not: Maverick's 800 GB on 8 x H100 (616 GB usable)
-      was refused, and on 16 split over two servers it bought a fabric; its FP8 release is the
-      one Meta says fits one H100 DGX host.
+      was refused, and Llama 3.1 405B on 32 H100 split its replicas over servers and bought an
+      InfiniBand fabric; their FP8 releases fit one server (Meta: "a single H100 DGX host").
     """
     if model is None or gpu is None:
         return None
