@@ -672,6 +672,41 @@ def test_a_kv_cache_too_large_for_the_cluster_names_the_servers_that_would_hold_
     assert w.memory.fits
 
 
+def test_users_a_server_cannot_hold_are_counted_on_replicas_across_servers() -> None:
+    """GPT-3 175B (multi-head attention: 12 GB of KV cache a request at 2,560 tokens) on L40S:
+    a server's 371 GB usable holds the 350 GB of weights and one request, so "about 64
+    servers" was the answer to 64 users; a TP8 x PP2 replica on two servers holds the weights
+    once and about 32 requests, so 4 servers hold them, and 4 are answered.  The fit rule now
+    spreads a request's cache over the pipeline stages too, as the pools' KV room does
+    (``serving.compute.kv_shards``): it counted a TP8 x PP2 replica's cache on 8 GPUs, not 16,
+    and refused the 4 servers its own refusal named."""
+    raw = {"workload": "inference", "model": "gpt3-175b", "gpu": "l40s", "gpus": 16}
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    said = "a server of 8 holds about 1 of them; replicas of 2 servers hold about 32 each, so"
+    assert said in str(err.value) and "about 4 servers would hold them all" in str(err.value)
+    _, w = _plan(raw | {"gpus": 32})
+    assert (w.plan.tp, w.plan.pp, w.plan.dp) == (8, 2, 2)
+    assert w.memory.fits
+    # inside one server the replicas stay one server wide: "about 64 servers" as before
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw | {"inference": {"independent_replicas": True}})
+    assert "a server of 8 holds about 1 of them, so about 64 servers" in str(err.value)
+
+
+def test_a_latent_kv_cache_is_whole_on_every_tensor_rank_in_the_fit_rule() -> None:
+    """DeepSeek-V3's MLA cache is one latent vector a token, which every tensor rank holds
+    whole (the pools' KV room always said so); the fit rule divided it by the ranks."""
+    from advisor.engine.model.memory import request_kv_bytes
+
+    raw = {"workload": "inference", "model": "deepseek-v3", "gpu": "h20", "gpus": 128}
+    scenario, w = _plan(raw)
+    assert w.plan.tp == 8 and w.inference is not None
+    batch = w.inference.batch_per_replica
+    whole = batch * request_kv_bytes(scenario) / 1e9
+    assert w.memory.kv_cache_gb == pytest.approx(whole, rel=1e-6)
+
+
 def test_an_explicit_replica_whose_kv_memory_holds_fewer_requests_is_answered_as_queueing() -> None:
     """Llama 3 70B FP8 as TP1 replicas on one H100 server, the plan TensorRT-LLM's performance
     overview runs (v0.17, e.g. 839.97 tokens/s at 1,000 / 1,000): the weights (71 GB) fit, the

@@ -398,14 +398,15 @@ def request_kv_bytes(scenario: Scenario) -> float:
 
 
 def inference_memory(
-    scenario: Scenario, gpus_per_replica: int, batch: int, kv_split: int
+    scenario: Scenario, gpus_per_replica: int, batch: int, kv_shards: int
 ) -> Memory:
-    """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_split (GB)."""
+    """Weights / gpus_per_replica + KV cache of ``batch`` full contexts / kv_shards (GB): the
+    GPUs a request's cache is spread over (``serving.compute.kv_shards``)."""
     assert scenario.inference is not None
     m = scenario.model
     wbytes = WEIGHT_BYTES[dense_precision(scenario.precision)]
     weights = served_weight_bytes(m, scenario.precision) / gpus_per_replica
-    kv = batch * request_kv_bytes(scenario) / max(1, kv_split)
+    kv = batch * request_kv_bytes(scenario) / max(1, kv_shards)
     act = 2.0 * batch * m.hidden * 64 * wbytes  # small decode working set
     total = weights + kv + act
     usable = scenario.gpu.usable_bytes / GB  # the fit rule

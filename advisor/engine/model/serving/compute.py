@@ -166,6 +166,14 @@ def latent_kv(model: ModelSpec) -> bool:
     return model.kv_dim_per_layer != 2 * model.kv_heads * model.head_dim
 
 
+def kv_shards(model: ModelSpec, tp: int, pp: int = 1) -> int:
+    """The GPUs one request's KV cache is spread over in a tensor x pipeline instance: each
+    pipeline stage holds its own layers', tensor ranks split the KV heads (up to ``kv_heads``),
+    and a latent (MLA) cache is whole on every tensor rank.  The serving pools' KV room and the
+    deployment search's fit rule both read it."""
+    return (1 if latent_kv(model) else min(tp, model.kv_heads)) * pp
+
+
 def kv_bytes_per_token(model: ModelSpec, precision: str, gpu: GpuSpec | None = None) -> float:
     """layers x cached elements per layer (2 x kv_heads x head_dim for GQA, 576 for MLA) x
     :func:`kv_element_bytes` (``gpu``: the GPU an mxfp4 deployment runs on)."""

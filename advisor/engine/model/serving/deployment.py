@@ -27,7 +27,7 @@ from advisor.engine.model.plans import (
     domain_gpus,
     smaller_server_counts,
 )
-from advisor.engine.model.serving.compute import ServingPlan
+from advisor.engine.model.serving.compute import ServingPlan, kv_shards
 from advisor.engine.model.serving.disaggregated import copied_plan, inference_costs
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
 from advisor.engine.model.serving.held_requests import (
@@ -77,16 +77,13 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     dom = domain_gpus(scenario)
     notes: list[str] = []
 
-    def kv_split(tp: int, ep_like: int) -> int:
-        return min(tp, m.kv_heads) if ep_like <= 1 else 1
-
     def replica_memory(tp: int, ep: int, r: int, batch: int) -> Memory:
         """Memory of a replica of ``r`` GPUs holding ``batch`` requests; with experts over it,
         attention is data-parallel over the group: each GPU holds the dense weights and its
         share of the requests' KV cache."""
         if ep > 1:
             return _moe_ep_memory(scenario, r, batch)
-        return inference_memory(scenario, r, batch, kv_split(tp, ep))
+        return inference_memory(scenario, r, batch, kv_shards(m, tp, r // tp))
 
     deployment = _choose_deployment(scenario, dom)
     if deployment == "disaggregated":
@@ -236,9 +233,9 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                 + (" inside one server" if inf.independent_replicas else "")
                 + (
                     f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
-                    f"{usable_gb:.0f} GB usable per GPU, so a replica needs more than {need} "
+                    f"{usable_gb:.0f} GB usable per GPU, so a replica needs at least {need} "
                     f"GPUs ({_fit_remedy(scenario)})"
-                    if need >= limit
+                    if need > limit
                     else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
                     f"{inf.concurrent_requests} requests of {context} tokens does not "
                     f"({servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Final
 
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import GB, capacity_gb, memory_estimate, request_kv_bytes
@@ -63,18 +64,39 @@ def largest_batch_held(memory_at: Callable[[int], Memory], batch: int) -> int:
     return low
 
 
+REPLICA_SERVERS: Final = (1, 2, 4, 8)
+"""Replica widths, in servers, a refusal weighs to hold a closed loop's requests."""
+
+
 def servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: float) -> str:
-    """'about N servers would hold them, or ' when one server holds the weights with room for
-    KV caches (each server a replica of its GPUs, the fit rule's usable memory); else ''."""
+    """'a server of 8 holds about N of them, so about M servers would hold them all; or ' by
+    replicas of one server (each its GPUs' usable memory less the weights, the fit rule's), or,
+    where the scenario lets a replica span servers and replicas of 2, 4 or 8 servers need at
+    most half as many servers (the weights are held once per replica: GPT-3 175B's MHA cache on
+    L40S, 1 request a server, 32 on two), by those; '' when no replica holds a request."""
     inf = scenario.inference
     assert inf is not None
     per_request_gb = request_kv_bytes(scenario) / GB
-    room_gb = scenario.gpus_per_node * usable_gb - weights_gb
-    if per_request_gb <= 0 or room_gb < per_request_gb:
+    if per_request_gb <= 0:
         return ""
-    per_server = int(room_gb // per_request_gb)
-    servers = math.ceil(inf.concurrent_requests / per_server)
+    gpn = scenario.gpus_per_node
+    spans = not inf.independent_replicas and inf.deployment != "replicas"
+    held_by: dict[int, int] = {}
+    chosen: tuple[int, int] | None = None  # (servers per replica, servers in all)
+    for k in REPLICA_SERVERS if spans else REPLICA_SERVERS[:1]:
+        held_by[k] = max(0, int((k * gpn * usable_gb - weights_gb) // per_request_gb))
+        if held_by[k]:
+            servers = k * math.ceil(inf.concurrent_requests / held_by[k])
+            if chosen is None or 2 * servers <= chosen[1]:
+                chosen = (k, servers)
+    if chosen is None:
+        return ""
+    k, servers = chosen
+    one = f"a server of {gpn} holds about {held_by[1]:,} of them"
+    if k == 1:
+        return f"{one}, so about {servers:,} servers would hold them all; or "
     return (
-        f"a server of {scenario.gpus_per_node} holds about {per_server:,} of them, so about "
-        f"{servers:,} servers would hold them all; or "
+        f"{one if held_by[1] else f'a server of {gpn} holds none of them'}; replicas of {k} "
+        f"servers hold about {held_by[k]:,} each, so about {servers:,} servers would hold them "
+        "all; or "
     )

@@ -29,7 +29,7 @@ from advisor.engine.model.serving.compute import (
     dense_prefill_s,
     experts_per_gpu,
     kv_bytes_per_token,
-    latent_kv,
+    kv_shards,
     moe_prefill_alone_s,
     prefill_service_s,
     scaleup_domain_gpus,
@@ -91,7 +91,6 @@ def _pool(
             model, scenario.precision, model.dense_params
         ) / tp + per_gpu * _expert_bytes(model, weight_bytes)
         gpi = 1 if tp == 1 else tp
-        kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
         # the attention ranks of the whole expert groups the GPUs hold (EP64 on two 72-GPU
         # NVL72 racks: two groups, 128 ranks; 16 GPUs idle)
         group = max(ep, gpi)
@@ -101,9 +100,8 @@ def _pool(
         per_gpu, redundant = 0, 0
         weights = served_weight_bytes(model, scenario.precision) / (tp * pp)
         gpi = tp * pp
-        kv_split = 1 if latent_kv(model) else min(tp, model.kv_heads)
         instances = whole_groups(gpi, domain_gpus(scenario), gpus)
-    kv_req = context * kvb / (kv_split * pp)
+    kv_req = context * kvb / kv_shards(model, tp, pp)
     # the activation working set of a decode step is small next to the KV cache
     room = kv_room_bytes(scenario.gpu, weights, ep > 1)
     if room <= 0:
