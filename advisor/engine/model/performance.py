@@ -48,6 +48,7 @@ from advisor.engine.model.plans import (
     TrainingPlan,
     WorkloadPlan,
     as_planned,
+    domain_gpus,
     plan_traffic,
 )
 from advisor.engine.model.scaleup import ScaleUp
@@ -55,7 +56,6 @@ from advisor.engine.model.serving.compute import (
     TARGET_QUANTILE,
     ServingPlan,
     decode_compute_s,
-    scaleup_domain_gpus,
 )
 from advisor.engine.model.serving.intra import CUSTOM_ALL_REDUCE
 from advisor.engine.model.serving.load import LoadPoint, serving_metrics, serving_model
@@ -409,7 +409,7 @@ def _disaggregated_metrics(
     comm = max(0.0, step - compute)
     # the expert all-to-all is network time only when the expert group leaves the scale-up
     # domain (an NVL72 rack is one domain of 72 GPUs, not 18 trays of 4)
-    network = comm if serving_plan.decode.ep > scaleup_domain_gpus(scenario) else 0.0
+    network = comm if serving_plan.decode.ep > domain_gpus(scenario) else 0.0
     tokens = op.output_tokens_per_s
     target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
     return dataclasses.replace(

@@ -211,8 +211,8 @@ def experts_per_gpu(model: ModelSpec, ep: int, redundant: int = 0) -> int:
 
 def scaleup_domain_gpus(scenario: Scenario) -> int:
     """GPUs of the job in one scale-up domain (a server, or an NVL72 rack of 18 trays:
-    ``GpuSpec.job_domain_gpus``, the rule :func:`advisor.engine.model.plans.domain_gpus` reads
-    too)."""
+    ``GpuSpec.job_domain_gpus``) for the modules :mod:`advisor.engine.model.plans` imports
+    (this one, ``kv_transfer``); every other module reads ``plans.domain_gpus``."""
     return scenario.gpu.job_domain_gpus(scenario.gpus, scenario.gpus_per_node)
 
 

@@ -32,7 +32,6 @@ from advisor.engine.model.serving.compute import (
     kv_shards,
     moe_prefill_alone_s,
     prefill_service_s,
-    scaleup_domain_gpus,
 )
 from advisor.engine.result.echo import ServingPool
 
@@ -61,7 +60,7 @@ def decode_view(scenario: Scenario, serving_plan: ServingPlan) -> tuple[Any, ...
     than the look-ups they key)."""
     pool = serving_plan.decode
     return (
-        min(scenario.gpus, scaleup_domain_gpus(scenario)),
+        min(scenario.gpus, domain_gpus(scenario)),
         *[getattr(scenario, name) for name in _VIEW_SCENARIO],
         *[getattr(serving_plan, name) for name in _VIEW_PLAN],
         *[getattr(pool, name) for name in _VIEW_POOL],
