@@ -158,6 +158,100 @@ def test_an_overloaded_fleet_says_so_in_its_headline_with_what_would_carry_the_l
     assert "servers of the same deployment would carry 50 requests/s" in head
 
 
+def _release_rate(head: str) -> float | None:
+    found = re.search(
+        r"fp8 release instead \(precision fp8\), the same (?:\d+ servers serve|server serves) "
+        r"up to ([\d.,]+) requests/s",
+        head,
+    )
+    return float(found.group(1).replace(",", "")) if found else None
+
+
+def test_a_shortfall_at_16_bits_names_the_publishers_smaller_release_with_its_rate() -> None:
+    """Llama 3.1 405B at BF16 on two H200 servers misses its per-token target; Meta's FP8 release
+    is the remedy a serving engineer names first. The headline gives what the release serves
+    within the targets on the same servers, the figure the same scenario at fp8 reports."""
+    scenario = {"workload": "inference", "model": "llama3.1-405b", "gpu": "h200-sxm", "gpus": 16}
+    head = evaluate(scenario)["recommendation"]["headline"]
+    assert "Serving falls short" in head
+    rate = _release_rate(head)
+    assert rate is not None, head
+    at_fp8 = evaluate({**scenario, "precision": "fp8"})
+    assert at_fp8["recommendation"]["needs_compute_fabric"] is False
+    assert rate == pytest.approx(at_fp8["metrics"]["max_requests_per_s_at_target"], rel=5e-3)
+    assert rate > evaluate(scenario)["metrics"]["max_requests_per_s_at_target"]
+
+
+def test_the_smaller_release_says_when_it_needs_no_compute_fabric() -> None:
+    """405B at BF16 on 32 H100 spans servers and buys InfiniBand; its FP8 release fits a server,
+    so the remedy says the fabric is not needed with it."""
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h100-sxm",
+            "gpus": 32,
+            "precision": "bf16",
+            "inference": {"requests_per_s": 3},
+        }
+    )
+    head = result["recommendation"]["headline"]
+    assert result["recommendation"]["needs_compute_fabric"] is True
+    assert _release_rate(head) is not None, head
+    assert head.endswith("within them with no GPU compute fabric.")
+
+
+def test_a_target_no_load_meets_at_16_bits_names_the_release_on_one_server() -> None:
+    head = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h200-sxm",
+            "gpus": 8,
+            "inference": {"requests_per_s": 1, "target_ms_per_token": 25},
+        }
+    )["recommendation"]["headline"]
+    assert "No load meets the targets" in head
+    assert "the same server serves up to" in head
+    assert _release_rate(head) is not None
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        # a shortfall of a model with no smaller release
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 8,
+            "inference": {"requests_per_s": 50.0},
+        },
+        # a shortfall already at the release's format
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "h200-sxm",
+            "gpus": 8,
+            "precision": "fp8",
+            "inference": {"requests_per_s": 20.0},
+        },
+        # a GPU without FP8 tensor cores
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "a100-80gb-sxm",
+            "gpus": 16,
+            "inference": {"requests_per_s": 5.0},
+        },
+    ],
+)
+def test_no_release_is_named_where_there_is_none_to_serve(scenario: dict[str, Any]) -> None:
+    head = evaluate(scenario)["recommendation"]["headline"]
+    assert "Serving falls short" in head
+    assert "release instead" not in head
+
+
 def test_a_fleet_that_meets_its_targets_keeps_a_plain_headline() -> None:
     result = evaluate(_inference(requests_per_s=1.0))
     assert result["metrics"]["meets_latency_targets"] == 1.0

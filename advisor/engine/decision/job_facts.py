@@ -20,6 +20,7 @@ from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, G
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
 from advisor.engine.facts.weights import served_weight_bytes
+from advisor.engine.input.number_format import smaller_release
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
@@ -139,6 +140,15 @@ class ServingAsk:
     KV cache crosses the network): it needs two servers at least."""
     pools: str = ""
     """Where a disaggregated deployment's pools run (:func:`pool_placement`); "" otherwise."""
+    release: str = ""
+    """The publisher's smaller release the scenario could serve instead of its 16 bits
+    (``number_format.smaller_release``: Meta's FP8 Llama 3.1 405B on H200); "" where none."""
+    release_rate: float | None = None
+    """Requests/s that release serves within both p95 targets on the same servers and design,
+    computed only for an answer that falls short (``decision.release``); ``None`` otherwise."""
+    release_needs_fabric: bool = True
+    """Whether the release's deployment on these servers needs a GPU compute fabric (with
+    ``release_rate``): Llama 3.1 405B's FP8 replicas fit one H100 server, its BF16 ones span two."""
 
 
 @dataclass(frozen=True)
@@ -367,6 +377,7 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         pools=""
         if serving_plan.colocated
         else pool_placement(serving_plan, scenario.gpus_per_node),
+        release=smaller_release(scenario.model, scenario.gpu, scenario.precision) or "",
     )
 
 

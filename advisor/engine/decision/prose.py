@@ -246,7 +246,29 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
             else f"a faster GPU than the {ask.gpu_name}, a smaller precision or shorter prompts"
         )
         text += f". No load meets the targets with this deployment: {wider} would"
-    return text + "."
+    return text + _release_clause(facts, at_target) + "."
+
+
+def _release_clause(facts: JobFacts, at_target: float) -> str:
+    """The shortfall's clause naming the publisher's smaller release (``ServingAsk.release``,
+    ``decision.release``) where it serves more within the targets on the same servers."""
+    ask = facts.serving
+    assert ask is not None
+    rate = ask.release_rate
+    if not ask.release or rate is None or rate <= at_target:
+        return ""
+    servers = (
+        "the same server serves" if facts.nodes == 1 else f"the same {facts.nodes:,} servers serve"
+    )
+    return (
+        f"; serving the publisher's {ask.release} release instead (precision {ask.release}), "
+        f"{servers} up to {significant(rate)} requests/s within them"
+        + (
+            " with no GPU compute fabric"
+            if facts.needs_compute_fabric and not ask.release_needs_fabric
+            else ""
+        )
+    )
 
 
 HEADROOM_FACTOR: Final = 2.0

@@ -71,6 +71,7 @@ from advisor.engine.decision.rag import (
     tier_network,
     with_tier_network,
 )
+from advisor.engine.decision.release import with_release_rate
 from advisor.engine.decision.scaling import design_of, scaling
 from advisor.engine.decision.search import Evaluator, score_all
 from advisor.engine.decision.util import clean, num, usd
@@ -215,7 +216,7 @@ def _recommend(
         storage = with_tier_network(storage, tiers)
     candidates, pruned = enumerate_candidates(parts, facts.platform)
     if not facts.needs_compute_fabric:
-        result = _no_fabric(facts, parts, evaluate, storage, candidates)
+        result = _no_fabric(s, facts, parts, evaluate, storage, candidates)
         result = dataclasses.replace(result, scaling=chart(_representatives(facts, candidates)))
         _report(progress, 100)
         return result
@@ -227,7 +228,7 @@ def _recommend(
         fastest.metrics = clean(evaluate(fastest.cand))
     _report(progress, 90)
     if not scored:
-        result = _no_fabric(facts, parts, evaluate, storage, candidates)
+        result = _no_fabric(s, facts, parts, evaluate, storage, candidates)
         result = dataclasses.replace(
             result,
             pruned=(*_pruned(pruned), *result.pruned),
@@ -260,6 +261,7 @@ def _recommend(
     # where the pools run, unless the rationale's first sentence (sized for KV caches) says it
     pools = facts.serving.pools if facts.serving is not None and not facts.kv_only else ""
     kv = _kv_transfer_sentence(choice.best, scored, ttft, pools)
+    facts = with_release_rate(s, facts, choice.best.cand, choice.best.metrics)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
     result = dataclasses.replace(result, scaling=chart(reps))
@@ -829,6 +831,7 @@ def _representatives(facts: JobFacts, candidates: list[Candidate]) -> dict[str, 
 
 
 def _no_fabric(
+    s: Scenario,
     facts: JobFacts,
     parts: NetworkParts,
     evaluate: Evaluator,
@@ -845,6 +848,7 @@ def _no_fabric(
         in_network_reduction=False,
     )
     metrics = clean(evaluate(cand))
+    facts = with_release_rate(s, facts, cand, metrics)
     existing = facts.nodes <= EXISTING_NETWORK_MAX_SERVERS
     if existing:
         # The data centre's existing network takes these few servers: buy only what is

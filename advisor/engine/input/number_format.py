@@ -37,6 +37,21 @@ def serving_precision(
     return None
 
 
+SIXTEEN_BIT: frozenset[str] = frozenset({"bf16", "fp16"})
+"""The 16-bit formats a publisher's smaller release stands beside."""
+
+
+def smaller_release(model: ModelSpec, gpu: GpuSpec, precision: str) -> str | None:
+    """The publisher's smaller release (``ModelSpec.compact_release``) a scenario running
+    ``precision`` could serve instead: the scenario runs 16 bits and the GPU runs the release's
+    format; ``None`` otherwise. The remedy a serving answer that falls short names beside more
+    servers (``decision.release``, docs/MODEL.md 15.2)."""
+    release = model.compact_release
+    if release and precision in SIXTEEN_BIT and gpu.supports(release):
+        return release
+    return None
+
+
 def fit_remedy(
     model: ModelSpec, gpu: GpuSpec, gpus: int, gpus_per_node: int, precision: str
 ) -> str:
