@@ -29,7 +29,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.plans import WorkloadPlan, resized
 from advisor.engine.result.records import EngineResult, Metrics, ScalingPoint
 from advisor.engine.tools.audit_grid import AuditCase, grid, scenario_for
 from tests.support.engine_build import ran_on_source
@@ -88,7 +88,7 @@ def _fabric_free_sizes(inputs: ChartInputs) -> list[tuple[Scenario, WorkloadPlan
     out = []
     for nodes in scaling.chart_sizes(facts):
         try:
-            sized = scaling.resize(scenario, nodes * facts.gpus_per_node)
+            sized = resized(scenario, nodes * facts.gpus_per_node)
             plan = plan_workload(sized)
         except Exception:  # noqa: S112 - the chart skips a size it cannot plan
             continue
@@ -180,7 +180,7 @@ def test_a_calibrated_job_is_never_shared() -> None:
     evaluated = _evaluated(KNOWN_FREE["training-one-server"][0])
     assert evaluated is not None
     s = evaluated[1][0]
-    sized = scaling.resize(s, 8)
+    sized = resized(s, 8)
     plan = plan_workload(sized)
     assert scaling.fabric_free(sized, plan)
     calibrated = dataclasses.replace(sized, calibration=mock.sentinel.calibration)

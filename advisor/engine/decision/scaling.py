@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Final
 
@@ -10,7 +9,7 @@ from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.job_facts import JobFacts
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.input.scenario import Design, Scenario
-from advisor.engine.model.plans import WorkloadPlan, as_planned
+from advisor.engine.model.plans import WorkloadPlan, as_planned, resized
 from advisor.engine.result.records import Metrics, ScalingPoint
 
 SCALING_MAX_POINTS: Final = 7
@@ -85,7 +84,7 @@ def _points(
     out: list[ScalingPoint] = []
     for nodes in chart_sizes(facts):
         try:
-            sized = resize(planned, nodes * facts.gpus_per_node)
+            sized = resized(planned, nodes * facts.gpus_per_node)
             plan = plan_workload(sized)
         except Exception:  # noqa: S112 - a size the planner cannot place is skipped
             continue
@@ -114,17 +113,3 @@ def design_of(candidate: Candidate) -> Design:
         planes=candidate.planes,
         links_per_rail=candidate.links_per_rail,
     )
-
-
-def resize(scenario: Scenario, gpus: int) -> Scenario:
-    """The scenario with ``gpus`` GPUs and the data-parallel degree adjusted."""
-    parallelism = scenario.parallelism
-    if parallelism.dp is not None:
-        tp = parallelism.tp or 1
-        pp = parallelism.pp or 1
-        if gpus % (tp * pp):
-            raise ValueError("size incompatible with the explicit plan")
-        return dataclasses.replace(
-            scenario, gpus=gpus, parallelism=dataclasses.replace(parallelism, dp=gpus // (tp * pp))
-        )
-    return dataclasses.replace(scenario, gpus=gpus)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dataclass_replace
 from typing import Any, Final, NamedTuple
 
+from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import GpuSpec
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.collectives import deepep_network_share
@@ -44,6 +45,23 @@ def as_planned(scenario: Scenario) -> Scenario:
         _DEFAULT_CONSTRAINTS_CACHE[id(given)] = given
         return scenario
     return dataclass_replace(scenario, constraints=_NO_CONSTRAINTS)
+
+
+def resized(scenario: Scenario, gpus: int) -> Scenario:
+    """The scenario on ``gpus`` GPUs (the scaling chart's sizes, a sweep's servers): an
+    explicit data-parallel degree follows the size; refused naming ``gpus`` where the explicit
+    tp x pp plan does not divide it."""
+    parallelism = scenario.parallelism
+    if parallelism.dp is None:
+        return dataclass_replace(scenario, gpus=gpus)
+    model_parallel = (parallelism.tp or 1) * (parallelism.pp or 1)
+    if gpus % model_parallel:
+        raise ScenarioError.single(
+            "gpus", f"{gpus} GPUs cannot hold the explicit tp x pp = {model_parallel} plan"
+        )
+    return dataclass_replace(
+        scenario, gpus=gpus, parallelism=dataclass_replace(parallelism, dp=gpus // model_parallel)
+    )
 
 
 _DEFAULT_CONSTRAINTS_CACHE: dict[int, Constraints] = {}

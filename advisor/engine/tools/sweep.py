@@ -35,7 +35,7 @@ from advisor.engine.facts.limits import GPUS_MAX, LIMITS
 from advisor.engine.input.scenario import Scenario, parse_scenario
 from advisor.engine.model.performance import evaluate_design
 from advisor.engine.model.planner import plan_workload
-from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.plans import WorkloadPlan, resized
 from advisor.engine.result.base import stored, stored_object, stored_optional
 from advisor.engine.result.records import Metrics
 
@@ -183,21 +183,6 @@ def points(
     """Design points [start, stop) of the grid, numbered in AXES order, as (index, values)."""
     grid = itertools.product(*(axes[name] for name in AXES))
     yield from enumerate(itertools.islice(grid, start, stop), start=start)
-
-
-def resized(base: Scenario, gpus: int) -> Scenario:
-    """The scenario with `gpus` GPUs; an explicit data-parallel degree follows the size."""
-    parallelism = base.parallelism
-    changes: dict[str, Any] = {"gpus": gpus}
-    if parallelism.dp is not None:
-        model_parallel = (parallelism.tp or 1) * (parallelism.pp or 1)
-        if gpus % model_parallel:
-            raise ScenarioError.single(
-                "gpus",
-                f"{gpus} GPUs cannot hold the explicit tp x pp = {model_parallel} plan",
-            )
-        changes["parallelism"] = dataclasses.replace(parallelism, dp=gpus // model_parallel)
-    return dataclasses.replace(base, **changes)
 
 
 def six_digits(value: Any) -> float | None:
