@@ -108,6 +108,32 @@ def test_a_model_that_cannot_fit_even_at_maximum_parallelism_is_refused() -> Non
     assert "does not fit" in errors["gpus"][0]
 
 
+@pytest.mark.parametrize(
+    ("workload", "model", "gpu", "gpus", "holds"),
+    [
+        # 16 bytes a parameter of weights, gradients and Adam state: 1.1 TB against 8 x 72 GB
+        ("fine_tuning", "llama3-70b", "a100-80gb-sxm", 8, 16),
+        # 6.5 TB of state: 64 H100 hold 4.6 TB usable, 128 hold 9.2
+        ("training", "llama3.1-405b", "h100-sxm", 16, 128),
+    ],
+)
+def test_a_training_refusal_names_a_cluster_that_holds_the_job(
+    workload: str, model: str, gpu: str, gpus: int, holds: int
+) -> None:
+    """The refusal says how many of the same GPUs hold the job, and that cluster is answered
+    while half of it is refused; a fine-tuning refusal says every weight is trained."""
+    base = minimal(workload=workload, model=model, gpu=gpu, gpus=gpus)
+    message = errors_of(base)["gpus"][0]
+    name = default_catalog().gpu(gpu).name
+    assert f"{holds:,} x {name} ({holds // 8:,} server" in message
+    assert ("adapters such as LoRA are not modelled" in message) == (workload == "fine_tuning")
+    assert "gpus" in errors_of({**base, "gpus": holds // 2})
+    assert (
+        plan_workload(parse_scenario({**base, "gpus": holds}, default_catalog())).nodes
+        == holds // 8
+    )
+
+
 def test_inference_that_must_stay_in_one_server_but_cannot_is_refused() -> None:
     raw = minimal(
         workload="inference",

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.limits import GPUS_MAX
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.memory import _fits, training_memory
 from advisor.engine.model.plan_estimate import (
@@ -192,12 +193,48 @@ def _any_plan_fits(scenario: Scenario) -> bool:
     return False
 
 
+FIT_SEARCH_DOUBLINGS: Final = 6
+"""A training refusal names the smallest cluster that holds the job among 2, 4, ... 64 times
+the GPUs asked (:func:`_gpus_that_fit`)."""
+
+
+def _gpus_that_fit(scenario: Scenario) -> int | None:
+    """The fewest GPUs, doubling the scenario's up to :data:`FIT_SEARCH_DOUBLINGS` times and at
+    most ``GPUS_MAX``, on which some plan holds the job (:func:`_any_plan_fits`); ``None``."""
+    gpus = scenario.gpus
+    for _ in range(FIT_SEARCH_DOUBLINGS):
+        gpus *= 2
+        if gpus > GPUS_MAX:
+            return None
+        if _any_plan_fits(replace(scenario, gpus=gpus)):
+            return gpus
+    return None
+
+
 def _does_not_fit(scenario: Scenario) -> ScenarioError:
+    """The refusal of a training job no plan holds: the rule, the smallest cluster of the same
+    servers that holds it (:func:`_gpus_that_fit`), and for fine-tuning that every weight is
+    trained (adapters such as LoRA are not modelled)."""
+    gpus = _gpus_that_fit(scenario)
+    servers = -(-gpus // scenario.gpus_per_node) if gpus else 0
+    holds = (
+        f"; {gpus:,} x {scenario.gpu.name} ({servers:,} server{'s' if servers != 1 else ''}) "
+        "would hold it"
+        if gpus
+        else ""
+    )
+    tuned = (
+        " (fine-tuning trains every weight, with its gradients and optimizer state; adapters "
+        "such as LoRA are not modelled)"
+        if scenario.workload == "fine_tuning"
+        else ""
+    )
     return ScenarioError.single(
         "gpus",
         f"{scenario.model.name} does not fit on {scenario.gpus} x {scenario.gpu.name} "
         "even with maximum tensor, pipeline, context and expert parallelism, full "
-        "recomputation and zero3 sharding; add GPUs or pick a GPU with more memory",
+        f"recomputation and zero3 sharding{tuned}{holds}; add GPUs or pick a GPU with more "
+        "memory",
     )
 
 
