@@ -171,7 +171,7 @@ def test_a_shortfall_at_16_bits_names_the_publishers_smaller_release_with_its_ra
     """Llama 3.1 405B at BF16 on two H200 servers misses its per-token target; Meta's FP8 release
     is the remedy a serving engineer names first. The headline gives what the release serves
     within the targets on the same servers, the figure the same scenario at fp8 reports."""
-    scenario = {"workload": "inference", "model": "llama3.1-405b", "gpu": "h200-sxm", "gpus": 16}
+    scenario = _serving("llama3.1-405b", "h200-sxm", 16)
     head = evaluate(scenario)["recommendation"]["headline"]
     assert "Serving falls short" in head
     rate = _release_rate(head)
@@ -186,14 +186,7 @@ def test_the_smaller_release_says_when_it_needs_no_compute_fabric() -> None:
     """405B at BF16 on 32 H100 spans servers and buys InfiniBand; its FP8 release fits a server,
     so the remedy says the fabric is not needed with it."""
     result = evaluate(
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "h100-sxm",
-            "gpus": 32,
-            "precision": "bf16",
-            "inference": {"requests_per_s": 3},
-        }
+        {**_serving("llama3.1-405b", "h100-sxm", 32, requests_per_s=3), "precision": "bf16"}
     )
     head = result["recommendation"]["headline"]
     assert result["recommendation"]["needs_compute_fabric"] is True
@@ -203,13 +196,7 @@ def test_the_smaller_release_says_when_it_needs_no_compute_fabric() -> None:
 
 def test_a_target_no_load_meets_at_16_bits_names_the_release_on_one_server() -> None:
     head = evaluate(
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "h200-sxm",
-            "gpus": 8,
-            "inference": {"requests_per_s": 1, "target_ms_per_token": 25},
-        }
+        _serving("llama3.1-405b", "h200-sxm", 8, requests_per_s=1, target_ms_per_token=25)
     )["recommendation"]["headline"]
     assert "No load meets the targets" in head
     assert "the same server serves up to" in head
@@ -220,30 +207,11 @@ def test_a_target_no_load_meets_at_16_bits_names_the_release_on_one_server() -> 
     "scenario",
     [
         # a shortfall of a model with no smaller release
-        {
-            "workload": "inference",
-            "model": "llama3-70b",
-            "gpu": "h100-sxm",
-            "gpus": 8,
-            "inference": {"requests_per_s": 50.0},
-        },
+        _serving("llama3-70b", "h100-sxm", 8, requests_per_s=50.0),
         # a shortfall already at the release's format
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "h200-sxm",
-            "gpus": 8,
-            "precision": "fp8",
-            "inference": {"requests_per_s": 20.0},
-        },
+        {**_serving("llama3.1-405b", "h200-sxm", 8, requests_per_s=20.0), "precision": "fp8"},
         # a GPU without FP8 tensor cores
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "a100-80gb-sxm",
-            "gpus": 16,
-            "inference": {"requests_per_s": 5.0},
-        },
+        _serving("llama3.1-405b", "a100-80gb-sxm", 16, requests_per_s=5.0),
     ],
 )
 def test_no_release_is_named_where_there_is_none_to_serve(scenario: dict[str, Any]) -> None:
