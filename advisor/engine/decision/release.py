@@ -1,8 +1,8 @@
 """The publisher's smaller release as what would meet a serving answer's targets (docs/MODEL.md
-15.2, "What would meet the targets"): where a 16-bit answer falls short and the publisher
-releases the model in a smaller format the GPU runs (Meta's FP8 Llama 3.1 405B on H200), the
-headline names that release beside more servers, with what it serves within the targets on the
-same servers and design."""
+15.2, "The publisher's smaller release as a remedy"): where a 16-bit answer falls short and the
+publisher releases the model in a smaller format the GPU runs (Meta's FP8 Llama 3.1 405B on
+H200), the headline names that release beside more servers, with what it serves within the
+targets on the same servers and design."""
 
 from __future__ import annotations
 

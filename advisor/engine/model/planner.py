@@ -199,7 +199,7 @@ the GPUs asked (:func:`_gpus_that_fit`)."""
 
 
 def _gpus_that_fit(scenario: Scenario) -> int | None:
-    """The fewest GPUs, doubling the scenario's up to :data:`FIT_SEARCH_DOUBLINGS` times and at
+    """The first of the scenario's GPUs doubled, up to :data:`FIT_SEARCH_DOUBLINGS` times and at
     most ``GPUS_MAX``, on which some plan holds the job (:func:`_any_plan_fits`); ``None``."""
     gpus = scenario.gpus
     for _ in range(FIT_SEARCH_DOUBLINGS):
