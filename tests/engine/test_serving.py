@@ -639,7 +639,8 @@ def test_a_lightly_loaded_replica_s_p95_token_does_not_carry_a_prefill_chunk() -
                     "prompt_tokens": 32000,
                 },
             },
-            "fewer concurrent requests or shorter prompts would fit",
+            "fewer concurrent requests (inference.concurrent_requests) or shorter prompts "
+            "would fit",
         ),
     ],
 )

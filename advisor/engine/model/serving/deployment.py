@@ -239,7 +239,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
                     else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
                     f"{inf.concurrent_requests} requests of {context} tokens does not "
                     f"({servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
-                    "requests or shorter prompts would fit)"
+                    "requests (inference.concurrent_requests) or shorter prompts would fit)"
                 ),
             )
         source = "planner"
