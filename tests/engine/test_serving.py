@@ -72,6 +72,13 @@ def _plan(raw: dict[str, Any]) -> tuple[Scenario, WorkloadPlan]:
     return s, plan_workload(s)
 
 
+def _refusal(raw: dict[str, Any]) -> str:
+    """The words of the refusal that planning ``raw`` must raise."""
+    with pytest.raises(ScenarioError) as err:
+        _plan(raw)
+    return str(err.value)
+
+
 def _with(raw: dict[str, Any], **inference: Any) -> dict[str, Any]:
     return {**raw, "inference": {**raw["inference"], **inference}}
 
@@ -489,9 +496,7 @@ def test_a_too_small_disaggregated_deployment_names_the_replicas_that_serve_it()
         "gpus": 16,
         "inference": {"deployment": "disaggregated"},
     }
-    with pytest.raises(ScenarioError) as err:
-        _plan(raw)
-    text = str(err.value)
+    text = _refusal(raw)
     assert "at least 2 prefill + 2 decode servers" in text
     said = "on these 2 servers 1 x EP16 split replica serves it (inference.deployment 'split'"
     assert said in text
@@ -682,17 +687,15 @@ def test_users_a_server_cannot_hold_are_counted_on_replicas_across_servers() -> 
     (``serving.compute.kv_shards``): it counted a TP8 x PP2 replica's cache on 8 GPUs, not 16,
     and refused the 4 servers its own refusal named."""
     raw = {"workload": "inference", "model": "gpt3-175b", "gpu": "l40s", "gpus": 16}
-    with pytest.raises(ScenarioError) as err:
-        _plan(raw)
+    text = _refusal(raw)
     said = "a server of 8 holds about 1 of them; replicas of 2 servers hold about 32 each, so"
-    assert said in str(err.value) and "about 4 servers would hold them all" in str(err.value)
+    assert said in text and "about 4 servers would hold them all" in text
     _, w = _plan(raw | {"gpus": 32})
     assert (w.plan.tp, w.plan.pp, w.plan.dp) == (8, 2, 2)
     assert w.memory.fits
     # inside one server the replicas stay one server wide: "about 64 servers" as before
-    with pytest.raises(ScenarioError) as err:
-        _plan(raw | {"inference": {"independent_replicas": True}})
-    assert "a server of 8 holds about 1 of them, so about 64 servers" in str(err.value)
+    inside = _refusal(raw | {"inference": {"independent_replicas": True}})
+    assert "a server of 8 holds about 1 of them, so about 64 servers" in inside
 
 
 def test_a_latent_kv_cache_is_whole_on_every_tensor_rank_in_the_fit_rule() -> None:

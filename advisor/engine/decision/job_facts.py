@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from advisor.engine.decision.bom import NetworkParts, StorageSpec
 from advisor.engine.decision.cost import CostInputs, serving_work, training_work
@@ -114,6 +115,16 @@ def platform_of(gpu: GpuSpec, parts: NetworkParts, gpus_per_node: int) -> Platfo
     )
 
 
+class ReleaseServed(NamedTuple):
+    """What the publisher's smaller release serves where the scenario's 16 bits fall short."""
+
+    rate: float
+    """Requests/s within both p95 targets on the same servers and design."""
+    needs_fabric: bool
+    """Whether its deployment there needs a GPU compute fabric: Llama 3.1 405B's FP8 replicas
+    fit one H100 server, its BF16 ones span two."""
+
+
 @dataclass(frozen=True)
 class ServingAsk:
     """What a serving scenario asks for and how the engine deploys it (for the headline)."""
@@ -143,12 +154,9 @@ class ServingAsk:
     release: str = ""
     """The publisher's smaller release the scenario could serve instead of its 16 bits
     (``number_format.smaller_release``: Meta's FP8 Llama 3.1 405B on H200); "" where none."""
-    release_rate: float | None = None
-    """Requests/s that release serves within both p95 targets on the same servers and design,
-    computed only for an answer that falls short (``decision.release``); ``None`` otherwise."""
-    release_needs_fabric: bool = True
-    """Whether the release's deployment on these servers needs a GPU compute fabric (with
-    ``release_rate``): Llama 3.1 405B's FP8 replicas fit one H100 server, its BF16 ones span two."""
+    release_served: ReleaseServed | None = None
+    """What that release serves on the same servers and design, computed only for an answer
+    that falls short (``decision.release``); ``None`` otherwise."""
 
 
 @dataclass(frozen=True)

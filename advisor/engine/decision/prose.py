@@ -254,18 +254,18 @@ def _release_clause(facts: JobFacts, at_target: float) -> str:
     ``decision.release``) where it serves more within the targets on the same servers."""
     ask = facts.serving
     assert ask is not None
-    rate = ask.release_rate
-    if not ask.release or rate is None or rate <= at_target:
+    served = ask.release_served
+    if not ask.release or served is None or served.rate <= at_target:
         return ""
     servers = (
         "the same server serves" if facts.nodes == 1 else f"the same {facts.nodes:,} servers serve"
     )
     return (
         f"; serving the publisher's {ask.release} release instead (precision {ask.release}), "
-        f"{servers} up to {significant(rate)} requests/s within them"
+        f"{servers} up to {significant(served.rate)} requests/s within them"
         + (
             " with no GPU compute fabric"
-            if facts.needs_compute_fabric and not ask.release_needs_fabric
+            if facts.needs_compute_fabric and not served.needs_fabric
             else ""
         )
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from advisor.engine.decision.candidates import Candidate
-from advisor.engine.decision.job_facts import JobFacts
+from advisor.engine.decision.job_facts import JobFacts, ReleaseServed
 from advisor.engine.decision.prose import serving_shortfall
 from advisor.engine.decision.scaling import design_of
 from advisor.engine.errors import ScenarioError
@@ -21,7 +21,7 @@ from advisor.engine.result.records import Metrics
 
 
 def with_release_rate(s: Scenario, facts: JobFacts, cand: Candidate, metrics: Metrics) -> JobFacts:
-    """``facts`` with ``ServingAsk.release_rate``: the requests/s the publisher's smaller release
+    """``facts`` with ``ServingAsk.release_served``: the requests/s the publisher's smaller release
     (``ServingAsk.release``) serves within both p95 targets when the scenario is planned in that
     format on the same servers (the engine's own deployment for it) and run on ``cand``, the
     design the answer recommends, and whether that deployment needs a compute fabric.
@@ -36,8 +36,8 @@ def with_release_rate(s: Scenario, facts: JobFacts, cand: Candidate, metrics: Me
     except ScenarioError:
         return facts
     served = evaluate_design(released, plan, design_of(cand))
-    rate = float(served.max_requests_per_s_at_target or 0.0)
-    fabric = plan.needs_compute_fabric
-    return dataclasses.replace(
-        facts, serving=dataclasses.replace(ask, release_rate=rate, release_needs_fabric=fabric)
+    release = ReleaseServed(
+        rate=float(served.max_requests_per_s_at_target or 0.0),
+        needs_fabric=plan.needs_compute_fabric,
     )
+    return dataclasses.replace(facts, serving=dataclasses.replace(ask, release_served=release))

@@ -45,7 +45,8 @@ def smaller_release(model: ModelSpec, gpu: GpuSpec, precision: str) -> str | Non
     """The publisher's smaller release (``ModelSpec.compact_release``) a scenario running
     ``precision`` could serve instead: the scenario runs 16 bits and the GPU runs the release's
     format; ``None`` otherwise. The remedy a serving answer that falls short names beside more
-    servers (``decision.release``, docs/MODEL.md 15.2)."""
+    servers (``decision.release``, docs/MODEL.md 15.2) and a refusal names where it fits
+    (:func:`fit_remedy`)."""
     release = model.compact_release
     if release and precision in SIXTEEN_BIT and gpu.supports(release):
         return release
@@ -57,13 +58,9 @@ def fit_remedy(
 ) -> str:
     """The remedy a refusal names when a served model does not fit: "add GPUs or use a smaller
     precision", or the publisher's smaller release where it fits one scale-up domain and the
-    scenario named a wider format (:func:`serving_precision`)."""
-    release = model.compact_release
-    if (
-        release
-        and precision != release
-        and serving_precision(model, gpu, gpus, gpus_per_node) == release
-    ):
+    scenario runs 16 bits (:func:`smaller_release`, :func:`serving_precision`)."""
+    release = smaller_release(model, gpu, precision)
+    if release and serving_precision(model, gpu, gpus, gpus_per_node) == release:
         return (
             f"add GPUs, or serve the publisher's {release} release, which fits one server: "
             f"precision {release}"
