@@ -439,7 +439,9 @@ def build_steps(catalog: Catalog) -> tuple[Step, ...]:
                 Question(
                     "concurrent_requests",
                     "How many requests at once?",
-                    "The load: users being answered at the same moment.",
+                    "The load: users being answered at the same moment, each sending the next "
+                    "request when the last is answered. Used when the arrival rate above is "
+                    "empty; with a rate, the rate sets how many are in flight.",
                     "int",
                     default=_g(DEFAULT_CONCURRENT_REQUESTS),
                     minimum=1,

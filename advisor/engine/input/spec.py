@@ -105,7 +105,9 @@ FIELDS: dict[str, FieldDoc] = {
         "boolean", "Each server serves whole requests; null: the engine decides.", default=None
     ),
     "inference.concurrent_requests": FieldDoc(
-        "integer", "Requests in flight at once.", default=sc.DEFAULT_CONCURRENT_REQUESTS
+        "integer",
+        "Requests in flight at once: a closed loop's users (with requests_per_s, the rate).",
+        default=sc.DEFAULT_CONCURRENT_REQUESTS,
     ),
     "inference.prompt_tokens": FieldDoc(
         "integer", "Tokens per prompt.", default=sc.DEFAULT_PROMPT_TOKENS

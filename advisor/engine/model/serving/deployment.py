@@ -32,8 +32,8 @@ from advisor.engine.model.serving.disaggregated import copied_plan, inference_co
 from advisor.engine.model.serving.disaggregated import disaggregated_on as _disaggregated_on
 from advisor.engine.model.serving.held_requests import (
     largest_batch_held,
+    no_replica_fits,
     queued_memory,
-    servers_for_requests,
 )
 from advisor.engine.model.serving.pools import (
     alike,
@@ -102,8 +102,10 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
 
     chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
     # a given replica whose KV memory holds fewer requests than are in flight (held by the fit
-    # rule) queues the rest
+    # rule) queues the rest; so does any replica under an open arrival rate, whose requests in
+    # flight follow from the rate and not from ``concurrent_requests`` (docs/MODEL.md 15.2)
     queued, held = False, 0
+    open_loop = inf.requests_per_s is not None
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
         r = tp * pp if ep <= 1 else max(ep, tp * pp)
@@ -137,7 +139,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             return replica_memory(tp, ep, r, b)
 
         mem = memory_at(batch)
-        held = batch if mem.fits or searching else largest_batch_held(memory_at, batch)
+        queues = not searching or open_loop
+        held = batch if mem.fits or not queues else largest_batch_held(memory_at, batch)
         if 0 < held < batch:
             # the weights and a request fit: the runtime admits what its KV memory holds and
             # queues the rest, as TensorRT-LLM and vLLM do (said below, by the runtime's own
@@ -191,6 +194,9 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         # power of two dividing both the heads and the replica, the rest pipeline stages
         # (TP4 x PP3 on three 4-GPU trays), smallest first
         shapes = [(r, False) for r in ordered] + [(r, True) for r in sorted(set(sizes)) if r <= dom]
+        # under an open rate, the first shape that holds the weights and a request when none
+        # holds every request
+        queueing: tuple[tuple[int, int, int, int, Memory], int] | None = None
         for r, staged in shapes:
             replicas = scenario.gpus // r
             batch = math.ceil(inf.concurrent_requests / replicas)
@@ -217,31 +223,14 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             if mem.fits:
                 chosen = (tp, pp, ep, r, mem)
                 break
+            if open_loop and queueing is None:
+                kept = largest_batch_held(partial(replica_memory, tp, ep, r), batch)
+                if kept:
+                    queueing = ((tp, pp, ep, r, replica_memory(tp, ep, r, kept)), kept)
+        if chosen is None and queueing is not None:
+            (chosen, held), queued = queueing, True
         if chosen is None:
-            field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
-            if deployment == "replicas":
-                field = "inference.deployment"
-            weights_gb = served_weight_bytes(m, scenario.precision) / GB
-            usable_gb = scenario.gpu.usable_bytes / GB
-            need = math.ceil(weights_gb / usable_gb)
-            limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
-            context = inf.prompt_tokens + inf.output_tokens
-            raise ScenarioError.single(
-                field,
-                f"{m.name} with {inf.concurrent_requests} concurrent requests does not fit on "
-                f"{scenario.gpus} x {scenario.gpu.name}"
-                + (" inside one server" if inf.independent_replicas else "")
-                + (
-                    f": its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
-                    f"{usable_gb:.0f} GB usable per GPU, so a replica needs at least {need} "
-                    f"GPUs ({_fit_remedy(scenario)})"
-                    if need > limit
-                    else f": the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
-                    f"{inf.concurrent_requests} requests of {context} tokens does not "
-                    f"({servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
-                    "requests (inference.concurrent_requests) or shorter prompts would fit)"
-                ),
-            )
+            raise no_replica_fits(scenario, dom, deployment, _fit_remedy(scenario))
         source = "planner"
     tp, pp, ep, r, mem = chosen
     # a replica that fits a scale-up domain never straddles two (4 TP16 per NVL72 rack)

@@ -1,7 +1,8 @@
 """A given serving replica whose KV memory holds fewer requests than are in flight: the
 runtime admits what its KV memory holds and queues the rest (docs/MODEL.md 15.2, "An explicit
-replica whose KV memory holds fewer than the requests in flight queues the rest"); and how many
-servers would hold every request when the cluster does not."""
+replica whose KV memory holds fewer than the requests in flight queues the rest"); how many
+servers would hold every request when the cluster does not; and the refusal when no replica
+holds them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import math
 from collections.abc import Callable
 from typing import Final
 
+from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import GB, capacity_gb, memory_estimate, request_kv_bytes
 from advisor.engine.model.serving.attention import serving_usable_gb
@@ -24,8 +27,9 @@ def queued_memory(
     :func:`attention.kv_room_bytes`: the batch the load model serves), and a note when that is
     fewer than ``batch``.  An expert-parallel replica keeps the fit rule's figures (its
     instances are GPUs, not replicas)."""
+    open_loop = scenario.inference is not None and scenario.inference.requests_per_s is not None
     if ep > 1:
-        return fit, [queue_note(held, batch)]
+        return fit, [queue_note(held, None if open_loop else batch)]
     kept = min(batch, pool.max_batch_per_instance)
     kv_gb = kept * pool.kv_gb_per_request
     mem = memory_estimate(
@@ -38,14 +42,21 @@ def queued_memory(
         capacity_gb=capacity_gb(scenario.gpu),
         usable_gb=serving_usable_gb(scenario.gpu, pool.weights_gb_per_gpu),
     )
-    return mem, [queue_note(kept, batch)] if kept < batch else []
+    return mem, [queue_note(kept, None if open_loop else batch)] if kept < batch else []
 
 
-def queue_note(held: int, batch: int) -> str:
-    """The answer's note: how many of a replica's requests in flight its KV memory holds."""
+def queue_note(held: int, batch: int | None) -> str:
+    """The answer's note: how many of a replica's ``batch`` requests in flight (a closed
+    loop's share of its users; ``None`` under an open rate, whose requests in flight the load
+    model counts) its KV memory holds."""
+    if batch is None:
+        return (
+            f"the KV cache memory of each replica holds {held} requests at once; at the asked "
+            "rate the others wait for a place, and the capacity counts only those held"
+        )
     return (
-        f"the KV cache memory of each replica holds {held} of the {batch} requests in flight "
-        "at the asked rate; the others wait for a place"
+        f"the KV cache memory of each replica holds {held} of its {batch} users' requests at "
+        "once; the others wait for a place"
     )
 
 
@@ -99,4 +110,48 @@ def servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: float
         f"{one if held_by[1] else f'a server of {gpn} holds none of them'}; replicas of {k} "
         f"servers hold about {held_by[k]:,} each, so about {servers:,} servers would hold them "
         "all; or "
+    )
+
+
+def no_replica_fits(
+    scenario: Scenario, dom: int, deployment: str | None, remedy: str
+) -> ScenarioError:
+    """The refusal when no replica shape of the deployment search holds the model and its
+    requests in flight (a closed loop's users; under an open rate, one request): the weights
+    that need more GPUs than a replica may take (``remedy`` says what would hold them), else
+    the KV cache that does not fit, naming the field to change."""
+    inf, m = scenario.inference, scenario.model
+    assert inf is not None
+    field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
+    if deployment == "replicas":
+        field = "inference.deployment"
+    open_loop = inf.requests_per_s is not None
+    weights_gb = served_weight_bytes(m, scenario.precision) / GB
+    usable_gb = scenario.gpu.usable_bytes / GB
+    need = math.ceil(weights_gb / usable_gb)
+    limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
+    context = inf.prompt_tokens + inf.output_tokens
+    users = "" if open_loop else f" with {inf.concurrent_requests} concurrent requests"
+    where = " inside one server" if inf.independent_replicas else ""
+    if need > limit:
+        why = (
+            f"its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
+            f"{usable_gb:.0f} GB usable per GPU, so a replica needs at least {need} GPUs "
+            f"({remedy})"
+        )
+    elif open_loop:
+        why = (
+            f"the weights ({weights_gb:,.0f} GB) fit, the KV cache of one request of {context} "
+            "tokens does not (shorter prompts would fit)"
+        )
+    else:
+        why = (
+            f"the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
+            f"{inf.concurrent_requests} requests of {context} tokens does not "
+            f"({servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
+            "requests (inference.concurrent_requests) or shorter prompts would fit)"
+        )
+    return ScenarioError.single(
+        field,
+        f"{m.name}{users} does not fit on {scenario.gpus} x {scenario.gpu.name}{where}: {why}",
     )
