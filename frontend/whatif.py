@@ -110,10 +110,13 @@ def scenario_whatif_save(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRe
         messages.error(request, "The what-if took too long to price; try a smaller change.")
         return redirect("scenario_detail", scenario_id=scenario.pk)
     change = answer["change"]
+    size = f"{change['servers']} servers"
+    if change["precision"] != answer["baseline"]["precision"]:
+        size += f" at {change['precision']}"
     name = (
-        f"{scenario.name} (what if: {change['servers']} servers)"
+        f"{scenario.name} (what if: {size})"
         if answer["priced_as"] == ANSWER  # the engine's own design: none fixed
-        else f"{scenario.name} (what if: {change['servers']} servers, {change['nics_per_node']} x "
+        else f"{scenario.name} (what if: {size}, {change['nics_per_node']} x "
         f"{change['nic_gbps']:g}G {change['fabric']}, {change['oversubscription']:g}:1)"
     )
     try:
@@ -145,13 +148,18 @@ def _choices(values: tuple[float, ...], current: float) -> list[dict[str, Any]]:
 def whatif_context(scenario: Scenario, run: ScenarioRun, result: EngineResult) -> dict[str, Any]:
     """What the result page's what-if card needs: the baseline (the recommendation) and the
     choices its controls offer."""
+    catalog = run_catalog(run=run)
     try:
-        base = whatif.baseline(scenario.inputs, result, run_catalog(run=run))
+        base = whatif.baseline(scenario.inputs, result, catalog)
     except ScenarioError:  # inputs the current engine refuses: no what-if, the page stands
         return {}
     return {
         "base": base,
         "training": base.global_batch_sequences is not None,
+        "precisions": [
+            {"value": p, "selected": p == base.precision}
+            for p in whatif.precisions(scenario.inputs, catalog)
+        ],
         "fabrics": [
             {"value": f, "label": design_label(f), "selected": f == base.fabric}
             for f in whatif.fabrics(base)

@@ -1,9 +1,10 @@
 """What if: one changed design or load of a scenario, priced in the request.
 
 The result page's live what-if and ``POST /api/v1/scenarios/{id}/whatif/`` share this module:
-change the servers, the fabric, the NICs (count and speed), the oversubscription, the training
-batch or the serving request rate, and get the step time (or ms per token, time to first
-token and tokens/s), the idle GPUs, the network capex and the network's life cost. Which
+change the servers, the number format, the fabric, the NICs (count and speed), the
+oversubscription, the training batch or the serving request rate, and get the step time (or ms
+per token, time to first token and tokens/s), the idle GPUs, the network capex and the network's
+life cost. Which
 figures a what-if shows is the engine's one rule (:mod:`advisor.engine.tools.whatif`,
 docs/MODEL.md "What-if"): with the answer's own design (no design field changed) they are the
 engine's answer for the changed size and load (nothing changed: the answer itself), with a
@@ -32,7 +33,7 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
 from advisor.engine.facts.vocabulary import FABRIC_LABELS
-from advisor.engine.input.scenario import parse_scenario
+from advisor.engine.input.scenario import PRECISIONS, parse_scenario
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import (
     NO_FABRIC,
@@ -57,6 +58,7 @@ OVERSUBSCRIPTION_CHOICES: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
 
 FIELDS: tuple[str, ...] = (
     "servers",
+    "precision",
     "fabric",
     "nic_gbps",
     "nics_per_node",
@@ -71,6 +73,8 @@ class WhatIf:
     """One what-if: the design and load it prices (every field set)."""
 
     servers: int
+    precision: str
+    """The number format (scenario v1's ``precision``): the model's weights and math."""
     fabric: str
     nic_gbps: float
     nics_per_node: int
@@ -102,6 +106,7 @@ def baseline(inputs: dict[str, Any], result: EngineResult, catalog: Catalog) -> 
     serving = scenario.inference
     return WhatIf(
         servers=max(1, scenario.gpus // scenario.gpus_per_node),
+        precision=scenario.precision,
         fabric=design.fabric,
         nic_gbps=design.nic_gbps,
         nics_per_node=design.nics_per_node,
@@ -109,6 +114,21 @@ def baseline(inputs: dict[str, Any], result: EngineResult, catalog: Catalog) -> 
         global_batch_sequences=training.global_batch_sequences if training else None,
         requests_per_s=serving.requests_per_s if serving else None,
     )
+
+
+def precisions(inputs: dict[str, Any], catalog: Catalog) -> tuple[str, ...]:
+    """The number formats a what-if of these inputs may choose: each the engine takes for this
+    model, GPU and workload (the scenario parser's own rules: the GPU runs it, 4-bit formats
+    serve only, MXFP4 is an MoE model's experts), in ``PRECISIONS`` order."""
+    out = []
+    for precision in PRECISIONS:
+        try:
+            parse_scenario({**inputs, "precision": precision}, catalog)
+        except ScenarioError as exc:
+            if "precision" in exc.field_errors:
+                continue
+        out.append(precision)
+    return tuple(out)
 
 
 def fabrics(base: WhatIf) -> tuple[str, ...]:
@@ -143,8 +163,11 @@ def _number(
     return number
 
 
-def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
-    """A what-if from request data: fields left out keep the baseline's value.
+def parse_change(
+    raw: Any, base: WhatIf, *, gpus_per_node: int, precisions: tuple[str, ...]
+) -> WhatIf:
+    """A what-if from request data: fields left out keep the baseline's value; ``precisions``:
+    the number formats the scenario may choose (:func:`precisions`).
 
     Raises :class:`InvalidScenario` naming each bad field (``servers``, ``nic_gbps``...).
     """
@@ -154,6 +177,9 @@ def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
     unknown = sorted(set(raw) - set(FIELDS))
     for name in unknown:
         errors[name] = [f"unknown field; known: {', '.join(FIELDS)}"]
+    precision = raw.get("precision", base.precision)
+    if precision not in precisions:
+        errors["precision"] = [f"must be one of {', '.join(precisions)} for this model and GPU"]
     fabric = raw.get("fabric", base.fabric)
     if fabric not in fabrics(base):
         errors["fabric"] = [f"must be one of {', '.join(fabrics(base))}"]
@@ -192,6 +218,7 @@ def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
         raise InvalidScenario(errors)
     return WhatIf(
         servers=int(servers) if servers is not None else base.servers,
+        precision=str(precision),
         fabric=str(fabric),
         nic_gbps=nic_gbps if nic_gbps is not None else base.nic_gbps,
         nics_per_node=int(nics) if nics is not None else base.nics_per_node,
@@ -204,13 +231,22 @@ def parse_change(raw: Any, base: WhatIf, *, gpus_per_node: int) -> WhatIf:
 
 
 def changed_inputs(
-    inputs: dict[str, Any], change: WhatIf, *, gpus_per_node: int, fixed: bool = True
+    inputs: dict[str, Any],
+    change: WhatIf,
+    base: WhatIf,
+    *,
+    gpus_per_node: int,
+    fixed: bool = True,
 ) -> dict[str, Any]:
-    """Scenario v1 inputs with the what-if applied: its size, load and (``fixed``: a design
-    field changed) its fixed design; the answer's own design leaves ``design`` as it was."""
+    """Scenario v1 inputs with the what-if applied: its size, its number format where changed
+    from ``base`` (an unchanged one stays as the inputs say it, the engine's default at every
+    size), its load and (``fixed``: a design field changed) its fixed design; the answer's own
+    design leaves ``design`` as it was."""
     out = copy.deepcopy(inputs)
     out["gpus"] = change.servers * gpus_per_node
     out["gpus_per_node"] = gpus_per_node
+    if change.precision != base.precision:
+        out["precision"] = change.precision
     if change.global_batch_sequences is not None:
         training = dict(out.get("training") or {})
         training["global_batch_sequences"] = change.global_batch_sequences
@@ -267,7 +303,7 @@ def evaluate_whatif(
     inputs (to save as a new scenario) and the engine's time. Raises InvalidScenario
     (field-named) and :class:`advisor.scenarios.timelimit.EvaluationTimeout`."""
     fixed = change.design != base.design
-    new_inputs = changed_inputs(inputs, change, gpus_per_node=gpus_per_node, fixed=fixed)
+    new_inputs = changed_inputs(inputs, change, base, gpus_per_node=gpus_per_node, fixed=fixed)
     started = time.perf_counter()
     try:
         with wall_time_limit(settings.ENGINE_IN_REQUEST_TIME_LIMIT_S) as deadline:
@@ -352,7 +388,9 @@ def answer(
     except ScenarioError as exc:
         raise InvalidScenario(dict(exc.field_errors)) from exc
     base = baseline(inputs, result, catalog)
-    change = parse_change(raw, base, gpus_per_node=scenario.gpus_per_node)
+    change = parse_change(
+        raw, base, gpus_per_node=scenario.gpus_per_node, precisions=precisions(inputs, catalog)
+    )
     started = time.perf_counter()
     key = (
         run_id,  # the result priced against: its recommendation is the baseline

@@ -506,6 +506,11 @@ class ScenarioWhatIfApi(ApiView):
 
     class InputSerializer(serializers.Serializer[Any]):
         servers = serializers.IntegerField(required=False, min_value=1)
+        precision = serializers.CharField(
+            required=False,
+            help_text="The number format (bf16, fp8, fp16, fp4, mxfp4): one the scenario's "
+            "model, GPU and workload take; a changed one is priced as the engine answers it.",
+        )
         fabric = serializers.ChoiceField(
             choices=WHATIF_FABRIC_CHOICES,
             required=False,
@@ -549,8 +554,9 @@ class ScenarioWhatIfApi(ApiView):
         operation_id="scenarios_whatif_create",
         summary="What if: price one changed design or load",
         description=(
-            "Change the servers, the fabric, the NIC speed or count, the oversubscription, "
-            "the training batch or the serving request rate; fields left out keep the "
+            "Change the servers, the number format, the fabric, the NIC speed or count, the "
+            "oversubscription, the training batch or the serving request rate; fields left "
+            "out keep the "
             "recommended design's value. The answer's own design (no design field changed) "
             "is priced as the engine answers the changed scenario (nothing changed: the "
             "answer's own figures); a changed design as a sweep prices a design point, within "

@@ -58,7 +58,8 @@ def test_a_change_is_priced_as_a_sweep_prices_that_point(client_a: Caller, submi
 
     assert response.status_code == 200, response.json()
     body = response.json()
-    assert body["change"] == {**change, "requests_per_s": None}
+    assert body["change"] == {**change, "precision": "bf16", "requests_per_s": None}
+    assert "precision" not in body["inputs"]  # unchanged: as the inputs say it
     inputs = {**TWO_SERVER_TRAINING, "training": {**TWO_SERVER_TRAINING["training"]}}
     inputs["training"]["global_batch_sequences"] = 512
     axes = {k: [change[k]] for k in ("servers", "fabric", "nic_gbps", "nics_per_node")}
@@ -102,14 +103,58 @@ def test_bad_values_are_named_by_field(client_a: Caller, submitted: Any) -> None
     response = _whatif(
         client_a,
         created["id"],
-        {"servers": 0, "fabric": "token-ring", "nic_gbps": 1e9, "requests_per_s": 5, "x": 1},
+        {
+            "servers": 0,
+            "precision": "fp4",
+            "fabric": "token-ring",
+            "nic_gbps": 1e9,
+            "requests_per_s": 5,
+            "x": 1,
+        },
     )
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "validation_error"
-    assert set(error["fields"]) == {"servers", "fabric", "nic_gbps", "requests_per_s", "x"}
+    assert set(error["fields"]) == {
+        "servers",
+        "precision",
+        "fabric",
+        "nic_gbps",
+        "requests_per_s",
+        "x",
+    }
     assert "serving only" in error["fields"]["requests_per_s"][0]
     assert "3,200" in error["fields"]["nic_gbps"][0]
+    # fp4 serves only: training on H100 takes bf16, fp8 and fp16
+    assert error["fields"]["precision"] == ["must be one of bf16, fp8, fp16 for this model and GPU"]
+
+
+def test_a_changed_number_format_is_the_engines_answer_at_that_format(
+    client_a: Caller, submitted: Any
+) -> None:
+    """Llama 3 70B served in BF16 on two H100 servers, asked at FP8 (the format the release
+    remedy of a serving shortfall names): the point is the engine's answer for the scenario at
+    fp8, and the inputs to save name it."""
+    from advisor.engine import evaluate
+
+    serving = {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "gpus_per_node": 8,
+        "inference": {"requests_per_s": 20},
+    }
+    created = submitted(inputs=serving)
+    body = _whatif(client_a, created["id"], {"precision": "fp8"}).json()
+    assert body["baseline"]["precision"] == "bf16" and body["change"]["precision"] == "fp8"
+    assert body["priced_as"] == "answer"
+    assert body["inputs"] == {**serving, "precision": "fp8"}
+    at_fp8 = evaluate({**serving, "precision": "fp8"})
+    assert body["point"]["ms_per_token"] == pytest.approx(at_fp8["metrics"]["ms_per_token"])
+    assert body["point"]["network_capex_usd"] == pytest.approx(at_fp8["cost"]["network_capex_usd"])
+    kept = _whatif(client_a, created["id"], {}).json()
+    assert body["point"]["ms_per_token"] < kept["point"]["ms_per_token"]
 
 
 def test_a_size_the_model_does_not_fit_is_an_answer(client_a: Caller, submitted: Any) -> None:

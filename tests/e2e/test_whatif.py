@@ -127,6 +127,16 @@ def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if
     assert page.inner_text("[data-base=fabric_label]") == "No compute fabric"
     assert "engine's own answer" in page.inner_text("#whatif-basis")
 
+    # the number format: fp8 halves the weights each token reads; the answer follows
+    assert page.input_value("select[name=precision]") == "bf16"
+    page.select_option("select[name=precision]", "fp8")
+    seen = _priced(page, seen)
+    fp8_ms = float(page.inner_text("[data-whatif=ms_per_token]").split()[0])
+    assert fp8_ms < float(page.inner_text("[data-base=ms_per_token]").split()[0])
+    assert "engine's own answer" in page.inner_text("#whatif-basis")
+    page.select_option("select[name=precision]", "bf16")
+    seen = _priced(page, seen)
+
     page.select_option("select[name=fabric]", "ethernet")
     seen = _priced(page, seen)
     assert page.inner_text("[data-whatif=fabric_label]") == "Ethernet (TCP)"

@@ -47,12 +47,12 @@
 
   function body(form) {
     var out = {};
-    ["servers", "fabric", "nic_gbps", "nics_per_node", "oversubscription",
+    ["servers", "precision", "fabric", "nic_gbps", "nics_per_node", "oversubscription",
      "global_batch_sequences", "requests_per_s"].forEach(function (name) {
       var el = form.elements[name];
       if (!el) { return; }
       var raw = el.value.trim();
-      if (name === "fabric") { out[name] = raw; return; }
+      if (name === "fabric" || name === "precision") { out[name] = raw; return; }
       if (raw === "") {
         if (name === "requests_per_s") { out[name] = null; }
         return;
