@@ -16,7 +16,7 @@ import pytest
 
 from advisor.engine import evaluate, evaluate_typed
 from advisor.engine.decision.bom import NetworkParts, check_bom
-from advisor.engine.decision.rag import tier_nic
+from advisor.engine.decision.rag import _leaf_shape, tier_network, tier_nic
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.facts.constants import (
@@ -191,6 +191,36 @@ def test_the_tier_nic_is_the_slowest_port_that_carries_the_busiest_server_twice(
     parts = NetworkParts()
     assert tier_nic(parts, 0.01).port_gbps == 25
     assert tier_nic(parts, 20.0).port_gbps == 100  # 2 x 20 Gb/s does not fit a 25G port
+
+
+def test_each_leaf_uplinks_its_own_servers_share_of_the_traffic() -> None:
+    """Questions of 1M tokens at 100,000 a second: the tiers move 6.4 Tb/s.  Each leaf
+    uplinked the whole traffic (128 x 100G against a 32-port top-of-rack switch), so no port
+    was left for a server and the answer was a BomError, not an answer; each leaf now uplinks
+    its own servers' share, and one leaf pair still carries the whole traffic."""
+    heavy = {
+        "workload": "inference",
+        "model": "gpt-oss-120b",
+        "gpu": "h100-sxm",
+        "gpus": 144,
+        "inference": {"requests_per_s": 100_000, "prompt_tokens": 1_000_000},
+        "rag": {},
+    }
+    scenario = parse_scenario(heavy, CATALOG)
+    net = tier_network(NetworkParts(), scenario)
+    plan = net.plan
+    radix = net.switch.radix_at(net.gbps) or 0
+    pairs = net.leaves // 2
+    per_leaf = math.ceil(plan.retrieval_servers / pairs)
+    assert per_leaf + net.uplinks_per_leaf * (net.uplink_gbps // net.gbps) <= radix
+    share = sum(f.gbits_per_s for f in plan.flows) * 2 * per_leaf / plan.retrieval_servers
+    assert net.uplinks_per_leaf * net.uplink_gbps >= share
+    assert "RAG pipeline at 100,000.0 questions/s" in evaluate(heavy)["recommendation"]["headline"]
+    # a single leaf pair: its uplinks carry the whole traffic, as before
+    light = tier_network(NetworkParts(), parse_scenario(RAG_70B, CATALOG))
+    assert light.leaves == 2 and light.uplinks_per_leaf == 2
+    # no server's share fits a leaf's uplinks: no shape, which tier_network refuses by field
+    assert _leaf_shape(plan, radix=4, nic_gbps=100, uplink_gbps=400) == (0, 0)
 
 
 # ---------------------------------------------------------------------------------- answer

@@ -30,6 +30,7 @@ from advisor.engine.decision.bom import (
     tor_switch,
     totals,
 )
+from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog.network import Nic, Switch
 from advisor.engine.facts.constants import (
     EMBEDDING_LATENCY_S,
@@ -96,11 +97,39 @@ def tier_nic(parts: NetworkParts, busiest_gbits_per_s: float) -> Nic:
     return min(pool, key=lambda n: (n.port_gbps, n.unit_price_usd / n.ports))
 
 
-def _uplinks(plan: RagPlan, uplink_gbps: int) -> int:
-    """Uplinks per leaf to the front-end network: the tiers' whole traffic with 2:1 headroom,
-    at least the front-end's own count."""
+def _leaf_shape(plan: RagPlan, radix: int, nic_gbps: int, uplink_gbps: int) -> tuple[int, int]:
+    """(servers per leaf, uplinks per leaf): the most of the tiers' servers a leaf of
+    ``radix`` ports at ``nic_gbps`` takes while its uplinks to the front-end network carry
+    those servers' share of the tiers' traffic with 2:1 headroom (at least the front-end's own
+    count; an uplink takes ``uplink_gbps / nic_gbps`` of the ports); (0, 0) when not one
+    server's share fits.  One leaf pair carries the whole traffic, as each leaf did before."""
+    servers = plan.retrieval_servers
     traffic = sum(f.gbits_per_s for f in plan.flows) * STORAGE_OVERSUBSCRIPTION
-    return max(STORAGE_CORE_UPLINKS, math.ceil(traffic / uplink_gbps))
+    ports_per_uplink = max(1, uplink_gbps // nic_gbps)
+    for down in range(min(servers, radix), 0, -1):
+        uplinks = max(STORAGE_CORE_UPLINKS, math.ceil(traffic * down / servers / uplink_gbps))
+        if down + uplinks * ports_per_uplink <= radix:
+            return down, uplinks
+    return 0, 0
+
+
+def _too_much_traffic(s: Scenario, plan: RagPlan, switch: Switch) -> ScenarioError:
+    """The refusal when not one server's share of the tiers' traffic fits a leaf's uplinks,
+    naming the load field (the rate, or the closed loop's users) and the prompt."""
+    assert s.inference is not None
+    field = (
+        "inference.requests_per_s"
+        if s.inference.requests_per_s is not None
+        else "inference.concurrent_requests"
+    )
+    traffic = sum(f.gbits_per_s for f in plan.flows)
+    return ScenarioError.single(
+        field,
+        f"at {plan.queries_per_s:,.0f} questions/s the retrieval tiers move "
+        f"{bit_rate(traffic)}, more than the uplinks of a {switch.display_name} leaf carry "
+        f"for each of their {plan.retrieval_servers:,} servers: a lower load or shorter "
+        "prompts (inference.prompt_tokens) would fit",
+    )
 
 
 def _tier_lines(net: TierNetwork, parts: NetworkParts) -> list[BomLine]:
@@ -128,11 +157,11 @@ def tier_network(parts: NetworkParts, s: Scenario) -> TierNetwork:
     nic = tier_nic(parts, plan.busiest_gbits_per_s)
     switch = tor_switch(parts, nic.port_gbps)
     uplink_gbps = max(speed for speed, _ in switch.radix_by_gbps)
-    uplinks = _uplinks(plan, uplink_gbps)
-    ports = STORAGE_PORTS_PER_SERVER
-    down = (switch.radix_at(nic.port_gbps) or 0) - uplinks * uplink_gbps // nic.port_gbps
+    radix = switch.radix_at(nic.port_gbps) or 0
+    down, uplinks = _leaf_shape(plan, radix, nic.port_gbps, uplink_gbps)
     if down < 1:
-        raise BomError(f"{switch.display_name} has no {nic.port_gbps}G ports left for servers")
+        raise _too_much_traffic(s, plan, switch)
+    ports = STORAGE_PORTS_PER_SERVER
     leaves = ports * math.ceil(plan.retrieval_servers / down)
     draft = TierNetwork(plan, nic, ports, switch, leaves, uplink_gbps, uplinks, ())
     return dataclasses.replace(draft, lines=tuple(_tier_lines(draft, parts)))
