@@ -113,6 +113,8 @@ def scenario_whatif_save(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRe
     size = f"{change['servers']} servers"
     if change["precision"] != answer["baseline"]["precision"]:
         size += f" at {change['precision']}"
+    if change["deployment"] != answer["baseline"]["deployment"]:
+        size += f", {DEPLOYMENT_LABELS[change['deployment']].lower()}"
     name = (
         f"{scenario.name} (what if: {size})"
         if answer["priced_as"] == ANSWER  # the engine's own design: none fixed
@@ -138,6 +140,15 @@ def scenario_whatif_save(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRe
     return redirect("scenario_detail", scenario_id=created.pk)
 
 
+DEPLOYMENT_LABELS: dict[str, str] = {
+    whatif.ENGINE_CHOOSES: "The advisor's choice",
+    "replicas": "Independent replicas",
+    "split": "One model split across servers",
+    "disaggregated": "Separate prompt and answer GPUs",
+}
+"""The what-if's deployment choices in the questionnaire's words."""
+
+
 def _choices(values: tuple[float, ...], current: float) -> list[dict[str, Any]]:
     return [
         {"value": f"{v:g}", "selected": v == current}
@@ -159,6 +170,10 @@ def whatif_context(scenario: Scenario, run: ScenarioRun, result: EngineResult) -
         "precisions": [
             {"value": p, "selected": p == base.precision}
             for p in whatif.precisions(scenario.inputs, catalog)
+        ],
+        "deployments": [
+            {"value": d, "label": DEPLOYMENT_LABELS[d], "selected": d == base.deployment}
+            for d in whatif.DEPLOYMENT_CHOICES
         ],
         "fabrics": [
             {"value": f, "label": design_label(f), "selected": f == base.fabric}

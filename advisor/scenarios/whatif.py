@@ -2,9 +2,9 @@
 
 The result page's live what-if and ``POST /api/v1/scenarios/{id}/whatif/`` share this module:
 change the servers, the number format, the fabric, the NICs (count and speed), the
-oversubscription, the training batch or the serving request rate, and get the step time (or ms
-per token, time to first token and tokens/s), the idle GPUs, the network capex and the network's
-life cost. Which
+oversubscription, the training batch or the serving request rate and deployment, and get the
+step time (or ms per token, time to first token, tokens/s and the deployment), the idle GPUs, the
+network capex and the network's life cost. Which
 figures a what-if shows is the engine's one rule (:mod:`advisor.engine.tools.whatif`,
 docs/MODEL.md "What-if"): with the answer's own design (no design field changed) they are the
 engine's answer for the changed size and load (nothing changed: the answer itself), with a
@@ -33,12 +33,14 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
 from advisor.engine.facts.vocabulary import FABRIC_LABELS
-from advisor.engine.input.scenario import PRECISIONS, parse_scenario
+from advisor.engine.input.scenario import DEPLOYMENTS, PRECISIONS, InferenceSpec, parse_scenario
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import (
     NO_FABRIC,
     DesignChoice,
+    answer_deployment,
     answer_design,
+    deployment_of,
     design_label,
     whatif_point,
 )
@@ -55,6 +57,10 @@ NIC_GBPS_CHOICES: tuple[int, ...] = (25, 50, 100, 200, 400, 800)
 NICS_PER_NODE_CHOICES: tuple[int, ...] = (1, 2, 4, 8)
 OVERSUBSCRIPTION_CHOICES: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
 """What the page offers; the endpoint takes any value inside the engine's limits."""
+ENGINE_CHOOSES = "auto"
+DEPLOYMENT_CHOICES: tuple[str, ...] = (ENGINE_CHOOSES, *DEPLOYMENTS)
+"""A serving what-if's deployments: the engine's choice (no ``inference.deployment``), or one
+of scenario v1's."""
 
 FIELDS: tuple[str, ...] = (
     "servers",
@@ -65,6 +71,7 @@ FIELDS: tuple[str, ...] = (
     "oversubscription",
     "global_batch_sequences",
     "requests_per_s",
+    "deployment",
 )
 
 
@@ -83,6 +90,8 @@ class WhatIf:
     """Training only: the global batch in sequences."""
     requests_per_s: float | None = None
     """Serving only: Poisson arrivals per second (None: the closed loop of the scenario)."""
+    deployment: str | None = None
+    """Serving only: one of DEPLOYMENT_CHOICES (None for training)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
@@ -113,7 +122,16 @@ def baseline(inputs: dict[str, Any], result: EngineResult, catalog: Catalog) -> 
         oversubscription=design.oversubscription,
         global_batch_sequences=training.global_batch_sequences if training else None,
         requests_per_s=serving.requests_per_s if serving else None,
+        deployment=_deployment_asked(serving) if serving else None,
     )
+
+
+def _deployment_asked(serving: InferenceSpec) -> str:
+    """The deployment a serving scenario asks for, as the what-if's control shows it:
+    ``inference.deployment``, ``replicas`` for independent replicas, else the engine's choice."""
+    if serving.deployment is not None:
+        return serving.deployment
+    return "replicas" if serving.independent_replicas else ENGINE_CHOOSES
 
 
 def precisions(inputs: dict[str, Any], catalog: Catalog) -> tuple[str, ...]:
@@ -206,6 +224,11 @@ def parse_change(
     rate = _number(raw, "requests_per_s", "inference.requests_per_s", errors)
     if rate is not None and base.global_batch_sequences is not None:
         errors["requests_per_s"] = ["applies to serving only"]
+    deployment = raw.get("deployment", base.deployment)
+    if "deployment" in raw and base.deployment is None:
+        errors["deployment"] = ["applies to serving only"]
+    elif deployment is not None and deployment not in DEPLOYMENT_CHOICES:
+        errors["deployment"] = [f"must be one of {', '.join(DEPLOYMENT_CHOICES)}"]
     if fabric == NO_FABRIC:  # the answer's own storage / in-band network: nothing to fix
         for name, value, kept in (
             ("nic_gbps", nic_gbps, base.nic_gbps),
@@ -227,6 +250,7 @@ def parse_change(
         else base.oversubscription,
         global_batch_sequences=int(batch) if batch is not None else base.global_batch_sequences,
         requests_per_s=rate if rate is not None or "requests_per_s" in raw else base.requests_per_s,
+        deployment=deployment,
     )
 
 
@@ -255,6 +279,14 @@ def changed_inputs(
     if out.get("workload") == "inference":
         serving = dict(out.get("inference") or {})
         serving["requests_per_s"] = change.requests_per_s
+        if change.deployment != base.deployment:
+            # a changed deployment takes the engine's shape for it: the asked one's replica
+            # parallelism, pools and replica independence no longer apply
+            for key in ("deployment", "pools", "independent_replicas"):
+                serving.pop(key, None)
+            if change.deployment != ENGINE_CHOOSES:
+                serving["deployment"] = change.deployment
+            out.pop("parallelism", None)
         out["inference"] = serving
     if fixed:
         design = dict(out.get("design") or {})
@@ -282,6 +314,10 @@ def _field_of(path: str) -> str:
         return "global_batch_sequences"
     if path == "inference.requests_per_s":
         return "requests_per_s"
+    if path in ("inference.deployment", "inference.independent_replicas"):
+        return "deployment"
+    if path.startswith("inference.pools"):
+        return "deployment"
     if path.startswith("design."):
         return path.split(".", 1)[1]
     return path
@@ -323,6 +359,10 @@ def evaluate_whatif(
     point = row.to_dict()
     point.pop("i", None)
     point["fabric_label"] = design_label(row.fabric)
+    if row.inference:  # the deployment it runs, in the answer's words
+        point["deployment_label"] = (
+            answer_deployment(result) if change == base else deployment_of(new_inputs, catalog)
+        )
     return {
         "change": change.to_dict(),
         "priced_as": source,

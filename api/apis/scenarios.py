@@ -528,6 +528,13 @@ class ScenarioWhatIfApi(ApiView):
             allow_null=True,
             help_text="Serving only; null: the scenario's closed loop of concurrent requests.",
         )
+        deployment = serializers.ChoiceField(
+            choices=whatif.DEPLOYMENT_CHOICES,
+            required=False,
+            help_text="Serving only: auto (the engine's choice) or a deployment; a changed one "
+            "takes the engine's shape for it (the scenario's parallelism, pools and "
+            "independent_replicas give way). The point's deployment_label says what runs.",
+        )
 
     class OutputSerializer(serializers.Serializer[Any]):
         scenario_id = serializers.UUIDField()
@@ -555,10 +562,10 @@ class ScenarioWhatIfApi(ApiView):
         summary="What if: price one changed design or load",
         description=(
             "Change the servers, the number format, the fabric, the NIC speed or count, the "
-            "oversubscription, the training batch or the serving request rate; fields left "
-            "out keep the "
-            "recommended design's value. The answer's own design (no design field changed) "
-            "is priced as the engine answers the changed scenario (nothing changed: the "
+            "oversubscription, the training batch or the serving request rate and deployment; "
+            "fields left out keep the recommended design's value. The answer's own design (no "
+            "design field changed) is priced as the engine answers the changed scenario "
+            "(nothing changed: the "
             "answer's own figures); a changed design as a sweep prices a design point, within "
             "ENGINE_IN_REQUEST_TIME_LIMIT_S seconds (503 evaluation_timeout). A design the "
             "catalog cannot build answers feasible false with the reason. 409 until the "

@@ -58,7 +58,13 @@ def test_a_change_is_priced_as_a_sweep_prices_that_point(client_a: Caller, submi
 
     assert response.status_code == 200, response.json()
     body = response.json()
-    assert body["change"] == {**change, "precision": "bf16", "requests_per_s": None}
+    assert body["change"] == {
+        **change,
+        "precision": "bf16",
+        "requests_per_s": None,
+        "deployment": None,
+    }
+    assert "deployment_label" not in body["point"]  # training
     assert "precision" not in body["inputs"]  # unchanged: as the inputs say it
     inputs = {**TWO_SERVER_TRAINING, "training": {**TWO_SERVER_TRAINING["training"]}}
     inputs["training"]["global_batch_sequences"] = 512
@@ -109,6 +115,7 @@ def test_bad_values_are_named_by_field(client_a: Caller, submitted: Any) -> None
             "fabric": "token-ring",
             "nic_gbps": 1e9,
             "requests_per_s": 5,
+            "deployment": "split",
             "x": 1,
         },
     )
@@ -121,9 +128,11 @@ def test_bad_values_are_named_by_field(client_a: Caller, submitted: Any) -> None
         "fabric",
         "nic_gbps",
         "requests_per_s",
+        "deployment",
         "x",
     }
     assert "serving only" in error["fields"]["requests_per_s"][0]
+    assert "serving only" in error["fields"]["deployment"][0]
     assert "3,200" in error["fields"]["nic_gbps"][0]
     # fp4 serves only: training on H100 takes bf16, fp8 and fp16
     assert error["fields"]["precision"] == ["must be one of bf16, fp8, fp16 for this model and GPU"]
@@ -216,3 +225,40 @@ def test_a_what_if_priced_again_is_the_same_answer_without_the_engine(
     run.save()  # a run saved again (recomputed in place) is priced afresh
     assert _whatif(client_a, created["id"], change).json()["point"] == first["point"]
     assert len(calls) == 4
+
+
+def test_a_changed_deployment_is_the_engines_answer_for_it(
+    client_a: Caller, submitted: Any
+) -> None:
+    """Llama 3 70B on two H100 servers at 5 requests/s: the engine disaggregates prompt and
+    answer GPUs inside each server; a serving engineer asks what independent replicas would
+    do.  The point is the engine's answer with ``deployment: replicas`` (its shape said in
+    the answer's words), the inputs to save say so; split over the two servers it is TP8 x PP2,
+    and on one server, where there is nothing to split over, a point with the reason."""
+    from advisor.engine import evaluate
+
+    serving = {
+        "workload": "inference",
+        "model": "llama3-70b",
+        "gpu": "h100-sxm",
+        "gpus": 16,
+        "gpus_per_node": 8,
+        "inference": {"requests_per_s": 5},
+    }
+    created = submitted(inputs=serving)
+    kept = _whatif(client_a, created["id"], {}).json()
+    assert kept["baseline"]["deployment"] == "auto"
+    assert kept["point"]["deployment_label"].startswith("disaggregated ")
+    body = _whatif(client_a, created["id"], {"deployment": "replicas"}).json()
+    assert body["priced_as"] == "answer"
+    replicas = {**serving, "inference": {"requests_per_s": 5, "deployment": "replicas"}}
+    assert body["inputs"] == replicas
+    answer = evaluate(replicas)
+    assert body["point"]["deployment_label"] == "4 x TP4 replicas"
+    assert body["point"]["ms_per_token"] == pytest.approx(answer["metrics"]["ms_per_token"])
+    split = _whatif(client_a, created["id"], {"deployment": "split"}).json()
+    assert split["point"]["deployment_label"] == "1 x TP8 x PP2 split replica"
+    # on one server there is nothing to split over: a point with the engine's reason
+    one = _whatif(client_a, created["id"], {"deployment": "split", "servers": 1}).json()
+    assert one["point"]["feasible"] is False
+    assert "one scale-up domain" in one["point"]["reason"]

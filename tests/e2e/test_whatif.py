@@ -137,6 +137,15 @@ def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if
     page.select_option("select[name=precision]", "bf16")
     seen = _priced(page, seen)
 
+    # the deployment: independent replicas instead of the engine's prompt and answer GPUs
+    assert page.inner_text("[data-base=deployment_label]").startswith("disaggregated ")
+    page.select_option("select[name=deployment]", "replicas")
+    seen = _priced(page, seen)
+    assert page.inner_text("[data-whatif=deployment_label]") == "4 x TP4 replicas"
+    page.select_option("select[name=deployment]", "auto")
+    seen = _priced(page, seen)
+    assert page.inner_text("[data-whatif=deployment_label]").startswith("disaggregated ")
+
     page.select_option("select[name=fabric]", "ethernet")
     seen = _priced(page, seen)
     assert page.inner_text("[data-whatif=fabric_label]") == "Ethernet (TCP)"

@@ -21,7 +21,9 @@ from advisor.engine.tools.whatif import (
     FIXED,
     NO_FABRIC,
     DesignChoice,
+    answer_deployment,
     answer_design,
+    deployment_of,
     design_label,
     whatif_point,
 )
@@ -150,6 +152,21 @@ def test_the_what_if_at_unchanged_inputs_is_the_answer(name: str) -> None:
     # the stored answer given: the same point, without an evaluation
     reused, _ = whatif_point(scenario, None, catalog=CATALOG, answer=answer)
     assert reused == point
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in SCENARIOS if SCENARIOS[n]["workload"] == "inference")
+)
+def test_the_deployment_a_what_if_names_is_the_answers(name: str) -> None:
+    """A serving what-if names the deployment it runs: from an answer's own records, and from
+    the plan of a changed scenario; for the grid's unchanged inputs both are the deployment
+    the answer's headline names when it falls short."""
+    scenario, answer = SCENARIOS[name], _answer(name)
+    said = answer_deployment(answer)
+    assert said and said == deployment_of(scenario, CATALOG)
+    headline = answer.recommendation.headline
+    if "Serving falls short with " in headline:
+        assert f"Serving falls short with {said} on " in headline
 
 
 def test_no_compute_fabric_is_named_and_priced_as_the_answer() -> None:

@@ -25,7 +25,7 @@ from advisor.engine.input.number_format import smaller_release
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
-from advisor.engine.result.echo import replicas_shape
+from advisor.engine.result.echo import deployment_shape
 
 
 @dataclass(frozen=True)
@@ -362,13 +362,9 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
     if inf is None or serving_plan is None:
         return None
     plan = workload.plan
-    if serving_plan.colocated:
-        split = serving_plan.deployment != "replicas"
-        shape = replicas_shape(plan.dp, plan.tp, plan.pp, plan.ep, split=split)
-    else:
-        pre, dec = serving_plan.prefill, serving_plan.decode
-        prefill = f"{pre.units:,} x {pre.shape} prefill"
-        shape = f"disaggregated {prefill} + {dec.units:,} x {dec.shape} decode"
+    shape = deployment_shape(
+        serving_plan.deployment, plan, serving_plan.prefill, serving_plan.decode
+    )
     return ServingAsk(
         requests_per_s=inf.requests_per_s,
         users=inf.concurrent_requests,

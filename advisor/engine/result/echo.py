@@ -348,6 +348,21 @@ def replicas_shape(count: int, tp: int, pp: int = 1, ep: int = 1, *, split: bool
     return f"{count:,} x {parallel_shape(tp, pp, ep)} {kind}{'' if count == 1 else 's'}"
 
 
+def deployment_shape(
+    deployment: str, plan: Plan, prefill: ServingPool | None, decode: ServingPool | None
+) -> str:
+    """A serving deployment in words, as answers say it: ``2 x TP4 replicas``, ``1 x TP16
+    split replica``, ``disaggregated 4 x TP2 prefill + 2 x TP4 decode`` (a disaggregated
+    deployment's pools; a colocated one's replicas of ``plan``)."""
+    if deployment == "disaggregated" and prefill is not None and decode is not None:
+        return (
+            f"disaggregated {prefill.units:,} x {prefill.shape} prefill + "
+            f"{decode.units:,} x {decode.shape} decode"
+        )
+    split = deployment != "replicas"
+    return replicas_shape(plan.dp, plan.tp, plan.pp, plan.ep, split=split)
+
+
 @dataclass(frozen=True)
 class ServingPool(Record):
     """One pool of GPUs serving one phase (``prefill``, ``decode``) or both (``serve``): what

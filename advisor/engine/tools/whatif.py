@@ -30,6 +30,8 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.vocabulary import FABRIC_CHOICES, fabric_label
 from advisor.engine.input.scenario import Scenario, parse_scenario
+from advisor.engine.model.planner import plan_workload
+from advisor.engine.result.echo import deployment_shape
 from advisor.engine.result.records import EngineResult, Metrics
 from advisor.engine.tools.sweep import (
     INFERENCE_METRICS,
@@ -108,6 +110,37 @@ def answer_point(result: EngineResult) -> SweepPoint:
         decision_cost_usd=six_digits(result.cost.decision_cost_usd),
         total_cost_usd=six_digits(result.cost.total_cost_usd),
     )
+
+
+def answer_deployment(result: EngineResult) -> str | None:
+    """A serving answer's deployment in words, as its headline says it (``2 x TP4 replicas``,
+    ``disaggregated 4 x TP2 prefill + 2 x TP4 decode``); None for training."""
+    serving = result.workload.serving
+    if serving is None:
+        return None
+    pools = serving.pools
+    prefill = pools.prefill or pools.serve
+    decode = pools.decode or pools.serve
+    return deployment_shape(serving.deployment, result.workload.plan, prefill, decode)
+
+
+def deployment_of(inputs: Mapping[str, Any], catalog: Catalog) -> str | None:
+    """The deployment the engine plans for scenario v1 ``inputs`` (the what-if's changed
+    scenario; its design does not change a serving plan, which is searched on the reference
+    network), in the words of :func:`answer_deployment`; None for training or a scenario the
+    planner refuses.  The plan is the one the what-if's evaluation made (kept by value)."""
+    scenario = {k: v for k, v in inputs.items() if k != "design"}
+    try:
+        parsed = parse_scenario(dict(scenario), catalog)
+        if parsed.inference is None:
+            return None
+        plan = plan_workload(parsed)
+    except ScenarioError:
+        return None
+    serving = plan.inference.serving if plan.inference is not None else None
+    if serving is None:
+        return None
+    return deployment_shape(serving.deployment, plan.plan, serving.prefill, serving.decode)
 
 
 def _refused(scenario: Scenario, reason: str) -> SweepPoint:

@@ -28,6 +28,7 @@
 
   var FORMAT = {
     fabric_label: function (v) { return String(v); },
+    deployment_label: function (v) { return String(v); },
     step_time_s: function (v) { return sig(v, 4) + " s"; },
     ms_per_token: function (v) { return sig(v, 3) + " ms"; },
     ttft_ms: function (v) { return v >= saturatedTtftMs ? overCapacity : sig(v, 3) + " ms"; },
@@ -48,11 +49,14 @@
   function body(form) {
     var out = {};
     ["servers", "precision", "fabric", "nic_gbps", "nics_per_node", "oversubscription",
-     "global_batch_sequences", "requests_per_s"].forEach(function (name) {
+     "global_batch_sequences", "requests_per_s", "deployment"].forEach(function (name) {
       var el = form.elements[name];
       if (!el) { return; }
       var raw = el.value.trim();
-      if (name === "fabric" || name === "precision") { out[name] = raw; return; }
+      if (name === "fabric" || name === "precision" || name === "deployment") {
+        out[name] = raw;
+        return;
+      }
       if (raw === "") {
         if (name === "requests_per_s") { out[name] = null; }
         return;
