@@ -227,7 +227,7 @@ def parse_change(
     deployment = raw.get("deployment", base.deployment)
     if "deployment" in raw and base.deployment is None:
         errors["deployment"] = ["applies to serving only"]
-    elif deployment is not None and deployment not in DEPLOYMENT_CHOICES:
+    elif base.deployment is not None and deployment not in DEPLOYMENT_CHOICES:
         errors["deployment"] = [f"must be one of {', '.join(DEPLOYMENT_CHOICES)}"]
     if fabric == NO_FABRIC:  # the answer's own storage / in-band network: nothing to fix
         for name, value, kept in (
@@ -264,8 +264,9 @@ def changed_inputs(
 ) -> dict[str, Any]:
     """Scenario v1 inputs with the what-if applied: its size, its number format where changed
     from ``base`` (an unchanged one stays as the inputs say it, the engine's default at every
-    size), its load and (``fixed``: a design field changed) its fixed design; the answer's own
-    design leaves ``design`` as it was."""
+    size), its load, its serving deployment where changed (the engine's shape for it: the
+    scenario's parallelism, pools and replica independence give way) and (``fixed``: a design
+    field changed) its fixed design; the answer's own design leaves ``design`` as it was."""
     out = copy.deepcopy(inputs)
     out["gpus"] = change.servers * gpus_per_node
     out["gpus_per_node"] = gpus_per_node
@@ -314,9 +315,9 @@ def _field_of(path: str) -> str:
         return "global_batch_sequences"
     if path == "inference.requests_per_s":
         return "requests_per_s"
-    if path in ("inference.deployment", "inference.independent_replicas"):
-        return "deployment"
-    if path.startswith("inference.pools"):
+    if path in ("inference.deployment", "inference.independent_replicas") or path.startswith(
+        "inference.pools"
+    ):
         return "deployment"
     if path.startswith("design."):
         return path.split(".", 1)[1]

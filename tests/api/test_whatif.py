@@ -262,3 +262,6 @@ def test_a_changed_deployment_is_the_engines_answer_for_it(
     one = _whatif(client_a, created["id"], {"deployment": "split", "servers": 1}).json()
     assert one["point"]["feasible"] is False
     assert "one scale-up domain" in one["point"]["reason"]
+    unknown = _whatif(client_a, created["id"], {"deployment": None})
+    assert unknown.status_code == 400
+    assert "must be one of auto, replicas" in unknown.json()["error"]["fields"]["deployment"][0]

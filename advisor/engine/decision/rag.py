@@ -117,11 +117,7 @@ def _too_much_traffic(s: Scenario, plan: RagPlan, switch: Switch) -> ScenarioErr
     """The refusal when not one server's share of the tiers' traffic fits a leaf's uplinks,
     naming the load field (the rate, or the closed loop's users) and the prompt."""
     assert s.inference is not None
-    field = (
-        "inference.requests_per_s"
-        if s.inference.requests_per_s is not None
-        else "inference.concurrent_requests"
-    )
+    field = "inference.requests_per_s" if s.inference.open_loop else "inference.concurrent_requests"
     traffic = sum(f.gbits_per_s for f in plan.flows)
     return ScenarioError.single(
         field,

@@ -255,6 +255,12 @@ class InferenceSpec:
     prefill_pool: PoolSpec | None = None
     decode_pool: PoolSpec | None = None
 
+    @property
+    def open_loop(self) -> bool:
+        """Requests arrive at ``requests_per_s``, whose requests in flight follow from the rate;
+        else ``concurrent_requests`` users are in flight (a closed loop)."""
+        return self.requests_per_s is not None
+
 
 @dataclass(frozen=True)
 class ParallelismSpec:

@@ -105,7 +105,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     # rule) queues the rest; so does any replica under an open arrival rate, whose requests in
     # flight follow from the rate and not from ``concurrent_requests`` (docs/MODEL.md 15.2)
     queued, held = False, 0
-    open_loop = inf.requests_per_s is not None
+    open_loop = inf.open_loop
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
         r = tp * pp if ep <= 1 else max(ep, tp * pp)

@@ -27,7 +27,7 @@ def queued_memory(
     :func:`attention.kv_room_bytes`: the batch the load model serves), and a note when that is
     fewer than ``batch``.  An expert-parallel replica keeps the fit rule's figures (its
     instances are GPUs, not replicas)."""
-    open_loop = scenario.inference is not None and scenario.inference.requests_per_s is not None
+    open_loop = scenario.inference is not None and scenario.inference.open_loop
     if ep > 1:
         return fit, [queue_note(held, None if open_loop else batch)]
     kept = min(batch, pool.max_batch_per_instance)
@@ -125,7 +125,7 @@ def no_replica_fits(
     field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
     if deployment == "replicas":
         field = "inference.deployment"
-    open_loop = inf.requests_per_s is not None
+    open_loop = inf.open_loop
     weights_gb = served_weight_bytes(m, scenario.precision) / GB
     usable_gb = scenario.gpu.usable_bytes / GB
     need = math.ceil(weights_gb / usable_gb)
