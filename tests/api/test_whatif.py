@@ -9,6 +9,7 @@ import pytest
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.tools.sweep import evaluate_points
 from tests.api.conftest import TWO_SERVER_TRAINING, Caller, latest_run
+from tests.support.scenarios import SERVING_70B_5_RPS
 
 pytestmark = pytest.mark.django_db
 
@@ -146,14 +147,7 @@ def test_a_changed_number_format_is_the_engines_answer_at_that_format(
     fp8, and the inputs to save name it."""
     from advisor.engine import evaluate
 
-    serving = {
-        "workload": "inference",
-        "model": "llama3-70b",
-        "gpu": "h100-sxm",
-        "gpus": 16,
-        "gpus_per_node": 8,
-        "inference": {"requests_per_s": 20},
-    }
+    serving = {**SERVING_70B_5_RPS, "inference": {"requests_per_s": 20}}
     created = submitted(inputs=serving)
     body = _whatif(client_a, created["id"], {"precision": "fp8"}).json()
     assert body["baseline"]["precision"] == "bf16" and body["change"]["precision"] == "fp8"
@@ -237,14 +231,7 @@ def test_a_changed_deployment_is_the_engines_answer_for_it(
     and on one server, where there is nothing to split over, a point with the reason."""
     from advisor.engine import evaluate
 
-    serving = {
-        "workload": "inference",
-        "model": "llama3-70b",
-        "gpu": "h100-sxm",
-        "gpus": 16,
-        "gpus_per_node": 8,
-        "inference": {"requests_per_s": 5},
-    }
+    serving = SERVING_70B_5_RPS
     created = submitted(inputs=serving)
     kept = _whatif(client_a, created["id"], {}).json()
     assert kept["baseline"]["deployment"] == "auto"

@@ -11,6 +11,7 @@ import pytest
 
 from advisor.scenarios.models import Scenario
 from advisor.scenarios.services import scenario_submit
+from tests.support.scenarios import SERVING_70B_5_RPS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -32,6 +33,13 @@ def _priced(page: Any, after: int) -> int:
     return int(page.evaluate("Number(document.getElementById('whatif').dataset.priced)"))
 
 
+def _choose(page: Any, name: str, value: str, after: int) -> int:
+    """Pick ``value`` in the what-if's ``name`` list and wait for its price; the new sequence
+    number."""
+    page.select_option(f"select[name={name}]", value)
+    return _priced(page, after)
+
+
 def test_a_what_if_updates_beside_the_recommendation_and_saves(
     new_page: Any, live_server: Any
 ) -> None:
@@ -50,10 +58,9 @@ def test_a_what_if_updates_beside_the_recommendation_and_saves(
 
     # fewer, slower NICs: slower and cheaper, priced without leaving the page
     url_before = page.url
-    page.select_option("select[name=fabric]", "roce")
-    seen = _priced(page, seen)  # a choice from a list is priced at once, no debounce
-    page.select_option("select[name=nics_per_node]", "2")
-    seen = _priced(page, seen)
+    # a choice from a list is priced at once, no debounce
+    seen = _choose(page, "fabric", "roce", seen)
+    seen = _choose(page, "nics_per_node", "2", seen)
     latencies.append(float(page.get_attribute("#whatif", "data-elapsed-ms") or "nan"))
     slow_step = step.inner_text()
     assert page.url == url_before
@@ -98,22 +105,12 @@ def test_a_what_if_updates_beside_the_recommendation_and_saves(
     assert str(saved.pk) in page.url
 
 
-SERVING_5_RPS = {
-    "workload": "inference",
-    "model": "llama3-70b",
-    "gpu": "h100-sxm",
-    "gpus": 16,
-    "gpus_per_node": 8,
-    "inference": {"requests_per_s": 5},
-}
-
-
 def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if(
     new_page: Any, live_server: Any
 ) -> None:
     """The what-if's two columns show the answer's network (adapters and cables for the
     existing network), not an Ethernet compute fabric; a fixed fabric says it is the user's."""
-    run = scenario_submit(name="Llama 3 70B serving, 5 requests/s", inputs=SERVING_5_RPS)
+    run = scenario_submit(name="Llama 3 70B serving, 5 requests/s", inputs=SERVING_70B_5_RPS)
     run.refresh_from_db()
     capex = run.result["cost"]["network_capex_usd"]
     assert run.result["recommendation"]["needs_compute_fabric"] is False
@@ -129,25 +126,20 @@ def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if
 
     # the number format: fp8 halves the weights each token reads; the answer follows
     assert page.input_value("select[name=precision]") == "bf16"
-    page.select_option("select[name=precision]", "fp8")
-    seen = _priced(page, seen)
+    seen = _choose(page, "precision", "fp8", seen)
     fp8_ms = float(page.inner_text("[data-whatif=ms_per_token]").split()[0])
     assert fp8_ms < float(page.inner_text("[data-base=ms_per_token]").split()[0])
     assert "engine's own answer" in page.inner_text("#whatif-basis")
-    page.select_option("select[name=precision]", "bf16")
-    seen = _priced(page, seen)
+    seen = _choose(page, "precision", "bf16", seen)
 
     # the deployment: independent replicas instead of the engine's prompt and answer GPUs
     assert page.inner_text("[data-base=deployment_label]").startswith("disaggregated ")
-    page.select_option("select[name=deployment]", "replicas")
-    seen = _priced(page, seen)
+    seen = _choose(page, "deployment", "replicas", seen)
     assert page.inner_text("[data-whatif=deployment_label]") == "4 x TP4 replicas"
-    page.select_option("select[name=deployment]", "auto")
-    seen = _priced(page, seen)
+    seen = _choose(page, "deployment", "auto", seen)
     assert page.inner_text("[data-whatif=deployment_label]").startswith("disaggregated ")
 
-    page.select_option("select[name=fabric]", "ethernet")
-    seen = _priced(page, seen)
+    seen = _choose(page, "fabric", "ethernet", seen)
     assert page.inner_text("[data-whatif=fabric_label]") == "Ethernet (TCP)"
     assert page.inner_text("[data-base=network_capex_usd]") == shown
     assert "your design" in page.inner_text("#whatif-basis")

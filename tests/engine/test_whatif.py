@@ -28,6 +28,7 @@ from advisor.engine.tools.whatif import (
     whatif_point,
 )
 from tests.support.fits import roce_fit
+from tests.support.scenarios import SERVING_70B_5_RPS
 
 CATALOG = default_catalog()
 
@@ -77,18 +78,10 @@ GRID: tuple[AuditCase, ...] = tuple(
 
 # The report's own case: Llama 3 70B, 16 H100, 5 requests/s (no compute fabric; the what-if
 # once priced a $167k Ethernet compute fabric beside its own $13k), with and without RAG.
-SERVING_5_RPS: dict[str, Any] = {
-    "workload": "inference",
-    "model": "llama3-70b",
-    "gpu": "h100-sxm",
-    "gpus": 16,
-    "gpus_per_node": 8,
-    "inference": {"requests_per_s": 5},
-}
 SCENARIOS: dict[str, dict[str, Any]] = {
     **{case.label(): scenario_for(case, CATALOG) for case in GRID},
-    "llama3-70b/h100/5rps": SERVING_5_RPS,
-    "llama3-70b/h100/5rps/rag": {**SERVING_5_RPS, "rag": {}},
+    "llama3-70b/h100/5rps": SERVING_70B_5_RPS,
+    "llama3-70b/h100/5rps/rag": {**SERVING_70B_5_RPS, "rag": {}},
 }
 
 
@@ -221,7 +214,7 @@ def test_a_size_the_model_does_not_fit_is_a_point_with_the_reason() -> None:
 def test_a_fixed_design_is_that_design_priced() -> None:
     """A design the user fixed (here an Ethernet compute fabric on the no-fabric answer) is
     priced as a sweep point: the compute fabric costs more than the answer's network."""
-    scenario, answer = SERVING_5_RPS, _answer("llama3-70b/h100/5rps")
+    scenario, answer = SERVING_70B_5_RPS, _answer("llama3-70b/h100/5rps")
     fixed = DesignChoice(fabric="ethernet", nic_gbps=400, nics_per_node=8, oversubscription=1.0)
     point, source = whatif_point(scenario, fixed, catalog=CATALOG)
     assert source == FIXED

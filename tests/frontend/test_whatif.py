@@ -21,6 +21,7 @@ from advisor.measurements.services import (
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from advisor.scenarios.services import scenario_submit
 from tests.frontend.conftest import make_scenario
+from tests.support.scenarios import SERVING_70B_5_RPS
 
 pytestmark = pytest.mark.django_db
 
@@ -104,16 +105,6 @@ def test_saving_a_point_makes_a_new_scenario_with_that_design_and_computes_it(
     assert scenario.inputs["gpus"] == 512  # the original is untouched
 
 
-SERVING_5_RPS: dict[str, Any] = {
-    "workload": "inference",
-    "model": "llama3-70b",
-    "gpu": "h100-sxm",
-    "gpus": 16,
-    "gpus_per_node": 8,
-    "inference": {"requests_per_s": 5},
-}
-
-
 def _answered(inputs: dict[str, Any]) -> tuple[Scenario, dict[str, Any]]:
     """A scenario whose run holds the engine's real answer for its inputs."""
     result = evaluate(inputs)
@@ -134,7 +125,7 @@ def test_a_no_fabric_answer_what_if_shows_the_answers_own_figures(rag: bool) -> 
     """Llama 3 70B on 16 H100 at 5 requests/s needs no compute fabric: the what-if at the
     scenario's own inputs names no compute fabric and shows the answer's network capex and
     serving figures (RAG: its retrieval tiers' network included), not an Ethernet fabric."""
-    inputs = {**SERVING_5_RPS, **({"rag": {}} if rag else {})}
+    inputs = {**SERVING_70B_5_RPS, **({"rag": {}} if rag else {})}
     scenario, result = _answered(inputs)
     assert result["recommendation"]["needs_compute_fabric"] is False
     page = Client().get(f"/s/{scenario.pk}/").content.decode()
@@ -162,11 +153,11 @@ def test_a_no_fabric_answer_what_if_shows_the_answers_own_figures(rag: bool) -> 
 
 
 def test_a_changed_size_shows_what_a_new_evaluate_answers() -> None:
-    scenario, _ = _answered(SERVING_5_RPS)
+    scenario, _ = _answered(SERVING_70B_5_RPS)
     body = _post(Client(), scenario, {"servers": 4}).json()
     assert body["priced_as"] == "answer"
     assert "design" not in body["inputs"]  # saved, it gets the engine's own answer
-    fresh = evaluate({**SERVING_5_RPS, "gpus": 32})
+    fresh = evaluate({**SERVING_70B_5_RPS, "gpus": 32})
     point = body["point"]
     assert point["network_capex_usd"] == pytest.approx(fresh["cost"]["network_capex_usd"])
     assert point["ms_per_token"] == pytest.approx(fresh["metrics"]["ms_per_token"], rel=1e-5)

@@ -23,3 +23,15 @@ GPT_OSS_20B_AT_CAPACITY: dict[str, Any] = {
 at its capacity within the targets a decode GPU holds about 650 sequences, the regime where the
 published runs of small-active MoE models measured well below the model
 (``serving.known_limits``)."""
+
+
+SERVING_70B_5_RPS: dict[str, Any] = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "h100-sxm",
+    "gpus": 16,
+    "gpus_per_node": 8,
+    "inference": {"requests_per_s": 5},
+}
+"""Llama 3 70B on two 8 x H100 servers at 5 requests/s: an answer with no compute fabric
+(prompt and answer GPUs disaggregated inside each server), the what-if suites' serving case."""
