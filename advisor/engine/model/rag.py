@@ -69,12 +69,15 @@ class RagPlan:
 def query_rate(inference: InferenceSpec) -> tuple[float, str]:
     """Questions per second and where the number comes from: ``requests_per_s`` when given,
     else the closed loop of ``concurrent_requests`` users at the latency targets (Little's
-    law: N / (TTFT + output tokens x time per token))."""
+    law: N / (TTFT + output tokens x time per token)), the first token no sooner than
+    retrieval itself (embedding and vector search), which a TTFT target below it cannot
+    shorten."""
     if inference.requests_per_s is not None:
         return inference.requests_per_s, "the stated arrival rate"
-    cycle_s = (
-        inference.target_ttft_ms + inference.output_tokens * inference.target_ms_per_token
-    ) / 1e3
+    first_token_s = max(
+        inference.target_ttft_ms / 1e3, EMBEDDING_LATENCY_S + VECTOR_SEARCH_LATENCY_S
+    )
+    cycle_s = first_token_s + inference.output_tokens * inference.target_ms_per_token / 1e3
     rate = inference.concurrent_requests / cycle_s
     return rate, (
         f"{inference.concurrent_requests:,} concurrent users at the latency targets (Little's law)"
