@@ -595,3 +595,21 @@ def test_a_fleet_far_larger_than_its_load_says_how_few_servers_would_carry_it() 
 def test_no_headroom_sentence_without_a_spare_server(raw: dict[str, Any]) -> None:
     result = evaluate(raw)
     assert _headroom(result) == []
+
+
+def test_a_shortfall_names_a_wider_tensor_parallel_group_only_where_the_scenario_fixed_it() -> None:
+    """Llama 3 70B FP8 on one 4 x L40S server at 1 request/s of 16,384-token prompts: no
+    replica meets the targets at any load.  The search weighed TP2 and TP4 (0 requests/s
+    within the targets each) and kept TP2, and the headline said "a larger tensor-parallel
+    group (TP4) ... would"; it now names what the search did not weigh.  A TP2 the scenario
+    fixed itself still hears of the wider group."""
+    raw = _serving("llama3-70b", "l40s", 4, requests_per_s=1, prompt_tokens=16384)
+    raw["precision"] = "fp8"
+    chosen = evaluate(raw)
+    headline = chosen["recommendation"]["headline"]
+    assert "No load meets the targets" in headline
+    assert "larger tensor-parallel group" not in headline
+    assert "a faster GPU than the NVIDIA L40S 48GB, a smaller precision" in headline
+    assert "TP4: 0 requests/s within the targets" in " ".join(chosen["workload"]["notes"])
+    fixed = evaluate({**raw, "parallelism": {"tp": 2}})
+    assert "a larger tensor-parallel group (TP4)" in fixed["recommendation"]["headline"]

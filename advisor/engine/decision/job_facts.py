@@ -141,6 +141,9 @@ class ServingAsk:
     """The deployment in words, e.g. ``4 x TP2 replicas``."""
     tp: int
     gpu_name: str
+    tp_given: bool = False
+    """The tensor-parallel size is the scenario's own (``parallelism`` given), not one the
+    deployment search chose over the wider ones it weighed."""
     kv_bytes_per_request: float = 0.0
     """Bytes of one request's KV cache (what a disaggregated deployment moves per request)."""
     servers_per_copy: int = 1
@@ -375,6 +378,7 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         shape=shape,
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
+        tp_given=plan.source == "explicit",
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
         servers_per_copy=_servers_per_copy(scenario, workload, serving_plan),
         kv_crosses_servers=not serving_plan.colocated and not serving_plan.kv_inside_domain,
