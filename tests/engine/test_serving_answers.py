@@ -14,6 +14,8 @@ import pytest
 from advisor.engine import evaluate
 from advisor.engine.decision.job_facts import serving_units
 from advisor.engine.errors import ScenarioError
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.input.number_format import smaller_serving_precision
 from advisor.engine.result.echo import parallel_shape
 
 
@@ -601,15 +603,31 @@ def test_a_shortfall_names_a_wider_tensor_parallel_group_only_where_the_scenario
     """Llama 3 70B FP8 on one 4 x L40S server at 1 request/s of 16,384-token prompts: no
     replica meets the targets at any load.  The search weighed TP2 and TP4 (0 requests/s
     within the targets each) and kept TP2, and the headline said "a larger tensor-parallel
-    group (TP4) ... would"; it now names what the search did not weigh.  A TP2 the scenario
-    fixed itself still hears of the wider group."""
+    group (TP4) ... would"; it now names what the search did not weigh, and a smaller precision
+    only where the GPU runs one (the L40S has no fp4).  A TP2 the scenario fixed itself still
+    hears of the wider group."""
     raw = _serving("llama3-70b", "l40s", 4, requests_per_s=1, prompt_tokens=16384)
     raw["precision"] = "fp8"
     chosen = evaluate(raw)
     headline = chosen["recommendation"]["headline"]
     assert "No load meets the targets" in headline
     assert "larger tensor-parallel group" not in headline
-    assert "a faster GPU than the NVIDIA L40S 48GB, a smaller precision" in headline
+    # the L40S has no format below fp8: none is named
+    assert "a faster GPU than the NVIDIA L40S 48GB or shorter prompts would" in headline
     assert "TP4: 0 requests/s within the targets" in " ".join(chosen["workload"]["notes"])
     fixed = evaluate({**raw, "parallelism": {"tp": 2}})
     assert "a larger tensor-parallel group (TP4)" in fixed["recommendation"]["headline"]
+
+
+def test_the_smaller_precision_a_shortfall_names_is_one_the_gpu_serves_the_model_in() -> None:
+    """fp8 below 16 bits on Hopper, fp4 below fp8 on Blackwell, nothing below fp8 on the L40S;
+    mxfp4 (routed experts only) for an MoE model alone."""
+    cat = default_catalog()
+    dense, moe = cat.model("llama3-70b"), cat.model("gpt-oss-120b")
+    h100, b200, l40s = cat.gpu("h100-sxm"), cat.gpu("b200"), cat.gpu("l40s")
+    assert smaller_serving_precision(dense, h100, "bf16") == "fp8"
+    assert smaller_serving_precision(dense, b200, "fp8") == "fp4"
+    assert smaller_serving_precision(dense, l40s, "fp8") is None
+    assert smaller_serving_precision(dense, b200, "fp4") is None
+    assert smaller_serving_precision(moe, b200, "fp8") == "fp4"
+    assert smaller_serving_precision(moe, b200, "fp4") == "mxfp4"

@@ -21,7 +21,7 @@ from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, G
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
 from advisor.engine.facts.weights import served_weight_bytes
-from advisor.engine.input.number_format import smaller_release
+from advisor.engine.input.number_format import smaller_release, smaller_serving_precision
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
@@ -144,6 +144,9 @@ class ServingAsk:
     tp_given: bool = False
     """The tensor-parallel size is the scenario's own (``parallelism`` given), not one the
     deployment search chose over the wider ones it weighed."""
+    smaller_precision: str = ""
+    """The largest smaller number format the GPU serves the model in
+    (``number_format.smaller_serving_precision``); "" where none is smaller."""
     kv_bytes_per_request: float = 0.0
     """Bytes of one request's KV cache (what a disaggregated deployment moves per request)."""
     servers_per_copy: int = 1
@@ -379,6 +382,10 @@ def _serving_ask(scenario: Scenario, workload: WorkloadPlan) -> ServingAsk | Non
         tp=plan.tp,
         gpu_name=scenario.gpu.name,
         tp_given=plan.source == "explicit",
+        smaller_precision=smaller_serving_precision(
+            scenario.model, scenario.gpu, scenario.precision
+        )
+        or "",
         kv_bytes_per_request=serving_plan.kv_bytes_per_request,
         servers_per_copy=_servers_per_copy(scenario, workload, serving_plan),
         kv_crosses_servers=not serving_plan.colocated and not serving_plan.kv_inside_domain,

@@ -241,11 +241,14 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     else:
         # a wider tensor-parallel group only where the scenario fixed its own: the search
         # weighed every wider replica it had and none served more within the targets
+        smaller = (
+            f", a smaller precision ({ask.smaller_precision})" if ask.smaller_precision else ""
+        )
         wider = (
             f"a larger tensor-parallel group (TP{2 * ask.tp}) or a faster GPU than the "
             f"{ask.gpu_name}"
             if ask.tp_given and ask.tp < facts.gpus_per_node
-            else f"a faster GPU than the {ask.gpu_name}, a smaller precision or shorter prompts"
+            else f"a faster GPU than the {ask.gpu_name}{smaller} or shorter prompts"
         )
         text += f". No load meets the targets with this deployment: {wider} would"
     return text + _release_clause(facts, at_target) + "."

@@ -5,6 +5,7 @@ and "The publisher's smaller release")."""
 from __future__ import annotations
 
 from advisor.engine.facts.catalog import GpuSpec, ModelSpec
+from advisor.engine.facts.constants import DENSE_PRECISION, WEIGHT_BYTES
 from advisor.engine.facts.weights import served_weight_bytes
 
 
@@ -66,3 +67,19 @@ def fit_remedy(
             f"precision {release}"
         )
     return "add GPUs or use a smaller precision"
+
+
+def smaller_serving_precision(model: ModelSpec, gpu: GpuSpec, precision: str) -> str | None:
+    """The largest number format with fewer weight bytes than ``precision`` that a served
+    ``model`` runs on ``gpu``, by the scenario parser's rules (the GPU's tensor cores run it; a
+    format of the routed experts alone, mxfp4, needs an MoE model); ``None`` where none is
+    smaller (fp8 on an L40S, which has no fp4).  What a serving shortfall that no load meets
+    names beside a faster GPU (``decision.prose``)."""
+    smaller = [
+        p
+        for p in WEIGHT_BYTES
+        if WEIGHT_BYTES[p] < WEIGHT_BYTES[precision]
+        and gpu.supports(p)
+        and (model.is_moe or p not in DENSE_PRECISION)
+    ]
+    return max(smaller, key=lambda p: WEIGHT_BYTES[p]) if smaller else None
