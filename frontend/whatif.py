@@ -146,7 +146,7 @@ DEPLOYMENT_LABELS: dict[str, str] = {
     "split": "One model split across servers",
     "disaggregated": "Separate prompt and answer GPUs",
 }
-"""The what-if's deployment choices in the questionnaire's words."""
+"""The what-if's deployment choices for people (scenario v1's ids stay in the form values)."""
 
 
 def _choices(values: tuple[float, ...], current: float) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ import pytest
 
 import advisor.engine.decision.recommend as recommend
 import advisor.engine.model.performance as performance
+from advisor.engine import evaluate
 from advisor.engine.decision import scaling
 from advisor.engine.decision.candidates import Candidate
 from advisor.engine.decision.job_facts import JobFacts
@@ -221,3 +222,23 @@ def test_the_check_fails_on_a_figure_that_depends_on_the_design(
             per_fabric = scaling._points(*inputs, share_fabric_free=False)
         assert shared != per_fabric
         assert all(math.isfinite(p.scaling_efficiency) for p in per_fabric)
+
+
+def test_an_explicit_plan_with_context_parallelism_keeps_its_scaling_chart() -> None:
+    """Llama 3 8B on 32 H100 as TP2 x CP2 x DP8: a resized scenario's data-parallel degree is
+    the GPUs over tp x cp x pp, as the planner checks it.  Over tp x pp alone every other size
+    read dp twice too large, the planner refused each, and the answer had no scaling chart."""
+    raw = {
+        "workload": "training",
+        "model": "llama3-8b",
+        "gpu": "h100-sxm",
+        "gpus": 32,
+        "parallelism": {"tp": 2, "pp": 1, "cp": 2, "dp": 8},
+        "training": {"global_batch_sequences": 256, "total_tokens": 1e10},
+    }
+    scenario = parse_scenario(raw, CATALOG)
+    assert resized(scenario, 64).parallelism.dp == 16
+    with pytest.raises(ScenarioError, match="tp x cp x pp = 4"):
+        resized(scenario, 66)
+    result = evaluate(raw)
+    assert {point["nodes"] for point in result["scaling"]} >= {2, 4}

@@ -49,15 +49,15 @@ def as_planned(scenario: Scenario) -> Scenario:
 
 def resized(scenario: Scenario, gpus: int) -> Scenario:
     """The scenario on ``gpus`` GPUs (the scaling chart's sizes, a sweep's servers): an
-    explicit data-parallel degree follows the size; refused naming ``gpus`` where the explicit
-    tp x pp plan does not divide it."""
+    explicit data-parallel degree follows the size (the GPUs over tp x cp x pp, as the planner
+    checks it); refused naming ``gpus`` where the explicit plan does not divide it."""
     parallelism = scenario.parallelism
     if parallelism.dp is None:
         return dataclass_replace(scenario, gpus=gpus)
-    model_parallel = (parallelism.tp or 1) * (parallelism.pp or 1)
+    model_parallel = (parallelism.tp or 1) * (parallelism.cp or 1) * (parallelism.pp or 1)
     if gpus % model_parallel:
         raise ScenarioError.single(
-            "gpus", f"{gpus} GPUs cannot hold the explicit tp x pp = {model_parallel} plan"
+            "gpus", f"{gpus} GPUs cannot hold the explicit tp x cp x pp = {model_parallel} plan"
         )
     return dataclass_replace(
         scenario, gpus=gpus, parallelism=dataclass_replace(parallelism, dp=gpus // model_parallel)
