@@ -56,8 +56,9 @@ def resized(scenario: Scenario, gpus: int) -> Scenario:
         return dataclass_replace(scenario, gpus=gpus)
     model_parallel = (parallelism.tp or 1) * (parallelism.cp or 1) * (parallelism.pp or 1)
     if gpus % model_parallel:
+        named = "tp x pp" if parallelism.cp is None else "tp x cp x pp"
         raise ScenarioError.single(
-            "gpus", f"{gpus} GPUs cannot hold the explicit tp x cp x pp = {model_parallel} plan"
+            "gpus", f"{gpus} GPUs cannot hold the explicit {named} = {model_parallel} plan"
         )
     return dataclass_replace(
         scenario, gpus=gpus, parallelism=dataclass_replace(parallelism, dp=gpus // model_parallel)
