@@ -587,7 +587,7 @@ def test_evaluating_wide_ep_serving_prices_few_expert_dispatches(
         return real(**kwargs)
 
     monkeypatch.setattr(compute, "moe_dispatch", counting)
-    for cached in (compute._dispatch_combine_s, load.serving_model, load.offered_rate):
+    for cached in (compute._dispatch_combine_s, load.serving_model, load.offered_load):
         cached.cache_clear()
     evaluate(_with(DEEPSEEK_ISSUE, concurrent_requests=13301))
     assert 0 < calls <= 6000

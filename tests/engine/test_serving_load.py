@@ -100,10 +100,45 @@ def test_the_closed_loop_holds_its_users_by_littles_law_on_mean_times() -> None:
     s, w = _plan(LLAMA_405B_TWO_SERVERS)
     assert w.inference is not None and w.inference.serving is not None
     model = ServingModel(s, w.inference.serving, IB)
-    rate = model.closed_loop_rate()
+    rate = model.closed_loop().rate
     assert 0 < rate < model.capacity_rps()
     _, mean_in_system = model._at_rate(rate)
     assert rate * mean_in_system == pytest.approx(64, rel=1e-3)
+
+
+def test_users_beyond_what_a_deployment_holds_at_capacity_wait_to_be_admitted() -> None:
+    """Llama 3 70B FP16 as one TP8 replica on 8 H100: its decode throughput, not its KV slots,
+    is its capacity, so its mean time in system stays finite there.  500, 2,000 and 10,000
+    users all run it at capacity; those it holds no place for wait to be admitted, by Little's
+    law over the whole loop, and the first token waits with them (the 2,000 and 10,000 users
+    had read the 500 users' 4.9 s p95)."""
+    ttfts = []
+    for users in (500, 2_000, 10_000):
+        s, w = _plan(
+            {
+                "workload": "inference",
+                "model": "llama3-70b",
+                "gpu": "h100-sxm",
+                "gpus": 8,
+                "parallelism": {"tp": 8},
+                "inference": {"concurrent_requests": users},
+            }
+        )
+        assert w.inference is not None and w.inference.serving is not None
+        model = ServingModel(s, w.inference.serving, None)
+        loop = model.closed_loop()
+        assert loop.rate == pytest.approx(model.capacity_rps(), rel=1e-5)
+        _, mean_in_system = model._at_rate(loop.rate)
+        assert loop.admission_wait_s > 0
+        assert loop.rate * (loop.admission_wait_s + mean_in_system) == pytest.approx(users)
+        m = evaluate_design(s, w, IB).to_dict()
+        assert m["ttft_ms_p95"] >= loop.admission_wait_s * 1e3
+        ttfts.append(m["ttft_ms_p95"])
+    assert ttfts[0] < ttfts[1] < ttfts[2]
+    # a closed loop its deployment carries below capacity waits for nothing more
+    s, w = _plan(LLAMA_405B_TWO_SERVERS)
+    assert w.inference is not None and w.inference.serving is not None
+    assert ServingModel(s, w.inference.serving, IB).closed_loop().admission_wait_s == 0.0
 
 
 def test_neighbouring_designs_get_neighbouring_latencies_at_four_h20_servers() -> None:
@@ -377,10 +412,10 @@ def test_the_prefill_floor_leaves_the_rates_bisected_bit_for_bit(
         wp.inference.serving, target_ttft_s=target_ttft_s, concurrent_requests=64
     )
     with_floor = ServingModel(s, sp, IB)
-    rates = (with_floor.closed_loop_rate(), with_floor.max_rate_at_target())
+    rates = (with_floor.closed_loop(), with_floor.max_rate_at_target())
     monkeypatch.setattr(ServingModel, "_prefill_floor", lambda self, rate, q: None)
     without = ServingModel(s, sp, IB)
-    assert (without.closed_loop_rate(), without.max_rate_at_target()) == rates
+    assert (without.closed_loop(), without.max_rate_at_target()) == rates
 
 
 def test_a_model_keeps_its_expert_groups_communicator_by_rounded_share() -> None:

@@ -76,6 +76,15 @@ class LoadPoint:
         )
 
 
+class ClosedLoop(NamedTuple):
+    """A closed loop's load on a deployment: its arrival rate, and the mean wait before a
+    request is admitted of the users the deployment holds no place for at its capacity (0.0
+    below its capacity), :meth:`ServingModel.closed_loop`."""
+
+    rate: float
+    admission_wait_s: float
+
+
 _DECODE_TABLES_CACHE: dict[tuple[Any, ...], dict[Any, dict[Any, float]]] = {}
 """Decode steps (and their compute, and the batches Little's law finds from them) already
 priced, by batch, tables per decode instance as a step reads it (:func:`pools.decode_view`),
@@ -140,7 +149,7 @@ class ServingModel:
     """Latency and throughput of one serving plan on one network design and bound.
 
     ``d = None`` is the network-free reference (no traffic between servers costs time): the
-    load a closed loop of users offers is its arrival rate there (see ``offered_rate``)."""
+    load a closed loop of users offers is its arrival rate there (see ``offered_load``)."""
 
     def __init__(
         self,
@@ -582,13 +591,25 @@ class ServingModel:
         if serving_plan.requests_per_s is not None:
             return self.at_rate(serving_plan.requests_per_s)
         users = float(serving_plan.concurrent_requests)
-        return self.at_rate(offered_rate(self.scenario, serving_plan), users)
+        load = offered_load(self.scenario, serving_plan)
+        point = self.at_rate(load.rate, users)
+        if load.admission_wait_s <= 0.0 or point.saturated:
+            # (a saturated point's first token already waits its whole cycle, _at_rate)
+            return point
+        return dataclasses.replace(
+            point,
+            ttft_p50_s=min(SATURATED_S, point.ttft_p50_s + load.admission_wait_s),
+            ttft_p95_s=min(SATURATED_S, point.ttft_p95_s + load.admission_wait_s),
+        )
 
-    def closed_loop_rate(self) -> float:
-        """Throughput of ``concurrent_requests`` users that send a new request when the last
-        one finishes (no think time): the rate X with X x mean time in system (X) = users
-        (Little's law, as mean value analysis solves a closed network; the mean time in
-        system grows without bound at capacity, so X stays below it)."""
+    def closed_loop(self) -> ClosedLoop:
+        """``concurrent_requests`` users that send a new request when the last one finishes
+        (no think time): the rate X with X x mean time in system (X) = users (Little's law, as
+        mean value analysis solves a closed network).  Where the deployment's mean time in
+        system stays finite up to its capacity (its decode throughput, not its KV slots, is
+        the limit) and more users than it then holds are asked, X is the capacity and the
+        others wait to be admitted, each ``users / X - mean time in system`` seconds on
+        average (Little's law over the whole loop: every user is in the system or waiting)."""
         serving_plan = self.serving_plan
         users = float(serving_plan.concurrent_requests)
         cap = self.capacity_rps()
@@ -603,7 +624,7 @@ class ServingModel:
             return rate * self._mean_in_system_s(rate) <= users
 
         if within(hi):
-            return hi
+            return ClosedLoop(hi, max(0.0, users / hi - self._mean_in_system_s(hi)))
         lo = 0.0
         for _ in range(40):
             mid = (lo + hi) / 2
@@ -613,7 +634,7 @@ class ServingModel:
                 hi = mid
             if hi - lo <= 1e-6 * hi:
                 break
-        return max(lo, 1e-9)
+        return ClosedLoop(max(lo, 1e-9), 0.0)
 
     def max_rate_at_target(self) -> float:
         """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
@@ -683,16 +704,18 @@ def _three_digits(x: float) -> float:
 
 
 @lru_cache(maxsize=64)
-def offered_rate(scenario: Scenario, serving_plan: ServingPlan) -> float:
-    """The arrival rate a closed loop of ``concurrent_requests`` users reaches on the
-    platform's reference network (:func:`reference_design`, Little's law).  A design that
-    carries it with no more users in the system serves it as an open loop, so a network faster
-    than the reference only shortens the latencies (a per-design closed loop let a faster
-    fabric admit more requests per second and queue them longer before prefill); a design
-    that cannot runs its own closed loop of the same users at a lower rate (its latencies then
-    follow from its own Little's law, never from a queue offered more than it can serve)."""
+def offered_load(scenario: Scenario, serving_plan: ServingPlan) -> ClosedLoop:
+    """The load a closed loop of ``concurrent_requests`` users offers, as it runs on the
+    platform's reference network (:func:`reference_design`, Little's law): its arrival rate and
+    the admission wait of the users the deployment holds no place for.  A design that carries
+    the rate with no more users in the system serves it as an open loop and the same waiting
+    users, so a network faster than the reference only shortens the latencies (a per-design
+    closed loop let a faster fabric admit more requests per second and queue them longer
+    before prefill); a design that cannot runs its own closed loop of the same users at a lower
+    rate (its latencies then follow from its own Little's law, never from a queue offered more
+    than it can serve)."""
     ref = dataclasses.replace(serving_plan, legacy_comm_s=serving_plan.reference_comm_s)
-    return serving_model(scenario, ref, reference_design(scenario), "point").closed_loop_rate()
+    return serving_model(scenario, ref, reference_design(scenario), "point").closed_loop()
 
 
 @lru_cache(maxsize=1024)
