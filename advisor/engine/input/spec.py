@@ -106,7 +106,9 @@ FIELDS: dict[str, FieldDoc] = {
     ),
     "inference.concurrent_requests": FieldDoc(
         "integer",
-        "Requests in flight at once: a closed loop's users (with requests_per_s, the rate).",
+        "A closed loop's users, each sending its next request when the last is answered; those "
+        "the KV memory holds no place for wait to be admitted (with requests_per_s, the rate "
+        "sets the requests in flight).",
         default=sc.DEFAULT_CONCURRENT_REQUESTS,
     ),
     "inference.prompt_tokens": FieldDoc(

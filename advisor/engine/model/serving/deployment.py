@@ -54,6 +54,7 @@ from advisor.engine.model.serving.scoring import (
     chosen_note,
     reaches,
     serving_score,
+    unit_shape,
 )
 from advisor.engine.result.echo import Memory, parallel_shape, replicas_shape
 
@@ -67,9 +68,9 @@ def _fit_remedy(s: Scenario) -> str:
 def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadPlan:
     """The serving plan of ``scenario``: its own parallelism when given (a replica whose KV
     memory holds fewer than the requests in flight serves what it holds and queues the rest,
-    unless ``searching``: the deployment search weighs only replicas that hold them all,
-    docs/MODEL.md 15.2), else the deployment search's (``searching``: a MoE model's own
-    replicas, without :func:`_moe_by_load`)."""
+    docs/MODEL.md 15.2), else the deployment search's, the first shape that holds every
+    request in flight or, when none does, the first that holds the weights and one request
+    (``searching``: a MoE model's own replicas, without :func:`_moe_by_load`)."""
     assert scenario.inference is not None
     inf = scenario.inference
     m = scenario.model
@@ -98,14 +99,12 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
     if deployment in (None, "replicas") and not p.given:
         by_load = _replicas_by_load(scenario, dom)
         if by_load is not None:
-            return by_load
+            return by_load if searching or deployment else _split_if_held_fewer(scenario, by_load)
 
     chosen: tuple[int, int, int, int, Memory] | None = None  # tp, pp, ep, r, mem
-    # a given replica whose KV memory holds fewer requests than are in flight (held by the fit
-    # rule) queues the rest; so does any replica under an open arrival rate, whose requests in
-    # flight follow from the rate and not from ``concurrent_requests`` (docs/MODEL.md 15.2)
+    # a replica whose KV memory holds fewer requests than are in flight (held by the fit
+    # rule) queues the rest, as the runtime does (docs/MODEL.md 15.2)
     queued, held = False, 0
-    open_loop = inf.open_loop
     if p.given:
         tp, pp, ep = p.tp or 1, p.pp or 1, p.ep or 1
         r = tp * pp if ep <= 1 else max(ep, tp * pp)
@@ -139,8 +138,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             return replica_memory(tp, ep, r, b)
 
         mem = memory_at(batch)
-        queues = not searching or open_loop
-        held = batch if mem.fits or not queues else largest_batch_held(memory_at, batch)
+        held = batch if mem.fits else largest_batch_held(memory_at, batch)
         if 0 < held < batch:
             # the weights and a request fit: the runtime admits what its KV memory holds and
             # queues the rest, as TensorRT-LLM and vLLM do (said below, by the runtime's own
@@ -194,8 +192,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         # power of two dividing both the heads and the replica, the rest pipeline stages
         # (TP4 x PP3 on three 4-GPU trays), smallest first
         shapes = [(r, False) for r in ordered] + [(r, True) for r in sorted(set(sizes)) if r <= dom]
-        # under an open rate, the first shape that holds the weights and a request when none
-        # holds every request
+        # the first shape that holds the weights and a request, when none holds every request
         queueing: tuple[tuple[int, int, int, int, Memory], int] | None = None
         for r, staged in shapes:
             replicas = scenario.gpus // r
@@ -223,7 +220,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             if mem.fits:
                 chosen = (tp, pp, ep, r, mem)
                 break
-            if open_loop and queueing is None:
+            if queueing is None:
                 kept = largest_batch_held(partial(replica_memory, tp, ep, r), batch)
                 if kept:
                     queueing = ((tp, pp, ep, r, replica_memory(tp, ep, r, kept)), kept)
@@ -312,7 +309,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
                 best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
-            tried.append(f"{_unit_shape(best[1])}: {significant(best[0].rate)}")
+            tried.append(f"{unit_shape(best[1])}: {significant(best[0].rate)}")
     chosen: WorkloadPlan | None = None
     if best is not None:
         wp = best[1]
@@ -320,9 +317,9 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
         kind = (
             f"{parallel_shape(wp.plan.tp, 1, wp.plan.ep)} replicas"
             if wp.inference.serving.colocated
-            else f"{_unit_shape(wp)} in every server"
+            else f"{unit_shape(wp)} in every server"
             if wp.inference.serving.kv_inside_domain
-            else f"disaggregated pools of {_unit_shape(wp)}"
+            else f"disaggregated pools of {unit_shape(wp)}"
         )
         note = (
             f"deployment chosen by the load: {kind} serve the most requests/s within the p95 "
@@ -495,19 +492,6 @@ _FABRIC_FREE: FabricFree = (_fabric_free_rate, _fabric_free_plans)
 _UNITS: FabricFree = (_units_rate, _in_server_units_list)
 
 
-def _unit_shape(wp: WorkloadPlan) -> str:
-    """'4 x TP1 prefill + 1 x TP4 decode' of one server's disaggregated unit."""
-    assert wp.inference is not None and wp.inference.serving is not None
-    sp = wp.inference.serving
-    if not sp.kv_inside_domain:
-        return f"{sp.prefill.servers:,} prefill + {sp.decode.servers:,} decode servers"
-    per = max(1, wp.nodes)
-    return (
-        f"{sp.prefill.units // per} x {sp.prefill.shape} prefill + "
-        f"{sp.decode.units // per} x {sp.decode.shape} decode"
-    )
-
-
 def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
     """``inference.deployment``; or ``compare`` for a model too big for one scale-up domain on
     two or more servers with no explicit plan (:func:`_best_serving_plan` weighs split,
@@ -545,6 +529,32 @@ def _tp_across_servers(scenario: Scenario, dom: int) -> WorkloadPlan | None:
     except ScenarioError:
         return None
     return replace(wp, plan=replace(wp.plan, source="planner"))
+
+
+def _split_if_held_fewer(scenario: Scenario, replicas: WorkloadPlan) -> WorkloadPlan:
+    """Replicas of a dense model whose KV slots hold fewer than their share of the requests in
+    flight queue the rest; a replica split over servers (the split planner's TP x PP) holds the
+    weights once and more requests: the split deployment when it serves clearly more within
+    the p95 targets (or, the replicas serving none within them, more at the asked load;
+    docs/MODEL.md 15.2, "Users beyond what the KV memory holds")."""
+    inf, wp = scenario.inference, replicas.inference
+    assert inf is not None and wp is not None and wp.serving is not None
+    held = wp.serving.decode.max_batch_per_instance
+    if scenario.nodes < 2 or inf.independent_replicas or scenario.model.is_moe:
+        return replicas
+    if not wp.serving.colocated or held >= wp.batch_per_replica:
+        return replicas
+    try:
+        split = _plan_inference(
+            replace(scenario, inference=replace(inf, deployment="split")), searching=True
+        )
+    except ScenarioError:
+        return replicas
+    theirs, mine = serving_score(scenario, split), serving_score(scenario, replicas)
+    if not (_clearly_more(theirs.rate, mine.rate) or (mine.rate == 0 and theirs.beats(mine))):
+        return replicas
+    note = chosen_note(scenario, (theirs, split), [(mine, replicas)], scenario.nodes)
+    return replace(split, notes=(*split.notes, *note))
 
 
 def _best_split(scenario: Scenario, dom: int) -> WorkloadPlan:

@@ -1,19 +1,17 @@
-"""A given serving replica whose KV memory holds fewer requests than are in flight: the
-runtime admits what its KV memory holds and queues the rest (docs/MODEL.md 15.2, "An explicit
-replica whose KV memory holds fewer than the requests in flight queues the rest"); how many
-servers would hold every request when the cluster does not; and the refusal when no replica
-holds them."""
+"""A serving replica whose KV memory holds fewer requests than are in flight: the runtime
+admits what its KV memory holds and queues the rest (docs/MODEL.md 15.2, "An explicit replica
+whose KV memory holds fewer than the requests in flight queues the rest" and "Users beyond what
+the KV memory holds"); and the refusal when no replica holds the weights and one request."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Final
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.memory import GB, capacity_gb, memory_estimate, request_kv_bytes
+from advisor.engine.model.memory import GB, capacity_gb, memory_estimate
 from advisor.engine.model.serving.attention import serving_usable_gb
 from advisor.engine.result.echo import Memory, ServingPool
 
@@ -75,63 +73,24 @@ def largest_batch_held(memory_at: Callable[[int], Memory], batch: int) -> int:
     return low
 
 
-REPLICA_SERVERS: Final = (1, 2, 4, 8)
-"""Replica widths, in servers, a refusal weighs to hold a closed loop's requests."""
-
-
-def servers_for_requests(scenario: Scenario, weights_gb: float, usable_gb: float) -> str:
-    """'a server of 8 holds about N of them, so about M servers would hold them all; or ' by
-    replicas of one server (each its GPUs' usable memory less the weights, the fit rule's), or,
-    where the scenario lets a replica span servers and replicas of 2, 4 or 8 servers need at
-    most half as many servers (the weights are held once per replica: GPT-3 175B's MHA cache on
-    L40S, 1 request a server, 32 on two), by those; '' when no replica holds a request."""
-    inf = scenario.inference
-    assert inf is not None
-    per_request_gb = request_kv_bytes(scenario) / GB
-    if per_request_gb <= 0:
-        return ""
-    gpn = scenario.gpus_per_node
-    spans = not inf.independent_replicas and inf.deployment != "replicas"
-    held_by: dict[int, int] = {}
-    chosen: tuple[int, int] | None = None  # (servers per replica, servers in all)
-    for k in REPLICA_SERVERS if spans else REPLICA_SERVERS[:1]:
-        held_by[k] = max(0, int((k * gpn * usable_gb - weights_gb) // per_request_gb))
-        if held_by[k]:
-            servers = k * math.ceil(inf.concurrent_requests / held_by[k])
-            if chosen is None or 2 * servers <= chosen[1]:
-                chosen = (k, servers)
-    if chosen is None:
-        return ""
-    k, servers = chosen
-    one = f"a server of {gpn} holds about {held_by[1]:,} of them"
-    if k == 1:
-        return f"{one}, so about {servers:,} servers would hold them all; or "
-    return (
-        f"{one if held_by[1] else f'a server of {gpn} holds none of them'}; replicas of {k} "
-        f"servers hold about {held_by[k]:,} each, so about {servers:,} servers would hold them "
-        "all; or "
-    )
-
-
 def no_replica_fits(
     scenario: Scenario, dom: int, deployment: str | None, remedy: str
 ) -> ScenarioError:
-    """The refusal when no replica shape of the deployment search holds the model and its
-    requests in flight (a closed loop's users; under an open rate, one request): the weights
-    that need more GPUs than a replica may take (``remedy`` says what would hold them), else
-    the KV cache that does not fit, naming the field to change."""
+    """The refusal when no replica shape of the deployment search holds the model and one
+    request (a runtime queues the requests its KV memory does not hold, so more users or a
+    higher rate are never what does not fit): the weights that need more GPUs than a replica
+    may take (``remedy`` says what would hold them), else the KV cache of one request, naming
+    the field to change."""
     inf, m = scenario.inference, scenario.model
     assert inf is not None
     field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
     if deployment == "replicas":
         field = "inference.deployment"
-    open_loop = inf.open_loop
     weights_gb = served_weight_bytes(m, scenario.precision) / GB
     usable_gb = scenario.gpu.usable_bytes / GB
     need = math.ceil(weights_gb / usable_gb)
     limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
     context = inf.prompt_tokens + inf.output_tokens
-    users = "" if open_loop else f" with {inf.concurrent_requests} concurrent requests"
     where = " inside one server" if inf.independent_replicas else ""
     if need > limit:
         why = (
@@ -139,19 +98,11 @@ def no_replica_fits(
             f"{usable_gb:.0f} GB usable per GPU, so a replica needs at least {need} GPUs "
             f"({remedy})"
         )
-    elif open_loop:
-        why = (
-            f"the weights ({weights_gb:,.0f} GB) fit, the KV cache of one request of {context} "
-            "tokens does not (shorter prompts would fit)"
-        )
     else:
         why = (
-            f"the weights ({weights_gb:,.0f} GB) fit, the KV cache of "
-            f"{inf.concurrent_requests} requests of {context} tokens does not "
-            f"({servers_for_requests(scenario, weights_gb, usable_gb)}fewer concurrent "
-            "requests (inference.concurrent_requests) or shorter prompts would fit)"
+            f"the weights ({weights_gb:,.0f} GB) fit, the KV cache of one request of {context:,} "
+            "tokens does not (shorter prompts would fit)"
         )
     return ScenarioError.single(
-        field,
-        f"{m.name}{users} does not fit on {scenario.gpus} x {scenario.gpu.name}{where}: {why}",
+        field, f"{m.name} does not fit on {scenario.gpus} x {scenario.gpu.name}{where}: {why}"
     )

@@ -222,3 +222,16 @@ def chosen_note(
         "deployment chosen by the requests/s it serves within the p95 targets on the "
         f"reference network: {mine}; {which} no more ({'; '.join(others)})",
     )
+
+
+def unit_shape(wp: WorkloadPlan) -> str:
+    """'4 x TP1 prefill + 1 x TP4 decode' of one server's disaggregated unit."""
+    assert wp.inference is not None and wp.inference.serving is not None
+    sp = wp.inference.serving
+    if not sp.kv_inside_domain:
+        return f"{sp.prefill.servers:,} prefill + {sp.decode.servers:,} decode servers"
+    per = max(1, wp.nodes)
+    return (
+        f"{sp.prefill.units // per} x {sp.prefill.shape} prefill + "
+        f"{sp.decode.units // per} x {sp.decode.shape} decode"
+    )
