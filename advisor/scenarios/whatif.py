@@ -2,10 +2,10 @@
 
 The result page's live what-if and ``POST /api/v1/scenarios/{id}/whatif/`` share this module:
 change the servers, the number format, the fabric, the NICs (count and speed), the
-oversubscription, the training batch or the serving request rate and deployment, and get the
-step time (or ms per token, time to first token, tokens/s and the deployment), the idle GPUs, the
-network capex and the network's life cost. Which
-figures a what-if shows is the engine's one rule (:mod:`advisor.engine.tools.whatif`,
+oversubscription, the training batch or the serving load (request rate or users) and
+deployment, and get the step time (or ms per token, time to first token, tokens/s and the
+deployment), the idle GPUs, the network capex and the network's life cost. Which figures a
+what-if shows is the engine's one rule (:mod:`advisor.engine.tools.whatif`,
 docs/MODEL.md "What-if"): with the answer's own design (no design field changed) they are the
 engine's answer for the changed size and load (nothing changed: the answer itself), with a
 design the user fixed they are that design priced as a sweep prices a design point. A change
@@ -71,6 +71,7 @@ FIELDS: tuple[str, ...] = (
     "oversubscription",
     "global_batch_sequences",
     "requests_per_s",
+    "concurrent_requests",
     "deployment",
 )
 
@@ -90,6 +91,8 @@ class WhatIf:
     """Training only: the global batch in sequences."""
     requests_per_s: float | None = None
     """Serving only: Poisson arrivals per second (None: the closed loop of the scenario)."""
+    concurrent_requests: int | None = None
+    """Serving only: the closed loop's users, the load when ``requests_per_s`` is None."""
     deployment: str | None = None
     """Serving only: one of DEPLOYMENT_CHOICES (None for training)."""
 
@@ -122,6 +125,7 @@ def baseline(inputs: dict[str, Any], result: EngineResult, catalog: Catalog) -> 
         oversubscription=design.oversubscription,
         global_batch_sequences=training.global_batch_sequences if training else None,
         requests_per_s=serving.requests_per_s if serving else None,
+        concurrent_requests=serving.concurrent_requests if serving else None,
         deployment=_deployment_asked(serving) if serving else None,
     )
 
@@ -222,8 +226,10 @@ def parse_change(
     if batch is not None and base.global_batch_sequences is None:
         errors["global_batch_sequences"] = ["applies to training and fine-tuning only"]
     rate = _number(raw, "requests_per_s", "inference.requests_per_s", errors)
-    if rate is not None and base.global_batch_sequences is not None:
-        errors["requests_per_s"] = ["applies to serving only"]
+    users = _number(raw, "concurrent_requests", "inference.concurrent_requests", errors)
+    for name, value in (("requests_per_s", rate), ("concurrent_requests", users)):
+        if value is not None and base.global_batch_sequences is not None:
+            errors[name] = ["applies to serving only"]
     deployment = raw.get("deployment", base.deployment)
     if "deployment" in raw and base.deployment is None:
         errors["deployment"] = ["applies to serving only"]
@@ -250,6 +256,7 @@ def parse_change(
         else base.oversubscription,
         global_batch_sequences=int(batch) if batch is not None else base.global_batch_sequences,
         requests_per_s=rate if rate is not None or "requests_per_s" in raw else base.requests_per_s,
+        concurrent_requests=int(users) if users is not None else base.concurrent_requests,
         deployment=deployment,
     )
 
@@ -262,11 +269,12 @@ def changed_inputs(
     gpus_per_node: int,
     fixed: bool = True,
 ) -> dict[str, Any]:
-    """Scenario v1 inputs with the what-if applied: its size, its number format where changed
-    from ``base`` (an unchanged one stays as the inputs say it, the engine's default at every
-    size), its load, its serving deployment where changed (the engine's shape for it: the
-    scenario's parallelism, pools and replica independence give way) and (``fixed``: a design
-    field changed) its fixed design; the answer's own design leaves ``design`` as it was."""
+    """Scenario v1 inputs with the what-if applied: its size, its number format and its users
+    where changed from ``base`` (unchanged, they stay as the inputs say them, the engine's
+    default at every size), its rate, its serving deployment where changed (the engine's shape
+    for it: the scenario's parallelism, pools and replica independence give way) and
+    (``fixed``: a design field changed) its fixed design; the answer's own design leaves
+    ``design`` as it was."""
     out = copy.deepcopy(inputs)
     out["gpus"] = change.servers * gpus_per_node
     out["gpus_per_node"] = gpus_per_node
@@ -280,6 +288,8 @@ def changed_inputs(
     if out.get("workload") == "inference":
         serving = dict(out.get("inference") or {})
         serving["requests_per_s"] = change.requests_per_s
+        if change.concurrent_requests != base.concurrent_requests:
+            serving["concurrent_requests"] = change.concurrent_requests
         if change.deployment != base.deployment:
             # a changed deployment takes the engine's shape for it: the asked one's replica
             # parallelism, pools and replica independence no longer apply
@@ -313,8 +323,8 @@ def _field_of(path: str) -> str:
         return "servers"
     if path.startswith("training.global_batch"):
         return "global_batch_sequences"
-    if path == "inference.requests_per_s":
-        return "requests_per_s"
+    if path in ("inference.requests_per_s", "inference.concurrent_requests"):
+        return path.split(".", 1)[1]
     if path in ("inference.deployment", "inference.independent_replicas") or path.startswith(
         "inference.pools"
     ):

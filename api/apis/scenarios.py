@@ -528,6 +528,12 @@ class ScenarioWhatIfApi(ApiView):
             allow_null=True,
             help_text="Serving only; null: the scenario's closed loop of concurrent requests.",
         )
+        concurrent_requests = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            help_text="Serving only: the closed loop's users (each sends its next request when "
+            "the last is answered), the load when requests_per_s is null.",
+        )
         deployment = serializers.ChoiceField(
             choices=whatif.DEPLOYMENT_CHOICES,
             required=False,
@@ -562,7 +568,8 @@ class ScenarioWhatIfApi(ApiView):
         summary="What if: price one changed design or load",
         description=(
             "Change the servers, the number format, the fabric, the NIC speed or count, the "
-            "oversubscription, the training batch or the serving request rate and deployment; "
+            "oversubscription, the training batch or the serving load (request rate or "
+            "users) and deployment; "
             "fields left out keep the recommended design's value. The answer's own design (no "
             "design field changed) is priced as the engine answers the changed scenario "
             "(nothing changed: the "

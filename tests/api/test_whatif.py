@@ -63,6 +63,7 @@ def test_a_change_is_priced_as_a_sweep_prices_that_point(client_a: Caller, submi
         **change,
         "precision": "bf16",
         "requests_per_s": None,
+        "concurrent_requests": None,
         "deployment": None,
     }
     assert "deployment_label" not in body["point"]  # training
@@ -116,6 +117,7 @@ def test_bad_values_are_named_by_field(client_a: Caller, submitted: Any) -> None
             "fabric": "token-ring",
             "nic_gbps": 1e9,
             "requests_per_s": 5,
+            "concurrent_requests": 64,
             "deployment": "split",
             "x": 1,
         },
@@ -129,10 +131,12 @@ def test_bad_values_are_named_by_field(client_a: Caller, submitted: Any) -> None
         "fabric",
         "nic_gbps",
         "requests_per_s",
+        "concurrent_requests",
         "deployment",
         "x",
     }
     assert "serving only" in error["fields"]["requests_per_s"][0]
+    assert "serving only" in error["fields"]["concurrent_requests"][0]
     assert "serving only" in error["fields"]["deployment"][0]
     assert "3,200" in error["fields"]["nic_gbps"][0]
     # fp4 serves only: training on H100 takes bf16, fp8 and fp16
@@ -252,3 +256,28 @@ def test_a_changed_deployment_is_the_engines_answer_for_it(
     unknown = _whatif(client_a, created["id"], {"deployment": None})
     assert unknown.status_code == 400
     assert "must be one of auto, replicas" in unknown.json()["error"]["fields"]["deployment"][0]
+
+
+def test_a_changed_user_count_is_the_engines_answer_for_it(
+    client_a: Caller, submitted: Any
+) -> None:
+    """The questionnaire's default serving load is a closed loop of 64 users; a serving
+    engineer asks what 2,000 would do.  The point is the engine's answer for 2,000 users (more
+    than the servers' KV memory holds: answered as queueing, the first token later), and the
+    inputs to save name them; an unchanged count stays as the inputs say it (none given)."""
+    from advisor.engine import evaluate
+
+    closed = {**SERVING_70B_5_RPS, "inference": {}}
+    created = submitted(inputs=closed)
+    kept = _whatif(client_a, created["id"], {}).json()
+    assert kept["baseline"]["concurrent_requests"] == 64
+    assert kept["inputs"]["inference"] == {"requests_per_s": None}
+    body = _whatif(client_a, created["id"], {"concurrent_requests": 2000}).json()
+    assert body["priced_as"] == "answer"
+    assert body["inputs"]["inference"]["concurrent_requests"] == 2000
+    answer = evaluate(body["inputs"])
+    assert body["point"]["ttft_ms"] == pytest.approx(answer["metrics"]["ttft_ms"], rel=1e-5)
+    assert body["point"]["ttft_ms"] > 10 * kept["point"]["ttft_ms"]
+    bad = _whatif(client_a, created["id"], {"concurrent_requests": 0})
+    assert bad.status_code == 400
+    assert "concurrent_requests" in bad.json()["error"]["fields"]

@@ -149,3 +149,25 @@ def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if
     _priced(page, seen)
     assert page.inner_text("[data-whatif=ttft_ms]") == "no bound (over capacity)"
     assert page.inner_text("[data-base=ttft_ms]").endswith(" ms")
+
+
+def test_a_closed_loop_what_if_changes_its_users(new_page: Any, live_server: Any) -> None:
+    """The questionnaire's default serving load, 64 users at once and no rate: the what-if
+    offers the users, and 2,000 of them (more than the servers' KV memory holds) are priced
+    as queueing, the first token later, without a page load."""
+    closed = {**SERVING_70B_5_RPS, "inference": {}}
+    run = scenario_submit(name="Llama 3 70B serving, 64 users", inputs=closed)
+    page = new_page().page
+    page.goto(f"{live_server.url}/s/{run.scenario.pk}/")
+    page.wait_for_selector("#whatif")
+    seen = _priced(page, 0)
+    assert page.input_value("input[name=concurrent_requests]") == "64"
+    page.fill("input[name=concurrent_requests]", "2000")
+    _priced(page, seen)
+
+    def ms(key: str) -> float:
+        shown = page.inner_text(f"[data-{key}=ttft_ms]")
+        assert shown.endswith(" ms"), shown
+        return float(shown.removesuffix(" ms").replace(",", ""))
+
+    assert ms("whatif") > 10 * ms("base")

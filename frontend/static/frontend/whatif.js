@@ -49,7 +49,8 @@
   function body(form) {
     var out = {};
     ["servers", "precision", "fabric", "nic_gbps", "nics_per_node", "oversubscription",
-     "global_batch_sequences", "requests_per_s", "deployment"].forEach(function (name) {
+     "global_batch_sequences", "requests_per_s", "concurrent_requests", "deployment"
+    ].forEach(function (name) {
       var el = form.elements[name];
       if (!el) { return; }
       var raw = el.value.trim();
