@@ -165,9 +165,6 @@ def test_a_closed_loop_what_if_changes_its_users(new_page: Any, live_server: Any
     page.fill("input[name=concurrent_requests]", "2000")
     _priced(page, seen)
 
-    def ms(key: str) -> float:
-        shown = page.inner_text(f"[data-{key}=ttft_ms]")
-        assert shown.endswith(" ms"), shown
-        return float(shown.removesuffix(" ms").replace(",", ""))
-
-    assert ms("whatif") > 10 * ms("base")
+    # the answer's first token in ms; 2,000 users' in the unit a person would use
+    assert page.inner_text("[data-base=ttft_ms]").endswith(" ms")
+    assert page.inner_text("[data-whatif=ttft_ms]").endswith((" s", " min"))

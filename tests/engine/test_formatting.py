@@ -118,6 +118,17 @@ def test_durations_in_the_unit_a_person_would_use() -> None:
     assert fmt.milliseconds(4.321) == "4.32 ms"
 
 
+def test_a_first_token_in_ms_up_to_ten_seconds_then_in_a_persons_unit() -> None:
+    """Users queued for a place in the KV memory wait minutes: "2.98 min", not "179,000 ms";
+    the load model's over-capacity stand-in in words."""
+    assert fmt.first_token(277) == "277 ms"
+    assert fmt.first_token(10_000) == "10,000 ms"
+    assert fmt.first_token(48_500) == "48.5 s"
+    assert fmt.first_token(179_000) == "2.98 min"
+    assert fmt.first_token(3_600_000) == fmt.OVER_CAPACITY
+    assert fmt.first_token(None) == fmt.MISSING
+
+
 def test_percentages_on_pages_and_in_sentences() -> None:
     assert fmt.percent(0) == "0.0 %"
     assert fmt.percent(0.042) == "4.2 %"

@@ -111,13 +111,21 @@ OVER_CAPACITY: Final = "no bound (over capacity)"
 """A time to first token of a serving load over capacity, in words (:func:`first_token`)."""
 
 
+FIRST_TOKEN_MS_UP_TO: Final = 10_000.0
+"""Times to first token up to this many milliseconds are said in ms ("2,340 ms"); longer ones
+in the unit a person would use (:func:`duration`: "48.5 s", "3 min")."""
+
+
 def first_token(value: Any) -> str:
-    """A time to first token in milliseconds: :func:`milliseconds`, but the load model's
-    stand-in for a queue over capacity (:func:`constants.over_capacity_ms`) in words, never
-    "3,600,000 ms"."""
+    """A time to first token in milliseconds: :func:`milliseconds` up to
+    ``FIRST_TOKEN_MS_UP_TO``, then :func:`duration` (queued users wait minutes: "2.98 min",
+    not "179,000 ms"); the load model's stand-in for a queue over capacity
+    (:func:`constants.over_capacity_ms`) in words, never "3,600,000 ms"."""
     number = finite_or_none(value)
     if number is not None and over_capacity_ms(number):
         return OVER_CAPACITY
+    if number is not None and number > FIRST_TOKEN_MS_UP_TO:
+        return duration(number / 1e3)
     return milliseconds(value)
 
 

@@ -31,7 +31,15 @@
     deployment_label: function (v) { return String(v); },
     step_time_s: function (v) { return sig(v, 4) + " s"; },
     ms_per_token: function (v) { return sig(v, 3) + " ms"; },
-    ttft_ms: function (v) { return v >= saturatedTtftMs ? overCapacity : sig(v, 3) + " ms"; },
+    ttft_ms: function (v) {
+      // as the answer says it (formatting.first_token): ms up to 10 s, then s, min, h
+      if (v >= saturatedTtftMs) { return overCapacity; }
+      if (v <= 10000) { return sig(v, 3) + " ms"; }
+      var s = v / 1000;
+      if (s < 120) { return sig(s, 3) + " s"; }
+      if (s < 7200) { return sig(s / 60, 3) + " min"; }
+      return sig(s / 3600, 3) + " h";
+    },
     tokens_per_s_per_server: function (v) { return sig(v, 3); },
     gpu_idle_fraction: function (v) { return (100 * v).toFixed(1) + " %"; },
     network_capex_usd: usd,
