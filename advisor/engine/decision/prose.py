@@ -233,10 +233,14 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     if at_target > 0:
         servers = max(facts.nodes + 1, math.ceil(facts.nodes * need / at_target))
         servers = math.ceil(servers / ask.servers_per_copy) * ask.servers_per_copy
+        load = (
+            f"{significant(need)} requests/s"
+            if ask.requests_per_s is not None
+            else f"the {ask.users:,} users ({significant(need)} requests/s at the targets)"
+        )
         text += (
             f". Within the targets it serves up to {significant(at_target)} requests/s; "
-            f"about {servers:,} servers of the same deployment would carry "
-            f"{significant(need)} requests/s"
+            f"about {servers:,} servers of the same deployment would carry {load}"
         )
     else:
         # a wider tensor-parallel group only where the scenario fixed its own: the search
