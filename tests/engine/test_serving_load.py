@@ -135,6 +135,26 @@ def test_users_beyond_what_a_deployment_holds_at_capacity_wait_to_be_admitted() 
         assert m["ttft_ms_p95"] >= loop.admission_wait_s * 1e3
         ttfts.append(m["ttft_ms_p95"])
     assert ttfts[0] < ttfts[1] < ttfts[2]
+    # where a queue saturates below the capacity bound (the bisection's branch: Llama 3.1 405B
+    # as TP8 x PP2 on two H100 servers, 2,048 / 512 tokens, priced on InfiniBand), the loop
+    # runs at the highest rate it holds and the others wait too: 8,000 users read a 67 s p95
+    # first token against 2,000 users' 383 s
+    split = {
+        **LLAMA_405B_TWO_SERVERS,
+        "inference": {"prompt_tokens": 2048, "output_tokens": 512},
+    }
+    waits = []
+    for users in (2_000, 8_000):
+        raw = {**split, "inference": {**split["inference"], "concurrent_requests": users}}
+        s, w = _plan(raw)
+        assert w.inference is not None and w.inference.serving is not None
+        model = ServingModel(s, w.inference.serving, None)
+        loop = model.closed_loop()
+        _, mean_in_system = model._at_rate(loop.rate)
+        assert loop.admission_wait_s > 0
+        assert loop.rate * (loop.admission_wait_s + mean_in_system) == pytest.approx(users)
+        waits.append(evaluate_design(s, w, IB).to_dict()["ttft_ms_p95"])
+    assert waits[0] < waits[1]
     # a closed loop its deployment carries below capacity waits for nothing more
     s, w = _plan(LLAMA_405B_TWO_SERVERS)
     assert w.inference is not None and w.inference.serving is not None

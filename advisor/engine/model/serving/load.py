@@ -605,11 +605,13 @@ class ServingModel:
     def closed_loop(self) -> ClosedLoop:
         """``concurrent_requests`` users that send a new request when the last one finishes
         (no think time): the rate X with X x mean time in system (X) = users (Little's law, as
-        mean value analysis solves a closed network).  Where the deployment's mean time in
-        system stays finite up to its capacity (its decode throughput, not its KV slots, is
-        the limit) and more users than it then holds are asked, X is the capacity and the
-        others wait to be admitted, each ``users / X - mean time in system`` seconds on
-        average (Little's law over the whole loop: every user is in the system or waiting)."""
+        mean value analysis solves a closed network).  Where no rate reaches the users (the
+        mean time in system stays finite up to the deployment's capacity, its decode
+        throughput rather than its KV slots the limit, or jumps past them where a queue
+        saturates), X is the highest rate the deployment holds and the others wait to be
+        admitted, each ``users / X - mean time in system`` seconds on average (Little's law
+        over the whole loop: every user is in the system or waiting); a fraction of a user
+        left over is the bisection's own tolerance, not a user waiting."""
         serving_plan = self.serving_plan
         users = float(serving_plan.concurrent_requests)
         cap = self.capacity_rps()
@@ -623,18 +625,19 @@ class ServingModel:
                 return False
             return rate * self._mean_in_system_s(rate) <= users
 
-        if within(hi):
-            return ClosedLoop(hi, max(0.0, users / hi - self._mean_in_system_s(hi)))
-        lo = 0.0
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            if within(mid):
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1e-6 * hi:
-                break
-        return ClosedLoop(max(lo, 1e-9), 0.0)
+        if not within(hi):
+            lo = 0.0
+            for _ in range(40):
+                mid = (lo + hi) / 2
+                if within(mid):
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo <= 1e-6 * hi:
+                    break
+            hi = max(lo, 1e-9)
+        waiting = users - hi * self._mean_in_system_s(hi)
+        return ClosedLoop(hi, waiting / hi if waiting >= 1.0 else 0.0)
 
     def max_rate_at_target(self) -> float:
         """Highest arrival rate whose p95 TTFT and time per token meet both targets."""
