@@ -674,7 +674,8 @@ def test_users_beyond_what_the_kv_memory_holds_are_answered_as_queueing() -> Non
     assert "servers of the same deployment would carry" in headline
     # the users it holds no place for wait minutes for a first token
     assert m["ttft_ms_p95"] > 60_000
-    assert m["requests_per_s"] * m["ttft_ms_p95"] / 1e3 < 5000
+    # the first token comes before the user's cycle ends (Little's law: users / rate)
+    assert m["requests_per_s"] * m["ttft_ms_p95"] / 1e3 <= 5000 * (1 + 1e-9)
     _, w = _plan(raw | {"gpus": 80})
     assert w.memory.fits
 

@@ -239,6 +239,8 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
             f"inside one {dom}-GPU scale-up domain and idle"
         )
     batch = math.ceil(inf.concurrent_requests / replicas)
+    # a queueing replica's step runs the requests its KV memory holds, not all in flight
+    step_batch = min(batch, held) if queued else batch
     independent = r <= dom
     if (inf.independent_replicas is False or deployment == "split") and independent:
         inside = "server" if r <= scenario.gpus_per_node else f"{dom}-GPU NVLink domain"
@@ -248,13 +250,13 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         pp=pp,
         dp=replicas,
         ep=ep,
-        micro_batch=batch,
+        micro_batch=step_batch,
         virtual_stages=1,
         sharding="none",
         recompute="none",
         source=source,
     )
-    inference = inference_costs(scenario, plan, r, batch, dom)
+    inference = inference_costs(scenario, plan, r, step_batch, dom)
     inference = replace(
         inference,
         serving=colocated_plan(
@@ -542,7 +544,7 @@ def _split_if_held_fewer(scenario: Scenario, replicas: WorkloadPlan) -> Workload
     held = wp.serving.decode.max_batch_per_instance
     if scenario.nodes < 2 or inf.independent_replicas or scenario.model.is_moe:
         return replicas
-    if not wp.serving.colocated or held >= wp.batch_per_replica:
+    if not wp.serving.colocated or held >= math.ceil(inf.concurrent_requests / replicas.plan.dp):
         return replicas
     try:
         split = _plan_inference(

@@ -596,10 +596,12 @@ class ServingModel:
         if load.admission_wait_s <= 0.0 or point.saturated:
             # (a saturated point's first token already waits its whole cycle, _at_rate)
             return point
+        # the first token comes before the user's cycle (users / rate) ends, as in _at_rate
+        cycle = users / load.rate
         return dataclasses.replace(
             point,
-            ttft_p50_s=min(SATURATED_S, point.ttft_p50_s + load.admission_wait_s),
-            ttft_p95_s=min(SATURATED_S, point.ttft_p95_s + load.admission_wait_s),
+            ttft_p50_s=min(SATURATED_S, cycle, point.ttft_p50_s + load.admission_wait_s),
+            ttft_p95_s=min(SATURATED_S, cycle, point.ttft_p95_s + load.admission_wait_s),
         )
 
     def closed_loop(self) -> ClosedLoop:
