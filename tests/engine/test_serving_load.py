@@ -107,23 +107,16 @@ def test_the_closed_loop_holds_its_users_by_littles_law_on_mean_times() -> None:
 
 
 def test_users_beyond_what_a_deployment_holds_at_capacity_wait_to_be_admitted() -> None:
-    """Llama 3 70B FP16 as one TP8 replica on 8 H100: its decode throughput, not its KV slots,
+    """Llama 3 70B BF16 as one TP8 replica on 8 H100: its decode throughput, not its KV slots,
     is its capacity, so its mean time in system stays finite there.  500, 2,000 and 10,000
     users all run it at capacity; those it holds no place for wait to be admitted, by Little's
     law over the whole loop, and the first token waits with them (the 2,000 and 10,000 users
     had read the 500 users' 4.9 s p95)."""
+    one_replica = {**LLAMA_405B_TWO_SERVERS, "model": "llama3-70b", "gpus": 8}
+    one_replica["parallelism"] = {"tp": 8}
     ttfts = []
     for users in (500, 2_000, 10_000):
-        s, w = _plan(
-            {
-                "workload": "inference",
-                "model": "llama3-70b",
-                "gpu": "h100-sxm",
-                "gpus": 8,
-                "parallelism": {"tp": 8},
-                "inference": {"concurrent_requests": users},
-            }
-        )
+        s, w = _plan(one_replica | {"inference": {"concurrent_requests": users}})
         assert w.inference is not None and w.inference.serving is not None
         model = ServingModel(s, w.inference.serving, None)
         loop = model.closed_loop()
