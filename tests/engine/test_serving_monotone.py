@@ -1,9 +1,11 @@
 """An explicit disaggregated deployment never serves less within the targets, or buys a
 cheaper network, on more servers (the audit's serving-worse-with-more-servers and capex-falls
-properties on the whole grid, docs/MODEL.md 15)."""
+properties on the whole grid, docs/MODEL.md 15); a closed loop on a given plan never gets a
+sooner first token or a lower served rate as users are added."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -378,3 +380,42 @@ def test_a_no_fabric_serving_answer_says_at_what_load_it_would_change() -> None:
     flooded = _llama70b_h200(8)  # 1,000 requests/s on one server: short, said in the headline
     assert "falls short" in flooded["recommendation"]["headline"]
     assert all(b["parameter"] != "requests_per_s" for b in flooded["break_even"])
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "gpus", "parallelism", "prompt", "output"),
+    [
+        ("llama3-70b", "h100-sxm", 8, {"tp": 8}, 2048, 512),
+        ("deepseek-v3", "h200-sxm", 8, {"tp": 1, "ep": 8}, 128, 2048),
+        ("llama3.1-405b", "h100-sxm", 16, {"tp": 8, "pp": 2}, 8000, 200),
+    ],
+)
+def test_more_users_never_get_a_first_token_sooner_or_fewer_requests_served(
+    model: str, gpu: str, gpus: int, parallelism: dict[str, int], prompt: int, output: int
+) -> None:
+    """A closed loop on a given plan, from a handful of users to far more than its KV memory
+    holds: the p95 first token never comes sooner and the served rate never falls as users are
+    added (docs/MODEL.md 15, "Load": users the deployment holds no place for wait to be
+    admitted; a queueing replica prices its step at what its KV memory holds).  Before, 8,000
+    users of the 405B split read a shorter first token than 2,000 at 2,048 / 512 tokens, and
+    DeepSeek-V3's served rate fell 23 % from 2,000 to 8,000 users."""
+    seen: list[tuple[int, float, float]] = []
+    for users in (8, 64, 600, 2_000, 8_000):
+        metrics = evaluate(
+            {
+                "workload": "inference",
+                "model": model,
+                "gpu": gpu,
+                "gpus": gpus,
+                "parallelism": parallelism,
+                "inference": {
+                    "concurrent_requests": users,
+                    "prompt_tokens": prompt,
+                    "output_tokens": output,
+                },
+            }
+        )["metrics"]
+        seen.append((users, metrics["ttft_ms_p95"], metrics["requests_per_s"]))
+    for (_, ttft, rate), (users, later_ttft, later_rate) in itertools.pairwise(seen):
+        assert later_ttft >= ttft * (1 - 1e-3), (users, seen)
+        assert later_rate >= rate * (1 - 1e-3), (users, seen)
