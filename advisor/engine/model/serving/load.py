@@ -78,8 +78,8 @@ class LoadPoint:
 
 class ClosedLoop(NamedTuple):
     """A closed loop's load on a deployment: its arrival rate, and the mean wait before a
-    request is admitted of the users the deployment holds no place for at its capacity (0.0
-    below its capacity), :meth:`ServingModel.closed_loop`."""
+    request is admitted of the users the deployment holds no place for (0.0 when it holds them
+    all), :meth:`ServingModel.closed_loop`."""
 
     rate: float
     admission_wait_s: float
