@@ -115,6 +115,11 @@ def scenario_whatif_save(request: HttpRequest, scenario_id: uuid.UUID) -> HttpRe
         size += f" at {change['precision']}"
     if change["deployment"] != answer["baseline"]["deployment"]:
         size += f", {DEPLOYMENT_LABELS[change['deployment']].lower()}"
+    rate, users = change["requests_per_s"], change["concurrent_requests"]
+    if rate is not None and rate != answer["baseline"]["requests_per_s"]:
+        size += f", {rate:g} requests/s"
+    elif users != answer["baseline"]["concurrent_requests"]:
+        size += f", {users:,} users"
     name = (
         f"{scenario.name} (what if: {size})"
         if answer["priced_as"] == ANSWER  # the engine's own design: none fixed

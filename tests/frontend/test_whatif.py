@@ -105,6 +105,24 @@ def test_saving_a_point_makes_a_new_scenario_with_that_design_and_computes_it(
     assert scenario.inputs["gpus"] == 512  # the original is untouched
 
 
+def test_a_saved_serving_what_if_names_its_changed_load(
+    customer_user: User, customer_client: Client
+) -> None:
+    """A closed loop's users changed on the page: the saved scenario's name says how many, and
+    its inputs hold them (a changed rate is named as a rate)."""
+    closed = {**SERVING_70B_5_RPS, "inference": {}}
+    scenario, _ = _answered(closed)
+    scenario.owner = customer_user
+    scenario.save()
+    customer_client.post(f"/s/{scenario.pk}/whatif/save", {"concurrent_requests": "500"})
+    saved = Scenario.objects.exclude(pk=scenario.pk).get()
+    assert saved.name == "70B serving (what if: 2 servers, 500 users)"
+    assert saved.inputs["inference"]["concurrent_requests"] == 500
+    customer_client.post(f"/s/{scenario.pk}/whatif/save", {"requests_per_s": "3"})
+    rated = Scenario.objects.exclude(pk__in=(scenario.pk, saved.pk)).get()
+    assert rated.name == "70B serving (what if: 2 servers, 3 requests/s)"
+
+
 def _answered(inputs: dict[str, Any]) -> tuple[Scenario, dict[str, Any]]:
     """A scenario whose run holds the engine's real answer for its inputs."""
     result = evaluate(inputs)
