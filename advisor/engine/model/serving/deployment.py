@@ -541,10 +541,11 @@ def _split_if_held_fewer(scenario: Scenario, replicas: WorkloadPlan) -> Workload
     docs/MODEL.md 15.2, "Users beyond what the KV memory holds")."""
     inf, wp = scenario.inference, replicas.inference
     assert inf is not None and wp is not None and wp.serving is not None
-    held = wp.serving.decode.max_batch_per_instance
     if scenario.nodes < 2 or inf.independent_replicas or scenario.model.is_moe:
         return replicas
-    if not wp.serving.colocated or held >= math.ceil(inf.concurrent_requests / replicas.plan.dp):
+    # a queueing replica's plan runs the batch its KV memory holds (_plan_inference)
+    in_flight = math.ceil(inf.concurrent_requests / replicas.plan.dp)
+    if not wp.serving.colocated or replicas.plan.micro_batch >= in_flight:
         return replicas
     try:
         split = _plan_inference(
