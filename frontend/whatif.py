@@ -15,8 +15,6 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from advisor.engine.errors import ScenarioError
-from advisor.engine.facts.constants import SATURATED_MS
-from advisor.engine.facts.formatting import OVER_CAPACITY
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import ANSWER, design_label
 from advisor.scenarios import whatif
@@ -189,7 +187,4 @@ def whatif_context(scenario: Scenario, run: ScenarioRun, result: EngineResult) -
             tuple(float(v) for v in whatif.NICS_PER_NODE_CHOICES), float(base.nics_per_node)
         ),
         "oversubscription": _choices(whatif.OVERSUBSCRIPTION_CHOICES, base.oversubscription),
-        # the load model's time to first token over capacity, which the page says in words
-        "saturated_ttft_ms": SATURATED_MS,
-        "over_capacity": OVER_CAPACITY,
     }

@@ -31,6 +31,7 @@ from advisor.engine import ENGINE_VERSION
 from advisor.engine.calibration.fabric_fit import FabricFit
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog
+from advisor.engine.facts.formatting import first_token
 from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
 from advisor.engine.facts.vocabulary import FABRIC_LABELS
 from advisor.engine.input.scenario import DEPLOYMENTS, PRECISIONS, InferenceSpec, parse_scenario
@@ -370,10 +371,11 @@ def evaluate_whatif(
     point = row.to_dict()
     point.pop("i", None)
     point["fabric_label"] = design_label(row.fabric)
-    if row.inference:  # the deployment it runs, in the answer's words
+    if row.inference:  # the deployment it runs and its first token, in the answer's words
         point["deployment_label"] = (
             answer_deployment(result) if change == base else deployment_of(new_inputs, catalog)
         )
+        point["ttft_label"] = first_token(point.get("ttft_ms"))
     return {
         "change": change.to_dict(),
         "priced_as": source,

@@ -558,7 +558,9 @@ class ScenarioWhatIfApi(ApiView):
         point = serializers.DictField(
             help_text="A sweep row: feasible, reason, the metrics of the workload's kind, "
             "network_capex_usd, decision_cost_usd (the network's life cost), total_cost_usd, "
-            "and fabric_label (the fabric it names; 'No compute fabric' for none)."
+            "fabric_label (the fabric it names; 'No compute fabric' for none) and, serving, "
+            "deployment_label and ttft_label (the deployment and the first token in the "
+            "answer's words)."
         )
         inputs = serializers.DictField(help_text="Scenario v1 inputs with the change applied.")
         engine_ms = serializers.FloatField()

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.formatting import first_token
 from advisor.engine.tools.sweep import evaluate_points
 from tests.api.conftest import TWO_SERVER_TRAINING, Caller, latest_run
 from tests.support.scenarios import SERVING_70B_5_RPS
@@ -278,6 +279,9 @@ def test_a_changed_user_count_is_the_engines_answer_for_it(
     answer = evaluate(body["inputs"])
     assert body["point"]["ttft_ms"] == pytest.approx(answer["metrics"]["ttft_ms"], rel=1e-5)
     assert body["point"]["ttft_ms"] > 10 * kept["point"]["ttft_ms"]
+    # the first token in the answer's own words, for the page to show as it is
+    assert body["point"]["ttft_label"] == first_token(body["point"]["ttft_ms"])
+    assert body["point"]["ttft_label"].endswith((" s", " min"))
     bad = _whatif(client_a, created["id"], {"concurrent_requests": 0})
     assert bad.status_code == 400
     assert "concurrent_requests" in bad.json()["error"]["fields"]

@@ -147,8 +147,8 @@ def test_an_answer_without_a_compute_fabric_keeps_its_own_figures_in_the_what_if
     # far over capacity: the first token is said in words, not as the model's 3,600 s stand-in
     page.fill("input[name=requests_per_s]", "5000")
     _priced(page, seen)
-    assert page.inner_text("[data-whatif=ttft_ms]") == "no bound (over capacity)"
-    assert page.inner_text("[data-base=ttft_ms]").endswith(" ms")
+    assert page.inner_text("[data-whatif=ttft_label]") == "no bound (over capacity)"
+    assert page.inner_text("[data-base=ttft_label]").endswith(" ms")
 
 
 def test_a_closed_loop_what_if_changes_its_users(new_page: Any, live_server: Any) -> None:
@@ -166,5 +166,5 @@ def test_a_closed_loop_what_if_changes_its_users(new_page: Any, live_server: Any
     _priced(page, seen)
 
     # the answer's first token in ms; 2,000 users' in the unit a person would use
-    assert page.inner_text("[data-base=ttft_ms]").endswith(" ms")
-    assert page.inner_text("[data-whatif=ttft_ms]").endswith((" s", " min"))
+    assert page.inner_text("[data-base=ttft_label]").endswith(" ms")
+    assert page.inner_text("[data-whatif=ttft_label]").endswith((" s", " min"))

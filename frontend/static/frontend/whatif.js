@@ -21,25 +21,13 @@
     return Number(v.toPrecision(digits)).toLocaleString("en-US");
   }
 
-  // the load model's time to first token over capacity (a stand-in), said in words as the
-  // answer says it (advisor.engine.facts.formatting.first_token); set from the card
-  var saturatedTtftMs = Infinity;
-  var overCapacity = "";
-
   var FORMAT = {
     fabric_label: function (v) { return String(v); },
     deployment_label: function (v) { return String(v); },
     step_time_s: function (v) { return sig(v, 4) + " s"; },
     ms_per_token: function (v) { return sig(v, 3) + " ms"; },
-    ttft_ms: function (v) {
-      // as the answer says it (formatting.first_token): ms up to 10 s, then s, min, h
-      if (v >= saturatedTtftMs) { return overCapacity; }
-      if (v <= 10000) { return sig(v, 3) + " ms"; }
-      var s = v / 1000;
-      if (s < 120) { return sig(s, 3) + " s"; }
-      if (s < 7200) { return sig(s / 60, 3) + " min"; }
-      return sig(s / 3600, 3) + " h";
-    },
+    // the server's words for it (formatting.first_token: "48.5 s", over capacity in words)
+    ttft_label: function (v) { return String(v); },
     tokens_per_s_per_server: function (v) { return sig(v, 3); },
     gpu_idle_fraction: function (v) { return (100 * v).toFixed(1) + " %"; },
     network_capex_usd: usd,
@@ -86,8 +74,6 @@
   }
 
   function init(card) {
-    saturatedTtftMs = Number(card.getAttribute("data-saturated-ttft-ms") || Infinity);
-    overCapacity = card.getAttribute("data-over-capacity") || "";
     var form = card.querySelector("#whatif-form");
     var status = card.querySelector("#whatif-status");
     var reason = card.querySelector("#whatif-reason");
