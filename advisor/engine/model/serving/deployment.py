@@ -534,7 +534,7 @@ def _tp_across_servers(scenario: Scenario, dom: int) -> WorkloadPlan | None:
 
 
 def _split_if_held_fewer(scenario: Scenario, replicas: WorkloadPlan) -> WorkloadPlan:
-    """Replicas of a dense model whose KV slots hold fewer than their share of the requests in
+    """Replicas of a dense model whose KV memory holds fewer than their share of the requests in
     flight queue the rest; a replica split over servers (the split planner's TP x PP) holds the
     weights once and more requests: the split deployment when it serves clearly more within
     the p95 targets (or, the replicas serving none within them, more at the asked load;
