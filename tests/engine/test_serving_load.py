@@ -596,3 +596,38 @@ def test_a_disaggregated_prefill_pool_past_its_capacity_is_saturated() -> None:
     assert above.requests_per_s == pytest.approx(cap)
     assert above.output_tokens_per_s <= cap * serving_plan.output_tokens * (1 + 1e-9)
     assert above.tpot_p95_s == pytest.approx(model.at_rate(10.0).tpot_p95_s, rel=1e-9)
+
+
+def test_a_closed_loop_at_its_kv_links_rate_waits_behind_its_users_not_without_bound() -> None:
+    """GPT-3 175B disaggregated on 8 H100 servers over 2 x 25G TCP: the users, offered the rate
+    the reference network carries, run the design at its KV links' rate, and a cache waits
+    behind at most every other user's (users / that rate), as the prefill and decode-slot waits
+    of a closed loop are capped.  Its first token read the load model's one-hour stand-in and
+    its reason "the queue for a first token grows without bound" (2026-12-07); now about two
+    minutes for the default 64 users and twice that for 128."""
+    from advisor.engine.facts.constants import SATURATED_S
+
+    tcp_25g = Design(fabric="ethernet", nic_gbps=25, nics_per_node=2)
+    ttfts = []
+    for users in (64, 128):
+        raw = {
+            "workload": "inference",
+            "model": "gpt3-175b",
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "inference": {"deployment": "disaggregated", "concurrent_requests": users},
+        }
+        s, w = _plan(raw)
+        assert w.inference is not None and w.inference.serving is not None
+        model = ServingModel(s, w.inference.serving, tcp_25g)
+        assert model.kv is not None
+        kv_rate = model._kv_rps()
+        assert model.capacity_rps() == pytest.approx(kv_rate)  # the KV links bind
+        m = evaluate_design(s, w, tcp_25g)
+        assert m.load_saturated
+        assert m.requests_per_s == pytest.approx(kv_rate)
+        behind = model.kv.seconds + users / kv_rate
+        assert m.kv_transfer_ms == pytest.approx(behind * 1e3)
+        assert behind * 1e3 < m.ttft_ms_p95 < SATURATED_S * 1e3
+        ttfts.append(m.ttft_ms_p95)
+    assert ttfts[1] == pytest.approx(2 * ttfts[0], rel=0.05)

@@ -350,10 +350,15 @@ class ServingModel:
         prefill = (
             serving_plan.prefill.instances / self.prefill_s if self.prefill_s > 0 else math.inf
         )
+        return min(prefill, decode, self._kv_rps())
+
+    def _kv_rps(self) -> float:
+        """Requests per second the KV links carry: the busier pool's servers' NICs over one
+        request's cache (``inf`` where the cache stays in a scale-up domain)."""
         assert self.kv is not None
+        serving_plan = self.serving_plan
         per_server = min(serving_plan.prefill.servers, serving_plan.decode.servers)
-        kv = self.kv.bytes_per_s_per_server * per_server / serving_plan.kv_bytes_per_request
-        return min(prefill, decode, kv)
+        return self.kv.bytes_per_s_per_server * per_server / serving_plan.kv_bytes_per_request
 
     def sustainable_rps(self) -> float:
         """Highest arrival rate at which every queue of the load model is stable
@@ -539,6 +544,13 @@ class ServingModel:
             # its batch just fills the KV slots (saturated there by definition)
             d = self._decode_at(self.sustainable_rps(), users)._replace(saturated=True)
         b_eff, saturated, mean_step, tpot50, tpot95, service, kv_s, slots, hold, unloaded = d
+        if users is not None and kv_s >= SATURATED_S:
+            # a closed loop at its KV links' rate: a cache waits behind at most every other
+            # user's (as the prefill and decode-slot waits below), not without bound
+            assert self.kv is not None
+            kv_closed = min(SATURATED_S, self.kv.seconds + users / self._kv_rps())
+            unloaded += kv_closed - kv_s
+            kv_s = kv_closed
         prefill_instances = serving_plan.prefill.instances
         w50 = mgc_wait_quantile_s(rate, service, prefill_instances, 0.50)
         w95 = mgc_wait_quantile_s(rate, service, prefill_instances, TARGET_QUANTILE)
