@@ -963,12 +963,13 @@ def serving_figure(result: EngineResult) -> dict[str, Any] | None:
 def _kv_transfer_words(curve: dict[str, Any]) -> str:
     """A curve's KV transfer in its legend: the transfer and its share of the time to first
     token at the asked load ("1.1 ms, 0.4 %": a whole-percent share read "0 %" for a cache moved
-    over NVLink), the transfer alone where that load is over capacity (a share of a time with
-    no bound read "0 %"); nothing where no cache moves (colocated replicas)."""
+    over NVLink), the transfer alone where that load is over capacity or its first token at the
+    load model's over-capacity stand-in (a share of a time with no bound, or of the stand-in,
+    read "0 %"); nothing where no cache moves (colocated replicas)."""
     kv_ms = _num(curve.get("kv_transfer_ms"))
     if kv_ms <= 0:
         return ""
-    if curve.get("load_saturated"):
+    if curve.get("load_saturated") or over_capacity_ms(_num(curve.get("ttft_ms_p95"))):
         return f" (KV transfer {milliseconds(kv_ms)})"
     share = percent(curve["kv_transfer_share_of_ttft"])
     return f" (KV transfer {milliseconds(kv_ms)}, {share} of TTFT)"

@@ -9,6 +9,8 @@ from typing import Any
 from django import template
 
 from advisor.engine.facts import formatting
+from advisor.engine.facts.constants import over_capacity_ms
+from advisor.engine.facts.numbers import finite_or_none
 from advisor.engine.facts.vocabulary import fabric_label
 
 register = template.Library()
@@ -25,6 +27,14 @@ register.filter("pct", formatting.percent)  # a fraction 0..1 as a percentage
 register.filter("num", formatting.number)
 register.filter("gbps", formatting.gbps)
 register.filter("megabytes", formatting.megabytes)  # 144 MB (decimal, as the sentences say)
+
+
+@register.filter
+def over_capacity(value_ms: Any) -> bool:
+    """A time in milliseconds at the load model's over-capacity stand-in
+    (``constants.over_capacity_ms``), which no sentence gives a share of."""
+    number = finite_or_none(value_ms)
+    return number is not None and over_capacity_ms(number)
 
 
 @register.filter

@@ -58,7 +58,13 @@ def test_serving_past_capacity_or_an_unsaid_unbounded_queue_is_a_violation() -> 
     assert _props(saturated(capacity_requests_per_s=4.5)) == {"serving-over-capacity"}
     # the Mixtral answer before the capacity was the rate every queue sustains (MODEL.md 15.2)
     unsaid = _result(capacity_requests_per_s=65.0, ttft_ms_p95=3_600_000.0)
-    assert _props(unsaid) == {"serving-over-capacity"}
+    rate = InferenceInput(requests_per_s=60.0)
+    assert _props(replace(unsaid, scenario=replace(unsaid.scenario, inference=rate))) == {
+        "serving-over-capacity"
+    }
+    # a closed loop's users reach the stand-in below saturation: their cycle passes the hour
+    users = InferenceInput(concurrent_requests=300_000)
+    assert _props(replace(unsaid, scenario=replace(unsaid.scenario, inference=users))) == set()
     assert _props(saturated(capacity_requests_per_s=5.0, ttft_ms_p95=3_600_000.0)) == set()
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from advisor.engine import ScenarioError, evaluate
 from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.facts.formatting import first_token
 from advisor.engine.input.echo import scenario_echo
 from advisor.engine.input.scenario import Design, Scenario, parse_scenario
 from advisor.engine.model.echo import workload_info
@@ -371,19 +372,23 @@ def test_the_kv_sentence_says_a_tcp_design_misses_the_ttft_target_with_numbers()
     tcp = evaluate_design(s, w, TCP_2X200)
     serving = workload_info(w, s).to_dict()["serving"]
     pools = "separate servers (1 prefill, 1 decode)"
-    sentence = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000, pools)
+    sentence = kv_transfer_sentence(
+        "RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000, pools, closed_loop=False
+    )
     assert sentence is not None
     assert sentence.startswith(f"Prefill and decode run on {pools}, so")
     assert f"{serving['kv_bytes_per_request'] / 1e6:,.0f} MB" in sentence
-    assert f"{tcp.kv_transfer_ms:,.0f} ms" in sentence
+    assert f"it takes {first_token(tcp.kv_transfer_ms)}" in sentence
     assert "over the 2,000 ms target, so this deployment needs RDMA" in sentence
     assert "at best Ethernet 2 x 200G" in sentence
     replicas_s, replicas_w = _plan(
         {"workload": "inference", "model": "llama3-8b", "gpu": "h100-sxm", "gpus": 16}
     )
     replicas = evaluate_design(replicas_s, replicas_w, TCP_2X100)
-    assert kv_transfer_sentence("x", replicas, None, None, 2000, "") is None
-    alone = kv_transfer_sentence("RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000, "")
+    assert kv_transfer_sentence("x", replicas, None, None, 2000, "", closed_loop=False) is None
+    alone = kv_transfer_sentence(
+        "RoCE 2 x 200G", rdma, "Ethernet 2 x 200G", tcp, 2000, "", closed_loop=False
+    )
     assert alone is not None and alone.startswith("Each request's KV cache (")
 
 
@@ -424,7 +429,7 @@ def test_the_kv_sentence_names_the_fastest_tcp_design_when_tcp_designs_tie_on_tt
 
     best = scored("roce", 2, 200, rdma)
     tied = [scored("ethernet", 2, 100, tcp), scored("ethernet", 1, 400, tcp)]
-    sentence = _kv_transfer_sentence(best, [best, *tied], 2000, "separate servers")
+    sentence = _kv_transfer_sentence(best, [best, *tied], 2000, "separate servers", False)
     assert sentence is not None
     assert "1 x 400G) it takes" in sentence and "2 x 100G" not in sentence
 

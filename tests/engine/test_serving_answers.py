@@ -160,6 +160,31 @@ def test_an_overloaded_fleet_says_so_in_its_headline_with_what_would_carry_the_l
     assert "servers of the same deployment would carry 50 requests/s" in head
 
 
+def test_a_closed_loop_past_the_hour_says_its_users_wait_not_that_its_queue_grows() -> None:
+    """300,000 users of Llama 3 70B on four H200 servers, each waiting its turn past the load
+    model's one-hour stand-in (users / capacity: about 2.4 h): the headline, the KV sentence and
+    the designs' reasons said "the queue for a first token grows without bound", which a closed
+    loop's queue, bounded by its users, never does."""
+    from advisor.engine import evaluate_typed
+    from advisor.engine.tools.audit import customer_prose
+
+    users = 300_000
+    inference = {"concurrent_requests": users, "deployment": "disaggregated"}
+    pools = {"prefill": {"servers": 2}, "decode": {"servers": 2}}
+    result = evaluate_typed(_inference(**inference, pools=pools) | {"gpus": 32})
+    metrics = result.metrics
+    capacity = float(metrics.capacity_requests_per_s or 0.0)
+    assert users / capacity > 3600  # the wait is past the stand-in's hour
+    assert not metrics.load_saturated
+    head = result.recommendation.headline
+    assert "Serving falls short" in head
+    assert "users wait more than an hour for a first token" in head
+    prose = " ".join(customer_prose(result))
+    assert "grows without bound" not in prose
+    (kv,) = [t for t in result.recommendation.rationale if "crosses the fabric before" in t]
+    assert "users wait more than an hour for a first token whatever the network" in kv
+
+
 def _release_rate(head: str) -> float | None:
     found = re.search(
         r"fp8 release instead \(precision fp8\), the same (?:\d+ servers serve|server serves) "

@@ -102,7 +102,7 @@ def test_a_fleet_over_capacity_is_said_in_words_on_the_first_screen_and_the_capt
     """Llama 3 70B disaggregated at 50 requests/s on the same 4 servers: over capacity, the
     load model's time to first token is its stand-in (3,600 s), which the headline's facts
     printed as "first token 3,600,000 ms" and the caption as "3600000 ms to first token (p95),
-    of which KV transfer ... (0 %)"; both now say the queue has no bound."""
+    of which KV transfer ... (0 %)"; both now say it in words."""
     from django.template.loader import render_to_string
 
     from advisor.engine.facts.formatting import OVER_CAPACITY
@@ -112,7 +112,7 @@ def test_a_fleet_over_capacity_is_said_in_words_on_the_first_screen_and_the_capt
     over = evaluate_typed({**DISAGGREGATED, "inference": load})
     assert over.metrics.load_saturated
     html = render_to_string("frontend/_serving_chart.html", {"result": over})
-    assert "has no bound (over capacity)" in html
+    assert f"the first token (p95) waits {OVER_CAPACITY}," in html
     assert "3600000" not in html and "3,600,000" not in html
     facts = {fact.key: fact for fact in headline(over)["facts"]}
     assert facts["Per token"].sub == f"first token {OVER_CAPACITY}"
@@ -273,3 +273,34 @@ def test_the_pdf_cost_chart_keeps_its_shape_beside_a_long_part_name() -> None:
     with Image.open(png) as image:
         width, height = image.size
     assert width / height < 7.5 / 3.4 * 1.25, (width, height)
+
+
+def test_a_closed_loop_s_first_token_reads_in_the_unit_the_first_screen_uses() -> None:
+    """Users of a closed loop over capacity wait to be admitted: 2,000 users of Llama 3 70B on
+    the same four servers wait about a minute, which the caption printed as "59836 ms to first
+    token" beside the first screen's "59.8 s"; 300,000 users wait past the load model's
+    one-hour stand-in, which the caption printed as "3600000 ms" and the legend gave a "0.0 %"
+    share of."""
+    from django.template.loader import render_to_string
+
+    from advisor.engine.facts.formatting import OVER_CAPACITY, first_token
+
+    def closed(users: int) -> EngineResult:
+        load = {**DISAGGREGATED["inference"], "concurrent_requests": users}
+        del load["requests_per_s"]
+        return evaluate_typed({**DISAGGREGATED, "inference": load})
+
+    minute = closed(2_000)
+    ttft = minute.metrics.ttft_ms_p95
+    assert ttft is not None and 10_000 < ttft < 3_600_000
+    html = render_to_string("frontend/_serving_chart.html", {"result": minute})
+    assert f"{first_token(ttft)} to first token (p95)" in html
+    assert f"{ttft:.0f} ms" not in html
+
+    hours = closed(300_000)
+    assert not hours.metrics.load_saturated
+    html = render_to_string("frontend/_serving_chart.html", {"result": hours})
+    assert f"the first token (p95) waits {OVER_CAPACITY}," in html
+    assert "3600000" not in html and "3,600,000" not in html
+    names = [t["name"] for t in charts.serving_figure(hours)["data"] if t.get("yaxis") != "y2"]
+    assert names and all(re.search(r"\(KV transfer [\d.,]+ ms\)$", n) for n in names), names

@@ -164,6 +164,11 @@ class ServingAsk:
     """What that release serves on the same servers and design, computed only for an answer
     that falls short (``decision.release``); ``None`` otherwise."""
 
+    @property
+    def closed_loop(self) -> bool:
+        """A closed loop of ``users`` was asked, not an open arrival rate."""
+        return self.requests_per_s is None
+
 
 @dataclass(frozen=True)
 class JobFacts:

@@ -50,7 +50,7 @@ from advisor.engine.decision.pricing import Scored, skill_cost
 from advisor.engine.decision.util import num, usd
 from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.facts.constants import over_capacity_ms
-from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.formatting import first_token, first_token_over_capacity, significant
 from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.result.records import Metrics, Premium
 
@@ -203,6 +203,9 @@ def check_constraints(
             )
         latency_applies = False
     ttft_applies = facts.inference and target_ttft_ms is not None
+    over_capacity_wait = first_token_over_capacity(
+        facts.serving is not None and facts.serving.closed_loop
+    )
     ttfts = [num(sc.metrics.ttft_ms_p95, math.nan) for sc in serving]
     if ttft_applies and not any(math.isfinite(t) for t in ttfts):
         ttft_applies = False
@@ -212,10 +215,9 @@ def check_constraints(
             notes.append(
                 f"No network design reaches the {target_ttft_ms:,g} ms p95 time-to-first-token "
                 + (
-                    "target: every design is over capacity and its queue for a first token "
-                    "grows without bound"
+                    f"target: every design is over capacity and {over_capacity_wait}"
                     if over_capacity_ms(min(finite))
-                    else f"target (the best is {min(finite):,.0f} ms): prefill compute and "
+                    else f"target (the best is {first_token(min(finite))}): prefill compute and "
                     "queueing dominate"
                 )
                 + ", so it needs more GPUs rather than a faster network."
@@ -255,10 +257,10 @@ def check_constraints(
             and ttft > target_ttft_ms * (1.0 + TIE_BAND)
         ):
             sc.violations.append(
-                f"{ttft:,.0f} ms p95 time to first token misses the {target_ttft_ms:,g} ms target"
+                f"{first_token(ttft)} p95 time to first token misses the {target_ttft_ms:,g} ms "
+                "target"
                 if not over_capacity_ms(ttft)
-                else "its queue for a first token grows without bound at the asked load "
-                f"(target {target_ttft_ms:,g} ms)"
+                else f"at the asked load {over_capacity_wait} (target {target_ttft_ms:,g} ms)"
             )
         if budget is not None and sc.capex_usd > budget:
             sc.violations.append(

@@ -30,6 +30,7 @@ from advisor.engine.decision.pricing import Scored
 from advisor.engine.decision.util import num, rounded
 from advisor.engine.facts.constants import over_capacity_ms
 from advisor.engine.facts.formatting import (
+    first_token_over_capacity,
     megabytes,
     percent_in_text,
     significant,
@@ -208,7 +209,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
         )
         parts.append(f"it serves {significant(served)} requests/s {asked}, at capacity")
     if over_capacity_ms(ttft):
-        parts.append("the queue for a first token grows without bound")
+        parts.append(first_token_over_capacity(ask.closed_loop))
     elif ttft > ask.target_ttft_ms:
         parts.append(
             f"p95 time to first token {_seconds(ttft / 1e3)} against the "

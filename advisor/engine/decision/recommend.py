@@ -260,7 +260,8 @@ def _recommend(
         choice = _serving_rate_kept(facts, scored, choice, evaluate, serving_reference)
     # where the pools run, unless the rationale's first sentence (sized for KV caches) says it
     pools = facts.serving.pools if facts.serving is not None and not facts.kv_only else ""
-    kv = _kv_transfer_sentence(choice.best, scored, ttft, pools)
+    closed_loop = facts.serving is not None and facts.serving.closed_loop
+    kv = _kv_transfer_sentence(choice.best, scored, ttft, pools, closed_loop)
     facts = with_release_rate(s, facts, choice.best.cand, choice.best.metrics)
     result = _build(facts, parts, choice, scored, pruned, storage, notes, kv)
     reps = {f: sc.cand for f, sc in best_per_fabric(scored).items()}
@@ -1047,7 +1048,11 @@ def _the_work(facts: JobFacts, sc: Scored) -> str:
 
 
 def _kv_transfer_sentence(
-    best: Scored, scored: list[Scored], target_ttft_ms: float | None, pools: str
+    best: Scored,
+    scored: list[Scored],
+    target_ttft_ms: float | None,
+    pools: str,
+    closed_loop: bool,
 ) -> str | None:
     """Disaggregated serving: the KV-cache transfer with its numbers, on the recommended
     network and on the best TCP design (the disaggregated prefill/decode model of
@@ -1072,4 +1077,5 @@ def _kv_transfer_sentence(
         tcp.metrics if tcp is not None else None,
         target_ttft_ms,
         pools,
+        closed_loop,
     )

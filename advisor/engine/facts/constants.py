@@ -466,8 +466,10 @@ the FP8 kernels' overlap; for fp4 (NVFP4, Blackwell) that is an assumption, no F
 being read (docs/MODEL.md 15.1, "NVFP4 serving")."""
 SATURATED_S: Final = 3600.0
 """Latency the serving load model reports when the arrival rate exceeds capacity (the queue
-grows without bound): a stand-in, said in words wherever people read it
-(:func:`advisor.engine.facts.formatting.first_token`)."""
+grows without bound), and the most a closed loop's users are said to wait (their cycle, users /
+capacity, past the hour): a stand-in, said in words wherever people read it
+(:func:`advisor.engine.facts.formatting.first_token`, :func:`~advisor.engine.facts.formatting.
+first_token_over_capacity`)."""
 SATURATED_MS: Final = SATURATED_S * 1e3
 """:data:`SATURATED_S` in the milliseconds the serving metrics are given in."""
 

@@ -107,8 +107,20 @@ def milliseconds(value: Any) -> str:
     return MISSING if number is None else f"{significant(number)} ms"
 
 
-OVER_CAPACITY: Final = "no bound (over capacity)"
-"""A time to first token of a serving load over capacity, in words (:func:`first_token`)."""
+OVER_CAPACITY: Final = "over an hour (over capacity)"
+"""A time to first token at the load model's over-capacity stand-in, in words
+(:func:`first_token`): true of an open queue, which grows without bound, and of a closed loop
+of users, whose wait is bounded by their cycle but past the hour the stand-in stands for."""
+
+
+def first_token_over_capacity(closed_loop: bool) -> str:
+    """The wait for a first token at the over-capacity stand-in (``constants.SATURATED_S``) as
+    a sentence says it: an open arrival rate's queue grows without bound; a closed loop's users
+    are finitely many, so each waits at most one cycle of the loop (users / capacity), which is
+    then past the hour (docs/MODEL.md 15, "Load")."""
+    if closed_loop:
+        return "users wait more than an hour for a first token"
+    return "the queue for a first token grows without bound"
 
 
 FIRST_TOKEN_MS_UP_TO: Final = 10_000.0

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
 from advisor.engine.facts.constants import SATURATED_S, over_capacity_ms
+from advisor.engine.facts.formatting import first_token, first_token_over_capacity
 from advisor.engine.facts.numbers import to_significant
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import CommDomain
@@ -822,6 +823,7 @@ def kv_transfer_sentence(
     tcp_metrics: Metrics | None,
     target_ttft_ms: float | None,
     pools: str,
+    closed_loop: bool,
 ) -> str | None:
     """The rationale's sentence on KV-cache transfer of a disaggregated deployment, with the
     numbers: bytes per request, transfer time and share of TTFT on the recommended network,
@@ -829,8 +831,10 @@ def kv_transfer_sentence(
 
     Reads the per-design metrics (``prefill_servers``, ``kv_bytes_per_request``,
     ``kv_transfer_ms``, ``ttft_ms_p95``...) and ``pools``, where the pools run
-    (``job_facts.pool_placement``; "" where the sentence before it said so); ``None`` when the
-    deployment is not disaggregated."""
+    (``job_facts.pool_placement``; "" where the sentence before it said so); ``closed_loop``: a
+    closed loop of users was asked, whose wait at the over-capacity stand-in is said as such
+    (``formatting.first_token_over_capacity``); ``None`` when the deployment is not
+    disaggregated."""
     if not best_metrics.prefill_servers:
         return None
     kv_megabytes = (best_metrics.kv_bytes_per_request or 0.0) / 1e6
@@ -841,14 +845,19 @@ def kv_transfer_sentence(
     # as the headline does), and then the network is not what holds the first token back
     over_capacity = over_capacity_ms(ttft)
     where = f"Prefill and decode run on {pools}, so each" if pools else "Each"
+    moved = (
+        f"on {best_label} the transfers cannot keep up"
+        if over_capacity_ms(kv)
+        else f"{kv:,.1f} ms on {best_label}"
+    )
     text = (
         f"{where} request's KV cache ({kv_megabytes:,.0f} MB) crosses the fabric before its "
-        f"first token: {kv:,.1f} ms on {best_label}"
+        f"first token: {moved}"
         + (
-            ", while at the asked load the queue for a first token grows without bound "
-            "whatever the network (the headline says what would carry it)"
+            f", while at the asked load {first_token_over_capacity(closed_loop)} whatever the "
+            "network (the headline says what would carry it)"
             if over_capacity
-            else f" ({share:.0f} % of the {ttft:,.0f} ms p95 time to first token)"
+            else f" ({share:.0f} % of the {first_token(ttft)} p95 time to first token)"
         )
     )
     if tcp_label and tcp_metrics is not None:
@@ -857,18 +866,17 @@ def kv_transfer_sentence(
         if over_capacity:
             if over_capacity_ms(tcp_kv):
                 return text + f"; over TCP (at best {tcp_label}) the transfers cannot keep up."
-            return text + f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms."
+            return text + f"; over TCP (at best {tcp_label}) it takes {first_token(tcp_kv)}."
         if over_capacity_ms(tcp_ttft) or over_capacity_ms(tcp_kv):
             return text + (
                 f"; over TCP (at best {tcp_label}) the servers cannot keep up with the load "
-                "(the queue for the first token grows without bound), so this deployment "
-                "needs RDMA."
+                f"({first_token_over_capacity(closed_loop)}), so this deployment needs RDMA."
             )
         tcp_share = (tcp_metrics.kv_transfer_share_of_ttft or 0.0) * 100
-        text += f"; over TCP (at best {tcp_label}) it takes {tcp_kv:,.0f} ms"
+        text += f"; over TCP (at best {tcp_label}) it takes {first_token(tcp_kv)}"
         if target_ttft_ms and tcp_ttft > target_ttft_ms:
             text += (
-                f" and the p95 time to first token reaches {tcp_ttft:,.0f} ms (KV transfer "
+                f" and the p95 time to first token reaches {first_token(tcp_ttft)} (KV transfer "
                 f"{tcp_share:.0f} % of it), over the {target_ttft_ms:,.0f} ms target, so this "
                 "deployment needs RDMA"
             )

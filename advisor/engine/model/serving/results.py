@@ -61,6 +61,7 @@ def load_curves_for_result(
                 "fabric": key[0],
                 "recommended": option.recommended,
                 "points": load_curve(planned, serving_plan, design),
+                "ttft_ms_p95": at_ask.ttft_ms_p95,
                 "kv_transfer_share_of_ttft": at_ask.kv_transfer_share_of_ttft,
                 "kv_transfer_ms": at_ask.kv_transfer_ms,
                 "load_saturated": at_ask.load_saturated,
