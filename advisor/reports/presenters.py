@@ -496,12 +496,12 @@ def scale_up_words(result: EngineResult) -> tuple[str, str]:
 
 
 def _load_fact(result: EngineResult) -> Fact | None:
-    """The first screen's "Asked load" of an open-loop serving answer: the asked rate against
-    what the fleet serves within both p95 targets (the headline's shortfall and the rationale's
-    headroom in one figure); None for a closed loop of users."""
+    """The first screen's load of a serving answer: an open loop's "Asked load", the asked rate
+    against what the fleet serves within both p95 targets (the headline's shortfall and the
+    rationale's headroom in one figure), or a closed loop's :func:`_users_fact`."""
     asked = asked_rate(result)
     if asked is None:
-        return None
+        return _users_fact(result)
     metrics = result.metrics
     at_target = finite(metrics.max_requests_per_s_at_target)
     if metrics.load_saturated:
@@ -518,6 +518,31 @@ def _load_fact(result: EngineResult) -> Fact | None:
         else f"{significant(at_target)} within the targets: over them"
     )
     return Fact("Asked load", value, sub)
+
+
+def _users_fact(result: EngineResult) -> Fact | None:
+    """A closed loop's "Users at once": the requests per second its users send against what
+    the fleet serves within both p95 targets (the open loop's "Asked load" for users, whose
+    wait is in the first token beside it); None without users."""
+    inference = result.scenario.inference
+    users = inference.concurrent_requests if inference is not None else None
+    if not users:
+        return None
+    metrics = result.metrics
+    value = f"{users:,}"
+    sent = f"{significant(finite(metrics.requests_per_s))} requests/s"
+    if metrics.load_saturated:
+        return Fact("Users at once", value, f"{sent}, at capacity")
+    at_target = finite(metrics.max_requests_per_s_at_target)
+    if at_target <= 0:
+        return Fact("Users at once", value, f"{sent}; no load meets the targets")
+    share = finite(metrics.requests_per_s) / at_target
+    sub = (
+        f"{sent}, {percent(share, digits=0)} of what it serves within the targets"
+        if share <= 1
+        else f"{sent}, {significant(at_target)} within the targets: over them"
+    )
+    return Fact("Users at once", value, sub)
 
 
 def _talk(result: EngineResult) -> str:

@@ -1,13 +1,14 @@
-"""The first screen of an open-loop serving answer says the asked load against what the fleet
-serves within the targets (the headline's shortfall and the rationale's headroom in one figure);
-an answer without a compute fabric no longer spends a fact on "GPUs idle on the network: 0.0 %",
-which it can never be."""
+"""The first screen of a serving answer says its load (an open loop's asked rate, a closed
+loop's users) against what the fleet serves within the targets (the headline's shortfall and
+the rationale's headroom in one figure); an answer without a compute fabric no longer spends a
+fact on "GPUs idle on the network: 0.0 %", which it can never be."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from advisor.engine import evaluate_typed
+from advisor.engine.facts.formatting import significant
 from advisor.engine.result.records import EngineResult
 from advisor.reports.presenters import headline
 
@@ -56,10 +57,32 @@ def test_a_fleet_over_capacity_says_so_and_what_it_serves() -> None:
     assert sub.startswith("serves ") and sub.endswith(" of the 5,000 requests/s asked")
 
 
-def test_a_closed_loop_keeps_the_idle_fact_and_asks_no_rate() -> None:
-    facts = _facts({"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 16})
-    assert "Asked load" not in facts
-    assert "GPUs idle on the network" in facts
+def test_a_closed_loop_shows_its_users_against_what_the_fleet_serves() -> None:
+    """The questionnaire's default load, 64 users at once, had no load fact on the first
+    screen (only an open loop's asked rate had one) and kept "GPUs idle on the network: 0.0 %"
+    of an answer without a compute fabric in its place (2026-12-07)."""
+    closed = {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 16}
+    result = evaluate_typed(closed, scaling_chart=False)
+    assert not result.recommendation.needs_compute_fabric
+    facts = _facts_of(result)
+    assert "Asked load" not in facts and "GPUs idle on the network" not in facts
+    metrics = result.metrics
+    assert metrics.requests_per_s is not None and metrics.max_requests_per_s_at_target
+    share = metrics.requests_per_s / metrics.max_requests_per_s_at_target
+    assert share <= 1
+    value, sub = facts["Users at once"]
+    assert value == "64"
+    assert sub == (
+        f"{significant(metrics.requests_per_s)} requests/s, {round(100 * share):.0f} % of what "
+        "it serves within the targets"
+    )
+    # past what a server carries within the targets the same fact says so
+    many = {**closed, "gpus": 8, "inference": {"concurrent_requests": 2_000}}
+    over = evaluate_typed(many, scaling_chart=False)
+    value, sub = _facts_of(over)["Users at once"]
+    assert value == "2,000"
+    at_target = significant(over.metrics.max_requests_per_s_at_target)
+    assert sub.endswith(f", {at_target} within the targets: over them")
 
 
 def test_an_answer_on_a_compute_fabric_keeps_both() -> None:
