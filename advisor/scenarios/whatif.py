@@ -34,7 +34,13 @@ from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.formatting import first_token
 from advisor.engine.facts.limits import GPUS_MAX, LIMITS, is_number
 from advisor.engine.facts.vocabulary import FABRIC_LABELS
-from advisor.engine.input.scenario import DEPLOYMENTS, PRECISIONS, InferenceSpec, parse_scenario
+from advisor.engine.input.scenario import (
+    DEPLOYMENTS,
+    PRECISIONS,
+    InferenceSpec,
+    model_parallel_size,
+    parse_scenario,
+)
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.whatif import (
     NO_FABRIC,
@@ -311,8 +317,11 @@ def changed_inputs(
         out["design"] = design
     parallelism = out.get("parallelism")
     if isinstance(parallelism, dict) and parallelism.get("dp") is not None:
-        model_parallel = int(parallelism.get("tp") or 1) * int(parallelism.get("pp") or 1)
-        model_parallel *= int(parallelism.get("cp") or 1)
+        # the engine's rule (plans.resized) on the inputs to save; a size the plan does not
+        # divide keeps the asked dp, which the engine refuses naming the field
+        model_parallel = model_parallel_size(
+            *(int(parallelism.get(key) or 1) for key in ("tp", "cp", "pp"))
+        )
         if out["gpus"] % model_parallel == 0:
             out["parallelism"] = {**parallelism, "dp": out["gpus"] // model_parallel}
     return out

@@ -309,6 +309,14 @@ class ParallelismSpec:
     __getstate__ = state_without_value_hash
 
 
+def model_parallel_size(tp: int | None, cp: int | None, pp: int | None) -> int:
+    """The GPUs one copy of the model spans under an explicit plan, tp x cp x pp (a missing
+    degree is 1): an explicit ``dp`` is the GPUs over it, as the planner checks it, and follows
+    a change of size over it (``plans.resized``: the scaling chart, a sweep; the what-if's
+    changed inputs, ``scenarios.whatif.changed_inputs``)."""
+    return (tp or 1) * (cp or 1) * (pp or 1)
+
+
 CONSTRAINT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Constraints) if f.name != EXTRA)
 """The keys of ``constraints`` (the fields of the result's :class:`Constraints` record, which
 the parser fills: one description, one default each)."""

@@ -14,7 +14,7 @@ from typing import Any, Final, NamedTuple
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import GpuSpec
-from advisor.engine.input.scenario import Scenario
+from advisor.engine.input.scenario import Scenario, model_parallel_size
 from advisor.engine.model.collectives import deepep_network_share
 from advisor.engine.model.placement import (
     Communicator,
@@ -54,7 +54,7 @@ def resized(scenario: Scenario, gpus: int) -> Scenario:
     parallelism = scenario.parallelism
     if parallelism.dp is None:
         return dataclass_replace(scenario, gpus=gpus)
-    model_parallel = (parallelism.tp or 1) * (parallelism.cp or 1) * (parallelism.pp or 1)
+    model_parallel = model_parallel_size(parallelism.tp, parallelism.cp, parallelism.pp)
     if gpus % model_parallel:
         named = "tp x pp" if parallelism.cp is None else "tp x cp x pp"
         raise ScenarioError.single(
