@@ -7,6 +7,7 @@ the same thing in the same words.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -286,9 +287,16 @@ def headline(result: EngineResult) -> dict[str, Any]:
         "costs": costs,
         "sentence": rec.headline,
         "facts": facts,
+        "fact_columns": fact_columns(len(facts)),
         "eyebrow": eyebrow(result),
         "servers": int(finite(result.workload.nodes)),
     }
+
+
+def fact_columns(count: int) -> int:
+    """Columns of the first screen's facts on a wide screen: one row of up to six, more in two
+    balanced rows (eight as 4 + 4, where filling a row left one card alone under seven)."""
+    return count if count <= 6 else math.ceil(count / 2)
 
 
 def asked_rate(result: EngineResult) -> float | None:

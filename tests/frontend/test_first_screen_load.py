@@ -147,3 +147,21 @@ def test_a_missed_latency_target_is_said_above_the_headline_as_in_it() -> None:
     assert result.metrics.meets_latency_targets is False
     assert "falls short" in result.recommendation.headline
     assert eyebrow(result) == "Misses a latency target"
+
+
+def test_the_facts_sit_in_balanced_rows_the_stylesheet_knows() -> None:
+    """Eight facts filled a row of seven and left one card alone under it (a closed loop's
+    answer without a compute fabric); up to six sit in one row, more in two balanced ones,
+    and the stylesheet has a rule for every count the first screen asks for."""
+    from pathlib import Path
+
+    from advisor.reports.presenters import fact_columns
+
+    assert [fact_columns(n) for n in (5, 6, 7, 8, 9, 10)] == [5, 6, 4, 4, 5, 5]
+    css = (Path(__file__).parents[2] / "frontend/static/frontend/app.css").read_text()
+    for count in range(1, 13):
+        columns = fact_columns(count)
+        assert f".facts-cols-{columns} {{ --fact-columns: {columns}; }}" in css
+    closed = {"workload": "inference", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 16}
+    head = headline(evaluate_typed(closed, scaling_chart=False))
+    assert len(head["facts"]) == 8 and head["fact_columns"] == 4
