@@ -399,3 +399,17 @@ def test_the_answer_says_its_number_format_above_the_headline(client: Client) ->
     ):
         page = client.get(f"/s/{make_scenario(result=evaluate(scenario)).pk}/").content.decode()
         assert f'<span id="number-format">{said}</span>' in page, said
+
+
+def test_the_details_count_in_words_that_agree_with_one(client: Client) -> None:
+    """A serving answer without a compute fabric weighs one design: its details read
+    "1 designs costed" (and a one-line bill of materials "1 lines")."""
+    from tests.frontend.sample_result import training_result
+
+    result = training_result()
+    result["options"] = result["options"][:1]
+    result["bom"] = result["bom"][:1]
+    html = client.get(f"/s/{make_scenario(result=result).pk}/").content.decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    assert "1 design costed" in text and "1 designs" not in text
+    assert "1 line ·" in text and "1 lines" not in text
