@@ -118,3 +118,16 @@ def test_an_engine_answer_that_misses_its_target_passes_the_audit_by_saying_so()
     )
     assert result.metrics.load_saturated is True
     assert serving_violations("llama", result) == []
+
+
+def test_a_closed_loop_at_the_stand_in_cycles_past_the_hour() -> None:
+    """A closed loop's first token at the over-capacity stand-in is a violation unless its
+    users, at the rate the answer serves, cycle past the stand-in's hour."""
+
+    def closed(users: int, served: float) -> EngineResult:
+        r = _result(ttft_ms_p95=3_600_000.0, requests_per_s=served, capacity_requests_per_s=served)
+        loop = InferenceInput(concurrent_requests=users)
+        return replace(r, scenario=replace(r.scenario, inference=loop))
+
+    assert "serving-closed-loop-unbounded" not in _props(closed(300_000, 34.0))  # 2.5 h
+    assert "serving-closed-loop-unbounded" in _props(closed(64, 0.5))  # 128 s
