@@ -122,7 +122,9 @@ def test_an_engine_answer_that_misses_its_target_passes_the_audit_by_saying_so()
 
 def test_a_closed_loop_at_the_stand_in_cycles_past_the_hour() -> None:
     """A closed loop's first token at the over-capacity stand-in is a violation unless its
-    users, at the rate the answer serves, cycle past the stand-in's hour."""
+    users, at the rate the design serves, cycle past the stand-in's hour: on the answer and on
+    every design it weighed."""
+    from advisor.engine.result.records import Option
 
     def closed(users: int, served: float) -> EngineResult:
         r = _result(ttft_ms_p95=3_600_000.0, requests_per_s=served, capacity_requests_per_s=served)
@@ -131,3 +133,10 @@ def test_a_closed_loop_at_the_stand_in_cycles_past_the_hour() -> None:
 
     assert "serving-closed-loop-unbounded" not in _props(closed(300_000, 34.0))  # 2.5 h
     assert "serving-closed-loop-unbounded" in _props(closed(64, 0.5))  # 128 s
+    fine = closed(64, 5.0)
+    fine = replace(fine, metrics=replace(fine.metrics, ttft_ms_p95=900.0))
+    weighed = Option(rank=2, metrics=Metrics(ttft_ms_p95=3_600_000.0, requests_per_s=0.5))
+    found = serving_violations("case", replace(fine, options=[weighed]))
+    assert [(v.prop, v.detail.split(":")[0]) for v in found] == [
+        ("serving-closed-loop-unbounded", "option 2")
+    ]

@@ -691,8 +691,12 @@ OPTION_METRICS_INFERENCE: tuple[str, ...] = (
     "comm_ms_per_token",
     "compute_ms_per_token",
     "gpu_idle_fraction",
+    "requests_per_s",
+    "load_saturated",
 )
-"""Options carry the ENGINE_API metric keys only (the recommendation's ``metrics`` has all)."""
+"""Options carry the ENGINE_API metric keys only (the recommendation's ``metrics`` has all); a
+serving option its served rate and whether it is over capacity (what its reason and the audit
+read)."""
 
 
 def option_metrics(facts: JobFacts, metrics: Metrics) -> Metrics:
