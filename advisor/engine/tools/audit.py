@@ -37,7 +37,7 @@ and each answer, and each series of sizes, is checked here:
 * ``e-notation``: a figure written as "1.19e+04" in text a customer reads
   (:func:`customer_prose`);
 * ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
-  ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
+  ``serving-closed-loop-unbounded`` / ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
   ``serving-worse-with-more-servers`` / ``memory-record``: :func:`serving_violations`,
   :func:`memory_violations` and the serving series (docs/MODEL.md 19).
 
@@ -631,8 +631,8 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
         )
     ttft = metrics.ttft_ms_p95
     asked = result.scenario.inference
-    # (a closed loop's users reach the stand-in without saturating: each waits its cycle,
-    # users / capacity, which is past the hour there, formatting.first_token_over_capacity)
+    # an open queue at the stand-in is over capacity; a closed loop's users reach it unsaturated
+    # where their cycle passes the hour (_closed_loop_stand_ins)
     open_loop = asked is not None and asked.requests_per_s is not None
     if open_loop and ttft is not None and over_capacity_ms(ttft) and not metrics.load_saturated:
         out.append(
