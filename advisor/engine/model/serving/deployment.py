@@ -401,7 +401,8 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
         # a replica that does not divide the cluster runs on the whole servers it fills, the
         # rest idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays), unless fewer
         # GPUs would cut the racks so that fewer replicas fit whole (EP64 on two 72-GPU racks:
-        # 128 GPUs are a rack and 56 GPUs, one replica; the two racks hold two, 16 GPUs idle)
+        # 128 GPUs are a rack and 56 GPUs, one replica; the two racks hold two); the servers
+        # no whole replica holds are said idle (TP16 on two racks: 4 of 36 trays)
         used = scenario.gpus // r * r
         if r > scenario.gpus or m.heads % tp:
             continue
@@ -421,8 +422,9 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
             wp = _plan_inference(fixed, searching=True)
         except ScenarioError:
             continue
-        if used < scenario.gpus:
-            wp = _with_idle_servers(scenario, wp, fixed.nodes)
+        held = whole_groups(r, domain_gpus(fixed), used) * r // scenario.gpus_per_node
+        if held < scenario.nodes:
+            wp = _with_idle_servers(scenario, wp, held)
         out.append((parallel_shape(tp, 1, ep), wp))
     return out
 
