@@ -162,6 +162,7 @@ def result_context(
         "head": presenters.headline(result),
         "rationale": [presenters.plain_sentence(s) for s in result.recommendation.rationale],
         "assumptions": _Lazy(lambda: presenters.assumption_rows(result)),
+        "plan_notes": presenters.plan_notes(result),
         "charts": {
             name: {
                 "id": f"{prefix}-{name}",

@@ -609,6 +609,12 @@ def build_report_pdf(
         widths = (7, 28, 27, 15, 17, 17, 17, 50) if has_life else (7, 30, 30, 17, 18, 18, 58)
         _table(pdf, rows, widths, size=7)
 
+    notes = presenters.plan_notes(result)
+    if notes:
+        _h2(pdf, "How the engine planned it")
+        for note in notes:
+            _para(pdf, f"•  {note}", size=9)
+
     assumptions = presenters.assumption_rows(result)
     if assumptions:
         _h2(pdf, "Assumptions")

@@ -1181,6 +1181,17 @@ def _reference_departure(result: EngineResult, rec: Recommendation) -> str:
 _PREFER_RE = re.compile(r"\bprefer=(\w+)")
 
 
+def plan_notes(result: EngineResult) -> list[str]:
+    """The planner's notes on how the job runs (the deployment it chose over the others it
+    weighed, with their rates; GPUs or servers left idle; a batch rounded), as sentences: the
+    page's and the PDF's "How the engine planned it"."""
+    return [_capitalised(plain_sentence(note)) for note in result.workload.notes]
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def plain_sentence(text: Any) -> str:
     """An engine sentence without internal names: prefer=balanced, field paths such as
     constraints.allow_oversubscription, file names."""

@@ -413,3 +413,28 @@ def test_the_details_count_in_words_that_agree_with_one(client: Client) -> None:
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
     assert "1 design costed" in text and "1 designs" not in text
     assert "1 line ·" in text and "1 lines" not in text
+
+
+def test_the_planners_notes_are_on_the_page_and_in_the_pdf(client: Client) -> None:
+    """The planner's notes (the deployment chosen over the others it weighed, with their rates;
+    servers left idle) were in the API's result only: neither the page nor the PDF showed them."""
+    from advisor.engine import evaluate
+
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3.1-405b",
+            "gpu": "gb300-nvl72",
+            "gpus": 144,
+            "gpus_per_node": 4,
+            "inference": {"requests_per_s": 30},
+        }
+    )
+    notes = result["workload"]["notes"]
+    assert "4 of the 36 servers stay idle" in notes
+    scenario = make_scenario(result=result)
+    html = client.get(f"/s/{scenario.pk}/").content.decode()
+    assert 'id="plan-notes"' in html and "4 of the 36 servers stay idle" in html
+    assert "Deployment chosen by the load: TP16 replicas" in html
+    text = " ".join(pdf_pages(client.get(f"/s/{scenario.pk}/report.pdf").content))
+    assert "How the engine planned it" in text and "4 of the 36 servers stay idle" in text
