@@ -321,3 +321,17 @@ def test_threads_showing_a_run_at_once_render_its_details_once(
     run_pk = scenario.runs.get().pk
     assert cache.has_key(make_template_fragment_key(pages.RESULT_DETAILS_FRAGMENT, [run_pk]))
     assert len(pages._rendering) == 0  # no lock left behind
+
+
+def test_the_details_block_and_its_key_name_the_same_version() -> None:
+    """results.html's {% cache %} tag takes its fragment name as a literal: a new version there
+    that frontend.results.RESULT_DETAILS_FRAGMENT did not follow leaves the warm-up and the
+    concurrency guard keying a fragment no page writes."""
+    import re
+    from pathlib import Path
+
+    from frontend import results as pages
+
+    template = (Path(__file__).parents[2] / "templates/frontend/results.html").read_text()
+    (name,) = re.findall(r"{% cache \d+ (\S+) run\.pk %}", template)
+    assert name == pages.RESULT_DETAILS_FRAGMENT
