@@ -662,16 +662,9 @@ def test_replicas_a_rack_cannot_hold_whole_say_the_servers_left_idle() -> None:
     """Llama 3.1 405B BF16 on two GB300 NVL72 racks at 30 requests/s: TP16 replicas, four to a
     72-GPU rack, leave 8 GPUs (two trays) of each rack without one; the answer said nothing of
     the 4 idle trays."""
-    result = evaluate(
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "gb300-nvl72",
-            "gpus": 144,
-            "gpus_per_node": 4,
-            "inference": {"requests_per_s": 30},
-        }
-    )
+    from tests.support.scenarios import LLAMA_405B_TWO_GB300_RACKS
+
+    result = evaluate(LLAMA_405B_TWO_GB300_RACKS)
     (pool,) = result["workload"]["serving"]["pools"].values()
     held = pool["instances"] * pool["gpus_per_instance"] // 4
     assert held < 36

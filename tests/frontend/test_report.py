@@ -419,17 +419,9 @@ def test_the_planners_notes_are_on_the_page_and_in_the_pdf(client: Client) -> No
     """The planner's notes (the deployment chosen over the others it weighed, with their rates;
     servers left idle) were in the API's result only: neither the page nor the PDF showed them."""
     from advisor.engine import evaluate
+    from tests.support.scenarios import LLAMA_405B_TWO_GB300_RACKS
 
-    result = evaluate(
-        {
-            "workload": "inference",
-            "model": "llama3.1-405b",
-            "gpu": "gb300-nvl72",
-            "gpus": 144,
-            "gpus_per_node": 4,
-            "inference": {"requests_per_s": 30},
-        }
-    )
+    result = evaluate(LLAMA_405B_TWO_GB300_RACKS)
     notes = result["workload"]["notes"]
     assert "4 of the 36 servers stay idle" in notes
     scenario = make_scenario(result=result)

@@ -35,3 +35,15 @@ SERVING_70B_5_RPS: dict[str, Any] = {
 }
 """Llama 3 70B on two 8 x H100 servers at 5 requests/s: an answer with no compute fabric
 (prompt and answer GPUs disaggregated inside each server), the what-if suites' serving case."""
+
+
+LLAMA_405B_TWO_GB300_RACKS: dict[str, Any] = {
+    "workload": "inference",
+    "model": "llama3.1-405b",
+    "gpu": "gb300-nvl72",
+    "gpus": 144,
+    "gpus_per_node": 4,
+    "inference": {"requests_per_s": 30},
+}
+"""Llama 3.1 405B (BF16) on two GB300 NVL72 racks at 30 requests/s: TP16 replicas, four to a
+72-GPU rack, leave 4 of the 36 trays without one (the planner's notes say so)."""
