@@ -516,16 +516,18 @@ def _load_fact(result: EngineResult) -> Fact | None:
         served = significant(finite(metrics.requests_per_s))
         sub = f"serves {served} of the {significant(asked)} requests/s asked"
         return Fact("Asked load", "over capacity", sub)
-    value = f"{significant(asked)} requests/s"
-    if at_target <= 0:
-        return Fact("Asked load", value, "no load meets the targets")
-    share = asked / at_target
-    sub = (
-        f"{percent(share, digits=0)} of what it serves within the targets"
-        if share <= 1
-        else f"{significant(at_target)} within the targets: over them"
+    return Fact(
+        "Asked load", f"{significant(asked)} requests/s", _against_targets(asked, at_target)
     )
-    return Fact("Asked load", value, sub)
+
+
+def _against_targets(rate: float, at_target: float) -> str:
+    """A load's rate against what the fleet serves within both p95 targets, in words."""
+    if at_target <= 0:
+        return "no load meets the targets"
+    if rate <= at_target:
+        return f"{percent(rate / at_target, digits=0)} of what it serves within the targets"
+    return f"{significant(at_target)} within the targets: over them"
 
 
 def _users_fact(result: EngineResult) -> Fact | None:
@@ -537,20 +539,13 @@ def _users_fact(result: EngineResult) -> Fact | None:
     if not users:
         return None
     metrics = result.metrics
-    value = f"{users:,}"
-    sent = f"{significant(finite(metrics.requests_per_s))} requests/s"
-    if metrics.load_saturated:
-        return Fact("Users at once", value, f"{sent}, at capacity")
-    at_target = finite(metrics.max_requests_per_s_at_target)
-    if at_target <= 0:
-        return Fact("Users at once", value, f"{sent}; no load meets the targets")
-    share = finite(metrics.requests_per_s) / at_target
-    sub = (
-        f"{sent}, {percent(share, digits=0)} of what it serves within the targets"
-        if share <= 1
-        else f"{sent}, {significant(at_target)} within the targets: over them"
+    sent = finite(metrics.requests_per_s)
+    against = (
+        "at capacity"
+        if metrics.load_saturated
+        else _against_targets(sent, finite(metrics.max_requests_per_s_at_target))
     )
-    return Fact("Users at once", value, sub)
+    return Fact("Users at once", f"{users:,}", f"{significant(sent)} requests/s, {against}")
 
 
 def _talk(result: EngineResult) -> str:

@@ -398,6 +398,13 @@ class ServingPool(Record):
         return parallel_shape(self.tp, self.pp, self.ep)
 
     @property
+    def placed_gpus(self) -> int:
+        """GPUs its instances run on: the pool's ``gpus`` less those no whole instance (or
+        expert group) fits where the scale-up domain does not divide them (``pools._pool``:
+        TP16 on a 72-GPU rack, 64 of 72)."""
+        return self.instances * self.gpus_per_instance
+
+    @property
     def units(self) -> int:
         """How many of :attr:`shape` the pool runs: its instances, or its expert-parallel
         groups of ``ep`` GPUs (where an instance is one attention data-parallel GPU)."""

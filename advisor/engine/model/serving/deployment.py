@@ -398,11 +398,10 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
         shapes += [(r, 1, r) for r in expert_parallel_widths(scenario, dom)]
         shapes.sort(key=lambda shape: shape[0])
     for r, tp, ep in shapes:
-        # a replica that does not divide the cluster runs on the whole servers it fills, the
-        # rest idle (TP8 on 33 four-GPU NVL72 trays: 16 replicas on 32 trays), unless fewer
-        # GPUs would cut the racks so that fewer replicas fit whole (EP64 on two 72-GPU racks:
-        # 128 GPUs are a rack and 56 GPUs, one replica; the two racks hold two); the servers
-        # no whole replica holds are said idle (TP16 on two racks: 4 of 36 trays)
+        # a replica that does not divide the cluster runs on the whole servers it fills (TP8
+        # on 33 NVL72 trays: 16 replicas on 32), unless fewer GPUs would cut the racks so that
+        # fewer replicas fit whole (EP64 on two racks: 128 GPUs hold one, the two racks two);
+        # the servers no replica of the plan holds are said idle (TP16 on two racks: 4 of 36)
         used = scenario.gpus // r * r
         if r > scenario.gpus or m.heads % tp:
             continue
@@ -422,7 +421,8 @@ def _fabric_free_replicas(scenario: Scenario, dom: int) -> list[tuple[str, Workl
             wp = _plan_inference(fixed, searching=True)
         except ScenarioError:
             continue
-        held = whole_groups(r, domain_gpus(fixed), used) * r // scenario.gpus_per_node
+        assert wp.inference is not None and wp.inference.serving is not None
+        held = wp.inference.serving.decode.placed_gpus // scenario.gpus_per_node
         if held < scenario.nodes:
             wp = _with_idle_servers(scenario, wp, held)
         out.append((parallel_shape(tp, 1, ep), wp))
