@@ -97,7 +97,7 @@ def run_figures(result: EngineResult, run: ScenarioRun | None) -> dict[str, Any]
 
 # The name of results.html's {% cache %} block of a run's figures and details (vary: run.pk); the
 # template names it again (the tag takes a literal), so a new version changes both.
-RESULT_DETAILS_FRAGMENT = "result-details-v2"
+RESULT_DETAILS_FRAGMENT = "result-details-v3"
 # A run's result page being rendered for the first time in this process, by fragment key.
 _rendering = KeyedLocks()
 

@@ -400,6 +400,35 @@ def _image(pdf: FPDF, png: io.BytesIO | None, caption: str) -> None:
     pdf.ln(3)
 
 
+def _longest_word_mm(pdf: FPDF, rows: list[list[str]], column: int, heading: bool) -> float:
+    """The widest single word of a column in the current font (headings in bold), padding
+    included: the least width at which no word of it breaks across lines."""
+    family, size = pdf.font_family, pdf.font_size_pt
+    widest = 0.0
+    for index, row in enumerate(rows):
+        pdf.set_font(family, "B" if heading and index == 0 else "", size)
+        for word in _text(row[column]).split():
+            widest = max(widest, pdf.get_string_width(word))
+    pdf.set_font(family, "", size)
+    return widest + 2 * pdf.c_margin + 0.5
+
+
+def _unbroken_widths(
+    pdf: FPDF, rows: list[list[str]], widths: tuple[int, ...], heading: bool
+) -> tuple[float, ...]:
+    """``widths`` (mm) widened where a column's longest word would not fit (a part number
+    split as "MCX75310AAS-NEA" over "T" on a quote), the room taken from the columns with
+    space to spare in proportion to it; the total stays. Left as given where the spare
+    room is not enough."""
+    need = [_longest_word_mm(pdf, rows, i, heading) for i in range(len(widths))]
+    short = sum(max(0.0, n - w) for n, w in zip(need, widths, strict=True))
+    spare = [max(0.0, w - n) for n, w in zip(need, widths, strict=True)]
+    if short == 0 or sum(spare) < short:
+        return tuple(float(w) for w in widths)
+    give = short / sum(spare)
+    return tuple(max(float(w), n) - s * give for n, w, s in zip(need, widths, spare, strict=True))
+
+
 def _table(
     pdf: FPDF,
     rows: list[list[str]],
@@ -410,12 +439,13 @@ def _table(
 ) -> None:
     pdf.set_font(FONT, "", size)
     pdf.set_text_color(*INK)
+    col_widths = _unbroken_widths(pdf, rows, widths, heading)
     pdf.set_fill_color(*ROW_FILL)  # tables take their starting style from the page state
     pdf.set_draw_color(226, 230, 238)
     pdf.set_line_width(0.2)
     head = FontFace(emphasis="BOLD", color=(255, 255, 255), fill_color=HEADER_FILL)
     with pdf.table(
-        col_widths=widths,
+        col_widths=col_widths,
         text_align=align or "LEFT",
         headings_style=head,
         first_row_as_headings=heading,
@@ -568,7 +598,7 @@ def build_report_pdf(
                     usd_whole(line.extended_price_usd),
                 ]
             )
-        rows.append(["", f"Subtotal, {group['label'].lower()}", "", "", "", ""])
+        rows.append(["", group["subtotal_label"], "", "", "", ""])
         rows[-1][5] = usd_whole(group["subtotal"])
         _table(
             pdf,

@@ -322,6 +322,13 @@ def eyebrow(result: EngineResult) -> str:
     return "Our recommendation" if result.recommendation.needs_compute_fabric else "Good news"
 
 
+def _mid_sentence(label: str) -> str:
+    """A label as it reads inside a sentence: "Storage network" -> "storage network", while
+    an acronym stays as written ("GPU compute fabric")."""
+    first = label.split(" ", 1)[0]
+    return label if first.isupper() else label[:1].lower() + label[1:]
+
+
 def bom_groups(result: EngineResult) -> list[dict[str, Any]]:
     """BOM lines grouped by network, each group with its subtotal; every line as a
     :class:`BomRow` (orderable part number, "–" for none; description; role)."""
@@ -335,6 +342,7 @@ def bom_groups(result: EngineResult) -> list[dict[str, Any]]:
         {
             "network": key,
             "label": network_label(key),
+            "subtotal_label": f"Subtotal, {_mid_sentence(network_label(key))}",
             "lines": groups[key],
             "subtotal": sum(finite(line.extended_price_usd) for line in groups[key]),
             # The engine's power_w on a BOM line is the whole line's (quantity included).

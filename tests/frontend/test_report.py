@@ -113,7 +113,7 @@ def test_input_summary_answer_bom_alternatives_and_assumptions_in_plain_words(
     assert "Our answer" in text and "Why this design" in text
     assert "Network capex" in text and "Share charged to this job" in text
     # BOM grouped by network with subtotals, the price statement once where the prices are.
-    assert "GPU compute fabric" in text and "Subtotal, gpu compute fabric" in text
+    assert "Subtotal, GPU compute fabric" in text and "Subtotal, storage network" in text
     assert "Storage network" in text and "Management network" in text
     assert text.count(INDICATIVE) == 1
     bom_page = next(p for p in pages if "Bill of materials" in p)
@@ -191,6 +191,31 @@ def test_pdf_text_has_no_internal_keys_for_every_workload(client: Client) -> Non
         text = pdf_text(client.get(f"/s/{make_scenario(result=result).pk}/report.pdf").content)
         assert not INTERNAL.search(text), (scenario["workload"], INTERNAL.search(text))
         assert text.count(INDICATIVE) == 1
+
+
+def test_part_numbers_are_never_split_across_lines_of_a_table(client: Client) -> None:
+    """A quote's part number is copied into an order: "MCX75310AAS-NEAT" printed as
+    "MCX75310AAS-NEA" over "T" (the BOM's part-number column was narrower than the word) or a
+    switch's "DCS-7060X6-64PE-F" split in the alternatives is a wrong part."""
+    from advisor.engine import evaluate
+    from advisor.engine.facts.catalog import default_catalog
+
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "qwen3-235b-a22b",
+            "gpu": "h200-sxm",
+            "gpus": 16,
+            "precision": "fp8",
+            "inference": {"requests_per_s": 20, "prompt_tokens": 8192, "output_tokens": 1024},
+        }
+    )
+    text = pdf_text(client.get(f"/s/{make_scenario(result=result).pk}/report.pdf").content)
+    parts = {line["part_number"] for line in result["bom"] if line.get("part_number")}
+    switches = {switch.sku: switch.part_number for switch in default_catalog().switches}
+    parts |= {switches[option["switch_model"]] for option in result["options"][:12]}
+    assert "MCX75310AAS-NEAT" in parts and "DCS-7060X6-64PE-F" in parts
+    assert [part for part in sorted(parts) if part not in text] == []
 
 
 def test_the_api_client_that_owns_a_scenario_gets_the_same_pdf(
