@@ -750,7 +750,7 @@ def _gpu_words(result: EngineResult, gpu_names: dict[str, str] | None) -> str:
     scenario = result.scenario
     workload = result.workload
     gpu = scenario.gpu
-    name = (gpu_names or {}).get(gpu, gpu)
+    name = (gpu_names or {}).get(gpu) or _gpu_name(gpu)
     gpus = int(finite(scenario.gpus))
     per = int(finite(workload.gpus_per_node or scenario.gpus_per_node))
     nodes = int(finite(workload.nodes))

@@ -169,6 +169,22 @@ def test_the_input_summary_states_the_serving_load_and_deployment_as_asked() -> 
     assert chosen["Serving load"].startswith("64 requests at once")
 
 
+def test_the_input_summary_names_a_gpu_the_site_catalog_does_not_by_its_display_name() -> None:
+    """Without the site catalog's names (a GPU the stored catalog lacks) the summary printed
+    the engine's id: "144 x gb300-nvl72 in 36 servers of 4"."""
+    from advisor.engine import evaluate_typed
+    from advisor.reports.presenters import input_summary
+
+    result = evaluate_typed(
+        {"workload": "inference", "model": "llama3-70b", "gpu": "gb300-nvl72", "gpus": 144}
+    )
+    assert dict(input_summary(result))["GPUs and servers"] == (
+        "144 × NVIDIA GB300 NVL72 (per Blackwell Ultra GPU) in 36 servers of 4"
+    )
+    named = dict(input_summary(result, {"gb300-nvl72": "GB300 (site name)"}))
+    assert named["GPUs and servers"].startswith("144 × GB300 (site name) in")
+
+
 def test_bom_csv_labels_each_cost(client: Client, engine_result: dict[str, Any]) -> None:
     scenario = make_scenario(result=engine_result)
     body = client.get(f"/s/{scenario.pk}/bom.csv").content.decode()
