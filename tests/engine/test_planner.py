@@ -357,3 +357,38 @@ def test_one_idle_gpu_is_said_in_the_singular() -> None:
     notes = " ".join(result["workload"]["notes"])
     assert "the plan uses 103 of 104 GPUs" in notes, notes
     assert "; 1 GPU idle:" in notes and "1 GPUs idle" not in notes, notes
+
+
+@pytest.mark.parametrize(
+    ("gpus", "batch", "says"),
+    [
+        # 1,000 H100: dp 49 runs 21 micro-batches a rank; 20 a rank takes 52 ranks of 20 GPUs
+        (1000, 1024, "one micro-batch fewer a rank takes 52 ranks (130 servers), more than"),
+        # 1,024 H100, batch 64: the planner keeps 512 GPUs, faster than any plan on more (its
+        # own note says so); "stops improving beyond 64 servers" was not the reason
+        (1024, 64, "more data-parallel ranks would not shorten this plan's step"),
+    ],
+)
+def test_idle_gpus_are_explained_by_what_more_ranks_would_do(
+    gpus: int, batch: int, says: str
+) -> None:
+    """GB300 training of 405B on 98,304 GPUs used 95,360 and said the step "stops improving
+    beyond 23,840 servers"; it shortens again (11 -> 10 micro-batches a rank) at 26,224. The
+    note now says where one micro-batch fewer a rank lies, and only where the cluster cannot
+    hold it; the micro-batch counts it names hold."""
+    from advisor.engine import evaluate
+    from advisor.engine.model.stage_time import _microbatches
+
+    model = "llama3-70b" if gpus == 1000 else "llama3-8b"
+    training = {"global_batch_sequences": batch}
+    scenario = {"workload": "training", "model": model, "gpu": "h100-sxm", "gpus": gpus}
+    result = evaluate({**scenario, "training": training})
+    notes = " ".join(result["workload"]["notes"])
+    assert says in notes, notes
+    assert "stops improving beyond" not in notes
+    plan = result["workload"]["plan"]
+    if gpus == 1000:
+        assert (plan["dp"], plan["micro_batch"]) == (49, 1)
+        assert _microbatches(batch, 49, 1) == _microbatches(batch, 51, 1) == 21
+        assert _microbatches(batch, 52, 1) == 20
+        assert 52 * plan["tp"] * plan["pp"] * plan["cp"] > gpus

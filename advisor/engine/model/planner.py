@@ -567,6 +567,37 @@ def _moe_software_notes(scenario: Scenario, plan: Plan) -> list[str]:
     return notes
 
 
+def _idle_gpus_note(scenario: Scenario, plan: Plan, batch: int) -> str:
+    """Why a plan leaves GPUs idle. With one micro-batch a rank more ranks have nothing to
+    take; otherwise the ranks it has reach the fewest micro-batches a rank the cluster's GPUs
+    allow (docs/MODEL.md 9, "dp is the fewest ranks"): one fewer takes
+    ``ceil(B / ((m - 1) x mb))`` ranks, said where the cluster cannot hold them; where it
+    could, the planner priced those ranks slower (the faster-on-fewer-GPUs note says so)."""
+    used, idle = plan.gpus_used, scenario.gpus - plan.gpus_used
+    head = (
+        f"the plan uses {used:,} of {scenario.gpus:,} GPUs (tp {plan.tp} x cp {plan.cp} "
+        f"x pp {plan.pp} x dp {plan.dp:,}); {idle:,} GPU{'s' if idle != 1 else ''} idle: "
+        f"with a global batch of {batch:,} sequences"
+    )
+    per_rank = _microbatches(batch, plan.dp, plan.micro_batch)
+    if per_rank == 1:
+        servers = math.ceil(used / scenario.gpus_per_node)
+        return (
+            f"{head}, every data-parallel rank holds one micro-batch, so more ranks would not "
+            f"shorten the step (it stops improving beyond {servers:,} servers for this plan)"
+        )
+    ep = max(1, plan.ep)
+    fewer = math.ceil(math.ceil(batch / ((per_rank - 1) * plan.micro_batch)) / ep) * ep
+    if plan.model_parallel * fewer <= scenario.gpus:
+        return f"{head}, more data-parallel ranks would not shorten this plan's step"
+    servers = math.ceil(plan.model_parallel * fewer / scenario.gpus_per_node)
+    return (
+        f"{head}, each data-parallel rank runs {per_rank} micro-batches, as it would with up to "
+        f"{fewer - 1:,} ranks; one micro-batch fewer a rank takes {fewer:,} ranks "
+        f"({servers:,} servers), more than this cluster has"
+    )
+
+
 def _plan_training(scenario: Scenario) -> WorkloadPlan:
     assert scenario.training is not None
     p = scenario.parallelism
@@ -642,15 +673,7 @@ def _plan_training(scenario: Scenario) -> WorkloadPlan:
             f"data-parallel rank holds one micro-batch of the {batch:,}-sequence global batch"
         )
     if used < scenario.gpus:
-        idle = scenario.gpus - used
-        notes.append(
-            f"the plan uses {used:,} of {scenario.gpus:,} GPUs (tp {plan.tp} x cp {plan.cp} "
-            f"x pp {plan.pp} x dp {plan.dp:,}); {idle:,} GPU{'s' if idle != 1 else ''} idle: "
-            "with a global "
-            f"batch of {batch:,} sequences more data-parallel ranks would not shorten the step "
-            f"(it stops improving beyond {math.ceil(used / scenario.gpus_per_node):,} servers "
-            "for this plan)"
-        )
+        notes.append(_idle_gpus_note(scenario, plan, batch))
     dp, mb = plan.dp, plan.micro_batch
     if batch < dp * mb:
         notes.append(
