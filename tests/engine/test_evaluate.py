@@ -130,6 +130,42 @@ def test_the_recommended_design_carries_its_step_bounds() -> None:
     assert band["low"] == pytest.approx(metrics["step_time_s_low"], abs=1e-6)
 
 
+def test_the_wasted_gpu_time_moves_with_the_networks_spread_and_the_models_error() -> None:
+    """The model's error scales the wait with the step; the network's own spread is all wait."""
+    from advisor.engine.decision.prose import wasted_band
+
+    perf, idle, wasted = 6.2, 0.025, 900_000.0
+    # the model's error alone: the wait scales with the step
+    low, high = wasted_band(wasted, perf, (perf * 0.9, perf * 1.5), idle, (0.9, 1.5))
+    assert (low, high) == pytest.approx((wasted * 0.9, wasted * 1.5))
+    # the network's spread alone: 0.1 s more of a 0.155 s wait
+    low, high = wasted_band(wasted, perf, (perf, perf + 0.1), idle, (1.0, 1.0))
+    assert (low, high) == pytest.approx((wasted, wasted * (1 + 0.1 / (perf * idle))))
+    # no wait, no band
+    assert wasted_band(0.0, perf, (5.0, 9.0), 0.0, (0.9, 1.5)) == (0.0, 0.0)
+
+
+def test_the_life_cost_range_is_not_the_whole_step_range_read_as_waiting() -> None:
+    """Llama 3 70B on 512 H100 for an Ethernet team, 2.5 % of GPU time waiting on the
+    network: the life cost read "$4.66M to $28.26M" around $6.66M, the step's whole +57 %
+    (mostly the model's error on computing) counted as waiting."""
+    result = evaluate(
+        {
+            "workload": "training",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 512,
+            "constraints": {"team_skills": "ethernet"},
+        }
+    )
+    life = result["cost"]["life"]
+    band = result["uncertainty"]["decision_cost_usd"]
+    assert result["metrics"]["step_time_s_high"] > 1.4 * result["metrics"]["step_time_s"]
+    assert band["low"] <= life["total_usd"] <= band["high"] < 1.5 * life["total_usd"]
+    fixed = life["network_capex_usd"] + life["network_power_usd"]
+    assert band["high"] - 1.2 * fixed - life["operations_usd"] > life["gpu_time_wasted_usd"]
+
+
 def test_a_serving_answer_states_its_compute_and_load_assumptions() -> None:
     """A serving answer names the model it was priced with (the per-layer roofline, not the
     catalog's flat compute fraction no serving path uses) and how it reads its load: random

@@ -23,6 +23,7 @@ from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_
 from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.number_format import smaller_release, smaller_serving_precision
 from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.performance import speed_model_error
 from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.serving.compute import ServingPlan
 from advisor.engine.result.echo import deployment_shape
@@ -215,6 +216,10 @@ class JobFacts:
     work: str = ""
     """What the job's cost covers, as its sentences name it ("training run of 15T tokens",
     "30 days serving")."""
+    speed_error: tuple[float, float] = (1.0, 1.0)
+    """(low, high) factors of the model's own error on the speed figure
+    (:func:`model.performance.speed_model_error`): the part of the speed range that moves
+    computing and waiting alike, where the rest is the network's own spread."""
 
     @property
     def whole_request_units(self) -> str:
@@ -315,6 +320,7 @@ def job_facts(
         serving=_serving_ask(scenario, workload),
         domain_gpus=workload.domain_gpus,
         replica_gpus=replica,
+        speed_error=speed_model_error(scenario),
     )
 
 

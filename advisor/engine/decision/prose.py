@@ -798,13 +798,9 @@ def uncertainty(facts: JobFacts, best: Scored) -> Uncertainty:
     other = cost.total_usd - gpu - net
     life = best.life
     idle = num(best.metrics.gpu_idle_fraction)
-    waste = life.gpu_time_wasted_usd
-    if best.perf > 0 and idle > 0:
-        # GPU time wasted moves with the communication share of the step
-        waste_low = max(0.0, waste * (1 - (best.perf - low) / (best.perf * idle)))
-        waste_high = waste * (1 + (high - best.perf) / (best.perf * idle))
-    else:
-        waste_low = waste_high = waste
+    waste_low, waste_high = wasted_band(
+        life.gpu_time_wasted_usd, best.perf, (low, high), idle, facts.speed_error
+    )
     fixed = life.network_capex_usd + life.network_power_usd
     speed = Band(low=rounded(low), high=rounded(high))
     return Uncertainty(
@@ -819,6 +815,28 @@ def uncertainty(facts: JobFacts, best: Scored) -> Uncertainty:
             high=rounded(fixed * (1 + PRICE_UNCERTAINTY) + waste_high + life.operations_usd),
         ),
     )
+
+
+def wasted_band(
+    wasted_usd: float,
+    perf: float,
+    speed: tuple[float, float],
+    idle: float,
+    speed_error: tuple[float, float],
+) -> tuple[float, float]:
+    """The GPU time wasted waiting on the network at the speed range's ends. The range is
+    the network's own spread (placement, jitter) times the model's error (``speed_error``):
+    the network's spread is all waiting, the model's error scales the waiting with the rest
+    of the step. Until 2026-12-07 the whole range was read as waiting: 512 H100 at 2.5 %
+    idle put the life cost at $4.66M-$28.26M around $6.66M."""
+    if perf <= 0 or idle <= 0:
+        return wasted_usd, wasted_usd
+    free = perf * (1 - idle)  # the step without the wait
+    ends = []
+    for bound, error in zip(speed, speed_error, strict=True):
+        network_only = bound / error if error > 0 else bound
+        ends.append(wasted_usd * max(0.0, network_only - free) / (perf * idle) * error)
+    return min(wasted_usd, ends[0]), max(wasted_usd, ends[1])
 
 
 def perf_range(metrics: Metrics, inference: bool, point: float) -> tuple[float, float]:

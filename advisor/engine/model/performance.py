@@ -78,7 +78,7 @@ from advisor.engine.model.training_step import (
 )
 from advisor.engine.result.records import Assumption, Metrics
 
-__all__ = ["Design", "evaluate_design", "model_assumptions"]
+__all__ = ["Design", "evaluate_design", "model_assumptions", "speed_model_error"]
 
 _BOUNDS = ("point", "low", "high")
 
@@ -119,6 +119,14 @@ def _model_error(scenario: Scenario, kind: str) -> tuple[float, float]:
     """(low, high) time factors from the calibration residuals (:func:`set_model_error_source`)."""
     band_kind = error_band_kind(kind, scenario.model.is_moe)
     return _MODEL_ERROR[0](band_kind, profile(scenario.gpu).generation)
+
+
+def speed_model_error(scenario: Scenario) -> tuple[float, float]:
+    """(low, high) factors of the model's own error on the answer's speed figure (a training
+    step, or a serving answer's p95 time per token), the part of its range that is not the
+    network's placement and jitter: the factors :func:`_training_metrics` and
+    :func:`_serving_token_band` multiply the low and high worlds by."""
+    return _model_error(scenario, "serving" if scenario.workload == "inference" else "training")
 
 
 def _training_metrics(
