@@ -621,7 +621,7 @@ def build_report_pdf(
         _h2(pdf, f"Alternatives we weighed (best {len(options)} of {total})")
         labels = presenters.COST_LABELS
         has_life = any(o["life"] for o in options)
-        head_row = ["#", "Design", "Switch", "Speed", labels["capex"]]
+        head_row = ["#", "Design", "NIC and switch", "Speed", labels["capex"]]
         head_row += [labels["life"]] if has_life else []
         head_row += [labels["job"], "Why not"]
         rows = [head_row]
@@ -629,14 +629,14 @@ def build_report_pdf(
             cells: list[str] = [
                 str(o["rank"] or ""),
                 ("★ " if o["recommended"] else "") + o["label"],
-                o["switch"] or "—",
+                "; ".join(part for part in (o["nic"], o["switch"]) if part) or "—",
                 o["speed"],
                 o["capex"],
             ]
             cells += [o["life"] or "—"] if has_life else []
             cells += [o["total"], "recommended" if o["recommended"] else o["why_not"]]
             rows.append(cells)
-        widths = (7, 28, 27, 15, 17, 17, 17, 50) if has_life else (7, 30, 30, 17, 18, 18, 58)
+        widths = (7, 22, 38, 14, 16, 17, 16, 48) if has_life else (7, 24, 40, 15, 17, 17, 58)
         _table(pdf, rows, widths, size=7)
 
     notes = presenters.plan_notes(result)

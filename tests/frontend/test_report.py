@@ -1,5 +1,6 @@
 """The PDF report as the start of a quote: its cover, the input summary in plain words, the
-answer, the BOM by network, alternatives with their switch, plain assumptions; read with pypdf."""
+answer, the BOM by network, alternatives with their NIC and switch, plain assumptions; read with
+pypdf."""
 
 from __future__ import annotations
 
@@ -118,11 +119,17 @@ def test_input_summary_answer_bom_alternatives_and_assumptions_in_plain_words(
     assert text.count(INDICATIVE) == 1
     bom_page = next(p for p in pages if "Bill of materials" in p)
     assert INDICATIVE in bom_page
-    # Alternatives show their switch by name (never its catalog id): rows do not look alike.
-    switches = {o["switch_model"] for o in engine_result["options"][:12]}
-    assert all(part_label(s).split(" (")[0][:30] in text for s in switches)
+    # Alternatives show their NIC and switch by name (never a catalog id): rows do not look
+    # alike (two "RoCE v2 8x400G" rows on one switch differed only in their NIC, unnamed).
+    shown = engine_result["options"][:12]
+    switches = {o["switch_model"] for o in shown}
+    nics = {o["nic_sku"] for o in shown}
+    assert len(nics) > 1
+    assert all(part_label(s).split(" (")[0][:30] in text for s in switches | nics)
     leaked = [
-        (s, text[max(0, text.find(s) - 80) : text.find(s) + 40]) for s in switches if s in text
+        (s, text[max(0, text.find(s) - 80) : text.find(s) + 40])
+        for s in switches | nics
+        if s in text
     ]
     assert not leaked, leaked
     # Assumptions without internal keys, field paths or file names.
