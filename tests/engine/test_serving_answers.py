@@ -608,13 +608,39 @@ def test_a_fleet_far_larger_than_its_load_says_how_few_servers_would_carry_it() 
     assert "Headroom" not in result["recommendation"]["headline"]
 
 
+def test_a_fleet_far_larger_than_its_users_says_how_few_servers_would_carry_them() -> None:
+    """The questionnaire's default load is a closed loop of users, and such a fleet was never
+    told of its headroom: DeepSeek-V3 on two GB300 NVL72 racks for 64 users serves 385
+    requests/s within the targets where the users ask 6.19 of it (the first screen's "2 % of
+    what it serves"). The sentence reads the rate the users ask of this fleet (on fewer servers
+    they wait longer and ask less), and the fleet it names carries them within the targets."""
+    raw = _inference(concurrent_requests=8) | {"gpus": 32}
+    result = evaluate(raw)
+    metrics = result["metrics"]
+    asked, at_target = metrics["requests_per_s"], metrics["max_requests_per_s_at_target"]
+    (text,) = _headroom(result)
+    match = re.search(
+        r"these 4 servers serve up to ([\d.,]+) requests/s, ([\d.,]+) x the ([\d.,]+) "
+        r"requests/s the 8 users ask of them; about (\d+) servers? of the same deployment "
+        r"would carry the users within the targets\.",
+        text,
+    )
+    assert match is not None, text
+    served, factor, users_rate, servers = (float(g.replace(",", "")) for g in match.groups())
+    assert served == pytest.approx(at_target, rel=0.01)
+    assert users_rate == pytest.approx(asked, rel=0.01)
+    assert factor == pytest.approx(at_target / asked, rel=0.01)
+    assert servers == math.ceil(4 * asked / at_target) < 4
+    fewer = evaluate(raw | {"gpus": int(servers) * 8})["metrics"]
+    assert fewer["meets_latency_targets"] == 1.0 and not fewer["load_saturated"]
+
+
 @pytest.mark.parametrize(
     "raw",
     [
         # the load needs most of the fleet: nothing to say
         _inference(requests_per_s=5.0),
-        # a closed loop of users asks no rate
-        _inference(concurrent_requests=8) | {"gpus": 32},
+        _inference(concurrent_requests=64),
         # an overloaded fleet says the opposite, in its headline
         _inference(requests_per_s=50.0),
     ],

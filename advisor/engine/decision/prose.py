@@ -13,7 +13,7 @@ from typing import Final
 
 from advisor.engine.decision.candidates import Candidate, fabric_title
 from advisor.engine.decision.cost import PRICE_UNCERTAINTY, gpu_hour_cost_usd
-from advisor.engine.decision.job_facts import JobFacts
+from advisor.engine.decision.job_facts import JobFacts, ServingAsk
 from advisor.engine.decision.policy import (
     RISKS,
     Choice,
@@ -186,6 +186,16 @@ def _seconds(value_s: float) -> str:
     return f"{value_s:,.0f} s" if value_s >= 100 else f"{significant(value_s)} s"
 
 
+def needed_rate(ask: ServingAsk) -> float:
+    """The requests/s the asked load needs within the latency targets: the asked rate, or a
+    closed loop's users each completing a request in TTFT + output x time per token at the
+    targets (docs/MODEL.md 15.2)."""
+    if ask.requests_per_s is not None:
+        return ask.requests_per_s
+    cycle_s = ask.target_ttft_ms / 1e3 + ask.output_tokens * ask.target_ms_per_token / 1e3
+    return ask.users / cycle_s
+
+
 def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
     """The headline's serving sentence when the recommended design serves less than asked or
     misses a latency target (docs/MODEL.md 15.2): the numbers, and what would meet them."""
@@ -223,14 +233,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
         return ""
     servers_text = f"{facts.nodes:,} server{'s' if facts.nodes != 1 else ''}"
     text = f"Serving falls short with {ask.shape} on {servers_text}: " + "; ".join(parts)
-    # the rate the load needs within the targets: the asked rate, or a closed loop's users
-    # each completing a request in TTFT + output x time per token at the targets
-    need = (
-        ask.requests_per_s
-        if ask.requests_per_s is not None
-        else ask.users
-        / (ask.target_ttft_ms / 1e3 + ask.output_tokens * ask.target_ms_per_token / 1e3)
-    )
+    need = needed_rate(ask)
     if at_target > 0:
         servers = max(facts.nodes + 1, math.ceil(facts.nodes * need / at_target))
         servers = math.ceil(servers / ask.servers_per_copy) * ask.servers_per_copy
@@ -287,19 +290,18 @@ rate within both p95 targets (more than half of what it can serve at target stan
 
 
 def serving_headroom(facts: JobFacts, metrics: Metrics) -> str:
-    """The rationale's sentence for a serving fleet far larger than its asked rate
+    """The rationale's sentence for a serving fleet far larger than its load
     (:data:`HEADROOM_FACTOR`), the mirror of :func:`serving_shortfall`: what it serves within
-    the targets against the ask, and the whole copies of the same deployment
-    (``ServingAsk.servers_per_copy``) that would carry the ask, when fewer than the cluster's
-    servers (docs/MODEL.md 15.2, "Headroom"). Empty for a closed loop, an answer that falls
-    short, or a fleet with no copy to spare."""
+    the targets against the load (the asked rate, or the rate a closed loop's users ask of
+    this fleet, the first screen's "Users at once"; on fewer servers they wait longer and ask
+    less), and the whole copies of the same deployment (``ServingAsk.servers_per_copy``) that
+    would carry it, when fewer than the cluster's servers (docs/MODEL.md 15.2, "Headroom").
+    Empty for an answer that falls short or a fleet with no copy to spare."""
     ask = facts.serving
-    if ask is None or ask.requests_per_s is None:
-        return ""
-    if metrics.load_saturated or not metrics.meets_latency_targets:
+    if ask is None or metrics.load_saturated or not metrics.meets_latency_targets:
         return ""
     at_target = float(metrics.max_requests_per_s_at_target or 0.0)
-    need = ask.requests_per_s
+    need = ask.requests_per_s if ask.requests_per_s is not None else num(metrics.requests_per_s)
     if need <= 0 or at_target < HEADROOM_FACTOR * need:
         return ""
     copy = ask.servers_per_copy
@@ -307,11 +309,19 @@ def serving_headroom(facts: JobFacts, metrics: Metrics) -> str:
     servers = max(least, math.ceil(math.ceil(facts.nodes * need / at_target) / copy) * copy)
     if servers >= facts.nodes:
         return ""
-    return (
+    fleet = (
         f"Headroom: within both p95 targets these {facts.nodes:,} servers serve up to "
-        f"{significant(at_target)} requests/s, {at_target / need:,.1f} x the "
-        f"{significant(need)} asked; about {servers:,} server{'s' if servers != 1 else ''} of "
-        f"the same deployment would carry {significant(need)} requests/s within them."
+        f"{significant(at_target)} requests/s, {at_target / need:,.1f} x "
+    )
+    some = f"about {servers:,} server{'s' if servers != 1 else ''} of the same deployment"
+    if ask.requests_per_s is not None:
+        return (
+            f"{fleet}the {significant(need)} asked; {some} would carry "
+            f"{significant(need)} requests/s within them."
+        )
+    return (
+        f"{fleet}the {significant(need)} requests/s the {ask.users:,} users ask of them; "
+        f"{some} would carry the users within the targets."
     )
 
 
