@@ -10,6 +10,7 @@ reference design it matches or departs from.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -502,3 +503,32 @@ def test_a_fleet_that_falls_short_is_picked_by_what_it_serves() -> None:
     assert m["max_requests_per_s_at_target"] > 0.06
     served = [o["metrics"].get("requests_per_s") for o in r["options"]]
     assert all(rate is None or rate <= m["requests_per_s"] * 1.05 for rate in served)
+
+
+def test_a_binding_budget_says_what_it_costs_in_gpu_time() -> None:
+    """1,024 B300 on a $3M network budget: 2 x 400G a server, GPUs waiting 39 % of the time,
+    $62M of GPU time over the life, and the answer said only how many designs the budget
+    ruled out. It now names the design the budget alone rules out that costs least over the
+    life, and by how much, with both idle shares."""
+    raw = {
+        "workload": "training",
+        "model": "llama3-70b",
+        "gpu": "b300",
+        "gpus": 1024,
+        "constraints": {"network_budget_usd": 3_000_000},
+    }
+    r = _rec(raw)
+    (text,) = [t for t in r["recommendation"]["rationale"] if "network budget rules out" in t]
+    life = r["cost"]["decision_cost_usd"]
+    match = re.search(r"\(\$([\d.]+)M of network\) would cost \$([\d.]+)M less over the life", text)
+    assert match is not None, text
+    capex_m, saved_m = (float(g) for g in match.groups())
+    assert capex_m > 3.0 and saved_m > 0.05 * life / 1e6
+    assert "% of the time, against 39.4%." in text
+    # without the budget the engine's own pick costs about what the sentence says
+    free = _rec({**raw, "constraints": {}})
+    assert free["cost"]["decision_cost_usd"] / 1e6 == pytest.approx(life / 1e6 - saved_m, rel=0.05)
+    # a budget that binds within the tie band says no more than before
+    roomy = _rec(train("h100-sxm", 64, network_budget_usd=6_000_000))
+    sentence = [t for t in roomy["recommendation"]["rationale"] if "rules out" in t]
+    assert sentence and "Without it" not in sentence[0]
