@@ -105,6 +105,34 @@ def test_fewer_requests_within_targets_on_more_servers_is_a_violation() -> None:
     assert len(found) == 1 and "8srv" in found[0].case
 
 
+def test_a_headroom_sentence_whose_fleet_misses_the_load_is_a_violation() -> None:
+    """ "About 2 servers would carry the load" on 8 servers is held to the engine's own answer
+    on the series' first size of at least 2 servers."""
+
+    def answer(servers: int, carries: bool, named: int | None = None) -> Outcome:
+        result = _result(meets_latency_targets=carries)
+        if named is not None:
+            said = (
+                "Headroom: within both p95 targets these 8 servers serve up to 40 requests/s, "
+                f"8.0 x the 5 asked; about {named} servers of the same deployment would carry "
+                "5 requests/s within them."
+            )
+            result = replace(
+                result, recommendation=replace(result.recommendation, rationale=(said,))
+            )
+        return Outcome(AuditCase("m", "g", "inference-rate", "default", servers), result)
+
+    def found(outcomes: list[Outcome]) -> list[str]:
+        return [v.case for v in series_violations(outcomes) if v.prop == "headroom"]
+
+    assert found([answer(1, False), answer(2, True), answer(8, True, named=2)]) == []
+    missed = found([answer(1, True), answer(2, False), answer(8, True, named=2)])
+    assert len(missed) == 1 and "8srv" in missed[0]
+    # a size between the named one and the answer's stands for it: 4 servers miss
+    assert found([answer(4, False), answer(8, True, named=3)]) != []
+    assert found([answer(8, True, named=8)]) != []
+
+
 def test_an_engine_answer_that_misses_its_target_passes_the_audit_by_saying_so() -> None:
     result = evaluate_typed(
         {

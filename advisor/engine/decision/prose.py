@@ -293,35 +293,41 @@ def serving_headroom(facts: JobFacts, metrics: Metrics) -> str:
     """The rationale's sentence for a serving fleet far larger than its load
     (:data:`HEADROOM_FACTOR`), the mirror of :func:`serving_shortfall`: what it serves within
     the targets against the load (the asked rate, or the rate a closed loop's users ask of
-    this fleet, the first screen's "Users at once"; on fewer servers they wait longer and ask
-    less), and the whole copies of the same deployment (``ServingAsk.servers_per_copy``) that
-    would carry it, when fewer than the cluster's servers (docs/MODEL.md 15.2, "Headroom").
-    Empty for an answer that falls short or a fleet with no copy to spare."""
+    this fleet, the first screen's "Users at once"), and the whole copies of the same
+    deployment (``ServingAsk.servers_per_copy``) that would carry it, when fewer than the
+    cluster's servers (docs/MODEL.md 15.2, "Headroom"). Empty for an answer that falls short,
+    a fleet with no copy to spare, or a deployment that is not whole copies
+    (``ServingAsk.whole_copies``: fewer servers do not serve proportionally less)."""
     ask = facts.serving
-    if ask is None or metrics.load_saturated or not metrics.meets_latency_targets:
+    if ask is None or not ask.whole_copies:
+        return ""
+    if metrics.load_saturated or not metrics.meets_latency_targets:
         return ""
     at_target = float(metrics.max_requests_per_s_at_target or 0.0)
     need = ask.requests_per_s if ask.requests_per_s is not None else num(metrics.requests_per_s)
     if need <= 0 or at_target < HEADROOM_FACTOR * need:
         return ""
     copy = ask.servers_per_copy
-    least = max(copy, 2 if ask.kv_crosses_servers else 1)
-    servers = max(least, math.ceil(math.ceil(facts.nodes * need / at_target) / copy) * copy)
+    servers = max(copy, math.ceil(math.ceil(facts.nodes * need / at_target) / copy) * copy)
     if servers >= facts.nodes:
         return ""
+    load = (
+        f"the {significant(need)} asked"
+        if ask.requests_per_s is not None
+        else f"the {significant(need)} requests/s the {ask.users:,} users ask of them"
+    )
     fleet = (
         f"Headroom: within both p95 targets these {facts.nodes:,} servers serve up to "
-        f"{significant(at_target)} requests/s, {at_target / need:,.1f} x "
+        f"{significant(at_target)} requests/s, {at_target / need:,.1f} x {load}"
     )
-    some = f"about {servers:,} server{'s' if servers != 1 else ''} of the same deployment"
-    if ask.requests_per_s is not None:
-        return (
-            f"{fleet}the {significant(need)} asked; {some} would carry "
-            f"{significant(need)} requests/s within them."
-        )
+    carried = (
+        f"{significant(need)} requests/s within them"
+        if ask.requests_per_s is not None
+        else "the users within the targets"
+    )
     return (
-        f"{fleet}the {significant(need)} requests/s the {ask.users:,} users ask of them; "
-        f"{some} would carry the users within the targets."
+        f"{fleet}; about {servers:,} server{'s' if servers != 1 else ''} of the same "
+        f"deployment would carry {carried}."
     )
 
 

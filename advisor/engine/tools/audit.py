@@ -124,17 +124,34 @@ class SeriesFigures:
     max_requests_per_s_at_target: float | None
     sized_for_serving: bool = False
     """The fabric is sized by its serving traffic (``reference_design.sized_for_serving``)."""
+    carries_load: bool = False
+    """A serving answer that meets both p95 targets at its load, unsaturated."""
+    headroom_servers: int | None = None
+    """The servers a headroom sentence says would carry the load (``prose.serving_headroom``)."""
 
     @classmethod
     def of(cls, result: EngineResult) -> SeriesFigures:
         ref = result.recommendation.reference_design
+        metrics = result.metrics
         return cls(
             step_s=_step_s(result),
             network_capex_usd=result.cost.network_capex_usd,
             fabric=result.recommendation.fabric,
-            max_requests_per_s_at_target=result.metrics.max_requests_per_s_at_target,
+            max_requests_per_s_at_target=metrics.max_requests_per_s_at_target,
             sized_for_serving=ref is not None and ref.sized_for_serving,
+            carries_load=bool(metrics.meets_latency_targets) and not metrics.load_saturated,
+            headroom_servers=_headroom_servers(result),
         )
+
+
+HEADROOM_SERVERS = re.compile(r"^Headroom: .* about ([\d,]+) servers? of the same deployment")
+
+
+def _headroom_servers(result: EngineResult) -> int | None:
+    for sentence in result.recommendation.rationale:
+        if match := HEADROOM_SERVERS.match(sentence):
+            return int(match.group(1).replace(",", ""))
+    return None
 
 
 @dataclass
@@ -995,6 +1012,32 @@ def _serving_series_violations(
             )
         if best is None or rate > best[0]:
             best = (rate, o.case.servers)
+    return out + _headroom_violations(answered)
+
+
+def _headroom_violations(
+    answered: Sequence[tuple[Outcome, SeriesFigures]],
+) -> list[Violation]:
+    """A headroom sentence's fleet carries the load: the engine's own answer on the series'
+    first size of at least the servers it names meets both targets at the same load."""
+    out: list[Violation] = []
+    for o, figures in answered:
+        named = figures.headroom_servers
+        if named is None:
+            continue
+        if named >= o.case.servers:
+            out.append(Violation("headroom", o.case.label(), f"names {named} servers of its own"))
+            continue
+        larger = [(p, f) for p, f in answered if named <= p.case.servers < o.case.servers]
+        if larger and not larger[0][1].carries_load:
+            out.append(
+                Violation(
+                    "headroom",
+                    o.case.label(),
+                    f"about {named} servers would carry the load, yet "
+                    f"{larger[0][0].case.servers} servers of the same job miss it",
+                )
+            )
     return out
 
 
