@@ -975,6 +975,7 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
         if top_capex is None or capex > top_capex[0]:
             top_capex = (capex, servers)
     out.extend(_serving_series_violations(answered))
+    out.extend(_headroom_violations(answered))
     ladder = [f.fabric for o, f in answered if o.case.servers in LADDER_SERVERS]
     changes = sum(1 for a, b in itertools.pairwise(ladder) if a != b)
     if changes > MAX_FABRIC_CHANGES and answered:
@@ -1012,7 +1013,7 @@ def _serving_series_violations(
             )
         if best is None or rate > best[0]:
             best = (rate, o.case.servers)
-    return out + _headroom_violations(answered)
+    return out
 
 
 def _headroom_violations(
