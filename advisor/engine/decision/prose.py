@@ -186,7 +186,7 @@ def _seconds(value_s: float) -> str:
     return f"{value_s:,.0f} s" if value_s >= 100 else f"{significant(value_s)} s"
 
 
-def needed_rate(ask: ServingAsk) -> float:
+def _needed_rate(ask: ServingAsk) -> float:
     """The requests/s the asked load needs within the latency targets: the asked rate, or a
     closed loop's users each completing a request in TTFT + output x time per token at the
     targets (docs/MODEL.md 15.2)."""
@@ -233,7 +233,7 @@ def serving_shortfall(facts: JobFacts, metrics: Metrics) -> str:
         return ""
     servers_text = f"{facts.nodes:,} server{'s' if facts.nodes != 1 else ''}"
     text = f"Serving falls short with {ask.shape} on {servers_text}: " + "; ".join(parts)
-    need = needed_rate(ask)
+    need = _needed_rate(ask)
     if at_target > 0:
         servers = max(facts.nodes + 1, math.ceil(facts.nodes * need / at_target))
         servers = math.ceil(servers / ask.servers_per_copy) * ask.servers_per_copy
