@@ -629,7 +629,7 @@ def build_report_pdf(
             cells: list[str] = [
                 str(o["rank"] or ""),
                 ("★ " if o["recommended"] else "") + o["label"],
-                "; ".join(part for part in (o["nic"], o["switch"]) if part) or "—",
+                o["parts"] or "—",
                 o["speed"],
                 o["capex"],
             ]

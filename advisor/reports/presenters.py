@@ -368,8 +368,11 @@ def options_rows(result: EngineResult, limit: int | None = None) -> list[dict[st
             {
                 "rank": option.rank,
                 "label": option_label(option),
-                "switch": part_label(option.switch_model),
-                "nic": part_label(option.nic_sku),
+                "parts": "; ".join(
+                    part
+                    for part in (part_label(option.nic_sku), part_label(option.switch_model))
+                    if part
+                ),
                 "speed": (
                     f"{significant(finite(m.ms_per_token), 3)} ms/token"
                     if inference
