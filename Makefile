@@ -44,11 +44,15 @@ compile: $(ENGINE_BUILD)
 $(ENGINE_BUILD): $(STAMP) advisor/engine/compiled.txt scripts/compile_engine.py $(ENGINE_COMPILED)
 	@$(PY) scripts/compile_engine.py || echo "make compile: not built, the engine runs from its source"
 
+# Extras stay in the locks (--no-strip-extras): pip's hash-checking mode takes a dependency's
+# "cachecontrol[filecache]>=0.13" as a requirement of its own, and a stripped lock could not be
+# installed once cachecontrol 0.15.0 was published (fresh-clone CI, 2026-12-07).
 lock:  # uses the venv's uv (a dev dependency); the first lock was made the same way
 	$(VENV)/bin/uv pip compile pyproject.toml --extra dev --generate-hashes --universal \
-	  --python-version 3.11 --index-url https://pypi.org/simple --quiet -o requirements-dev.lock
+	  --python-version 3.11 --index-url https://pypi.org/simple --quiet --no-strip-extras \
+	  -o requirements-dev.lock
 	$(VENV)/bin/uv pip compile pyproject.toml --generate-hashes --universal \
-	  --python-version 3.11 --index-url https://pypi.org/simple --quiet \
+	  --python-version 3.11 --index-url https://pypi.org/simple --quiet --no-strip-extras \
 	  --constraint requirements-dev.lock -o requirements.lock
 
 audit-deps: venv
