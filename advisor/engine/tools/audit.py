@@ -38,8 +38,9 @@ and each answer, and each series of sizes, is checked here:
   (:func:`customer_prose`);
 * ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
   ``serving-closed-loop-unbounded`` / ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
-  ``serving-worse-with-more-servers`` / ``memory-record``: :func:`serving_violations`,
-  :func:`memory_violations` and the serving series (docs/MODEL.md 19).
+  ``serving-worse-with-more-servers`` / ``headroom`` / ``memory-record``:
+  :func:`serving_violations`, :func:`memory_violations` and the serving series (docs/MODEL.md
+  19).
 
 A second grid (``audit_grid.NEW_HARDWARE_GPUS``, ``audit_grid.NEW_MODELS``) runs the late-2026
 platforms with every preset and the new presets on three established platforms.
