@@ -401,7 +401,10 @@ def test_the_engine_weighs_disaggregated_pools_inside_each_server() -> None:
     )
     at_target = result["metrics"]["max_requests_per_s_at_target"]
     assert at_target > replicas["metrics"]["max_requests_per_s_at_target"]
-    assert any("in every server serve the most" in n for n in result["workload"]["notes"])
+    (note,) = [n for n in result["workload"]["notes"] if "in every server serve the most" in n]
+    tried = note[note.index("(") + 1 : note.rindex(")")].split("; ")
+    assert len(tried) >= 2
+    assert all(t.endswith(" requests/s within the targets") for t in tried), tried
 
 
 def test_a_serving_fleet_without_a_fabric_names_the_training_fabric_for_a_cluster_that_trains() -> (

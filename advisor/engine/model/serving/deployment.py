@@ -289,6 +289,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
 
 
 _REPLICA_PLAN_CACHE: dict[Scenario, WorkloadPlan | None] = {}
+_WITHIN = " requests/s within the targets"  # after a rate in the deployment note
 
 
 def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
@@ -311,7 +312,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
                 best = _with_pools(scenario, dom, best, _FABRIC_FREE)
         serving = best[1].inference.serving if best[1].inference is not None else None
         if serving is not None and not serving.colocated:
-            tried.append(f"{unit_shape(best[1])}: {significant(best[0].rate)}")
+            tried.append(f"{unit_shape(best[1])}: {significant(best[0].rate)}{_WITHIN}")
     chosen: WorkloadPlan | None = None
     if best is not None:
         wp = best[1]
@@ -367,7 +368,7 @@ def _fabric_free_best(
     tried: list[str] = []
     for shape, wp in _fabric_free_replicas(scenario, dom):
         score = serving_score(scenario, wp)
-        tried.append(f"{shape}: {significant(score.rate)} requests/s within the targets")
+        tried.append(f"{shape}: {significant(score.rate)}{_WITHIN}")
         if best is None or score > best[0]:
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
@@ -500,8 +501,7 @@ def _choose_deployment(scenario: Scenario, dom: int) -> str | None:
     """``inference.deployment``; or ``compare`` for a model too big for one scale-up domain on
     two or more servers with no explicit plan (:func:`_best_serving_plan` weighs split,
     disaggregated and smaller deployments); ``None`` leaves replicas vs split to the planner
-    below (a model that fits one domain runs independent replicas, which more servers only
-    multiply)."""
+    below (a model that fits one domain runs independent replicas: more servers multiply)."""
     inf = scenario.inference
     assert inf is not None
     if inf.deployment is not None:
@@ -914,8 +914,7 @@ def _whole_server_pools(scenario: Scenario, dom: int) -> list[WorkloadPlan]:
     beside the units inside each server (docs/MODEL.md 15.2): the pools planned on all of the
     cluster's servers and copies of those planned on fewer (the rest idle), so that what a
     smaller cluster serves this way a larger one serves too.  Each request's KV cache crosses
-    the scale-out fabric (priced per design, as for every multi-server pool).  Empty on one
-    server."""
+    the scale-out fabric (priced per design, as for every multi-server pool); none on one."""
     if scenario.nodes < 2:
         return []
     out: list[WorkloadPlan] = []
