@@ -71,6 +71,11 @@ PLATFORM_FACTS: dict[str, forms.Field] = {
     "storage_nic_sku": forms.CharField(
         required=False, max_length=64, help_text="Storage / in-band adapter sku."
     ),
+    "storage_nic_published": forms.NullBooleanField(
+        required=False,
+        help_text="The platform's published design names this storage adapter (else the answer "
+        "calls it assumed).",
+    ),
     "storage_ports_per_server": forms.IntegerField(required=False, min_value=1, max_value=16),
     "inband_ports_per_server": forms.IntegerField(required=False, min_value=0, max_value=16),
     "reference_design": forms.CharField(
@@ -171,6 +176,7 @@ class HardwareItemForm(ColumnRules):
     reference_fabric = PLATFORM_FACTS["reference_fabric"]
     nic_options = PLATFORM_FACTS["nic_options"]
     storage_nic_sku = PLATFORM_FACTS["storage_nic_sku"]
+    storage_nic_published = PLATFORM_FACTS["storage_nic_published"]
     storage_ports_per_server = PLATFORM_FACTS["storage_ports_per_server"]
     inband_ports_per_server = PLATFORM_FACTS["inband_ports_per_server"]
     reference_design = PLATFORM_FACTS["reference_design"]

@@ -532,3 +532,20 @@ def test_a_binding_budget_says_what_it_costs_in_gpu_time() -> None:
     roomy = _rec(train("h100-sxm", 64, network_budget_usd=6_000_000))
     sentence = [t for t in roomy["recommendation"]["rationale"] if "rules out" in t]
     assert sentence and "Without it" not in sentence[0]
+
+
+@pytest.mark.parametrize(("gpu", "published"), [("h100-sxm", True), ("mi355x", False)])
+def test_storage_adapter_is_the_platforms_only_where_its_design_names_it(
+    gpu: str, published: bool
+) -> None:
+    """The DGX H100 user guide names its two dual-port ConnectX-7 storage / in-band cards; the
+    MI355X platform's sources name none, so the answer calls its adapter assumed."""
+    r = evaluate({"workload": "inference", "model": "llama3-8b", "gpu": gpu, "gpus": 64})
+    rec = r["recommendation"]
+    assert rec["needs_compute_fabric"] is False
+    said = next(t for t in rec["rationale"] if t.startswith("Standard Ethernet carries storage"))
+    source = next(a["source"] for a in r["assumptions"] if a["name"] == "storage_network")
+    for text in (said, source):
+        assert ("the platform's storage / in-band adapters" in text) is published
+        assert ("the platform's published design names none" in text) is not published
+

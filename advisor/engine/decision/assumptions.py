@@ -100,7 +100,7 @@ def assumptions(facts: JobFacts, storage: StoragePlan) -> list[Assumption]:
             f"{STORAGE_OVERSUBSCRIPTION:g}:1, storage targets at 1/{STORAGE_TARGET_RATIO:g} of "
             "the servers' storage ports",
             "",
-            "platform storage / in-band adapters (GPU catalog); separate storage network "
+            f"{platform.storage.standing} (GPU catalog); separate storage network "
             "(DGX SuperPOD RA)",
         ),
         (

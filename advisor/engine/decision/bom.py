@@ -492,6 +492,15 @@ class StorageSpec:
     """In-band management rides on the storage ports (NVIDIA Enterprise RAs: converged
     storage / in-band, 2 x 200-400G per server on Ethernet leaves), so only the storage ports
     are cabled; the platform's adapters are still bought.  False cables the in-band ports too."""
+    published: bool = False
+    """The platform's published design names the adapter (``GpuSpec.storage_nic_published``)."""
+
+    @property
+    def standing(self) -> str:
+        """Where the adapter comes from, as the answer says it."""
+        if self.published:
+            return "the platform's storage / in-band adapters"
+        return "assumed storage / in-band adapters: the platform's published design names none"
 
     @classmethod
     def for_gpu(cls, gpu: GpuSpec | None) -> StorageSpec:
@@ -501,6 +510,7 @@ class StorageSpec:
             nic_sku=gpu.storage_nic_sku,
             storage_ports=gpu.storage_ports_per_server or STORAGE_PORTS_PER_SERVER,
             inband_ports=gpu.inband_ports_per_server,
+            published=gpu.storage_nic_published,
         )
 
     def trimmed(self) -> StorageSpec:

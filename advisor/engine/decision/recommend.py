@@ -895,8 +895,8 @@ def _no_fabric(
         f"{facts.nodes} server{'s' if facts.nodes > 1 else ''}."
         if existing
         else f"Standard Ethernet carries storage, data loading, checkpoints and users: "
-        f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, the platform's "
-        f"storage / in-band adapters) on {storage.topo.total_switches:,} x {switch_name} "
+        f"{storage.ports_per_server} x {storage.gbps}G per server ({nic_name}, "
+        f"{facts.platform.storage.standing}) on {storage.topo.total_switches:,} x {switch_name} "
         f"({topo_phrase(storage.topo)}), plus 1 GbE out-of-band management; network capex "
         f"{usd(own_capex)}."
     )

@@ -129,6 +129,10 @@ class GpuSpec:
     """Other compute NICs the platform vendor publishes for it (e.g. AMD Pollara)."""
     storage_nic_sku: str = ""
     """Storage / in-band adapter (catalog NIC sku); "" = a dual-port 100GbE card."""
+    storage_nic_published: bool = False
+    """The platform's published design names ``storage_nic_sku`` (the DGX user guides and
+    datasheets, the GB200 / GB300 NVL72 trays); False: an assumed adapter of the platform's
+    speed class, which the answer says (its vendors fit their own)."""
     storage_ports_per_server: int = 2
     """Storage-fabric ports per server (checkpoints and data loading use these)."""
     inband_ports_per_server: int = 0
@@ -301,6 +305,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_fabric="infiniband",
         nic_options=(),
         storage_nic_sku="cx6-2x200g",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=2,
         reference_design=(
@@ -385,6 +390,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_fabric="infiniband",
         nic_options=("bf3-supernic-400g",),
         storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=2,
         reference_design=(
@@ -468,6 +474,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_fabric="infiniband",
         nic_options=("bf3-supernic-400g",),
         storage_nic_sku="cx7-2x400g-qsfp112",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=2,
         reference_design=(
@@ -585,6 +592,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_fabric="infiniband",
         nic_options=("bf3-supernic-400g",),
         storage_nic_sku="bf3-dpu-2x400g",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=2,
         reference_design=(
@@ -630,6 +638,7 @@ GPUS: tuple[GpuSpec, ...] = (
         reference_nic_count=4,
         reference_fabric="infiniband",
         storage_nic_sku="bf3-dpu-2x400g",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=2,
         reference_design=(
@@ -680,6 +689,7 @@ GPUS: tuple[GpuSpec, ...] = (
         nic_options=("cx8-2x400g",),
         compute_nics_on_board=True,
         storage_nic_sku="bf3-dpu-2x400g",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=0,
         reference_design=(
@@ -735,6 +745,7 @@ GPUS: tuple[GpuSpec, ...] = (
         nic_options=("cx8-2x400g",),
         compute_nics_on_board=True,
         storage_nic_sku="bf3-dpu-2x400g",
+        storage_nic_published=True,
         storage_ports_per_server=2,
         inband_ports_per_server=0,
         reference_design=(
