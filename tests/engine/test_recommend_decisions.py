@@ -549,3 +549,16 @@ def test_storage_adapter_is_the_platforms_only_where_its_design_names_it(
         assert ("the platform's storage / in-band adapters" in text) is published
         assert ("the platform's published design names none" in text) is not published
 
+
+def test_fewer_ports_of_a_multi_port_card_name_the_cards() -> None:
+    """A dual-port 100G card on an MI355X server (reference: eight single-port 400G AI NICs)
+    counts its ports against eight such cards, and says how many cards that is."""
+    r = _rec(train("mi355x", 2, model="llama3-8b"))
+    said = [
+        d
+        for o in r["options"]
+        if o["nic_sku"] == "cx6dx-100g" and o["nics_per_node"] == 8
+        for d in o["departures"]
+        if "compute NIC ports per server" in d
+    ]
+    assert said == ["8 compute NIC ports per server instead of 16 (4 dual-port cards, not 8)"]

@@ -128,9 +128,13 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
         return f"{c.oversubscription:g}:1 oversubscribed leaves instead of non-blocking"
     if code == "fewer_nics":
         full = full_links(p, c.nic)
+        links = max(1, c.nic.links)
+        ports = {2: "dual-port", 4: "quad-port"}.get(links, f"{links}-port")
+        cards = f" ({c.nics_per_node // links} {ports} cards, not {full // links})"
+        cards = cards if links > 1 else ""
         return (
             f"{c.nics_per_node} compute NIC port{'s' if c.nics_per_node > 1 else ''} per server "
-            f"instead of {full}"
+            f"instead of {full}{cards}"
         )
     if code == "nic_speed":
         return f"{card_gbps(c.nic)}G NICs instead of the platform's {p.reference_card_gbps}G"
