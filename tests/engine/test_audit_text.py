@@ -147,3 +147,22 @@ def test_over_capacity_reasons_and_sizing_say_the_queue_in_words(
     assert text_violations("gpt3", outcome.result) == []
     prose = " ".join(customer_prose(outcome.result))
     assert said in prose
+
+
+def test_the_property_finds_a_catalog_id_where_a_display_name_belongs() -> None:
+    """``internal-id``: "144 x gb300-nvl72" or "8 x cx7-400g" in customer text; the vendor's
+    part number, the display name and an id inside an address are not ids."""
+    result = evaluate_typed(OVERLOADED, scaling_chart=False)
+    assert text_violations("w", result) == []
+    leaked = dataclasses.replace(result, warnings=("144 x gb300-nvl72 on 8 x cx7-400g",))
+    found = text_violations("w", leaked)
+    assert [v.prop for v in found] == ["internal-id", "internal-id"]
+    assert "gb300-nvl72" in found[0].detail and "cx7-400g" in found[1].detail
+    named = dataclasses.replace(
+        result,
+        warnings=(
+            "144 x NVIDIA GB300 NVL72 on ConnectX-7 MCX75310AAS-NEAT (NVIDIA GB300 NVL72 "
+            "datasheet, nvidia.com/en-us/data-center/gb300-nvl72); an h100-sxm-like part",
+        ),
+    )
+    assert text_violations("w", named) == []

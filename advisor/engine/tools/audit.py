@@ -35,7 +35,8 @@ and each answer, and each series of sizes, is checked here:
   network is not Ethernet sized for its traffic and priced in the BOM, or whose first token
   (retrieval included) misses its target without the headline saying so;
 * ``e-notation``: a figure written as "1.19e+04" in text a customer reads
-  (:func:`customer_prose`);
+  (:func:`customer_prose`); ``internal-id``: a catalog id ("gb300-nvl72", "cx7-400g") in that
+  text where a display name or part number belongs;
 * ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
   ``serving-closed-loop-unbounded`` / ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
   ``serving-worse-with-more-servers`` / ``headroom`` / ``memory-record``:
@@ -870,10 +871,30 @@ or without decimals or separators): a stand-in for "without bound", said in word
 customer reads it."""
 
 
+def _internal_id_pattern(catalog: Catalog) -> re.Pattern[str]:
+    """Any of the catalog's internal ids (GPU, model, NIC, switch, transceiver and cable ids:
+    ``gb300-nvl72``, ``cx7-400g``, ``llama3-70b``) standing as a word of its own."""
+    ids = {item.id for item in (*catalog.gpus, *catalog.models)}
+    ids |= {
+        item.sku
+        for item in (*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables)
+    }
+    words = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.-])(?:{words})(?![\w-])")
+
+
+INTERNAL_ID = _internal_id_pattern(default_catalog())
+"""What customers read names a GPU, model or part by its display name or vendor part number,
+never by the catalog's id; an id inside an address or a path ("nvidia.com/.../gb200-nvl72")
+is the vendor's own and is not matched (:func:`text_violations` drops such tokens)."""
+_PATH_TOKEN = re.compile(r"\S*/\S*")
+
+
 def text_violations(case: str, result: EngineResult) -> list[Violation]:
     """``e-notation``: a figure in customer text written as "1.19e+04"; ``ungrouped-count``:
     a count of 10,000 or more written without thousands separators; ``saturated-figure``: the
-    over-capacity stand-in (:data:`SATURATED_FIGURE`) printed as if it were a time."""
+    over-capacity stand-in (:data:`SATURATED_FIGURE`) printed as if it were a time;
+    ``internal-id``: a catalog id where a display name belongs (:data:`INTERNAL_ID`)."""
     prose = "\n".join(customer_prose(result))  # one scan: the audit runs it on every case
     out = [
         Violation("e-notation", case, prose[max(0, m.start() - 60) : m.end() + 20])
@@ -890,6 +911,11 @@ def text_violations(case: str, result: EngineResult) -> list[Violation]:
     out.extend(
         Violation("ungrouped-count", case, words[max(0, m.start() - 60) : m.end() + 20])
         for m in UNGROUPED_COUNT.finditer(words)
+    )
+    unpathed = _PATH_TOKEN.sub(" ", prose)
+    out.extend(
+        Violation("internal-id", case, unpathed[max(0, m.start() - 60) : m.end() + 20])
+        for m in INTERNAL_ID.finditer(unpathed)
     )
     return out
 
