@@ -562,3 +562,19 @@ def test_fewer_ports_of_a_multi_port_card_name_the_cards() -> None:
         if "compute NIC ports per server" in d
     ]
     assert said == ["8 compute NIC ports per server instead of 16 (4 dual-port cards, not 8)"]
+
+
+def test_break_even_names_the_cheaper_design_by_display_names() -> None:
+    """DeepSeek-V3 on 33 H100 servers under the audit's tight budget: the price break-even
+    named its runner "InfiniBand 2 x 400G cx7-400g (quantum2-qm9700, 3:1)", catalog ids a
+    customer cannot read; it names the NIC and switch as the BOM does."""
+    from advisor.engine import evaluate_typed
+    from advisor.engine.tools.audit import INTERNAL_ID
+    from advisor.engine.tools.audit_grid import AuditCase, scenario_for
+
+    case = AuditCase("deepseek-v3", "h100-sxm", "training", "tight-budget", 33)
+    result = evaluate_typed(scenario_for(case), scaling_chart=False)
+    (statement,) = [b.statement for b in result.break_even if b.parameter == "network_price_factor"]
+    assert INTERNAL_ID.search(statement) is None, statement
+    assert "NVIDIA ConnectX-7" in statement and "NVIDIA Quantum-2 QM9700" in statement
+    assert "3:1 oversubscribed" in statement
