@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.tools.audit import INTERNAL_ID
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.services import scenario_submit
 from tests.frontend.pdfread import pdf_text
@@ -64,16 +64,6 @@ GRID: dict[str, dict[str, Any]] = {
     },
 }
 
-CATALOG = default_catalog()
-_ITEMS = [*CATALOG.nics, *CATALOG.switches, *CATALOG.transceivers, *CATALOG.cables]
-CATALOG_IDS = sorted(
-    {item.sku for item in _ITEMS} | set(CATALOG.gpu_ids) | set(CATALOG.model_ids),
-    key=len,
-    reverse=True,
-)
-_ID_RE = re.compile(
-    r"(?<![\w/.-])(?:" + "|".join(re.escape(i) for i in CATALOG_IDS) + r")(?![\w/-])"
-)
 E_NOTATION = re.compile(r"\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
 # the load model's time to first token over capacity (3,600 s), a stand-in said in words
 OVER_CAPACITY_FIGURE = re.compile(r"\b3,?600,?000\b")
@@ -118,7 +108,7 @@ def problems(where: str, text: str) -> list[str]:
     text = re.sub(r"https?://\S+", "<link>", text)  # a scenario's link holds its UUID
     found = []
     for pattern, what in (
-        (_ID_RE, "catalog id"),
+        (INTERNAL_ID, "catalog id"),
         (E_NOTATION, "e-notation"),
         (INTERNAL_KEY, "key"),
         (OVER_CAPACITY_FIGURE, "over-capacity stand-in"),

@@ -880,14 +880,14 @@ def _internal_id_pattern(catalog: Catalog) -> re.Pattern[str]:
         for item in (*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables)
     }
     words = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
-    return re.compile(rf"(?<![\w.-])(?:{words})(?![\w-])")
+    return re.compile(rf"(?<![\w/.-])(?:{words})(?![\w/-])")
 
 
 INTERNAL_ID = _internal_id_pattern(default_catalog())
 """What customers read names a GPU, model or part by its display name or vendor part number,
 never by the catalog's id; an id inside an address or a path ("nvidia.com/.../gb200-nvl72")
-is the vendor's own and is not matched (:func:`text_violations` drops such tokens)."""
-_PATH_TOKEN = re.compile(r"\S*/\S*")
+is the vendor's own and is not matched.  The customer-text tests of the pages, PDF and CSV
+read the same pattern (``tests/frontend/test_customer_text.py``)."""
 
 
 def text_violations(case: str, result: EngineResult) -> list[Violation]:
@@ -912,10 +912,9 @@ def text_violations(case: str, result: EngineResult) -> list[Violation]:
         Violation("ungrouped-count", case, words[max(0, m.start() - 60) : m.end() + 20])
         for m in UNGROUPED_COUNT.finditer(words)
     )
-    unpathed = _PATH_TOKEN.sub(" ", prose)
     out.extend(
-        Violation("internal-id", case, unpathed[max(0, m.start() - 60) : m.end() + 20])
-        for m in INTERNAL_ID.finditer(unpathed)
+        Violation("internal-id", case, prose[max(0, m.start() - 60) : m.end() + 20])
+        for m in INTERNAL_ID.finditer(prose)
     )
     return out
 
