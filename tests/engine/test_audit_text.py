@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from advisor.engine import evaluate_typed
-from advisor.engine.tools.audit import customer_prose, text_violations
+from advisor.engine.facts.catalog import default_catalog
+from advisor.engine.tools.audit import INTERNAL_ID, customer_prose, text_violations
 
 # 64 H100 servers of Llama 3 8B replicas asked for 50,000 requests/s: saturated, so the
 # headline states the served and asked rates, both above 1,000 (".3g" wrote them 4.01e+03
@@ -166,3 +167,19 @@ def test_the_property_finds_a_catalog_id_where_a_display_name_belongs() -> None:
         ),
     )
     assert text_violations("w", named) == []
+
+
+def test_no_catalog_text_a_customer_reads_holds_another_items_id() -> None:
+    """The BOM shows each line's source under its description: a NIC's source named its
+    sibling as "the same C8180 card as cx8-800g". A model named by its own id (OpenAI's
+    gpt-oss-120b) is a name, not a leak."""
+    catalog = default_catalog()
+    texts = [
+        (item.sku, item.source)
+        for item in (*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables)
+    ]
+    texts += [(gpu.id, gpu.reference_design) for gpu in catalog.gpus]
+    texts += [(model.id, model.name) for model in catalog.models]
+    leaks = [(owner, m.group(0)) for owner, text in texts for m in INTERNAL_ID.finditer(text)]
+    assert leaks == []
+    assert INTERNAL_ID.search("serving gpt-oss-120b on 8 x NVIDIA B200") is None

@@ -354,7 +354,7 @@ NICS: tuple[Nic, ...] = (
         form_factor="osfp",
         source=f"{_NV} ConnectX-8 SuperNIC user manual (C8180: the 800G OSFP port runs as 2 x "
         "400GbE; Spectrum-X multi-plane with Spectrum-4 SN5600); part number: the same C8180 "
-        "card as cx8-800g, 900-9X81E-00EX-ST0 (NVIDIA ConnectX-8 SuperNIC User Manual, "
+        "card as the 800G XDR entry, 900-9X81E-00EX-ST0 (NVIDIA ConnectX-8 SuperNIC User Manual, "
         f"Introduction, docs.nvidia.com/networking/display/connectx8supernic); {_PRICE}",
         price_is_estimate=True,
     ),
