@@ -561,7 +561,7 @@ def test_fewer_ports_of_a_multi_port_card_name_the_cards() -> None:
         for d in o["departures"]
         if "compute NIC ports per server" in d
     ]
-    assert said == ["8 compute NIC ports per server instead of 16 (4 dual-port cards, not 8)"]
+    assert said == ["8 compute NIC ports per server on 4 dual-port cards instead of 16 on 8"]
 
 
 def test_break_even_names_the_cheaper_design_by_display_names() -> None:

@@ -129,12 +129,14 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
     if code == "fewer_nics":
         full = full_links(p, c.nic)
         links = max(1, c.nic.links)
-        ports = {2: "dual-port", 4: "quad-port"}.get(links, f"{links}-port")
-        cards = f" ({c.nics_per_node // links} {ports} cards, not {full // links})"
-        cards = cards if links > 1 else ""
+        count = f"{c.nics_per_node} compute NIC port{'s' if c.nics_per_node > 1 else ''}"
+        if links == 1:
+            return f"{count} per server instead of {full}"
+        cards = c.nics_per_node // links
+        kind = {2: "dual-port", 4: "quad-port"}.get(links, f"{links}-port")
         return (
-            f"{c.nics_per_node} compute NIC port{'s' if c.nics_per_node > 1 else ''} per server "
-            f"instead of {full}{cards}"
+            f"{count} per server on {cards} {kind} card{'s' if cards > 1 else ''} "
+            f"instead of {full} on {full // links}"
         )
     if code == "nic_speed":
         return f"{card_gbps(c.nic)}G NICs instead of the platform's {p.reference_card_gbps}G"

@@ -506,7 +506,7 @@ def budget_cut_violations(case: AuditCase, result: EngineResult) -> list[Violati
     out: list[Violation] = []
 
     def fewer(departures: Iterable[str]) -> bool:
-        return any("per server instead of" in d for d in departures)
+        return any(" compute NIC port" in d for d in departures)
 
     if fewer(rec.departures):
         full = [o for o in result.options if o.feasible and not fewer(o.departures)]
