@@ -578,3 +578,22 @@ def test_break_even_names_the_cheaper_design_by_display_names() -> None:
     assert INTERNAL_ID.search(statement) is None, statement
     assert "NVIDIA ConnectX-7" in statement and "NVIDIA Quantum-2 QM9700" in statement
     assert "3:1 oversubscribed" in statement
+
+
+def test_one_switch_is_said_once() -> None:
+    """Two MI355X servers on one switch read "single switch with 1 switch"."""
+    rationale = _rec(train("mi355x", 2, model="llama3-8b"))["recommendation"]["rationale"]
+    (ports,) = [t for t in rationale if " NIC ports on " in t]
+    assert ports.endswith("(128 ports at 400G): single switch."), ports
+
+
+def test_a_fabric_of_single_switch_planes_counts_one_switch_a_plane() -> None:
+    """Two planes of one switch each read "single switch with 2 switches"."""
+    from advisor.engine.decision.prose import _layout_phrase
+    from advisor.engine.model.topology import size_topology
+
+    assert _layout_phrase(size_topology(16, 128, rails=8)) == "single switch"
+    assert _layout_phrase(size_topology(64, 64, rails=8, planes=2)) == "2 switches, one per plane"
+    assert _layout_phrase(size_topology(256, 64, rails=8)) == (
+        "non-blocking rail-optimized leaf-spine with 8 leaf and 4 spine switches"
+    )

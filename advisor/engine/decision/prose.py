@@ -74,6 +74,17 @@ def topo_phrase(topo: TopologySize) -> str:
     return f"{ratio} {rail}{planes}{tiers_in_words(topo.tiers)}"
 
 
+def _layout_phrase(topo: TopologySize) -> str:
+    """The fabric's shape and switch count ("non-blocking rail-optimized leaf-spine with 8 leaf
+    and 4 spine switches"); one switch is said once ("single switch", not "with 1 switch")."""
+    if topo.tiers == 1 and topo.leaf_switches <= 1:
+        return topo_phrase(topo)
+    if topo.tiers == 1:
+        per_plane = ", one per plane" if topo.planes == topo.leaf_switches else ""
+        return f"{switch_counts(topo)}{per_plane}"
+    return f"{topo_phrase(topo)} with {switch_counts(topo)}"
+
+
 def spread_sentence(topo: TopologySize) -> str:
     """How each full leaf's ports are used and spread over the spines (two tiers or more)."""
     if topo.tiers < 2:
@@ -505,8 +516,7 @@ def rationale(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[str
     switch_name = candidate.switch.display_name
     out.append(
         f"{topo.endpoints:,} NIC ports on {switch_name} ({candidate.radix} ports at "
-        f"{candidate.nic_gbps}G): {topo_phrase(topo)} with {switch_counts(topo)}."
-        + spread_sentence(topo)
+        f"{candidate.nic_gbps}G): {_layout_phrase(topo)}." + spread_sentence(topo)
     )
     out.extend(_class_sentences(facts, choice, scored))
     out.extend(_alternative_sentences(facts, best, scored))
