@@ -597,3 +597,11 @@ def test_a_fabric_of_single_switch_planes_counts_one_switch_a_plane() -> None:
     assert _layout_phrase(size_topology(256, 64, rails=8)) == (
         "non-blocking rail-optimized leaf-spine with 8 leaf and 4 spine switches"
     )
+
+
+def test_a_rule_every_design_of_a_class_breaks_rules_out_the_class() -> None:
+    """Multi-server training rules out every TCP design alike; the answer read "Ethernet (TCP)
+    25G (8 x 25G, 32x100GbE top-of-rack switch) is ruled out", as if 25G were the one tried."""
+    rationale = _rec(train("h100-sxm", 32))["recommendation"]["rationale"]
+    (tcp,) = [t for t in rationale if t.startswith("Ethernet (TCP)")]
+    assert tcp.startswith("Ethernet (TCP) is ruled out: multi-server training needs RDMA"), tcp

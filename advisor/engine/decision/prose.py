@@ -570,7 +570,10 @@ def _class_sentences(facts: JobFacts, choice: Choice, scored: list[Scored]) -> l
         aname = f"{fabric_title(fabric, alt.cand.nic_gbps)} ({alt.cand.nics_per_node} x "
         aname += f"{alt.cand.nic_gbps}G, {alt.cand.switch.display_name})"
         if alt.violations:
-            out.append(f"{aname} is ruled out: " + "; ".join(alt.violations) + ".")
+            # a rule every design of the class breaks alike rules out the class, not one design
+            alike = all(d.violations == alt.violations for d in scored if d.cand.fabric == fabric)
+            name = fabric_label(fabric) if alike else aname
+            out.append(f"{name} is ruled out: " + "; ".join(alt.violations) + ".")
             continue
         out.append(compare(facts, best, alt, aname))
     return out
