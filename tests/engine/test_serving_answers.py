@@ -688,9 +688,9 @@ def test_the_smaller_precision_a_shortfall_names_is_one_the_gpu_serves_the_model
 
 
 def test_replicas_a_rack_cannot_hold_whole_say_the_servers_left_idle() -> None:
-    """Llama 3.1 405B BF16 on two GB300 NVL72 racks at 30 requests/s: TP16 replicas, four to a
-    72-GPU rack, leave 8 GPUs (two trays) of each rack without one; the answer said nothing of
-    the 4 idle trays."""
+    """Llama 3.1 405B BF16 on two GB300 NVL72 racks at 30 requests/s and 30 ms a token: TP16
+    replicas, four to a 72-GPU rack, leave 8 GPUs (two trays) of each rack without one; the
+    answer said nothing of the 4 idle trays."""
     from tests.support.scenarios import LLAMA_405B_TWO_GB300_RACKS
 
     result = evaluate(LLAMA_405B_TWO_GB300_RACKS)
@@ -698,3 +698,23 @@ def test_replicas_a_rack_cannot_hold_whole_say_the_servers_left_idle() -> None:
     held = pool["instances"] * pool["gpus_per_instance"] // 4
     assert held < 36
     assert f"{36 - held} of the 36 servers stay idle" in result["workload"]["notes"]
+
+
+def test_a_replica_shape_that_idles_gpus_must_serve_clearly_more() -> None:
+    """Llama 3.1 405B on two GB300 NVL72 racks: TP16 replicas (four a rack, 4 of 36 trays idle)
+    serve 59.3 requests/s within the targets, TP8 ones 59.1 on every GPU; within the 1 % band
+    the answer keeps the shape that leaves no GPU idle and says why TP16 was not taken."""
+    from advisor.engine.model.serving.scoring import SHAPE_TIE
+
+    result = evaluate(
+        {"workload": "inference", "model": "llama3.1-405b", "gpu": "gb300-nvl72", "gpus": 144}
+    )
+    notes = result["workload"]["notes"]
+    assert not any("stay idle" in n for n in notes), notes
+    rates = _weighed(result)
+    chosen = result["metrics"]["max_requests_per_s_at_target"]
+    assert rates["TP16"] > rates["TP8"] and rates["TP16"] <= rates["TP8"] * (1 + SHAPE_TIE)
+    assert abs(chosen - rates["TP8"]) <= 0.01 * rates["TP8"]
+    (note,) = [n for n in notes if n.startswith("deployment chosen by")]
+    assert "TP8 replicas serve the most" in note
+    assert "TP16: 59.3 requests/s within the targets on 128 of the 144 GPUs" in note

@@ -52,6 +52,7 @@ from advisor.engine.model.serving.scoring import (
     best_of,
     by_capacity,
     chosen_note,
+    idle_note,
     reaches,
     serving_score,
     unit_shape,
@@ -368,8 +369,9 @@ def _fabric_free_best(
     tried: list[str] = []
     for shape, wp in _fabric_free_replicas(scenario, dom):
         score = serving_score(scenario, wp)
-        tried.append(f"{shape}: {significant(score.rate)}{_WITHIN}")
-        if best is None or score > best[0]:
+        idle = "" if best is None else idle_note(scenario, score, wp, *best)
+        tried.append(f"{shape}: {significant(score.rate)}{_WITHIN}{idle}")
+        if best is None or (not idle and score > best[0]):
             best = (score, wp)
     if inf.deployment is None and not inf.independent_replicas and best is not None:
         # disaggregated prefill and decode pools inside each server (KV over NVLink)
@@ -754,12 +756,11 @@ def _smaller_pools(scenario: Scenario) -> Iterator[tuple[int, ServingPlan]]:
 
 
 def _plan_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
-    """A dense model whose prefill and decode instances fit one server: the best disaggregated
-    unit inside a server, copied onto every server (pools.in_server_units).  Otherwise the
-    disaggregated deployment on all servers, or copies of the one planned on fewer servers
-    (the rest idle) when those serve more requests/s within the p95 targets
-    (:func:`serving_score`): more servers never serve worse.  Pools given in
-    ``inference.pools`` are planned as given."""
+    """A dense model whose prefill and decode instances fit one server: the best disaggregated unit
+    inside a server, copied onto every server (pools.in_server_units).  Otherwise the disaggregated
+    deployment on all servers, or copies of the one planned on fewer servers (the rest idle) when
+    those serve more requests/s within the p95 targets (:func:`serving_score`): more servers never
+    serve worse.  Pools given in ``inference.pools`` are planned as given."""
     inf = scenario.inference
     assert inf is not None
     if scenario.parallelism.given:

@@ -106,6 +106,34 @@ def _priced(scenario: Scenario, wp: WorkloadPlan | ServingPlan, design: Design) 
     return sp
 
 
+SHAPE_TIE = 0.01
+"""Replica shapes whose rates within the targets lie within 1 % of each other serve alike (the
+load model's bisection settles a rate to three significant digits, and a rate a few tenths of
+a percent apart is no evidence either way): a larger replica that leaves GPUs idle must serve
+more than this beyond the best so far (docs/MODEL.md 15.2)."""
+
+
+def idle_note(
+    scenario: Scenario,
+    score: ServingScore,
+    wp: WorkloadPlan,
+    best: ServingScore,
+    best_wp: WorkloadPlan,
+) -> str:
+    """Why replicas of ``wp`` that serve more within the targets than the best so far,
+    ``best_wp``, do not replace it: they leave more of the cluster's GPUs idle and serve no more
+    than :data:`SHAPE_TIE` beyond it ("" when they win or lose on their rate).  Llama 3.1 405B
+    on two GB300 racks: TP16 replicas serve 59.3 requests/s on 128 GPUs, TP8 ones 59.1 on all
+    144, which the answer keeps."""
+    placed, best_placed = (serving_of(p).decode.placed_gpus for p in (wp, best_wp))
+    if not score > best or placed >= best_placed or score.rate > best.rate * (1.0 + SHAPE_TIE):
+        return ""
+    return (
+        f" on {placed:,} of the {scenario.gpus:,} GPUs, not {SHAPE_TIE:.0%} more than a shape "
+        "on more of them"
+    )
+
+
 def serving_score(
     scenario: Scenario, wp: WorkloadPlan | ServingPlan, design: Design | None = None
 ) -> ServingScore:
