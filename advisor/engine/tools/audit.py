@@ -875,7 +875,8 @@ def _internal_id_pattern(catalog: Catalog) -> re.Pattern[str]:
     """Any of the catalog's internal ids (GPU, model, NIC, switch, transceiver and cable ids:
     ``gb300-nvl72``, ``cx7-400g``, ``llama3-70b``) standing as a word of its own; not an id
     that is also the item's name (OpenAI names its model ``gpt-oss-120b``)."""
-    ids = {item.id for item in (*catalog.gpus, *catalog.models) if item.id != item.name}
+    ids = {gpu.id for gpu in catalog.gpus if gpu.id != gpu.name}
+    ids |= {model.id for model in catalog.models if model.id != model.name}
     ids |= {
         item.sku
         for item in (*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables)
