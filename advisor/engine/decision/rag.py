@@ -52,7 +52,9 @@ from advisor.engine.facts.vocabulary import (
     fabric_label,
 )
 from advisor.engine.input.scenario import Scenario
+from advisor.engine.model.plans import WorkloadPlan
 from advisor.engine.model.rag import RagPlan, embedded_tokens, network_s, plan_rag
+from advisor.engine.model.serving.load import offered_load
 from advisor.engine.model.topology import IN_RACK_LINK_M, SPINE_LINK_M
 from advisor.engine.result.records import (
     Assumption,
@@ -145,11 +147,15 @@ def _tier_lines(net: TierNetwork, parts: NetworkParts) -> list[BomLine]:
     return lines
 
 
-def tier_network(parts: NetworkParts, s: Scenario) -> TierNetwork:
+def tier_network(parts: NetworkParts, s: Scenario, w: WorkloadPlan) -> TierNetwork:
     """The retrieval tiers' network for a RAG scenario: every server dual-homed to two leaves
     racked with it (copper), each leaf uplinked to the generation servers' front-end network
-    at its fastest port speed (docs/MODEL.md sections 12 and 21)."""
-    plan = plan_rag(s)
+    at its fastest port speed (docs/MODEL.md sections 12 and 21).  A closed loop of users asks
+    the rate it settles at on ``w``'s serving deployment."""
+    serving = w.inference.serving if w.inference is not None else None
+    closed = s.inference is not None and s.inference.requests_per_s is None
+    users = offered_load(s, serving).rate if serving is not None and closed else None
+    plan = plan_rag(s, users)
     nic = tier_nic(parts, plan.busiest_gbits_per_s)
     switch = tor_switch(parts, nic.port_gbps)
     uplink_gbps = max(speed for speed, _ in switch.radix_by_gbps)

@@ -176,7 +176,7 @@ def recommend(
     front-end network of every design and named in the answer.
     """
     parts = network_parts(catalog)
-    tiers = tier_network(parts, s) if s.rag is not None else None
+    tiers = tier_network(parts, s, w) if s.rag is not None else None
     result = _recommend(
         s, w, catalog, parts, progress, evaluator, tiers, scaling_chart, chart or scaling
     )

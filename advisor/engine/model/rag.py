@@ -66,22 +66,16 @@ class RagPlan:
         return next(t for t in self.tiers if t.role == role)
 
 
-def query_rate(inference: InferenceSpec) -> tuple[float, str]:
+def query_rate(inference: InferenceSpec, users_rate: float | None) -> tuple[float, str]:
     """Questions per second and where the number comes from: ``requests_per_s`` when given,
-    else the closed loop of ``concurrent_requests`` users at the latency targets (Little's
-    law: N / (TTFT + output tokens x time per token)), the first token no sooner than
-    retrieval itself (embedding and vector search), which a TTFT target below it cannot
-    shorten."""
+    else ``users_rate``, the rate the closed loop of ``concurrent_requests`` users settles at
+    on the generation fleet (``serving.load.offered_load``, Little's law on the load model: the
+    rate the answer's first screen and its headroom read, capped by what the fleet serves)."""
     if inference.requests_per_s is not None:
         return inference.requests_per_s, "the stated arrival rate"
-    first_token_s = max(
-        inference.target_ttft_ms / 1e3, EMBEDDING_LATENCY_S + VECTOR_SEARCH_LATENCY_S
-    )
-    cycle_s = first_token_s + inference.output_tokens * inference.target_ms_per_token / 1e3
-    rate = inference.concurrent_requests / cycle_s
-    return rate, (
-        f"{inference.concurrent_requests:,} concurrent users at the latency targets (Little's law)"
-    )
+    if users_rate is None:
+        raise ValueError("a closed loop's question rate needs the fleet's offered load")
+    return users_rate, f"{inference.concurrent_requests:,} concurrent users (Little's law)"
 
 
 def index_bytes(rag: RagInput) -> float:
@@ -162,12 +156,13 @@ def _per_server(flows: tuple[RagFlow, ...], role: str, servers: int) -> float:
     return total / max(1, servers)
 
 
-def plan_rag(s: Scenario) -> RagPlan:
-    """The pipeline of a RAG scenario (``s.rag`` and ``s.inference`` set)."""
+def plan_rag(s: Scenario, users_rate: float | None) -> RagPlan:
+    """The pipeline of a RAG scenario (``s.rag`` and ``s.inference`` set); ``users_rate``: see
+    :func:`query_rate`."""
     rag, inference = s.rag, s.inference
     if rag is None or inference is None:
         raise ValueError("plan_rag needs a scenario with rag and inference")
-    rate, basis = query_rate(inference)
+    rate, basis = query_rate(inference, users_rate)
     question = max(1, inference.prompt_tokens - rag.context_tokens)
     index = index_bytes(rag)
     flows = _flows(rag, inference, rate, question)

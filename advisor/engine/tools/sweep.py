@@ -239,7 +239,7 @@ def evaluate_points(
             facts = job_facts(scenario, workload, catalog, parts)
             storage = storage_plan(parts, nodes=facts.nodes, spec=facts.platform.storage)
             if scenario.rag is not None:  # priced with every design, as the recommendation does
-                storage = with_tier_network(storage, tier_network(parts, scenario))
+                storage = with_tier_network(storage, tier_network(parts, scenario, workload))
             candidate, reason, capex, power = design_point(
                 facts,
                 parts,
