@@ -8,7 +8,14 @@ import pytest
 
 from advisor.engine import evaluate_typed
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.tools.audit import INTERNAL_ID, customer_prose, text_violations
+from advisor.engine.tools.audit import (
+    INTERNAL_ID,
+    customer_prose,
+    point_violations,
+    run_case,
+    text_violations,
+)
+from advisor.engine.tools.audit_grid import AuditCase
 
 # 64 H100 servers of Llama 3 8B replicas asked for 50,000 requests/s: saturated, so the
 # headline states the served and asked rates, both above 1,000 (".3g" wrote them 4.01e+03
@@ -183,3 +190,23 @@ def test_no_catalog_text_a_customer_reads_holds_another_items_id() -> None:
     leaks = [(owner, m.group(0)) for owner, text in texts for m in INTERNAL_ID.finditer(text)]
     assert leaks == []
     assert INTERNAL_ID.search("serving gpt-oss-120b on 8 x NVIDIA B200") is None
+
+
+def test_a_refusal_reads_as_the_answers_do() -> None:
+    """A refusal's message is customer text too: DeepSeek-V3 as independent replicas on 2,049
+    A100 servers read "does not fit on 16392 x NVIDIA A100 80GB SXM4 inside one server ... (add
+    GPUs ...)", a count without separators and a remedy more GPUs cannot meet; it now names
+    the server that bounds a replica and says to let a replica span servers."""
+    case = AuditCase("deepseek-v3", "a100-80gb-sxm", "inference-replicas", "default", 2049)
+    outcome = run_case(case)
+    assert outcome.refusal is not None
+    (message,) = outcome.refusal["inference.independent_replicas"]
+    assert message.startswith(
+        "DeepSeek-V3 does not fit inside one server of 8 x NVIDIA A100 80GB SXM4: "
+    )
+    assert "let a replica span servers" in message
+    assert point_violations(outcome) == []
+    leaked = dataclasses.replace(
+        outcome, refusal={"gpus": ["does not fit on 16392 x a100-80gb-sxm"]}
+    )
+    assert [v.prop for v in point_violations(leaked)] == ["ungrouped-count", "internal-id"]

@@ -79,7 +79,7 @@ def test_engine_rules_are_checked_on_the_step_that_caused_them() -> None:
     response = _post(client, base, "work", replicas="independent")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "does not fit on 8 x NVIDIA H100 SXM5 80GB inside one server" in html
+    assert "does not fit inside one server of 8 x NVIDIA H100 SXM5 80GB" in html
     assert html.index('id="err-replicas"') < html.index("does not fit")
     # Split across servers, it is the GPU count that is too small: back to that question.
     response = _post(client, base, "work", replicas="split")

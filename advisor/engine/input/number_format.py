@@ -55,18 +55,24 @@ def smaller_release(model: ModelSpec, gpu: GpuSpec, precision: str) -> str | Non
 
 
 def fit_remedy(
-    model: ModelSpec, gpu: GpuSpec, gpus: int, gpus_per_node: int, precision: str
+    model: ModelSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    gpus_per_node: int,
+    precision: str,
+    grow: str = "add GPUs",
 ) -> str:
-    """The remedy a refusal names when a served model does not fit: "add GPUs or use a smaller
-    precision", or the publisher's smaller release where it fits one scale-up domain and the
-    scenario runs 16 bits (:func:`smaller_release`, :func:`serving_precision`)."""
+    """The remedy a refusal names when a served model does not fit: ``grow`` (what gives a
+    replica more GPUs: "add GPUs", or "let a replica span servers" where one server bounds it)
+    or a smaller precision, or the publisher's smaller release where it fits one scale-up
+    domain and the scenario runs 16 bits (:func:`smaller_release`, :func:`serving_precision`)."""
     release = smaller_release(model, gpu, precision)
     if release and serving_precision(model, gpu, gpus, gpus_per_node) == release:
         return (
-            f"add GPUs, or serve the publisher's {release} release, which fits one server: "
+            f"{grow}, or serve the publisher's {release} release, which fits one server: "
             f"precision {release}"
         )
-    return "add GPUs or use a smaller precision"
+    return f"{grow} or use a smaller precision"
 
 
 def smaller_serving_precision(model: ModelSpec, gpu: GpuSpec, precision: str) -> str | None:

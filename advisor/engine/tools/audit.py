@@ -35,8 +35,8 @@ and each answer, and each series of sizes, is checked here:
   network is not Ethernet sized for its traffic and priced in the BOM, or whose first token
   (retrieval included) misses its target without the headline saying so;
 * ``e-notation``: a figure written as "1.19e+04" in text a customer reads
-  (:func:`customer_prose`); ``internal-id``: a catalog id ("gb300-nvl72", "cx7-400g") in that
-  text where a display name or part number belongs;
+  (:func:`customer_prose`, and a refusal's messages); ``internal-id``: a catalog id
+  ("gb300-nvl72", "cx7-400g") in that text where a display name or part number belongs;
 * ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
   ``serving-closed-loop-unbounded`` / ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
   ``serving-worse-with-more-servers`` / ``headroom`` / ``memory-record``:
@@ -897,7 +897,13 @@ def text_violations(case: str, result: EngineResult) -> list[Violation]:
     a count of 10,000 or more written without thousands separators; ``saturated-figure``: the
     over-capacity stand-in (:data:`SATURATED_FIGURE`) printed as if it were a time;
     ``internal-id``: a catalog id where a display name belongs (:data:`INTERNAL_ID`)."""
-    prose = "\n".join(customer_prose(result))  # one scan: the audit runs it on every case
+    return prose_violations(case, tuple(customer_prose(result)))
+
+
+def prose_violations(case: str, texts: Sequence[str]) -> list[Violation]:
+    """:func:`text_violations` of any text a customer reads: an answer's prose, or the
+    messages of a refusal (which name the field and the rule in the same words)."""
+    prose = "\n".join(texts)  # one scan: the audit runs it on every case
     out = [
         Violation("e-notation", case, prose[max(0, m.start() - 60) : m.end() + 20])
         for m in E_NOTATION_EXPONENT.finditer(prose)
@@ -909,7 +915,7 @@ def text_violations(case: str, result: EngineResult) -> list[Violation]:
         out.append(Violation("saturated-figure", case, prose[max(0, at - 80) : at + 40]))
     # an assumption's value that is a bare number is formatted where it is shown
     # (reports.presenters: "1,000,000,000 tokens"), so only text is checked for grouping
-    words = "\n".join(t for t in customer_prose(result) if not _BARE_NUMBER.fullmatch(t))
+    words = "\n".join(t for t in texts if not _BARE_NUMBER.fullmatch(t))
     out.extend(
         Violation("ungrouped-count", case, words[max(0, m.start() - 60) : m.end() + 20])
         for m in UNGROUPED_COUNT.finditer(words)
@@ -931,7 +937,8 @@ def point_violations(outcome: Outcome) -> list[Violation]:
     if outcome.refusal is not None:
         named = all(key and messages for key, messages in outcome.refusal.items())
         if outcome.refusal and named:
-            return []
+            said = [message for messages in outcome.refusal.values() for message in messages]
+            return prose_violations(label, said)
         return [Violation("refusal-unnamed", label, repr(outcome.refusal))]
     result = outcome.result
     assert result is not None

@@ -228,7 +228,7 @@ def _plan_inference(scenario: Scenario, *, searching: bool = False) -> WorkloadP
         if chosen is None and queueing is not None:
             (chosen, held), queued = queueing, True
         if chosen is None:
-            raise no_replica_fits(scenario, dom, deployment, _fit_remedy(scenario))
+            raise no_replica_fits(scenario, dom, deployment)
         source = "planner"
     tp, pp, ep, r, mem = chosen
     # a replica that fits a scale-up domain never straddles two (4 TP16 per NVL72 rack)

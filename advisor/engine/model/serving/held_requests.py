@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.weights import served_weight_bytes
+from advisor.engine.input.number_format import fit_remedy
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.memory import GB, capacity_gb, memory_estimate
 from advisor.engine.model.serving.attention import serving_usable_gb
@@ -73,14 +74,13 @@ def largest_batch_held(memory_at: Callable[[int], Memory], batch: int) -> int:
     return low
 
 
-def no_replica_fits(
-    scenario: Scenario, dom: int, deployment: str | None, remedy: str
-) -> ScenarioError:
+def no_replica_fits(scenario: Scenario, dom: int, deployment: str | None) -> ScenarioError:
     """The refusal when no replica shape of the deployment search holds the model and one
     request (a runtime queues the requests its KV memory does not hold, so more users or a
     higher rate are never what does not fit): the weights that need more GPUs than a replica
-    may take (``remedy`` says what would hold them), else the KV cache of one request, naming
-    the field to change."""
+    may take (with what would hold them: more GPUs, or a replica across servers where one
+    server or scale-up domain bounds it), else the KV cache of one request, naming the field
+    to change."""
     inf, m = scenario.inference, scenario.model
     assert inf is not None
     field = "inference.independent_replicas" if inf.independent_replicas else "gpus"
@@ -89,10 +89,21 @@ def no_replica_fits(
     weights_gb = served_weight_bytes(m, scenario.precision) / GB
     usable_gb = scenario.gpu.usable_bytes / GB
     need = math.ceil(weights_gb / usable_gb)
-    limit = dom if inf.independent_replicas or deployment == "replicas" else scenario.gpus
+    bounded = inf.independent_replicas or deployment == "replicas"
+    limit = dom if bounded else scenario.gpus
     context = inf.prompt_tokens + inf.output_tokens
-    where = " inside one server" if inf.independent_replicas else ""
+    domain = "server" if dom <= scenario.gpus_per_node else "scale-up domain"
+    where = (
+        f"inside one {domain} of {dom:,} x {scenario.gpu.name}"
+        if bounded
+        else f"on {scenario.gpus:,} x {scenario.gpu.name}"
+    )
     if need > limit:
+        grow = f"let a replica span {domain}s" if bounded else "add GPUs"
+        grow += " on more GPUs" if bounded and need > scenario.gpus else ""
+        remedy = fit_remedy(
+            m, scenario.gpu, scenario.gpus, scenario.gpus_per_node, scenario.precision, grow
+        )
         why = (
             f"its {scenario.precision} weights alone take {weights_gb:,.0f} GB at "
             f"{usable_gb:.0f} GB usable per GPU, so a replica needs at least {need} GPUs "
@@ -103,6 +114,4 @@ def no_replica_fits(
             f"the weights ({weights_gb:,.0f} GB) fit, the KV cache of one request of {context:,} "
             "tokens does not (shorter prompts would fit)"
         )
-    return ScenarioError.single(
-        field, f"{m.name} does not fit on {scenario.gpus} x {scenario.gpu.name}{where}: {why}"
-    )
+    return ScenarioError.single(field, f"{m.name} does not fit {where}: {why}")
