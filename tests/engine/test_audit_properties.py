@@ -171,6 +171,6 @@ def test_training_inside_one_nvl72_rack_needs_no_fabric() -> None:
 def test_an_exception_is_a_violation_and_a_named_refusal_is_not() -> None:
     case = AuditCase("m", "g", "training", "default", 1)
     assert [v.prop for v in point_violations(Outcome(case, error="KeyError: x"))] == ["exception"]
-    named = Outcome(case, refusal={"gpus": ["must be at most 131072"]})
+    named = Outcome(case, refusal={"gpus": ["must be >= 1 and <= 131,072 GPUs"]})
     assert point_violations(named) == []
     assert [v.prop for v in point_violations(Outcome(case, refusal={}))] == ["refusal-unnamed"]

@@ -8,14 +8,9 @@ import pytest
 
 from advisor.engine import evaluate_typed
 from advisor.engine.facts.catalog import default_catalog
-from advisor.engine.tools.audit import (
-    INTERNAL_ID,
-    customer_prose,
-    point_violations,
-    run_case,
-    text_violations,
-)
+from advisor.engine.tools.audit import point_violations, run_case, text_violations
 from advisor.engine.tools.audit_grid import AuditCase
+from advisor.engine.tools.audit_text import INTERNAL_ID, customer_prose
 
 # 64 H100 servers of Llama 3 8B replicas asked for 50,000 requests/s: saturated, so the
 # headline states the served and asked rates, both above 1,000 (".3g" wrote them 4.01e+03

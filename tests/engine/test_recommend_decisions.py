@@ -569,8 +569,8 @@ def test_break_even_names_the_cheaper_design_by_display_names() -> None:
     named its runner "InfiniBand 2 x 400G cx7-400g (quantum2-qm9700, 3:1)", catalog ids a
     customer cannot read; it names the NIC and switch as the BOM does."""
     from advisor.engine import evaluate_typed
-    from advisor.engine.tools.audit import INTERNAL_ID
     from advisor.engine.tools.audit_grid import AuditCase, scenario_for
+    from advisor.engine.tools.audit_text import INTERNAL_ID
 
     case = AuditCase("deepseek-v3", "h100-sxm", "training", "tight-budget", 33)
     result = evaluate_typed(scenario_for(case), scaling_chart=False)

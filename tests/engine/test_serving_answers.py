@@ -166,7 +166,7 @@ def test_a_closed_loop_past_the_hour_says_its_users_wait_not_that_its_queue_grow
     the designs' reasons said "the queue for a first token grows without bound", which a closed
     loop's queue, bounded by its users, never does."""
     from advisor.engine import evaluate_typed
-    from advisor.engine.tools.audit import customer_prose
+    from advisor.engine.tools.audit_text import customer_prose
 
     users = 300_000
     inference = {"concurrent_requests": users, "deployment": "disaggregated"}

@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from advisor.engine.tools.audit import INTERNAL_ID
+from advisor.engine.tools.audit_text import INTERNAL_ID
 from advisor.scenarios.models import RunStatus
 from advisor.scenarios.services import scenario_submit
 from tests.frontend.pdfread import pdf_text

@@ -35,7 +35,7 @@ and each answer, and each series of sizes, is checked here:
   network is not Ethernet sized for its traffic and priced in the BOM, or whose first token
   (retrieval included) misses its target without the headline saying so;
 * ``e-notation``: a figure written as "1.19e+04" in text a customer reads
-  (:func:`customer_prose`, and a refusal's messages); ``internal-id``: a catalog id
+  (:func:`.audit_text.customer_prose`, and a refusal's messages); ``internal-id``: a catalog id
   ("gb300-nvl72", "cx7-400g") in that text where a display name or part number belongs;
 * ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
   ``serving-closed-loop-unbounded`` / ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
@@ -78,12 +78,13 @@ from advisor.engine.decision.bom import NetworkParts, check_bom
 from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
-from advisor.engine.facts.constants import SATURATED_MS, SATURATED_S, over_capacity_ms
+from advisor.engine.facts.constants import SATURATED_S, over_capacity_ms
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import a2a_overlap_runs, deepep_runs_on
 from advisor.engine.result.echo import Memory, Traffic
 from advisor.engine.result.records import EngineResult
 from advisor.engine.tools.audit_grid import LADDER_SERVERS, AuditCase, scenario_for
+from advisor.engine.tools.audit_text import customer_prose, text_findings
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
 """Adding servers must not slow training: a step may get at most 2 % slower when servers are
@@ -818,113 +819,15 @@ def rag_violations(case: str, result: EngineResult) -> list[Violation]:
     return out
 
 
-E_NOTATION_EXPONENT = re.compile(r"[eE][+-][0-9]", re.ASCII)
-"""The exponent of a number in e-notation ("1.19e+04"; Python's "g" and "e" formats always sign
-it): never in text a customer reads (facts.formatting.significant writes plain decimals).  The
-digit before it is checked per match: a class of digits in the pattern scans 5x slower."""
-
-
-def customer_prose(result: EngineResult) -> Iterator[str]:
-    """The sentences of an answer a customer reads: headline, rationale, the options' and
-    pruned designs' reasons, break-even statements, monitoring, assumptions, warnings, the
-    workload's notes, the cloud reference, the RAG statements and the BOM's descriptions."""
-    rec = result.recommendation
-    yield rec.headline
-    yield from rec.rationale
-    for option in result.options:
-        yield option.why_not or ""
-        yield from option.departures
-        yield option.cost.job_share.note if option.cost.job_share is not None else ""
-    for pruned in result.pruned:
-        yield pruned.reason
-    for point in result.break_even:
-        yield point.statement
-    yield from result.monitoring
-    for assumption in result.assumptions:
-        yield str(assumption.value)
-        yield assumption.source
-    yield from result.warnings or ()
-    yield from result.workload.notes
-    if result.cloud_fabric is not None:
-        yield result.cloud_fabric.statement
-    if result.rag is not None:
-        yield from result.rag.statements
-    for line in result.bom:
-        yield line.description
-
-
-UNGROUPED_COUNT = re.compile(r"(?<![\w.,/$#-])[1-9][0-9]{4,}(?![\w.,])", re.ASCII)
-"""A whole number of five or more digits standing alone, without thousands separators
-("16384 servers"): customer text writes "16,384".  Digits inside a part number, a version, an
-issue number ("#13972") or a decimal are not counts and are not matched."""
-
-
-_BARE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
-"""An assumption's value that is a number (``str(1e9)``), not a sentence."""
-
-
-SATURATED_FIGURE = re.compile(
-    rf"\b{SATURATED_MS:,.0f}(?:\.\d+)? ms|\b{SATURATED_MS:.0f}(?:\.\d+)? ms", re.ASCII
-)
-"""The load model's time to first token of an open queue over capacity ("3,600,000 ms", with
-or without decimals or separators): a stand-in for "without bound", said in words wherever a
-customer reads it."""
-
-
-def _internal_id_pattern(catalog: Catalog) -> re.Pattern[str]:
-    """Any of the catalog's internal ids (GPU, model, NIC, switch, transceiver and cable ids:
-    ``gb300-nvl72``, ``cx7-400g``, ``llama3-70b``) standing as a word of its own; not an id
-    that is also the item's name (OpenAI names its model ``gpt-oss-120b``)."""
-    ids = {gpu.id for gpu in catalog.gpus if gpu.id != gpu.name}
-    ids |= {model.id for model in catalog.models if model.id != model.name}
-    ids |= {
-        item.sku
-        for item in (*catalog.nics, *catalog.switches, *catalog.transceivers, *catalog.cables)
-    }
-    words = "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
-    return re.compile(rf"(?<![\w/.-])(?:{words})(?![\w/-])")
-
-
-INTERNAL_ID = _internal_id_pattern(default_catalog())
-"""What customers read names a GPU, model or part by its display name or vendor part number,
-never by the catalog's id; an id inside an address or a path ("nvidia.com/.../gb200-nvl72")
-is the vendor's own and is not matched.  The customer-text tests of the pages, PDF and CSV
-read the same pattern (``tests/frontend/test_customer_text.py``)."""
-
-
 def text_violations(case: str, result: EngineResult) -> list[Violation]:
-    """``e-notation``: a figure in customer text written as "1.19e+04"; ``ungrouped-count``:
-    a count of 10,000 or more written without thousands separators; ``saturated-figure``: the
-    over-capacity stand-in (:data:`SATURATED_FIGURE`) printed as if it were a time;
-    ``internal-id``: a catalog id where a display name belongs (:data:`INTERNAL_ID`)."""
+    """The text properties (:func:`.audit_text.text_findings`) of an answer's prose."""
     return prose_violations(case, tuple(customer_prose(result)))
 
 
 def prose_violations(case: str, texts: Sequence[str]) -> list[Violation]:
-    """:func:`text_violations` of any text a customer reads: an answer's prose, or the
-    messages of a refusal (which name the field and the rule in the same words)."""
-    prose = "\n".join(texts)  # one scan: the audit runs it on every case
-    out = [
-        Violation("e-notation", case, prose[max(0, m.start() - 60) : m.end() + 20])
-        for m in E_NOTATION_EXPONENT.finditer(prose)
-        if m.start() > 0 and prose[m.start() - 1].isdigit()
-    ]
-    printed = SATURATED_FIGURE.search(prose)
-    if printed is not None:
-        at = printed.start()
-        out.append(Violation("saturated-figure", case, prose[max(0, at - 80) : at + 40]))
-    # an assumption's value that is a bare number is formatted where it is shown
-    # (reports.presenters: "1,000,000,000 tokens"), so only text is checked for grouping
-    words = "\n".join(t for t in texts if not _BARE_NUMBER.fullmatch(t))
-    out.extend(
-        Violation("ungrouped-count", case, words[max(0, m.start() - 60) : m.end() + 20])
-        for m in UNGROUPED_COUNT.finditer(words)
-    )
-    out.extend(
-        Violation("internal-id", case, prose[max(0, m.start() - 60) : m.end() + 20])
-        for m in INTERNAL_ID.finditer(prose)
-    )
-    return out
+    """The text properties of any text a customer reads: an answer's prose, or the messages
+    of a refusal (which name the field and the rule in the same words)."""
+    return [Violation(prop, case, detail) for prop, detail in text_findings(texts)]
 
 
 def point_violations(outcome: Outcome) -> list[Violation]:
