@@ -567,7 +567,7 @@ def test_fewer_ports_of_a_multi_port_card_name_the_cards() -> None:
 def test_break_even_names_the_cheaper_design_by_display_names() -> None:
     """DeepSeek-V3 on 33 H100 servers under the audit's tight budget: the price break-even
     named its runner "InfiniBand 2 x 400G cx7-400g (quantum2-qm9700, 3:1)", catalog ids a
-    customer cannot read; it names the NIC and switch as the BOM does."""
+    customer cannot read; it names the design as the headline does."""
     from advisor.engine import evaluate_typed
     from advisor.engine.tools.audit_grid import AuditCase, scenario_for
     from advisor.engine.tools.audit_text import INTERNAL_ID

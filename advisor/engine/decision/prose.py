@@ -69,7 +69,11 @@ def topo_phrase(topo: TopologySize) -> str:
     if topo.tiers == 1:
         return "single switch"
     rail = "rail-optimized " if topo.rail_optimized else ""
-    ratio = "non-blocking" if topo.oversubscription <= 1.0 else f"{topo.oversubscription:g}:1"
+    ratio = (
+        "non-blocking"
+        if topo.oversubscription <= 1.0
+        else f"{topo.oversubscription:g}:1 oversubscribed"
+    )
     planes = f"{topo.planes}-plane " if topo.planes > 1 else ""
     return f"{ratio} {rail}{planes}{tiers_in_words(topo.tiers)}"
 
@@ -126,20 +130,6 @@ def switch_counts(topo: TopologySize) -> str:
             f"{leaf:,} leaf, {spine:,} spine, {core:,} core and {superspine:,} super-spine switches"
         )
     return f"{leaf:,} leaf, {spine:,} spine and {core:,} core switches"
-
-
-def design_name(scored: Scored) -> str:
-    """A design as a customer reads it, where the catalog ids of ``Candidate.label`` (the
-    data's ``decision.tied_with``) belong in no sentence: fabric, links and NIC per server,
-    switch and leaf ratio by their display names."""
-    c = scored.cand
-    leaves = (
-        "non-blocking" if c.oversubscription <= 1 else f"{c.oversubscription:g}:1 oversubscribed"
-    )
-    return (
-        f"{fabric_title(c.fabric, c.nic_gbps)} ({c.nics_per_node} x {c.nic.display_name}, "
-        f"{c.switch.display_name}, {leaves})"
-    )
 
 
 def design_phrase(scored: Scored) -> str:
@@ -820,7 +810,7 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[Br
                     statement="The recommendation holds unless its network prices rise "
                     f"{(factor - 1) * 100:.0f}% (x{factor:.2f}, beyond the "
                     f"+-{PRICE_UNCERTAINTY * 100:.0f}% price uncertainty) while the "
-                    f"alternative's do not; then {design_name(runner)} becomes cheaper over "
+                    f"alternative's do not; then {design_phrase(runner)} becomes cheaper over "
                     "the life.",
                     parameter="network_price_factor",
                     value=round(factor, 4),
@@ -841,7 +831,7 @@ def break_even(facts: JobFacts, choice: Choice, scored: list[Scored]) -> list[Br
             out.append(
                 BreakEven(
                     statement=f"With a latency target of {alt.perf:.1f} ms per token or "
-                    f"more (now {facts.target_ms_per_token:g} ms), {design_name(alt)} would "
+                    f"more (now {facts.target_ms_per_token:g} ms), {design_phrase(alt)} would "
                     f"do and save {usd(best.decision_usd - alt.decision_usd)} over the life.",
                     parameter="target_ms_per_token",
                     value=round(alt.perf, 3),
