@@ -55,15 +55,14 @@ def test_a_tp16_replica_plan_on_nvl72_runs_4_per_rack_and_says_so() -> None:
 
 @pytest.mark.parametrize(
     ("servers", "tp", "dp"),
-    [(64, 8, 32), (16384, 16, 3641)],
+    [(64, 8, 32), (16384, 8, 8192)],
 )
 def test_405b_split_on_nvl72_chooses_replicas_inside_racks(servers: int, tp: int, dp: int) -> None:
-    """TP16 replicas, four a rack (64 of its 72 GPUs): on 16,384 trays, with the decode
-    attention priced by TensorRT-LLM's measured kernels (docs/MODEL.md 15.1), they serve more
-    requests/s within the targets than TP8 on every GPU by more than the 1 % a shape that idles
-    GPUs must win by (``scoring.SHAPE_TIE``); on 64 trays 14 of them serve 97.6 against 32 TP8
-    replicas' 97.0 on all 256 GPUs, inside the band, so TP8 is kept (TP16 was chosen before
-    2026-12-07); either way each replica stays inside its rack."""
+    """TP8 replicas, nine a rack, each inside its rack: with a TP group's all-reduces over the
+    rack's NVLink priced (docs/MODEL.md 15.1, "TP over an NVL72 rack's NVLink") TP8 on every GPU
+    serves the most within the targets on 64 trays (60.8 requests/s against TP16's 44.3) and on
+    16,384 (15,600 against 11,500); before, the all-reduce was free beyond a tray's 4 GPUs and
+    TP16 replicas, four a rack with 8 of its GPUs idle, were chosen on 16,384 trays."""
     case = AuditCase("llama3.1-405b", "gb200-nvl72", "inference-split", "default", servers)
     r = run_case(case).result
     assert r is not None

@@ -344,14 +344,15 @@ def dense_prefill_s(
     head; pipeline stages work on successive passes at once (the time per prompt counts all
     tp x pp GPUs).
     ``pack=False``: one prompt in a pass of its own (the latency of a lone request).
-    Kept by what it reads of the scenario (GPU, model, precision, GPUs per server) and its
-    arguments: the load model of every design the search prices asks for its plan's prompt.
+    Kept by what it reads of the scenario (GPU, model, precision, its scale-up domain's GPUs)
+    and its arguments: the load model of every design the search prices asks for its plan's
+    prompt.
     """
     key = (
         scenario.gpu,
         scenario.model,
         scenario.precision,
-        scenario.gpus_per_node,
+        scaleup_domain_gpus(scenario),
         prompt_tokens,
         computed_tokens,
         tp,
@@ -401,7 +402,7 @@ def _dense_prefill_s(
     )
     passes = model.layers * (gemm + elementwise + attention) + _output_head_s(scenario, packed, tp)
     comm = 0.0
-    if tp > 1 and tp <= scenario.gpus_per_node:
+    if 1 < tp <= scaleup_domain_gpus(scenario):
         comm = (
             2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
         )
@@ -655,7 +656,9 @@ class MoeDecode:
         kv_element = kv_element_bytes(scenario.precision, consts.latent, scenario.gpu)
         self.attention = DecodeAttention(scenario.gpu, kv_element, consts.latent)
         self.all_reduce = (
-            all_reduce(scenario.gpu, self.tp) if 1 < self.tp <= scenario.gpus_per_node else None
+            all_reduce(scenario.gpu, self.tp)
+            if 1 < self.tp <= scaleup_domain_gpus(scenario)
+            else None
         )
 
     def seconds(self, batch: float, tp_comm: bool = True) -> float:
@@ -742,7 +745,7 @@ def moe_prefill_pass_s(
         + model.moe_layers * parts.routed_s
         + _output_head_s(scenario, max(1.0, prompts), tp)
     )
-    if tp > 1 and tp <= scenario.gpus_per_node:
+    if 1 < tp <= scaleup_domain_gpus(scenario):
         passes += (
             2 * model.layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
         )
@@ -780,14 +783,14 @@ def dense_decode_s(
     Each stage works on batch / pp sequences at a time (pp micro-batches); per layer the GEMMs
     over the micro-batch's rows, max(KV read, attention FLOPs), the element-wise kernels and
     the other kernels' launch; the output head for every row; the tensor-parallel all-reduces
-    inside the server (``tp_comm=False``: without them, for callers that price them apart).
-    Kept by what it reads of the scenario (GPU, model, precision, GPUs per server) and its
-    arguments."""
+    inside the scale-up domain, a server or an NVL72 rack (``tp_comm=False``: without them,
+    for callers that price them apart).  Kept by what it reads of the scenario (GPU, model,
+    precision, its scale-up domain's GPUs) and its arguments."""
     key = (
         scenario.gpu,
         scenario.model,
         scenario.precision,
-        scenario.gpus_per_node,
+        scaleup_domain_gpus(scenario),
         batch,
         rows_per_step,
         context,
@@ -836,7 +839,7 @@ def _dense_decode_s(
     head = head_gemm.time_s(max(1.0, rows))
     stage = layers / pp * layer + head / pp
     step = pp * stage
-    if tp_comm and tp > 1 and tp <= scenario.gpus_per_node and rows > 0:
+    if tp_comm and 1 < tp <= scaleup_domain_gpus(scenario) and rows > 0:
         step += 2 * layers * _intra_time_s(scenario, "all_reduce", rows * model.hidden * 2.0, tp)
     return step
 
@@ -848,7 +851,7 @@ def decode_compute_s(
 
     Per GPU: GEMMs take max(weights read, GEMM FLOPs); attention takes max(KV read, attention
     FLOPs); pipeline stages run one after another; plus a launch cost per layer and the
-    tensor-parallel all-reduces inside the server.
+    tensor-parallel all-reduces inside the scale-up domain (a server, or an NVL72 rack's trays).
     """
 
     model = scenario.model
