@@ -186,7 +186,6 @@ def check_constraints(
     most = max(serving, key=lambda sc: num(sc.metrics.requests_per_s)) if serving else None
     if latency_applies and target is not None and all(sc.perf > target for sc in serving):
         fastest = min(serving, key=lambda sc: sc.perf)
-        compute_ms = num(fastest.metrics.compute_ms_per_token)
         at_target = fastest.metrics.max_requests_per_s_at_target
         if fastest.metrics.load_saturated or (at_target is not None and at_target > 0):
             # the time is load (queueing, prefill sharing the GPUs, a full batch), not the
@@ -194,13 +193,13 @@ def check_constraints(
             served = num(fastest.metrics.requests_per_s)
             notes.append(
                 f"No network design reaches the {target:g} ms per token target at this load: "
-                f"the fastest reads {fastest.perf:.1f} ms at {significant(served)} requests/s, of "
-                f"which one unloaded decode step is {compute_ms:.1f} ms; the rest is load "
-                "(batching, prefill sharing the GPUs, queueing). Within the target it serves "
-                f"up to {significant(num(at_target))} requests/s, so it needs more servers or "
-                "replicas rather than a faster network or faster GPUs."
+                f"the fastest reads {fastest.perf:.1f} ms at {significant(served)} requests/s, "
+                "and the time is load (batching, prefill sharing the GPUs, queueing): within "
+                f"the target it serves up to {significant(num(at_target))} requests/s, so it "
+                "needs more servers or replicas rather than a faster network or faster GPUs."
             )
         else:
+            compute_ms = num(fastest.metrics.compute_ms_per_token)
             notes.append(
                 f"No network design reaches the {target:g} ms per token target: the fastest "
                 f"decodes at {fastest.perf:.1f} ms, of which {compute_ms:.1f} ms is GPU compute "

@@ -58,7 +58,12 @@ from advisor.engine.model.serving.compute import (
     decode_compute_s,
 )
 from advisor.engine.model.serving.intra import CUSTOM_ALL_REDUCE
-from advisor.engine.model.serving.load import LoadPoint, serving_metrics, serving_model
+from advisor.engine.model.serving.load import (
+    LoadPoint,
+    batch_cell,
+    serving_metrics,
+    serving_model,
+)
 from advisor.engine.model.serving.pools import reference_design
 from advisor.engine.model.serving.precision import (
     MXFP4,
@@ -336,7 +341,12 @@ def _inference_metrics(
         low = _inference_times(scenario, workload, inference, design, "low")
         high = _inference_times(scenario, workload, inference, design, "high")
         low_ms, high_ms = low.token_s * 1e3 * err_low, high.token_s * 1e3 * err_high
-    serving = Metrics()
+    # without a serving plan, the section-7 step at the planner's batch; with one, the serving
+    # model's step at the operating batch (serving_metrics)
+    serving = Metrics(
+        compute_ms_per_token=inference.decode_compute_s * 1e3,
+        comm_ms_per_token=point.comm_s * 1e3,
+    )
     if inference.serving is not None:
         # the serving model prices compute and in-server TP; the per-token model adds what
         # crosses servers on this design (split TP/PP, expert all-to-all of a split replica)
@@ -366,9 +376,7 @@ def _inference_metrics(
         ttft_ms=ttft_ms,
         tokens_per_s_per_server=tokens_per_s / servers,
         tokens_per_s=tokens_per_s,
-        comm_ms_per_token=point.comm_s * 1e3,
         network_ms_per_token=point.network_s * 1e3,
-        compute_ms_per_token=inference.decode_compute_s * 1e3,
         gpu_idle_fraction=min(1.0, point.network_s / point.token_s),
         meets_target=token_ms <= target,
         inter_server_bytes_per_gpu=server,
@@ -411,13 +419,14 @@ def _disaggregated_metrics(
         high = serving_model(scenario, serving_plan, design, "high").operating_point()
         low_ms, high_ms = _serving_token_band(scenario, op.tpot_p95_s * 1e3, low, high)
     q = serving_plan.tokens_per_step
-    b = op.decode_batch_per_instance
-    compute = decode_compute_s(scenario, serving_plan, serving_plan.decode, b) / q
+    b = batch_cell(op.decode_batch_per_instance)  # the batch the step and its parts are priced at
     step = model.step(b) / q
-    comm = max(0.0, step - compute)
-    # the expert all-to-all is network time only when the expert group leaves the scale-up
-    # domain (an NVL72 rack is one domain of 72 GPUs, not 18 trays of 4)
-    network = comm if serving_plan.decode.ep > domain_gpus(scenario) else 0.0
+    # the expert all-to-all (what the step adds to its compute and in-domain all-reduces) is
+    # network time only when the expert group leaves the scale-up domain (an NVL72 rack is one
+    # domain of 72 GPUs, not 18 trays of 4)
+    compute = decode_compute_s(scenario, serving_plan, serving_plan.decode, b) / q
+    exchange = max(0.0, step - compute)
+    network = exchange if serving_plan.decode.ep > domain_gpus(scenario) else 0.0
     tokens = op.output_tokens_per_s
     target = scenario.inference.target_ms_per_token if scenario.inference else 0.0
     return dataclasses.replace(
@@ -428,9 +437,7 @@ def _disaggregated_metrics(
         ttft_ms=op.ttft_p95_s * 1e3,
         tokens_per_s_per_server=tokens / max(1, serving_plan.servers),
         tokens_per_s=tokens,
-        comm_ms_per_token=comm * 1e3,
         network_ms_per_token=network * 1e3,
-        compute_ms_per_token=compute * 1e3,
         gpu_idle_fraction=min(1.0, network / step) if step > 0 else 0.0,
         meets_target=op.tpot_p95_s * 1e3 <= target,
         decode_tokens_per_s_per_server=tokens / max(1, serving_plan.decode.servers),

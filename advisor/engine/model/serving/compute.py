@@ -845,13 +845,18 @@ def _dense_decode_s(
 
 
 def decode_compute_s(
-    scenario: Scenario, serving_plan: ServingPlan, pool: ServingPool, batch: float
+    scenario: Scenario,
+    serving_plan: ServingPlan,
+    pool: ServingPool,
+    batch: float,
+    tp_comm: bool = True,
 ) -> float:
     """One decode step of an instance holding ``batch`` sequences, without the network.
 
     Per GPU: GEMMs take max(weights read, GEMM FLOPs); attention takes max(KV read, attention
     FLOPs); pipeline stages run one after another; plus a launch cost per layer and the
-    tensor-parallel all-reduces inside the scale-up domain (a server, or an NVL72 rack's trays).
+    tensor-parallel all-reduces inside the scale-up domain (a server, or an NVL72 rack's trays;
+    ``tp_comm=False``: the GPUs' own time, without them).
     """
 
     model = scenario.model
@@ -860,9 +865,9 @@ def decode_compute_s(
     )
     if not model.is_moe:
         return dense_decode_s(
-            scenario, batch, serving_plan.rows_per_step, context, pool.tp, pool.pp
+            scenario, batch, serving_plan.rows_per_step, context, pool.tp, pool.pp, tp_comm
         )
-    return moe_decode_s(scenario, pool, batch, serving_plan.rows_per_step, context)
+    return moe_decode_s(scenario, pool, batch, serving_plan.rows_per_step, context, tp_comm)
 
 
 _ROUND3_CACHE: dict[float, float] = {}

@@ -198,6 +198,16 @@ class ServingModel:
             step_s = self._price_step(key, net_share)
         return step_s
 
+    def step_parts(self, batch: float) -> tuple[float, float]:
+        """One decode step at ``batch``, per generated token: (the GPUs' own time, the
+        communication the step waits for: the TP all-reduces, the expert all-to-all not hidden,
+        a colocated plan's pipeline hops and cross-server traffic)."""
+        q = self.serving_plan.tokens_per_step
+        cell = batch_cell(batch)  # the batch :meth:`step` prices
+        plan = self.serving_plan
+        compute = decode_compute_s(self.scenario, plan, plan.decode, cell, tp_comm=False)
+        return compute / q, max(0.0, self.step(cell) - compute) / q
+
     def _share_cell(self, net_share: float) -> float:
         """The share of the NICs a step is kept under: 1 where the step sends nothing over the
         network, else the share to 3 digits."""
@@ -748,8 +758,10 @@ def serving_model(
 def serving_metrics(
     scenario: Scenario, serving_plan: ServingPlan, design: Design, *, bounds: bool = True
 ) -> Metrics:
-    """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name);
-    the per-token and placement figures are the caller's.  ``bounds=False``: without the
+    """The serving metrics of one design (ENGINE_API metric keys, SI-ish units in the name):
+    ``compute_ms_per_token`` and ``comm_ms_per_token`` break one decode step at the operating
+    point's batch down (:meth:`ServingModel.step_parts`); the p95 per-token and placement
+    figures are the caller's.  ``bounds=False``: without the
     pessimistic TTFT, the rates within the targets and the decode batch at them (None; a
     bisection of ~20 solves of the load model), which the recommendation reads for its chosen
     and fastest designs only."""
@@ -767,7 +779,10 @@ def serving_metrics(
         at_target = queue_model.max_rate_at_target()
         per_gpu_at_target = at_target * serving_plan.output_tokens / max(1, scenario.gpus)
         batch_at_target = decode_batch_per_gpu(queue_model, at_target)
+    compute_s, comm_s = queue_model.step_parts(point.decode_batch_per_instance)
     return Metrics(
+        compute_ms_per_token=compute_s * 1e3,
+        comm_ms_per_token=comm_s * 1e3,
         ttft_ms_p50=point.ttft_p50_s * 1e3,
         ttft_ms_p95=point.ttft_p95_s * 1e3,
         ttft_ms_p95_high=high_ttft_ms,
