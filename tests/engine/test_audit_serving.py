@@ -8,7 +8,7 @@ from typing import Any
 
 from advisor.engine import evaluate_typed
 from advisor.engine.result.echo import InferenceInput, ScenarioEcho, WorkloadInfo
-from advisor.engine.result.records import EngineResult, Metrics, Recommendation
+from advisor.engine.result.records import EngineResult, Metrics, Option, Recommendation
 from advisor.engine.tools.audit import Outcome, series_violations, serving_violations
 from advisor.engine.tools.audit_grid import AuditCase
 
@@ -81,6 +81,25 @@ def test_tokens_per_second_other_than_the_served_requests_emit_is_a_violation() 
     assert _props(serving(6.6, 6.6 * 512 * 0.995)) == set()
     assert _props(serving(6.6, 1262.0)) == {"serving-tokens-served"}
     assert _props(serving(5.0, 5.0 * 512 * 1.5)) == {"serving-tokens-served"}
+
+
+def test_a_breakdown_longer_than_the_time_it_explains_is_a_violation() -> None:
+    """Llama 3.1 405B TP8 on two GB300 racks at 64 users stacked 19.6 ms of compute and 6.8 ms
+    of all-reduce (the planner's batch) on its bar beside a p95 of 21.5 ms per token."""
+
+    def broken_down(compute: float, comm: float, network: float = 0.0) -> EngineResult:
+        return _result(
+            ms_per_token=21.5,
+            compute_ms_per_token=compute,
+            comm_ms_per_token=comm,
+            network_ms_per_token=network,
+        )
+
+    assert _props(broken_down(19.6, 1.5)) == set()
+    assert _props(broken_down(19.6, 6.8)) == {"serving-breakdown"}
+    assert _props(broken_down(15.0, 1.5, network=2.0)) == {"serving-breakdown"}
+    option = Option(rank=2, metrics=broken_down(19.6, 6.8).metrics)
+    assert _props(replace(broken_down(19.6, 1.5), options=[option])) == {"serving-breakdown"}
 
 
 def test_a_fabric_for_a_job_inside_one_domain_is_a_violation() -> None:

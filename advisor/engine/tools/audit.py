@@ -39,6 +39,7 @@ and each answer, and each series of sizes, is checked here:
   ("gb300-nvl72", "cx7-400g") in that text where a display name or part number belongs;
 * ``serving-metrics-missing`` / ``serving-silent`` / ``serving-over-capacity`` /
   ``serving-closed-loop-unbounded`` / ``serving-tokens-served`` / ``serving-fabric-inside-domain`` /
+  ``serving-breakdown`` /
   ``serving-worse-with-more-servers`` / ``headroom`` / ``memory-record``:
   :func:`serving_violations`, :func:`memory_violations` and the serving series (docs/MODEL.md
   19).
@@ -675,6 +676,7 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
                 f"served emit {emitted:.4g}",
             )
         )
+    out.extend(_breakdown_violations(case, result))
     gpus = result.scenario.gpus
     domain = result.workload.scaleup_domain_gpus
     if domain is not None and gpus <= domain and result.recommendation.needs_compute_fabric:
@@ -685,6 +687,33 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
                 f"{gpus:.0f} GPUs in one {domain:.0f}-GPU scale-up domain buy a compute fabric",
             )
         )
+    return out
+
+
+def _breakdown_violations(case: str, result: EngineResult) -> list[Violation]:
+    """The time per token's breakdown (the chart's bar, the scaling chart's compute share) is
+    one decode step at the answer's load, of the answer and of every design it weighed: its
+    compute and communication sum to no more than the p95 per token they explain, and the
+    network's part is part of the communication (docs/MODEL.md 15)."""
+    out: list[Violation] = []
+    named = [("the answer", result.metrics)] + [
+        (f"option {option.rank}", option.metrics) for option in result.options
+    ]
+    for label, m in named:
+        if m.ms_per_token is None or m.compute_ms_per_token is None or m.comm_ms_per_token is None:
+            continue
+        step = m.compute_ms_per_token + m.comm_ms_per_token
+        network = m.network_ms_per_token or 0.0
+        if step > m.ms_per_token * (1.0 + 1e-6) or network > m.comm_ms_per_token * (1.0 + 1e-6):
+            out.append(
+                Violation(
+                    "serving-breakdown",
+                    case,
+                    f"{label}: compute {m.compute_ms_per_token:.4g} + communication "
+                    f"{m.comm_ms_per_token:.4g} (network {network:.4g}) ms against "
+                    f"{m.ms_per_token:.4g} ms per token",
+                )
+            )
     return out
 
 
