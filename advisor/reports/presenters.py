@@ -628,14 +628,14 @@ def key_metrics(result: EngineResult) -> list[tuple[str, str]]:
 
 COST_LABELS = {
     "capex": "Network capex",
-    "life": "Cost over the cluster's life",
+    "life": "Network cost over the cluster's life",
     "job": "Share charged to this job",
 }
 
 
 def cost_figures(cost: Cost | None) -> dict[str, Any]:
     """The three costs a reader needs, with their labels and what each one covers:
-    network capex, the cost over the cluster's life (cost.life.total_usd) and the share
+    network capex, the network's cost over the cluster's life (cost.life.total_usd) and the share
     charged to this job (cost.job_share.total_usd; total_cost_usd in older results)."""
     cost = cost if cost is not None else Cost()
     work = cost.work or "this job"

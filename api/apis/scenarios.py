@@ -273,7 +273,7 @@ class ScenarioDetailApi(ApiView):
                 "The quoted run's result (docs/ENGINE_API.md); null until it succeeded. "
                 "Costs, labelled as on the page and the PDF: `cost.network_capex_usd` is the "
                 "network capex (buying NICs, switches, optics, cables); `cost.life.total_usd` "
-                "the cost over the cluster's life; `cost.job_share.total_usd` the share "
+                "the network's cost over the cluster's life; `cost.job_share.total_usd` the share "
                 "charged to this job (its GPU time, power, ramp-up and the network's time "
                 "share: it can be far below the capex)."
             )
@@ -476,7 +476,7 @@ class ScenarioReportApi(ApiView):
             "scenario, quote reference, preparer, date and validity; the inputs in plain "
             "words; the answer and its reasons; the bill of materials by network with "
             "subtotals; alternatives; assumptions. Costs are labelled as on the page: "
-            "network capex, the cost over the cluster's life, and the share charged to this "
+            "network capex, the network's cost over the cluster's life, and the share charged to this "
             "job. 409 while the latest run has not succeeded."
         ),
         tags=["scenarios"],
