@@ -25,6 +25,7 @@ register.filter("ms", formatting.milliseconds)
 register.filter("first_token", formatting.first_token)  # a queue over capacity in words
 register.filter("pct", formatting.percent)  # a fraction 0..1 as a percentage
 register.filter("num", formatting.number)
+register.filter("sig", formatting.significant)  # 3 significant digits, as the sentences say
 register.filter("gbps", formatting.gbps)
 register.filter("megabytes", formatting.megabytes)  # 144 MB (decimal, as the sentences say)
 

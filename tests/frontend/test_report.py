@@ -463,6 +463,33 @@ def test_the_details_count_in_words_that_agree_with_one(client: Client) -> None:
     assert "1 line ·" in text and "1 lines" not in text
 
 
+def test_the_serving_chart_states_the_rate_within_the_targets_as_the_first_screen(
+    client: Client,
+) -> None:
+    """The sentence under the latency chart read "targets met up to 35.98 requests per second"
+    beside the first screen's "36 requests/s": one rule for the figure (three significant
+    digits), and the tokens per GPU grouped ("4,117", not "4117")."""
+    from advisor.engine import evaluate
+    from advisor.engine.facts.formatting import significant
+
+    result = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-8b",
+            "gpu": "h100-sxm",
+            "gpus": 16,
+            "inference": {"requests_per_s": 50},
+        }
+    )
+    metrics = result["metrics"]
+    rate = significant(metrics["max_requests_per_s_at_target"])
+    tokens = f"{metrics['tokens_per_s_per_gpu_at_target']:,.0f}"
+    html = client.get(f"/s/{make_scenario(result=result).pk}/").content.decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    assert f"targets met up to {rate} requests per second ({tokens} tokens/s per GPU)" in text
+    assert f"{rate} requests/s" in text
+
+
 def test_the_planners_notes_are_on_the_page_and_in_the_pdf(client: Client) -> None:
     """The planner's notes (the deployment chosen over the others it weighed, with their rates;
     servers left idle) were in the API's result only: neither the page nor the PDF showed them."""
