@@ -751,3 +751,22 @@ def test_a_replica_shape_that_idles_gpus_must_serve_clearly_more() -> None:
     assert "EP32: 236 requests/s within the targets on 64 of the 72 GPUs, not 1% more" in note
     assert "EP72 replicas serve the most" in note
     assert not any("stay idle" in n for n in notes), notes
+
+
+def test_loading_the_weights_moves_every_replicas_copy() -> None:
+    """Llama 3.1 405B on GB300 NVL72 trays: every TP8 replica loads its own 810 GB, so 16 x the
+    trays load 16 x the bytes in the same time; one copy over the whole cluster's storage ports
+    read 0.0 s on 576 trays. One storage switch is named as one (docs/MODEL.md 13.2)."""
+
+    def storage(gpus: int) -> dict[str, Any]:
+        scenario = {"workload": "inference", "model": "llama3.1-405b", "gpu": "gb300-nvl72"}
+        return evaluate(scenario | {"gpus": gpus})["recommendation"]["storage"]
+
+    small, large = storage(144), storage(2304)
+    assert small["checkpoint_bytes"] == pytest.approx(18 * 810e9, rel=0.01)
+    assert large["checkpoint_bytes"] == pytest.approx(16 * small["checkpoint_bytes"], rel=1e-6)
+    assert large["checkpoint_write_s"] == pytest.approx(small["checkpoint_write_s"], rel=0.01)
+    assert large["checkpoint_write_s"] > 1.0
+    assert "each replica and instance holding its own copy" in small["statement"]
+    assert "on a single Broadcom Tomahawk-5 class 51.2T Ethernet switch;" in small["statement"]
+    assert "Ethernet leaves;" in large["statement"]

@@ -19,6 +19,7 @@ from advisor.engine.decision.cost import CostInputs, serving_work, training_work
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
+from advisor.engine.facts.constants import BYTES_PER_GB
 from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
 from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.number_format import smaller_release, smaller_serving_precision
@@ -195,8 +196,10 @@ class JobFacts:
     gpu_id: str
     params: float
     served_weight_bytes: float
-    """Bytes of the served checkpoint (:func:`facts.weights.served_weight_bytes`): what a
-    serving cluster loads from storage."""
+    """Bytes of the served checkpoint (:func:`facts.weights.served_weight_bytes`)."""
+    loaded_weight_bytes: float
+    """Bytes a serving cluster loads from storage to start (:func:`_loaded_weight_bytes`):
+    every replica and instance holds its own copy of the weights."""
     platform: Platform
     storage_write_gbytes_per_s: float | None = None
     """The storage system's write rate the customer states (checkpoint time)."""
@@ -315,6 +318,7 @@ def job_facts(
         gpu_id=scenario.gpu.id,
         params=scenario.model.params,
         served_weight_bytes=served_weight_bytes(scenario.model, scenario.precision),
+        loaded_weight_bytes=_loaded_weight_bytes(scenario, workload),
         platform=platform_of(scenario.gpu, parts, scenario.gpus_per_node),
         kv_only=_kv_only(workload),
         pipeline_only=_pipeline_only(workload),
@@ -325,6 +329,17 @@ def job_facts(
         replica_gpus=replica,
         speed_error=speed_model_error(scenario),
     )
+
+
+def _loaded_weight_bytes(scenario: Scenario, workload: WorkloadPlan) -> float:
+    """Bytes a serving cluster loads from storage to start: each GPU its instances run on
+    loads its share of the weights (every replica, and every prefill and decode instance,
+    holds its own copy), over the deployment's pools; one checkpoint without a serving plan."""
+    serving = workload.inference.serving if workload.inference is not None else None
+    if serving is None:
+        return served_weight_bytes(scenario.model, scenario.precision)
+    pools = (serving.decode,) if serving.colocated else (serving.prefill, serving.decode)
+    return sum(pool.placed_gpus * pool.weights_gb_per_gpu for pool in pools) * BYTES_PER_GB
 
 
 def serving_units(nodes: int, gpus_per_node: int, domain_gpus: int, replica_gpus: int) -> int:

@@ -770,11 +770,16 @@ def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = Fals
     system = facts.storage_write_gbytes_per_s
     cluster = min(network, system) if system else network
     if facts.inference:
-        size = facts.served_weight_bytes
-        what = "load the model weights"
+        size = facts.loaded_weight_bytes
+        copies = (
+            f"; {size / 1e9:,.0f} GB in all, each replica and instance holding its own copy"
+            if size > facts.served_weight_bytes * 1.01
+            else ""
+        )
+        what = f"load the model weights ({facts.served_weight_bytes / 1e9:,.0f} GB{copies})"
     else:
         size = facts.params * CHECKPOINT_BYTES_PER_PARAM
-        what = "write a full checkpoint (weights + optimizer state)"
+        what = f"write a full checkpoint (weights + optimizer state, {size / 1e9:,.0f} GB)"
     seconds = size / (cluster * 1e9) if cluster > 0 else 0.0
     limit = (
         f"the storage system's stated {system:,.0f} GB/s write rate (the network carries "
@@ -788,6 +793,13 @@ def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = Fals
         )
     )
     converged = " converged storage / in-band" if spec.converged else ""
+    switches = (
+        "your existing switches"
+        if existing
+        else f"a single {plan.switch.display_name} switch"
+        if plan.topo.tiers == 1 and plan.topo.leaf_switches <= 1
+        else f"{plan.switch.display_name} leaves"
+    )
     return Storage(
         adapter_sku=plan.nic.sku,
         adapters_per_server=plan.adapters_per_server,
@@ -803,8 +815,8 @@ def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = Fals
         statement=f"Storage / in-band: {plan.adapters_per_server} x "
         f"{plan.nic.description.split(' (')[0]} per server, {plan.ports_per_server} x {gbps}G"
         f"{converged} port{'s' if plan.ports_per_server != 1 else ''} cabled on "
-        f"{'your existing switches' if existing else plan.switch.display_name + ' leaves'}; "
-        f"to {what} ({size / 1e9:,.0f} GB) at {limit} takes {_seconds(seconds)}.",
+        f"{switches}; "
+        f"to {what} at {limit} takes {_seconds(seconds)}.",
     )
 
 
