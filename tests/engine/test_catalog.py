@@ -208,3 +208,22 @@ def test_every_catalog_gpu_names_its_generation_and_hopper_or_newer_reads_it() -
         "b200", "gb200-nvl72", "b300", "gb300-nvl72",
     } == HOPPER_BLACKWELL  # fmt: skip
     assert not any(g.hopper_or_newer for g in gpus if g.vendor != "NVIDIA")
+
+
+def test_the_builtin_catalog_is_versioned_by_its_content() -> None:
+    """The built-in catalog's version names its items (a digest), so a change to any item is a
+    new version: a hand-kept "builtin-2025.11.1" stayed the same while B300, GB300, MI355X and
+    the 800G parts were added, and staff edits saved on the old built-in catalog were never
+    re-applied to the new one (``catalog_reapply_edits`` reads the version)."""
+    import dataclasses
+
+    from advisor.engine.facts.catalog import BUILTIN_VERSION_PREFIX, content_version
+
+    catalog = default_catalog()
+    assert catalog.version.startswith(BUILTIN_VERSION_PREFIX)
+    assert catalog.version == content_version(catalog)
+    assert content_version(Catalog.from_dict(catalog.to_dict())) == catalog.version
+    first = catalog.gpus[0]
+    cheaper = dataclasses.replace(first, price_usd=first.price_usd - 1.0)
+    edited = dataclasses.replace(catalog, gpus=(cheaper, *catalog.gpus[1:]))
+    assert content_version(edited) != catalog.version

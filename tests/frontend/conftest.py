@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from advisor.engine.facts.catalog import default_catalog
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from tests.frontend.sample_result import training_result
 
@@ -72,6 +73,6 @@ def make_scenario(
         if status == RunStatus.SUCCEEDED
         else None,
         engine_version="1.0.0",
-        catalog_version="builtin-2025.11.1",
+        catalog_version=default_catalog().version,
     )
     return scenario

@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from advisor.engine.facts.catalog import default_catalog
+
 _TRAIN_METRICS = {
     "step_time_s": 4.12,
     "compute_s": 3.80,
@@ -57,7 +59,7 @@ def _option(
 
 TRAINING_RESULT: dict[str, Any] = {
     "engine_version": "1.0.0",
-    "catalog_version": "builtin-2025.11.1",
+    "catalog_version": default_catalog().version,
     "scenario": {
         "workload": "training",
         "model": "llama3-70b",

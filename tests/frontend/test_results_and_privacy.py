@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.result.records import EngineResult
 from advisor.scenarios.models import RunStatus, Scenario, ScenarioRun
 from tests.frontend.conftest import make_scenario
@@ -171,7 +172,7 @@ def test_json_export_is_the_full_result(client: Client) -> None:
     stored = training_result()
     assert payload["result"] == EngineResult.from_dict(stored).to_dict()
     assert payload["result"]["bom"][0].items() >= stored["bom"][0].items()
-    assert payload["run"]["catalog_version"] == "builtin-2025.11.1"
+    assert payload["run"]["catalog_version"] == default_catalog().version
 
 
 def test_pdf_report_holds_headline_bom_skus_and_charts(client: Client) -> None:
@@ -264,7 +265,6 @@ def test_bom_rows_show_the_parts_description_number_and_role_apart() -> None:
     import dataclasses
 
     from advisor.engine import evaluate_typed
-    from advisor.engine.facts.catalog import default_catalog
     from advisor.reports.presenters import bom_groups
 
     result = evaluate_typed(

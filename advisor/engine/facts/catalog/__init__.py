@@ -6,7 +6,9 @@ store an edited copy and pass it back to :func:`advisor.engine.evaluate`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -24,10 +26,16 @@ from advisor.engine.facts.catalog.network import (
 )
 from advisor.engine.facts.catalog.rules import check_catalog_items
 
-CATALOG_VERSION = "builtin-2025.11.1"
+BUILTIN_VERSION_PREFIX = "builtin-"
+"""The built-in catalog's version is this prefix and a digest of its items
+(:func:`content_version`), so every change to the built-in catalog names a new version: runs
+record the catalog they were priced with, and ``migrate`` re-applies staff edits on top of a
+changed built-in catalog only when its version changes (``advisor.hardware.services.
+catalog_reapply_edits``). A hand-kept "builtin-2025.11.1" stayed the same while B300, GB300,
+MI355X and the 800G parts were added."""
 
 __all__ = [
-    "CATALOG_VERSION",
+    "BUILTIN_VERSION_PREFIX",
     "Cable",
     "Catalog",
     "GpuSpec",
@@ -119,11 +127,19 @@ def _load(raw: dict[str, Any], key: str, make: Any, default: tuple[Any, ...]) ->
     return tuple(make(item) for item in items)
 
 
+def content_version(catalog: Catalog) -> str:
+    """:data:`BUILTIN_VERSION_PREFIX` and the first 12 hex digits of the SHA-256 of the
+    catalog's items (:meth:`Catalog.to_dict` without its version, keys sorted)."""
+    items = {key: value for key, value in catalog.to_dict().items() if key != "version"}
+    text = json.dumps(items, sort_keys=True, default=str)
+    return BUILTIN_VERSION_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 @lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
-    """The built-in catalog (cached; it is immutable)."""
-    return Catalog(
-        version=CATALOG_VERSION,
+    """The built-in catalog (cached; it is immutable), versioned by its content."""
+    catalog = Catalog(
+        version=BUILTIN_VERSION_PREFIX,
         gpus=GPUS,
         models=MODELS,
         nics=NICS,
@@ -131,3 +147,4 @@ def default_catalog() -> Catalog:
         transceivers=TRANSCEIVERS,
         cables=CABLES,
     )
+    return replace(catalog, version=content_version(catalog))
