@@ -476,8 +476,8 @@ class ScenarioReportApi(ApiView):
             "scenario, quote reference, preparer, date and validity; the inputs in plain "
             "words; the answer and its reasons; the bill of materials by network with "
             "subtotals; alternatives; assumptions. Costs are labelled as on the page: "
-            "network capex, the network's cost over the cluster's life, and the share charged to this "
-            "job. 409 while the latest run has not succeeded."
+            "network capex, the network's cost over the cluster's life, and the share charged "
+            "to this job. 409 while the latest run has not succeeded."
         ),
         tags=["scenarios"],
         responses={
