@@ -12,7 +12,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 
@@ -486,17 +486,59 @@ def scaling_series(result: EngineResult) -> dict[str, list[tuple[float, float]]]
     return out
 
 
-def scaling_figure(result: EngineResult) -> dict[str, Any]:
-    series = scaling_series(result)
+def _alike_lines_merged(
+    series: dict[str, list[tuple[float, float]]], first: str
+) -> dict[str, list[tuple[float, float]]]:
+    """One line, ``first``'s, when every fabric's line is the same within
+    :data:`ALIKE_FRACTION` (a job with no compute fabric at every size: three lines drawn one
+    over another, a legend of three and one line seen); lines that differ are all kept."""
+    lines = list(series.values())
+    if len(lines) < 2 or first not in series:
+        return series
+    for line in lines[1:]:
+        if [n for n, _ in line] != [n for n, _ in lines[0]]:
+            return series
+        if any(abs(a - b) > ALIKE_FRACTION for (_, a), (_, b) in zip(line, lines[0], strict=True)):
+            return series
+    return {first: series[first]}
+
+
+class ScalingLine(NamedTuple):
+    """One line of the scaling chart (the page's and the PDF's)."""
+
+    fabric: str
+    name: str
+    points: list[tuple[float, float]]
+
+
+def scaling_lines(result: EngineResult) -> list[ScalingLine]:
+    """The scaling chart's lines, named for the legend: one per fabric, the recommended one
+    said so, or one for all where every fabric draws alike (:func:`_alike_lines_merged`)."""
+    drawn = scaling_series(result)
     rec_fabric = result.recommendation.fabric
-    fig = go.Figure()
+    series = _alike_lines_merged(drawn, rec_fabric)
+    alike = len(drawn) - len(series)
+    lines: list[ScalingLine] = []
     for fabric, points in series.items():
+        name = fabric_label(fabric) + (" (recommended)" if fabric == rec_fabric else "")
+        if alike:
+            name += f" and {alike} other network{'s' if alike > 1 else ''} alike"
+        lines.append(ScalingLine(fabric, name, points))
+    return lines
+
+
+def scaling_figure(result: EngineResult) -> dict[str, Any]:
+    rec_fabric = result.recommendation.fabric
+    lines = scaling_lines(result)
+    series = {line.fabric: line.points for line in lines}
+    fig = go.Figure()
+    for fabric, name, points in lines:
         fig.add_trace(
             go.Scatter(
                 x=[p[0] for p in points],
                 y=[p[1] * 100 for p in points],
                 mode="lines+markers",
-                name=fabric_label(fabric) + (" (recommended)" if fabric == rec_fabric else ""),
+                name=name,
                 line={
                     "color": fabric_color(fabric),
                     "width": 3 if fabric == rec_fabric else 2,

@@ -166,18 +166,19 @@ def cost_speed_png(result: EngineResult) -> io.BytesIO | None:
 
 
 def scaling_png(result: EngineResult) -> io.BytesIO | None:
-    series = charts.scaling_series(result)
-    if not series:
+    lines = charts.scaling_lines(result)
+    if not lines:
         return None
+    series = {line.fabric: line.points for line in lines}
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
-    for fabric, points in series.items():
+    for fabric, name, points in lines:
         ax.plot(
             [p[0] for p in points],
             [p[1] * 100 for p in points],
             marker="o",
             markersize=3,
             color=charts.fabric_color(fabric),
-            label=fabric_label(fabric),
+            label=name,
         )
     nodes = float(result.workload.nodes or 0)
     if nodes > 0:

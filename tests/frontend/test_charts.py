@@ -58,6 +58,21 @@ def test_scaling_curve_has_one_line_per_fabric_and_marks_the_job() -> None:
     assert fig["layout"]["shapes"][0]["x0"] == 64
 
 
+def test_scaling_lines_every_network_draws_alike_are_one_line() -> None:
+    """Llama 3.1 405B on two GB300 NVL72 racks needs no compute fabric at any size: the three
+    fabrics' lines lay one over another under a legend of three; one line is drawn, named for
+    the others. Lines that differ (the training sample) are all kept."""
+    result = evaluate_typed(
+        {"workload": "inference", "model": "llama3.1-405b", "gpu": "gb300-nvl72", "gpus": 144}
+    )
+    assert len(charts.scaling_series(result)) == 3
+    fig = charts.scaling_figure(result)
+    assert [t["name"] for t in fig["data"]] == [
+        "Ethernet (TCP) (recommended) and 2 other networks alike"
+    ]
+    assert len(charts.scaling_figure(_training())["data"]) == 3
+
+
 def test_topology_draws_servers_leaves_spines_and_rails() -> None:
     topo = charts.topology_layout(_training())
     kinds = [n.kind for n in topo.nodes]
