@@ -83,7 +83,7 @@ from advisor.engine.facts.constants import SATURATED_S, over_capacity_ms
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import a2a_overlap_runs, deepep_runs_on
 from advisor.engine.result.echo import Memory, Traffic
-from advisor.engine.result.records import EngineResult
+from advisor.engine.result.records import EngineResult, Metrics
 from advisor.engine.tools.audit_grid import LADDER_SERVERS, AuditCase, scenario_for
 from advisor.engine.tools.audit_text import customer_prose, text_findings
 
@@ -690,16 +690,21 @@ def serving_violations(case: str, result: EngineResult) -> list[Violation]:
     return out
 
 
+def _named_metrics(result: EngineResult) -> list[tuple[str, Metrics]]:
+    """The answer's metrics and every weighed design's, each with the label a violation
+    names it by ("the answer", "option 3")."""
+    return [("the answer", result.metrics)] + [
+        (f"option {option.rank}", option.metrics) for option in result.options
+    ]
+
+
 def _breakdown_violations(case: str, result: EngineResult) -> list[Violation]:
     """The time per token's breakdown (the chart's bar, the scaling chart's compute share) is
     one decode step at the answer's load, of the answer and of every design it weighed: its
     compute and communication sum to no more than the p95 per token they explain, and the
     network's part is part of the communication (docs/MODEL.md 15)."""
     out: list[Violation] = []
-    named = [("the answer", result.metrics)] + [
-        (f"option {option.rank}", option.metrics) for option in result.options
-    ]
-    for label, m in named:
+    for label, m in _named_metrics(result):
         if m.ms_per_token is None or m.compute_ms_per_token is None or m.comm_ms_per_token is None:
             continue
         step = m.compute_ms_per_token + m.comm_ms_per_token
@@ -723,10 +728,7 @@ def _closed_loop_stand_ins(case: str, result: EngineResult, users: float) -> lis
     its hour at the rate the design serves (a design whose KV links bind read it for 64 users
     who wait 2.13 min, docs/MODEL.md 15)."""
     out: list[Violation] = []
-    named = [("the answer", result.metrics)] + [
-        (f"option {option.rank}", option.metrics) for option in result.options
-    ]
-    for label, metrics in named:
+    for label, metrics in _named_metrics(result):
         ttft, served = metrics.ttft_ms_p95, metrics.requests_per_s
         if ttft is None or not served or not over_capacity_ms(ttft):
             continue
