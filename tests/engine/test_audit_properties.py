@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from advisor.engine import evaluate_typed
 from advisor.engine.facts.catalog import default_catalog
 from advisor.engine.result.echo import Plan, ScenarioEcho, Traffic, WorkloadInfo
 from advisor.engine.result.records import Cost, EngineResult, Metrics, Recommendation
@@ -21,6 +22,7 @@ from advisor.engine.tools.audit import (
     audit,
     checked,
     expected_crossings,
+    pick_violations,
     placement_violations,
     point_violations,
     run_case,
@@ -174,3 +176,25 @@ def test_an_exception_is_a_violation_and_a_named_refusal_is_not() -> None:
     named = Outcome(case, refusal={"gpus": ["must be >= 1 and <= 131,072 GPUs"]})
     assert point_violations(named) == []
     assert [v.prop for v in point_violations(Outcome(case, refusal={}))] == ["refusal-unnamed"]
+
+
+def test_the_recommended_option_names_the_answers_network() -> None:
+    """The options table and the answer name one design: the no-fabric answer's option had
+    carried the storage candidate's 2:1 beside the single switch's 1:1 of the answer."""
+    result = evaluate_typed(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "inference": {"requests_per_s": 20},
+        }
+    )
+    assert result.recommendation.topology.tiers == 1
+    assert pick_violations("70b", result) == []
+    pick = next(o for o in result.options if o.recommended)
+    assert pick.oversubscription == 1.0
+    told = dataclasses.replace(pick, oversubscription=2.0, nic_gbps=200.0)
+    found = pick_violations("70b", dataclasses.replace(result, options=[told]))
+    assert [v.detail.split(":")[0] for v in found] == ["nic_gbps", "oversubscription"]
+    assert {v.prop for v in found} == {"pick-is-answer"}

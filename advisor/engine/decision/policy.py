@@ -95,7 +95,7 @@ def departures(facts: JobFacts, sc: Scored) -> list[str]:
     p = facts.platform
     c = sc.cand
     out: list[str] = []
-    if sc.topo.tiers > 1 and c.oversubscription > 1.0:
+    if sc.topo.leaf_oversubscription > 1.0:
         out.append("oversubscribed")
     if sc.topo.tiers == 1 and facts.nodes > SINGLE_SWITCH_MAX_SERVERS:
         out.append("single_switch")
@@ -125,7 +125,7 @@ def departure_phrase(facts: JobFacts, sc: Scored, code: str) -> str:
     p = facts.platform
     c = sc.cand
     if code == "oversubscribed":
-        return f"{c.oversubscription:g}:1 oversubscribed leaves instead of non-blocking"
+        return f"{sc.topo.leaf_oversubscription:g}:1 oversubscribed leaves instead of non-blocking"
     if code == "fewer_nics":
         full = full_links(p, c.nic)
         links = max(1, c.nic.links)

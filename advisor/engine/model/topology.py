@@ -209,6 +209,12 @@ class TopologySize:
         )
 
     @property
+    def leaf_oversubscription(self) -> float:
+        """r of r:1 at the leaves as built: a single switch has no uplinks to oversubscribe,
+        whatever ratio was asked of it."""
+        return self.oversubscription if self.tiers > 1 else 1.0
+
+    @property
     def switch_links(self) -> int:
         """Links between switches (both ends on a switch port)."""
         return self.leaf_spine_links + self.spine_core_links + self.core_superspine_links

@@ -25,6 +25,8 @@ and each answer, and each series of sizes, is checked here:
   4 x 200G OSFP) over leaves, which would need a breakout the BOM does not price;
 * ``premium-unstated``: a cheaper feasible field-practice design (beyond the tie band) whose
   comparison with the pick does not state the premium in percent, or calls it tied;
+* ``pick-is-answer``: the option marked recommended names another network than the answer
+  (fabric, NICs, NIC part, leaf oversubscription, tiers, switch);
 * ``budget-cut-order``: under a budget, fewer NICs per server while a feasible design with the
   full count exists, or the storage network left untrimmed while the compute fabric departs;
 * ``platform-check``: a server shape or design the platform cannot build that is not refused
@@ -497,6 +499,31 @@ def premium_violations(case: str, result: EngineResult) -> list[Violation]:
     return out
 
 
+def pick_violations(case: str, result: EngineResult) -> list[Violation]:
+    """The recommended option describes the recommended network: the options table and the
+    answer above it name one design (a single switch read "2:1" in the table beside a
+    non-blocking single switch in the answer)."""
+    pick = next((o for o in result.options if o.recommended), None)
+    if pick is None:
+        return []
+    rec = result.recommendation
+    said = {
+        "fabric": (pick.fabric, rec.fabric),
+        "nic_gbps": (pick.nic_gbps, rec.nic_gbps),
+        "nics_per_node": (pick.nics_per_node, rec.nics_per_node),
+        "nic_sku": (pick.nic_sku, rec.nic_sku),
+        "oversubscription": (pick.oversubscription, rec.topology.oversubscription),
+    }
+    if rec.topology.tiers:  # a design on switches of its own, not the existing network
+        said["tiers"] = (pick.tiers, rec.topology.tiers)
+        said["switch_model"] = (pick.switch_model, rec.topology.switch_model)
+    return [
+        Violation("pick-is-answer", case, f"{key}: option {option!r}, answer {answer!r}")
+        for key, (option, answer) in said.items()
+        if option != answer
+    ]
+
+
 def budget_cut_violations(case: AuditCase, result: EngineResult) -> list[Violation]:
     """Under a budget: one NIC per GPU is the last thing cut, and the storage network is
     trimmed before the compute fabric departs."""
@@ -884,6 +911,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *even_spine_violations(label, result),
         *whole_cage_violations(label, result),
         *premium_violations(label, result),
+        *pick_violations(label, result),
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
         *memory_violations(label, result),
