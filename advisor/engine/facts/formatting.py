@@ -48,9 +48,18 @@ def _money(value: Any, text_of: Callable[[float], str]) -> str:
     return text if rounds_to_zero else _sign(number) + text
 
 
+def _sentence(size: float) -> str:
+    if size >= 1e9 - 5e3:  # what would read "$1,000.00M" reads "$1.00B"
+        return f"${size / 1e9:,.2f}B"
+    if size >= 1e6:
+        return f"${size / 1e6:,.2f}M"
+    return f"${size:,.0f}"
+
+
 def usd(value: Any) -> str:
-    """Money in a sentence: "$2.80M" from a million dollars, whole dollars below ("$304,000")."""
-    return _money(value, lambda size: f"${size / 1e6:,.2f}M" if size >= 1e6 else f"${size:,.0f}")
+    """Money in a sentence: "$1.50B" from a billion dollars, "$2.80M" from a million, whole
+    dollars below ("$304,000")."""
+    return _money(value, _sentence)
 
 
 def _compact(size: float) -> str:
