@@ -198,3 +198,18 @@ def test_the_recommended_option_names_the_answers_network() -> None:
     found = pick_violations("70b", dataclasses.replace(result, options=[told]))
     assert [v.detail.split(":")[0] for v in found] == ["nic_gbps", "oversubscription"]
     assert {v.prop for v in found} == {"pick-is-answer"}
+
+
+def test_on_the_existing_network_the_option_names_no_switch_of_ours() -> None:
+    """A few servers plug into the data centre's switches: the answer buys no switch, and its
+    option (the alternatives table's row) names none beside a capex without one."""
+    result = evaluate_typed(
+        {"workload": "inference", "model": "llama3-8b", "gpu": "l40s", "gpus": 4}
+    )
+    assert result.recommendation.topology.kind == "existing"
+    (pick,) = result.options
+    assert (pick.switch_model, pick.tiers) == ("", 0)
+    assert pick_violations("8b", result) == []
+    named = dataclasses.replace(pick, switch_model="spectrum4-sn5400", tiers=1)
+    found = pick_violations("8b", dataclasses.replace(result, options=[named]))
+    assert sorted(v.detail.split(":")[0] for v in found) == ["switch_model", "tiers"]

@@ -648,7 +648,10 @@ def _ranked(choice: Choice, scored: list[Scored]) -> list[Scored]:
     return keep
 
 
-def _option(facts: JobFacts, rank: int, sc: Scored, choice: Choice) -> Option:
+def _option(
+    facts: JobFacts, rank: int, sc: Scored, choice: Choice, own_switches: bool = True
+) -> Option:
+    """One weighed design; on the existing network (not ``own_switches``), no switch of ours."""
     c = sc.cand
     return Option(
         rank=rank,
@@ -656,14 +659,14 @@ def _option(facts: JobFacts, rank: int, sc: Scored, choice: Choice) -> Option:
         nic_gbps=c.nic_gbps,
         nics_per_node=c.nics_per_node,
         oversubscription=sc.topo.leaf_oversubscription,
-        switch_model=c.switch.sku,
+        switch_model=c.switch.sku if own_switches else "",
         nic_sku=c.nic.sku,
         feasible=sc.feasible,
         recommended=sc is choice.best,
         field_practice=sc.field_practice,
         departures=tuple(departure_phrase(facts, sc, d) for d in sc.departures),
         spine_switches=sc.topo.spine_switches,
-        tiers=sc.topo.tiers,
+        tiers=sc.topo.tiers if own_switches else 0,
         planes=sc.topo.planes,
         metrics=option_metrics(facts, sc.metrics),
         cost=cost_record(facts, sc),
@@ -1020,7 +1023,7 @@ def _no_fabric(
         metrics=metrics,
         bom=tuple(lines),
         cost=cost_record(facts, sc),
-        options=(_option(facts, 1, sc, choice),),
+        options=(_option(facts, 1, sc, choice, own_switches=not existing),),
         pruned=(Pruned(design={"fabric": "compute fabric"}, reason=f"not needed: {reason}"),),
         break_even=(
             BreakEven(

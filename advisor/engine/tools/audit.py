@@ -26,7 +26,8 @@ and each answer, and each series of sizes, is checked here:
 * ``premium-unstated``: a cheaper feasible field-practice design (beyond the tie band) whose
   comparison with the pick does not state the premium in percent, or calls it tied;
 * ``pick-is-answer``: the option marked recommended names another network than the answer
-  (fabric, NICs, NIC part, leaf oversubscription, tiers, switch);
+  (fabric, NICs, NIC part, leaf oversubscription, tiers, switch: none of ours on the existing
+  network);
 * ``budget-cut-order``: under a budget, fewer NICs per server while a feasible design with the
   full count exists, or the storage network left untrimmed while the compute fabric departs;
 * ``platform-check``: a server shape or design the platform cannot build that is not refused
@@ -513,10 +514,9 @@ def pick_violations(case: str, result: EngineResult) -> list[Violation]:
         "nics_per_node": (pick.nics_per_node, rec.nics_per_node),
         "nic_sku": (pick.nic_sku, rec.nic_sku),
         "oversubscription": (pick.oversubscription, rec.topology.oversubscription),
+        "tiers": (pick.tiers, rec.topology.tiers),
+        "switch_model": (pick.switch_model, rec.topology.switch_model),
     }
-    if rec.topology.tiers:  # a design on switches of its own, not the existing network
-        said["tiers"] = (pick.tiers, rec.topology.tiers)
-        said["switch_model"] = (pick.switch_model, rec.topology.switch_model)
     return [
         Violation("pick-is-answer", case, f"{key}: option {option!r}, answer {answer!r}")
         for key, (option, answer) in said.items()
