@@ -756,7 +756,8 @@ def test_a_replica_shape_that_idles_gpus_must_serve_clearly_more() -> None:
 def test_loading_the_weights_moves_every_replicas_copy() -> None:
     """Llama 3.1 405B on GB300 NVL72 trays: every TP8 replica loads its own 810 GB, so 16 x the
     trays load 16 x the bytes in the same time; one copy over the whole cluster's storage ports
-    read 0.0 s on 576 trays. One storage switch is named as one (docs/MODEL.md 13.2)."""
+    read 0.0 s on 576 trays. One storage switch is named as one (docs/MODEL.md 13.2). A
+    disaggregated fleet's copies are its prefill and decode instances'."""
 
     def storage(gpus: int) -> dict[str, Any]:
         scenario = {"workload": "inference", "model": "llama3.1-405b", "gpu": "gb300-nvl72"}
@@ -767,6 +768,18 @@ def test_loading_the_weights_moves_every_replicas_copy() -> None:
     assert large["checkpoint_bytes"] == pytest.approx(16 * small["checkpoint_bytes"], rel=1e-6)
     assert large["checkpoint_write_s"] == pytest.approx(small["checkpoint_write_s"], rel=0.01)
     assert large["checkpoint_write_s"] > 1.0
-    assert "each replica and instance holding its own copy" in small["statement"]
+    assert "GB in all, each replica holding its own copy" in small["statement"]
     assert "on a single Broadcom Tomahawk-5 class 51.2T Ethernet switch;" in small["statement"]
     assert "Ethernet leaves;" in large["statement"]
+    split = evaluate(
+        {
+            "workload": "inference",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 64,
+            "inference": {"requests_per_s": 20},
+        }
+    )
+    assert split["workload"]["serving"]["deployment"] == "disaggregated"
+    statement = split["recommendation"]["storage"]["statement"]
+    assert "each prefill and decode instance holding its own copy" in statement

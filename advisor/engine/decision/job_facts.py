@@ -238,6 +238,13 @@ class JobFacts:
         return f"each of the {domains:,} NVLink domains" if domains > 1 else "each replica"
 
     @property
+    def weight_copy_holder(self) -> str:
+        """What holds one copy of a serving fleet's weights (the storage sentence's "each ...
+        holding its own copy"): each replica, or each prefill and decode instance."""
+        split = self.serving is not None and self.serving.deployment == "disaggregated"
+        return "prefill and decode instance" if split else "replica"
+
+    @property
     def inference(self) -> bool:
         return self.workload == "inference"
 

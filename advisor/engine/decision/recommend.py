@@ -775,7 +775,7 @@ def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = Fals
     if facts.inference:
         size = facts.loaded_weight_bytes
         copies = (
-            f"; {size / 1e9:,.0f} GB in all, each replica and instance holding its own copy"
+            f"; {size / 1e9:,.0f} GB in all, each {facts.weight_copy_holder} holding its own copy"
             if size > facts.served_weight_bytes * 1.01
             else ""
         )
