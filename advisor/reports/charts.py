@@ -529,6 +529,7 @@ def scaling_lines(result: EngineResult) -> list[ScalingLine]:
 
 def scaling_figure(result: EngineResult) -> dict[str, Any]:
     rec_fabric = result.recommendation.fabric
+    quantity = scaling_words(result).quantity
     lines = scaling_lines(result)
     series = {line.fabric: line.points for line in lines}
     fig = go.Figure()
@@ -544,7 +545,7 @@ def scaling_figure(result: EngineResult) -> dict[str, Any]:
                     "width": 3 if fabric == rec_fabric else 2,
                 },
                 hovertemplate=fabric_label(fabric)
-                + "<br>%{x} servers: %{y:.1f} % efficient<extra></extra>",
+                + f"<br>%{{x}} servers: %{{y:.1f}} % {quantity}<extra></extra>",
             )
         )
     nodes = _num(result.workload.nodes)

@@ -71,6 +71,11 @@ def test_scaling_lines_every_network_draws_alike_are_one_line() -> None:
         "Ethernet (TCP) (recommended) and 2 other networks alike"
     ]
     assert len(charts.scaling_figure(_training())["data"]) == 3
+    # the hover names the chart's own figure: a serving line is not "% efficient"
+    (line,) = fig["data"]
+    assert "% computing share of a token's time" in line["hovertemplate"]
+    training = charts.scaling_figure(_training())["data"][0]["hovertemplate"]
+    assert "% scaling efficiency" in training
 
 
 def test_topology_draws_servers_leaves_spines_and_rails() -> None:
