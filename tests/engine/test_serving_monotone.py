@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from advisor.engine import evaluate
+from advisor.engine.facts.formatting import significant
+from advisor.engine.result.echo import parallel_shape
 from advisor.engine.tools.audit import (
     SERVING_RATE_TOLERANCE,
     placement_violations,
@@ -344,6 +346,14 @@ def test_a_moe_model_that_fits_a_server_spans_servers_only_when_the_load_needs_i
     assert heavy["metrics"]["meets_latency_targets"] is True
     assert heavy["recommendation"]["needs_compute_fabric"] is True
     assert "short of the asked load" in " ".join(heavy["workload"]["notes"])
+    # the light answer says what it did not weigh, as a dense one does: it had said only "EP8
+    # replicas serve the most requests/s" of the replicas it weighed
+    notes = " ".join(light["workload"]["notes"])
+    assert "deployments across servers (experts spread over servers, disaggregated pools)" in notes
+    plan = light["workload"]["plan"]
+    assert f"not weighed: the {parallel_shape(plan['tp'], 1, plan['ep'])} replicas meet" in notes
+    assert f"({significant(replicas_rate)} requests/s within the targets)" in notes
+    assert "not weighed" not in " ".join(heavy["workload"]["notes"])
 
 
 def test_a_moe_model_whose_users_do_not_fit_is_answered_as_queueing() -> None:

@@ -47,12 +47,15 @@ from advisor.engine.model.serving.pools import (
     redundant_experts_note,
 )
 from advisor.engine.model.serving.scoring import (
+    DENSE_NOT_WEIGHED,
+    MOE_NOT_WEIGHED,
     ServingScore,
     below,
     best_of,
     by_capacity,
     chosen_note,
     idle_note,
+    not_weighed_note,
     reaches,
     serving_score,
     unit_shape,
@@ -332,9 +335,7 @@ def _replicas_by_load(scenario: Scenario, dom: int) -> WorkloadPlan | None:
             else ""
         )
         if load_met:
-            note += ("; " if note else "") + NO_POOLS_NOTE.format(
-                kind=kind, rate=significant(best[0].rate)
-            )
+            note += ("; " if note else "") + not_weighed_note(DENSE_NOT_WEIGHED, kind, best[0].rate)
         serving = wp.inference.serving
         slots = redundant_experts_note(serving.decode) if serving.colocated else ""
         chosen = replace(
@@ -722,7 +723,9 @@ def _moe_by_load(scenario: Scenario) -> WorkloadPlan:
     replicas = _replicas_by_load(scenario, dom) or _plan_inference(scenario, searching=True)
     mine = serving_score(scenario, replicas)
     if mine.meets_load():
-        return replicas
+        kind = f"{parallel_shape(replicas.plan.tp, 1, replicas.plan.ep)} replicas"
+        said = not_weighed_note(MOE_NOT_WEIGHED, kind, mine.rate)
+        return replace(replicas, notes=(*replicas.notes, said))
     try:
         wider = _best_serving_plan(scenario)
     except ScenarioError:
@@ -820,12 +823,6 @@ def _search_disaggregated(scenario: Scenario, dom: int) -> WorkloadPlan:
     return best[1]
 
 
-NO_POOLS_NOTE = (
-    "whole-server disaggregated pools, whose KV cache would need a compute fabric, not "
-    "weighed: the {kind} meet the asked load within both p95 targets without one "
-    "({rate} requests/s within the targets)"
-)
-"""The note of a no-fabric answer that serves the asked load (docs/MODEL.md 15.2)."""
 POOLS_MARGIN: Final = 0.05
 """Whole-server pools, whose KV cache needs a fabric, replace a deployment that needs none only
 when they serve more than this fraction more within the targets (the decision's tie band)."""

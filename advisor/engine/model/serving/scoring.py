@@ -3,7 +3,7 @@ within the p95 targets of a plan on a network, its capacity, and the best of sev
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from advisor.engine.facts.formatting import significant
 from advisor.engine.facts.numbers import to_significant
@@ -250,6 +250,23 @@ def chosen_note(
         "deployment chosen by the requests/s it serves within the p95 targets on the "
         f"reference network: {mine}; {which} no more ({'; '.join(others)})",
     )
+
+
+def not_weighed_note(what: str, kind: str, rate: float) -> str:
+    """The note of a no-fabric answer that meets the asked load: the deployments across servers
+    it did not weigh (``what``, then "would need a compute fabric") and why (docs/MODEL.md 15.2,
+    "Pools only where the load needs them")."""
+    return (
+        f"{what} would need a compute fabric, not weighed: the {kind} meet the asked load "
+        f"within both p95 targets without one ({significant(rate)} requests/s within the "
+        "targets)"
+    )
+
+
+DENSE_NOT_WEIGHED: Final = "whole-server disaggregated pools, whose KV cache"
+MOE_NOT_WEIGHED: Final = (
+    "deployments across servers (experts spread over servers, disaggregated pools), which"
+)
 
 
 def unit_shape(wp: WorkloadPlan) -> str:
