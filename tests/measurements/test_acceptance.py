@@ -17,6 +17,7 @@ from advisor.engine.calibration.acceptance import (
 from advisor.engine.calibration.nccl_tests import parse_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
+SINGLE_GB300_TRAY = {"workload": "inference", "model": "llama3-8b", "gpu": "gb300-nvl72"}
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +169,31 @@ def test_rows_with_impossible_times_are_not_graded(h100_roce_64):
     assert parsed.runs[0].nodes == check.nodes
     grading = grade(plan, parsed)
     assert all(g.passed is None for g in grading.checks)
+
+
+def test_a_serving_answer_without_a_compute_fabric_plans_each_scale_up_domain():
+    """Replicas on eight B300 servers buy no compute fabric: their storage / in-band Ethernet
+    carries no NCCL traffic, so the plan tests each server's NVLink (it had planned all-reduce
+    over TCP sockets across the servers' storage ports); on GB300 NVL72 racks each rack's
+    NVLink domain of 18 trays is the scope."""
+    servers = evaluate_typed(
+        {"workload": "inference", "model": "qwen3-235b-a22b", "gpu": "b300", "gpus": 64}
+    )
+    assert servers.recommendation.needs_compute_fabric is False
+    plan = acceptance_plan(servers)
+    assert (plan.fabric, plan.env, plan.scopes) == (None, (), (("1 server", 1),))
+    assert "no compute fabric (scale-up only)" in plan.title
+    assert "run on every one of the 8 servers" in plan.notes[-1]
+    assert all(c.gpus == 8 and "NCCL_IB_DISABLE" not in c.command for c in plan.checks)
+    racks = evaluate_typed(
+        {"workload": "inference", "model": "llama3.1-405b", "gpu": "gb300-nvl72", "gpus": 144}
+    )
+    plan = acceptance_plan(racks)
+    assert plan.scopes == (("one NVLink domain (18 servers)", 18),)
+    assert all(c.gpus == 72 and "-np 72 -N 4" in c.command for c in plan.checks)
+    assert "every one of the 2 NVLink domains" in plan.notes[-1]
+    big = next(c for c in plan.checks if c.op == "all_reduce" and c.nbytes == 8 << 30)
+    single = acceptance_plan(evaluate_typed({**SINGLE_GB300_TRAY, "gpus": 4}))
+    tray = next(c for c in single.checks if c.op == "all_reduce" and c.nbytes == 8 << 30)
+    # the rack's 72 GPUs reduce over NVLink like one tray's 4, never at a network's rate
+    assert big.expected_low_gbytes_per_s > 0.5 * tray.expected_low_gbytes_per_s

@@ -219,6 +219,23 @@ SHELL_VARIABLES: dict[str, str] = {
 misread (<...> is a redirection); set them once before running the commands."""
 
 
+def _every_domain_note(nodes: int, domain_servers: int) -> tuple[str]:
+    """Where a plan without a compute fabric runs: on every server or NVLink domain."""
+    one = "server" if domain_servers == 1 else f"NVLink domain of {domain_servers} servers"
+    many = "servers" if domain_servers == 1 else "NVLink domains"
+    return (
+        f"No compute fabric: the GPUs talk only inside each {one}, so these tests run on every "
+        f"one of the {nodes // domain_servers:,} {many}; the storage / in-band Ethernet carries "
+        "no NCCL traffic and is not tested here.",
+    )
+
+
+def _domain_scope(servers: int) -> tuple[str, int]:
+    """The one scope of a plan without a compute fabric: a server, or the servers of one NVLink
+    domain (an NVL72 rack's 18 trays) whose GPUs talk over NVLink."""
+    return ("1 server", 1) if servers <= 1 else (f"one NVLink domain ({servers} servers)", servers)
+
+
 def _binary(op: str) -> str:
     return f"./build/{op}_perf"
 
@@ -272,14 +289,20 @@ def acceptance_plan(
         fabric_id, nic_gbps, nics = rec.fabric, rec.nic_gbps, rec.nics_per_node
         oversub = float(rec.topology.oversubscription or 1.0)
         leaves, rail = int(rec.topology.leaf_switches or 0), rec.topology.rail_optimized
-    fabric = fabric_id if nodes > 1 else None
+    # an answer without a compute fabric keeps GPU traffic inside each scale-up domain: its
+    # ethernet ports carry storage and users, not NCCL, so the domain alone is tested
+    scale_up_only = nodes <= 1 or (not use_given and not rec.needs_compute_fabric)
+    fabric = None if scale_up_only else fabric_id
     nic_gbps = float(nic_gbps or 0.0)
     nics = int(nics or 0)
-    if nodes > 1 and (not fabric or nic_gbps <= 0 or nics <= 0):
+    if not scale_up_only and (not fabric or nic_gbps <= 0 or nics <= 0):
         raise ValueError("result has no recommended or given network design to plan for")
     env = _ENV.get(str(fabric), ()) if fabric else ()
     tool = "rccl-tests" if gpu.vendor == "AMD" else "nccl-tests"
-    scopes = _scopes(nodes, leaves, rail, nics)
+    domain_servers = min(nodes, max(1, int(typed.workload.scaleup_domain_gpus or gpn) // gpn))
+    scopes = (
+        [_domain_scope(domain_servers)] if scale_up_only else _scopes(nodes, leaves, rail, nics)
+    )
     checks: list[AcceptanceCheck] = []
     commands: list[tuple[str, str, str]] = []
     for scope, n in scopes:
@@ -288,9 +311,9 @@ def acceptance_plan(
             commands.append((f"{scope}: {OP_WORDS.get(op, op)}", mpirun, srun))
             engine_op = ENGINE_OP[op]
             doms = {
-                bound: make_domain(
-                    nodes=n,
-                    ranks_per_node=gpn,
+                bound: make_domain(  # one scale-up domain is one node of n servers' GPUs
+                    nodes=1 if fabric is None else n,
+                    ranks_per_node=n * gpn if fabric is None else gpn,
                     scaleup=ScaleUp.of(gpu),
                     fabric_id=fabric if n > 1 else None,
                     nic_gbps=nic_gbps,
@@ -320,7 +343,14 @@ def acceptance_plan(
                         command=mpirun,
                     )
                 )
-    label = f"{fabric} {nics} x {nic_gbps:g}G per server" if fabric else "single server (scale-up)"
+    label = (
+        f"{fabric} {nics} x {nic_gbps:g}G per server"
+        if fabric
+        else "single server (scale-up)"
+        if nodes <= 1
+        else "no compute fabric (scale-up only)"
+    )
+    every = _every_domain_note(nodes, domain_servers) if fabric is None and nodes > 1 else ()
     notes = (
         f"Run each command once the fabric is cabled and the servers are in the job's "
         f"placement; {tool} prints one row per size: compare the out-of-place 'time' column.",
@@ -329,6 +359,7 @@ def acceptance_plan(
         "is what a "
         "well-tuned fabric reaches.",
         "Upload the output (all tests in one file is fine) to grade it against this plan.",
+        *every,
         *(
             f"Set {name} first ({what}): export {name}=..."
             for name, what in SHELL_VARIABLES.items()
