@@ -40,6 +40,7 @@ def test_sizes_run_from_8_bytes_to_8_gib():
 
 def test_plan_covers_two_servers_and_the_whole_job_for_every_op_and_size(h100_roce_64):
     plan = acceptance_plan(h100_roce_64)
+    assert plan.title.endswith(", InfiniBand 8 x 400G per server")  # a name, not an id
     scopes = [s for s, _n in plan.scopes]
     assert scopes[0] == "2 servers"
     assert plan.scopes[-1][1] == 16

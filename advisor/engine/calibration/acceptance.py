@@ -26,6 +26,7 @@ from advisor.engine.calibration.nccl_tests import ENGINE_OP, ParsedText
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.constants import RAIL_GROUP_NODES, busbw_factor
 from advisor.engine.facts.formatting import significant
+from advisor.engine.facts.vocabulary import fabric_label
 from advisor.engine.model.collectives import collective_time_s, make_domain
 from advisor.engine.model.scaleup import ScaleUp
 from advisor.engine.result.records import EngineResult
@@ -344,7 +345,7 @@ def acceptance_plan(
                     )
                 )
     label = (
-        f"{fabric} {nics} x {nic_gbps:g}G per server"
+        f"{fabric_label(fabric)} {nics} x {nic_gbps:g}G per server"
         if fabric
         else "single server (scale-up)"
         if nodes <= 1
