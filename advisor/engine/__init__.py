@@ -16,6 +16,7 @@ from typing import Any
 # the first engine import: decides which build of the engine this process runs (the compiled
 # modules only while their build is fresh, advisor/engine/_compiled.py)
 from advisor.engine import _compiled  # noqa: F401
+from advisor.engine.build_id import engine_version
 from advisor.engine.calibration.fabric_fit import FabricFit, calibration_comparison
 from advisor.engine.decision.recommend import recommend as _recommend
 from advisor.engine.errors import ScenarioError
@@ -41,7 +42,8 @@ from advisor.engine.tools.validation import model_error_band
 # not import validation)
 set_model_error_source(model_error_band)
 
-ENGINE_VERSION = "1.0.0"
+ENGINE_VERSION = engine_version()
+"""The release and a digest of the engine's source and data (:mod:`advisor.engine.build_id`)."""
 
 __all__ = [
     "ENGINE_VERSION",

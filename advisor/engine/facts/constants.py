@@ -1,7 +1,8 @@
 """Every constant of the performance model, with its unit and public source.
 
-Versioned: bump ``CONSTANTS_VERSION`` whenever a value changes (stored with each run through
-``ENGINE_VERSION`` and listed in the result's ``assumptions``).  docs/MODEL.md explains each one.
+Versioned by content: ``CONSTANTS_VERSION`` is a digest of this file (stored with each run and
+listed in the result's ``assumptions``; the engine's own version digests every source and data
+file, advisor/engine/build_id.py).  docs/MODEL.md explains each one.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+from advisor.engine.build_id import constants_version
+
 # The fabric ids are the vocabulary's; the model's constants are keyed by them.
 from advisor.engine.facts.vocabulary import ETHERNET as ETHERNET
 from advisor.engine.facts.vocabulary import FABRIC_IDS as FABRIC_IDS
 from advisor.engine.facts.vocabulary import INFINIBAND as INFINIBAND
 from advisor.engine.facts.vocabulary import ROCE as ROCE
 
-CONSTANTS_VERSION: Final = "2025.11.1"
+CONSTANTS_VERSION: Final = constants_version()
 
 BYTES_PER_GB: Final = 1e9
 BITS_PER_BYTE: Final = 8.0
