@@ -49,9 +49,9 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DatabaseError, connection, transaction
 
-import advisor.engine
 import advisor.reports
 from advisor.engine import ENGINE_VERSION
+from advisor.engine.build_id import content_digest
 from advisor.engine.result.records import EngineResult
 from advisor.reports import charts
 from advisor.scenarios.engine_calls import WARM_UP_SCENARIO, evaluate_inputs
@@ -66,14 +66,10 @@ Figures = dict[str, Any]
 @functools.cache
 def code_digest() -> str:
     """A digest of the source the figures are drawn with: the engine (the result's reading,
-    the serving chart's curves) and the reports (the charts). Read once per process (~12 ms)."""
-    digest = hashlib.sha256()
-    for package in (advisor.engine, advisor.reports):
-        root = Path(package.__file__ or "").parent
-        for path in sorted(root.rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+    the serving chart's curves: its version digests its source and data) and the reports (the
+    charts). Read once per process."""
+    root = Path(advisor.reports.__file__ or "").parent
+    return f"{ENGINE_VERSION}/{content_digest(sorted(root.rglob('*.py')), root)}"
 
 
 def figures_key(run: ScenarioRun) -> str:
