@@ -14,6 +14,9 @@ ROOT: Final = Path(__file__).resolve().parent
 DIGEST_SUFFIXES: Final = (".py", ".json")
 """The engine's source and data (constants, catalog, calibration rows); not built extensions,
 whose source is hashed already."""
+BUILD_FILES: Final = frozenset({"compiled.json"})
+"""Written by ``make compile`` (the build's manifest, with times), not source: a compiled and a
+source build of one tree are one engine."""
 
 
 def content_digest(paths: list[Path], root: Path) -> str:
@@ -25,15 +28,18 @@ def content_digest(paths: list[Path], root: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def engine_version() -> str:
-    """``ENGINE_RELEASE`` + the digest of every source and data file of the engine (~12 ms,
-    once per process): "1.0.0+87b2d7b28325"."""
+def engine_version(root: Path = ROOT) -> str:
+    """``ENGINE_RELEASE`` + the digest of every source and data file of the engine under
+    ``root`` (~12 ms, once per process): "1.0.0+87b2d7b28325"."""
     files = sorted(
         p
-        for p in ROOT.rglob("*")
-        if p.suffix in DIGEST_SUFFIXES and "__pycache__" not in p.parts and p.is_file()
+        for p in root.rglob("*")
+        if p.suffix in DIGEST_SUFFIXES
+        and p.name not in BUILD_FILES
+        and "__pycache__" not in p.parts
+        and p.is_file()
     )
-    return f"{ENGINE_RELEASE}+{content_digest(files, ROOT)}"
+    return f"{ENGINE_RELEASE}+{content_digest(files, root)}"
 
 
 def constants_version() -> str:

@@ -24,6 +24,20 @@ def test_the_version_is_the_release_and_a_digest_of_the_source_and_data() -> Non
     assert len(ENGINE_VERSION) <= 32  # the runs' engine_version column
 
 
+def test_a_tree_is_one_engine_compiled_or_not(tmp_path: Path) -> None:
+    """``make compile`` writes advisor/engine/compiled.json (with build times): a compiled and a
+    source build of one tree are one engine; a changed source or data file is another."""
+    (tmp_path / "model.py").write_text("X = 1\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "rows.json").write_text("[]")
+    source = engine_version(tmp_path)
+    (tmp_path / "compiled.json").write_text('{"built": "2026-12-07T23:29:00"}')
+    (tmp_path / "model.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    assert engine_version(tmp_path) == source
+    (tmp_path / "data" / "rows.json").write_text("[1]")
+    assert engine_version(tmp_path) != source
+
+
 def test_any_changed_byte_or_name_is_another_digest(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("X = 1\n")
     (tmp_path / "b.json").write_text("{}")
