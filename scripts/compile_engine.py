@@ -35,6 +35,7 @@ from advisor.engine._compiled import (  # noqa: E402
     source_digest,
     source_path,
 )
+from advisor.engine.build_id import python_digest  # noqa: E402
 
 GROUP = "advisor.engine.compiled"
 """mypyc's group: its shared library is advisor/engine/compiled__mypyc*.so, one shim per module."""
@@ -73,6 +74,7 @@ def build() -> int:
     clean()
     modules = compiled_modules()
     digests = {m: source_digest(m) for m in modules}
+    engine_sources = python_digest()  # the whole engine: compiled modules hold others' Finals
     paths = [str(source_path(m).relative_to(ROOT)) for m in modules]
     with tempfile.TemporaryDirectory(prefix="mypyc-") as temp:
         config = Path(temp) / "mypy.ini"
@@ -102,12 +104,21 @@ def build() -> int:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
         print("engine not compiled: it runs from source", file=sys.stderr)
         return 1
-    if any(source_digest(m) != d for m, d in digests.items()):
+    if any(source_digest(m) != d for m, d in digests.items()) or python_digest() != engine_sources:
         clean()
         print("a source changed during the build: run it again", file=sys.stderr)
         return 1
     MANIFEST.write_text(
-        json.dumps({"python": python_tag(), "group": GROUP, "sources": digests}, indent=1) + "\n",
+        json.dumps(
+            {
+                "python": python_tag(),
+                "group": GROUP,
+                "sources": digests,
+                "engine_sources": engine_sources,
+            },
+            indent=1,
+        )
+        + "\n",
         encoding="utf-8",
     )
     print(f"compiled {len(modules)} engine modules ({len(extension_files())} extension files)")

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from advisor.engine.build_id import python_digest
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parents[1]
 MODULES_FILE = PACKAGE_DIR / "compiled.txt"
@@ -80,7 +82,9 @@ def extension_modules() -> tuple[str, ...]:
 
 def manifest_is_fresh(modules: Sequence[str]) -> bool:
     """Whether ``compiled.json`` names this Python and exactly ``modules``, each with the
-    digest of its source as it is now."""
+    digest of its source as it is now, and the engine's whole Python source as it is now
+    (:func:`advisor.engine.build_id.python_digest`: compiled modules hold other modules'
+    ``Final`` constants)."""
     try:
         manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -91,6 +95,7 @@ def manifest_is_fresh(modules: Sequence[str]) -> bool:
         and manifest.get("python") == python_tag()
         and set(digests) == set(modules)
         and all(digests[m] == source_digest(m) for m in modules)
+        and manifest.get("engine_sources") == python_digest()
     )
 
 

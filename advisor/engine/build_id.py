@@ -42,6 +42,15 @@ def engine_version(root: Path = ROOT) -> str:
     return f"{ENGINE_RELEASE}+{content_digest(files, root)}"
 
 
+def python_digest(root: Path = ROOT) -> str:
+    """The digest of every Python source of the engine: what a compiled build is built from.
+    Not only the compiled modules' own: mypyc writes other modules' ``Final`` constants into
+    them (a constant changed in facts/constants.py, which is not compiled, stayed the old value
+    in every compiled module that reads it), so any source change makes the build stale."""
+    files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    return content_digest(files, root)
+
+
 def constants_version() -> str:
     """The digest of the performance model's constants module (facts/constants.py)."""
     return "constants-" + content_digest([ROOT / "facts" / "constants.py"], ROOT)

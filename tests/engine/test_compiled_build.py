@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from advisor.engine import _compiled, evaluate
+from advisor.engine.build_id import python_digest
 from tests.support.engine_build import ROOT
 
 # a training job on many designs, a MoE training job, a disaggregated MoE fleet, a dense fleet
@@ -77,11 +78,17 @@ def test_a_changed_source_or_another_python_makes_the_build_stale(
     monkeypatch.setattr(_compiled, "MANIFEST", manifest)
     digests = {m: _compiled.source_digest(m) for m in modules}
 
-    def write(python: str, sources: dict[str, str]) -> None:
-        manifest.write_text(json.dumps({"python": python, "sources": sources}))
+    def write(python: str, sources: dict[str, str], engine: str = python_digest()) -> None:
+        manifest.write_text(
+            json.dumps({"python": python, "sources": sources, "engine_sources": engine})
+        )
 
     write(_compiled.python_tag(), digests)
     assert _compiled.manifest_is_fresh(modules)
+    # a module that is not compiled changed (facts/constants.py, whose Final constants mypyc
+    # wrote into the compiled modules): the build is stale too
+    write(_compiled.python_tag(), digests, engine="0" * 12)
+    assert not _compiled.manifest_is_fresh(modules)
     write(_compiled.python_tag(), {**digests, modules[0]: "0" * 64})
     assert not _compiled.manifest_is_fresh(modules)
     write("cpython-312-final", digests)
