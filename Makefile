@@ -33,15 +33,17 @@ $(STAMP): pyproject.toml $(LOCK)
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
-# The engine's hot modules (advisor/engine/compiled.txt) as C extensions, rebuilt when one of
-# them changes; a failed build leaves the engine on its source, which runs the same answers
+# The engine's hot modules (advisor/engine/compiled.txt) as C extensions, rebuilt when any
+# engine source changes (mypyc writes other modules' Final constants into the compiled ones, so
+# the build is fresh only for the source it was built from: advisor/engine/build_id.py); a failed
+# build leaves the engine on its source, which runs the same answers
 # (advisor/engine/_compiled.py decides per process, docs/ARCHITECTURE.md).
 ENGINE_BUILD := advisor/engine/compiled.json
-ENGINE_COMPILED := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' advisor/engine/compiled.txt | tr '.' '/' | sed -e 's/ *$$/.py/')
+ENGINE_SOURCES := $(shell find advisor/engine -name '*.py' -not -path '*/__pycache__/*')
 
 compile: $(ENGINE_BUILD)
 
-$(ENGINE_BUILD): $(STAMP) advisor/engine/compiled.txt scripts/compile_engine.py $(ENGINE_COMPILED)
+$(ENGINE_BUILD): $(STAMP) advisor/engine/compiled.txt scripts/compile_engine.py $(ENGINE_SOURCES)
 	@$(PY) scripts/compile_engine.py || echo "make compile: not built, the engine runs from its source"
 
 # Extras stay in the locks (--no-strip-extras): pip's hash-checking mode takes a dependency's
