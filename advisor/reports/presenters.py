@@ -31,6 +31,7 @@ from advisor.engine.facts.vocabulary import (
     bom_role_label,
     fabric_label,
     network_label,
+    scale_up_domain,
     scale_up_label,
     topology_label,
 )
@@ -510,7 +511,7 @@ def scale_up_words(result: EngineResult) -> tuple[str, str]:
     domain = int(workload.scaleup_domain_gpus or 0)
     gpus = int(workload.nodes or 0) * per_server
     if domain > per_server > 0:
-        return links, f"{'each' if gpus > domain else 'the'} {domain}-GPU NVLink domain"
+        return links, f"{'each' if gpus > domain else 'the'} {scale_up_domain(domain, per_server)}"
     return links, "each server" if int(workload.nodes or 0) > 1 else "the server"
 
 

@@ -1,4 +1,5 @@
-"""The audit's ``e-notation`` property: no figure in customer text reads "1.19e+04"."""
+"""The audit's text properties: no figure in customer text reads "1.19e+04", no catalog id
+stands for a display name, and a platform's GPU links are named as its own."""
 
 from __future__ import annotations
 
@@ -205,3 +206,58 @@ def test_a_refusal_reads_as_the_answers_do() -> None:
         outcome, refusal={"gpus": ["does not fit on 16392 x a100-80gb-sxm"]}
     )
     assert [v.prop for v in point_violations(leaked)] == ["ungrouped-count", "internal-id"]
+
+
+# Llama 3 70B replicas on four MI355X servers: no compute fabric, so the rationale says where
+# the GPUs' traffic stays and which reference design the answer follows.
+MI355X_REPLICAS = {
+    "workload": "inference",
+    "model": "llama3-70b",
+    "gpu": "mi355x",
+    "gpus": 32,
+    "inference": {"requests_per_s": 50},
+}
+
+
+def test_an_amd_answer_names_infinity_fabric_and_the_amd_reference_not_nvlink() -> None:
+    """The no-fabric reference design read "GPU traffic inside an NVLink domain stays on
+    NVLink" on every platform, and only the API carried it; it names the platform's own links
+    and reference design, and the page reads it in the rationale."""
+    result = evaluate_typed(MI355X_REPLICAS, scaling_chart=False)
+    rec = result.recommendation
+    assert not rec.needs_compute_fabric
+    assert rec.reference_design is not None
+    statement = rec.reference_design.statement
+    assert statement in rec.rationale
+    assert "here one server, its GPUs joined by Infinity Fabric" in statement
+    assert "AMD Pensando Pollara 400 AI NIC per GPU" in statement
+    assert "NVLink" not in statement
+    assert text_violations("mi355x", result) == []
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "sentence"),
+    [
+        ("mi355x", 32, "GPU traffic inside an NVLink domain stays on NVLink."),
+        ("mi355x", 32, "each request's KV cache moves over the server's NVLink"),
+        ("h100-sxm", 8, "GPU-to-GPU traffic stays on Infinity Fabric inside each server."),
+    ],
+)
+def test_the_property_finds_another_platforms_links(gpu: str, gpus: int, sentence: str) -> None:
+    result = evaluate_typed({**MI355X_REPLICAS, "gpu": gpu, "gpus": gpus}, scaling_chart=False)
+    assert text_violations(gpu, result) == []
+    found = text_violations(gpu, dataclasses.replace(result, warnings=(sentence,)))
+    assert found and {v.prop for v in found} == {"scale-up-name"}
+    # the links a sentence names without saying they carry the job's traffic are no finding
+    cited = "DeepEP needs NVIDIA Hopper or Blackwell GPUs joined by NVLink; no NVLink bridge"
+    assert text_violations(gpu, dataclasses.replace(result, warnings=(cited,))) == []
+
+
+def test_a_rag_pipeline_on_amd_keeps_its_generation_traffic_on_infinity_fabric() -> None:
+    result = evaluate_typed(
+        {**MI355X_REPLICAS, "gpus": 8, "rag": {}}, scaling_chart=False
+    )
+    assert result.rag is not None
+    (generation,) = [t for t in result.rag.statements if t.startswith("The generation tier")]
+    assert "stays inside its server, on Infinity Fabric" in generation
+    assert text_violations("rag", result) == []

@@ -20,7 +20,13 @@ from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.gpus import ASSUMED_PCIE_GEN, PCIE_X16_GBPS, GpuSpec
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.constants import BYTES_PER_GB
-from advisor.engine.facts.vocabulary import FABRIC_IDS, INFINIBAND, ROCE, scale_up_label
+from advisor.engine.facts.vocabulary import (
+    FABRIC_IDS,
+    INFINIBAND,
+    ROCE,
+    scale_up_domain,
+    scale_up_label,
+)
 from advisor.engine.facts.weights import served_weight_bytes
 from advisor.engine.input.number_format import smaller_release, smaller_serving_precision
 from advisor.engine.input.scenario import Scenario
@@ -363,7 +369,7 @@ def _replicas_why(scenario: Scenario, workload: WorkloadPlan, replica: int) -> s
     """Why replicas inside a scale-up domain need no compute fabric."""
     nodes, dom = workload.nodes, workload.domain_gpus
     domains = serving_units(nodes, scenario.gpus_per_node, dom, replica)
-    where = "server" if dom <= scenario.gpus_per_node else "NVLink domain"
+    where = scale_up_domain(dom, scenario.gpus_per_node)
     fits = f"each inference replica fits one {where} ({replica} of {dom} GPUs)"
     if not domains:
         return f"{fits}, so the {nodes:,} servers serve requests independently"

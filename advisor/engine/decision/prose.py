@@ -37,7 +37,12 @@ from advisor.engine.facts.formatting import (
     usd,
     usd_cents,
 )
-from advisor.engine.facts.vocabulary import TEAM_SKILLS, fabric_label, tiers_in_words
+from advisor.engine.facts.vocabulary import (
+    TEAM_SKILLS,
+    fabric_label,
+    scale_up_domain,
+    tiers_in_words,
+)
 from advisor.engine.model.topology import TopologySize
 from advisor.engine.result.records import (
     Band,
@@ -184,6 +189,24 @@ def reference_design(facts: JobFacts, scored: Scored) -> ReferenceDesign:
         notes=tuple(notes),
         statement=text,
         sized_for_serving=sized,
+    )
+
+
+def no_fabric_reference(facts: JobFacts) -> ReferenceDesign:
+    """The reference design of an answer without a compute fabric, in the platform's own words:
+    the job's scale-up domain and links, and the compute fabric the platform's reference takes
+    once a job spans domains (it read "an NVLink domain stays on NVLink" on AMD and Intel)."""
+    domain = scale_up_domain(max(facts.domain_gpus, facts.gpus_per_node), facts.gpus_per_node)
+    return ReferenceDesign(
+        name="no compute fabric: storage / in-band and out-of-band networks only",
+        matches=True,
+        departures=(),
+        notes=(),
+        statement=f"Reference design: a job inside one scale-up domain (here one {domain}, its "
+        f"GPUs joined by {facts.platform.scale_up}) or independent replicas needs only the "
+        "storage / in-band and management networks, each a separate network (NVIDIA DGX "
+        "SuperPOD reference architecture); a job spanning domains takes the platform's "
+        f"compute fabric: {facts.platform.reference_design}.",
     )
 
 

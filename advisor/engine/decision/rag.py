@@ -50,9 +50,11 @@ from advisor.engine.facts.vocabulary import (
     RAG_TIER_LABELS,
     RETRIEVAL,
     fabric_label,
+    scale_up_domain,
+    scale_up_label,
 )
 from advisor.engine.input.scenario import Scenario
-from advisor.engine.model.plans import WorkloadPlan
+from advisor.engine.model.plans import WorkloadPlan, domain_gpus
 from advisor.engine.model.rag import RagPlan, embedded_tokens, network_s, plan_rag
 from advisor.engine.model.serving.load import offered_load
 from advisor.engine.model.topology import IN_RACK_LINK_M, SPINE_LINK_M
@@ -281,7 +283,9 @@ def shortfall_sentence(net: TierNetwork) -> str | None:
     return f"{RETRIEVAL_SHORT_WORDS}: " + "; ".join(parts) + "."
 
 
-def _generation_sentence(rec: Recommendation) -> str:
+def _generation_sentence(rec: Recommendation, domain: str) -> str:
+    """The generation tier's network; ``domain``: where a replica's GPU traffic stays ("its
+    server, on Infinity Fabric")."""
     if rec.needs_compute_fabric:
         return (
             f"The generation tier needs a GPU compute fabric of its own "
@@ -291,14 +295,15 @@ def _generation_sentence(rec: Recommendation) -> str:
         )
     return (
         "The generation tier needs no GPU compute fabric: each replica's traffic stays inside "
-        "its server or NVLink domain, so the pipeline runs on Ethernet end to end."
+        f"{domain}, so the pipeline runs on Ethernet end to end."
     )
 
 
 def rag_answer(
-    rec: Recommendation, metrics: Metrics, net: TierNetwork, target_ttft_ms: float
+    rec: Recommendation, metrics: Metrics, net: TierNetwork, target_ttft_ms: float, domain: str
 ) -> RagAnswer:
-    """The result's ``rag`` record: tiers, flows, the tier network and the first-token time."""
+    """The result's ``rag`` record: tiers, flows, the tier network and the first-token time
+    (``domain``: :func:`_generation_sentence`'s)."""
     plan = net.plan
     times = _first_token(net, metrics)
     total = times["first_token_ms"]
@@ -308,7 +313,7 @@ def rag_answer(
         *([short] if short else []),
         _flow_sentence(net),
         _latency_sentence(times, target_ttft_ms),
-        _generation_sentence(rec),
+        _generation_sentence(rec, domain),
     )
     return RagAnswer(
         queries_per_s=plan.queries_per_s,
@@ -349,7 +354,9 @@ def add_rag_answer(
     """Name the pipeline in the answer: the ``rag`` record, and the recommendation with the
     pipeline in its headline and rationale."""
     target = s.inference.target_ttft_ms if s.inference is not None else 0.0
-    answer = rag_answer(rec, metrics, net, target)
+    where = scale_up_domain(domain_gpus(s), s.gpus_per_node)
+    domain = f"its {where}, on {scale_up_label(s.gpu.scaleup_kind)}"
+    answer = rag_answer(rec, metrics, net, target, domain)
     generation = RAG_TIER_LABELS[GENERATION_TIER]
     late = (
         ""

@@ -54,6 +54,7 @@ from advisor.engine.decision.prose import (
     break_even,
     design_phrase,
     headline,
+    no_fabric_reference,
     perf_str,
     rationale,
     reference_design,
@@ -78,7 +79,7 @@ from advisor.engine.decision.util import clean, num, usd
 from advisor.engine.facts.catalog import Catalog
 from advisor.engine.facts.catalog.network import ETHERNET
 from advisor.engine.facts.formatting import significant
-from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label
+from advisor.engine.facts.vocabulary import RETRIEVAL, fabric_label, scale_up_domain
 from advisor.engine.input.scenario import Scenario
 from advisor.engine.model.plans import WorkloadPlan, as_planned
 from advisor.engine.model.serving.pools import kv_design
@@ -94,7 +95,6 @@ from advisor.engine.result.records import (
     Option,
     Pruned,
     Recommendation,
-    ReferenceDesign,
     ScalingPoint,
     Storage,
     TierCliff,
@@ -918,7 +918,8 @@ def _no_fabric(
     rationale_text = [
         f"No GPU compute fabric: {reason}; GPU-to-GPU traffic stays on {facts.platform.scale_up}"
         + (
-            f" inside the {facts.domain_gpus}-GPU NVLink domain"
+            f" inside {'each' if facts.gpus > facts.domain_gpus else 'the'} "
+            f"{scale_up_domain(facts.domain_gpus, facts.gpus_per_node)}"
             if facts.domain_gpus > facts.gpus_per_node
             else (" inside each server" if facts.nodes > 1 else "")
         )
@@ -979,9 +980,9 @@ def _no_fabric(
     if headroom:
         rationale_text.append(headroom)
     bound = max(facts.gpus_per_node, facts.domain_gpus)
-    unit = "server" if bound == facts.gpus_per_node else f"{bound}-GPU NVLink domain"
     storage_info = storage_summary(facts, storage, existing=existing)
-    rationale_text.append(storage_info.statement)
+    reference = no_fabric_reference(facts)
+    rationale_text.extend((storage_info.statement, reference.statement))
     return EngineResult(
         recommendation=Recommendation(
             fabric=ETHERNET,
@@ -1006,17 +1007,7 @@ def _no_fabric(
             ),
             field_practice=True,
             departures=(),
-            reference_design=ReferenceDesign(
-                name="no compute fabric: storage / in-band and out-of-band networks only",
-                matches=True,
-                departures=(),
-                notes=(),
-                statement="Reference design: a job inside one scale-up domain (a server, or "
-                "an NVLink rack such as a GB200 NVL72) or independent replicas needs only the "
-                "storage / in-band and management networks (NVIDIA DGX SuperPOD reference "
-                "architecture: GPU traffic inside an NVLink domain stays on NVLink; storage, "
-                "in-band and out-of-band management are separate networks).",
-            ),
+            reference_design=reference,
             decision=_decision(facts, choice),
             storage=storage_info,
         ),
@@ -1029,7 +1020,7 @@ def _no_fabric(
             BreakEven(
                 statement=f"A GPU compute fabric (RoCE or InfiniBand) becomes necessary "
                 f"once one job or one model replica needs more than {bound} GPUs, i.e. spans "
-                f"more than one {unit}.",
+                f"more than one {scale_up_domain(bound, facts.gpus_per_node)}.",
                 parameter="gpus_per_job",
                 value=bound,
             ),

@@ -58,6 +58,15 @@ def scale_up_label(kind: str) -> str:
     return SCALE_UP_LABELS.get(kind, "scale-up links")
 
 
+def scale_up_domain(domain_gpus: int, gpus_per_server: int) -> str:
+    """What a customer calls one scale-up domain: "server" where the server is the domain, or
+    "72-GPU NVLink domain" for a rack whose trays share one NVLink fabric (GB200 / GB300 NVL72:
+    only NVIDIA's racks join GPUs beyond a server)."""
+    if domain_gpus <= gpus_per_server:
+        return "server"
+    return f"{domain_gpus}-GPU NVLink domain"
+
+
 # ---------------------------------------------------------------------------------------------
 # Topologies: the engine's `topology.kind` and its number of switch tiers
 

@@ -27,7 +27,7 @@ from advisor.engine.facts.constants import (
     FABRICS,
 )
 from advisor.engine.facts.transports import carries_rdma, net_transport
-from advisor.engine.facts.vocabulary import fabric_label
+from advisor.engine.facts.vocabulary import fabric_label, scale_up_domain
 from advisor.engine.input.scenario import Design, Scenario
 from advisor.engine.model.collectives import p2p_time_s
 from advisor.engine.model.design_network import design_fabric, domain_collective_s, net_for
@@ -759,8 +759,9 @@ def _checkpoint_rows(scenario: Scenario) -> list[Assumption]:
                 scenario.precision,
                 RELEASE_FORMAT,
                 f"{model.compact_release_source}; a serving scenario that names no precision "
-                "runs this release where the 16-bit weights overfill the memory of one server "
-                f"(or NVLink domain) and this release's do not ({section})",
+                "runs this release where the 16-bit weights overfill the memory of one "
+                f"{scale_up_domain(domain_gpus(scenario), scenario.gpus_per_node)} and this "
+                f"release's do not ({section})",
             )
         ]
     return []

@@ -83,12 +83,13 @@ from advisor.engine.errors import ScenarioError
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.catalog.network import Nic
 from advisor.engine.facts.constants import SATURATED_S, over_capacity_ms
+from advisor.engine.facts.vocabulary import scale_up_label
 from advisor.engine.model.placement import whole_groups
 from advisor.engine.model.plans import a2a_overlap_runs, deepep_runs_on
 from advisor.engine.result.echo import Memory, Traffic
 from advisor.engine.result.records import EngineResult, Metrics
 from advisor.engine.tools.audit_grid import LADDER_SERVERS, AuditCase, scenario_for
-from advisor.engine.tools.audit_text import customer_prose, text_findings
+from advisor.engine.tools.audit_text import customer_prose, scale_up_findings, text_findings
 
 STEP_SLOWDOWN_TOLERANCE = 0.02
 """Adding servers must not slow training: a step may get at most 2 % slower when servers are
@@ -878,8 +879,12 @@ def rag_violations(case: str, result: EngineResult) -> list[Violation]:
 
 
 def text_violations(case: str, result: EngineResult) -> list[Violation]:
-    """The text properties (:func:`.audit_text.text_findings`) of an answer's prose."""
-    return prose_violations(case, tuple(customer_prose(result)))
+    """The text properties (:func:`.audit_text.text_findings`) of an answer's prose, and the
+    scale-up links it names (:func:`.audit_text.scale_up_findings`)."""
+    texts = tuple(customer_prose(result))
+    gpu = default_catalog().gpu(result.scenario.gpu)  # None: a GPU the scenario describes
+    own = [] if gpu is None else scale_up_findings(texts, scale_up_label(gpu.scaleup_kind))
+    return [*prose_violations(case, texts), *(Violation(p, case, d) for p, d in own)]
 
 
 def prose_violations(case: str, texts: Sequence[str]) -> list[Violation]:

@@ -1,8 +1,9 @@
 """The audit's text properties: what a customer reads, an answer's prose or a refusal's
-messages, writes figures in plain decimals with thousands separators and names GPUs, models and
-parts by their display names and vendor part numbers (docs/MODEL.md 19: ``e-notation``,
-``ungrouped-count``, ``saturated-figure``, ``internal-id``).  :mod:`.audit` checks them on
-every case; the pages', PDF's and CSV's customer-text tests read the same patterns."""
+messages, writes figures in plain decimals with thousands separators, names GPUs, models and
+parts by their display names and vendor part numbers and a platform's GPU links by their own
+name (docs/MODEL.md 19: ``e-notation``, ``ungrouped-count``, ``saturated-figure``,
+``internal-id``, ``scale-up-name``).  :mod:`.audit` checks them on every case; the pages',
+PDF's and CSV's customer-text tests read the same patterns."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from advisor.engine.facts.catalog import Catalog, default_catalog
 from advisor.engine.facts.constants import SATURATED_MS
+from advisor.engine.facts.vocabulary import SCALE_UP_LABELS
 from advisor.engine.result.records import EngineResult
 
 E_NOTATION_EXPONENT = re.compile(r"[eE][+-][0-9]", re.ASCII)
@@ -20,12 +22,18 @@ digit before it is checked per match: a class of digits in the pattern scans 5x 
 
 
 def customer_prose(result: EngineResult) -> Iterator[str]:
-    """The sentences of an answer a customer reads: headline, rationale, the options' and
+    """The sentences of an answer a customer reads: headline, rationale, departures and the
+    reference design, the options' and
     pruned designs' reasons, break-even statements, monitoring, assumptions, warnings, the
     workload's notes, the cloud reference, the RAG statements and the BOM's descriptions."""
     rec = result.recommendation
     yield rec.headline
     yield from rec.rationale
+    yield from rec.departures
+    if rec.reference_design is not None:
+        yield rec.reference_design.statement
+        yield from rec.reference_design.departures
+        yield from rec.reference_design.notes
     for option in result.options:
         yield option.why_not or ""
         yield from option.departures
@@ -116,3 +124,26 @@ def text_findings(texts: Sequence[str]) -> list[tuple[str, str]]:
         for m in INTERNAL_ID.finditer(prose)
     )
     return out
+
+
+_LINKS = "|".join(
+    re.escape(label) for label in sorted(set(SCALE_UP_LABELS.values())) if label != "PCIe"
+)
+SCALE_UP_WORDS = re.compile(
+    rf"(?:\bon|\bover|server's) (?P<link>{_LINKS})\b|\b(?P<domain>NVLink) (?:domain|rack)"
+)
+"""Words that say which links carry a job's GPU traffic ("stays on NVLink", "over the server's
+Infinity Fabric", "one 72-GPU NVLink domain").  PCIe is left out: it also names the host slots
+every NIC sits in."""
+
+
+def scale_up_findings(texts: Sequence[str], own: str) -> list[tuple[str, str]]:
+    """``scale-up-name``: where the prose says which links carry the job's GPU traffic, it names
+    the platform's own (``own``, :func:`advisor.engine.facts.vocabulary.scale_up_label`): an
+    AMD answer read "a job inside an NVLink domain stays on NVLink"."""
+    prose = "\n".join(texts)
+    return [
+        ("scale-up-name", prose[max(0, m.start() - 60) : m.end() + 20])
+        for m in SCALE_UP_WORDS.finditer(prose)
+        if (m.group("link") or m.group("domain")) != own
+    ]
