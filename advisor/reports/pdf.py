@@ -778,8 +778,7 @@ def build_acceptance_pdf(
             for c in rows:
                 cells = [
                     _size_words(c.nbytes),
-                    f"{significant(c.expected_low_gbytes_per_s)} – "
-                    f"{significant(c.expected_high_gbytes_per_s)}",
+                    c.expected_range(" – "),
                     significant(c.threshold_busbw_gbytes_per_s),
                     duration(c.max_time_us / 1e6),
                 ]

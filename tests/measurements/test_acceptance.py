@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from advisor.engine.calibration.acceptance import (
     plan_markdown,
 )
 from advisor.engine.calibration.nccl_tests import parse_text
+from advisor.engine.facts.formatting import significant
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 SINGLE_GB300_TRAY = {"workload": "inference", "model": "llama3-8b", "gpu": "gb300-nvl72"}
@@ -198,3 +200,20 @@ def test_a_serving_answer_without_a_compute_fabric_plans_each_scale_up_domain():
     tray = next(c for c in single.checks if c.op == "all_reduce" and c.nbytes == 8 << 30)
     # the rack's 72 GPUs reduce over NVLink like one tray's 4, never at a network's rate
     assert big.expected_low_gbytes_per_s > 0.5 * tray.expected_low_gbytes_per_s
+
+
+def test_an_expected_range_whose_worlds_agree_reads_as_one_figure(h100_roce_64):
+    plan = acceptance_plan(h100_roce_64)
+    (two,) = [
+        c
+        for c in plan.checks
+        if c.scope == "2 servers" and c.op == "all_reduce" and c.nbytes == 8 << 30
+    ]
+    same = dataclasses.replace(two, expected_high_gbytes_per_s=two.expected_low_gbytes_per_s)
+    assert same.expected_range() == significant(two.expected_low_gbytes_per_s, 3)
+    apart = dataclasses.replace(same, expected_high_gbytes_per_s=2 * two.expected_low_gbytes_per_s)
+    low, high = apart.expected_range().split(" - ")
+    assert float(high.replace(",", "")) > float(low.replace(",", ""))
+    assert apart.expected_range(" – ").count(" – ") == 1
+    md = plan_markdown(dataclasses.replace(plan, checks=(same,)))
+    assert f"| 8 GiB | {same.expected_range()} |" in md

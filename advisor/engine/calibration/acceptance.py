@@ -128,6 +128,14 @@ class AcceptanceCheck:
         factor = busbw_factor(ENGINE_OP[self.op], self.gpus)
         return self.nbytes / (self.max_time_us * 1e-6) * factor / 1e9
 
+    def expected_range(self, dash: str = " - ") -> str:
+        """The expected busbw as a reader takes it: "336 - 361", or one figure where both
+        worlds read the same to three digits (two servers of one leaf see no congestion,
+        the only thing the bounds move: "459 - 459" read as a mistake)."""
+        low = significant(self.expected_low_gbytes_per_s, 3)
+        high = significant(self.expected_high_gbytes_per_s, 3)
+        return low if low == high else f"{low}{dash}{high}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "scope": self.scope,
@@ -530,8 +538,7 @@ def plan_markdown(plan: AcceptancePlan, grading: Grading | None = None) -> str:
             out += [head, sep]
             for c in rows:
                 line = (
-                    f"| {_size(c.nbytes)} | {significant(c.expected_low_gbytes_per_s, 3)} - "
-                    f"{significant(c.expected_high_gbytes_per_s, 3)} | "
+                    f"| {_size(c.nbytes)} | {c.expected_range()} | "
                     f"{significant(c.threshold_busbw_gbytes_per_s, 3)} "
                     f"| {c.max_time_us:.1f} |"
                 )
