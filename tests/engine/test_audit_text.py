@@ -261,3 +261,21 @@ def test_a_rag_pipeline_on_amd_keeps_its_generation_traffic_on_infinity_fabric()
     (generation,) = [t for t in result.rag.statements if t.startswith("The generation tier")]
     assert "stays inside its server, on Infinity Fabric" in generation
     assert text_violations("rag", result) == []
+
+
+def test_the_decisions_ties_and_premiums_name_designs_as_the_headline_does() -> None:
+    """``decision.tied_with`` read "RoCE v2 8 x 400G cx7-400g (tomahawk5-64x800, 1:1)", the
+    catalog's ids, in the API a quoting client prints."""
+    result = evaluate_typed(
+        {"workload": "training", "model": "llama3-70b", "gpu": "h100-sxm", "gpus": 256},
+        scaling_chart=False,
+    )
+    decision = result.recommendation.decision
+    assert decision is not None and decision.tied_with
+    for design in decision.tied_with:
+        assert " per server (" in design and INTERNAL_ID.search(design) is None, design
+    assert text_violations("ties", result) == []
+    labelled = dataclasses.replace(decision, tied_with=("RoCE v2 8 x 400G cx7-400g (1:1)",))
+    rec = dataclasses.replace(result.recommendation, decision=labelled)
+    found = text_violations("ties", dataclasses.replace(result, recommendation=rec))
+    assert [v.prop for v in found] == ["internal-id"]

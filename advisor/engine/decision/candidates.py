@@ -178,12 +178,6 @@ class Candidate:
             "nic_sku": self.nic.sku,
         }
 
-    def label(self) -> str:
-        return (
-            f"{fabric_label(self.fabric)} {self.nics_per_node} x {self.nic_gbps}G "
-            f"{self.nic.sku} ({self.switch.sku}, {self.oversubscription:g}:1)"
-        )
-
 
 def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
     """NICs that may carry the compute fabric of this platform."""

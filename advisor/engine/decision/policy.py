@@ -413,13 +413,12 @@ def strictly_tied(a: Scored, b: Scored) -> bool:
 def premium(best: Scored, cheaper: Scored) -> Premium | None:
     """The pick's premium over ``cheaper`` when it costs more over the life beyond the tie
     band (None when it does not): capex and life cost, in USD and %, unrounded (the result's
-    ``decision.premium_over`` rounds them)."""
+    ``decision.premium_over`` rounds them and names the design)."""
     d_life = best.decision_usd - cheaper.decision_usd
     if d_life <= TIE_BAND * max(abs(best.decision_usd), abs(cheaper.decision_usd), 1e-12):
         return None
     d_capex = best.capex_usd - cheaper.capex_usd
     return Premium(
-        design=cheaper.cand.label(),
         capex_usd=d_capex,
         capex_pct=100.0 * d_capex / cheaper.capex_usd if cheaper.capex_usd > 0 else 0.0,
         life_usd=d_life,

@@ -611,13 +611,16 @@ def _decision(facts: JobFacts, choice: Choice) -> Decision:
         basis="life cost: network capex + power + GPU time wasted + operations",
         tie_band=TIE_BAND,
         tie_break_order=tuple(TIE_BREAK_ORDER),
+        # designs named as the headline and the break-even name them (display names, never
+        # the catalog's ids: the API's quoting clients print these)
         tied_with=tuple(
-            [sc.cand.label() for sc in choice.tied if strictly_tied(choice.best, sc)][:10]
+            [design_phrase(sc) for sc in choice.tied if strictly_tied(choice.best, sc)][:10]
         ),
         premium_over=tuple(
             [
                 dataclasses.replace(
                     prem,
+                    design=design_phrase(sc),
                     capex_usd=round(prem.capex_usd, 2),
                     capex_pct=round(prem.capex_pct, 1),
                     life_usd=round(prem.life_usd, 2),

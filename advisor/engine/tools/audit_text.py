@@ -23,7 +23,7 @@ digit before it is checked per match: a class of digits in the pattern scans 5x 
 
 def customer_prose(result: EngineResult) -> Iterator[str]:
     """The sentences of an answer a customer reads: headline, rationale, departures and the
-    reference design, the options' and
+    reference design, the designs the decision tied with or chose over, the options' and
     pruned designs' reasons, break-even statements, monitoring, assumptions, warnings, the
     workload's notes, the cloud reference, the RAG statements and the BOM's descriptions."""
     rec = result.recommendation
@@ -34,6 +34,9 @@ def customer_prose(result: EngineResult) -> Iterator[str]:
         yield rec.reference_design.statement
         yield from rec.reference_design.departures
         yield from rec.reference_design.notes
+    if rec.decision is not None:
+        yield from rec.decision.tied_with
+        yield from (premium.design for premium in rec.decision.premium_over)
     for option in result.options:
         yield option.why_not or ""
         yield from option.departures
