@@ -330,9 +330,10 @@ def test_nics_that_ship_on_the_platform_are_not_bought_as_cards(gpu_id: str, gpu
     assert card.unit_price_usd > 0 and card.part_number == "900-9X81E-00EX-ST0"
 
 
-def test_a_nic_the_platform_does_not_ship_is_still_a_card_to_buy() -> None:
-    """On an H100 server the ConnectX-7s are cards a design buys; on a B300 server a NIC other
-    than its own ConnectX-8 is too (a departure now costs its whole price)."""
+def test_a_platform_with_nics_on_its_boards_is_offered_only_those() -> None:
+    """On an H100 server the ConnectX-7s are cards a design buys; a B300 server's GPUs reach the
+    fabric through the ConnectX-8 on their own board, so no other NIC is offered (budget cuts
+    bought 1,152 ConnectX-7 cards for GB300 trays that have no slots for them)."""
     h100 = evaluate(train("h100-sxm", 256))
     line = next(x for x in h100["bom"] if x["role"] == "compute-nic")
     assert line["unit_price_usd"] > 0 and line["part_number"]
@@ -343,8 +344,13 @@ def test_a_nic_the_platform_does_not_ship_is_still_a_card_to_buy() -> None:
     assert gpu is not None
     offered = {n.sku: n for n in compute_nics(PARTS, platform_of(gpu, PARTS, 8))}
     assert offered["cx8-800g"].unit_price_usd == 0 == offered["cx8-2x400g"].unit_price_usd
-    others = [n for sku, n in offered.items() if sku not in ("cx8-800g", "cx8-2x400g")]
-    assert others and all(n.unit_price_usd > 0 for n in others)
+    assert set(offered) == {"cx8-800g", "cx8-2x400g"}
+    cut = evaluate(train("gb300-nvl72", 1152, "llama3.1-405b", network_budget_usd=1e7))
+    assert cut["recommendation"]["within_budget"]
+    assert {o["nic_sku"] for o in cut["options"]} <= {"cx8-800g", "cx8-2x400g"}
+    line = next(x for x in cut["bom"] if x["role"] == "compute-nic")
+    assert line["unit_price_usd"] == 0
+    assert any(p["design"].get("nic_sku") == "added NICs" for p in cut["pruned"])
 
 
 def test_the_quote_tables_keep_the_on_board_words() -> None:

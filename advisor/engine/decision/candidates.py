@@ -180,9 +180,19 @@ class Candidate:
 
 
 def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
-    """NICs that may carry the compute fabric of this platform."""
+    """NICs that may carry the compute fabric of this platform: its integrated ports, or the
+    NICs on its own boards (ConnectX-8 on the HGX / DGX B300 GPU board and on GB300 NVL72's
+    compute trays, whose GPUs reach the fabric through them: a tray has no slots for more
+    compute NICs, and a card on the host's PCIe would put the host between GPU and wire), or
+    any card."""
     if platform.integrated and platform.reference_nic is not None:
         return [platform.reference_nic]
+    if platform.on_board_nics:
+        return [
+            n.as_bought(platform.on_board_nics)
+            for n in parts.nics
+            if n.sku in platform.on_board_nics
+        ]
     return [
         n.as_bought(platform.on_board_nics)
         for n in parts.nics
@@ -243,6 +253,14 @@ def enumerate_candidates(
                 "reason": f"{platform.gpu_name} scales out through its integrated ports "
                 f"({platform.reference_count} x {platform.reference_gbps}G per server); no "
                 "NICs are added",
+            }
+        )
+    elif platform.on_board_nics:
+        pruned.append(
+            {
+                "design": {"nic_sku": "added NICs"},
+                "reason": f"{platform.gpu_name} servers reach the compute fabric through the "
+                "NICs on their own boards; no compute NICs are added",
             }
         )
     out: list[Candidate] = []
