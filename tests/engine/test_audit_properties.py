@@ -21,6 +21,7 @@ from advisor.engine.tools.audit import (
     Outcome,
     audit,
     checked,
+    cost_first_violations,
     expected_crossings,
     pick_violations,
     placement_violations,
@@ -213,3 +214,34 @@ def test_on_the_existing_network_the_option_names_no_switch_of_ours() -> None:
     named = dataclasses.replace(pick, switch_model="spectrum4-sn5400", tiers=1)
     found = pick_violations("8b", dataclasses.replace(result, options=[named]))
     assert sorted(v.detail.split(":")[0] for v in found) == ["switch_model", "tiers"]
+
+
+def test_a_cost_first_pick_is_never_dearer_than_a_design_as_fast() -> None:
+    """``cost-first``: prefer cost with oversubscription allowed picks the least life cost of
+    the designs at least as fast; made to pick the non-blocking design, the property fires."""
+    result = evaluate_typed(
+        {
+            "workload": "training",
+            "model": "llama3-70b",
+            "gpu": "h100-sxm",
+            "gpus": 512,
+            "constraints": {"prefer": "cost", "allow_oversubscription": True},
+        },
+        scaling_chart=False,
+    )
+    assert result.recommendation.decision is not None
+    assert result.recommendation.decision.mode == "cost_preference"
+    assert cost_first_violations("cost", result) == []
+    pick = next(o for o in result.options if o.recommended)
+    dearer = next(
+        o
+        for o in result.options
+        if o.feasible
+        and o.oversubscription == 1.0
+        and (o.cost.decision_cost_usd or 0) > (pick.cost.decision_cost_usd or 0)
+    )
+    # the cheaper design made exactly as fast as the dearer one the answer now picks
+    as_fast = dataclasses.replace(pick, recommended=False, metrics=dearer.metrics)
+    swapped = [dataclasses.replace(dearer, recommended=True), as_fast]
+    found = cost_first_violations("cost", dataclasses.replace(result, options=swapped))
+    assert [v.prop for v in found] == ["cost-first"]

@@ -692,5 +692,12 @@ def choose(facts: JobFacts, scored: list[Scored]) -> Choice:
         # not tied), then the tie-break order
         anchor = min(pool, key=lambda sc: (sc.decision_usd, sc.perf))
         band = fastest_group([sc for sc in pool if sc is anchor or cost_tied(sc, anchor)])
-    best = min(band, key=lambda sc: tie_key(facts, sc))
+    if mode == "cost_preference":
+        # the customer asked for the least cost and allowed departures: the tied design that
+        # costs least over the life, the tie-break order only between equal costs (field
+        # practice first would hand every tie back to the non-blocking design: docs/MODEL.md
+        # 14.3)
+        best = min(band, key=lambda sc: (round(sc.decision_usd, 2), tie_key(facts, sc)))
+    else:
+        best = min(band, key=lambda sc: tie_key(facts, sc))
     return Choice(best, mode, [sc for sc in band if sc is not best])

@@ -659,6 +659,10 @@ def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
 
 
 def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
+    if facts.prefer == "cost" and facts.allow_oversubscription and (
+        round(best.decision_usd, 2) < round(alt.decision_usd, 2)
+    ):
+        return "life cost (the scenario prefers cost and allows oversubscription)"
     if len(best.departures) < len(alt.departures):
         return "field practice"
     if skills_gap(facts, alt.cand.fabric) > skills_gap(facts, best.cand.fabric):

@@ -501,6 +501,29 @@ def premium_violations(case: str, result: EngineResult) -> list[Violation]:
     return out
 
 
+def cost_first_violations(case: str, result: EngineResult) -> list[Violation]:
+    """``cost-first``: a pick made for ``prefer: cost`` with oversubscription allowed (mode
+    ``cost_preference``) is no dearer over the life than a feasible design at least as fast (the
+    tie-break order, field practice first, handed such ties back to the non-blocking design)."""
+    decision = result.recommendation.decision
+    pick = next((o for o in result.options if o.recommended), None)
+    if decision is None or decision.mode != "cost_preference" or pick is None:
+        return []
+
+    def time(m: Metrics) -> float | None:  # per unit of work: a step, or a token served
+        return m.step_time_s if m.step_time_s is not None else m.ms_per_token
+
+    best, speed = pick.cost.decision_cost_usd, time(pick.metrics)
+    return [
+        Violation("cost-first", case, f"{o.fabric} {o.nics_per_node} x {o.nic_gbps:g}G "
+                  f"{o.oversubscription:g}:1 on {o.switch_model}: {life:,.0f} against {best:,.0f}")
+        for o in result.options
+        if best is not None and speed is not None and o.feasible
+        and (life := o.cost.decision_cost_usd) is not None and life < best * (1 - 1e-6)
+        and (t := time(o.metrics)) is not None and t <= speed
+    ]  # fmt: skip
+
+
 def pick_violations(case: str, result: EngineResult) -> list[Violation]:
     """The recommended option describes the recommended network: the options table and the
     answer above it name one design (a single switch read "2:1" in the table beside a
@@ -917,6 +940,7 @@ def point_violations(outcome: Outcome) -> list[Violation]:
         *whole_cage_violations(label, result),
         *premium_violations(label, result),
         *pick_violations(label, result),
+        *cost_first_violations(label, result),
         *budget_cut_violations(outcome.case, result),
         *serving_violations(label, result),
         *memory_violations(label, result),

@@ -37,12 +37,15 @@ INFERENCE_DEPLOYMENTS: dict[str, dict[str, Any]] = {
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "ethernet-team-cost": {"team_skills": "ethernet", "prefer": "cost"},
+    "cost-first": {"prefer": "cost", "allow_oversubscription": True},
     "ib-team-speed-cloud": {"team_skills": "infiniband", "prefer": "performance",
                             "gpu_pricing": "cloud"},
     "tight-budget": {},
 }  # fmt: skip
-"""Constraint sets: the default, two that pull the decision in opposite directions, and a
-network budget of ``BUDGET_USD_PER_GPU`` per GPU (below field practice's price)."""
+"""Constraint sets: the default, two that pull the decision in opposite directions, the
+customer who asks for the least cost and allows oversubscription (the decision's
+``cost_preference`` mode, unaudited until 2026-12-08), and a network budget of
+``BUDGET_USD_PER_GPU`` per GPU (below field practice's price)."""
 BUDGET_USD_PER_GPU = 6_000.0
 """The tight-budget variant's network budget per GPU: under a non-blocking 400G fabric's
 ~$8-11k, so the cut order shows."""
