@@ -37,13 +37,20 @@ def _one_plane_reference(
     """size_topology of one plane, leaf by leaf."""
     down, _ = leaf_ports(radix, oversubscription)
     rails = min(rails, endpoints // links_per_rail)
+    loads = list(_leaf_loads_reference(endpoints, rails, down, links_per_rail))
+    if leaf_spine and len(loads) == 1:
+        # a leaf-spine keeps two leaves at least: half the rails (or servers) on each
+        unit = math.ceil(endpoints / rails) if rails > 1 else links_per_rail
+        if endpoints > unit:
+            first = min(endpoints, math.ceil(math.ceil(endpoints / unit) / 2) * unit)
+            loads = [first, endpoints - first]
     sized = _from_loads_reference(
         endpoints,
         radix,
         oversubscription,
         rails=rails,
         rail_optimized=rails > 1,
-        loads=tuple(_leaf_loads_reference(endpoints, rails, down, links_per_rail)),
+        loads=tuple(loads),
         single_switch=endpoints <= radix and not leaf_spine,
         min_spines=min_spines,
     )

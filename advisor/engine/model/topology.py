@@ -392,13 +392,16 @@ def _size_cached(
         )
     down, _ = leaf_ports(radix, oversubscription)
     rails = min(rails, endpoints // links_per_rail)
+    loads = _leaf_runs(endpoints, rails, down, links_per_rail)
+    if leaf_spine and loads == ((endpoints, 1),):
+        loads = _two_leaves(endpoints, rails, links_per_rail)
     sized = _size_from_loads(
         endpoints,
         radix,
         oversubscription,
         rails=rails,
         rail_optimized=rails > 1,
-        loads=_leaf_runs(endpoints, rails, down, links_per_rail),
+        loads=loads,
         single_switch=endpoints <= radix and not leaf_spine,
         min_spines=min_spines,
     )
@@ -709,6 +712,22 @@ def _even_spines(counts: Runs, up_ports: int, radix: int, min_spines: int = 1) -
             if ports <= radix:
                 return spines
     return None
+
+
+def _two_leaves(endpoints: int, rails: int, links_per_rail: int = 1) -> Runs:
+    """A leaf-spine's endpoints when one leaf would hold them all: over two leaves, whole rails
+    (or whole servers' links) on each, so the spines join something and a failed leaf takes
+    half the servers, not all (a "leaf-spine" of one leaf and two spines bought spines that
+    joined nothing).  One server's links stay on one leaf."""
+    unit = math.ceil(endpoints / rails) if rails > 1 else max(1, links_per_rail)
+    units = math.ceil(endpoints / unit)
+    if units < 2:
+        return ((endpoints, 1),)
+    first = min(endpoints, math.ceil(units / 2) * unit)
+    runs: list[tuple[int, int]] = []
+    _add_run(runs, first, 1)
+    _add_run(runs, endpoints - first, 1)
+    return tuple(runs)
 
 
 def _leaf_runs(endpoints: int, rails: int, down: int, links_per_rail: int = 1) -> Runs:
