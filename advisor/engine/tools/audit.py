@@ -131,7 +131,8 @@ class SeriesFigures:
     fabric: str | None
     max_requests_per_s_at_target: float | None
     sized_for_serving: bool = False
-    """The fabric is sized by its serving traffic (``reference_design.sized_for_serving``)."""
+    """Sized by its serving traffic (``reference_design.sized_for_serving``, or a serving
+    answer's least-cost pick for ``prefer: cost``), which changes with the cluster's size."""
     carries_load: bool = False
     """A serving answer that meets both p95 targets at its load, unsaturated."""
     headroom_servers: int | None = None
@@ -140,13 +141,15 @@ class SeriesFigures:
     @classmethod
     def of(cls, result: EngineResult) -> SeriesFigures:
         ref = result.recommendation.reference_design
+        cost_first = getattr(result.recommendation.decision, "mode", "") == "cost_preference"
         metrics = result.metrics
         return cls(
             step_s=_step_s(result),
             network_capex_usd=result.cost.network_capex_usd,
             fabric=result.recommendation.fabric,
             max_requests_per_s_at_target=metrics.max_requests_per_s_at_target,
-            sized_for_serving=ref is not None and ref.sized_for_serving,
+            sized_for_serving=(ref is not None and ref.sized_for_serving)
+            or (cost_first and result.scenario.workload == "inference"),
             carries_load=bool(metrics.meets_latency_targets) and not metrics.load_saturated,
             headroom_servers=_headroom_servers(result),
         )
@@ -503,8 +506,7 @@ def premium_violations(case: str, result: EngineResult) -> list[Violation]:
 
 def cost_first_violations(case: str, result: EngineResult) -> list[Violation]:
     """``cost-first``: a pick made for ``prefer: cost`` with oversubscription allowed (mode
-    ``cost_preference``) is no dearer over the life than a feasible design at least as fast (the
-    tie-break order, field practice first, handed such ties back to the non-blocking design)."""
+    ``cost_preference``) is no dearer over the life than a feasible design at least as fast."""
     decision = result.recommendation.decision
     pick = next((o for o in result.options if o.recommended), None)
     if decision is None or decision.mode != "cost_preference" or pick is None:
@@ -1002,7 +1004,12 @@ def series_violations(outcomes: Sequence[Outcome]) -> list[Violation]:
             top_capex = (capex, servers)
     out.extend(_serving_series_violations(answered))
     out.extend(_headroom_violations(answered))
-    ladder = [f.fabric for o, f in answered if o.case.servers in LADDER_SERVERS]
+    # a fabric sized by a serving deployment's traffic follows it as it changes with the size
+    ladder = [
+        f.fabric
+        for o, f in answered
+        if o.case.servers in LADDER_SERVERS and not f.sized_for_serving
+    ]
     changes = sum(1 for a, b in itertools.pairwise(ladder) if a != b)
     if changes > MAX_FABRIC_CHANGES and answered:
         out.append(
