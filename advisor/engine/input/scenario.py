@@ -505,7 +505,12 @@ def parse_scenario(raw: dict[str, Any], catalog: Catalog) -> Scenario:
         errors.add(
             "precision",
             f"{precision} stores an MoE model's routed experts in 4 bits (gpt-oss's checkpoint); "
-            f"{model.name} has no experts: use bf16, fp8 or fp4",
+            f"{model.name} has no experts: use "
+            + ", ".join(
+                p
+                for p in PRECISIONS
+                if p not in EXPERT_ONLY_PRECISIONS and (gpu is None or gpu.supports(p))
+            ),
         )
         precision = None
 
@@ -785,9 +790,12 @@ def _parse_precision(
     precision = _choice(errors, "precision", value, PRECISIONS)
     if precision is not None and gpu is not None and not gpu.supports(precision):
         supported = [p for p in PRECISIONS if gpu.supports(p)]
+        # fp4 is NVIDIA's NVFP4: other 4-bit formats (AMD CDNA4's MXFP4) are not it
+        what = "NVFP4 (fp4 here: NVIDIA Blackwell's 4-bit format)" if precision == "fp4" else ""
         errors.add(
             "precision",
-            f"the {gpu.name} has no {precision} tensor cores; supported: {', '.join(supported)}",
+            f"the {gpu.name} runs no {what or precision + ' tensor cores'}; supported: "
+            f"{', '.join(supported)}",
         )
         return None
     return precision
