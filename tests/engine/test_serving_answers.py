@@ -230,6 +230,26 @@ def test_a_target_no_load_meets_at_16_bits_names_the_release_on_one_server() -> 
     assert _release_rate(head) is not None
 
 
+def test_a_release_whose_deployment_needs_a_fabric_says_so_beside_a_fabric_free_answer() -> None:
+    """Qwen3-235B at 16 bits on 4 H200 servers buys no fabric and falls short; its FP8 release
+    serves 22.5 requests/s only across servers on a fabric (asked in fp8, the answer buys
+    InfiniBand), which the headline did not say."""
+    scenario = _serving(
+        "qwen3-235b-a22b",
+        "h200-sxm",
+        32,
+        requests_per_s=12,
+        prompt_tokens=3000,
+        output_tokens=1000,
+        target_ttft_ms=1500,
+        target_ms_per_token=30,
+    )
+    rec = evaluate(scenario)["recommendation"]
+    assert not rec["needs_compute_fabric"]
+    assert "needing a GPU compute fabric this answer does not buy" in rec["headline"]
+    assert evaluate({**scenario, "precision": "fp8"})["recommendation"]["needs_compute_fabric"]
+
+
 @pytest.mark.parametrize(
     "scenario",
     [

@@ -317,6 +317,10 @@ def _release_clause(facts: JobFacts, at_target: float) -> str:
         + (
             " with no GPU compute fabric"
             if facts.needs_compute_fabric and not served.needs_fabric
+            # the release's own deployment spans servers: said, where this answer buys none
+            else ", its deployment across servers needing a GPU compute fabric this answer "
+            "does not buy"
+            if served.needs_fabric and not facts.needs_compute_fabric
             else ""
         )
     )
@@ -659,8 +663,10 @@ def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
 
 
 def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
-    if facts.prefer == "cost" and facts.allow_oversubscription and (
-        round(best.decision_usd, 2) < round(alt.decision_usd, 2)
+    if (
+        facts.prefer == "cost"
+        and facts.allow_oversubscription
+        and (round(best.decision_usd, 2) < round(alt.decision_usd, 2))
     ):
         return "life cost (the scenario prefers cost and allows oversubscription)"
     if len(best.departures) < len(alt.departures):
