@@ -25,7 +25,7 @@ EMPTY_ON_PURPOSE: dict[str, str] = {
     "osfp-800g-sr8-4x200g": "generic 800G SR8 MSA module run as 4 x 200G",
     # A single-port 800G DR8 (2 fibres, 8 x 100G) class: NVIDIA's XDR single-port module
     # (MMS4A20, 980-9IAT0-00XM00) is a 1 x MPO DR4 at 200G a lane, not this module.
-    "osfp-800g-2xdr4": "class of single-port 800G DR8 modules",
+    "osfp-800g-2xdr4": "class of single-port 800G DR4 modules",
 }
 
 # Specific vendor products whose orderable number no stored public source was found to state:

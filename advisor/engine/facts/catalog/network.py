@@ -824,7 +824,8 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
     ),
     Transceiver(
         sku="osfp-800g-2xdr4",
-        description="800G OSFP single-port DR8 single-mode transceiver (XDR / 800GbE)",
+        description="800G OSFP single-port DR4 single-mode transceiver (4 x 200G lanes, XDR / "
+        "800GbE; NIC end)",
         fabrics=FABRIC_IDS,
         gbps=800,
         form_factor="osfp",
@@ -832,10 +833,11 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         media="smf",
         power_w=16.0,
         unit_price_usd=2200.0,
-        fibers_per_module=2,
-        source=f"{_NV} LinkX 800G single-port OSFP DR8 class (500 m SMF); no part number: the "
-        f"XDR InfiniBand module is listed as MMS4A20 (flat top) and the Ethernet one depends on "
-        f"the switch; {_PRICE}",
+        source=f"{_NV} LinkX 800G single-port OSFP DR4 class (4 x 200G PAM4 lanes, one MPO-12/APC "
+        "cord, 500 m SMF: the far end of one port of the switch's twin-port 2 x DR4 module; it "
+        "was described as DR8, 8 x 100G lanes, which does not mate with a DR4 port, and billed "
+        f"two cords a link until 2026-12-08); no part number: the XDR InfiniBand module is listed "
+        f"as MMS4A20 (flat top) and the Ethernet one depends on the switch; {_PRICE}",
         price_is_estimate=True,
     ),
     Transceiver(
@@ -880,7 +882,7 @@ TRANSCEIVERS: tuple[Transceiver, ...] = (
         ports_per_module=2,
         fibers_per_module=2,
         end="switch",
-        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR8 for Quantum-X800 (XDR); part "
+        source=f"{_NV} LinkX 1.6T twin-port OSFP 2 x 800G DR4 for Quantum-X800 (XDR); part "
         "number: MMS4A00 '1600Gbps 2xDR4 Twin-port OSFP 1310nm SMF up to 500m', ordering part "
         "980-9IAH1-00XM00 for the finned-top (IHS) switch end (980-9IAH0 is the flat-top one), "
         "per public LinkX catalogue snapshots citing networking-docs.nvidia.com/"
