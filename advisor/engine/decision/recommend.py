@@ -827,7 +827,10 @@ def storage_summary(facts: JobFacts, plan: StoragePlan, *, existing: bool = Fals
 
 
 def _seconds(seconds: float) -> str:
-    """A duration for a sentence: tenths below 10 s (a checkpoint can take 0.2 s)."""
+    """A duration for a sentence: tenths below 10 s (a checkpoint can take 0.2 s), "under 0.1 s"
+    below that (131,072 GPUs' storage network writes a checkpoint in hundredths: "0.0 s")."""
+    if seconds < 0.05:
+        return "under 0.1 s"
     return f"{seconds:,.1f} s" if seconds < 10 else f"{seconds:,.0f} s"
 
 
