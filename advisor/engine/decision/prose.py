@@ -602,10 +602,15 @@ def premium_sentence(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> 
     prem = premium(best, alt)
     if prem is None:
         return None
-    capex = (
-        f"{usd(prem.capex_usd)} ({prem.capex_pct:.0f}%) more network capex"
+    life = f"{usd(prem.life_usd)} ({prem.life_pct:.0f}%) more over the life"
+    # the alternative is cheaper over the life; up front it can cost more (it wastes less GPU
+    # time later): "is cheaper" beside "the recommendation costs less capex" read as a slip
+    costs = (
+        f"{aname} is cheaper: the recommendation costs {usd(prem.capex_usd)} "
+        f"({prem.capex_pct:.0f}%) more network capex and {life}"
         if prem.capex_usd > 0.5
-        else f"{usd(-prem.capex_usd)} less network capex"
+        else f"{aname} costs less over the life: the recommendation costs {life}, though "
+        f"{usd(-prem.capex_usd)} less network capex"
     )
     speed = ""
     if not same_text(facts, alt.perf, best.perf):
@@ -618,9 +623,8 @@ def premium_sentence(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> 
         else ""
     )
     return (
-        f"{aname} is cheaper: the recommendation costs {capex} and {usd(prem.life_usd)} "
-        f"({prem.life_pct:.0f}%) more over the life{speed}. That premium is paid for "
-        f"{why}{noise}; choose {aname.split(' (')[0]} to save it."
+        f"{costs}{speed}. That premium is paid for {why}{noise}; choose "
+        f"{aname.split(' (')[0]} to save it."
     )
 
 
