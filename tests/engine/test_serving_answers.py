@@ -803,3 +803,18 @@ def test_loading_the_weights_moves_every_replicas_copy() -> None:
     assert split["workload"]["serving"]["deployment"] == "disaggregated"
     statement = split["recommendation"]["storage"]["statement"]
     assert "each prefill and decode instance holding its own copy" in statement
+
+
+def test_moe_pools_inside_one_server_are_refused_saying_what_is_not_modelled() -> None:
+    """gpt-oss-120b disaggregated on one 8-GPU server (Dynamo's guides run 1 x TP4 prefill +
+    1 x TP4 decode there): the engine plans in-server pools for dense models only, and its
+    refusal read "needs at least 2 servers", which a dense model on one server disproves."""
+    scenario = _serving(
+        "gpt-oss-120b", "h100-sxm", 8, deployment="disaggregated", requests_per_s=20
+    )
+    with pytest.raises(ScenarioError) as err:
+        evaluate(scenario)
+    (said,) = err.value.field_errors["inference.deployment"]
+    assert "modelled for dense models only" in said
+    dense = evaluate({**scenario, "model": "llama3-70b"})
+    assert dense["workload"]["serving"]["deployment"] == "disaggregated"

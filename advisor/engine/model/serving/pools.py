@@ -308,7 +308,14 @@ def _plan_disaggregated(scenario: Scenario) -> ServingPlan:
     if servers < 2:
         raise ScenarioError.single(
             "inference.deployment",
-            "disaggregated serving needs at least 2 servers (one prefill, one decode)",
+            "disaggregated serving across servers needs at least 2 (one prefill, one decode)"
+            + (
+                # a dense model's pools inside one server are planned before this (15.2)
+                "; pools inside one server are modelled for dense models only, not for a "
+                "mixture-of-experts model's expert groups"
+                if scenario.model.is_moe
+                else ""
+            ),
         )
     context = inf.prompt_tokens + inf.output_tokens
     pspec, dspec = inf.prefill_pool, inf.decode_pool
