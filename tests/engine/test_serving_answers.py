@@ -818,3 +818,25 @@ def test_moe_pools_inside_one_server_are_refused_saying_what_is_not_modelled() -
     assert "modelled for dense models only" in said
     dense = evaluate({**scenario, "model": "llama3-70b"})
     assert dense["workload"]["serving"]["deployment"] == "disaggregated"
+
+
+def test_a_load_bound_miss_never_says_it_serves_up_to_zero() -> None:
+    """405B FP8 on two B200 servers at 128k-token prompts: the fastest design is saturated and
+    has no rate of its own within the target, and the note read "serves up to 0 requests/s"
+    beside a headline of 0.0125."""
+    scenario = {
+        **_serving(
+            "llama3.1-405b",
+            "b200",
+            16,
+            requests_per_s=2,
+            prompt_tokens=128000,
+            output_tokens=1000,
+            target_ttft_ms=10000,
+            target_ms_per_token=50,
+        ),
+        "precision": "fp8",
+    }
+    rationale = " ".join(evaluate(scenario)["recommendation"]["rationale"])
+    assert "and the time is load" in rationale
+    assert "serves up to 0 requests/s" not in rationale

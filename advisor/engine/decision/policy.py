@@ -191,11 +191,18 @@ def check_constraints(
             # the time is load (queueing, prefill sharing the GPUs, a full batch), not the
             # GPUs' own speed: a lone request would meet the target
             served = num(fastest.metrics.requests_per_s)
+            # what the designs serve within the target (the fastest at the asked load may be
+            # saturated, with none of its own: "up to 0 requests/s" beside 0.0125 elsewhere)
+            best = max(num(sc.metrics.max_requests_per_s_at_target) for sc in serving)
+            within = (
+                f": within the target it serves up to {significant(best)} requests/s, so it"
+                if best > 0
+                else ", so it"
+            )
             notes.append(
                 f"No network design reaches the {target:g} ms per token target at this load: "
                 f"the fastest reads {fastest.perf:.1f} ms at {significant(served)} requests/s, "
-                "and the time is load (batching, prefill sharing the GPUs, queueing): within "
-                f"the target it serves up to {significant(num(at_target))} requests/s, so it "
+                f"and the time is load (batching, prefill sharing the GPUs, queueing){within} "
                 "needs more servers or replicas rather than a faster network or faster GPUs."
             )
         else:
