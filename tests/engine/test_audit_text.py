@@ -254,9 +254,7 @@ def test_the_property_finds_another_platforms_links(gpu: str, gpus: int, sentenc
 
 
 def test_a_rag_pipeline_on_amd_keeps_its_generation_traffic_on_infinity_fabric() -> None:
-    result = evaluate_typed(
-        {**MI355X_REPLICAS, "gpus": 8, "rag": {}}, scaling_chart=False
-    )
+    result = evaluate_typed({**MI355X_REPLICAS, "gpus": 8, "rag": {}}, scaling_chart=False)
     assert result.rag is not None
     (generation,) = [t for t in result.rag.statements if t.startswith("The generation tier")]
     assert "stays inside its server, on Infinity Fabric" in generation
