@@ -193,11 +193,7 @@ def compute_nics(parts: NetworkParts, platform: Platform) -> list[Nic]:
             for n in parts.nics
             if n.sku in platform.on_board_nics
         ]
-    return [
-        n.as_bought(platform.on_board_nics)
-        for n in parts.nics
-        if not n.integrated and n.use in ("compute", "any")
-    ]
+    return [n for n in parts.nics if not n.integrated and n.use in ("compute", "any")]
 
 
 def full_links(platform: Platform, nic: Nic) -> int:
