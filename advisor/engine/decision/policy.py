@@ -579,12 +579,18 @@ def serving_rate_short(facts: JobFacts, sc: Scored, reference: Metrics | None) -
     )
 
 
+def cost_first(facts: JobFacts) -> bool:
+    """The customer asks for the least cost and allows oversubscription: the choice is made
+    among every feasible design by life cost (mode ``cost_preference``)."""
+    return facts.prefer == "cost" and facts.allow_oversubscription
+
+
 def choice_pool(facts: JobFacts, scored: list[Scored]) -> tuple[list[Scored], str] | None:
     """The designs the choice is made among and its mode (:class:`Choice`), or None when no
     design is feasible (the choice is then over budget or a fallback)."""
     feasible = [sc for sc in scored if sc.feasible]
     practice = [sc for sc in feasible if sc.field_practice]
-    if facts.prefer == "cost" and facts.allow_oversubscription and feasible:
+    if cost_first(facts) and feasible:
         return feasible, "cost_preference"
     if practice:
         return practice, "field_practice"

@@ -17,6 +17,7 @@ from advisor.engine.decision.job_facts import JobFacts, ServingAsk
 from advisor.engine.decision.policy import (
     RISKS,
     Choice,
+    cost_first,
     departure_phrase,
     premium,
     price_lists_differ,
@@ -667,11 +668,7 @@ def compare(facts: JobFacts, best: Scored, alt: Scored, aname: str) -> str:
 
 
 def tie_reason(facts: JobFacts, best: Scored, alt: Scored) -> str:
-    if (
-        facts.prefer == "cost"
-        and facts.allow_oversubscription
-        and (round(best.decision_usd, 2) < round(alt.decision_usd, 2))
-    ):
+    if cost_first(facts) and round(best.decision_usd, 2) < round(alt.decision_usd, 2):
         return "life cost (the scenario prefers cost and allows oversubscription)"
     if len(best.departures) < len(alt.departures):
         return "field practice"
